@@ -1,0 +1,145 @@
+//! A strict, path-aware reader over `serde_json::Value`.
+//!
+//! The topology document is parsed by hand instead of with `#[derive(Deserialize)]`
+//! so that every error names the exact field (`nodes[3].weight: must be a finite
+//! number > 0`), unknown fields are rejected everywhere, and integers may be written
+//! as decimal strings (JavaScript cannot hold a u64 in a `Number`).
+
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+
+use serde_json::{Map, Value};
+
+use crate::error::{Error, Result};
+use crate::key::parse_decimal_u64;
+
+/// The largest integer every JSON consumer (JavaScript included) reads exactly.
+pub(crate) const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
+
+/// Joins a field name onto a path: `join("nodes[3]", "weight") == "nodes[3].weight"`.
+pub(crate) fn join(path: &str, name: &str) -> String {
+    if path.is_empty() {
+        name.to_string()
+    } else {
+        format!("{path}.{name}")
+    }
+}
+
+/// An error at `path`: `"{path}: {message}"`.
+pub(crate) fn at(path: &str, message: impl core::fmt::Display) -> Error {
+    if path.is_empty() {
+        Error::topology(message.to_string())
+    } else {
+        Error::topology(format!("{path}: {message}"))
+    }
+}
+
+/// The JSON type name of a value, for "expected X, found Y" messages.
+pub(crate) fn type_name(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// An object being read: remembers which fields were taken so that
+/// [`finish`](Object::finish) can reject the rest as unknown.
+pub(crate) struct Object<'a> {
+    path: String,
+    map: &'a Map<String, Value>,
+    allowed: &'static [&'static str],
+}
+
+impl<'a> Object<'a> {
+    /// Reads `value` as an object whose fields must all be in `allowed`.
+    pub(crate) fn new(path: &str, value: &'a Value, allowed: &'static [&'static str]) -> Result<Object<'a>> {
+        match value {
+            Value::Object(map) => {
+                // Unknown fields are reported before anything else so a typo in a field
+                // name is never misreported as a missing required field.
+                let mut unknown: Vec<&str> =
+                    map.keys().map(String::as_str).filter(|name| !allowed.contains(name)).collect();
+                unknown.sort_unstable();
+                if let Some(name) = unknown.first() {
+                    return Err(at(
+                        &join(path, name),
+                        format_args!("unknown field; expected one of: {}", allowed.join(", ")),
+                    ));
+                }
+                Ok(Object { path: path.to_string(), map, allowed })
+            }
+            other => Err(at(path, format_args!("expected an object, found {}", type_name(other)))),
+        }
+    }
+
+    /// The path of field `name` of this object.
+    pub(crate) fn path_of(&self, name: &str) -> String {
+        join(&self.path, name)
+    }
+
+    /// The field `name` if present and not `null`.
+    pub(crate) fn optional(&self, name: &str) -> Option<&'a Value> {
+        debug_assert!(self.allowed.contains(&name), "field {name} not declared");
+        self.map.get(name).filter(|value| !value.is_null())
+    }
+
+    /// The field `name`, which must be present and not `null`.
+    pub(crate) fn required(&self, name: &str) -> Result<&'a Value> {
+        self.optional(name).ok_or_else(|| at(&self.path_of(name), "missing required field"))
+    }
+}
+
+pub(crate) fn str<'v>(path: &str, value: &'v Value) -> Result<&'v str> {
+    value.as_str().ok_or_else(|| at(path, format_args!("expected a string, found {}", type_name(value))))
+}
+
+pub(crate) fn bool(path: &str, value: &Value) -> Result<bool> {
+    value.as_bool().ok_or_else(|| at(path, format_args!("expected a boolean, found {}", type_name(value))))
+}
+
+pub(crate) fn array<'v>(path: &str, value: &'v Value) -> Result<&'v Vec<Value>> {
+    value.as_array().ok_or_else(|| at(path, format_args!("expected an array, found {}", type_name(value))))
+}
+
+/// A u64 written as a JSON integer or as a decimal string.
+pub(crate) fn u64(path: &str, value: &Value) -> Result<u64> {
+    let parsed = match value {
+        Value::Number(number) => number.as_u64(),
+        Value::String(text) => parse_decimal_u64(text),
+        _ => None,
+    };
+    parsed.ok_or_else(|| {
+        at(path, format_args!("expected an integer in 0..=18446744073709551615 (number or decimal string), found {}", describe(value)))
+    })
+}
+
+/// A u32 in `min..=max`.
+pub(crate) fn u32_in(path: &str, value: &Value, min: u32, max: u32) -> Result<u32> {
+    match value.as_u64() {
+        Some(n) if n >= u64::from(min) && n <= u64::from(max) => Ok(n as u32),
+        _ => Err(at(path, format_args!("expected an integer in {min}..={max}, found {}", describe(value)))),
+    }
+}
+
+/// A short rendering of a value for error messages (numbers and short strings verbatim).
+pub(crate) fn describe(value: &Value) -> String {
+    match value {
+        Value::Number(number) => format!("{number}"),
+        Value::String(text) if text.chars().count() <= 40 => format!("{text:?}"),
+        other => type_name(other).to_string(),
+    }
+}
+
+/// A u64 as JSON: a number when every JSON reader holds it exactly, else a decimal string.
+pub(crate) fn u64_value(value: u64) -> Value {
+    if value <= MAX_SAFE_INTEGER {
+        Value::from(value)
+    } else {
+        Value::String(value.to_string())
+    }
+}

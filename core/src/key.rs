@@ -1,0 +1,138 @@
+//! Keys: what a router routes.
+//!
+//! A key is either a byte string (text is its UTF-8 encoding) or an unsigned 64-bit
+//! integer. The distinction matters: the integer `42` and the text `"42"` are different
+//! keys. How each is hashed is the topology's [`KeyHashing`](crate::KeyHashing).
+//!
+//! Bindings convert their language's values into a [`Key`] with the helpers here, so
+//! that every language accepts and rejects the same inputs with the same error code:
+//! text with lone surrogates is rejected (never replaced by U+FFFD), and integers
+//! outside `0..=u64::MAX` are rejected.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use crate::error::{Error, Result};
+
+/// A routing key: bytes, or an unsigned 64-bit integer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Key<'a> {
+    /// A byte-string key. Text keys are their UTF-8 bytes.
+    Bytes(&'a [u8]),
+    /// An integer key, such as a user id.
+    U64(u64),
+}
+
+impl<'a> From<&'a [u8]> for Key<'a> {
+    fn from(bytes: &'a [u8]) -> Key<'a> {
+        Key::Bytes(bytes)
+    }
+}
+
+impl<'a, const N: usize> From<&'a [u8; N]> for Key<'a> {
+    fn from(bytes: &'a [u8; N]) -> Key<'a> {
+        Key::Bytes(bytes)
+    }
+}
+
+impl<'a> From<&'a str> for Key<'a> {
+    fn from(text: &'a str) -> Key<'a> {
+        Key::Bytes(text.as_bytes())
+    }
+}
+
+impl<'a> From<&'a String> for Key<'a> {
+    fn from(text: &'a String) -> Key<'a> {
+        Key::Bytes(text.as_bytes())
+    }
+}
+
+impl<'a> From<&'a Vec<u8>> for Key<'a> {
+    fn from(bytes: &'a Vec<u8>) -> Key<'a> {
+        Key::Bytes(bytes)
+    }
+}
+
+impl From<u64> for Key<'_> {
+    fn from(value: u64) -> Self {
+        Key::U64(value)
+    }
+}
+
+/// Decodes UTF-16 code units (a JavaScript string) into UTF-8, rejecting lone surrogates.
+///
+/// JavaScript runtimes silently replace lone surrogates with U+FFFD when they encode a
+/// string as UTF-8, which would make two different JS strings route as one key. The Node
+/// and WASM bindings read strings as UTF-16 and call this instead.
+///
+/// # Errors
+/// `invalid_key` naming the offset of the first unpaired surrogate.
+///
+/// # Example
+/// ```
+/// assert_eq!(shardroute::key::utf8_from_utf16(&[0x68, 0x69]).unwrap(), "hi");
+/// let err = shardroute::key::utf8_from_utf16(&[0x61, 0xD800]).unwrap_err();
+/// assert_eq!(err.code(), "invalid_key");
+/// ```
+pub fn utf8_from_utf16(units: &[u16]) -> Result<String> {
+    let mut out = String::with_capacity(units.len());
+    for (index, unit) in char::decode_utf16(units.iter().copied()).enumerate() {
+        match unit {
+            Ok(ch) => out.push(ch),
+            Err(err) => {
+                return Err(Error::key(alloc::format!(
+                    "text key is not valid Unicode: unpaired surrogate 0x{:04X} near code unit {}",
+                    err.unpaired_surrogate(),
+                    index
+                )))
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Parses a decimal string as a `u64` (the JSON and JavaScript spelling of big integers).
+///
+/// Accepts only ASCII digits, without sign, spaces or leading `+`; `"0"` and numbers
+/// with leading zeros are accepted.
+///
+/// # Errors
+/// `invalid_key` when the text is empty, has a non-digit, or exceeds `u64::MAX`.
+///
+/// # Example
+/// ```
+/// assert_eq!(shardroute::key::parse_u64("18446744073709551615").unwrap(), u64::MAX);
+/// assert_eq!(shardroute::key::parse_u64("18446744073709551616").unwrap_err().code(), "invalid_key");
+/// ```
+pub fn parse_u64(text: &str) -> Result<u64> {
+    parse_decimal_u64(text)
+        .ok_or_else(|| Error::key(alloc::format!("{text:?} is not a decimal integer in 0..=18446744073709551615")))
+}
+
+/// `Some(value)` when `text` is a plain decimal `u64`.
+pub(crate) fn parse_decimal_u64(text: &str) -> Option<u64> {
+    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    text.bytes().try_fold(0u64, |acc, digit| acc.checked_mul(10)?.checked_add(u64::from(digit - b'0')))
+}
+
+/// Checks that a JavaScript `Number` key is a safe non-negative integer and converts it.
+///
+/// Numbers above 2^53 - 1 have already lost precision before they reach us, so routing
+/// them would silently route a different id: they must be passed as `BigInt`.
+///
+/// # Errors
+/// `invalid_key` for NaN, infinities, fractions, negatives and numbers above 2^53 - 1.
+pub fn u64_from_js_number(value: f64) -> Result<u64> {
+    const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
+    // `value == trunc(value)` without a platform float function: casting to u64 and back
+    // is exact for every integer in the safe range.
+    if value.is_finite() && (0.0..=MAX_SAFE_INTEGER).contains(&value) && (value as u64) as f64 == value {
+        Ok(value as u64)
+    } else {
+        Err(Error::key(alloc::format!(
+            "number key {value} is not a safe non-negative integer; pass integers above 2^53-1 as BigInt"
+        )))
+    }
+}

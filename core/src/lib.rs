@@ -1,0 +1,83 @@
+//! # shardroute
+//!
+//! One deterministic routing core for sharded systems. A [`Router`] is built from a
+//! JSON *topology document* (format version, epoch, key hashing, nodes, strategy) and
+//! answers, for any key, which shard and which node own it, and which nodes hold its
+//! replicas. The same document gives bit-for-bit the same answers in Rust, Python,
+//! Node.js and WebAssembly: the bindings are thin shells over this crate, and a shared
+//! suite of conformance vectors proves it.
+//!
+//! ```
+//! use shardroute::Router;
+//! let router = Router::from_json(r#"{
+//!     "format": "shardroute/1",
+//!     "epoch": 3,
+//!     "nodes": [{"id": "db-0"}, {"id": "db-1"}, {"id": "db-2", "weight": 2}],
+//!     "strategy": {"type": "ring", "points_per_node": 160}
+//! }"#)?;
+//! let node = router.node("user:1001")?;
+//! let preference = router.replicas("user:1001", 2)?;
+//! assert_eq!(preference[0], node);
+//! assert_eq!(router.epoch(), 3);
+//! # Ok::<(), shardroute::Error>(())
+//! ```
+//!
+//! ## Shard functions
+//!
+//! Each lives in its own module under [`strategy`], whose docs give the algorithm, its
+//! guarantees, cost and source: [`strategy::modulo`], [`strategy::jump`],
+//! [`strategy::ring`], [`strategy::rendezvous`], [`strategy::vbucket`].
+//!
+//! ## Determinism
+//!
+//! Every hash and index is an explicit `u32`/`u64` (wasm32's `usize` is 32 bits). No
+//! routing decision calls a platform float function: jump hash uses only IEEE
+//! division, weighted rendezvous takes its logarithm from the software `libm`.
+//!
+//! ## Errors
+//!
+//! One [`Error`] type; its [`ErrorKind`] has a stable string code (`invalid_topology`,
+//! `invalid_key`, `no_nodes`, `limit_exceeded`, `invalid_argument`) that every binding
+//! exposes. No function of this crate panics on any input.
+//!
+//! ## Crate features
+//!
+//! * `std` (default): implements `std::error::Error` for [`Error`]. Everything else is
+//!   `no_std` + `alloc`: build with `default-features = false` for wasm or embedded.
+#![no_std]
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+extern crate alloc;
+#[cfg(feature = "std")]
+extern crate std;
+
+pub mod error;
+pub mod hashing;
+mod json;
+pub mod key;
+pub mod limits;
+pub mod router;
+pub mod strategy;
+pub mod topology;
+
+pub use error::{Error, ErrorKind, Result};
+pub use hashing::KeyHashing;
+pub use key::Key;
+pub use router::Router;
+pub use strategy::jump::jump;
+pub use strategy::Strategy;
+pub use topology::{Node, Topology};
+
+/// The hash of `key` under a hashing spec: the bare function for users who bring their
+/// own placement. The same as `spec.hash(key)`.
+///
+/// # Example
+/// ```
+/// use shardroute::{hash_key, KeyHashing};
+/// let crc = KeyHashing::from_json(r#"{"function": "crc32"}"#).unwrap();
+/// assert_eq!(hash_key("123456789", &crc), 0xCBF4_3926);
+/// ```
+pub fn hash_key<'k>(key: impl Into<Key<'k>>, spec: &KeyHashing) -> u64 {
+    spec.hash(key.into())
+}

@@ -1,0 +1,181 @@
+//! [`Router`]: a compiled topology that answers "which shard, which node" for a key.
+
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+use crate::hashing::KeyHashing;
+use crate::key::Key;
+use crate::strategy::{Placement, Strategy};
+use crate::topology::{Node, Topology};
+
+/// A router: a validated topology compiled for lookups.
+///
+/// Built once from a topology document, then shared: lookups take `&self`, allocate
+/// nothing (except [`replicas`](Router::replicas), which returns a `Vec`) and never
+/// panic. The same document gives the same answers in every language and on every
+/// platform.
+///
+/// # Example
+/// ```
+/// use shardroute::Router;
+/// let router = Router::from_json(r#"{
+///     "format": "shardroute/1", "epoch": 1,
+///     "nodes": [{"id": "a"}, {"id": "b"}, {"id": "c"}],
+///     "strategy": {"type": "jump"}
+/// }"#).unwrap();
+/// let shard = router.route("user:42").unwrap();
+/// assert!(shard < 3);
+/// assert_eq!(router.node("user:42").unwrap(), ["a", "b", "c"][shard as usize]);
+/// assert_eq!(router.replicas("user:42", 2).unwrap().len(), 2);
+/// ```
+#[derive(Clone, Debug)]
+pub struct Router {
+    topology: Topology,
+    placement: Placement,
+    /// Most replicas any key can get (the shortest vbucket chain, else the node count).
+    max_replicas: u32,
+}
+
+impl Router {
+    /// Parses, validates and compiles a topology document.
+    ///
+    /// # Errors
+    /// `invalid_topology` naming the offending field, `no_nodes` for an empty node
+    /// list, `limit_exceeded` past [`crate::limits`].
+    pub fn from_json(text: &str) -> Result<Router> {
+        Router::new(Topology::from_json(text)?)
+    }
+
+    /// As [`from_json`](Router::from_json), from a parsed JSON value.
+    ///
+    /// # Errors
+    /// As [`from_json`](Router::from_json).
+    pub fn from_value(value: &Value) -> Result<Router> {
+        Router::new(Topology::from_value(value)?)
+    }
+
+    /// Compiles a validated topology.
+    ///
+    /// # Errors
+    /// `limit_exceeded` when the compiled form would be too large (ring points).
+    pub fn new(topology: Topology) -> Result<Router> {
+        let placement = Placement::compile(&topology.strategy, &topology.hashing, &topology.nodes)?;
+        let max_replicas = placement.max_replicas(topology.nodes.len() as u32);
+        Ok(Router { topology, placement, max_replicas })
+    }
+
+    /// The topology this router was built from.
+    pub fn topology(&self) -> &Topology {
+        &self.topology
+    }
+
+    /// The topology's epoch.
+    pub fn epoch(&self) -> u64 {
+        self.topology.epoch
+    }
+
+    /// The nodes, in document order.
+    pub fn nodes(&self) -> &[Node] {
+        &self.topology.nodes
+    }
+
+    /// The strategy.
+    pub fn strategy(&self) -> &Strategy {
+        &self.topology.strategy
+    }
+
+    /// The key-hashing spec.
+    pub fn hashing(&self) -> &KeyHashing {
+        &self.topology.hashing
+    }
+
+    /// The canonical JSON of the topology; [`Router::from_json`] of it gives an equal router.
+    pub fn to_json(&self) -> String {
+        self.topology.to_json()
+    }
+
+    /// The hash of a key under this topology's hashing spec.
+    pub fn hash<'k>(&self, key: impl Into<Key<'k>>) -> u64 {
+        self.topology.hashing.hash(key.into())
+    }
+
+    /// The shard of a key: a node index for `modulo`, `jump`, `ring` and `rendezvous`
+    /// (`1..=n` for 1-based modulo), the vbucket number for `vbucket`.
+    ///
+    /// # Errors
+    /// None for the strategies of this version; the `Result` leaves room for strategies
+    /// that can refuse a key.
+    #[inline]
+    pub fn route<'k>(&self, key: impl Into<Key<'k>>) -> Result<u32> {
+        Ok(self.placement.shard(self.topology.hashing.hash(key.into())))
+    }
+
+    /// The index in [`nodes`](Router::nodes) of the node that owns a key.
+    ///
+    /// # Errors
+    /// As [`route`](Router::route).
+    #[inline]
+    pub fn node_index<'k>(&self, key: impl Into<Key<'k>>) -> Result<u32> {
+        let shard = self.route(key)?;
+        Ok(self.placement.owner(shard))
+    }
+
+    /// The id of the node that owns a key.
+    ///
+    /// # Errors
+    /// As [`route`](Router::route).
+    #[inline]
+    pub fn node<'k>(&self, key: impl Into<Key<'k>>) -> Result<&str> {
+        let index = self.node_index(key)?;
+        Ok(&self.topology.nodes[index as usize].id)
+    }
+
+    /// `count` distinct node ids for a key in preference order, owner first.
+    ///
+    /// `replicas(key, 1)[0] == node(key)` always holds.
+    ///
+    /// # Errors
+    /// `invalid_argument` when `count` is 0 or more than the topology can give (the node
+    /// count, or for `vbucket` the length of the key's chain).
+    pub fn replicas<'k>(&self, key: impl Into<Key<'k>>, count: u32) -> Result<Vec<&str>> {
+        let mut indices = Vec::with_capacity(count.min(64) as usize);
+        self.replica_indices(key, count, &mut indices)?;
+        Ok(indices.iter().map(|&index| self.topology.nodes[index as usize].id.as_str()).collect())
+    }
+
+    /// As [`replicas`](Router::replicas), as node indices written into `out`.
+    ///
+    /// # Errors
+    /// As [`replicas`](Router::replicas).
+    pub fn replica_indices<'k>(&self, key: impl Into<Key<'k>>, count: u32, out: &mut Vec<u32>) -> Result<()> {
+        let node_count = self.topology.nodes.len() as u32;
+        if count == 0 || count > node_count {
+            return Err(Error::argument(format!(
+                "replica count must be in 1..={node_count} (the number of nodes), got {count}"
+            )));
+        }
+        let hash = self.topology.hashing.hash(key.into());
+        if count > self.max_replicas {
+            // Vbucket chains may be shorter than the node list; say which chain is short.
+            return self.placement.replicas(hash, count, node_count, out);
+        }
+        self.placement.replicas(hash, count, node_count, out)
+    }
+
+    /// The shards of many keys, in order: the same as calling [`route`](Router::route)
+    /// on each.
+    ///
+    /// # Errors
+    /// As [`route`](Router::route).
+    pub fn route_many<'k, I>(&self, keys: I) -> Result<Vec<u32>>
+    where
+        I: IntoIterator,
+        I::Item: Into<Key<'k>>,
+    {
+        keys.into_iter().map(|key| self.route(key)).collect()
+    }
+}

@@ -1,0 +1,211 @@
+//! The topology document: one JSON value that describes a whole router.
+//!
+//! ```json
+//! {
+//!   "format": "shardroute/1",
+//!   "epoch": 7,
+//!   "hashing": {"function": "siphash-2-4", "hash_tag": "redis"},
+//!   "nodes": [
+//!     {"id": "cache-a", "address": "10.0.0.1:6379", "weight": 1, "zone": "eu-1a"},
+//!     {"id": "cache-b", "address": "10.0.0.2:6379"}
+//!   ],
+//!   "strategy": {"type": "ring", "points_per_node": 160}
+//! }
+//! ```
+//!
+//! | field | type | default | meaning |
+//! |---|---|---|---|
+//! | `format` | `"shardroute/1"` | required | the document format version |
+//! | `epoch` | u64 (number or decimal string) | required | version of this topology; higher is newer |
+//! | `hashing` | object | SipHash-2-4, no tag | see [`KeyHashing`](crate::KeyHashing) |
+//! | `nodes` | array, 1 to 65 536 | required | in order: the order is part of the placement |
+//! | `nodes[i].id` | non-empty string, unique | required | what `node(key)` returns |
+//! | `nodes[i].address` | string | absent | carried for clients; not used in placement |
+//! | `nodes[i].weight` | number in (0, 1e6] | 1 | relative capacity (strategies that support it) |
+//! | `nodes[i].zone` | string | absent | failure domain; carried for clients and planners |
+//! | `strategy` | object with `type` | required | see [`Strategy`](crate::Strategy) |
+//!
+//! Parsing is strict: unknown fields anywhere, wrong types, duplicate ids and
+//! out-of-range values are `invalid_topology` errors whose message starts with the path
+//! of the field (`nodes[3].weight: ...`). Sizes beyond [`crate::limits`] are
+//! `limit_exceeded`. An empty node list is `no_nodes`.
+//!
+//! [`Topology::to_json`] writes the canonical form: every field spelled out (defaults
+//! included), object keys sorted, u64 values above 2^53 - 1 as decimal strings so that
+//! JavaScript reads them exactly. Parsing the canonical form gives an equal topology.
+
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+
+use serde_json::{Map, Value};
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::hashing::KeyHashing;
+use crate::json::{self, Object};
+use crate::limits;
+use crate::strategy::Strategy;
+
+/// The one document format this version reads and writes.
+pub const FORMAT: &str = "shardroute/1";
+
+/// A node of the topology.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Node {
+    /// Unique, non-empty id: what `node(key)` returns.
+    pub id: String,
+    /// Optional address for clients (`host:port`, URL, ...); not used in placement.
+    pub address: Option<String>,
+    /// Relative capacity, finite and in `(0, 1e6]`; 1 by default.
+    pub weight: f64,
+    /// Optional failure domain.
+    pub zone: Option<String>,
+}
+
+/// A parsed, validated topology document.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Topology {
+    /// Version of this topology; a higher epoch is newer.
+    pub epoch: u64,
+    /// How keys are hashed.
+    pub hashing: KeyHashing,
+    /// The nodes, in document order.
+    pub nodes: Vec<Node>,
+    /// The shard function and its parameters.
+    pub strategy: Strategy,
+}
+
+impl Topology {
+    /// Parses and validates a topology document from JSON text.
+    ///
+    /// # Errors
+    /// `invalid_topology` (naming the field), `no_nodes` or `limit_exceeded`.
+    pub fn from_json(text: &str) -> Result<Topology> {
+        if text.len() > limits::MAX_DOCUMENT_BYTES {
+            return Err(Error::limit(format!(
+                "the document is {} bytes; the limit is {}",
+                text.len(),
+                limits::MAX_DOCUMENT_BYTES
+            )));
+        }
+        let value: Value = serde_json::from_str(text)
+            .map_err(|err| Error::topology(format!("the document is not valid JSON: {err}")))?;
+        Topology::from_value(&value)
+    }
+
+    /// Parses and validates a topology document from a JSON value.
+    ///
+    /// # Errors
+    /// As [`Topology::from_json`].
+    pub fn from_value(value: &Value) -> Result<Topology> {
+        let object = Object::new("", value, &["format", "epoch", "hashing", "nodes", "strategy"])?;
+        let format = json::str("format", object.required("format")?)?;
+        if format != FORMAT {
+            return Err(json::at("format", format_args!("unsupported format {format:?}; this version reads {FORMAT:?}")));
+        }
+        let epoch = json::u64("epoch", object.required("epoch")?)?;
+        let hashing = match object.optional("hashing") {
+            Some(value) => KeyHashing::from_value("hashing", value)?,
+            None => KeyHashing::default(),
+        };
+        let nodes = parse_nodes(object.required("nodes")?)?;
+        let strategy = Strategy::from_value("strategy", object.required("strategy")?, &nodes)?;
+        Ok(Topology { epoch, hashing, nodes, strategy })
+    }
+
+    /// The canonical JSON value of this topology.
+    pub fn to_value(&self) -> Value {
+        let mut map = Map::new();
+        map.insert("format".into(), FORMAT.into());
+        map.insert("epoch".into(), json::u64_value(self.epoch));
+        map.insert("hashing".into(), self.hashing.to_value());
+        let nodes = self
+            .nodes
+            .iter()
+            .map(|node| {
+                let mut entry = Map::new();
+                entry.insert("id".into(), Value::String(node.id.clone()));
+                if let Some(address) = &node.address {
+                    entry.insert("address".into(), Value::String(address.clone()));
+                }
+                // Weights are finite by construction, so `from_f64` always succeeds.
+                entry.insert("weight".into(), serde_json::Number::from_f64(node.weight).map_or(Value::Null, Value::Number));
+                if let Some(zone) = &node.zone {
+                    entry.insert("zone".into(), Value::String(zone.clone()));
+                }
+                Value::Object(entry)
+            })
+            .collect();
+        map.insert("nodes".into(), Value::Array(nodes));
+        map.insert("strategy".into(), self.strategy.to_value(&self.nodes));
+        Value::Object(map)
+    }
+
+    /// The canonical JSON text of this topology (compact, keys sorted).
+    pub fn to_json(&self) -> String {
+        self.to_value().to_string()
+    }
+}
+
+fn parse_nodes(value: &Value) -> Result<Vec<Node>> {
+    let entries = json::array("nodes", value)?;
+    if entries.is_empty() {
+        return Err(Error::new(ErrorKind::NoNodes, "nodes: the node list is empty; a topology needs at least one node"));
+    }
+    if entries.len() > limits::MAX_NODES as usize {
+        return Err(Error::limit(format!("nodes: {} nodes; the limit is {}", entries.len(), limits::MAX_NODES)));
+    }
+    let mut nodes: Vec<Node> = Vec::with_capacity(entries.len());
+    let mut ids: Vec<(&str, usize)> = Vec::with_capacity(entries.len());
+    for (index, entry) in entries.iter().enumerate() {
+        let path = format!("nodes[{index}]");
+        let object = Object::new(&path, entry, &["id", "address", "weight", "zone"])?;
+        let id = json::str(&object.path_of("id"), object.required("id")?)?;
+        if id.is_empty() {
+            return Err(json::at(&object.path_of("id"), "must not be empty"));
+        }
+        if id.len() > limits::MAX_NODE_ID_BYTES {
+            return Err(Error::limit(format!(
+                "{}: {} bytes; the limit is {}",
+                object.path_of("id"),
+                id.len(),
+                limits::MAX_NODE_ID_BYTES
+            )));
+        }
+        let address = match object.optional("address") {
+            Some(value) => Some(json::str(&object.path_of("address"), value)?.to_string()),
+            None => None,
+        };
+        let zone = match object.optional("zone") {
+            Some(value) => Some(json::str(&object.path_of("zone"), value)?.to_string()),
+            None => None,
+        };
+        let weight = match object.optional("weight") {
+            None => 1.0,
+            Some(value) => {
+                let field = object.path_of("weight");
+                match value.as_f64() {
+                    Some(weight) if weight.is_finite() && weight > 0.0 && weight <= limits::MAX_WEIGHT => weight,
+                    _ => {
+                        return Err(json::at(
+                            &field,
+                            format_args!("must be a finite number > 0 and <= 1e6, found {}", json::describe(value)),
+                        ))
+                    }
+                }
+            }
+        };
+        ids.push((id, index));
+        nodes.push(Node { id: id.to_string(), address, weight, zone });
+    }
+    ids.sort_unstable();
+    for pair in ids.windows(2) {
+        if pair[0].0 == pair[1].0 {
+            return Err(json::at(
+                &format!("nodes[{}].id", pair[1].1.max(pair[0].1)),
+                format_args!("duplicate node id {:?} (also nodes[{}])", pair[0].0, pair[1].1.min(pair[0].1)),
+            ));
+        }
+    }
+    Ok(nodes)
+}

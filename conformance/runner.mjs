@@ -1,0 +1,136 @@
+// The JavaScript conformance runner, shared by the Node addon, the WASM package under
+// Node and the WASM package in a browser page. It has no Node-only imports: the caller
+// reads the vector files and passes their parsed contents.
+//
+// `api` is the binding's public module: { Router, hashKey, jump }. The runner converts
+// each vector into the binding's input types (see conformance/README.md) and compares
+// results; it contains no routing logic.
+
+const textDecoderHex = (hex) => {
+  const bytes = new Uint8Array(hex.length / 2);
+  for (let i = 0; i < bytes.length; i++) bytes[i] = parseInt(hex.slice(2 * i, 2 * i + 2), 16);
+  return bytes;
+};
+
+/** Converts a vector key ({utf8}|{hex}|{u64}|{utf16}) to the JS value a user would pass. */
+export function toKey(key) {
+  const forms = Object.keys(key);
+  if (forms.length !== 1) throw new Error(`key must have exactly one form: ${JSON.stringify(key)}`);
+  const [form] = forms;
+  const value = key[form];
+  switch (form) {
+    case 'utf8':
+      return value;
+    case 'hex':
+      return textDecoderHex(value);
+    case 'u64':
+      return BigInt(value);
+    case 'utf16':
+      return String.fromCharCode(...value);
+    default:
+      throw new Error(`unknown key form ${form}`);
+  }
+}
+
+function sameJson(a, b) {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/** Runs one case; returns null when it passed, or a reason string when it failed. */
+function runCase(api, file, routers, kase) {
+  const routerFor = (id) => {
+    if (!routers.has(id)) {
+      const doc = file.topologies[id];
+      if (doc === undefined) throw new Error(`unknown topology id ${id}`);
+      routers.set(id, new api.Router(doc));
+    }
+    return routers.get(id);
+  };
+  let actual;
+  try {
+    switch (kase.op) {
+      case 'load': {
+        const source = kase.topology_json !== undefined ? kase.topology_json : file.topologies[kase.topology];
+        const router = new api.Router(source);
+        actual = { epoch: router.epoch.toString(), to_json: router.toJson() };
+        if (typeof router.epoch !== 'bigint') return `epoch is ${typeof router.epoch}, not bigint`;
+        break;
+      }
+      case 'route': {
+        const router = routerFor(kase.topology);
+        const key = toKey(kase.key);
+        actual = { shard: router.route(key), node: router.node(key) };
+        break;
+      }
+      case 'replicas': {
+        const router = routerFor(kase.topology);
+        actual = { nodes: router.replicas(toKey(kase.key), kase.count) };
+        break;
+      }
+      case 'route_many': {
+        const router = routerFor(kase.topology);
+        const shards = router.routeMany(kase.keys.map(toKey));
+        if (!(shards instanceof Uint32Array)) return 'routeMany did not return a Uint32Array';
+        actual = { shards: Array.from(shards) };
+        break;
+      }
+      case 'hash_key': {
+        const hash = kase.hashing === undefined ? api.hashKey(toKey(kase.key)) : api.hashKey(toKey(kase.key), kase.hashing);
+        if (typeof hash !== 'bigint') return `hashKey returned ${typeof hash}, not bigint`;
+        actual = { hash: hash.toString() };
+        break;
+      }
+      case 'jump': {
+        actual = { shard: api.jump(BigInt(kase.hash), kase.buckets) };
+        break;
+      }
+      default:
+        return `unknown op ${kase.op}`;
+    }
+  } catch (err) {
+    if (err && typeof err.code === 'string' && err instanceof Error) {
+      actual = { error: err.code };
+    } else {
+      return `threw a non-shardroute error: ${err && err.stack ? err.stack : err}`;
+    }
+  }
+  if (sameJson(actual, kase.expect)) return null;
+  return `expected ${JSON.stringify(kase.expect)}, got ${JSON.stringify(actual)}`;
+}
+
+/**
+ * Runs every case of every file. `files` is an array of parsed vector files.
+ * Returns { passed, failed, skipped, failures: [{name, reason}] }.
+ */
+export function runVectors(api, files, filter = '') {
+  const result = { passed: 0, failed: 0, skipped: 0, failures: [] };
+  for (const file of files) {
+    if (file.format !== 'shardroute-vectors/1') {
+      result.failed += 1;
+      result.failures.push({ name: file.name, reason: `unknown vector format ${file.format}` });
+      continue;
+    }
+    const routers = new Map();
+    for (const kase of file.cases) {
+      if (filter && !kase.name.includes(filter)) continue;
+      let reason;
+      try {
+        reason = runCase(api, file, routers, kase);
+      } catch (err) {
+        reason = `runner error: ${err && err.stack ? err.stack : err}`;
+      }
+      if (reason === null) {
+        result.passed += 1;
+      } else {
+        result.failed += 1;
+        result.failures.push({ name: kase.name, reason });
+      }
+    }
+  }
+  return result;
+}
+
+/** The line every runner prints: the plain "N passed, M failed" summary. */
+export function summaryLine(runner, result) {
+  return `conformance ${runner}: ${result.passed} passed, ${result.failed} failed, ${result.skipped} skipped`;
+}

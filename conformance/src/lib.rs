@@ -1,1 +1,18 @@
-fn main() {}
+//! The shardroute conformance suite: the generator of `vectors/*.json` and the Rust
+//! runner. The format is specified in `conformance/README.md`.
+
+pub mod generate;
+pub mod run;
+pub mod write;
+
+use std::path::PathBuf;
+
+/// The directory of this crate (`conformance/`).
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The committed vector files' directory.
+pub fn vectors_dir() -> PathBuf {
+    root().join("vectors")
+}

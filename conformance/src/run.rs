@@ -1,0 +1,208 @@
+//! The Rust runner: builds each case's inputs from its vector and compares results.
+//! It mirrors the Python and JavaScript runners and holds no routing logic.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use serde_json::{json, Value};
+use shardroute::{key, Key, KeyHashing, Router};
+
+/// A key built from a vector, owning its bytes.
+pub enum OwnedKey {
+    /// Text or raw bytes.
+    Bytes(Vec<u8>),
+    /// An integer key.
+    U64(u64),
+}
+
+impl OwnedKey {
+    /// Borrows as a core key.
+    pub fn as_key(&self) -> Key<'_> {
+        match self {
+            OwnedKey::Bytes(bytes) => Key::Bytes(bytes),
+            OwnedKey::U64(value) => Key::U64(*value),
+        }
+    }
+}
+
+/// Converts a vector key the way a user's value would reach core: `Err(Ok(error))`
+/// is a core rejection (what the case may expect), `Err(Err(reason))` a malformed vector.
+pub fn to_key(value: &Value) -> Result<Result<OwnedKey, shardroute::Error>, String> {
+    let object = value.as_object().filter(|o| o.len() == 1).ok_or_else(|| format!("bad key {value}"))?;
+    let (form, inner) = object.iter().next().ok_or("empty key")?;
+    Ok(match (form.as_str(), inner) {
+        ("utf8", Value::String(text)) => Ok(OwnedKey::Bytes(text.as_bytes().to_vec())),
+        ("hex", Value::String(hex)) => Ok(OwnedKey::Bytes(decode_hex(hex)?)),
+        ("u64", Value::String(text)) => key::parse_u64(text).map(OwnedKey::U64),
+        ("utf16", Value::Array(units)) => {
+            let units: Vec<u16> = units
+                .iter()
+                .map(|unit| unit.as_u64().and_then(|u| u16::try_from(u).ok()).ok_or(format!("bad utf16 unit {unit}")))
+                .collect::<Result<_, _>>()?;
+            key::utf8_from_utf16(&units).map(|text| OwnedKey::Bytes(text.into_bytes()))
+        }
+        _ => return Err(format!("unknown key form {value}")),
+    })
+}
+
+fn decode_hex(hex: &str) -> Result<Vec<u8>, String> {
+    if hex.len() % 2 != 0 {
+        return Err(format!("odd-length hex {hex:?}"));
+    }
+    (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).map_err(|e| format!("bad hex {hex:?}: {e}")))
+        .collect()
+}
+
+fn field<'v>(case: &'v Value, name: &str) -> Result<&'v Value, String> {
+    case.get(name).ok_or_else(|| format!("case has no {name:?}"))
+}
+
+fn text<'v>(case: &'v Value, name: &str) -> Result<&'v str, String> {
+    field(case, name)?.as_str().ok_or_else(|| format!("{name:?} is not a string"))
+}
+
+/// The outcome of one case: `Ok(result)` or `Ok(error)` to compare with `expect`.
+fn evaluate(file: &Value, routers: &mut HashMap<String, Router>, case: &Value) -> Result<Value, String> {
+    let mut router_for = |id: &str| -> Result<Result<Router, shardroute::Error>, String> {
+        if let Some(router) = routers.get(id) {
+            return Ok(Ok(router.clone()));
+        }
+        let doc = file["topologies"].get(id).ok_or_else(|| format!("unknown topology {id:?}"))?;
+        let built = Router::from_value(doc);
+        if let Ok(router) = &built {
+            routers.insert(id.to_string(), router.clone());
+        }
+        Ok(built)
+    };
+    let error = |err: shardroute::Error| json!({"error": err.code()});
+    let op = text(case, "op")?;
+    Ok(match op {
+        "load" => {
+            let built = match case.get("topology_json") {
+                Some(Value::String(raw)) => Router::from_json(raw),
+                Some(_) => return Err("topology_json is not a string".into()),
+                None => {
+                    let doc = file["topologies"].get(text(case, "topology")?).ok_or("unknown topology")?;
+                    // The object path and the text path must agree.
+                    let from_text = Router::from_json(&doc.to_string());
+                    let from_value = Router::from_value(doc);
+                    if from_text.as_ref().map(Router::to_json) != from_value.as_ref().map(Router::to_json) {
+                        return Err("from_json and from_value disagree".into());
+                    }
+                    from_value
+                }
+            };
+            match built {
+                Ok(router) => json!({"epoch": router.epoch().to_string(), "to_json": router.to_json()}),
+                Err(err) => error(err),
+            }
+        }
+        "route" | "replicas" => {
+            let router = match router_for(text(case, "topology")?)? {
+                Ok(router) => router,
+                Err(err) => return Ok(error(err)),
+            };
+            let key = match to_key(field(case, "key")?)? {
+                Ok(key) => key,
+                Err(err) => return Ok(error(err)),
+            };
+            if op == "route" {
+                match (router.route(key.as_key()), router.node(key.as_key())) {
+                    (Ok(shard), Ok(node)) => json!({"shard": shard, "node": node}),
+                    (Err(err), _) | (_, Err(err)) => error(err),
+                }
+            } else {
+                let count = field(case, "count")?.as_u64().ok_or("count is not an unsigned integer")?;
+                let count = u32::try_from(count).map_err(|_| "count exceeds u32")?;
+                match router.replicas(key.as_key(), count) {
+                    Ok(nodes) => json!({"nodes": nodes}),
+                    Err(err) => error(err),
+                }
+            }
+        }
+        "route_many" => {
+            let router = match router_for(text(case, "topology")?)? {
+                Ok(router) => router,
+                Err(err) => return Ok(error(err)),
+            };
+            let mut keys = Vec::new();
+            for key in field(case, "keys")?.as_array().ok_or("keys is not an array")? {
+                match to_key(key)? {
+                    Ok(key) => keys.push(key),
+                    Err(err) => return Ok(error(err)),
+                }
+            }
+            match router.route_many(keys.iter().map(OwnedKey::as_key)) {
+                Ok(shards) => json!({"shards": shards}),
+                Err(err) => error(err),
+            }
+        }
+        "hash_key" => {
+            let spec = match case.get("hashing") {
+                None => Ok(KeyHashing::default()),
+                Some(spec) => KeyHashing::from_json(&spec.to_string()),
+            };
+            match (spec, to_key(field(case, "key")?)?) {
+                (Ok(spec), Ok(key)) => json!({"hash": shardroute::hash_key(key.as_key(), &spec).to_string()}),
+                (Err(err), _) | (_, Err(err)) => error(err),
+            }
+        }
+        "jump" => {
+            let buckets = field(case, "buckets")?.as_u64().and_then(|b| u32::try_from(b).ok()).ok_or("bad buckets")?;
+            match key::parse_u64(text(case, "hash")?).and_then(|hash| shardroute::jump(hash, buckets)) {
+                Ok(shard) => json!({"shard": shard}),
+                Err(err) => error(err),
+            }
+        }
+        other => return Err(format!("unknown op {other:?}")),
+    })
+}
+
+/// The result of a run.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    /// Cases whose result equalled `expect`.
+    pub passed: u64,
+    /// Cases that differed or could not run, with reasons.
+    pub failures: Vec<(String, String)>,
+}
+
+/// Runs every case of the vector files in `dir` whose name contains `filter`.
+pub fn run_dir(dir: &Path, filter: &str) -> Outcome {
+    let mut outcome = Outcome::default();
+    let mut paths: Vec<_> = std::fs::read_dir(dir)
+        .expect("vectors directory")
+        .map(|entry| entry.expect("dir entry").path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "json"))
+        .collect();
+    paths.sort();
+    for path in paths {
+        let text = std::fs::read_to_string(&path).expect("vector file");
+        let file: Value = match serde_json::from_str(&text) {
+            Ok(file) => file,
+            Err(err) => {
+                outcome.failures.push((path.display().to_string(), format!("not JSON: {err}")));
+                continue;
+            }
+        };
+        if file["format"] != "shardroute-vectors/1" {
+            outcome.failures.push((path.display().to_string(), "unknown vector format".into()));
+            continue;
+        }
+        let mut routers = HashMap::new();
+        for case in file["cases"].as_array().map(Vec::as_slice).unwrap_or_default() {
+            let name = case["name"].as_str().unwrap_or("<unnamed>").to_string();
+            if !name.contains(filter) {
+                continue;
+            }
+            match evaluate(&file, &mut routers, case) {
+                Ok(actual) if actual == case["expect"] => outcome.passed += 1,
+                Ok(actual) => outcome.failures.push((name, format!("expected {}, got {actual}", case["expect"]))),
+                Err(reason) => outcome.failures.push((name, reason)),
+            }
+        }
+    }
+    outcome
+}

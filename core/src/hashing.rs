@@ -203,7 +203,7 @@ impl KeyHashing {
     }
 
     /// The canonical JSON of this spec: every field spelled out.
-    pub(crate) fn to_value(&self) -> Value {
+    pub(crate) fn to_value(self) -> Value {
         let mut map = Map::new();
         match self.function {
             HashFunction::SipHash24 { seed } => {

@@ -93,6 +93,12 @@ impl Router {
         &self.topology.hashing
     }
 
+    /// The largest `count` that [`replicas`](Router::replicas) accepts for every key:
+    /// the node count, or for `vbucket` the length of the shortest chain.
+    pub fn max_replica_count(&self) -> u32 {
+        self.max_replicas
+    }
+
     /// The canonical JSON of the topology; [`Router::from_json`] of it gives an equal router.
     pub fn to_json(&self) -> String {
         self.topology.to_json()
@@ -158,11 +164,9 @@ impl Router {
                 "replica count must be in 1..={node_count} (the number of nodes), got {count}"
             )));
         }
+        // Vbucket chains may be shorter than the node list: the placement checks the
+        // key's own chain and names it in the error.
         let hash = self.topology.hashing.hash(key.into());
-        if count > self.max_replicas {
-            // Vbucket chains may be shorter than the node list; say which chain is short.
-            return self.placement.replicas(hash, count, node_count, out);
-        }
         self.placement.replicas(hash, count, node_count, out)
     }
 

@@ -81,3 +81,8 @@ pub use topology::{Node, Topology};
 pub fn hash_key<'k>(key: impl Into<Key<'k>>, spec: &KeyHashing) -> u64 {
     spec.hash(key.into())
 }
+
+/// The Rust examples of the repository README, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;

@@ -1,0 +1,49 @@
+# shardroute: `make help` lists the targets. CI runs `make test` (see .ci/run).
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+PY := .venv/bin/python
+
+.PHONY: help setup demo test test-rust test-python test-node test-wasm check-counts check-versions vectors build clippy
+
+help: ## List the targets
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
+
+setup: ## Install whatever is missing (apt, cargo, pip, npm); idempotent
+	@scripts/setup.sh
+
+build: setup ## Build the core and all three bindings
+	cargo build --release -p shardroute-conformance --bin demo
+	bindings-py/build.sh
+	bindings-node/build.sh
+	bindings-wasm/build.sh
+
+demo: build ## Route the demo keys through Rust, Python, Node and WASM and compare
+	$(PY) scripts/demo.py
+
+test: setup ## Run every test: core, conformance in all five runners, bindings, type stubs
+	rm -rf target/conformance
+	$(MAKE) --no-print-directory test-rust test-python test-node test-wasm
+	$(MAKE) --no-print-directory check-counts check-versions
+
+test-rust: ## Core unit, property and doc tests, no_std builds, the Rust conformance runner, clippy
+	cargo test -p shardroute -p shardroute-conformance
+	cargo test -p shardroute --no-default-features --lib --tests
+	cargo clippy -q -p shardroute -p shardroute-conformance --all-targets -- -D warnings
+
+test-python: ## The Python package: pytest (conformance + API) and mypy stubtest
+	bindings-py/test.sh
+
+test-node: ## The Node addon: node --test (conformance + API) and tsc
+	bindings-node/test.sh
+
+test-wasm: ## The WASM package under Node and in headless Chromium, and tsc
+	bindings-wasm/test.sh
+
+check-counts: ## Fail unless all five conformance runners passed the same non-zero count
+	python3 scripts/check-conformance-counts.py
+
+check-versions: ## Fail unless every package carries the workspace version
+	python3 scripts/check-versions.py
+
+vectors: ## Regenerate conformance/vectors from the core (review the diff!)
+	cargo run -q -p shardroute-conformance --bin generate-vectors

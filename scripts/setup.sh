@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Installs whatever is missing to build and test every part of shardroute on a fresh
+# Debian (bookworm) machine with rustup, Python 3 and Node.js. Idempotent: each step
+# checks before it installs, so a second run takes a few seconds.
+#
+#   apt     rustc-web cargo-web rust-web-src lld-22  Debian's Rust 1.96 with the wasm32 std
+#                                                    sources (rustup here has only the host target)
+#           chromium                                 the headless browser runner
+#   cargo   wasm-bindgen-cli, exactly the wasm-bindgen version in Cargo.lock
+#   pip     bindings-py/requirements-dev.txt into .venv (maturin, pytest, mypy)
+#   npm     bindings-node and bindings-wasm devDependencies (npm ci)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export DEBIAN_FRONTEND=noninteractive
+
+say() { printf '[setup] %s\n' "$*"; }
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+apt_packages=(rustc-web cargo-web rust-web-src lld-22 chromium)
+missing=()
+for package in "${apt_packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed' || missing+=("$package")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  say "apt-get install ${missing[*]}"
+  as_root apt-get update -qq
+  as_root apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# wasm-bindgen's CLI must equal the wasm-bindgen crate version exactly.
+wanted=$(awk '/^name = "wasm-bindgen"$/ { getline; gsub(/version = |"/, ""); print; exit }' Cargo.lock)
+have=$(wasm-bindgen --version 2>/dev/null | awk '{print $2}' || true)
+if [ -n "$wanted" ] && [ "$have" != "$wanted" ]; then
+  say "cargo install wasm-bindgen-cli $wanted (a few minutes, once)"
+  cargo install -q wasm-bindgen-cli --version "$wanted" --force
+fi
+
+if [ ! -x .venv/bin/python ]; then
+  say "python venv .venv"
+  python3 -m venv .venv
+fi
+stamp=.venv/.requirements-dev.sha
+sum=$(sha256sum bindings-py/requirements-dev.txt | cut -d' ' -f1)
+if [ "$(cat "$stamp" 2>/dev/null)" != "$sum" ]; then
+  say "pip install -r bindings-py/requirements-dev.txt"
+  .venv/bin/pip install -q --disable-pip-version-check -r bindings-py/requirements-dev.txt
+  echo "$sum" > "$stamp"
+fi
+
+for dir in bindings-node bindings-wasm; do
+  stamp="$dir/node_modules/.package-lock.sha"
+  sum=$(sha256sum "$dir/package-lock.json" | cut -d' ' -f1)
+  if [ "$(cat "$stamp" 2>/dev/null)" != "$sum" ]; then
+    say "npm ci in $dir"
+    (cd "$dir" && npm ci --silent --no-audit --no-fund)
+    echo "$sum" > "$stamp"
+  fi
+done
+say "ready"

@@ -80,7 +80,12 @@ fn standard_keys() -> Vec<(String, Value)> {
         keys.push((label.to_string(), utf8(text)));
     }
     keys.push(("utf8-long-300".into(), utf8(&"x".repeat(300))));
-    for (label, bytes) in [("hex-empty", &[][..]), ("hex-00", &[0][..]), ("hex-ff00ff", &[0xff, 0, 0xff][..]), ("hex-deadbeef", &[0xde, 0xad, 0xbe, 0xef][..])] {
+    for (label, bytes) in [
+        ("hex-empty", &[][..]),
+        ("hex-00", &[0][..]),
+        ("hex-ff00ff", &[0xff, 0, 0xff][..]),
+        ("hex-deadbeef", &[0xde, 0xad, 0xbe, 0xef][..]),
+    ] {
         keys.push((label.to_string(), hex(bytes)));
     }
     keys.push(("utf16-emoji-pair".into(), json!({"utf16": [0xD83D, 0xDE00]})));
@@ -116,15 +121,24 @@ fn routing_cases(file: &mut VectorFile, id: &str, router: &Router) {
         let shard = router.route(owned.as_key()).expect("route");
         let node = router.node(owned.as_key()).expect("node");
         shards.push(shard);
-        file.case(&format!("{id}/route/{label}"), json!({"op": "route", "topology": id, "key": key, "expect": {"shard": shard, "node": node}}));
+        file.case(
+            &format!("{id}/route/{label}"),
+            json!({"op": "route", "topology": id, "key": key, "expect": {"shard": shard, "node": node}}),
+        );
         let expect = match router.replicas(owned.as_key(), count) {
             Ok(nodes) => json!({ "nodes": nodes }),
             Err(err) => json!({ "error": err.code() }),
         };
-        file.case(&format!("{id}/replicas-{count}/{label}"), json!({"op": "replicas", "topology": id, "key": key, "count": count, "expect": expect}));
+        file.case(
+            &format!("{id}/replicas-{count}/{label}"),
+            json!({"op": "replicas", "topology": id, "key": key, "count": count, "expect": expect}),
+        );
     }
     let all: Vec<Value> = keys.iter().map(|(_, key)| key.clone()).collect();
-    file.case(&format!("{id}/route_many"), json!({"op": "route_many", "topology": id, "keys": all, "expect": {"shards": shards}}));
+    file.case(
+        &format!("{id}/route_many"),
+        json!({"op": "route_many", "topology": id, "keys": all, "expect": {"shards": shards}}),
+    );
     file.case(&format!("{id}/load"), json!({"op": "load", "topology": id, "expect": {"epoch": router.epoch().to_string(), "to_json": router.to_json()}}));
 }
 
@@ -169,15 +183,25 @@ fn hashing_file() -> VectorFile {
         let bytes: Vec<u8> = (0..length as u8).collect();
         let output: Vec<u8> = (0..8).map(|i| u8::from_str_radix(&line[2 * i..2 * i + 2], 16).expect("hex")).collect();
         let expected = u64::from_le_bytes(output.try_into().expect("8 bytes"));
-        file.case(&format!("siphash-ref/default-seed/len-{length:02}"), json!({"op": "hash_key", "key": hex(&bytes), "expect": {"hash": expected.to_string()}}));
+        file.case(
+            &format!("siphash-ref/default-seed/len-{length:02}"),
+            json!({"op": "hash_key", "key": hex(&bytes), "expect": {"hash": expected.to_string()}}),
+        );
         if length % 8 == 7 {
             let spec = json!({"function": "siphash-2-4", "seed": "000102030405060708090a0b0c0d0e0f"});
             file.case(&format!("siphash-ref/explicit-seed/len-{length:02}"), json!({"op": "hash_key", "hashing": spec, "key": hex(&bytes), "expect": {"hash": expected.to_string()}}));
         }
     }
     let crc = json!({"function": "crc32"});
-    for (label, text, value) in [("check-123456789", "123456789", 0xCBF4_3926u64), ("pangram", "The quick brown fox jumps over the lazy dog", 0x414F_A339), ("empty", "", 0)] {
-        file.case(&format!("crc32-ref/{label}"), json!({"op": "hash_key", "hashing": crc, "key": utf8(text), "expect": {"hash": value.to_string()}}));
+    for (label, text, value) in [
+        ("check-123456789", "123456789", 0xCBF4_3926u64),
+        ("pangram", "The quick brown fox jumps over the lazy dog", 0x414F_A339),
+        ("empty", "", 0),
+    ] {
+        file.case(
+            &format!("crc32-ref/{label}"),
+            json!({"op": "hash_key", "hashing": crc, "key": utf8(text), "expect": {"hash": value.to_string()}}),
+        );
     }
     // Hash tags: every edge of the Redis rule, under both functions.
     let tag_keys = [
@@ -193,30 +217,50 @@ fn hashing_file() -> VectorFile {
         ("only-braces", "{}"),
         ("tag-at-end", "baz{x}"),
     ];
-    for (function, spec) in [("siphash", json!({"hash_tag": "redis"})), ("crc32", json!({"function": "crc32", "hash_tag": "redis"}))] {
+    for (function, spec) in
+        [("siphash", json!({"hash_tag": "redis"})), ("crc32", json!({"function": "crc32", "hash_tag": "redis"}))]
+    {
         let hashing = KeyHashing::from_json(&spec.to_string()).expect("spec");
         for (label, text) in tag_keys {
             let hash = hashing.hash(Key::from(text));
-            file.case(&format!("tag/{function}/{label}"), json!({"op": "hash_key", "hashing": spec, "key": utf8(text), "expect": {"hash": hash.to_string()}}));
+            file.case(
+                &format!("tag/{function}/{label}"),
+                json!({"op": "hash_key", "hashing": spec, "key": utf8(text), "expect": {"hash": hash.to_string()}}),
+            );
         }
     }
     let default = KeyHashing::default();
     let identity = json!({"integers": "identity"});
     for value in [0u64, 42, 1 << 53, u64::MAX] {
         let hash = default.hash(Key::U64(value));
-        file.case(&format!("u64/le-bytes/{value}"), json!({"op": "hash_key", "key": u64_key(value), "expect": {"hash": hash.to_string()}}));
-        file.case(&format!("u64/le-bytes-as-bytes/{value}"), json!({"op": "hash_key", "key": hex(&value.to_le_bytes()), "expect": {"hash": hash.to_string()}}));
+        file.case(
+            &format!("u64/le-bytes/{value}"),
+            json!({"op": "hash_key", "key": u64_key(value), "expect": {"hash": hash.to_string()}}),
+        );
+        file.case(
+            &format!("u64/le-bytes-as-bytes/{value}"),
+            json!({"op": "hash_key", "key": hex(&value.to_le_bytes()), "expect": {"hash": hash.to_string()}}),
+        );
         file.case(&format!("u64/identity/{value}"), json!({"op": "hash_key", "hashing": identity, "key": u64_key(value), "expect": {"hash": value.to_string()}}));
     }
     let seeded = json!({"seed": "f0e0d0c0b0a090807060504030201000"});
     let seeded_hashing = KeyHashing::from_json(&seeded.to_string()).expect("seed");
     for text in ["user:1", ""] {
         let hash = seeded_hashing.hash(Key::from(text));
-        file.case(&format!("seeded/{text}"), json!({"op": "hash_key", "hashing": seeded, "key": utf8(text), "expect": {"hash": hash.to_string()}}));
+        file.case(
+            &format!("seeded/{text}"),
+            json!({"op": "hash_key", "hashing": seeded, "key": utf8(text), "expect": {"hash": hash.to_string()}}),
+        );
     }
     let emoji = default.hash(Key::from("😀"));
-    file.case("utf16/valid-pair", json!({"op": "hash_key", "key": {"utf16": [0xD83D, 0xDE00]}, "expect": {"hash": emoji.to_string()}}));
-    file.case("utf16/valid-pair-as-utf8", json!({"op": "hash_key", "key": utf8("😀"), "expect": {"hash": emoji.to_string()}}));
+    file.case(
+        "utf16/valid-pair",
+        json!({"op": "hash_key", "key": {"utf16": [0xD83D, 0xDE00]}, "expect": {"hash": emoji.to_string()}}),
+    );
+    file.case(
+        "utf16/valid-pair-as-utf8",
+        json!({"op": "hash_key", "key": utf8("😀"), "expect": {"hash": emoji.to_string()}}),
+    );
     file.case("utf16/ascii", json!({"op": "hash_key", "key": {"utf16": [104, 105]}, "expect": {"hash": default.hash(Key::from("hi")).to_string()}}));
     for (label, units) in [
         ("lone-high", vec![0xD800u16]),
@@ -226,11 +270,25 @@ fn hashing_file() -> VectorFile {
         ("trailing-high", vec![0x61, 0xDBFF]),
     ] {
         let outcome = shardroute::key::utf8_from_utf16(&units).map(drop);
-        expect_error(&mut file, &format!("reject/utf16-{label}"), json!({"op": "hash_key", "key": {"utf16": units}}), "invalid_key", outcome);
+        expect_error(
+            &mut file,
+            &format!("reject/utf16-{label}"),
+            json!({"op": "hash_key", "key": {"utf16": units}}),
+            "invalid_key",
+            outcome,
+        );
     }
-    for (label, text) in [("2p64", "18446744073709551616"), ("negative", "-1"), ("huge", "340282366920938463463374607431768211456")] {
+    for (label, text) in
+        [("2p64", "18446744073709551616"), ("negative", "-1"), ("huge", "340282366920938463463374607431768211456")]
+    {
         let outcome = shardroute::key::parse_u64(text).map(drop);
-        expect_error(&mut file, &format!("reject/u64-{label}"), json!({"op": "hash_key", "key": {"u64": text}}), "invalid_key", outcome);
+        expect_error(
+            &mut file,
+            &format!("reject/u64-{label}"),
+            json!({"op": "hash_key", "key": {"u64": text}}),
+            "invalid_key",
+            outcome,
+        );
     }
     for (label, spec) in [
         ("unknown-function", json!({"function": "md5"})),
@@ -243,7 +301,13 @@ fn hashing_file() -> VectorFile {
         ("not-an-object", json!("siphash-2-4")),
     ] {
         let outcome = KeyHashing::from_json(&spec.to_string()).map(drop);
-        expect_error(&mut file, &format!("reject/spec-{label}"), json!({"op": "hash_key", "hashing": spec, "key": utf8("k")}), "invalid_topology", outcome);
+        expect_error(
+            &mut file,
+            &format!("reject/spec-{label}"),
+            json!({"op": "hash_key", "hashing": spec, "key": utf8("k")}),
+            "invalid_topology",
+            outcome,
+        );
     }
     file
 }
@@ -263,18 +327,41 @@ fn jump_file() -> VectorFile {
     for (key, buckets) in reference {
         for (index, &expected) in buckets.iter().enumerate() {
             let n = index + 1;
-            file.case(&format!("ref-cpp/{key:#x}/{n}"), json!({"op": "jump", "hash": key.to_string(), "buckets": n, "expect": {"shard": expected}}));
+            file.case(
+                &format!("ref-cpp/{key:#x}/{n}"),
+                json!({"op": "jump", "hash": key.to_string(), "buckets": n, "expect": {"shard": expected}}),
+            );
         }
     }
     for (key, expected) in [(1u64, 55u32), (2, 62), (3, 8), (4, 45), (5, 59)] {
-        file.case(&format!("ref-guava/{key}/100"), json!({"op": "jump", "hash": key.to_string(), "buckets": 100, "expect": {"shard": expected}}));
+        file.case(
+            &format!("ref-guava/{key}/100"),
+            json!({"op": "jump", "hash": key.to_string(), "buckets": 100, "expect": {"shard": expected}}),
+        );
     }
-    for (hash, buckets) in [(u64::MAX, 1u32), (u64::MAX, 1_000_000), (0x8000_0000_0000_0000, 4_294_967_295), (12345, 65_536)] {
+    for (hash, buckets) in
+        [(u64::MAX, 1u32), (u64::MAX, 1_000_000), (0x8000_0000_0000_0000, 4_294_967_295), (12345, 65_536)]
+    {
         let shard = shardroute::jump(hash, buckets).expect("jump");
-        file.case(&format!("edge/{hash:#x}/{buckets}"), json!({"op": "jump", "hash": hash.to_string(), "buckets": buckets, "expect": {"shard": shard}}));
+        file.case(
+            &format!("edge/{hash:#x}/{buckets}"),
+            json!({"op": "jump", "hash": hash.to_string(), "buckets": buckets, "expect": {"shard": shard}}),
+        );
     }
-    expect_error(&mut file, "reject/zero-buckets", json!({"op": "jump", "hash": "7", "buckets": 0}), "no_nodes", shardroute::jump(7, 0).map(drop));
-    expect_error(&mut file, "reject/hash-2p64", json!({"op": "jump", "hash": "18446744073709551616", "buckets": 3}), "invalid_key", shardroute::key::parse_u64("18446744073709551616").map(drop));
+    expect_error(
+        &mut file,
+        "reject/zero-buckets",
+        json!({"op": "jump", "hash": "7", "buckets": 0}),
+        "no_nodes",
+        shardroute::jump(7, 0).map(drop),
+    );
+    expect_error(
+        &mut file,
+        "reject/hash-2p64",
+        json!({"op": "jump", "hash": "18446744073709551616", "buckets": 3}),
+        "invalid_key",
+        shardroute::key::parse_u64("18446744073709551616").map(drop),
+    );
     let ten: Vec<String> = (0..10).map(|i| format!("shard-{i:02}")).collect();
     let ids: Vec<&str> = ten.iter().map(String::as_str).collect();
     let router = file.topology("jump-10", doc(1, nodes(&ids), json!({"type": "jump"})));
@@ -287,7 +374,11 @@ fn jump_file() -> VectorFile {
 }
 
 fn modulo_file() -> VectorFile {
-    let mut file = VectorFile::new("modulo", "Modulo sharding: hash % n, user_id % n with identity hashing, the 1-based variant, CRC32.", "generator");
+    let mut file = VectorFile::new(
+        "modulo",
+        "Modulo sharding: hash % n, user_id % n with identity hashing, the 1-based variant, CRC32.",
+        "generator",
+    );
     let router = file.topology("modulo-5", doc(1, nodes(&["m0", "m1", "m2", "m3", "m4"]), json!({"type": "modulo"})));
     routing_cases(&mut file, "modulo-5", &router);
     let mut identity = doc(1, nodes(&["m0", "m1", "m2", "m3", "m4"]), json!({"type": "modulo"}));
@@ -316,7 +407,11 @@ fn modulo_file() -> VectorFile {
 }
 
 fn ring_file() -> VectorFile {
-    let mut file = VectorFile::new("ring", "Consistent-hash ring with virtual nodes: default points, weights, CRC32 points with Redis hash tags.", "generator");
+    let mut file = VectorFile::new(
+        "ring",
+        "Consistent-hash ring with virtual nodes: default points, weights, CRC32 points with Redis hash tags.",
+        "generator",
+    );
     let router = file.topology("ring-5", doc(1, nodes(&["r0", "r1", "r2", "r3", "r4"]), json!({"type": "ring"})));
     routing_cases(&mut file, "ring-5", &router);
     let weighted = json!([{"id": "small", "weight": 0.5}, {"id": "base"}, {"id": "double", "weight": 2}, {"id": "x1.5", "weight": 1.5, "zone": "z2", "address": "10.1.0.4:11211"}]);
@@ -332,7 +427,11 @@ fn ring_file() -> VectorFile {
 }
 
 fn rendezvous_file() -> VectorFile {
-    let mut file = VectorFile::new("rendezvous", "Rendezvous (highest random weight) hashing: unweighted, weighted (libm ln), seeded.", "generator");
+    let mut file = VectorFile::new(
+        "rendezvous",
+        "Rendezvous (highest random weight) hashing: unweighted, weighted (libm ln), seeded.",
+        "generator",
+    );
     let ids = ["h0", "h1", "h2", "h3", "h4", "h5"];
     let router = file.topology("rendezvous-6", doc(1, nodes(&ids), json!({"type": "rendezvous"})));
     routing_cases(&mut file, "rendezvous-6", &router);
@@ -347,11 +446,19 @@ fn rendezvous_file() -> VectorFile {
 }
 
 fn vbucket_file() -> VectorFile {
-    let mut file = VectorFile::new("vbucket", "Vbuckets with a dictionary: the derived round-robin map, an explicit map with chains of different lengths.", "generator");
-    let router = file.topology("vbucket-1024-r2", doc(1, nodes(&["v0", "v1", "v2", "v3"]), json!({"type": "vbucket", "replicas": 2})));
+    let mut file = VectorFile::new(
+        "vbucket",
+        "Vbuckets with a dictionary: the derived round-robin map, an explicit map with chains of different lengths.",
+        "generator",
+    );
+    let router = file.topology(
+        "vbucket-1024-r2",
+        doc(1, nodes(&["v0", "v1", "v2", "v3"]), json!({"type": "vbucket", "replicas": 2})),
+    );
     routing_cases(&mut file, "vbucket-1024-r2", &router);
     let map = json!([["b", "a"], ["c"], ["a", "c", "b"], ["a", "b"], ["b"], ["c", "a"], ["a"], ["b", "c"]]);
-    let mut explicit = doc(u64::MAX - 1, nodes(&["a", "b", "c"]), json!({"type": "vbucket", "vbuckets": 8, "map": map}));
+    let mut explicit =
+        doc(u64::MAX - 1, nodes(&["a", "b", "c"]), json!({"type": "vbucket", "vbuckets": 8, "map": map}));
     explicit["epoch"] = json!((u64::MAX - 1).to_string());
     let router = file.topology("vbucket-map-8", explicit);
     routing_cases(&mut file, "vbucket-map-8", &router);
@@ -369,7 +476,11 @@ fn vbucket_file() -> VectorFile {
 }
 
 fn errors_file() -> VectorFile {
-    let mut file = VectorFile::new("errors", "Rejected documents, keys and arguments, with the error code each must give in every language.", "generator (expected codes stated by hand and checked against the core)");
+    let mut file = VectorFile::new(
+        "errors",
+        "Rejected documents, keys and arguments, with the error code each must give in every language.",
+        "generator (expected codes stated by hand and checked against the core)",
+    );
     let base = || doc(1, nodes(&["a", "b", "c"]), json!({"type": "ring"}));
     let mut bad: Vec<(&str, String, &str)> = vec![
         ("not-json", "{\"format\": ".into(), "invalid_topology"),
@@ -419,15 +530,31 @@ fn errors_file() -> VectorFile {
         d["strategy"] = json!({"type": "jump"});
         d["nodes"][1]["weight"] = json!(2);
     });
-    edit("modulo-one-based-string", "invalid_topology", &|d| d["strategy"] = json!({"type": "modulo", "one_based": "yes"}));
+    edit("modulo-one-based-string", "invalid_topology", &|d| {
+        d["strategy"] = json!({"type": "modulo", "one_based": "yes"})
+    });
     edit("vbucket-zero", "invalid_topology", &|d| d["strategy"] = json!({"type": "vbucket", "vbuckets": 0}));
-    edit("vbucket-over-limit", "limit_exceeded", &|d| d["strategy"] = json!({"type": "vbucket", "vbuckets": 2_097_152}));
-    edit("vbucket-map-short", "invalid_topology", &|d| d["strategy"] = json!({"type": "vbucket", "vbuckets": 3, "map": [["a"], ["b"]]}));
-    edit("vbucket-map-missing-node", "invalid_topology", &|d| d["strategy"] = json!({"type": "vbucket", "vbuckets": 2, "map": [["a"], ["z"]]}));
-    edit("vbucket-map-empty-chain", "invalid_topology", &|d| d["strategy"] = json!({"type": "vbucket", "vbuckets": 2, "map": [["a"], []]}));
-    edit("vbucket-map-repeated-node", "invalid_topology", &|d| d["strategy"] = json!({"type": "vbucket", "vbuckets": 2, "map": [["a", "a"], ["b"]]}));
-    edit("vbucket-map-and-replicas", "invalid_topology", &|d| d["strategy"] = json!({"type": "vbucket", "vbuckets": 1, "map": [["a"]], "replicas": 1}));
-    edit("vbucket-replicas-too-many", "invalid_topology", &|d| d["strategy"] = json!({"type": "vbucket", "replicas": 3}));
+    edit("vbucket-over-limit", "limit_exceeded", &|d| {
+        d["strategy"] = json!({"type": "vbucket", "vbuckets": 2_097_152})
+    });
+    edit("vbucket-map-short", "invalid_topology", &|d| {
+        d["strategy"] = json!({"type": "vbucket", "vbuckets": 3, "map": [["a"], ["b"]]})
+    });
+    edit("vbucket-map-missing-node", "invalid_topology", &|d| {
+        d["strategy"] = json!({"type": "vbucket", "vbuckets": 2, "map": [["a"], ["z"]]})
+    });
+    edit("vbucket-map-empty-chain", "invalid_topology", &|d| {
+        d["strategy"] = json!({"type": "vbucket", "vbuckets": 2, "map": [["a"], []]})
+    });
+    edit("vbucket-map-repeated-node", "invalid_topology", &|d| {
+        d["strategy"] = json!({"type": "vbucket", "vbuckets": 2, "map": [["a", "a"], ["b"]]})
+    });
+    edit("vbucket-map-and-replicas", "invalid_topology", &|d| {
+        d["strategy"] = json!({"type": "vbucket", "vbuckets": 1, "map": [["a"]], "replicas": 1})
+    });
+    edit("vbucket-replicas-too-many", "invalid_topology", &|d| {
+        d["strategy"] = json!({"type": "vbucket", "replicas": 3})
+    });
     edit("hashing-unknown-function", "invalid_topology", &|d| d["hashing"] = json!({"function": "fnv"}));
     for (label, raw, code) in bad {
         let outcome = Router::from_json(&raw).map(drop);
@@ -442,17 +569,50 @@ fn errors_file() -> VectorFile {
     ];
     for (label, key) in key_errors {
         let outcome = crate::run::to_key(&key).expect("well-formed vector").map(drop);
-        expect_error(&mut file, &format!("route/{label}"), json!({"op": "route", "topology": "ring-3", "key": key}), "invalid_key", outcome.clone());
-        expect_error(&mut file, &format!("replicas/{label}"), json!({"op": "replicas", "topology": "ring-3", "key": key, "count": 1}), "invalid_key", outcome.clone());
-        expect_error(&mut file, &format!("route_many/{label}"), json!({"op": "route_many", "topology": "ring-3", "keys": [utf8("fine"), key]}), "invalid_key", outcome);
+        expect_error(
+            &mut file,
+            &format!("route/{label}"),
+            json!({"op": "route", "topology": "ring-3", "key": key}),
+            "invalid_key",
+            outcome.clone(),
+        );
+        expect_error(
+            &mut file,
+            &format!("replicas/{label}"),
+            json!({"op": "replicas", "topology": "ring-3", "key": key, "count": 1}),
+            "invalid_key",
+            outcome.clone(),
+        );
+        expect_error(
+            &mut file,
+            &format!("route_many/{label}"),
+            json!({"op": "route_many", "topology": "ring-3", "keys": [utf8("fine"), key]}),
+            "invalid_key",
+            outcome,
+        );
     }
     for count in [0u32, 4] {
         let outcome = router.replicas("k", count).map(drop);
-        expect_error(&mut file, &format!("replicas/count-{count}"), json!({"op": "replicas", "topology": "ring-3", "key": utf8("k"), "count": count}), "invalid_argument", outcome);
+        expect_error(
+            &mut file,
+            &format!("replicas/count-{count}"),
+            json!({"op": "replicas", "topology": "ring-3", "key": utf8("k"), "count": count}),
+            "invalid_argument",
+            outcome,
+        );
     }
-    let short = file.topology("vbucket-short-chain", doc(1, nodes(&["a", "b"]), json!({"type": "vbucket", "vbuckets": 1, "map": [["a"]]})));
+    let short = file.topology(
+        "vbucket-short-chain",
+        doc(1, nodes(&["a", "b"]), json!({"type": "vbucket", "vbuckets": 1, "map": [["a"]]})),
+    );
     let outcome = short.replicas("k", 2).map(drop);
-    expect_error(&mut file, "replicas/longer-than-chain", json!({"op": "replicas", "topology": "vbucket-short-chain", "key": utf8("k"), "count": 2}), "invalid_argument", outcome);
+    expect_error(
+        &mut file,
+        "replicas/longer-than-chain",
+        json!({"op": "replicas", "topology": "vbucket-short-chain", "key": utf8("k"), "count": 2}),
+        "invalid_argument",
+        outcome,
+    );
     file
 }
 
@@ -460,13 +620,34 @@ fn topology_file() -> VectorFile {
     let mut file = VectorFile::new("topology", "Loading documents: canonical to_json, defaults spelled out, u64 epochs above 2^53 as strings, integer-or-string epochs.", "generator");
     let docs = [
         ("minimal", doc(0, nodes(&["a"]), json!({"type": "jump"}))),
-        ("epoch-string", json!({"format": "shardroute/1", "epoch": "77", "nodes": [{"id": "a"}], "strategy": {"type": "modulo"}})),
-        ("epoch-2p53", json!({"format": "shardroute/1", "epoch": 9007199254740992u64, "nodes": [{"id": "a"}], "strategy": {"type": "modulo"}})),
-        ("epoch-max", json!({"format": "shardroute/1", "epoch": "18446744073709551615", "nodes": [{"id": "a"}], "strategy": {"type": "rendezvous"}})),
-        ("all-fields", json!({"format": "shardroute/1", "epoch": 3, "hashing": {"function": "crc32", "hash_tag": "redis", "integers": "identity"}, "nodes": [{"id": "a", "address": "10.0.0.1:6379", "weight": 2.5, "zone": "z1"}, {"id": "b"}], "strategy": {"type": "ring", "points_per_node": 7}})),
-        ("unicode-ids", json!({"format": "shardroute/1", "epoch": 1, "nodes": [{"id": "узел-1"}, {"id": "节点-2"}, {"id": "🔑"}], "strategy": {"type": "rendezvous"}})),
-        ("null-optional-fields", json!({"format": "shardroute/1", "epoch": 1, "hashing": null, "nodes": [{"id": "a", "address": null, "zone": null, "weight": null}], "strategy": {"type": "ring", "points_per_node": null}})),
-        ("vbucket-map", json!({"format": "shardroute/1", "epoch": 1, "nodes": [{"id": "a"}, {"id": "b"}], "strategy": {"type": "vbucket", "vbuckets": 2, "map": [["b", "a"], ["a"]]}})),
+        (
+            "epoch-string",
+            json!({"format": "shardroute/1", "epoch": "77", "nodes": [{"id": "a"}], "strategy": {"type": "modulo"}}),
+        ),
+        (
+            "epoch-2p53",
+            json!({"format": "shardroute/1", "epoch": 9007199254740992u64, "nodes": [{"id": "a"}], "strategy": {"type": "modulo"}}),
+        ),
+        (
+            "epoch-max",
+            json!({"format": "shardroute/1", "epoch": "18446744073709551615", "nodes": [{"id": "a"}], "strategy": {"type": "rendezvous"}}),
+        ),
+        (
+            "all-fields",
+            json!({"format": "shardroute/1", "epoch": 3, "hashing": {"function": "crc32", "hash_tag": "redis", "integers": "identity"}, "nodes": [{"id": "a", "address": "10.0.0.1:6379", "weight": 2.5, "zone": "z1"}, {"id": "b"}], "strategy": {"type": "ring", "points_per_node": 7}}),
+        ),
+        (
+            "unicode-ids",
+            json!({"format": "shardroute/1", "epoch": 1, "nodes": [{"id": "узел-1"}, {"id": "节点-2"}, {"id": "🔑"}], "strategy": {"type": "rendezvous"}}),
+        ),
+        (
+            "null-optional-fields",
+            json!({"format": "shardroute/1", "epoch": 1, "hashing": null, "nodes": [{"id": "a", "address": null, "zone": null, "weight": null}], "strategy": {"type": "ring", "points_per_node": null}}),
+        ),
+        (
+            "vbucket-map",
+            json!({"format": "shardroute/1", "epoch": 1, "nodes": [{"id": "a"}, {"id": "b"}], "strategy": {"type": "vbucket", "vbuckets": 2, "map": [["b", "a"], ["a"]]}}),
+        ),
     ];
     for (id, doc) in docs {
         let router = file.topology(id, doc);
@@ -480,8 +661,17 @@ fn topology_file() -> VectorFile {
 
 /// Every vector file as `(file name, text)`, in a fixed order.
 pub fn all() -> Vec<(String, String)> {
-    [hashing_file(), jump_file(), modulo_file(), ring_file(), rendezvous_file(), vbucket_file(), errors_file(), topology_file()]
-        .iter()
-        .map(VectorFile::render)
-        .collect()
+    [
+        hashing_file(),
+        jump_file(),
+        modulo_file(),
+        ring_file(),
+        rendezvous_file(),
+        vbucket_file(),
+        errors_file(),
+        topology_file(),
+    ]
+    .iter()
+    .map(VectorFile::render)
+    .collect()
 }

@@ -15,7 +15,10 @@ fn committed_vectors_match_the_generator() {
     committed.sort();
     let mut expected: Vec<String> = generated.iter().map(|(name, _)| name.clone()).collect();
     expected.sort();
-    assert_eq!(committed, expected, "vector files differ from the generator's; run `cargo run -p shardroute-conformance --bin generate-vectors`");
+    assert_eq!(
+        committed, expected,
+        "vector files differ from the generator's; run `cargo run -p shardroute-conformance --bin generate-vectors`"
+    );
     for (name, text) in generated {
         let on_disk = std::fs::read_to_string(dir.join(&name)).expect("read vector file");
         assert!(

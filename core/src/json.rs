@@ -114,7 +114,13 @@ pub(crate) fn u64(path: &str, value: &Value) -> Result<u64> {
         _ => None,
     };
     parsed.ok_or_else(|| {
-        at(path, format_args!("expected an integer in 0..=18446744073709551615 (number or decimal string), found {}", describe(value)))
+        at(
+            path,
+            format_args!(
+                "expected an integer in 0..=18446744073709551615 (number or decimal string), found {}",
+                describe(value)
+            ),
+        )
     })
 }
 

@@ -4,11 +4,11 @@
 //! nowhere.
 
 /// Largest topology document, in bytes of JSON text: 64 MiB.
-pub const MAX_DOCUMENT_BYTES: usize = 64 << 20;
+pub const MAX_DOCUMENT_BYTES: u64 = 64 << 20;
 /// Most nodes in one topology.
 pub const MAX_NODES: u32 = 65_536;
 /// Longest node id, in UTF-8 bytes.
-pub const MAX_NODE_ID_BYTES: usize = 1024;
+pub const MAX_NODE_ID_BYTES: u32 = 1024;
 /// Largest `points_per_node` of a ring.
 pub const MAX_POINTS_PER_NODE: u32 = 65_536;
 /// Most points on one ring, all nodes and weights together (16 Mi points, 192 MiB).

@@ -81,7 +81,7 @@ impl Topology {
     /// # Errors
     /// `invalid_topology` (naming the field), `no_nodes` or `limit_exceeded`.
     pub fn from_json(text: &str) -> Result<Topology> {
-        if text.len() > limits::MAX_DOCUMENT_BYTES {
+        if text.len() as u64 > limits::MAX_DOCUMENT_BYTES {
             return Err(Error::limit(format!(
                 "the document is {} bytes; the limit is {}",
                 text.len(),
@@ -101,7 +101,10 @@ impl Topology {
         let object = Object::new("", value, &["format", "epoch", "hashing", "nodes", "strategy"])?;
         let format = json::str("format", object.required("format")?)?;
         if format != FORMAT {
-            return Err(json::at("format", format_args!("unsupported format {format:?}; this version reads {FORMAT:?}")));
+            return Err(json::at(
+                "format",
+                format_args!("unsupported format {format:?}; this version reads {FORMAT:?}"),
+            ));
         }
         let epoch = json::u64("epoch", object.required("epoch")?)?;
         let hashing = match object.optional("hashing") {
@@ -129,7 +132,10 @@ impl Topology {
                     entry.insert("address".into(), Value::String(address.clone()));
                 }
                 // Weights are finite by construction, so `from_f64` always succeeds.
-                entry.insert("weight".into(), serde_json::Number::from_f64(node.weight).map_or(Value::Null, Value::Number));
+                entry.insert(
+                    "weight".into(),
+                    serde_json::Number::from_f64(node.weight).map_or(Value::Null, Value::Number),
+                );
                 if let Some(zone) = &node.zone {
                     entry.insert("zone".into(), Value::String(zone.clone()));
                 }
@@ -150,7 +156,10 @@ impl Topology {
 fn parse_nodes(value: &Value) -> Result<Vec<Node>> {
     let entries = json::array("nodes", value)?;
     if entries.is_empty() {
-        return Err(Error::new(ErrorKind::NoNodes, "nodes: the node list is empty; a topology needs at least one node"));
+        return Err(Error::new(
+            ErrorKind::NoNodes,
+            "nodes: the node list is empty; a topology needs at least one node",
+        ));
     }
     if entries.len() > limits::MAX_NODES as usize {
         return Err(Error::limit(format!("nodes: {} nodes; the limit is {}", entries.len(), limits::MAX_NODES)));
@@ -164,7 +173,7 @@ fn parse_nodes(value: &Value) -> Result<Vec<Node>> {
         if id.is_empty() {
             return Err(json::at(&object.path_of("id"), "must not be empty"));
         }
-        if id.len() > limits::MAX_NODE_ID_BYTES {
+        if id.len() as u64 > u64::from(limits::MAX_NODE_ID_BYTES) {
             return Err(Error::limit(format!(
                 "{}: {} bytes; the limit is {}",
                 object.path_of("id"),

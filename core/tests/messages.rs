@@ -32,15 +32,26 @@ fn weight_errors_name_the_node() {
 
 #[test]
 fn unknown_fields_are_named_with_their_path() {
-    let text = message(r#"{"format": "shardroute/1", "epoch": 1, "nodes": [{"id": "a", "wieght": 2}], "strategy": {"type": "jump"}}"#);
-    assert!(text.starts_with("invalid_topology: nodes[0].wieght: unknown field; expected one of: id, address, weight, zone"), "{text}");
-    let text = message(r#"{"format": "shardroute/1", "epoch": 1, "nodes": [{"id": "a"}], "strategy": {"type": "ring", "points": 3}}"#);
+    let text = message(
+        r#"{"format": "shardroute/1", "epoch": 1, "nodes": [{"id": "a", "wieght": 2}], "strategy": {"type": "jump"}}"#,
+    );
+    assert!(
+        text.starts_with(
+            "invalid_topology: nodes[0].wieght: unknown field; expected one of: id, address, weight, zone"
+        ),
+        "{text}"
+    );
+    let text = message(
+        r#"{"format": "shardroute/1", "epoch": 1, "nodes": [{"id": "a"}], "strategy": {"type": "ring", "points": 3}}"#,
+    );
     assert!(text.starts_with("invalid_topology: strategy.points: unknown field"), "{text}");
 }
 
 #[test]
 fn duplicate_ids_name_both_entries() {
-    let text = message(r#"{"format": "shardroute/1", "epoch": 1, "nodes": [{"id": "a"}, {"id": "b"}, {"id": "a"}], "strategy": {"type": "jump"}}"#);
+    let text = message(
+        r#"{"format": "shardroute/1", "epoch": 1, "nodes": [{"id": "a"}, {"id": "b"}, {"id": "a"}], "strategy": {"type": "jump"}}"#,
+    );
     assert_eq!(text, r#"invalid_topology: nodes[2].id: duplicate node id "a" (also nodes[0])"#);
 }
 
@@ -55,18 +66,23 @@ fn tables_naming_missing_nodes_say_where() {
 
 #[test]
 fn codes_for_empty_and_oversized() {
-    let err = Router::from_json(r#"{"format": "shardroute/1", "epoch": 1, "nodes": [], "strategy": {"type": "jump"}}"#).unwrap_err();
+    let err = Router::from_json(r#"{"format": "shardroute/1", "epoch": 1, "nodes": [], "strategy": {"type": "jump"}}"#)
+        .unwrap_err();
     assert_eq!(err.code(), "no_nodes");
     let err = Router::from_json(r#"{"format": "shardroute/1", "epoch": 1, "nodes": [{"id": "a"}], "strategy": {"type": "vbucket", "vbuckets": 2000000}}"#).unwrap_err();
     assert_eq!(err.code(), "limit_exceeded");
     assert!(err.message().starts_with("strategy.vbuckets: 2000000 exceeds the limit of 1048576"), "{err}");
-    let huge = " ".repeat(shardroute::limits::MAX_DOCUMENT_BYTES + 1);
+    let huge = " ".repeat(shardroute::limits::MAX_DOCUMENT_BYTES as usize + 1);
     assert_eq!(Router::from_json(&huge).unwrap_err().code(), "limit_exceeded");
 }
 
 #[test]
 fn epoch_accepts_numbers_and_decimal_strings_and_writes_big_ones_as_strings() {
-    let doc = |epoch: &str| format!(r#"{{"format": "shardroute/1", "epoch": {epoch}, "nodes": [{{"id": "a"}}], "strategy": {{"type": "jump"}}}}"#);
+    let doc = |epoch: &str| {
+        format!(
+            r#"{{"format": "shardroute/1", "epoch": {epoch}, "nodes": [{{"id": "a"}}], "strategy": {{"type": "jump"}}}}"#
+        )
+    };
     assert_eq!(Router::from_json(&doc("7")).unwrap().epoch(), 7);
     assert_eq!(Router::from_json(&doc("\"7\"")).unwrap().epoch(), 7);
     let max = Router::from_json(&doc("18446744073709551615")).unwrap();

@@ -65,7 +65,8 @@ fn rendezvous_moves_only_the_changed_nodes_keys() {
         check_add_moves_only_to_new(&before, &after, &all[n], &keys);
         // Remove a node from the middle: only its keys move, to their second choice.
         let middle = n / 2;
-        let without: Vec<String> = all.iter().enumerate().filter(|(i, _)| *i != middle).map(|(_, id)| id.clone()).collect();
+        let without: Vec<String> =
+            all.iter().enumerate().filter(|(i, _)| *i != middle).map(|(_, id)| id.clone()).collect();
         let shrunk = router(&without, r#"{"type": "rendezvous"}"#, None);
         check_remove_moves_only_its_keys(&after, &shrunk, &all[middle], &keys);
         for key in keys.iter().take(2_000) {
@@ -80,7 +81,8 @@ fn rendezvous_moves_only_the_changed_nodes_keys() {
 fn weighted_rendezvous_moves_only_the_changed_nodes_keys() {
     let keys = keys(0, 20_000);
     let doc = |count: usize| {
-        let nodes: Vec<String> = (0..count).map(|i| format!("{{\"id\": \"w{i}\", \"weight\": {}}}", 1 + i % 3)).collect();
+        let nodes: Vec<String> =
+            (0..count).map(|i| format!("{{\"id\": \"w{i}\", \"weight\": {}}}", 1 + i % 3)).collect();
         Router::from_json(&format!(
             "{{\"format\": \"shardroute/1\", \"epoch\": 1, \"nodes\": [{}], \"strategy\": {{\"type\": \"rendezvous\"}}}}",
             nodes.join(",")

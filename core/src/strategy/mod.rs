@@ -185,7 +185,9 @@ impl Strategy {
                         let rows = chains
                             .iter()
                             .map(|chain| {
-                                Value::Array(chain.iter().map(|&i| Value::String(nodes[i as usize].id.clone())).collect())
+                                Value::Array(
+                                    chain.iter().map(|&i| Value::String(nodes[i as usize].id.clone())).collect(),
+                                )
                             })
                             .collect();
                         map.insert("map".into(), Value::Array(rows));
@@ -322,7 +324,9 @@ impl Placement {
             }
             _ => {
                 let owner = self.owner(self.shard(hash));
-                out.extend((0..count).map(|step| ((u64::from(owner) + u64::from(step)) % u64::from(node_count)) as u32));
+                out.extend(
+                    (0..count).map(|step| ((u64::from(owner) + u64::from(step)) % u64::from(node_count)) as u32),
+                );
             }
         }
         Ok(())

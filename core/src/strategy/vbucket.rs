@@ -47,7 +47,9 @@ impl VbucketTable {
     /// The round-robin chains of a document without a `map`.
     pub(crate) fn round_robin(vbuckets: u32, nodes: u32, replicas: u32) -> Vec<Vec<u32>> {
         (0..vbuckets)
-            .map(|vbucket| (0..=replicas).map(|r| ((u64::from(vbucket) + u64::from(r)) % u64::from(nodes)) as u32).collect())
+            .map(|vbucket| {
+                (0..=replicas).map(|r| ((u64::from(vbucket) + u64::from(r)) % u64::from(nodes)) as u32).collect()
+            })
             .collect()
     }
 

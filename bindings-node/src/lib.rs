@@ -1,1 +1,94 @@
-//! Placeholder: the binding is being written.
+//! The Node.js addon of shardroute: a napi-rs shell over the core crate.
+//!
+//! This crate only converts JavaScript values into core types and maps core errors:
+//! every routing and hashing decision is the core's (`sr::`). `index.js` is the package's
+//! public face: it serializes object topologies and turns thrown errors into
+//! `ShardrouteError`.
+//!
+//! Every exported function and method is `#[napi(catch_unwind)]`: a panic (which the core
+//! promises never to raise) becomes a thrown JavaScript `Error`, never an abort.
+
+mod errors;
+mod key;
+mod router;
+
+use napi::bindgen_prelude::BigInt;
+use napi::{Unknown, ValueType};
+use napi_derive::napi;
+use shardroute as sr;
+
+use errors::{Result, Throw};
+
+/// The hash of `key` under a hashing spec (JSON text; `undefined` or `null` for the
+/// default spec), as a `bigint`.
+///
+/// # Errors
+/// `invalid_key` for a value that is not a key; `invalid_topology` for a bad spec.
+#[napi(catch_unwind)]
+pub fn hash_key(key: Unknown, hashing: Unknown) -> Result<BigInt> {
+    let key = key::from_js(key)?;
+    let spec = match hashing.get_type().or_throw()? {
+        ValueType::Undefined | ValueType::Null => sr::KeyHashing::default(),
+        _ => sr::KeyHashing::from_json(&document_text(hashing, "hashing spec")?).or_throw()?,
+    };
+    Ok(BigInt::from(sr::hash_key(key.as_core(), &spec)))
+}
+
+/// The jump consistent hash of `hash` (a `bigint` or a decimal string) over `buckets`.
+///
+/// # Errors
+/// `invalid_key` for a hash outside `0..2^64`; `invalid_argument` for a bucket count
+/// that is not an integer in `0..=2^32-1`; `no_nodes` for zero buckets.
+#[napi(catch_unwind)]
+pub fn jump(hash: Unknown, buckets: Unknown) -> Result<u32> {
+    let hash = key::u64_from_js(hash, "jump hash")?;
+    let buckets = u32_argument(buckets, "bucket count")?;
+    sr::jump(hash, buckets).or_throw()
+}
+
+/// Panics: lets the tests check that a panic becomes a thrown `Error`. Not part of the
+/// package's API (`index.js` does not export it).
+#[doc(hidden)]
+#[napi(js_name = "__panicForTesting", catch_unwind)]
+pub fn panic_for_testing() {
+    panic!("shardroute-node: deliberate panic for testing");
+}
+
+/// Reads a JSON document argument (a topology or a hashing spec): a string, read as
+/// UTF-16 so a lone surrogate is an error rather than U+FFFD.
+///
+/// # Errors
+/// `invalid_topology` for a value that is not a string, or text with a lone surrogate.
+fn document_text(value: Unknown<'_>, what: &str) -> Result<String> {
+    match value.get_type().or_throw()? {
+        ValueType::String => key::text(value, sr::ErrorKind::InvalidTopology),
+        other => Err(errors::new(
+            sr::ErrorKind::InvalidTopology,
+            format!("{what} must be JSON text or an object, got {}", key::describe(value, other)?),
+        )),
+    }
+}
+
+/// Reads a count argument: a `number` that is an integer in `0..=2^32-1`.
+///
+/// # Errors
+/// `invalid_argument` for any other value.
+fn u32_argument(value: Unknown<'_>, what: &str) -> Result<u32> {
+    let kind = value.get_type().or_throw()?;
+    if kind == ValueType::Number {
+        // SAFETY: `get_type` said this is a number.
+        let number: f64 = unsafe { value.cast() }.or_throw()?;
+        // Exact for every integer in range; NaN and fractions fail the round trip.
+        if (0.0..=f64::from(u32::MAX)).contains(&number) && f64::from(number as u32) == number {
+            return Ok(number as u32);
+        }
+        return Err(errors::new(
+            sr::ErrorKind::InvalidArgument,
+            format!("{what} must be an integer in 0..=4294967295, got {number}"),
+        ));
+    }
+    Err(errors::new(
+        sr::ErrorKind::InvalidArgument,
+        format!("{what} must be a number, got {}", key::describe(value, kind)?),
+    ))
+}

@@ -1,0 +1,151 @@
+'use strict';
+// shardroute for Node.js: the public module over the native addon (shardroute.node,
+// built from src/ by build.sh). Everything here is conversion: object documents become
+// JSON text, and errors the addon throws with a shardroute code become ShardrouteError.
+// Every routing and hashing decision is made by the Rust core.
+
+function loadAddon() {
+  try {
+    return require('./shardroute.node');
+  } catch (err) {
+    if (err && err.code === 'MODULE_NOT_FOUND') {
+      throw new Error('shardroute: the native addon shardroute.node is missing; build it with bindings-node/build.sh', {
+        cause: err,
+      });
+    }
+    throw err;
+  }
+}
+
+const addon = loadAddon();
+
+/** The codes of shardroute's errors, from the core (`ErrorKind::ALL`). */
+const ERROR_CODES = new Set(addon.errorCodes());
+
+/** The error every failed call throws: `code` is the core's stable error code. */
+class ShardrouteError extends Error {
+  /**
+   * @param {string} code one of the core's codes, such as 'invalid_key'
+   * @param {string} message what went wrong, for people
+   * @param {{cause?: unknown}} [options]
+   */
+  constructor(code, message, options) {
+    super(message, options);
+    /** The stable error code: 'invalid_topology', 'invalid_key', 'no_nodes', 'limit_exceeded' or 'invalid_argument'. */
+    this.code = code;
+  }
+}
+Object.defineProperty(ShardrouteError.prototype, 'name', {
+  value: 'ShardrouteError',
+  writable: true,
+  configurable: true,
+});
+
+/** Rethrows an error from the addon: as a ShardrouteError when it carries a shardroute code. */
+function rethrow(err) {
+  if (err instanceof Error && !(err instanceof ShardrouteError) && ERROR_CODES.has(err.code)) {
+    const error = new ShardrouteError(err.code, err.message);
+    Error.captureStackTrace(error, rethrow); // the stack starts at the method the user called
+    throw error;
+  }
+  throw err;
+}
+
+/** BigInt fields (such as an epoch above 2^53) become decimal strings, which the core accepts. */
+function bigintAsDecimal(_key, value) {
+  return typeof value === 'bigint' ? value.toString() : value;
+}
+
+/** A document argument as the addon takes it: objects become JSON text; other values pass unchanged. */
+function documentText(value, what) {
+  if (typeof value !== 'object' || value === null) return value;
+  try {
+    return JSON.stringify(value, bigintAsDecimal);
+  } catch (err) {
+    throw new ShardrouteError('invalid_topology', `${what} cannot be serialized as JSON: ${err && err.message}`, {
+      cause: err,
+    });
+  }
+}
+
+/** A router: a topology document compiled for lookups. */
+class Router {
+  #inner;
+
+  /** @param {string | object} topology the topology document, as JSON text or as an object */
+  constructor(topology) {
+    const text = documentText(topology, 'topology');
+    try {
+      this.#inner = new addon.Router(text);
+    } catch (err) {
+      rethrow(err);
+    }
+  }
+
+  /** The shard of `key` (a node index, or the vbucket number for `vbucket`). */
+  route(key) {
+    try {
+      return this.#inner.route(key);
+    } catch (err) {
+      rethrow(err);
+    }
+  }
+
+  /** The id of the node that owns `key`. */
+  node(key) {
+    try {
+      return this.#inner.node(key);
+    } catch (err) {
+      rethrow(err);
+    }
+  }
+
+  /** `count` distinct node ids for `key` in preference order, owner first. */
+  replicas(key, count) {
+    try {
+      return this.#inner.replicas(key, count);
+    } catch (err) {
+      rethrow(err);
+    }
+  }
+
+  /** The shards of many keys, in order, as a Uint32Array. */
+  routeMany(keys) {
+    try {
+      return this.#inner.routeMany(keys);
+    } catch (err) {
+      rethrow(err);
+    }
+  }
+
+  /** The topology's epoch, as a BigInt. */
+  get epoch() {
+    return this.#inner.epoch;
+  }
+
+  /** The canonical JSON text of the topology (the same bytes in every language). */
+  toJson() {
+    return this.#inner.toJson();
+  }
+}
+
+/** The u64 hash of `key` under a hashing spec (JSON text or object; the default spec when omitted or null), as a BigInt. */
+function hashKey(key, hashing) {
+  const spec = documentText(hashing, 'hashing spec');
+  try {
+    return addon.hashKey(key, spec);
+  } catch (err) {
+    rethrow(err);
+  }
+}
+
+/** Jump consistent hash: the bucket in 0..buckets of `hash` (a BigInt or a decimal string). */
+function jump(hash, buckets) {
+  try {
+    return addon.jump(hash, buckets);
+  } catch (err) {
+    rethrow(err);
+  }
+}
+
+module.exports = { Router, hashKey, jump, ShardrouteError };

@@ -1,0 +1,142 @@
+//! JavaScript values as keys, and as the other integers and texts calls take.
+//!
+//! | JavaScript | key | rejected with `invalid_key` |
+//! |---|---|---|
+//! | `string` | its UTF-8 bytes | lone surrogates ([`sr::key::utf8_from_utf16`]) |
+//! | `Uint8Array` (and `Buffer`) | its bytes | other typed arrays |
+//! | `bigint` | `Key::U64` | negative, or `2n ** 64n` and above |
+//! | `number` | `Key::U64` | not a safe non-negative integer ([`sr::key::u64_from_js_number`]) |
+//! | anything else | | always |
+//!
+//! Strings are read as UTF-16 code units: N-API's UTF-8 read would turn a lone surrogate
+//! into U+FFFD, so two different strings would route as one key.
+
+use napi::bindgen_prelude::{BigInt, TypedArray, TypedArrayType, Uint8ArraySlice};
+use napi::{JsString, JsValue, Unknown, ValueType};
+use shardroute as sr;
+
+use crate::errors::{self, Result, Throw};
+
+/// A key read from a JavaScript value; [`Key::as_core`] lends it to the core.
+pub enum Key<'env> {
+    /// A string, decoded to UTF-8.
+    Text(String),
+    /// The bytes of a `Uint8Array`, borrowed for the duration of the call.
+    Bytes(Uint8ArraySlice<'env>),
+    /// A `bigint` or `number` key.
+    U64(u64),
+}
+
+impl Key<'_> {
+    /// The key as the core takes it.
+    pub fn as_core(&self) -> sr::Key<'_> {
+        match self {
+            Key::Text(text) => sr::Key::Bytes(text.as_bytes()),
+            Key::Bytes(bytes) => sr::Key::Bytes(bytes),
+            Key::U64(value) => sr::Key::U64(*value),
+        }
+    }
+}
+
+/// Reads a routing key.
+///
+/// # Errors
+/// `invalid_key` for a value that is not a key (see the module docs).
+pub fn from_js<'env>(value: Unknown<'env>) -> Result<Key<'env>> {
+    match value.get_type().or_throw()? {
+        ValueType::String => Ok(Key::Text(text(value, sr::ErrorKind::InvalidKey)?)),
+        ValueType::BigInt => Ok(Key::U64(u64_from_bigint(value, "bigint key")?)),
+        ValueType::Number => {
+            // SAFETY: `get_type` said this is a number.
+            let number: f64 = unsafe { value.cast() }.or_throw()?;
+            Ok(Key::U64(sr::key::u64_from_js_number(number).or_throw()?))
+        }
+        ValueType::Object if value.is_typedarray().or_throw()? => {
+            // SAFETY: `is_typedarray` said this is a typed array.
+            let view: TypedArray = unsafe { value.cast() }.or_throw()?;
+            if view.typed_array_type != TypedArrayType::Uint8 {
+                return Err(invalid_key(&format!("a {}Array", view.typed_array_type.as_ref())));
+            }
+            // SAFETY: a typed array of element type Uint8.
+            Ok(Key::Bytes(unsafe { value.cast() }.or_throw()?))
+        }
+        other => Err(invalid_key(&describe(value, other)?)),
+    }
+}
+
+/// Reads a `u64` given as a `bigint` or a decimal string, such as a hash for `jump`.
+///
+/// # Errors
+/// `invalid_key` for a negative or too large value, text that [`sr::key::parse_u64`]
+/// rejects, or another type.
+pub fn u64_from_js(value: Unknown<'_>, what: &str) -> Result<u64> {
+    match value.get_type().or_throw()? {
+        ValueType::BigInt => u64_from_bigint(value, what),
+        ValueType::String => sr::key::parse_u64(&text(value, sr::ErrorKind::InvalidKey)?).or_throw(),
+        other => Err(errors::new(
+            sr::ErrorKind::InvalidKey,
+            format!("{what} must be a bigint or a decimal string, got {}", describe(value, other)?),
+        )),
+    }
+}
+
+/// Reads a JavaScript string as UTF-8 without replacing lone surrogates.
+///
+/// # Errors
+/// `kind` for a lone surrogate (the core's message); N-API's status if the read fails.
+pub fn text(value: Unknown<'_>, kind: sr::ErrorKind) -> Result<String> {
+    // SAFETY: every caller checked that `value` is a string (and N-API's read would
+    // fail, not misbehave, on any other value).
+    let string: JsString = unsafe { value.cast() }.or_throw()?;
+    let length = string.utf16_len().or_throw()?;
+    let units = string.into_utf16().or_throw()?;
+    // napi-rs's buffer also holds the terminating NUL: take the string's own units only.
+    let units = units.as_slice().get(..length).ok_or_else(|| {
+        napi::Error::new(errors::Code::Napi(napi::Status::GenericFailure), "short UTF-16 read".to_owned())
+    })?;
+    sr::key::utf8_from_utf16(units).map_err(|err| errors::new(kind, err.message()))
+}
+
+/// A `bigint` as a `u64`, losslessly.
+///
+/// # Errors
+/// `invalid_key` for a negative value or one of `2n ** 64n` or more.
+fn u64_from_bigint(value: Unknown<'_>, what: &str) -> Result<u64> {
+    // SAFETY: every caller checked that `value` is a bigint.
+    let big: BigInt = unsafe { value.cast() }.or_throw()?;
+    match big.get_u64() {
+        (false, value, true) => Ok(value),
+        (negative, _, _) => Err(errors::new(
+            sr::ErrorKind::InvalidKey,
+            format!(
+                "{what} is {}; it must be in 0n..=18446744073709551615n",
+                if negative { "negative" } else { "2n ** 64n or more" }
+            ),
+        )),
+    }
+}
+
+fn invalid_key(what: &str) -> errors::Error {
+    errors::new(
+        sr::ErrorKind::InvalidKey,
+        format!("{what} is not a key; a key is a string, a Uint8Array, a bigint or a safe non-negative integer number"),
+    )
+}
+
+/// Names a JavaScript value's type for an error message (`"null"`, `"an array"`, ...).
+pub fn describe(value: Unknown<'_>, kind: ValueType) -> Result<String> {
+    Ok(match kind {
+        ValueType::Undefined => "undefined".to_owned(),
+        ValueType::Null => "null".to_owned(),
+        ValueType::Boolean => "a boolean".to_owned(),
+        ValueType::Number => "a number".to_owned(),
+        ValueType::String => "a string".to_owned(),
+        ValueType::Symbol => "a symbol".to_owned(),
+        ValueType::Function => "a function".to_owned(),
+        ValueType::BigInt => "a bigint".to_owned(),
+        ValueType::Object if value.is_array().or_throw()? => "an array".to_owned(),
+        ValueType::Object if value.is_typedarray().or_throw()? => "a typed array".to_owned(),
+        ValueType::Object => "an object".to_owned(),
+        ValueType::External | ValueType::Unknown => "a native value".to_owned(),
+    })
+}

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Builds the addon if needed, then runs every check of the Node package: the type check
+# of test/types.ts against index.d.ts, and `node --test` (conformance vectors, API,
+# README example, demo). Exits non-zero on any failure.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+
+"$here/build.sh"
+
+cd "$here"
+if [ ! -d node_modules ]; then
+  npm ci --no-audit --no-fund
+fi
+npx tsc --noEmit -p tsconfig.json
+node --test test/

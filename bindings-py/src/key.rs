@@ -1,0 +1,133 @@
+//! Keys: Python values converted to core [`sr::Key`]s, and the integer arguments
+//! (hashes, counts) converted to `u64`/`u32`.
+//!
+//! `str` is its UTF-8 encoding; `bytes`, `bytearray` and `memoryview` are their bytes;
+//! an `int` (not a `bool`) in `0..2**64` is an integer key. Anything else is
+//! `invalid_key`, and so is a `str` holding a lone surrogate: it has no UTF-8 encoding,
+//! and replacing the surrogate would route two different strings as one key.
+
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyByteArray, PyBytes, PyInt, PyMemoryView, PyString};
+use shardroute as sr;
+
+use crate::errors;
+
+/// A key converted from Python, holding the bytes it borrows from.
+pub enum Key<'py> {
+    /// Text (encoded as UTF-8 by Python) or raw bytes.
+    Bytes(Bound<'py, PyBytes>),
+    /// An integer key.
+    U64(u64),
+}
+
+impl<'py> Key<'py> {
+    /// Converts a Python value.
+    ///
+    /// # Errors
+    /// `invalid_key` for a value of an unsupported type, a `str` with lone surrogates, an
+    /// `int` outside `0..2**64`.
+    pub fn from_py(value: &Bound<'py, PyAny>) -> PyResult<Key<'py>> {
+        if let Ok(bytes) = value.cast::<PyBytes>() {
+            Ok(Key::Bytes(bytes.clone()))
+        } else if let Ok(text) = value.cast::<PyString>() {
+            text_bytes(text).map(Key::Bytes)
+        } else if value.is_instance_of::<PyInt>() && !value.is_instance_of::<PyBool>() {
+            u64_from_py(value, "integer key").map(Key::U64)
+        } else if value.is_instance_of::<PyByteArray>() || value.is_instance_of::<PyMemoryView>() {
+            // `bytes(value)`: a copy, contiguous whatever the buffer's shape. It fails
+            // only for a released memoryview, which is no key either.
+            let py = value.py();
+            let bytes = py
+                .get_type::<PyBytes>()
+                .call1((value,))
+                .map_err(|err| errors::convert(py, err, sr::ErrorKind::InvalidKey, "byte key"))?;
+            Ok(Key::Bytes(bytes.cast_into::<PyBytes>()?))
+        } else {
+            Err(errors::new(
+                sr::ErrorKind::InvalidKey,
+                format!("a key must be str, bytes, bytearray, memoryview or int, not {}", type_name(value)),
+            ))
+        }
+    }
+
+    /// Whether a value is a text or byte-string key (which Python can also iterate).
+    pub fn is_text_or_bytes(value: &Bound<'py, PyAny>) -> bool {
+        value.is_instance_of::<PyString>()
+            || value.is_instance_of::<PyBytes>()
+            || value.is_instance_of::<PyByteArray>()
+            || value.is_instance_of::<PyMemoryView>()
+    }
+
+    /// Borrows as a core key.
+    pub fn as_core(&self) -> sr::Key<'_> {
+        match self {
+            Key::Bytes(bytes) => sr::Key::Bytes(bytes.as_bytes()),
+            Key::U64(value) => sr::Key::U64(*value),
+        }
+    }
+}
+
+/// The UTF-8 bytes of a `str`.
+///
+/// # Errors
+/// `invalid_key` for lone surrogates, with core's message: the string is re-read as
+/// UTF-16 (surrogates kept) and handed to [`sr::key::utf8_from_utf16`], the check the
+/// JavaScript bindings use, so every language rejects it in the same words.
+fn text_bytes<'py>(text: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyBytes>> {
+    text.encode_utf8().map_err(|err| {
+        let units = text
+            .call_method1("encode", ("utf-16-le", "surrogatepass"))
+            .ok()
+            .and_then(|encoded| encoded.cast_into::<PyBytes>().ok());
+        let units: Option<Vec<u16>> = units.map(|units| {
+            units.as_bytes().chunks_exact(2).map(|pair| u16::from_le_bytes([pair[0], pair[1]])).collect()
+        });
+        match units.map(|units| sr::key::utf8_from_utf16(&units)) {
+            Some(Err(rejection)) => errors::to_py(rejection),
+            // Not expected: core accepts what Python could not encode. Say why Python failed.
+            _ => errors::convert(text.py(), err, sr::ErrorKind::InvalidKey, "text key"),
+        }
+    })
+}
+
+/// An `int` in `0..2**64` as a `u64`; `what` names the value in the error.
+///
+/// # Errors
+/// `invalid_key` (the code of core's [`sr::key::parse_u64`]) when the value is negative,
+/// too large, or not an `int`; a `bool` is not accepted: `True` as a key or a hash is
+/// almost certainly a bug.
+pub fn u64_from_py(value: &Bound<'_, PyAny>, what: &str) -> PyResult<u64> {
+    if !value.is_instance_of::<PyInt>() || value.is_instance_of::<PyBool>() {
+        return Err(errors::new(
+            sr::ErrorKind::InvalidKey,
+            format!("{what} must be an int in 0..2**64, not {}", type_name(value)),
+        ));
+    }
+    value.extract::<u64>().map_err(|_| {
+        // Not the value itself: a huge int can be too long to format.
+        let side = if value.lt(0).unwrap_or(false) { "negative" } else { "above 2**64-1" };
+        errors::new(sr::ErrorKind::InvalidKey, format!("{what} is {side}; expected an int in 0..2**64"))
+    })
+}
+
+/// An `int` in `0..2**32` as a `u32`, for counts; `what` names the argument.
+///
+/// # Errors
+/// `invalid_argument` when the value is not an `int` (or is a `bool`) or is out of range.
+pub fn u32_from_py(value: &Bound<'_, PyAny>, what: &str) -> PyResult<u32> {
+    if !value.is_instance_of::<PyInt>() || value.is_instance_of::<PyBool>() {
+        return Err(errors::new(
+            sr::ErrorKind::InvalidArgument,
+            format!("{what} must be an int in 0..2**32, not {}", type_name(value)),
+        ));
+    }
+    value.extract::<u32>().map_err(|_| {
+        let side = if value.lt(0).unwrap_or(false) { "negative" } else { "above 2**32-1" };
+        errors::new(sr::ErrorKind::InvalidArgument, format!("{what} is {side}; expected an int in 0..2**32"))
+    })
+}
+
+/// The name of a value's type, for messages.
+pub fn type_name(value: &Bound<'_, PyAny>) -> String {
+    value.get_type().name().map_or_else(|_| "an unknown type".to_owned(), |name| name.to_string())
+}

@@ -1,0 +1,105 @@
+//! `shardroute.Router`: a shell over [`sr::Router`].
+
+use pyo3::prelude::*;
+use pyo3::types::PyType;
+use shardroute as sr;
+
+use crate::errors;
+use crate::json::document_text;
+use crate::key::{u32_from_py, Key};
+
+/// A router: a validated topology document compiled for lookups.
+///
+/// Router(topology) takes the document as JSON text (str) or as parsed data (a
+/// dict, as from json.load). Lookups never change the router, so one instance can be
+/// shared freely. The same document gives the same answers in every language.
+///
+/// A key is str (hashed as its UTF-8 bytes), bytes, bytearray, memoryview, or an int
+/// in 0..2**64; the int 42 and the str "42" are different keys. bool is not a key.
+///
+/// Raises InvalidTopologyError for a malformed document, NoNodesError for an empty
+/// node list, LimitExceededError past the documented size limits.
+#[pyclass(module = "shardroute", frozen)]
+pub struct Router {
+    inner: sr::Router,
+}
+
+#[pymethods]
+impl Router {
+    #[new]
+    fn new(topology: &Bound<'_, PyAny>) -> PyResult<Router> {
+        let text = document_text(topology, "topology")?;
+        let inner = sr::Router::from_json(&text).map_err(errors::to_py)?;
+        Ok(Router { inner })
+    }
+
+    /// The shard of a key: a node index for the modulo, jump, ring and rendezvous
+    /// strategies (1-based for 1-based modulo), the vbucket number for vbucket.
+    ///
+    /// Raises InvalidKeyError for a value that is not a key.
+    fn route(&self, key: &Bound<'_, PyAny>) -> PyResult<u32> {
+        let key = Key::from_py(key)?;
+        self.inner.route(key.as_core()).map_err(errors::to_py)
+    }
+
+    /// The id of the node that owns a key.
+    ///
+    /// Raises InvalidKeyError for a value that is not a key.
+    fn node(&self, key: &Bound<'_, PyAny>) -> PyResult<&str> {
+        let key = Key::from_py(key)?;
+        self.inner.node(key.as_core()).map_err(errors::to_py)
+    }
+
+    /// count distinct node ids for a key in preference order, owner first:
+    /// replicas(key, 1)[0] == node(key).
+    ///
+    /// Raises InvalidArgumentError when count is not an int in 1..=the number of nodes
+    /// (for vbucket, the length of the key's chain); InvalidKeyError for a bad key.
+    fn replicas(&self, key: &Bound<'_, PyAny>, count: &Bound<'_, PyAny>) -> PyResult<Vec<&str>> {
+        let key = Key::from_py(key)?;
+        let count = u32_from_py(count, "replica count")?;
+        self.inner.replicas(key.as_core(), count).map_err(errors::to_py)
+    }
+
+    /// The shards of many keys (any iterable), in order: the same as [route(k) for k
+    /// in keys].
+    ///
+    /// Raises InvalidKeyError at the first value that is not a key, InvalidArgumentError
+    /// when keys is not iterable or is a single key (a str or bytes is iterable, but
+    /// routing its characters is never what was meant).
+    fn route_many(&self, keys: &Bound<'_, PyAny>) -> PyResult<Vec<u32>> {
+        if Key::is_text_or_bytes(keys) {
+            return Err(errors::new(
+                sr::ErrorKind::InvalidArgument,
+                "keys must be an iterable of keys, not a single str or bytes key; wrap it in a list",
+            ));
+        }
+        let iterator = keys.try_iter().map_err(|err| {
+            errors::convert(keys.py(), err, sr::ErrorKind::InvalidArgument, "keys must be an iterable of keys")
+        })?;
+        let keys = iterator.map(|key| Key::from_py(&key?)).collect::<PyResult<Vec<Key<'_>>>>()?;
+        self.inner.route_many(keys.iter().map(Key::as_core)).map_err(errors::to_py)
+    }
+
+    /// The topology's epoch (an int in 0..2**64).
+    #[getter]
+    fn epoch(&self) -> u64 {
+        self.inner.epoch()
+    }
+
+    /// The canonical JSON text of the topology: every default spelled out, fields in a
+    /// fixed order. Router(router.to_json()) gives an equal router, and the text is the
+    /// same byte for byte in every language.
+    fn to_json(&self) -> String {
+        self.inner.to_json()
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<shardroute.Router epoch={} nodes={}>", self.inner.epoch(), self.inner.nodes().len())
+    }
+
+    /// Pickles as the canonical JSON text.
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> (Bound<'py, PyType>, (String,)) {
+        (slf.get_type(), (slf.get().inner.to_json(),))
+    }
+}

@@ -1,0 +1,349 @@
+"""The Python API from the outside, as a user imports it: types, conversions, errors.
+
+What the routing answers are is the conformance vectors' job (test_conformance.py);
+these tests check what only Python has: argument types, the error classes, the package
+metadata, the README example and the demo.
+"""
+
+from __future__ import annotations
+
+import json
+import pickle
+import re
+import subprocess
+import sys
+import types
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+import shardroute
+from shardroute import (
+    InvalidArgumentError,
+    InvalidKeyError,
+    InvalidTopologyError,
+    LimitExceededError,
+    NoNodesError,
+    Router,
+    ShardrouteError,
+    hash_key,
+    jump,
+)
+
+HERE = Path(__file__).resolve().parent
+PACKAGE = HERE.parent
+ROOT = PACKAGE.parent
+
+DOC: dict[str, Any] = {
+    "format": "shardroute/1",
+    "epoch": 7,
+    "nodes": [{"id": "a"}, {"id": "b"}, {"id": "c", "weight": 2}],
+    "strategy": {"type": "rendezvous"},
+}
+KINDS = {
+    "invalid_topology": InvalidTopologyError,
+    "invalid_key": InvalidKeyError,
+    "no_nodes": NoNodesError,
+    "limit_exceeded": LimitExceededError,
+    "invalid_argument": InvalidArgumentError,
+}
+
+
+@pytest.fixture(scope="module")
+def router() -> Router:
+    return Router(DOC)
+
+
+def raises(kind: type[ShardrouteError], call: Callable[[], object]) -> ShardrouteError:
+    """Runs `call`, which must raise exactly `kind` with its code and a message."""
+    with pytest.raises(ShardrouteError) as info:
+        call()
+    err = info.value
+    assert type(err) is kind
+    assert isinstance(err, ValueError)
+    assert err.code == kind.code
+    assert err.message and str(err) == err.message
+    return err
+
+
+# --- errors -------------------------------------------------------------------------
+
+
+def test_error_classes_one_per_code() -> None:
+    assert issubclass(ShardrouteError, ValueError)
+    for code, kind in KINDS.items():
+        assert issubclass(kind, ShardrouteError)
+        assert kind.code == code
+        assert kind.__module__ == "shardroute"
+        assert kind.__name__ in shardroute.__all__
+        assert kind.__doc__ and code in kind.__doc__
+    assert ShardrouteError.__doc__ and "code" in ShardrouteError.__doc__
+
+
+@pytest.mark.parametrize(
+    ("kind", "call"),
+    [
+        (InvalidTopologyError, lambda: Router("{")),
+        (InvalidKeyError, lambda: Router(DOC).route(-1)),
+        (NoNodesError, lambda: Router({**DOC, "nodes": []})),
+        (LimitExceededError, lambda: Router({**DOC, "nodes": [{"id": "x" * 2000}]})),
+        (InvalidArgumentError, lambda: Router(DOC).replicas("k", 4)),
+    ],
+)
+def test_each_kind_is_raised_with_code_and_message(kind: type[ShardrouteError], call: Callable[[], object]) -> None:
+    raises(kind, call)
+
+
+def test_errors_pickle_with_code_and_message() -> None:
+    err = raises(InvalidKeyError, lambda: hash_key(None))  # type: ignore[arg-type]
+    copy = pickle.loads(pickle.dumps(err))
+    assert type(copy) is InvalidKeyError
+    assert (copy.code, copy.message) == (err.code, err.message)
+
+
+# --- keys ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("key", [True, False])
+def test_bool_is_not_a_key(router: Router, key: bool) -> None:
+    raises(InvalidKeyError, lambda: router.route(key))
+    raises(InvalidKeyError, lambda: hash_key(key))
+
+
+@pytest.mark.parametrize("text", ["\ud800", "a\udc00", "\udfff\ud800", "ok\ud83d"])
+def test_lone_surrogates_are_rejected_not_replaced(router: Router, text: str) -> None:
+    err = raises(InvalidKeyError, lambda: router.route(text))
+    assert "surrogate" in err.message
+    raises(InvalidKeyError, lambda: router.node(text))
+    raises(InvalidKeyError, lambda: router.replicas(text, 1))
+    raises(InvalidKeyError, lambda: router.route_many(["fine", text]))
+    raises(InvalidKeyError, lambda: hash_key(text))
+
+
+def test_text_is_its_utf8_bytes() -> None:
+    for text in ["", "user:1", "ключ", "\U0001f511:emoji"]:
+        utf8 = text.encode("utf-8")
+        expected = hash_key(utf8)
+        assert hash_key(text) == expected
+        assert hash_key(bytearray(utf8)) == expected
+        assert hash_key(memoryview(utf8)) == expected
+        assert hash_key(memoryview(b"xx" + utf8 + b"yy")[2:-2]) == expected
+
+
+def test_released_memoryview_is_invalid_key(router: Router) -> None:
+    view = memoryview(b"key")
+    view.release()
+    raises(InvalidKeyError, lambda: router.route(view))
+
+
+def test_ints_are_u64_keys() -> None:
+    # Integers hash as their 8 little-endian bytes by default: 42 and "42" differ.
+    assert hash_key(42) == hash_key((42).to_bytes(8, "little"))
+    assert hash_key(42) != hash_key("42")
+    assert hash_key(2**64 - 1) == hash_key(b"\xff" * 8)
+    assert hash_key(7, {"integers": "identity"}) == 7
+
+    class Id(int):
+        pass
+
+    assert hash_key(Id(42)) == hash_key(42)
+    raises(InvalidKeyError, lambda: hash_key(2**64))
+    raises(InvalidKeyError, lambda: hash_key(-1))
+    raises(InvalidKeyError, lambda: hash_key(10**5000))  # too long to print: no crash
+
+
+@pytest.mark.parametrize("key", [None, 1.0, 2.5, [1], ("a",), {"a": 1}, object(), 1j])
+def test_unsupported_key_types(router: Router, key: Any) -> None:
+    raises(InvalidKeyError, lambda: router.route(key))
+    raises(InvalidKeyError, lambda: router.node(key))
+    raises(InvalidKeyError, lambda: router.replicas(key, 1))
+    raises(InvalidKeyError, lambda: router.route_many([key]))
+    raises(InvalidKeyError, lambda: hash_key(key))
+
+
+def test_reference_hashes() -> None:
+    # SipHash-2-4 of the empty input under key 00..0f (the paper's first vector), and
+    # the CRC-32 check value.
+    assert hash_key(b"") == 0x726FDB47DD0E0E31
+    assert hash_key("123456789", {"function": "crc32"}) == 0xCBF43926
+    assert hash_key("123456789", '{"function": "crc32"}') == 0xCBF43926
+    assert jump(1, 100) == 55
+
+
+# --- topologies -----------------------------------------------------------------------
+
+
+def test_dict_and_text_give_the_same_router() -> None:
+    from_dict = Router(DOC)
+    from_text = Router(json.dumps(DOC))
+    assert from_dict.to_json() == from_text.to_json()
+    assert Router(types.MappingProxyType(DOC)).to_json() == from_dict.to_json()
+
+
+def test_to_json_round_trips() -> None:
+    canonical = Router(DOC).to_json()
+    assert Router(canonical).to_json() == canonical
+    assert Router(json.loads(canonical)).to_json() == canonical
+    assert json.loads(canonical)["epoch"] == 7
+
+
+@pytest.mark.parametrize("epoch", [2**53 + 1, 2**63 + 3, 2**64 - 1])
+def test_epoch_above_2_53_is_exact(epoch: int) -> None:
+    assert Router({**DOC, "epoch": epoch}).epoch == epoch
+    assert Router({**DOC, "epoch": str(epoch)}).epoch == epoch
+    assert type(Router({**DOC, "epoch": epoch}).epoch) is int
+
+
+@pytest.mark.parametrize(
+    "topology",
+    [None, 5, 1.5, b"{}", ["format"], {"epoch": float("nan")}, {"epoch": {1, 2}}, "\ud800"],
+)
+def test_bad_topologies_are_invalid_topology(topology: Any) -> None:
+    raises(InvalidTopologyError, lambda: Router(topology))
+
+
+def test_unserializable_mapping_keeps_the_cause() -> None:
+    err = raises(InvalidTopologyError, lambda: Router({**DOC, "epoch": float("inf")}))
+    assert isinstance(err.__cause__, ValueError)
+
+
+def test_interrupts_are_not_turned_into_errors() -> None:
+    class Interrupting(Mapping[str, Any]):
+        def __getitem__(self, key: str) -> Any:
+            raise KeyboardInterrupt
+
+        def __iter__(self) -> Iterator[str]:
+            return iter(["format"])
+
+        def __len__(self) -> int:
+            return 1
+
+    with pytest.raises(KeyboardInterrupt):
+        Router(Interrupting())
+
+
+@pytest.mark.parametrize("hashing", [5, b"{}", "{", {"function": "md5"}, ["crc32"]])
+def test_bad_hashing_specs_are_invalid_topology(hashing: Any) -> None:
+    raises(InvalidTopologyError, lambda: hash_key("k", hashing))
+
+
+# --- lookups --------------------------------------------------------------------------
+
+
+def test_route_node_replicas_agree(router: Router) -> None:
+    nodes = ["a", "b", "c"]
+    keys: list[shardroute.Key] = ["user:1", b"\x00", 0, 2**64 - 1, "ключ"]
+    for key in keys:
+        shard = router.route(key)
+        assert type(shard) is int and 0 <= shard < 3
+        assert router.node(key) == nodes[shard]
+        replicas = router.replicas(key, 3)
+        assert replicas[0] == router.node(key) and sorted(replicas) == nodes
+
+
+def test_route_many_equals_route_per_key(router: Router) -> None:
+    keys: list[shardroute.Key] = ["user:1", b"raw", bytearray(b"ba"), memoryview(b"mv"), 0, 2**64 - 1, "ключ"]
+    expected = [router.route(key) for key in keys]
+    assert router.route_many(keys) == expected
+    assert router.route_many(tuple(keys)) == expected
+    assert router.route_many(key for key in keys) == expected
+    assert router.route_many([]) == []
+
+
+def test_route_many_propagates_iterator_errors(router: Router) -> None:
+    def broken() -> Iterator[str]:
+        yield "fine"
+        raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError, match="boom"):
+        router.route_many(broken())
+
+
+@pytest.mark.parametrize("keys", [5, None, "abc", b"abc", bytearray(b"abc")])
+def test_route_many_needs_an_iterable_of_keys(router: Router, keys: Any) -> None:
+    raises(InvalidArgumentError, lambda: router.route_many(keys))
+
+
+@pytest.mark.parametrize("count", [0, 4, -1, 2**32, 2**70, True, 1.0, "1", None])
+def test_bad_replica_counts_are_invalid_argument(router: Router, count: Any) -> None:
+    raises(InvalidArgumentError, lambda: router.replicas("k", count))
+
+
+def test_jump_arguments() -> None:
+    assert jump(2**64 - 1, 2**32 - 1) < 2**32 - 1
+    raises(NoNodesError, lambda: jump(1, 0))
+    for hash_ in [-1, 2**64, "5", 5.0, True, None]:
+        raises(InvalidKeyError, lambda: jump(hash_, 3))  # type: ignore[arg-type]
+    for buckets in [-1, 2**32, "3", 3.0, True, None]:
+        raises(InvalidArgumentError, lambda: jump(5, buckets))  # type: ignore[arg-type]
+
+
+def test_router_pickles_and_reprs(router: Router) -> None:
+    copy = pickle.loads(pickle.dumps(router))
+    assert copy.to_json() == router.to_json()
+    assert copy.route("k") == router.route("k")
+    assert repr(router) == "<shardroute.Router epoch=7 nodes=3>"
+
+
+def test_wrong_arity_is_a_type_error(router: Router) -> None:
+    # Python's own calling convention, not a value: the one TypeError left.
+    with pytest.raises(TypeError):
+        router.route()  # type: ignore[call-arg]
+    with pytest.raises(TypeError):
+        Router()  # type: ignore[call-arg]
+
+
+# --- package --------------------------------------------------------------------------
+
+
+def test_public_names_and_docs() -> None:
+    assert set(shardroute.__all__) == {name for name in vars(shardroute) if not name.startswith("_")} | {
+        "__version__"
+    }
+    assert shardroute.__doc__ and "Router" in shardroute.__doc__
+    for item in [Router, Router.route, Router.node, Router.replicas, Router.route_many, Router.to_json, hash_key, jump]:
+        assert item.__doc__, item
+    assert Router.epoch.__doc__
+
+
+def test_version_is_the_workspace_version() -> None:
+    cargo = (ROOT / "Cargo.toml").read_text(encoding="utf-8")
+    section = cargo.split("[workspace.package]", 1)[1]
+    match = re.search(r'^version\s*=\s*"([^"]+)"', section, re.MULTILINE)
+    assert match
+    assert shardroute.__version__ == match.group(1)
+    from importlib.metadata import version
+
+    assert version("shardroute") == match.group(1)
+
+
+def test_typed_package() -> None:
+    package = Path(shardroute.__file__).parent
+    assert (package / "py.typed").exists()
+    assert (package / "__init__.pyi").exists()
+
+
+def test_readme_examples_run() -> None:
+    readme = (PACKAGE / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"^```python\n(.*?)^```", readme, re.MULTILINE | re.DOTALL)
+    assert blocks
+    namespace: dict[str, Any] = {}
+    for block in blocks:
+        exec(compile(block, "README.md", "exec"), namespace)
+
+
+def test_demo_prints_one_json_array() -> None:
+    demo = PACKAGE / "examples" / "demo.py"
+    done = subprocess.run([sys.executable, str(demo)], capture_output=True, check=True, cwd="/")
+    rows = json.loads(done.stdout.decode("utf-8"))
+    demo_dir = ROOT / "conformance" / "demo"
+    keys = json.loads((demo_dir / "keys.json").read_text(encoding="utf-8"))
+    router = Router((demo_dir / "topology.json").read_text(encoding="utf-8"))
+    assert [row["key"] for row in rows] == keys
+    for row in rows:
+        assert set(row) == {"key", "shard", "node", "replicas"}
+        assert row["shard"] == router.route(row["key"])
+        assert row["node"] == router.node(row["key"])
+        assert row["replicas"] == router.replicas(row["key"], 2)

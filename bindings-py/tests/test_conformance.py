@@ -1,0 +1,139 @@
+"""The Python conformance runner: every case of every file in conformance/vectors.
+
+The format is specified in conformance/README.md. `to_key` builds the Python value a
+user would pass for a vector key; `run_case` calls the public API and returns what the
+case's `expect` is compared with. There is no routing logic here. A case this runner
+cannot run (an unknown op or key form) counts as failed, never skipped.
+
+Prints `conformance python: N passed, M failed, 0 skipped`, writes
+target/conformance/python.json, and fails unless M == 0 and N > 0. Set
+SHARDROUTE_VECTORS_FILTER to a substring of case names to run only those.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Dict, List, Tuple
+
+import pytest
+
+import shardroute
+
+RUNNER = "python"
+ROOT = Path(__file__).resolve().parents[2]
+VECTORS = ROOT / "conformance" / "vectors"
+REPORT = ROOT / "target" / "conformance" / f"{RUNNER}.json"
+
+
+class MalformedVector(Exception):
+    """The vector itself cannot be run (an unknown op or key form)."""
+
+
+def to_key(key: Dict[str, Any]) -> shardroute.Key:
+    """A vector key as the Python value a user would pass."""
+    if not isinstance(key, dict) or len(key) != 1:
+        raise MalformedVector(f"a key needs exactly one form: {key!r}")
+    ((form, value),) = key.items()
+    if form == "utf8":
+        return str(value)
+    if form == "hex":
+        return bytes.fromhex(value)
+    if form == "u64":
+        return int(value)  # possibly out of range: the binding must reject it
+    if form == "utf16":
+        # Valid surrogate pairs become one astral character; lone surrogates stay.
+        units = b"".join(int(unit).to_bytes(2, "little") for unit in value)
+        return units.decode("utf-16-le", "surrogatepass")
+    raise MalformedVector(f"unknown key form {form!r}")
+
+
+def run_case(file: Dict[str, Any], routers: Dict[str, Any], case: Dict[str, Any]) -> Dict[str, Any]:
+    """Runs one case; returns the result or `{"error": code}` to compare with `expect`."""
+
+    def document(topology_id: str) -> Dict[str, Any]:
+        if topology_id not in file["topologies"]:
+            raise MalformedVector(f"unknown topology id {topology_id!r}")
+        doc: Dict[str, Any] = file["topologies"][topology_id]
+        return doc  # a dict, as a user's json.load gives
+
+    def router_for(topology_id: str) -> shardroute.Router:
+        if topology_id not in routers:
+            routers[topology_id] = shardroute.Router(document(topology_id))
+        router: shardroute.Router = routers[topology_id]
+        return router
+
+    op = case["op"]
+    try:
+        if op == "load":
+            if "topology_json" in case:
+                router = shardroute.Router(case["topology_json"])
+            else:
+                router = shardroute.Router(document(case["topology"]))
+            if type(router.epoch) is not int:
+                raise MalformedVector(f"epoch is {type(router.epoch).__name__}, not int")
+            return {"epoch": str(router.epoch), "to_json": router.to_json()}
+        if op == "route":
+            router = router_for(case["topology"])
+            key = to_key(case["key"])
+            return {"shard": router.route(key), "node": router.node(key)}
+        if op == "replicas":
+            router = router_for(case["topology"])
+            return {"nodes": router.replicas(to_key(case["key"]), case["count"])}
+        if op == "route_many":
+            router = router_for(case["topology"])
+            return {"shards": router.route_many(to_key(key) for key in case["keys"])}
+        if op == "hash_key":
+            key = to_key(case["key"])
+            hashed = shardroute.hash_key(key) if "hashing" not in case else shardroute.hash_key(key, case["hashing"])
+            return {"hash": str(hashed)}
+        if op == "jump":
+            return {"shard": shardroute.jump(int(case["hash"]), case["buckets"])}
+    except shardroute.ShardrouteError as err:
+        if not isinstance(err, ValueError) or type(err).code != err.code:
+            raise MalformedVector(f"{type(err).__name__} carries code {err.code!r}")
+        return {"error": err.code}
+    raise MalformedVector(f"unknown op {op!r}")
+
+
+def same(actual: Any, expected: Any) -> bool:
+    """JSON equality, strict about types (1 is not 1.0, True is not 1)."""
+    return json.dumps(actual, sort_keys=True) == json.dumps(expected, sort_keys=True)
+
+
+def run_all(name_filter: str) -> Tuple[int, List[Tuple[str, str]]]:
+    passed, failures = 0, []
+    paths = sorted(VECTORS.glob("*.json"))
+    for path in paths:
+        file = json.loads(path.read_text(encoding="utf-8"))
+        if file.get("format") != "shardroute-vectors/1":
+            failures.append((path.name, f"unknown vector format {file.get('format')!r}"))
+            continue
+        routers: Dict[str, Any] = {}
+        for case in file["cases"]:
+            if name_filter not in case["name"]:
+                continue
+            try:
+                actual = run_case(file, routers, case)
+            except Exception as err:  # a vector we cannot run, or a non-shardroute error
+                failures.append((case["name"], f"{type(err).__name__}: {err}"))
+                continue
+            if same(actual, case["expect"]):
+                passed += 1
+            else:
+                failures.append((case["name"], f"expected {case['expect']}, got {actual}"))
+    return passed, failures
+
+
+def test_vectors(capsys: pytest.CaptureFixture[str]) -> None:
+    passed, failures = run_all(os.environ.get("SHARDROUTE_VECTORS_FILTER", ""))
+    REPORT.parent.mkdir(parents=True, exist_ok=True)
+    report = {"runner": RUNNER, "passed": passed, "failed": len(failures), "skipped": 0}
+    REPORT.write_text(json.dumps(report) + "\n", encoding="utf-8")
+    with capsys.disabled():
+        for name, reason in failures[:50]:
+            print(f"FAILED {name}: {reason}")
+        print(f"\nconformance {RUNNER}: {passed} passed, {len(failures)} failed, 0 skipped")
+    assert not failures, f"{len(failures)} conformance cases failed (first: {failures[0]})"
+    assert passed > 0, f"no conformance case ran (vectors in {VECTORS})"

@@ -64,7 +64,7 @@ impl Router {
     /// `limit_exceeded` when the compiled form would be too large (ring points).
     pub fn new(topology: Topology) -> Result<Router> {
         let placement = Placement::compile(&topology.strategy, &topology.hashing, &topology.nodes)?;
-        let max_replicas = placement.max_replicas(topology.nodes.len() as u32);
+        let max_replicas = placement.max_replicas();
         Ok(Router { topology, placement, max_replicas })
     }
 
@@ -117,7 +117,7 @@ impl Router {
     /// that can refuse a key.
     #[inline]
     pub fn route<'k>(&self, key: impl Into<Key<'k>>) -> Result<u32> {
-        Ok(self.placement.shard(self.topology.hashing.hash(key.into())))
+        self.placement.shard(&self.topology.hashing, key.into())
     }
 
     /// The index in [`nodes`](Router::nodes) of the node that owns a key.
@@ -166,8 +166,7 @@ impl Router {
         }
         // Vbucket chains may be shorter than the node list: the placement checks the
         // key's own chain and names it in the error.
-        let hash = self.topology.hashing.hash(key.into());
-        self.placement.replicas(hash, count, node_count, out)
+        self.placement.replicas(&self.topology.hashing, key.into(), count, out)
     }
 
     /// The shards of many keys, in order: the same as calling [`route`](Router::route)

@@ -17,7 +17,65 @@
 //! As a strategy (`{"type": "jump"}`) the shard is `jump(hash(key), n)` and the node is
 //! `nodes[shard]`; replicas are the next nodes in list order. Weights are not supported.
 
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use serde_json::{Map, Value};
+
+use super::{successors, Place, Spec};
 use crate::error::{Error, ErrorKind, Result};
+use crate::hashing::KeyHashing;
+use crate::json::Object;
+use crate::key::Key;
+use crate::topology::Node;
+
+/// `{"type": "jump"}`: no parameters.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct JumpSpec;
+
+impl Spec for JumpSpec {
+    const TYPE: &'static str = "jump";
+    const FIELDS: &'static [&'static str] = &["type"];
+    const WEIGHTED: bool = false;
+    type Placement = Jump;
+
+    fn parse(_object: &Object<'_>, _nodes: &[Node]) -> Result<JumpSpec> {
+        Ok(JumpSpec)
+    }
+
+    fn write(&self, _object: &mut Map<String, Value>, _nodes: &[Node]) {}
+
+    fn compile(&self, _hashing: &KeyHashing, nodes: &[Node]) -> Result<Jump> {
+        Ok(Jump { nodes: nodes.len() as u32 })
+    }
+}
+
+/// A compiled jump placement: just the bucket count.
+#[derive(Clone, Debug)]
+pub struct Jump {
+    nodes: u32,
+}
+
+impl Place for Jump {
+    #[inline]
+    fn shard(&self, hashing: &KeyHashing, key: Key<'_>) -> Result<u32> {
+        Ok(jump_unchecked(hashing.hash(key), self.nodes))
+    }
+
+    #[inline]
+    fn owner(&self, shard: u32) -> u32 {
+        shard
+    }
+
+    fn replicas(&self, hashing: &KeyHashing, key: Key<'_>, count: u32, out: &mut Vec<u32>) -> Result<()> {
+        successors(self.shard(hashing, key)?, count, self.nodes, out);
+        Ok(())
+    }
+
+    fn max_replicas(&self) -> u32 {
+        self.nodes
+    }
+}
 
 /// The jump consistent hash of `key` over `buckets` buckets, in `0..buckets`.
 ///

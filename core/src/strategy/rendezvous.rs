@@ -23,11 +23,39 @@
 //! **Cost.** `O(n)` per key (one mix and, weighted, one `ln` per node); top-`k`
 //! replicas `O(n log n)`; memory 16 bytes per node.
 
+use alloc::string::String;
 use alloc::vec::Vec;
 use core::cmp::Ordering;
 
+use serde_json::{Map, Value};
+
+use super::{Place, Spec};
+use crate::error::Result;
 use crate::hashing::KeyHashing;
+use crate::json::Object;
+use crate::key::Key;
 use crate::topology::Node;
+
+/// `{"type": "rendezvous"}`: no parameters; weights come from the nodes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RendezvousSpec;
+
+impl Spec for RendezvousSpec {
+    const TYPE: &'static str = "rendezvous";
+    const FIELDS: &'static [&'static str] = &["type"];
+    const WEIGHTED: bool = true;
+    type Placement = Rendezvous;
+
+    fn parse(_object: &Object<'_>, _nodes: &[Node]) -> Result<RendezvousSpec> {
+        Ok(RendezvousSpec)
+    }
+
+    fn write(&self, _object: &mut Map<String, Value>, _nodes: &[Node]) {}
+
+    fn compile(&self, hashing: &KeyHashing, nodes: &[Node]) -> Result<Rendezvous> {
+        Ok(Rendezvous::build(hashing, nodes))
+    }
+}
 
 /// MurmurHash3's 64-bit finalizer (`fmix64`): a bijective avalanche mix.
 #[inline]
@@ -100,5 +128,26 @@ impl Rendezvous {
         scored.sort_by(|a, b| b.0.partial_cmp(&a.0).unwrap_or(Ordering::Equal).then(a.1.cmp(&b.1)));
         out.clear();
         out.extend(scored.iter().take(count as usize).map(|entry| entry.1));
+    }
+}
+
+impl Place for Rendezvous {
+    #[inline]
+    fn shard(&self, hashing: &KeyHashing, key: Key<'_>) -> Result<u32> {
+        Ok(self.node_of(hashing.hash(key)))
+    }
+
+    #[inline]
+    fn owner(&self, shard: u32) -> u32 {
+        shard
+    }
+
+    fn replicas(&self, hashing: &KeyHashing, key: Key<'_>, count: u32, out: &mut Vec<u32>) -> Result<()> {
+        self.replicas_of(hashing.hash(key), count, out);
+        Ok(())
+    }
+
+    fn max_replicas(&self) -> u32 {
+        self.seeds.len() as u32
     }
 }

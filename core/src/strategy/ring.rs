@@ -21,12 +21,49 @@
 //! the search touches only positions).
 
 use alloc::format;
+use alloc::string::String;
 use alloc::vec::Vec;
 
+use serde_json::{Map, Value};
+
+use super::{count_param, Place, Spec};
 use crate::error::{Error, Result};
 use crate::hashing::KeyHashing;
+use crate::json::Object;
+use crate::key::Key;
 use crate::limits;
 use crate::topology::Node;
+
+/// Default points per unit of weight: libketama's 160.
+pub const DEFAULT_POINTS_PER_NODE: u32 = 160;
+
+/// `{"type": "ring", "points_per_node": 160}`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RingSpec {
+    /// Points per unit of node weight, in `1..=`[`limits::MAX_POINTS_PER_NODE`].
+    pub points_per_node: u32,
+}
+
+impl Spec for RingSpec {
+    const TYPE: &'static str = "ring";
+    const FIELDS: &'static [&'static str] = &["type", "points_per_node"];
+    const WEIGHTED: bool = true;
+    type Placement = Ring;
+
+    fn parse(object: &Object<'_>, _nodes: &[Node]) -> Result<RingSpec> {
+        let points_per_node =
+            count_param(object, "points_per_node", DEFAULT_POINTS_PER_NODE, limits::MAX_POINTS_PER_NODE)?;
+        Ok(RingSpec { points_per_node })
+    }
+
+    fn write(&self, object: &mut Map<String, Value>, _nodes: &[Node]) {
+        object.insert("points_per_node".into(), self.points_per_node.into());
+    }
+
+    fn compile(&self, hashing: &KeyHashing, nodes: &[Node]) -> Result<Ring> {
+        Ring::build(hashing, nodes, self.points_per_node)
+    }
+}
 
 /// A built ring: sorted point positions and, in parallel, the node index owning each.
 #[derive(Clone, Debug)]
@@ -120,8 +157,30 @@ impl Ring {
     }
 
     /// The number of points on the ring.
+    #[allow(clippy::len_without_is_empty)]
     pub fn point_count(&self) -> usize {
         self.positions.len()
+    }
+}
+
+impl Place for Ring {
+    #[inline]
+    fn shard(&self, hashing: &KeyHashing, key: Key<'_>) -> Result<u32> {
+        Ok(self.node_of(hashing.hash(key)))
+    }
+
+    #[inline]
+    fn owner(&self, shard: u32) -> u32 {
+        shard
+    }
+
+    fn replicas(&self, hashing: &KeyHashing, key: Key<'_>, count: u32, out: &mut Vec<u32>) -> Result<()> {
+        self.replicas_of(hashing.hash(key), count, out);
+        Ok(())
+    }
+
+    fn max_replicas(&self) -> u32 {
+        self.node_count
     }
 }
 

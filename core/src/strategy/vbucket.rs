@@ -20,12 +20,146 @@
 //!
 //! **Cost.** One remainder and one table read per key; memory 4 bytes per chain entry.
 
+use alloc::format;
+use alloc::string::String;
 use alloc::vec::Vec;
+
+use serde_json::{Map, Value};
+
+use super::{count_param, Place, Spec};
+use crate::error::{Error, Result};
+use crate::hashing::KeyHashing;
+use crate::json::{self, Object};
+use crate::key::Key;
+use crate::limits;
+use crate::topology::Node;
+
+/// Default vbucket count.
+pub const DEFAULT_VBUCKETS: u32 = 1024;
+
+/// `{"type": "vbucket", "vbuckets": 1024, "map": [...]}` or `{..., "replicas": r}`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VbucketSpec {
+    /// The number of vbuckets, in `1..=`[`limits::MAX_VBUCKETS`].
+    pub vbuckets: u32,
+    /// One chain of node indices per vbucket, when the document lists a `map`.
+    pub map: Option<Vec<Vec<u32>>>,
+    /// Replicas per vbucket of the derived round-robin map (when `map` is absent).
+    pub replicas: u32,
+}
+
+impl Spec for VbucketSpec {
+    const TYPE: &'static str = "vbucket";
+    const FIELDS: &'static [&'static str] = &["type", "vbuckets", "map", "replicas"];
+    const WEIGHTED: bool = true;
+    type Placement = VbucketTable;
+
+    fn parse(object: &Object<'_>, nodes: &[Node]) -> Result<VbucketSpec> {
+        let vbuckets = count_param(object, "vbuckets", DEFAULT_VBUCKETS, limits::MAX_VBUCKETS)?;
+        let replicas_field = object.path_of("replicas");
+        let map = match object.optional("map") {
+            None => None,
+            Some(value) => {
+                if object.optional("replicas").is_some() {
+                    return Err(json::at(&replicas_field, "give either a map or a replica count, not both"));
+                }
+                Some(parse_map(&object.path_of("map"), value, vbuckets, nodes)?)
+            }
+        };
+        let replicas = match object.optional("replicas") {
+            None => 0,
+            Some(value) => {
+                let replicas = json::u32_in(&replicas_field, value, 0, u32::MAX)?;
+                if replicas > limits::MAX_REPLICAS {
+                    return Err(Error::limit(format!(
+                        "{replicas_field}: at most {} replicas per vbucket",
+                        limits::MAX_REPLICAS
+                    )));
+                }
+                if replicas as usize >= nodes.len() {
+                    return Err(json::at(
+                        &replicas_field,
+                        format_args!("{replicas} replicas need at least {} nodes", replicas + 1),
+                    ));
+                }
+                replicas
+            }
+        };
+        Ok(VbucketSpec { vbuckets, map, replicas })
+    }
+
+    fn write(&self, object: &mut Map<String, Value>, nodes: &[Node]) {
+        object.insert("vbuckets".into(), self.vbuckets.into());
+        match &self.map {
+            Some(chains) => {
+                let rows = chains
+                    .iter()
+                    .map(|chain| {
+                        Value::Array(chain.iter().map(|&i| Value::String(nodes[i as usize].id.clone())).collect())
+                    })
+                    .collect();
+                object.insert("map".into(), Value::Array(rows));
+            }
+            None => {
+                object.insert("replicas".into(), self.replicas.into());
+            }
+        }
+    }
+
+    fn compile(&self, _hashing: &KeyHashing, nodes: &[Node]) -> Result<VbucketTable> {
+        Ok(match &self.map {
+            Some(chains) => VbucketTable::from_chains(chains),
+            None => {
+                VbucketTable::from_chains(&VbucketTable::round_robin(self.vbuckets, nodes.len() as u32, self.replicas))
+            }
+        })
+    }
+}
+
+fn parse_map(path: &str, value: &Value, vbuckets: u32, nodes: &[Node]) -> Result<Vec<Vec<u32>>> {
+    let rows = json::array(path, value)?;
+    if rows.len() != vbuckets as usize {
+        return Err(json::at(path, format_args!("expected {vbuckets} chains (one per vbucket), found {}", rows.len())));
+    }
+    let mut chains = Vec::with_capacity(rows.len());
+    for (vbucket, row) in rows.iter().enumerate() {
+        let row_path = format!("{path}[{vbucket}]");
+        let entries = json::array(&row_path, row)?;
+        if entries.is_empty() {
+            return Err(json::at(&row_path, "a chain needs at least its active node"));
+        }
+        if entries.len() > limits::MAX_REPLICAS as usize + 1 {
+            return Err(Error::limit(format!(
+                "{row_path}: at most {} nodes per chain (1 active + {} replicas)",
+                limits::MAX_REPLICAS + 1,
+                limits::MAX_REPLICAS
+            )));
+        }
+        let mut chain: Vec<u32> = Vec::with_capacity(entries.len());
+        for (position, entry) in entries.iter().enumerate() {
+            let entry_path = format!("{row_path}[{position}]");
+            let id = json::str(&entry_path, entry)?;
+            let index = nodes
+                .iter()
+                .position(|node| node.id == id)
+                .ok_or_else(|| json::at(&entry_path, format_args!("names node {id:?}, which is not in nodes")))?
+                as u32;
+            if chain.contains(&index) {
+                return Err(json::at(&entry_path, format_args!("node {id:?} appears twice in one chain")));
+            }
+            chain.push(index);
+        }
+        chains.push(chain);
+    }
+    Ok(chains)
+}
 
 /// A compiled dictionary: the chains of all vbuckets, flattened.
 #[derive(Clone, Debug)]
 pub struct VbucketTable {
     vbuckets: u32,
+    /// The length of the shortest chain: the most replicas every key can get.
+    shortest_chain: u32,
     /// `chains[starts[v]..starts[v + 1]]` is the chain of vbucket `v`.
     starts: Vec<u32>,
     chains: Vec<u32>,
@@ -41,7 +175,8 @@ impl VbucketTable {
             flat.extend_from_slice(chain);
             starts.push(flat.len() as u32);
         }
-        VbucketTable { vbuckets: chains.len() as u32, starts, chains: flat }
+        let shortest_chain = chains.iter().map(|chain| chain.len() as u32).min().unwrap_or(0);
+        VbucketTable { vbuckets: chains.len() as u32, shortest_chain, starts, chains: flat }
     }
 
     /// The round-robin chains of a document without a `map`.
@@ -70,5 +205,34 @@ impl VbucketTable {
     /// The number of vbuckets.
     pub fn vbuckets(&self) -> u32 {
         self.vbuckets
+    }
+}
+
+impl Place for VbucketTable {
+    #[inline]
+    fn shard(&self, hashing: &KeyHashing, key: Key<'_>) -> Result<u32> {
+        Ok(self.vbucket_of(hashing.hash(key)))
+    }
+
+    #[inline]
+    fn owner(&self, shard: u32) -> u32 {
+        self.chain(shard)[0]
+    }
+
+    fn replicas(&self, hashing: &KeyHashing, key: Key<'_>, count: u32, out: &mut Vec<u32>) -> Result<()> {
+        let vbucket = self.vbucket_of(hashing.hash(key));
+        let chain = self.chain(vbucket);
+        if count as usize > chain.len() {
+            return Err(Error::argument(format!(
+                "vbucket {vbucket} has {} node(s) in its chain; {count} requested",
+                chain.len()
+            )));
+        }
+        out.extend_from_slice(&chain[..count as usize]);
+        Ok(())
+    }
+
+    fn max_replicas(&self) -> u32 {
+        self.shortest_chain
     }
 }

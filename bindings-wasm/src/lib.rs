@@ -1,1 +1,70 @@
-//! Placeholder: the binding is being written.
+//! # shardroute-wasm
+//!
+//! The WebAssembly binding of [`shardroute`], built with wasm-bindgen into the npm package
+//! `shardroute-wasm` (for browsers and Node.js). Like the Python and Node bindings it is a
+//! shell: it converts JavaScript values with the core's helpers, calls the core, and maps
+//! errors (`errors.rs`). No routing or hashing happens here.
+//!
+//! The core is used without its `std` feature: this crate is the proof that routing is
+//! `no_std` + `alloc`. The exported API is the same shape as the Node addon's:
+//! `Router`, `hashKey`, `jump`, `ShardrouteError` (see `index.d.ts`).
+
+#![deny(missing_docs)]
+#![forbid(unsafe_code)]
+
+extern crate alloc;
+
+mod errors;
+mod key;
+mod router;
+mod topology;
+
+use alloc::format;
+
+use shardroute as sr;
+use wasm_bindgen::prelude::*;
+
+use crate::errors::{invalid_argument, Result};
+use crate::key::{type_name, Key};
+
+pub use crate::router::Router;
+
+/// The 64-bit hash of a key under a hashing spec (JSON text or an object; the default
+/// spec, SipHash-2-4 keyed `00..0f`, when omitted), as a BigInt.
+///
+/// Throws `invalid_key` for an unsupported key and `invalid_topology` for a bad spec.
+#[wasm_bindgen(js_name = hashKey)]
+pub fn hash_key(key: &JsValue, hashing: &JsValue) -> Result<u64> {
+    let key = Key::from_js(key)?;
+    let spec = if hashing.is_undefined() || hashing.is_null() {
+        sr::KeyHashing::default()
+    } else {
+        sr::KeyHashing::from_json(&topology::json_text(hashing, "hashing spec")?)?
+    };
+    Ok(sr::hash_key(key.as_key(), &spec))
+}
+
+/// Jump consistent hash (Lamping & Veach, 2014) of a u64 hash (bigint or decimal string)
+/// over `buckets` buckets, in `0..buckets`.
+///
+/// Throws `invalid_key` for a hash outside `0..=2^64-1`, `invalid_argument` for a bucket
+/// count that is not an integer in `0..=2^32-1`, `no_nodes` for 0 buckets.
+#[wasm_bindgen]
+pub fn jump(hash: &JsValue, buckets: &JsValue) -> Result<u32> {
+    let hash = key::u64_from_js(hash, "hash")?;
+    let buckets = u32_from_js(buckets, "buckets")?;
+    Ok(sr::jump(hash, buckets)?)
+}
+
+/// A count argument: a JS number that is an integer in `0..=u32::MAX`, else `invalid_argument`.
+/// (wasm-bindgen's own `u32` conversion would wrap `-1` to 4294967295 silently.)
+pub(crate) fn u32_from_js(value: &JsValue, what: &str) -> sr::Result<u32> {
+    match value.as_f64() {
+        // `n as u32` saturates; the round trip is exact only for integers in range.
+        Some(number) if (0.0..=4_294_967_295.0).contains(&number) && f64::from(number as u32) == number => {
+            Ok(number as u32)
+        }
+        Some(number) => Err(invalid_argument(format!("{what} must be an integer in 0..=4294967295, got {number}"))),
+        None => Err(invalid_argument(format!("{what} must be a number, got {}", type_name(value)))),
+    }
+}

@@ -71,19 +71,25 @@ impl From<u64> for Key<'_> {
 /// # Example
 /// ```
 /// assert_eq!(shardroute::key::utf8_from_utf16(&[0x68, 0x69]).unwrap(), "hi");
-/// let err = shardroute::key::utf8_from_utf16(&[0x61, 0xD800]).unwrap_err();
+/// let err = shardroute::key::utf8_from_utf16(&[0xD83D, 0xDE00, 0xD800]).unwrap_err();
 /// assert_eq!(err.code(), "invalid_key");
+/// assert!(err.message().ends_with("unpaired surrogate 0xD800 at code unit 2"));
 /// ```
 pub fn utf8_from_utf16(units: &[u16]) -> Result<String> {
     let mut out = String::with_capacity(units.len());
-    for (index, unit) in char::decode_utf16(units.iter().copied()).enumerate() {
+    // `offset` counts code units, so the error points where a JS `text[i]` would.
+    let mut offset = 0usize;
+    for unit in char::decode_utf16(units.iter().copied()) {
         match unit {
-            Ok(ch) => out.push(ch),
+            Ok(ch) => {
+                out.push(ch);
+                offset += ch.len_utf16();
+            }
             Err(err) => {
                 return Err(Error::key(alloc::format!(
-                    "text key is not valid Unicode: unpaired surrogate 0x{:04X} near code unit {}",
+                    "text key is not valid Unicode: unpaired surrogate 0x{:04X} at code unit {}",
                     err.unpaired_surrogate(),
-                    index
+                    offset
                 )))
             }
         }

@@ -1,0 +1,54 @@
+//! Error mapping, in one place: every [`sr::Error`] crosses into JavaScript as a
+//! `ShardrouteError`, a real `Error` subclass (defined in `js/support.mjs`) whose `.code`
+//! is the core's stable [`sr::ErrorKind::code`] and whose `.message` is the core's message.
+//! Nothing else is ever thrown by this package: no strings, no plain values, no traps.
+
+use alloc::string::String;
+
+use shardroute as sr;
+use wasm_bindgen::prelude::*;
+
+#[wasm_bindgen(module = "/js/support.mjs")]
+extern "C" {
+    /// The JavaScript error class; the generated glue re-exports it as the package's
+    /// `ShardrouteError`, so `err instanceof ShardrouteError` holds for every thrown error.
+    #[wasm_bindgen(reexport)]
+    pub type ShardrouteError;
+
+    #[wasm_bindgen(constructor)]
+    fn new(code: &str, message: &str) -> ShardrouteError;
+}
+
+/// A core error on its way to JavaScript: the `E` of every exported `Result`.
+#[derive(Debug)]
+pub struct Error(sr::Error);
+
+/// The result of every fallible export.
+pub type Result<T, E = Error> = core::result::Result<T, E>;
+
+impl From<sr::Error> for Error {
+    fn from(err: sr::Error) -> Error {
+        Error(err)
+    }
+}
+
+impl From<Error> for JsValue {
+    fn from(Error(err): Error) -> JsValue {
+        ShardrouteError::new(err.code(), err.message()).into()
+    }
+}
+
+/// An `invalid_key` error: a key of an unsupported type or out of range.
+pub(crate) fn invalid_key(message: String) -> sr::Error {
+    sr::Error::new(sr::ErrorKind::InvalidKey, message)
+}
+
+/// An `invalid_argument` error: a count of the wrong type or out of range.
+pub(crate) fn invalid_argument(message: String) -> sr::Error {
+    sr::Error::new(sr::ErrorKind::InvalidArgument, message)
+}
+
+/// An `invalid_topology` error: a document (or hashing spec) of an unsupported type.
+pub(crate) fn invalid_topology(message: String) -> sr::Error {
+    sr::Error::new(sr::ErrorKind::InvalidTopology, message)
+}

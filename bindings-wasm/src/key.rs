@@ -1,0 +1,127 @@
+//! Keys from JavaScript values, converted with the core's helpers so that every binding
+//! accepts and rejects the same inputs (see [`sr::key`]):
+//!
+//! | JavaScript | key | rejected with `invalid_key` |
+//! |---|---|---|
+//! | `string` | its UTF-8 bytes, read from the UTF-16 code units | lone surrogates ([`sr::key::utf8_from_utf16`]; never replaced by U+FFFD) |
+//! | `Uint8Array` (and `Buffer`) | its bytes | |
+//! | `bigint` | `u64` | outside `0..=2^64-1` |
+//! | `number` | `u64` | not a safe non-negative integer ([`sr::key::u64_from_js_number`]) |
+//! | anything else | | always |
+
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use js_sys::{BigInt, JsString, Uint8Array};
+use shardroute as sr;
+use wasm_bindgen::convert::TryFromJsValue;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+
+use crate::errors::invalid_key;
+
+/// A key converted from JavaScript, owning its bytes; [`Key::as_key`] lends it to the core.
+pub(crate) enum Key {
+    Bytes(Vec<u8>),
+    U64(u64),
+}
+
+impl Key {
+    /// Converts a JavaScript key (see the module docs).
+    pub(crate) fn from_js(value: &JsValue) -> sr::Result<Key> {
+        if let Some(text) = value.dyn_ref::<JsString>() {
+            return Ok(Key::Bytes(utf8_from_js(text)?.into_bytes()));
+        }
+        if let Some(bytes) = value.dyn_ref::<Uint8Array>() {
+            return bytes_from_js(bytes).map(Key::Bytes);
+        }
+        if value.is_bigint() {
+            return u64_from_bigint(value, "key").map(Key::U64);
+        }
+        if let Some(number) = value.as_f64() {
+            return sr::key::u64_from_js_number(number).map(Key::U64);
+        }
+        Err(invalid_key(format!("a key must be a string, Uint8Array, bigint or number, got {}", type_name(value))))
+    }
+
+    /// The core's view of this key.
+    pub(crate) fn as_key(&self) -> sr::Key<'_> {
+        match self {
+            Key::Bytes(bytes) => sr::Key::Bytes(bytes),
+            Key::U64(value) => sr::Key::U64(*value),
+        }
+    }
+}
+
+/// A `u64` given as a bigint or a decimal string ([`sr::key::parse_u64`]), such as the
+/// hash argument of `jump`; `invalid_key` otherwise, like an integer key out of range.
+pub(crate) fn u64_from_js(value: &JsValue, what: &str) -> sr::Result<u64> {
+    if value.is_bigint() {
+        return u64_from_bigint(value, what);
+    }
+    if let Some(text) = value.dyn_ref::<JsString>() {
+        return sr::key::parse_u64(&utf8_from_js(text)?);
+    }
+    Err(invalid_key(format!("{what} must be a bigint or a decimal string, got {}", type_name(value))))
+}
+
+/// A JavaScript string as UTF-8, read code unit by code unit: wasm-bindgen's own
+/// `String` conversion would replace lone surrogates with U+FFFD, making two different
+/// strings one key. The core rejects them instead (`invalid_key`).
+pub(crate) fn utf8_from_js(text: &JsString) -> sr::Result<String> {
+    let mut units = reserve(text.length(), "code units")?;
+    units.extend(text.iter());
+    sr::key::utf8_from_utf16(&units)
+}
+
+/// The bytes of a `Uint8Array`, from a fresh copy made by `new Uint8Array(view)`: the
+/// copy's length is the view's real one (an own `length` property on the caller's object
+/// cannot make the copy into wasm memory overrun or fall short), and a view over a
+/// detached buffer is an error (the constructor throws; `catch` makes it a `Result`).
+fn bytes_from_js(view: &Uint8Array) -> sr::Result<Vec<u8>> {
+    let copy: Uint8Array = Uint8ArrayCopy::new(view)
+        .map_err(|_| invalid_key(String::from("a Uint8Array key cannot be read (detached buffer?)")))?
+        .unchecked_into();
+    let length = copy.length();
+    let mut bytes = reserve(length, "bytes")?;
+    bytes.resize(length as usize, 0);
+    // The lengths are equal by construction, so `copy_to`'s length assertion holds.
+    copy.copy_to(&mut bytes);
+    Ok(bytes)
+}
+
+/// An empty vector with room for `length` items, or `limit_exceeded` when wasm32's
+/// memory cannot hold them (instead of the allocator aborting, which would trap).
+fn reserve<T>(length: u32, what: &str) -> sr::Result<Vec<T>> {
+    let mut buffer = Vec::new();
+    buffer.try_reserve_exact(length as usize).map_err(|_| {
+        sr::Error::new(sr::ErrorKind::LimitExceeded, format!("{length} {what} do not fit in WebAssembly memory"))
+    })?;
+    Ok(buffer)
+}
+
+#[wasm_bindgen]
+extern "C" {
+    /// `Uint8Array` under another Rust name, for a constructor import with `catch`.
+    #[wasm_bindgen(js_name = Uint8Array)]
+    type Uint8ArrayCopy;
+
+    #[wasm_bindgen(catch, constructor, js_class = "Uint8Array")]
+    fn new(view: &Uint8Array) -> Result<Uint8ArrayCopy, JsValue>;
+}
+
+fn u64_from_bigint(value: &JsValue, what: &str) -> sr::Result<u64> {
+    u64::try_from_js_value_ref(value).ok_or_else(|| {
+        let shown = value.unchecked_ref::<BigInt>().to_string(10).map(String::from).unwrap_or_default();
+        invalid_key(format!("{what} {shown} is outside 0..=18446744073709551615"))
+    })
+}
+
+/// The `typeof` of a value, for error messages (never calls user code).
+pub(crate) fn type_name(value: &JsValue) -> String {
+    if value.is_null() {
+        return String::from("null");
+    }
+    value.js_typeof().as_string().unwrap_or_default()
+}

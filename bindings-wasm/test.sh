@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Builds shardroute-wasm if needed, then runs everything that checks it: the core built
+# alone for wasm32 without std (the no_std proof), the TypeScript declarations (tsc), the
+# Node tests (API, examples, conformance vectors as `wasm-node`), and the conformance
+# vectors in headless Chromium (`wasm-chromium`). Exits non-zero on any failure.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/.." && pwd)"
+cd "$here"
+
+./build.sh
+
+echo "== no_std: the core alone for wasm32-unknown-unknown, core + alloc only"
+RUSTC="${SHARDROUTE_WASM_RUSTC:-/usr/bin/rustc}" RUSTC_BOOTSTRAP=1 CARGO_TARGET_DIR="$root/target/wasm" \
+  "${SHARDROUTE_WASM_CARGO:-/usr/bin/cargo}" build --quiet -p shardroute --no-default-features \
+  --target wasm32-unknown-unknown -Z build-std=core,alloc
+
+if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  npm ci --no-audit --no-fund
+fi
+
+echo "== tsc --noEmit (index.d.ts, test/types.ts)"
+./node_modules/.bin/tsc --noEmit -p tsconfig.json
+
+echo "== node --test"
+node --test test/*.test.mjs
+
+echo "== headless Chromium"
+node test/browser.mjs
+
+wasm=pkg/web/shardroute_wasm_bg.wasm
+echo "shardroute-wasm: $wasm is $(stat -c %s "$wasm") bytes, $(gzip -9c "$wasm" | wc -c) gzipped"

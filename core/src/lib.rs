@@ -57,6 +57,7 @@ pub mod hashing;
 mod json;
 pub mod key;
 pub mod limits;
+pub mod operations;
 pub mod router;
 pub mod strategy;
 pub mod topology;
@@ -66,7 +67,7 @@ pub use hashing::KeyHashing;
 pub use key::Key;
 pub use router::Router;
 pub use strategy::jump::jump;
-pub use strategy::Strategy;
+pub use strategy::{DecodedId, Strategy};
 pub use topology::{Node, Topology};
 
 /// The hash of `key` under a hashing spec: the bare function for users who bring their

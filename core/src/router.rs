@@ -169,6 +169,30 @@ impl Router {
         self.placement.replicas(&self.topology.hashing, key.into(), count, out)
     }
 
+    /// The shard numbers this router can return, in order (`0..n` for most strategies).
+    pub fn shard_range(&self) -> core::ops::Range<u32> {
+        self.placement.shard_range()
+    }
+
+    /// The shards a scan over keys in `[start, end)` must visit, in key order (`end`
+    /// `None`: to the end of the key space). Hash-based strategies scatter every range,
+    /// so for them this is every shard; range-partitioned strategies return only the
+    /// ranges that overlap.
+    ///
+    /// # Errors
+    /// `invalid_argument` when `end` is not after `start` for a range strategy.
+    pub fn shards_for_range<'a, 'b>(&self, start: impl Into<Key<'a>>, end: Option<Key<'b>>) -> Result<Vec<u32>> {
+        self.placement.shards_for_range(&self.topology.hashing, start.into(), end)
+    }
+
+    /// Decodes an id that carries its shard: the shard and the id's other fields.
+    ///
+    /// # Errors
+    /// `invalid_argument` when the strategy's ids do not carry a shard.
+    pub fn decode_id(&self, id: u64) -> Result<crate::strategy::DecodedId> {
+        self.placement.decode_id(id)
+    }
+
     /// The shards of many keys, in order: the same as calling [`route`](Router::route)
     /// on each.
     ///

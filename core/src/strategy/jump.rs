@@ -75,6 +75,10 @@ impl Place for Jump {
     fn max_replicas(&self) -> u32 {
         self.nodes
     }
+
+    fn shard_range(&self) -> core::ops::Range<u32> {
+        0..self.nodes
+    }
 }
 
 /// The jump consistent hash of `key` over `buckets` buckets, in `0..buckets`.

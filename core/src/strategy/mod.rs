@@ -69,6 +69,29 @@ pub(crate) trait Place {
     fn replicas(&self, hashing: &KeyHashing, key: Key<'_>, count: u32, out: &mut Vec<u32>) -> Result<()>;
     /// The most replicas every key can get.
     fn max_replicas(&self) -> u32;
+    /// The shard numbers this placement can return (`0..n`, `1..n+1` for 1-based modulo).
+    fn shard_range(&self) -> core::ops::Range<u32>;
+    /// The shards a scan over keys in `[start, end)` must visit, in key order (`end`
+    /// `None`: to the end of the key space). Placements that hash keys scatter every
+    /// range over every shard, which is the default; range-partitioned placements
+    /// override it.
+    fn shards_for_range(&self, _hashing: &KeyHashing, _start: Key<'_>, _end: Option<Key<'_>>) -> Result<Vec<u32>> {
+        Ok(self.shard_range().collect())
+    }
+    /// Decodes an id that carries its shard (id strategies override it).
+    fn decode_id(&self, _id: u64) -> Result<DecodedId> {
+        Err(Error::argument("this strategy's ids do not carry a shard; decode_id needs an id strategy"))
+    }
+}
+
+/// An id decoded by a strategy whose ids carry their shard: the shard, and the id's
+/// other fields by name (`timestamp`, `sequence`, `local`, `cell`, ...), in layout order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DecodedId {
+    /// The shard the id routes to.
+    pub shard: u32,
+    /// The id's other fields, most significant first.
+    pub fields: Vec<(&'static str, u64)>,
 }
 
 /// Replicas as "the owner, then the next nodes in list order, wrapping": the rule of
@@ -177,6 +200,24 @@ macro_rules! strategies {
             pub(crate) fn max_replicas(&self) -> u32 {
                 match self {
                     $(Placement::$variant(place) => place.max_replicas(),)*
+                }
+            }
+
+            pub(crate) fn shard_range(&self) -> core::ops::Range<u32> {
+                match self {
+                    $(Placement::$variant(place) => place.shard_range(),)*
+                }
+            }
+
+            pub(crate) fn shards_for_range(&self, hashing: &KeyHashing, start: Key<'_>, end: Option<Key<'_>>) -> Result<Vec<u32>> {
+                match self {
+                    $(Placement::$variant(place) => place.shards_for_range(hashing, start, end),)*
+                }
+            }
+
+            pub(crate) fn decode_id(&self, id: u64) -> Result<DecodedId> {
+                match self {
+                    $(Placement::$variant(place) => place.decode_id(id),)*
                 }
             }
         }

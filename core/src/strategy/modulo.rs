@@ -91,6 +91,14 @@ impl Place for Modulo {
     fn max_replicas(&self) -> u32 {
         self.nodes
     }
+
+    fn shard_range(&self) -> core::ops::Range<u32> {
+        if self.one_based {
+            1..self.nodes + 1
+        } else {
+            0..self.nodes
+        }
+    }
 }
 
 /// The 0-based shard of a hash: `hash % n`.

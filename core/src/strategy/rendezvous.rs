@@ -150,4 +150,8 @@ impl Place for Rendezvous {
     fn max_replicas(&self) -> u32 {
         self.seeds.len() as u32
     }
+
+    fn shard_range(&self) -> core::ops::Range<u32> {
+        0..self.seeds.len() as u32
+    }
 }

@@ -182,6 +182,10 @@ impl Place for Ring {
     fn max_replicas(&self) -> u32 {
         self.node_count
     }
+
+    fn shard_range(&self) -> core::ops::Range<u32> {
+        0..self.node_count
+    }
 }
 
 /// Appends the decimal digits of `value` (no allocation, no `core::fmt`).

@@ -235,4 +235,8 @@ impl Place for VbucketTable {
     fn max_replicas(&self) -> u32 {
         self.shortest_chain
     }
+
+    fn shard_range(&self) -> core::ops::Range<u32> {
+        0..self.vbuckets
+    }
 }

@@ -10,7 +10,7 @@ use shardroute::{Key, KeyHashing, Router};
 use crate::write;
 
 /// A file being assembled.
-struct VectorFile {
+pub(crate) struct VectorFile {
     name: &'static str,
     description: &'static str,
     source: &'static str,
@@ -19,24 +19,24 @@ struct VectorFile {
 }
 
 impl VectorFile {
-    fn new(name: &'static str, description: &'static str, source: &'static str) -> VectorFile {
+    pub(crate) fn new(name: &'static str, description: &'static str, source: &'static str) -> VectorFile {
         VectorFile { name, description, source, topologies: Vec::new(), cases: Vec::new() }
     }
 
-    fn topology(&mut self, id: &str, doc: Value) -> Router {
+    pub(crate) fn topology(&mut self, id: &str, doc: Value) -> Router {
         let router = Router::from_value(&doc).unwrap_or_else(|err| panic!("topology {id}: {err}"));
         self.topologies.push((id.to_string(), doc));
         router
     }
 
-    fn case(&mut self, what: &str, mut case: Value) {
+    pub(crate) fn case(&mut self, what: &str, mut case: Value) {
         let name = format!("{}/{}", self.name, what);
         assert!(!self.cases.iter().any(|c| c["name"] == name.as_str()), "duplicate case name {name}");
         case["name"] = Value::String(name);
         self.cases.push(case);
     }
 
-    fn render(&self) -> (String, String) {
+    pub(crate) fn render(&self) -> (String, String) {
         let header = [
             ("format", json!("shardroute-vectors/1")),
             ("name", json!(self.name)),
@@ -47,22 +47,22 @@ impl VectorFile {
     }
 }
 
-fn utf8(text: &str) -> Value {
+pub(crate) fn utf8(text: &str) -> Value {
     json!({ "utf8": text })
 }
 
-fn hex(bytes: &[u8]) -> Value {
+pub(crate) fn hex(bytes: &[u8]) -> Value {
     json!({ "hex": bytes.iter().map(|b| format!("{b:02x}")).collect::<String>() })
 }
 
-fn u64_key(value: u64) -> Value {
+pub(crate) fn u64_key(value: u64) -> Value {
     json!({ "u64": value.to_string() })
 }
 
 /// The key set every routing topology is checked with: text (ASCII, hash tags,
 /// Cyrillic, emoji, long, empty), raw bytes, UTF-16 with a valid surrogate pair, and
 /// integers at the edges of 32, 53 and 64 bits.
-fn standard_keys() -> Vec<(String, Value)> {
+pub(crate) fn standard_keys() -> Vec<(String, Value)> {
     let mut keys: Vec<(String, Value)> = Vec::new();
     for i in 0..16 {
         keys.push((format!("utf8-user-{i}"), utf8(&format!("user:{i}"))));
@@ -104,7 +104,7 @@ fn standard_keys() -> Vec<(String, Value)> {
     keys
 }
 
-fn owned_key(value: &Value) -> crate::run::OwnedKey {
+pub(crate) fn owned_key(value: &Value) -> crate::run::OwnedKey {
     match crate::run::to_key(value) {
         Ok(Ok(key)) => key,
         _ => panic!("standard key {value} must convert"),
@@ -112,7 +112,7 @@ fn owned_key(value: &Value) -> crate::run::OwnedKey {
 }
 
 /// `route` and `replicas` cases for every standard key, and one `route_many` over all.
-fn routing_cases(file: &mut VectorFile, id: &str, router: &Router) {
+pub(crate) fn routing_cases(file: &mut VectorFile, id: &str, router: &Router) {
     let keys = standard_keys();
     let count = router.nodes().len().min(3) as u32;
     let mut shards = Vec::new();
@@ -143,7 +143,7 @@ fn routing_cases(file: &mut VectorFile, id: &str, router: &Router) {
 }
 
 /// An error case: checks the core gives `code` before recording it.
-fn expect_error(file: &mut VectorFile, what: &str, case: Value, code: &str, outcome: Result<(), shardroute::Error>) {
+pub(crate) fn expect_error(file: &mut VectorFile, what: &str, case: Value, code: &str, outcome: Result<(), shardroute::Error>) {
     match outcome {
         Err(err) if err.code() == code => {}
         Err(err) => panic!("{what}: expected {code}, core says {err}"),
@@ -154,15 +154,15 @@ fn expect_error(file: &mut VectorFile, what: &str, case: Value, code: &str, outc
     file.case(what, case);
 }
 
-fn nodes(ids: &[&str]) -> Value {
+pub(crate) fn nodes(ids: &[&str]) -> Value {
     Value::Array(ids.iter().map(|id| json!({ "id": id })).collect())
 }
 
-fn doc(epoch: u64, nodes: Value, strategy: Value) -> Value {
+pub(crate) fn doc(epoch: u64, nodes: Value, strategy: Value) -> Value {
     json!({"format": "shardroute/1", "epoch": epoch, "nodes": nodes, "strategy": strategy})
 }
 
-fn reference_lines(name: &str) -> Vec<String> {
+pub(crate) fn reference_lines(name: &str) -> Vec<String> {
     let path = crate::root().join("reference").join(name);
     std::fs::read_to_string(&path)
         .unwrap_or_else(|err| panic!("{}: {err}", path.display()))

@@ -23,6 +23,34 @@ pub enum Key<'a> {
     U64(u64),
 }
 
+/// A key that owns its bytes: what calls that make new keys (salting) return.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum OwnedKey {
+    /// A byte-string key.
+    Bytes(Vec<u8>),
+    /// An integer key.
+    U64(u64),
+}
+
+impl OwnedKey {
+    /// Borrows as a [`Key`].
+    pub fn as_key(&self) -> Key<'_> {
+        match self {
+            OwnedKey::Bytes(bytes) => Key::Bytes(bytes),
+            OwnedKey::U64(value) => Key::U64(*value),
+        }
+    }
+}
+
+impl From<Key<'_>> for OwnedKey {
+    fn from(key: Key<'_>) -> OwnedKey {
+        match key {
+            Key::Bytes(bytes) => OwnedKey::Bytes(bytes.to_vec()),
+            Key::U64(value) => OwnedKey::U64(value),
+        }
+    }
+}
+
 impl<'a> From<&'a [u8]> for Key<'a> {
     fn from(bytes: &'a [u8]) -> Key<'a> {
         Key::Bytes(bytes)

@@ -58,13 +58,16 @@ mod json;
 pub mod key;
 pub mod limits;
 pub mod operations;
+pub mod placement_names;
 pub mod router;
+pub mod salting;
 pub mod strategy;
 pub mod topology;
 
 pub use error::{Error, ErrorKind, Result};
 pub use hashing::KeyHashing;
-pub use key::Key;
+pub use key::{Key, OwnedKey};
+pub use placement_names::Location;
 pub use router::Router;
 pub use strategy::jump::jump;
 pub use strategy::{DecodedId, Strategy};

@@ -8,7 +8,8 @@ use serde_json::Value;
 
 use crate::error::{Error, Result};
 use crate::hashing::KeyHashing;
-use crate::key::Key;
+use crate::key::{Key, OwnedKey};
+use crate::placement_names::Location;
 use crate::strategy::{Placement, Strategy};
 use crate::topology::{Node, Topology};
 
@@ -191,6 +192,64 @@ impl Router {
     /// `invalid_argument` when the strategy's ids do not carry a shard.
     pub fn decode_id(&self, id: u64) -> Result<crate::strategy::DecodedId> {
         self.placement.decode_id(id)
+    }
+
+    /// Where a key lives: shard, node id, the node's address and zone, and the
+    /// topology's `placement` templates rendered for the shard (`db_{shard}` ...).
+    ///
+    /// # Errors
+    /// As [`route`](Router::route).
+    pub fn locate<'k>(&self, key: impl Into<Key<'k>>) -> Result<Location<'_>> {
+        let shard = self.route(key)?;
+        let node = &self.topology.nodes[self.placement.owner(shard) as usize];
+        let names = match &self.topology.placement {
+            Some(placement) => placement
+                .templates
+                .iter()
+                .map(|(name, template)| (name.as_str(), template.render(shard, &node.id)))
+                .collect(),
+            None => Vec::new(),
+        };
+        Ok(Location { shard, node: &node.id, address: node.address.as_deref(), zone: node.zone.as_deref(), names })
+    }
+
+    /// The fanout of a key: how many salted keys it is spread over (1 when not hot).
+    pub fn fanout<'k>(&self, key: impl Into<Key<'k>>) -> u32 {
+        match (key.into(), &self.topology.hot_keys) {
+            (Key::Bytes(bytes), Some(hot)) => hot.fanout(bytes).unwrap_or(1),
+            _ => 1,
+        }
+    }
+
+    /// The key to write a hot key's value under for a caller-chosen `salt`: `key +
+    /// separator + (salt % fanout)`. A key that is not hot is its own salted key, so
+    /// callers can salt every write without knowing which keys are hot.
+    pub fn salted_key<'k>(&self, key: impl Into<Key<'k>>, salt: u32) -> OwnedKey {
+        let key = key.into();
+        match (key, &self.topology.hot_keys) {
+            (Key::Bytes(bytes), Some(hot)) => match hot.fanout(bytes) {
+                Some(fanout) => OwnedKey::Bytes(hot.salt(bytes, salt % fanout)),
+                None => OwnedKey::from(key),
+            },
+            _ => OwnedKey::from(key),
+        }
+    }
+
+    /// Every salted form of a key with its shard, salt 0 first: what a read of a hot key
+    /// gathers. A key that is not hot gives one entry, itself.
+    ///
+    /// # Errors
+    /// As [`route`](Router::route).
+    pub fn salted_keys<'k>(&self, key: impl Into<Key<'k>>) -> Result<Vec<(OwnedKey, u32)>> {
+        let key = key.into();
+        let fanout = self.fanout(key);
+        (0..fanout)
+            .map(|salt| {
+                let salted = if fanout == 1 { OwnedKey::from(key) } else { self.salted_key(key, salt) };
+                let shard = self.route(salted.as_key())?;
+                Ok((salted, shard))
+            })
+            .collect()
     }
 
     /// The shards of many keys, in order: the same as calling [`route`](Router::route)

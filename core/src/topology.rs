@@ -24,6 +24,8 @@
 //! | `nodes[i].weight` | number in (0, 1e6] | 1 | relative capacity (strategies that support it) |
 //! | `nodes[i].zone` | string | absent | failure domain; carried for clients and planners |
 //! | `strategy` | object with `type` | required | see [`Strategy`](crate::Strategy) |
+//! | `placement` | object: name → template | absent | names rendered per shard by `locate` (see [`crate::placement_names`]) |
+//! | `hot_keys` | object | absent | keys salted over several shards (see [`crate::salting`]) |
 //!
 //! Parsing is strict: unknown fields anywhere, wrong types, duplicate ids and
 //! out-of-range values are `invalid_topology` errors whose message starts with the path
@@ -44,6 +46,8 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::hashing::KeyHashing;
 use crate::json::{self, Object};
 use crate::limits;
+use crate::placement_names::PlacementNames;
+use crate::salting::HotKeys;
 use crate::strategy::Strategy;
 
 /// The one document format this version reads and writes.
@@ -73,6 +77,10 @@ pub struct Topology {
     pub nodes: Vec<Node>,
     /// The shard function and its parameters.
     pub strategy: Strategy,
+    /// Name templates rendered per shard by `locate` (empty when absent).
+    pub placement: Option<PlacementNames>,
+    /// Hot keys salted over several shards.
+    pub hot_keys: Option<HotKeys>,
 }
 
 impl Topology {
@@ -98,7 +106,8 @@ impl Topology {
     /// # Errors
     /// As [`Topology::from_json`].
     pub fn from_value(value: &Value) -> Result<Topology> {
-        let object = Object::new("", value, &["format", "epoch", "hashing", "nodes", "strategy"])?;
+        let object =
+            Object::new("", value, &["format", "epoch", "hashing", "nodes", "strategy", "placement", "hot_keys"])?;
         let format = json::str("format", object.required("format")?)?;
         if format != FORMAT {
             return Err(json::at(
@@ -113,7 +122,15 @@ impl Topology {
         };
         let nodes = parse_nodes(object.required("nodes")?)?;
         let strategy = Strategy::from_value("strategy", object.required("strategy")?, &nodes)?;
-        Ok(Topology { epoch, hashing, nodes, strategy })
+        let placement = match object.optional("placement") {
+            Some(value) => Some(PlacementNames::from_value("placement", value)?),
+            None => None,
+        };
+        let hot_keys = match object.optional("hot_keys") {
+            Some(value) => Some(HotKeys::from_value("hot_keys", value)?),
+            None => None,
+        };
+        Ok(Topology { epoch, hashing, nodes, strategy, placement, hot_keys })
     }
 
     /// The canonical JSON value of this topology.
@@ -144,6 +161,12 @@ impl Topology {
             .collect();
         map.insert("nodes".into(), Value::Array(nodes));
         map.insert("strategy".into(), self.strategy.to_value(&self.nodes));
+        if let Some(placement) = &self.placement {
+            map.insert("placement".into(), placement.to_value());
+        }
+        if let Some(hot_keys) = &self.hot_keys {
+            map.insert("hot_keys".into(), hot_keys.to_value());
+        }
         Value::Object(map)
     }
 

@@ -23,7 +23,7 @@ use alloc::vec::Vec;
 use serde_json::{Map, Value};
 
 use super::{successors, Place, Spec};
-use crate::error::Result;
+use crate::error::{Error, ErrorKind, Result};
 use crate::hashing::KeyHashing;
 use crate::json::{self, Object};
 use crate::key::Key;
@@ -113,5 +113,46 @@ pub(crate) fn shard_one_based(hash: u64, nodes: u32) -> u32 {
     match shard(hash, nodes) {
         0 => nodes,
         other => other,
+    }
+}
+
+/// Where each shard's keys can go when a modulo cluster changes from `old` to `new`
+/// shards, when one count is a whole multiple of the other (the doubling trick and its
+/// inverse).
+///
+/// Growing by a factor `m` (`new = m * old`), a key on shard `k` either stays on `k` or
+/// moves to one of `k + old, k + 2*old, ..., k + (m-1)*old`: entry `k` lists them, `k`
+/// first. Shrinking by a factor (`old = m * new`), shard `k` merges into `k % new`.
+/// Only 0-based shards; `moves(n, n)` is the identity.
+///
+/// # Errors
+/// `no_nodes` when a count is 0; `invalid_argument` when neither count divides the
+/// other (then almost every key moves, to any shard); `limit_exceeded` above
+/// [`crate::limits::MAX_VBUCKETS`] shards.
+///
+/// # Example
+/// ```
+/// use shardroute::strategy::modulo::moves;
+/// assert_eq!(moves(2, 4).unwrap(), vec![vec![0, 2], vec![1, 3]]);
+/// assert_eq!(moves(4, 2).unwrap(), vec![vec![0], vec![1], vec![0], vec![1]]);
+/// assert_eq!(moves(3, 4).unwrap_err().code(), "invalid_argument");
+/// ```
+pub fn moves(old: u32, new: u32) -> Result<Vec<Vec<u32>>> {
+    if old == 0 || new == 0 {
+        return Err(Error::new(ErrorKind::NoNodes, "moves: shard counts must be at least 1"));
+    }
+    let limit = crate::limits::MAX_VBUCKETS;
+    if old > limit || new > limit {
+        return Err(Error::limit(alloc::format!("moves: shard counts above {limit}")));
+    }
+    if new % old == 0 {
+        let factor = new / old;
+        Ok((0..old).map(|shard| (0..factor).map(|step| shard + step * old).collect()).collect())
+    } else if old % new == 0 {
+        Ok((0..old).map(|shard| alloc::vec![shard % new]).collect())
+    } else {
+        Err(Error::argument(alloc::format!(
+            "moves: {old} -> {new} is not a whole-factor change; nearly every key moves (use jump, ring or vbuckets to grow by steps)"
+        )))
     }
 }

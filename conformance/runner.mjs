@@ -2,7 +2,7 @@
 // Node and the WASM package in a browser page. It has no Node-only imports: the caller
 // reads the vector files and passes their parsed contents.
 //
-// `api` is the binding's public module: { Router, hashKey, jump }. The runner converts
+// `api` is the binding's public module: { Router, hashKey, jump, apply, moduloMoves }. The runner converts
 // each vector into the binding's input types (see conformance/README.md) and compares
 // results; it contains no routing logic.
 
@@ -32,8 +32,25 @@ export function toKey(key) {
   }
 }
 
+/** JSON text with object fields sorted: the comparison ignores field order, as the spec says. */
+function canonical(value) {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    return `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonical(value[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
 function sameJson(a, b) {
-  return JSON.stringify(a) === JSON.stringify(b);
+  return canonical(a) === canonical(b);
+}
+
+/** A key returned by the binding (salting) in the vector form of the key it came from. */
+function keyForm(source, key) {
+  if (typeof key === 'bigint') return { u64: key.toString() };
+  if (typeof key === 'string') return { utf8: key };
+  if (key instanceof Uint8Array) return { hex: Array.from(key, (b) => b.toString(16).padStart(2, '0')).join('') };
+  throw new Error(`salted key of unexpected type ${typeof key} for ${JSON.stringify(source)}`);
 }
 
 /** Runs one case; returns null when it passed, or a reason string when it failed. */
@@ -82,6 +99,44 @@ function runCase(api, file, routers, kase) {
       }
       case 'jump': {
         actual = { shard: api.jump(BigInt(kase.hash), kase.buckets) };
+        break;
+      }
+      case 'shards_for_range': {
+        const router = routerFor(kase.topology);
+        const end = kase.end === null ? null : toKey(kase.end);
+        actual = { shards: router.shardsForRange(toKey(kase.start), end) };
+        break;
+      }
+      case 'decode_id': {
+        const router = routerFor(kase.topology);
+        const decoded = router.decodeId(BigInt(kase.id));
+        const fields = Object.entries(decoded.fields).map(([name, value]) => {
+          if (typeof value !== 'bigint') throw new Error(`decodeId field ${name} is ${typeof value}, not bigint`);
+          return [name, value.toString()];
+        });
+        actual = { shard: decoded.shard, fields };
+        break;
+      }
+      case 'locate': {
+        actual = routerFor(kase.topology).locate(toKey(kase.key));
+        break;
+      }
+      case 'salted_key': {
+        actual = { key: keyForm(kase.key, routerFor(kase.topology).saltedKey(toKey(kase.key), kase.salt)) };
+        break;
+      }
+      case 'salted_keys': {
+        const pairs = routerFor(kase.topology).saltedKeys(toKey(kase.key));
+        actual = { keys: pairs.map(([key, shard]) => [keyForm(kase.key, key), shard]) };
+        break;
+      }
+      case 'apply': {
+        const source = kase.topology_json !== undefined ? kase.topology_json : file.topologies[kase.topology];
+        actual = { result: api.apply(source, kase.operation) };
+        break;
+      }
+      case 'modulo_moves': {
+        actual = { moves: api.moduloMoves(kase.old, kase.new) };
         break;
       }
       default:

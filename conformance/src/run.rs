@@ -5,25 +5,9 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use serde_json::{json, Value};
-use shardroute::{key, Key, KeyHashing, Router};
+use shardroute::{key, KeyHashing, Router};
 
-/// A key built from a vector, owning its bytes.
-pub enum OwnedKey {
-    /// Text or raw bytes.
-    Bytes(Vec<u8>),
-    /// An integer key.
-    U64(u64),
-}
-
-impl OwnedKey {
-    /// Borrows as a core key.
-    pub fn as_key(&self) -> Key<'_> {
-        match self {
-            OwnedKey::Bytes(bytes) => Key::Bytes(bytes),
-            OwnedKey::U64(value) => Key::U64(*value),
-        }
-    }
-}
+pub use shardroute::OwnedKey;
 
 /// Converts a vector key the way a user's value would reach core: `Err(Ok(error))`
 /// is a core rejection (what the case may expect), `Err(Err(reason))` a malformed vector.
@@ -156,8 +140,106 @@ fn evaluate(file: &Value, routers: &mut HashMap<String, Router>, case: &Value) -
                 Err(err) => error(err),
             }
         }
+        "shards_for_range" | "decode_id" | "locate" | "salted_key" | "salted_keys" => {
+            let router = match router_for(text(case, "topology")?)? {
+                Ok(router) => router,
+                Err(err) => return Ok(error(err)),
+            };
+            match op {
+                "shards_for_range" => {
+                    let start = match to_key(field(case, "start")?)? {
+                        Ok(key) => key,
+                        Err(err) => return Ok(error(err)),
+                    };
+                    let end = match field(case, "end")? {
+                        Value::Null => None,
+                        end => match to_key(end)? {
+                            Ok(key) => Some(key),
+                            Err(err) => return Ok(error(err)),
+                        },
+                    };
+                    match router.shards_for_range(start.as_key(), end.as_ref().map(OwnedKey::as_key)) {
+                        Ok(shards) => json!({ "shards": shards }),
+                        Err(err) => error(err),
+                    }
+                }
+                "decode_id" => match key::parse_u64(text(case, "id")?).and_then(|id| router.decode_id(id)) {
+                    Ok(decoded) => {
+                        let fields: Vec<Value> =
+                            decoded.fields.iter().map(|(name, value)| json!([name, value.to_string()])).collect();
+                        json!({"shard": decoded.shard, "fields": fields})
+                    }
+                    Err(err) => error(err),
+                },
+                "locate" => match to_key(field(case, "key")?)? {
+                    Ok(key) => match router.locate(key.as_key()) {
+                        Ok(location) => location.to_value(),
+                        Err(err) => error(err),
+                    },
+                    Err(err) => error(err),
+                },
+                "salted_key" => {
+                    let salt = field(case, "salt")?.as_u64().and_then(|s| u32::try_from(s).ok()).ok_or("bad salt")?;
+                    let source = field(case, "key")?;
+                    match to_key(source)? {
+                        Ok(key) => json!({ "key": key_form(source, &router.salted_key(key.as_key(), salt)) }),
+                        Err(err) => error(err),
+                    }
+                }
+                _ => {
+                    let source = field(case, "key")?;
+                    match to_key(source)?.and_then(|key| router.salted_keys(key.as_key())) {
+                        Ok(pairs) => {
+                            let keys: Vec<Value> =
+                                pairs.iter().map(|(salted, shard)| json!([key_form(source, salted), shard])).collect();
+                            json!({ "keys": keys })
+                        }
+                        Err(err) => error(err),
+                    }
+                }
+            }
+        }
+        "apply" => {
+            let topology = match case.get("topology_json") {
+                Some(Value::String(raw)) => shardroute::Topology::from_json(raw),
+                Some(_) => return Err("topology_json is not a string".into()),
+                None => {
+                    let doc = file["topologies"].get(text(case, "topology")?).ok_or("unknown topology")?;
+                    shardroute::Topology::from_value(doc)
+                }
+            };
+            let operation = field(case, "operation")?;
+            match topology.and_then(|topology| shardroute::operations::apply(&topology, operation)) {
+                Ok(result) => json!({ "result": result }),
+                Err(err) => error(err),
+            }
+        }
+        "modulo_moves" => {
+            let count = |name: &str| -> Result<u32, String> {
+                field(case, name)?.as_u64().and_then(|n| u32::try_from(n).ok()).ok_or(format!("bad {name}"))
+            };
+            match shardroute::strategy::modulo::moves(count("old")?, count("new")?) {
+                Ok(moves) => json!({ "moves": moves }),
+                Err(err) => error(err),
+            }
+        }
         other => return Err(format!("unknown op {other:?}")),
     })
+}
+
+/// A salted key in the vector form of the key it came from: text stays `utf8` (salting
+/// appends ASCII, so it stays valid UTF-8), bytes stay `hex`, integers stay `u64`.
+fn key_form(source: &Value, key: &OwnedKey) -> Value {
+    match key {
+        OwnedKey::U64(value) => json!({ "u64": value.to_string() }),
+        OwnedKey::Bytes(bytes) => {
+            let text_form = source.get("utf8").is_some() || source.get("utf16").is_some();
+            match (text_form, std::str::from_utf8(bytes)) {
+                (true, Ok(text)) => json!({ "utf8": text }),
+                _ => json!({ "hex": bytes.iter().map(|b| format!("{b:02x}")).collect::<String>() }),
+            }
+        }
+    }
 }
 
 /// The result of a run.

@@ -229,7 +229,7 @@ fn evaluate(file: &Value, routers: &mut HashMap<String, Router>, case: &Value) -
 
 /// A salted key in the vector form of the key it came from: text stays `utf8` (salting
 /// appends ASCII, so it stays valid UTF-8), bytes stay `hex`, integers stay `u64`.
-fn key_form(source: &Value, key: &OwnedKey) -> Value {
+pub fn key_form(source: &Value, key: &OwnedKey) -> Value {
     match key {
         OwnedKey::U64(value) => json!({ "u64": value.to_string() }),
         OwnedKey::Bytes(bytes) => {

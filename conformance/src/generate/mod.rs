@@ -9,6 +9,8 @@ use shardroute::{Key, KeyHashing, Router};
 
 use crate::write;
 
+mod calls;
+
 /// Whether vector files include the cases of the calls added after the first release
 /// (`shards_for_range`, `decode_id`, `apply`, `locate`, `salted_key(s)`,
 /// `modulo_moves`). Off until every binding implements them, so that no runner meets an
@@ -20,8 +22,8 @@ pub(crate) struct VectorFile {
     name: &'static str,
     description: &'static str,
     source: &'static str,
-    topologies: Vec<(String, Value)>,
-    cases: Vec<Value>,
+    pub(crate) topologies: Vec<(String, Value)>,
+    pub(crate) cases: Vec<Value>,
 }
 
 impl VectorFile {
@@ -149,7 +151,13 @@ pub(crate) fn routing_cases(file: &mut VectorFile, id: &str, router: &Router) {
 }
 
 /// An error case: checks the core gives `code` before recording it.
-pub(crate) fn expect_error(file: &mut VectorFile, what: &str, case: Value, code: &str, outcome: Result<(), shardroute::Error>) {
+pub(crate) fn expect_error(
+    file: &mut VectorFile,
+    what: &str,
+    case: Value,
+    code: &str,
+    outcome: Result<(), shardroute::Error>,
+) {
     match outcome {
         Err(err) if err.code() == code => {}
         Err(err) => panic!("{what}: expected {code}, core says {err}"),
@@ -665,7 +673,8 @@ fn topology_file() -> VectorFile {
     file
 }
 
-/// Every vector file as `(file name, text)`, in a fixed order.
+/// Every vector file as `(file name, text)`, in a fixed order. A new file is one
+/// module under `generate/` and one entry here.
 pub fn all() -> Vec<(String, String)> {
     [
         hashing_file(),
@@ -676,6 +685,8 @@ pub fn all() -> Vec<(String, String)> {
         vbucket_file(),
         errors_file(),
         topology_file(),
+        calls::file(),
+        // More strategies: add `<module>::file(),` entries below this line.
     ]
     .iter()
     .map(VectorFile::render)

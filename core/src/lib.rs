@@ -53,6 +53,7 @@ extern crate alloc;
 extern crate std;
 
 pub mod error;
+pub mod hash;
 pub mod hashing;
 mod json;
 pub mod key;

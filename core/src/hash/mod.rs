@@ -1,0 +1,27 @@
+//! The hash functions of the systems shardroute routes like, each exactly as that system
+//! computes it. Each function cites the system and the published values its tests check.
+//!
+//! | function | used by |
+//! |---|---|
+//! | [`crc16_xmodem`] | Redis Cluster key slots |
+//! | [`crc32c`], [`crc32c_raw`] | Tarantool vshard (`bucket_id_strcrc32`: raw register, no final xor) |
+//! | [`murmur2_kafka`] | Kafka's default partitioner (Java client `Utils.murmur2`) |
+//! | [`murmur3_x86_32`] | Elasticsearch routing (over UTF-16LE), Guava `murmur3_32` |
+//! | [`murmur3_x64_128`] | Cassandra's Murmur3Partitioner (with Java's sign-extended tail bytes) |
+//! | [`xxh64`] | Vitess `xxhash` vindex |
+//! | [`md5`] | ketama continuums (libketama, libmemcached, Couchbase memcached buckets) |
+//! | [`des_encrypt`] | Vitess `hash` vindex (DES, all-zero key, over the big-endian id) |
+//!
+//! All are `no_std`, allocation-free, and never panic.
+
+mod crc;
+mod des;
+mod md5;
+mod murmur;
+mod xxh64;
+
+pub use self::crc::{crc16_xmodem, crc32c, crc32c_raw};
+pub use self::des::des_encrypt;
+pub use self::md5::md5;
+pub use self::murmur::{murmur2_kafka, murmur3_x64_128, murmur3_x86_32};
+pub use self::xxh64::xxh64;

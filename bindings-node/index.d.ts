@@ -15,6 +15,31 @@
  */
 export type Key = string | Uint8Array | bigint | number;
 
+/** A key the router made from a `Key` (salting): a string, bytes, or an integer as `bigint`. */
+export type SaltedKey = string | Uint8Array | bigint;
+
+/** An id decoded by a strategy whose ids carry their shard (`Router.decodeId`). */
+export interface DecodedId {
+  /** The shard the id routes to. */
+  shard: number;
+  /** The id's other fields by name (`timestamp`, `sequence`, ...), in the id's layout order, most significant first. */
+  fields: Record<string, bigint>;
+}
+
+/** Where a key lives (`Router.locate`). */
+export interface Location {
+  /** The shard number. */
+  shard: number;
+  /** The owning node's id. */
+  node: string;
+  /** The node's `address`, or `null` when the document gives none. */
+  address: string | null;
+  /** The node's `zone`, or `null` when the document gives none. */
+  zone: string | null;
+  /** Each template of the topology's `placement` section rendered for the shard, by name. */
+  names: Record<string, string>;
+}
+
 /**
  * A router: a topology document compiled for lookups. The same document gives the same
  * answers in every language shardroute supports.
@@ -55,6 +80,59 @@ export declare class Router {
    *   `invalid_argument` when `keys` is not an array.
    */
   routeMany(keys: readonly Key[]): Uint32Array;
+  /**
+   * The shards a scan over keys in `[start, end)` must visit, in key order; `end`
+   * omitted or `null` scans to the end of the key space. Hash-based strategies scatter
+   * every range, so for them this is every shard.
+   *
+   * @throws {ShardrouteError} `invalid_key`; `invalid_argument` when `end` is not after
+   *   `start` for a range strategy.
+   */
+  shardsForRange(start: Key, end?: Key | null): number[];
+  /**
+   * Decodes an id that carries its shard: the shard and the id's other fields, in order.
+   *
+   * @throws {ShardrouteError} `invalid_key` for an id outside `0..2^64` (a `bigint` or a
+   *   decimal string); `invalid_argument` when the strategy's ids do not carry a shard.
+   */
+  decodeId(id: bigint | string): DecodedId;
+  /**
+   * Where `key` lives: shard, node id, the node's address and zone, and the topology's
+   * `placement` templates rendered for the shard.
+   *
+   * @throws {ShardrouteError} `invalid_key`.
+   */
+  locate(key: Key): Location;
+  /**
+   * How many salted keys `key` is spread over: its `hot_keys` fanout, 1 when it is not hot.
+   *
+   * @throws {ShardrouteError} `invalid_key`.
+   */
+  fanout(key: Key): number;
+  /**
+   * The key to write a hot key's value under for a caller-chosen `salt` (`key +
+   * separator + salt % fanout`); a key that is not hot is its own salted key. The result
+   * has the type of `key`: a string for a string, a `Uint8Array` for bytes, a `bigint`
+   * for an integer (`bigint` or `number`; integer keys are never hot).
+   *
+   * @throws {ShardrouteError} `invalid_key`; `invalid_argument` when `salt` is not an
+   *   integer in `0..2^32`.
+   */
+  saltedKey(key: string, salt: number): string;
+  saltedKey(key: Uint8Array, salt: number): Uint8Array;
+  saltedKey(key: bigint | number, salt: number): bigint;
+  saltedKey(key: Key, salt: number): SaltedKey;
+  /**
+   * Every salted form of `key` with its shard, salt 0 first: what a read of a hot key
+   * gathers. A key that is not hot gives one pair, itself. Keys have the type of `key`,
+   * as for `saltedKey`.
+   *
+   * @throws {ShardrouteError} `invalid_key`.
+   */
+  saltedKeys(key: string): Array<[string, number]>;
+  saltedKeys(key: Uint8Array): Array<[Uint8Array, number]>;
+  saltedKeys(key: bigint | number): Array<[bigint, number]>;
+  saltedKeys(key: Key): Array<[SaltedKey, number]>;
   /** The topology's epoch. */
   get epoch(): bigint;
   /** The canonical JSON text of the topology, byte for byte the same in every language. */
@@ -79,6 +157,28 @@ export declare function hashKey(key: Key, hashing?: string | object | null): big
  *   `no_nodes` for zero buckets.
  */
 export declare function jump(hash: bigint | string, buckets: number): number;
+
+/**
+ * Applies a topology operation (such as `{"op": "add_node", "node": {"id": "n4"}}`) to a
+ * topology; each is JSON text or an object (`bigint` fields become decimal strings).
+ * Returns a new object: the new document under `topology` (canonical, epoch plus one)
+ * and the operation's report beside it. The input is not modified.
+ *
+ * @throws {ShardrouteError} the topology's errors as for `Router`; `invalid_argument`
+ *   for an unknown operation, one that does not fit the strategy, or bad parameters.
+ */
+export declare function apply(topology: string | object, operation: string | object): Record<string, unknown>;
+
+/**
+ * Where each shard's keys can go when a `modulo` cluster goes from `oldCount` to
+ * `newCount` shards, one count a whole multiple of the other: growing by a factor `m`,
+ * entry `k` is `[k, k + old, ..., k + (m-1)*old]`; shrinking, entry `k` is `[k % new]`.
+ *
+ * @throws {ShardrouteError} `invalid_argument` for a count that is not an integer in
+ *   `0..2^32`, or when neither count divides the other; `no_nodes` for 0;
+ *   `limit_exceeded` above the vbucket limit.
+ */
+export declare function moduloMoves(oldCount: number, newCount: number): number[][];
 
 /**
  * The error every failed call throws. `code` is stable across versions and languages:

@@ -56,13 +56,16 @@ function bigintAsDecimal(_key, value) {
   return typeof value === 'bigint' ? value.toString() : value;
 }
 
-/** A document argument as the addon takes it: objects become JSON text; other values pass unchanged. */
-function documentText(value, what) {
+/**
+ * A document argument as the addon takes it: objects become JSON text; other values pass
+ * unchanged. `code` is the error of an object that cannot be serialized.
+ */
+function documentText(value, what, code = 'invalid_topology') {
   if (typeof value !== 'object' || value === null) return value;
   try {
     return JSON.stringify(value, bigintAsDecimal);
   } catch (err) {
-    throw new ShardrouteError('invalid_topology', `${what} cannot be serialized as JSON: ${err && err.message}`, {
+    throw new ShardrouteError(code, `${what} cannot be serialized as JSON: ${err && err.message}`, {
       cause: err,
     });
   }
@@ -118,6 +121,65 @@ class Router {
     }
   }
 
+  /** The shards a scan over keys in [start, end) must visit, in key order; `end` omitted or null: to the end. */
+  shardsForRange(start, end) {
+    try {
+      return this.#inner.shardsForRange(start, end);
+    } catch (err) {
+      rethrow(err);
+    }
+  }
+
+  /** Decodes an id (a BigInt or a decimal string) that carries its shard: { shard, fields } in field order. */
+  decodeId(id) {
+    let decoded;
+    try {
+      decoded = this.#inner.decodeId(id);
+    } catch (err) {
+      rethrow(err);
+    }
+    return { shard: decoded.shard, fields: Object.fromEntries(decoded.fields) };
+  }
+
+  /** Where `key` lives: { shard, node, address, zone, names }. */
+  locate(key) {
+    let location;
+    try {
+      location = this.#inner.locate(key);
+    } catch (err) {
+      rethrow(err);
+    }
+    const { shard, node, address, zone, names } = location;
+    return { shard, node, address, zone, names: Object.fromEntries(names) };
+  }
+
+  /** How many salted keys `key` is spread over (1 when it is not hot). */
+  fanout(key) {
+    try {
+      return this.#inner.fanout(key);
+    } catch (err) {
+      rethrow(err);
+    }
+  }
+
+  /** The key to write a hot key's value under for `salt`, of the same type as `key` (numbers give a BigInt). */
+  saltedKey(key, salt) {
+    try {
+      return this.#inner.saltedKey(key, salt);
+    } catch (err) {
+      rethrow(err);
+    }
+  }
+
+  /** Every salted form of `key` with its shard, salt 0 first: [key, shard] pairs. */
+  saltedKeys(key) {
+    try {
+      return this.#inner.saltedKeys(key);
+    } catch (err) {
+      rethrow(err);
+    }
+  }
+
   /** The topology's epoch, as a BigInt. */
   get epoch() {
     return this.#inner.epoch;
@@ -148,4 +210,29 @@ function jump(hash, buckets) {
   }
 }
 
-module.exports = { Router, hashKey, jump, ShardrouteError };
+/**
+ * Applies a topology operation (JSON text or object) to a topology (JSON text or object):
+ * the result object, with the new document under `topology`.
+ */
+function apply(topology, operation) {
+  const topologyText = documentText(topology, 'topology');
+  const operationText = documentText(operation, 'operation', 'invalid_argument');
+  let result;
+  try {
+    result = addon.apply(topologyText, operationText);
+  } catch (err) {
+    rethrow(err);
+  }
+  return JSON.parse(result);
+}
+
+/** Where each shard's keys can go when a modulo cluster goes from `oldCount` to `newCount` shards. */
+function moduloMoves(oldCount, newCount) {
+  try {
+    return addon.moduloMoves(oldCount, newCount);
+  } catch (err) {
+    rethrow(err);
+  }
+}
+
+module.exports = { Router, hashKey, jump, apply, moduloMoves, ShardrouteError };

@@ -10,6 +10,33 @@
  */
 export type Key = string | Uint8Array | bigint | number;
 
+/** A key the router made from a `Key` (salting): a string, bytes, or an integer as `bigint`. */
+export type SaltedKey = string | Uint8Array | bigint;
+
+/**
+ * An id decoded by `Router.decodeId`: the shard it carries, and its other fields by name
+ * (`timestamp`, `sequence`, ...) in the id's layout order (most significant first; the
+ * object's insertion order).
+ */
+export interface DecodedId {
+  shard: number;
+  fields: Record<string, bigint>;
+}
+
+/** Where a key lives (`Router.locate`). */
+export interface Location {
+  /** The shard number. */
+  shard: number;
+  /** The owning node's id. */
+  node: string;
+  /** The node's `address`, or `null` when the document gives none. */
+  address: string | null;
+  /** The node's `zone`, or `null` when the document gives none. */
+  zone: string | null;
+  /** The topology's `placement` templates rendered for this shard, by name. */
+  names: Record<string, string>;
+}
+
 /** A router: a validated topology document compiled for lookups. */
 export declare class Router {
   /**
@@ -37,6 +64,40 @@ export declare class Router {
   get epoch(): bigint;
   /** The canonical JSON of the topology, byte for byte the core's. */
   toJson(): string;
+  /**
+   * The shards a scan over keys in `[start, end)` must visit, in key order; `end` omitted
+   * or `null` scans to the end of the key space. Hash-based strategies give every shard.
+   * @throws {ShardrouteError} `invalid_key`; `invalid_argument` when `end` is not after `start`.
+   */
+  shardsForRange(start: Key, end?: Key | null): number[];
+  /**
+   * Decodes an id that carries its shard (a bigint, or its decimal string).
+   * @throws {ShardrouteError} `invalid_key` (id outside `0..2^64`); `invalid_argument`
+   *   when the strategy's ids do not carry a shard.
+   */
+  decodeId(id: bigint | string): DecodedId;
+  /** Where a key lives: shard, node, the node's address and zone, and the rendered names. */
+  locate(key: Key): Location;
+  /** How many salted keys a key is spread over (`hot_keys`); 1 when it is not hot. */
+  fanout(key: Key): number;
+  /**
+   * The key to write a hot key's value under for a caller-chosen `salt` (`key + separator +
+   * salt % fanout`); a key that is not hot comes back unchanged. The result has the key's
+   * type: a string gives a string, a `Uint8Array` a `Uint8Array`, a bigint or number a bigint.
+   * @throws {ShardrouteError} `invalid_argument` when `salt` is not an integer in `0..=2^32-1`.
+   */
+  saltedKey(key: string, salt: number): string;
+  saltedKey(key: Uint8Array, salt: number): Uint8Array;
+  saltedKey(key: bigint | number, salt: number): bigint;
+  saltedKey(key: Key, salt: number): SaltedKey;
+  /**
+   * Every salted form of a key with its shard, salt 0 first (keys of the input's type, as
+   * for `saltedKey`): what a read of a hot key gathers. A key that is not hot gives one pair.
+   */
+  saltedKeys(key: string): Array<[string, number]>;
+  saltedKeys(key: Uint8Array): Array<[Uint8Array, number]>;
+  saltedKeys(key: bigint | number): Array<[bigint, number]>;
+  saltedKeys(key: Key): Array<[SaltedKey, number]>;
 }
 
 /**
@@ -52,6 +113,25 @@ export declare function hashKey(key: Key, hashing?: string | object | null): big
  * @throws {ShardrouteError} `invalid_key` (hash out of range), `invalid_argument`, `no_nodes` (0 buckets).
  */
 export declare function jump(hash: bigint | string, buckets: number): number;
+
+/**
+ * Applies a topology operation (`{"op": "add_node", "node": {...}}`, `{"op": "remove_node",
+ * "id": ...}`, ...) to a topology document; both are JSON text or objects. Returns the
+ * core's result: the new document under `topology` (canonical form, epoch + 1) and the
+ * operation's report beside it. The inputs are never modified.
+ * @throws {ShardrouteError} `invalid_topology`, `no_nodes`, `limit_exceeded` (the document
+ *   or the result); `invalid_argument` (unknown op, wrong strategy, bad parameters).
+ */
+export declare function apply(topology: string | object, operation: string | object): Record<string, unknown>;
+
+/**
+ * Where each shard's keys can go when a modulo cluster changes from `oldCount` to
+ * `newCount` shards by a whole factor: one array per old shard (growing: the shard itself
+ * first, then `k + old, k + 2*old, ...`; shrinking: the one shard it merges into).
+ * @throws {ShardrouteError} `invalid_argument` (not a whole factor, or not an integer in
+ *   `0..=2^32-1`), `no_nodes` (a count of 0), `limit_exceeded`.
+ */
+export declare function moduloMoves(oldCount: number, newCount: number): number[][];
 
 /**
  * What every shardroute call throws: a real `Error` whose `code` is one of the stable codes

@@ -10,8 +10,11 @@
 //!
 //! Strings are read as UTF-16 code units: N-API's UTF-8 read would turn a lone surrogate
 //! into U+FFFD, so two different strings would route as one key.
+//!
+//! Keys the core makes (salting) go back as the type they came in as: a string key
+//! gives a string, a `Uint8Array` a `Uint8Array`, a `bigint` or `number` a `bigint`.
 
-use napi::bindgen_prelude::{BigInt, TypedArray, TypedArrayType, Uint8ArraySlice};
+use napi::bindgen_prelude::{BigInt, Either3, TypedArray, TypedArrayType, Uint8Array, Uint8ArraySlice};
 use napi::{JsString, JsValue, Unknown, ValueType};
 use shardroute as sr;
 
@@ -62,6 +65,39 @@ pub fn from_js<'env>(value: Unknown<'env>) -> Result<Key<'env>> {
         }
         other => Err(invalid_key(&describe(value, other)?)),
     }
+}
+
+/// Reads an optional key: `undefined` and `null` are `None`.
+///
+/// # Errors
+/// As [`from_js`].
+pub fn optional_from_js<'env>(value: Unknown<'env>) -> Result<Option<Key<'env>>> {
+    match value.get_type().or_throw()? {
+        ValueType::Undefined | ValueType::Null => Ok(None),
+        _ => from_js(value).map(Some),
+    }
+}
+
+/// A key made by the core, as JavaScript returns it.
+pub type JsKey = Either3<String, Uint8Array, BigInt>;
+
+/// A key made by the core from `source`, as the JavaScript type `source` came in as:
+/// bytes made from a string are a string again (salting appends UTF-8 text).
+///
+/// # Errors
+/// N-API's `GenericFailure` if bytes made from a string are not UTF-8, which the core's
+/// salting never does.
+pub fn to_js(source: &Key<'_>, key: sr::OwnedKey) -> Result<JsKey> {
+    Ok(match (source, key) {
+        (_, sr::OwnedKey::U64(value)) => Either3::C(BigInt::from(value)),
+        (Key::Text(_), sr::OwnedKey::Bytes(bytes)) => Either3::A(String::from_utf8(bytes).map_err(|err| {
+            napi::Error::new(
+                errors::Code::Napi(napi::Status::GenericFailure),
+                format!("a key made from a string is not UTF-8: {err}"),
+            )
+        })?),
+        (_, sr::OwnedKey::Bytes(bytes)) => Either3::B(Uint8Array::new(bytes)),
+    })
 }
 
 /// Reads a `u64` given as a `bigint` or a decimal string, such as a hash for `jump`.

@@ -2,14 +2,19 @@
 //!
 //! This crate only converts JavaScript values into core types and maps core errors:
 //! every routing and hashing decision is the core's (`sr::`). `index.js` is the package's
-//! public face: it serializes object topologies and turns thrown errors into
-//! `ShardrouteError`.
+//! public face: it serializes object documents (topologies, hashing specs, operations),
+//! parses `apply`'s JSON result, turns the `[name, value]` pairs of `decodeId` and
+//! `locate` into objects, and turns thrown errors into `ShardrouteError`.
+//!
+//! Modules mirror the core's: `router` (`Router`), `operations` (`apply`), `key`
+//! (conversions), `errors` (the one error mapping).
 //!
 //! Every exported function and method is `#[napi(catch_unwind)]`: a panic (which the core
 //! promises never to raise) becomes a thrown JavaScript `Error`, never an abort.
 
 mod errors;
 mod key;
+mod operations;
 mod router;
 
 use napi::bindgen_prelude::BigInt;
@@ -29,7 +34,8 @@ pub fn hash_key(key: Unknown, hashing: Unknown) -> Result<BigInt> {
     let key = key::from_js(key)?;
     let spec = match hashing.get_type().or_throw()? {
         ValueType::Undefined | ValueType::Null => sr::KeyHashing::default(),
-        _ => sr::KeyHashing::from_json(&document_text(hashing, "hashing spec")?).or_throw()?,
+        _ => sr::KeyHashing::from_json(&document_text(hashing, "hashing spec", sr::ErrorKind::InvalidTopology)?)
+            .or_throw()?,
     };
     Ok(BigInt::from(sr::hash_key(key.as_core(), &spec)))
 }
@@ -46,6 +52,20 @@ pub fn jump(hash: Unknown, buckets: Unknown) -> Result<u32> {
     sr::jump(hash, buckets).or_throw()
 }
 
+/// Where each shard's keys can go when a modulo cluster goes from `old` to `new` shards
+/// (a whole-factor change): [`sr::strategy::modulo::moves`], as arrays of numbers.
+///
+/// # Errors
+/// `invalid_argument` for a count that is not an integer in `0..=2^32-1`, and the
+/// core's (`no_nodes` for 0, `invalid_argument` when neither count divides the other,
+/// `limit_exceeded`).
+#[napi(catch_unwind)]
+pub fn modulo_moves(old: Unknown, new: Unknown) -> Result<Vec<Vec<u32>>> {
+    let old = u32_argument(old, "old shard count")?;
+    let new = u32_argument(new, "new shard count")?;
+    sr::strategy::modulo::moves(old, new).or_throw()
+}
+
 /// Panics: lets the tests check that a panic becomes a thrown `Error`. Not part of the
 /// package's API (`index.js` does not export it).
 #[doc(hidden)]
@@ -54,16 +74,17 @@ pub fn panic_for_testing() {
     panic!("shardroute-node: deliberate panic for testing");
 }
 
-/// Reads a JSON document argument (a topology or a hashing spec): a string, read as
-/// UTF-16 so a lone surrogate is an error rather than U+FFFD.
+/// Reads a JSON document argument (a topology, a hashing spec, an operation): a string,
+/// read as UTF-16 so a lone surrogate is an error rather than U+FFFD.
 ///
 /// # Errors
-/// `invalid_topology` for a value that is not a string, or text with a lone surrogate.
-fn document_text(value: Unknown<'_>, what: &str) -> Result<String> {
+/// `kind` (`invalid_topology` for documents, `invalid_argument` for operations) for a
+/// value that is not a string, or text with a lone surrogate.
+fn document_text(value: Unknown<'_>, what: &str, kind: sr::ErrorKind) -> Result<String> {
     match value.get_type().or_throw()? {
-        ValueType::String => key::text(value, sr::ErrorKind::InvalidTopology),
+        ValueType::String => key::text(value, kind),
         other => Err(errors::new(
-            sr::ErrorKind::InvalidTopology,
+            kind,
             format!("{what} must be JSON text or an object, got {}", key::describe(value, other)?),
         )),
     }

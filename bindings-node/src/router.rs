@@ -6,7 +6,7 @@ use napi_derive::napi;
 use shardroute as sr;
 
 use crate::errors::{self, Result, Throw};
-use crate::key;
+use crate::key::{self, JsKey};
 
 /// A router built from a topology document; `index.js` wraps it as the public `Router`.
 #[napi]
@@ -23,7 +23,7 @@ impl Router {
     /// for a value that is not a string.
     #[napi(constructor, catch_unwind)]
     pub fn new(topology: Unknown) -> Result<Self> {
-        let text = crate::document_text(topology, "topology")?;
+        let text = crate::document_text(topology, "topology", sr::ErrorKind::InvalidTopology)?;
         Ok(Router { inner: sr::Router::from_json(&text).or_throw()? })
     }
 
@@ -74,6 +74,75 @@ impl Router {
         Ok(Uint32Array::new(shards))
     }
 
+    /// The shards a scan over keys in `[start, end)` must visit, in key order; `end`
+    /// `undefined` or `null` scans to the end of the key space.
+    ///
+    /// # Errors
+    /// `invalid_key` for a bound that is not a key; the core's (`invalid_argument` when
+    /// `end` is not after `start` for a range strategy).
+    #[napi(catch_unwind)]
+    pub fn shards_for_range(&self, start: Unknown, end: Unknown) -> Result<Vec<u32>> {
+        let start = key::from_js(start)?;
+        let end = key::optional_from_js(end)?;
+        self.inner.shards_for_range(start.as_core(), end.as_ref().map(key::Key::as_core)).or_throw()
+    }
+
+    /// Decodes an id (a `bigint` or a decimal string) that carries its shard.
+    /// `index.js` turns `fields` into an object in field order.
+    ///
+    /// # Errors
+    /// `invalid_key` for an id outside `0..2^64`; the core's (`invalid_argument` when the
+    /// strategy's ids do not carry a shard).
+    #[napi(catch_unwind)]
+    pub fn decode_id(&self, id: Unknown) -> Result<DecodedId> {
+        let id = key::u64_from_js(id, "id")?;
+        let decoded = self.inner.decode_id(id).or_throw()?;
+        Ok(DecodedId {
+            shard: decoded.shard,
+            fields: decoded.fields.into_iter().map(|(name, value)| (name.to_owned(), BigInt::from(value))).collect(),
+        })
+    }
+
+    /// Where `key` lives: shard, node, address, zone and the rendered placement names.
+    /// `index.js` turns `names` into an object.
+    #[napi(catch_unwind)]
+    pub fn locate(&self, key: Unknown) -> Result<Location> {
+        let location = self.inner.locate(key::from_js(key)?.as_core()).or_throw()?;
+        Ok(Location {
+            shard: location.shard,
+            node: location.node.to_owned(),
+            address: location.address.map(str::to_owned),
+            zone: location.zone.map(str::to_owned),
+            names: location.names.into_iter().map(|(name, value)| (name.to_owned(), value)).collect(),
+        })
+    }
+
+    /// How many salted keys `key` is spread over (1 when it is not hot).
+    #[napi(catch_unwind)]
+    pub fn fanout(&self, key: Unknown) -> Result<u32> {
+        Ok(self.inner.fanout(key::from_js(key)?.as_core()))
+    }
+
+    /// The key to write `key`'s value under for `salt`, as the type `key` came in as.
+    ///
+    /// # Errors
+    /// `invalid_key`; `invalid_argument` when `salt` is not an integer in `0..=2^32-1`.
+    #[napi(catch_unwind)]
+    pub fn salted_key(&self, key: Unknown, salt: Unknown) -> Result<JsKey> {
+        let key = key::from_js(key)?;
+        let salt = crate::u32_argument(salt, "salt")?;
+        key::to_js(&key, self.inner.salted_key(key.as_core(), salt))
+    }
+
+    /// Every salted form of `key` with its shard, salt 0 first: `[key, shard]` pairs, each
+    /// key the type `key` came in as.
+    #[napi(catch_unwind)]
+    pub fn salted_keys(&self, key: Unknown) -> Result<Vec<(JsKey, u32)>> {
+        let key = key::from_js(key)?;
+        let pairs = self.inner.salted_keys(key.as_core()).or_throw()?;
+        pairs.into_iter().map(|(salted, shard)| Ok((key::to_js(&key, salted)?, shard))).collect()
+    }
+
     /// The topology's epoch, a `bigint`.
     #[napi(getter, catch_unwind)]
     pub fn epoch(&self) -> BigInt {
@@ -85,6 +154,31 @@ impl Router {
     pub fn to_json(&self) -> String {
         self.inner.to_json()
     }
+}
+
+/// [`sr::DecodedId`] for JavaScript: `fields` as `[name, bigint]` pairs in field order.
+#[napi(object, object_from_js = false)]
+pub struct DecodedId {
+    /// The shard the id routes to.
+    pub shard: u32,
+    /// The id's other fields, most significant first.
+    pub fields: Vec<(String, BigInt)>,
+}
+
+/// [`sr::Location`] for JavaScript: absent address and zone are `null`; `names` as
+/// `[name, text]` pairs in name order.
+#[napi(object, object_from_js = false, use_nullable = true)]
+pub struct Location {
+    /// The shard number.
+    pub shard: u32,
+    /// The owning node's id.
+    pub node: String,
+    /// The node's address, or `null`.
+    pub address: Option<String>,
+    /// The node's zone, or `null`.
+    pub zone: Option<String>,
+    /// Each placement template rendered for the shard.
+    pub names: Vec<(String, String)>,
 }
 
 fn missing() -> errors::Error {

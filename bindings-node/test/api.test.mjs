@@ -9,7 +9,7 @@ import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 import * as shardroute from '../index.js';
-import { Router, ShardrouteError, hashKey, jump } from '../index.js';
+import { Router, ShardrouteError, apply, hashKey, jump, moduloMoves } from '../index.js';
 
 const packageDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -230,6 +230,238 @@ describe('Router', () => {
   });
 });
 
+/** A topology with addresses, zones, placement names and hot keys. */
+const PLACED = {
+  format: 'shardroute/1',
+  epoch: 5,
+  nodes: [
+    { id: 'n0', address: '10.0.0.1:5432', zone: 'eu-1a' },
+    { id: 'n1', address: '10.0.0.2:5432' },
+    { id: 'n2', zone: 'eu-1c' },
+  ],
+  strategy: { type: 'jump' },
+  placement: { database: 'db_{shard}', table: 'events_{shard:03}', host: '{node}' },
+  hot_keys: { separator: '#', keys: { hot: 4, 'ключ': 3 } },
+};
+const placed = new Router(PLACED);
+const BAD_SALTS = [-1, 1.5, NaN, Infinity, 2 ** 32, '1', 1n, null, undefined, {}];
+const NOT_KEYS = [undefined, null, true, {}, [], new Uint16Array(1), '\ud800', -1n, 2n ** 64n, 2 ** 53];
+
+describe('shardsForRange', () => {
+  test('hash strategies scatter every range: all shards, a plain array', () => {
+    const all = placed.shardsForRange('a', 'b');
+    assert.ok(Array.isArray(all));
+    assert.deepEqual(all, [0, 1, 2]);
+    assert.deepEqual(router.shardsForRange(0n, 10n), [0, 1, 2, 3]);
+    const oneBased = new Router({ ...PLACED, strategy: { type: 'modulo', one_based: true } });
+    assert.deepEqual(oneBased.shardsForRange(Uint8Array.of(0)), [1, 2, 3]);
+  });
+
+  test('an omitted, undefined or null end means to the end of the key space', () => {
+    const expected = placed.shardsForRange('m', 'z');
+    assert.deepEqual(placed.shardsForRange('m'), expected);
+    assert.deepEqual(placed.shardsForRange('m', undefined), expected);
+    assert.deepEqual(placed.shardsForRange('m', null), expected);
+  });
+
+  test('bounds that are not keys are invalid_key', () => {
+    for (const bad of NOT_KEYS) {
+      if (bad !== undefined && bad !== null) throwsCode(() => placed.shardsForRange('a', bad), 'invalid_key');
+      throwsCode(() => placed.shardsForRange(bad, 'z'), 'invalid_key');
+    }
+  });
+});
+
+describe('decodeId', () => {
+  test('ids are bigints or decimal strings in 0..2^64, else invalid_key', () => {
+    for (const bad of [-1n, 2n ** 64n, '-1', '18446744073709551616', '0x10', ' 1', '', '\ud800', 1, null, undefined, {}]) {
+      throwsCode(() => placed.decodeId(bad), 'invalid_key');
+    }
+  });
+
+  test('a strategy whose ids do not carry a shard refuses with invalid_argument', () => {
+    for (const id of [0n, 42n, 2n ** 64n - 1n, '42', '18446744073709551615']) {
+      const err = throwsCode(() => placed.decodeId(id), 'invalid_argument');
+      assert.match(err.message, /decode_id/);
+    }
+  });
+});
+
+describe('locate', () => {
+  test('gives shard, node, address, zone (null when absent) and rendered names', () => {
+    const seen = new Set();
+    for (let i = 0; seen.size < 3 && i < 1000; i++) {
+      const key = `user:${i}`;
+      const location = placed.locate(key);
+      assert.deepEqual(Object.keys(location), ['shard', 'node', 'address', 'zone', 'names']);
+      assert.equal(location.shard, placed.route(key));
+      assert.equal(location.node, placed.node(key));
+      const node = PLACED.nodes[location.shard];
+      assert.equal(location.node, node.id);
+      assert.equal(location.address, node.address ?? null);
+      assert.equal(location.zone, node.zone ?? null);
+      assert.deepEqual(location.names, {
+        database: `db_${location.shard}`,
+        host: node.id,
+        table: `events_${String(location.shard).padStart(3, '0')}`,
+      });
+      seen.add(location.shard);
+    }
+    assert.equal(seen.size, 3, 'every node was located');
+  });
+
+  test('without a placement section, names is an empty object', () => {
+    const location = router.locate(7n);
+    assert.deepEqual(location.names, {});
+    assert.equal(location.address, null);
+    assert.equal(location.zone, null);
+    assert.equal(location.node, router.node(7n));
+  });
+
+  test('a template named __proto__ is an own property, not the prototype', () => {
+    const text = JSON.stringify({ ...TOPOLOGY, placement: { x: 'x_{shard}' } }).replace('"x"', '"__proto__"');
+    const { names } = new Router(text).locate('k');
+    assert.equal(Object.getPrototypeOf(names), Object.prototype);
+    assert.deepEqual(Object.keys(names), ['__proto__']);
+    assert.ok(Object.hasOwn(names, '__proto__'));
+  });
+
+  test('keys that are not keys are invalid_key', () => {
+    for (const bad of NOT_KEYS) throwsCode(() => placed.locate(bad), 'invalid_key');
+  });
+});
+
+describe('salting', () => {
+  test('fanout is the hot key fanout, 1 for other keys and for integers', () => {
+    assert.equal(placed.fanout('hot'), 4);
+    assert.equal(placed.fanout(Buffer.from('hot')), 4);
+    assert.equal(placed.fanout('ключ'), 3);
+    assert.equal(placed.fanout('cold'), 1);
+    assert.equal(placed.fanout(42), 1);
+    assert.equal(placed.fanout(42n), 1);
+    assert.equal(router.fanout('hot'), 1, 'a topology without hot_keys');
+    for (const bad of NOT_KEYS) throwsCode(() => placed.fanout(bad), 'invalid_key');
+  });
+
+  test('saltedKey returns the type of its key: string, Uint8Array, bigint', () => {
+    assert.equal(placed.saltedKey('hot', 1), 'hot#1');
+    assert.equal(placed.saltedKey('hot', 7), 'hot#3', 'salt modulo fanout');
+    assert.equal(placed.saltedKey('ключ', 4), 'ключ#1', 'non-ASCII text stays a string');
+    assert.equal(placed.saltedKey('cold', 5), 'cold', 'a key that is not hot is its own salted key');
+
+    const bytes = placed.saltedKey(Buffer.from('hot'), 2);
+    assert.ok(bytes instanceof Uint8Array);
+    assert.deepEqual(Array.from(bytes), Array.from(Buffer.from('hot#2')));
+    const view = new Uint8Array([9, ...Buffer.from('hot'), 9]).subarray(1, 4);
+    assert.deepEqual(Array.from(placed.saltedKey(view, 0)), Array.from(Buffer.from('hot#0')));
+    const cold = placed.saltedKey(Uint8Array.of(1, 2), 3);
+    assert.ok(cold instanceof Uint8Array);
+    assert.deepEqual(Array.from(cold), [1, 2]);
+
+    assert.equal(placed.saltedKey(42n, 1), 42n);
+    assert.equal(placed.saltedKey(42, 1), 42n, 'a number key comes back as a bigint');
+    assert.equal(placed.saltedKey(2n ** 64n - 1n, 0), 2n ** 64n - 1n);
+  });
+
+  test('a salted key routes like any key', () => {
+    for (let salt = 0; salt < 4; salt++) {
+      const salted = placed.saltedKey('hot', salt);
+      assert.equal(placed.route(salted), placed.route(`hot#${salt}`));
+    }
+  });
+
+  test('salts must be integers in 0..2^32, else invalid_argument; keys must be keys', () => {
+    assert.equal(placed.saltedKey('hot', 2 ** 32 - 1), `hot#${(2 ** 32 - 1) % 4}`);
+    for (const bad of BAD_SALTS) throwsCode(() => placed.saltedKey('hot', bad), 'invalid_argument');
+    for (const bad of NOT_KEYS) throwsCode(() => placed.saltedKey(bad, 0), 'invalid_key');
+  });
+
+  test('saltedKeys gives every salted form with its shard, salt 0 first, in the key type', () => {
+    const pairs = placed.saltedKeys('hot');
+    assert.deepEqual(pairs, [0, 1, 2, 3].map((salt) => [`hot#${salt}`, placed.route(`hot#${salt}`)]));
+    const bytePairs = placed.saltedKeys(Buffer.from('ключ'));
+    assert.equal(bytePairs.length, 3);
+    bytePairs.forEach(([key, shard], salt) => {
+      assert.ok(key instanceof Uint8Array);
+      assert.deepEqual(Array.from(key), Array.from(Buffer.from(`ключ#${salt}`)));
+      assert.equal(shard, placed.route(key));
+    });
+    assert.deepEqual(placed.saltedKeys('cold'), [['cold', placed.route('cold')]]);
+    assert.deepEqual(placed.saltedKeys(7), [[7n, placed.route(7)]]);
+    assert.deepEqual(placed.saltedKeys(7n), [[7n, placed.route(7n)]]);
+    for (const bad of NOT_KEYS) throwsCode(() => placed.saltedKeys(bad), 'invalid_key');
+  });
+});
+
+describe('apply', () => {
+  test('returns a new object with the new document under topology and the report', () => {
+    const result = apply(PLACED, { op: 'add_node', node: { id: 'n3' } });
+    assert.deepEqual(Object.keys(result).sort(), ['added', 'topology']);
+    assert.equal(result.added, 'n3');
+    assert.equal(result.topology.epoch, 6);
+    assert.deepEqual(result.topology.nodes.map((node) => node.id), ['n0', 'n1', 'n2', 'n3']);
+    assert.equal(PLACED.nodes.length, 3, 'the input is not modified');
+    const next = new Router(result.topology);
+    assert.equal(next.epoch, 6n);
+    assert.equal(next.toJson(), new Router(JSON.stringify(result.topology)).toJson());
+
+    const removed = apply(next.toJson(), '{"op": "remove_node", "id": "n1"}');
+    assert.deepEqual(removed, { removed: 'n1', topology: removed.topology });
+    assert.deepEqual(removed.topology.nodes.map((node) => node.id), ['n0', 'n2', 'n3']);
+  });
+
+  test('text and object forms of topology and operation give the same result', () => {
+    const operation = { op: 'add_node', node: { id: 'x', weight: 2 } };
+    const expected = apply(TOPOLOGY, operation);
+    assert.deepEqual(apply(JSON.stringify(TOPOLOGY), operation), expected);
+    assert.deepEqual(apply(TOPOLOGY, JSON.stringify(operation)), expected);
+    assert.deepEqual(apply(router.toJson(), JSON.stringify(operation)), expected);
+  });
+
+  test('epochs above 2^53 stay exact: bigint in, decimal string out', () => {
+    const result = apply({ ...TOPOLOGY, epoch: 2n ** 60n }, { op: 'remove_node', id: 'a' });
+    assert.equal(result.topology.epoch, (2n ** 60n + 1n).toString());
+    assert.equal(new Router(result.topology).epoch, 2n ** 60n + 1n);
+    throwsCode(() => apply({ ...TOPOLOGY, epoch: 2n ** 64n - 1n }, { op: 'remove_node', id: 'a' }), 'invalid_topology');
+  });
+
+  test('bad operations are invalid_argument, bad topologies invalid_topology', () => {
+    for (const bad of [{ op: 'split' }, { op: 'remove_node', id: 'nobody' }, { op: 'add_node' }, { op: 'add_node', node: { id: 'a' }, extra: 1 },
+      {}, [], '{', 'null', '"add_node"', '[]', '\ud800', 42, 42n, null, undefined, true]) {
+      throwsCode(() => apply(TOPOLOGY, bad), 'invalid_argument');
+    }
+    const cyclic = { op: 'add_node' };
+    cyclic.node = cyclic;
+    throwsCode(() => apply(TOPOLOGY, cyclic), 'invalid_argument');
+    throwsCode(() => apply(TOPOLOGY, { op: 'add_node', node: { id: 'a' } }), 'invalid_topology');
+    for (const bad of ['{', 'null', '', 42, null, undefined, [], { ...TOPOLOGY, nodes: [{ id: '\ud800' }] }]) {
+      throwsCode(() => apply(bad, { op: 'remove_node', id: 'a' }), 'invalid_topology');
+    }
+    throwsCode(() => apply({ ...TOPOLOGY, nodes: [] }, { op: 'remove_node', id: 'a' }), 'no_nodes');
+  });
+});
+
+describe('moduloMoves', () => {
+  test('whole-factor growth and shrinkage as arrays of arrays of numbers', () => {
+    assert.deepEqual(moduloMoves(2, 4), [[0, 2], [1, 3]]);
+    assert.deepEqual(moduloMoves(2, 6), [[0, 2, 4], [1, 3, 5]]);
+    assert.deepEqual(moduloMoves(4, 2), [[0], [1], [0], [1]]);
+    assert.deepEqual(moduloMoves(3, 3), [[0], [1], [2]]);
+    assert.deepEqual(moduloMoves(1, 1), [[0]]);
+  });
+
+  test('errors: counts not integers in 0..2^32 are invalid_argument; 0 is no_nodes', () => {
+    throwsCode(() => moduloMoves(3, 4), 'invalid_argument');
+    throwsCode(() => moduloMoves(0, 4), 'no_nodes');
+    throwsCode(() => moduloMoves(4, 0), 'no_nodes');
+    throwsCode(() => moduloMoves(1, 2 ** 32 - 1), 'limit_exceeded');
+    for (const bad of BAD_SALTS) {
+      throwsCode(() => moduloMoves(bad, 2), 'invalid_argument');
+      throwsCode(() => moduloMoves(2, bad), 'invalid_argument');
+    }
+  });
+});
+
 describe('hashKey and jump', () => {
   test('hashKey returns published reference values as BigInt', () => {
     // SipHash-2-4 paper, empty input, key 00..0f; and the CRC-32 check value.
@@ -275,7 +507,7 @@ describe('package', () => {
   test('CommonJS require gives the same module', () => {
     const require = createRequire(import.meta.url);
     const cjs = require('../index.js');
-    assert.deepEqual(Object.keys(cjs).sort(), ['Router', 'ShardrouteError', 'hashKey', 'jump']);
+    assert.deepEqual(Object.keys(cjs).sort(), ['Router', 'ShardrouteError', 'apply', 'hashKey', 'jump', 'moduloMoves']);
     assert.equal(cjs.Router, Router);
   });
 

@@ -1,7 +1,7 @@
 // Uses every export of the package with the types index.d.ts declares; checked by
 // `tsc --noEmit` (test.sh), never run. Lines marked @ts-expect-error must stay errors.
-import { Router, ShardrouteError, hashKey, jump } from '../index.js';
-import type { Key } from '../index.js';
+import { Router, ShardrouteError, apply, hashKey, jump, moduloMoves } from '../index.js';
+import type { DecodedId, Key, Location, SaltedKey } from '../index.js';
 
 const router: Router = new Router('{"format": "shardroute/1", "epoch": 1, "nodes": [{"id": "a"}], "strategy": {"type": "jump"}}');
 const fromObject = new Router({ format: 'shardroute/1', epoch: 2n, nodes: [{ id: 'a' }], strategy: { type: 'jump' } });
@@ -15,6 +15,29 @@ const frozen: readonly Key[] = Object.freeze(['a', 'b']);
 const moreShards: Uint32Array = fromObject.routeMany(frozen);
 const epoch: bigint = router.epoch;
 const text: string = router.toJson();
+
+const range: number[] = router.shardsForRange('a', 'b');
+const toEnd: number[] = router.shardsForRange(new Uint8Array([1]));
+const toEndNull: number[] = router.shardsForRange(1n, null);
+const decoded: DecodedId = router.decodeId(42n);
+const decodedText: DecodedId = router.decodeId('42');
+const decodedShard: number = decoded.shard;
+const decodedField: bigint | undefined = decoded.fields['timestamp'];
+const location: Location = router.locate('user:1');
+const locationParts: [number, string, string | null, string | null, string | undefined] = [
+  location.shard, location.node, location.address, location.zone, location.names['database']];
+const fanout: number = router.fanout('user:1');
+const saltedText: string = router.saltedKey('user:1', 3);
+const saltedBytes: Uint8Array = router.saltedKey(new Uint8Array([1]), 0);
+const saltedInt: bigint = router.saltedKey(7, 0);
+const saltedAny: SaltedKey = router.saltedKey(keys[0] ?? 'k', 1);
+const saltedTexts: Array<[string, number]> = router.saltedKeys('user:1');
+const saltedBytesList: Array<[Uint8Array, number]> = router.saltedKeys(Uint8Array.of(1));
+const saltedInts: Array<[bigint, number]> = router.saltedKeys(7n);
+const saltedAnyList: Array<[SaltedKey, number]> = router.saltedKeys(keys[1] ?? 'k');
+const applied: Record<string, unknown> = apply(router.toJson(), { op: 'add_node', node: { id: 'b' } });
+const appliedText: Record<string, unknown> = apply({ format: 'shardroute/1' }, '{"op": "remove_node", "id": "a"}');
+const moves: number[][] = moduloMoves(2, 4);
 
 const hash: bigint = hashKey('user:1');
 const crc: bigint = hashKey('user:1', { function: 'crc32' });
@@ -41,5 +64,15 @@ router.replicas('k', 2n);
 jump(1, 10);
 // @ts-expect-error: the epoch is read-only
 router.epoch = 3n;
+// @ts-expect-error: ids are bigints or decimal strings, not numbers
+router.decodeId(42);
+// @ts-expect-error: the salt is a number
+router.saltedKey('k', 1n);
+// @ts-expect-error: a string key salts to a string
+const notBytes: Uint8Array = router.saltedKey('k', 0);
+// @ts-expect-error: absent address and zone are null, not undefined
+const address: string | undefined = location.address;
 
-export const used = [shard, node, replicas, shards, moreShards, epoch, text, crc, seeded, byDefault, bucket, fromText, describeError, handMade];
+export const used = [shard, node, replicas, shards, moreShards, epoch, text, crc, seeded, byDefault, bucket, fromText, describeError, handMade,
+  range, toEnd, toEndNull, decodedText, decodedShard, decodedField, locationParts, fanout, saltedText, saltedBytes, saltedInt, saltedAny,
+  saltedTexts, saltedBytesList, saltedInts, saltedAnyList, applied, appliedText, moves, notBytes, address];

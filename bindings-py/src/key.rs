@@ -1,5 +1,6 @@
-//! Keys: Python values converted to core [`sr::Key`]s, and the integer arguments
-//! (hashes, counts) converted to `u64`/`u32`.
+//! Keys: Python values converted to core [`sr::Key`]s and core [`sr::OwnedKey`]s
+//! (salted keys) back, and the integer arguments (hashes, counts) converted to
+//! `u64`/`u32`.
 //!
 //! `str` is its UTF-8 encoding; `bytes`, `bytearray` and `memoryview` are their bytes;
 //! an `int` (not a `bool`) in `0..2**64` is an integer key. Anything else is
@@ -8,6 +9,7 @@
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyByteArray, PyBytes, PyInt, PyMemoryView, PyString};
+use pyo3::IntoPyObjectExt;
 use shardroute as sr;
 
 use crate::errors;
@@ -67,6 +69,25 @@ impl<'py> Key<'py> {
     }
 }
 
+/// A key returned by core (a salted key) as the Python type of the key it came from:
+/// `str` for a `str` key, `bytes` for a bytes-like key, `int` for an `int` key.
+///
+/// # Errors
+/// `invalid_key` if the bytes of a key that came from a `str` are not UTF-8. Core salts
+/// by appending the UTF-8 separator and ASCII digits to the key's UTF-8 bytes, so this
+/// does not happen; it is an error rather than a silent switch to `bytes`.
+pub fn owned_to_py<'py>(source: &Bound<'py, PyAny>, key: &sr::OwnedKey) -> PyResult<Bound<'py, PyAny>> {
+    let py = source.py();
+    match key {
+        sr::OwnedKey::U64(value) => value.into_bound_py_any(py),
+        sr::OwnedKey::Bytes(bytes) if source.is_instance_of::<PyString>() => match std::str::from_utf8(bytes) {
+            Ok(text) => text.into_bound_py_any(py),
+            Err(err) => Err(errors::new(sr::ErrorKind::InvalidKey, format!("salted text key is not UTF-8: {err}"))),
+        },
+        sr::OwnedKey::Bytes(bytes) => Ok(PyBytes::new(py, bytes).into_any()),
+    }
+}
+
 /// The UTF-8 bytes of a `str`.
 ///
 /// # Errors
@@ -79,9 +100,8 @@ fn text_bytes<'py>(text: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyBytes>>
             .call_method1("encode", ("utf-16-le", "surrogatepass"))
             .ok()
             .and_then(|encoded| encoded.cast_into::<PyBytes>().ok());
-        let units: Option<Vec<u16>> = units.map(|units| {
-            units.as_bytes().chunks_exact(2).map(|pair| u16::from_le_bytes([pair[0], pair[1]])).collect()
-        });
+        let units: Option<Vec<u16>> = units
+            .map(|units| units.as_bytes().chunks_exact(2).map(|pair| u16::from_le_bytes([pair[0], pair[1]])).collect());
         match units.map(|units| sr::key::utf8_from_utf16(&units)) {
             Some(Err(rejection)) => errors::to_py(rejection),
             // Not expected: core accepts what Python could not encode. Say why Python failed.

@@ -2,9 +2,11 @@
 //! crate (`sr::`). It converts arguments, calls core and maps errors; it holds no
 //! routing or hashing logic. The public package `shardroute` re-exports it.
 //!
-//! Modules mirror core: `router` (Router), `hashing` (hash_key), `strategy` (jump),
-//! `key` (key and integer conversion), `json` (documents as text or mappings), and
-//! `errors` (every exception class and the one mapping from core errors).
+//! Modules mirror core: `router` (Router), `hashing` (hash_key), `strategy` (jump,
+//! modulo_moves, decoded ids), `operations` (apply), `placement_names` (locations),
+//! `key` (key and integer conversion, salted keys back), `json` (documents as text or
+//! mappings, JSON results), and `errors` (every exception class and the one mapping
+//! from core errors).
 
 use pyo3::prelude::*;
 
@@ -12,6 +14,8 @@ mod errors;
 mod hashing;
 mod json;
 mod key;
+mod operations;
+mod placement_names;
 mod router;
 mod strategy;
 
@@ -20,7 +24,10 @@ mod strategy;
 /// A Router is built from a JSON topology document (format version, epoch, key
 /// hashing, nodes, strategy) and answers, for any key, which shard and which node own
 /// it and which nodes hold its replicas, bit for bit the same as the Rust, Node.js and
-/// WebAssembly packages. hash_key and jump expose the bare hash and shard functions.
+/// WebAssembly packages; it also locates a key (address, zone, rendered database and
+/// table names), salts hot keys, plans range scans and decodes ids. apply edits a
+/// topology by operations (add_node, remove_node, ...); hash_key, jump and
+/// modulo_moves expose the bare hash and shard functions.
 /// Every error is a ShardrouteError (a ValueError) with a stable .code.
 #[pymodule]
 fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -28,6 +35,8 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<router::Router>()?;
     module.add_function(wrap_pyfunction!(hashing::hash_key, module)?)?;
     module.add_function(wrap_pyfunction!(strategy::jump, module)?)?;
+    module.add_function(wrap_pyfunction!(strategy::modulo_moves, module)?)?;
+    module.add_function(wrap_pyfunction!(operations::apply, module)?)?;
     errors::register(module)?;
     Ok(())
 }

@@ -1,12 +1,14 @@
 //! `shardroute.Router`: a shell over [`sr::Router`].
 
 use pyo3::prelude::*;
-use pyo3::types::PyType;
+use pyo3::types::{PyDict, PyType};
 use shardroute as sr;
 
 use crate::errors;
 use crate::json::document_text;
-use crate::key::{u32_from_py, Key};
+use crate::key::{owned_to_py, u32_from_py, u64_from_py, Key};
+use crate::placement_names::location_to_py;
+use crate::strategy::decoded_id_to_py;
 
 /// A router: a validated topology document compiled for lookups.
 ///
@@ -79,6 +81,79 @@ impl Router {
         })?;
         let keys = iterator.map(|key| Key::from_py(&key?)).collect::<PyResult<Vec<Key<'_>>>>()?;
         self.inner.route_many(keys.iter().map(Key::as_core)).map_err(errors::to_py)
+    }
+
+    /// The shards a scan over the keys in [start, end) must visit, in key order; end
+    /// None (the default) scans to the end of the key space. Strategies that hash keys
+    /// scatter every range, so for them this is every shard; range-partitioned
+    /// strategies give only the ranges that overlap.
+    ///
+    /// Raises InvalidKeyError when start or end is not a key, InvalidArgumentError when
+    /// end is not after start for a range strategy.
+    #[pyo3(signature = (start, end = None))]
+    fn shards_for_range(&self, start: &Bound<'_, PyAny>, end: Option<&Bound<'_, PyAny>>) -> PyResult<Vec<u32>> {
+        let start = Key::from_py(start)?;
+        let end = end.map(Key::from_py).transpose()?;
+        self.inner.shards_for_range(start.as_core(), end.as_ref().map(Key::as_core)).map_err(errors::to_py)
+    }
+
+    /// Decodes an id whose strategy makes ids carry their shard: a DecodedId dict
+    /// {"shard": int, "fields": {name: int}}, the fields (timestamp, sequence, ...) in
+    /// the id's layout order, most significant first.
+    ///
+    /// Raises InvalidKeyError when id is not an int in 0..2**64, InvalidArgumentError
+    /// when the strategy's ids do not carry a shard.
+    fn decode_id<'py>(&self, py: Python<'py>, id: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
+        let id = u64_from_py(id, "id")?;
+        let decoded = self.inner.decode_id(id).map_err(errors::to_py)?;
+        decoded_id_to_py(py, &decoded)
+    }
+
+    /// Where a key lives: a Location dict {"shard", "node", "address", "zone",
+    /// "names"}, with the owning node's address and zone (None when the document gives
+    /// none) and the topology's "placement" name templates rendered for the shard
+    /// (e.g. {"database": "db_3"}; empty without templates).
+    ///
+    /// Raises InvalidKeyError for a value that is not a key.
+    fn locate<'py>(&self, py: Python<'py>, key: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyDict>> {
+        let key = Key::from_py(key)?;
+        let location = self.inner.locate(key.as_core()).map_err(errors::to_py)?;
+        location_to_py(py, &location)
+    }
+
+    /// How many salted keys a key is spread over: its fanout in the topology's
+    /// "hot_keys", 1 for a key that is not hot (integer keys are never hot).
+    ///
+    /// Raises InvalidKeyError for a value that is not a key.
+    fn fanout(&self, key: &Bound<'_, PyAny>) -> PyResult<u32> {
+        let key = Key::from_py(key)?;
+        Ok(self.inner.fanout(key.as_core()))
+    }
+
+    /// The key to write a hot key's value under for a caller-chosen salt: key +
+    /// separator + str(salt % fanout). A key that is not hot is its own salted key, so
+    /// every write can be salted. The result has the key's type: str for a str, bytes
+    /// for bytes, bytearray or memoryview, int for an int.
+    ///
+    /// Raises InvalidKeyError for a value that is not a key, InvalidArgumentError when
+    /// salt is not an int in 0..2**32.
+    fn salted_key<'py>(&self, key: &Bound<'py, PyAny>, salt: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        let source = key;
+        let key = Key::from_py(source)?;
+        let salt = u32_from_py(salt, "salt")?;
+        owned_to_py(source, &self.inner.salted_key(key.as_core(), salt))
+    }
+
+    /// Every salted form of a key with its shard, salt 0 first: what a read of a hot
+    /// key gathers, as a list of (salted key, shard) tuples. A key that is not hot
+    /// gives [(key, route(key))]. Salted keys have the key's type, as for salted_key.
+    ///
+    /// Raises InvalidKeyError for a value that is not a key.
+    fn salted_keys<'py>(&self, key: &Bound<'py, PyAny>) -> PyResult<Vec<(Bound<'py, PyAny>, u32)>> {
+        let source = key;
+        let key = Key::from_py(source)?;
+        let pairs = self.inner.salted_keys(key.as_core()).map_err(errors::to_py)?;
+        pairs.iter().map(|(salted, shard)| Ok((owned_to_py(source, salted)?, *shard))).collect()
     }
 
     /// The topology's epoch (an int in 0..2**64).

@@ -21,15 +21,19 @@ import pytest
 
 import shardroute
 from shardroute import (
+    DecodedId,
     InvalidArgumentError,
     InvalidKeyError,
     InvalidTopologyError,
     LimitExceededError,
+    Location,
     NoNodesError,
     Router,
     ShardrouteError,
+    apply,
     hash_key,
     jump,
+    modulo_moves,
 )
 
 HERE = Path(__file__).resolve().parent
@@ -41,6 +45,15 @@ DOC: dict[str, Any] = {
     "epoch": 7,
     "nodes": [{"id": "a"}, {"id": "b"}, {"id": "c", "weight": 2}],
     "strategy": {"type": "rendezvous"},
+}
+# Addresses, zones, name templates and hot keys: what locate and the salting calls read.
+PLACED: dict[str, Any] = {
+    "format": "shardroute/1",
+    "epoch": 1,
+    "nodes": [{"id": "a", "address": "10.0.0.1:5432", "zone": "eu-1a"}, {"id": "b"}, {"id": "c"}],
+    "strategy": {"type": "jump"},
+    "placement": {"database": "db_{shard}", "table": "t_{shard:03}", "owner": "{node}"},
+    "hot_keys": {"separator": "#", "keys": {"hot": 4, "ключ": 3}},
 }
 KINDS = {
     "invalid_topology": InvalidTopologyError,
@@ -54,6 +67,11 @@ KINDS = {
 @pytest.fixture(scope="module")
 def router() -> Router:
     return Router(DOC)
+
+
+@pytest.fixture(scope="module")
+def placed() -> Router:
+    return Router(PLACED)
 
 
 def raises(kind: type[ShardrouteError], call: Callable[[], object]) -> ShardrouteError:
@@ -280,6 +298,212 @@ def test_jump_arguments() -> None:
         raises(InvalidArgumentError, lambda: jump(5, buckets))  # type: ignore[arg-type]
 
 
+def test_shards_for_range_end_is_optional(router: Router) -> None:
+    # Hash strategies scatter every range: every shard, in order.
+    assert router.shards_for_range("a") == [0, 1, 2]
+    assert router.shards_for_range("a", None) == [0, 1, 2]
+    assert router.shards_for_range(start="a", end=None) == [0, 1, 2]
+    assert router.shards_for_range(b"a", "b") == [0, 1, 2]
+    assert router.shards_for_range(0, 2**64 - 1) == [0, 1, 2]
+    assert router.shards_for_range(bytearray(b"a"), memoryview(b"z")) == [0, 1, 2]
+    one_based = {**DOC, "nodes": [{"id": "a"}, {"id": "b"}], "strategy": {"type": "modulo", "one_based": True}}
+    assert Router(one_based).shards_for_range("a") == [1, 2]
+
+
+@pytest.mark.parametrize("bad", [-1, 2**64, True, 1.5, None, object(), "\ud800"])
+def test_shards_for_range_bad_keys(router: Router, bad: Any) -> None:
+    if bad is not None:  # None is a valid end, never a valid start
+        raises(InvalidKeyError, lambda: router.shards_for_range("a", bad))
+    raises(InvalidKeyError, lambda: router.shards_for_range(bad))
+
+
+def test_decode_id_needs_an_id_strategy(router: Router) -> None:
+    err = raises(InvalidArgumentError, lambda: router.decode_id(42))
+    assert "decode_id" in err.message
+    raises(InvalidArgumentError, lambda: router.decode_id(0))
+    raises(InvalidArgumentError, lambda: router.decode_id(2**64 - 1))
+
+
+@pytest.mark.parametrize("bad", [-1, 2**64, 2**200, "42", 42.0, True, None, b"\x2a"])
+def test_decode_id_bad_ids_are_invalid_key(router: Router, bad: Any) -> None:
+    raises(InvalidKeyError, lambda: router.decode_id(bad))
+
+
+def test_locate(placed: Router) -> None:
+    keys: list[shardroute.Key] = ["user:1", b"\x00\xff", bytearray(b"x"), memoryview(b"y"), 0, 2**64 - 1, "ключ"]
+    seen = set()
+    for key in keys:
+        location: Location = placed.locate(key)
+        assert list(location) == ["shard", "node", "address", "zone", "names"]
+        assert location["shard"] == placed.route(key)
+        assert location["node"] == placed.node(key)
+        assert type(location["shard"]) is int
+        shard = location["shard"]
+        assert location["names"] == {"database": f"db_{shard}", "owner": location["node"], "table": f"t_{shard:03}"}
+        assert list(location["names"]) == ["database", "owner", "table"]  # name order
+        if location["node"] == "a":
+            assert (location["address"], location["zone"]) == ("10.0.0.1:5432", "eu-1a")
+        else:
+            assert location["address"] is None and location["zone"] is None
+        seen.add(location["node"])
+    assert len(seen) > 1
+    assert set(Location.__annotations__) == set(placed.locate("k"))
+
+
+def test_locate_without_templates(router: Router) -> None:
+    assert router.locate("k") == {
+        "shard": router.route("k"),
+        "node": router.node("k"),
+        "address": None,
+        "zone": None,
+        "names": {},
+    }
+    raises(InvalidKeyError, lambda: router.locate(-1))
+    raises(InvalidKeyError, lambda: router.locate("\ud800"))
+
+
+def test_decoded_id_and_location_are_typed_dicts() -> None:
+    assert set(DecodedId.__annotations__) == {"shard", "fields"}
+    assert set(Location.__annotations__) == {"shard", "node", "address", "zone", "names"}
+    decoded: DecodedId = {"shard": 1, "fields": {"timestamp": 5, "sequence": 0}}
+    assert list(decoded["fields"]) == ["timestamp", "sequence"]
+
+
+def test_fanout(placed: Router, router: Router) -> None:
+    assert placed.fanout("hot") == 4
+    assert placed.fanout(b"hot") == placed.fanout(bytearray(b"hot")) == placed.fanout(memoryview(b"hot")) == 4
+    assert placed.fanout("ключ") == placed.fanout("ключ".encode()) == 3
+    assert placed.fanout("cold") == 1
+    assert placed.fanout(0) == 1  # integer keys are never hot
+    assert router.fanout("hot") == 1  # no hot_keys section
+    raises(InvalidKeyError, lambda: placed.fanout(True))
+    raises(InvalidKeyError, lambda: placed.fanout(None))  # type: ignore[arg-type]
+
+
+def test_salted_key_has_the_type_of_its_key(placed: Router) -> None:
+    # The annotations are checked by mypy against the stub's overloads.
+    text: str = placed.salted_key("hot", 6)
+    raw: bytes = placed.salted_key(b"hot", 6)
+    from_array: bytes = placed.salted_key(bytearray(b"hot"), 6)
+    from_view: bytes = placed.salted_key(memoryview(b"hot"), 6)
+    number: int = placed.salted_key(5, 6)
+    assert (type(text), text) == (str, "hot#2")  # 6 % fanout 4
+    for salted in [raw, from_array, from_view]:
+        assert (type(salted), salted) == (bytes, b"hot#2")
+    assert (type(number), number) == (int, 5)
+    unicode: str = placed.salted_key("ключ", 2**32 - 1)
+    assert unicode == f"ключ#{(2**32 - 1) % 3}"
+    # A key that is not hot is its own salted key, still of its own type.
+    assert placed.salted_key("cold", 3) == "cold"
+    assert placed.salted_key(bytearray(b"cold"), 3) == b"cold"
+    assert type(placed.salted_key(bytearray(b"cold"), 3)) is bytes
+
+    class Id(int):
+        pass
+
+    assert type(placed.salted_key(Id(7), 0)) is int
+
+
+@pytest.mark.parametrize("salt", [-1, 2**32, 2**70, True, 1.0, "1", None])
+def test_bad_salts_are_invalid_argument(placed: Router, salt: Any) -> None:
+    raises(InvalidArgumentError, lambda: placed.salted_key("hot", salt))
+
+
+def test_salted_key_bad_keys(placed: Router) -> None:
+    bad_keys: list[Any] = [-1, 2**64, True, None, 1.5, "\ud800"]
+    for key in bad_keys:
+        raises(InvalidKeyError, lambda: placed.salted_key(key, 0))
+        raises(InvalidKeyError, lambda: placed.salted_keys(key))
+
+
+def test_salted_keys(placed: Router) -> None:
+    texts: list[tuple[str, int]] = placed.salted_keys("hot")
+    assert [key for key, _ in texts] == ["hot#0", "hot#1", "hot#2", "hot#3"]
+    for salt, (key, shard) in enumerate(texts):
+        assert type(key) is str and type(shard) is int
+        assert key == placed.salted_key("hot", salt)
+        assert shard == placed.route(key)
+    raws: list[tuple[bytes, int]] = placed.salted_keys(memoryview(b"hot"))
+    assert raws == [(key.encode(), shard) for key, shard in texts]
+    assert all(type(key) is bytes for key, _ in raws)
+    numbers: list[tuple[int, int]] = placed.salted_keys(5)
+    assert numbers == [(5, placed.route(5))]
+    assert placed.salted_keys("cold") == [("cold", placed.route("cold"))]
+    assert placed.salted_keys(bytearray(b"cold")) == [(b"cold", placed.route(b"cold"))]
+    assert [key for key, _ in placed.salted_keys("ключ")] == ["ключ#0", "ключ#1", "ключ#2"]
+
+
+def test_apply_adds_and_removes_nodes() -> None:
+    original = json.loads(json.dumps(DOC))
+    result = apply(DOC, {"op": "add_node", "node": {"id": "d"}})
+    assert DOC == original  # the input is never modified
+    assert result["added"] == "d"
+    grown = Router(result["topology"])
+    assert grown.epoch == 8
+    assert [json.loads(grown.to_json())["nodes"][i]["id"] for i in range(4)] == ["a", "b", "c", "d"]
+    assert result["topology"] == json.loads(grown.to_json())
+    # Text in, the same answer; the result feeds the next call.
+    assert apply(json.dumps(DOC), '{"op": "add_node", "node": {"id": "d"}}') == result
+    shrunk = apply(result["topology"], {"op": "remove_node", "id": "a"})
+    assert shrunk["removed"] == "a"
+    assert Router(shrunk["topology"]).epoch == 9
+    assert apply(Router(DOC).to_json(), types.MappingProxyType({"op": "remove_node", "id": "b"}))["removed"] == "b"
+
+
+def test_apply_big_epoch_is_exact() -> None:
+    result = apply({**DOC, "epoch": 2**63}, {"op": "remove_node", "id": "c"})
+    assert Router(result["topology"]).epoch == 2**63 + 1
+
+
+@pytest.mark.parametrize(
+    "operation",
+    [
+        5,
+        None,
+        b"{}",
+        ["op"],
+        "{",
+        "\ud800",
+        '"add_node"',
+        {},
+        {"op": 5},
+        {"op": "explode"},
+        {"op": "remove_node", "id": "nobody"},
+        {"op": "remove_node"},
+        {"op": "remove_node", "id": "a", "extra": 1},
+        {"op": "add_node", "node": {"id": "x"}, "weight": float("nan")},
+    ],
+)
+def test_bad_operations_are_invalid_argument(operation: Any) -> None:
+    raises(InvalidArgumentError, lambda: apply(DOC, operation))
+
+
+def test_apply_errors_from_the_topology() -> None:
+    raises(InvalidTopologyError, lambda: apply("{", {"op": "remove_node", "id": "a"}))
+    raises(InvalidTopologyError, lambda: apply(5, {"op": "remove_node", "id": "a"}))  # type: ignore[arg-type]
+    raises(InvalidTopologyError, lambda: apply(DOC, {"op": "add_node", "node": {"id": "a"}}))  # duplicate id
+    raises(NoNodesError, lambda: apply({**DOC, "nodes": [{"id": "a"}]}, {"op": "remove_node", "id": "a"}))
+    err = raises(InvalidArgumentError, lambda: apply(DOC, {"op": "add_node", "node": {"id": float("inf")}}))
+    assert isinstance(err.__cause__, ValueError)
+
+
+def test_modulo_moves() -> None:
+    assert modulo_moves(2, 4) == [[0, 2], [1, 3]]
+    assert modulo_moves(4, 2) == [[0], [1], [0], [1]]
+    assert modulo_moves(3, 3) == [[0], [1], [2]]
+    assert modulo_moves(1, 3) == [[0, 1, 2]]
+    raises(InvalidArgumentError, lambda: modulo_moves(3, 4))
+    raises(NoNodesError, lambda: modulo_moves(0, 4))
+    raises(NoNodesError, lambda: modulo_moves(4, 0))
+    raises(LimitExceededError, lambda: modulo_moves(1, 2**32 - 1))
+
+
+@pytest.mark.parametrize("count", [-1, 2**32, True, 2.0, "2", None])
+def test_bad_modulo_counts_are_invalid_argument(count: Any) -> None:
+    raises(InvalidArgumentError, lambda: modulo_moves(count, 2))
+    raises(InvalidArgumentError, lambda: modulo_moves(2, count))
+
+
 def test_router_pickles_and_reprs(router: Router) -> None:
     copy = pickle.loads(pickle.dumps(router))
     assert copy.to_json() == router.to_json()
@@ -303,7 +527,10 @@ def test_public_names_and_docs() -> None:
         "__version__"
     }
     assert shardroute.__doc__ and "Router" in shardroute.__doc__
-    for item in [Router, Router.route, Router.node, Router.replicas, Router.route_many, Router.to_json, hash_key, jump]:
+    methods = [Router.route, Router.node, Router.replicas, Router.route_many, Router.to_json]
+    methods += [Router.shards_for_range, Router.decode_id, Router.locate, Router.fanout]
+    methods += [Router.salted_key, Router.salted_keys]
+    for item in [Router, *methods, hash_key, jump, apply, modulo_moves, DecodedId, Location]:
         assert item.__doc__, item
     assert Router.epoch.__doc__
 

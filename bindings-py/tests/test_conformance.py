@@ -1,8 +1,10 @@
 """The Python conformance runner: every case of every file in conformance/vectors.
 
 The format is specified in conformance/README.md. `to_key` builds the Python value a
-user would pass for a vector key; `run_case` calls the public API and returns what the
-case's `expect` is compared with. There is no routing logic here. A case this runner
+user would pass for a vector key, `key_form` turns a key the API returns (a salted
+key) back into a vector key; `run_case` calls the public API and returns what the
+case's `expect` is compared with (as JSON values, object field order ignored). There
+is no routing logic here. A case this runner
 cannot run (an unknown op or key form) counts as failed, never skipped.
 
 Prints `conformance python: N passed, M failed, 0 skipped`, writes
@@ -49,6 +51,18 @@ def to_key(key: Dict[str, Any]) -> shardroute.Key:
     raise MalformedVector(f"unknown key form {form!r}")
 
 
+def key_form(key: object) -> Dict[str, str]:
+    """A key returned by the API (a salted key) as a vector key: str -> utf8, bytes ->
+    hex, int -> u64. The case's `expect` then checks that the type mirrors the input."""
+    if type(key) is str:
+        return {"utf8": key}
+    if type(key) is bytes:
+        return {"hex": key.hex()}
+    if type(key) is int:
+        return {"u64": str(key)}
+    raise MalformedVector(f"salted key of unexpected type {type(key).__name__}")
+
+
 def run_case(file: Dict[str, Any], routers: Dict[str, Any], case: Dict[str, Any]) -> Dict[str, Any]:
     """Runs one case; returns the result or `{"error": code}` to compare with `expect`."""
 
@@ -90,6 +104,31 @@ def run_case(file: Dict[str, Any], routers: Dict[str, Any], case: Dict[str, Any]
             return {"hash": str(hashed)}
         if op == "jump":
             return {"shard": shardroute.jump(int(case["hash"]), case["buckets"])}
+        if op == "shards_for_range":
+            router = router_for(case["topology"])
+            end = None if case["end"] is None else to_key(case["end"])
+            return {"shards": router.shards_for_range(to_key(case["start"]), end)}
+        if op == "decode_id":
+            decoded = router_for(case["topology"]).decode_id(int(case["id"]))
+            fields = []
+            for name, value in decoded["fields"].items():
+                if type(value) is not int:
+                    raise MalformedVector(f"decode_id field {name} is {type(value).__name__}, not int")
+                fields.append([name, str(value)])
+            return {"shard": decoded["shard"], "fields": fields}
+        if op == "locate":
+            return dict(router_for(case["topology"]).locate(to_key(case["key"])))
+        if op == "salted_key":
+            salted = router_for(case["topology"]).salted_key(to_key(case["key"]), case["salt"])
+            return {"key": key_form(salted)}
+        if op == "salted_keys":
+            pairs = router_for(case["topology"]).salted_keys(to_key(case["key"]))
+            return {"keys": [[key_form(salted), shard] for salted, shard in pairs]}
+        if op == "apply":
+            source = case["topology_json"] if "topology_json" in case else document(case["topology"])
+            return {"result": shardroute.apply(source, case["operation"])}
+        if op == "modulo_moves":
+            return {"moves": shardroute.modulo_moves(case["old"], case["new"])}
     except shardroute.ShardrouteError as err:
         if not isinstance(err, ValueError) or type(err).code != err.code:
             raise MalformedVector(f"{type(err).__name__} carries code {err.code!r}")

@@ -3,8 +3,10 @@
 //! is the core's stable [`sr::ErrorKind::code`] and whose `.message` is the core's message.
 //! Nothing else is ever thrown by this package: no strings, no plain values, no traps.
 
+use alloc::format;
 use alloc::string::String;
 
+use js_sys::Reflect;
 use shardroute as sr;
 use wasm_bindgen::prelude::*;
 
@@ -51,4 +53,15 @@ pub(crate) fn invalid_argument(message: String) -> sr::Error {
 /// An `invalid_topology` error: a document (or hashing spec) of an unsupported type.
 pub(crate) fn invalid_topology(message: String) -> sr::Error {
     sr::Error::new(sr::ErrorKind::InvalidTopology, message)
+}
+
+/// A `limit_exceeded` error: a result could not be built (the JavaScript engine threw,
+/// which only running out of memory or past an engine size limit makes it do).
+pub(crate) fn result_not_built(what: &str, reason: &str) -> sr::Error {
+    sr::Error::new(sr::ErrorKind::LimitExceeded, format!("{what} cannot be built: {reason}"))
+}
+
+/// The `message` of a thrown JavaScript value, or `""` (reading it never throws).
+pub(crate) fn thrown_message(thrown: &JsValue) -> String {
+    Reflect::get(thrown, &JsValue::from_str("message")).ok().and_then(|m| m.as_string()).unwrap_or_default()
 }

@@ -8,6 +8,10 @@
 //! | `bigint` | `u64` | outside `0..=2^64-1` |
 //! | `number` | `u64` | not a safe non-negative integer ([`sr::key::u64_from_js_number`]) |
 //! | anything else | | always |
+//!
+//! Keys the core makes (salting) come back as the type they went in as
+//! ([`Key::salted_to_js`]): a string gives a string, a `Uint8Array` a `Uint8Array`, a
+//! `bigint` or `number` a `bigint`.
 
 use alloc::format;
 use alloc::string::String;
@@ -22,7 +26,10 @@ use wasm_bindgen::JsCast;
 use crate::errors::invalid_key;
 
 /// A key converted from JavaScript, owning its bytes; [`Key::as_key`] lends it to the core.
+/// Text and bytes are the same key to the core; the variant only remembers which JS type
+/// a salted key must be returned as.
 pub(crate) enum Key {
+    Text(String),
     Bytes(Vec<u8>),
     U64(u64),
 }
@@ -31,7 +38,7 @@ impl Key {
     /// Converts a JavaScript key (see the module docs).
     pub(crate) fn from_js(value: &JsValue) -> sr::Result<Key> {
         if let Some(text) = value.dyn_ref::<JsString>() {
-            return Ok(Key::Bytes(utf8_from_js(text)?.into_bytes()));
+            return utf8_from_js(text).map(Key::Text);
         }
         if let Some(bytes) = value.dyn_ref::<Uint8Array>() {
             return bytes_from_js(bytes).map(Key::Bytes);
@@ -48,9 +55,25 @@ impl Key {
     /// The core's view of this key.
     pub(crate) fn as_key(&self) -> sr::Key<'_> {
         match self {
+            Key::Text(text) => sr::Key::Bytes(text.as_bytes()),
             Key::Bytes(bytes) => sr::Key::Bytes(bytes),
             Key::U64(value) => sr::Key::U64(*value),
         }
+    }
+
+    /// A key the core derived from this one (a salted key), as the JavaScript type this
+    /// key came in as: string, `Uint8Array`, or `bigint` (for a `bigint` or `number`).
+    pub(crate) fn salted_to_js(&self, salted: sr::OwnedKey) -> sr::Result<JsValue> {
+        Ok(match (self, salted) {
+            (_, sr::OwnedKey::U64(value)) => JsValue::from(value),
+            // Salting appends a UTF-8 separator and ASCII digits to valid UTF-8: the
+            // result is text again (checked, never assumed).
+            (Key::Text(_), sr::OwnedKey::Bytes(bytes)) => match String::from_utf8(bytes) {
+                Ok(text) => JsValue::from(text),
+                Err(_) => return Err(invalid_key(String::from("the salted form of a text key is not UTF-8"))),
+            },
+            (_, sr::OwnedKey::Bytes(bytes)) => Uint8Array::from(bytes.as_slice()).into(),
+        })
     }
 }
 

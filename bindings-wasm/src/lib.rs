@@ -7,7 +7,7 @@
 //!
 //! The core is used without its `std` feature: this crate is the proof that routing is
 //! `no_std` + `alloc`. The exported API is the same shape as the Node addon's:
-//! `Router`, `hashKey`, `jump`, `ShardrouteError` (see `index.d.ts`).
+//! `Router`, `hashKey`, `jump`, `moduloMoves`, `apply`, `ShardrouteError` (see `index.d.ts`).
 
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
@@ -16,17 +16,20 @@ extern crate alloc;
 
 mod errors;
 mod key;
+mod operations;
 mod router;
 mod topology;
 
 use alloc::format;
 
+use js_sys::Array;
 use shardroute as sr;
 use wasm_bindgen::prelude::*;
 
 use crate::errors::{invalid_argument, Result};
 use crate::key::{type_name, Key};
 
+pub use crate::operations::apply;
 pub use crate::router::Router;
 
 /// The 64-bit hash of a key under a hashing spec (JSON text or an object; the default
@@ -54,6 +57,27 @@ pub fn jump(hash: &JsValue, buckets: &JsValue) -> Result<u32> {
     let hash = key::u64_from_js(hash, "hash")?;
     let buckets = u32_from_js(buckets, "buckets")?;
     Ok(sr::jump(hash, buckets)?)
+}
+
+/// Where each shard's keys can go when a modulo cluster changes from `old_count` to
+/// `new_count` shards by a whole factor, as an array per old shard: growing, shard `k`'s
+/// keys stay on `k` or move to `k + old, k + 2*old, ...` (`k` first); shrinking, shard `k`
+/// merges into `k % new`.
+///
+/// Throws `invalid_argument` for a count that is not an integer in `0..=2^32-1` or when
+/// neither count divides the other, `no_nodes` for a count of 0, `limit_exceeded` above
+/// the vbucket limit.
+#[wasm_bindgen(js_name = moduloMoves)]
+pub fn modulo_moves(old_count: &JsValue, new_count: &JsValue) -> Result<Array> {
+    let old_count = u32_from_js(old_count, "old count")?;
+    let new_count = u32_from_js(new_count, "new count")?;
+    Ok(sr::strategy::modulo::moves(old_count, new_count)?.iter().map(|to| numbers(to)).collect())
+}
+
+/// Shard numbers as a plain array of numbers (not a `Uint32Array`: these are short lists
+/// users compare and print).
+pub(crate) fn numbers(values: &[u32]) -> Array {
+    values.iter().map(|&value| JsValue::from(value)).collect()
 }
 
 /// A count argument: a JS number that is an integer in `0..=u32::MAX`, else `invalid_argument`.

@@ -4,13 +4,13 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use js_sys::{Array, Reflect};
+use js_sys::{Array, Object, Reflect};
 use shardroute as sr;
 use wasm_bindgen::prelude::*;
 
-use crate::errors::{invalid_argument, invalid_key, Result};
-use crate::key::{type_name, Key};
-use crate::{topology, u32_from_js};
+use crate::errors::{invalid_argument, invalid_key, result_not_built, thrown_message, Result};
+use crate::key::{self, type_name, Key};
+use crate::{numbers, topology, u32_from_js};
 
 /// A router: a validated topology compiled for lookups.
 ///
@@ -89,4 +89,80 @@ impl Router {
     pub fn to_json(&self) -> String {
         self.inner.to_json()
     }
+
+    /// The shards a scan over keys in `[start, end)` must visit, in key order, as an
+    /// array of numbers; `end` omitted, `undefined` or `null` scans to the end of the key
+    /// space. Hash-based strategies scatter every range: for them it is every shard.
+    ///
+    /// Throws `invalid_key` for a bad key, `invalid_argument` when `end` is not after
+    /// `start` (range strategies).
+    #[wasm_bindgen(js_name = shardsForRange)]
+    pub fn shards_for_range(&self, start: &JsValue, end: &JsValue) -> Result<Array> {
+        let start = Key::from_js(start)?;
+        let end = if end.is_undefined() || end.is_null() { None } else { Some(Key::from_js(end)?) };
+        Ok(numbers(&self.inner.shards_for_range(start.as_key(), end.as_ref().map(Key::as_key))?))
+    }
+
+    /// Decodes an id (a bigint, or its decimal string) that carries its shard:
+    /// `{shard, fields}`, `fields` mapping each of the id's other fields to a bigint, in
+    /// the id's layout order (most significant first).
+    ///
+    /// Throws `invalid_key` for an id outside `0..=2^64-1`, `invalid_argument` when the
+    /// strategy's ids do not carry a shard.
+    #[wasm_bindgen(js_name = decodeId)]
+    pub fn decode_id(&self, id: &JsValue) -> Result<Object> {
+        let decoded = self.inner.decode_id(key::u64_from_js(id, "id")?)?;
+        let fields: Array =
+            decoded.fields.iter().map(|&(name, value)| Array::of2(&JsValue::from_str(name), &value.into())).collect();
+        let fields = record(&fields)?;
+        Ok(record(&Array::of2(
+            &Array::of2(&JsValue::from_str("shard"), &decoded.shard.into()),
+            &Array::of2(&JsValue::from_str("fields"), &fields),
+        ))?)
+    }
+
+    /// Where a key lives: `{shard, node, address, zone, names}`, `address` and `zone`
+    /// `null` when the node has none, `names` the topology's `placement` templates
+    /// rendered for the shard.
+    pub fn locate(&self, key: &JsValue) -> Result<JsValue> {
+        let location = self.inner.locate(Key::from_js(key)?.as_key())?;
+        Ok(topology::value_to_js(&location.to_value(), "location")?)
+    }
+
+    /// How many salted keys a key is spread over: its fanout in `hot_keys`, 1 when it is
+    /// not hot.
+    pub fn fanout(&self, key: &JsValue) -> Result<u32> {
+        Ok(self.inner.fanout(Key::from_js(key)?.as_key()))
+    }
+
+    /// The key to write a hot key's value under for a caller-chosen `salt` (`key +
+    /// separator + salt % fanout`); a key that is not hot is returned as is. The result
+    /// has the key's type: string, `Uint8Array`, or bigint for a bigint or number.
+    ///
+    /// Throws `invalid_argument` when `salt` is not an integer in `0..=2^32-1`.
+    #[wasm_bindgen(js_name = saltedKey)]
+    pub fn salted_key(&self, key: &JsValue, salt: &JsValue) -> Result<JsValue> {
+        let key = Key::from_js(key)?;
+        let salt = u32_from_js(salt, "salt")?;
+        Ok(key.salted_to_js(self.inner.salted_key(key.as_key(), salt))?)
+    }
+
+    /// Every salted form of a key with its shard, salt 0 first, as `[key, shard]` pairs
+    /// (keys of the input key's type, as for `saltedKey`): what a read of a hot key
+    /// gathers. A key that is not hot gives one pair, itself.
+    #[wasm_bindgen(js_name = saltedKeys)]
+    pub fn salted_keys(&self, key: &JsValue) -> Result<Array> {
+        let key = Key::from_js(key)?;
+        let pairs = Array::new();
+        for (salted, shard) in self.inner.salted_keys(key.as_key())? {
+            pairs.push(&Array::of2(&key.salted_to_js(salted)?, &shard.into()));
+        }
+        Ok(pairs)
+    }
+}
+
+/// A plain object from `[name, value]` entries (`Object.fromEntries`: every name, even
+/// `__proto__`, becomes an own property, in entry order).
+fn record(entries: &Array) -> sr::Result<Object> {
+    Object::from_entries(entries).map_err(|thrown| result_not_built("result object", &thrown_message(&thrown)))
 }

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 
 import * as shardroute from 'shardroute-wasm';
-import { Router, ShardrouteError, hashKey, jump } from 'shardroute-wasm';
+import { Router, ShardrouteError, apply, hashKey, jump, moduloMoves } from 'shardroute-wasm';
 import { packageDir } from './support.mjs';
 
 const TOPOLOGY = {
@@ -49,7 +49,8 @@ describe('package', () => {
     const exported = Object.keys(shardroute).filter((name) => name !== 'default' && name !== 'module.exports');
     assert.deepEqual(declared.sort(), exported.sort());
     const methods = [...declarations.matchAll(/^ {2}(?:get )?(\w+)\(/gm)].map((m) => m[1]).filter((n) => n !== 'constructor');
-    for (const method of ['route', 'node', 'replicas', 'routeMany', 'epoch', 'toJson']) {
+    for (const method of ['route', 'node', 'replicas', 'routeMany', 'epoch', 'toJson', 'shardsForRange', 'decodeId',
+      'locate', 'fanout', 'saltedKey', 'saltedKeys']) {
       assert.ok(methods.includes(method), `index.d.ts declares Router.${method}`);
       assert.ok(method in Router.prototype, `Router.prototype.${method} exists`);
     }
@@ -230,6 +231,229 @@ describe('hashKey and jump', () => {
   });
 });
 
+/** A key (`key:0`, `key:1`, ...) that `router` sends to `shard`: test data, found by trying. */
+function keyOnShard(local, shard) {
+  for (let i = 0; i < 1000; i++) if (local.route(`key:${i}`) === shard) return `key:${i}`;
+  throw new Error(`no key on shard ${shard}`);
+}
+
+const BAD_KEYS = ['\ud800', 2 ** 53, -1, 1.5, -1n, 2n ** 64n, null, undefined, {}, true];
+const BAD_COUNTS = [-1, 1.5, 2 ** 32, NaN, Infinity, '1', 1n, null, undefined];
+
+describe('shardsForRange and decodeId', () => {
+  test('shardsForRange: every shard for a hash strategy, as a plain array; end optional', () => {
+    const all = router.shardsForRange('a', 'z');
+    assert.ok(Array.isArray(all), 'a plain array, not a Uint32Array');
+    assert.deepEqual(all, [0, 1, 2, 3]);
+    assert.deepEqual(router.shardsForRange('a'), all, 'end omitted');
+    assert.deepEqual(router.shardsForRange('a', undefined), all);
+    assert.deepEqual(router.shardsForRange('a', null), all);
+    assert.deepEqual(router.shardsForRange(0n, 2n ** 64n - 1n), all);
+    assert.deepEqual(router.shardsForRange(Uint8Array.of(0), Uint8Array.of(255)), all);
+    const oneBased = new Router({ ...TOPOLOGY, nodes: TOPOLOGY.nodes.map(({ id }) => ({ id })),
+      strategy: { type: 'modulo', one_based: true } });
+    assert.deepEqual(oneBased.shardsForRange(''), [1, 2, 3, 4], 'the shard numbers route can return');
+  });
+
+  test('shardsForRange: bad keys are invalid_key, for start and end', () => {
+    for (const bad of BAD_KEYS) {
+      if (bad === null || bad === undefined) continue; // an end of null/undefined means "to the end"
+      throwsCode(() => router.shardsForRange(bad, 'z'), 'invalid_key');
+      throwsCode(() => router.shardsForRange('a', bad), 'invalid_key');
+    }
+    throwsCode(() => router.shardsForRange(null), 'invalid_key');
+    throwsCode(() => router.shardsForRange(), 'invalid_key');
+  });
+
+  test('decodeId: ids of hash strategies carry no shard (invalid_argument)', () => {
+    const err = throwsCode(() => router.decodeId(42n), 'invalid_argument');
+    assert.match(err.message, /decode_id/);
+    throwsCode(() => router.decodeId('18446744073709551615'), 'invalid_argument');
+  });
+
+  test('decodeId: the id is a bigint or decimal string in 0..2^64, else invalid_key', () => {
+    for (const bad of [-1n, 2n ** 64n, '-1', '18446744073709551616', '', '0x10', ' 1', 42, null, undefined, {}, '\ud800']) {
+      throwsCode(() => router.decodeId(bad), 'invalid_key');
+    }
+  });
+});
+
+describe('locate', () => {
+  const PLACED = JSON.stringify({
+    format: 'shardroute/1',
+    epoch: 1,
+    nodes: [{ id: 'a', address: '10.0.0.1:5432', zone: 'eu-1a' }, { id: 'b' }],
+    strategy: { type: 'modulo' },
+    placement: { database: 'db_{shard}', table: 'comments_{shard:03}', owner: '{node}', brace: '{{x}}' },
+  });
+
+  test('shard, node, address, zone and the rendered names', () => {
+    const placed = new Router(PLACED);
+    const onA = keyOnShard(placed, 0);
+    assert.deepEqual(placed.locate(onA), {
+      shard: 0,
+      node: 'a',
+      address: '10.0.0.1:5432',
+      zone: 'eu-1a',
+      names: { brace: '{x}', database: 'db_0', owner: 'a', table: 'comments_000' },
+    });
+    const onB = keyOnShard(placed, 1);
+    const location = placed.locate(onB);
+    assert.deepEqual(location, {
+      shard: 1, node: 'b', address: null, zone: null,
+      names: { brace: '{x}', database: 'db_1', owner: 'b', table: 'comments_001' },
+    });
+    assert.equal(Object.getPrototypeOf(location), Object.prototype, 'a plain object');
+    for (const key of ['x', 7n, 7, Uint8Array.of(1)]) {
+      const { shard, node } = placed.locate(key);
+      assert.equal(shard, placed.route(key));
+      assert.equal(node, placed.node(key));
+    }
+  });
+
+  test('without placement, names is empty; a template named __proto__ is an own property', () => {
+    assert.deepEqual(router.locate('k').names, {});
+    const odd = new Router(PLACED.replace('"database"', '"__proto__"'));
+    const { names } = odd.locate(keyOnShard(odd, 1));
+    assert.ok(Object.hasOwn(names, '__proto__'));
+    assert.equal(names.__proto__, 'db_1'); // eslint-disable-line no-proto
+    assert.equal(Object.getPrototypeOf(names), Object.prototype);
+  });
+
+  test('bad keys are invalid_key', () => {
+    for (const bad of BAD_KEYS) throwsCode(() => router.locate(bad), 'invalid_key');
+  });
+});
+
+describe('hot-key salting', () => {
+  const HOT = { ...TOPOLOGY, hot_keys: { separator: '#', keys: { hot: 4, 'ключ': 3 } } };
+  const hot = new Router(HOT);
+  const bytes = (text) => new TextEncoder().encode(text);
+
+  test('fanout: the hot keys\' fanout, 1 for every other key', () => {
+    assert.equal(hot.fanout('hot'), 4);
+    assert.equal(hot.fanout(bytes('hot')), 4, 'bytes and text are the same key');
+    assert.equal(hot.fanout('ключ'), 3);
+    assert.equal(hot.fanout('cold'), 1);
+    assert.equal(hot.fanout(42n), 1, 'integer keys are never hot');
+    assert.equal(router.fanout('hot'), 1, 'no hot_keys section');
+  });
+
+  test('saltedKey has the type of the key: string, Uint8Array, bigint', () => {
+    assert.equal(hot.saltedKey('hot', 1), 'hot#1');
+    assert.equal(hot.saltedKey('hot', 6), 'hot#2', 'salt modulo fanout');
+    assert.equal(hot.saltedKey('ключ', 2), 'ключ#2');
+    assert.equal(hot.saltedKey('cold', 9), 'cold', 'a key that is not hot is its own salted key');
+    const salted = hot.saltedKey(bytes('hot'), 3);
+    assert.ok(salted instanceof Uint8Array);
+    assert.deepEqual(salted, bytes('hot#3'));
+    const coldBytes = Uint8Array.of(0, 255);
+    const same = hot.saltedKey(coldBytes, 1);
+    assert.ok(same instanceof Uint8Array);
+    assert.deepEqual(same, coldBytes);
+    assert.notEqual(same, coldBytes, 'a copy, not the caller\'s array');
+    assert.equal(hot.saltedKey(42n, 1), 42n);
+    assert.equal(hot.saltedKey(42, 1), 42n, 'a number key comes back as a bigint');
+    assert.equal(hot.saltedKey(2n ** 64n - 1n, 0), 2n ** 64n - 1n);
+    assert.equal(hot.saltedKey('hot', 2 ** 32 - 1), `hot#${(2 ** 32 - 1) % 4}`);
+  });
+
+  test('saltedKeys: every salted form with its shard, salt 0 first, in the key\'s type', () => {
+    const pairs = hot.saltedKeys('hot');
+    assert.deepEqual(pairs.map(([key]) => key), ['hot#0', 'hot#1', 'hot#2', 'hot#3']);
+    for (const [key, shard] of pairs) assert.equal(shard, hot.route(key));
+    const fromBytes = hot.saltedKeys(bytes('hot'));
+    assert.equal(fromBytes.length, 4);
+    for (const [index, [key, shard]] of fromBytes.entries()) {
+      assert.ok(key instanceof Uint8Array);
+      assert.deepEqual(key, bytes(`hot#${index}`));
+      assert.equal(shard, pairs[index][1]);
+    }
+    assert.deepEqual(hot.saltedKeys('cold'), [['cold', hot.route('cold')]]);
+    assert.deepEqual(hot.saltedKeys(7), [[7n, hot.route(7)]]);
+    assert.deepEqual(hot.saltedKeys(7n), [[7n, hot.route(7n)]]);
+    assert.ok(Array.isArray(pairs) && Array.isArray(pairs[0]));
+  });
+
+  test('a salt that is not an integer in 0..2^32 is invalid_argument; bad keys invalid_key', () => {
+    for (const bad of BAD_COUNTS) throwsCode(() => hot.saltedKey('hot', bad), 'invalid_argument');
+    for (const bad of BAD_KEYS) {
+      throwsCode(() => hot.saltedKey(bad, 0), 'invalid_key');
+      throwsCode(() => hot.saltedKeys(bad), 'invalid_key');
+      throwsCode(() => hot.fanout(bad), 'invalid_key');
+    }
+  });
+});
+
+describe('apply', () => {
+  test('add_node and remove_node: the new document and the report; inputs unchanged', () => {
+    const before = structuredClone(TOPOLOGY);
+    const added = apply(TOPOLOGY, { op: 'add_node', node: { id: 'e', zone: 'z' } });
+    assert.deepEqual(TOPOLOGY, before, 'the topology object is not modified');
+    assert.deepEqual(Object.keys(added).sort(), ['added', 'topology']);
+    assert.equal(added.added, 'e');
+    assert.equal(added.topology.epoch, 8);
+    assert.deepEqual(added.topology.nodes.map((node) => node.id), ['a', 'b', 'c', 'd', 'e']);
+    assert.equal(new Router(added.topology).epoch, 8n, 'the result is a valid document');
+    const removed = apply(added.topology, { op: 'remove_node', id: 'b' });
+    assert.equal(removed.removed, 'b');
+    assert.deepEqual(removed.topology.nodes.map((node) => node.id), ['a', 'c', 'd', 'e']);
+    assert.equal(removed.topology.epoch, 9);
+  });
+
+  test('text and object arguments give the same result; the document is canonical', () => {
+    const operation = { op: 'remove_node', id: 'c' };
+    const fromObjects = apply(TOPOLOGY, operation);
+    assert.deepEqual(apply(JSON.stringify(TOPOLOGY), JSON.stringify(operation)), fromObjects);
+    assert.deepEqual(apply(router.toJson(), operation), fromObjects);
+    const next = new Router(fromObjects.topology);
+    assert.deepEqual(fromObjects.topology, JSON.parse(next.toJson()), 'the canonical document, parsed');
+  });
+
+  test('bigint inputs are written as decimal strings; u64 above 2^53 come back as strings', () => {
+    const result = apply({ ...TOPOLOGY, epoch: 2n ** 60n }, { op: 'remove_node', id: 'a' });
+    assert.equal(result.topology.epoch, String(2n ** 60n + 1n));
+    throwsCode(() => apply({ ...TOPOLOGY, epoch: 2n ** 64n - 1n }, { op: 'remove_node', id: 'a' }), 'invalid_topology');
+  });
+
+  test('bad operations are invalid_argument; bad documents as for new Router', () => {
+    for (const bad of [{ op: 'split' }, { op: 'add_node' }, { op: 'remove_node', id: 'zz' }, { op: 'remove_node', id: 1 },
+      { op: 'add_node', node: { id: 'e' }, extra: 1 }, {}, [], 5, null, undefined, true, Symbol('op'), '{', '"add_node"',
+      '\ud800', { toJSON() { throw new Error('no'); } }]) {
+      throwsCode(() => apply(TOPOLOGY, bad), 'invalid_argument');
+    }
+    throwsCode(() => apply(TOPOLOGY, { op: 'add_node', node: { id: 'a' } }), 'invalid_topology'); // a duplicate id
+    throwsCode(() => apply('{', { op: 'remove_node', id: 'a' }), 'invalid_topology');
+    throwsCode(() => apply(5, { op: 'remove_node', id: 'a' }), 'invalid_topology');
+    throwsCode(() => apply({ ...TOPOLOGY, nodes: [] }, { op: 'add_node', node: { id: 'a' } }), 'no_nodes');
+    throwsCode(() => apply('{', 5), 'invalid_topology'); // the topology is checked first
+    const table = { format: 'shardroute/1', epoch: 1, nodes: [{ id: 'a' }], strategy: { type: 'vbucket', vbuckets: 1, map: [['a']] } };
+    throwsCode(() => apply(table, { op: 'add_node', node: { id: 'b' } }), 'invalid_argument');
+  });
+});
+
+describe('moduloMoves', () => {
+  test('whole-factor growth and shrinkage, as arrays of numbers', () => {
+    const moves = moduloMoves(2, 4);
+    assert.deepEqual(moves, [[0, 2], [1, 3]]);
+    assert.ok(Array.isArray(moves) && Array.isArray(moves[0]), 'plain arrays, not typed arrays');
+    assert.deepEqual(moduloMoves(4, 2), [[0], [1], [0], [1]]);
+    assert.deepEqual(moduloMoves(3, 3), [[0], [1], [2]]);
+    assert.deepEqual(moduloMoves(1, 3), [[0, 1, 2]]);
+  });
+
+  test('errors: not a whole factor, zero, too large, not a count', () => {
+    throwsCode(() => moduloMoves(3, 4), 'invalid_argument');
+    throwsCode(() => moduloMoves(0, 4), 'no_nodes');
+    throwsCode(() => moduloMoves(4, 0), 'no_nodes');
+    throwsCode(() => moduloMoves(2 ** 32 - 1, 1), 'limit_exceeded');
+    for (const bad of BAD_COUNTS) {
+      throwsCode(() => moduloMoves(bad, 2), 'invalid_argument');
+      throwsCode(() => moduloMoves(2, bad), 'invalid_argument');
+    }
+  });
+});
+
 describe('the WebAssembly instance survives bad input', () => {
   test('after every kind of error, the same Router and functions still work', () => {
     const local = new Router(TOPOLOGY);
@@ -239,6 +463,10 @@ describe('the WebAssembly instance survives bad input', () => {
       () => local.replicas('x', -1), () => local.replicas('x', 1e300), () => local.routeMany('x'),
       () => local.routeMany([1, 2, Symbol('x')]), () => new Router('{"format": "shardroute/1"'),
       () => hashKey('k', { seed: 'zz' }), () => jump(1n, 0), () => jump(-1n, 3),
+      () => local.shardsForRange('\ud800'), () => local.decodeId(-1n), () => local.decodeId(1n),
+      () => local.locate(Symbol('k')), () => local.fanout(2 ** 60), () => local.saltedKey('x', -1),
+      () => local.saltedKeys({}), () => apply(TOPOLOGY, '{'), () => apply(TOPOLOGY, { op: 'nope' }),
+      () => moduloMoves(3, 5), () => moduloMoves(1.5, 3),
     ];
     for (let round = 0; round < 50; round++) {
       for (const fn of bad) assert.throws(fn, ShardrouteError);

@@ -1,7 +1,7 @@
 // Type-checked with `tsc --noEmit` (test.sh): the committed index.d.ts, seen through the
 // package's own `exports` the way a user's TypeScript sees it. Never executed.
-import { Router, ShardrouteError, hashKey, jump } from 'shardroute-wasm';
-import type { Key } from 'shardroute-wasm';
+import { Router, ShardrouteError, apply, hashKey, jump, moduloMoves } from 'shardroute-wasm';
+import type { DecodedId, Key, Location, SaltedKey } from 'shardroute-wasm';
 
 const router: Router = new Router('{"format": "shardroute/1", "epoch": 1, "nodes": [{"id": "a"}], "strategy": {"type": "jump"}}');
 const fromObject: Router = new Router({ format: 'shardroute/1', epoch: 2n, nodes: [{ id: 'a' }], strategy: { type: 'jump' } });
@@ -18,6 +18,29 @@ const hash: bigint = hashKey('user:1');
 const crc: bigint = hashKey('user:1', { function: 'crc32' });
 const tagged: bigint = hashKey(new Uint8Array(), '{"hash_tag": "redis"}');
 const bucket: number = jump(hash, 10) + jump('18446744073709551615', 3);
+
+const scan: number[] = router.shardsForRange('a', 'b').concat(router.shardsForRange(1n), router.shardsForRange(0, null));
+const decoded: DecodedId = router.decodeId(42n);
+const decodedFromText: DecodedId = router.decodeId('42');
+const decodedShard: number = decoded.shard;
+const field: bigint | undefined = decoded.fields['sequence'];
+const location: Location = router.locate('user:1');
+const address: string | null = location.address;
+const zone: string | null = location.zone;
+const names: Record<string, string> = location.names;
+const fanout: number = router.fanout('user:1');
+// Salted keys mirror the key's type.
+const saltedText: string = router.saltedKey('user:1', 3);
+const saltedBytes: Uint8Array = router.saltedKey(new Uint8Array([1]), 3);
+const saltedInt: bigint = router.saltedKey(42, 0) + router.saltedKey(42n, 0);
+const saltedAny: SaltedKey = router.saltedKey(keys[1], 0);
+const textPairs: Array<[string, number]> = router.saltedKeys('user:1');
+const bytePairs: Array<[Uint8Array, number]> = router.saltedKeys(new Uint8Array([1]));
+const intPairs: Array<[bigint, number]> = router.saltedKeys(7);
+const anyPairs: Array<[SaltedKey, number]> = router.saltedKeys(keys[2]);
+const applied: Record<string, unknown> = apply('{}', { op: 'add_node', node: { id: 'b' } });
+const appliedFromObject: Record<string, unknown> = apply({ format: 'shardroute/1' }, '{"op": "remove_node", "id": "a"}');
+const moves: number[][] = moduloMoves(2, 4);
 
 try {
   router.route('\ud800');
@@ -38,5 +61,15 @@ const wrong: number = router.epoch;
 jump(1, 10);
 // @ts-expect-error: the epoch is read-only
 router.epoch = 3n;
+// @ts-expect-error: a text key salts to a string, never bytes
+const notBytes: Uint8Array = router.saltedKey('user:1', 1);
+// @ts-expect-error: decodeId takes a bigint or a decimal string, not a number
+router.decodeId(42);
+// @ts-expect-error: decoded fields are bigints
+const notNumber: number = decoded.fields['sequence'];
+// @ts-expect-error: moduloMoves takes numbers
+moduloMoves(2n, 4n);
 
 void [shard, owner, preference, shards, epoch, canonical, crc, tagged, bucket, wrong];
+void [scan, decodedFromText, decodedShard, field, address, zone, names, fanout, saltedText, saltedBytes, saltedInt,
+  saltedAny, textPairs, bytePairs, intPairs, anyPairs, applied, appliedFromObject, moves, notBytes, notNumber];

@@ -12,23 +12,50 @@ from shardroute._native import (
     ShardrouteError,
     __doc__,
     __version__,
+    apply,
     hash_key,
     jump,
+    modulo_moves,
 )
 
 #: What a router routes: text (hashed as UTF-8), bytes, or an int in 0..2**64.
 Key = _typing.Union[str, bytes, bytearray, memoryview, int]
 
+
+class DecodedId(_typing.TypedDict):
+    """What Router.decode_id returns: the id's shard, and its other fields by name
+    (timestamp, sequence, ...) in the id's layout order, most significant first."""
+
+    shard: int
+    fields: _typing.Dict[str, int]
+
+
+class Location(_typing.TypedDict):
+    """What Router.locate returns: the key's shard, the owning node's id, address and
+    zone (None when the document gives none), and the topology's "placement" name
+    templates rendered for the shard, by name."""
+
+    shard: int
+    node: str
+    address: _typing.Optional[str]
+    zone: _typing.Optional[str]
+    names: _typing.Dict[str, str]
+
+
 __all__ = [
+    "DecodedId",
     "InvalidArgumentError",
     "InvalidKeyError",
     "InvalidTopologyError",
     "Key",
     "LimitExceededError",
+    "Location",
     "NoNodesError",
     "Router",
     "ShardrouteError",
     "__version__",
+    "apply",
     "hash_key",
     "jump",
+    "modulo_moves",
 ]

@@ -1,11 +1,22 @@
 # Type stubs for shardroute, checked against the compiled module by `python -m
 # mypy.stubtest shardroute` (bindings-py/test.sh). The docstrings live on the Rust side.
 from collections.abc import Iterable, Mapping
-from typing import Any, Union, final
+from typing import Any, TypedDict, Union, final, overload
 
 __version__: str
 
 Key = Union[str, bytes, bytearray, memoryview, int]
+
+class DecodedId(TypedDict):
+    shard: int
+    fields: dict[str, int]
+
+class Location(TypedDict):
+    shard: int
+    node: str
+    address: str | None
+    zone: str | None
+    names: dict[str, str]
 
 @final
 class Router:
@@ -15,6 +26,23 @@ class Router:
     def node(self, key: Key) -> str: ...
     def replicas(self, key: Key, count: int) -> list[str]: ...
     def route_many(self, keys: Iterable[Key]) -> list[int]: ...
+    def shards_for_range(self, start: Key, end: Key | None = None) -> list[int]: ...
+    def decode_id(self, id: int) -> DecodedId: ...
+    def locate(self, key: Key) -> Location: ...
+    def fanout(self, key: Key) -> int: ...
+    # A salted key has the type of the key it came from.
+    @overload
+    def salted_key(self, key: str, salt: int) -> str: ...
+    @overload
+    def salted_key(self, key: bytes | bytearray | memoryview, salt: int) -> bytes: ...
+    @overload
+    def salted_key(self, key: int, salt: int) -> int: ...
+    @overload
+    def salted_keys(self, key: str) -> list[tuple[str, int]]: ...
+    @overload
+    def salted_keys(self, key: bytes | bytearray | memoryview) -> list[tuple[bytes, int]]: ...
+    @overload
+    def salted_keys(self, key: int) -> list[tuple[int, int]]: ...
     @property
     def epoch(self) -> int: ...
     def to_json(self) -> str: ...
@@ -22,6 +50,8 @@ class Router:
 
 def hash_key(key: Key, hashing: str | Mapping[str, Any] | None = None) -> int: ...
 def jump(hash: int, buckets: int) -> int: ...
+def modulo_moves(old: int, new: int) -> list[list[int]]: ...
+def apply(topology: str | Mapping[str, Any], operation: str | Mapping[str, Any]) -> dict[str, Any]: ...
 
 class ShardrouteError(ValueError):
     code: str
@@ -34,15 +64,19 @@ class LimitExceededError(ShardrouteError): ...
 class InvalidArgumentError(ShardrouteError): ...
 
 __all__ = [
+    "DecodedId",
     "InvalidArgumentError",
     "InvalidKeyError",
     "InvalidTopologyError",
     "Key",
     "LimitExceededError",
+    "Location",
     "NoNodesError",
     "Router",
     "ShardrouteError",
     "__version__",
+    "apply",
     "hash_key",
     "jump",
+    "modulo_moves",
 ]

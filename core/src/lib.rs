@@ -52,6 +52,7 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
+pub mod disruption;
 pub mod error;
 pub mod hash;
 pub mod hashing;
@@ -60,6 +61,7 @@ pub mod key;
 pub mod limits;
 pub mod operations;
 pub mod placement_names;
+pub mod planner;
 pub mod router;
 pub mod salting;
 pub mod strategy;

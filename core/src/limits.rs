@@ -19,3 +19,35 @@ pub const MAX_VBUCKETS: u32 = 1 << 20;
 pub const MAX_REPLICAS: u32 = 15;
 /// Largest node weight; weights are in `(0, MAX_WEIGHT]`.
 pub const MAX_WEIGHT: f64 = 1_000_000.0;
+/// Most ranges of a `key_range` or `hash_range` table.
+pub const MAX_RANGES: u32 = 1 << 20;
+/// Longest boundary key of a `key_range` table, in bytes (Bigtable's row-key limit).
+pub const MAX_RANGE_KEY_BYTES: u32 = 4096;
+/// Most sample keys in one range operation (`range_split_median`, `range_presplit`).
+pub const MAX_SAMPLE_KEYS: u32 = 1 << 20;
+/// Deepest leaf of a `trie`: a prefix has at most 64 bits, the width of the hash.
+pub const MAX_TRIE_DEPTH: u32 = 64;
+/// Most tokens one node holds on a `token_ring` (`tokens_per_node`, or one explicit
+/// list); the whole ring holds at most [`MAX_RING_POINTS`].
+pub const MAX_TOKENS_PER_NODE: u32 = 65_536;
+/// Largest `maglev` table size: the prime `2^20 - 3` (4 MiB of table).
+pub const MAX_MAGLEV_TABLE_SIZE: u32 = 1_048_573;
+/// Most shards of an `id_bits` shards table, and of all groups of `id_groups` together.
+pub const MAX_ID_SHARDS: u32 = 1 << 20;
+/// Most cells of an `id_bits` cell directory.
+pub const MAX_ID_CELLS: u32 = 1 << 20;
+/// Most ids one `ticket_ids` call returns (larger blocks: `reserve_block`).
+pub const MAX_TICKET_BATCH: u32 = 1 << 16;
+/// Most groups of an `id_groups` strategy.
+pub const MAX_ID_GROUPS: u32 = 1 << 16;
+/// Most id intervals of an `id_groups` strategy, all groups together.
+pub const MAX_ID_INTERVALS: u32 = 1 << 20;
+/// Largest total shard weight of one `id_groups` group: the length of its cycle of ids.
+pub const MAX_GROUP_WEIGHT: u32 = 1 << 20;
+/// Most entries of a key table: a `directory`'s `entries`, a `vbucket` map's `overrides`.
+pub const MAX_KEY_TABLE_ENTRIES: u32 = 1 << 20;
+/// Most partitions of a `multilevel` map.
+pub const MAX_PARTITIONS: u32 = 1 << 20;
+/// Most work to build a `multilevel` router: the sum, over partitions, of the size of
+/// the partition's group (one score per node per partition), 64 Mi.
+pub const MAX_PARTITION_PLACEMENTS: u64 = 1 << 26;

@@ -7,13 +7,35 @@
 //!
 //! [`apply`] returns a JSON object with the new document under `"topology"` (canonical
 //! form, epoch incremented by one) and an operation-specific report beside it (which
-//! nodes go, which ranges moved, ...). The input is never modified. Bindings expose it
+//! nodes go, which ranges moved, ...). The input is never modified. Generators (the
+//! `id_bits_*` ops) change nothing: they return the topology unchanged, same epoch,
+//! and the ids they make in the report. Bindings expose it
 //! as one generic call, so a new operation needs no binding code.
 //!
 //! | `op` | strategy | what it does |
 //! |---|---|---|
 //! | `add_node` | any whose placement is derived from the node list | appends `node` (an entry as in `nodes`) |
 //! | `remove_node` | same | removes the node with id `id` |
+//! | `disruption` | any | replaces the topology with `to` (a document; its epoch is ignored) and reports `disruption`: how much of the key space changes owner, between which nodes (see [`crate::disruption`]); `add_node` and `remove_node` report it too for `maglev` and `token_ring` |
+//! | `range_split` | `key_range`, `hash_range` | splits range `shard` (default: the one holding `at`) at `at`; the upper half goes to `node` (default: same owner); reports `shard`, `boundary`, `moved`, `added` |
+//! | `range_split_median` | same | splits range `shard` at the median of the `sample` keys inside it; reports as `range_split` |
+//! | `range_merge` | same | joins ranges `shard` and `shard + 1` (owner: `node`, default the owner of `shard`); reports `shard`, `removed_boundary`, `moved`, `added` |
+//! | `range_move` | same | gives range `shard` to `node`; reports `shard`, `moved`, `added` |
+//! | `range_presplit` | same | replaces the table with `ranges` ranges of equal `sample` counts (hash_range without a sample: equal widths), round-robin over `nodes`; reports `boundaries`, `moved`, `added` (see [`crate::strategy::ranges`]) |
+//! | `directory_set` | `directory` | lists `key` (a key object) on node `node`, adding or replacing its entry; reports `key`, `from`, `to`, `replaced` |
+//! | `directory_remove` | `directory` | drops the entry of `key`, which then routes by the fallback; reports `key`, `from`, `to` |
+//! | `vbucket_override` | `vbucket` | sends `key` to vbucket `vbucket`; reports `key`, `from_vbucket`, `to_vbucket`, `from`, `to`, `replaced` |
+//! | `vbucket_override_remove` | `vbucket` | drops the override of `key` (back to `hash % V`); reports as `vbucket_override` without `replaced` |
+//! | `multilevel_remap` | `multilevel` | maps partition `partition` to group `group`; reports `partition`, `from_group`, `to_group`, `from`, `to` |
+//! | `multilevel_group_set` | `multilevel` | sets group `group`'s `nodes` (creates it; `[]` removes an empty one); reports `group`, `created`, `removed`, `moves` (`[partition, from, to]` triples) |
+//! | `trie_split` | `trie` | leaf `leaf` (a prefix) becomes `leaf+"0"` (same node) and `leaf+"1"` for `node` (appended); reports `added`, `split`, `moves` |
+//! | `trie_remove` | `trie` | removes node `node`: its leaf merges with a sibling leaf, or the parent subtree collapses; reports `removed_nodes`, `leaf`, `moves` |
+//! | `id_bits_compose` | `id_bits` | generator: the id of `shard` (or `cell`) and the layout's other fields (`local`; `timestamp_ms`, `sequence`; ticket: `sequence`); reports `id` (decimal string); the topology comes back unchanged, same epoch |
+//! | `id_bits_tickets` | `id_bits`, `ticket` layout | generator: the next `count` ids of server `shard` (or `cell`) from counter `auto_increment` (MySQL's rule); reports `ids`, `auto_increment` (decimal strings); topology unchanged |
+//! | `id_bits_reserve_block` | same | generator: reserves `block_size` ids of server `shard` in one step; reports `first`, `last`, `auto_increment` (decimal strings), `step`, `count`; topology unchanged |
+//! | `id_groups_add_group` | `id_groups` | appends `group` (as in `groups`, without `writable`), its shards numbered after all others; it becomes the writable group unless `writable` is false; no id moves; reports `added`, `shards`, `writable` |
+//! | `id_groups_add_interval` | `id_groups` | gives group `group` the interval `interval` (`[start, end]`), reusing freed ids; no id moves; reports `group`, `interval` |
+//! | `id_groups_set_writable` | `id_groups` | makes group `group` the writable one; reports `writable`, `previous` |
 
 use alloc::format;
 use alloc::string::String;
@@ -41,7 +63,25 @@ pub fn apply(topology: &Topology, operation: &Value) -> Result<Value> {
     let (next, report): (Topology, Map<String, Value>) = match name {
         "add_node" => add_node(topology, operation)?,
         "remove_node" => remove_node(topology, operation)?,
+        "disruption" => crate::disruption::apply(topology, operation)?,
         // Issue 3 operations: add `"<op>" => <module>::<function>(topology, operation)?,` arms here.
+        "id_bits_compose" => crate::strategy::id_bits::compose_op(topology, operation)?,
+        "id_bits_tickets" => crate::strategy::id_bits::tickets_op(topology, operation)?,
+        "id_bits_reserve_block" => crate::strategy::id_bits::reserve_block_op(topology, operation)?,
+        "id_groups_add_group" => crate::strategy::id_groups::add_group(topology, operation)?,
+        "id_groups_add_interval" => crate::strategy::id_groups::add_interval(topology, operation)?,
+        "id_groups_set_writable" => crate::strategy::id_groups::set_writable_group(topology, operation)?,
+        "directory_set" => crate::strategy::directory::set(topology, operation)?,
+        "directory_remove" => crate::strategy::directory::remove(topology, operation)?,
+        "vbucket_override" => crate::strategy::vbucket::set_override(topology, operation)?,
+        "vbucket_override_remove" => crate::strategy::vbucket::remove_override(topology, operation)?,
+        "multilevel_remap" => crate::strategy::multilevel::remap(topology, operation)?,
+        "multilevel_group_set" => crate::strategy::multilevel::group_set(topology, operation)?,
+        "trie_split" => crate::strategy::trie::split(topology, operation)?,
+        "trie_remove" => crate::strategy::trie::remove(topology, operation)?,
+        "range_split" | "range_split_median" | "range_merge" | "range_move" | "range_presplit" => {
+            crate::strategy::ranges::apply(name, topology, operation)?
+        }
         other => return Err(Error::argument(format!("operation: unknown op {other:?}"))),
     };
     let mut result = report;
@@ -66,6 +106,14 @@ fn derived_from_nodes(topology: &Topology) -> bool {
     match &topology.strategy {
         Strategy::Vbucket(spec) => spec.map.is_none(),
         Strategy::Modulo(_) | Strategy::Jump(_) | Strategy::Ring(_) | Strategy::Rendezvous(_) => true,
+        // Directory: the fallback is derived from the list (entries name nodes by id).
+        // Multilevel: the list is a pool; a node outside every group holds nothing.
+        Strategy::Directory(_) | Strategy::Multilevel(_) => true,
+        // Range tables name nodes by id: adding a node changes no range, removing one
+        // is refused by the document check while it still owns a range.
+        Strategy::KeyRange(_) | Strategy::HashRange(_) => true,
+        // Token rings: explicit tokens are keyed by node id; a new node gets generated ones.
+        Strategy::TokenRing(_) | Strategy::Maglev(_) => true,
         #[allow(unreachable_patterns)]
         _ => false,
     }
@@ -88,6 +136,7 @@ fn add_node(topology: &Topology, operation: &Value) -> Result<(Topology, Map<Str
     let next = Topology::from_value(&document)?;
     let mut report = Map::new();
     report.insert("added".into(), Value::String(next.nodes[next.nodes.len() - 1].id.clone()));
+    crate::disruption::report_change(topology, &next, &mut report)?;
     Ok((next, report))
 }
 
@@ -114,8 +163,10 @@ fn remove_node(topology: &Topology, operation: &Value) -> Result<(Topology, Map<
         let kept: Vec<Value> = nodes.iter().enumerate().filter(|(i, _)| *i != index).map(|(_, n)| n.clone()).collect();
         *nodes = kept;
     }
+    crate::strategy::token_ring::forget_node(&mut document, id);
     let next = Topology::from_value(&document)?;
     let mut report = Map::new();
     report.insert("removed".into(), Value::String(String::from(id)));
+    crate::disruption::report_change(topology, &next, &mut report)?;
     Ok((next, report))
 }

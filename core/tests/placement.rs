@@ -15,7 +15,8 @@ fn router(extra: serde_json::Value) -> Router {
 
 #[test]
 fn locate_renders_every_template_for_the_keys_shard() {
-    let r = router(json!({"placement": {"database": "db_{shard}", "table": "comments_{shard:03}", "dsn": "{node}/{{x}}"}}));
+    let r =
+        router(json!({"placement": {"database": "db_{shard}", "table": "comments_{shard:03}", "dsn": "{node}/{{x}}"}}));
     for key in ["user:1", "user:2", "user:3", "user:4"] {
         let location = r.locate(key).unwrap();
         let shard = r.route(key).unwrap();
@@ -40,7 +41,12 @@ fn locate_renders_every_template_for_the_keys_shard() {
 
 #[test]
 fn bad_templates_are_rejected_when_the_document_loads() {
-    for (template, why) in [("db_{shards}", "unknown placeholder"), ("db_{shard", "unclosed"), ("db_}", "unmatched"), ("t_{shard:021}", "unknown placeholder")] {
+    for (template, why) in [
+        ("db_{shards}", "unknown placeholder"),
+        ("db_{shard", "unclosed"),
+        ("db_}", "unmatched"),
+        ("t_{shard:021}", "unknown placeholder"),
+    ] {
         let doc = json!({"format": "shardroute/1", "epoch": 1, "nodes": [{"id": "a"}], "strategy": {"type": "jump"},
             "placement": {"table": template}});
         let err = Router::from_value(&doc).unwrap_err();
@@ -56,7 +62,11 @@ fn hot_keys_spread_over_their_fanout_and_others_stay_whole() {
     assert_eq!(r.fanout("nobody"), 1);
     assert_eq!(r.fanout(7u64), 1);
     assert_eq!(r.salted_key("celebrity", 3), OwnedKey::Bytes(b"celebrity#3".to_vec()));
-    assert_eq!(r.salted_key("celebrity", 11), OwnedKey::Bytes(b"celebrity#3".to_vec()), "salt is taken modulo the fanout");
+    assert_eq!(
+        r.salted_key("celebrity", 11),
+        OwnedKey::Bytes(b"celebrity#3".to_vec()),
+        "salt is taken modulo the fanout"
+    );
     assert_eq!(r.salted_key("nobody", 5), OwnedKey::Bytes(b"nobody".to_vec()));
     assert_eq!(r.salted_key(9u64, 5), OwnedKey::U64(9));
     let reads = r.salted_keys("celebrity").unwrap();
@@ -67,7 +77,10 @@ fn hot_keys_spread_over_their_fanout_and_others_stay_whole() {
     }
     let distinct: std::collections::BTreeSet<u32> = reads.iter().map(|(_, shard)| *shard).collect();
     assert!(distinct.len() > 1, "eight salted keys over three nodes land on more than one");
-    assert_eq!(r.salted_keys("nobody").unwrap(), vec![(OwnedKey::Bytes(b"nobody".to_vec()), r.route("nobody").unwrap())]);
+    assert_eq!(
+        r.salted_keys("nobody").unwrap(),
+        vec![(OwnedKey::Bytes(b"nobody".to_vec()), r.route("nobody").unwrap())]
+    );
 }
 
 #[test]

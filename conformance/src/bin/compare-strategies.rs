@@ -57,11 +57,41 @@ fn scenarios() -> Vec<Scenario> {
     let add = || Some(json!({"op": "add_node", "node": {"id": "n10"}}));
     let remove = || Some(json!({"op": "remove_node", "id": "n3"}));
     vec![
-        Scenario { name: "modulo", range_scans: "no (every shard)", document: doc(json!({"type": "modulo"})), add: add(), remove: remove() },
-        Scenario { name: "jump", range_scans: "no (every shard)", document: doc(json!({"type": "jump"})), add: add(), remove: remove() },
-        Scenario { name: "ring (160 points)", range_scans: "no (every shard)", document: doc(json!({"type": "ring", "points_per_node": 160})), add: add(), remove: remove() },
-        Scenario { name: "rendezvous", range_scans: "no (every shard)", document: doc(json!({"type": "rendezvous"})), add: add(), remove: remove() },
-        Scenario { name: "vbucket (1024, derived map)", range_scans: "no (every vbucket)", document: doc(json!({"type": "vbucket", "vbuckets": 1024})), add: add(), remove: remove() },
+        Scenario {
+            name: "modulo",
+            range_scans: "no (every shard)",
+            document: doc(json!({"type": "modulo"})),
+            add: add(),
+            remove: remove(),
+        },
+        Scenario {
+            name: "jump",
+            range_scans: "no (every shard)",
+            document: doc(json!({"type": "jump"})),
+            add: add(),
+            remove: remove(),
+        },
+        Scenario {
+            name: "ring (160 points)",
+            range_scans: "no (every shard)",
+            document: doc(json!({"type": "ring", "points_per_node": 160})),
+            add: add(),
+            remove: remove(),
+        },
+        Scenario {
+            name: "rendezvous",
+            range_scans: "no (every shard)",
+            document: doc(json!({"type": "rendezvous"})),
+            add: add(),
+            remove: remove(),
+        },
+        Scenario {
+            name: "vbucket (1024, derived map)",
+            range_scans: "no (every vbucket)",
+            document: doc(json!({"type": "vbucket", "vbuckets": 1024})),
+            add: add(),
+            remove: remove(),
+        },
     ]
 }
 
@@ -82,7 +112,8 @@ fn moved(before: &Router, operation: &Option<Value>, keys: &[String], old: &[Str
 }
 
 fn main() {
-    let count: u64 = std::env::args().nth(1).map(|arg| arg.parse().expect("KEYS must be a number")).unwrap_or(1_000_000);
+    let count: u64 =
+        std::env::args().nth(1).map(|arg| arg.parse().expect("KEYS must be a number")).unwrap_or(1_000_000);
     let keys: Vec<String> = (0..count).map(|i| format!("user:{i}")).collect();
     println!("| strategy | max/mean load | moved on add (10→11; ideal 9.1%) | moved on remove (1 of 10; ideal 10.0%) | ns/key (median of 5) | heap bytes | range scans |");
     println!("|---|---|---|---|---|---|---|");

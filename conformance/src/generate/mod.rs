@@ -10,12 +10,21 @@ use shardroute::{Key, KeyHashing, Router};
 use crate::write;
 
 mod calls;
+mod directory;
+mod hash_range;
+mod id_groups;
+mod ids;
+mod key_range;
+mod maglev;
+mod multilevel;
+mod token_ring;
+mod trie;
 
 /// Whether vector files include the cases of the calls added after the first release
 /// (`shards_for_range`, `decode_id`, `apply`, `locate`, `salted_key(s)`,
 /// `modulo_moves`). Off until every binding implements them, so that no runner meets an
 /// op it cannot run.
-pub(crate) const CALLS_ENABLED: bool = false;
+pub(crate) const CALLS_ENABLED: bool = true;
 
 /// A file being assembled.
 pub(crate) struct VectorFile {
@@ -687,6 +696,15 @@ pub fn all() -> Vec<(String, String)> {
         topology_file(),
         calls::file(),
         // More strategies: add `<module>::file(),` entries below this line.
+        ids::file(),
+        id_groups::file(),
+        key_range::file(),
+        hash_range::file(),
+        directory::file(),
+        multilevel::file(),
+        trie::file(),
+        token_ring::file(),
+        maglev::file(),
     ]
     .iter()
     .map(VectorFile::render)

@@ -11,7 +11,16 @@
 //! | `jump` | `jump(hash, n)` | `nodes[shard]` | next nodes in list order | no |
 //! | `ring` | owning node's index | ring successor | clockwise distinct nodes | yes (points) |
 //! | `rendezvous` | winning node's index | highest score | next highest scores | yes |
-//! | `vbucket` | `hash % vbuckets` | head of the vbucket's chain | the chain | stored, unused |
+//! | `key_range` | index of the range holding the raw key (byte order) | the range's node | owner, then next nodes in list order | no |
+//! | `hash_range` | index of the range holding the key's hash | the range's node | owner, then next nodes in list order | no |
+//! | `vbucket` | `hash % vbuckets`, or the key's override | head of the vbucket's chain | the chain | stored, unused |
+//! | `directory` | owner node's index | the key's entry, else the fallback's node | owner, then the fallback's order | the fallback's |
+//! | `multilevel` | `hash % partitions` | the partition's node in its group (rendezvous or jump) | the group's next choices | rendezvous within groups |
+//! | `trie` | index of the key's leaf (hash bits from the top) | the leaf's node | nearest leaves by XOR distance | no |
+//! | `token_ring` | owning node's index | first token `>=` the key's token (Cassandra) | clockwise distinct nodes (SimpleStrategy) | yes (tokens) |
+//! | `maglev` | owning node's index | `table[hash % M]` (Maglev lookup table) | next distinct nodes along the table | yes (Envoy's turns) |
+//! | `id_bits` | the shard field of the id (or its cell's shard) | `shards[shard]` | owner, then next nodes in list order | no |
+//! | `id_groups` | global index of the id's group's shard owning `id % W` | the shard's node | owner, then next nodes in list order | per shard, in the group |
 //!
 //! # Adding a strategy
 //!
@@ -20,10 +29,20 @@
 //! then add one line to the `strategies!` list below. Bindings need no change: they
 //! only ever see [`Router`](crate::Router).
 
+pub mod directory;
+pub mod hash_range;
+pub mod id_bits;
+pub mod id_groups;
 pub mod jump;
+pub mod key_range;
+pub mod maglev;
 pub mod modulo;
+pub mod multilevel;
+pub mod ranges;
 pub mod rendezvous;
 pub mod ring;
+pub mod token_ring;
+pub mod trie;
 pub mod vbucket;
 
 use alloc::format;
@@ -235,6 +254,24 @@ strategies! {
     Rendezvous => rendezvous::RendezvousSpec,
     /// Fixed vbuckets with a dictionary.
     Vbucket => vbucket::VbucketSpec,
+    /// Sorted boundaries over raw keys (byte order).
+    KeyRange => key_range::KeyRangeSpec,
+    /// Sorted boundaries over the 64-bit hash space.
+    HashRange => hash_range::HashRangeSpec,
+    /// An explicit key → node table with a fallback strategy.
+    Directory => directory::DirectorySpec,
+    /// Partitions → groups → nodes: a small top map over remappable groups.
+    Multilevel => multilevel::MultilevelSpec,
+    /// Bit trie over the hash bits: one leaf per node.
+    Trie => trie::TrieSpec,
+    /// Cassandra-style token ring with seeded or explicit tokens.
+    TokenRing => token_ring::TokenRingSpec,
+    /// Maglev lookup table (Eisenbud et al., NSDI 2016).
+    Maglev => maglev::MaglevSpec,
+    /// Ids that carry their shard: bit fields, Snowflake, ticket servers, cells.
+    IdBits => id_bits::IdBitsSpec,
+    /// Id intervals owned by groups of weighted shards.
+    IdGroups => id_groups::IdGroupsSpec,
 }
 
 fn check_weights(kind: &str, weighted: bool, nodes: &[Node]) -> Result<()> {

@@ -18,7 +18,20 @@
 //! `v` is `nodes[(v + r) % n]` for `r` in `0..=replicas` (`"replicas"`, default 0): a
 //! round-robin table, ignoring weights, for getting started.
 //!
+//! **Per-key overrides.** `"overrides": [{"key": {"utf8": "user:1"}, "vbucket": 17}]`
+//! moves single keys to a chosen vbucket instead of `hash % V` (a user who changed data
+//! centre goes to a vbucket whose chain lives there). Overrides match a key's routing
+//! bytes exactly as [`directory`] entries do (the whole key, or its Redis `{tag}` when
+//! tags are on; integer and byte keys are distinct), so only the listed keys move and
+//! keys sharing a hash tag stay together. A listed key's shard is its override vbucket
+//! and its replicas that vbucket's chain. The vbucket must be in `0..V`, a key may be
+//! listed once, at most [`MAX_KEY_TABLE_ENTRIES`](crate::limits::MAX_KEY_TABLE_ENTRIES)
+//! overrides; the field is written (sorted, keys in canonical form) only when
+//! non-empty, so documents without overrides keep their canonical form. The
+//! `vbucket_override` and `vbucket_override_remove` operations edit the table.
+//!
 //! **Cost.** One remainder and one table read per key; memory 4 bytes per chain entry.
+//! With overrides, one binary search over them first (`O(log E)`, no allocation).
 
 use alloc::format;
 use alloc::string::String;
@@ -26,13 +39,15 @@ use alloc::vec::Vec;
 
 use serde_json::{Map, Value};
 
-use super::{count_param, Place, Spec};
+use super::directory::{self, KeyTable};
+use super::{count_param, Place, Spec, Strategy};
 use crate::error::{Error, Result};
 use crate::hashing::KeyHashing;
 use crate::json::{self, Object};
-use crate::key::Key;
+use crate::key::{Key, OwnedKey};
 use crate::limits;
-use crate::topology::Node;
+use crate::operations::{next_epoch, operation_object};
+use crate::topology::{Node, Topology};
 
 /// Default vbucket count.
 pub const DEFAULT_VBUCKETS: u32 = 1024;
@@ -46,11 +61,14 @@ pub struct VbucketSpec {
     pub map: Option<Vec<Vec<u32>>>,
     /// Replicas per vbucket of the derived round-robin map (when `map` is absent).
     pub replicas: u32,
+    /// `(key, vbucket)` overrides, sorted in canonical key order, keys unique (empty
+    /// when the document has none).
+    pub overrides: Vec<(OwnedKey, u32)>,
 }
 
 impl Spec for VbucketSpec {
     const TYPE: &'static str = "vbucket";
-    const FIELDS: &'static [&'static str] = &["type", "vbuckets", "map", "replicas"];
+    const FIELDS: &'static [&'static str] = &["type", "vbuckets", "map", "replicas", "overrides"];
     const WEIGHTED: bool = true;
     type Placement = VbucketTable;
 
@@ -85,7 +103,15 @@ impl Spec for VbucketSpec {
                 replicas
             }
         };
-        Ok(VbucketSpec { vbuckets, map, replicas })
+        let overrides = match object.optional("overrides") {
+            None => Vec::new(),
+            Some(value) => {
+                directory::parse_key_table(&object.path_of("overrides"), value, &["key", "vbucket"], |path, value| {
+                    json::u32_in(path, value, 0, vbuckets - 1)
+                })?
+            }
+        };
+        Ok(VbucketSpec { vbuckets, map, replicas, overrides })
     }
 
     fn write(&self, object: &mut Map<String, Value>, nodes: &[Node]) {
@@ -104,15 +130,32 @@ impl Spec for VbucketSpec {
                 object.insert("replicas".into(), self.replicas.into());
             }
         }
+        // Written only when present, so documents without overrides keep their form.
+        if !self.overrides.is_empty() {
+            let rows = self
+                .overrides
+                .iter()
+                .map(|(key, vbucket)| {
+                    let mut row = Map::new();
+                    row.insert("key".into(), directory::key_to_value(key.as_key()));
+                    row.insert("vbucket".into(), (*vbucket).into());
+                    Value::Object(row)
+                })
+                .collect();
+            object.insert("overrides".into(), Value::Array(rows));
+        }
     }
 
-    fn compile(&self, _hashing: &KeyHashing, nodes: &[Node]) -> Result<VbucketTable> {
-        Ok(match &self.map {
+    fn compile(&self, hashing: &KeyHashing, nodes: &[Node]) -> Result<VbucketTable> {
+        directory::check_table_keys("strategy.overrides", hashing, &self.overrides)?;
+        let mut table = match &self.map {
             Some(chains) => VbucketTable::from_chains(chains),
             None => {
                 VbucketTable::from_chains(&VbucketTable::round_robin(self.vbuckets, nodes.len() as u32, self.replicas))
             }
-        })
+        };
+        table.overrides = KeyTable::build(&self.overrides);
+        Ok(table)
     }
 }
 
@@ -163,6 +206,8 @@ pub struct VbucketTable {
     /// `chains[starts[v]..starts[v + 1]]` is the chain of vbucket `v`.
     starts: Vec<u32>,
     chains: Vec<u32>,
+    /// Per-key overrides: routing key → vbucket.
+    overrides: KeyTable,
 }
 
 impl VbucketTable {
@@ -176,7 +221,13 @@ impl VbucketTable {
             starts.push(flat.len() as u32);
         }
         let shortest_chain = chains.iter().map(|chain| chain.len() as u32).min().unwrap_or(0);
-        VbucketTable { vbuckets: chains.len() as u32, shortest_chain, starts, chains: flat }
+        VbucketTable {
+            vbuckets: chains.len() as u32,
+            shortest_chain,
+            starts,
+            chains: flat,
+            overrides: KeyTable::default(),
+        }
     }
 
     /// The round-robin chains of a document without a `map`.
@@ -192,6 +243,17 @@ impl VbucketTable {
     #[inline]
     pub fn vbucket_of(&self, hash: u64) -> u32 {
         (hash % u64::from(self.vbuckets)) as u32
+    }
+
+    /// The vbucket of a key: its override if listed, else `hash % V`.
+    #[inline]
+    fn vbucket_of_key(&self, hashing: &KeyHashing, key: Key<'_>) -> u32 {
+        if !self.overrides.is_empty() {
+            if let Some(vbucket) = self.overrides.get(directory::routing_key(hashing, key)) {
+                return vbucket;
+            }
+        }
+        self.vbucket_of(hashing.hash(key))
     }
 
     /// The chain `[active, replicas...]` of node indices of `vbucket`.
@@ -211,7 +273,7 @@ impl VbucketTable {
 impl Place for VbucketTable {
     #[inline]
     fn shard(&self, hashing: &KeyHashing, key: Key<'_>) -> Result<u32> {
-        Ok(self.vbucket_of(hashing.hash(key)))
+        Ok(self.vbucket_of_key(hashing, key))
     }
 
     #[inline]
@@ -220,7 +282,7 @@ impl Place for VbucketTable {
     }
 
     fn replicas(&self, hashing: &KeyHashing, key: Key<'_>, count: u32, out: &mut Vec<u32>) -> Result<()> {
-        let vbucket = self.vbucket_of(hashing.hash(key));
+        let vbucket = self.vbucket_of_key(hashing, key);
         let chain = self.chain(vbucket);
         if count as usize > chain.len() {
             return Err(Error::argument(format!(
@@ -239,4 +301,80 @@ impl Place for VbucketTable {
     fn shard_range(&self) -> core::ops::Range<u32> {
         0..self.vbuckets
     }
+}
+
+fn vbucket_spec<'t>(topology: &'t Topology, op: &str) -> Result<&'t VbucketSpec> {
+    match &topology.strategy {
+        Strategy::Vbucket(spec) => Ok(spec),
+        other => Err(Error::argument(format!("{op}: needs a vbucket strategy, not {}", other.type_name()))),
+    }
+}
+
+/// The head of the chain of `vbucket` without compiling the whole table.
+fn active_node(spec: &VbucketSpec, vbucket: u32, nodes: &[Node]) -> u32 {
+    match &spec.map {
+        Some(chains) => chains[vbucket as usize][0],
+        None => (u64::from(vbucket) % nodes.len() as u64) as u32,
+    }
+}
+
+/// Fills the report of an override change: `key`, `from_vbucket`, `to_vbucket`, and
+/// the active nodes `from` and `to`.
+fn override_report(topology: &Topology, spec: &VbucketSpec, key: Key<'_>, from: u32, to: u32) -> Map<String, Value> {
+    let node =
+        |vbucket: u32| Value::String(topology.nodes[active_node(spec, vbucket, &topology.nodes) as usize].id.clone());
+    let mut report = Map::new();
+    report.insert("key".into(), directory::key_to_value(key));
+    report.insert("from_vbucket".into(), from.into());
+    report.insert("to_vbucket".into(), to.into());
+    report.insert("from".into(), node(from));
+    report.insert("to".into(), node(to));
+    report
+}
+
+/// `{"op": "vbucket_override", "key": K, "vbucket": v}`: sends `key` to vbucket `v`
+/// (adding or replacing its override). Report: `key`, `from_vbucket` (where the key
+/// was: its old override or `hash % V`), `to_vbucket`, `from` and `to` (the active
+/// nodes of those vbuckets), `replaced` (whether an override existed).
+pub(crate) fn set_override(topology: &Topology, operation: &Value) -> Result<(Topology, Map<String, Value>)> {
+    let object = operation_object(operation, &["op", "key", "vbucket"])?;
+    let spec = vbucket_spec(topology, "vbucket_override")?;
+    let key = directory::operation_key(&object)?;
+    let vbucket = json::u32_in(
+        &object.path_of("vbucket"),
+        object.required("vbucket").map_err(directory::argument)?,
+        0,
+        spec.vbuckets - 1,
+    )
+    .map_err(directory::argument)?;
+    directory::check_table_keys("operation.key", &topology.hashing, &[(key.clone(), vbucket)])
+        .map_err(directory::argument)?;
+    let mut next_spec = spec.clone();
+    let previous = directory::table_set(&mut next_spec.overrides, key.clone(), vbucket)?;
+    let from = previous.unwrap_or_else(|| (topology.hashing.hash(key.as_key()) % u64::from(spec.vbuckets)) as u32);
+    let mut report = override_report(topology, spec, key.as_key(), from, vbucket);
+    report.insert("replaced".into(), Value::Bool(previous.is_some()));
+    let mut next = topology.clone();
+    next.epoch = next_epoch(topology)?;
+    next.strategy = Strategy::Vbucket(next_spec);
+    Ok((next, report))
+}
+
+/// `{"op": "vbucket_override_remove", "key": K}`: drops the override of `key` (which
+/// must have one), so it goes back to `hash % V`. Report as for `vbucket_override`,
+/// without `replaced`.
+pub(crate) fn remove_override(topology: &Topology, operation: &Value) -> Result<(Topology, Map<String, Value>)> {
+    let object = operation_object(operation, &["op", "key"])?;
+    let spec = vbucket_spec(topology, "vbucket_override_remove")?;
+    let key = directory::operation_key(&object)?;
+    let mut next_spec = spec.clone();
+    let from = directory::table_remove(&mut next_spec.overrides, key.as_key()).ok_or_else(|| {
+        Error::argument(format!("vbucket_override_remove: {} has no override", directory::key_to_value(key.as_key())))
+    })?;
+    let to = (topology.hashing.hash(key.as_key()) % u64::from(spec.vbuckets)) as u32;
+    let report = override_report(topology, spec, key.as_key(), from, to);
+    let mut next = topology.clone();
+    next.epoch = next_epoch(topology)?;
+    next.strategy = Strategy::Vbucket(next_spec);
+    Ok((next, report))
 }

@@ -1,0 +1,570 @@
+//! `ids.json`: the `id_bits` strategy (ids that carry their shard). Published ids
+//! (Twitter, Discord, Pinterest) and MySQL's auto-increment series routed to the shard
+//! their fields name; ids read off the bit layouts by hand; rejected keys (byte keys,
+//! reserved bits, shards and cells the topology lacks, ticket id 0) and rejected
+//! documents; and, behind `CALLS_ENABLED`, `decode_id`, `shards_for_range` and the
+//! generator operations through `apply`.
+
+use serde_json::{json, Value};
+use shardroute::{operations, Router, Topology};
+
+use super::{doc, expect_error, hex, nodes, owned_key, reference_lines, u64_key, utf8, VectorFile};
+
+/// A published id from `reference/snowflake-ids.txt`.
+struct Published {
+    label: String,
+    id: u64,
+    timestamp_ms: Option<u64>,
+    field: u32,
+    low: u64,
+}
+
+fn published() -> Vec<Published> {
+    reference_lines("snowflake-ids.txt")
+        .iter()
+        .map(|line| {
+            let columns: Vec<&str> = line.split_whitespace().collect();
+            assert_eq!(columns.len(), 8, "snowflake-ids.txt: {line}");
+            Published {
+                label: columns[0].to_string(),
+                id: columns[4].parse().expect("id"),
+                timestamp_ms: columns[5].parse().ok(),
+                field: columns[6].parse().expect("routing field"),
+                low: columns[7].parse().expect("low field"),
+            }
+        })
+        .collect()
+}
+
+fn reference(label: &str) -> Published {
+    published().into_iter().find(|p| p.label == label).unwrap_or_else(|| panic!("no reference {label}"))
+}
+
+/// A MySQL series from `reference/mysql-auto-increment.txt`: `(label, offset, increment, counter, ids)`.
+fn mysql_series() -> Vec<(String, u32, u32, u64, Vec<u64>)> {
+    reference_lines("mysql-auto-increment.txt")
+        .iter()
+        .map(|line| {
+            let columns: Vec<&str> = line.split_whitespace().collect();
+            let number = |i: usize| columns[i].parse::<u64>().expect("number");
+            let ids = (4..columns.len()).map(number).collect();
+            (columns[0].to_string(), number(1) as u32, number(2) as u32, number(3), ids)
+        })
+        .collect()
+}
+
+/// A route case whose shard and node are stated by the caller (read off the layout by
+/// hand, or from a published source); the core is checked to agree.
+fn stated(file: &mut VectorFile, router: &Router, topology: &str, what: &str, id: u64, shard: u32, node: &str) {
+    assert_eq!(router.route(id).expect("route"), shard, "{topology}/{what}: core disagrees");
+    assert_eq!(router.node(id).expect("node"), node, "{topology}/{what}: core disagrees");
+    file.case(
+        &format!("{topology}/stated/{what}"),
+        json!({"op": "route", "topology": topology, "key": u64_key(id), "expect": {"shard": shard, "node": node}}),
+    );
+}
+
+/// `route`, `replicas` and `route_many` (after the routable id `fine`) cases that must
+/// fail with `invalid_key`.
+fn rejected(file: &mut VectorFile, router: &Router, topology: &str, what: &str, fine: u64, key: Value) {
+    assert!(router.route(fine).is_ok(), "{topology}: {fine} must route");
+    let outcome = || router.route(owned_key(&key).as_key()).map(drop);
+    expect_error(
+        file,
+        &format!("{topology}/rejected/route-{what}"),
+        json!({"op": "route", "topology": topology, "key": key}),
+        "invalid_key",
+        outcome(),
+    );
+    expect_error(
+        file,
+        &format!("{topology}/rejected/replicas-{what}"),
+        json!({"op": "replicas", "topology": topology, "key": key, "count": 1}),
+        "invalid_key",
+        outcome(),
+    );
+    expect_error(
+        file,
+        &format!("{topology}/rejected/route_many-{what}"),
+        json!({"op": "route_many", "topology": topology, "keys": [u64_key(fine), key]}),
+        "invalid_key",
+        outcome(),
+    );
+}
+
+fn load(file: &mut VectorFile, router: &Router, topology: &str) {
+    file.case(
+        &format!("{topology}/load"),
+        json!({"op": "load", "topology": topology, "expect": {"epoch": router.epoch().to_string(), "to_json": router.to_json()}}),
+    );
+}
+
+/// A shards table putting shard `s` on `names[s % names.len()]`, for `count` shards.
+fn cycling(names: &[&str], count: usize) -> Vec<String> {
+    (0..count).map(|s| names[s % names.len()].to_string()).collect()
+}
+
+pub(crate) fn file() -> VectorFile {
+    let mut file = VectorFile::new(
+        "ids",
+        "The id_bits strategy: ids that carry their shard in a bit field (shard_high, Snowflake) or as a ticket server's residue, with shard tables and cell directories; published ids, rejected keys and documents; decode_id, shards_for_range and the generator operations.",
+        "published ids (reference/snowflake-ids.txt: Wikipedia's Twitter example, Discord's docs and the discord-snowflake npm package, Pinterest's engineering blog) and MySQL manual series (reference/mysql-auto-increment.txt), copied unchanged; `stated` routes read off the bit layout by hand; everything else: generator",
+    );
+
+    // The layout: an 8-bit shard in the top byte, identity shard table.
+    let ids = ["s0", "s1", "s2", "s3"];
+    let router = file.topology("shard-high-4", doc(1, nodes(&ids), json!({"type": "id_bits", "layout": "shard_high"})));
+    load(&mut file, &router, "shard-high-4");
+    let mut all = Vec::new();
+    for shard in 0..4u32 {
+        for (what, local) in [("local-0", 0u64), ("local-1", 1), ("local-max", (1 << 56) - 1)] {
+            let id = u64::from(shard) << 56 | local;
+            stated(
+                &mut file,
+                &router,
+                "shard-high-4",
+                &format!("shard-{shard}-{what}"),
+                id,
+                shard,
+                ids[shard as usize],
+            );
+            all.push(id);
+        }
+        let id = u64::from(shard) << 56 | 42;
+        let expected: Vec<&str> = (0..3).map(|step| ids[(shard as usize + step) % 4]).collect();
+        assert_eq!(router.replicas(id, 3).expect("replicas"), expected);
+        file.case(
+            &format!("shard-high-4/stated/replicas-3-shard-{shard}"),
+            json!({"op": "replicas", "topology": "shard-high-4", "key": u64_key(id), "count": 3, "expect": {"nodes": expected}}),
+        );
+    }
+    let shards: Vec<u64> = all.iter().map(|id| id >> 56).collect();
+    assert_eq!(
+        router.route_many(all.iter().copied()).expect("route_many"),
+        shards.iter().map(|&s| s as u32).collect::<Vec<_>>()
+    );
+    let keys: Vec<Value> = all.iter().map(|&id| u64_key(id)).collect();
+    file.case(
+        "shard-high-4/route_many",
+        json!({"op": "route_many", "topology": "shard-high-4", "keys": keys, "expect": {"shards": shards}}),
+    );
+    for (what, key) in [
+        ("shard-4", u64_key(4 << 56)),
+        ("shard-255", u64_key(u64::MAX)),
+        ("text-42", utf8("42")),
+        ("text-empty", utf8("")),
+        ("bytes", hex(&[0x2a, 0, 0, 0, 0, 0, 0, 0])),
+    ] {
+        rejected(&mut file, &router, "shard-high-4", what, 0, key);
+    }
+    let replicas = router.replicas(0u64, 5);
+    expect_error(
+        &mut file,
+        "shard-high-4/rejected/replicas-5",
+        json!({"op": "replicas", "topology": "shard-high-4", "key": u64_key(0), "count": 5}),
+        "invalid_argument",
+        replicas.map(drop),
+    );
+
+    // Twitter's layout and epoch (the defaults), 1024 shards over 4 nodes.
+    let tw = ["tw0", "tw1", "tw2", "tw3"];
+    let table = cycling(&tw, 1024);
+    let router = file.topology(
+        "twitter-snowflake",
+        doc(2, nodes(&tw), json!({"type": "id_bits", "layout": "snowflake", "shards": table})),
+    );
+    load(&mut file, &router, "twitter-snowflake");
+    let twitter = reference("twitter-wikipedia");
+    let node = tw[twitter.field as usize % 4];
+    stated(&mut file, &router, "twitter-snowflake", "wikipedia-example", twitter.id, twitter.field, node);
+    // Ids built by hand: (ms since the epoch) << 22 | worker << 12 | sequence.
+    for (what, elapsed, worker, sequence) in
+        [("epoch-start", 0u64, 0u64, 0u64), ("worker-1023", 1, 1023, 4095), ("last-ms", (1 << 41) - 1, 517, 9)]
+    {
+        let id = elapsed << 22 | worker << 12 | sequence;
+        stated(&mut file, &router, "twitter-snowflake", what, id, worker as u32, tw[worker as usize % 4]);
+    }
+    rejected(&mut file, &router, "twitter-snowflake", "sign-bit", 0, u64_key(1 << 63 | twitter.id));
+
+    // Discord's layout; its 10-bit worker/process field is a cell of a directory.
+    let router = file.topology(
+        "discord-cells",
+        doc(
+            3,
+            nodes(&["d0", "d1"]),
+            json!({"type": "id_bits", "layout": "snowflake", "timestamp_bits": 42, "epoch_ms": 1_420_070_400_000u64,
+                   "shards": ["d0", "d1"], "cells": {"32": 0, "3": 1}}),
+        ),
+    );
+    load(&mut file, &router, "discord-cells");
+    stated(&mut file, &router, "discord-cells", "docs-example", reference("discord-docs").id, 0, "d0");
+    stated(&mut file, &router, "discord-cells", "npm-example", reference("discord-snowflake-npm").id, 1, "d1");
+    let fine = reference("discord-docs").id;
+    rejected(&mut file, &router, "discord-cells", "unknown-cell-1", fine, u64_key(1 << 12));
+
+    // Pinterest's layout: 2 reserved bits, 16 bits of shard, 46 bits of type and local id.
+    let router = file.topology(
+        "pinterest-cells",
+        doc(
+            4,
+            nodes(&["db-1", "db-2"]),
+            json!({"type": "id_bits", "layout": "shard_high", "shard_bits": 16, "shard_shift": 46,
+                   "shards": ["db-1", "db-2"], "cells": {"0": 0, "3429": 1}}),
+        ),
+    );
+    load(&mut file, &router, "pinterest-cells");
+    let pinterest = reference("pinterest-blog");
+    stated(&mut file, &router, "pinterest-cells", "blog-example", pinterest.id, 1, "db-2");
+    stated(&mut file, &router, "pinterest-cells", "cell-0", 12345, 0, "db-1");
+    rejected(&mut file, &router, "pinterest-cells", "reserved-bit", 0, u64_key(1 << 62 | pinterest.id));
+    rejected(&mut file, &router, "pinterest-cells", "unknown-cell", 0, u64_key(3430 << 46));
+
+    // Ticket servers: MySQL's series route to the server (offset - 1) that made them.
+    let router = file.topology(
+        "flickr-tickets",
+        doc(5, nodes(&["odd", "even"]), json!({"type": "id_bits", "layout": "ticket", "servers": 2})),
+    );
+    load(&mut file, &router, "flickr-tickets");
+    let mysql = file.topology(
+        "mysql-tickets-10",
+        doc(
+            6,
+            nodes(&["m0", "m1", "m2", "m3", "m4", "m5", "m6", "m7", "m8", "m9"]),
+            json!({"type": "id_bits", "layout": "ticket", "servers": 10}),
+        ),
+    );
+    load(&mut file, &mysql, "mysql-tickets-10");
+    for (label, offset, increment, _, series) in mysql_series() {
+        let (topology, router, names): (&str, &Router, &[&str]) = if increment == 2 {
+            ("flickr-tickets", &router, &["odd", "even"])
+        } else {
+            ("mysql-tickets-10", &mysql, &["m0", "m1", "m2", "m3", "m4", "m5", "m6", "m7", "m8", "m9"])
+        };
+        for id in series {
+            let shard = offset - 1;
+            stated(&mut file, router, topology, &format!("{label}-{id}"), id, shard, names[shard as usize]);
+        }
+    }
+    rejected(&mut file, &router, "flickr-tickets", "zero", 1, u64_key(0));
+    rejected(&mut file, &router, "flickr-tickets", "text-1", 1, utf8("1"));
+
+    document_errors(&mut file);
+    if super::CALLS_ENABLED {
+        call_cases(&mut file);
+    }
+    file
+}
+
+fn document_errors(file: &mut VectorFile) {
+    let invalid: Vec<(&str, Value)> = vec![
+        ("layout-missing", json!({"type": "id_bits"})),
+        ("layout-unknown", json!({"type": "id_bits", "layout": "uuid"})),
+        ("foreign-field", json!({"type": "id_bits", "layout": "shard_high", "epoch_ms": 0})),
+        ("shard-bits-zero", json!({"type": "id_bits", "layout": "shard_high", "shard_bits": 0})),
+        ("shard-bits-33", json!({"type": "id_bits", "layout": "shard_high", "shard_bits": 33})),
+        ("shard-shift-past-63", json!({"type": "id_bits", "layout": "shard_high", "shard_shift": 57})),
+        ("snowflake-65-bits", json!({"type": "id_bits", "layout": "snowflake", "sequence_bits": 14})),
+        ("epoch-overflows", json!({"type": "id_bits", "layout": "snowflake", "epoch_ms": "18446744073709551615"})),
+        ("epoch-negative", json!({"type": "id_bits", "layout": "snowflake", "epoch_ms": -1})),
+        ("servers-missing", json!({"type": "id_bits", "layout": "ticket"})),
+        ("servers-65536", json!({"type": "id_bits", "layout": "ticket", "servers": 65536})),
+        ("default-table-too-long", json!({"type": "id_bits", "layout": "ticket", "servers": 2})),
+        ("shards-empty", json!({"type": "id_bits", "layout": "shard_high", "shards": []})),
+        ("shards-unknown-node", json!({"type": "id_bits", "layout": "shard_high", "shards": ["a", "z"]})),
+        (
+            "shards-past-capacity",
+            json!({"type": "id_bits", "layout": "shard_high", "shard_bits": 1, "shards": ["a", "b", "c"]}),
+        ),
+        ("cells-empty", json!({"type": "id_bits", "layout": "shard_high", "cells": {}})),
+        ("cells-leading-zero", json!({"type": "id_bits", "layout": "shard_high", "cells": {"01": 0}})),
+        ("cells-past-capacity", json!({"type": "id_bits", "layout": "shard_high", "cells": {"256": 0}})),
+        ("cells-unknown-shard", json!({"type": "id_bits", "layout": "shard_high", "cells": {"1": 3}})),
+        ("cells-array", json!({"type": "id_bits", "layout": "shard_high", "cells": [0]})),
+    ];
+    for (what, strategy) in invalid {
+        let raw = doc(1, nodes(&["a", "b", "c"]), strategy).to_string();
+        let outcome = Router::from_json(&raw).map(drop);
+        expect_error(
+            file,
+            &format!("load/{what}"),
+            json!({"op": "load", "topology_json": raw}),
+            "invalid_topology",
+            outcome,
+        );
+    }
+    let mut weighted = doc(1, nodes(&["a", "b"]), json!({"type": "id_bits", "layout": "shard_high"}));
+    weighted["nodes"][1]["weight"] = json!(2);
+    let raw = weighted.to_string();
+    let outcome = Router::from_json(&raw).map(drop);
+    expect_error(file, "load/node-weight", json!({"op": "load", "topology_json": raw}), "invalid_topology", outcome);
+}
+
+/// `decode_id`, `shards_for_range` and `apply` cases (only with `CALLS_ENABLED`).
+pub(crate) fn call_cases(file: &mut VectorFile) {
+    let routers: Vec<(&str, Router)> =
+        ["shard-high-4", "twitter-snowflake", "discord-cells", "pinterest-cells", "flickr-tickets", "mysql-tickets-10"]
+            .into_iter()
+            .map(|id| (id, file_router(file, id)))
+            .collect();
+    let router = |id: &str| &routers.iter().find(|(name, _)| *name == id).expect("topology").1;
+
+    // Published ids decode to the fields their sources give.
+    let decodes: Vec<(&str, &str, Value)> = {
+        let twitter = reference("twitter-wikipedia");
+        let docs = reference("discord-docs");
+        let npm = reference("discord-snowflake-npm");
+        let pinterest = reference("pinterest-blog");
+        let time = |p: &Published| p.timestamp_ms.expect("timestamp").to_string();
+        vec![
+            (
+                "twitter-snowflake",
+                "wikipedia-example",
+                json!({"id": twitter.id.to_string(), "expect": {"shard": twitter.field,
+                "fields": [["timestamp_ms", time(&twitter)], ["sequence", twitter.low.to_string()]]}}),
+            ),
+            (
+                "discord-cells",
+                "docs-example",
+                json!({"id": docs.id.to_string(), "expect": {"shard": 0,
+                "fields": [["timestamp_ms", time(&docs)], ["cell", docs.field.to_string()], ["sequence", docs.low.to_string()]]}}),
+            ),
+            (
+                "discord-cells",
+                "npm-example",
+                json!({"id": npm.id.to_string(), "expect": {"shard": 1,
+                "fields": [["timestamp_ms", time(&npm)], ["cell", npm.field.to_string()], ["sequence", npm.low.to_string()]]}}),
+            ),
+            (
+                "pinterest-cells",
+                "blog-example",
+                json!({"id": pinterest.id.to_string(), "expect": {"shard": 1,
+                "fields": [["cell", pinterest.field.to_string()], ["local", pinterest.low.to_string()]]}}),
+            ),
+            // Hand-read: shard 3 in the top byte, local 42.
+            (
+                "shard-high-4",
+                "shard-3-local-42",
+                json!({"id": (3u64 << 56 | 42).to_string(), "expect": {"shard": 3, "fields": [["local", "42"]]}}),
+            ),
+            // Ticket ids: 35 is the 3rd (from 0) id of server offset 5 of 10: 5 + 3 * 10.
+            ("mysql-tickets-10", "id-35", json!({"id": "35", "expect": {"shard": 4, "fields": [["sequence", "3"]]}})),
+            ("flickr-tickets", "id-8", json!({"id": "8", "expect": {"shard": 1, "fields": [["sequence", "3"]]}})),
+        ]
+    };
+    for (topology, what, mut case) in decodes {
+        let id: u64 = case["id"].as_str().expect("id").parse().expect("id");
+        let decoded = router(topology).decode_id(id).expect("decode");
+        let fields: Vec<Value> = decoded.fields.iter().map(|(name, value)| json!([name, value.to_string()])).collect();
+        assert_eq!(
+            json!({"shard": decoded.shard, "fields": fields}),
+            case["expect"],
+            "{topology}/{what}: core disagrees"
+        );
+        case["op"] = json!("decode_id");
+        case["topology"] = json!(topology);
+        file.case(&format!("{topology}/decode_id/{what}"), case);
+    }
+    for (topology, what, id) in [
+        ("twitter-snowflake", "sign-bit", 1u64 << 63),
+        ("shard-high-4", "shard-9", 9 << 56),
+        ("discord-cells", "unknown-cell", 1 << 12),
+        ("flickr-tickets", "zero", 0),
+    ] {
+        let outcome = router(topology).decode_id(id).map(drop);
+        expect_error(
+            file,
+            &format!("{topology}/decode_id/rejected-{what}"),
+            json!({"op": "decode_id", "topology": topology, "id": id.to_string()}),
+            "invalid_key",
+            outcome,
+        );
+    }
+
+    // shard_high: a range of ids is a range of shards (stated by hand).
+    for (what, start, end, shards) in [
+        ("within-shard-0", 0u64, Some(1u64 << 56), vec![0u32]),
+        ("across-0-to-2", (1 << 56) - 1, Some(3 << 56), vec![0, 1, 2]),
+        ("shard-2-to-end", 2 << 56, None, vec![2, 3]),
+        ("beyond-the-table", 5 << 56, None, vec![]),
+    ] {
+        let got = router("shard-high-4").shards_for_range(start, end.map(shardroute::Key::U64)).expect("range");
+        assert_eq!(got, shards, "shard-high-4/{what}");
+        let end = end.map_or(Value::Null, u64_key);
+        file.case(
+            &format!("shard-high-4/shards_for_range/{what}"),
+            json!({"op": "shards_for_range", "topology": "shard-high-4", "start": u64_key(start), "end": end, "expect": {"shards": shards}}),
+        );
+    }
+    let cells = router("discord-cells").shards_for_range(0u64, None).expect("range");
+    assert_eq!(cells, [0, 1]);
+    file.case(
+        "discord-cells/shards_for_range/everything",
+        json!({"op": "shards_for_range", "topology": "discord-cells", "start": u64_key(0), "end": null, "expect": {"shards": cells}}),
+    );
+    for (what, start, end, code) in [
+        ("text-start", utf8("a"), Value::Null, "invalid_key"),
+        ("empty-range", u64_key(5), u64_key(5), "invalid_argument"),
+    ] {
+        let owned_start = owned_key(&start);
+        let owned_end = (!end.is_null()).then(|| owned_key(&end));
+        let outcome = router("shard-high-4")
+            .shards_for_range(owned_start.as_key(), owned_end.as_ref().map(shardroute::OwnedKey::as_key))
+            .map(drop);
+        expect_error(
+            file,
+            &format!("shard-high-4/shards_for_range/{what}"),
+            json!({"op": "shards_for_range", "topology": "shard-high-4", "start": start, "end": end}),
+            code,
+            outcome,
+        );
+    }
+
+    // Generators through apply: published ids rebuilt from their fields, MySQL's series.
+    let twitter = reference("twitter-wikipedia");
+    let docs = reference("discord-docs");
+    let pinterest = reference("pinterest-blog");
+    let mut generated: Vec<(&str, String, Value, Value)> = vec![
+        (
+            "twitter-snowflake",
+            "compose-wikipedia-example".into(),
+            json!({"op": "id_bits_compose", "timestamp_ms": twitter.timestamp_ms.expect("ms").to_string(), "shard": twitter.field, "sequence": twitter.low}),
+            json!({"id": twitter.id.to_string()}),
+        ),
+        (
+            "discord-cells",
+            "compose-docs-example".into(),
+            json!({"op": "id_bits_compose", "timestamp_ms": docs.timestamp_ms.expect("ms"), "cell": docs.field, "sequence": docs.low}),
+            json!({"id": docs.id.to_string()}),
+        ),
+        (
+            "pinterest-cells",
+            "compose-blog-example".into(),
+            json!({"op": "id_bits_compose", "cell": pinterest.field, "local": pinterest.low}),
+            json!({"id": pinterest.id.to_string()}),
+        ),
+        (
+            "flickr-tickets",
+            "compose-even-4th".into(),
+            json!({"op": "id_bits_compose", "shard": 1, "sequence": 3}),
+            json!({"id": "8"}),
+        ),
+    ];
+    for (label, offset, increment, counter, series) in mysql_series() {
+        let topology = if increment == 2 { "flickr-tickets" } else { "mysql-tickets-10" };
+        let next = series.last().expect("ids") + 1;
+        let ids: Vec<String> = series.iter().map(u64::to_string).collect();
+        generated.push((
+            topology,
+            format!("tickets-{label}"),
+            json!({"op": "id_bits_tickets", "shard": offset - 1, "auto_increment": counter, "count": series.len()}),
+            json!({"ids": ids, "auto_increment": next.to_string()}),
+        ));
+        generated.push((topology, format!("reserve-block-{label}"),
+            json!({"op": "id_bits_reserve_block", "shard": offset - 1, "auto_increment": counter.to_string(), "block_size": series.len()}),
+            json!({"first": ids[0], "last": ids[ids.len() - 1], "step": increment, "count": series.len(), "auto_increment": next.to_string()})));
+    }
+    for (topology, what, operation, report) in generated {
+        let before = Topology::from_value(file_doc(file, topology)).expect("topology");
+        let result = operations::apply(&before, &operation).expect("apply");
+        let mut expected = report;
+        // Generators return the topology unchanged (same epoch).
+        expected["topology"] = before.to_value();
+        assert_eq!(result, expected, "{topology}/{what}: core disagrees");
+        file.case(
+            &format!("{topology}/apply/{what}"),
+            json!({"op": "apply", "topology": topology, "operation": operation, "expect": {"result": result}}),
+        );
+    }
+    let refused: Vec<(&str, &str, Value)> = vec![
+        (
+            "twitter-snowflake",
+            "before-epoch",
+            json!({"op": "id_bits_compose", "timestamp_ms": 0, "shard": 0, "sequence": 0}),
+        ),
+        (
+            "twitter-snowflake",
+            "sequence-4096",
+            json!({"op": "id_bits_compose", "timestamp_ms": 1_288_834_974_657u64, "shard": 0, "sequence": 4096}),
+        ),
+        ("shard-high-4", "shard-without-node", json!({"op": "id_bits_compose", "shard": 4, "local": 0})),
+        ("shard-high-4", "local-too-wide", json!({"op": "id_bits_compose", "shard": 0, "local": "72057594037927936"})),
+        (
+            "discord-cells",
+            "unknown-cell",
+            json!({"op": "id_bits_compose", "timestamp_ms": 1_420_070_400_000u64, "cell": 1, "sequence": 0}),
+        ),
+        (
+            "discord-cells",
+            "shard-instead-of-cell",
+            json!({"op": "id_bits_compose", "timestamp_ms": 1_420_070_400_000u64, "shard": 0, "sequence": 0}),
+        ),
+        (
+            "shard-high-4",
+            "tickets-need-ticket-layout",
+            json!({"op": "id_bits_tickets", "shard": 0, "auto_increment": 1, "count": 1}),
+        ),
+        ("flickr-tickets", "count-zero", json!({"op": "id_bits_tickets", "shard": 0, "auto_increment": 1, "count": 0})),
+        ("flickr-tickets", "server-2", json!({"op": "id_bits_tickets", "shard": 2, "auto_increment": 1, "count": 1})),
+        (
+            "flickr-tickets",
+            "exhausted",
+            json!({"op": "id_bits_reserve_block", "shard": 0, "auto_increment": "18446744073709551615", "block_size": 1}),
+        ),
+    ];
+    for (topology, what, operation) in refused {
+        let before = Topology::from_value(file_doc(file, topology)).expect("topology");
+        let outcome = operations::apply(&before, &operation).map(drop);
+        expect_error(
+            file,
+            &format!("{topology}/apply/refused-{what}"),
+            json!({"op": "apply", "topology": topology, "operation": operation}),
+            "invalid_argument",
+            outcome,
+        );
+    }
+    let outcome = operations::apply(
+        &Topology::from_value(file_doc(file, "flickr-tickets")).expect("topology"),
+        &json!({"op": "id_bits_tickets", "shard": 0, "auto_increment": 1, "count": 65537}),
+    )
+    .map(drop);
+    expect_error(
+        file,
+        "flickr-tickets/apply/refused-batch-over-limit",
+        json!({"op": "apply", "topology": "flickr-tickets", "operation": {"op": "id_bits_tickets", "shard": 0, "auto_increment": 1, "count": 65537}}),
+        "limit_exceeded",
+        outcome,
+    );
+}
+
+fn file_doc<'f>(file: &'f VectorFile, id: &str) -> &'f Value {
+    file.topologies
+        .iter()
+        .find(|(name, _)| name == id)
+        .map(|(_, doc)| doc)
+        .unwrap_or_else(|| panic!("no topology {id}"))
+}
+
+fn file_router(file: &VectorFile, id: &str) -> Router {
+    Router::from_value(file_doc(file, id)).expect("router")
+}
+
+#[cfg(test)]
+mod tests {
+    /// The file with its call cases, run by the Rust runner even while `CALLS_ENABLED`
+    /// keeps them out of the committed vectors.
+    #[test]
+    fn call_cases_pass_the_rust_runner() {
+        let mut file = super::file();
+        if !crate::generate::CALLS_ENABLED {
+            super::call_cases(&mut file);
+        }
+        let (name, text) = file.render();
+        let dir = std::env::temp_dir().join(format!("shardroute-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        std::fs::write(dir.join(&name), text).expect("write");
+        let outcome = crate::run::run_dir(&dir, "");
+        std::fs::remove_dir_all(&dir).ok();
+        assert!(outcome.failures.is_empty(), "{:#?}", outcome.failures);
+        assert!(outcome.passed > 0);
+    }
+}

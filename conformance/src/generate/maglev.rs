@@ -1,0 +1,212 @@
+//! `maglev.json`: Maglev lookup tables. Envoy's published tables (transcribed into
+//! `reference/maglev-envoy.txt`) routed with integer keys as their own hash, so key `i`
+//! reads entry `i % M`; routing cases for the default table, weights, CRC32 with hash
+//! tags and a single node; rejected table sizes; and, behind `CALLS_ENABLED`, `apply`
+//! cases of `add_node`, `remove_node` and `disruption` with their disruption reports.
+
+use serde_json::{json, Value};
+use shardroute::{operations, Router, Topology};
+
+use super::{doc, expect_error, nodes, reference_lines, routing_cases, u64_key, VectorFile};
+
+/// One line of `reference/maglev-envoy.txt`: test name, table size, `(host, weight)`s
+/// and the expected host index of every entry.
+struct EnvoyTable {
+    test: String,
+    size: u32,
+    hosts: Vec<(String, f64)>,
+    assignments: Vec<u32>,
+}
+
+fn envoy_tables() -> Vec<EnvoyTable> {
+    reference_lines("maglev-envoy.txt")
+        .iter()
+        .map(|line| {
+            let (left, right) = line.split_once('|').expect("`|` separates hosts from assignments");
+            let mut words = left.split_whitespace();
+            let test = words.next().expect("test name").to_string();
+            let size = words.next().expect("table size").parse().expect("table size");
+            let hosts = words
+                .map(|word| {
+                    let (name, weight) = word.rsplit_once('=').expect("name=weight");
+                    (name.to_string(), weight.parse().expect("weight"))
+                })
+                .collect();
+            let assignments = right.split_whitespace().map(|word| word.parse().expect("index")).collect();
+            EnvoyTable { test, size, hosts, assignments }
+        })
+        .collect()
+}
+
+fn envoy_doc(table: &EnvoyTable) -> Value {
+    let nodes: Vec<Value> = table
+        .hosts
+        .iter()
+        // Envoy's weights are integers: write them as such.
+        .map(
+            |(name, weight)| {
+                if *weight == 1.0 {
+                    json!({"id": name})
+                } else {
+                    json!({"id": name, "weight": *weight as u64})
+                }
+            },
+        )
+        .collect();
+    let mut document = doc(1, Value::Array(nodes), json!({"type": "maglev", "table_size": table.size}));
+    document["hashing"] = json!({"integers": "identity"});
+    document
+}
+
+fn weighted_doc() -> Value {
+    let weighted = json!([{"id": "half", "weight": 0.5}, {"id": "base"}, {"id": "double", "weight": 2}, {"id": "x1.5", "weight": 1.5, "zone": "z2", "address": "10.1.0.4:11211"}]);
+    doc(2, weighted, json!({"type": "maglev", "table_size": 1009}))
+}
+
+pub(crate) fn file() -> VectorFile {
+    let mut file = VectorFile::new(
+        "maglev",
+        "Maglev hashing: Envoy's published lookup tables (unweighted by address and by host name, weighted), the default 65537-entry table, weights, CRC32 with Redis hash tags, one node, rejected table sizes, and node operations with their disruption reports.",
+        "envoy cases: expected_assignments of Envoy's maglev_lb_test.cc tests Basic, BasicWithHostName and Weighted (reference/maglev-envoy.txt), transcribed; all other cases: generator",
+    );
+    for table in envoy_tables() {
+        let id = format!("envoy-{}", table.test.to_lowercase());
+        let router = file.topology(&id, envoy_doc(&table));
+        // As Envoy's tests do: hashes 0 .. 3M, entry `hash % M`.
+        for key in 0..3 * table.size {
+            let host = table.assignments[(key % table.size) as usize];
+            let node = &table.hosts[host as usize].0;
+            assert_eq!(router.route(u64::from(key)).expect("route"), host, "{id}: key {key} disagrees with Envoy");
+            file.case(
+                &format!("{id}/envoy/{key}"),
+                json!({"op": "route", "topology": id, "key": u64_key(u64::from(key)), "expect": {"shard": host, "node": node}}),
+            );
+        }
+        file.case(
+            &format!("{id}/load"),
+            json!({"op": "load", "topology": id, "expect": {"epoch": "1", "to_json": router.to_json()}}),
+        );
+    }
+    let router = file.topology("maglev-5", doc(1, nodes(&["m0", "m1", "m2", "m3", "m4"]), json!({"type": "maglev"})));
+    routing_cases(&mut file, "maglev-5", &router);
+    let router = file.topology("maglev-weighted-4", weighted_doc());
+    routing_cases(&mut file, "maglev-weighted-4", &router);
+    let mut tagged = doc(3, nodes(&["t0", "t1", "t2"]), json!({"type": "maglev", "table_size": 13}));
+    tagged["hashing"] = json!({"function": "crc32", "hash_tag": "redis"});
+    let router = file.topology("maglev-crc32-tag-3", tagged);
+    routing_cases(&mut file, "maglev-crc32-tag-3", &router);
+    let router = file.topology("maglev-single", doc(4, nodes(&["only"]), json!({"type": "maglev", "table_size": 2})));
+    routing_cases(&mut file, "maglev-single", &router);
+    rejected(&mut file);
+    if super::CALLS_ENABLED {
+        call_cases(&mut file);
+    }
+    file
+}
+
+fn rejected(file: &mut VectorFile) {
+    let base = |size: Value| doc(1, nodes(&["a", "b", "c"]), json!({"type": "maglev", "table_size": size}));
+    let mut bad: Vec<(&str, Value, &str)> = vec![
+        ("not-prime", base(json!(65_536)), "invalid_topology"),
+        ("not-prime-odd", base(json!(65_535)), "invalid_topology"),
+        ("zero", base(json!(0)), "invalid_topology"),
+        ("one", base(json!(1)), "invalid_topology"),
+        ("smaller-than-node-count", base(json!(2)), "invalid_topology"),
+        ("negative", base(json!(-7)), "invalid_topology"),
+        ("fraction", base(json!(13.5)), "invalid_topology"),
+        ("string", base(json!("65537")), "invalid_topology"),
+        ("over-limit", base(json!(1_048_583)), "limit_exceeded"),
+        ("over-u32", base(json!(4_294_967_311u64)), "limit_exceeded"),
+        ("unknown-field", doc(1, nodes(&["a"]), json!({"type": "maglev", "points_per_node": 3})), "invalid_topology"),
+    ];
+    let mut weighted = base(json!(13));
+    weighted["nodes"][1]["weight"] = json!(0);
+    bad.push(("weight-zero", weighted, "invalid_topology"));
+    for (label, document, code) in bad {
+        let raw = document.to_string();
+        let outcome = Router::from_json(&raw).map(drop);
+        expect_error(file, &format!("load/reject-{label}"), json!({"op": "load", "topology_json": raw}), code, outcome);
+    }
+}
+
+/// `apply` cases: `add_node` and `remove_node` report the exact table disruption;
+/// `disruption` compares with another document (same table size: entry by entry;
+/// another size or strategy: sampled keys). Only written when `CALLS_ENABLED`.
+pub(crate) fn call_cases(file: &mut VectorFile) {
+    let five = Topology::from_value(&doc(1, nodes(&["m0", "m1", "m2", "m3", "m4"]), json!({"type": "maglev"})))
+        .expect("maglev-5");
+    let weighted = Topology::from_value(&weighted_doc()).expect("weighted");
+    let bigger = doc(7, nodes(&["m0", "m1", "m2", "m3", "m4"]), json!({"type": "maglev", "table_size": 131_071}));
+    let swapped = doc(1, nodes(&["m0", "m1", "m2", "m3", "m5"]), json!({"type": "maglev"}));
+    let jump = doc(1, nodes(&["m0", "m1", "m2", "m3", "m4"]), json!({"type": "jump"}));
+    let applied = [
+        ("add-node", "maglev-5", &five, json!({"op": "add_node", "node": {"id": "m5", "zone": "z9"}})),
+        ("remove-node", "maglev-5", &five, json!({"op": "remove_node", "id": "m2"})),
+        (
+            "add-weighted-node",
+            "maglev-weighted-4",
+            &weighted,
+            json!({"op": "add_node", "node": {"id": "triple", "weight": 3}}),
+        ),
+        ("remove-weighted-node", "maglev-weighted-4", &weighted, json!({"op": "remove_node", "id": "double"})),
+        ("disruption-replace-node", "maglev-5", &five, json!({"op": "disruption", "to": swapped})),
+        ("disruption-bigger-table", "maglev-5", &five, json!({"op": "disruption", "to": bigger})),
+        ("disruption-to-jump", "maglev-5", &five, json!({"op": "disruption", "to": jump})),
+    ];
+    for (label, id, topology, operation) in applied {
+        let result = operations::apply(topology, &operation).expect("apply");
+        file.case(
+            &format!("apply/{label}"),
+            json!({"op": "apply", "topology": id, "operation": operation, "expect": {"result": result}}),
+        );
+    }
+    let tight = doc(1, nodes(&["a", "b", "c"]), json!({"type": "maglev", "table_size": 3}));
+    let tight_topology = Topology::from_value(&tight).expect("tight");
+    let rejected = [
+        ("add-node-table-full", &tight_topology, json!({"op": "add_node", "node": {"id": "d"}}), "invalid_topology"),
+        ("disruption-no-to", &five, json!({"op": "disruption"}), "invalid_argument"),
+        ("disruption-to-text", &five, json!({"op": "disruption", "to": "{}"}), "invalid_argument"),
+        (
+            "disruption-to-invalid",
+            &five,
+            json!({"op": "disruption", "to": {"format": "shardroute/1"}}),
+            "invalid_topology",
+        ),
+        (
+            "disruption-to-not-prime",
+            &five,
+            json!({"op": "disruption", "to": doc(1, nodes(&["a"]), json!({"type": "maglev", "table_size": 9}))}),
+            "invalid_topology",
+        ),
+    ];
+    for (label, topology, operation, code) in rejected {
+        let outcome = operations::apply(topology, &operation).map(drop);
+        let case = if std::ptr::eq(topology, &tight_topology) {
+            json!({"op": "apply", "topology_json": tight.to_string(), "operation": operation})
+        } else {
+            json!({"op": "apply", "topology": "maglev-5", "operation": operation})
+        };
+        expect_error(file, &format!("apply/reject-{label}"), case, code, outcome);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The gated call cases are generated and run here even while `CALLS_ENABLED` is
+    /// off, so they are known to pass the day it is switched on.
+    #[test]
+    fn call_cases_pass_in_rust() {
+        let mut file = super::file();
+        if !crate::generate::CALLS_ENABLED {
+            super::call_cases(&mut file);
+        }
+        let (name, text) = file.render();
+        let dir = std::env::temp_dir().join(format!("shardroute-maglev-calls-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        std::fs::write(dir.join(name), text).expect("write");
+        let outcome = crate::run::run_dir(&dir, "");
+        std::fs::remove_dir_all(&dir).ok();
+        assert!(outcome.failures.is_empty(), "{:?}", outcome.failures);
+        assert!(outcome.passed > 0);
+    }
+}

@@ -1,0 +1,172 @@
+//! The rebalance planner's guarantees on random cases: balanced, minimal, safe,
+//! promotion first, throttled, deterministic.
+
+use proptest::prelude::*;
+use shardroute::planner::{plan, quotas, PlanNode, Role};
+
+fn node(weight: f64, zone: Option<u32>) -> PlanNode {
+    PlanNode { weight, zone, serving: true, failed: false }
+}
+
+/// A round-robin starting map over the first `n` nodes.
+fn initial(vbuckets: usize, n: u32, replicas: u32) -> Vec<Vec<u32>> {
+    (0..vbuckets as u32).map(|v| (0..=replicas).map(|r| (v + r) % n).collect()).collect()
+}
+
+fn check(chains: &[Vec<u32>], nodes: &[PlanNode], replicas: u32, limit: u32) -> Result<(), TestCaseError> {
+    let result = plan(chains, nodes, replicas, limit).unwrap();
+    let quota = quotas(chains.len() as u64, nodes);
+    // Balanced: exactly the quota of actives, within one of the exact weighted share.
+    let mut actives = vec![0u32; nodes.len()];
+    for chain in &result.chains {
+        actives[chain[0] as usize] += 1;
+    }
+    prop_assert_eq!(&actives, &quota);
+    let total: f64 = nodes.iter().filter(|n| n.serving).map(|n| n.weight).sum();
+    for (index, node) in nodes.iter().enumerate() {
+        let exact = if node.serving { chains.len() as f64 * node.weight / total } else { 0.0 };
+        prop_assert!((f64::from(actives[index]) - exact).abs() < 1.0 + 1e-9);
+    }
+    // Minimal: moved actives equal the sum of surpluses.
+    let mut before = vec![0u32; nodes.len()];
+    for chain in chains {
+        before[chain[0] as usize] += 1;
+    }
+    let bound: u32 = before.iter().zip(&quota).map(|(b, q)| b.saturating_sub(*q)).sum();
+    let moved_actives = result.moves.iter().filter(|m| m.role == Role::Active).count() as u32;
+    prop_assert_eq!(moved_actives, bound);
+    let changed = chains.iter().zip(&result.chains).filter(|(a, b)| a[0] != b[0]).count() as u32;
+    prop_assert_eq!(changed, bound);
+    // Safe: full chains of distinct serving nodes.
+    for chain in &result.chains {
+        prop_assert_eq!(chain.len() as u32, replicas + 1);
+        let mut sorted = chain.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        prop_assert_eq!(sorted.len(), chain.len());
+        prop_assert!(chain.iter().all(|&n| nodes[n as usize].serving));
+    }
+    // Throttled: no node in more than `limit` moves of one step.
+    for range in &result.steps {
+        let mut load = vec![0u32; nodes.len()];
+        for mv in result.moves[range.start as usize..range.end as usize].iter().filter(|m| !m.promotion) {
+            if let Some(from) = mv.from.filter(|&n| !nodes[n as usize].failed) {
+                load[from as usize] += 1;
+            }
+            load[mv.to as usize] += 1;
+        }
+        prop_assert!(load.iter().all(|&l| l <= limit));
+    }
+    // Every change of the map is a listed move, and every listed move is a change.
+    let mut listed = 0usize;
+    for (vbucket, (old, new)) in chains.iter().zip(&result.chains).enumerate() {
+        for (slot, &node) in new.iter().enumerate() {
+            if old.get(slot) != Some(&node) {
+                listed += 1;
+                let role = if slot == 0 { Role::Active } else { Role::Replica(slot as u32) };
+                prop_assert!(result
+                    .moves
+                    .iter()
+                    .any(|m| m.vbucket == vbucket as u32 && m.role == role && m.to == node));
+            }
+        }
+    }
+    prop_assert_eq!(listed, result.moves.len());
+    // Deterministic.
+    prop_assert_eq!(plan(chains, nodes, replicas, limit).unwrap(), result);
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn adding_nodes(vbuckets in 1usize..300, start in 2u32..8, added in 1u32..4, replicas in 0u32..2, limit in 1u32..4) {
+        let chains = initial(vbuckets, start, replicas.min(start - 1));
+        let nodes: Vec<PlanNode> = (0..start + added).map(|i| node(1.0, Some(i % 3))).collect();
+        check(&chains, &nodes, replicas.min(start - 1), limit)?;
+    }
+
+    #[test]
+    fn removing_and_reweighting(vbuckets in 1usize..300, count in 3u32..9, weights in proptest::collection::vec(1u32..5, 9), removed in 0u32..9, limit in 1u32..4) {
+        let chains = initial(vbuckets, count, 1);
+        let mut nodes: Vec<PlanNode> = (0..count).map(|i| node(f64::from(weights[i as usize]), None)).collect();
+        nodes[(removed % count) as usize].serving = false;
+        check(&chains, &nodes, 1, limit)?;
+    }
+
+    #[test]
+    fn failing_a_node_promotes_replicas_first(vbuckets in 8usize..300, count in 3u32..8, failed in 0u32..8) {
+        let chains = initial(vbuckets, count, 1);
+        let failed = failed % count;
+        let mut nodes: Vec<PlanNode> = (0..count).map(|_| node(1.0, None)).collect();
+        nodes[failed as usize].serving = false;
+        nodes[failed as usize].failed = true;
+        check(&chains, &nodes, 1, 2)?;
+        let result = plan(&chains, &nodes, 1, 2).unwrap();
+        // Every vbucket whose active failed and whose replica could take it was promoted:
+        // the new active of such a vbucket is its old replica unless that node was full.
+        for (vbucket, chain) in chains.iter().enumerate() {
+            if chain[0] == failed {
+                let mv = result.moves.iter().find(|m| m.vbucket == vbucket as u32 && m.role == Role::Active).unwrap();
+                if mv.to == chain[1] {
+                    prop_assert!(mv.promotion);
+                }
+            }
+        }
+        // With one replica per vbucket, promotion is as large as the quotas allow: each
+        // replica node takes as many of the failed node's vbuckets as it has room for.
+        let quota = quotas(chains.len() as u64, &nodes);
+        let mut kept = vec![0u32; nodes.len()];
+        for chain in &chains {
+            if chain[0] != failed {
+                kept[chain[0] as usize] += 1;
+            }
+        }
+        let mut expected = 0u32;
+        for n in 0..count {
+            let waiting = chains.iter().filter(|c| c[0] == failed && c[1] == n).count() as u32;
+            expected += waiting.min(quota[n as usize].saturating_sub(kept[n as usize]));
+        }
+        let promotions = result.moves.iter().filter(|m| m.role == Role::Active && m.promotion).count() as u32;
+        prop_assert_eq!(promotions, expected);
+        // Promotions come before any copy of an active in the step order.
+        let first_copy = result.moves.iter().position(|m| m.role == Role::Active && !m.promotion);
+        let last_promotion = result.moves.iter().rposition(|m| m.role == Role::Active && m.promotion);
+        if let (Some(copy), Some(promotion)) = (first_copy, last_promotion) {
+            let step = |index: usize| result.steps.iter().position(|r| (r.start as usize..r.end as usize).contains(&index)).unwrap();
+            prop_assert!(step(promotion) <= step(copy));
+        }
+    }
+}
+
+#[test]
+fn zones_keep_replicas_apart_when_they_can() {
+    let chains = initial(256, 4, 1);
+    let nodes: Vec<PlanNode> = (0..6).map(|i| node(1.0, Some(i % 2))).collect();
+    let result = plan(&chains, &nodes, 1, 3).unwrap();
+    for chain in &result.chains {
+        assert_ne!(nodes[chain[0] as usize].zone, nodes[chain[1] as usize].zone, "{chain:?}");
+    }
+}
+
+#[test]
+fn quotas_apportion_by_weight() {
+    let nodes = [node(1.0, None), node(2.0, None), node(1.0, None)];
+    assert_eq!(quotas(1024, &nodes), vec![256, 512, 256]);
+    assert_eq!(quotas(10, &[node(1.0, None), node(1.0, None), node(1.0, None)]), vec![4, 3, 3]);
+    let mut off = nodes.clone();
+    off[1].serving = false;
+    assert_eq!(quotas(7, &off), vec![4, 0, 3]);
+}
+
+#[test]
+fn rejects_impossible_plans() {
+    let chains = initial(16, 2, 1);
+    let mut nodes = vec![node(1.0, None), node(1.0, None)];
+    assert_eq!(plan(&chains, &nodes, 2, 1).unwrap_err().code(), "invalid_argument");
+    assert_eq!(plan(&chains, &nodes, 1, 0).unwrap_err().code(), "invalid_argument");
+    nodes[0].serving = false;
+    nodes[1].serving = false;
+    assert_eq!(plan(&chains, &nodes, 0, 1).unwrap_err().code(), "invalid_argument");
+}

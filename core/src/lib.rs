@@ -25,8 +25,16 @@
 //! ## Shard functions
 //!
 //! Each lives in its own module under [`strategy`], whose docs give the algorithm, its
-//! guarantees, cost and source: [`strategy::modulo`], [`strategy::jump`],
-//! [`strategy::ring`], [`strategy::rendezvous`], [`strategy::vbucket`].
+//! guarantees, cost and source: [`strategy::modulo`] (with the doubling trick,
+//! [`strategy::modulo::moves`]), [`strategy::jump`], [`strategy::ring`],
+//! [`strategy::rendezvous`], [`strategy::maglev`], [`strategy::token_ring`],
+//! [`strategy::trie`], [`strategy::vbucket`] (with per-key overrides),
+//! [`strategy::multilevel`], [`strategy::directory`], [`strategy::key_range`],
+//! [`strategy::hash_range`], [`strategy::id_bits`] and [`strategy::id_groups`].
+//! Across strategies: [`placement_names`] (`locate`), [`salting`] (hot keys),
+//! [`operations`] (topology changes as data), [`disruption`] and [`planner`]
+//! (rebalancing with minimal movement). `docs/choosing.md` in the repository compares
+//! them side by side, measured.
 //!
 //! ## Determinism
 //!

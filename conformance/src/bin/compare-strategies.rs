@@ -36,13 +36,36 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
 
+/// What keys a row routes: text keys `user:<i>`, or integer ids for id strategies.
+#[derive(Clone, Copy, PartialEq)]
+enum Keys {
+    Text,
+    /// `shard_high` ids: the shard in the top byte, spread over 10 shards.
+    ShardHighIds,
+    /// Plain integers `0..KEYS`, for id-interval groups.
+    Integers,
+}
+
 /// One row: a topology over 10 nodes, and the operations that add and remove a node.
 struct Scenario {
     name: &'static str,
     range_scans: &'static str,
+    keys: Keys,
     document: Value,
-    add: Option<Value>,
-    remove: Option<Value>,
+    add: Option<Change>,
+    remove: Option<Change>,
+}
+
+/// How a row adds or removes a node: core operations applied in order, or (for
+/// strategies whose change is an edit of a table no operation covers yet) the
+/// document after the change.
+enum Change {
+    Operations(Vec<Value>),
+    Document(Value),
+}
+
+fn op(operation: Value) -> Option<Change> {
+    Some(Change::Operations(vec![operation]))
 }
 
 fn nodes(count: usize) -> Value {
@@ -53,59 +76,179 @@ fn doc(strategy: Value) -> Value {
     json!({"format": "shardroute/1", "epoch": 1, "nodes": nodes(10), "strategy": strategy})
 }
 
-fn scenarios() -> Vec<Scenario> {
-    let add = || Some(json!({"op": "add_node", "node": {"id": "n10"}}));
-    let remove = || Some(json!({"op": "remove_node", "id": "n3"}));
+/// The topology an operation produces from `document`.
+fn applied(document: Value, operation: Value) -> Value {
+    let topology = shardroute::Topology::from_value(&document).expect("scenario base loads");
+    operations::apply(&topology, &operation).expect("scenario operation applies")["topology"].clone()
+}
+
+fn scenarios(count: u64) -> Vec<Scenario> {
+    let add = || op(json!({"op": "add_node", "node": {"id": "n10"}}));
+    let remove = || op(json!({"op": "remove_node", "id": "n3"}));
+    let text = |name, range_scans, strategy: Value, add: Option<Change>, remove: Option<Change>| Scenario {
+        name,
+        range_scans,
+        keys: Keys::Text,
+        document: doc(strategy),
+        add,
+        remove,
+    };
+    // A key-range table pre-split from a 1% sample of the keys into 10 equal ranges.
+    let sample: Vec<Value> = (0..count).step_by(100).map(|i| json!({"utf8": format!("user:{i}")})).collect();
+    let node_ids: Vec<String> = (0..10).map(|i| format!("n{i}")).collect();
+    let key_range = applied(
+        doc(json!({"type": "key_range"})),
+        json!({"op": "range_presplit", "ranges": 10, "sample": sample, "nodes": node_ids}),
+    );
+    let groups: Vec<Value> = (0..5)
+        .map(|g| json!({"id": format!("g{g}"), "nodes": [format!("n{}", 2 * g), format!("n{}", 2 * g + 1)]}))
+        .collect();
+    let id_groups =
+        doc(json!({"type": "id_groups", "groups": [{"id": "g1", "intervals": [[0, count.max(1)]], "writable": true,
+        "shards": (0..10).map(|i| json!({"node": format!("n{i}")})).collect::<Vec<_>>()}]}));
+    let mut id_groups_after = id_groups.clone();
+    id_groups_after["epoch"] = json!(2);
+    id_groups_after["strategy"]["groups"][0]["writable"] = json!(false);
+    let new_group = json!({"id": "g2", "intervals": [[count.max(1), 2 * count.max(1)]], "writable": true, "shards": [{"node": "n10"}]});
+    id_groups_after["strategy"]["groups"].as_array_mut().expect("groups").push(new_group);
     vec![
+        text("modulo", "no (every shard)", json!({"type": "modulo"}), add(), remove()),
+        text("jump", "no (every shard)", json!({"type": "jump"}), add(), remove()),
+        text(
+            "ring (160 points per node)",
+            "no (every shard)",
+            json!({"type": "ring", "points_per_node": 160}),
+            add(),
+            remove(),
+        ),
+        text("rendezvous", "no (every shard)", json!({"type": "rendezvous"}), add(), remove()),
+        text("maglev (M = 65537)", "no (every shard)", json!({"type": "maglev"}), add(), remove()),
+        text("token ring (8 tokens per node)", "no (every shard)", json!({"type": "token_ring"}), add(), remove()),
+        text(
+            "vbucket (1024, round-robin map)",
+            "no (every vbucket)",
+            json!({"type": "vbucket", "vbuckets": 1024}),
+            add(),
+            remove(),
+        ),
+        text(
+            "multilevel (4096 partitions, 5 groups of 2, rendezvous)",
+            "no (every partition)",
+            json!({"type": "multilevel", "partitions": 4096, "groups": groups}),
+            Some(Change::Operations(vec![
+                json!({"op": "add_node", "node": {"id": "n10"}}),
+                json!({"op": "multilevel_group_set", "group": "g1", "nodes": ["n2", "n3", "n10"]}),
+            ])),
+            op(json!({"op": "multilevel_group_set", "group": "g1", "nodes": ["n2"]})),
+        ),
+        text(
+            "directory (empty table, jump fallback)",
+            "no (every shard)",
+            json!({"type": "directory", "fallback": {"type": "jump"}}),
+            add(),
+            remove(),
+        ),
+        text(
+            "bit trie (balanced, 10 leaves)",
+            "no (every leaf)",
+            json!({"type": "trie"}),
+            op(json!({"op": "trie_split", "leaf": "000", "node": {"id": "n10"}})),
+            op(json!({"op": "trie_remove", "node": "n3"})),
+        ),
+        text(
+            "hash range (10 equal ranges)",
+            "no (every range)",
+            json!({"type": "hash_range"}),
+            op(json!({"op": "range_split", "shard": 0, "at": "922337203685477580", "node": {"id": "n10"}})),
+            op(json!({"op": "range_merge", "shard": 2})),
+        ),
         Scenario {
-            name: "modulo",
-            range_scans: "no (every shard)",
-            document: doc(json!({"type": "modulo"})),
-            add: add(),
-            remove: remove(),
+            name: "key range (pre-split from a 1% sample)",
+            range_scans: "yes (only overlapping ranges, in order)",
+            keys: Keys::Text,
+            document: key_range,
+            add: op(json!({"op": "range_split_median", "shard": 0, "node": {"id": "n10"},
+                "sample": (0..count).step_by(100).map(|i| json!({"utf8": format!("user:{i}")})).collect::<Vec<_>>()})),
+            remove: op(json!({"op": "range_merge", "shard": 2})),
         },
         Scenario {
-            name: "jump",
-            range_scans: "no (every shard)",
-            document: doc(json!({"type": "jump"})),
-            add: add(),
-            remove: remove(),
+            name: "id_bits shard_high (ids carry their shard)",
+            range_scans: "by shard field",
+            keys: Keys::ShardHighIds,
+            document: doc(json!({"type": "id_bits", "layout": "shard_high", "shard_bits": 8})),
+            // A new node serves a new shard number; ids already minted keep theirs.
+            add: Some(Change::Document(json!({"format": "shardroute/1", "epoch": 2, "nodes": nodes(11),
+                "strategy": {"type": "id_bits", "layout": "shard_high", "shard_bits": 8}}))),
+            remove: None,
         },
         Scenario {
-            name: "ring (160 points)",
-            range_scans: "no (every shard)",
-            document: doc(json!({"type": "ring", "points_per_node": 160})),
-            add: add(),
-            remove: remove(),
-        },
-        Scenario {
-            name: "rendezvous",
-            range_scans: "no (every shard)",
-            document: doc(json!({"type": "rendezvous"})),
-            add: add(),
-            remove: remove(),
-        },
-        Scenario {
-            name: "vbucket (1024, derived map)",
-            range_scans: "no (every vbucket)",
-            document: doc(json!({"type": "vbucket", "vbuckets": 1024})),
-            add: add(),
-            remove: remove(),
+            name: "id_groups (one group, 10 equal shards)",
+            range_scans: "by id interval",
+            keys: Keys::Integers,
+            document: id_groups,
+            // Expansion: a new writable group for new ids on the new node (the document
+            // after `id_groups_add_group`, with the node added to the node list).
+            add: Some(Change::Document({
+                let mut after = id_groups_after.clone();
+                after["nodes"] = nodes(11);
+                after
+            })),
+            remove: None,
         },
     ]
 }
 
-fn owners(router: &Router, keys: &[String]) -> Vec<String> {
-    keys.iter().map(|key| router.node(key.as_str()).expect("node").to_string()).collect()
+/// A key of the run, borrowed as the core takes it.
+enum OwnedKeys {
+    Text(Vec<String>),
+    Ids(Vec<u64>),
 }
 
-fn moved(before: &Router, operation: &Option<Value>, keys: &[String], old: &[String]) -> String {
-    let Some(operation) = operation else { return "n/a".into() };
-    let result = match operations::apply(before.topology(), operation) {
-        Ok(result) => result,
-        Err(err) => return format!("n/a ({})", err.code()),
+impl OwnedKeys {
+    fn build(kind: Keys, count: u64) -> OwnedKeys {
+        match kind {
+            Keys::Text => OwnedKeys::Text((0..count).map(|i| format!("user:{i}")).collect()),
+            Keys::ShardHighIds => OwnedKeys::Ids((0..count).map(|i| ((i % 10) << 56) | i).collect()),
+            Keys::Integers => OwnedKeys::Ids((0..count).collect()),
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            OwnedKeys::Text(keys) => keys.len(),
+            OwnedKeys::Ids(keys) => keys.len(),
+        }
+    }
+
+    fn key(&self, index: usize) -> shardroute::Key<'_> {
+        match self {
+            OwnedKeys::Text(keys) => shardroute::Key::Bytes(keys[index].as_bytes()),
+            OwnedKeys::Ids(keys) => shardroute::Key::U64(keys[index]),
+        }
+    }
+}
+
+fn owners(router: &Router, keys: &OwnedKeys) -> Vec<String> {
+    (0..keys.len()).map(|i| router.node(keys.key(i)).expect("node").to_string()).collect()
+}
+
+fn moved(before: &Router, change: &Option<Change>, keys: &OwnedKeys, old: &[String]) -> String {
+    let after = match change {
+        None => return "n/a".into(),
+        Some(Change::Document(document)) => Router::from_value(document).expect("changed document loads"),
+        Some(Change::Operations(operations)) => {
+            let mut topology = before.topology().clone();
+            for operation in operations {
+                match operations::apply(&topology, operation) {
+                    Ok(result) => {
+                        topology = shardroute::Topology::from_value(&result["topology"]).expect("result loads")
+                    }
+                    Err(err) => return format!("n/a ({err})"),
+                }
+            }
+            Router::new(topology).expect("operation result compiles")
+        }
     };
-    let after = Router::from_value(&result["topology"]).expect("operation result loads");
     let new = owners(&after, keys);
     let count = old.iter().zip(&new).filter(|(a, b)| a != b).count();
     format!("{:.1}%", 100.0 * count as f64 / keys.len() as f64)
@@ -114,10 +257,10 @@ fn moved(before: &Router, operation: &Option<Value>, keys: &[String], old: &[Str
 fn main() {
     let count: u64 =
         std::env::args().nth(1).map(|arg| arg.parse().expect("KEYS must be a number")).unwrap_or(1_000_000);
-    let keys: Vec<String> = (0..count).map(|i| format!("user:{i}")).collect();
     println!("| strategy | max/mean load | moved on add (10→11; ideal 9.1%) | moved on remove (1 of 10; ideal 10.0%) | ns/key (median of 5) | heap bytes | range scans |");
     println!("|---|---|---|---|---|---|---|");
-    for scenario in scenarios() {
+    for scenario in scenarios(count) {
+        let keys = OwnedKeys::build(scenario.keys, count);
         let text = scenario.document.to_string();
         let before_heap = LIVE.load(Ordering::Relaxed);
         let router = Router::from_json(&text).expect("scenario loads");
@@ -127,17 +270,17 @@ fn main() {
         for owner in &old {
             *load.entry(owner.as_str()).or_default() += 1;
         }
-        let mean = count as f64 / router.nodes().len() as f64;
+        let mean = keys.len() as f64 / router.nodes().len() as f64;
         let max = *load.values().max().unwrap_or(&0) as f64;
         let mut timings: Vec<f64> = (0..5)
             .map(|_| {
                 let start = Instant::now();
                 let mut sink = 0u64;
-                for key in &keys {
-                    sink = sink.wrapping_add(u64::from(router.route(key.as_str()).expect("route")));
+                for index in 0..keys.len() {
+                    sink = sink.wrapping_add(u64::from(router.route(keys.key(index)).expect("route")));
                 }
                 std::hint::black_box(sink);
-                start.elapsed().as_nanos() as f64 / count as f64
+                start.elapsed().as_nanos() as f64 / keys.len() as f64
             })
             .collect();
         timings.sort_by(|a, b| a.total_cmp(b));

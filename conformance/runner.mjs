@@ -2,7 +2,8 @@
 // Node and the WASM package in a browser page. It has no Node-only imports: the caller
 // reads the vector files and passes their parsed contents.
 //
-// `api` is the binding's public module: { Router, hashKey, jump, apply, moduloMoves }. The runner converts
+// `api` is the binding's public module: { Router, hashKey, jump, apply, moduloMoves, diff,
+// encodeDictionary, decodeDictionary }. The runner converts
 // each vector into the binding's input types (see conformance/README.md) and compares
 // results; it contains no routing logic.
 
@@ -138,6 +139,34 @@ function runCase(api, file, routers, kase) {
       }
       case 'modulo_moves': {
         actual = { moves: api.moduloMoves(kase.old, kase.new) };
+        break;
+      }
+      case 'route_read': {
+        actual = { node: routerFor(kase.topology).routeRead(toKey(kase.key)) };
+        break;
+      }
+      case 'route_write': {
+        actual = { nodes: routerFor(kase.topology).routeWrite(toKey(kase.key)) };
+        break;
+      }
+      case 'replace': {
+        const next = routerFor(kase.topology).replace(file.topologies[kase.next]);
+        if (!(next instanceof api.Router)) return 'replace did not return a Router';
+        actual = { epoch: next.epoch.toString() };
+        break;
+      }
+      case 'diff': {
+        actual = { result: api.diff(routerFor(kase.old), routerFor(kase.new), kase.keys.map(toKey)) };
+        break;
+      }
+      case 'encode_dictionary': {
+        const bytes = api.encodeDictionary(file.topologies[kase.topology]);
+        if (!(bytes instanceof Uint8Array)) return 'encodeDictionary did not return a Uint8Array';
+        actual = { hex: Array.from(bytes, (b) => b.toString(16).padStart(2, '0')).join('') };
+        break;
+      }
+      case 'decode_dictionary': {
+        actual = { to_json: api.decodeDictionary(textDecoderHex(kase.hex)) };
         break;
       }
       default:

@@ -223,6 +223,76 @@ fn evaluate(file: &Value, routers: &mut HashMap<String, Router>, case: &Value) -
                 Err(err) => error(err),
             }
         }
+        "route_read" | "route_write" => {
+            let router = match router_for(text(case, "topology")?)? {
+                Ok(router) => router,
+                Err(err) => return Ok(error(err)),
+            };
+            let key = match to_key(field(case, "key")?)? {
+                Ok(key) => key,
+                Err(err) => return Ok(error(err)),
+            };
+            if op == "route_read" {
+                match router.route_read(key.as_key()) {
+                    Ok(node) => json!({ "node": node }),
+                    Err(err) => error(err),
+                }
+            } else {
+                match router.route_write(key.as_key()) {
+                    Ok(nodes) => json!({ "nodes": nodes }),
+                    Err(err) => error(err),
+                }
+            }
+        }
+        "replace" => {
+            let current = match router_for(text(case, "topology")?)? {
+                Ok(router) => router,
+                Err(err) => return Ok(error(err)),
+            };
+            let next = match router_for(text(case, "next")?)? {
+                Ok(router) => router,
+                Err(err) => return Ok(error(err)),
+            };
+            match current.replace(next) {
+                Ok(router) => json!({ "epoch": router.epoch().to_string() }),
+                Err(err) => error(err),
+            }
+        }
+        "diff" => {
+            let old = match router_for(text(case, "old")?)? {
+                Ok(router) => router,
+                Err(err) => return Ok(error(err)),
+            };
+            let new = match router_for(text(case, "new")?)? {
+                Ok(router) => router,
+                Err(err) => return Ok(error(err)),
+            };
+            let mut keys = Vec::new();
+            for key in field(case, "keys")?.as_array().ok_or("keys is not an array")? {
+                match to_key(key)? {
+                    Ok(key) => keys.push(key),
+                    Err(err) => return Ok(error(err)),
+                }
+            }
+            match shardroute::diff::diff(&old, &new, keys.iter().map(OwnedKey::as_key)) {
+                Ok(report) => json!({ "result": report.to_value() }),
+                Err(err) => error(err),
+            }
+        }
+        "encode_dictionary" => {
+            let doc = file["topologies"].get(text(case, "topology")?).ok_or("unknown topology")?;
+            match shardroute::Topology::from_value(doc).and_then(|t| shardroute::dictionary::encode(&t)) {
+                Ok(bytes) => json!({ "hex": bytes.iter().map(|b| format!("{b:02x}")).collect::<String>() }),
+                Err(err) => error(err),
+            }
+        }
+        "decode_dictionary" => {
+            let bytes = decode_hex(text(case, "hex")?)?;
+            match shardroute::dictionary::decode(&bytes) {
+                Ok(topology) => json!({ "to_json": topology.to_json() }),
+                Err(err) => error(err),
+            }
+        }
         other => return Err(format!("unknown op {other:?}")),
     })
 }

@@ -177,7 +177,7 @@ fn index_map(before: &[Node], after: &[Node]) -> Vec<Option<u32>> {
 /// use shardroute::strategy::maglev::{Maglev, MaglevSpec};
 /// use shardroute::Node;
 /// let nodes: Vec<Node> = (0..4)
-///     .map(|i| Node { id: format!("n{i}"), address: None, weight: 1.0, zone: None })
+///     .map(|i| Node { id: format!("n{i}"), address: None, weight: 1.0, zone: None, state: Default::default() })
 ///     .collect();
 /// let spec = MaglevSpec { table_size: 65_537 };
 /// let before = Maglev::new(&spec, &nodes[..3])?;
@@ -224,7 +224,7 @@ pub fn maglev_tables(
 /// use shardroute::disruption::token_rings;
 /// use shardroute::strategy::token_ring::{TokenRing, TokenRingSpec};
 /// use shardroute::Node;
-/// let node = |id: &str| Node { id: id.into(), address: None, weight: 1.0, zone: None };
+/// let node = |id: &str| Node { id: id.into(), address: None, weight: 1.0, zone: None, state: Default::default() };
 /// let two = [node("a"), node("b")];
 /// let three = [node("a"), node("b"), node("c")];
 /// let before = TokenRing::new(&TokenRingSpec { tokens_per_node: 8, token_seed: 0, tokens: vec![(0, vec![0]), (1, vec![i64::MIN])] }, &two)?;

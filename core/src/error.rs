@@ -29,16 +29,25 @@ pub enum ErrorKind {
     /// An argument to a call is out of range, such as asking for more replicas than
     /// the topology has nodes. Code `invalid_argument`.
     InvalidArgument,
+    /// A newer topology was expected: replacing a router's topology with one whose epoch
+    /// is lower (or equal but different). The message says which epoch the router holds,
+    /// so a client can tell it is behind. Code `stale_epoch`.
+    StaleEpoch,
+    /// A write to a vbucket that is read-only (while it is being moved or frozen).
+    /// Code `read_only`.
+    ReadOnly,
 }
 
 impl ErrorKind {
     /// Every kind, in declaration order (bindings use it to build their error classes).
-    pub const ALL: [ErrorKind; 5] = [
+    pub const ALL: [ErrorKind; 7] = [
         ErrorKind::InvalidTopology,
         ErrorKind::InvalidKey,
         ErrorKind::NoNodes,
         ErrorKind::LimitExceeded,
         ErrorKind::InvalidArgument,
+        ErrorKind::StaleEpoch,
+        ErrorKind::ReadOnly,
     ];
 
     /// The stable string code of this kind, e.g. `"invalid_topology"`.
@@ -49,6 +58,8 @@ impl ErrorKind {
             ErrorKind::NoNodes => "no_nodes",
             ErrorKind::LimitExceeded => "limit_exceeded",
             ErrorKind::InvalidArgument => "invalid_argument",
+            ErrorKind::StaleEpoch => "stale_epoch",
+            ErrorKind::ReadOnly => "read_only",
         }
     }
 }

@@ -60,6 +60,8 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
+pub mod dictionary;
+pub mod diff;
 pub mod disruption;
 pub mod error;
 pub mod hash;

@@ -14,6 +14,10 @@
 //!
 //! | `op` | strategy | what it does |
 //! |---|---|---|
+//! | `plan_rebalance` | `vbucket` | plans a change of nodes (`add`, `remove`, `fail`, `weights`, `replicas`, `max_moves_per_node`) and starts it: promotions at once, the rest in `forward_map`; reports `moves`, `steps`, `quota`, `moved_actives`, `lower_bound` (see [`crate::dictionary`]) |
+//! | `complete_moves` | `vbucket` | `map` takes the `forward_map` chains of `vbuckets` (default all); reports `completed`, `remaining`, `removed_nodes` |
+//! | `vbucket_double` | `vbucket` | `V` → `2V`, vbucket `v + V` gets the chain of `v`: no key changes node; reports `vbuckets` |
+//! | `vbucket_halve` | `vbucket` | the inverse, when every pair `v`, `v + V/2` shares its chain; reports `vbuckets` |
 //! | `add_node` | any whose placement is derived from the node list | appends `node` (an entry as in `nodes`) |
 //! | `remove_node` | same | removes the node with id `id` |
 //! | `disruption` | any | replaces the topology with `to` (a document; its epoch is ignored) and reports `disruption`: how much of the key space changes owner, between which nodes (see [`crate::disruption`]); `add_node` and `remove_node` report it too for `maglev` and `token_ring` |
@@ -61,6 +65,10 @@ pub fn apply(topology: &Topology, operation: &Value) -> Result<Value> {
     };
     // One arm per operation; each returns the new topology and its report.
     let (next, report): (Topology, Map<String, Value>) = match name {
+        "plan_rebalance" => crate::dictionary::plan_rebalance(topology, operation)?,
+        "complete_moves" => crate::dictionary::complete_moves(topology, operation)?,
+        "vbucket_double" => crate::dictionary::vbucket_double(topology, operation)?,
+        "vbucket_halve" => crate::dictionary::vbucket_halve(topology, operation)?,
         "add_node" => add_node(topology, operation)?,
         "remove_node" => remove_node(topology, operation)?,
         "disruption" => crate::disruption::apply(topology, operation)?,

@@ -252,6 +252,66 @@ impl Router {
             .collect()
     }
 
+    /// The node that serves reads of a key. The same as [`node`](Router::node) except
+    /// for vbuckets in motion, whose reads go to the old owner (see
+    /// [`strategy::vbucket`](crate::strategy::vbucket)).
+    ///
+    /// # Errors
+    /// As [`route`](Router::route).
+    pub fn route_read<'k>(&self, key: impl Into<Key<'k>>) -> Result<&str> {
+        let index = self.placement.read_node(&self.topology.hashing, key.into())?;
+        Ok(&self.topology.nodes[index as usize].id)
+    }
+
+    /// The nodes a write of a key goes to, the deciding one first: `[node(key)]`, or
+    /// for a migrating vbucket `[new owner, old owner]`.
+    ///
+    /// # Errors
+    /// `read_only` for a read-only vbucket; otherwise as [`route`](Router::route).
+    pub fn route_write<'k>(&self, key: impl Into<Key<'k>>) -> Result<Vec<&str>> {
+        let mut indices = Vec::with_capacity(2);
+        self.placement.write_nodes(&self.topology.hashing, key.into(), &mut indices)?;
+        Ok(indices.iter().map(|&index| self.topology.nodes[index as usize].id.as_str()).collect())
+    }
+
+    /// Replaces this router by `next` when `next` is newer: returns `next`, or refuses.
+    ///
+    /// Epochs only grow. A lower epoch is refused, and so is the same epoch with
+    /// different content (two dictionaries may not share an epoch); the same document
+    /// again is accepted. The error names the epoch this router holds, so a client can
+    /// tell it is behind (like Couchbase's NOT_MY_VBUCKET or Redis' MOVED).
+    ///
+    /// # Errors
+    /// `stale_epoch` as above.
+    ///
+    /// # Example
+    /// ```
+    /// use shardroute::Router;
+    /// let doc = |epoch: u64| format!(r#"{{"format": "shardroute/1", "epoch": {epoch}, "nodes": [{{"id": "a"}}], "strategy": {{"type": "jump"}}}}"#);
+    /// let current = Router::from_json(&doc(5)).unwrap();
+    /// let err = current.replace(Router::from_json(&doc(4)).unwrap()).unwrap_err();
+    /// assert_eq!(err.code(), "stale_epoch");
+    /// assert_eq!(current.replace(Router::from_json(&doc(6)).unwrap()).unwrap().epoch(), 6);
+    /// ```
+    pub fn replace(&self, next: Router) -> Result<Router> {
+        let (held, offered) = (self.epoch(), next.epoch());
+        if offered < held {
+            return Err(Error::new(
+                crate::error::ErrorKind::StaleEpoch,
+                format!("this router holds epoch {held}; the offered topology has the older epoch {offered}"),
+            ));
+        }
+        if offered == held && next.topology != self.topology {
+            return Err(Error::new(
+                crate::error::ErrorKind::StaleEpoch,
+                format!(
+                    "this router holds epoch {held}; the offered topology has the same epoch with different content"
+                ),
+            ));
+        }
+        Ok(next)
+    }
+
     /// The shards of many keys, in order: the same as calling [`route`](Router::route)
     /// on each.
     ///

@@ -23,9 +23,11 @@
 //! | `nodes[i].address` | string | absent | carried for clients; not used in placement |
 //! | `nodes[i].weight` | number in (0, 1e6] | 1 | relative capacity (strategies that support it) |
 //! | `nodes[i].zone` | string | absent | failure domain; carried for clients and planners |
+//! | `nodes[i].state` | `"active"`, `"draining"`, `"failed"` | `"active"` | a draining node is being emptied, a failed one has lost its data; the rebalance planner acts on both, routing follows the table |
 //! | `strategy` | object with `type` | required | see [`Strategy`](crate::Strategy) |
 //! | `placement` | object: name → template | absent | names rendered per shard by `locate` (see [`crate::placement_names`]) |
 //! | `hot_keys` | object | absent | keys salted over several shards (see [`crate::salting`]) |
+//! | `checksum` | `"xxh64:<16 hex digits>"` | absent | XXH64 (seed 0) of the canonical JSON of the rest of the document; verified on load, so a truncated or edited copy is refused |
 //!
 //! Parsing is strict: unknown fields anywhere, wrong types, duplicate ids and
 //! out-of-range values are `invalid_topology` errors whose message starts with the path
@@ -53,6 +55,30 @@ use crate::strategy::Strategy;
 /// The one document format this version reads and writes.
 pub const FORMAT: &str = "shardroute/1";
 
+/// The operational state of a node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum NodeState {
+    /// Serving, and may receive data.
+    #[default]
+    Active,
+    /// Being emptied: still serving what it holds, receives nothing new.
+    Draining,
+    /// Its data is lost: its vbuckets are served by promoted replicas.
+    Failed,
+}
+
+impl NodeState {
+    /// The document spelling: `"active"`, `"draining"` or `"failed"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NodeState::Active => "active",
+            NodeState::Draining => "draining",
+            NodeState::Failed => "failed",
+        }
+    }
+}
+
 /// A node of the topology.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Node {
@@ -64,6 +90,8 @@ pub struct Node {
     pub weight: f64,
     /// Optional failure domain.
     pub zone: Option<String>,
+    /// Operational state; `active` unless the document says otherwise.
+    pub state: NodeState,
 }
 
 /// A parsed, validated topology document.
@@ -81,6 +109,9 @@ pub struct Topology {
     pub placement: Option<PlacementNames>,
     /// Hot keys salted over several shards.
     pub hot_keys: Option<HotKeys>,
+    /// Whether the canonical form carries a `checksum` (set when the loaded document had
+    /// one; operations keep it).
+    pub checksummed: bool,
 }
 
 impl Topology {
@@ -106,8 +137,11 @@ impl Topology {
     /// # Errors
     /// As [`Topology::from_json`].
     pub fn from_value(value: &Value) -> Result<Topology> {
-        let object =
-            Object::new("", value, &["format", "epoch", "hashing", "nodes", "strategy", "placement", "hot_keys"])?;
+        let object = Object::new(
+            "",
+            value,
+            &["format", "epoch", "hashing", "nodes", "strategy", "placement", "hot_keys", "checksum"],
+        )?;
         let format = json::str("format", object.required("format")?)?;
         if format != FORMAT {
             return Err(json::at(
@@ -130,7 +164,24 @@ impl Topology {
             Some(value) => Some(HotKeys::from_value("hot_keys", value)?),
             None => None,
         };
-        Ok(Topology { epoch, hashing, nodes, strategy, placement, hot_keys })
+        let checksum = match object.optional("checksum") {
+            Some(value) => Some(json::str("checksum", value)?),
+            None => None,
+        };
+        let topology =
+            Topology { epoch, hashing, nodes, strategy, placement, hot_keys, checksummed: checksum.is_some() };
+        if let Some(given) = checksum {
+            let expected = topology.checksum();
+            if given != expected {
+                return Err(json::at(
+                    "checksum",
+                    format_args!(
+                        "{given:?} does not match the content ({expected}): the document was truncated or edited"
+                    ),
+                ));
+            }
+        }
+        Ok(topology)
     }
 
     /// The canonical JSON value of this topology.
@@ -156,6 +207,10 @@ impl Topology {
                 if let Some(zone) = &node.zone {
                     entry.insert("zone".into(), Value::String(zone.clone()));
                 }
+                // Written only when not active, so ordinary documents keep their form.
+                if node.state != NodeState::Active {
+                    entry.insert("state".into(), node.state.as_str().into());
+                }
                 Value::Object(entry)
             })
             .collect();
@@ -167,7 +222,17 @@ impl Topology {
         if let Some(hot_keys) = &self.hot_keys {
             map.insert("hot_keys".into(), hot_keys.to_value());
         }
+        if self.checksummed {
+            map.insert("checksum".into(), Value::String(self.checksum()));
+        }
         Value::Object(map)
+    }
+
+    /// The checksum of the content: `"xxh64:"` and the 16 hex digits of XXH64 (seed 0) of
+    /// the canonical compact JSON of the document without its `checksum` field.
+    pub fn checksum(&self) -> String {
+        let content = Topology { checksummed: false, ..self.clone() }.to_json();
+        format!("xxh64:{:016x}", crate::hash::xxh64(content.as_bytes(), 0))
     }
 
     /// The canonical JSON text of this topology (compact, keys sorted).
@@ -191,7 +256,7 @@ fn parse_nodes(value: &Value) -> Result<Vec<Node>> {
     let mut ids: Vec<(&str, usize)> = Vec::with_capacity(entries.len());
     for (index, entry) in entries.iter().enumerate() {
         let path = format!("nodes[{index}]");
-        let object = Object::new(&path, entry, &["id", "address", "weight", "zone"])?;
+        let object = Object::new(&path, entry, &["id", "address", "weight", "zone", "state"])?;
         let id = json::str(&object.path_of("id"), object.required("id")?)?;
         if id.is_empty() {
             return Err(json::at(&object.path_of("id"), "must not be empty"));
@@ -228,7 +293,21 @@ fn parse_nodes(value: &Value) -> Result<Vec<Node>> {
             }
         };
         ids.push((id, index));
-        nodes.push(Node { id: id.to_string(), address, weight, zone });
+        let state = match object.optional("state") {
+            None => NodeState::Active,
+            Some(value) => match json::str(&object.path_of("state"), value)? {
+                "active" => NodeState::Active,
+                "draining" => NodeState::Draining,
+                "failed" => NodeState::Failed,
+                other => {
+                    return Err(json::at(
+                        &object.path_of("state"),
+                        format_args!("unknown state {other:?}; expected \"active\", \"draining\" or \"failed\""),
+                    ))
+                }
+            },
+        };
+        nodes.push(Node { id: id.to_string(), address, weight, zone, state });
     }
     ids.sort_unstable();
     for pair in ids.windows(2) {

@@ -7,7 +7,7 @@ use shardroute::strategy::maglev::{is_prime, xxh64, Maglev, MaglevSpec};
 use shardroute::{Node, Router};
 
 fn node(id: &str, weight: f64) -> Node {
-    Node { id: id.to_string(), address: None, weight, zone: None }
+    Node { id: id.to_string(), address: None, weight, zone: None, state: Default::default() }
 }
 
 fn unweighted(ids: &[String]) -> Vec<Node> {

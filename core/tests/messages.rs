@@ -37,7 +37,7 @@ fn unknown_fields_are_named_with_their_path() {
     );
     assert!(
         text.starts_with(
-            "invalid_topology: nodes[0].wieght: unknown field; expected one of: id, address, weight, zone"
+            "invalid_topology: nodes[0].wieght: unknown field; expected one of: id, address, weight, zone, state"
         ),
         "{text}"
     );

@@ -9,7 +9,7 @@ use shardroute::strategy::token_ring::{fnv1a64, generated_tokens, TokenRing, Tok
 use shardroute::{operations, Node, Router, Topology};
 
 fn node(id: &str) -> Node {
-    Node { id: id.to_string(), address: None, weight: 1.0, zone: None }
+    Node { id: id.to_string(), address: None, weight: 1.0, zone: None, state: Default::default() }
 }
 
 fn nodes(count: usize) -> Vec<Node> {

@@ -10,6 +10,7 @@ use shardroute::{Key, KeyHashing, Router};
 use crate::write;
 
 mod calls;
+mod dictionary;
 mod directory;
 mod hash_range;
 mod id_groups;
@@ -25,6 +26,10 @@ mod trie;
 /// `modulo_moves`). Off until every binding implements them, so that no runner meets an
 /// op it cannot run.
 pub(crate) const CALLS_ENABLED: bool = true;
+
+/// Whether `dictionary.json` carries its cases (route_read/route_write, replace, diff,
+/// the binary form): off until every binding implements those calls.
+pub(crate) const DICTIONARY_CALLS_ENABLED: bool = false;
 
 /// A file being assembled.
 pub(crate) struct VectorFile {
@@ -695,6 +700,7 @@ pub fn all() -> Vec<(String, String)> {
         errors_file(),
         topology_file(),
         calls::file(),
+        dictionary::file(),
         // More strategies: add `<module>::file(),` entries below this line.
         ids::file(),
         id_groups::file(),

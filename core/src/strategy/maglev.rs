@@ -172,7 +172,7 @@ impl Maglev {
     /// use shardroute::Node;
     /// let nodes: Vec<Node> = ["a", "b", "c"]
     ///     .iter()
-    ///     .map(|id| Node { id: id.to_string(), address: None, weight: 1.0, zone: None })
+    ///     .map(|id| Node { id: id.to_string(), address: None, weight: 1.0, zone: None, state: Default::default() })
     ///     .collect();
     /// let maglev = Maglev::new(&MaglevSpec { table_size: 13 }, &nodes)?;
     /// // 13 entries over 3 nodes: 5, 4, 4 in some order.
@@ -282,7 +282,7 @@ impl Maglev {
     /// use shardroute::strategy::maglev::{Maglev, MaglevSpec};
     /// use shardroute::Node;
     /// let nodes: Vec<Node> =
-    ///     (0..4).map(|i| Node { id: format!("n{i}"), address: None, weight: 1.0, zone: None }).collect();
+    ///     (0..4).map(|i| Node { id: format!("n{i}"), address: None, weight: 1.0, zone: None, state: Default::default() }).collect();
     /// let maglev = Maglev::new(&MaglevSpec { table_size: 13 }, &nodes)?;
     /// let mut out = Vec::new();
     /// maglev.replicas_of(42, 4, &mut out);

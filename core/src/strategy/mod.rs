@@ -97,6 +97,16 @@ pub(crate) trait Place {
     fn shards_for_range(&self, _hashing: &KeyHashing, _start: Key<'_>, _end: Option<Key<'_>>) -> Result<Vec<u32>> {
         Ok(self.shard_range().collect())
     }
+    /// The node that serves reads of a key: the owner, except where a placement in
+    /// motion says otherwise.
+    fn read_node(&self, hashing: &KeyHashing, key: Key<'_>) -> Result<u32> {
+        Ok(self.owner(self.shard(hashing, key)?))
+    }
+    /// The nodes a write of a key goes to, first the one that decides (`out` is empty).
+    fn write_nodes(&self, hashing: &KeyHashing, key: Key<'_>, out: &mut Vec<u32>) -> Result<()> {
+        out.push(self.owner(self.shard(hashing, key)?));
+        Ok(())
+    }
     /// Decodes an id that carries its shard (id strategies override it).
     fn decode_id(&self, _id: u64) -> Result<DecodedId> {
         Err(Error::argument("this strategy's ids do not carry a shard; decode_id needs an id strategy"))
@@ -231,6 +241,19 @@ macro_rules! strategies {
             pub(crate) fn shards_for_range(&self, hashing: &KeyHashing, start: Key<'_>, end: Option<Key<'_>>) -> Result<Vec<u32>> {
                 match self {
                     $(Placement::$variant(place) => place.shards_for_range(hashing, start, end),)*
+                }
+            }
+
+            pub(crate) fn read_node(&self, hashing: &KeyHashing, key: Key<'_>) -> Result<u32> {
+                match self {
+                    $(Placement::$variant(place) => place.read_node(hashing, key),)*
+                }
+            }
+
+            pub(crate) fn write_nodes(&self, hashing: &KeyHashing, key: Key<'_>, out: &mut Vec<u32>) -> Result<()> {
+                out.clear();
+                match self {
+                    $(Placement::$variant(place) => place.write_nodes(hashing, key, out),)*
                 }
             }
 

@@ -380,7 +380,7 @@ impl TokenRing {
     /// ```
     /// use shardroute::strategy::token_ring::{TokenRing, TokenRingSpec};
     /// use shardroute::Node;
-    /// let node = |id: &str| Node { id: id.into(), address: None, weight: 1.0, zone: None };
+    /// let node = |id: &str| Node { id: id.into(), address: None, weight: 1.0, zone: None, state: Default::default() };
     /// let nodes = [node("a"), node("b")];
     /// // "a" owns (0, 100], "b" owns (100, 0] (wrapping).
     /// let spec = TokenRingSpec { tokens_per_node: 8, token_seed: 0, tokens: vec![(0, vec![100]), (1, vec![0])] };
@@ -432,7 +432,7 @@ impl TokenRing {
     /// ```
     /// use shardroute::strategy::token_ring::{TokenRing, TokenRingSpec};
     /// use shardroute::Node;
-    /// let node = |id: &str| Node { id: id.into(), address: None, weight: 1.0, zone: None };
+    /// let node = |id: &str| Node { id: id.into(), address: None, weight: 1.0, zone: None, state: Default::default() };
     /// let spec = TokenRingSpec { tokens_per_node: 8, token_seed: 0, tokens: vec![(0, vec![10, 30]), (1, vec![20]), (2, vec![40])] };
     /// let ring = TokenRing::new(&spec, &[node("a"), node("b"), node("c")])?;
     /// let mut out = Vec::new();
@@ -475,7 +475,7 @@ impl TokenRing {
     /// ```
     /// use shardroute::strategy::token_ring::{TokenRing, TokenRingSpec};
     /// use shardroute::Node;
-    /// let node = |id: &str| Node { id: id.into(), address: None, weight: 1.0, zone: None };
+    /// let node = |id: &str| Node { id: id.into(), address: None, weight: 1.0, zone: None, state: Default::default() };
     /// let spec = TokenRingSpec { tokens_per_node: 8, token_seed: 0, tokens: vec![(0, vec![i64::MIN]), (1, vec![0])] };
     /// let ring = TokenRing::new(&spec, &[node("a"), node("b")])?;
     /// assert_eq!(ring.ownership(), [1u128 << 63, 1u128 << 63]);

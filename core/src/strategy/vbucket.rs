@@ -30,6 +30,23 @@
 //! non-empty, so documents without overrides keep their canonical form. The
 //! `vbucket_override` and `vbucket_override_remove` operations edit the table.
 //!
+//! **Moving vbuckets.** While a rebalance runs, the document carries the target table
+//! as `"forward_map"` (same shape as `map`; Couchbase's `vBucketMapForward`) and the
+//! state of the vbuckets in motion as `"states": {"17": "migrating", "18": "read_only"}`
+//! (absent vbuckets are `active`). Plain routing (`route`, `node`, `replicas`) follows
+//! `map`; [`Router::route_read`](crate::Router::route_read) and
+//! [`Router::route_write`](crate::Router::route_write) make the migration explicit:
+//!
+//! | vbucket state | reads | writes |
+//! |---|---|---|
+//! | `active` | the active of `map` | the active of `map` |
+//! | `migrating` | the active of `map` (the old owner, which has all the data) | the active of `forward_map` first, then the old owner (both, so either can serve after the switch) |
+//! | `read_only` | the active of `map` | refused with `read_only` |
+//!
+//! A `migrating` vbucket needs a `forward_map`. Completing moves copies `forward_map`
+//! entries into `map` and advances the epoch (operation `complete_moves`, see
+//! [`crate::dictionary`]).
+//!
 //! **Cost.** One remainder and one table read per key; memory 4 bytes per chain entry.
 //! With overrides, one binary search over them first (`O(log E)`, no allocation).
 
@@ -64,11 +81,39 @@ pub struct VbucketSpec {
     /// `(key, vbucket)` overrides, sorted in canonical key order, keys unique (empty
     /// when the document has none).
     pub overrides: Vec<(OwnedKey, u32)>,
+    /// The target chains while a rebalance runs (`forward_map`), one per vbucket.
+    pub forward: Option<Vec<Vec<u32>>>,
+    /// `(vbucket, state)` for vbuckets not `active`, sorted by vbucket.
+    pub states: Vec<(u32, VbucketState)>,
+}
+
+/// The state of one vbucket during a rebalance.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum VbucketState {
+    /// Normal service.
+    Active,
+    /// Moving to the active of `forward_map`: reads from the old owner, writes to both.
+    Migrating,
+    /// Frozen: reads served, writes refused with `read_only`.
+    ReadOnly,
+}
+
+impl VbucketState {
+    /// The document spelling.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            VbucketState::Active => "active",
+            VbucketState::Migrating => "migrating",
+            VbucketState::ReadOnly => "read_only",
+        }
+    }
 }
 
 impl Spec for VbucketSpec {
     const TYPE: &'static str = "vbucket";
-    const FIELDS: &'static [&'static str] = &["type", "vbuckets", "map", "replicas", "overrides"];
+    const FIELDS: &'static [&'static str] =
+        &["type", "vbuckets", "map", "replicas", "overrides", "forward_map", "states"];
     const WEIGHTED: bool = true;
     type Placement = VbucketTable;
 
@@ -111,20 +156,27 @@ impl Spec for VbucketSpec {
                 })?
             }
         };
-        Ok(VbucketSpec { vbuckets, map, replicas, overrides })
+        let forward = match object.optional("forward_map") {
+            None => None,
+            Some(value) => {
+                if map.is_none() {
+                    return Err(json::at(&object.path_of("forward_map"), "a forward map needs a map to move from"));
+                }
+                Some(parse_map(&object.path_of("forward_map"), value, vbuckets, nodes)?)
+            }
+        };
+        let states = match object.optional("states") {
+            None => Vec::new(),
+            Some(value) => parse_states(&object.path_of("states"), value, vbuckets, forward.is_some())?,
+        };
+        Ok(VbucketSpec { vbuckets, map, replicas, overrides, forward, states })
     }
 
     fn write(&self, object: &mut Map<String, Value>, nodes: &[Node]) {
         object.insert("vbuckets".into(), self.vbuckets.into());
         match &self.map {
             Some(chains) => {
-                let rows = chains
-                    .iter()
-                    .map(|chain| {
-                        Value::Array(chain.iter().map(|&i| Value::String(nodes[i as usize].id.clone())).collect())
-                    })
-                    .collect();
-                object.insert("map".into(), Value::Array(rows));
+                object.insert("map".into(), chains_value(chains, nodes));
             }
             None => {
                 object.insert("replicas".into(), self.replicas.into());
@@ -144,6 +196,16 @@ impl Spec for VbucketSpec {
                 .collect();
             object.insert("overrides".into(), Value::Array(rows));
         }
+        if let Some(forward) = &self.forward {
+            object.insert("forward_map".into(), chains_value(forward, nodes));
+        }
+        if !self.states.is_empty() {
+            let mut states = Map::new();
+            for (vbucket, state) in &self.states {
+                states.insert(format!("{vbucket}"), state.as_str().into());
+            }
+            object.insert("states".into(), Value::Object(states));
+        }
     }
 
     fn compile(&self, hashing: &KeyHashing, nodes: &[Node]) -> Result<VbucketTable> {
@@ -155,8 +217,64 @@ impl Spec for VbucketSpec {
             }
         };
         table.overrides = KeyTable::build(&self.overrides);
+        if let Some(forward) = &self.forward {
+            table.forward = Some(alloc::boxed::Box::new(VbucketTable::from_chains(forward)));
+        }
+        table.states = self.states.clone();
         Ok(table)
     }
+}
+
+/// Chains of node indices as JSON chains of node ids.
+pub(crate) fn chains_value(chains: &[Vec<u32>], nodes: &[Node]) -> Value {
+    Value::Array(
+        chains
+            .iter()
+            .map(|chain| Value::Array(chain.iter().map(|&i| Value::String(nodes[i as usize].id.clone())).collect()))
+            .collect(),
+    )
+}
+
+fn parse_states(path: &str, value: &Value, vbuckets: u32, has_forward: bool) -> Result<Vec<(u32, VbucketState)>> {
+    let map = value.as_object().ok_or_else(|| {
+        json::at(
+            path,
+            format_args!("expected an object from vbucket number to state, found {}", json::type_name(value)),
+        )
+    })?;
+    let mut states = Vec::with_capacity(map.len());
+    for (name, state) in map {
+        let field = json::join(path, name);
+        let vbucket = crate::key::parse_decimal_u64(name)
+            .filter(|&v| v < u64::from(vbuckets))
+            .ok_or_else(|| json::at(&field, format_args!("not a vbucket number in 0..{vbuckets}")))?
+            as u32;
+        let state = match json::str(&field, state)? {
+            "active" => VbucketState::Active,
+            "migrating" => {
+                if !has_forward {
+                    return Err(json::at(&field, "a migrating vbucket needs a forward_map"));
+                }
+                VbucketState::Migrating
+            }
+            "read_only" => VbucketState::ReadOnly,
+            other => {
+                return Err(json::at(
+                    &field,
+                    format_args!("unknown state {other:?}; expected \"active\", \"migrating\" or \"read_only\""),
+                ))
+            }
+        };
+        // `active` is the default: not stored, so the canonical form omits it.
+        if state != VbucketState::Active {
+            states.push((vbucket, state));
+        }
+    }
+    states.sort_unstable_by_key(|entry| entry.0);
+    if states.windows(2).any(|pair| pair[0].0 == pair[1].0) {
+        return Err(json::at(path, "a vbucket is listed twice (e.g. \"7\" and \"07\")"));
+    }
+    Ok(states)
 }
 
 fn parse_map(path: &str, value: &Value, vbuckets: u32, nodes: &[Node]) -> Result<Vec<Vec<u32>>> {
@@ -208,6 +326,10 @@ pub struct VbucketTable {
     chains: Vec<u32>,
     /// Per-key overrides: routing key → vbucket.
     overrides: KeyTable,
+    /// The target table while a rebalance runs.
+    forward: Option<alloc::boxed::Box<VbucketTable>>,
+    /// `(vbucket, state)` of the vbuckets not `active`, sorted.
+    states: Vec<(u32, VbucketState)>,
 }
 
 impl VbucketTable {
@@ -227,6 +349,8 @@ impl VbucketTable {
             starts,
             chains: flat,
             overrides: KeyTable::default(),
+            forward: None,
+            states: Vec::new(),
         }
     }
 
@@ -268,6 +392,14 @@ impl VbucketTable {
     pub fn vbuckets(&self) -> u32 {
         self.vbuckets
     }
+
+    /// The state of a vbucket (`active` unless listed).
+    pub fn state(&self, vbucket: u32) -> VbucketState {
+        match self.states.binary_search_by_key(&vbucket, |entry| entry.0) {
+            Ok(index) => self.states[index].1,
+            Err(_) => VbucketState::Active,
+        }
+    }
 }
 
 impl Place for VbucketTable {
@@ -296,6 +428,30 @@ impl Place for VbucketTable {
 
     fn max_replicas(&self) -> u32 {
         self.shortest_chain
+    }
+
+    fn write_nodes(&self, hashing: &KeyHashing, key: Key<'_>, out: &mut Vec<u32>) -> Result<()> {
+        let vbucket = self.vbucket_of_key(hashing, key);
+        let active = self.chain(vbucket)[0];
+        match self.state(vbucket) {
+            VbucketState::ReadOnly => Err(Error::new(
+                crate::error::ErrorKind::ReadOnly,
+                format!("vbucket {vbucket} is read-only while it is moved; retry after the next epoch"),
+            )),
+            VbucketState::Migrating => {
+                // Parsing guarantees a forward map for migrating vbuckets.
+                let target = self.forward.as_ref().map_or(active, |forward| forward.chain(vbucket)[0]);
+                out.push(target);
+                if target != active {
+                    out.push(active);
+                }
+                Ok(())
+            }
+            VbucketState::Active => {
+                out.push(active);
+                Ok(())
+            }
+        }
     }
 
     fn shard_range(&self) -> core::ops::Range<u32> {

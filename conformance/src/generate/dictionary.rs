@@ -256,7 +256,7 @@ pub(crate) fn file() -> VectorFile {
     let report = shardroute::diff::diff(
         &router(&file, "dict-4"),
         &router(&file, "dict-after"),
-        keys.iter().map(|k| super::owned_key(k)).collect::<Vec<_>>().iter().map(|k| k.as_key()),
+        keys.iter().map(super::owned_key).collect::<Vec<_>>().iter().map(|k| k.as_key()),
     )
     .expect("diff");
     file.case("diff/dict-4-to-after", json!({"op": "diff", "old": "dict-4", "new": "dict-after", "keys": keys, "expect": {"result": report.to_value()}}));

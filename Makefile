@@ -3,7 +3,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 PY := .venv/bin/python
 
-.PHONY: help setup demo test test-rust test-python test-node test-wasm check-counts check-versions vectors build clippy
+.PHONY: help setup demo test test-rust test-python test-node test-wasm test-schema bench check-counts check-versions vectors build clippy
 
 help: ## List the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
@@ -22,7 +22,7 @@ demo: build ## Route the demo keys through Rust, Python, Node and WASM and compa
 
 test: setup ## Run every test: core, conformance in all five runners, bindings, type stubs
 	rm -rf target/conformance
-	$(MAKE) --no-print-directory test-rust test-python test-node test-wasm
+	$(MAKE) --no-print-directory test-rust test-python test-node test-wasm test-schema
 	$(MAKE) --no-print-directory check-counts check-versions
 
 test-rust: ## Core unit, property and doc tests, no_std builds, the Rust conformance runner, clippy
@@ -39,6 +39,9 @@ test-node: ## The Node addon: node --test (conformance + API) and tsc
 test-wasm: ## The WASM package under Node and in headless Chromium, and tsc
 	bindings-wasm/test.sh
 
+test-schema: ## The dictionary JSON Schema against every committed example (needs the Python package)
+	$(PY) -m pytest -q -p no:cacheprovider conformance/schema_tests
+
 check-counts: ## Fail unless all five conformance runners passed the same non-zero count
 	python3 scripts/check-conformance-counts.py
 
@@ -47,3 +50,7 @@ check-versions: ## Fail unless every package carries the workspace version
 
 vectors: ## Regenerate conformance/vectors from the core (review the diff!)
 	cargo run -q -p shardroute-conformance --bin generate-vectors
+
+bench: ## Measure strategies and the dictionary (release builds); prints the tables of docs/*.md
+	cargo run -q --release -p shardroute-conformance --bin compare-strategies
+	cargo run -q --release -p shardroute-conformance --bin bench-dictionary

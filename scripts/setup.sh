@@ -7,7 +7,8 @@
 #                                                    sources (rustup here has only the host target)
 #           chromium                                 the headless browser runner
 #   cargo   wasm-bindgen-cli, exactly the wasm-bindgen version in Cargo.lock
-#   pip     bindings-py/requirements-dev.txt into .venv (maturin, pytest, mypy)
+#   pip     bindings-py/requirements-dev.txt into .venv (maturin, pytest, mypy), and
+#           conformance/requirements-dev.txt (jsonschema, for the dictionary schema test)
 #   npm     bindings-node and bindings-wasm devDependencies (npm ci)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -40,10 +41,10 @@ if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
 stamp=.venv/.requirements-dev.sha
-sum=$(sha256sum bindings-py/requirements-dev.txt | cut -d' ' -f1)
+sum=$(cat bindings-py/requirements-dev.txt conformance/requirements-dev.txt | sha256sum | cut -d' ' -f1)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$sum" ]; then
-  say "pip install -r bindings-py/requirements-dev.txt"
-  .venv/bin/pip install -q --disable-pip-version-check -r bindings-py/requirements-dev.txt
+  say "pip install -r bindings-py/requirements-dev.txt -r conformance/requirements-dev.txt"
+  .venv/bin/pip install -q --disable-pip-version-check -r bindings-py/requirements-dev.txt -r conformance/requirements-dev.txt
   echo "$sum" > "$stamp"
 fi
 

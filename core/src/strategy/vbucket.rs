@@ -282,33 +282,44 @@ fn parse_map(path: &str, value: &Value, vbuckets: u32, nodes: &[Node]) -> Result
     if rows.len() != vbuckets as usize {
         return Err(json::at(path, format_args!("expected {vbuckets} chains (one per vbucket), found {}", rows.len())));
     }
+    // Node ids sorted once, so each chain entry is a binary search (a 16384-vbucket map
+    // over 1000 nodes would otherwise cost tens of millions of string comparisons). Paths
+    // are formatted only for errors.
+    let mut index: Vec<(&str, u32)> = nodes.iter().enumerate().map(|(i, node)| (node.id.as_str(), i as u32)).collect();
+    index.sort_unstable();
     let mut chains = Vec::with_capacity(rows.len());
     for (vbucket, row) in rows.iter().enumerate() {
-        let row_path = format!("{path}[{vbucket}]");
-        let entries = json::array(&row_path, row)?;
+        let row_path = || format!("{path}[{vbucket}]");
+        let entries = row
+            .as_array()
+            .ok_or_else(|| json::at(&row_path(), format_args!("expected an array, found {}", json::type_name(row))))?;
         if entries.is_empty() {
-            return Err(json::at(&row_path, "a chain needs at least its active node"));
+            return Err(json::at(&row_path(), "a chain needs at least its active node"));
         }
         if entries.len() > limits::MAX_REPLICAS as usize + 1 {
             return Err(Error::limit(format!(
-                "{row_path}: at most {} nodes per chain (1 active + {} replicas)",
+                "{}: at most {} nodes per chain (1 active + {} replicas)",
+                row_path(),
                 limits::MAX_REPLICAS + 1,
                 limits::MAX_REPLICAS
             )));
         }
         let mut chain: Vec<u32> = Vec::with_capacity(entries.len());
         for (position, entry) in entries.iter().enumerate() {
-            let entry_path = format!("{row_path}[{position}]");
-            let id = json::str(&entry_path, entry)?;
-            let index = nodes
-                .iter()
-                .position(|node| node.id == id)
-                .ok_or_else(|| json::at(&entry_path, format_args!("names node {id:?}, which is not in nodes")))?
-                as u32;
-            if chain.contains(&index) {
-                return Err(json::at(&entry_path, format_args!("node {id:?} appears twice in one chain")));
+            let entry_path = || format!("{}[{position}]", row_path());
+            let id = entry.as_str().ok_or_else(|| {
+                json::at(&entry_path(), format_args!("expected a string, found {}", json::type_name(entry)))
+            })?;
+            let node = match index.binary_search_by(|probe| probe.0.cmp(id)) {
+                Ok(found) => index[found].1,
+                Err(_) => {
+                    return Err(json::at(&entry_path(), format_args!("names node {id:?}, which is not in nodes")))
+                }
+            };
+            if chain.contains(&node) {
+                return Err(json::at(&entry_path(), format_args!("node {id:?} appears twice in one chain")));
             }
-            chain.push(index);
+            chain.push(node);
         }
         chains.push(chain);
     }

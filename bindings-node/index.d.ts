@@ -40,6 +40,44 @@ export interface Location {
   names: Record<string, string>;
 }
 
+/** One key of a `diff`: where it was and is. */
+export interface KeyMove {
+  /** The shard under the old topology. */
+  old_shard: number;
+  /** The shard under the new topology. */
+  new_shard: number;
+  /** The owning node's id under the old topology. */
+  old_node: string;
+  /** The owning node's id under the new topology. */
+  new_node: string;
+  /** Whether the key changes node (`old_node !== new_node`). */
+  moved: boolean;
+}
+
+/** Keys that go from one node to another in a `diff`. */
+export interface Flow {
+  /** The node the keys leave. */
+  from: string;
+  /** The node the keys go to. */
+  to: string;
+  /** How many of the keys do. */
+  keys: number;
+}
+
+/** The movement of a set of keys between two routers (`diff`). */
+export interface Diff {
+  /** One entry per key, in input order. */
+  keys: KeyMove[];
+  /** How many keys were given. */
+  total: number;
+  /** How many keys change node. */
+  moved: number;
+  /** Moved keys per million, an integer (0 for no keys). */
+  moved_ppm: number;
+  /** Every pair of nodes that exchange keys, sorted by node ids. */
+  flows: Flow[];
+}
+
 /**
  * A router: a topology document compiled for lookups. The same document gives the same
  * answers in every language shardroute supports.
@@ -133,6 +171,30 @@ export declare class Router {
   saltedKeys(key: Uint8Array): Array<[Uint8Array, number]>;
   saltedKeys(key: bigint | number): Array<[bigint, number]>;
   saltedKeys(key: Key): Array<[SaltedKey, number]>;
+  /**
+   * The node that serves reads of `key`: the same as `node(key)` except for a vbucket in
+   * motion (`migrating`), whose reads go to its old owner.
+   *
+   * @throws {ShardrouteError} `invalid_key`.
+   */
+  routeRead(key: Key): string;
+  /**
+   * The node ids a write of `key` goes to, the deciding one first: `[node(key)]`, or for
+   * a migrating vbucket `[new owner, old owner]`.
+   *
+   * @throws {ShardrouteError} `invalid_key`; `read_only` for a read-only vbucket.
+   */
+  routeWrite(key: Key): string[];
+  /**
+   * A new `Router` for `topology` (JSON text or an object, as for the constructor) when
+   * it is newer than this one's; this router is unchanged. Epochs only grow: the same
+   * document again is accepted, a lower epoch or the same epoch with different content is
+   * refused.
+   *
+   * @throws {ShardrouteError} the topology's errors as for the constructor;
+   *   `stale_epoch` (the message names the epoch this router holds).
+   */
+  replace(topology: string | object): Router;
   /** The topology's epoch. */
   get epoch(): bigint;
   /** The canonical JSON text of the topology, byte for byte the same in every language. */
@@ -181,9 +243,39 @@ export declare function apply(topology: string | object, operation: string | obj
 export declare function moduloMoves(oldCount: number, newCount: number): number[][];
 
 /**
+ * Routes every key under `oldRouter` and `newRouter` and reports what moves: each key's
+ * shard and node before and after, how many keys change node, and between which nodes.
+ *
+ * @throws {ShardrouteError} `invalid_argument` when a router is not a `Router` or `keys`
+ *   is not an array; `invalid_key` (the message names the key's index); either
+ *   topology's routing errors.
+ */
+export declare function diff(oldRouter: Router, newRouter: Router, keys: readonly Key[]): Diff;
+
+/**
+ * The compact binary form of a vbucket dictionary (a topology document with the
+ * `vbucket` strategy, as JSON text or an object), as specified in
+ * `docs/dictionary-format.md`.
+ *
+ * @throws {ShardrouteError} the topology's errors as for `Router`; `invalid_argument`
+ *   for a strategy other than `vbucket`, or ids, addresses or zones too long.
+ */
+export declare function encodeDictionary(topology: string | object): Uint8Array;
+
+/**
+ * Decodes the binary form of a vbucket dictionary, validated as a JSON document is:
+ * the topology's canonical JSON text (as `Router.toJson` returns it).
+ *
+ * @throws {ShardrouteError} `invalid_topology` for damaged bytes (bad magic, version or
+ *   checksum, truncated or trailing bytes, invalid content); `limit_exceeded`;
+ *   `invalid_argument` for a value that is not a `Uint8Array`.
+ */
+export declare function decodeDictionary(bytes: Uint8Array): string;
+
+/**
  * The error every failed call throws. `code` is stable across versions and languages:
- * `'invalid_topology'`, `'invalid_key'`, `'no_nodes'`, `'limit_exceeded'` or
- * `'invalid_argument'`; `message` is for people.
+ * `'invalid_topology'`, `'invalid_key'`, `'no_nodes'`, `'limit_exceeded'`,
+ * `'invalid_argument'`, `'stale_epoch'` or `'read_only'`; `message` is for people.
  */
 export declare class ShardrouteError extends Error {
   constructor(code: string, message: string, options?: { cause?: unknown });

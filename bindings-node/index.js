@@ -31,7 +31,10 @@ class ShardrouteError extends Error {
    */
   constructor(code, message, options) {
     super(message, options);
-    /** The stable error code: 'invalid_topology', 'invalid_key', 'no_nodes', 'limit_exceeded' or 'invalid_argument'. */
+    /**
+     * The stable error code: 'invalid_topology', 'invalid_key', 'no_nodes', 'limit_exceeded',
+     * 'invalid_argument', 'stale_epoch' or 'read_only'.
+     */
     this.code = code;
   }
 }
@@ -71,12 +74,37 @@ function documentText(value, what, code = 'invalid_topology') {
   }
 }
 
+/**
+ * Passed as the topology by `wrap` (module-private): the constructor's second argument is
+ * then a native router the addon made, which the new Router holds as it is.
+ */
+const WRAP = Symbol('shardroute.wrap');
+
+/**
+ * The native router of a public Router, any other value unchanged (module-private; set in
+ * Router's static block).
+ */
+let nativeOf;
+
+/** A public Router over a native router the addon made (`replace`). */
+function wrap(inner) {
+  return new Router(WRAP, inner);
+}
+
 /** A router: a topology document compiled for lookups. */
 class Router {
   #inner;
 
+  static {
+    nativeOf = (value) => (typeof value === 'object' && value !== null && #inner in value ? value.#inner : value);
+  }
+
   /** @param {string | object} topology the topology document, as JSON text or as an object */
   constructor(topology) {
+    if (topology === WRAP) {
+      this.#inner = arguments[1];
+      return;
+    }
     const text = documentText(topology, 'topology');
     try {
       this.#inner = new addon.Router(text);
@@ -180,6 +208,40 @@ class Router {
     }
   }
 
+  /** The node that serves reads of `key`: `node(key)`, except for a vbucket in motion (its old owner). */
+  routeRead(key) {
+    try {
+      return this.#inner.routeRead(key);
+    } catch (err) {
+      rethrow(err);
+    }
+  }
+
+  /** The node ids a write of `key` goes to, the deciding one first; `read_only` for a read-only vbucket. */
+  routeWrite(key) {
+    try {
+      return this.#inner.routeWrite(key);
+    } catch (err) {
+      rethrow(err);
+    }
+  }
+
+  /**
+   * A new Router for `topology` (JSON text or object) when it is newer than this one's;
+   * this router is unchanged. `stale_epoch` for an older epoch, or the same epoch with
+   * different content.
+   */
+  replace(topology) {
+    const text = documentText(topology, 'topology');
+    let inner;
+    try {
+      inner = this.#inner.replace(text);
+    } catch (err) {
+      rethrow(err);
+    }
+    return wrap(inner);
+  }
+
   /** The topology's epoch, as a BigInt. */
   get epoch() {
     return this.#inner.epoch;
@@ -235,4 +297,48 @@ function moduloMoves(oldCount, newCount) {
   }
 }
 
-module.exports = { Router, hashKey, jump, apply, moduloMoves, ShardrouteError };
+/**
+ * Routes every key of an array under two routers and reports what moves:
+ * { keys: [{ old_shard, new_shard, old_node, new_node, moved }], total, moved, moved_ppm, flows: [{ from, to, keys }] }.
+ */
+function diff(oldRouter, newRouter, keys) {
+  // Anything but a Router goes to the addon as it is, which refuses it (invalid_argument).
+  let result;
+  try {
+    result = addon.diff(nativeOf(oldRouter), nativeOf(newRouter), keys);
+  } catch (err) {
+    rethrow(err);
+  }
+  return JSON.parse(result);
+}
+
+/** The compact binary form of a vbucket dictionary (a topology as JSON text or object), as a Uint8Array. */
+function encodeDictionary(topology) {
+  const text = documentText(topology, 'topology');
+  try {
+    return addon.encodeDictionary(text);
+  } catch (err) {
+    rethrow(err);
+  }
+}
+
+/** Decodes the binary form of a vbucket dictionary (a Uint8Array): the topology's canonical JSON text. */
+function decodeDictionary(bytes) {
+  try {
+    return addon.decodeDictionary(bytes);
+  } catch (err) {
+    rethrow(err);
+  }
+}
+
+module.exports = {
+  Router,
+  hashKey,
+  jump,
+  apply,
+  moduloMoves,
+  diff,
+  encodeDictionary,
+  decodeDictionary,
+  ShardrouteError,
+};

@@ -14,7 +14,7 @@
 //! Keys the core makes (salting) go back as the type they came in as: a string key
 //! gives a string, a `Uint8Array` a `Uint8Array`, a `bigint` or `number` a `bigint`.
 
-use napi::bindgen_prelude::{BigInt, Either3, TypedArray, TypedArrayType, Uint8Array, Uint8ArraySlice};
+use napi::bindgen_prelude::{Array, BigInt, Either3, TypedArray, TypedArrayType, Uint8Array, Uint8ArraySlice};
 use napi::{JsString, JsValue, Unknown, ValueType};
 use shardroute as sr;
 
@@ -76,6 +76,36 @@ pub fn optional_from_js<'env>(value: Unknown<'env>) -> Result<Option<Key<'env>>>
         ValueType::Undefined | ValueType::Null => Ok(None),
         _ => from_js(value).map(Some),
     }
+}
+
+/// Reads an array of routing keys, in order.
+///
+/// # Errors
+/// `invalid_argument` when `keys` is not an array; a key's error as [`from_js`], its
+/// message prefixed with the key's index ([`at`]).
+pub fn many_from_js<'env>(keys: Unknown<'env>) -> Result<Vec<Key<'env>>> {
+    if !keys.is_array().or_throw()? {
+        let kind = keys.get_type().or_throw()?;
+        return Err(errors::new(
+            sr::ErrorKind::InvalidArgument,
+            format!("keys must be an array, got {}", describe(keys, kind)?),
+        ));
+    }
+    // SAFETY: `is_array` said this is an array.
+    let array: Array = unsafe { keys.cast() }.or_throw()?;
+    (0..array.len())
+        .map(|index| {
+            let value: Option<Unknown<'env>> = array.get(index).or_throw()?;
+            let value =
+                value.ok_or_else(|| errors::new(sr::ErrorKind::InvalidArgument, "the array changed while it was read"));
+            value.and_then(from_js).map_err(|err| at(index as usize, err))
+        })
+        .collect()
+}
+
+/// `err` with its message prefixed by the index of the key it is about (`keys[2]: ...`).
+pub fn at(index: usize, err: errors::Error) -> errors::Error {
+    napi::Error::new(err.status, format!("keys[{index}]: {}", err.reason))
 }
 
 /// A key made by the core, as JavaScript returns it.

@@ -3,15 +3,19 @@
 //! This crate only converts JavaScript values into core types and maps core errors:
 //! every routing and hashing decision is the core's (`sr::`). `index.js` is the package's
 //! public face: it serializes object documents (topologies, hashing specs, operations),
-//! parses `apply`'s JSON result, turns the `[name, value]` pairs of `decodeId` and
-//! `locate` into objects, and turns thrown errors into `ShardrouteError`.
+//! parses the JSON results of `apply` and `diff`, wraps the native router `replace`
+//! returns, turns the `[name, value]` pairs of `decodeId` and `locate` into objects,
+//! and turns thrown errors into `ShardrouteError`.
 //!
-//! Modules mirror the core's: `router` (`Router`), `operations` (`apply`), `key`
+//! Modules mirror the core's: `router` (`Router`), `operations` (`apply`), `diff`
+//! (`diff`), `dictionary` (`encodeDictionary`, `decodeDictionary`), `key`
 //! (conversions), `errors` (the one error mapping).
 //!
 //! Every exported function and method is `#[napi(catch_unwind)]`: a panic (which the core
 //! promises never to raise) becomes a thrown JavaScript `Error`, never an abort.
 
+mod dictionary;
+mod diff;
 mod errors;
 mod key;
 mod operations;

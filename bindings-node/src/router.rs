@@ -1,17 +1,17 @@
 //! [`Router`]: the JavaScript class over [`sr::Router`].
 
-use napi::bindgen_prelude::{Array, BigInt, Uint32Array};
-use napi::{JsValue, Unknown};
+use napi::bindgen_prelude::{BigInt, Uint32Array};
+use napi::Unknown;
 use napi_derive::napi;
 use shardroute as sr;
 
-use crate::errors::{self, Result, Throw};
+use crate::errors::{Result, Throw};
 use crate::key::{self, JsKey};
 
 /// A router built from a topology document; `index.js` wraps it as the public `Router`.
 #[napi]
 pub struct Router {
-    inner: sr::Router,
+    pub(crate) inner: sr::Router,
 }
 
 #[napi]
@@ -55,22 +55,12 @@ impl Router {
     /// prefixed with the key's index.
     #[napi(catch_unwind)]
     pub fn route_many(&self, keys: Unknown) -> Result<Uint32Array> {
-        if !keys.is_array().or_throw()? {
-            let kind = keys.get_type().or_throw()?;
-            return Err(errors::new(
-                sr::ErrorKind::InvalidArgument,
-                format!("keys must be an array, got {}", key::describe(keys, kind)?),
-            ));
-        }
-        // SAFETY: `is_array` said this is an array.
-        let keys: Array = unsafe { keys.cast() }.or_throw()?;
-        let mut shards = Vec::with_capacity(keys.len() as usize);
-        for index in 0..keys.len() {
-            let at = |err: errors::Error| napi::Error::new(err.status, format!("keys[{index}]: {}", err.reason));
-            let value: Unknown = keys.get(index).or_throw()?.ok_or_else(|| at(missing()))?;
-            let key = key::from_js(value).map_err(at)?;
-            shards.push(self.inner.route(key.as_core()).or_throw().map_err(at)?);
-        }
+        let keys = key::many_from_js(keys)?;
+        let shards = keys
+            .iter()
+            .enumerate()
+            .map(|(index, key)| self.inner.route(key.as_core()).or_throw().map_err(|err| key::at(index, err)))
+            .collect::<Result<Vec<u32>>>()?;
         Ok(Uint32Array::new(shards))
     }
 
@@ -143,6 +133,37 @@ impl Router {
         pairs.into_iter().map(|(salted, shard)| Ok((key::to_js(&key, salted)?, shard))).collect()
     }
 
+    /// The node that serves reads of `key`: the same as `node` except for a vbucket in
+    /// motion, whose reads go to its old owner.
+    #[napi(catch_unwind)]
+    pub fn route_read(&self, key: Unknown) -> Result<String> {
+        Ok(self.inner.route_read(key::from_js(key)?.as_core()).or_throw()?.to_owned())
+    }
+
+    /// The node ids a write of `key` goes to, the deciding one first: `[node(key)]`, or
+    /// for a migrating vbucket `[new owner, old owner]`.
+    ///
+    /// # Errors
+    /// `invalid_key`; `read_only` for a read-only vbucket.
+    #[napi(catch_unwind)]
+    pub fn route_write(&self, key: Unknown) -> Result<Vec<String>> {
+        let ids = self.inner.route_write(key::from_js(key)?.as_core()).or_throw()?;
+        Ok(ids.into_iter().map(str::to_owned).collect())
+    }
+
+    /// A new router for `topology` (JSON text, as for the constructor) when it is newer
+    /// than this one's ([`sr::Router::replace`]); this router is unchanged. `index.js`
+    /// wraps the result as a public `Router`.
+    ///
+    /// # Errors
+    /// The topology's errors as for the constructor; `stale_epoch` for an older epoch,
+    /// or the same epoch with different content (the message names the held epoch).
+    #[napi(catch_unwind)]
+    pub fn replace(&self, topology: Unknown) -> Result<Router> {
+        let next = Router::new(topology)?;
+        Ok(Router { inner: self.inner.replace(next.inner).or_throw()? })
+    }
+
     /// The topology's epoch, a `bigint`.
     #[napi(getter, catch_unwind)]
     pub fn epoch(&self) -> BigInt {
@@ -179,8 +200,4 @@ pub struct Location {
     pub zone: Option<String>,
     /// Each placement template rendered for the shard.
     pub names: Vec<(String, String)>,
-}
-
-fn missing() -> errors::Error {
-    errors::new(sr::ErrorKind::InvalidArgument, "the array changed while it was read")
 }

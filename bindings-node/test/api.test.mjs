@@ -9,7 +9,9 @@ import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 import * as shardroute from '../index.js';
-import { Router, ShardrouteError, apply, hashKey, jump, moduloMoves } from '../index.js';
+import {
+  Router, ShardrouteError, apply, decodeDictionary, diff, encodeDictionary, hashKey, jump, moduloMoves,
+} from '../index.js';
 
 const packageDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -20,6 +22,32 @@ const TOPOLOGY = {
   strategy: { type: 'ring', points_per_node: 40 },
 };
 const router = new Router(TOPOLOGY);
+
+/**
+ * A vbucket dictionary in motion: vbucket 0 and 3 migrating (reads from the old owner,
+ * writes to the new one first), 2 read-only, 1 stable.
+ */
+const VBUCKETS = {
+  format: 'shardroute/1',
+  epoch: 3,
+  nodes: [{ id: 'a' }, { id: 'b' }, { id: 'c' }],
+  strategy: {
+    type: 'vbucket',
+    vbuckets: 4,
+    map: [['a', 'b'], ['b', 'c'], ['c', 'a'], ['a', 'c']],
+    forward_map: [['b', 'a'], ['b', 'c'], ['c', 'a'], ['c', 'a']],
+    states: { 0: 'migrating', 2: 'read_only', 3: 'migrating' },
+  },
+};
+
+/** A text key that `topology` routes to `shard` (found by routing candidates). */
+function keyIn(topology, shard) {
+  const byShard = new Router(topology);
+  for (let i = 0; i < 10000; i++) {
+    if (byShard.route(`key:${i}`) === shard) return `key:${i}`;
+  }
+  throw new Error(`no key routes to shard ${shard}`);
+}
 
 /** Calls `fn`, asserts it throws a ShardrouteError with `code`, and returns the error. */
 function throwsCode(fn, code) {
@@ -63,6 +91,8 @@ describe('ShardrouteError', () => {
     throwsCode(() => new Router({ ...TOPOLOGY, strategy: { type: 'ring', points_per_node: 100000 } }), 'limit_exceeded');
     throwsCode(() => router.replicas('k', 0), 'invalid_argument');
     throwsCode(() => jump(1n, 0), 'no_nodes');
+    throwsCode(() => router.replace({ ...TOPOLOGY, epoch: 6 }), 'stale_epoch');
+    throwsCode(() => new Router(VBUCKETS).routeWrite(keyIn(VBUCKETS, 2)), 'read_only');
   });
 
   test('a panic in the addon is thrown as an Error, not an abort', () => {
@@ -497,6 +527,178 @@ describe('hashKey and jump', () => {
   });
 });
 
+describe('routeRead and routeWrite', () => {
+  const moving = new Router(VBUCKETS);
+
+  test('a stable vbucket reads and writes at its owner', () => {
+    const key = keyIn(VBUCKETS, 1);
+    assert.equal(moving.routeRead(key), 'b');
+    assert.deepEqual(moving.routeWrite(key), ['b']);
+    assert.equal(moving.node(key), 'b');
+  });
+
+  test('a migrating vbucket reads from the old owner and writes to the new one first', () => {
+    for (const [vbucket, [oldOwner, newOwner]] of [[0, ['a', 'b']], [3, ['a', 'c']]]) {
+      const key = keyIn(VBUCKETS, vbucket);
+      assert.equal(moving.routeRead(key), oldOwner);
+      assert.deepEqual(moving.routeWrite(key), [newOwner, oldOwner]);
+    }
+  });
+
+  test('a read-only vbucket refuses writes with read_only and still serves reads', () => {
+    const key = keyIn(VBUCKETS, 2);
+    const err = throwsCode(() => moving.routeWrite(key), 'read_only');
+    assert.match(err.message, /vbucket 2/);
+    assert.equal(moving.routeRead(key), 'c');
+  });
+
+  test('other strategies read and write at the owner; every key type works', () => {
+    for (const key of ['user:1', Uint8Array.of(1, 2), 7n, 7]) {
+      assert.equal(router.routeRead(key), router.node(key));
+      assert.deepEqual(router.routeWrite(key), [router.node(key)]);
+    }
+  });
+
+  test('values that are not keys are invalid_key', () => {
+    for (const bad of NOT_KEYS) {
+      throwsCode(() => moving.routeRead(bad), 'invalid_key');
+      throwsCode(() => moving.routeWrite(bad), 'invalid_key');
+    }
+  });
+});
+
+describe('replace', () => {
+  test('returns a new Router of the package class; the old one is unchanged', () => {
+    const before = router.toJson();
+    const next = router.replace({ ...TOPOLOGY, epoch: 8, nodes: [...TOPOLOGY.nodes, { id: 'e' }] });
+    assert.ok(next instanceof Router);
+    assert.equal(Object.getPrototypeOf(next), Router.prototype);
+    assert.notEqual(next, router);
+    assert.equal(next.epoch, 8n);
+    assert.equal(next.toJson(), new Router({ ...TOPOLOGY, epoch: 8, nodes: [...TOPOLOGY.nodes, { id: 'e' }] }).toJson());
+    assert.deepEqual(next.replicas('k', 5).sort(), ['a', 'b', 'c', 'd', 'e']);
+    assert.equal(router.epoch, 7n);
+    assert.equal(router.toJson(), before);
+    assert.throws(() => router.replicas('k', 5), ShardrouteError, 'the old router still has four nodes');
+  });
+
+  test('takes JSON text or an object, as the constructor does', () => {
+    const text = JSON.stringify({ ...TOPOLOGY, epoch: 9 });
+    assert.equal(router.replace(text).toJson(), router.replace(JSON.parse(text)).toJson());
+    assert.equal(router.replace({ ...TOPOLOGY, epoch: 2n ** 64n - 1n }).epoch, 2n ** 64n - 1n);
+  });
+
+  test('the same document again is accepted; a replaced router can be replaced again', () => {
+    assert.equal(router.replace(TOPOLOGY).toJson(), router.toJson());
+    assert.equal(router.replace({ ...TOPOLOGY, epoch: 8 }).replace({ ...TOPOLOGY, epoch: 10 }).epoch, 10n);
+  });
+
+  test('an older epoch, or the same epoch with other content, is stale_epoch naming the held epoch', () => {
+    const older = throwsCode(() => router.replace({ ...TOPOLOGY, epoch: 6 }), 'stale_epoch');
+    assert.match(older.message, /holds epoch 7\b/);
+    assert.match(older.message, /older epoch 6\b/);
+    const other = throwsCode(() => router.replace({ ...TOPOLOGY, nodes: TOPOLOGY.nodes.slice(1) }), 'stale_epoch');
+    assert.match(other.message, /same epoch/);
+    assert.match(other.message, /holds epoch 7\b/);
+    const newer = router.replace({ ...TOPOLOGY, epoch: 8 });
+    assert.match(throwsCode(() => newer.replace(TOPOLOGY), 'stale_epoch').message, /holds epoch 8\b/);
+  });
+
+  test('bad topologies are refused as the constructor refuses them', () => {
+    for (const bad of [undefined, null, 42, [], '{', 'null']) throwsCode(() => router.replace(bad), 'invalid_topology');
+    throwsCode(() => router.replace({ ...TOPOLOGY, epoch: 8, nodes: [] }), 'no_nodes');
+  });
+});
+
+describe('diff', () => {
+  const modulo = (count) => new Router({
+    format: 'shardroute/1',
+    epoch: count,
+    nodes: Array.from({ length: count }, (_, i) => ({ id: `s${i}` })),
+    strategy: { type: 'modulo' },
+    hashing: { integers: 'identity' },
+  });
+  const [five, ten] = [modulo(5), modulo(10)];
+
+  test('reports every key before and after, the moved count and the flows', () => {
+    const users = Array.from({ length: 100 }, (_, i) => BigInt(i));
+    const result = diff(five, ten, users);
+    assert.equal(result.total, 100);
+    assert.equal(result.moved, 50, 'id % 5 vs id % 10: the ids with id % 10 >= 5 move');
+    assert.equal(result.moved_ppm, 500000);
+    assert.deepEqual(result.flows[0], { from: 's0', to: 's5', keys: 10 });
+    assert.equal(result.flows.length, 5);
+    assert.deepEqual(result.keys[7], { old_shard: 2, new_shard: 7, old_node: 's2', new_node: 's7', moved: true });
+    assert.deepEqual(result.keys[3], { old_shard: 3, new_shard: 3, old_node: 's3', new_node: 's3', moved: false });
+  });
+
+  test('keys of every type; numbers and bigints are the same keys; no keys is an empty report', () => {
+    const mixed = diff(router, router.replace({ ...TOPOLOGY, epoch: 8, nodes: TOPOLOGY.nodes.slice(1) }),
+      ['user:1', Uint8Array.of(1, 2), 7n, 7]);
+    assert.equal(mixed.keys.length, 4);
+    assert.deepEqual(mixed.keys[2], mixed.keys[3]);
+    assert.equal(mixed.keys[0].old_node, router.node('user:1'));
+    assert.deepEqual(diff(five, ten, []), { keys: [], total: 0, moved: 0, moved_ppm: 0, flows: [] });
+  });
+
+  test('arguments that are not Routers are invalid_argument', () => {
+    for (const notRouter of [undefined, null, {}, TOPOLOGY, five.toJson(), 5, Object.create(Router.prototype)]) {
+      throwsCode(() => diff(notRouter, ten, ['a']), 'invalid_argument');
+      throwsCode(() => diff(five, notRouter, ['a']), 'invalid_argument');
+    }
+  });
+
+  test('keys must be an array of keys: invalid_argument, or invalid_key naming the index', () => {
+    for (const notArray of ['ab', null, undefined, 3, new Set(['a']), Uint8Array.of(1)]) {
+      throwsCode(() => diff(five, ten, notArray), 'invalid_argument');
+    }
+    for (const bad of NOT_KEYS) {
+      const err = throwsCode(() => diff(five, ten, ['a', bad]), 'invalid_key');
+      assert.match(err.message, /^keys\[1\]: /);
+    }
+  });
+});
+
+describe('encodeDictionary and decodeDictionary', () => {
+  test('round trip: decoding the bytes gives the canonical JSON of the document', () => {
+    const bytes = encodeDictionary(VBUCKETS);
+    assert.ok(bytes instanceof Uint8Array);
+    assert.deepEqual(Array.from(bytes.subarray(0, 4)), Array.from(Buffer.from('SRVB')));
+    assert.equal(decodeDictionary(bytes), new Router(VBUCKETS).toJson());
+    assert.deepEqual(encodeDictionary(JSON.stringify(VBUCKETS)), bytes, 'JSON text encodes as the object does');
+    assert.equal(decodeDictionary(Buffer.from(bytes)), new Router(VBUCKETS).toJson(), 'a Buffer is bytes too');
+    const inside = new Uint8Array(bytes.length + 2);
+    inside.set(bytes, 1);
+    assert.equal(decodeDictionary(inside.subarray(1, 1 + bytes.length)), decodeDictionary(bytes), 'a view decodes its own bytes');
+    const stable = { ...VBUCKETS, epoch: 2n ** 64n - 1n, strategy: { type: 'vbucket', vbuckets: 2, map: [['a'], ['b']] } };
+    assert.equal(new Router(decodeDictionary(encodeDictionary(stable))).epoch, 2n ** 64n - 1n);
+  });
+
+  test('damaged bytes are invalid_topology', () => {
+    const bytes = encodeDictionary(VBUCKETS);
+    const flipped = Uint8Array.from(bytes);
+    flipped[bytes.length >> 1] ^= 0x01;
+    const trailing = Uint8Array.of(...bytes, 0);
+    const badMagic = Uint8Array.from(bytes);
+    badMagic[0] = 0x58;
+    for (const damaged of [flipped, bytes.subarray(0, bytes.length - 1), trailing, badMagic, bytes.subarray(0, 2), new Uint8Array(0)]) {
+      throwsCode(() => decodeDictionary(damaged), 'invalid_topology');
+    }
+  });
+
+  test('only vbucket topologies encode; bad documents are refused as Router refuses them', () => {
+    throwsCode(() => encodeDictionary(TOPOLOGY), 'invalid_argument');
+    for (const bad of [undefined, null, 42, '{', []]) throwsCode(() => encodeDictionary(bad), 'invalid_topology');
+  });
+
+  test('decodeDictionary takes a Uint8Array, else invalid_argument', () => {
+    const bytes = encodeDictionary(VBUCKETS);
+    for (const bad of [undefined, null, 'SRVB', Array.from(bytes), bytes.buffer, new Uint16Array(4), new DataView(bytes.buffer)]) {
+      throwsCode(() => decodeDictionary(bad), 'invalid_argument');
+    }
+  });
+});
+
 describe('package', () => {
   test('index.d.ts declares exactly the runtime exports', () => {
     const declarations = fs.readFileSync(path.join(packageDir, 'index.d.ts'), 'utf8');
@@ -507,7 +709,9 @@ describe('package', () => {
   test('CommonJS require gives the same module', () => {
     const require = createRequire(import.meta.url);
     const cjs = require('../index.js');
-    assert.deepEqual(Object.keys(cjs).sort(), ['Router', 'ShardrouteError', 'apply', 'hashKey', 'jump', 'moduloMoves']);
+    assert.deepEqual(Object.keys(cjs).sort(), [
+      'Router', 'ShardrouteError', 'apply', 'decodeDictionary', 'diff', 'encodeDictionary', 'hashKey', 'jump', 'moduloMoves',
+    ]);
     assert.equal(cjs.Router, Router);
   });
 

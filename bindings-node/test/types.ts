@@ -1,7 +1,7 @@
 // Uses every export of the package with the types index.d.ts declares; checked by
 // `tsc --noEmit` (test.sh), never run. Lines marked @ts-expect-error must stay errors.
-import { Router, ShardrouteError, apply, hashKey, jump, moduloMoves } from '../index.js';
-import type { DecodedId, Key, Location, SaltedKey } from '../index.js';
+import { Router, ShardrouteError, apply, decodeDictionary, diff, encodeDictionary, hashKey, jump, moduloMoves } from '../index.js';
+import type { DecodedId, Diff, Flow, Key, KeyMove, Location, SaltedKey } from '../index.js';
 
 const router: Router = new Router('{"format": "shardroute/1", "epoch": 1, "nodes": [{"id": "a"}], "strategy": {"type": "jump"}}');
 const fromObject = new Router({ format: 'shardroute/1', epoch: 2n, nodes: [{ id: 'a' }], strategy: { type: 'jump' } });
@@ -39,6 +39,22 @@ const applied: Record<string, unknown> = apply(router.toJson(), { op: 'add_node'
 const appliedText: Record<string, unknown> = apply({ format: 'shardroute/1' }, '{"op": "remove_node", "id": "a"}');
 const moves: number[][] = moduloMoves(2, 4);
 
+const readNode: string = router.routeRead('user:1');
+const writeNodes: string[] = router.routeWrite(42n);
+const replaced: Router = router.replace({ format: 'shardroute/1', epoch: 2, nodes: [{ id: 'a' }], strategy: { type: 'jump' } });
+const replacedText: Router = replaced.replace(replaced.toJson());
+const moved: Diff = diff(router, replaced, keys);
+const movedFrozen: Diff = diff(router, replaced, frozen);
+const firstMove: KeyMove | undefined = moved.keys[0];
+const moveParts: [number, number, string, string, boolean] | undefined =
+  firstMove && [firstMove.old_shard, firstMove.new_shard, firstMove.old_node, firstMove.new_node, firstMove.moved];
+const flow: Flow | undefined = moved.flows[0];
+const flowParts: [string, string, number] | undefined = flow && [flow.from, flow.to, flow.keys];
+const totals: [number, number, number] = [moved.total, moved.moved, moved.moved_ppm];
+const encoded: Uint8Array = encodeDictionary('{"format": "shardroute/1"}');
+const encodedObject: Uint8Array = encodeDictionary({ format: 'shardroute/1' });
+const decodedDictionary: string = decodeDictionary(encoded);
+
 const hash: bigint = hashKey('user:1');
 const crc: bigint = hashKey('user:1', { function: 'crc32' });
 const seeded: bigint = hashKey(7n, '{"function": "siphash-2-4"}');
@@ -72,7 +88,14 @@ router.saltedKey('k', 1n);
 const notBytes: Uint8Array = router.saltedKey('k', 0);
 // @ts-expect-error: absent address and zone are null, not undefined
 const address: string | undefined = location.address;
+// @ts-expect-error: diff takes Routers, not documents
+diff('{}', router, keys);
+// @ts-expect-error: routeWrite returns an array of node ids
+const oneWriter: string = router.routeWrite('k');
+// @ts-expect-error: decodeDictionary takes bytes, not text
+decodeDictionary('5352');
 
 export const used = [shard, node, replicas, shards, moreShards, epoch, text, crc, seeded, byDefault, bucket, fromText, describeError, handMade,
   range, toEnd, toEndNull, decodedText, decodedShard, decodedField, locationParts, fanout, saltedText, saltedBytes, saltedInt, saltedAny,
-  saltedTexts, saltedBytesList, saltedInts, saltedAnyList, applied, appliedText, moves, notBytes, address];
+  saltedTexts, saltedBytesList, saltedInts, saltedAnyList, applied, appliedText, moves, notBytes, address,
+  readNode, writeNodes, replacedText, movedFrozen, moveParts, flowParts, totals, encodedObject, decodedDictionary, oneWriter];

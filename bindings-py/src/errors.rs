@@ -21,11 +21,18 @@ use shardroute as sr;
 /// The module the classes claim to live in: the public package, not `shardroute._native`.
 const MODULE: &str = "shardroute";
 const BASE_NAME: &str = "ShardrouteError";
-const BASE_DOC: &str = "Base class of every shardroute error (a ValueError).\n\n\
-`code` is the stable string code of the error's kind, the same in every language \
-(\"invalid_topology\", \"invalid_key\", \"no_nodes\", \"limit_exceeded\", \
-\"invalid_argument\"); `message` is the human-readable message, also `str(error)`. \
-Catch a subclass (`InvalidKeyError`, ...) or compare `code`.";
+
+/// The base class's docstring, listing every code of `ErrorKind::ALL`.
+fn base_doc() -> String {
+    let codes: Vec<String> = sr::ErrorKind::ALL.iter().map(|kind| format!("{:?}", kind.code())).collect();
+    format!(
+        "Base class of every shardroute error (a ValueError).\n\n\
+         `code` is the stable string code of the error's kind, the same in every language \
+         ({}); `message` is the human-readable message, also `str(error)`. \
+         Catch a subclass (`InvalidKeyError`, ...) or compare `code`.",
+        codes.join(", ")
+    )
+}
 
 /// The base class and one subclass per kind, in the order of `ErrorKind::ALL`.
 struct Classes {
@@ -37,7 +44,7 @@ static CLASSES: PyOnceLock<Classes> = PyOnceLock::new();
 
 fn classes(py: Python<'_>) -> PyResult<&Classes> {
     CLASSES.get_or_try_init(py, || {
-        let base = new_class(py, BASE_NAME, BASE_DOC, &py.get_type::<PyValueError>(), None)?;
+        let base = new_class(py, BASE_NAME, &base_doc(), &py.get_type::<PyValueError>(), None)?;
         let kinds = sr::ErrorKind::ALL
             .iter()
             .map(|&kind| {

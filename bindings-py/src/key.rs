@@ -69,6 +69,25 @@ impl<'py> Key<'py> {
     }
 }
 
+/// The keys of an iterable argument (`route_many`'s, `diff`'s), converted in order.
+///
+/// # Errors
+/// `invalid_argument` when `keys` is not iterable or is a single key (a `str` or bytes
+/// is iterable, but routing its characters is never what was meant); `invalid_key` at
+/// the first value that is not a key; an exception raised by the iterator propagates.
+pub fn keys_from_py<'py>(keys: &Bound<'py, PyAny>) -> PyResult<Vec<Key<'py>>> {
+    if Key::is_text_or_bytes(keys) {
+        return Err(errors::new(
+            sr::ErrorKind::InvalidArgument,
+            "keys must be an iterable of keys, not a single str or bytes key; wrap it in a list",
+        ));
+    }
+    let iterator = keys.try_iter().map_err(|err| {
+        errors::convert(keys.py(), err, sr::ErrorKind::InvalidArgument, "keys must be an iterable of keys")
+    })?;
+    iterator.map(|key| Key::from_py(&key?)).collect()
+}
+
 /// A key returned by core (a salted key) as the Python type of the key it came from:
 /// `str` for a `str` key, `bytes` for a bytes-like key, `int` for an `int` key.
 ///

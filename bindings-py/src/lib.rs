@@ -3,13 +3,16 @@
 //! routing or hashing logic. The public package `shardroute` re-exports it.
 //!
 //! Modules mirror core: `router` (Router), `hashing` (hash_key), `strategy` (jump,
-//! modulo_moves, decoded ids), `operations` (apply), `placement_names` (locations),
+//! modulo_moves, decoded ids), `operations` (apply), `diff` (diff), `dictionary`
+//! (encode_dictionary, decode_dictionary), `placement_names` (locations),
 //! `key` (key and integer conversion, salted keys back), `json` (documents as text or
 //! mappings, JSON results), and `errors` (every exception class and the one mapping
 //! from core errors).
 
 use pyo3::prelude::*;
 
+mod dictionary;
+mod diff;
 mod errors;
 mod hashing;
 mod json;
@@ -25,9 +28,13 @@ mod strategy;
 /// hashing, nodes, strategy) and answers, for any key, which shard and which node own
 /// it and which nodes hold its replicas, bit for bit the same as the Rust, Node.js and
 /// WebAssembly packages; it also locates a key (address, zone, rendered database and
-/// table names), salts hot keys, plans range scans and decodes ids. apply edits a
-/// topology by operations (add_node, remove_node, ...); hash_key, jump and
-/// modulo_moves expose the bare hash and shard functions.
+/// table names), salts hot keys, plans range scans and decodes ids; for a vbucket
+/// dictionary in motion it routes reads and writes (route_read, route_write) and
+/// refuses stale topologies (replace). apply edits a topology by operations
+/// (add_node, remove_node, plan_rebalance, ...); diff reports which keys move between
+/// two routers; encode_dictionary and decode_dictionary convert a vbucket dictionary
+/// to and from its compact binary form; hash_key, jump and modulo_moves expose the
+/// bare hash and shard functions.
 /// Every error is a ShardrouteError (a ValueError) with a stable .code.
 #[pymodule]
 fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -37,6 +44,9 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(strategy::jump, module)?)?;
     module.add_function(wrap_pyfunction!(strategy::modulo_moves, module)?)?;
     module.add_function(wrap_pyfunction!(operations::apply, module)?)?;
+    module.add_function(wrap_pyfunction!(diff::diff, module)?)?;
+    module.add_function(wrap_pyfunction!(dictionary::encode_dictionary, module)?)?;
+    module.add_function(wrap_pyfunction!(dictionary::decode_dictionary, module)?)?;
     errors::register(module)?;
     Ok(())
 }

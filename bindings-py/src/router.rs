@@ -6,7 +6,7 @@ use shardroute as sr;
 
 use crate::errors;
 use crate::json::document_text;
-use crate::key::{owned_to_py, u32_from_py, u64_from_py, Key};
+use crate::key::{keys_from_py, owned_to_py, u32_from_py, u64_from_py, Key};
 use crate::placement_names::location_to_py;
 use crate::strategy::decoded_id_to_py;
 
@@ -23,7 +23,7 @@ use crate::strategy::decoded_id_to_py;
 /// node list, LimitExceededError past the documented size limits.
 #[pyclass(module = "shardroute", frozen)]
 pub struct Router {
-    inner: sr::Router,
+    pub(crate) inner: sr::Router,
 }
 
 #[pymethods]
@@ -70,16 +70,7 @@ impl Router {
     /// when keys is not iterable or is a single key (a str or bytes is iterable, but
     /// routing its characters is never what was meant).
     fn route_many(&self, keys: &Bound<'_, PyAny>) -> PyResult<Vec<u32>> {
-        if Key::is_text_or_bytes(keys) {
-            return Err(errors::new(
-                sr::ErrorKind::InvalidArgument,
-                "keys must be an iterable of keys, not a single str or bytes key; wrap it in a list",
-            ));
-        }
-        let iterator = keys.try_iter().map_err(|err| {
-            errors::convert(keys.py(), err, sr::ErrorKind::InvalidArgument, "keys must be an iterable of keys")
-        })?;
-        let keys = iterator.map(|key| Key::from_py(&key?)).collect::<PyResult<Vec<Key<'_>>>>()?;
+        let keys = keys_from_py(keys)?;
         self.inner.route_many(keys.iter().map(Key::as_core)).map_err(errors::to_py)
     }
 
@@ -154,6 +145,38 @@ impl Router {
         let key = Key::from_py(source)?;
         let pairs = self.inner.salted_keys(key.as_core()).map_err(errors::to_py)?;
         pairs.iter().map(|(salted, shard)| Ok((owned_to_py(source, salted)?, *shard))).collect()
+    }
+
+    /// The node that serves reads of a key: node(key), except for a vbucket being
+    /// moved, whose reads go to the old owner until the move completes.
+    ///
+    /// Raises InvalidKeyError for a value that is not a key.
+    fn route_read(&self, key: &Bound<'_, PyAny>) -> PyResult<&str> {
+        let key = Key::from_py(key)?;
+        self.inner.route_read(key.as_core()).map_err(errors::to_py)
+    }
+
+    /// The nodes a write of a key goes to, the deciding one first: [node(key)], or
+    /// for a vbucket being moved [new owner, old owner].
+    ///
+    /// Raises ReadOnlyError when the key's vbucket is read-only (frozen or being
+    /// moved), InvalidKeyError for a value that is not a key.
+    fn route_write(&self, key: &Bound<'_, PyAny>) -> PyResult<Vec<&str>> {
+        let key = Key::from_py(key)?;
+        self.inner.route_write(key.as_core()).map_err(errors::to_py)
+    }
+
+    /// A new Router for a newer topology (a document as for Router: JSON text or a
+    /// mapping); this router is unchanged. Epochs only grow: a lower epoch is refused,
+    /// and so is the same epoch with different content; the same document again is
+    /// accepted.
+    ///
+    /// Raises StaleEpochError when the topology is not newer (the message names the
+    /// epoch this router holds), and the errors of Router(topology) for a bad document.
+    fn replace(&self, topology: &Bound<'_, PyAny>) -> PyResult<Router> {
+        let next = Router::new(topology)?;
+        let inner = self.inner.replace(next.inner).map_err(errors::to_py)?;
+        Ok(Router { inner })
     }
 
     /// The topology's epoch (an int in 0..2**64).

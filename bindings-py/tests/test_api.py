@@ -28,9 +28,14 @@ from shardroute import (
     LimitExceededError,
     Location,
     NoNodesError,
+    ReadOnlyError,
     Router,
     ShardrouteError,
+    StaleEpochError,
     apply,
+    decode_dictionary,
+    diff,
+    encode_dictionary,
     hash_key,
     jump,
     modulo_moves,
@@ -55,12 +60,30 @@ PLACED: dict[str, Any] = {
     "placement": {"database": "db_{shard}", "table": "t_{shard:03}", "owner": "{node}"},
     "hot_keys": {"separator": "#", "keys": {"hot": 4, "ключ": 3}},
 }
+# A vbucket dictionary in motion. Integer keys hash to themselves, so key k is in
+# vbucket k % 4: 0 and 3 are migrating (reads from the old owner, writes to the new one
+# first, then the old), 2 is read-only, 1 is at rest.
+MOVING: dict[str, Any] = {
+    "format": "shardroute/1",
+    "epoch": 3,
+    "nodes": [{"id": "a", "address": "10.0.0.1:11210", "zone": "z0"}, {"id": "b"}, {"id": "c"}],
+    "hashing": {"integers": "identity"},
+    "strategy": {
+        "type": "vbucket",
+        "vbuckets": 4,
+        "map": [["a", "b"], ["b", "c"], ["c", "a"], ["a", "c"]],
+        "forward_map": [["b", "a"], ["b", "c"], ["c", "a"], ["c", "a"]],
+        "states": {"0": "migrating", "2": "read_only", "3": "migrating"},
+    },
+}
 KINDS = {
     "invalid_topology": InvalidTopologyError,
     "invalid_key": InvalidKeyError,
     "no_nodes": NoNodesError,
     "limit_exceeded": LimitExceededError,
     "invalid_argument": InvalidArgumentError,
+    "stale_epoch": StaleEpochError,
+    "read_only": ReadOnlyError,
 }
 
 
@@ -97,7 +120,15 @@ def test_error_classes_one_per_code() -> None:
         assert kind.__module__ == "shardroute"
         assert kind.__name__ in shardroute.__all__
         assert kind.__doc__ and code in kind.__doc__
+        assert code in (ShardrouteError.__doc__ or "")
     assert ShardrouteError.__doc__ and "code" in ShardrouteError.__doc__
+    # Every error class the package exports is one of KINDS (core's ErrorKind::ALL).
+    exported = {
+        value
+        for value in vars(shardroute).values()
+        if isinstance(value, type) and issubclass(value, ShardrouteError) and value is not ShardrouteError
+    }
+    assert exported == set(KINDS.values())
 
 
 @pytest.mark.parametrize(
@@ -108,6 +139,8 @@ def test_error_classes_one_per_code() -> None:
         (NoNodesError, lambda: Router({**DOC, "nodes": []})),
         (LimitExceededError, lambda: Router({**DOC, "nodes": [{"id": "x" * 2000}]})),
         (InvalidArgumentError, lambda: Router(DOC).replicas("k", 4)),
+        (StaleEpochError, lambda: Router(DOC).replace({**DOC, "epoch": 6})),
+        (ReadOnlyError, lambda: Router(MOVING).route_write(2)),
     ],
 )
 def test_each_kind_is_raised_with_code_and_message(kind: type[ShardrouteError], call: Callable[[], object]) -> None:
@@ -519,6 +552,184 @@ def test_wrong_arity_is_a_type_error(router: Router) -> None:
         Router()  # type: ignore[call-arg]
 
 
+# --- vbucket dictionary -------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def moving() -> Router:
+    return Router(MOVING)
+
+
+def test_route_read_and_route_write_during_a_move(moving: Router) -> None:
+    # At rest: reads and writes go to the owner.
+    assert moving.route_read(1) == moving.node(1) == "b"
+    assert moving.route_write(1) == ["b"]
+    # Migrating: reads from the old owner, writes to the new owner first, then the old.
+    assert moving.route_read(0) == "a"
+    assert moving.route_write(0) == ["b", "a"]
+    assert moving.route_write(3) == ["c", "a"]
+    # Read-only: reads still served, writes refused.
+    assert moving.route_read(2) == "c"
+    err = raises(ReadOnlyError, lambda: moving.route_write(2))
+    assert "read-only" in err.message
+
+
+def test_route_read_and_route_write_without_a_dictionary(router: Router) -> None:
+    keys: list[shardroute.Key] = ["user:1", b"\x00", 42]
+    for key in keys:
+        assert router.route_read(key) == router.node(key)
+        assert router.route_write(key) == [router.node(key)]
+
+
+@pytest.mark.parametrize("bad", [-1, 2**64, True, None, 1.5, ["k"]])
+def test_route_read_and_route_write_bad_keys(moving: Router, bad: Any) -> None:
+    raises(InvalidKeyError, lambda: moving.route_read(bad))
+    raises(InvalidKeyError, lambda: moving.route_write(bad))
+
+
+def test_replace_returns_a_new_router_and_leaves_the_old_one() -> None:
+    current = Router(MOVING)
+    before = current.to_json()
+    newer = current.replace({**MOVING, "epoch": 4})
+    assert type(newer) is Router
+    assert newer is not current
+    assert newer.epoch == 4
+    assert current.epoch == 3 and current.to_json() == before  # unchanged
+    assert newer.to_json() == Router({**MOVING, "epoch": 4}).to_json()
+    # Text in, the same router; the same document again is accepted.
+    assert current.replace(json.dumps({**MOVING, "epoch": 4})).to_json() == newer.to_json()
+    same = current.replace(MOVING)
+    assert same is not current and same.to_json() == before
+    # Any strategy may replace any other, as long as the epoch grows.
+    assert current.replace({**DOC, "epoch": 9}).route_write("k") == [Router(DOC).node("k")]
+
+
+def test_replace_refuses_a_stale_epoch_naming_the_held_one() -> None:
+    current = Router({**MOVING, "epoch": 12345})
+    err = raises(StaleEpochError, lambda: current.replace({**MOVING, "epoch": 12344}))
+    assert "12345" in err.message and "12344" in err.message
+    other = {**MOVING, "epoch": 12345, "nodes": [*MOVING["nodes"], {"id": "d"}]}
+    err = raises(StaleEpochError, lambda: current.replace(other))
+    assert "12345" in err.message
+    assert current.epoch == 12345
+
+
+def test_replace_epoch_above_2_53_is_exact() -> None:
+    current = Router({**DOC, "epoch": 2**63})
+    assert current.replace({**DOC, "epoch": 2**63 + 1}).epoch == 2**63 + 1
+    err = raises(StaleEpochError, lambda: current.replace({**DOC, "epoch": 2**63 - 1}))
+    assert str(2**63) in err.message
+
+
+@pytest.mark.parametrize("topology", ["{", "", 5, None, [], b"{}", {**DOC, "format": "x"}])
+def test_replace_bad_topologies_are_invalid_topology(router: Router, topology: Any) -> None:
+    raises(InvalidTopologyError, lambda: router.replace(topology))
+
+
+def test_replace_reports_errors_of_the_new_topology(router: Router) -> None:
+    raises(NoNodesError, lambda: router.replace({**DOC, "epoch": 8, "nodes": []}))
+
+
+def modulo(nodes: int) -> dict[str, Any]:
+    return {
+        "format": "shardroute/1",
+        "epoch": nodes,
+        "nodes": [{"id": f"s{i}"} for i in range(nodes)],
+        "strategy": {"type": "modulo"},
+        "hashing": {"integers": "identity"},
+    }
+
+
+def test_diff_reports_moves_and_flows() -> None:
+    five, ten = Router(modulo(5)), Router(modulo(10))
+    report = diff(five, ten, range(100))  # any iterable of keys
+    assert (report["total"], report["moved"], report["moved_ppm"]) == (100, 50, 500_000)
+    assert report["flows"][0] == {"from": "s0", "to": "s5", "keys": 10}
+    assert len(report["flows"]) == 5
+    assert report["keys"][7] == {"old_shard": 2, "new_shard": 7, "old_node": "s2", "new_node": "s7", "moved": True}
+    assert report["keys"][3]["moved"] is False
+    assert json.loads(json.dumps(report)) == report  # plain JSON data
+    # Mixed key types, a generator, and the same router on both sides.
+    keys: list[shardroute.Key] = ["user:1", b"\x00", 42]
+    same = diff(five, five, (key for key in keys))
+    assert (same["total"], same["moved"], same["flows"]) == (3, 0, [])
+    assert [entry["old_shard"] for entry in same["keys"]] == five.route_many(keys)
+    assert diff(five, ten, []) == {"keys": [], "total": 0, "moved": 0, "moved_ppm": 0, "flows": []}
+
+
+@pytest.mark.parametrize("bad", [None, DOC, "router", 5])
+def test_diff_needs_routers(router: Router, bad: Any) -> None:
+    err = raises(InvalidArgumentError, lambda: diff(bad, router, ["k"]))
+    assert "old" in err.message and "Router" in err.message
+    err = raises(InvalidArgumentError, lambda: diff(router, bad, ["k"]))
+    assert "new" in err.message
+
+
+@pytest.mark.parametrize("keys", [5, None, "user:1", b"user:1", bytearray(b"k"), memoryview(b"k")])
+def test_diff_needs_an_iterable_of_keys(router: Router, keys: Any) -> None:
+    raises(InvalidArgumentError, lambda: diff(router, router, keys))
+
+
+@pytest.mark.parametrize("bad", [-1, 2**64, True, None, 1.5, "\ud800"])
+def test_diff_bad_keys_are_invalid_key(router: Router, bad: Any) -> None:
+    raises(InvalidKeyError, lambda: diff(router, router, ["ok", bad]))
+
+
+def test_diff_propagates_routing_errors() -> None:
+    # An id strategy routes only ids whose shard bits name one of its nodes.
+    ids = Router({**DOC, "nodes": [{"id": "a"}], "strategy": {"type": "id_bits", "layout": "shard_high"}})
+    raises(InvalidKeyError, lambda: diff(ids, Router(DOC), [0, 2**63]))
+    raises(InvalidKeyError, lambda: diff(Router(DOC), ids, [0, 2**63]))
+
+
+def test_encode_decode_dictionary_round_trip(moving: Router) -> None:
+    encoded = encode_dictionary(MOVING)
+    assert type(encoded) is bytes
+    assert encoded[:4] == b"SRVB"
+    assert encode_dictionary(json.dumps(MOVING)) == encoded
+    assert encode_dictionary(moving.to_json()) == encoded
+    text = decode_dictionary(encoded)
+    assert type(text) is str
+    assert text == moving.to_json()  # canonical JSON, byte for byte
+    assert decode_dictionary(bytearray(encoded)) == text
+    assert decode_dictionary(memoryview(encoded)) == text
+    assert decode_dictionary(memoryview(b"xx" + encoded)[2:]) == text
+    assert Router(text).route_write(0) == moving.route_write(0)
+    # A derived (round-robin) map round-trips too.
+    plain = {**MOVING, "strategy": {"type": "vbucket", "vbuckets": 16, "replicas": 1}}
+    assert decode_dictionary(encode_dictionary(plain)) == Router(plain).to_json()
+
+
+def test_decode_dictionary_rejects_damaged_bytes() -> None:
+    encoded = encode_dictionary(MOVING)
+    for index in [4, len(encoded) // 2, len(encoded) - 1]:
+        damaged = bytearray(encoded)
+        damaged[index] ^= 0x01
+        raises(InvalidTopologyError, lambda: decode_dictionary(bytes(damaged)))
+    raises(InvalidTopologyError, lambda: decode_dictionary(encoded[:-1]))  # truncated
+    raises(InvalidTopologyError, lambda: decode_dictionary(encoded + b"\x00"))  # trailing
+    raises(InvalidTopologyError, lambda: decode_dictionary(b""))
+    raises(InvalidTopologyError, lambda: decode_dictionary(b"JSON" + encoded[4:]))  # magic
+
+
+def test_decode_dictionary_needs_bytes() -> None:
+    encoded = encode_dictionary(MOVING)
+    bad: Any
+    for bad in [encoded.hex(), None, 5, list(encoded)]:
+        raises(InvalidArgumentError, lambda: decode_dictionary(bad))
+    view = memoryview(encoded)
+    view.release()
+    err = raises(InvalidArgumentError, lambda: decode_dictionary(view))
+    assert isinstance(err.__cause__, ValueError)
+
+
+def test_encode_dictionary_errors() -> None:
+    raises(InvalidArgumentError, lambda: encode_dictionary(DOC))  # not a vbucket strategy
+    bad: Any
+    for bad in ["{", 5, None, b"{}", {**MOVING, "format": "x"}]:
+        raises(InvalidTopologyError, lambda: encode_dictionary(bad))
+
+
 # --- package --------------------------------------------------------------------------
 
 
@@ -529,8 +740,9 @@ def test_public_names_and_docs() -> None:
     assert shardroute.__doc__ and "Router" in shardroute.__doc__
     methods = [Router.route, Router.node, Router.replicas, Router.route_many, Router.to_json]
     methods += [Router.shards_for_range, Router.decode_id, Router.locate, Router.fanout]
-    methods += [Router.salted_key, Router.salted_keys]
-    for item in [Router, *methods, hash_key, jump, apply, modulo_moves, DecodedId, Location]:
+    methods += [Router.salted_key, Router.salted_keys, Router.route_read, Router.route_write, Router.replace]
+    functions = [hash_key, jump, apply, modulo_moves, diff, encode_dictionary, decode_dictionary]
+    for item in [Router, *methods, *functions, DecodedId, Location]:
         assert item.__doc__, item
     assert Router.epoch.__doc__
 

@@ -129,6 +129,25 @@ def run_case(file: Dict[str, Any], routers: Dict[str, Any], case: Dict[str, Any]
             return {"result": shardroute.apply(source, case["operation"])}
         if op == "modulo_moves":
             return {"moves": shardroute.modulo_moves(case["old"], case["new"])}
+        if op == "route_read":
+            return {"node": router_for(case["topology"]).route_read(to_key(case["key"]))}
+        if op == "route_write":
+            return {"nodes": router_for(case["topology"]).route_write(to_key(case["key"]))}
+        if op == "replace":
+            replaced = router_for(case["topology"]).replace(document(case["next"]))
+            if type(replaced) is not shardroute.Router:
+                raise MalformedVector(f"replace returned {type(replaced).__name__}, not Router")
+            return {"epoch": str(replaced.epoch)}
+        if op == "diff":
+            keys = [to_key(key) for key in case["keys"]]
+            return {"result": shardroute.diff(router_for(case["old"]), router_for(case["new"]), keys)}
+        if op == "encode_dictionary":
+            encoded = shardroute.encode_dictionary(document(case["topology"]))
+            if type(encoded) is not bytes:
+                raise MalformedVector(f"encode_dictionary returned {type(encoded).__name__}, not bytes")
+            return {"hex": encoded.hex()}
+        if op == "decode_dictionary":
+            return {"to_json": shardroute.decode_dictionary(bytes.fromhex(case["hex"]))}
     except shardroute.ShardrouteError as err:
         if not isinstance(err, ValueError) or type(err).code != err.code:
             raise MalformedVector(f"{type(err).__name__} carries code {err.code!r}")

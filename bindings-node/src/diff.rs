@@ -1,0 +1,45 @@
+//! [`diff`]: key movement between two routers ([`sr::diff`]).
+
+use napi::bindgen_prelude::{ClassInstance, JavaScriptClassExt};
+use napi::{Env, Unknown};
+use napi_derive::napi;
+use shardroute as sr;
+
+use crate::errors::{self, Result, Throw};
+use crate::key;
+use crate::router::Router;
+
+/// Routes every key of an array under `old` and `new` (native routers; `index.js`
+/// unwraps its public `Router`s) and reports what moves: the JSON text of
+/// [`sr::diff::Diff::to_value`], which `index.js` parses.
+///
+/// # Errors
+/// `invalid_argument` when a router is not a `Router` or `keys` is not an array;
+/// `invalid_key` for a key that is not a key (the message names its index); the core's
+/// routing errors.
+// Only `#[napi]`'s registration calls it, and test builds leave that out.
+#[cfg_attr(test, allow(dead_code))]
+#[napi(catch_unwind)]
+pub fn diff(env: &Env, old: Unknown, new: Unknown, keys: Unknown) -> Result<String> {
+    let old = router(env, old, "old router")?;
+    let new = router(env, new, "new router")?;
+    let keys = key::many_from_js(keys)?;
+    let diff = sr::diff::diff(&old.inner, &new.inner, keys.iter().map(key::Key::as_core)).or_throw()?;
+    Ok(diff.to_value().to_string())
+}
+
+/// Reads a `Router` argument.
+///
+/// # Errors
+/// `invalid_argument` for any other value.
+fn router<'env>(env: &Env, value: Unknown<'env>, what: &str) -> Result<ClassInstance<'env, Router>> {
+    if !Router::instance_of(env, &value).or_throw()? {
+        let kind = value.get_type().or_throw()?;
+        return Err(errors::new(
+            sr::ErrorKind::InvalidArgument,
+            format!("the {what} must be a Router, got {}", key::describe(value, kind)?),
+        ));
+    }
+    // SAFETY: `instance_of` said this is a `Router`.
+    unsafe { value.cast() }.or_throw()
+}

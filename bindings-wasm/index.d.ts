@@ -37,6 +37,34 @@ export interface Location {
   names: Record<string, string>;
 }
 
+/** Where one key was and is (`diff`). */
+export interface KeyMove {
+  /** The shard under the old router. */
+  old_shard: number;
+  /** The shard under the new router. */
+  new_shard: number;
+  /** The owning node's id under the old router. */
+  old_node: string;
+  /** The owning node's id under the new router. */
+  new_node: string;
+  /** Whether the key changes node. */
+  moved: boolean;
+}
+
+/** The movement of a set of keys between two routers (`diff`). */
+export interface Diff {
+  /** One entry per key, in input order. */
+  keys: KeyMove[];
+  /** How many keys were given. */
+  total: number;
+  /** How many keys change node. */
+  moved: number;
+  /** Moved keys per million, an integer (0 for no keys). */
+  moved_ppm: number;
+  /** Every pair of nodes that exchange keys, with how many, sorted by node ids. */
+  flows: Array<{ from: string; to: string; keys: number }>;
+}
+
 /** A router: a validated topology document compiled for lookups. */
 export declare class Router {
   /**
@@ -60,6 +88,24 @@ export declare class Router {
    *   `invalid_argument` when `keys` is not an array.
    */
   routeMany(keys: readonly Key[]): Uint32Array;
+  /**
+   * The id of the node that serves reads of a key: the same as `node` except for a vbucket
+   * in motion, whose reads go to its old owner.
+   */
+  routeRead(key: Key): string;
+  /**
+   * The ids of the nodes a write of a key goes to, the deciding one first: `[node(key)]`, or
+   * `[new owner, old owner]` for a migrating vbucket.
+   * @throws {ShardrouteError} `read_only` for a key of a read-only vbucket; `invalid_key`.
+   */
+  routeWrite(key: Key): string[];
+  /**
+   * A new router for a newer topology document (text or object, as for the constructor);
+   * this router is unchanged. The same document again is accepted.
+   * @throws {ShardrouteError} as the constructor; `stale_epoch` (the message names the epoch
+   *   this router holds) for a lower epoch, or the same epoch with different content.
+   */
+  replace(topology: string | object): Router;
   /** The topology's epoch (a u64, exact above 2^53). */
   get epoch(): bigint;
   /** The canonical JSON of the topology, byte for byte the core's. */
@@ -134,8 +180,32 @@ export declare function apply(topology: string | object, operation: string | obj
 export declare function moduloMoves(oldCount: number, newCount: number): number[][];
 
 /**
+ * Routes every key under both routers and reports what moves: each key's shard and node
+ * before and after, and the flows between nodes. Neither router is modified.
+ * @throws {ShardrouteError} `invalid_argument` (a router that is not a `Router`, or `keys`
+ *   not an array); `invalid_key` (the message names the key's index); a routing error.
+ */
+export declare function diff(oldRouter: Router, newRouter: Router, keys: readonly Key[]): Diff;
+
+/**
+ * The compact binary form of a `vbucket` topology document (text or object).
+ * @throws {ShardrouteError} as `new Router` for the document; `invalid_argument` when the
+ *   strategy is not `vbucket` or a node id, address or zone exceeds 65,534 bytes.
+ */
+export declare function encodeDictionary(topology: string | object): Uint8Array;
+
+/**
+ * The canonical JSON text of the topology document in a binary dictionary.
+ * @throws {ShardrouteError} `invalid_topology` for damaged bytes (bad magic or version,
+ *   checksum mismatch, truncated or trailing bytes) or an invalid document;
+ *   `limit_exceeded`; `invalid_argument` when `bytes` is not a `Uint8Array`.
+ */
+export declare function decodeDictionary(bytes: Uint8Array): string;
+
+/**
  * What every shardroute call throws: a real `Error` whose `code` is one of the stable codes
- * `invalid_topology`, `invalid_key`, `no_nodes`, `limit_exceeded`, `invalid_argument`.
+ * `invalid_topology`, `invalid_key`, `no_nodes`, `limit_exceeded`, `invalid_argument`,
+ * `stale_epoch`, `read_only`.
  */
 export declare class ShardrouteError extends Error {
   constructor(code: string, message: string, options?: { cause?: unknown });

@@ -3,6 +3,8 @@
 // the glue) before it exports anything, so the API is exactly the Node one: no init call.
 import init from '../pkg/web/shardroute_wasm.js';
 
-export { Router, ShardrouteError, apply, hashKey, jump, moduloMoves } from '../pkg/web/shardroute_wasm.js';
+export {
+  Router, ShardrouteError, apply, decodeDictionary, diff, encodeDictionary, hashKey, jump, moduloMoves,
+} from '../pkg/web/shardroute_wasm.js';
 
 await init();

@@ -1,4 +1,5 @@
-// The JavaScript half of the Rust binding (src/errors.rs and src/topology.rs import it).
+// The JavaScript half of the Rust binding (src/errors.rs, src/topology.rs and src/router.rs
+// import it).
 // wasm-bindgen copies this file next to the generated glue (pkg/*/snippets/), and the glue
 // re-exports ShardrouteError, so the class thrown is the class the package exports.
 
@@ -11,7 +12,10 @@ export class ShardrouteError extends Error {
    */
   constructor(code, message, options) {
     super(message, options);
-    /** 'invalid_topology', 'invalid_key', 'no_nodes', 'limit_exceeded' or 'invalid_argument'. */
+    /**
+     * 'invalid_topology', 'invalid_key', 'no_nodes', 'limit_exceeded', 'invalid_argument',
+     * 'stale_epoch' or 'read_only'.
+     */
     this.code = code;
   }
 }
@@ -27,4 +31,13 @@ Object.defineProperty(ShardrouteError.prototype, 'name', {
  */
 export function documentToJson(value) {
   return JSON.stringify(value, (_name, item) => (typeof item === 'bigint' ? item.toString() : item));
+}
+
+/**
+ * Calls `lend(router)`, for a Rust call that takes a Router argument (`diff`): the glue of
+ * the callback checks that `router` is a live Router and lends it to Rust, which leaves it
+ * with its owner; when the check throws, the Rust side reports `invalid_argument`.
+ */
+export function lendRouter(router, lend) {
+  lend(router);
 }

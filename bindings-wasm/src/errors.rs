@@ -45,7 +45,8 @@ pub(crate) fn invalid_key(message: String) -> sr::Error {
     sr::Error::new(sr::ErrorKind::InvalidKey, message)
 }
 
-/// An `invalid_argument` error: a count of the wrong type or out of range.
+/// An `invalid_argument` error: an argument of the wrong type (a count, keys that are not an
+/// array, a router that is not a `Router`, bytes that are not a `Uint8Array`) or out of range.
 pub(crate) fn invalid_argument(message: String) -> sr::Error {
     sr::Error::new(sr::ErrorKind::InvalidArgument, message)
 }

@@ -12,18 +12,22 @@
 //! Keys the core makes (salting) come back as the type they went in as
 //! ([`Key::salted_to_js`]): a string gives a string, a `Uint8Array` a `Uint8Array`, a
 //! `bigint` or `number` a `bigint`.
+//!
+//! An array of keys (`routeMany`, `diff`) is read by [`keys_from_js`]; a bad key's error
+//! names its index (`keys[2]: ...`).
 
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use js_sys::{BigInt, JsString, Uint8Array};
+use js_sys::{Array, BigInt, JsString, Reflect, Uint8Array};
 use shardroute as sr;
 use wasm_bindgen::convert::TryFromJsValue;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use crate::errors::invalid_key;
+use crate::errors::{invalid_argument, invalid_key};
+use crate::u32_from_js;
 
 /// A key converted from JavaScript, owning its bytes; [`Key::as_key`] lends it to the core.
 /// Text and bytes are the same key to the core; the variant only remembers which JS type
@@ -41,7 +45,7 @@ impl Key {
             return utf8_from_js(text).map(Key::Text);
         }
         if let Some(bytes) = value.dyn_ref::<Uint8Array>() {
-            return bytes_from_js(bytes).map(Key::Bytes);
+            return bytes_from_js(bytes, "a Uint8Array key", invalid_key).map(Key::Bytes);
         }
         if value.is_bigint() {
             return u64_from_bigint(value, "key").map(Key::U64);
@@ -77,6 +81,30 @@ impl Key {
     }
 }
 
+/// The keys of a JavaScript array, in order (`routeMany`, `diff`): `invalid_argument` when
+/// `keys` is not an array, `invalid_key` naming the index of the first bad key.
+pub(crate) fn keys_from_js(keys: &JsValue) -> sr::Result<Vec<Key>> {
+    if !Array::is_array(keys) {
+        return Err(invalid_argument(format!("keys must be an array, got {}", type_name(keys))));
+    }
+    // Read through `Reflect.get` (imported with `catch`): a proxy trap or getter that
+    // throws becomes an error here instead of a JS exception unwinding through this call.
+    let length = Reflect::get(keys, &JsValue::from_str("length"))
+        .ok()
+        .and_then(|length| u32_from_js(&length, "keys.length").ok())
+        .ok_or_else(|| invalid_argument(String::from("keys has no readable length")))?;
+    // The length comes from JavaScript: never reserve more than a small batch up front.
+    let mut converted = Vec::with_capacity(length.min(1024) as usize);
+    for index in 0..length {
+        let key = Reflect::get_u32(keys, index)
+            .map_err(|_| invalid_key(String::from("cannot be read (a getter or proxy trap threw)")))
+            .and_then(|item| Key::from_js(&item))
+            .map_err(|err| sr::Error::new(err.kind(), format!("keys[{index}]: {}", err.message())))?;
+        converted.push(key);
+    }
+    Ok(converted)
+}
+
 /// A `u64` given as a bigint or a decimal string ([`sr::key::parse_u64`]), such as the
 /// hash argument of `jump`; `invalid_key` otherwise, like an integer key out of range.
 pub(crate) fn u64_from_js(value: &JsValue, what: &str) -> sr::Result<u64> {
@@ -98,13 +126,14 @@ pub(crate) fn utf8_from_js(text: &JsString) -> sr::Result<String> {
     sr::key::utf8_from_utf16(&units)
 }
 
-/// The bytes of a `Uint8Array`, from a fresh copy made by `new Uint8Array(view)`: the
-/// copy's length is the view's real one (an own `length` property on the caller's object
-/// cannot make the copy into wasm memory overrun or fall short), and a view over a
-/// detached buffer is an error (the constructor throws; `catch` makes it a `Result`).
-fn bytes_from_js(view: &Uint8Array) -> sr::Result<Vec<u8>> {
+/// The bytes of a `Uint8Array` (a key, or an encoded dictionary), from a fresh copy made by
+/// `new Uint8Array(view)`: the copy's length is the view's real one (an own `length`
+/// property on the caller's object cannot make the copy into wasm memory overrun or fall
+/// short), and a view over a detached buffer is an `error` of the caller's kind (the
+/// constructor throws; `catch` makes it a `Result`).
+pub(crate) fn bytes_from_js(view: &Uint8Array, what: &str, error: fn(String) -> sr::Error) -> sr::Result<Vec<u8>> {
     let copy: Uint8Array = Uint8ArrayCopy::new(view)
-        .map_err(|_| invalid_key(String::from("a Uint8Array key cannot be read (detached buffer?)")))?
+        .map_err(|_| error(format!("{what} cannot be read (detached buffer?)")))?
         .unchecked_into();
     let length = copy.length();
     let mut bytes = reserve(length, "bytes")?;

@@ -7,13 +7,16 @@
 //!
 //! The core is used without its `std` feature: this crate is the proof that routing is
 //! `no_std` + `alloc`. The exported API is the same shape as the Node addon's:
-//! `Router`, `hashKey`, `jump`, `moduloMoves`, `apply`, `ShardrouteError` (see `index.d.ts`).
+//! `Router`, `hashKey`, `jump`, `moduloMoves`, `apply`, `diff`, `encodeDictionary`,
+//! `decodeDictionary`, `ShardrouteError` (see `index.d.ts`).
 
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
 extern crate alloc;
 
+mod dictionary;
+mod diff;
 mod errors;
 mod key;
 mod operations;
@@ -29,6 +32,8 @@ use wasm_bindgen::prelude::*;
 use crate::errors::{invalid_argument, Result};
 use crate::key::{type_name, Key};
 
+pub use crate::dictionary::{decode_dictionary, encode_dictionary};
+pub use crate::diff::diff;
 pub use crate::operations::apply;
 pub use crate::router::Router;
 

@@ -4,11 +4,11 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use js_sys::{Array, Object, Reflect};
+use js_sys::{Array, Object};
 use shardroute as sr;
 use wasm_bindgen::prelude::*;
 
-use crate::errors::{invalid_argument, invalid_key, result_not_built, thrown_message, Result};
+use crate::errors::{invalid_argument, result_not_built, thrown_message, Result};
 use crate::key::{self, type_name, Key};
 use crate::{numbers, topology, u32_from_js};
 
@@ -57,25 +57,35 @@ impl Router {
     /// The shards of an array of keys, in order: the same as `route` on each.
     #[wasm_bindgen(js_name = routeMany)]
     pub fn route_many(&self, keys: &JsValue) -> Result<Vec<u32>> {
-        if !Array::is_array(keys) {
-            return Err(invalid_argument(format!("keys must be an array, got {}", type_name(keys))).into());
-        }
-        // Read through `Reflect.get` (imported with `catch`): a proxy trap or getter that
-        // throws becomes an error here instead of a JS exception unwinding through this call.
-        let length = Reflect::get(keys, &JsValue::from_str("length"))
-            .ok()
-            .and_then(|length| u32_from_js(&length, "keys.length").ok())
-            .ok_or_else(|| invalid_argument(String::from("keys has no readable length")))?;
-        // The length comes from JavaScript: never reserve more than a small batch up front.
-        let mut converted = Vec::with_capacity(length.min(1024) as usize);
-        for index in 0..length {
-            let key = Reflect::get_u32(keys, index)
-                .map_err(|_| invalid_key(String::from("cannot be read (a getter or proxy trap threw)")))
-                .and_then(|item| Key::from_js(&item))
-                .map_err(|err| sr::Error::new(err.kind(), format!("keys[{index}]: {}", err.message())))?;
-            converted.push(key);
-        }
-        Ok(self.inner.route_many(converted.iter().map(Key::as_key))?)
+        let keys = key::keys_from_js(keys)?;
+        Ok(self.inner.route_many(keys.iter().map(Key::as_key))?)
+    }
+
+    /// The id of the node that serves reads of a key: the same as `node` except for a
+    /// vbucket in motion, whose reads go to its old owner.
+    #[wasm_bindgen(js_name = routeRead)]
+    pub fn route_read(&self, key: &JsValue) -> Result<String> {
+        Ok(self.inner.route_read(Key::from_js(key)?.as_key())?.into())
+    }
+
+    /// The ids of the nodes a write of a key goes to, the deciding one first: `[node(key)]`,
+    /// or `[new owner, old owner]` for a migrating vbucket.
+    ///
+    /// Throws `read_only` for a key of a read-only vbucket.
+    #[wasm_bindgen(js_name = routeWrite)]
+    pub fn route_write(&self, key: &JsValue) -> Result<Vec<String>> {
+        let key = Key::from_js(key)?;
+        Ok(self.inner.route_write(key.as_key())?.into_iter().map(String::from).collect())
+    }
+
+    /// A new router for a newer topology document (JSON text or an object, as for the
+    /// constructor); this router is unchanged. The same document again is accepted.
+    ///
+    /// Throws as the constructor does, and `stale_epoch` (its message names the epoch this
+    /// router holds) for a lower epoch, or the same epoch with different content.
+    pub fn replace(&self, topology: &JsValue) -> Result<Router> {
+        let next = Router::new(topology)?;
+        Ok(Router { inner: self.inner.replace(next.inner)? })
     }
 
     /// The topology's epoch, as a BigInt (a u64, exact above 2^53).
@@ -159,6 +169,30 @@ impl Router {
         }
         Ok(pairs)
     }
+}
+
+impl Router {
+    /// Lends the core router of `value`, which must be a live `Router` of this package (not
+    /// freed), to `f`, leaving it with its JavaScript owner; `invalid_argument` otherwise.
+    /// `what` names the argument in the message.
+    pub(crate) fn lend<R>(value: &JsValue, what: &str, f: impl FnOnce(&sr::Router) -> R) -> sr::Result<R> {
+        let mut f = Some(f);
+        let mut result = None;
+        let lent = lend_router(value, &mut |router: &Router| result = f.take().map(|f| f(&router.inner)));
+        match (lent, result) {
+            (Ok(()), Some(result)) => Ok(result),
+            _ => Err(invalid_argument(format!("{what} must be a Router, got {}", type_name(value)))),
+        }
+    }
+}
+
+#[wasm_bindgen(module = "/js/support.mjs")]
+extern "C" {
+    /// Calls `lend(router)`. The glue of the callback checks that `router` is a `Router`
+    /// (`instanceof`, not freed) and borrows it, as for `this` in a method; a failed check
+    /// throws, which `catch` makes an `Err`.
+    #[wasm_bindgen(catch, js_name = lendRouter)]
+    fn lend_router(router: &JsValue, lend: &mut dyn FnMut(&Router)) -> core::result::Result<(), JsValue>;
 }
 
 /// A plain object from `[name, value]` entries (`Object.fromEntries`: every name, even

@@ -8,7 +8,9 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 
 import * as shardroute from 'shardroute-wasm';
-import { Router, ShardrouteError, apply, hashKey, jump, moduloMoves } from 'shardroute-wasm';
+import {
+  Router, ShardrouteError, apply, decodeDictionary, diff, encodeDictionary, hashKey, jump, moduloMoves,
+} from 'shardroute-wasm';
 import { packageDir } from './support.mjs';
 
 const TOPOLOGY = {
@@ -18,7 +20,24 @@ const TOPOLOGY = {
   strategy: { type: 'ring', points_per_node: 40 },
 };
 const router = new Router(TOPOLOGY);
-const CODES = ['invalid_topology', 'invalid_key', 'no_nodes', 'limit_exceeded', 'invalid_argument'];
+const CODES = ['invalid_topology', 'invalid_key', 'no_nodes', 'limit_exceeded', 'invalid_argument', 'stale_epoch',
+  'read_only'];
+/**
+ * A vbucket dictionary in motion: vbucket 0 and 3 migrating (`map` -> `forward_map`), 2
+ * read-only, 1 active.
+ */
+const DICTIONARY = {
+  format: 'shardroute/1',
+  epoch: 3,
+  nodes: [{ id: 'a' }, { id: 'b' }, { id: 'c' }],
+  strategy: {
+    type: 'vbucket',
+    vbuckets: 4,
+    map: [['a', 'b'], ['b', 'c'], ['c', 'a'], ['a', 'c']],
+    forward_map: [['b', 'a'], ['b', 'c'], ['c', 'a'], ['c', 'a']],
+    states: { 0: 'migrating', 2: 'read_only', 3: 'migrating' },
+  },
+};
 
 /** Calls `fn`, asserts it throws a ShardrouteError with `code`, and returns the error. */
 function throwsCode(fn, code) {
@@ -50,7 +69,7 @@ describe('package', () => {
     assert.deepEqual(declared.sort(), exported.sort());
     const methods = [...declarations.matchAll(/^ {2}(?:get )?(\w+)\(/gm)].map((m) => m[1]).filter((n) => n !== 'constructor');
     for (const method of ['route', 'node', 'replicas', 'routeMany', 'epoch', 'toJson', 'shardsForRange', 'decodeId',
-      'locate', 'fanout', 'saltedKey', 'saltedKeys']) {
+      'locate', 'fanout', 'saltedKey', 'saltedKeys', 'routeRead', 'routeWrite', 'replace']) {
       assert.ok(methods.includes(method), `index.d.ts declares Router.${method}`);
       assert.ok(method in Router.prototype, `Router.prototype.${method} exists`);
     }
@@ -84,6 +103,8 @@ describe('ShardrouteError', () => {
       throwsCode(() => new Router({ ...TOPOLOGY, nodes: [] }), 'no_nodes'),
       throwsCode(() => new Router({ ...TOPOLOGY, strategy: { type: 'ring', points_per_node: 100000 } }), 'limit_exceeded'),
       throwsCode(() => router.replicas('k', 0), 'invalid_argument'),
+      throwsCode(() => router.replace({ ...TOPOLOGY, epoch: 6 }), 'stale_epoch'),
+      throwsCode(() => new Router(DICTIONARY).routeWrite(keyOnShard(new Router(DICTIONARY), 2)), 'read_only'),
     ].map((err) => err.code));
     assert.deepEqual([...seen].sort(), [...CODES].sort());
   });
@@ -454,6 +475,198 @@ describe('moduloMoves', () => {
   });
 });
 
+describe('routeRead and routeWrite', () => {
+  const dictionary = new Router(DICTIONARY);
+
+  test('a vbucket in motion: reads from the old owner, writes to the new owner then the old', () => {
+    const migrating = keyOnShard(dictionary, 0);
+    assert.equal(dictionary.routeRead(migrating), 'a');
+    assert.deepEqual(dictionary.routeWrite(migrating), ['b', 'a']);
+    assert.deepEqual(dictionary.routeWrite(keyOnShard(dictionary, 3)), ['c', 'a']);
+    const active = keyOnShard(dictionary, 1);
+    assert.equal(dictionary.routeRead(active), 'b');
+    assert.deepEqual(dictionary.routeWrite(active), ['b']);
+    assert.ok(Array.isArray(dictionary.routeWrite(active)), 'a plain array');
+  });
+
+  test('a read-only vbucket serves reads and refuses writes with read_only', () => {
+    const frozen = keyOnShard(dictionary, 2);
+    assert.equal(dictionary.routeRead(frozen), 'c');
+    const err = throwsCode(() => dictionary.routeWrite(frozen), 'read_only');
+    assert.match(err.message, /read.only/);
+    assert.equal(dictionary.node(frozen), 'c', 'the router still works');
+  });
+
+  test('without a dictionary in motion, reads and writes go to the owner', () => {
+    for (const key of ['x', 7n, 7, Uint8Array.of(1, 2)]) {
+      assert.equal(router.routeRead(key), router.node(key));
+      assert.deepEqual(router.routeWrite(key), [router.node(key)]);
+    }
+  });
+
+  test('bad keys are invalid_key', () => {
+    for (const bad of BAD_KEYS) {
+      throwsCode(() => dictionary.routeRead(bad), 'invalid_key');
+      throwsCode(() => dictionary.routeWrite(bad), 'invalid_key');
+    }
+  });
+});
+
+describe('replace', () => {
+  test('returns a new Router for a newer document; the old router is unchanged', () => {
+    const old = new Router(TOPOLOGY);
+    const before = old.toJson();
+    const grown = { ...TOPOLOGY, epoch: 8, nodes: [...TOPOLOGY.nodes, { id: 'e' }] };
+    const next = old.replace(grown);
+    assert.ok(next instanceof Router);
+    assert.notEqual(next, old);
+    assert.equal(next.epoch, 8n);
+    assert.equal(next.toJson(), new Router(grown).toJson());
+    assert.equal(old.epoch, 7n);
+    assert.equal(old.toJson(), before);
+    assert.equal(old.node('user:1'), router.node('user:1'));
+    assert.equal(old.replace(JSON.stringify(grown)).toJson(), next.toJson(), 'JSON text, as for the constructor');
+    next.free();
+    assert.equal(old.route('x'), router.route('x'), 'the routers are independent');
+  });
+
+  test('the same document again is accepted', () => {
+    assert.equal(router.replace(TOPOLOGY).toJson(), router.toJson());
+    assert.equal(router.replace(router.toJson()).epoch, 7n);
+  });
+
+  test('an older epoch, or the same epoch with other content, is stale_epoch naming the held epoch', () => {
+    const older = throwsCode(() => router.replace({ ...TOPOLOGY, epoch: 6 }), 'stale_epoch');
+    assert.match(older.message, /holds epoch 7\b/);
+    assert.match(older.message, /\b6\b/);
+    const other = throwsCode(() => router.replace({ ...TOPOLOGY, nodes: TOPOLOGY.nodes.slice(1) }), 'stale_epoch');
+    assert.match(other.message, /holds epoch 7\b/);
+    const big = new Router({ ...TOPOLOGY, epoch: 2n ** 64n - 1n });
+    const err = throwsCode(() => big.replace({ ...TOPOLOGY, epoch: 2n ** 64n - 2n }), 'stale_epoch');
+    assert.match(err.message, /holds epoch 18446744073709551615\b/, 'a u64 epoch, exact');
+    assert.equal(router.epoch, 7n);
+  });
+
+  test('the document is checked as by the constructor', () => {
+    for (const bad of [undefined, null, 5, '{', '', [], '\ud800']) throwsCode(() => router.replace(bad), 'invalid_topology');
+    throwsCode(() => router.replace({ ...TOPOLOGY, epoch: 9, nodes: [] }), 'no_nodes');
+    throwsCode(() => router.replace(router), 'invalid_topology'); // a Router is not a document
+  });
+});
+
+describe('diff', () => {
+  const five = new Router({ format: 'shardroute/1', epoch: 1, hashing: { integers: 'identity' },
+    nodes: [0, 1, 2, 3, 4].map((i) => ({ id: `s${i}` })), strategy: { type: 'modulo' } });
+  const ten = new Router({ format: 'shardroute/1', epoch: 2, hashing: { integers: 'identity' },
+    nodes: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9].map((i) => ({ id: `s${i}` })), strategy: { type: 'modulo' } });
+
+  test('every key before and after, the moved count and the flows between nodes', () => {
+    const users = Array.from({ length: 100 }, (_, id) => BigInt(id));
+    const report = diff(five, ten, users);
+    assert.deepEqual(Object.keys(report).sort(), ['flows', 'keys', 'moved', 'moved_ppm', 'total']);
+    assert.equal(report.total, 100);
+    assert.equal(report.moved, 50, 'user_id % 5 vs % 10: ids with id % 10 >= 5 move');
+    assert.equal(report.moved_ppm, 500000);
+    assert.deepEqual(report.flows[0], { from: 's0', to: 's5', keys: 10 });
+    assert.equal(report.flows.length, 5);
+    assert.deepEqual(report.keys[7], { old_shard: 2, new_shard: 7, old_node: 's2', new_node: 's7', moved: true });
+    for (const [index, entry] of report.keys.entries()) {
+      assert.equal(entry.old_node, five.node(users[index]));
+      assert.equal(entry.new_node, ten.node(users[index]));
+      assert.equal(entry.old_shard, five.route(users[index]));
+    }
+  });
+
+  test('neither router is modified or taken: both keep working; the same router twice moves nothing', () => {
+    const before = [five.toJson(), ten.toJson()];
+    diff(five, ten, ['a', 1n, 2, Uint8Array.of(3)]);
+    assert.deepEqual([five.toJson(), ten.toJson()], before);
+    assert.equal(typeof five.route('a'), 'number');
+    assert.deepEqual(diff(five, five, ['a', 'b']), {
+      keys: ['a', 'b'].map((key) => ({ old_shard: five.route(key), new_shard: five.route(key),
+        old_node: five.node(key), new_node: five.node(key), moved: false })),
+      total: 2, moved: 0, moved_ppm: 0, flows: [],
+    });
+    assert.deepEqual(diff(five, ten, []), { keys: [], total: 0, moved: 0, moved_ppm: 0, flows: [] });
+  });
+
+  test('an argument that is not a live Router is invalid_argument', () => {
+    const freed = new Router(TOPOLOGY);
+    freed.free();
+    const fake = Object.create(Router.prototype);
+    for (const bad of [TOPOLOGY, JSON.stringify(TOPOLOGY), {}, { __wbg_ptr: 8 }, fake, freed, null, undefined, 5, []]) {
+      const err = throwsCode(() => diff(bad, ten, ['a']), 'invalid_argument');
+      assert.match(err.message, /^oldRouter must be a Router/);
+      assert.match(throwsCode(() => diff(five, bad, ['a']), 'invalid_argument').message, /^newRouter must be a Router/);
+    }
+    assert.equal(diff(five, ten, ['a']).total, 1, 'the routers survive');
+  });
+
+  test('keys: an array, else invalid_argument; a bad key is invalid_key naming its index', () => {
+    for (const bad of ['abc', new Set(['a']), { length: 1, 0: 'a' }, undefined, null, 3]) {
+      throwsCode(() => diff(five, ten, bad), 'invalid_argument');
+    }
+    for (const bad of BAD_KEYS) {
+      const err = throwsCode(() => diff(five, ten, ['a', bad]), 'invalid_key');
+      assert.match(err.message, /^keys\[1\]: /);
+    }
+    const idOnly = new Router({ format: 'shardroute/1', epoch: 1, nodes: [{ id: 'a' }],
+      strategy: { type: 'id_bits', layout: 'shard_high' } });
+    throwsCode(() => idOnly.route('text'), 'invalid_key');
+    throwsCode(() => diff(five, idOnly, ['text']), 'invalid_key');
+  });
+});
+
+describe('encodeDictionary and decodeDictionary', () => {
+  const canonical = new Router(DICTIONARY).toJson();
+
+  test('round trip: the bytes decode to the canonical JSON of the document', () => {
+    const bytes = encodeDictionary(DICTIONARY);
+    assert.ok(bytes instanceof Uint8Array);
+    assert.equal(decodeDictionary(bytes), canonical);
+    assert.deepEqual(encodeDictionary(JSON.stringify(DICTIONARY)), bytes, 'text and object documents are the same');
+    assert.deepEqual(encodeDictionary(canonical), bytes);
+    assert.equal(decodeDictionary(Buffer.from(bytes)), canonical, 'a Buffer is a Uint8Array');
+    const framed = new Uint8Array(bytes.length + 2);
+    framed.set(bytes, 1);
+    assert.equal(decodeDictionary(framed.subarray(1, bytes.length + 1)), canonical, 'a view decodes its own bytes');
+    assert.equal(new Router(decodeDictionary(bytes)).routeRead('user:1'), new Router(DICTIONARY).routeRead('user:1'));
+    const big = { ...DICTIONARY, epoch: 2n ** 64n - 1n };
+    assert.match(decodeDictionary(encodeDictionary(big)), /"epoch":"18446744073709551615"/);
+  });
+
+  test('damaged bytes are invalid_topology', () => {
+    const bytes = encodeDictionary(DICTIONARY);
+    const flipped = bytes.slice();
+    flipped[Math.floor(bytes.length / 2)] ^= 0x40;
+    const withTrailer = new Uint8Array(bytes.length + 1);
+    withTrailer.set(bytes);
+    const badMagic = bytes.slice();
+    badMagic[0] ^= 0xff;
+    for (const bad of [flipped, bytes.subarray(0, bytes.length - 1), bytes.subarray(0, 2), new Uint8Array(0), withTrailer,
+      badMagic, Uint8Array.from({ length: 64 }, (_, i) => i)]) {
+      throwsCode(() => decodeDictionary(bad), 'invalid_topology');
+    }
+    assert.equal(decodeDictionary(bytes), canonical, 'the input was not modified');
+  });
+
+  test('bytes that are not a readable Uint8Array are invalid_argument', () => {
+    const detached = encodeDictionary(DICTIONARY);
+    structuredClone(detached.buffer, { transfer: [detached.buffer] });
+    const bytes = encodeDictionary(DICTIONARY);
+    for (const bad of [canonical, Array.from(bytes), bytes.buffer, new DataView(bytes.buffer), new Uint16Array(4), null,
+      undefined, 5, detached]) {
+      throwsCode(() => decodeDictionary(bad), 'invalid_argument');
+    }
+  });
+
+  test('only vbucket documents encode (invalid_argument); bad documents as for new Router', () => {
+    throwsCode(() => encodeDictionary(TOPOLOGY), 'invalid_argument');
+    for (const bad of [undefined, null, 5, '{', [], new Uint8Array(2)]) throwsCode(() => encodeDictionary(bad), 'invalid_topology');
+    throwsCode(() => encodeDictionary({ ...DICTIONARY, nodes: [] }), 'no_nodes');
+  });
+});
+
 describe('the WebAssembly instance survives bad input', () => {
   test('after every kind of error, the same Router and functions still work', () => {
     const local = new Router(TOPOLOGY);
@@ -466,7 +679,10 @@ describe('the WebAssembly instance survives bad input', () => {
       () => local.shardsForRange('\ud800'), () => local.decodeId(-1n), () => local.decodeId(1n),
       () => local.locate(Symbol('k')), () => local.fanout(2 ** 60), () => local.saltedKey('x', -1),
       () => local.saltedKeys({}), () => apply(TOPOLOGY, '{'), () => apply(TOPOLOGY, { op: 'nope' }),
-      () => moduloMoves(3, 5), () => moduloMoves(1.5, 3),
+      () => moduloMoves(3, 5), () => moduloMoves(1.5, 3), () => local.routeRead({}), () => local.routeWrite(-1n),
+      () => local.replace({ ...TOPOLOGY, epoch: 1 }), () => local.replace('{'), () => diff(local, {}, []),
+      () => diff(local, local, [Symbol('k')]), () => encodeDictionary(TOPOLOGY), () => decodeDictionary(Uint8Array.of(1)),
+      () => decodeDictionary('x'),
     ];
     for (let round = 0; round < 50; round++) {
       for (const fn of bad) assert.throws(fn, ShardrouteError);

@@ -1,7 +1,9 @@
 // Type-checked with `tsc --noEmit` (test.sh): the committed index.d.ts, seen through the
 // package's own `exports` the way a user's TypeScript sees it. Never executed.
-import { Router, ShardrouteError, apply, hashKey, jump, moduloMoves } from 'shardroute-wasm';
-import type { DecodedId, Key, Location, SaltedKey } from 'shardroute-wasm';
+import {
+  Router, ShardrouteError, apply, decodeDictionary, diff, encodeDictionary, hashKey, jump, moduloMoves,
+} from 'shardroute-wasm';
+import type { DecodedId, Diff, Key, KeyMove, Location, SaltedKey } from 'shardroute-wasm';
 
 const router: Router = new Router('{"format": "shardroute/1", "epoch": 1, "nodes": [{"id": "a"}], "strategy": {"type": "jump"}}');
 const fromObject: Router = new Router({ format: 'shardroute/1', epoch: 2n, nodes: [{ id: 'a' }], strategy: { type: 'jump' } });
@@ -41,6 +43,17 @@ const anyPairs: Array<[SaltedKey, number]> = router.saltedKeys(keys[2]);
 const applied: Record<string, unknown> = apply('{}', { op: 'add_node', node: { id: 'b' } });
 const appliedFromObject: Record<string, unknown> = apply({ format: 'shardroute/1' }, '{"op": "remove_node", "id": "a"}');
 const moves: number[][] = moduloMoves(2, 4);
+const reader: string = router.routeRead('user:1');
+const writers: string[] = router.routeWrite(42n);
+const next: Router = router.replace({ format: 'shardroute/1', epoch: 2n, nodes: [{ id: 'a' }], strategy: { type: 'jump' } });
+const nextFromText: Router = next.replace(next.toJson());
+const report: Diff = diff(router, next, keys);
+const firstMove: KeyMove | undefined = report.keys[0];
+const movedKeys: number = report.moved + report.total + report.moved_ppm;
+const flow: { from: string; to: string; keys: number } | undefined = report.flows[0];
+const encoded: Uint8Array = encodeDictionary('{}');
+const encodedFromObject: Uint8Array = encodeDictionary({ format: 'shardroute/1' });
+const decodedText: string = decodeDictionary(encoded);
 
 try {
   router.route('\ud800');
@@ -69,7 +82,14 @@ router.decodeId(42);
 const notNumber: number = decoded.fields['sequence'];
 // @ts-expect-error: moduloMoves takes numbers
 moduloMoves(2n, 4n);
+// @ts-expect-error: diff takes Routers, not documents
+diff('{}', next, keys);
+// @ts-expect-error: decodeDictionary takes bytes, not text
+decodeDictionary('{}');
+// @ts-expect-error: a write may go to two nodes: an array, never one id
+const oneWriter: string = router.routeWrite('user:1');
 
 void [shard, owner, preference, shards, epoch, canonical, crc, tagged, bucket, wrong];
 void [scan, decodedFromText, decodedShard, field, address, zone, names, fanout, saltedText, saltedBytes, saltedInt,
   saltedAny, textPairs, bytePairs, intPairs, anyPairs, applied, appliedFromObject, moves, notBytes, notNumber];
+void [reader, writers, nextFromText, firstMove, movedKeys, flow, encodedFromObject, decodedText, oneWriter];

@@ -1,0 +1,42 @@
+//! The vbucket dictionary's compact binary form: the core's [`sr::dictionary::encode`] and
+//! [`sr::dictionary::decode`] (format: `docs/dictionary-format.md`).
+
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use js_sys::Uint8Array;
+use shardroute as sr;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+
+use crate::errors::{invalid_argument, Result};
+use crate::key::{self, type_name};
+use crate::topology;
+
+/// The binary form of a `vbucket` topology document (JSON text or an object, as for
+/// `new Router`), as a `Uint8Array`.
+///
+/// Throws as `new Router` does for the document, and `invalid_argument` when its strategy
+/// is not `vbucket` or a node id, address or zone exceeds 65,534 bytes.
+#[wasm_bindgen(js_name = encodeDictionary)]
+pub fn encode_dictionary(topology: &JsValue) -> Result<Vec<u8>> {
+    let topology = sr::Topology::from_json(&topology::json_text(topology, "topology")?)?;
+    Ok(sr::dictionary::encode(&topology)?)
+}
+
+/// Decodes the binary form (a `Uint8Array`, or a `Buffer`) into the canonical JSON text of
+/// its topology document, validated as `new Router` validates a document.
+///
+/// Throws `invalid_topology` for damaged bytes (bad magic, unknown version, checksum
+/// mismatch, truncated or trailing bytes) or content that is not a valid topology,
+/// `limit_exceeded` past the documented limits, and `invalid_argument` when `bytes` is not
+/// a readable `Uint8Array`.
+#[wasm_bindgen(js_name = decodeDictionary)]
+pub fn decode_dictionary(bytes: &JsValue) -> Result<String> {
+    let Some(view) = bytes.dyn_ref::<Uint8Array>() else {
+        return Err(invalid_argument(format!("bytes must be a Uint8Array, got {}", type_name(bytes))).into());
+    };
+    let bytes = key::bytes_from_js(view, "the dictionary bytes", invalid_argument)?;
+    Ok(sr::dictionary::decode(&bytes)?.to_json())
+}

@@ -29,7 +29,7 @@ pub(crate) const CALLS_ENABLED: bool = true;
 
 /// Whether `dictionary.json` carries its cases (route_read/route_write, replace, diff,
 /// the binary form): off until every binding implements those calls.
-pub(crate) const DICTIONARY_CALLS_ENABLED: bool = false;
+pub(crate) const DICTIONARY_CALLS_ENABLED: bool = true;
 
 /// A file being assembled.
 pub(crate) struct VectorFile {

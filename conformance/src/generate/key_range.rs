@@ -8,7 +8,9 @@
 use serde_json::{json, Value};
 use shardroute::{operations, Router, Topology};
 
-use super::{doc, expect_error, hex, nodes, owned_key, routing_cases, u64_key, utf8, VectorFile};
+use super::{
+    apply_case, apply_error, doc, expect_error, hex, nodes, owned_key, routing_cases, u64_key, utf8, VectorFile,
+};
 
 fn alphabet_doc() -> Value {
     doc(
@@ -144,29 +146,6 @@ fn routing_file() -> VectorFile {
         expect_error(&mut file, &format!("load/{label}"), json!({"op": "load", "topology_json": raw}), code, outcome);
     }
     file
-}
-
-/// An `apply` case whose result is the core's.
-fn apply_case(file: &mut VectorFile, id: &str, document: &Value, what: &str, operation: Value) {
-    let topology = Topology::from_value(document).expect("topology");
-    let result = operations::apply(&topology, &operation).unwrap_or_else(|err| panic!("{what}: {err}"));
-    file.case(
-        &format!("{id}/apply/{what}"),
-        json!({"op": "apply", "topology": id, "operation": operation, "expect": {"result": result}}),
-    );
-}
-
-/// An `apply` case that must fail with `code`.
-fn apply_error(file: &mut VectorFile, id: &str, document: &Value, what: &str, operation: Value, code: &str) {
-    let topology = Topology::from_value(document).expect("topology");
-    let outcome = operations::apply(&topology, &operation).map(drop);
-    expect_error(
-        file,
-        &format!("{id}/apply/reject-{what}"),
-        json!({"op": "apply", "topology": id, "operation": operation}),
-        code,
-        outcome,
-    );
 }
 
 /// `shards_for_range` and `apply` cases (calls the bindings are still learning).

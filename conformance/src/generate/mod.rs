@@ -164,6 +164,30 @@ pub(crate) fn routing_cases(file: &mut VectorFile, id: &str, router: &Router) {
     file.case(&format!("{id}/load"), json!({"op": "load", "topology": id, "expect": {"epoch": router.epoch().to_string(), "to_json": router.to_json()}}));
 }
 
+/// An `apply` case on topology `id` (whose document is `document`) recording the
+/// core's result.
+pub(crate) fn apply_case(file: &mut VectorFile, id: &str, document: &Value, what: &str, operation: Value) {
+    let topology = shardroute::Topology::from_value(document).expect("topology");
+    let result = shardroute::operations::apply(&topology, &operation).unwrap_or_else(|err| panic!("{what}: {err}"));
+    file.case(
+        &format!("{id}/apply/{what}"),
+        json!({"op": "apply", "topology": id, "operation": operation, "expect": {"result": result}}),
+    );
+}
+
+/// An `apply` case that must fail with `code`.
+pub(crate) fn apply_error(file: &mut VectorFile, id: &str, document: &Value, what: &str, operation: Value, code: &str) {
+    let topology = shardroute::Topology::from_value(document).expect("topology");
+    let outcome = shardroute::operations::apply(&topology, &operation).map(drop);
+    expect_error(
+        file,
+        &format!("{id}/apply/reject-{what}"),
+        json!({"op": "apply", "topology": id, "operation": operation}),
+        code,
+        outcome,
+    );
+}
+
 /// An error case: checks the core gives `code` before recording it.
 pub(crate) fn expect_error(
     file: &mut VectorFile,

@@ -3,7 +3,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 PY := .venv/bin/python
 
-.PHONY: help setup demo test test-rust test-python test-node test-wasm test-schema bench check-counts check-versions vectors build clippy
+.PHONY: help setup demo test test-rust test-python test-node test-wasm test-schema test-oracles bench check-counts check-versions vectors build clippy
 
 help: ## List the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
@@ -22,7 +22,7 @@ demo: build ## Route the demo keys through Rust, Python, Node and WASM and compa
 
 test: setup ## Run every test: core, conformance in all five runners, bindings, type stubs
 	rm -rf target/conformance
-	$(MAKE) --no-print-directory test-rust test-python test-node test-wasm test-schema
+	$(MAKE) --no-print-directory test-rust test-python test-node test-wasm test-schema test-oracles
 	$(MAKE) --no-print-directory check-counts check-versions
 
 test-rust: ## Core unit, property and doc tests, no_std builds, the Rust conformance runner, clippy
@@ -41,6 +41,10 @@ test-wasm: ## The WASM package under Node and in headless Chromium, and tsc
 
 test-schema: ## The dictionary JSON Schema against every committed example (needs the Python package)
 	$(PY) -m pytest -q -p no:cacheprovider conformance/schema_tests
+
+test-oracles: ## Every compatibility profile against the real systems and client libraries (docs/compatibility.md)
+	$(PY) -m pytest -q -p no:cacheprovider conformance/oracles
+	cd conformance/oracles && node --test
 
 check-counts: ## Fail unless all five conformance runners passed the same non-zero count
 	python3 scripts/check-conformance-counts.py

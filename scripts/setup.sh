@@ -8,7 +8,9 @@
 #           chromium                                 the headless browser runner
 #   cargo   wasm-bindgen-cli, exactly the wasm-bindgen version in Cargo.lock
 #   pip     bindings-py/requirements-dev.txt into .venv (maturin, pytest, mypy), and
-#           conformance/requirements-dev.txt (jsonschema, for the dictionary schema test)
+#           conformance/requirements-dev.txt (jsonschema, for the dictionary schema test),
+#           conformance/requirements-oracles.txt (the real client libraries the profiles match)
+#   npm     also conformance/oracles (npm clients: cluster-key-slot, kafkajs, cassandra-driver, hashring)
 #   npm     bindings-node and bindings-wasm devDependencies (npm ci)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,7 +19,9 @@ export DEBIAN_FRONTEND=noninteractive
 say() { printf '[setup] %s\n' "$*"; }
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
-apt_packages=(rustc-web cargo-web rust-web-src lld-22 chromium)
+# The oracles of the compatibility profiles (conformance/oracles): a real Redis
+# server, libmemcached for the ketama harness, Tarantool for vshard's digest.crc32.
+apt_packages=(rustc-web cargo-web rust-web-src lld-22 chromium redis-server libmemcached-dev tarantool)
 missing=()
 for package in "${apt_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed' || missing+=("$package")
@@ -41,14 +45,15 @@ if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
 stamp=.venv/.requirements-dev.sha
-sum=$(cat bindings-py/requirements-dev.txt conformance/requirements-dev.txt | sha256sum | cut -d' ' -f1)
+requirements=(bindings-py/requirements-dev.txt conformance/requirements-dev.txt conformance/requirements-oracles.txt)
+sum=$(cat "${requirements[@]}" | sha256sum | cut -d' ' -f1)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$sum" ]; then
-  say "pip install -r bindings-py/requirements-dev.txt -r conformance/requirements-dev.txt"
-  .venv/bin/pip install -q --disable-pip-version-check -r bindings-py/requirements-dev.txt -r conformance/requirements-dev.txt
+  say "pip install -r ${requirements[*]}"
+  .venv/bin/pip install -q --disable-pip-version-check "${requirements[@]/#/-r}"
   echo "$sum" > "$stamp"
 fi
 
-for dir in bindings-node bindings-wasm; do
+for dir in bindings-node bindings-wasm conformance/oracles; do
   stamp="$dir/node_modules/.package-lock.sha"
   sum=$(sha256sum "$dir/package-lock.json" | cut -d' ' -f1)
   if [ "$(cat "$stamp" 2>/dev/null)" != "$sum" ]; then

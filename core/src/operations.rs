@@ -30,6 +30,10 @@
 //! | `directory_remove` | `directory` | drops the entry of `key`, which then routes by the fallback; reports `key`, `from`, `to` |
 //! | `vbucket_override` | `vbucket` | sends `key` to vbucket `vbucket`; reports `key`, `from_vbucket`, `to_vbucket`, `from`, `to`, `replaced` |
 //! | `vbucket_override_remove` | `vbucket` | drops the override of `key` (back to `hash % V`); reports as `vbucket_override` without `replaced` |
+//! | `import_cassandra_ring` | any | replaces the strategy with `cassandra` over `tokens` (node id → token list, as `nodetool ring` shows them): listed nodes keep their entries, others are removed, new ids appended; hashing reset to the default; reports `added`, `removed`, `tokens` |
+//! | `import_redis_cluster_slots` | any | replaces the strategy with `redis_cluster` from a `CLUSTER SLOTS` reply (`reply`: its JSON arrays); nodes are the reply's (ids, `host:port`), known ids keep their other fields; hashing reset to the default; reports `added`, `removed`, `ranges` |
+//! | `import_redis_cluster_shards` | any | the same from a `CLUSTER SHARDS` reply (objects or RESP2 flat arrays); failed nodes get `state: failed` |
+//! | `import_couchbase_config` | any | replaces the topology with a `couchbase` one built from `config` (a bucket config as Couchbase Server serves it, object or JSON text): nodes = `serverList`, epoch = `revEpoch << 32 \| rev`; reports `bucket`, `rev`, `rev_epoch`, `vbuckets`, `replicas`, `newer` |
 //! | `multilevel_remap` | `multilevel` | maps partition `partition` to group `group`; reports `partition`, `from_group`, `to_group`, `from`, `to` |
 //! | `multilevel_group_set` | `multilevel` | sets group `group`'s `nodes` (creates it; `[]` removes an empty one); reports `group`, `created`, `removed`, `moves` (`[partition, from, to]` triples) |
 //! | `trie_split` | `trie` | leaf `leaf` (a prefix) becomes `leaf+"0"` (same node) and `leaf+"1"` for `node` (appended); reports `added`, `split`, `moves` |
@@ -83,6 +87,10 @@ pub fn apply(topology: &Topology, operation: &Value) -> Result<Value> {
         "directory_remove" => crate::strategy::directory::remove(topology, operation)?,
         "vbucket_override" => crate::strategy::vbucket::set_override(topology, operation)?,
         "vbucket_override_remove" => crate::strategy::vbucket::remove_override(topology, operation)?,
+        "import_couchbase_config" => crate::strategy::couchbase::import_config(topology, operation)?,
+        "import_cassandra_ring" => crate::strategy::cassandra::import_op(topology, operation)?,
+        "import_redis_cluster_slots" => crate::strategy::redis_cluster::import_slots(topology, operation)?,
+        "import_redis_cluster_shards" => crate::strategy::redis_cluster::import_shards(topology, operation)?,
         "multilevel_remap" => crate::strategy::multilevel::remap(topology, operation)?,
         "multilevel_group_set" => crate::strategy::multilevel::group_set(topology, operation)?,
         "trie_split" => crate::strategy::trie::split(topology, operation)?,

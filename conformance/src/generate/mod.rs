@@ -10,16 +10,24 @@ use shardroute::{Key, KeyHashing, Router};
 use crate::write;
 
 mod calls;
+mod cassandra;
+mod couchbase;
 mod dictionary;
 mod directory;
+mod elasticsearch;
 mod hash_range;
 mod id_groups;
 mod ids;
+mod kafka;
+mod ketama;
 mod key_range;
 mod maglev;
 mod multilevel;
+mod redis_cluster;
 mod token_ring;
 mod trie;
+mod vitess;
+mod vshard;
 
 /// Whether vector files include the cases of the calls added after the first release
 /// (`shards_for_range`, `decode_id`, `apply`, `locate`, `salted_key(s)`,
@@ -726,6 +734,11 @@ pub fn all() -> Vec<(String, String)> {
         calls::file(),
         dictionary::file(),
         // More strategies: add `<module>::file(),` entries below this line.
+        cassandra::file(),
+        vitess::file(),
+        kafka::file(),
+        elasticsearch::file(),
+        ketama::file(),
         ids::file(),
         id_groups::file(),
         key_range::file(),
@@ -735,6 +748,9 @@ pub fn all() -> Vec<(String, String)> {
         trie::file(),
         token_ring::file(),
         maglev::file(),
+        redis_cluster::file(),
+        couchbase::file(),
+        vshard::file(),
     ]
     .iter()
     .map(VectorFile::render)

@@ -18,9 +18,16 @@
 //! | `multilevel` | `hash % partitions` | the partition's node in its group (rendezvous or jump) | the group's next choices | rendezvous within groups |
 //! | `trie` | index of the key's leaf (hash bits from the top) | the leaf's node | nearest leaves by XOR distance | no |
 //! | `token_ring` | owning node's index | first token `>=` the key's token (Cassandra) | clockwise distinct nodes (SimpleStrategy) | yes (tokens) |
+//! | `redis_cluster` | the key's slot, `CRC16(key or {tag}) % 16384` | the slot range's master | the range's master, then its replicas | no |
 //! | `maglev` | owning node's index | `table[hash % M]` (Maglev lookup table) | next distinct nodes along the table | yes (Envoy's turns) |
 //! | `id_bits` | the shard field of the id (or its cell's shard) | `shards[shard]` | owner, then next nodes in list order | no |
 //! | `id_groups` | global index of the id's group's shard owning `id % W` | the shard's node | owner, then next nodes in list order | per shard, in the group |
+//! | `cassandra` | owning node's index | first token `>=` the key's Murmur3Partitioner token | clockwise distinct nodes (SimpleStrategy) | no (tokens) |
+//! | `vitess` | index of the keyrange holding the key's keyspace id (vindex `hash`, `xxhash`, `numeric`) | the shard's node | owner, then next nodes in list order | no |
+//! | `kafka` | the partition, `toPositive(murmur2(key)) % partitions` (Java, or kafkajs' legacy murmur2) | the partition's leader | leader, then next nodes in list order | no |
+//! | `elasticsearch` | `floorMod(murmur3(routing as UTF-16LE), routing shards) / factor` | the primary's node | primary's node, then next nodes in list order | no |
+//! | `couchbase` | vbucket `((crc32 >> 16) & 0x7fff) % V` (Couchbase clients) | the row's active (`-1`: `no_nodes`) | the row's non-null entries | no |
+//! | `vshard` | bucket `crc32c_raw % bucket_count + 1` (Tarantool vshard) | the bucket's replicaset | one per bucket | no |
 //!
 //! # Adding a strategy
 //!
@@ -29,21 +36,29 @@
 //! then add one line to the `strategies!` list below. Bindings need no change: they
 //! only ever see [`Router`](crate::Router).
 
+pub mod cassandra;
+pub mod couchbase;
 pub mod directory;
+pub mod elasticsearch;
 pub mod hash_range;
 pub mod id_bits;
 pub mod id_groups;
 pub mod jump;
+pub mod kafka;
+pub mod ketama;
 pub mod key_range;
 pub mod maglev;
 pub mod modulo;
 pub mod multilevel;
 pub mod ranges;
+pub mod redis_cluster;
 pub mod rendezvous;
 pub mod ring;
 pub mod token_ring;
 pub mod trie;
 pub mod vbucket;
+pub mod vitess;
+pub mod vshard;
 
 use alloc::format;
 use alloc::vec::Vec;
@@ -295,6 +310,22 @@ strategies! {
     IdBits => id_bits::IdBitsSpec,
     /// Id intervals owned by groups of weighted shards.
     IdGroups => id_groups::IdGroupsSpec,
+    /// Cassandra's Murmur3Partitioner over explicit tokens (compatibility profile).
+    Cassandra => cassandra::CassandraSpec,
+    /// Redis Cluster: CRC16 hash slots over slot ranges (compatibility profile).
+    RedisCluster => redis_cluster::RedisClusterSpec,
+    /// Vitess vindexes (`hash`, `xxhash`, `numeric`) over keyranges (compatibility profile).
+    Vitess => vitess::VitessSpec,
+    /// Kafka's keyed-record partitioner (Java client, or kafkajs' legacy one).
+    Kafka => kafka::KafkaSpec,
+    /// Elasticsearch's document routing (Murmur3 over UTF-16, routing shards).
+    Elasticsearch => elasticsearch::ElasticsearchSpec,
+    /// Ketama continuum of memcached clients (libmemcached, libketama, Couchbase).
+    Ketama => ketama::KetamaSpec,
+    /// Couchbase's vbucket map: CRC-32 bits 16..31 % V (compatibility profile).
+    Couchbase => couchbase::CouchbaseSpec,
+    /// Tarantool vshard: CRC-32C (no final xor) % bucket_count + 1 (compatibility profile).
+    Vshard => vshard::VshardSpec,
 }
 
 fn check_weights(kind: &str, weighted: bool, nodes: &[Node]) -> Result<()> {

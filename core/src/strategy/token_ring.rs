@@ -183,7 +183,7 @@ impl TokenRingSpec {
     }
 }
 
-fn parse_tokens(path: &str, value: &Value, nodes: &[Node]) -> Result<Vec<(u32, Vec<i64>)>> {
+pub(crate) fn parse_tokens(path: &str, value: &Value, nodes: &[Node]) -> Result<Vec<(u32, Vec<i64>)>> {
     let Value::Object(map) = value else {
         return Err(json::at(
             path,

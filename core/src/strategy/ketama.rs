@@ -30,8 +30,8 @@
 //! | label | `host-i` when the port is 11211, else `host:port-i` (`hosts.cc`, `update_continuum`) | `address-i`, the address verbatim (`ketama.c`, `ketama_create_continuum`) | `host:port-i`, the address verbatim (`vbucket.c`, `update_ketama`) |
 //! | digests per server | `floor(f32(f32(f32(pct * P) / 4) * f32(n))) ` | `floor(f32(f64(pct) * (P/4) * f64(n)))` | `P / 4`; weights refused |
 //! | `pct` | `f32(weight) / f32(total weight)` | `f32(weight) / f32(total weight)` | none |
-//! | server order | document order | document order | sorted by address bytes (`strcmp`) |
-//! | ties (equal points) | lower document index | lower document index (glibc's stable `qsort`) | address that sorts first |
+//! | server order | document order | document order | document order (the config's `serverList`) |
+//! | ties (equal points) | lower document index | lower document index (glibc's stable `qsort`) | the server listed **last** (Couchbase SDK RFC 26; the Java SDK's `KetamaRingTest.lastValueWinsIfCollision`) |
 //!
 //! `n` is the number of servers and `P` is `points_per_server`. `f32(..)` is IEEE
 //! single-precision rounding, reproduced here with the basic IEEE operations of
@@ -327,18 +327,15 @@ impl Ketama {
     /// Builds the continuum of `nodes` (validated by [`KetamaSpec`]'s parse).
     fn build(spec: &KetamaSpec, nodes: &[Node]) -> Ketama {
         let digests = spec.digests(nodes);
-        // Rank of each node in the implementation's server order: ties go to the lower rank.
-        let mut order: Vec<u32> = (0..nodes.len() as u32).collect();
-        if spec.variant == KetamaVariant::Couchbase {
-            order.sort_by(|&a, &b| {
-                let address = |index: u32| nodes[index as usize].address.as_deref().unwrap_or("").as_bytes();
-                address(a).cmp(address(b))
-            });
-        }
-        let mut rank = alloc::vec![0u32; nodes.len()];
-        for (position, &index) in order.iter().enumerate() {
-            rank[index as usize] = position as u32;
-        }
+        // Rank of each node for equal points: ties go to the lower rank. libmemcached and
+        // libketama keep the first server listed; Couchbase's SDKs keep the *last* (their
+        // continuum is a map whose later insertion overwrites: SDK RFC 26, Java SDK
+        // `KetamaRingTest.lastValueWinsIfCollision`).
+        let count = nodes.len() as u32;
+        let rank: Vec<u32> = match spec.variant {
+            KetamaVariant::Couchbase => (0..count).map(|index| count - 1 - index).collect(),
+            _ => (0..count).collect(),
+        };
         let total: u64 = digests.iter().map(|&d| u64::from(d) * 4).sum();
         let mut all: Vec<(u32, u32, u32)> = Vec::with_capacity(total as usize);
         let mut label = Vec::new();
@@ -502,6 +499,35 @@ mod tests {
         assert_eq!(count(KetamaVariant::Libketama, 25), 40);
         assert_eq!(count(KetamaVariant::Libketama, 61), 39);
         assert_eq!(count(KetamaVariant::Couchbase, 61), 40);
+    }
+
+    /// Couchbase's published expectations (the Java SDK's `KetamaRingTest`, built on
+    /// SDK RFC 26): the RFC's four servers wrap hash 2^32-1 to 192.168.1.104, and when
+    /// two servers collide on a point the one listed later owns it.
+    #[test]
+    fn couchbase_sdk_rfc_26_expectations() {
+        let build = |addresses: &[&str]| {
+            let nodes: Vec<Node> = addresses
+                .iter()
+                .map(|address| Node {
+                    id: String::from(*address),
+                    address: Some(String::from(*address)),
+                    weight: 1.0,
+                    zone: None,
+                    state: Default::default(),
+                })
+                .collect();
+            let spec = KetamaSpec { variant: KetamaVariant::Couchbase, points_per_server: 160 };
+            (Ketama::build(&spec, &nodes), nodes)
+        };
+        let (ring, nodes) =
+            build(&["192.168.1.101:11210", "192.168.1.102:11210", "192.168.1.103:11210", "192.168.1.104:11210"]);
+        assert_eq!(nodes[ring.node_of_hash(u32::MAX).unwrap() as usize].id, "192.168.1.104:11210");
+        let (ring, nodes) = build(&["example.com:11210", "example137723.com:11210"]);
+        let collision = 1_723_476_360u32;
+        let owners: Vec<u32> = ring.continuum().filter(|&(point, _)| point == collision).map(|(_, owner)| owner).collect();
+        assert_eq!(owners.len(), 2, "both servers place a point at {collision}");
+        assert_eq!(nodes[ring.node_of_hash(collision).unwrap() as usize].id, "example137723.com:11210");
     }
 
     #[test]

@@ -312,6 +312,88 @@ impl Router {
         Ok(next)
     }
 
+    /// The shards of many keys written into `out` (cleared first), reusing its
+    /// allocation: the batch form of [`route`](Router::route) for bindings and hot loops.
+    ///
+    /// # Errors
+    /// As [`route`](Router::route); `out` then holds the shards before the failing key.
+    pub fn route_many_into<'k, I>(&self, keys: I, out: &mut Vec<u32>) -> Result<()>
+    where
+        I: IntoIterator,
+        I::Item: Into<Key<'k>>,
+    {
+        out.clear();
+        for key in keys {
+            out.push(self.route(key)?);
+        }
+        Ok(())
+    }
+
+    /// The shards of integer keys (`Key::U64`), into `out` (cleared first).
+    ///
+    /// # Errors
+    /// As [`route`](Router::route).
+    pub fn route_u64s_into(&self, keys: &[u64], out: &mut Vec<u32>) -> Result<()> {
+        out.clear();
+        out.reserve(keys.len());
+        for &key in keys {
+            out.push(self.route(Key::U64(key))?);
+        }
+        Ok(())
+    }
+
+    /// The shards of byte keys packed in one buffer, into `out` (cleared first): key `i`
+    /// is `data[offsets[i]..offsets[i + 1]]`, so `offsets` has one more entry than there
+    /// are keys (Arrow's layout for binary arrays).
+    ///
+    /// # Errors
+    /// `invalid_argument` when `offsets` is empty, decreases, or points past `data`;
+    /// otherwise as [`route`](Router::route).
+    ///
+    /// # Example
+    /// ```
+    /// let router = shardroute::Router::from_json(r#"{"format": "shardroute/1", "epoch": 1,
+    ///     "nodes": [{"id": "a"}, {"id": "b"}], "strategy": {"type": "jump"}}"#).unwrap();
+    /// let mut out = Vec::new();
+    /// router.route_packed_into(b"user:1user:22", &[0, 6, 13], &mut out).unwrap();
+    /// assert_eq!(out, [router.route("user:1").unwrap(), router.route("user:22").unwrap()]);
+    /// ```
+    pub fn route_packed_into(&self, data: &[u8], offsets: &[u32], out: &mut Vec<u32>) -> Result<()> {
+        out.clear();
+        if offsets.is_empty() {
+            return Err(Error::argument("offsets must hold one more entry than there are keys (at least [0])"));
+        }
+        out.reserve(offsets.len() - 1);
+        for (index, pair) in offsets.windows(2).enumerate() {
+            let (start, end) = (pair[0] as usize, pair[1] as usize);
+            let bytes = data.get(start..end).ok_or_else(|| {
+                Error::argument(format!(
+                    "offsets[{index}..={}] = {start}..{end} is not a range inside the {} bytes of data",
+                    index + 1,
+                    data.len()
+                ))
+            })?;
+            out.push(self.route(Key::Bytes(bytes))?);
+        }
+        Ok(())
+    }
+
+    /// The node index (into [`nodes`](Router::nodes)) of many keys, into `out`.
+    ///
+    /// # Errors
+    /// As [`route`](Router::route).
+    pub fn node_index_many_into<'k, I>(&self, keys: I, out: &mut Vec<u32>) -> Result<()>
+    where
+        I: IntoIterator,
+        I::Item: Into<Key<'k>>,
+    {
+        out.clear();
+        for key in keys {
+            out.push(self.node_index(key)?);
+        }
+        Ok(())
+    }
+
     /// The shards of many keys, in order: the same as calling [`route`](Router::route)
     /// on each.
     ///

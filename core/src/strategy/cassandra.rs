@@ -175,12 +175,7 @@ impl Spec for CassandraSpec {
     }
 
     fn compile(&self, hashing: &KeyHashing, nodes: &[Node]) -> Result<Cassandra> {
-        if *hashing != KeyHashing::default() {
-            return Err(json::at(
-                "hashing",
-                "the cassandra strategy hashes keys with Murmur3Partitioner itself; leave hashing at its default (remove the section)",
-            ));
-        }
+        super::require_default_hashing("cassandra", "with Murmur3Partitioner", hashing)?;
         let spec =
             TokenRingSpec { tokens_per_node: DEFAULT_TOKENS_PER_NODE, token_seed: 0, tokens: self.tokens.clone() };
         check_every_node("strategy.tokens", &spec.tokens, nodes)?;

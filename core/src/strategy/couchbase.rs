@@ -135,12 +135,7 @@ impl Spec for CouchbaseSpec {
     }
 
     fn compile(&self, hashing: &KeyHashing, _nodes: &[Node]) -> Result<Couchbase> {
-        if *hashing != KeyHashing::default() {
-            return Err(json::at(
-                "hashing",
-                "the couchbase strategy hashes keys with Couchbase's CRC-32 itself; leave hashing at its default (remove the section)",
-            ));
-        }
+        super::require_default_hashing("couchbase", "with Couchbase's CRC-32", hashing)?;
         let width = self.map.first().map_or(1, Vec::len) as u32;
         let entries = self.map.iter().flatten().map(|entry| entry.unwrap_or(NONE)).collect();
         let shortest = self.map.iter().map(|row| row.iter().flatten().count() as u32).min().unwrap_or(0);

@@ -67,7 +67,7 @@ use alloc::vec::Vec;
 
 use serde_json::{Map, Value};
 
-use super::kafka::{owner_list, owner_list_value, partition_count, require_default_hashing, Owners};
+use super::kafka::{owner_list, owner_list_value, partition_count, Owners};
 use super::{successors, Place, Spec};
 use crate::error::{Error, Result};
 use crate::hash::murmur3_x86_32;
@@ -163,7 +163,11 @@ impl Spec for ElasticsearchSpec {
     }
 
     fn compile(&self, hashing: &KeyHashing, nodes: &[Node]) -> Result<Elasticsearch> {
-        require_default_hashing(Self::TYPE, hashing)?;
+        super::require_default_hashing(
+            Self::TYPE,
+            "with Murmur3 over the UTF-16 code units of the routing value",
+            hashing,
+        )?;
         Ok(Elasticsearch {
             shards: self.number_of_shards,
             routing_shards: self.number_of_routing_shards as i32,

@@ -144,7 +144,7 @@ impl Spec for KafkaSpec {
     }
 
     fn compile(&self, hashing: &KeyHashing, nodes: &[Node]) -> Result<Kafka> {
-        require_default_hashing(Self::TYPE, hashing)?;
+        super::require_default_hashing(Self::TYPE, "with Kafka's murmur2", hashing)?;
         Ok(Kafka {
             partitions: self.partitions,
             partitioner: self.partitioner,
@@ -268,21 +268,6 @@ pub(crate) fn decimal(mut value: u64, buffer: &mut [u8; 20]) -> &[u8] {
         if value == 0 {
             return &buffer[start..];
         }
-    }
-}
-
-/// A profile fixes its key hashing: anything but the default `hashing` section is an
-/// error rather than silently ignored.
-pub(crate) fn require_default_hashing(kind: &str, hashing: &KeyHashing) -> Result<()> {
-    if *hashing == KeyHashing::default() {
-        Ok(())
-    } else {
-        Err(json::at(
-            "hashing",
-            format_args!(
-                "the {kind} profile hashes keys exactly as the real system does; remove the hashing section (it would change nothing)"
-            ),
-        ))
     }
 }
 

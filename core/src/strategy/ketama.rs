@@ -222,12 +222,7 @@ impl Spec for KetamaSpec {
     }
 
     fn compile(&self, hashing: &KeyHashing, nodes: &[Node]) -> Result<Ketama> {
-        if *hashing != KeyHashing::default() {
-            return Err(json::at(
-                "hashing",
-                "the ketama strategy hashes keys with MD5 as memcached clients do; leave hashing at its default",
-            ));
-        }
+        super::require_default_hashing("ketama", "with MD5 as memcached clients do", hashing)?;
         Ok(Ketama::build(self, nodes))
     }
 }
@@ -525,7 +520,8 @@ mod tests {
         assert_eq!(nodes[ring.node_of_hash(u32::MAX).unwrap() as usize].id, "192.168.1.104:11210");
         let (ring, nodes) = build(&["example.com:11210", "example137723.com:11210"]);
         let collision = 1_723_476_360u32;
-        let owners: Vec<u32> = ring.continuum().filter(|&(point, _)| point == collision).map(|(_, owner)| owner).collect();
+        let owners: Vec<u32> =
+            ring.continuum().filter(|&(point, _)| point == collision).map(|(_, owner)| owner).collect();
         assert_eq!(owners.len(), 2, "both servers place a point at {collision}");
         assert_eq!(nodes[ring.node_of_hash(collision).unwrap() as usize].id, "example137723.com:11210");
     }

@@ -144,6 +144,20 @@ pub(crate) fn successors(owner: u32, count: u32, node_count: u32, out: &mut Vec<
     out.extend((0..count).map(|step| ((u64::from(owner) + u64::from(step)) % u64::from(node_count)) as u32));
 }
 
+/// Refuses a `hashing` section other than the default for a compatibility profile,
+/// which hashes keys itself exactly as its system does (`invalid_topology` at
+/// `hashing`): a SipHash seed must never look as if it changed a Redis slot.
+pub(crate) fn require_default_hashing(kind: &str, how: &str, hashing: &KeyHashing) -> Result<()> {
+    if *hashing == KeyHashing::default() {
+        Ok(())
+    } else {
+        Err(json::at(
+            "hashing",
+            format_args!("the {kind} profile hashes keys {how}, as the real system does; remove the hashing section (it would change nothing)"),
+        ))
+    }
+}
+
 /// A count parameter: 0 is out of range (`invalid_topology`), above `max` a limit.
 pub(crate) fn count_param(object: &Object<'_>, name: &str, default: u32, max: u32) -> Result<u32> {
     let Some(value) = object.optional(name) else { return Ok(default) };

@@ -215,7 +215,7 @@ impl Spec for RedisClusterSpec {
     }
 
     fn compile(&self, hashing: &KeyHashing, nodes: &[Node]) -> Result<SlotTable> {
-        check_default_hashing(Self::TYPE, hashing)?;
+        super::require_default_hashing(Self::TYPE, "with CRC16 over the key or its hash tag", hashing)?;
         if nodes.is_empty() {
             return Err(Error::new(crate::error::ErrorKind::NoNodes, "nodes: a Redis Cluster needs at least one node"));
         }
@@ -238,21 +238,6 @@ impl Spec for RedisClusterSpec {
             }
         };
         Ok(SlotTable::new(ranges))
-    }
-}
-
-/// Refuses a `hashing` section other than the default for a profile that fixes its own
-/// key hashing (`invalid_topology` at `hashing`).
-pub(crate) fn check_default_hashing(kind: &str, hashing: &KeyHashing) -> Result<()> {
-    if *hashing == KeyHashing::default() {
-        Ok(())
-    } else {
-        Err(json::at(
-            "hashing",
-            format_args!(
-                "the {kind} profile hashes keys exactly as the system does and ignores the hashing section; remove it"
-            ),
-        ))
     }
 }
 

@@ -271,12 +271,7 @@ impl Spec for VitessSpec {
     }
 
     fn compile(&self, hashing: &KeyHashing, nodes: &[Node]) -> Result<Vitess> {
-        if *hashing != KeyHashing::default() {
-            return Err(json::at(
-                "hashing",
-                "the vitess strategy hashes keys with its vindex itself; leave hashing at its default (remove the section)",
-            ));
-        }
+        super::require_default_hashing("vitess", "with its vindex", hashing)?;
         if let Some(index) = self.shards.iter().position(|shard| shard.node as usize >= nodes.len()) {
             return Err(json::at(&format!("strategy.shards[{index}].node"), "node index out of range"));
         }

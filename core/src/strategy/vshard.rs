@@ -119,12 +119,7 @@ impl Spec for VshardSpec {
     }
 
     fn compile(&self, hashing: &KeyHashing, nodes: &[Node]) -> Result<Vshard> {
-        if *hashing != KeyHashing::default() {
-            return Err(json::at(
-                "hashing",
-                "the vshard strategy hashes keys with Tarantool's digest.crc32 itself; leave hashing at its default (remove the section)",
-            ));
-        }
+        super::require_default_hashing("vshard", "with Tarantool's digest.crc32", hashing)?;
         let ranges = match &self.ranges {
             Some(ranges) => ranges.clone(),
             None => even_ranges(self.bucket_count, nodes.len() as u32),

@@ -14,12 +14,22 @@ use shardroute as sr;
 
 use crate::errors;
 
-/// A key converted from Python, holding the bytes it borrows from.
+/// A key converted from Python, holding the object whose bytes it borrows.
 pub enum Key<'py> {
-    /// Text (encoded as UTF-8 by Python) or raw bytes.
+    /// Raw bytes, or text that Python encoded into a new `bytes` object.
     Bytes(Bound<'py, PyBytes>),
+    /// Text whose UTF-8 form the `str` object itself holds (see [`str_utf8`]): no copy.
+    Text { _owner: Bound<'py, PyString>, utf8: Utf8 },
     /// An integer key.
     U64(u64),
+}
+
+/// Where a `str` object keeps its UTF-8 form: valid while the object lives (strings are
+/// immutable), which [`Key::Text`] guarantees by holding the object.
+#[derive(Clone, Copy)]
+pub struct Utf8 {
+    data: *const u8,
+    len: usize,
 }
 
 impl<'py> Key<'py> {
@@ -29,10 +39,20 @@ impl<'py> Key<'py> {
     /// `invalid_key` for a value of an unsupported type, a `str` with lone surrogates, an
     /// `int` outside `0..2**64`.
     pub fn from_py(value: &Bound<'py, PyAny>) -> PyResult<Key<'py>> {
+        // The common case first, by an exact type check (a pointer comparison; the
+        // subclass checks below call into the interpreter under abi3).
+        if let Ok(text) = value.cast_exact::<PyString>() {
+            if let Some(utf8) = str_utf8(text) {
+                return Ok(Key::Text { _owner: text.clone(), utf8 });
+            }
+        }
         if let Ok(bytes) = value.cast::<PyBytes>() {
             Ok(Key::Bytes(bytes.clone()))
         } else if let Ok(text) = value.cast::<PyString>() {
-            text_bytes(text).map(Key::Bytes)
+            match str_utf8(text) {
+                Some(utf8) => Ok(Key::Text { _owner: text.clone(), utf8 }),
+                None => text_bytes(text).map(Key::Bytes),
+            }
         } else if value.is_instance_of::<PyInt>() && !value.is_instance_of::<PyBool>() {
             u64_from_py(value, "integer key").map(Key::U64)
         } else if value.is_instance_of::<PyByteArray>() || value.is_instance_of::<PyMemoryView>() {
@@ -64,6 +84,10 @@ impl<'py> Key<'py> {
     pub fn as_core(&self) -> sr::Key<'_> {
         match self {
             Key::Bytes(bytes) => sr::Key::Bytes(bytes.as_bytes()),
+            // SAFETY: `str_utf8` gave the pointer and length of the UTF-8 buffer owned by
+            // the `str` object held alongside, which lives (and stays unchanged) at least
+            // as long as `self`.
+            Key::Text { utf8, .. } => sr::Key::Bytes(unsafe { std::slice::from_raw_parts(utf8.data, utf8.len) }),
             Key::U64(value) => sr::Key::U64(*value),
         }
     }
@@ -77,15 +101,50 @@ impl<'py> Key<'py> {
 /// the first value that is not a key; an exception raised by the iterator propagates.
 pub fn keys_from_py<'py>(keys: &Bound<'py, PyAny>) -> PyResult<Vec<Key<'py>>> {
     if Key::is_text_or_bytes(keys) {
-        return Err(errors::new(
-            sr::ErrorKind::InvalidArgument,
-            "keys must be an iterable of keys, not a single str or bytes key; wrap it in a list",
-        ));
+        return Err(single_key_error());
     }
     let iterator = keys.try_iter().map_err(|err| {
         errors::convert(keys.py(), err, sr::ErrorKind::InvalidArgument, "keys must be an iterable of keys")
     })?;
     iterator.map(|key| Key::from_py(&key?)).collect()
+}
+
+/// How many keys [`for_each_key_chunk`] converts before handing them to core.
+const CHUNK: usize = 1024;
+
+/// Converts the keys of an iterable argument in chunks and hands each chunk to `each`,
+/// in order: batches of any size in bounded memory, with the objects each key borrows
+/// from held only while its chunk is routed.
+///
+/// # Errors
+/// As [`keys_from_py`], and whatever `each` returns.
+pub fn for_each_key_chunk<'py>(
+    keys: &Bound<'py, PyAny>,
+    mut each: impl FnMut(&[Key<'py>]) -> PyResult<()>,
+) -> PyResult<()> {
+    let iterator = keys.try_iter().map_err(|err| {
+        errors::convert(keys.py(), err, sr::ErrorKind::InvalidArgument, "keys must be an iterable of keys")
+    })?;
+    let mut chunk = Vec::with_capacity(CHUNK);
+    for key in iterator {
+        chunk.push(Key::from_py(&key?)?);
+        if chunk.len() == CHUNK {
+            each(&chunk)?;
+            chunk.clear();
+        }
+    }
+    if !chunk.is_empty() {
+        each(&chunk)?;
+    }
+    Ok(())
+}
+
+/// The error for a single `str` or bytes key passed where an iterable of keys is expected.
+pub fn single_key_error() -> PyErr {
+    errors::new(
+        sr::ErrorKind::InvalidArgument,
+        "keys must be an iterable of keys, not a single str or bytes key; wrap it in a list",
+    )
 }
 
 /// A key returned by core (a salted key) as the Python type of the key it came from:
@@ -107,7 +166,40 @@ pub fn owned_to_py<'py>(source: &Bound<'py, PyAny>, key: &sr::OwnedKey) -> PyRes
     }
 }
 
-/// The UTF-8 bytes of a `str`.
+#[cfg(not(windows))]
+extern "C" {
+    // In CPython's C API since 3.3 and in the limited API (abi3) since 3.10: pyo3-ffi
+    // declares it only for abi3 builds targeting 3.10+, this wheel targets 3.9. On Linux
+    // and macOS an extension module binds C API symbols when it is loaded, and every
+    // CPython >= 3.3 exports this one, so an abi3-py39 wheel can call it on 3.9 too. On
+    // Windows abi3 modules link python3.dll, which lacks it before 3.10: not used there.
+    fn PyUnicode_AsUTF8AndSize(unicode: *mut pyo3::ffi::PyObject, size: *mut pyo3::ffi::Py_ssize_t) -> *const u8;
+}
+
+/// The UTF-8 form a `str` object keeps: for an ASCII string its own characters, for
+/// others a UTF-8 copy CPython makes once and caches in the object. Unlike
+/// `str.encode()` this allocates no `bytes` object per key, which is most of the cost
+/// of a key in a batch. `None` when the string has lone surrogates (no UTF-8 form; the
+/// caller goes the slow way to report it) or on Windows (see above).
+#[cfg(not(windows))]
+fn str_utf8(text: &Bound<'_, PyString>) -> Option<Utf8> {
+    let mut len: pyo3::ffi::Py_ssize_t = 0;
+    // SAFETY: `text` is a live `str` object and the GIL is held (it is a `Bound`).
+    let data = unsafe { PyUnicode_AsUTF8AndSize(text.as_ptr(), &mut len) };
+    if data.is_null() {
+        // The UnicodeEncodeError it raised: `text_bytes` reports lone surrogates itself.
+        drop(PyErr::take(text.py()));
+        return None;
+    }
+    Some(Utf8 { data, len: len as usize })
+}
+
+#[cfg(windows)]
+fn str_utf8(_text: &Bound<'_, PyString>) -> Option<Utf8> {
+    None
+}
+
+/// The UTF-8 bytes of a `str`, as a new `bytes` object.
 ///
 /// # Errors
 /// `invalid_key` for lone surrogates, with core's message: the string is re-read as

@@ -11,6 +11,7 @@
 
 use pyo3::prelude::*;
 
+mod arrays;
 mod dictionary;
 mod diff;
 mod errors;

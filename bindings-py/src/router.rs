@@ -1,12 +1,13 @@
 //! `shardroute.Router`: a shell over [`sr::Router`].
 
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyType};
+use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyMemoryView, PyString, PyTuple, PyType};
 use shardroute as sr;
 
 use crate::errors;
 use crate::json::document_text;
-use crate::key::{keys_from_py, owned_to_py, u32_from_py, u64_from_py, Key};
+use crate::arrays::{array_from_py, u32s_to_py, Array, Item, DETACH_MIN_KEYS};
+use crate::key::{for_each_key_chunk, owned_to_py, single_key_error, type_name, u32_from_py, u64_from_py, Key};
 use crate::placement_names::location_to_py;
 use crate::strategy::decoded_id_to_py;
 
@@ -24,6 +25,9 @@ use crate::strategy::decoded_id_to_py;
 #[pyclass(module = "shardroute", frozen)]
 pub struct Router {
     pub(crate) inner: sr::Router,
+    /// The node ids as Python strings, made once: `node` and `node_many` share them
+    /// rather than make a new `str` per key.
+    ids: Vec<Py<PyString>>,
 }
 
 #[pymethods]
@@ -32,7 +36,7 @@ impl Router {
     fn new(topology: &Bound<'_, PyAny>) -> PyResult<Router> {
         let text = document_text(topology, "topology")?;
         let inner = sr::Router::from_json(&text).map_err(errors::to_py)?;
-        Ok(Router { inner })
+        Ok(Router::wrap(topology.py(), inner))
     }
 
     /// The shard of a key: a node index for the modulo, jump, ring and rendezvous
@@ -47,9 +51,11 @@ impl Router {
     /// The id of the node that owns a key.
     ///
     /// Raises InvalidKeyError for a value that is not a key.
-    fn node(&self, key: &Bound<'_, PyAny>) -> PyResult<&str> {
+    fn node<'py>(&self, key: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyString>> {
+        let py = key.py();
         let key = Key::from_py(key)?;
-        self.inner.node(key.as_core()).map_err(errors::to_py)
+        let index = self.inner.node_index(key.as_core()).map_err(errors::to_py)?;
+        Ok(self.ids[index as usize].bind(py).clone())
     }
 
     /// count distinct node ids for a key in preference order, owner first:
@@ -63,15 +69,65 @@ impl Router {
         self.inner.replicas(key.as_core(), count).map_err(errors::to_py)
     }
 
-    /// The shards of many keys (any iterable), in order: the same as [route(k) for k
-    /// in keys].
+    /// The shards of many keys, in order: the same as [route(k) for k in keys].
     ///
-    /// Raises InvalidKeyError at the first value that is not a key, InvalidArgumentError
-    /// when keys is not iterable or is a single key (a str or bytes is iterable, but
-    /// routing its characters is never what was meant).
-    fn route_many(&self, keys: &Bound<'_, PyAny>) -> PyResult<Vec<u32>> {
-        let keys = keys_from_py(keys)?;
-        self.inner.route_many(keys.iter().map(Key::as_core)).map_err(errors::to_py)
+    /// keys is any iterable of keys (a list of str, bytes or int, a generator...), giving
+    /// a list of ints; or an array of uint64 integer keys: a 1-D C-contiguous numpy
+    /// array (read in place, giving a numpy uint32 array) or another buffer of uint64
+    /// such as array.array("Q") or its memoryview (copied, giving a list). Batches over
+    /// arrays release the GIL while they are routed.
+    ///
+    /// Raises InvalidKeyError at the first value that is not a key, as route would;
+    /// InvalidArgumentError when keys is not iterable or is a single key (a str or bytes
+    /// is iterable, but routing its characters is never what was meant), and for an
+    /// array of another dtype than uint64, not 1-D, or not contiguous.
+    fn route_many<'py>(&self, keys: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        self.many(keys, Output::Shards)
+    }
+
+    /// The node index (position in the topology's "nodes" list) that owns each key:
+    /// the same as the index of node(k) for each k in keys. Keys and results as for
+    /// route_many (a numpy uint32 array for a numpy array of keys, else a list).
+    ///
+    /// Raises as route_many.
+    fn node_index_many<'py>(&self, keys: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        self.many(keys, Output::NodeIndices)
+    }
+
+    /// The id of the node that owns each key, as a list of str: the same as
+    /// [node(k) for k in keys]. Keys as for route_many, numpy arrays included.
+    ///
+    /// Raises as route_many.
+    fn node_many<'py>(&self, keys: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        self.many(keys, Output::NodeIds)
+    }
+
+    /// The shards of byte keys packed in one buffer, Arrow-style: key i is
+    /// data[offsets[i]:offsets[i + 1]], so offsets has one more entry than there are
+    /// keys. data is bytes (read in place), or a bytearray, memoryview or numpy uint8
+    /// array; offsets an iterable of ints or an array of int32, uint32, int64 or uint64
+    /// (a numpy uint32 array is read in place). Gives a numpy uint32 array when data or
+    /// offsets is a numpy array, else a list. Releases the GIL for large batches.
+    ///
+    /// Raises InvalidArgumentError when offsets is empty, decreases, points past data or
+    /// holds a value outside 0..2**32, or when data is not bytes-like.
+    fn route_packed<'py>(&self, data: &Bound<'py, PyAny>, offsets: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        let py = data.py();
+        let data = packed_data(data)?;
+        let (offsets, offsets_numpy) = match array_from_py(offsets, "offsets", &[Item::U32, Item::I32, Item::I64, Item::U64])? {
+            Some(array) => (array.u32s("offsets")?.into_owned().into(), array.numpy),
+            None => {
+                let values = offsets.try_iter().map_err(|err| {
+                    errors::convert(py, err, sr::ErrorKind::InvalidArgument, "offsets must be an iterable of ints")
+                })?;
+                let values: Vec<u32> = values.map(|value| u32_from_py(&value?, "offset")).collect::<PyResult<_>>()?;
+                (std::borrow::Cow::Owned(values), false)
+            }
+        };
+        let mut out = Vec::new();
+        let bytes = data.bytes();
+        detach_for(py, offsets.len(), || self.inner.route_packed_into(bytes, &offsets, &mut out)).map_err(errors::to_py)?;
+        u32s_to_py(py, &out, data.numpy || offsets_numpy)
     }
 
     /// The shards a scan over the keys in [start, end) must visit, in key order; end
@@ -176,7 +232,7 @@ impl Router {
     fn replace(&self, topology: &Bound<'_, PyAny>) -> PyResult<Router> {
         let next = Router::new(topology)?;
         let inner = self.inner.replace(next.inner).map_err(errors::to_py)?;
-        Ok(Router { inner })
+        Ok(Router::wrap(topology.py(), inner))
     }
 
     /// The topology's epoch (an int in 0..2**64).
@@ -200,4 +256,124 @@ impl Router {
     fn __reduce__<'py>(slf: &Bound<'py, Self>) -> (Bound<'py, PyType>, (String,)) {
         (slf.get_type(), (slf.get().inner.to_json(),))
     }
+}
+
+/// What a batch method gives for each key.
+#[derive(Clone, Copy)]
+enum Output {
+    Shards,
+    NodeIndices,
+    NodeIds,
+}
+
+impl Router {
+    /// The batch methods: converts the keys (an array or an iterable), calls core's
+    /// batch entry point for `output`, converts the results.
+    fn many<'py>(&self, keys: &Bound<'py, PyAny>, output: Output) -> PyResult<Bound<'py, PyAny>> {
+        let py = keys.py();
+        if Key::is_text_or_bytes(keys) && !is_array_view(keys) {
+            return Err(single_key_error());
+        }
+        let mut out = Vec::new();
+        let numpy = match array_from_py(keys, "keys", &[Item::U64])? {
+            Some(array) => {
+                let keys = array.u64s();
+                detach_for(py, keys.len(), || match output {
+                    Output::Shards => self.inner.route_u64s_into(&keys, &mut out),
+                    _ => self.inner.node_index_many_into(keys.iter().map(|&key| sr::Key::U64(key)), &mut out),
+                })
+                .map_err(errors::to_py)?;
+                array.numpy
+            }
+            None => {
+                let mut chunk_out = Vec::new();
+                if keys.is_instance_of::<PyList>() || keys.is_instance_of::<PyTuple>() {
+                    out.reserve(keys.len()?);
+                }
+                for_each_key_chunk(keys, |chunk| {
+                    let chunk = chunk.iter().map(Key::as_core);
+                    match output {
+                        Output::Shards => self.inner.route_many_into(chunk, &mut chunk_out),
+                        _ => self.inner.node_index_many_into(chunk, &mut chunk_out),
+                    }
+                    .map_err(errors::to_py)?;
+                    out.extend_from_slice(&chunk_out);
+                    Ok(())
+                })?;
+                false
+            }
+        };
+        match output {
+            Output::NodeIds => self.node_ids(py, &out),
+            _ => u32s_to_py(py, &out, numpy),
+        }
+    }
+
+    fn wrap(py: Python<'_>, inner: sr::Router) -> Router {
+        let ids = inner.nodes().iter().map(|node| PyString::new(py, &node.id).unbind()).collect();
+        Router { inner, ids }
+    }
+
+    /// Node indices as a list of node ids (the shared `str` objects).
+    fn node_ids<'py>(&self, py: Python<'py>, indices: &[u32]) -> PyResult<Bound<'py, PyAny>> {
+        let items = indices.iter().map(|&index| self.ids[index as usize].bind(py));
+        Ok(PyList::new(py, items)?.into_any())
+    }
+}
+
+/// A `memoryview` of a buffer that is not bytes (`memoryview(array("Q", ...))`): an
+/// array of keys rather than one byte-string key.
+fn is_array_view(value: &Bound<'_, PyAny>) -> bool {
+    value.cast::<PyMemoryView>().is_ok_and(|view| {
+        view.getattr(pyo3::intern!(value.py(), "format"))
+            .and_then(|format| format.extract::<String>())
+            .is_ok_and(|format| !matches!(format.as_str(), "B" | "b" | "c" | "@B" | "@b" | "@c" | "=B"))
+    })
+}
+
+/// Runs `route` with the GIL released when the batch is large (it then touches no
+/// Python object), else with it held (releasing costs more than a small batch).
+fn detach_for<T: Send>(py: Python<'_>, keys: usize, route: impl FnOnce() -> T + Send) -> T {
+    if keys >= DETACH_MIN_KEYS {
+        py.detach(route)
+    } else {
+        route()
+    }
+}
+
+/// Packed keys' data: `bytes` in place, other byte buffers (bytearray, memoryview,
+/// numpy uint8 arrays) through [`array_from_py`].
+struct PackedData<'py> {
+    numpy: bool,
+    bytes: Option<Bound<'py, PyBytes>>,
+    array: Option<Array<'py>>,
+}
+
+impl PackedData<'_> {
+    fn bytes(&self) -> &[u8] {
+        match (&self.bytes, &self.array) {
+            (Some(bytes), _) => bytes.as_bytes(),
+            (None, Some(array)) => array.bytes(),
+            (None, None) => &[],
+        }
+    }
+}
+
+fn packed_data<'py>(data: &Bound<'py, PyAny>) -> PyResult<PackedData<'py>> {
+    if let Ok(bytes) = data.cast::<PyBytes>() {
+        return Ok(PackedData { numpy: false, bytes: Some(bytes.clone()), array: None });
+    }
+    if data.is_instance_of::<PyByteArray>() {
+        let bytes = PyBytes::new(data.py(), &data.cast::<PyByteArray>()?.to_vec());
+        return Ok(PackedData { numpy: false, bytes: Some(bytes), array: None });
+    }
+    if !data.is_instance_of::<PyString>() {
+        if let Some(array) = array_from_py(data, "data", &[Item::U8])? {
+            return Ok(PackedData { numpy: array.numpy, bytes: None, array: Some(array) });
+        }
+    }
+    Err(errors::new(
+        sr::ErrorKind::InvalidArgument,
+        format!("data must be bytes, bytearray, memoryview or a numpy uint8 array, not {}", type_name(data)),
+    ))
 }

@@ -739,6 +739,7 @@ def test_public_names_and_docs() -> None:
     }
     assert shardroute.__doc__ and "Router" in shardroute.__doc__
     methods = [Router.route, Router.node, Router.replicas, Router.route_many, Router.to_json]
+    methods += [Router.node_many, Router.node_index_many, Router.route_packed]
     methods += [Router.shards_for_range, Router.decode_id, Router.locate, Router.fanout]
     methods += [Router.salted_key, Router.salted_keys, Router.route_read, Router.route_write, Router.replace]
     functions = [hash_key, jump, apply, modulo_moves, diff, encode_dictionary, decode_dictionary]

@@ -3,6 +3,12 @@
 from collections.abc import Iterable, Mapping
 from typing import Any, TypedDict, Union, final, overload
 
+# numpy is optional at run time (the package imports without it); the batch methods
+# take and give numpy arrays, typed here. Without numpy installed, type checkers see
+# these as unknown types.
+import numpy as np
+import numpy.typing as npt
+
 __version__: str
 
 Key = Union[str, bytes, bytearray, memoryview, int]
@@ -25,7 +31,28 @@ class Router:
     def route(self, key: Key) -> int: ...
     def node(self, key: Key) -> str: ...
     def replicas(self, key: Key, count: int) -> list[str]: ...
+    # Batches: a numpy uint64 array of integer keys gives a numpy uint32 array; any
+    # other iterable of keys (or buffer of uint64, e.g. array.array("Q")) a list.
+    @overload
+    def route_many(self, keys: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint32]: ...  # type: ignore[overload-overlap]
+    @overload
     def route_many(self, keys: Iterable[Key]) -> list[int]: ...
+    @overload
+    def node_index_many(self, keys: npt.NDArray[np.uint64]) -> npt.NDArray[np.uint32]: ...  # type: ignore[overload-overlap]
+    @overload
+    def node_index_many(self, keys: Iterable[Key]) -> list[int]: ...
+    def node_many(self, keys: Iterable[Key] | npt.NDArray[np.uint64]) -> list[str]: ...
+    # Packed keys: key i is data[offsets[i]:offsets[i + 1]]; numpy in, numpy out.
+    @overload
+    def route_packed(
+        self, data: npt.NDArray[np.uint8], offsets: Iterable[int] | npt.NDArray[np.integer[Any]]
+    ) -> npt.NDArray[np.uint32]: ...
+    @overload
+    def route_packed(
+        self, data: bytes | bytearray | memoryview, offsets: npt.NDArray[np.integer[Any]]
+    ) -> npt.NDArray[np.uint32]: ...
+    @overload
+    def route_packed(self, data: bytes | bytearray | memoryview, offsets: Iterable[int]) -> list[int]: ...
     def shards_for_range(self, start: Key, end: Key | None = None) -> list[int]: ...
     def decode_id(self, id: int) -> DecodedId: ...
     def locate(self, key: Key) -> Location: ...

@@ -74,6 +74,40 @@ function documentText(value, what, code = 'invalid_topology') {
   }
 }
 
+/** Below this many keys, routeMany converts each key natively (packing would not pay). */
+const PACK_MIN_KEYS = 8;
+/** Longest text packAscii joins (V8's string limit is 2^29 - 24 UTF-16 units). */
+const PACK_MAX_UNITS = 2 ** 28;
+
+/**
+ * The keys of routeMany as one buffer plus offsets, `[data, offsets]`, when every key is
+ * an ASCII string (so UTF-16 and UTF-8 offsets agree); `undefined` otherwise, and for
+ * short arrays, and when reading the array throws: routeMany then converts each key
+ * natively, with the same errors as `route`. Each element is read once.
+ */
+function packAscii(keys) {
+  if (!Array.isArray(keys)) return undefined;
+  try {
+    const count = keys.length; // a proxy's trap may throw
+    if (!(count >= PACK_MIN_KEYS)) return undefined;
+    const offsets = new Uint32Array(count + 1);
+    let text = '';
+    for (let i = 0; i < count; i++) {
+      const key = keys[i];
+      if (typeof key !== 'string') return undefined;
+      text += key;
+      if (text.length > PACK_MAX_UNITS) return undefined;
+      offsets[i + 1] = text.length;
+    }
+    const data = Buffer.from(text, 'utf8');
+    // One byte per code unit: every unit was ASCII (other characters, lone surrogates
+    // included, take two or more bytes), so `offsets` are byte offsets too.
+    return data.length === text.length ? [data, offsets] : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Passed as the topology by `wrap` (module-private): the constructor's second argument is
  * then a native router the addon made, which the new Router holds as it is.
@@ -94,6 +128,8 @@ function wrap(inner) {
 /** A router: a topology document compiled for lookups. */
 class Router {
   #inner;
+  /** The native router as an external, for the hot single-key calls (route, node). */
+  #handle;
 
   static {
     nativeOf = (value) => (typeof value === 'object' && value !== null && #inner in value ? value.#inner : value);
@@ -103,6 +139,7 @@ class Router {
   constructor(topology) {
     if (topology === WRAP) {
       this.#inner = arguments[1];
+      this.#handle = this.#inner.handle();
       return;
     }
     const text = documentText(topology, 'topology');
@@ -111,12 +148,13 @@ class Router {
     } catch (err) {
       rethrow(err);
     }
+    this.#handle = this.#inner.handle();
   }
 
   /** The shard of `key` (a node index, or the vbucket number for `vbucket`). */
   route(key) {
     try {
-      return this.#inner.route(key);
+      return addon.routeWith(this.#handle, key);
     } catch (err) {
       rethrow(err);
     }
@@ -125,7 +163,7 @@ class Router {
   /** The id of the node that owns `key`. */
   node(key) {
     try {
-      return this.#inner.node(key);
+      return addon.nodeWith(this.#handle, key);
     } catch (err) {
       rethrow(err);
     }
@@ -143,7 +181,35 @@ class Router {
   /** The shards of many keys, in order, as a Uint32Array. */
   routeMany(keys) {
     try {
-      return this.#inner.routeMany(keys);
+      const packed = packAscii(keys);
+      return packed === undefined ? this.#inner.routeMany(keys) : this.#inner.routePacked(packed[0], packed[1]);
+    } catch (err) {
+      rethrow(err);
+    }
+  }
+
+  /** The shards of integer keys given as one BigUint64Array (read in place), as a Uint32Array. */
+  routeU64s(keys) {
+    try {
+      return this.#inner.routeU64s(keys);
+    } catch (err) {
+      rethrow(err);
+    }
+  }
+
+  /** The shards of byte keys packed in `data`: key i is data[offsets[i]..offsets[i + 1]]. */
+  routePacked(data, offsets) {
+    try {
+      return this.#inner.routePacked(data, offsets);
+    } catch (err) {
+      rethrow(err);
+    }
+  }
+
+  /** The ids of the nodes that own many keys, in order. */
+  nodeMany(keys) {
+    try {
+      return this.#inner.nodeMany(keys);
     } catch (err) {
       rethrow(err);
     }

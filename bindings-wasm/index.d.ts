@@ -89,6 +89,30 @@ export declare class Router {
    */
   routeMany(keys: readonly Key[]): Uint32Array;
   /**
+   * The shards of integer keys given as one `BigUint64Array` (each element a `u64` key,
+   * the same as `route(bigint)`), as a `Uint32Array`.
+   *
+   * @throws {ShardrouteError} `invalid_argument` when `keys` is not a `BigUint64Array`.
+   */
+  routeU64s(keys: BigUint64Array): Uint32Array;
+  /**
+   * The shards of byte keys packed in one buffer: key `i` is
+   * `data.subarray(offsets[i], offsets[i + 1])`, so `offsets` has one more entry than
+   * there are keys (Arrow's layout for binary arrays). The same as `route` on each key.
+   *
+   * @throws {ShardrouteError} `invalid_argument` when `data` is not a `Uint8Array`
+   *   (a `Buffer` is one), `offsets` not a `Uint32Array`, or the offsets are empty,
+   *   decrease or point past `data`.
+   */
+  routePacked(data: Uint8Array, offsets: Uint32Array): Uint32Array;
+  /**
+   * The ids of the nodes that own many keys, in order: the same as `node` on each.
+   *
+   * @throws {ShardrouteError} `invalid_key` (the message names the key's index);
+   *   `invalid_argument` when `keys` is not an array.
+   */
+  nodeMany(keys: readonly Key[]): string[];
+  /**
    * The id of the node that serves reads of a key: the same as `node` except for a vbucket
    * in motion, whose reads go to its old owner.
    */

@@ -24,6 +24,8 @@ use crate::errors::{self, Result, Throw};
 pub enum Key<'env> {
     /// A string, decoded to UTF-8.
     Text(String),
+    /// A short string, decoded to UTF-8 without allocating: the first `.1` bytes of `.0`.
+    ShortText([u8; SHORT_TEXT], u8),
     /// The bytes of a `Uint8Array`, borrowed for the duration of the call.
     Bytes(Uint8ArraySlice<'env>),
     /// A `bigint` or `number` key.
@@ -35,6 +37,7 @@ impl Key<'_> {
     pub fn as_core(&self) -> sr::Key<'_> {
         match self {
             Key::Text(text) => sr::Key::Bytes(text.as_bytes()),
+            Key::ShortText(bytes, length) => sr::Key::Bytes(&bytes[..usize::from(*length)]),
             Key::Bytes(bytes) => sr::Key::Bytes(bytes),
             Key::U64(value) => sr::Key::U64(*value),
         }
@@ -47,7 +50,10 @@ impl Key<'_> {
 /// `invalid_key` for a value that is not a key (see the module docs).
 pub fn from_js<'env>(value: Unknown<'env>) -> Result<Key<'env>> {
     match value.get_type().or_throw()? {
-        ValueType::String => Ok(Key::Text(text(value, sr::ErrorKind::InvalidKey)?)),
+        ValueType::String => match short_text(value)? {
+            Some(key) => Ok(key),
+            None => Ok(Key::Text(text(value, sr::ErrorKind::InvalidKey)?)),
+        },
         ValueType::BigInt => Ok(Key::U64(u64_from_bigint(value, "bigint key")?)),
         ValueType::Number => {
             // SAFETY: `get_type` said this is a number.
@@ -65,6 +71,31 @@ pub fn from_js<'env>(value: Unknown<'env>) -> Result<Key<'env>> {
         }
         other => Err(invalid_key(&describe(value, other)?)),
     }
+}
+
+/// The longest string key (in UTF-8 bytes, less one) read without allocating.
+const SHORT_TEXT: usize = 64;
+
+/// A string of fewer than [`SHORT_TEXT`] UTF-8 bytes read in one N-API call into a stack
+/// buffer, or `None` (then [`text`] reads it). N-API's UTF-8 read replaces a lone
+/// surrogate by U+FFFD, so a result holding U+FFFD is `None` too: [`text`] tells a real
+/// U+FFFD from a lone surrogate.
+fn short_text(value: Unknown<'_>) -> Result<Option<Key<'static>>> {
+    let raw = value.value();
+    let mut bytes = [0u8; SHORT_TEXT];
+    let mut length = 0usize;
+    // SAFETY: `raw` is a live string value of this call's env; N-API writes at most
+    // `bytes.len()` bytes (the text, truncated, then a NUL) and the count into `length`.
+    let status = unsafe {
+        napi::sys::napi_get_value_string_utf8(raw.env, raw.value, bytes.as_mut_ptr().cast(), bytes.len(), &mut length)
+    };
+    if status != napi::sys::Status::napi_ok || length >= SHORT_TEXT - 1 {
+        return Ok(None); // failed, or possibly truncated: the general path decides
+    }
+    if bytes[..length].windows(3).any(|window| window == "\u{FFFD}".as_bytes()) {
+        return Ok(None);
+    }
+    Ok(Some(Key::ShortText(bytes, length as u8)))
 }
 
 /// Reads an optional key: `undefined` and `null` are `None`.
@@ -103,6 +134,34 @@ pub fn many_from_js<'env>(keys: Unknown<'env>) -> Result<Vec<Key<'env>>> {
         .collect()
 }
 
+/// A typed array of element type `kind` (`BigUint64Array`, `Uint32Array`, ...) read in
+/// place: the slice borrows the array's memory for the duration of the call.
+///
+/// # Errors
+/// `invalid_argument` naming `what` for any other value.
+pub fn typed_array<'env, T>(value: Unknown<'env>, kind: TypedArrayType, what: &str) -> Result<T>
+where
+    T: napi::bindgen_prelude::FromNapiValue + 'env,
+{
+    let value_type = value.get_type().or_throw()?;
+    if value_type == ValueType::Object && value.is_typedarray().or_throw()? {
+        // SAFETY: `is_typedarray` said this is a typed array.
+        let view: TypedArray = unsafe { value.cast() }.or_throw()?;
+        if view.typed_array_type == kind {
+            // SAFETY: a typed array of element type `kind`, the element type of `T`.
+            return unsafe { value.cast() }.or_throw();
+        }
+        return Err(errors::new(
+            sr::ErrorKind::InvalidArgument,
+            format!("{what} must be a {}Array, got a {}Array", kind.as_ref(), view.typed_array_type.as_ref()),
+        ));
+    }
+    Err(errors::new(
+        sr::ErrorKind::InvalidArgument,
+        format!("{what} must be a {}Array, got {}", kind.as_ref(), describe(value, value_type)?),
+    ))
+}
+
 /// `err` with its message prefixed by the index of the key it is about (`keys[2]: ...`).
 pub fn at(index: usize, err: errors::Error) -> errors::Error {
     napi::Error::new(err.status, format!("keys[{index}]: {}", err.reason))
@@ -120,12 +179,14 @@ pub type JsKey = Either3<String, Uint8Array, BigInt>;
 pub fn to_js(source: &Key<'_>, key: sr::OwnedKey) -> Result<JsKey> {
     Ok(match (source, key) {
         (_, sr::OwnedKey::U64(value)) => Either3::C(BigInt::from(value)),
-        (Key::Text(_), sr::OwnedKey::Bytes(bytes)) => Either3::A(String::from_utf8(bytes).map_err(|err| {
-            napi::Error::new(
-                errors::Code::Napi(napi::Status::GenericFailure),
-                format!("a key made from a string is not UTF-8: {err}"),
-            )
-        })?),
+        (Key::Text(_) | Key::ShortText(..), sr::OwnedKey::Bytes(bytes)) => {
+            Either3::A(String::from_utf8(bytes).map_err(|err| {
+                napi::Error::new(
+                    errors::Code::Napi(napi::Status::GenericFailure),
+                    format!("a key made from a string is not UTF-8: {err}"),
+                )
+            })?)
+        }
         (_, sr::OwnedKey::Bytes(bytes)) => Either3::B(Uint8Array::new(bytes)),
     })
 }

@@ -1,17 +1,43 @@
 //! [`Router`]: the JavaScript class over [`sr::Router`].
 
-use napi::bindgen_prelude::{BigInt, Uint32Array};
-use napi::Unknown;
+use std::sync::Arc;
+
+use napi::bindgen_prelude::{
+    Array, BigInt, BigUint64ArraySlice, External, TypedArrayType, Uint32Array, Uint32ArraySlice, Uint8ArraySlice,
+};
+use napi::{Env, Unknown};
 use napi_derive::napi;
 use shardroute as sr;
 
-use crate::errors::{Result, Throw};
+use crate::errors::{self, Result, Throw};
 use crate::key::{self, JsKey};
 
 /// A router built from a topology document; `index.js` wraps it as the public `Router`.
 #[napi]
 pub struct Router {
-    pub(crate) inner: sr::Router,
+    pub(crate) inner: Arc<sr::Router>,
+}
+
+/// A router shared with [`Router`] as an N-API external: what the hot single-key calls
+/// ([`route_with`], [`node_with`]) take. napi-rs checks an external with one registry
+/// lookup, while a `&self` method also records and releases a borrow of the class
+/// instance, which on this package's benchmark costs about as much as routing itself.
+pub type Handle = External<Arc<sr::Router>>;
+
+/// The shard of `key` under `router`'s handle: the same as `Router.route`.
+// Only `#[napi]`'s registration calls it, and test builds leave that out.
+#[cfg_attr(test, allow(dead_code))]
+#[napi(catch_unwind)]
+pub fn route_with(router: &Handle, key: Unknown) -> Result<u32> {
+    router.route(key::from_js(key)?.as_core()).or_throw()
+}
+
+/// The id of the node that owns `key` under `router`'s handle: the same as `Router.node`.
+// Only `#[napi]`'s registration calls it, and test builds leave that out.
+#[cfg_attr(test, allow(dead_code))]
+#[napi(catch_unwind)]
+pub fn node_with(router: &Handle, key: Unknown) -> Result<String> {
+    Ok(router.node(key::from_js(key)?.as_core()).or_throw()?.to_owned())
 }
 
 #[napi]
@@ -24,7 +50,14 @@ impl Router {
     #[napi(constructor, catch_unwind)]
     pub fn new(topology: Unknown) -> Result<Self> {
         let text = crate::document_text(topology, "topology", sr::ErrorKind::InvalidTopology)?;
-        Ok(Router { inner: sr::Router::from_json(&text).or_throw()? })
+        Ok(Router { inner: Arc::new(sr::Router::from_json(&text).or_throw()?) })
+    }
+
+    /// This router as a [`Handle`] for [`route_with`] and [`node_with`] (`index.js`
+    /// takes it once per router).
+    #[napi(catch_unwind)]
+    pub fn handle(&self) -> Handle {
+        External::new(Arc::clone(&self.inner))
     }
 
     /// The shard of `key` (a `u32`).
@@ -48,7 +81,7 @@ impl Router {
         Ok(ids.into_iter().map(str::to_owned).collect())
     }
 
-    /// The shards of an array of keys, in order.
+    /// The shards of an array of keys, in order ([`sr::Router::route_many_into`]).
     ///
     /// # Errors
     /// `invalid_argument` when `keys` is not an array; a key's error, its message
@@ -56,12 +89,71 @@ impl Router {
     #[napi(catch_unwind)]
     pub fn route_many(&self, keys: Unknown) -> Result<Uint32Array> {
         let keys = key::many_from_js(keys)?;
-        let shards = keys
-            .iter()
-            .enumerate()
-            .map(|(index, key)| self.inner.route(key.as_core()).or_throw().map_err(|err| key::at(index, err)))
-            .collect::<Result<Vec<u32>>>()?;
+        let mut shards = Vec::new();
+        let routed = self.inner.route_many_into(keys.iter().map(key::Key::as_core), &mut shards);
+        // On error `shards` holds the shards before the failing key: its length is the index.
+        routed.or_throw().map_err(|err| key::at(shards.len(), err))?;
         Ok(Uint32Array::new(shards))
+    }
+
+    /// The shards of integer keys given as one `BigUint64Array`, read in place
+    /// ([`sr::Router::route_u64s_into`]).
+    ///
+    /// # Errors
+    /// `invalid_argument` when `keys` is not a `BigUint64Array`.
+    #[napi(js_name = "routeU64s", catch_unwind)]
+    pub fn route_u64s(&self, keys: Unknown) -> Result<Uint32Array> {
+        let keys: BigUint64ArraySlice = key::typed_array(keys, TypedArrayType::BigUint64, "keys")?;
+        let mut shards = Vec::new();
+        self.inner.route_u64s_into(&keys, &mut shards).or_throw()?;
+        Ok(Uint32Array::new(shards))
+    }
+
+    /// The shards of byte keys packed in one `Uint8Array` (a `Buffer` too): key `i` is
+    /// `data[offsets[i]..offsets[i + 1]]` ([`sr::Router::route_packed_into`]). Both
+    /// arrays are read in place.
+    ///
+    /// # Errors
+    /// `invalid_argument` when `data` is not a `Uint8Array`, `offsets` not a
+    /// `Uint32Array`, or the offsets are empty, decrease or point past `data`; a key's
+    /// error, its message prefixed with the key's index.
+    #[napi(catch_unwind)]
+    pub fn route_packed(&self, data: Unknown, offsets: Unknown) -> Result<Uint32Array> {
+        let data: Uint8ArraySlice = key::typed_array(data, TypedArrayType::Uint8, "data")?;
+        let offsets: Uint32ArraySlice = key::typed_array(offsets, TypedArrayType::Uint32, "offsets")?;
+        let mut shards = Vec::new();
+        self.inner.route_packed_into(&data, &offsets, &mut shards).map_err(|err| {
+            // A key's own error (not the offsets' `invalid_argument`) names the key, as
+            // `route_many` does: `shards` then holds the shards before it.
+            let keyed = err.kind() != sr::ErrorKind::InvalidArgument;
+            let err = errors::new(err.kind(), err.message());
+            if keyed {
+                key::at(shards.len(), err)
+            } else {
+                err
+            }
+        })?;
+        Ok(Uint32Array::new(shards))
+    }
+
+    /// The ids of the nodes that own an array of keys, in order
+    /// ([`sr::Router::node_index_many_into`]): each id is made once and shared.
+    ///
+    /// # Errors
+    /// As [`route_many`](Router::route_many).
+    #[napi(catch_unwind)]
+    pub fn node_many<'env>(&self, env: &'env Env, keys: Unknown<'env>) -> Result<Array<'env>> {
+        let keys = key::many_from_js(keys)?;
+        let mut indices = Vec::new();
+        let routed = self.inner.node_index_many_into(keys.iter().map(key::Key::as_core), &mut indices);
+        routed.or_throw().map_err(|err| key::at(indices.len(), err))?;
+        let ids = self.inner.nodes().iter().map(|node| env.create_string(&node.id)).collect::<napi::Result<Vec<_>>>();
+        let ids = ids.or_throw()?;
+        let mut array = env.create_array(indices.len() as u32).or_throw()?;
+        for (position, &index) in indices.iter().enumerate() {
+            array.set(position as u32, ids[index as usize]).or_throw()?;
+        }
+        Ok(array)
     }
 
     /// The shards a scan over keys in `[start, end)` must visit, in key order; `end`
@@ -161,7 +253,8 @@ impl Router {
     #[napi(catch_unwind)]
     pub fn replace(&self, topology: Unknown) -> Result<Router> {
         let next = Router::new(topology)?;
-        Ok(Router { inner: self.inner.replace(next.inner).or_throw()? })
+        let next = Arc::try_unwrap(next.inner).unwrap_or_else(|shared| (*shared).clone());
+        Ok(Router { inner: Arc::new(self.inner.replace(next).or_throw()?) })
     }
 
     /// The topology's epoch, a `bigint`.

@@ -99,3 +99,11 @@ export const used = [shard, node, replicas, shards, moreShards, epoch, text, crc
   range, toEnd, toEndNull, decodedText, decodedShard, decodedField, locationParts, fanout, saltedText, saltedBytes, saltedInt, saltedAny,
   saltedTexts, saltedBytesList, saltedInts, saltedAnyList, applied, appliedText, moves, notBytes, address,
   readNode, writeNodes, replacedText, movedFrozen, moveParts, flowParts, totals, encodedObject, decodedDictionary, oneWriter];
+
+// Batch calls.
+const fromU64s: Uint32Array = new Router('{}').routeU64s(new BigUint64Array([1n, 2n]));
+const fromPacked: Uint32Array = new Router('{}').routePacked(new Uint8Array(2), new Uint32Array([0, 1, 2]));
+const nodeIds: string[] = new Router('{}').nodeMany(['a', new Uint8Array(1), 1n, 2]);
+void fromU64s;
+void fromPacked;
+void nodeIds;

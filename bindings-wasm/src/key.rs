@@ -20,7 +20,7 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use js_sys::{Array, BigInt, JsString, Reflect, Uint8Array};
+use js_sys::{Array, BigInt, BigUint64Array, JsString, Reflect, Uint32Array, Uint8Array};
 use shardroute as sr;
 use wasm_bindgen::convert::TryFromJsValue;
 use wasm_bindgen::prelude::*;
@@ -99,10 +99,69 @@ pub(crate) fn keys_from_js(keys: &JsValue) -> sr::Result<Vec<Key>> {
         let key = Reflect::get_u32(keys, index)
             .map_err(|_| invalid_key(String::from("cannot be read (a getter or proxy trap threw)")))
             .and_then(|item| Key::from_js(&item))
-            .map_err(|err| sr::Error::new(err.kind(), format!("keys[{index}]: {}", err.message())))?;
+            .map_err(|err| at(index as usize, err))?;
         converted.push(key);
     }
     Ok(converted)
+}
+
+/// `err` with its message prefixed by the index of the key it is about (`keys[2]: ...`).
+pub(crate) fn at(index: usize, err: sr::Error) -> sr::Error {
+    sr::Error::new(err.kind(), format!("keys[{index}]: {}", err.message()))
+}
+
+/// The keys of `routeMany` as one buffer plus offsets, when `packAscii` (`js/support.mjs`)
+/// packs them: an array of at least a few keys, every one an ASCII string.
+pub(crate) fn packed_ascii(keys: &JsValue) -> Option<(Vec<u8>, Vec<u32>)> {
+    let packed = pack_ascii(keys);
+    let packed = packed.dyn_ref::<Array>()?;
+    let data: Uint8Array = packed.get(0).dyn_into().ok()?;
+    let offsets: Uint32Array = packed.get(1).dyn_into().ok()?;
+    Some((data.to_vec(), offsets.to_vec()))
+}
+
+/// The elements of a `BigUint64Array`, or `invalid_argument` naming `what`.
+pub(crate) fn u64s_from_js(value: &JsValue, what: &str) -> sr::Result<Vec<u64>> {
+    match value.dyn_ref::<BigUint64Array>() {
+        Some(array) => {
+            let mut items = reserve(array.length(), "keys")?;
+            items.resize(array.length() as usize, 0);
+            array.copy_to(&mut items);
+            Ok(items)
+        }
+        None => Err(invalid_argument(format!("{what} must be a BigUint64Array, got {}", typed_name(value)))),
+    }
+}
+
+/// The elements of a `Uint32Array`, or `invalid_argument` naming `what`.
+pub(crate) fn u32s_from_js(value: &JsValue, what: &str) -> sr::Result<Vec<u32>> {
+    match value.dyn_ref::<Uint32Array>() {
+        Some(array) => {
+            let mut items = reserve(array.length(), "offsets")?;
+            items.resize(array.length() as usize, 0);
+            array.copy_to(&mut items);
+            Ok(items)
+        }
+        None => Err(invalid_argument(format!("{what} must be a Uint32Array, got {}", typed_name(value)))),
+    }
+}
+
+/// The bytes of a `Uint8Array` (a `Buffer` too), or `invalid_argument` naming `what`.
+pub(crate) fn packed_data_from_js(value: &JsValue, what: &str) -> sr::Result<Vec<u8>> {
+    match value.dyn_ref::<Uint8Array>() {
+        Some(bytes) => bytes_from_js(bytes, what, invalid_argument),
+        None => Err(invalid_argument(format!("{what} must be a Uint8Array, got {}", typed_name(value)))),
+    }
+}
+
+/// The `typeof` of a value, or its constructor's name for an object (`Int32Array`).
+fn typed_name(value: &JsValue) -> String {
+    if value.is_object() {
+        if let Some(name) = constructor_name(value) {
+            return format!("a {name}");
+        }
+    }
+    type_name(value)
 }
 
 /// A `u64` given as a bigint or a decimal string ([`sr::key::parse_u64`]), such as the
@@ -117,10 +176,19 @@ pub(crate) fn u64_from_js(value: &JsValue, what: &str) -> sr::Result<u64> {
     Err(invalid_key(format!("{what} must be a bigint or a decimal string, got {}", type_name(value))))
 }
 
-/// A JavaScript string as UTF-8, read code unit by code unit: wasm-bindgen's own
-/// `String` conversion would replace lone surrogates with U+FFFD, making two different
-/// strings one key. The core rejects them instead (`invalid_key`).
+/// A JavaScript string as UTF-8 without replacing lone surrogates: wasm-bindgen's own
+/// `String` conversion would replace them with U+FFFD, making two different strings one
+/// key, so a result holding U+FFFD is read again code unit by code unit, and the core
+/// rejects lone surrogates (`invalid_key`).
 pub(crate) fn utf8_from_js(text: &JsString) -> sr::Result<String> {
+    // Fast path: wasm-bindgen's one-step copy (TextEncoder) is exact unless the result has
+    // a U+FFFD, which is either in the text or a replaced lone surrogate: only then read
+    // the code units to tell which.
+    if let Some(utf8) = text.as_string() {
+        if !utf8.contains('\u{FFFD}') {
+            return Ok(utf8);
+        }
+    }
     let mut units = reserve(text.length(), "code units")?;
     units.extend(text.iter());
     sr::key::utf8_from_utf16(&units)
@@ -151,6 +219,17 @@ fn reserve<T>(length: u32, what: &str) -> sr::Result<Vec<T>> {
         sr::Error::new(sr::ErrorKind::LimitExceeded, format!("{length} {what} do not fit in WebAssembly memory"))
     })?;
     Ok(buffer)
+}
+
+#[wasm_bindgen(module = "/js/support.mjs")]
+extern "C" {
+    /// `[data, offsets]` for an array of ASCII strings, else `undefined` (never throws).
+    #[wasm_bindgen(js_name = packAscii)]
+    fn pack_ascii(keys: &JsValue) -> JsValue;
+
+    /// The name of an object's constructor, or `undefined` (never throws).
+    #[wasm_bindgen(js_name = constructorName)]
+    fn constructor_name(value: &JsValue) -> Option<String>;
 }
 
 #[wasm_bindgen]

@@ -55,10 +55,61 @@ impl Router {
     }
 
     /// The shards of an array of keys, in order: the same as `route` on each.
+    ///
+    /// An array of ASCII strings crosses as one buffer plus offsets (`packAscii` in
+    /// `js/support.mjs`) and is routed by the core's packed path; any other array key by key.
     #[wasm_bindgen(js_name = routeMany)]
     pub fn route_many(&self, keys: &JsValue) -> Result<Vec<u32>> {
+        let mut shards = Vec::new();
+        if let Some((data, offsets)) = key::packed_ascii(keys) {
+            // The offsets are packAscii's, so an error is a key's: name its index.
+            self.inner.route_packed_into(&data, &offsets, &mut shards).map_err(|err| key::at(shards.len(), err))?;
+            return Ok(shards);
+        }
         let keys = key::keys_from_js(keys)?;
-        Ok(self.inner.route_many(keys.iter().map(Key::as_key))?)
+        self.inner
+            .route_many_into(keys.iter().map(Key::as_key), &mut shards)
+            .map_err(|err| key::at(shards.len(), err))?;
+        Ok(shards)
+    }
+
+    /// The shards of integer keys given as one `BigUint64Array`, as a `Uint32Array` (the
+    /// array is copied into WebAssembly memory in one step).
+    ///
+    /// Throws `invalid_argument` when `keys` is not a `BigUint64Array`.
+    #[wasm_bindgen(js_name = routeU64s)]
+    pub fn route_u64s(&self, keys: &JsValue) -> Result<Vec<u32>> {
+        let keys = key::u64s_from_js(keys, "keys")?;
+        let mut shards = Vec::new();
+        self.inner.route_u64s_into(&keys, &mut shards)?;
+        Ok(shards)
+    }
+
+    /// The shards of byte keys packed in one `Uint8Array`: key `i` is
+    /// `data[offsets[i]..offsets[i + 1]]` (`offsets` a `Uint32Array` with one more entry
+    /// than there are keys), as a `Uint32Array`.
+    ///
+    /// Throws `invalid_argument` when `data` is not a `Uint8Array`, `offsets` not a
+    /// `Uint32Array`, or the offsets are empty, decrease or point past `data`.
+    #[wasm_bindgen(js_name = routePacked)]
+    pub fn route_packed(&self, data: &JsValue, offsets: &JsValue) -> Result<Vec<u32>> {
+        let data = key::packed_data_from_js(data, "data")?;
+        let offsets = key::u32s_from_js(offsets, "offsets")?;
+        let mut shards = Vec::new();
+        self.inner.route_packed_into(&data, &offsets, &mut shards)?;
+        Ok(shards)
+    }
+
+    /// The ids of the nodes that own an array of keys, in order: the same as `node` on each.
+    #[wasm_bindgen(js_name = nodeMany)]
+    pub fn node_many(&self, keys: &JsValue) -> Result<Array> {
+        let keys = key::keys_from_js(keys)?;
+        let mut indices = Vec::new();
+        self.inner
+            .node_index_many_into(keys.iter().map(Key::as_key), &mut indices)
+            .map_err(|err| key::at(indices.len(), err))?;
+        let ids: Vec<JsValue> = self.inner.nodes().iter().map(|node| JsValue::from_str(&node.id)).collect();
+        Ok(indices.iter().map(|&index| ids[index as usize].clone()).collect())
     }
 
     /// The id of the node that serves reads of a key: the same as `node` except for a

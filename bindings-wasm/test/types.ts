@@ -93,3 +93,11 @@ void [shard, owner, preference, shards, epoch, canonical, crc, tagged, bucket, w
 void [scan, decodedFromText, decodedShard, field, address, zone, names, fanout, saltedText, saltedBytes, saltedInt,
   saltedAny, textPairs, bytePairs, intPairs, anyPairs, applied, appliedFromObject, moves, notBytes, notNumber];
 void [reader, writers, nextFromText, firstMove, movedKeys, flow, encodedFromObject, decodedText, oneWriter];
+
+// Batch calls.
+const fromU64s: Uint32Array = new Router('{}').routeU64s(new BigUint64Array([1n, 2n]));
+const fromPacked: Uint32Array = new Router('{}').routePacked(new Uint8Array(2), new Uint32Array([0, 1, 2]));
+const nodeIds: string[] = new Router('{}').nodeMany(['a', new Uint8Array(1), 1n, 2]);
+void fromU64s;
+void fromPacked;
+void nodeIds;

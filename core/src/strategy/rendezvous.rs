@@ -20,8 +20,10 @@
 //! moves only the keys it now wins; removing one moves only its own keys, each to its
 //! second choice. No tables, no points: membership is the whole state.
 //!
-//! **Cost.** `O(n)` per key (one mix and, weighted, one `ln` per node); top-`k`
-//! replicas `O(n log n)`; memory 16 bytes per node.
+//! **Cost.** `O(n)` per key (one mix and, weighted, one `ln` per node), with no
+//! allocation; top-`k` replicas are one pass too, keeping the best `k` in order in the
+//! caller's buffer (`O(n + k^2 log n)` expected, no sort of all nodes); memory 16 bytes
+//! per node.
 
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -96,39 +98,91 @@ impl Rendezvous {
         let bits = fmix64(hash ^ self.seeds[index]) >> 11;
         match &self.weights {
             None => Score::Uniform(bits),
-            Some(weights) => {
-                let unit = (bits as f64 + 0.5) * (1.0 / 9_007_199_254_740_992.0);
-                Score::Weighted(-weights[index] / libm::log(unit))
-            }
+            Some(weights) => Score::Weighted(weighted_score(weights[index], bits)),
         }
     }
 
     /// The node index with the highest score for `hash` (first listed on ties).
+    ///
+    /// One pass over the nodes, no allocation: the weights test is made once per key,
+    /// not once per node, so the uniform loop is a mix and a compare per node.
     #[inline]
     pub fn node_of(&self, hash: u64) -> u32 {
-        let mut best = 0usize;
-        let mut best_score = self.score(0, hash);
-        for index in 1..self.seeds.len() {
-            let score = self.score(index, hash);
-            // Strictly greater: on a tie the earlier node keeps the key.
-            if score.partial_cmp(&best_score) == Some(Ordering::Greater) {
-                best = index;
-                best_score = score;
+        match &self.weights {
+            None => {
+                let mut best = 0usize;
+                let mut best_score = 0u64;
+                for (index, &seed) in self.seeds.iter().enumerate() {
+                    let score = fmix64(hash ^ seed) >> 11;
+                    // Strictly greater: on a tie the earlier node keeps the key. Node 0
+                    // wins when every score is 0, as when it is compared with itself.
+                    if score > best_score {
+                        best = index;
+                        best_score = score;
+                    }
+                }
+                best as u32
+            }
+            Some(weights) => {
+                let mut best = 0usize;
+                let mut best_score = f64::NEG_INFINITY;
+                for (index, (&seed, &weight)) in self.seeds.iter().zip(weights).enumerate() {
+                    let score = weighted_score(weight, fmix64(hash ^ seed) >> 11);
+                    if score > best_score {
+                        best = index;
+                        best_score = score;
+                    }
+                }
+                best as u32
             }
         }
-        best as u32
     }
 
-    /// The `count` highest-scoring node indices for `hash`, best first, into `out`.
+    /// The `count` highest-scoring node indices for `hash`, best first (ties: first
+    /// listed first), into `out` (cleared first).
+    ///
+    /// The same as sorting every node by score and taking `count`, in one pass with no
+    /// allocation beyond `out`: `out` holds the best `count` so far in order, a node
+    /// enters only when it beats the last of them (about `count * ln(n / count)` times
+    /// for `n` nodes), and scores of held nodes are recomputed instead of stored.
     pub fn replicas_of(&self, hash: u64, count: u32, out: &mut Vec<u32>) {
-        let mut scored: Vec<(Score, u32)> =
-            (0..self.seeds.len()).map(|index| (self.score(index, hash), index as u32)).collect();
-        // Descending score, then ascending index. Scores are never NaN (u is inside (0, 1)
-        // and weights are finite and positive), so `Equal` only means a true tie.
-        scored.sort_by(|a, b| b.0.partial_cmp(&a.0).unwrap_or(Ordering::Equal).then(a.1.cmp(&b.1)));
         out.clear();
-        out.extend(scored.iter().take(count as usize).map(|entry| entry.1));
+        let wanted = (count as usize).min(self.seeds.len());
+        if wanted == 0 {
+            return;
+        }
+        out.reserve(wanted);
+        // The score of `out`'s last entry once it is full: what a newcomer must beat.
+        let mut threshold: Option<Score> = None;
+        for index in 0..self.seeds.len() {
+            let score = self.score(index, hash);
+            if let Some(last) = threshold {
+                // Strictly greater: a later node with an equal score ranks after.
+                if score.partial_cmp(&last) != Some(Ordering::Greater) {
+                    continue;
+                }
+            }
+            // Insert after every held node with a score >= this one (they are listed
+            // earlier, so they win ties). Scores are never NaN (u is inside (0, 1) and
+            // weights are finite and positive), so the order is total.
+            let at = out
+                .partition_point(|&held| self.score(held as usize, hash).partial_cmp(&score) != Some(Ordering::Less));
+            if out.len() == wanted {
+                out.pop();
+            }
+            out.insert(at, index as u32);
+            if out.len() == wanted {
+                threshold = out.last().map(|&last| self.score(last as usize, hash));
+            }
+        }
     }
+}
+
+/// The weighted score `-weight / ln(u)` of 53 random bits, `u = (bits + 0.5) / 2^53`.
+#[inline]
+fn weighted_score(weight: f64, bits: u64) -> f64 {
+    let unit = (bits as f64 + 0.5) * (1.0 / 9_007_199_254_740_992.0);
+    -weight / libm::log(unit)
 }
 
 impl Place for Rendezvous {
@@ -153,5 +207,61 @@ impl Place for Rendezvous {
 
     fn shard_range(&self) -> core::ops::Range<u32> {
         0..self.seeds.len() as u32
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The definition: every node scored, sorted by score descending then index.
+    fn sorted(placement: &Rendezvous, hash: u64) -> Vec<u32> {
+        let mut scored: Vec<(Score, u32)> =
+            (0..placement.seeds.len()).map(|index| (placement.score(index, hash), index as u32)).collect();
+        scored.sort_by(|a, b| b.0.partial_cmp(&a.0).unwrap_or(Ordering::Equal).then(a.1.cmp(&b.1)));
+        scored.into_iter().map(|entry| entry.1).collect()
+    }
+
+    fn placements() -> Vec<Rendezvous> {
+        let mut placements = Vec::new();
+        for n in [1usize, 2, 3, 10, 64, 300] {
+            let seeds: Vec<u64> = (0..n as u64).map(|i| fmix64(i.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 77)).collect();
+            placements.push(Rendezvous { seeds: seeds.clone(), weights: None });
+            let weights = (0..n).map(|i| 0.25 + (i % 5) as f64 * 0.75).collect();
+            placements.push(Rendezvous { seeds, weights: Some(weights) });
+        }
+        // Ties: repeated seeds give equal scores, which go to the node listed first.
+        let seeds: Vec<u64> = (0..40u64).map(|i| fmix64(i % 7)).collect();
+        placements.push(Rendezvous { seeds: seeds.clone(), weights: None });
+        placements
+            .push(Rendezvous { seeds, weights: Some((0..40).map(|i| if i % 2 == 0 { 1.0 } else { 2.0 }).collect()) });
+        placements
+    }
+
+    #[test]
+    fn top_k_equals_sorting_every_node() {
+        let mut out = Vec::new();
+        for placement in placements() {
+            let n = placement.seeds.len();
+            for key in 0..200u64 {
+                let hash = fmix64(key);
+                let expected = sorted(&placement, hash);
+                assert_eq!(placement.node_of(hash), expected[0], "n {n} key {key}");
+                for count in [1, 2, 3, 5, 16, n / 2, n - 1, n, n + 3] {
+                    placement.replicas_of(hash, count as u32, &mut out);
+                    assert_eq!(out, expected[..count.min(n)], "n {n} key {key} count {count}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn replicas_allocate_only_out() {
+        let placement = &placements()[8];
+        let mut out = Vec::with_capacity(8);
+        let buffer = out.as_ptr();
+        placement.replicas_of(12_345, 8, &mut out);
+        assert_eq!(out.len(), 8);
+        assert_eq!(out.as_ptr(), buffer, "a buffer of capacity count is reused, never reallocated");
     }
 }

@@ -55,6 +55,13 @@ check-versions: ## Fail unless every package carries the workspace version
 vectors: ## Regenerate conformance/vectors from the core (review the diff!)
 	cargo run -q -p shardroute-conformance --bin generate-vectors
 
-bench: ## Measure strategies and the dictionary (release builds); prints the tables of docs/*.md
-	cargo run -q --release -p shardroute-conformance --bin compare-strategies
-	cargo run -q --release -p shardroute-conformance --bin bench-dictionary
+bench: setup build ## Run every benchmark side by side with its peers and write docs/benchmarks.md
+	rm -rf target/bench && mkdir -p target/bench
+	@[ ! -f bench/python/requirements.txt ] || .venv/bin/pip install -q --disable-pip-version-check -r bench/python/requirements.txt
+	@[ ! -f bench/node/package-lock.json ] || (cd bench/node && npm ci --silent --no-audit --no-fund)
+	{ echo "## Strategies side by side (Rust core)"; echo; cargo run -q --release -p shardroute-conformance --bin compare-strategies; } > target/bench/strategies.md
+	{ echo "## Dictionary planner and encodings"; echo; cargo run -q --release -p shardroute-conformance --bin bench-dictionary; } > target/bench/dictionary.md
+	cargo bench -q -p shardroute --bench peers
+	@[ ! -f bench/python/bench.py ] || $(PY) bench/python/bench.py
+	@[ ! -f bench/node/bench.mjs ] || node bench/node/bench.mjs
+	python3 scripts/assemble-benchmarks.py

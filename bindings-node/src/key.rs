@@ -89,7 +89,10 @@ fn short_text(value: Unknown<'_>) -> Result<Option<Key<'static>>> {
     let status = unsafe {
         napi::sys::napi_get_value_string_utf8(raw.env, raw.value, bytes.as_mut_ptr().cast(), bytes.len(), &mut length)
     };
-    if status != napi::sys::Status::napi_ok || length >= SHORT_TEXT - 1 {
+    // V8 truncates at a character boundary: a truncated result leaves fewer free bytes
+    // than the next character needs (at most 4), so only a result shorter than
+    // `SHORT_TEXT - 4` bytes is certainly whole.
+    if status != napi::sys::Status::napi_ok || length + 4 >= SHORT_TEXT {
         return Ok(None); // failed, or possibly truncated: the general path decides
     }
     if bytes[..length].windows(3).any(|window| window == "\u{FFFD}".as_bytes()) {

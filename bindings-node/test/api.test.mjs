@@ -722,3 +722,16 @@ describe('package', () => {
     assert.equal(manifest.version, workspaceVersion);
   });
 });
+
+test('string keys of every length near the short-string buffer route as their UTF-8 bytes', () => {
+  // Regression: a multi-byte string truncated at a character boundary by N-API's UTF-8
+  // read looked complete and routed as a prefix of itself.
+  const router = new Router({ format: 'shardroute/1', epoch: 1, nodes: [{ id: 'a' }, { id: 'b' }, { id: 'c' }], strategy: { type: 'rendezvous' } });
+  for (const unit of ['a', 'ю', '日', '🔑', 'aю', 'a🔑']) {
+    for (let n = 1; n <= 90; n++) {
+      const key = unit.repeat(n);
+      assert.equal(router.route(key), router.route(Buffer.from(key)), `${JSON.stringify(unit)} x ${n}`);
+      assert.equal(router.node(key), router.node(Buffer.from(key)), `${JSON.stringify(unit)} x ${n}`);
+    }
+  }
+});

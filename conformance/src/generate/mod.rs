@@ -110,6 +110,17 @@ pub(crate) fn standard_keys() -> Vec<(String, Value)> {
         keys.push((label.to_string(), utf8(text)));
     }
     keys.push(("utf8-long-300".into(), utf8(&"x".repeat(300))));
+    // Multi-byte text around 64 UTF-8 bytes, where a binding's short-string buffer ends:
+    // a truncation at a character boundary must never pass for the whole key.
+    for (label, unit, count) in [
+        ("cyrillic-31", "ю", 31),
+        ("cyrillic-32", "ю", 32),
+        ("cjk-21", "日", 21),
+        ("emoji-15", "🔑", 15),
+        ("emoji-16", "🔑", 16),
+    ] {
+        keys.push((format!("utf8-multibyte-{label}"), utf8(&unit.repeat(count))));
+    }
     for (label, bytes) in [
         ("hex-empty", &[][..]),
         ("hex-00", &[0][..]),

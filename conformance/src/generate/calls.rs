@@ -22,9 +22,6 @@ pub(crate) fn file() -> VectorFile {
         "Calls shared by all strategies: locate with placement names, hot-key salting, apply (add_node, remove_node), shards_for_range and decode_id on hash strategies, modulo_moves.",
         "generator; modulo_moves cases are plain arithmetic (k -> k + i*n), checked by the core's property tests",
     );
-    if !super::CALLS_ENABLED {
-        return file;
-    }
     let router = file.topology("hot-3", hot_doc());
     for (label, key) in standard_keys().into_iter().take(24) {
         let owned = owned_key(&key);

@@ -77,33 +77,31 @@ pub(crate) fn file() -> VectorFile {
     }
     assert_eq!(found, [2, 2], "keys of both unserved vbuckets");
     file.case(&format!("{id}/load"), json!({"op": "load", "topology": id, "expect": {"epoch": router.epoch().to_string(), "to_json": router.to_json()}}));
-    if super::CALLS_ENABLED {
-        file.topology("couchbase-bootstrap", bootstrap());
-        file.case(
-            "import/rebalance-config",
-            json!({"op": "apply", "topology": "couchbase-bootstrap", "operation": {"op": "import_couchbase_config", "config": config}, "expect": {"result": imported}}),
+    file.topology("couchbase-bootstrap", bootstrap());
+    file.case(
+        "import/rebalance-config",
+        json!({"op": "apply", "topology": "couchbase-bootstrap", "operation": {"op": "import_couchbase_config", "config": config}, "expect": {"result": imported}}),
+    );
+    let reject = |what: &str, edit: &dyn Fn(&mut Value)| {
+        let mut bad = config.clone();
+        edit(&mut bad);
+        let operation = json!({"op": "import_couchbase_config", "config": bad});
+        (what.to_string(), operation)
+    };
+    for (what, operation) in [
+        reject("memcached-bucket", &|c| c["nodeLocator"] = json!("ketama")),
+        reject("server-index-out-of-range", &|c| c["vBucketServerMap"]["vBucketMap"][0][0] = json!(3)),
+        reject("rev-missing", &|c| drop(c.as_object_mut().map(|o| o.remove("rev")))),
+        reject("num-replicas-disagrees", &|c| c["vBucketServerMap"]["numReplicas"] = json!(1)),
+    ] {
+        let outcome = operations::apply(&base, &operation).map(drop);
+        expect_error(
+            &mut file,
+            &format!("import/reject-{what}"),
+            json!({"op": "apply", "topology": "couchbase-bootstrap", "operation": operation}),
+            "invalid_argument",
+            outcome,
         );
-        let reject = |what: &str, edit: &dyn Fn(&mut Value)| {
-            let mut bad = config.clone();
-            edit(&mut bad);
-            let operation = json!({"op": "import_couchbase_config", "config": bad});
-            (what.to_string(), operation)
-        };
-        for (what, operation) in [
-            reject("memcached-bucket", &|c| c["nodeLocator"] = json!("ketama")),
-            reject("server-index-out-of-range", &|c| c["vBucketServerMap"]["vBucketMap"][0][0] = json!(3)),
-            reject("rev-missing", &|c| drop(c.as_object_mut().map(|o| o.remove("rev")))),
-            reject("num-replicas-disagrees", &|c| c["vBucketServerMap"]["numReplicas"] = json!(1)),
-        ] {
-            let outcome = operations::apply(&base, &operation).map(drop);
-            expect_error(
-                &mut file,
-                &format!("import/reject-{what}"),
-                json!({"op": "apply", "topology": "couchbase-bootstrap", "operation": operation}),
-                "invalid_argument",
-                outcome,
-            );
-        }
     }
     let cbgb = file.topology("couchbase-1024", single_node(1024));
     assert_eq!(cbgb.route("hello").expect("route"), 528, "cbgb's published vbucket");

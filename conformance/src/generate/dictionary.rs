@@ -31,9 +31,6 @@ pub(crate) fn file() -> VectorFile {
         "The vbucket dictionary in motion: plan_rebalance, complete_moves, route_read/route_write during migration, read-only vbuckets, stale epochs, vbucket_double/halve, checksums, the binary form, diff.",
         "generator; the modulo 5 -> 10 diff is plain arithmetic (user_id % 5 vs % 10)",
     );
-    if !super::DICTIONARY_CALLS_ENABLED {
-        return file;
-    }
     file.topology("dict-4", dictionary_doc(4, 64, 1, 10));
     let during = applied(
         &mut file,

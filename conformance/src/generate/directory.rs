@@ -1,7 +1,7 @@
 //! `directory.json`: the directory strategy (an explicit key → node table over a
 //! fallback) and vbucket per-key overrides. Routing cases; hand-stated routes of listed
 //! keys; near misses (prefixes, the other key kind) checked against the fallback alone;
-//! hash-tag matching; rejected documents; and, behind `CALLS_ENABLED`, `apply` cases
+//! hash-tag matching; rejected documents; and `apply` cases
 //! of `directory_set`, `directory_remove`, `vbucket_override` and
 //! `vbucket_override_remove`.
 
@@ -139,9 +139,7 @@ pub(crate) fn file() -> VectorFile {
 
     overrides(&mut file);
     rejected(&mut file);
-    if super::CALLS_ENABLED {
-        call_cases(&mut file);
-    }
+    call_cases(&mut file);
     file
 }
 
@@ -465,26 +463,4 @@ pub(crate) fn call_cases(file: &mut VectorFile) {
     let result =
         operations::apply(&directory_topology, &json!({"op": "add_node", "node": {"id": "d4"}})).expect("add_node");
     file.case("apply/add-node", json!({"op": "apply", "topology": "directory-jump-4", "operation": {"op": "add_node", "node": {"id": "d4"}}, "expect": {"result": result}}));
-}
-
-#[cfg(test)]
-mod tests {
-    /// The `apply` cases stay out of the committed file until every binding runs them;
-    /// meanwhile this builds them and runs them through the Rust runner.
-    #[test]
-    fn call_cases_pass_in_the_rust_runner() {
-        if super::super::CALLS_ENABLED {
-            return; // already in the committed file, run by tests/vectors.rs
-        }
-        let mut file = super::file();
-        super::call_cases(&mut file);
-        let (name, text) = file.render();
-        let dir = std::env::temp_dir().join(format!("shardroute-{}-calls-{}", "directory", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("temp dir");
-        std::fs::write(dir.join(name), text).expect("write");
-        let outcome = crate::run::run_dir(&dir, "/apply/");
-        std::fs::remove_dir_all(&dir).expect("clean up");
-        assert!(outcome.failures.is_empty(), "{:?}", outcome.failures);
-        assert!(outcome.passed >= 10, "only {} apply cases ran", outcome.passed);
-    }
 }

@@ -2,7 +2,7 @@
 //! equal slice of the hash space per node), explicit boundaries above 2^53 written as
 //! strings, ranges-only tables over CRC32 with Redis hash tags; routes stated by hand
 //! under identity integer hashing (an integer key is its own hash, so its range is read
-//! off the boundaries); rejected documents; and, behind `CALLS_ENABLED`,
+//! off the boundaries); rejected documents;
 //! `shards_for_range` (every shard) and `apply` cases of the range operations.
 
 use serde_json::{json, Value};
@@ -41,9 +41,7 @@ fn stated_route(file: &mut VectorFile, router: &Router, id: &str, what: &str, ke
 
 pub(crate) fn file() -> VectorFile {
     let mut file = routing_file();
-    if super::CALLS_ENABLED {
-        call_cases(&mut file);
-    }
+    call_cases(&mut file);
     file
 }
 
@@ -222,22 +220,4 @@ pub(crate) fn call_cases(file: &mut VectorFile) {
         json!({"op": "range_presplit", "ranges": 1_048_577}),
         "limit_exceeded",
     );
-}
-
-#[cfg(test)]
-mod tests {
-    /// The call cases run in Rust even while `CALLS_ENABLED` keeps them out of the files.
-    #[test]
-    fn call_cases_pass() {
-        let mut file = super::routing_file();
-        super::call_cases(&mut file);
-        let (name, text) = file.render();
-        let dir = std::env::temp_dir().join(format!("shardroute-vectors-{}-hash-range", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("temp dir");
-        std::fs::write(dir.join(name), text).expect("write");
-        let outcome = crate::run::run_dir(&dir, "");
-        std::fs::remove_dir_all(&dir).expect("clean up");
-        assert!(outcome.failures.is_empty(), "{:?}", outcome.failures);
-        assert!(outcome.passed > 100);
-    }
 }

@@ -1,7 +1,7 @@
 //! `id_groups.json`: id-interval shard groups. Routes read off the groups by hand
 //! (interval, then `id % total weight` against the shards' weights), interval edges,
 //! ids outside every interval and byte keys rejected, rejected documents (overlaps,
-//! writable groups, weights), and, behind `CALLS_ENABLED`, `decode_id` (group, table
+//! writable groups, weights), and `decode_id` (group, table
 //! suffix), `shards_for_range` and the group operations through `apply`.
 
 use serde_json::{json, Value};
@@ -136,9 +136,7 @@ pub(crate) fn file() -> VectorFile {
     rejected(&mut file, &router, "high-ids", "u64-max", u64_key(u64::MAX));
 
     document_errors(&mut file);
-    if super::CALLS_ENABLED {
-        call_cases(&mut file);
-    }
+    call_cases(&mut file);
     file
 }
 
@@ -185,7 +183,7 @@ fn document_errors(file: &mut VectorFile) {
     }
 }
 
-/// `decode_id`, `shards_for_range` and `apply` cases (only with `CALLS_ENABLED`).
+/// `decode_id`, `shards_for_range` and `apply` cases.
 pub(crate) fn call_cases(file: &mut VectorFile) {
     let document = doc(1, nodes(&NODES), orders());
     let router = Router::from_value(&document).expect("orders");
@@ -307,26 +305,5 @@ pub(crate) fn call_cases(file: &mut VectorFile) {
             code,
             outcome,
         );
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    /// The file with its call cases, run by the Rust runner even while `CALLS_ENABLED`
-    /// keeps them out of the committed vectors.
-    #[test]
-    fn call_cases_pass_the_rust_runner() {
-        let mut file = super::file();
-        if !crate::generate::CALLS_ENABLED {
-            super::call_cases(&mut file);
-        }
-        let (name, text) = file.render();
-        let dir = std::env::temp_dir().join(format!("shardroute-{name}-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("temp dir");
-        std::fs::write(dir.join(&name), text).expect("write");
-        let outcome = crate::run::run_dir(&dir, "");
-        std::fs::remove_dir_all(&dir).ok();
-        assert!(outcome.failures.is_empty(), "{:#?}", outcome.failures);
-        assert!(outcome.passed > 0);
     }
 }

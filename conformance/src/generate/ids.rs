@@ -2,7 +2,7 @@
 //! (Twitter, Discord, Pinterest) and MySQL's auto-increment series routed to the shard
 //! their fields name; ids read off the bit layouts by hand; rejected keys (byte keys,
 //! reserved bits, shards and cells the topology lacks, ticket id 0) and rejected
-//! documents; and, behind `CALLS_ENABLED`, `decode_id`, `shards_for_range` and the
+//! documents; and `decode_id`, `shards_for_range` and the
 //! generator operations through `apply`.
 
 use serde_json::{json, Value};
@@ -249,9 +249,7 @@ pub(crate) fn file() -> VectorFile {
     rejected(&mut file, &router, "flickr-tickets", "text-1", 1, utf8("1"));
 
     document_errors(&mut file);
-    if super::CALLS_ENABLED {
-        call_cases(&mut file);
-    }
+    call_cases(&mut file);
     file
 }
 
@@ -299,7 +297,7 @@ fn document_errors(file: &mut VectorFile) {
     expect_error(file, "load/node-weight", json!({"op": "load", "topology_json": raw}), "invalid_topology", outcome);
 }
 
-/// `decode_id`, `shards_for_range` and `apply` cases (only with `CALLS_ENABLED`).
+/// `decode_id`, `shards_for_range` and `apply` cases.
 pub(crate) fn call_cases(file: &mut VectorFile) {
     let routers: Vec<(&str, Router)> =
         ["shard-high-4", "twitter-snowflake", "discord-cells", "pinterest-cells", "flickr-tickets", "mysql-tickets-10"]
@@ -546,25 +544,4 @@ fn file_doc<'f>(file: &'f VectorFile, id: &str) -> &'f Value {
 
 fn file_router(file: &VectorFile, id: &str) -> Router {
     Router::from_value(file_doc(file, id)).expect("router")
-}
-
-#[cfg(test)]
-mod tests {
-    /// The file with its call cases, run by the Rust runner even while `CALLS_ENABLED`
-    /// keeps them out of the committed vectors.
-    #[test]
-    fn call_cases_pass_the_rust_runner() {
-        let mut file = super::file();
-        if !crate::generate::CALLS_ENABLED {
-            super::call_cases(&mut file);
-        }
-        let (name, text) = file.render();
-        let dir = std::env::temp_dir().join(format!("shardroute-{name}-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("temp dir");
-        std::fs::write(dir.join(&name), text).expect("write");
-        let outcome = crate::run::run_dir(&dir, "");
-        std::fs::remove_dir_all(&dir).ok();
-        assert!(outcome.failures.is_empty(), "{:#?}", outcome.failures);
-        assert!(outcome.passed > 0);
-    }
 }

@@ -2,7 +2,7 @@
 //! mixing integer, text and non-UTF-8 boundaries, the one-range default and round-robin
 //! default owners; routes stated by hand from byte order (no hashing is involved, so
 //! each expectation can be checked by reading the boundaries); rejected documents; and,
-//! behind `CALLS_ENABLED`, `shards_for_range` scans and `apply` cases of the range
+//! `shards_for_range` scans and `apply` cases of the range
 //! operations.
 
 use serde_json::{json, Value};
@@ -49,9 +49,7 @@ fn stated_route(file: &mut VectorFile, router: &Router, id: &str, what: &str, ke
 
 pub(crate) fn file() -> VectorFile {
     let mut file = routing_file();
-    if super::CALLS_ENABLED {
-        call_cases(&mut file);
-    }
+    call_cases(&mut file);
     file
 }
 
@@ -277,22 +275,4 @@ pub(crate) fn call_cases(file: &mut VectorFile) {
         "invalid_argument",
         outcome,
     );
-}
-
-#[cfg(test)]
-mod tests {
-    /// The call cases run in Rust even while `CALLS_ENABLED` keeps them out of the files.
-    #[test]
-    fn call_cases_pass() {
-        let mut file = super::routing_file();
-        super::call_cases(&mut file);
-        let (name, text) = file.render();
-        let dir = std::env::temp_dir().join(format!("shardroute-vectors-{}-key-range", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("temp dir");
-        std::fs::write(dir.join(name), text).expect("write");
-        let outcome = crate::run::run_dir(&dir, "");
-        std::fs::remove_dir_all(&dir).expect("clean up");
-        assert!(outcome.failures.is_empty(), "{:?}", outcome.failures);
-        assert!(outcome.passed > 100);
-    }
 }

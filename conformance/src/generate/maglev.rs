@@ -1,7 +1,7 @@
 //! `maglev.json`: Maglev lookup tables. Envoy's published tables (transcribed into
 //! `reference/maglev-envoy.txt`) routed with integer keys as their own hash, so key `i`
 //! reads entry `i % M`; routing cases for the default table, weights, CRC32 with hash
-//! tags and a single node; rejected table sizes; and, behind `CALLS_ENABLED`, `apply`
+//! tags and a single node; rejected table sizes; and `apply`
 //! cases of `add_node`, `remove_node` and `disruption` with their disruption reports.
 
 use serde_json::{json, Value};
@@ -98,9 +98,7 @@ pub(crate) fn file() -> VectorFile {
     let router = file.topology("maglev-single", doc(4, nodes(&["only"]), json!({"type": "maglev", "table_size": 2})));
     routing_cases(&mut file, "maglev-single", &router);
     rejected(&mut file);
-    if super::CALLS_ENABLED {
-        call_cases(&mut file);
-    }
+    call_cases(&mut file);
     file
 }
 
@@ -131,7 +129,7 @@ fn rejected(file: &mut VectorFile) {
 
 /// `apply` cases: `add_node` and `remove_node` report the exact table disruption;
 /// `disruption` compares with another document (same table size: entry by entry;
-/// another size or strategy: sampled keys). Only written when `CALLS_ENABLED`.
+/// another size or strategy: sampled keys).
 pub(crate) fn call_cases(file: &mut VectorFile) {
     let five = Topology::from_value(&doc(1, nodes(&["m0", "m1", "m2", "m3", "m4"]), json!({"type": "maglev"})))
         .expect("maglev-5");
@@ -187,26 +185,5 @@ pub(crate) fn call_cases(file: &mut VectorFile) {
             json!({"op": "apply", "topology": "maglev-5", "operation": operation})
         };
         expect_error(file, &format!("apply/reject-{label}"), case, code, outcome);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    /// The gated call cases are generated and run here even while `CALLS_ENABLED` is
-    /// off, so they are known to pass the day it is switched on.
-    #[test]
-    fn call_cases_pass_in_rust() {
-        let mut file = super::file();
-        if !crate::generate::CALLS_ENABLED {
-            super::call_cases(&mut file);
-        }
-        let (name, text) = file.render();
-        let dir = std::env::temp_dir().join(format!("shardroute-maglev-calls-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("temp dir");
-        std::fs::write(dir.join(name), text).expect("write");
-        let outcome = crate::run::run_dir(&dir, "");
-        std::fs::remove_dir_all(&dir).ok();
-        assert!(outcome.failures.is_empty(), "{:?}", outcome.failures);
-        assert!(outcome.passed > 0);
     }
 }

@@ -29,16 +29,6 @@ mod trie;
 mod vitess;
 mod vshard;
 
-/// Whether vector files include the cases of the calls added after the first release
-/// (`shards_for_range`, `decode_id`, `apply`, `locate`, `salted_key(s)`,
-/// `modulo_moves`). Off until every binding implements them, so that no runner meets an
-/// op it cannot run.
-pub(crate) const CALLS_ENABLED: bool = true;
-
-/// Whether `dictionary.json` carries its cases (route_read/route_write, replace, diff,
-/// the binary form): off until every binding implements those calls.
-pub(crate) const DICTIONARY_CALLS_ENABLED: bool = true;
-
 /// A file being assembled.
 pub(crate) struct VectorFile {
     name: &'static str,

@@ -1,7 +1,7 @@
 //! `multilevel.json`: partitions → groups → nodes. Routing cases over round-robin and
 //! explicit maps, rendezvous (weighted) and jump within groups; hand-stated routes of
 //! integer keys under identity hashing with one-node groups (partition = key % P, node
-//! = the map's group's only node); rejected documents; and, behind `CALLS_ENABLED`,
+//! = the map's group's only node); rejected documents; and
 //! `apply` cases of `multilevel_remap` and `multilevel_group_set`.
 
 use serde_json::{json, Value};
@@ -104,9 +104,7 @@ pub(crate) fn file() -> VectorFile {
     routing_cases(&mut file, "multilevel-weighted-64", &router);
 
     rejected(&mut file);
-    if super::CALLS_ENABLED {
-        call_cases(&mut file);
-    }
+    call_cases(&mut file);
     file
 }
 
@@ -298,26 +296,4 @@ pub(crate) fn call_cases(file: &mut VectorFile) {
     let outcome = operations::apply(&Topology::from_json(&raw).expect("jump"), &operation).map(drop);
     let case = json!({"op": "apply", "topology_json": raw, "operation": operation});
     expect_error(file, "apply/reject-remap-on-jump", case, "invalid_argument", outcome);
-}
-
-#[cfg(test)]
-mod tests {
-    /// The `apply` cases stay out of the committed file until every binding runs them;
-    /// meanwhile this builds them and runs them through the Rust runner.
-    #[test]
-    fn call_cases_pass_in_the_rust_runner() {
-        if super::super::CALLS_ENABLED {
-            return; // already in the committed file, run by tests/vectors.rs
-        }
-        let mut file = super::file();
-        super::call_cases(&mut file);
-        let (name, text) = file.render();
-        let dir = std::env::temp_dir().join(format!("shardroute-{}-calls-{}", "multilevel", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("temp dir");
-        std::fs::write(dir.join(name), text).expect("write");
-        let outcome = crate::run::run_dir(&dir, "/apply/");
-        std::fs::remove_dir_all(&dir).expect("clean up");
-        assert!(outcome.failures.is_empty(), "{:?}", outcome.failures);
-        assert!(outcome.passed >= 10, "only {} apply cases ran", outcome.passed);
-    }
 }

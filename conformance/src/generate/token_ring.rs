@@ -2,7 +2,7 @@
 //! tokens (default, weighted with a seed above 2^53, Redis hash tags, one node) and for
 //! explicit tokens mixed with generated ones; hand-stated routes at the edges of the
 //! `(previous token, token]` ranges of Cassandra's evenly spaced three-node ring, with
-//! integer keys as their own hash; rejected documents; and, behind `CALLS_ENABLED`,
+//! integer keys as their own hash; rejected documents; and
 //! `apply` cases of `add_node`, `remove_node` and `disruption`.
 
 use serde_json::{json, Value};
@@ -93,9 +93,7 @@ pub(crate) fn file() -> VectorFile {
         );
     }
     rejected(&mut file);
-    if super::CALLS_ENABLED {
-        call_cases(&mut file);
-    }
+    call_cases(&mut file);
     file
 }
 
@@ -151,7 +149,7 @@ fn rejected(file: &mut VectorFile) {
 /// `apply` cases: `add_node` and `remove_node` report the exact ring disruption (the
 /// new node's donors; the removed node's heirs), removing a node with explicit tokens
 /// drops them, `disruption` compares exactly with another token ring and by sampled
-/// keys with another strategy. Only written when `CALLS_ENABLED`.
+/// keys with another strategy.
 pub(crate) fn call_cases(file: &mut VectorFile) {
     let five = Topology::from_value(&doc(1, nodes(&["r0", "r1", "r2", "r3", "r4"]), json!({"type": "token_ring"})))
         .expect("five");
@@ -198,26 +196,5 @@ pub(crate) fn call_cases(file: &mut VectorFile) {
             code,
             outcome,
         );
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    /// The gated call cases are generated and run here even while `CALLS_ENABLED` is
-    /// off, so they are known to pass the day it is switched on.
-    #[test]
-    fn call_cases_pass_in_rust() {
-        let mut file = super::file();
-        if !crate::generate::CALLS_ENABLED {
-            super::call_cases(&mut file);
-        }
-        let (name, text) = file.render();
-        let dir = std::env::temp_dir().join(format!("shardroute-token-ring-calls-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("temp dir");
-        std::fs::write(dir.join(name), text).expect("write");
-        let outcome = crate::run::run_dir(&dir, "");
-        std::fs::remove_dir_all(&dir).ok();
-        assert!(outcome.failures.is_empty(), "{:?}", outcome.failures);
-        assert!(outcome.passed > 0);
     }
 }

@@ -1,7 +1,7 @@
 //! `trie.json`: the bit trie. Routing cases for the one-leaf root, a three-leaf trie,
 //! the default balanced trie and a trie 64 levels deep; hand-stated routes of integer
 //! keys under identity hashing (the key is the hash, so its leaf is read off its bits);
-//! rejected documents; and, behind `CALLS_ENABLED`, `apply` cases of `trie_split` and
+//! rejected documents; and `apply` cases of `trie_split` and
 //! `trie_remove`.
 
 use serde_json::{json, Value};
@@ -103,9 +103,7 @@ pub(crate) fn file() -> VectorFile {
     stated_replicas(&mut file, &router, "trie-deep-65", "replicas-1", 1, &["d1", "d0", "d2"]);
 
     rejected(&mut file);
-    if super::CALLS_ENABLED {
-        call_cases(&mut file);
-    }
+    call_cases(&mut file);
     file
 }
 
@@ -146,7 +144,7 @@ fn rejected(file: &mut VectorFile) {
 }
 
 /// `apply` cases of `trie_split` and `trie_remove`, and `shards_for_range` (every shard:
-/// keys are hashed). Only written when `CALLS_ENABLED`.
+/// keys are hashed).
 pub(crate) fn call_cases(file: &mut VectorFile) {
     let documents = [
         ("trie-root", doc(1, nodes(&["solo"]), trie(&[("", "solo")]))),
@@ -250,25 +248,4 @@ pub(crate) fn call_cases(file: &mut VectorFile) {
     let shards = router.shards_for_range("a", None).expect("range");
     assert_eq!(shards, [0, 1, 2], "hashed keys: every range visits every shard");
     file.case("shards_for_range/trie-3/all", json!({"op": "shards_for_range", "topology": "trie-3", "start": utf8("a"), "end": Value::Null, "expect": {"shards": shards}}));
-}
-
-#[cfg(test)]
-mod tests {
-    /// The gated call cases are generated and run here even while `CALLS_ENABLED` is
-    /// off, so they are known to pass the day it is switched on.
-    #[test]
-    fn call_cases_pass_in_rust() {
-        let mut file = super::file();
-        if !crate::generate::CALLS_ENABLED {
-            super::call_cases(&mut file);
-        }
-        let (name, text) = file.render();
-        let dir = std::env::temp_dir().join(format!("shardroute-trie-calls-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("temp dir");
-        std::fs::write(dir.join(name), text).expect("write");
-        let outcome = crate::run::run_dir(&dir, "");
-        std::fs::remove_dir_all(&dir).ok();
-        assert!(outcome.failures.is_empty(), "{:?}", outcome.failures);
-        assert!(outcome.passed > 0);
-    }
 }

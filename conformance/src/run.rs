@@ -47,6 +47,16 @@ fn text<'v>(case: &'v Value, name: &str) -> Result<&'v str, String> {
     field(case, name)?.as_str().ok_or_else(|| format!("{name:?} is not a string"))
 }
 
+/// A core result inside `evaluate`: the value, or the case's outcome is that error.
+macro_rules! core_or_case {
+    ($result:expr) => {
+        match $result {
+            Ok(value) => value,
+            Err(err) => return Ok(json!({"error": err.code()})),
+        }
+    };
+}
+
 /// The outcome of one case: `Ok(result)` or `Ok(error)` to compare with `expect`.
 fn evaluate(file: &Value, routers: &mut HashMap<String, Router>, case: &Value) -> Result<Value, String> {
     let mut router_for = |id: &str| -> Result<Result<Router, shardroute::Error>, String> {
@@ -84,14 +94,8 @@ fn evaluate(file: &Value, routers: &mut HashMap<String, Router>, case: &Value) -
             }
         }
         "route" | "replicas" => {
-            let router = match router_for(text(case, "topology")?)? {
-                Ok(router) => router,
-                Err(err) => return Ok(error(err)),
-            };
-            let key = match to_key(field(case, "key")?)? {
-                Ok(key) => key,
-                Err(err) => return Ok(error(err)),
-            };
+            let router = core_or_case!(router_for(text(case, "topology")?)?);
+            let key = core_or_case!(to_key(field(case, "key")?)?);
             if op == "route" {
                 match (router.route(key.as_key()), router.node(key.as_key())) {
                     (Ok(shard), Ok(node)) => json!({"shard": shard, "node": node}),
@@ -107,10 +111,7 @@ fn evaluate(file: &Value, routers: &mut HashMap<String, Router>, case: &Value) -
             }
         }
         "route_many" => {
-            let router = match router_for(text(case, "topology")?)? {
-                Ok(router) => router,
-                Err(err) => return Ok(error(err)),
-            };
+            let router = core_or_case!(router_for(text(case, "topology")?)?);
             let mut keys = Vec::new();
             for key in field(case, "keys")?.as_array().ok_or("keys is not an array")? {
                 match to_key(key)? {
@@ -141,16 +142,10 @@ fn evaluate(file: &Value, routers: &mut HashMap<String, Router>, case: &Value) -
             }
         }
         "shards_for_range" | "decode_id" | "locate" | "salted_key" | "salted_keys" => {
-            let router = match router_for(text(case, "topology")?)? {
-                Ok(router) => router,
-                Err(err) => return Ok(error(err)),
-            };
+            let router = core_or_case!(router_for(text(case, "topology")?)?);
             match op {
                 "shards_for_range" => {
-                    let start = match to_key(field(case, "start")?)? {
-                        Ok(key) => key,
-                        Err(err) => return Ok(error(err)),
-                    };
+                    let start = core_or_case!(to_key(field(case, "start")?)?);
                     let end = match field(case, "end")? {
                         Value::Null => None,
                         end => match to_key(end)? {
@@ -224,14 +219,8 @@ fn evaluate(file: &Value, routers: &mut HashMap<String, Router>, case: &Value) -
             }
         }
         "route_read" | "route_write" => {
-            let router = match router_for(text(case, "topology")?)? {
-                Ok(router) => router,
-                Err(err) => return Ok(error(err)),
-            };
-            let key = match to_key(field(case, "key")?)? {
-                Ok(key) => key,
-                Err(err) => return Ok(error(err)),
-            };
+            let router = core_or_case!(router_for(text(case, "topology")?)?);
+            let key = core_or_case!(to_key(field(case, "key")?)?);
             if op == "route_read" {
                 match router.route_read(key.as_key()) {
                     Ok(node) => json!({ "node": node }),
@@ -245,28 +234,16 @@ fn evaluate(file: &Value, routers: &mut HashMap<String, Router>, case: &Value) -
             }
         }
         "replace" => {
-            let current = match router_for(text(case, "topology")?)? {
-                Ok(router) => router,
-                Err(err) => return Ok(error(err)),
-            };
-            let next = match router_for(text(case, "next")?)? {
-                Ok(router) => router,
-                Err(err) => return Ok(error(err)),
-            };
+            let current = core_or_case!(router_for(text(case, "topology")?)?);
+            let next = core_or_case!(router_for(text(case, "next")?)?);
             match current.replace(next) {
                 Ok(router) => json!({ "epoch": router.epoch().to_string() }),
                 Err(err) => error(err),
             }
         }
         "diff" => {
-            let old = match router_for(text(case, "old")?)? {
-                Ok(router) => router,
-                Err(err) => return Ok(error(err)),
-            };
-            let new = match router_for(text(case, "new")?)? {
-                Ok(router) => router,
-                Err(err) => return Ok(error(err)),
-            };
+            let old = core_or_case!(router_for(text(case, "old")?)?);
+            let new = core_or_case!(router_for(text(case, "new")?)?);
             let mut keys = Vec::new();
             for key in field(case, "keys")?.as_array().ok_or("keys is not an array")? {
                 match to_key(key)? {

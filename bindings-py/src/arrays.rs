@@ -1,7 +1,7 @@
 //! Arrays of keys and of results: numpy arrays and buffer-protocol objects converted to
 //! the slices core's batch entry points take, and results back to `list` or numpy.
 //!
-//! The wheel is abi3 for CPython >= 3.9, where the buffer protocol (`PyObject_GetBuffer`,
+//! The wheel is abi3 for CPython >= 3.10, where the buffer protocol (`PyObject_GetBuffer`,
 //! pyo3's `PyBuffer`) is not in the stable ABI (it is from 3.11). So:
 //!
 //! * an object with `__array_interface__` (numpy, and libraries that speak its protocol)
@@ -140,11 +140,14 @@ impl Array<'_> {
     /// `invalid_argument` naming `what` for a negative item or one above `u32::MAX`.
     pub fn u32s(&self, what: &str) -> PyResult<std::borrow::Cow<'_, [u32]>> {
         let bytes = self.bytes();
-        let too_big = |index: usize| {
-            errors::new(sr::ErrorKind::InvalidArgument, format!("{what}[{index}] is not in 0..2**32"))
-        };
+        let too_big =
+            |index: usize| errors::new(sr::ErrorKind::InvalidArgument, format!("{what}[{index}] is not in 0..2**32"));
         let convert = |values: Vec<i128>| -> PyResult<Vec<u32>> {
-            values.into_iter().enumerate().map(|(index, value)| u32::try_from(value).map_err(|_| too_big(index))).collect()
+            values
+                .into_iter()
+                .enumerate()
+                .map(|(index, value)| u32::try_from(value).map_err(|_| too_big(index)))
+                .collect()
         };
         Ok(match self.item {
             Item::U32 => typed(bytes, u32::from_ne_bytes),
@@ -226,7 +229,8 @@ fn from_array_interface<'py>(
     expected: &[Item],
 ) -> PyResult<Option<Array<'py>>> {
     let py = value.py();
-    let interface = interface.cast::<PyDict>().map_err(|_| bad_array(what, "__array_interface__ is not a dict".into()))?;
+    let interface =
+        interface.cast::<PyDict>().map_err(|_| bad_array(what, "__array_interface__ is not a dict".into()))?;
     let field = |name: &Bound<'py, pyo3::types::PyString>| -> PyResult<Bound<'py, PyAny>> {
         interface.get_item(name)?.ok_or_else(|| bad_array(what, format!("__array_interface__ has no {name}")))
     };

@@ -39,12 +39,14 @@ impl<'py> Key<'py> {
     /// `invalid_key` for a value of an unsupported type, a `str` with lone surrogates, an
     /// `int` outside `0..2**64`.
     pub fn from_py(value: &Bound<'py, PyAny>) -> PyResult<Key<'py>> {
-        // The common case first, by an exact type check (a pointer comparison; the
+        // The common cases first, by exact type checks (a pointer comparison each; the
         // subclass checks below call into the interpreter under abi3).
         if let Ok(text) = value.cast_exact::<PyString>() {
             if let Some(utf8) = str_utf8(text) {
                 return Ok(Key::Text { _owner: text.clone(), utf8 });
             }
+        } else if value.cast_exact::<PyInt>().is_ok() {
+            return int_to_u64(value, "integer key").map(Key::U64);
         }
         if let Ok(bytes) = value.cast::<PyBytes>() {
             Ok(Key::Bytes(bytes.clone()))
@@ -166,37 +168,22 @@ pub fn owned_to_py<'py>(source: &Bound<'py, PyAny>, key: &sr::OwnedKey) -> PyRes
     }
 }
 
-#[cfg(not(windows))]
-extern "C" {
-    // In CPython's C API since 3.3 and in the limited API (abi3) since 3.10: pyo3-ffi
-    // declares it only for abi3 builds targeting 3.10+, this wheel targets 3.9. On Linux
-    // and macOS an extension module binds C API symbols when it is loaded, and every
-    // CPython >= 3.3 exports this one, so an abi3-py39 wheel can call it on 3.9 too. On
-    // Windows abi3 modules link python3.dll, which lacks it before 3.10: not used there.
-    fn PyUnicode_AsUTF8AndSize(unicode: *mut pyo3::ffi::PyObject, size: *mut pyo3::ffi::Py_ssize_t) -> *const u8;
-}
-
 /// The UTF-8 form a `str` object keeps: for an ASCII string its own characters, for
 /// others a UTF-8 copy CPython makes once and caches in the object. Unlike
 /// `str.encode()` this allocates no `bytes` object per key, which is most of the cost
 /// of a key in a batch. `None` when the string has lone surrogates (no UTF-8 form; the
-/// caller goes the slow way to report it) or on Windows (see above).
-#[cfg(not(windows))]
+/// caller goes the slow way to report it). `PyUnicode_AsUTF8AndSize` is in the stable
+/// ABI from CPython 3.10, the wheel's floor.
 fn str_utf8(text: &Bound<'_, PyString>) -> Option<Utf8> {
     let mut len: pyo3::ffi::Py_ssize_t = 0;
     // SAFETY: `text` is a live `str` object and the GIL is held (it is a `Bound`).
-    let data = unsafe { PyUnicode_AsUTF8AndSize(text.as_ptr(), &mut len) };
+    let data = unsafe { pyo3::ffi::PyUnicode_AsUTF8AndSize(text.as_ptr(), &mut len) };
     if data.is_null() {
         // The UnicodeEncodeError it raised: `text_bytes` reports lone surrogates itself.
         drop(PyErr::take(text.py()));
         return None;
     }
-    Some(Utf8 { data, len: len as usize })
-}
-
-#[cfg(windows)]
-fn str_utf8(_text: &Bound<'_, PyString>) -> Option<Utf8> {
-    None
+    Some(Utf8 { data: data.cast::<u8>(), len: len as usize })
 }
 
 /// The UTF-8 bytes of a `str`, as a new `bytes` object.
@@ -234,6 +221,11 @@ pub fn u64_from_py(value: &Bound<'_, PyAny>, what: &str) -> PyResult<u64> {
             format!("{what} must be an int in 0..2**64, not {}", type_name(value)),
         ));
     }
+    int_to_u64(value, what)
+}
+
+/// [`u64_from_py`] for a value already known to be an `int` (not a `bool`).
+fn int_to_u64(value: &Bound<'_, PyAny>, what: &str) -> PyResult<u64> {
     value.extract::<u64>().map_err(|_| {
         // Not the value itself: a huge int can be too long to format.
         let side = if value.lt(0).unwrap_or(false) { "negative" } else { "above 2**64-1" };

@@ -4,9 +4,9 @@ use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyMemoryView, PyString, PyTuple, PyType};
 use shardroute as sr;
 
+use crate::arrays::{array_from_py, u32s_to_py, Array, Item, DETACH_MIN_KEYS};
 use crate::errors;
 use crate::json::document_text;
-use crate::arrays::{array_from_py, u32s_to_py, Array, Item, DETACH_MIN_KEYS};
 use crate::key::{for_each_key_chunk, owned_to_py, single_key_error, type_name, u32_from_py, u64_from_py, Key};
 use crate::placement_names::location_to_py;
 use crate::strategy::decoded_id_to_py;
@@ -114,19 +114,22 @@ impl Router {
     fn route_packed<'py>(&self, data: &Bound<'py, PyAny>, offsets: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
         let py = data.py();
         let data = packed_data(data)?;
-        let (offsets, offsets_numpy) = match array_from_py(offsets, "offsets", &[Item::U32, Item::I32, Item::I64, Item::U64])? {
-            Some(array) => (array.u32s("offsets")?.into_owned().into(), array.numpy),
-            None => {
-                let values = offsets.try_iter().map_err(|err| {
-                    errors::convert(py, err, sr::ErrorKind::InvalidArgument, "offsets must be an iterable of ints")
-                })?;
-                let values: Vec<u32> = values.map(|value| u32_from_py(&value?, "offset")).collect::<PyResult<_>>()?;
-                (std::borrow::Cow::Owned(values), false)
-            }
-        };
+        let (offsets, offsets_numpy) =
+            match array_from_py(offsets, "offsets", &[Item::U32, Item::I32, Item::I64, Item::U64])? {
+                Some(array) => (array.u32s("offsets")?.into_owned().into(), array.numpy),
+                None => {
+                    let values = offsets.try_iter().map_err(|err| {
+                        errors::convert(py, err, sr::ErrorKind::InvalidArgument, "offsets must be an iterable of ints")
+                    })?;
+                    let values: Vec<u32> =
+                        values.map(|value| u32_from_py(&value?, "offset")).collect::<PyResult<_>>()?;
+                    (std::borrow::Cow::Owned(values), false)
+                }
+            };
         let mut out = Vec::new();
         let bytes = data.bytes();
-        detach_for(py, offsets.len(), || self.inner.route_packed_into(bytes, &offsets, &mut out)).map_err(errors::to_py)?;
+        detach_for(py, offsets.len(), || self.inner.route_packed_into(bytes, &offsets, &mut out))
+            .map_err(errors::to_py)?;
         u32s_to_py(py, &out, data.numpy || offsets_numpy)
     }
 

@@ -64,4 +64,5 @@ bench: setup build ## Run every benchmark side by side with its peers and write 
 	cargo bench -q -p shardroute --bench peers
 	@[ ! -f bench/python/bench.py ] || $(PY) bench/python/bench.py
 	@[ ! -f bench/node/bench.mjs ] || node bench/node/bench.mjs
+	@[ ! -f bench/browser/bench.mjs ] || node bench/browser/bench.mjs
 	python3 scripts/assemble-benchmarks.py

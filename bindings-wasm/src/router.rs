@@ -20,6 +20,10 @@ use crate::{numbers, topology, u32_from_js};
 #[wasm_bindgen]
 pub struct Router {
     inner: sr::Router,
+    /// The node ids as JavaScript strings, made once: `node` and `nodeMany` hand out
+    /// these rather than decode a new string from wasm memory per key (measured: that
+    /// decoding was most of a `node()` call).
+    ids: Vec<JsValue>,
 }
 
 #[wasm_bindgen]
@@ -31,7 +35,7 @@ impl Router {
     #[wasm_bindgen(constructor)]
     pub fn new(topology: &JsValue) -> Result<Router> {
         let text = topology::json_text(topology, "topology")?;
-        Ok(Router { inner: sr::Router::from_json(&text)? })
+        Ok(Router::wrap(sr::Router::from_json(&text)?))
     }
 
     /// The shard of a key (a node index, or the vbucket number for `vbucket`).
@@ -40,8 +44,9 @@ impl Router {
     }
 
     /// The id of the node that owns a key.
-    pub fn node(&self, key: &JsValue) -> Result<String> {
-        Ok(self.inner.node(Key::from_js(key)?.as_key())?.into())
+    pub fn node(&self, key: &JsValue) -> Result<JsValue> {
+        let index = self.inner.node_index(Key::from_js(key)?.as_key())?;
+        Ok(self.ids[index as usize].clone())
     }
 
     /// `count` distinct node ids for a key in preference order, owner first.
@@ -108,8 +113,7 @@ impl Router {
         self.inner
             .node_index_many_into(keys.iter().map(Key::as_key), &mut indices)
             .map_err(|err| key::at(indices.len(), err))?;
-        let ids: Vec<JsValue> = self.inner.nodes().iter().map(|node| JsValue::from_str(&node.id)).collect();
-        Ok(indices.iter().map(|&index| ids[index as usize].clone()).collect())
+        Ok(indices.iter().map(|&index| self.ids[index as usize].clone()).collect())
     }
 
     /// The id of the node that serves reads of a key: the same as `node` except for a
@@ -136,7 +140,7 @@ impl Router {
     /// router holds) for a lower epoch, or the same epoch with different content.
     pub fn replace(&self, topology: &JsValue) -> Result<Router> {
         let next = Router::new(topology)?;
-        Ok(Router { inner: self.inner.replace(next.inner)? })
+        Ok(Router::wrap(self.inner.replace(next.inner)?))
     }
 
     /// The topology's epoch, as a BigInt (a u64, exact above 2^53).
@@ -223,6 +227,11 @@ impl Router {
 }
 
 impl Router {
+    fn wrap(inner: sr::Router) -> Router {
+        let ids = inner.nodes().iter().map(|node| JsValue::from_str(&node.id)).collect();
+        Router { inner, ids }
+    }
+
     /// Lends the core router of `value`, which must be a live `Router` of this package (not
     /// freed), to `f`, leaving it with its JavaScript owner; `invalid_argument` otherwise.
     /// `what` names the argument in the message.

@@ -93,3 +93,13 @@ fn epoch_accepts_numbers_and_decimal_strings_and_writes_big_ones_as_strings() {
     let text = Router::from_json(&doc("\"0x10\"")).unwrap_err().to_string();
     assert!(text.starts_with("invalid_topology: epoch: expected an integer"), "{text}");
 }
+
+#[test]
+fn overlapping_slot_ranges_with_one_start_name_the_later_range() {
+    // Two ranges starting at the same slot: the message names the later one in document
+    // order whatever sort algorithm std uses (the WASM build's std sorts differently).
+    let doc = r#"{"format": "shardroute/1", "epoch": 1, "nodes": [{"id": "a"}, {"id": "b"}],
+        "strategy": {"type": "redis_cluster", "slots": [
+            {"start": 0, "end": 100, "nodes": ["a"]}, {"start": 0, "end": 16383, "nodes": ["b"]}]}}"#;
+    assert_eq!(message(doc), "invalid_topology: strategy.slots[1]: slots 0..=16383 overlap another range (slot 0 is listed twice)");
+}

@@ -301,7 +301,10 @@ fn parse_slots(path: &str, value: &Value, nodes: &[Node]) -> Result<Vec<SlotRang
         }
         ranges.push((SlotRange { start, end, nodes: chain }, position));
     }
-    ranges.sort_unstable_by_key(|(range, _)| range.start);
+    // Ties (two ranges starting at one slot, an error below) are broken by position, so
+    // the range the message names does not depend on the sort algorithm (std's differs
+    // between builds: the WASM package sorts with `optimize_for_size`).
+    ranges.sort_unstable_by_key(|(range, position)| (range.start, *position));
     let mut next = 0u32;
     for (range, position) in &ranges {
         if range.start < next {

@@ -101,5 +101,8 @@ fn overlapping_slot_ranges_with_one_start_name_the_later_range() {
     let doc = r#"{"format": "shardroute/1", "epoch": 1, "nodes": [{"id": "a"}, {"id": "b"}],
         "strategy": {"type": "redis_cluster", "slots": [
             {"start": 0, "end": 100, "nodes": ["a"]}, {"start": 0, "end": 16383, "nodes": ["b"]}]}}"#;
-    assert_eq!(message(doc), "invalid_topology: strategy.slots[1]: slots 0..=16383 overlap another range (slot 0 is listed twice)");
+    assert_eq!(
+        message(doc),
+        "invalid_topology: strategy.slots[1]: slots 0..=16383 overlap another range (slot 0 is listed twice)"
+    );
 }

@@ -74,35 +74,53 @@ function documentText(value, what, code = 'invalid_topology') {
   }
 }
 
-/** Below this many keys, routeMany converts each key natively (packing would not pay). */
+/** Below this many keys, routeMany and nodeMany convert each key natively (packing would not pay). */
 const PACK_MIN_KEYS = 8;
-/** Longest text packAscii joins (V8's string limit is 2^29 - 24 UTF-16 units). */
+/** Most UTF-16 code units packStrings packs (V8's string limit is 2^29 - 24 units). */
 const PACK_MAX_UNITS = 2 ** 28;
 
 /**
- * The keys of routeMany as one buffer plus offsets, `[data, offsets]`, when every key is
- * an ASCII string (so UTF-16 and UTF-8 offsets agree); `undefined` otherwise, and for
- * short arrays, and when reading the array throws: routeMany then converts each key
- * natively, with the same errors as `route`. Each element is read once.
+ * A Uint16Array of `length` units whose contents are not cleared (packStrings writes
+ * every unit it passes on before the addon reads it, so zeroing would be wasted work).
  */
-function packAscii(keys) {
+function scratchUnits(length) {
+  // allocUnsafeSlow: a fresh ArrayBuffer of its own (never the shared pool), at offset 0.
+  return new Uint16Array(Buffer.allocUnsafeSlow(length * 2).buffer, 0, length);
+}
+
+/**
+ * The keys of routeMany / nodeMany as `[units, offsets]` when every key is a string: the
+ * UTF-16 code units of all keys in one Uint16Array, key i being
+ * units[offsets[i]..offsets[i + 1]], which the addon converts to UTF-8 key by key (a lone
+ * surrogate is refused as for a single key). `undefined` otherwise, for short arrays, and
+ * when reading the array throws: the addon then reads each key itself, with the same
+ * results and errors. Copying code units here costs a few ns per key; reading each
+ * element through N-API costs several times more, and so did joining the keys into one
+ * string (V8 then flattens a rope of a million pieces). Each element is read once.
+ */
+function packStrings(keys) {
   if (!Array.isArray(keys)) return undefined;
   try {
     const count = keys.length; // a proxy's trap may throw
     if (!(count >= PACK_MIN_KEYS)) return undefined;
     const offsets = new Uint32Array(count + 1);
-    let text = '';
+    let units = scratchUnits(Math.min(count * 12, PACK_MAX_UNITS));
+    let at = 0;
     for (let i = 0; i < count; i++) {
       const key = keys[i];
       if (typeof key !== 'string') return undefined;
-      text += key;
-      if (text.length > PACK_MAX_UNITS) return undefined;
-      offsets[i + 1] = text.length;
+      const length = key.length;
+      if (at + length > units.length) {
+        if (at + length > PACK_MAX_UNITS) return undefined;
+        const grown = scratchUnits(Math.min(Math.max(units.length * 2, at + length), PACK_MAX_UNITS));
+        grown.set(units.subarray(0, at));
+        units = grown;
+      }
+      for (let j = 0; j < length; j++) units[at++] = key.charCodeAt(j);
+      offsets[i + 1] = at;
     }
-    const data = Buffer.from(text, 'utf8');
-    // One byte per code unit: every unit was ASCII (other characters, lone surrogates
-    // included, take two or more bytes), so `offsets` are byte offsets too.
-    return data.length === text.length ? [data, offsets] : undefined;
+    // Only the written units: the rest of the buffer was never cleared.
+    return [units.subarray(0, at), offsets];
   } catch {
     return undefined;
   }
@@ -128,8 +146,14 @@ function wrap(inner) {
 /** A router: a topology document compiled for lookups. */
 class Router {
   #inner;
-  /** The native router as an external, for the hot single-key calls (route, node). */
-  #handle;
+  /**
+   * The hot single-key calls over #inner: plain N-API functions, much cheaper to call than
+   * methods. #nodeIndex gives the index of the owner in #ids, the node ids in document
+   * order, made once (returning an existing string is cheaper than making one per call).
+   */
+  #route;
+  #nodeIndex;
+  #ids;
 
   static {
     nativeOf = (value) => (typeof value === 'object' && value !== null && #inner in value ? value.#inner : value);
@@ -139,7 +163,8 @@ class Router {
   constructor(topology) {
     if (topology === WRAP) {
       this.#inner = arguments[1];
-      this.#handle = this.#inner.handle();
+      [this.#route, this.#nodeIndex] = this.#inner.hotFunctions();
+      this.#ids = this.#inner.nodeIds();
       return;
     }
     const text = documentText(topology, 'topology');
@@ -148,13 +173,14 @@ class Router {
     } catch (err) {
       rethrow(err);
     }
-    this.#handle = this.#inner.handle();
+    [this.#route, this.#nodeIndex] = this.#inner.hotFunctions();
+    this.#ids = this.#inner.nodeIds();
   }
 
   /** The shard of `key` (a node index, or the vbucket number for `vbucket`). */
   route(key) {
     try {
-      return addon.routeWith(this.#handle, key);
+      return this.#route(key);
     } catch (err) {
       rethrow(err);
     }
@@ -163,7 +189,7 @@ class Router {
   /** The id of the node that owns `key`. */
   node(key) {
     try {
-      return addon.nodeWith(this.#handle, key);
+      return this.#ids[this.#nodeIndex(key)];
     } catch (err) {
       rethrow(err);
     }
@@ -181,8 +207,8 @@ class Router {
   /** The shards of many keys, in order, as a Uint32Array. */
   routeMany(keys) {
     try {
-      const packed = packAscii(keys);
-      return packed === undefined ? this.#inner.routeMany(keys) : this.#inner.routePacked(packed[0], packed[1]);
+      const packed = packStrings(keys);
+      return packed === undefined ? this.#inner.routeMany(keys) : this.#inner.routeManyUtf16(packed[0], packed[1]);
     } catch (err) {
       rethrow(err);
     }
@@ -208,11 +234,19 @@ class Router {
 
   /** The ids of the nodes that own many keys, in order. */
   nodeMany(keys) {
+    let indices;
     try {
-      return this.#inner.nodeMany(keys);
+      const packed = packStrings(keys);
+      indices =
+        packed === undefined ? this.#inner.nodeIndexMany(keys) : this.#inner.nodeIndexManyUtf16(packed[0], packed[1]);
     } catch (err) {
       rethrow(err);
     }
+    // The core's node indices as ids: each id is one shared string.
+    const ids = this.#ids;
+    const nodes = new Array(indices.length);
+    for (let i = 0; i < indices.length; i++) nodes[i] = ids[indices[i]];
+    return nodes;
   }
 
   /** The shards a scan over keys in [start, end) must visit, in key order; `end` omitted or null: to the end. */

@@ -49,11 +49,13 @@ impl Key<'_> {
 /// # Errors
 /// `invalid_key` for a value that is not a key (see the module docs).
 pub fn from_js<'env>(value: Unknown<'env>) -> Result<Key<'env>> {
+    // Short strings, the common key, first: the read fails cheaply on other values, and
+    // saves the type query.
+    if let Some(key) = short_text(value) {
+        return Ok(key);
+    }
     match value.get_type().or_throw()? {
-        ValueType::String => match short_text(value)? {
-            Some(key) => Ok(key),
-            None => Ok(Key::Text(text(value, sr::ErrorKind::InvalidKey)?)),
-        },
+        ValueType::String => Ok(Key::Text(text(value, sr::ErrorKind::InvalidKey)?)),
         ValueType::BigInt => Ok(Key::U64(u64_from_bigint(value, "bigint key")?)),
         ValueType::Number => {
             // SAFETY: `get_type` said this is a number.
@@ -73,32 +75,66 @@ pub fn from_js<'env>(value: Unknown<'env>) -> Result<Key<'env>> {
     }
 }
 
-/// The longest string key (in UTF-8 bytes, less one) read without allocating.
+/// The longest string key (in UTF-8 bytes) held without allocating, and one more than the
+/// longest string (in UTF-16 code units) read in one N-API call into a stack buffer.
 const SHORT_TEXT: usize = 64;
 
-/// A string of fewer than [`SHORT_TEXT`] UTF-8 bytes read in one N-API call into a stack
-/// buffer, or `None` (then [`text`] reads it). N-API's UTF-8 read replaces a lone
-/// surrogate by U+FFFD, so a result holding U+FFFD is `None` too: [`text`] tells a real
-/// U+FFFD from a lone surrogate.
-fn short_text(value: Unknown<'_>) -> Result<Option<Key<'static>>> {
+/// A string of fewer than [`SHORT_TEXT`] UTF-16 code units whose UTF-8 fits in
+/// [`SHORT_TEXT`] bytes, read in one N-API call into a stack buffer; `None` for any other
+/// string (then [`text`] reads it, and reports a lone surrogate) and for any other value
+/// (N-API refuses to read it as a string).
+///
+/// UTF-16 rather than N-API's UTF-8 read: a truncated read is then simply `length ==
+/// SHORT_TEXT - 1` (N-API cuts whole code units, never inside a UTF-8 sequence), and a lone
+/// surrogate is seen as such instead of being replaced by U+FFFD.
+fn short_text(value: Unknown<'_>) -> Option<Key<'static>> {
     let raw = value.value();
-    let mut bytes = [0u8; SHORT_TEXT];
+    let mut units = [0u16; SHORT_TEXT];
     let mut length = 0usize;
     // SAFETY: `raw` is a live string value of this call's env; N-API writes at most
-    // `bytes.len()` bytes (the text, truncated, then a NUL) and the count into `length`.
+    // `units.len()` code units (the text, truncated, then a NUL) and the count into `length`.
     let status = unsafe {
-        napi::sys::napi_get_value_string_utf8(raw.env, raw.value, bytes.as_mut_ptr().cast(), bytes.len(), &mut length)
+        napi::sys::napi_get_value_string_utf16(raw.env, raw.value, units.as_mut_ptr(), units.len(), &mut length)
     };
-    // V8 truncates at a character boundary: a truncated result leaves fewer free bytes
-    // than the next character needs (at most 4), so only a result shorter than
-    // `SHORT_TEXT - 4` bytes is certainly whole.
-    if status != napi::sys::Status::napi_ok || length + 4 >= SHORT_TEXT {
-        return Ok(None); // failed, or possibly truncated: the general path decides
+    // A result of `SHORT_TEXT - 1` units may have been cut: the general path decides.
+    if status != napi::sys::Status::napi_ok || length + 1 >= SHORT_TEXT {
+        return None;
     }
-    if bytes[..length].windows(3).any(|window| window == "\u{FFFD}".as_bytes()) {
-        return Ok(None);
+    let mut bytes = [0u8; SHORT_TEXT];
+    let written = utf8_into(units.get(..length)?, &mut bytes)?;
+    Some(Key::ShortText(bytes, written as u8))
+}
+
+/// Writes the UTF-8 of the UTF-16 `units` to the start of `out`: the byte count, or `None`
+/// at a lone surrogate or when `out` is too short (`3 * units.len()` bytes always suffice).
+/// Each call converts one key on its own: a surrogate pair split across two calls is two
+/// lone surrogates, as it is for two separate strings.
+pub fn utf8_into(units: &[u16], out: &mut [u8]) -> Option<usize> {
+    // ASCII, the common key, is one byte per unit.
+    if units.len() <= out.len() && units.iter().all(|&unit| unit < 0x80) {
+        for (byte, &unit) in out.iter_mut().zip(units) {
+            *byte = unit as u8;
+        }
+        return Some(units.len());
     }
-    Ok(Some(Key::ShortText(bytes, length as u8)))
+    let mut written = 0;
+    for decoded in char::decode_utf16(units.iter().copied()) {
+        let ch = decoded.ok()?;
+        let end = written + ch.len_utf8();
+        ch.encode_utf8(out.get_mut(written..end)?);
+        written = end;
+    }
+    Some(written)
+}
+
+/// The `invalid_key` error of a string key whose UTF-16 `units` [`utf8_into`] refused for a
+/// lone surrogate: the core's message, the same as [`text`] gives for that string.
+pub fn utf16_error(units: &[u16]) -> errors::Error {
+    match sr::key::utf8_from_utf16(units) {
+        Err(err) => errors::new(err.kind(), err.message()),
+        // Not reached: the callers pass text with a lone surrogate.
+        Ok(_) => errors::new(sr::ErrorKind::InvalidKey, "text key is not valid Unicode"),
+    }
 }
 
 /// Reads an optional key: `undefined` and `null` are `None`.
@@ -135,6 +171,54 @@ pub fn many_from_js<'env>(keys: Unknown<'env>) -> Result<Vec<Key<'env>>> {
             value.and_then(from_js).map_err(|err| at(index as usize, err))
         })
         .collect()
+}
+
+/// The UTF-8 of string keys packed by `index.js` as UTF-16 code units when every unit is
+/// ASCII (the common batch): then each unit is one byte, and the unit offsets are the byte
+/// offsets. `None` otherwise.
+pub fn ascii_from_packed_utf16(units: &[u16]) -> Option<Vec<u8>> {
+    // A fold without early exit, then a plain narrowing copy: both vectorize.
+    if units.iter().fold(0, |all, &unit| all | unit) >= 0x80 {
+        return None;
+    }
+    Some(units.iter().map(|&unit| unit as u8).collect())
+}
+
+/// Calls `each` with the UTF-8 bytes of every string key packed by `index.js` as UTF-16
+/// code units (key `i` is `units[offsets[i]..offsets[i + 1]]`), in order, converting each
+/// key on its own into one reused buffer. Every key is checked before the first `each`,
+/// as [`many_from_js`] reads every key of an array before any is routed.
+///
+/// # Errors
+/// `invalid_argument` when the offsets are empty, do not start at 0, decrease or point
+/// past `units`; `invalid_key` for a key with a lone surrogate, its message prefixed with
+/// the key's index ([`at`]), as [`many_from_js`] reports it; the first error of `each`.
+pub fn for_each_packed_utf16(units: &[u16], offsets: &[u32], mut each: impl FnMut(&[u8]) -> Result<()>) -> Result<()> {
+    let bad_offsets =
+        || errors::new(sr::ErrorKind::InvalidArgument, "offsets must rise from 0 to at most the number of code units");
+    if offsets.first() != Some(&0) {
+        return Err(bad_offsets());
+    }
+    // Only text with a surrogate unit can hold a lone one: most batches skip the decoding.
+    // (A fold without early exit: the compiler vectorizes it.)
+    let surrogates = units.iter().fold(false, |found, &unit| found | (unit & 0xF800 == 0xD800));
+    for (index, pair) in offsets.windows(2).enumerate() {
+        let key = units.get(pair[0] as usize..pair[1] as usize).ok_or_else(bad_offsets)?;
+        if surrogates && char::decode_utf16(key.iter().copied()).any(|decoded| decoded.is_err()) {
+            return Err(at(index, utf16_error(key)));
+        }
+    }
+    let mut scratch = vec![0u8; 3 * SHORT_TEXT];
+    for pair in offsets.windows(2) {
+        let key = &units[pair[0] as usize..pair[1] as usize];
+        if scratch.len() < 3 * key.len() {
+            scratch.resize(3 * key.len(), 0);
+        }
+        // Checked above, and `scratch` holds 3 bytes per unit: this does not fail.
+        let written = utf8_into(key, &mut scratch).ok_or_else(|| utf16_error(key))?;
+        each(&scratch[..written])?;
+    }
+    Ok(())
 }
 
 /// A typed array of element type `kind` (`BigUint64Array`, `Uint32Array`, ...) read in

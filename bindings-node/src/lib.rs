@@ -5,18 +5,24 @@
 //! public face: it serializes object documents (topologies, hashing specs, operations),
 //! parses the JSON results of `apply` and `diff`, wraps the native router `replace`
 //! returns, turns the `[name, value]` pairs of `decodeId` and `locate` into objects,
-//! and turns thrown errors into `ShardrouteError`.
+//! looks up the node ids of the node indices `node` and `nodeMany` get (one shared string
+//! per node), copies arrays of string keys into one `Uint16Array` for `routeMany` and
+//! `nodeMany`, and turns thrown errors into `ShardrouteError`.
 //!
 //! Modules mirror the core's: `router` (`Router`), `operations` (`apply`), `diff`
 //! (`diff`), `dictionary` (`encodeDictionary`, `decodeDictionary`), `key`
-//! (conversions), `errors` (the one error mapping).
+//! (conversions), `errors` (the one error mapping); `hot` holds `Router.route` and
+//! `Router.node` as plain N-API functions, the one place that bypasses napi-rs's call glue
+//! for speed.
 //!
-//! Every exported function and method is `#[napi(catch_unwind)]`: a panic (which the core
-//! promises never to raise) becomes a thrown JavaScript `Error`, never an abort.
+//! Every exported function and method is `#[napi(catch_unwind)]`, and `hot`'s functions
+//! catch panics the same way: a panic (which the core promises never to raise) becomes a
+//! thrown JavaScript `Error`, never an abort.
 
 mod dictionary;
 mod diff;
 mod errors;
+mod hot;
 mod key;
 mod operations;
 mod router;

@@ -3,7 +3,8 @@
 use std::sync::Arc;
 
 use napi::bindgen_prelude::{
-    Array, BigInt, BigUint64ArraySlice, External, TypedArrayType, Uint32Array, Uint32ArraySlice, Uint8ArraySlice,
+    Array, BigInt, BigUint64ArraySlice, TypedArrayType, Uint16ArraySlice, Uint32Array, Uint32ArraySlice,
+    Uint8ArraySlice,
 };
 use napi::{Env, Unknown};
 use napi_derive::napi;
@@ -16,28 +17,6 @@ use crate::key::{self, JsKey};
 #[napi]
 pub struct Router {
     pub(crate) inner: Arc<sr::Router>,
-}
-
-/// A router shared with [`Router`] as an N-API external: what the hot single-key calls
-/// ([`route_with`], [`node_with`]) take. napi-rs checks an external with one registry
-/// lookup, while a `&self` method also records and releases a borrow of the class
-/// instance, which on this package's benchmark costs about as much as routing itself.
-pub type Handle = External<Arc<sr::Router>>;
-
-/// The shard of `key` under `router`'s handle: the same as `Router.route`.
-// Only `#[napi]`'s registration calls it, and test builds leave that out.
-#[cfg_attr(test, allow(dead_code))]
-#[napi(catch_unwind)]
-pub fn route_with(router: &Handle, key: Unknown) -> Result<u32> {
-    router.route(key::from_js(key)?.as_core()).or_throw()
-}
-
-/// The id of the node that owns `key` under `router`'s handle: the same as `Router.node`.
-// Only `#[napi]`'s registration calls it, and test builds leave that out.
-#[cfg_attr(test, allow(dead_code))]
-#[napi(catch_unwind)]
-pub fn node_with(router: &Handle, key: Unknown) -> Result<String> {
-    Ok(router.node(key::from_js(key)?.as_core()).or_throw()?.to_owned())
 }
 
 #[napi]
@@ -53,24 +32,22 @@ impl Router {
         Ok(Router { inner: Arc::new(sr::Router::from_json(&text).or_throw()?) })
     }
 
-    /// This router as a [`Handle`] for [`route_with`] and [`node_with`] (`index.js`
-    /// takes it once per router).
+    /// `[route, nodeIndex]`: plain N-API functions of one key over this router, the same
+    /// as [`route`](Router::route) and the index of [`node`](Router::node)'s node in
+    /// [`node_ids`](Router::node_ids), at a fraction of a `#[napi]` method's call cost
+    /// ([`crate::hot`]). `index.js` makes them once per router.
     #[napi(catch_unwind)]
-    pub fn handle(&self) -> Handle {
-        External::new(Arc::clone(&self.inner))
+    pub fn hot_functions<'env>(&self, env: &'env Env) -> Result<Array<'env>> {
+        crate::hot::functions(env, &self.inner)
     }
 
-    /// The shard of `key` (a `u32`).
+    /// The node ids in document order (the core's node indices index it).
     #[napi(catch_unwind)]
-    pub fn route(&self, key: Unknown) -> Result<u32> {
-        self.inner.route(key::from_js(key)?.as_core()).or_throw()
+    pub fn node_ids(&self) -> Vec<String> {
+        self.inner.nodes().iter().map(|node| node.id.clone()).collect()
     }
 
-    /// The id of the node that owns `key`.
-    #[napi(catch_unwind)]
-    pub fn node(&self, key: Unknown) -> Result<String> {
-        Ok(self.inner.node(key::from_js(key)?.as_core()).or_throw()?.to_owned())
-    }
+    // `route` and `node` are the plain N-API functions of `hotFunctions` (hot.rs).
 
     /// `count` distinct node ids for `key`, owner first.
     #[napi(catch_unwind)]
@@ -121,8 +98,13 @@ impl Router {
     pub fn route_packed(&self, data: Unknown, offsets: Unknown) -> Result<Uint32Array> {
         let data: Uint8ArraySlice = key::typed_array(data, TypedArrayType::Uint8, "data")?;
         let offsets: Uint32ArraySlice = key::typed_array(offsets, TypedArrayType::Uint32, "offsets")?;
+        self.route_packed_bytes(&data, &offsets)
+    }
+
+    /// [`route_packed`](Router::route_packed) over `data` and `offsets` read in place.
+    fn route_packed_bytes(&self, data: &[u8], offsets: &[u32]) -> Result<Uint32Array> {
         let mut shards = Vec::new();
-        self.inner.route_packed_into(&data, &offsets, &mut shards).map_err(|err| {
+        self.inner.route_packed_into(data, offsets, &mut shards).map_err(|err| {
             // A key's own error (not the offsets' `invalid_argument`) names the key, as
             // `route_many` does: `shards` then holds the shards before it.
             let keyed = err.kind() != sr::ErrorKind::InvalidArgument;
@@ -136,24 +118,61 @@ impl Router {
         Ok(Uint32Array::new(shards))
     }
 
-    /// The ids of the nodes that own an array of keys, in order
-    /// ([`sr::Router::node_index_many_into`]): each id is made once and shared.
+    /// The shards of string keys packed as UTF-16 code units (`index.js` packs an array of
+    /// strings this way: one call instead of an N-API read per key): key `i` is
+    /// `units[offsets[i]..offsets[i + 1]]`, converted to UTF-8 on its own
+    /// ([`key::for_each_packed_utf16`]).
+    ///
+    /// # Errors
+    /// As [`route_many`](Router::route_many) over the same strings;
+    /// `invalid_argument` for a bad `units` or `offsets`.
+    #[napi(js_name = "routeManyUtf16", catch_unwind)]
+    pub fn route_many_utf16(&self, units: Unknown, offsets: Unknown) -> Result<Uint32Array> {
+        let units: Uint16ArraySlice = key::typed_array(units, TypedArrayType::Uint16, "units")?;
+        let offsets: Uint32ArraySlice = key::typed_array(offsets, TypedArrayType::Uint32, "offsets")?;
+        if let Some(bytes) = key::ascii_from_packed_utf16(&units) {
+            return self.route_packed_bytes(&bytes, &offsets);
+        }
+        let mut shards = Vec::with_capacity(offsets.len().saturating_sub(1));
+        key::for_each_packed_utf16(&units, &offsets, |bytes| {
+            let shard = self.inner.route(bytes).or_throw().map_err(|err| key::at(shards.len(), err))?;
+            shards.push(shard);
+            Ok(())
+        })?;
+        Ok(Uint32Array::new(shards))
+    }
+
+    /// The node indices (into [`node_ids`](Router::node_ids)) of string keys packed as
+    /// UTF-16 code units, as for [`route_many_utf16`](Router::route_many_utf16).
+    ///
+    /// # Errors
+    /// As [`route_many_utf16`](Router::route_many_utf16).
+    #[napi(js_name = "nodeIndexManyUtf16", catch_unwind)]
+    pub fn node_index_many_utf16(&self, units: Unknown, offsets: Unknown) -> Result<Uint32Array> {
+        let units: Uint16ArraySlice = key::typed_array(units, TypedArrayType::Uint16, "units")?;
+        let offsets: Uint32ArraySlice = key::typed_array(offsets, TypedArrayType::Uint32, "offsets")?;
+        let mut indices = Vec::with_capacity(offsets.len().saturating_sub(1));
+        key::for_each_packed_utf16(&units, &offsets, |bytes| {
+            let index = self.inner.node_index(bytes).or_throw().map_err(|err| key::at(indices.len(), err))?;
+            indices.push(index);
+            Ok(())
+        })?;
+        Ok(Uint32Array::new(indices))
+    }
+
+    /// The node indices (into [`node_ids`](Router::node_ids)) of an array of keys, in order
+    /// ([`sr::Router::node_index_many_into`]). `index.js` maps them to the ids: one shared
+    /// string per node, and no N-API call per key to build the array.
     ///
     /// # Errors
     /// As [`route_many`](Router::route_many).
     #[napi(catch_unwind)]
-    pub fn node_many<'env>(&self, env: &'env Env, keys: Unknown<'env>) -> Result<Array<'env>> {
+    pub fn node_index_many(&self, keys: Unknown) -> Result<Uint32Array> {
         let keys = key::many_from_js(keys)?;
         let mut indices = Vec::new();
         let routed = self.inner.node_index_many_into(keys.iter().map(key::Key::as_core), &mut indices);
         routed.or_throw().map_err(|err| key::at(indices.len(), err))?;
-        let ids = self.inner.nodes().iter().map(|node| env.create_string(&node.id)).collect::<napi::Result<Vec<_>>>();
-        let ids = ids.or_throw()?;
-        let mut array = env.create_array(indices.len() as u32).or_throw()?;
-        for (position, &index) in indices.iter().enumerate() {
-            array.set(position as u32, ids[index as usize]).or_throw()?;
-        }
-        Ok(array)
+        Ok(Uint32Array::new(indices))
     }
 
     /// The shards a scan over keys in `[start, end)` must visit, in key order; `end`

@@ -735,3 +735,69 @@ test('string keys of every length near the short-string buffer route as their UT
     }
   }
 });
+
+describe('string batches', () => {
+  // routeMany and nodeMany copy an array of strings into one Uint16Array, which the addon
+  // converts to UTF-8 key by key: these check that path against the single calls.
+  const rendezvous = new Router({
+    format: 'shardroute/1', epoch: 1, nodes: [{ id: 'a' }, { id: 'b' }, { id: 'c' }], strategy: { type: 'rendezvous' },
+  });
+  const ascii = Array.from({ length: 10 }, (_, i) => `user:${i}`);
+
+  test('strings of any text and length route as the single calls do', () => {
+    const texts = ['', 'café', 'ключ', '日本語', '\ud83d\udd11', '\ufffd', 'a\u0000b', 'x'.repeat(63), 'é'.repeat(64), '🔑'.repeat(40)];
+    // Long keys outgrow the packing buffer's first size (12 units per key) more than once.
+    const long = Array.from({ length: 30 }, (_, i) => `${'long key '.repeat(20 + i)}${i}`);
+    for (const keys of [[...ascii, ...texts], [...texts, ...ascii], long, [...long, ...texts]]) {
+      assert.deepEqual(Array.from(rendezvous.routeMany(keys)), keys.map((key) => rendezvous.route(key)));
+      assert.deepEqual(rendezvous.nodeMany(keys), keys.map((key) => rendezvous.node(key)));
+    }
+  });
+
+  test('a lone surrogate fails the batch with the single call error, prefixed with its index', () => {
+    for (const bad of ['\ud800', 'a\udc00', 'ok\ud83d', '\udc00\ud800', '🔑\udfff']) {
+      const single = throwsCode(() => rendezvous.route(bad), 'invalid_key');
+      for (const at of [0, 4, 10]) {
+        const keys = [...ascii];
+        keys.splice(at, 0, bad);
+        assert.equal(throwsCode(() => rendezvous.routeMany(keys), 'invalid_key').message, `keys[${at}]: ${single.message}`);
+        assert.equal(throwsCode(() => rendezvous.nodeMany(keys), 'invalid_key').message, `keys[${at}]: ${single.message}`);
+      }
+    }
+  });
+
+  test('a surrogate pair split across two keys is two lone surrogates', () => {
+    assert.equal(rendezvous.routeMany([...ascii, '\ud83d\ude00'])[10], rendezvous.route('\ud83d\ude00'));
+    const err = throwsCode(() => rendezvous.routeMany([...ascii, '\ud83d', '\ude00']), 'invalid_key');
+    assert.match(err.message, /^keys\[10\]: .*0xD83D/);
+  });
+});
+
+test('route and node: a missing key is undefined, and routers made by replace route the same', () => {
+  assert.equal(throwsCode(() => router.route(), 'invalid_key').message, throwsCode(() => router.route(undefined), 'invalid_key').message);
+  throwsCode(() => router.node(), 'invalid_key');
+  const next = router.replace({ ...TOPOLOGY, epoch: 8 });
+  for (const key of ['a', 'user:42', 7n, Buffer.from('b')]) {
+    assert.equal(next.route(key), router.route(key));
+    assert.equal(next.node(key), router.node(key));
+  }
+});
+
+test('collected routers release their native functions, and live ones keep working', () => {
+  // A child process with --expose-gc: the finalizers of the route and node functions run
+  // while other routers are in use.
+  const script = `
+    const { Router } = require('./index.js');
+    const doc = { format: 'shardroute/1', epoch: 1, nodes: [{ id: 'a' }, { id: 'b' }], strategy: { type: 'jump' } };
+    const kept = new Router(doc);
+    const expected = kept.node('k');
+    for (let round = 0; round < 20; round++) {
+      for (let i = 0; i < 200; i++) new Router(doc).node('k');
+      global.gc();
+      if (kept.node('k') !== expected || kept.route('k') !== kept.routeMany(['k'])[0]) throw new Error('changed');
+    }
+    console.log('ok');`;
+  const child = spawnSync(process.execPath, ['--expose-gc', '-e', script], { cwd: packageDir, encoding: 'utf8' });
+  assert.equal(child.status, 0, child.stderr);
+  assert.equal(child.stdout.trim(), 'ok');
+});

@@ -1,0 +1,151 @@
+//! The hot single-key calls (`Router.route`, and `Router.node` as a node index) as plain
+//! N-API functions, one pair per router, each holding its router as the function's own data.
+//!
+//! Why not `#[napi]` methods: napi-rs 3 wraps every call in a native-borrow scope (thread
+//! local bookkeeping, a mutex, a barrier), and checks an `External` argument against a
+//! locked global registry. Measured on Node 20 on the benchmark machine, an empty
+//! `#[napi] fn(key: Unknown) -> u32` cost ~100 ns a call, an empty plain N-API function
+//! ~17 ns, and routing a short string key in the core 15-30 ns. A function made with
+//! `napi_create_function` gets its data pointer back from `napi_get_cb_info`, and no
+//! JavaScript code can change that pointer: nothing has to be checked per call.
+//!
+//! The functions only convert: the key with [`key::from_js`], the result with N-API, the
+//! error with [`errors`]; the router is the core's.
+
+use std::ffi::c_void;
+use std::panic::{self, AssertUnwindSafe};
+use std::ptr;
+use std::sync::Arc;
+
+use napi::bindgen_prelude::{sys, Array, JsError};
+use napi::{Env, Unknown};
+use shardroute as sr;
+
+use crate::errors::{Result, Throw};
+use crate::key;
+
+/// `[route, nodeIndex]`: two JavaScript functions of one argument (a key) over `router`:
+/// the same as `Router.route`, and the index in the router's nodes of `Router.node`'s
+/// answer (`index.js` maps it to the id through the router's id array, made once: returning
+/// an existing string is cheaper than making one per call, and Node 20 cannot hold strings
+/// in N-API references).
+///
+/// # Errors
+/// N-API's, if a function cannot be made.
+pub fn functions<'env>(env: &'env Env, router: &Arc<sr::Router>) -> Result<Array<'env>> {
+    let route = function(env, "route", route_callback, Arc::clone(router))?;
+    let node_index = function(env, "nodeIndex", node_index_callback, Arc::clone(router))?;
+    let mut array = env.create_array(2).or_throw()?;
+    array.set(0, route).or_throw()?;
+    array.set(1, node_index).or_throw()?;
+    Ok(array)
+}
+
+/// `Router.route`: the shard, a `number`.
+unsafe extern "C" fn route_callback(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    // SAFETY: N-API calls this with the env and callback info of a call of a function
+    // made by `function`.
+    unsafe { call(env, info, |router, key| uint32(env, router.route(key::from_js(key)?.as_core()).or_throw()?)) }
+}
+
+/// The index of `Router.node`'s node in the router's nodes, a `number`.
+unsafe extern "C" fn node_index_callback(env: sys::napi_env, info: sys::napi_callback_info) -> sys::napi_value {
+    // SAFETY: as for `route_callback`.
+    unsafe { call(env, info, |router, key| uint32(env, router.node_index(key::from_js(key)?.as_core()).or_throw()?)) }
+}
+
+/// `number` as a JavaScript number.
+fn uint32(env: sys::napi_env, number: u32) -> Result<sys::napi_value> {
+    let mut value = ptr::null_mut();
+    // SAFETY: `env` is the env of the running call.
+    check(unsafe { sys::napi_create_uint32(env, number, &mut value) }).or_throw()?;
+    Ok(value)
+}
+
+/// A JavaScript function named `name` whose N-API callback is `callback` and whose data is
+/// `router`, which it holds: the function's finalizer releases it.
+fn function<'env>(env: &'env Env, name: &str, callback: Callback, router: Arc<sr::Router>) -> Result<Unknown<'env>> {
+    let raw = env.raw();
+    let data = Box::into_raw(Box::new(router));
+    let mut value = ptr::null_mut();
+    // SAFETY: `data` outlives the function (freed by `finalize` when the function is
+    // collected); `call` only reads it.
+    let created = check(unsafe {
+        sys::napi_create_function(
+            raw,
+            name.as_ptr().cast(),
+            name.len() as isize,
+            Some(callback),
+            data.cast(),
+            &mut value,
+        )
+    })
+    .and_then(|()| {
+        // SAFETY: as above; `finalize` runs once, after the last call.
+        check(unsafe {
+            sys::napi_add_finalizer(raw, value, data.cast(), Some(finalize), ptr::null_mut(), ptr::null_mut())
+        })
+    });
+    if let Err(err) = created {
+        // SAFETY: the function (if any) has no finalizer, so `data` is still only ours.
+        drop(unsafe { Box::from_raw(data) });
+        return Err(err).or_throw();
+    }
+    // SAFETY: `value` is a function of `env`.
+    Ok(unsafe { Unknown::from_raw_unchecked(raw, value) })
+}
+
+/// The N-API callback type.
+type Callback = unsafe extern "C" fn(sys::napi_env, sys::napi_callback_info) -> sys::napi_value;
+
+/// The body of every hot callback: reads the one argument and the function's router, runs
+/// `body`, and throws its error. A panic (which the core promises never to raise) becomes
+/// a thrown `Error`, as `#[napi(catch_unwind)]` does.
+///
+/// # Safety
+/// `env` and `info` must be those of a call of a function made by [`function`].
+#[inline(always)]
+unsafe fn call(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+    body: impl FnOnce(&sr::Router, Unknown<'_>) -> Result<sys::napi_value>,
+) -> sys::napi_value {
+    let result = panic::catch_unwind(AssertUnwindSafe(|| {
+        let mut argc = 1usize;
+        // N-API fills arguments the caller left out with `undefined`.
+        let mut argv = [ptr::null_mut(); 1];
+        let mut data = ptr::null_mut();
+        // SAFETY: the env and callback info of this call; one argument slot.
+        check(unsafe { sys::napi_get_cb_info(env, info, &mut argc, argv.as_mut_ptr(), ptr::null_mut(), &mut data) })
+            .or_throw()?;
+        // SAFETY: `data` is the `Arc<Router>` this function was made with (`function`),
+        // alive until the function's finalizer runs.
+        let router = unsafe { &*data.cast::<Arc<sr::Router>>() };
+        // SAFETY: `argv[0]` is a live value of this call.
+        body(router, unsafe { Unknown::from_raw_unchecked(env, argv[0]) })
+    }));
+    let result = result.unwrap_or_else(|payload| Err(napi::bindgen_prelude::panic_to_error(payload)).or_throw());
+    match result {
+        Ok(value) => value,
+        Err(err) => {
+            // SAFETY: the env of this call.
+            unsafe { JsError::from(err).throw_into(env) };
+            ptr::null_mut()
+        }
+    }
+}
+
+/// Releases a hot function's router when the function is collected.
+unsafe extern "C" fn finalize(_env: sys::napi_env, data: *mut c_void, _hint: *mut c_void) {
+    // SAFETY: `data` is the box `function` leaked for this function; this runs once.
+    drop(unsafe { Box::from_raw(data.cast::<Arc<sr::Router>>()) });
+}
+
+/// An N-API status as a result.
+fn check(status: sys::napi_status) -> napi::Result<()> {
+    if status == sys::Status::napi_ok {
+        Ok(())
+    } else {
+        Err(napi::Error::new(napi::Status::from(status), "N-API call failed".to_owned()))
+    }
+}

@@ -20,7 +20,7 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use js_sys::{Array, BigInt, BigUint64Array, JsString, Reflect, Uint32Array, Uint8Array};
+use js_sys::{Array, BigInt, BigUint64Array, JsString, Reflect, Uint16Array, Uint32Array, Uint8Array};
 use shardroute as sr;
 use wasm_bindgen::convert::TryFromJsValue;
 use wasm_bindgen::prelude::*;
@@ -41,6 +41,11 @@ pub(crate) enum Key {
 impl Key {
     /// Converts a JavaScript key (see the module docs).
     pub(crate) fn from_js(value: &JsValue) -> sr::Result<Key> {
+        // A string key, the common one, in one imported call (the glue's copy is exact
+        // for a well-formed string); a string with a lone surrogate is refused below.
+        if let Some(text) = well_formed_text(value) {
+            return Ok(Key::Text(text));
+        }
         if let Some(text) = value.dyn_ref::<JsString>() {
             return utf8_from_js(text).map(Key::Text);
         }
@@ -110,14 +115,60 @@ pub(crate) fn at(index: usize, err: sr::Error) -> sr::Error {
     sr::Error::new(err.kind(), format!("keys[{index}]: {}", err.message()))
 }
 
-/// The keys of `routeMany` as one buffer plus offsets, when `packAscii` (`js/support.mjs`)
-/// packs them: an array of at least a few keys, every one an ASCII string.
-pub(crate) fn packed_ascii(keys: &JsValue) -> Option<(Vec<u8>, Vec<u32>)> {
-    let packed = pack_ascii(keys);
+/// The keys of `routeMany` / `nodeMany` as UTF-8 in one buffer plus byte offsets (key `i`
+/// is `data[offsets[i]..offsets[i + 1]]`, the core's packed layout), when `packStrings`
+/// (`js/support.mjs`) packs them: an array of at least a few keys, every one a string.
+/// `None` otherwise (then [`keys_from_js`] reads them). A key with a lone surrogate is
+/// `invalid_key` naming its index, with the message a single key gets.
+pub(crate) fn packed_strings(keys: &JsValue) -> Option<sr::Result<(Vec<u8>, Vec<u32>)>> {
+    let packed = pack_strings(keys);
     let packed = packed.dyn_ref::<Array>()?;
-    let data: Uint8Array = packed.get(0).dyn_into().ok()?;
-    let offsets: Uint32Array = packed.get(1).dyn_into().ok()?;
-    Some((data.to_vec(), offsets.to_vec()))
+    let (units, offsets) = (packed.get(0), packed.get(1).dyn_into::<Uint32Array>().ok()?.to_vec());
+    // Each a copy into wasm memory in one step.
+    if let Some(ascii) = units.dyn_ref::<Uint8Array>() {
+        // ASCII units are their UTF-8 bytes, and the unit offsets the byte offsets.
+        let ascii = ascii.to_vec();
+        return Some(checked_offsets(&offsets, ascii.len()).map(|()| (ascii, offsets)));
+    }
+    let units = units.dyn_into::<Uint16Array>().ok()?.to_vec();
+    Some(checked_offsets(&offsets, units.len()).and_then(|()| utf8_from_packed_utf16(&units, &offsets)))
+}
+
+/// `Ok` when the offsets rise from 0 to at most `length` (they are packStrings's: checked,
+/// never assumed, so that slicing by them cannot fail).
+fn checked_offsets(offsets: &[u32], length: usize) -> sr::Result<()> {
+    let rising = offsets.first() == Some(&0)
+        && offsets.windows(2).all(|pair| pair[0] <= pair[1])
+        && offsets.last().is_some_and(|&end| end as usize <= length);
+    if rising {
+        Ok(())
+    } else {
+        Err(invalid_argument(String::from("packed keys: offsets do not rise within the code units")))
+    }
+}
+
+/// UTF-16 keys packed as code units plus (checked) unit offsets, as UTF-8 bytes plus byte
+/// offsets: each key converted on its own, so a surrogate pair split between two keys is
+/// two lone surrogates, as it is for two separate strings. Every key is converted before
+/// any is routed, as [`keys_from_js`] reads every key before any is routed.
+fn utf8_from_packed_utf16(units: &[u16], offsets: &[u32]) -> sr::Result<(Vec<u8>, Vec<u32>)> {
+    // `units` came from a typed array, whose length is a u32.
+    let mut data = reserve(units.len() as u32, "bytes of keys")?;
+    let mut byte_offsets = reserve(offsets.len() as u32, "offsets")?;
+    byte_offsets.push(0);
+    for (index, pair) in offsets.windows(2).enumerate() {
+        let key = &units[pair[0] as usize..pair[1] as usize];
+        if key.iter().all(|&unit| unit < 0x80) {
+            data.extend(key.iter().map(|&unit| unit as u8));
+        } else {
+            data.extend_from_slice(sr::key::utf8_from_utf16(key).map_err(|err| at(index, err))?.as_bytes());
+        }
+        // At most 3 bytes per unit, and packStrings packs at most 2^28 units.
+        let end = u32::try_from(data.len())
+            .map_err(|_| sr::Error::new(sr::ErrorKind::LimitExceeded, String::from("packed keys exceed 4 GiB")))?;
+        byte_offsets.push(end);
+    }
+    Ok((data, byte_offsets))
 }
 
 /// The elements of a `BigUint64Array`, or `invalid_argument` naming `what`.
@@ -223,9 +274,14 @@ fn reserve<T>(length: u32, what: &str) -> sr::Result<Vec<T>> {
 
 #[wasm_bindgen(module = "/js/support.mjs")]
 extern "C" {
-    /// `[data, offsets]` for an array of ASCII strings, else `undefined` (never throws).
-    #[wasm_bindgen(js_name = packAscii)]
-    fn pack_ascii(keys: &JsValue) -> JsValue;
+    /// `[units, offsets]` (UTF-16 code units, in a `Uint8Array` when all are ASCII, else a
+    /// `Uint16Array`) for an array of strings, else `undefined` (never throws).
+    #[wasm_bindgen(js_name = packStrings)]
+    fn pack_strings(keys: &JsValue) -> JsValue;
+
+    /// The key when it is a string without lone surrogates, else `undefined` (never throws).
+    #[wasm_bindgen(js_name = wellFormedText)]
+    fn well_formed_text(key: &JsValue) -> Option<String>;
 
     /// The name of an object's constructor, or `undefined` (never throws).
     #[wasm_bindgen(js_name = constructorName)]

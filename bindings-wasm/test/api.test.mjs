@@ -119,6 +119,71 @@ describe('ShardrouteError', () => {
   });
 });
 
+describe('string keys: the fast paths (installFastPaths in js/support.mjs) answer as the general ones', () => {
+  const bytes = (text) => new TextEncoder().encode(text);
+  const TEXTS = ['', 'a', 'user:1', 'caf\u00e9', 'ключ', '\ud83d\udd11', '\ufffd', 'x'.repeat(300), '{tag}.rest'];
+  const plain = { ...TOPOLOGY, nodes: [{ id: 'a' }, { id: 'b' }, { id: 'c' }] };
+  const routers = [router, new Router({ ...plain, strategy: { type: 'jump' } }),
+    new Router({ ...plain, hashing: { function: 'crc32', hash_tag: 'redis' }, strategy: { type: 'modulo' } })];
+
+  test('route and node of a string are those of its UTF-8 bytes', () => {
+    for (const r of routers) {
+      for (const text of TEXTS) {
+        assert.equal(r.route(text), r.route(bytes(text)), JSON.stringify(text));
+        assert.equal(r.node(text), r.node(bytes(text)), JSON.stringify(text));
+      }
+    }
+  });
+
+  test('still right after WebAssembly memory grew (which detaches the buffer the fast path writes to)', () => {
+    const before = TEXTS.map((text) => [router.route(text), router.node(text)]);
+    // A batch of 2^21 keys of 40 bytes needs far more memory than the module has yet.
+    const big = new Router({ ...TOPOLOGY, strategy: { type: 'ring', points_per_node: 10000 } });
+    assert.equal(big.routeMany(Array.from({ length: 2 ** 21 }, (_, i) => `${'k'.repeat(32)}:${i}`)).length, 2 ** 21);
+    assert.deepEqual(TEXTS.map((text) => [router.route(text), router.node(text)]), before);
+    assert.deepEqual(TEXTS.map((text) => big.route(text)), TEXTS.map((text) => big.route(bytes(text))));
+  });
+
+  test('a core error for a well-formed string is the general path\'s, code and message', () => {
+    const idOnly = new Router({ format: 'shardroute/1', epoch: 1, nodes: [{ id: 'a' }],
+      strategy: { type: 'id_bits', layout: 'shard_high' } });
+    const expected = throwsCode(() => idOnly.route(bytes('text')), 'invalid_key').message;
+    assert.equal(throwsCode(() => idOnly.route('text'), 'invalid_key').message, expected);
+    assert.equal(throwsCode(() => idOnly.node('text'), 'invalid_key').message, expected);
+  });
+
+  test('batches of strings (packed as UTF-16) give the single calls\' results and errors', () => {
+    const keys = Array.from({ length: 12 }, (_, i) => `${TEXTS[i % TEXTS.length]}:${i}`);
+    for (const r of routers) {
+      assert.deepEqual(Array.from(r.routeMany(keys)), keys.map((key) => r.route(key)));
+      assert.deepEqual(r.nodeMany(keys), keys.map((key) => r.node(key)));
+    }
+    // A surrogate pair split between two keys is two lone surrogates, as for single keys.
+    for (const bad of ['\ud800', 'ok\ud83d', '\ude00x']) {
+      const single = throwsCode(() => router.route(bad), 'invalid_key').message;
+      const batch = [...keys.slice(0, 9), bad, '\ude00'];
+      assert.equal(throwsCode(() => router.routeMany(batch), 'invalid_key').message, `keys[9]: ${single}`);
+      assert.equal(throwsCode(() => router.nodeMany(batch), 'invalid_key').message, `keys[9]: ${single}`);
+    }
+  });
+
+  test('the Rust helpers behind the fast paths are not part of the API', () => {
+    for (const name of ['__routeBuffered', '__nodeIndexBuffered', '__nodeIds', '__nodeIndexMany']) {
+      assert.equal(name in Router.prototype, false, name);
+    }
+    assert.equal('__keyBuffer' in Router, false);
+    for (const name of ['route', 'node', 'nodeMany']) {
+      const descriptor = Object.getOwnPropertyDescriptor(Router.prototype, name);
+      assert.deepEqual([descriptor.writable, descriptor.enumerable, descriptor.configurable], [true, false, true], name);
+    }
+    const freed = new Router(TOPOLOGY);
+    freed.node('warm'); // the node ids are now cached on the router
+    freed.free();
+    assert.throws(() => freed.route('k'), /null pointer/);
+    assert.throws(() => freed.node('k'), /null pointer/);
+  });
+});
+
 describe('keys', () => {
   test('numbers must be safe non-negative integers', () => {
     assert.equal(router.route(2 ** 53 - 1), router.route(2n ** 53n - 1n));

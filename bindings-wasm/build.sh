@@ -4,7 +4,7 @@
 # then wasm-bindgen for browsers (pkg/web) and Node.js (pkg/node). Idempotent: cargo skips
 # an up-to-date build and wasm-bindgen runs only when the .wasm or this script changed.
 #
-# Needs: Debian packages rustc-web cargo-web rust-web-src lld-22 binaryen, and
+# Needs: Debian packages rustc-web cargo-web rust-web-src rust-web-llvm lld-22 binaryen, and
 # `cargo install wasm-bindgen-cli --version 0.2.130` (the exact version of the crate).
 # scripts/setup.sh installs them all.
 set -euo pipefail

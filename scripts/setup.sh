@@ -5,6 +5,9 @@
 #
 #   apt     rustc-web cargo-web rust-web-src lld-22  Debian's Rust 1.96 with the wasm32 std
 #                                                    sources (rustup here has only the host target)
+#           rust-web-llvm                            /usr/bin/rust-lld, the linker rustc-web's
+#                                                    wasm32 target calls (only a Recommends of
+#                                                    rustc-web, which --no-install-recommends skips)
 #           binaryen                                 wasm-opt, the WASM package's size optimizer
 #           chromium                                 the headless browser runner
 #   cargo   wasm-bindgen-cli, exactly the wasm-bindgen version in Cargo.lock
@@ -22,7 +25,7 @@ as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
 # The oracles of the compatibility profiles (conformance/oracles): a real Redis
 # server, libmemcached for the ketama harness, Tarantool for vshard's digest.crc32.
-apt_packages=(rustc-web cargo-web rust-web-src lld-22 binaryen chromium redis-server libmemcached-dev tarantool)
+apt_packages=(rustc-web cargo-web rust-web-src rust-web-llvm lld-22 binaryen chromium redis-server libmemcached-dev tarantool)
 missing=()
 for package in "${apt_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed' || missing+=("$package")

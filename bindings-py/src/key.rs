@@ -74,6 +74,18 @@ impl<'py> Key<'py> {
         }
     }
 
+    /// [`from_py`](Key::from_py) for a value the caller owns (an iterator's item): a
+    /// `str` is kept as it is, without the extra reference `from_py` takes.
+    pub fn from_py_owned(value: Bound<'py, PyAny>) -> PyResult<Key<'py>> {
+        match value.cast_into_exact::<PyString>() {
+            Ok(text) => match str_utf8(&text) {
+                Some(utf8) => Ok(Key::Text { _owner: text, utf8 }),
+                None => Key::from_py(text.as_any()),
+            },
+            Err(err) => Key::from_py(&err.into_inner()),
+        }
+    }
+
     /// Whether a value is a text or byte-string key (which Python can also iterate).
     pub fn is_text_or_bytes(value: &Bound<'py, PyAny>) -> bool {
         value.is_instance_of::<PyString>()
@@ -129,7 +141,7 @@ pub fn for_each_key_chunk<'py>(
     })?;
     let mut chunk = Vec::with_capacity(CHUNK);
     for key in iterator {
-        chunk.push(Key::from_py(&key?)?);
+        chunk.push(Key::from_py_owned(key?)?);
         if chunk.len() == CHUNK {
             each(&chunk)?;
             chunk.clear();

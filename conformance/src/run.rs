@@ -30,7 +30,7 @@ pub fn to_key(value: &Value) -> Result<Result<OwnedKey, shardroute::Error>, Stri
 }
 
 fn decode_hex(hex: &str) -> Result<Vec<u8>, String> {
-    if hex.len() % 2 != 0 {
+    if !hex.len().is_multiple_of(2) {
         return Err(format!("odd-length hex {hex:?}"));
     }
     (0..hex.len())

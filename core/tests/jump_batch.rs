@@ -4,7 +4,7 @@
 //! around the lane count and the hashing chunk.
 
 use proptest::prelude::*;
-use shardroute::strategy::jump::jump_many;
+use shardroute::strategy::jump::{jump_many, jump_many_each_isa};
 use shardroute::{jump, Key, Router};
 
 /// The scalar jump of every key: the oracle.
@@ -12,10 +12,27 @@ fn scalar(keys: &[u64], buckets: u32) -> Vec<u32> {
     keys.iter().map(|&key| jump(key, buckets).unwrap()).collect()
 }
 
+/// `jump_many`, after checking that the pass compiled for every instruction set this
+/// processor has (baseline SSE2, AVX2, AVX-512) gives the same buckets as the one
+/// `jump_many` picked.
 fn batch(keys: &[u64], buckets: u32) -> Vec<u32> {
     let mut out = vec![7; 3]; // stale content the call must clear
     jump_many(keys, buckets, &mut out).unwrap();
+    for (isa, buckets_at_isa) in jump_many_each_isa(keys, buckets) {
+        assert_eq!(buckets_at_isa, out, "{isa} passes, {} keys, {buckets} buckets", keys.len());
+    }
     out
+}
+
+#[test]
+fn every_instruction_set_of_this_machine_is_exercised() {
+    let levels: Vec<&str> = jump_many_each_isa(&[1], 100).into_iter().map(|(isa, _)| isa).collect();
+    assert_eq!(levels[0], "baseline");
+    // Print what ran, so the test log says which variants this machine covered.
+    println!("jump batch variants checked here: {levels:?}");
+    for (isa, buckets) in jump_many_each_isa(&[0, 1], 100) {
+        assert_eq!(buckets, [0, 55], "{isa}: Guava's golden value jump(1, 100) = 55");
+    }
 }
 
 /// Keys that stress the arithmetic: 0, the top of the range, and neighbours of both.
@@ -25,8 +42,8 @@ const EDGE_KEYS: [u64; 8] = [0, 1, 2, u64::MAX, u64::MAX - 1, 1 << 63, (1 << 63)
 /// longer fits an `i32`) and `u32::MAX`.
 const EDGE_BUCKETS: [u32; 8] = [1, 2, 3, 1 << 31, (1 << 31) - 1, (1 << 31) + 1, u32::MAX - 1, u32::MAX];
 
-/// Batch lengths around the lane count (8) and the router's hashing chunk (512).
-const LENGTHS: [usize; 12] = [0, 1, 7, 8, 9, 15, 16, 17, 511, 512, 513, 1500];
+/// Batch lengths around the lane count (64), the hashing chunk (256) and vector widths.
+const LENGTHS: [usize; 15] = [0, 1, 7, 8, 9, 63, 64, 65, 255, 256, 257, 511, 512, 513, 1500];
 
 #[test]
 fn edge_keys_and_bucket_counts_match_the_scalar_jump() {

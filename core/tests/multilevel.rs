@@ -236,7 +236,7 @@ fn remapping_a_partition_moves_only_its_keys() {
     let before_router = Router::new(start.clone()).unwrap();
     let key = "user:77";
     let partition = before_router.route(key).unwrap();
-    let (from_group, to_group) = if partition % 2 == 0 { ("g0", "g1") } else { ("g1", "g0") };
+    let (from_group, to_group) = if partition.is_multiple_of(2) { ("g0", "g1") } else { ("g1", "g0") };
     let result =
         operations::apply(&start, &json!({"op": "multilevel_remap", "partition": partition, "group": to_group}))
             .unwrap();

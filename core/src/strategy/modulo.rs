@@ -145,10 +145,10 @@ pub fn moves(old: u32, new: u32) -> Result<Vec<Vec<u32>>> {
     if old > limit || new > limit {
         return Err(Error::limit(alloc::format!("moves: shard counts above {limit}")));
     }
-    if new % old == 0 {
+    if new.is_multiple_of(old) {
         let factor = new / old;
         Ok((0..old).map(|shard| (0..factor).map(|step| shard + step * old).collect()).collect())
-    } else if old % new == 0 {
+    } else if old.is_multiple_of(new) {
         Ok((0..old).map(|shard| alloc::vec![shard % new]).collect())
     } else {
         Err(Error::argument(alloc::format!(

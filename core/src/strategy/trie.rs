@@ -489,7 +489,7 @@ fn check_cover(path: &str, leaves: &[TrieLeaf]) -> Result<()> {
 fn gap(path: &str, from: u128, to: u128) -> Error {
     let prefix = (0..=MAX_TRIE_DEPTH)
         .map(|depth| Prefix { bits: from as u64, depth: depth as u8 })
-        .find(|prefix| from % prefix.size() == 0 && from + prefix.size() <= to)
+        .find(|prefix| from.is_multiple_of(prefix.size()) && from + prefix.size() <= to)
         .unwrap_or(Prefix::ROOT);
     json::at(path, format_args!("gap: no leaf covers prefix \"{prefix}\"; the leaves must cover every hash"))
 }

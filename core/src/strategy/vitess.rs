@@ -183,7 +183,7 @@ pub fn parse_shard_name(name: &str) -> Option<(Vec<u8>, Vec<u8>)> {
 
 fn parse_hex(text: &str) -> Option<Vec<u8>> {
     let bytes = text.as_bytes();
-    if bytes.len() % 2 != 0 {
+    if !bytes.len().is_multiple_of(2) {
         return None;
     }
     bytes

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Assembles docs/benchmarks.md from the fragments the benchmark scripts of `make bench`
-write to target/bench/*.md (rust, python, node, browser, strategies, dictionary), in that order."""
+write to target/bench/*.md (rust, python, node, browser, strategies, dictionary), in that order,
+then the hand-written bench/targets-not-met.md (what was tried for the targets not met)."""
 import datetime
 import pathlib
 import platform
@@ -29,5 +30,8 @@ for name in order:
         missing.append(name)
 if missing:
     parts.append("Not measured in this run: " + ", ".join(missing) + ".\n")
+notes = root / "bench" / "targets-not-met.md"
+if notes.exists():
+    parts.append(notes.read_text().rstrip() + "\n")
 (root / "docs" / "benchmarks.md").write_text("\n".join(parts))
 print(f"wrote docs/benchmarks.md ({len(order) - len(missing)} of {len(order)} fragments)")

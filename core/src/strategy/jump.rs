@@ -172,6 +172,7 @@ impl Place for Jump {
 /// assert_eq!(shardroute::jump(1, 100).unwrap(), 55);
 /// assert_eq!(shardroute::jump(7, 0).unwrap_err().code(), "no_nodes");
 /// ```
+#[inline]
 pub fn jump(key: u64, buckets: u32) -> Result<u32> {
     if buckets == 0 {
         return Err(Error::new(ErrorKind::NoNodes, "jump needs at least one bucket"));

@@ -120,7 +120,7 @@ pub fn keys_from_py<'py>(keys: &Bound<'py, PyAny>) -> PyResult<Vec<Key<'py>>> {
     let iterator = keys.try_iter().map_err(|err| {
         errors::convert(keys.py(), err, sr::ErrorKind::InvalidArgument, "keys must be an iterable of keys")
     })?;
-    iterator.map(|key| Key::from_py(&key?)).collect()
+    iterator.map(|key| Key::from_py_owned(key?)).collect()
 }
 
 /// How many keys [`for_each_key_chunk`] converts before handing them to core.

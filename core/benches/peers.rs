@@ -646,7 +646,7 @@ fn report(
     }
     let _ = writeln!(
         md,
-        "\nThe end-to-end target is judged per strategy. It cannot hold where the placement itself costs more than half a SipHash: jump's loop alone (the crate's own row above) is about 1x SipHash at 10 nodes and 4-5x at 1,000, and a ring lookup at 1,000 nodes is a cache miss or two. The routing overhead proper is the `string keys, route(&str)` jump row: the router against SipHash + the jump crate called directly. The batch rows run jump interleaved, many keys at a time (`jump_many`, about 0.7x a SipHash at 10 nodes and 1.7x at 1,000; see `strategy::jump`), so they come closer without reaching 1.5x; the `string keys, batch` jump row compares them with SipHash + the jump crate in a loop."
+        "\nThe end-to-end target is judged per strategy. It cannot hold where the placement itself costs more than half a SipHash: jump's loop alone (the crate's own row above) is about 1x SipHash at 10 nodes and 4-5x at 1,000, and a ring lookup at 1,000 nodes is a cache miss or two. The routing overhead proper is the `string keys, route(&str)` jump row: the router against SipHash + the jump crate called directly. The batch rows run jump interleaved, many keys at a time (`jump_many`, with AVX-512 about 0.4x a SipHash at 10 nodes and 0.9x at 1,000; see `strategy::jump`), so they land on the 1.5x line at 10 nodes and near 2x at 1,000; the `string keys, batch` jump row compares them with SipHash + the jump crate in a loop."
     );
     let _ = writeln!(md, "\n### Memory\n");
     let _ = writeln!(

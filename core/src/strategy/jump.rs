@@ -26,16 +26,17 @@
 //! no branch depends on which key finished. The steps are the very same IEEE
 //! operations on the same exact operands, so each key gets the same bucket as from
 //! [`jump`]. The cost: 2 KiB of stack and a compaction per pass; the gain, measured by
-//! `core/benches/peers.rs` against the plain loop: 1.6x at 10 buckets, 2.5-3x at
-//! 1,000. Elsewhere (WebAssembly, where a pass does not vectorize and measured
-//! slower) batches run the plain loop.
+//! `core/benches/peers.rs` against the plain loop in the SSE2 build: 1.6x at 10
+//! buckets, 2.5-3x at 1,000. Elsewhere (WebAssembly, where a pass does not vectorize
+//! and measured slower) batches run the plain loop.
 //!
 //! **Wider vectors.** A build for the x86-64 baseline gets SSE2 passes: two keys per
 //! instruction, and the 64-bit multiply of the generator emulated. With the `std`
-//! feature (the default) a batch asks the processor once what it has and runs its
-//! passes compiled for AVX-512 (eight keys per instruction, a native 64-bit multiply)
-//! or AVX2 (four) when present, the way `memchr` picks its routines (the `isa` module below). The
-//! same Rust code, compiled three times: IEEE division and multiplication are
+//! feature (the default) each batch asks what the processor has (std caches the
+//! answer, so that is one atomic load) and runs its passes compiled for AVX-512 (eight
+//! keys per instruction, a native 64-bit multiply) or AVX2 (four) when present, the
+//! way `memchr` picks its routines (the `isa` module below). The same Rust code,
+//! compiled three times: IEEE division and multiplication are
 //! correctly rounded at every vector width and Rust never fuses them, so the buckets
 //! stay bit for bit those of [`jump`] (`core/tests/jump_batch.rs` checks every level
 //! the machine has). Measured on an AMD EPYC (`SHARDROUTE_BENCH_ONLY=jump cargo bench

@@ -1,27 +1,11 @@
 # The public package: re-exports the compiled module `shardroute._native` (whose
-# docstrings, written once on the Rust side, are the documentation). Types: __init__.pyi.
+# docstrings, written once on the Rust side, are the documentation) and adds the types
+# below. Types: __init__.pyi, whose `__all__` mypy.stubtest holds equal to this one.
 import typing as _typing
 
-from shardroute._native import (
-    InvalidArgumentError,
-    InvalidKeyError,
-    InvalidTopologyError,
-    LimitExceededError,
-    NoNodesError,
-    ReadOnlyError,
-    Router,
-    ShardrouteError,
-    StaleEpochError,
-    __doc__,
-    __version__,
-    apply,
-    decode_dictionary,
-    diff,
-    encode_dictionary,
-    hash_key,
-    jump,
-    modulo_moves,
-)
+from shardroute import _native
+from shardroute._native import *  # noqa: F403 - every name of `_native.__all__`, errors included
+from shardroute._native import __doc__
 
 #: What a router routes: text (hashed as UTF-8), bytes, or an int in 0..2**64.
 Key = _typing.Union[str, bytes, bytearray, memoryview, int]
@@ -47,25 +31,4 @@ class Location(_typing.TypedDict):
     names: _typing.Dict[str, str]
 
 
-__all__ = [
-    "DecodedId",
-    "InvalidArgumentError",
-    "InvalidKeyError",
-    "InvalidTopologyError",
-    "Key",
-    "LimitExceededError",
-    "Location",
-    "NoNodesError",
-    "ReadOnlyError",
-    "Router",
-    "ShardrouteError",
-    "StaleEpochError",
-    "__version__",
-    "apply",
-    "decode_dictionary",
-    "diff",
-    "encode_dictionary",
-    "hash_key",
-    "jump",
-    "modulo_moves",
-]
+__all__ = sorted([*_native.__all__, "DecodedId", "Key", "Location"])

@@ -40,42 +40,35 @@ from shardroute import (
     jump,
     modulo_moves,
 )
+from shardroute_testing import doc
 
 HERE = Path(__file__).resolve().parent
 PACKAGE = HERE.parent
 ROOT = PACKAGE.parent
 
-DOC: dict[str, Any] = {
-    "format": "shardroute/1",
-    "epoch": 7,
-    "nodes": [{"id": "a"}, {"id": "b"}, {"id": "c", "weight": 2}],
-    "strategy": {"type": "rendezvous"},
-}
+DOC = doc(["a", "b", {"id": "c", "weight": 2}], "rendezvous", epoch=7)
 # Addresses, zones, name templates and hot keys: what locate and the salting calls read.
-PLACED: dict[str, Any] = {
-    "format": "shardroute/1",
-    "epoch": 1,
-    "nodes": [{"id": "a", "address": "10.0.0.1:5432", "zone": "eu-1a"}, {"id": "b"}, {"id": "c"}],
-    "strategy": {"type": "jump"},
-    "placement": {"database": "db_{shard}", "table": "t_{shard:03}", "owner": "{node}"},
-    "hot_keys": {"separator": "#", "keys": {"hot": 4, "ключ": 3}},
-}
+PLACED = doc(
+    [{"id": "a", "address": "10.0.0.1:5432", "zone": "eu-1a"}, "b", "c"],
+    "jump",
+    placement={"database": "db_{shard}", "table": "t_{shard:03}", "owner": "{node}"},
+    hot_keys={"separator": "#", "keys": {"hot": 4, "ключ": 3}},
+)
 # A vbucket dictionary in motion. Integer keys hash to themselves, so key k is in
 # vbucket k % 4: 0 and 3 are migrating (reads from the old owner, writes to the new one
 # first, then the old), 2 is read-only, 1 is at rest.
-MOVING: dict[str, Any] = {
-    "format": "shardroute/1",
-    "epoch": 3,
-    "nodes": [{"id": "a", "address": "10.0.0.1:11210", "zone": "z0"}, {"id": "b"}, {"id": "c"}],
-    "hashing": {"integers": "identity"},
-    "strategy": {
+MOVING = doc(
+    [{"id": "a", "address": "10.0.0.1:11210", "zone": "z0"}, "b", "c"],
+    {
         "type": "vbucket",
         "vbuckets": 4,
         "map": [["a", "b"], ["b", "c"], ["c", "a"], ["a", "c"]],
         "forward_map": [["b", "a"], ["b", "c"], ["c", "a"], ["c", "a"]],
         "states": {"0": "migrating", "2": "read_only", "3": "migrating"},
     },
-}
+    epoch=3,
+    hashing={"integers": "identity"},
+)
 KINDS = {
     "invalid_topology": InvalidTopologyError,
     "invalid_key": InvalidKeyError,
@@ -631,13 +624,7 @@ def test_replace_reports_errors_of_the_new_topology(router: Router) -> None:
 
 
 def modulo(nodes: int) -> dict[str, Any]:
-    return {
-        "format": "shardroute/1",
-        "epoch": nodes,
-        "nodes": [{"id": f"s{i}"} for i in range(nodes)],
-        "strategy": {"type": "modulo"},
-        "hashing": {"integers": "identity"},
-    }
+    return doc([f"s{i}" for i in range(nodes)], "modulo", epoch=nodes, hashing={"integers": "identity"})
 
 
 def test_diff_reports_moves_and_flows() -> None:

@@ -12,7 +12,6 @@ import json
 import subprocess
 import sys
 import threading
-from pathlib import Path
 from typing import Any, Callable, Dict, List, Tuple
 
 import numpy as np
@@ -21,39 +20,17 @@ import pytest
 
 import shardroute
 from shardroute import InvalidArgumentError, InvalidKeyError, Router, ShardrouteError
+from shardroute_testing import doc, vector_files, vector_key
 
-VECTORS = Path(__file__).resolve().parents[2] / "conformance" / "vectors"
 #: Batches of at least this many keys release the GIL (DETACH_MIN_KEYS in src/arrays.rs);
 #: key sets are repeated past it so both paths run.
 LARGE = 1024
+#: The vector files with route cases, parsed.
+ROUTE_FILES = [(path, file) for path, file in vector_files() if any(case["op"] == "route" for case in file["cases"])]
 
 
-def vector_key(key: Dict[str, Any]) -> shardroute.Key:
-    """A vector key as a user passes it (as in test_conformance.to_key)."""
-    ((form, value),) = key.items()
-    if form == "utf8":
-        return str(value)
-    if form == "hex":
-        return bytes.fromhex(value)
-    if form == "u64":
-        return int(value)
-    assert form == "utf16", form
-    units = b"".join(int(unit).to_bytes(2, "little") for unit in value)
-    return units.decode("utf-16-le", "surrogatepass")
-
-
-def route_files() -> List[Path]:
-    paths = []
-    for path in sorted(VECTORS.glob("*.json")):
-        file = json.loads(path.read_text(encoding="utf-8"))
-        if any(case["op"] == "route" for case in file["cases"]):
-            paths.append(path)
-    return paths
-
-
-def topologies(path: Path) -> List[Tuple[str, Router, List[shardroute.Key]]]:
+def topologies(file: Dict[str, Any]) -> List[Tuple[str, Router, List[shardroute.Key]]]:
     """Every topology of a file that builds a router, each with all the file's route keys."""
-    file = json.loads(path.read_text(encoding="utf-8"))
     keys: List[shardroute.Key] = []
     for case in file["cases"]:
         if case["op"] == "route":
@@ -77,8 +54,8 @@ def topologies(path: Path) -> List[Tuple[str, Router, List[shardroute.Key]]]:
 
 CASES = [
     pytest.param(router, keys, id=f"{path.stem}/{topology_id}")
-    for path in route_files()
-    for topology_id, router, keys in topologies(path)
+    for path, file in ROUTE_FILES
+    for topology_id, router, keys in topologies(file)
 ]
 
 
@@ -91,7 +68,7 @@ def outcome(call: Callable[[], Any]) -> Any:
 
 
 def test_every_route_file_has_topologies() -> None:
-    assert len(route_files()) >= 20
+    assert len(ROUTE_FILES) >= 20
     assert len(CASES) >= 60
 
 
@@ -181,11 +158,12 @@ def test_packed_keys_equal_single_calls(router: Router, keys: List[shardroute.Ke
     assert outcome(lambda: router.route_packed(b"", [0, 0])) == outcome(lambda: [router.route(b"")])
 
 
+JUMP = doc(["a", "b", "c"], "jump")
+
+
 @pytest.fixture
 def router() -> Router:
-    return Router(
-        {"format": "shardroute/1", "epoch": 1, "nodes": [{"id": n} for n in "abc"], "strategy": {"type": "jump"}}
-    )
+    return Router(JUMP)
 
 
 @pytest.mark.parametrize(
@@ -292,9 +270,7 @@ class BlockNumpy:
 sys.meta_path.insert(0, BlockNumpy())
 import shardroute
 
-router = shardroute.Router(
-    {"format": "shardroute/1", "epoch": 1, "nodes": [{"id": n} for n in "abc"], "strategy": {"type": "jump"}}
-)
+router = shardroute.Router(sys.argv[1])
 keys = ["user:1", b"user:2", 3]
 assert router.route_many(keys) == [router.route(key) for key in keys]
 assert router.node_many(keys) == [router.node(key) for key in keys]
@@ -306,6 +282,6 @@ print("ok")
 
 
 def test_package_works_without_numpy() -> None:
-    done = subprocess.run([sys.executable, "-c", NO_NUMPY], capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-c", NO_NUMPY, json.dumps(JUMP)], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "ok"

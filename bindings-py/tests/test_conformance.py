@@ -1,11 +1,12 @@
 """The Python conformance runner: every case of every file in conformance/vectors.
 
-The format is specified in conformance/README.md. `to_key` builds the Python value a
-user would pass for a vector key, `key_form` turns a key the API returns (a salted
-key) back into a vector key; `run_case` calls the public API and returns what the
-case's `expect` is compared with (as JSON values, object field order ignored). There
-is no routing logic here. A case this runner
-cannot run (an unknown op or key form) counts as failed, never skipped.
+The format is specified in conformance/README.md. `vector_key` (shared with the other
+tests, in conformance/python/shardroute_testing.py) builds the Python value a user
+would pass for a vector key, `key_form` turns a key the API returns (a salted key)
+back into a vector key; `run_case` calls the public API and returns what the case's
+`expect` is compared with (as JSON values, object field order ignored). There is no
+routing logic here. A case this runner cannot run (an unknown op or key form) counts
+as failed, never skipped.
 
 Prints `conformance python: N passed, M failed, 0 skipped`, writes
 target/conformance/python.json, and fails unless M == 0 and N > 0. Set
@@ -22,33 +23,10 @@ from typing import Any, Dict, List, Tuple
 import pytest
 
 import shardroute
+from shardroute_testing import VECTORS, MalformedVector, vector_files, vector_key
 
 RUNNER = "python"
-ROOT = Path(__file__).resolve().parents[2]
-VECTORS = ROOT / "conformance" / "vectors"
-REPORT = ROOT / "target" / "conformance" / f"{RUNNER}.json"
-
-
-class MalformedVector(Exception):
-    """The vector itself cannot be run (an unknown op or key form)."""
-
-
-def to_key(key: Dict[str, Any]) -> shardroute.Key:
-    """A vector key as the Python value a user would pass."""
-    if not isinstance(key, dict) or len(key) != 1:
-        raise MalformedVector(f"a key needs exactly one form: {key!r}")
-    ((form, value),) = key.items()
-    if form == "utf8":
-        return str(value)
-    if form == "hex":
-        return bytes.fromhex(value)
-    if form == "u64":
-        return int(value)  # possibly out of range: the binding must reject it
-    if form == "utf16":
-        # Valid surrogate pairs become one astral character; lone surrogates stay.
-        units = b"".join(int(unit).to_bytes(2, "little") for unit in value)
-        return units.decode("utf-16-le", "surrogatepass")
-    raise MalformedVector(f"unknown key form {form!r}")
+REPORT = Path(__file__).resolve().parents[2] / "target" / "conformance" / f"{RUNNER}.json"
 
 
 def key_form(key: object) -> Dict[str, str]:
@@ -90,24 +68,24 @@ def run_case(file: Dict[str, Any], routers: Dict[str, Any], case: Dict[str, Any]
             return {"epoch": str(router.epoch), "to_json": router.to_json()}
         if op == "route":
             router = router_for(case["topology"])
-            key = to_key(case["key"])
+            key = vector_key(case["key"])
             return {"shard": router.route(key), "node": router.node(key)}
         if op == "replicas":
             router = router_for(case["topology"])
-            return {"nodes": router.replicas(to_key(case["key"]), case["count"])}
+            return {"nodes": router.replicas(vector_key(case["key"]), case["count"])}
         if op == "route_many":
             router = router_for(case["topology"])
-            return {"shards": router.route_many(to_key(key) for key in case["keys"])}
+            return {"shards": router.route_many(vector_key(key) for key in case["keys"])}
         if op == "hash_key":
-            key = to_key(case["key"])
+            key = vector_key(case["key"])
             hashed = shardroute.hash_key(key) if "hashing" not in case else shardroute.hash_key(key, case["hashing"])
             return {"hash": str(hashed)}
         if op == "jump":
             return {"shard": shardroute.jump(int(case["hash"]), case["buckets"])}
         if op == "shards_for_range":
             router = router_for(case["topology"])
-            end = None if case["end"] is None else to_key(case["end"])
-            return {"shards": router.shards_for_range(to_key(case["start"]), end)}
+            end = None if case["end"] is None else vector_key(case["end"])
+            return {"shards": router.shards_for_range(vector_key(case["start"]), end)}
         if op == "decode_id":
             decoded = router_for(case["topology"]).decode_id(int(case["id"]))
             fields = []
@@ -117,12 +95,12 @@ def run_case(file: Dict[str, Any], routers: Dict[str, Any], case: Dict[str, Any]
                 fields.append([name, str(value)])
             return {"shard": decoded["shard"], "fields": fields}
         if op == "locate":
-            return dict(router_for(case["topology"]).locate(to_key(case["key"])))
+            return dict(router_for(case["topology"]).locate(vector_key(case["key"])))
         if op == "salted_key":
-            salted = router_for(case["topology"]).salted_key(to_key(case["key"]), case["salt"])
+            salted = router_for(case["topology"]).salted_key(vector_key(case["key"]), case["salt"])
             return {"key": key_form(salted)}
         if op == "salted_keys":
-            pairs = router_for(case["topology"]).salted_keys(to_key(case["key"]))
+            pairs = router_for(case["topology"]).salted_keys(vector_key(case["key"]))
             return {"keys": [[key_form(salted), shard] for salted, shard in pairs]}
         if op == "apply":
             source = case["topology_json"] if "topology_json" in case else document(case["topology"])
@@ -130,16 +108,16 @@ def run_case(file: Dict[str, Any], routers: Dict[str, Any], case: Dict[str, Any]
         if op == "modulo_moves":
             return {"moves": shardroute.modulo_moves(case["old"], case["new"])}
         if op == "route_read":
-            return {"node": router_for(case["topology"]).route_read(to_key(case["key"]))}
+            return {"node": router_for(case["topology"]).route_read(vector_key(case["key"]))}
         if op == "route_write":
-            return {"nodes": router_for(case["topology"]).route_write(to_key(case["key"]))}
+            return {"nodes": router_for(case["topology"]).route_write(vector_key(case["key"]))}
         if op == "replace":
             replaced = router_for(case["topology"]).replace(document(case["next"]))
             if type(replaced) is not shardroute.Router:
                 raise MalformedVector(f"replace returned {type(replaced).__name__}, not Router")
             return {"epoch": str(replaced.epoch)}
         if op == "diff":
-            keys = [to_key(key) for key in case["keys"]]
+            keys = [vector_key(key) for key in case["keys"]]
             return {"result": shardroute.diff(router_for(case["old"]), router_for(case["new"]), keys)}
         if op == "encode_dictionary":
             encoded = shardroute.encode_dictionary(document(case["topology"]))
@@ -162,9 +140,7 @@ def same(actual: Any, expected: Any) -> bool:
 
 def run_all(name_filter: str) -> Tuple[int, List[Tuple[str, str]]]:
     passed, failures = 0, []
-    paths = sorted(VECTORS.glob("*.json"))
-    for path in paths:
-        file = json.loads(path.read_text(encoding="utf-8"))
+    for path, file in vector_files():
         if file.get("format") != "shardroute-vectors/1":
             failures.append((path.name, f"unknown vector format {file.get('format')!r}"))
             continue

@@ -11,27 +11,21 @@ second, realistic ring (vnodes) checks ownership and SimpleStrategy replicas aga
 the driver's `TokenMap.get_replicas`, and composite keys against the driver's own
 routing-key packing (`Statement.routing_key = (part, part, ...)`).
 
-Run: /work/main/.venv/bin/python -m pytest conformance/oracles/test_cassandra.py
+Run: .venv/bin/python -m pytest conformance/oracles/test_cassandra.py
 """
 
 import random
 import struct
 import types
 
+import cassandra
 import pytest
-
-try:
-    import cassandra
-    from cassandra import cmurmur3, murmur3 as py_murmur3
-    from cassandra.metadata import KeyspaceMetadata, Murmur3Token, TokenMap
-    from cassandra.query import SimpleStatement
-except ImportError as err:  # never skip: a missing oracle is a failure
-    raise ImportError(
-        "the cassandra oracle needs cassandra-driver (with its C extension cmurmur3): "
-        "/work/main/.venv/bin/pip install -r conformance/requirements-oracles.txt"
-    ) from err
+from cassandra import cmurmur3, murmur3 as py_murmur3
+from cassandra.metadata import KeyspaceMetadata, Murmur3Token, TokenMap
+from cassandra.query import SimpleStatement
 
 import shardroute
+from shardroute_testing import doc
 
 MIN_LONG = -(1 << 63)
 MAX_LONG = (1 << 63) - 1
@@ -107,17 +101,20 @@ def oracle_token(data):
     return token
 
 
+def ring_router(ring):
+    """shardroute over a ring: integer tokens by node id."""
+    tokens = {host: [str(token) for token in host_tokens] for host, host_tokens in ring.items()}
+    return shardroute.Router(doc(list(ring), {"type": "cassandra", "tokens": tokens}))
+
+
 def test_tokens_exactly_match_the_driver():
     assert len(KEYS) >= 10_000
     tokens = sorted({oracle_token(key_bytes(key)) for key in KEYS})
     owner_of = {token: f"t{index}" for index, token in enumerate(tokens)}
     gap = sorted({token - 1 for token in tokens if token - 1 not in owner_of and token != MIN_LONG})
-    ring = {name: [str(token)] for token, name in owner_of.items()}
-    ring["gap"] = [str(token) for token in gap]
-    nodes = [{"id": name} for name in ring]
-    router = shardroute.Router(
-        {"format": "shardroute/1", "epoch": 1, "nodes": nodes, "strategy": {"type": "cassandra", "tokens": ring}}
-    )
+    ring = {name: [token] for token, name in owner_of.items()}
+    ring["gap"] = gap
+    router = ring_router(ring)
     differences = []
     for key in KEYS:
         expected = owner_of[oracle_token(key_bytes(key))]
@@ -160,14 +157,7 @@ def driver_token_map(ring, replication_factor):
 def test_ownership_and_simple_strategy_replicas_match_the_driver_token_map():
     ring = realistic_ring()
     token_map = driver_token_map(ring, 3)
-    router = shardroute.Router(
-        {
-            "format": "shardroute/1",
-            "epoch": 1,
-            "nodes": [{"id": host} for host in ring],
-            "strategy": {"type": "cassandra", "tokens": {host: [str(t) for t in ts] for host, ts in ring.items()}},
-        }
-    )
+    router = ring_router(ring)
     differences = []
     for key in KEYS:
         expected = token_map.get_replicas("ks", Murmur3Token.from_key(key_bytes(key)))
@@ -182,14 +172,7 @@ def test_composite_keys_match_the_driver_routing_key():
     rng = random.Random(3)
     ring = realistic_ring()
     token_map = driver_token_map(ring, 1)
-    router = shardroute.Router(
-        {
-            "format": "shardroute/1",
-            "epoch": 1,
-            "nodes": [{"id": host} for host in ring],
-            "strategy": {"type": "cassandra", "tokens": {host: [str(t) for t in ts] for host, ts in ring.items()}},
-        }
-    )
+    router = ring_router(ring)
     compared = 0
     for i in range(2_000):
         parts = [
@@ -208,12 +191,6 @@ def test_composite_keys_match_the_driver_routing_key():
 
 
 def test_hashing_other_than_default_is_rejected():
-    document = {
-        "format": "shardroute/1",
-        "epoch": 1,
-        "nodes": [{"id": "a"}],
-        "hashing": {"function": "crc32"},
-        "strategy": {"type": "cassandra", "tokens": {"a": ["0"]}},
-    }
+    document = doc(["a"], {"type": "cassandra", "tokens": {"a": ["0"]}}, hashing={"function": "crc32"})
     with pytest.raises(shardroute.InvalidTopologyError):
         shardroute.Router(document)

@@ -1,6 +1,6 @@
 """Oracle test of the `couchbase` profile.
 
-Every key of couchbase_vshard_keys (>= 10,000: empty, every byte, 0x80-0xFF, long,
+Every key of oracle_keys.crc_keys (>= 10,000: empty, every byte, 0x80-0xFF, long,
 unicode, integers) is routed by shardroute over a topology imported from a bucket
 config (conformance/reference/couchbase-bucket-config*.json, via the
 `import_couchbase_config` operation) and compared with:
@@ -31,10 +31,11 @@ import zlib
 import pytest
 
 import shardroute
-from couchbase_vshard_keys import all_keys, key_bytes
+from oracle_keys import assert_agree, crc_keys, key_bytes, short
+from shardroute_testing import doc
 
 REFERENCE = pathlib.Path(__file__).resolve().parent.parent / "reference"
-BASE = {"format": "shardroute/1", "epoch": 0, "nodes": [{"id": "bootstrap"}], "strategy": {"type": "jump"}}
+BASE = doc(["bootstrap"], "jump", epoch=0)
 
 
 def vbucket(data: bytes, count: int) -> int:
@@ -56,7 +57,7 @@ def test_every_key_matches_the_bucket_config(name: str) -> None:
     servers = config["vBucketServerMap"]["serverList"]
     rows = config["vBucketServerMap"]["vBucketMap"]
     router = imported(config)
-    keys = all_keys()
+    keys = crc_keys()
     assert len(keys) >= 10_000
     differences = []
     unserved = 0
@@ -72,7 +73,7 @@ def test_every_key_matches_the_bucket_config(name: str) -> None:
             continue
         got = (router.route(key), router.node(key), router.replicas(key, len(chain)))
         if got != (v, servers[rows[v][0]], chain):
-            differences.append((key if len(key_bytes(key)) < 80 else f"<{len(key_bytes(key))} bytes>", got, v))
+            differences.append((short(key), got, v))
     assert differences == [], f"{len(differences)} of {len(keys)} keys differ, first: {differences[:5]}"
     if name.endswith("rebalance.json"):
         assert unserved > 0, "the fixture's -1 actives must be exercised"
@@ -91,11 +92,9 @@ def test_vbucket_formula_for_many_map_sizes(count: int) -> None:
         },
     }
     router = imported(config)
-    keys = all_keys()
+    keys = crc_keys()
     expected = [vbucket(key_bytes(key), count) for key in keys]
-    got = router.route_many(keys)
-    differences = [(k, g, e) for k, g, e in zip(keys, got, expected) if g != e]
-    assert differences == [], f"{len(differences)} of {len(keys)} keys differ, first: {differences[:5]}"
+    assert_agree(keys, expected, router.route_many(keys))
 
 
 def test_published_expectations() -> None:

@@ -16,17 +16,12 @@ from __future__ import annotations
 
 import importlib.metadata
 
+import mmh3
 import pytest
 
-try:
-    import mmh3
-except ImportError as err:  # never a skip: the oracle is the point of the test
-    raise ImportError(
-        "mmh3 is not installed: run `.venv/bin/pip install -r conformance/requirements-oracles.txt`"
-    ) from err
-
 import shardroute
-from kafka_es_keys import byte_keys, integer_keys, text_keys
+from oracle_keys import assert_agree, byte_keys, integer_keys, text_keys
+from shardroute_testing import doc
 
 
 def java_int(value: int) -> int:
@@ -58,9 +53,7 @@ def router(shards: int, routing_shards: int | None = None, partition_size: int =
         strategy["number_of_routing_shards"] = routing_shards
     if partition_size != 1:
         strategy["routing_partition_size"] = partition_size
-    return shardroute.Router(
-        {"format": "shardroute/1", "epoch": 1, "nodes": [{"id": f"es-{i}"} for i in range(3)], "strategy": strategy}
-    )
+    return shardroute.Router(doc(3, strategy))
 
 
 def routing_keys() -> list[str | bytes | int]:
@@ -104,8 +97,8 @@ def test_published_murmur3_values() -> None:
 def test_default_routing_shards() -> None:
     for shards, expected in [(1, 1024), (2, 1024), (3, 768), (5, 640), (512, 1024), (513, 1026), (1024, 2048)]:
         assert default_routing_shards(shards) == expected
-        doc = router(shards).to_json()
-        assert f'"number_of_routing_shards":{expected}' in doc.replace(" ", "")
+        canonical = router(shards).to_json()
+        assert f'"number_of_routing_shards":{expected}' in canonical.replace(" ", "")
 
 
 @pytest.mark.parametrize("shards", [1, 2, 3, 5, 7, 12, 30, 64, 100, 512, 513, 1000, 1024])
@@ -114,18 +107,14 @@ def test_default_routing(shards: int) -> None:
     assert len(keys) >= 10_000
     routing_shards = default_routing_shards(shards)
     expected = [es_shard(as_text(key), shards, routing_shards) for key in keys]
-    got = router(shards).route_many(keys)
-    differences = [(key, want, have) for key, want, have in zip(keys, expected, got) if want != have]
-    assert not differences, f"{len(differences)} of {len(keys)} keys differ, first: {differences[:5]}"
+    assert_agree(keys, expected, router(shards).route_many(keys))
 
 
 @pytest.mark.parametrize(("shards", "routing_shards"), [(5, 5), (5, 30), (3, 3 * 7 * 11), (1, 1), (4, 2**30)])
 def test_explicit_routing_shards(shards: int, routing_shards: int) -> None:
     keys = routing_keys()
     expected = [es_shard(as_text(key), shards, routing_shards) for key in keys]
-    got = router(shards, routing_shards).route_many(keys)
-    differences = [(key, want, have) for key, want, have in zip(keys, expected, got) if want != have]
-    assert not differences, f"{len(differences)} of {len(keys)} keys differ, first: {differences[:5]}"
+    assert_agree(keys, expected, router(shards, routing_shards).route_many(keys))
 
 
 @pytest.mark.parametrize(("shards", "partition_size"), [(5, 2), (5, 3), (12, 7), (1, 1000), (30, 29)])
@@ -138,8 +127,7 @@ def test_routing_partition_size(shards: int, partition_size: int) -> None:
     routing_shards = default_routing_shards(shards)
     expected = [es_shard(routing, shards, routing_shards, partition_size, doc_id) for routing, doc_id in pairs]
     got = router(shards, partition_size=partition_size).route_many([f"{r}\0{i}" for r, i in pairs])
-    differences = [(pair, want, have) for pair, want, have in zip(pairs, expected, got) if want != have]
-    assert not differences, f"{len(differences)} of {len(pairs)} keys differ, first: {differences[:5]}"
+    assert_agree(pairs, expected, got)
 
 
 def test_partitioned_key_without_id_rejected() -> None:
@@ -158,12 +146,4 @@ def test_non_utf8_bytes_rejected() -> None:
 
 def test_hashing_section_rejected() -> None:
     with pytest.raises(shardroute.InvalidTopologyError, match="hashing"):
-        shardroute.Router(
-            {
-                "format": "shardroute/1",
-                "epoch": 1,
-                "hashing": {"hash_tag": "redis"},
-                "nodes": [{"id": "a"}],
-                "strategy": {"type": "elasticsearch", "number_of_shards": 2},
-            }
-        )
+        shardroute.Router(doc(["a"], {"type": "elasticsearch", "number_of_shards": 2}, hashing={"hash_tag": "redis"}))

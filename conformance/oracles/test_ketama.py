@@ -15,72 +15,29 @@ Run: .venv/bin/python -m pytest conformance/oracles/test_ketama.py
 
 from __future__ import annotations
 
+import bisect
 import hashlib
+import json
 import os
 import random
 import shutil
 import struct
 import subprocess
-import sys
 import tempfile
 
+import ketama
 import pytest
+import uhashring
 
-
-def byte_keys(seed: int = 5) -> list[bytes]:
-    """Empty, every single byte, 0x00/0x7f/0x80/0xff followed by every byte, random
-    keys of every length to 64, long keys (memcached's 250-byte limit and beyond)."""
-    rng = random.Random(seed)
-    keys: list[bytes] = [b""]
-    keys += [bytes([b]) for b in range(256)]
-    keys += [bytes([a, b]) for a in (0x00, 0x7F, 0x80, 0xFF) for b in range(256)]
-    for length in range(3, 65):
-        for _ in range(60):
-            keys.append(bytes(rng.randrange(256) for _ in range(length)))
-    for length in (55, 56, 63, 64, 65, 119, 120, 249, 250, 251, 1000, 4096, 65537):
-        keys += [bytes(rng.randrange(256) for _ in range(length)), b"\xff" * length, b"x" * length]
-    keys += [rng.randbytes(rng.randrange(1, 251)) for _ in range(1000)]
-    return keys
-
-
-def text_keys(seed: int = 7) -> list[str]:
-    rng = random.Random(seed)
-    keys = ["", "a", "ключ", "🔑", "日本語のキー", "e\u0301", "\u00e9", "\uffff", "\U0010ffff", "\u0000", "tab\tnew\nline"]
-    keys += [f"user:{i}" for i in range(2000)]
-    alphabet = "abcXYZ019 -_:{}/ключ🔑日本é\u0000\uffff\U0001f600"
-    for length in range(1, 41):
-        for _ in range(25):
-            keys.append("".join(rng.choice(alphabet) for _ in range(length)))
-    keys += ["k" * 300, "ключ" * 200, "🔑" * 500]
-    return keys
-
-
-def integer_keys(seed: int = 11) -> list[int]:
-    rng = random.Random(seed)
-    keys = [0, 1, 9, 10, 42, 2**31 - 1, 2**31, 2**32 - 1, 2**32, 2**53 - 1, 2**53, 2**53 + 1, 2**63, 2**64 - 1]
-    keys += list(range(1000))
-    keys += [rng.randrange(2**64) for _ in range(500)]
-    return keys
-
+import shardroute
+from oracle_keys import assert_agree, byte_keys, integer_keys, key_bytes, text_keys
+from shardroute_testing import VECTORS, doc, vector_key
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 HARNESS_SOURCE = os.path.join(HERE, "ketama_libmemcached.c")
-
-try:
-    import shardroute
-except ImportError as error:  # pragma: no cover - a failure, not a skip
-    raise RuntimeError("build the Python package first: bindings-py/build.sh") from error
-
-
-def require(module: str, hint: str):
-    try:
-        return __import__(module)
-    except ImportError as error:
-        pytest.fail(f"oracle {module!r} is not installed: {hint}", pytrace=False)
-        raise error
-
-
-PIP_HINT = ".venv/bin/pip install -r conformance/requirements-oracles.txt"
+#: Long key lengths: MD5's padding and block edges (55/56, 63-65, 119/120), memcached's
+#: 250-byte key limit, and beyond.
+MEMCACHED_LENGTHS = (55, 56, 63, 64, 65, 119, 120, 249, 250, 251, 1000, 4096, 65537)
 
 
 @pytest.fixture(scope="session")
@@ -119,16 +76,14 @@ def router(variant: str, servers: list) -> shardroute.Router:
     for index, server in enumerate(servers):
         address, weight = (f"{server[0]}:{server[1]}", server[2]) if len(server) == 3 else server
         nodes.append({"id": f"s{index}", "address": address, "weight": weight})
-    return shardroute.Router(
-        {"format": "shardroute/1", "epoch": 1, "nodes": nodes, "strategy": {"type": "ketama", "variant": variant}}
-    )
+    return shardroute.Router(doc(nodes, {"type": "ketama", "variant": variant}))
 
 
 def all_byte_keys() -> list[bytes]:
-    keys = byte_keys()
-    keys += [text.encode("utf-8") for text in text_keys()]
-    keys += [str(value).encode() for value in integer_keys()]
-    return keys
+    """Byte keys of every length to 64 and around memcached's limit, and the shared text
+    and integer keys as the bytes a memcached client sends."""
+    keys = byte_keys(per_length=60, long_lengths=MEMCACHED_LENGTHS, extra=1000)
+    return keys + [key_bytes(key) for key in [*text_keys(), *integer_keys()]]
 
 
 def md5_u32(data: bytes, part: int = 0) -> int:
@@ -169,9 +124,7 @@ def test_libmemcached_routes_every_key_alike(harness: str, name: str) -> None:
     keys = all_byte_keys()
     assert len(keys) >= 10_000
     expected = run_harness(harness, servers, [key.hex() for key in keys], "keys")
-    got = router("libmemcached", servers).route_many(keys)
-    differences = [(key, e, g) for key, e, g in zip(keys, expected, got) if e != g]
-    assert not differences, f"{len(differences)} of {len(keys)} keys differ, first: {differences[:5]}"
+    assert_agree(keys, expected, router("libmemcached", servers).route_many(keys))
 
 
 @pytest.mark.parametrize("name", sorted(CONFIGS))
@@ -184,8 +137,6 @@ def test_libmemcached_continuum_points_exactly(harness: str, name: str) -> None:
     probes += [0, 2**32 - 1]
     expected = run_harness(harness, servers, [str(value) for value in probes], "hashes")
     values = [point for point, _ in continuum]
-    import bisect
-
     for probe, owner in zip(probes, expected):
         index = bisect.bisect_left(values, probe)
         mine = continuum[index if index < len(continuum) else 0][1]
@@ -230,7 +181,6 @@ def test_integer_keys_route_as_their_decimal_text(harness: str) -> None:
 
 
 def libketama_oracle(servers: list[tuple[str, int]]):
-    ketama = require("ketama", PIP_HINT)
     # libketama caches the continuum in System V shared memory under ftok(file) and
     # reuses it while the file's mtime matches: keep every file alive for the session and
     # give it an mtime of its own, so no continuum is ever taken from another config.
@@ -268,9 +218,7 @@ def test_libketama_routes_every_key_and_point_alike(name: str) -> None:
     keys = all_byte_keys()
     assert len(keys) >= 10_000
     expected = [index[oracle.get_server(key)[1]] for key in keys]
-    got = ours.route_many(keys)
-    differences = [(key, e, g) for key, e, g in zip(keys, expected, got) if e != g]
-    assert not differences, f"{len(differences)} of {len(keys)} keys differ, first: {differences[:5]}"
+    assert_agree(keys, expected, ours.route_many(keys))
     # Every point of the oracle's continuum, and its neighbours, route alike (the key
     # hash cannot be chosen through the oracle's API, so compare the points themselves).
     mine: list[tuple[int, int]] = []
@@ -286,7 +234,6 @@ def test_libketama_routes_every_key_and_point_alike(name: str) -> None:
 
 
 def test_uhashring_agrees_on_text_keys_where_its_rules_coincide() -> None:
-    uhashring = require("uhashring", PIP_HINT)
     servers = LIBKETAMA_CONFIGS["three-equal"]
     ring = uhashring.HashRing(nodes=[address for address, _ in servers], hash_fn="ketama")
     keys = text_keys() + [f"key-{i}" for i in range(7000)]
@@ -297,7 +244,6 @@ def test_uhashring_agrees_on_text_keys_where_its_rules_coincide() -> None:
 
 
 def test_uhashring_documented_differences() -> None:
-    uhashring = require("uhashring", PIP_HINT)
     # 1. Integer weight maths: 61 equal servers get 40 digests in uhashring, 39 in libketama.
     servers = LIBKETAMA_CONFIGS["sixty-one-equal"]
     ring = uhashring.HashRing(nodes=[address for address, _ in servers], hash_fn="ketama")
@@ -310,34 +256,20 @@ def test_uhashring_documented_differences() -> None:
     position, node = ring.get_points()[5]
     assert ring._get_pos.__func__ is not None  # the method the lookup uses
     keys = ring.runtime._keys
-    import bisect
-
     assert bisect.bisect(keys, position) == 6  # libketama answers point 5
 
 
 def test_vector_route_cases_match_the_oracles(harness: str) -> None:
     """Every `route` case of ketama.json's libmemcached-* and libketama-* topologies,
     recomputed by the real implementation."""
-    import json
-
-    path = os.path.join(HERE, "..", "vectors", "ketama.json")
-    with open(path, encoding="utf-8") as handle:
-        vectors = json.load(handle)
+    vectors = json.loads((VECTORS / "ketama.json").read_text(encoding="utf-8"))
     checked = 0
     oracles: dict[str, object] = {}  # one libketama continuum per topology
     for case in vectors["cases"]:
         if case["op"] != "route" or case["topology"].startswith("couchbase"):
             continue
         document = vectors["topologies"][case["topology"]]
-        key = case["key"]
-        if "utf8" in key:
-            data = key["utf8"].encode("utf-8")
-        elif "hex" in key:
-            data = bytes.fromhex(key["hex"])
-        elif "u64" in key:
-            data = key["u64"].encode()
-        else:
-            data = "".join(map(chr, key["utf16"])).encode("utf-16", "surrogatepass").decode("utf-16").encode("utf-8")
+        data = key_bytes(vector_key(case["key"]))
         nodes = document["nodes"]
         if document["strategy"].get("variant", "libmemcached") == "libmemcached":
             servers = []

@@ -19,6 +19,7 @@ Run: .venv/bin/python -m pytest conformance/oracles/test_redis_cluster.py
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import shutil
@@ -30,17 +31,12 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-
-try:
-    import redis
-    import redis.crc
-except ImportError as err:  # pragma: no cover - the failure message is the point
-    raise ImportError(
-        "the redis_cluster oracle needs redis-py: "
-        ".venv/bin/pip install -r conformance/requirements-oracles.txt"
-    ) from err
+import redis
+import redis.crc
 
 import shardroute
+from oracle_keys import key_bytes
+from shardroute_testing import doc
 
 SLOTS = 16384
 REDIS_SERVER = shutil.which("redis-server")
@@ -96,15 +92,6 @@ def random_keys(count: int) -> list[bytes | str | int]:
 
 
 KEYS = edge_keys() + random_keys(12_000)
-
-
-def as_bytes(key: bytes | str | int) -> bytes:
-    """What a Redis client sends: UTF-8 text, raw bytes, an int as its decimal text."""
-    if isinstance(key, bytes):
-        return key
-    if isinstance(key, str):
-        return key.encode("utf-8")
-    return str(key).encode("ascii")
 
 
 # ------------------------------------------------------------------------ servers
@@ -225,19 +212,8 @@ def servers() -> Iterator[list[Server]]:
 # -------------------------------------------------------------------------- tests
 
 
-def topology(slots: list[dict[str, Any]], ids: list[str]) -> dict[str, Any]:
-    return {
-        "format": "shardroute/1",
-        "epoch": 1,
-        "nodes": [{"id": node_id} for node_id in ids],
-        "strategy": {"type": "redis_cluster", "slots": slots},
-    }
-
-
 def even_router() -> shardroute.Router:
-    return shardroute.Router(
-        {"format": "shardroute/1", "epoch": 1, "nodes": [{"id": n} for n in "abc"], "strategy": {"type": "redis_cluster"}}
-    )
+    return shardroute.Router(doc(["a", "b", "c"], "redis_cluster"))
 
 
 def test_key_count() -> None:
@@ -248,9 +224,9 @@ def test_slots_match_redis_py() -> None:
     router = even_router()
     ours = router.route_many(KEYS)
     differences = [
-        (key, slot, redis.crc.key_slot(as_bytes(key)))
+        (key, slot, redis.crc.key_slot(key_bytes(key)))
         for key, slot in zip(KEYS, ours)
-        if slot != redis.crc.key_slot(as_bytes(key))
+        if slot != redis.crc.key_slot(key_bytes(key))
     ]
     assert not differences, f"{len(differences)} of {len(KEYS)} keys differ from redis-py; first: {differences[:5]}"
     print(f"redis_cluster vs redis-py {redis.__version__}: {len(KEYS)} keys, 0 differences")
@@ -273,12 +249,7 @@ def test_slots_match_redis_server(servers: list[Server]) -> None:
 
 
 def test_even_split_defaults() -> None:
-    doc = shardroute.Router(
-        {"format": "shardroute/1", "epoch": 1, "nodes": [{"id": n} for n in "abc"], "strategy": {"type": "redis_cluster"}}
-    )
-    import json
-
-    slots = json.loads(doc.to_json())["strategy"]["slots"]
+    slots = json.loads(even_router().to_json())["strategy"]["slots"]
     assert [(r["start"], r["end"]) for r in slots] == [(0, 5460), (5461, 10922), (10923, 16383)]
 
 
@@ -316,8 +287,7 @@ def converged(server: Server) -> bool:
 
 def check_import(servers: list[Server], op: str, reply: Any) -> None:
     a, b, replica = servers
-    base = {"format": "shardroute/1", "epoch": 5, "nodes": [{"id": "old"}], "strategy": {"type": "modulo"}}
-    result = shardroute.apply(base, {"op": op, "reply": reply})
+    result = shardroute.apply(doc(["old"], "modulo", epoch=5), {"op": op, "reply": reply})
     assert set(result["added"]) == {a.id, b.id, replica.id}
     assert result["removed"] == ["old"]
     assert result["ranges"] == 3
@@ -334,7 +304,7 @@ def check_import(servers: list[Server], op: str, reply: Any) -> None:
         expected = b.id if 8001 <= slot <= 11999 else a.id
         expected_chain = [b.id] if expected == b.id else [a.id, replica.id]
         chain = router.replicas(key, len(expected_chain))
-        if node != expected or slot != redis.crc.key_slot(as_bytes(key)) or chain != expected_chain:
+        if node != expected or slot != redis.crc.key_slot(key_bytes(key)) or chain != expected_chain:
             wrong.append((key, slot, node))
     assert not wrong, f"{op}: {len(wrong)} keys misrouted; first: {wrong[:5]}"
 
@@ -350,12 +320,10 @@ def test_import_real_cluster_slots_and_shards(servers: list[Server]) -> None:
     # The same key must be served by the node the real cluster says: ask it.
     a, b, _ = servers
     by_id = {s.id: s for s in servers}
-    router = shardroute.Router(shardroute.apply(
-        {"format": "shardroute/1", "epoch": 1, "nodes": [{"id": "x"}], "strategy": {"type": "modulo"}},
-        {"op": "import_redis_cluster_shards", "reply": shards_reply},
-    )["topology"])
+    imported = shardroute.apply(doc(["x"], "modulo"), {"op": "import_redis_cluster_shards", "reply": shards_reply})
+    router = shardroute.Router(imported["topology"])
     for key in KEYS[:2000]:
         owner = by_id[router.node(key)]
         # GET on the owner answers (nil) instead of a MOVED redirection.
-        assert owner.client.get(as_bytes(key)) is None
+        assert owner.client.get(key_bytes(key)) is None
     print(f"redis_cluster: imported CLUSTER SLOTS and CLUSTER SHARDS of a 3-node cluster, {len(KEYS)} keys routed as the cluster says")

@@ -12,7 +12,7 @@ that shard only if it computes exactly the oracle's keyspace id. A second, reali
 keyspace (`-40`, `40-80`, uneven 2-byte boundaries) checks the keyrange rule against
 Go's `bytes.Compare` semantics (start <= id < end), written out here.
 
-Run: /work/main/.venv/bin/python -m pytest conformance/oracles/test_vitess.py
+Run: .venv/bin/python -m pytest conformance/oracles/test_vitess.py
 """
 
 import bisect
@@ -20,18 +20,12 @@ import random
 import struct
 
 import pytest
-
-try:
-    import xxhash
-    from Crypto import __version__ as CRYPTO_VERSION
-    from Crypto.Cipher import DES
-except ImportError as err:  # never skip: a missing oracle is a failure
-    raise ImportError(
-        "the vitess oracle needs pycryptodome and xxhash: "
-        "/work/main/.venv/bin/pip install -r conformance/requirements-oracles.txt"
-    ) from err
+import xxhash
+from Crypto import __version__ as CRYPTO_VERSION
+from Crypto.Cipher import DES
 
 import shardroute
+from shardroute_testing import doc
 
 DES_ZERO = DES.new(bytes(8), DES.MODE_ECB)
 
@@ -80,6 +74,10 @@ def keys(seed=11):
 KEYS = keys()
 
 
+def vitess_router(vindex, shards, nodes=("a",)):
+    return shardroute.Router(doc(nodes, {"type": "vitess", "vindex": vindex, "shards": shards}))
+
+
 def probe_router(ksids):
     boundaries = sorted({k for k in ksids if k > 0} | {k + 1 for k in ksids if k + 1 < 2**64})
     names = [f"{start:016x}" if start else "" for start in [0] + boundaries]
@@ -93,9 +91,7 @@ def test_keyspace_ids_exactly_match_the_oracle(vindex):
     mapped = [(key, oracle_ksid(vindex, key)) for key in KEYS]
     ksids = [int.from_bytes(k, "big") for _, k in mapped if k is not None]
     boundaries, shards = probe_router(ksids)
-    router = shardroute.Router(
-        {"format": "shardroute/1", "epoch": 1, "nodes": [{"id": "a"}], "strategy": {"type": "vitess", "vindex": vindex, "shards": shards}}
-    )
+    router = vitess_router(vindex, shards)
     differences = []
     compared = 0
     for key, ksid in mapped:
@@ -117,23 +113,15 @@ def test_published_vitess_hash_values():
     for ident, ksid in VITESS_HASH.items():
         assert oracle_ksid("hash", ident).hex() == ksid
         shards = probe_router([int(ksid, 16)])[1]
-        router = shardroute.Router(
-            {"format": "shardroute/1", "epoch": 1, "nodes": [{"id": "a"}], "strategy": {"type": "vitess", "vindex": "hash", "shards": shards}}
-        )
+        router = vitess_router("hash", shards)
         assert shards[router.route(ident)]["name"].startswith(ksid)
 
 
 def test_keyranges_follow_vitess_bytes_compare():
     names = ["-40", "40-4080", "4080-80", "80-c0a0", "c0a0-c0a1", "c0a1-ff", "ff-"]
     nodes = ["a", "b", "c", "a", "b", "c", "a"]
-    router = shardroute.Router(
-        {
-            "format": "shardroute/1",
-            "epoch": 1,
-            "nodes": [{"id": "a"}, {"id": "b"}, {"id": "c"}],
-            "strategy": {"type": "vitess", "vindex": "xxhash", "shards": [{"name": n, "node": d} for n, d in zip(names, nodes)]},
-        }
-    )
+    shards = [{"name": n, "node": d} for n, d in zip(names, nodes)]
+    router = vitess_router("xxhash", shards, nodes=["a", "b", "c"])
     ranges = [tuple(bytes.fromhex(side) for side in name.split("-")) for name in names]
     compared = 0
     for key in KEYS:
@@ -153,11 +141,4 @@ def test_keyranges_follow_vitess_bytes_compare():
 )
 def test_names_must_cover_the_keyspace_exactly(names):
     with pytest.raises(shardroute.InvalidTopologyError):
-        shardroute.Router(
-            {
-                "format": "shardroute/1",
-                "epoch": 1,
-                "nodes": [{"id": "a"}],
-                "strategy": {"type": "vitess", "vindex": "hash", "shards": [{"name": n, "node": "a"} for n in names]},
-            }
-        )
+        vitess_router("hash", [{"name": n, "node": "a"} for n in names])

@@ -1,6 +1,6 @@
 """Oracle test of the `vshard` profile.
 
-Every key of couchbase_vshard_keys (>= 10,000: empty, every byte, 0x80-0xFF, long,
+Every key of oracle_keys.crc_keys (>= 10,000: empty, every byte, 0x80-0xFF, long,
 unicode, integers) is routed by shardroute and compared, for several bucket counts
 (3000 is vshard's default), with two oracles:
 
@@ -23,30 +23,22 @@ import pathlib
 import shutil
 import subprocess
 
+import crc32c  # type: ignore[import-untyped]
 import pytest
 
-try:
-    import crc32c  # type: ignore[import-untyped]
-except ImportError as err:  # never a skip: the oracle is the point of the test
-    raise ImportError(
-        "crc32c is not installed: run `.venv/bin/pip install -r conformance/requirements-oracles.txt`"
-    ) from err
-
 import shardroute
-from couchbase_vshard_keys import all_keys, key_bytes
+from oracle_keys import assert_agree, crc_keys, key_bytes, short
+from shardroute_testing import doc
 
 HERE = pathlib.Path(__file__).resolve().parent
 COUNTS = [1, 7, 3000, 16384, 30000]
 
 
-def tarantool_buckets(keys: list[bytes | str | int], count: int) -> list[int]:
+def tarantool(lines: list[str]) -> list[int]:
+    """vshard_bucket_id.lua run by the real Tarantool over "<count> <kind> <hex>" lines."""
     binary = shutil.which("tarantool")
     if binary is None:
         pytest.fail("the tarantool oracle is not installed: run `apt-get install tarantool` (Debian package)")
-    lines = []
-    for key in keys:
-        numeric = isinstance(key, int) and key < 10**14
-        lines.append(f"{count} {'n' if numeric else 's'} {key_bytes(key).hex()}")
     done = subprocess.run(
         [binary, str(HERE / "vshard_bucket_id.lua")],
         input="\n".join(lines) + "\n",
@@ -59,35 +51,30 @@ def tarantool_buckets(keys: list[bytes | str | int], count: int) -> list[int]:
     return [int(line) for line in done.stdout.split()]
 
 
+def tarantool_buckets(keys: list[bytes | str | int], count: int) -> list[int]:
+    lines = []
+    for key in keys:
+        numeric = isinstance(key, int) and key < 10**14
+        lines.append(f"{count} {'n' if numeric else 's'} {key_bytes(key).hex()}")
+    return tarantool(lines)
+
+
 def router(count: int, nodes: int = 3) -> shardroute.Router:
-    return shardroute.Router(
-        {
-            "format": "shardroute/1",
-            "epoch": 1,
-            "nodes": [{"id": f"rs-{i}"} for i in range(nodes)],
-            "strategy": {"type": "vshard", "bucket_count": count},
-        }
-    )
-
-
-def short(key: bytes | str | int) -> object:
-    return key if len(key_bytes(key)) < 80 else f"<{len(key_bytes(key))} bytes>"
+    return shardroute.Router(doc(nodes, {"type": "vshard", "bucket_count": count}))
 
 
 @pytest.mark.parametrize("count", COUNTS)
 def test_every_key_matches_tarantool(count: int) -> None:
-    keys = all_keys()
+    keys = crc_keys()
     assert len(keys) >= 10_000
     expected = tarantool_buckets(keys, count)
     assert len(expected) == len(keys)
-    got = router(count, nodes=min(3, count)).route_many(keys)
-    differences = [(short(k), g, e) for k, g, e in zip(keys, got, expected) if g != e]
-    assert differences == [], f"{len(differences)} of {len(keys)} keys differ, first: {differences[:5]}"
+    assert_agree(keys, expected, router(count, nodes=min(3, count)).route_many(keys))
 
 
 @pytest.mark.parametrize("count", COUNTS)
 def test_every_key_matches_crc32c_package(count: int) -> None:
-    keys = all_keys()
+    keys = crc_keys()
     r = router(count, nodes=min(3, count))
     nodes = min(3, count)
     base, extra = divmod(count, nodes)
@@ -97,7 +84,7 @@ def test_every_key_matches_crc32c_package(count: int) -> None:
         bucket = (crc32c.crc32c(key_bytes(key)) ^ 0xFFFFFFFF) % count + 1
         owner = max(i for i, first in enumerate(firsts) if first <= bucket)
         got = (r.route(key), r.node(key))
-        if got != (bucket, f"rs-{owner}"):
+        if got != (bucket, f"n{owner}"):
             differences.append((short(key), got, bucket))
     assert differences == [], f"{len(differences)} of {len(keys)} keys differ, first: {differences[:5]}"
 
@@ -114,23 +101,10 @@ def test_documented_difference_for_large_lua_numbers() -> None:
     # vshard hashes tostring(key): a Lua number >= 10^14 prints in %.14g notation, so a
     # program passing such an id as a number hashes "1.2345678901235e+14", not the digits.
     number = 123456789012345
-    lines = f"3000 n {str(number).encode().hex()}\n3000 s {b'1.2345678901235e+14'.hex()}\n"
-    done = subprocess.run(
-        [shutil.which("tarantool") or "tarantool", str(HERE / "vshard_bucket_id.lua")],
-        input=lines, capture_output=True, text=True, timeout=60, check=True,
-    )
-    as_number, as_string = (int(x) for x in done.stdout.split())
+    as_number, as_string = tarantool([f"3000 n {str(number).encode().hex()}", f"3000 s {b'1.2345678901235e+14'.hex()}"])
     assert as_number == as_string == router(3000).route("1.2345678901235e+14")
 
 
 def test_non_default_hashing_is_refused() -> None:
     with pytest.raises(shardroute.InvalidTopologyError, match="^hashing"):
-        shardroute.Router(
-            {
-                "format": "shardroute/1",
-                "epoch": 1,
-                "hashing": {"function": "crc32"},
-                "nodes": [{"id": "rs-0"}],
-                "strategy": {"type": "vshard"},
-            }
-        )
+        shardroute.Router(doc(1, "vshard", hashing={"function": "crc32"}))

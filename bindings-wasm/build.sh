@@ -57,34 +57,49 @@ if [ "$have" != "$want" ]; then
   exit 1
 fi
 
+# Copy then rename, and only when the file differs (a running process keeps its copy).
+install_if_changed() {
+  if ! cmp -s "$1" "$2"; then
+    cp "$1" "$2.tmp"
+    mv -f "$2.tmp" "$2"
+  fi
+}
+
 stamp="pkg/.stamp"
-if [ -f "$stamp" ] && [ "$stamp" -nt "$wasm" ] && [ "$stamp" -nt "$here/build.sh" ]; then
-  exit 0
+if ! { [ -f "$stamp" ] && [ "$stamp" -nt "$wasm" ] && [ "$stamp" -nt "$here/build.sh" ]; }; then
+  rm -rf pkg
+  # `--out-name`: the input is the optimized copy, the outputs keep the crate's name.
+  flags=(--no-typescript --remove-name-section --remove-producers-section --out-name shardroute_wasm)
+  "$bindgen" --target web --out-dir pkg/web "${flags[@]}" "$wasm"
+  "$bindgen" --target nodejs --out-dir pkg/node "${flags[@]}" "$wasm"
+  # wasm-bindgen cannot give an exported class a JavaScript method: one line appended to each
+  # glue installs the JavaScript fast paths of Router.route and Router.node
+  # (`installFastPaths` in js/support.mjs, the snippet wasm-bindgen copied next to the glue).
+  # Without that line the package is still whole, only slower.
+  for target in node web; do
+    glue="pkg/$target/shardroute_wasm.js"
+    snippet=(pkg/"$target"/snippets/*/js/support.mjs)
+    if [ "${#snippet[@]}" != 1 ] || [ ! -f "${snippet[0]}" ] || ! grep -Eq '^(export )?class Router \{' "$glue"; then
+      echo "build.sh: $glue has no class Router or no single support.mjs snippet" >&2
+      exit 1
+    fi
+    snippet="./${snippet[0]#pkg/"$target"/}"
+    if [ "$target" = node ]; then
+      printf '\nrequire(String.raw`%s`).installFastPaths(Router);\n' "$snippet" >> "$glue"
+    else
+      printf '\nimport { installFastPaths } from "%s";\ninstallFastPaths(Router);\n' "$snippet" >> "$glue"
+    fi
+  done
+  # The web glue is an ES module in a .js file: say so to Node-based bundlers and tools
+  # (this package's own type is CommonJS, for the nodejs glue).
+  echo '{"type": "module"}' > pkg/web/package.json
+  touch "$stamp"
 fi
-rm -rf pkg
-# `--out-name`: the input is the optimized copy, the outputs keep the crate's name.
-flags=(--no-typescript --remove-name-section --remove-producers-section --out-name shardroute_wasm)
-"$bindgen" --target web --out-dir pkg/web "${flags[@]}" "$wasm"
-"$bindgen" --target nodejs --out-dir pkg/node "${flags[@]}" "$wasm"
-# wasm-bindgen cannot give an exported class a JavaScript method: one line appended to each
-# glue installs the JavaScript fast paths of Router.route and Router.node
-# (`installFastPaths` in js/support.mjs, the snippet wasm-bindgen copied next to the glue).
-# Without that line the package is still whole, only slower.
+
+# What the package shares with the Node addon, from bindings-js/: the code js/support.mjs
+# imports (`./shared.mjs`, beside the snippet wasm-bindgen copied), and index.d.ts.
 for target in node web; do
-  glue="pkg/$target/shardroute_wasm.js"
   snippet=(pkg/"$target"/snippets/*/js/support.mjs)
-  if [ "${#snippet[@]}" != 1 ] || [ ! -f "${snippet[0]}" ] || ! grep -Eq '^(export )?class Router \{' "$glue"; then
-    echo "build.sh: $glue has no class Router or no single support.mjs snippet" >&2
-    exit 1
-  fi
-  snippet="./${snippet[0]#pkg/"$target"/}"
-  if [ "$target" = node ]; then
-    printf '\nrequire(String.raw`%s`).installFastPaths(Router);\n' "$snippet" >> "$glue"
-  else
-    printf '\nimport { installFastPaths } from "%s";\ninstallFastPaths(Router);\n' "$snippet" >> "$glue"
-  fi
+  install_if_changed "$root/bindings-js/shared.mjs" "$(dirname "${snippet[0]}")/shared.mjs"
 done
-# The web glue is an ES module in a .js file: say so to Node-based bundlers and tools
-# (this package's own type is CommonJS, for the nodejs glue).
-echo '{"type": "module"}' > pkg/web/package.json
-touch "$stamp"
+install_if_changed "$root/bindings-js/index.d.ts" "$here/index.d.ts"

@@ -1,37 +1,11 @@
-// The JavaScript half of the Rust binding (src/errors.rs, src/topology.rs and src/router.rs
-// import it).
-// wasm-bindgen copies this file next to the generated glue (pkg/*/snippets/), and the glue
-// re-exports ShardrouteError, so the class thrown is the class the package exports.
+// The JavaScript half of the Rust binding (src/errors.rs, src/topology.rs, src/key.rs and
+// src/router.rs import it). wasm-bindgen copies this file next to the generated glue
+// (pkg/*/snippets/), and build.sh copies bindings-js/shared.mjs, the code this package
+// shares with the Node addon, beside it. The glue re-exports ShardrouteError, so the class
+// thrown is the class the package exports.
+import { ShardrouteError, documentToJson, nodesOf, packStrings as packStringsAs } from './shared.mjs';
 
-/** The error every failed call throws: a real `Error` whose `code` is the core's stable code. */
-export class ShardrouteError extends Error {
-  /**
-   * @param {string} code one of the core's codes, such as 'invalid_key'
-   * @param {string} message what went wrong, for people
-   * @param {{cause?: unknown}} [options]
-   */
-  constructor(code, message, options) {
-    super(message, options);
-    /**
-     * 'invalid_topology', 'invalid_key', 'no_nodes', 'limit_exceeded', 'invalid_argument',
-     * 'stale_epoch' or 'read_only'.
-     */
-    this.code = code;
-  }
-}
-Object.defineProperty(ShardrouteError.prototype, 'name', {
-  value: 'ShardrouteError',
-  writable: true,
-  configurable: true,
-});
-
-/**
- * The JSON text of a topology or hashing object; a BigInt becomes its decimal string, which
- * the core reads as a u64. Throws what JSON.stringify throws (a cycle, a throwing toJSON).
- */
-export function documentToJson(value) {
-  return JSON.stringify(value, (_name, item) => (typeof item === 'bigint' ? item.toString() : item));
-}
+export { ShardrouteError, documentToJson };
 
 /**
  * Calls `lend(router)`, for a Rust call that takes a Router argument (`diff`): the glue of
@@ -42,65 +16,13 @@ export function lendRouter(router, lend) {
   lend(router);
 }
 
-/** Below this many keys, routeMany and nodeMany convert each key in Rust (packing would not pay). */
-const PACK_MIN_KEYS = 8;
-/** Most UTF-16 code units packStrings packs (V8's string limit is 2^29 - 24 units). */
-const PACK_MAX_UNITS = 2 ** 28;
-
 /**
- * The keys of routeMany / nodeMany as `[units, offsets]` when every key is a string: the
- * UTF-16 code units of all keys in one typed array, key i being
- * units[offsets[i]..offsets[i + 1]], which Rust copies into WebAssembly memory in one step.
- * A Uint8Array while every unit is ASCII (the common batch: the units are then the UTF-8
- * bytes, and Rust routes them as they are); a Uint16Array once one is not, which Rust
- * converts to UTF-8 key by key (a lone surrogate is refused as for a single key).
- * `undefined` otherwise, for short arrays, and when reading the array throws: Rust then
- * reads each key itself, with the same results and errors. Copying code units here costs
- * a few ns per key; reading each element from Rust costs several imported calls, and
- * joining the keys into one string makes V8 flatten a rope of a million pieces (measured:
- * 1.5-2.5x the cost of this copy; the Node addon packs the same way,
- * bindings-node/index.js). Each element is read once. Never throws.
+ * The keys of routeMany / nodeMany as `[units, offsets]` (shared.mjs's packStrings: ASCII
+ * in a Uint8Array, which Rust routes as UTF-8 bytes, else a Uint16Array), or `undefined`.
+ * Never throws.
  */
 export function packStrings(keys) {
-  if (!Array.isArray(keys)) return undefined;
-  try {
-    const count = keys.length; // a proxy's trap may throw
-    if (!(count >= PACK_MIN_KEYS)) return undefined;
-    const offsets = new Uint32Array(count + 1);
-    let units = new Uint8Array(Math.min(count * 12, PACK_MAX_UNITS));
-    let limit = 0x7f; // the largest unit `units` holds as is: ASCII in a Uint8Array
-    let at = 0;
-    for (let i = 0; i < count; i++) {
-      const key = keys[i];
-      if (typeof key !== 'string') return undefined;
-      const length = key.length;
-      if (at + length > units.length) {
-        if (at + length > PACK_MAX_UNITS) return undefined;
-        units = copied(units.constructor, units, at, Math.min(Math.max(units.length * 2, at + length), PACK_MAX_UNITS));
-      }
-      for (let j = 0; j < length; j++) {
-        const unit = key.charCodeAt(j);
-        if (unit > limit) {
-          // The first unit beyond ASCII: from here on every unit takes two bytes.
-          units = copied(Uint16Array, units, at, units.length);
-          limit = 0xffff;
-        }
-        units[at++] = unit;
-      }
-      offsets[i + 1] = at;
-    }
-    // Only the written units cross into WebAssembly memory.
-    return [units.subarray(0, at), offsets];
-  } catch {
-    return undefined;
-  }
-}
-
-/** A new `Type` array of `length` elements holding the first `used` elements of `from`. */
-function copied(Type, from, used, length) {
-  const to = new Type(length);
-  to.set(from.subarray(0, used));
-  return to;
+  return packStringsAs(keys, true);
 }
 
 /**
@@ -191,11 +113,7 @@ export function installFastPaths(Router) {
       return node.call(this, key);
     },
     nodeMany(keys) {
-      const indices = nodeIndexMany.call(this, keys);
-      const ids = (this[NODE_IDS] ??= nodeIds.call(this));
-      const nodes = new Array(indices.length);
-      for (let i = 0; i < indices.length; i++) nodes[i] = ids[indices[i]];
-      return nodes;
+      return nodesOf(nodeIndexMany.call(this, keys), (this[NODE_IDS] ??= nodeIds.call(this)));
     },
   };
   for (const name of ['route', 'node', 'nodeMany']) {

@@ -1,11 +1,15 @@
-// Type declarations of the `shardroute` package (handwritten; test/api.test.mjs checks
-// that they name exactly the module's exports, and `tsc --noEmit` checks test/types.ts
-// against them).
+// Type declarations of both npm packages: `shardroute` (the Node addon) and
+// `shardroute-wasm` (WebAssembly), whose APIs are the same. Written by hand (wasm-bindgen
+// types every argument as `any`); each package's build.sh copies this file into the
+// package as its index.d.ts. The shared API suite (bindings-js/test/api-suite.mjs) checks
+// that it names exactly each package's exports, and `tsc --noEmit` in each package checks
+// bindings-js/test/types.ts against the package's copy.
 
 /**
  * A routing key.
  *
- * - `string`: its UTF-8 bytes; a string with a lone surrogate is rejected (`invalid_key`).
+ * - `string`: its UTF-8 bytes; a string with a lone surrogate is rejected (`invalid_key`),
+ *   never replaced by U+FFFD.
  * - `Uint8Array` (a `Buffer` too): its bytes.
  * - `bigint`: an unsigned 64-bit integer key, `0n` up to `2n ** 64n - 1n`.
  * - `number`: the same integer key, for safe non-negative integers only (up to
@@ -219,7 +223,7 @@ export declare class Router {
    *   `stale_epoch` (the message names the epoch this router holds).
    */
   replace(topology: string | object): Router;
-  /** The topology's epoch. */
+  /** The topology's epoch (a u64, exact above 2^53). */
   get epoch(): bigint;
   /** The canonical JSON text of the topology, byte for byte the same in every language. */
   toJson(): string;
@@ -303,6 +307,6 @@ export declare function decodeDictionary(bytes: Uint8Array): string;
  */
 export declare class ShardrouteError extends Error {
   constructor(code: string, message: string, options?: { cause?: unknown });
-  /** The stable error code. */
+  /** The stable error code, the same in every binding. */
   readonly code: string;
 }

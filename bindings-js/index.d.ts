@@ -1,9 +1,9 @@
 // Type declarations of both npm packages: `shardroute` (the Node addon) and
 // `shardroute-wasm` (WebAssembly), whose APIs are the same. Written by hand (wasm-bindgen
 // types every argument as `any`); each package's build.sh copies this file into the
-// package as its index.d.ts. The shared API suite (bindings-js/test/api-suite.mjs) checks
+// package as its index.d.ts. The shared API suite (conformance/js/api-suite.mjs) checks
 // that it names exactly each package's exports, and `tsc --noEmit` in each package checks
-// bindings-js/test/types.ts against the package's copy.
+// conformance/js/types.ts against the package's copy.
 
 /**
  * A routing key.

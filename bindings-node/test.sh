@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the addon if needed, then runs every check of the Node package: the type check
-# of test/types.ts against index.d.ts, and `node --test` (conformance vectors, API,
-# README example, demo). Exits non-zero on any failure.
+# of conformance/js/types.ts against index.d.ts, and `node --test`: the conformance
+# vectors and the suites shared with shardroute-wasm (conformance/js/: API, batches,
+# README example and demo), plus the addon's own panic tests. Exits non-zero on any failure.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 

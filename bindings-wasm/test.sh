@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds shardroute-wasm if needed, then runs everything that checks it: the core built
-# alone for wasm32 without std (the no_std proof), the TypeScript declarations (tsc), the
-# Node tests (API, examples, conformance vectors as `wasm-node`), and the conformance
-# vectors in headless Chromium (`wasm-chromium`). Exits non-zero on any failure.
+# alone for wasm32 without std (the no_std proof), the TypeScript declarations (tsc over
+# conformance/js/types.ts), the Node tests (the suites shared with the addon in
+# conformance/js/: API, batches, examples; the conformance vectors as `wasm-node`), and the
+# conformance vectors in headless Chromium (`wasm-chromium`). Exits non-zero on any failure.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -20,7 +21,7 @@ if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modu
   npm ci --no-audit --no-fund
 fi
 
-echo "== tsc --noEmit (index.d.ts, test/types.ts)"
+echo "== tsc --noEmit (index.d.ts, conformance/js/types.ts)"
 ./node_modules/.bin/tsc --noEmit -p tsconfig.json
 
 echo "== node --test"

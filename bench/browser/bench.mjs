@@ -15,14 +15,13 @@
 // target/bench/browser.md (a Markdown fragment for docs/benchmarks.md) and prints it.
 // Builds nothing: run bindings-node/build.sh and bindings-wasm/build.sh first (`make bench`).
 // Every wait is bounded and the browser is closed on any error.
-import { createReadStream, existsSync, readFileSync, mkdirSync, writeFileSync } from 'node:fs';
-import { stat } from 'node:fs/promises';
-import { createServer } from 'node:http';
+import { existsSync, readFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
-import { dirname, extname, join, relative, resolve, sep } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { cell, median } from '../stats.mjs';
 import { CALLS, FLOORS, TABLES, makeKeys, makeTimer } from './workloads.mjs';
 
 const NAME = 'bench/browser';
@@ -31,7 +30,6 @@ const root = resolve(here, '..', '..');
 const KEYS = Number(process.env.BENCH_KEYS ?? 1_000_000);
 const RUNS = Number(process.env.BENCH_RUNS ?? 5);
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const LAUNCH_TIMEOUT_MS = 60_000;
 /** Loading the page: the .wasm and the key set. */
 const PAGE_TIMEOUT_MS = 120_000;
 /** One contender over every key in the page (about a second at the defaults). */
@@ -59,65 +57,15 @@ for (const [path, how] of need) {
   if (!existsSync(path)) fail(`missing ${shown}; get it with ${how}`);
 }
 
-// playwright-core is a devDependency of bindings-wasm (its browser test), pinned there.
-const requireWasmDev = createRequire(join(root, 'bindings-wasm', 'package.json'));
-const { chromium } = requireWasmDev('playwright-core');
+// The server and browser of bindings-wasm's browser test, through the playwright-core its
+// devDependencies pin.
+const { launchChromium, openPage, startServer } = await import('../../bindings-wasm/test/chromium.mjs');
 const playwrightVersion = JSON.parse(
   readFileSync(join(root, 'bindings-wasm', 'node_modules', 'playwright-core', 'package.json'), 'utf8'),
 ).version;
 const require = createRequire(import.meta.url);
 const addon = require(join(root, 'bindings-node', 'index.js'));
 const nodeWasm = require(join(root, 'bindings-wasm', 'pkg', 'node', 'shardroute_wasm.js'));
-
-const TYPES = {
-  '.html': 'text/html; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-  '.mjs': 'text/javascript; charset=utf-8',
-  '.json': 'application/json; charset=utf-8',
-  '.wasm': 'application/wasm',
-};
-
-/** A static, read-only server of the repository root (as bindings-wasm/test/browser.mjs's). */
-function startServer() {
-  const server = createServer(async (request, response) => {
-    const headers = (type) => ({
-      'content-type': type,
-      'cache-control': 'no-store',
-      // Cross-origin isolation: the finer performance.now() (every resource is same-origin).
-      'cross-origin-opener-policy': 'same-origin',
-      'cross-origin-embedder-policy': 'require-corp',
-    });
-    const send = (status, body) => {
-      response.writeHead(status, headers('text/plain; charset=utf-8'));
-      response.end(request.method === 'HEAD' ? undefined : body);
-    };
-    if (request.method !== 'GET' && request.method !== 'HEAD') return send(405, 'read-only\n');
-    let pathname;
-    try {
-      pathname = decodeURIComponent(new URL(request.url, 'http://localhost').pathname);
-    } catch {
-      return send(400, 'bad path\n');
-    }
-    const path = resolve(root, `.${pathname}`);
-    const inside = relative(root, path);
-    if (inside.startsWith('..') || inside.split(sep).includes('..') || pathname.includes('\0')) {
-      return send(403, 'outside the repository\n');
-    }
-    try {
-      const info = await stat(path);
-      if (!info.isFile()) return send(404, 'not a file\n');
-      response.writeHead(200, { ...headers(TYPES[extname(path)] ?? 'application/octet-stream'), 'content-length': info.size });
-      if (request.method === 'HEAD') return response.end();
-      createReadStream(path).pipe(response);
-    } catch {
-      send(404, 'not found\n');
-    }
-  });
-  return new Promise((resolveListen, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolveListen(server));
-  });
-}
 
 /** `promise`, or a rejection naming `what` after `ms`. */
 function withTimeout(promise, ms, what) {
@@ -128,38 +76,23 @@ function withTimeout(promise, ms, what) {
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
-const median = (values) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-};
-const fmt = (ns) => (ns >= 100 ? ns.toFixed(0) : ns.toFixed(1));
-const cell = (values) => `${fmt(median(values))} (${fmt(Math.min(...values))}-${fmt(Math.max(...values))})`;
 
 let browser; // closed by main's `finally`, or by the watchdog
 let timedOut = false; // the watchdog's message is the one to show, not the aborted call's
 async function main() {
-  const server = await startServer();
+  // Cross-origin isolation: the finer performance.now() (every resource is same-origin).
+  const headers = { 'cross-origin-opener-policy': 'same-origin', 'cross-origin-embedder-policy': 'require-corp' };
+  const server = await startServer({ headers });
   try {
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-        '--disable-component-update', '--disable-sync', '--no-first-run'],
-      timeout: LAUNCH_TIMEOUT_MS,
-    });
+    browser = await launchChromium();
     const chromiumVersion = browser.version();
-    const page = await browser.newPage();
-    page.setDefaultTimeout(PAGE_TIMEOUT_MS);
+    const page = await openPage(browser, PAGE_TIMEOUT_MS);
     // A crashed or closed page would leave an evaluate() pending: fail the run instead.
     const pageGone = new Promise((_, reject) => {
       page.once('crash', () => reject(new Error('the page crashed (out of memory? try a smaller BENCH_KEYS)')));
       page.once('close', () => reject(new Error('the page closed')));
     });
     pageGone.catch(() => {});
-    page.on('pageerror', (err) => console.error(`[page error] ${err.message}`));
-    page.on('console', (message) => {
-      if (message.type() === 'error' || message.type() === 'warning') console.error(`[page ${message.type()}] ${message.text()}`);
-    });
     const inPage = (fn, arg, what) => withTimeout(Promise.race([page.evaluate(fn, arg), pageGone]), CALL_TIMEOUT_MS, what);
 
     const { port } = server.address();

@@ -3,6 +3,7 @@
 // same file in Chromium (for the web WASM build), so every runtime times the same code on
 // the same keys. Plain JavaScript with no Node or DOM API: only `performance.now()`,
 // `TextEncoder` and typed arrays, which both runtimes have.
+import { doc } from '../../conformance/js/documents.mjs';
 
 /** The routers of the tables, as in bench/node/bench.mjs: 10 and 1000 nodes `node-<i>`. */
 export const SIZES = [10, 1000];
@@ -17,12 +18,7 @@ export const TABLES = STRATEGIES.flatMap(({ name, strategy }) =>
   SIZES.map((size) => ({
     id: `${strategy.type}-${size}`,
     title: `${name}, ${size} nodes`,
-    topology: {
-      format: 'shardroute/1',
-      epoch: 1,
-      nodes: Array.from({ length: size }, (_, i) => ({ id: `node-${i}` })),
-      strategy,
-    },
+    topology: doc({ nodes: Array.from({ length: size }, (_, i) => `node-${i}`), strategy }),
   })),
 );
 

@@ -15,6 +15,9 @@ import { gzipSync } from 'node:zlib';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
+import { cell, fmt, median } from '../stats.mjs';
+import { doc } from '../../conformance/js/documents.mjs';
+
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..', '..');
 const require = createRequire(import.meta.url);
@@ -76,16 +79,9 @@ function race(contenders) {
   return times;
 }
 
-const median = (values) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-};
-const fmt = (ns) => (ns >= 100 ? ns.toFixed(0) : ns.toFixed(1));
-const cell = (values) => `${fmt(median(values))} (${fmt(Math.min(...values))}-${fmt(Math.max(...values))})`;
 
 const nodes = (n) => Array.from({ length: n }, (_, i) => ({ id: `node-${i}` }));
-const topology = (n, strategy) => ({ format: 'shardroute/1', epoch: 1, nodes: nodes(n), strategy });
+const topology = (n, strategy) => doc({ nodes: nodes(n), strategy });
 const both = (doc) => ({ addon: new addon.Router(doc), wasm: new wasm.Router(doc) });
 
 const results = []; // { size, table, times }

@@ -1,5 +1,5 @@
-// Batch calls of the addon: the shared suite in conformance/batch-suite.mjs.
-import * as api from '../index.js';
-import { batchSuite } from '../../conformance/batch-suite.mjs';
+// Batch calls of the addon: the shared suite in conformance/js/batch-suite.mjs.
+import * as api from 'shardroute';
+import { batchSuite } from '../../conformance/js/batch-suite.mjs';
 
 batchSuite(api);

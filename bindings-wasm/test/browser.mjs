@@ -1,92 +1,24 @@
 // The conformance vectors in headless Chromium, against the web build: serves the
-// repository root read-only on 127.0.0.1 (an ephemeral port), opens test/browser.html in
-// Debian's Chromium through playwright-core, reads the page's result, prints the summary
-// line (runner `wasm-chromium`) and writes its count file. Run with `node test/browser.mjs`;
-// exits non-zero on any failure. Every wait is bounded.
-import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
-import { createServer } from 'node:http';
-import { extname, join, relative, resolve, sep } from 'node:path';
-
-import { chromium } from 'playwright-core';
-
-import { filter, report, repoRoot, vectorFileNames } from './support.mjs';
+// repository root read-only and opens test/browser.html in Debian's Chromium
+// (test/chromium.mjs), reads the page's result, prints the summary line (runner
+// `wasm-chromium`) and writes its count file. Run with `node test/browser.mjs`; exits
+// non-zero on any failure. Every wait is bounded.
+import { filter, report, vectorFileNames } from '../../conformance/js/vectors.mjs';
+import { launchChromium, openPage, startServer } from './chromium.mjs';
 
 const RUNNER = 'wasm-chromium';
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const LAUNCH_TIMEOUT_MS = 60_000;
 const PAGE_TIMEOUT_MS = 120_000;
 const OVERALL_TIMEOUT_MS = 300_000;
 
-const TYPES = {
-  '.html': 'text/html; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-  '.mjs': 'text/javascript; charset=utf-8',
-  '.json': 'application/json; charset=utf-8',
-  '.wasm': 'application/wasm',
-};
-
-/** A static, read-only server of the repository root, plus `/__vectors` (the vector URLs). */
-function startServer() {
-  const root = resolve(repoRoot);
-  const server = createServer(async (request, response) => {
-    const send = (status, body, type = 'text/plain; charset=utf-8') => {
-      response.writeHead(status, { 'content-type': type, 'cache-control': 'no-store' });
-      response.end(request.method === 'HEAD' ? undefined : body);
-    };
-    if (request.method !== 'GET' && request.method !== 'HEAD') return send(405, 'read-only\n');
-    let pathname;
-    try {
-      pathname = decodeURIComponent(new URL(request.url, 'http://localhost').pathname);
-    } catch {
-      return send(400, 'bad path\n');
-    }
-    if (pathname === '/__vectors') {
-      const urls = vectorFileNames().map((name) => `/conformance/vectors/${name}`);
-      return send(200, JSON.stringify(urls), TYPES['.json']);
-    }
-    const path = resolve(root, `.${pathname}`);
-    const inside = relative(root, path);
-    if (inside.startsWith('..') || inside.split(sep).includes('..') || pathname.includes('\0')) {
-      return send(403, 'outside the repository\n');
-    }
-    try {
-      const info = await stat(path);
-      if (!info.isFile()) return send(404, 'not a file\n');
-      response.writeHead(200, {
-        'content-type': TYPES[extname(path)] ?? 'application/octet-stream',
-        'content-length': info.size,
-        'cache-control': 'no-store',
-      });
-      if (request.method === 'HEAD') return response.end();
-      createReadStream(path).pipe(response);
-    } catch {
-      send(404, 'not found\n');
-    }
-  });
-  return new Promise((resolveListen, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolveListen(server));
-  });
-}
-
 async function main() {
-  const server = await startServer();
+  // `/__vectors`: the URLs of the vector files, for the page to fetch.
+  const routes = { '/__vectors': () => vectorFileNames().map((name) => `/conformance/vectors/${name}`) };
+  const server = await startServer({ routes });
   const { port } = server.address();
   let browser;
   try {
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
-        '--disable-component-update', '--disable-sync', '--no-first-run'],
-      timeout: LAUNCH_TIMEOUT_MS,
-    });
-    const page = await browser.newPage();
-    page.setDefaultTimeout(PAGE_TIMEOUT_MS);
-    page.on('pageerror', (err) => console.error(`[page error] ${err.message}`));
-    page.on('console', (message) => {
-      if (message.type() === 'error' || message.type() === 'warning') console.error(`[page ${message.type()}] ${message.text()}`);
-    });
+    browser = await launchChromium();
+    const page = await openPage(browser, PAGE_TIMEOUT_MS);
     const url = `http://127.0.0.1:${port}/bindings-wasm/test/browser.html?filter=${encodeURIComponent(filter)}`;
     await page.goto(url, { timeout: PAGE_TIMEOUT_MS, waitUntil: 'load' });
     await page.waitForFunction(() => window.__shardroute && window.__shardroute.done === true, null, {

@@ -3,23 +3,23 @@
 // over every route case of conformance/vectors/*.json, plus typed-array paths and errors.
 // Each package's test/batch.test.mjs calls `batchSuite(api)` with its own module.
 import assert from 'node:assert/strict';
-import { readFileSync, readdirSync } from 'node:fs';
-import { dirname, join } from 'node:path';
 import { describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
-import { toKey } from './runner.mjs';
+
+import { toKey } from '../runner.mjs';
+import { doc } from './documents.mjs';
+import { loadVectorFiles, vectorFileNames } from './vectors.mjs';
 
 /** Defines the batch tests for one package's public module. */
 export function batchSuite(api) {
   const { Router, ShardrouteError } = api;
-  const vectorsDir = join(dirname(fileURLToPath(import.meta.url)), 'vectors');
   const encoder = new TextEncoder();
 
   /** Every `route` case of every vector file, grouped by file and topology. */
   function routeGroups() {
     const groups = [];
-    for (const name of readdirSync(vectorsDir).filter((n) => n.endsWith('.json')).sort()) {
-      const file = JSON.parse(readFileSync(join(vectorsDir, name), 'utf8'));
+    const names = vectorFileNames();
+    for (const [index, file] of loadVectorFiles().entries()) {
+      const name = names[index];
       const byTopology = new Map();
       for (const kase of file.cases ?? []) {
         if (kase.op !== 'route') continue;
@@ -119,9 +119,7 @@ export function batchSuite(api) {
   });
 
   describe('typed-array batch calls', () => {
-    const router = new Router({
-      format: 'shardroute/1', epoch: 1, nodes: [{ id: 'a' }, { id: 'b' }, { id: 'c' }], strategy: { type: 'jump' },
-    });
+    const router = new Router(doc({ nodes: ['a', 'b', 'c'], strategy: 'jump' }));
 
     test('routeU64s covers the whole u64 range and empty arrays', () => {
       const keys = new BigUint64Array([0n, 1n, 42n, 2n ** 53n + 1n, 2n ** 64n - 1n]);

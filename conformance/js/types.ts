@@ -1,24 +1,31 @@
-// Uses every export of the package with the types index.d.ts declares; checked by
-// `tsc --noEmit` (test.sh), never run. Lines marked @ts-expect-error must stay errors.
-import { Router, ShardrouteError, apply, decodeDictionary, diff, encodeDictionary, hashKey, jump, moduloMoves } from '../index.js';
-import type { DecodedId, Diff, Flow, Key, KeyMove, Location, SaltedKey } from '../index.js';
+// Uses every export of a package with the types its index.d.ts declares; type-checked by
+// `tsc --noEmit` in each package (test.sh), never run. `shardroute-package` is the package
+// under test: each package's tsconfig.json maps it to the package's own index.d.ts, the
+// file it ships. Lines marked @ts-expect-error must stay errors.
+import {
+  Router, ShardrouteError, apply, decodeDictionary, diff, encodeDictionary, hashKey, jump, moduloMoves,
+} from 'shardroute-package';
+import type { DecodedId, Diff, Flow, Key, KeyMove, Location, SaltedKey } from 'shardroute-package';
 
 const router: Router = new Router('{"format": "shardroute/1", "epoch": 1, "nodes": [{"id": "a"}], "strategy": {"type": "jump"}}');
-const fromObject = new Router({ format: 'shardroute/1', epoch: 2n, nodes: [{ id: 'a' }], strategy: { type: 'jump' } });
+const fromObject: Router = new Router({ format: 'shardroute/1', epoch: 2n, nodes: [{ id: 'a' }], strategy: { type: 'jump' } });
 
 const keys: Key[] = ['user:1', new Uint8Array([1, 2]), 42n, 42];
 const shard: number = router.route(keys[0] ?? 'user:1');
 const node: string = router.node(42n);
 const replicas: string[] = router.replicas(new Uint8Array([1]), 1);
+const preference: string[] = router.replicas('user:1', 1);
 const shards: Uint32Array = router.routeMany(keys);
 const frozen: readonly Key[] = Object.freeze(['a', 'b']);
 const moreShards: Uint32Array = fromObject.routeMany(frozen);
 const epoch: bigint = router.epoch;
+const objectEpoch: bigint = fromObject.epoch;
 const text: string = router.toJson();
 
 const range: number[] = router.shardsForRange('a', 'b');
 const toEnd: number[] = router.shardsForRange(new Uint8Array([1]));
 const toEndNull: number[] = router.shardsForRange(1n, null);
+const scan: number[] = range.concat(router.shardsForRange(1n), router.shardsForRange(0, null));
 const decoded: DecodedId = router.decodeId(42n);
 const decodedText: DecodedId = router.decodeId('42');
 const decodedShard: number = decoded.shard;
@@ -26,14 +33,17 @@ const decodedField: bigint | undefined = decoded.fields['timestamp'];
 const location: Location = router.locate('user:1');
 const locationParts: [number, string, string | null, string | null, string | undefined] = [
   location.shard, location.node, location.address, location.zone, location.names['database']];
+const names: Record<string, string> = location.names;
 const fanout: number = router.fanout('user:1');
+// Salted keys mirror the key's type.
 const saltedText: string = router.saltedKey('user:1', 3);
 const saltedBytes: Uint8Array = router.saltedKey(new Uint8Array([1]), 0);
-const saltedInt: bigint = router.saltedKey(7, 0);
+const saltedInt: bigint = router.saltedKey(7, 0) + router.saltedKey(42n, 0);
 const saltedAny: SaltedKey = router.saltedKey(keys[0] ?? 'k', 1);
 const saltedTexts: Array<[string, number]> = router.saltedKeys('user:1');
 const saltedBytesList: Array<[Uint8Array, number]> = router.saltedKeys(Uint8Array.of(1));
 const saltedInts: Array<[bigint, number]> = router.saltedKeys(7n);
+const saltedNumbers: Array<[bigint, number]> = router.saltedKeys(7);
 const saltedAnyList: Array<[SaltedKey, number]> = router.saltedKeys(keys[1] ?? 'k');
 const applied: Record<string, unknown> = apply(router.toJson(), { op: 'add_node', node: { id: 'b' } });
 const appliedText: Record<string, unknown> = apply({ format: 'shardroute/1' }, '{"op": "remove_node", "id": "a"}');
@@ -41,7 +51,7 @@ const moves: number[][] = moduloMoves(2, 4);
 
 const readNode: string = router.routeRead('user:1');
 const writeNodes: string[] = router.routeWrite(42n);
-const replaced: Router = router.replace({ format: 'shardroute/1', epoch: 2, nodes: [{ id: 'a' }], strategy: { type: 'jump' } });
+const replaced: Router = router.replace({ format: 'shardroute/1', epoch: 2n, nodes: [{ id: 'a' }], strategy: { type: 'jump' } });
 const replacedText: Router = replaced.replace(replaced.toJson());
 const moved: Diff = diff(router, replaced, keys);
 const movedFrozen: Diff = diff(router, replaced, frozen);
@@ -50,6 +60,7 @@ const moveParts: [number, number, string, string, boolean] | undefined =
   firstMove && [firstMove.old_shard, firstMove.new_shard, firstMove.old_node, firstMove.new_node, firstMove.moved];
 const flow: Flow | undefined = moved.flows[0];
 const flowParts: [string, string, number] | undefined = flow && [flow.from, flow.to, flow.keys];
+const inlineFlow: { from: string; to: string; keys: number } | undefined = moved.flows[0];
 const totals: [number, number, number] = [moved.total, moved.moved, moved.moved_ppm];
 const encoded: Uint8Array = encodeDictionary('{"format": "shardroute/1"}');
 const encodedObject: Uint8Array = encodeDictionary({ format: 'shardroute/1' });
@@ -58,15 +69,22 @@ const decodedDictionary: string = decodeDictionary(encoded);
 const hash: bigint = hashKey('user:1');
 const crc: bigint = hashKey('user:1', { function: 'crc32' });
 const seeded: bigint = hashKey(7n, '{"function": "siphash-2-4"}');
+const tagged: bigint = hashKey(new Uint8Array(), '{"hash_tag": "redis"}');
 const byDefault: bigint = hashKey(Uint8Array.of(1), null);
 const bucket: number = jump(hash, 10);
 const fromText: number = jump('18446744073709551615', 10);
+
+// Batch calls.
+const fromU64s: Uint32Array = router.routeU64s(new BigUint64Array([1n, 2n]));
+const fromPacked: Uint32Array = router.routePacked(new Uint8Array(2), new Uint32Array([0, 1, 2]));
+const nodeIds: string[] = router.nodeMany(['a', new Uint8Array(1), 1n, 2]);
 
 function describeError(err: unknown): string {
   if (err instanceof ShardrouteError) {
     const code: string = err.code;
     const asError: Error = err;
-    return `${code}: ${asError.message}`;
+    const message: string = err.message;
+    return `${code}: ${asError.message} ${message}`;
   }
   return String(err);
 }
@@ -76,18 +94,24 @@ const handMade = new ShardrouteError('invalid_key', 'made by hand', { cause: new
 router.route(true);
 // @ts-expect-error: the replica count is a number
 router.replicas('k', 2n);
-// @ts-expect-error: jump takes a bigint or a decimal string
+// @ts-expect-error: the epoch is a bigint, never a number
+const wrong: number = router.epoch;
+// @ts-expect-error: jump takes a bigint or a decimal string, not a number
 jump(1, 10);
 // @ts-expect-error: the epoch is read-only
 router.epoch = 3n;
 // @ts-expect-error: ids are bigints or decimal strings, not numbers
 router.decodeId(42);
+// @ts-expect-error: decoded fields are bigints
+const notNumber: number = decoded.fields['sequence'];
 // @ts-expect-error: the salt is a number
 router.saltedKey('k', 1n);
 // @ts-expect-error: a string key salts to a string
 const notBytes: Uint8Array = router.saltedKey('k', 0);
 // @ts-expect-error: absent address and zone are null, not undefined
 const address: string | undefined = location.address;
+// @ts-expect-error: moduloMoves takes numbers
+moduloMoves(2n, 4n);
 // @ts-expect-error: diff takes Routers, not documents
 diff('{}', router, keys);
 // @ts-expect-error: routeWrite returns an array of node ids
@@ -95,15 +119,9 @@ const oneWriter: string = router.routeWrite('k');
 // @ts-expect-error: decodeDictionary takes bytes, not text
 decodeDictionary('5352');
 
-export const used = [shard, node, replicas, shards, moreShards, epoch, text, crc, seeded, byDefault, bucket, fromText, describeError, handMade,
-  range, toEnd, toEndNull, decodedText, decodedShard, decodedField, locationParts, fanout, saltedText, saltedBytes, saltedInt, saltedAny,
-  saltedTexts, saltedBytesList, saltedInts, saltedAnyList, applied, appliedText, moves, notBytes, address,
-  readNode, writeNodes, replacedText, movedFrozen, moveParts, flowParts, totals, encodedObject, decodedDictionary, oneWriter];
-
-// Batch calls.
-const fromU64s: Uint32Array = new Router('{}').routeU64s(new BigUint64Array([1n, 2n]));
-const fromPacked: Uint32Array = new Router('{}').routePacked(new Uint8Array(2), new Uint32Array([0, 1, 2]));
-const nodeIds: string[] = new Router('{}').nodeMany(['a', new Uint8Array(1), 1n, 2]);
-void fromU64s;
-void fromPacked;
-void nodeIds;
+export const used = [shard, node, replicas, preference, shards, moreShards, epoch, objectEpoch, text, crc, seeded, tagged,
+  byDefault, bucket, fromText, describeError, handMade, range, toEnd, toEndNull, scan, decodedText, decodedShard,
+  decodedField, locationParts, names, fanout, saltedText, saltedBytes, saltedInt, saltedAny, saltedTexts,
+  saltedBytesList, saltedInts, saltedNumbers, saltedAnyList, applied, appliedText, moves, readNode, writeNodes,
+  replacedText, movedFrozen, moveParts, flowParts, inlineFlow, totals, encodedObject, decodedDictionary, fromU64s,
+  fromPacked, nodeIds, wrong, notNumber, notBytes, address, oneWriter];

@@ -1,14 +1,16 @@
-// Shared by the two conformance runners (conformance.test.mjs under Node, browser.mjs in
-// Chromium): where the vectors are, and how a run is reported. Paths are relative to this
-// file, never to the working directory.
+// The conformance vectors for the JavaScript runners under Node (each package's
+// test/conformance.test.mjs, and bindings-wasm/test/browser.mjs for Chromium): where the
+// vector files are, and how a run is reported. Paths are relative to this file, never to
+// the working directory.
+import assert from 'node:assert/strict';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
-import { summaryLine } from '../../conformance/runner.mjs';
+import { runVectors, summaryLine } from '../runner.mjs';
 
-export const packageDir = join(dirname(fileURLToPath(import.meta.url)), '..');
-export const repoRoot = join(packageDir, '..');
+export const repoRoot = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const vectorsDir = join(repoRoot, 'conformance', 'vectors');
 
 /** Only cases whose name contains this substring run (empty: all). */
@@ -21,7 +23,7 @@ export function vectorFileNames() {
     .sort();
 }
 
-/** Every vector file, parsed. */
+/** Every vector file, parsed, in the order of vectorFileNames. */
 export function loadVectorFiles() {
   return vectorFileNames().map((name) => JSON.parse(readFileSync(join(vectorsDir, name), 'utf8')));
 }
@@ -39,4 +41,14 @@ export function report(runner, result) {
   const counts = { runner, passed: result.passed, failed: result.failed, skipped: result.skipped };
   writeFileSync(join(outDir, `${runner}.json`), `${JSON.stringify(counts)}\n`);
   return result.failed === 0 && result.passed > 0;
+}
+
+/** The test that runs every vector against `api` (a package's module) as runner `runner`, and reports it. */
+export function conformanceTest(api, runner) {
+  test(`every conformance vector passes (${runner})`, () => {
+    const result = runVectors(api, loadVectorFiles(), filter);
+    const ok = report(runner, result);
+    assert.equal(result.failed, 0, `${result.failed} case(s) failed: ${result.failures.map((f) => f.name).join(', ')}`);
+    assert.ok(ok && result.passed > 0, `no case ran (vectors in ${vectorsDir})`);
+  });
 }

@@ -1,0 +1,1127 @@
+// The API suite shared by the Node addon (`shardroute`) and the WASM package
+// (`shardroute-wasm`): their JavaScript API as a user sees it, through the package's own
+// name: types crossing the boundary, errors, the conversions the conformance vectors do
+// not exercise, and that no bad argument ever breaks a router. Each package's
+// test/api.test.mjs calls `apiSuite(api, runtime)` with its module and its column of
+// runtimes.mjs, which names every way the two packages differ; nothing else may differ.
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+
+import { doc } from './documents.mjs';
+import { repoRoot } from './vectors.mjs';
+
+const CODES = ['invalid_topology', 'invalid_key', 'no_nodes', 'limit_exceeded', 'invalid_argument', 'stale_epoch',
+  'read_only'];
+/** Values that are not keys, for every call that takes one. */
+const NOT_KEYS = [undefined, null, true, {}, [], new Uint16Array(1), '\ud800', -1n, 2n ** 64n, 2 ** 53, -1, 1.5];
+/** Values that are not counts (salts, shard counts): not integers in 0..2^32. */
+const NOT_COUNTS = [-1, 1.5, NaN, Infinity, 2 ** 32, '1', 1n, null, undefined, {}];
+const bytes = (text) => new TextEncoder().encode(text);
+
+/**
+ * Defines the API tests for one package: `api` is its module, `runtime` its column of
+ * runtimes.mjs (ADDON or WASM), every way in which it differs from the other package.
+ */
+export function apiSuite(api, runtime) {
+  const {
+    Router, ShardrouteError, apply, decodeDictionary, diff, encodeDictionary, hashKey, jump, moduloMoves,
+  } = api;
+  const { packageName, packageDir } = runtime;
+
+  const TOPOLOGY = doc({
+    epoch: 7, nodes: ['a', 'b', { id: 'c', weight: 2 }, 'd'], strategy: { type: 'ring', points_per_node: 40 },
+  });
+  const router = new Router(TOPOLOGY);
+
+  /**
+   * A vbucket dictionary in motion: vbuckets 0 and 3 migrating (`map` -> `forward_map`:
+   * reads from the old owner, writes to the new one first), 2 read-only, 1 active.
+   */
+  const DICTIONARY = doc({
+    epoch: 3,
+    nodes: ['a', 'b', 'c'],
+    strategy: {
+      type: 'vbucket',
+      vbuckets: 4,
+      map: [['a', 'b'], ['b', 'c'], ['c', 'a'], ['a', 'c']],
+      forward_map: [['b', 'a'], ['b', 'c'], ['c', 'a'], ['c', 'a']],
+      states: { 0: 'migrating', 2: 'read_only', 3: 'migrating' },
+    },
+  });
+
+  /** A topology with addresses, zones, placement names and hot keys. */
+  const PLACED = doc({
+    epoch: 5,
+    nodes: [
+      { id: 'n0', address: '10.0.0.1:5432', zone: 'eu-1a' },
+      { id: 'n1', address: '10.0.0.2:5432' },
+      { id: 'n2', zone: 'eu-1c' },
+    ],
+    strategy: 'jump',
+    placement: { database: 'db_{shard}', table: 'events_{shard:03}', host: '{node}' },
+    hot_keys: { separator: '#', keys: { hot: 4, 'ключ': 3 } },
+  });
+  const placed = new Router(PLACED);
+
+  /** A key (`key:0`, `key:1`, ...) that `local` sends to `shard`: test data, found by trying. */
+  function keyOnShard(local, shard) {
+    for (let i = 0; i < 10000; i++) if (local.route(`key:${i}`) === shard) return `key:${i}`;
+    throw new Error(`no key on shard ${shard}`);
+  }
+
+  /** Calls `fn`, asserts it throws a ShardrouteError with `code`, and returns the error. */
+  function throwsCode(fn, code) {
+    let thrown;
+    try {
+      fn();
+    } catch (err) {
+      thrown = err;
+    }
+    assert.notEqual(thrown, undefined, `expected a ShardrouteError ${code}, nothing was thrown`);
+    assert.equal(typeof thrown, 'object', `thrown value is a ${typeof thrown}: ${thrown}`);
+    assert.ok(thrown instanceof Error, 'thrown value is not an Error');
+    assert.ok(thrown instanceof ShardrouteError, `thrown ${thrown.name}: ${thrown.message}`);
+    assert.equal(thrown.code, code, thrown.message);
+    return thrown;
+  }
+
+  /** A child Node process running `script` (CommonJS) in the package directory: its output lines. */
+  function runChild(script, flags = []) {
+    const child = spawnSync(process.execPath, [...flags, '-e', script], { cwd: packageDir, encoding: 'utf8' });
+    assert.equal(child.status, 0, child.stderr);
+    return child.stdout.trim().split('\n');
+  }
+
+  const declarations = readFileSync(join(packageDir, 'index.d.ts'), 'utf8');
+  /** The Router methods index.d.ts declares (the `epoch` getter included). */
+  const declaredMethods = [...new Set([...declarations.matchAll(/^ {2}(?:get )?(\w+)\(/gm)].map((m) => m[1]))]
+    .filter((name) => name !== 'constructor');
+
+  describe('package', () => {
+    test('require resolves the package by name, and require and import share one module', () => {
+      const require = createRequire(join(packageDir, 'package.json'));
+      assert.equal(require.resolve(packageName), join(packageDir, runtime.main));
+      const cjs = require(packageName);
+      assert.deepEqual(Object.keys(cjs).sort(), [
+        'Router', 'ShardrouteError', 'apply', 'decodeDictionary', 'diff', 'encodeDictionary', 'hashKey', 'jump', 'moduloMoves',
+      ]);
+      assert.equal(cjs.Router, Router);
+      assert.equal(cjs.ShardrouteError, ShardrouteError);
+    });
+
+    test('index.d.ts is bindings-js/index.d.ts and declares exactly the exports', () => {
+      assert.equal(declarations, readFileSync(join(repoRoot, 'bindings-js', 'index.d.ts'), 'utf8'), 'run build.sh');
+      const declared = [...declarations.matchAll(/^export declare (?:class|function|const) (\w+)/gm)].map((m) => m[1]);
+      const exported = Object.keys(api).filter((name) => name !== 'default' && name !== 'module.exports');
+      assert.deepEqual(declared.sort(), exported.sort());
+      for (const method of ['route', 'node', 'replicas', 'routeMany', 'routeU64s', 'routePacked', 'nodeMany', 'epoch',
+        'toJson', 'shardsForRange', 'decodeId', 'locate', 'fanout', 'saltedKey', 'saltedKeys', 'routeRead', 'routeWrite',
+        'replace']) {
+        assert.ok(declaredMethods.includes(method), `index.d.ts declares Router.${method}`);
+      }
+    });
+
+    test('Router has the declared methods, plus only the runtime\'s own', () => {
+      const { methods, statics } = runtime.routerExtras;
+      assert.deepEqual(Object.getOwnPropertyNames(Router.prototype).sort(),
+        ['constructor', ...declaredMethods, ...methods].sort());
+      assert.deepEqual(Object.getOwnPropertyNames(Router).sort(), ['length', 'name', 'prototype', ...statics].sort());
+      for (const name of declaredMethods.filter((method) => method !== 'epoch')) {
+        const descriptor = Object.getOwnPropertyDescriptor(Router.prototype, name);
+        assert.equal(typeof descriptor.value, 'function', name);
+        assert.deepEqual([descriptor.writable, descriptor.enumerable, descriptor.configurable], [true, false, true], name);
+      }
+    });
+
+    test('the version is the workspace version', () => {
+      const manifest = JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8'));
+      const cargo = readFileSync(join(repoRoot, 'Cargo.toml'), 'utf8');
+      const workspaceVersion = /\[workspace\.package\][^[]*?\nversion = "([^"]+)"/.exec(cargo)?.[1];
+      assert.equal(manifest.version, workspaceVersion);
+      assert.equal(manifest.name, packageName);
+    });
+  });
+
+  describe('ShardrouteError', () => {
+    test('is a real Error subclass with code, name, message and stack', () => {
+      const err = throwsCode(() => router.route(2 ** 53), 'invalid_key');
+      assert.equal(err.name, 'ShardrouteError');
+      assert.equal(Object.getPrototypeOf(err), ShardrouteError.prototype);
+      assert.match(err.message, /safe non-negative integer/);
+      assert.ok(!err.message.startsWith('invalid_key'), 'the code is not repeated in the message');
+      assert.match(String(err), /^ShardrouteError: /);
+      assert.equal(typeof err.stack, 'string');
+      assert.deepEqual(Object.keys(err), ['code']);
+    });
+
+    test('messages are the core\'s, the same in every build (the WASM build sorts with optimize_for_size)', () => {
+      // Two slot ranges starting at one slot: core breaks the sort tie by position, so the
+      // message names the later range here as in Rust and Python.
+      const slots = [{ start: 0, end: 100, nodes: ['a'] }, { start: 0, end: 16383, nodes: ['b'] }];
+      const err = throwsCode(() => new Router(doc({ nodes: ['a', 'b'], strategy: { type: 'redis_cluster', slots } })),
+        'invalid_topology');
+      assert.equal(err.message, 'strategy.slots[1]: slots 0..=16383 overlap another range (slot 0 is listed twice)');
+    });
+
+    test('can be constructed by users', () => {
+      const err = new ShardrouteError('invalid_key', 'made by hand', { cause: 1 });
+      assert.ok(err instanceof Error);
+      assert.equal(err.code, 'invalid_key');
+      assert.equal(err.message, 'made by hand');
+      assert.equal(err.cause, 1);
+    });
+
+    test('every core error code is thrown as a ShardrouteError', () => {
+      const dictionary = new Router(DICTIONARY);
+      const seen = new Set([
+        throwsCode(() => new Router('{'), 'invalid_topology'),
+        throwsCode(() => router.route('\ud800'), 'invalid_key'),
+        throwsCode(() => new Router({ ...TOPOLOGY, nodes: [] }), 'no_nodes'),
+        throwsCode(() => jump(1n, 0), 'no_nodes'),
+        throwsCode(() => new Router({ ...TOPOLOGY, strategy: { type: 'ring', points_per_node: 100000 } }), 'limit_exceeded'),
+        throwsCode(() => router.replicas('k', 0), 'invalid_argument'),
+        throwsCode(() => router.replace({ ...TOPOLOGY, epoch: 6 }), 'stale_epoch'),
+        throwsCode(() => dictionary.routeWrite(keyOnShard(dictionary, 2)), 'read_only'),
+      ].map((err) => err.code));
+      assert.deepEqual([...seen].sort(), [...CODES].sort());
+    });
+  });
+
+  describe('string keys: route and node answer for a string as for its UTF-8 bytes', () => {
+    const TEXTS = ['', 'a', 'user:1', 'caf\u00e9', 'ключ', '\ud83d\udd11', '\ufffd', 'x'.repeat(300), '{tag}.rest'];
+    const plain = { ...TOPOLOGY, nodes: [{ id: 'a' }, { id: 'b' }, { id: 'c' }] };
+    const routers = [router, new Router({ ...plain, strategy: { type: 'jump' } }),
+      new Router({ ...plain, hashing: { function: 'crc32', hash_tag: 'redis' }, strategy: { type: 'modulo' } })];
+
+    test('short, long and non-ASCII strings, under several strategies and hashings', () => {
+      for (const r of routers) {
+        for (const text of TEXTS) {
+          assert.equal(r.route(text), r.route(bytes(text)), JSON.stringify(text));
+          assert.equal(r.node(text), r.node(bytes(text)), JSON.stringify(text));
+        }
+      }
+    });
+
+    test('every length near the short-string buffers (the addon\'s stack buffer, the WASM key buffer)', () => {
+      // Regression: a multi-byte string truncated at a character boundary by N-API's UTF-8
+      // read looked complete and routed as a prefix of itself.
+      const rendezvous = new Router(doc({ nodes: ['a', 'b', 'c'], strategy: 'rendezvous' }));
+      for (const unit of ['a', 'ю', '日', '🔑', 'aю', 'a🔑']) {
+        for (let n = 1; n <= 90; n++) {
+          const key = unit.repeat(n);
+          assert.equal(rendezvous.route(key), rendezvous.route(bytes(key)), `${JSON.stringify(unit)} x ${n}`);
+          assert.equal(rendezvous.node(key), rendezvous.node(bytes(key)), `${JSON.stringify(unit)} x ${n}`);
+        }
+      }
+    });
+
+    test('still right after a batch large enough to grow WebAssembly memory (which detaches its buffers)', () => {
+      const before = TEXTS.map((text) => [router.route(text), router.node(text)]);
+      // A batch of 2^21 keys of 40 bytes needs far more memory than the module has yet.
+      const big = new Router({ ...TOPOLOGY, strategy: { type: 'ring', points_per_node: 10000 } });
+      assert.equal(big.routeMany(Array.from({ length: 2 ** 21 }, (_, i) => `${'k'.repeat(32)}:${i}`)).length, 2 ** 21);
+      assert.deepEqual(TEXTS.map((text) => [router.route(text), router.node(text)]), before);
+      assert.deepEqual(TEXTS.map((text) => big.route(text)), TEXTS.map((text) => big.route(bytes(text))));
+    });
+
+    test('a core error for a well-formed string is the one for its bytes, code and message', () => {
+      const idOnly = new Router(doc({ nodes: ['a'], strategy: { type: 'id_bits', layout: 'shard_high' } }));
+      const expected = throwsCode(() => idOnly.route(bytes('text')), 'invalid_key').message;
+      assert.equal(throwsCode(() => idOnly.route('text'), 'invalid_key').message, expected);
+      assert.equal(throwsCode(() => idOnly.node('text'), 'invalid_key').message, expected);
+    });
+
+    test('batches of strings (packed as UTF-16) give the single calls\' results and errors', () => {
+      const keys = Array.from({ length: 12 }, (_, i) => `${TEXTS[i % TEXTS.length]}:${i}`);
+      for (const r of routers) {
+        assert.deepEqual(Array.from(r.routeMany(keys)), keys.map((key) => r.route(key)));
+        assert.deepEqual(r.nodeMany(keys), keys.map((key) => r.node(key)));
+      }
+      // A surrogate pair split between two keys is two lone surrogates, as for single keys.
+      for (const bad of ['\ud800', 'ok\ud83d', '\ude00x']) {
+        const single = throwsCode(() => router.route(bad), 'invalid_key').message;
+        const batch = [...keys.slice(0, 9), bad, '\ude00'];
+        assert.equal(throwsCode(() => router.routeMany(batch), 'invalid_key').message, `keys[9]: ${single}`);
+        assert.equal(throwsCode(() => router.nodeMany(batch), 'invalid_key').message, `keys[9]: ${single}`);
+      }
+    });
+
+    test('a missing key is undefined; routers made by replace route the same', () => {
+      assert.equal(throwsCode(() => router.route(), 'invalid_key').message,
+        throwsCode(() => router.route(undefined), 'invalid_key').message);
+      throwsCode(() => router.node(), 'invalid_key');
+      const next = router.replace({ ...TOPOLOGY, epoch: 8 });
+      for (const key of ['a', 'user:42', 7n, Buffer.from('b')]) {
+        assert.equal(next.route(key), router.route(key));
+        assert.equal(next.node(key), router.node(key));
+      }
+    });
+  });
+
+  describe('string batches', () => {
+    // routeMany and nodeMany copy an array of strings into one typed array of code units,
+    // which the binding converts to UTF-8 key by key: these check that path against the
+    // single calls.
+    const rendezvous = new Router(doc({ nodes: ['a', 'b', 'c'], strategy: 'rendezvous' }));
+    const ascii = Array.from({ length: 10 }, (_, i) => `user:${i}`);
+
+    test('strings of any text and length route as the single calls do', () => {
+      const texts = ['', 'café', 'ключ', '日本語', '\ud83d\udd11', '\ufffd', 'a\u0000b', 'x'.repeat(63), 'é'.repeat(64),
+        '🔑'.repeat(40)];
+      // Long keys outgrow the packing buffer's first size (12 units per key) more than once.
+      const long = Array.from({ length: 30 }, (_, i) => `${'long key '.repeat(20 + i)}${i}`);
+      for (const keys of [[...ascii, ...texts], [...texts, ...ascii], long, [...long, ...texts]]) {
+        assert.deepEqual(Array.from(rendezvous.routeMany(keys)), keys.map((key) => rendezvous.route(key)));
+        assert.deepEqual(rendezvous.nodeMany(keys), keys.map((key) => rendezvous.node(key)));
+      }
+    });
+
+    test('a lone surrogate fails the batch with the single call error, prefixed with its index', () => {
+      for (const bad of ['\ud800', 'a\udc00', 'ok\ud83d', '\udc00\ud800', '🔑\udfff']) {
+        const single = throwsCode(() => rendezvous.route(bad), 'invalid_key');
+        for (const at of [0, 4, 10]) {
+          const keys = [...ascii];
+          keys.splice(at, 0, bad);
+          assert.equal(throwsCode(() => rendezvous.routeMany(keys), 'invalid_key').message, `keys[${at}]: ${single.message}`);
+          assert.equal(throwsCode(() => rendezvous.nodeMany(keys), 'invalid_key').message, `keys[${at}]: ${single.message}`);
+        }
+      }
+    });
+
+    test('a surrogate pair split across two keys is two lone surrogates', () => {
+      assert.equal(rendezvous.routeMany([...ascii, '\ud83d\ude00'])[10], rendezvous.route('\ud83d\ude00'));
+      const err = throwsCode(() => rendezvous.routeMany([...ascii, '\ud83d', '\ude00']), 'invalid_key');
+      assert.match(err.message, /^keys\[10\]: .*0xD83D/);
+    });
+  });
+
+  describe('keys', () => {
+    test('numbers must be safe non-negative integers', () => {
+      assert.equal(router.route(2 ** 53 - 1), router.route(2n ** 53n - 1n));
+      assert.equal(router.route(42), router.route(42n));
+      assert.equal(hashKey(0), hashKey(0n));
+      assert.equal(hashKey(-0), hashKey(0n));
+      for (const bad of [2 ** 53, 2 ** 64, -1, 1.5, NaN, Infinity, -Infinity]) {
+        throwsCode(() => router.route(bad), 'invalid_key');
+        throwsCode(() => hashKey(bad), 'invalid_key');
+      }
+    });
+
+    test('bigints must be in 0..2^64', () => {
+      assert.equal(typeof router.route(2n ** 64n - 1n), 'number');
+      assert.equal(hashKey(0n), hashKey(new Uint8Array(8)), 'integers hash as 8 little-endian bytes by default');
+      throwsCode(() => router.route(-1n), 'invalid_key');
+      throwsCode(() => router.route(2n ** 64n), 'invalid_key');
+      throwsCode(() => router.route(2n ** 128n + 5n), 'invalid_key');
+    });
+
+    test('lone surrogates are rejected, high and low, never replaced with U+FFFD', () => {
+      for (const bad of ['\ud800', '\udbff', '\udc00', '\udfff', 'a\ud800b', 'x\udc00', '\udc00\ud800', 'ok\ud83d']) {
+        const err = throwsCode(() => router.route(bad), 'invalid_key');
+        assert.match(err.message, /surrogate/);
+        throwsCode(() => router.node(bad), 'invalid_key');
+        throwsCode(() => router.replicas(bad, 1), 'invalid_key');
+        throwsCode(() => hashKey(bad), 'invalid_key');
+      }
+      assert.equal(typeof hashKey('\ufffd'), 'bigint', 'U+FFFD itself is a valid key');
+      assert.equal(hashKey('\ud83d\udd11'), hashKey(Buffer.from('🔑', 'utf8')), 'a surrogate pair is one code point');
+    });
+
+    test('a string key is its UTF-8 bytes; Uint8Array and Buffer are the same bytes', () => {
+      const utf8 = bytes('ключ');
+      assert.equal(hashKey('ключ'), hashKey(utf8));
+      assert.equal(hashKey(Buffer.from(utf8)), hashKey(utf8));
+      assert.equal(router.node('ключ'), router.node(utf8));
+      // A view into a larger buffer hashes only its own bytes.
+      const view = new Uint8Array([9, 1, 2, 9]).subarray(1, 3);
+      assert.equal(hashKey(view), hashKey(Uint8Array.of(1, 2)));
+      assert.equal(hashKey(new Uint8Array(0)), hashKey(''));
+    });
+
+    test('the integer 42 and the text "42" are different keys', () => {
+      assert.notEqual(hashKey(42n), hashKey('42'));
+    });
+
+    test('values of other types are invalid_key', () => {
+      const values = [undefined, null, true, {}, [], ['a'], [1], Symbol('k'), () => 1, new Uint16Array(2), new Int8Array(1),
+        new Uint8ClampedArray(1), new ArrayBuffer(2), new DataView(new ArrayBuffer(2)), new Date(0), new String('a')];
+      for (const value of values) {
+        throwsCode(() => router.route(value), 'invalid_key');
+        throwsCode(() => router.node(value), 'invalid_key');
+        throwsCode(() => router.replicas(value, 1), 'invalid_key');
+        throwsCode(() => router.routeMany([value]), 'invalid_key');
+        throwsCode(() => hashKey(value), 'invalid_key');
+      }
+      throwsCode(() => router.route(), 'invalid_key');
+    });
+  });
+
+  describe('Router', () => {
+    test('epoch is a bigint, exact above 2^53', () => {
+      assert.equal(router.epoch, 7n);
+      const big = 2n ** 53n + 1n;
+      assert.equal(new Router({ ...TOPOLOGY, epoch: big }).epoch, big, 'a bigint field is written as a decimal string');
+      assert.equal(new Router({ ...TOPOLOGY, epoch: String(big) }).epoch, big, 'a decimal string');
+      const text = JSON.stringify(TOPOLOGY).replace('"epoch":7', `"epoch":${big}`);
+      assert.equal(new Router(text).epoch, big, 'a JSON number in text');
+      const max = new Router({ ...TOPOLOGY, epoch: 2n ** 64n - 1n });
+      assert.equal(max.epoch, 2n ** 64n - 1n);
+      assert.match(max.toJson(), /"epoch":"18446744073709551615"/);
+      throwsCode(() => new Router({ ...TOPOLOGY, epoch: 2n ** 64n }), 'invalid_topology');
+    });
+
+    test('an object topology and its JSON text give identical routers', () => {
+      const fromText = new Router(JSON.stringify(TOPOLOGY));
+      assert.equal(router.toJson(), fromText.toJson());
+      assert.equal(new Router(router.toJson()).toJson(), router.toJson(), 'toJson round-trips');
+      for (const key of ['a', 'user:1', 7n, 0]) {
+        assert.equal(router.route(key), fromText.route(key));
+        assert.equal(router.node(key), fromText.node(key));
+        assert.deepEqual(router.replicas(key, 3), fromText.replicas(key, 3));
+      }
+      const demo = readFileSync(join(repoRoot, 'conformance', 'demo', 'topology.json'), 'utf8');
+      assert.equal(new Router(JSON.parse(demo)).toJson(), new Router(demo).toJson());
+    });
+
+    test('routeMany is a Uint32Array equal to route on each key', () => {
+      const keys = ['a', 'b', 'user:1', 'user:2', '', 'ключ', 0, 1, 42, 2 ** 53 - 1, 0n, 2n ** 64n - 1n, Uint8Array.of(1, 2, 3),
+        Buffer.from('x')];
+      const shards = router.routeMany(keys);
+      assert.ok(shards instanceof Uint32Array);
+      assert.deepEqual(Array.from(shards), keys.map((key) => router.route(key)));
+      assert.deepEqual(router.routeMany([]), new Uint32Array(0));
+    });
+
+    test('routeMany names the index of a bad key and rejects non-arrays', () => {
+      for (const bad of [2 ** 60, '\ud800']) {
+        const err = throwsCode(() => router.routeMany(['a', 'b', bad]), 'invalid_key');
+        assert.match(err.message, /^keys\[2\]: /);
+      }
+      throwsCode(() => router.routeMany(['a', 1.5]), 'invalid_key');
+      for (const notArray of ['ab', null, undefined, 3, { length: 1, 0: 'a' }, new Set(['a']), Uint8Array.of(1)]) {
+        throwsCode(() => router.routeMany(notArray), 'invalid_argument');
+      }
+    });
+
+    test('node and replicas agree; replicas are distinct strings, owner first', () => {
+      for (const key of ['a', 'b', 'c', 'user:1', 'user:42', 99n]) {
+        const replicas = router.replicas(key, 4);
+        assert.equal(replicas[0], router.node(key));
+        assert.deepEqual(router.replicas(key, 1), [router.node(key)]);
+        assert.deepEqual(router.replicas(key, 2), replicas.slice(0, 2));
+        assert.equal(new Set(replicas).size, 4);
+        assert.ok(replicas.every((id) => typeof id === 'string'));
+      }
+    });
+
+    test('replica counts must be integers in range', () => {
+      for (const bad of [0, 5, -1, 1.5, NaN, Infinity, 2 ** 32, '2', 2n, null, undefined, {}]) {
+        throwsCode(() => router.replicas('k', bad), 'invalid_argument');
+      }
+    });
+
+    test('topologies of unsupported types, and unserializable objects, are invalid_topology', () => {
+      const cyclic = { ...TOPOLOGY };
+      cyclic.self = cyclic;
+      const throwing = { toJSON() { throw new Error('no'); } };
+      for (const bad of [undefined, null, 42, 42n, true, Symbol('t'), () => TOPOLOGY, cyclic, throwing, [], [TOPOLOGY], '',
+        'null', '\ud800']) {
+        throwsCode(() => new Router(bad), 'invalid_topology');
+      }
+      throwsCode(() => new Router({ ...TOPOLOGY, epoch: NaN }), 'invalid_topology');
+      throwsCode(() => new Router(JSON.stringify(TOPOLOGY).replace('"a"', '"\ud800"')), 'invalid_topology');
+      throwsCode(() => new Router({ ...TOPOLOGY, nodes: [{ id: '\ud800' }] }), 'invalid_topology');
+    });
+  });
+
+  describe('hashKey and jump', () => {
+    test('hashKey: published reference values, the default spec, a spec as text or object', () => {
+      // SipHash-2-4 paper, empty input, key 00..0f; and the CRC-32 check value.
+      assert.equal(hashKey(''), 0x726fdb47dd0e0e31n);
+      assert.equal(hashKey('', undefined), 0x726fdb47dd0e0e31n);
+      assert.equal(hashKey('', null), 0x726fdb47dd0e0e31n);
+      assert.equal(hashKey('123456789', { function: 'crc32' }), 0xcbf43926n);
+      assert.equal(hashKey('123456789', '{"function": "crc32"}'), 0xcbf43926n);
+      assert.equal(hashKey(2n ** 64n - 1n, { integers: 'identity' }), 2n ** 64n - 1n);
+    });
+
+    test('hashKey rejects bad hashing specs as invalid_topology', () => {
+      for (const bad of [42, 5, 42n, true, [], '{', 'null', '{"function": "md5"}', { function: 'md5' }, Symbol('h')]) {
+        throwsCode(() => hashKey('k', bad), 'invalid_topology');
+      }
+    });
+
+    test('jump takes a bigint or a decimal string', () => {
+      assert.equal(jump(1n, 100), 55); // Guava's golden value
+      assert.equal(jump('1', 100), 55);
+      assert.equal(jump(2n ** 64n - 1n, 1), 0);
+      assert.equal(jump('18446744073709551615', 7), jump(2n ** 64n - 1n, 7));
+      assert.equal(typeof jump('18446744073709551615', 4294967295), 'number');
+    });
+
+    test('jump rejects bad hashes as invalid_key and bad bucket counts as invalid_argument', () => {
+      for (const bad of [-1n, 2n ** 64n, '-1', '18446744073709551616', '0x10', ' 1', '', '1.0', 1, null, undefined, '\ud800']) {
+        throwsCode(() => jump(bad, 3), 'invalid_key');
+      }
+      for (const bad of [-1, 1.5, NaN, 2 ** 32, '3', 3n, null, undefined]) {
+        throwsCode(() => jump(1n, bad), 'invalid_argument');
+      }
+      throwsCode(() => jump(1n, 0), 'no_nodes');
+      assert.equal(typeof jump(1n, 2 ** 32 - 1), 'number');
+    });
+  });
+
+  describe('shardsForRange', () => {
+    test('hash strategies scatter every range: all shards, a plain array', () => {
+      const all = router.shardsForRange('a', 'z');
+      assert.ok(Array.isArray(all), 'a plain array, not a Uint32Array');
+      assert.deepEqual(all, [0, 1, 2, 3]);
+      assert.deepEqual(router.shardsForRange(0n, 10n), all);
+      assert.deepEqual(router.shardsForRange(0n, 2n ** 64n - 1n), all);
+      assert.deepEqual(router.shardsForRange(Uint8Array.of(0), Uint8Array.of(255)), all);
+      assert.deepEqual(placed.shardsForRange('a', 'b'), [0, 1, 2]);
+      const oneBased = new Router({ ...PLACED, strategy: { type: 'modulo', one_based: true } });
+      assert.deepEqual(oneBased.shardsForRange(Uint8Array.of(0)), [1, 2, 3], 'the shard numbers route can return');
+      const unweighted = new Router({ ...TOPOLOGY, nodes: TOPOLOGY.nodes.map(({ id }) => ({ id })),
+        strategy: { type: 'modulo', one_based: true } });
+      assert.deepEqual(unweighted.shardsForRange(''), [1, 2, 3, 4]);
+    });
+
+    test('an omitted, undefined or null end means to the end of the key space', () => {
+      for (const r of [placed, router]) {
+        const expected = r.shardsForRange('m', 'z');
+        assert.deepEqual(r.shardsForRange('m'), expected);
+        assert.deepEqual(r.shardsForRange('m', undefined), expected);
+        assert.deepEqual(r.shardsForRange('m', null), expected);
+      }
+    });
+
+    test('bounds that are not keys are invalid_key, for start and end', () => {
+      for (const bad of NOT_KEYS) {
+        // An end of null or undefined means "to the end".
+        if (bad !== undefined && bad !== null) throwsCode(() => placed.shardsForRange('a', bad), 'invalid_key');
+        throwsCode(() => placed.shardsForRange(bad, 'z'), 'invalid_key');
+      }
+      throwsCode(() => placed.shardsForRange(), 'invalid_key');
+    });
+  });
+
+  describe('decodeId', () => {
+    test('ids are bigints or decimal strings in 0..2^64, else invalid_key', () => {
+      for (const bad of [-1n, 2n ** 64n, '-1', '18446744073709551616', '0x10', ' 1', '', '\ud800', 1, 42, null, undefined,
+        {}]) {
+        throwsCode(() => placed.decodeId(bad), 'invalid_key');
+      }
+    });
+
+    test('a strategy whose ids do not carry a shard refuses with invalid_argument', () => {
+      for (const id of [0n, 42n, 2n ** 64n - 1n, '42', '18446744073709551615']) {
+        assert.match(throwsCode(() => placed.decodeId(id), 'invalid_argument').message, /decode_id/);
+        assert.match(throwsCode(() => router.decodeId(id), 'invalid_argument').message, /decode_id/);
+      }
+    });
+  });
+
+  describe('locate', () => {
+    test('gives shard, node, address, zone (null when absent) and rendered names', () => {
+      const seen = new Set();
+      for (let i = 0; seen.size < 3 && i < 1000; i++) {
+        const key = `user:${i}`;
+        const location = placed.locate(key);
+        assert.deepEqual(Object.keys(location), runtime.locateKeys);
+        assert.equal(Object.getPrototypeOf(location), Object.prototype, 'a plain object');
+        assert.equal(location.shard, placed.route(key));
+        assert.equal(location.node, placed.node(key));
+        const node = PLACED.nodes[location.shard];
+        assert.equal(location.node, node.id);
+        assert.equal(location.address, node.address ?? null);
+        assert.equal(location.zone, node.zone ?? null);
+        assert.deepEqual(location.names, {
+          database: `db_${location.shard}`,
+          host: node.id,
+          table: `events_${String(location.shard).padStart(3, '0')}`,
+        });
+        seen.add(location.shard);
+      }
+      assert.equal(seen.size, 3, 'every node was located');
+    });
+
+    test('templates render braces; every key type locates where it routes', () => {
+      const text = JSON.stringify(doc({
+        nodes: [{ id: 'a', address: '10.0.0.1:5432', zone: 'eu-1a' }, 'b'],
+        strategy: 'modulo',
+        placement: { database: 'db_{shard}', table: 'comments_{shard:03}', owner: '{node}', brace: '{{x}}' },
+      }));
+      const modulo = new Router(text);
+      assert.deepEqual(modulo.locate(keyOnShard(modulo, 0)), {
+        shard: 0, node: 'a', address: '10.0.0.1:5432', zone: 'eu-1a',
+        names: { brace: '{x}', database: 'db_0', owner: 'a', table: 'comments_000' },
+      });
+      assert.deepEqual(modulo.locate(keyOnShard(modulo, 1)), {
+        shard: 1, node: 'b', address: null, zone: null,
+        names: { brace: '{x}', database: 'db_1', owner: 'b', table: 'comments_001' },
+      });
+      for (const key of ['x', 7n, 7, Uint8Array.of(1)]) {
+        const { shard, node } = modulo.locate(key);
+        assert.equal(shard, modulo.route(key));
+        assert.equal(node, modulo.node(key));
+      }
+    });
+
+    test('without a placement section, names is an empty object', () => {
+      const location = router.locate(7n);
+      assert.deepEqual(location.names, {});
+      assert.equal(location.address, null);
+      assert.equal(location.zone, null);
+      assert.equal(location.node, router.node(7n));
+      assert.deepEqual(router.locate('k').names, {});
+    });
+
+    test('a template named __proto__ is an own property, not the prototype', () => {
+      const text = JSON.stringify({ ...TOPOLOGY, placement: { x: 'x_{shard}' } }).replace('"x"', '"__proto__"');
+      const odd = new Router(text);
+      const { names, shard } = odd.locate('k');
+      assert.equal(Object.getPrototypeOf(names), Object.prototype);
+      assert.deepEqual(Object.keys(names), ['__proto__']);
+      assert.ok(Object.hasOwn(names, '__proto__'));
+      assert.equal(names.__proto__, `x_${shard}`); // eslint-disable-line no-proto
+    });
+
+    test('values that are not keys are invalid_key', () => {
+      for (const bad of NOT_KEYS) {
+        throwsCode(() => placed.locate(bad), 'invalid_key');
+        throwsCode(() => router.locate(bad), 'invalid_key');
+      }
+    });
+  });
+
+  describe('hot-key salting', () => {
+    const hot = new Router({ ...TOPOLOGY, hot_keys: PLACED.hot_keys });
+
+    test('fanout is the hot key fanout, 1 for other keys and for integers', () => {
+      for (const r of [placed, hot]) {
+        assert.equal(r.fanout('hot'), 4);
+        assert.equal(r.fanout(Buffer.from('hot')), 4, 'bytes and text are the same key');
+        assert.equal(r.fanout('ключ'), 3);
+        assert.equal(r.fanout('cold'), 1);
+        assert.equal(r.fanout(42), 1);
+        assert.equal(r.fanout(42n), 1, 'integer keys are never hot');
+      }
+      assert.equal(router.fanout('hot'), 1, 'a topology without hot_keys');
+    });
+
+    test('saltedKey returns the type of its key: string, Uint8Array, bigint', () => {
+      for (const r of [placed, hot]) {
+        assert.equal(r.saltedKey('hot', 1), 'hot#1');
+        assert.equal(r.saltedKey('hot', 6), 'hot#2', 'salt modulo fanout');
+        assert.equal(r.saltedKey('hot', 7), 'hot#3');
+        assert.equal(r.saltedKey('ключ', 2), 'ключ#2');
+        assert.equal(r.saltedKey('ключ', 4), 'ключ#1', 'non-ASCII text stays a string');
+        assert.equal(r.saltedKey('cold', 5), 'cold', 'a key that is not hot is its own salted key');
+        assert.equal(r.saltedKey('cold', 9), 'cold');
+        assert.equal(r.saltedKey('hot', 2 ** 32 - 1), `hot#${(2 ** 32 - 1) % 4}`);
+        assert.equal(r.saltedKey(42n, 1), 42n);
+        assert.equal(r.saltedKey(42, 1), 42n, 'a number key comes back as a bigint');
+        assert.equal(r.saltedKey(2n ** 64n - 1n, 0), 2n ** 64n - 1n);
+      }
+    });
+
+    test('saltedKey of bytes is a new Uint8Array, a view reading only its own bytes', () => {
+      const salted = placed.saltedKey(Buffer.from('hot'), 2);
+      assert.ok(salted instanceof Uint8Array);
+      assert.deepEqual(Array.from(salted), Array.from(bytes('hot#2')));
+      assert.deepEqual(hot.saltedKey(bytes('hot'), 3), bytes('hot#3'));
+      const view = new Uint8Array([9, ...bytes('hot'), 9]).subarray(1, 4);
+      assert.deepEqual(Array.from(placed.saltedKey(view, 0)), Array.from(bytes('hot#0')));
+      const unsalted = placed.saltedKey(Uint8Array.of(1, 2), 3);
+      assert.ok(unsalted instanceof Uint8Array);
+      assert.deepEqual(Array.from(unsalted), [1, 2]);
+      const cold = Uint8Array.of(0, 255);
+      const same = hot.saltedKey(cold, 1);
+      assert.ok(same instanceof Uint8Array);
+      assert.deepEqual(Array.from(same), [0, 255]);
+      assert.notEqual(same, cold, 'a copy, not the caller\'s array');
+    });
+
+    test('a salted key routes like any key', () => {
+      for (let salt = 0; salt < 4; salt++) {
+        assert.equal(placed.route(placed.saltedKey('hot', salt)), placed.route(`hot#${salt}`));
+      }
+    });
+
+    test('saltedKeys gives every salted form with its shard, salt 0 first, in the key type', () => {
+      const pairs = placed.saltedKeys('hot');
+      assert.ok(Array.isArray(pairs) && Array.isArray(pairs[0]), 'plain arrays');
+      assert.deepEqual(pairs, [0, 1, 2, 3].map((salt) => [`hot#${salt}`, placed.route(`hot#${salt}`)]));
+      for (const r of [placed, hot]) {
+        for (const [text, count] of [['ключ', 3], ['hot', 4]]) {
+          const fromBytes = r.saltedKeys(Buffer.from(text));
+          assert.equal(fromBytes.length, count);
+          for (const [salt, [key, shard]] of fromBytes.entries()) {
+            assert.ok(key instanceof Uint8Array);
+            assert.deepEqual(Array.from(key), Array.from(bytes(`${text}#${salt}`)));
+            assert.equal(shard, r.route(key));
+            assert.equal(shard, r.route(`${text}#${salt}`));
+          }
+        }
+      }
+      for (const r of [placed, hot]) {
+        assert.deepEqual(r.saltedKeys('cold'), [['cold', r.route('cold')]]);
+        assert.deepEqual(r.saltedKeys(7), [[7n, r.route(7)]]);
+        assert.deepEqual(r.saltedKeys(7n), [[7n, r.route(7n)]]);
+      }
+    });
+
+    test('salts must be integers in 0..2^32, else invalid_argument; keys must be keys', () => {
+      for (const bad of NOT_COUNTS) throwsCode(() => placed.saltedKey('hot', bad), 'invalid_argument');
+      for (const bad of NOT_KEYS) {
+        throwsCode(() => placed.saltedKey(bad, 0), 'invalid_key');
+        throwsCode(() => placed.saltedKeys(bad), 'invalid_key');
+        throwsCode(() => placed.fanout(bad), 'invalid_key');
+      }
+    });
+  });
+
+  describe('apply', () => {
+    test('returns a new object with the new document under topology and the report; inputs unchanged', () => {
+      const before = structuredClone(PLACED);
+      const result = apply(PLACED, { op: 'add_node', node: { id: 'n3' } });
+      assert.deepEqual(PLACED, before, 'the input is not modified');
+      assert.deepEqual(Object.keys(result).sort(), ['added', 'topology']);
+      assert.equal(result.added, 'n3');
+      assert.equal(result.topology.epoch, 6);
+      assert.deepEqual(result.topology.nodes.map((node) => node.id), ['n0', 'n1', 'n2', 'n3']);
+      const next = new Router(result.topology);
+      assert.equal(next.epoch, 6n);
+      assert.equal(next.toJson(), new Router(JSON.stringify(result.topology)).toJson());
+
+      const removed = apply(next.toJson(), '{"op": "remove_node", "id": "n1"}');
+      assert.deepEqual(removed, { removed: 'n1', topology: removed.topology });
+      assert.deepEqual(removed.topology.nodes.map((node) => node.id), ['n0', 'n2', 'n3']);
+      assert.equal(removed.topology.epoch, 7);
+    });
+
+    test('add_node and remove_node: the new documents, epoch + 1 each, and the reports', () => {
+      const added = apply(TOPOLOGY, { op: 'add_node', node: { id: 'e', zone: 'z' } });
+      assert.deepEqual(Object.keys(added).sort(), ['added', 'topology']);
+      assert.equal(added.added, 'e');
+      assert.equal(added.topology.epoch, 8);
+      assert.deepEqual(added.topology.nodes.map((node) => node.id), ['a', 'b', 'c', 'd', 'e']);
+      assert.equal(new Router(added.topology).epoch, 8n, 'the result is a valid document');
+      const removed = apply(added.topology, { op: 'remove_node', id: 'b' });
+      assert.equal(removed.removed, 'b');
+      assert.deepEqual(removed.topology.nodes.map((node) => node.id), ['a', 'c', 'd', 'e']);
+      assert.equal(removed.topology.epoch, 9);
+    });
+
+    test('text and object forms of topology and operation give the same result; the document is canonical', () => {
+      for (const operation of [{ op: 'add_node', node: { id: 'x', weight: 2 } }, { op: 'remove_node', id: 'c' }]) {
+        const expected = apply(TOPOLOGY, operation);
+        assert.deepEqual(apply(JSON.stringify(TOPOLOGY), operation), expected);
+        assert.deepEqual(apply(TOPOLOGY, JSON.stringify(operation)), expected);
+        assert.deepEqual(apply(JSON.stringify(TOPOLOGY), JSON.stringify(operation)), expected);
+        assert.deepEqual(apply(router.toJson(), operation), expected);
+        assert.deepEqual(expected.topology, JSON.parse(new Router(expected.topology).toJson()), 'the canonical document');
+      }
+    });
+
+    test('epochs above 2^53 stay exact: bigint in, decimal string out', () => {
+      const result = apply({ ...TOPOLOGY, epoch: 2n ** 60n }, { op: 'remove_node', id: 'a' });
+      assert.equal(result.topology.epoch, (2n ** 60n + 1n).toString());
+      assert.equal(new Router(result.topology).epoch, 2n ** 60n + 1n);
+      throwsCode(() => apply({ ...TOPOLOGY, epoch: 2n ** 64n - 1n }, { op: 'remove_node', id: 'a' }), 'invalid_topology');
+    });
+
+    test('bad operations are invalid_argument, bad topologies as for new Router', () => {
+      const cyclic = { op: 'add_node' };
+      cyclic.node = cyclic;
+      for (const bad of [{ op: 'split' }, { op: 'remove_node', id: 'nobody' }, { op: 'remove_node', id: 1 }, { op: 'add_node' },
+        { op: 'add_node', node: { id: 'a' }, extra: 1 }, { op: 'add_node', node: { id: 'e' }, extra: 1 }, {}, [], '{', 'null', '"add_node"', '[]', '\ud800', 42, 42n, null,
+        undefined, true, Symbol('op'), cyclic, { toJSON() { throw new Error('no'); } }]) {
+        throwsCode(() => apply(TOPOLOGY, bad), 'invalid_argument');
+      }
+      throwsCode(() => apply(TOPOLOGY, { op: 'add_node', node: { id: 'a' } }), 'invalid_topology'); // a duplicate id
+      for (const bad of ['{', 'null', '', 42, null, undefined, [], { ...TOPOLOGY, nodes: [{ id: '\ud800' }] }]) {
+        throwsCode(() => apply(bad, { op: 'remove_node', id: 'a' }), 'invalid_topology');
+      }
+      throwsCode(() => apply({ ...TOPOLOGY, nodes: [] }, { op: 'remove_node', id: 'a' }), 'no_nodes');
+      throwsCode(() => apply({ ...TOPOLOGY, nodes: [] }, { op: 'add_node', node: { id: 'a' } }), 'no_nodes');
+      throwsCode(() => apply('{', 5), 'invalid_topology'); // the topology is checked first
+      const table = doc({ nodes: ['a'], strategy: { type: 'vbucket', vbuckets: 1, map: [['a']] } });
+      throwsCode(() => apply(table, { op: 'add_node', node: { id: 'b' } }), 'invalid_argument');
+    });
+  });
+
+  describe('moduloMoves', () => {
+    test('whole-factor growth and shrinkage as arrays of arrays of numbers', () => {
+      const moves = moduloMoves(2, 4);
+      assert.deepEqual(moves, [[0, 2], [1, 3]]);
+      assert.ok(Array.isArray(moves) && Array.isArray(moves[0]), 'plain arrays, not typed arrays');
+      assert.deepEqual(moduloMoves(2, 6), [[0, 2, 4], [1, 3, 5]]);
+      assert.deepEqual(moduloMoves(4, 2), [[0], [1], [0], [1]]);
+      assert.deepEqual(moduloMoves(3, 3), [[0], [1], [2]]);
+      assert.deepEqual(moduloMoves(1, 3), [[0, 1, 2]]);
+      assert.deepEqual(moduloMoves(1, 1), [[0]]);
+    });
+
+    test('errors: not a whole factor, zero, too large, not a count', () => {
+      throwsCode(() => moduloMoves(3, 4), 'invalid_argument');
+      throwsCode(() => moduloMoves(0, 4), 'no_nodes');
+      throwsCode(() => moduloMoves(4, 0), 'no_nodes');
+      throwsCode(() => moduloMoves(1, 2 ** 32 - 1), 'limit_exceeded');
+      throwsCode(() => moduloMoves(2 ** 32 - 1, 1), 'limit_exceeded');
+      for (const bad of NOT_COUNTS) {
+        throwsCode(() => moduloMoves(bad, 2), 'invalid_argument');
+        throwsCode(() => moduloMoves(2, bad), 'invalid_argument');
+      }
+    });
+  });
+
+  describe('routeRead and routeWrite', () => {
+    const dictionary = new Router(DICTIONARY);
+
+    test('a stable vbucket reads and writes at its owner', () => {
+      const active = keyOnShard(dictionary, 1);
+      assert.equal(dictionary.routeRead(active), 'b');
+      assert.deepEqual(dictionary.routeWrite(active), ['b']);
+      assert.ok(Array.isArray(dictionary.routeWrite(active)), 'a plain array');
+      assert.equal(dictionary.node(active), 'b');
+    });
+
+    test('a migrating vbucket reads from the old owner and writes to the new one first', () => {
+      for (const [vbucket, [oldOwner, newOwner]] of [[0, ['a', 'b']], [3, ['a', 'c']]]) {
+        const key = keyOnShard(dictionary, vbucket);
+        assert.equal(dictionary.routeRead(key), oldOwner);
+        assert.deepEqual(dictionary.routeWrite(key), [newOwner, oldOwner]);
+      }
+    });
+
+    test('a read-only vbucket refuses writes with read_only and still serves reads', () => {
+      const frozen = keyOnShard(dictionary, 2);
+      const err = throwsCode(() => dictionary.routeWrite(frozen), 'read_only');
+      assert.match(err.message, /vbucket 2/);
+      assert.match(err.message, /read.only/);
+      assert.equal(dictionary.routeRead(frozen), 'c');
+      assert.equal(dictionary.node(frozen), 'c', 'the router still works');
+    });
+
+    test('other strategies read and write at the owner; every key type works', () => {
+      for (const key of ['user:1', 'x', Uint8Array.of(1, 2), 7n, 7]) {
+        assert.equal(router.routeRead(key), router.node(key));
+        assert.deepEqual(router.routeWrite(key), [router.node(key)]);
+      }
+    });
+
+    test('values that are not keys are invalid_key', () => {
+      for (const bad of NOT_KEYS) {
+        throwsCode(() => dictionary.routeRead(bad), 'invalid_key');
+        throwsCode(() => dictionary.routeWrite(bad), 'invalid_key');
+      }
+    });
+  });
+
+  describe('replace', () => {
+    test('returns a new Router of the package class; the old one is unchanged', () => {
+      const old = new Router(TOPOLOGY);
+      const before = old.toJson();
+      const grown = { ...TOPOLOGY, epoch: 8, nodes: [...TOPOLOGY.nodes, { id: 'e' }] };
+      const next = old.replace(grown);
+      assert.ok(next instanceof Router);
+      assert.equal(Object.getPrototypeOf(next), Router.prototype);
+      assert.notEqual(next, old);
+      assert.equal(next.epoch, 8n);
+      assert.equal(next.toJson(), new Router(grown).toJson());
+      assert.deepEqual(next.replicas('k', 5).sort(), ['a', 'b', 'c', 'd', 'e']);
+      assert.equal(old.epoch, 7n);
+      assert.equal(old.toJson(), before);
+      assert.equal(old.node('user:1'), router.node('user:1'));
+      assert.equal(old.replace(JSON.stringify(grown)).toJson(), next.toJson(), 'JSON text, as for the constructor');
+      assert.throws(() => old.replicas('k', 5), ShardrouteError, 'the old router still has four nodes');
+      if (runtime.free) {
+        next.free();
+        assert.equal(old.route('x'), router.route('x'), 'the routers are independent');
+      }
+    });
+
+    test('takes JSON text or an object, as the constructor does', () => {
+      const text = JSON.stringify({ ...TOPOLOGY, epoch: 9 });
+      assert.equal(router.replace(text).toJson(), router.replace(JSON.parse(text)).toJson());
+      assert.equal(router.replace({ ...TOPOLOGY, epoch: 2n ** 64n - 1n }).epoch, 2n ** 64n - 1n);
+    });
+
+    test('the same document again is accepted; a replaced router can be replaced again', () => {
+      assert.equal(router.replace(TOPOLOGY).toJson(), router.toJson());
+      assert.equal(router.replace(router.toJson()).epoch, 7n);
+      assert.equal(router.replace({ ...TOPOLOGY, epoch: 8 }).replace({ ...TOPOLOGY, epoch: 10 }).epoch, 10n);
+    });
+
+    test('an older epoch, or the same epoch with other content, is stale_epoch naming the held epoch', () => {
+      const older = throwsCode(() => router.replace({ ...TOPOLOGY, epoch: 6 }), 'stale_epoch');
+      assert.match(older.message, /holds epoch 7\b/);
+      assert.match(older.message, /older epoch 6\b/);
+      const other = throwsCode(() => router.replace({ ...TOPOLOGY, nodes: TOPOLOGY.nodes.slice(1) }), 'stale_epoch');
+      assert.match(other.message, /same epoch/);
+      assert.match(other.message, /holds epoch 7\b/);
+      const newer = router.replace({ ...TOPOLOGY, epoch: 8 });
+      assert.match(throwsCode(() => newer.replace(TOPOLOGY), 'stale_epoch').message, /holds epoch 8\b/);
+      const big = new Router({ ...TOPOLOGY, epoch: 2n ** 64n - 1n });
+      const err = throwsCode(() => big.replace({ ...TOPOLOGY, epoch: 2n ** 64n - 2n }), 'stale_epoch');
+      assert.match(err.message, /holds epoch 18446744073709551615\b/, 'a u64 epoch, exact');
+      assert.equal(router.epoch, 7n);
+    });
+
+    test('bad topologies are refused as the constructor refuses them', () => {
+      for (const bad of [undefined, null, 5, 42, [], '{', '', 'null', '\ud800']) {
+        throwsCode(() => router.replace(bad), 'invalid_topology');
+      }
+      throwsCode(() => router.replace({ ...TOPOLOGY, epoch: 8, nodes: [] }), 'no_nodes');
+      throwsCode(() => router.replace(router), 'invalid_topology'); // a Router is not a document
+    });
+  });
+
+  describe('diff', () => {
+    const modulo = (count) => new Router(doc({
+      epoch: count,
+      hashing: { integers: 'identity' },
+      nodes: Array.from({ length: count }, (_, i) => `s${i}`),
+      strategy: 'modulo',
+    }));
+    const [five, ten] = [modulo(5), modulo(10)];
+
+    test('reports every key before and after, the moved count and the flows', () => {
+      const users = Array.from({ length: 100 }, (_, id) => BigInt(id));
+      const result = diff(five, ten, users);
+      assert.deepEqual(Object.keys(result).sort(), ['flows', 'keys', 'moved', 'moved_ppm', 'total']);
+      assert.equal(result.total, 100);
+      assert.equal(result.moved, 50, 'id % 5 vs id % 10: the ids with id % 10 >= 5 move');
+      assert.equal(result.moved_ppm, 500000);
+      assert.deepEqual(result.flows[0], { from: 's0', to: 's5', keys: 10 });
+      assert.equal(result.flows.length, 5);
+      assert.deepEqual(result.keys[7], { old_shard: 2, new_shard: 7, old_node: 's2', new_node: 's7', moved: true });
+      assert.deepEqual(result.keys[3], { old_shard: 3, new_shard: 3, old_node: 's3', new_node: 's3', moved: false });
+      for (const [index, entry] of result.keys.entries()) {
+        assert.equal(entry.old_node, five.node(users[index]));
+        assert.equal(entry.new_node, ten.node(users[index]));
+        assert.equal(entry.old_shard, five.route(users[index]));
+      }
+    });
+
+    test('keys of every type; numbers and bigints are the same keys; no keys is an empty report', () => {
+      const mixed = diff(router, router.replace({ ...TOPOLOGY, epoch: 8, nodes: TOPOLOGY.nodes.slice(1) }),
+        ['user:1', Uint8Array.of(1, 2), 7n, 7]);
+      assert.equal(mixed.keys.length, 4);
+      assert.deepEqual(mixed.keys[2], mixed.keys[3]);
+      assert.equal(mixed.keys[0].old_node, router.node('user:1'));
+      assert.deepEqual(diff(five, ten, []), { keys: [], total: 0, moved: 0, moved_ppm: 0, flows: [] });
+    });
+
+    test('neither router is modified or taken: both keep working; the same router twice moves nothing', () => {
+      const before = [five.toJson(), ten.toJson()];
+      diff(five, ten, ['a', 1n, 2, Uint8Array.of(3)]);
+      assert.deepEqual([five.toJson(), ten.toJson()], before);
+      assert.equal(typeof five.route('a'), 'number');
+      assert.deepEqual(diff(five, five, ['a', 'b']), {
+        keys: ['a', 'b'].map((key) => ({ old_shard: five.route(key), new_shard: five.route(key),
+          old_node: five.node(key), new_node: five.node(key), moved: false })),
+        total: 2, moved: 0, moved_ppm: 0, flows: [],
+      });
+    });
+
+    test('an argument that is not a live Router is invalid_argument naming it', () => {
+      const notRouters = [undefined, null, {}, 5, [], TOPOLOGY, JSON.stringify(TOPOLOGY), five.toJson(), { __wbg_ptr: 8 },
+        Object.create(Router.prototype)];
+      if (runtime.free) {
+        const freed = new Router(TOPOLOGY);
+        freed.free();
+        notRouters.push(freed);
+      }
+      const [oldName, newName] = runtime.diffRouterNames;
+      for (const bad of notRouters) {
+        const err = throwsCode(() => diff(bad, ten, ['a']), 'invalid_argument');
+        assert.ok(err.message.startsWith(`${oldName} must be a Router`), err.message);
+        assert.ok(throwsCode(() => diff(five, bad, ['a']), 'invalid_argument').message.startsWith(`${newName} must be a Router`));
+      }
+      assert.equal(diff(five, ten, ['a']).total, 1, 'the routers survive');
+    });
+
+    test('keys must be an array of keys: invalid_argument, or invalid_key naming the index', () => {
+      for (const notArray of ['ab', null, undefined, 3, { length: 1, 0: 'a' }, new Set(['a']), Uint8Array.of(1)]) {
+        throwsCode(() => diff(five, ten, notArray), 'invalid_argument');
+      }
+      for (const bad of NOT_KEYS) {
+        assert.match(throwsCode(() => diff(five, ten, ['a', bad]), 'invalid_key').message, /^keys\[1\]: /);
+      }
+      const idOnly = new Router(doc({ nodes: ['a'], strategy: { type: 'id_bits', layout: 'shard_high' } }));
+      throwsCode(() => idOnly.route('text'), 'invalid_key');
+      throwsCode(() => diff(five, idOnly, ['text']), 'invalid_key');
+    });
+  });
+
+  describe('encodeDictionary and decodeDictionary', () => {
+    const canonical = new Router(DICTIONARY).toJson();
+
+    test('round trip: decoding the bytes gives the canonical JSON of the document', () => {
+      const encoded = encodeDictionary(DICTIONARY);
+      assert.ok(encoded instanceof Uint8Array);
+      assert.deepEqual(Array.from(encoded.subarray(0, 4)), Array.from(bytes('SRVB')));
+      assert.equal(decodeDictionary(encoded), canonical);
+      assert.deepEqual(encodeDictionary(JSON.stringify(DICTIONARY)), encoded, 'JSON text encodes as the object does');
+      assert.deepEqual(encodeDictionary(canonical), encoded);
+      assert.equal(decodeDictionary(Buffer.from(encoded)), canonical, 'a Buffer is bytes too');
+      const framed = new Uint8Array(encoded.length + 2);
+      framed.set(encoded, 1);
+      assert.equal(decodeDictionary(framed.subarray(1, encoded.length + 1)), canonical, 'a view decodes its own bytes');
+      assert.equal(new Router(decodeDictionary(encoded)).routeRead('user:1'), new Router(DICTIONARY).routeRead('user:1'));
+      const stable = { ...DICTIONARY, epoch: 2n ** 64n - 1n, strategy: { type: 'vbucket', vbuckets: 2, map: [['a'], ['b']] } };
+      assert.equal(new Router(decodeDictionary(encodeDictionary(stable))).epoch, 2n ** 64n - 1n);
+      const big = { ...DICTIONARY, epoch: 2n ** 64n - 1n };
+      assert.match(decodeDictionary(encodeDictionary(big)), /"epoch":"18446744073709551615"/);
+    });
+
+    test('damaged bytes are invalid_topology; the input is not modified', () => {
+      const encoded = encodeDictionary(DICTIONARY);
+      const flipped = encoded.slice();
+      flipped[encoded.length >> 1] ^= 0x01;
+      const flipped40 = encoded.slice();
+      flipped40[encoded.length >> 1] ^= 0x40;
+      const badMagic = encoded.slice();
+      badMagic[0] = 0x58;
+      const inverted = encoded.slice();
+      inverted[0] ^= 0xff;
+      for (const damaged of [flipped, flipped40, encoded.subarray(0, encoded.length - 1), Uint8Array.of(...encoded, 0),
+        badMagic, inverted, encoded.subarray(0, 2), new Uint8Array(0), Uint8Array.from({ length: 64 }, (_, i) => i)]) {
+        throwsCode(() => decodeDictionary(damaged), 'invalid_topology');
+      }
+      assert.equal(decodeDictionary(encoded), canonical, 'the input was not modified');
+    });
+
+    test('only vbucket topologies encode (invalid_argument); bad documents are refused as Router refuses them', () => {
+      throwsCode(() => encodeDictionary(TOPOLOGY), 'invalid_argument');
+      for (const bad of [undefined, null, 5, 42, '{', [], new Uint8Array(2)]) {
+        throwsCode(() => encodeDictionary(bad), 'invalid_topology');
+      }
+      throwsCode(() => encodeDictionary({ ...DICTIONARY, nodes: [] }), 'no_nodes');
+    });
+
+    test('decodeDictionary takes a Uint8Array, else invalid_argument; a detached one as the runtime reads it', () => {
+      const encoded = encodeDictionary(DICTIONARY);
+      for (const bad of [undefined, null, 5, 'SRVB', canonical, Array.from(encoded), encoded.buffer, new Uint16Array(4),
+        new DataView(encoded.buffer)]) {
+        throwsCode(() => decodeDictionary(bad), 'invalid_argument');
+      }
+      // A copy: the addon's result is a buffer the engine cannot detach.
+      const detached = Uint8Array.from(encodeDictionary(DICTIONARY));
+      structuredClone(detached.buffer, { transfer: [detached.buffer] });
+      assert.equal(detached.length, 0, 'detached');
+      const err = throwsCode(() => decodeDictionary(detached),
+        runtime.detachedBytes === 'empty' ? 'invalid_topology' : 'invalid_argument');
+      if (runtime.detachedBytes === 'empty') assert.match(err.message, /truncated/);
+    });
+  });
+
+  describe('bad input never breaks a router', () => {
+    test('after every kind of error, the same Router and functions still work', () => {
+      const local = new Router(TOPOLOGY);
+      const before = { shards: Array.from(local.routeMany(['x', 1n, 2])), hash: hashKey('x'), bucket: jump(9n, 10) };
+      const bad = [
+        () => local.route('\udfff'), () => local.route(2 ** 60), () => local.route({}), () => local.route(-5n),
+        () => local.replicas('x', -1), () => local.replicas('x', 1e300), () => local.routeMany('x'),
+        () => local.routeMany([1, 2, Symbol('x')]), () => new Router('{"format": "shardroute/1"'),
+        () => hashKey('k', { seed: 'zz' }), () => jump(1n, 0), () => jump(-1n, 3),
+        () => local.shardsForRange('\ud800'), () => local.decodeId(-1n), () => local.decodeId(1n),
+        () => local.locate(Symbol('k')), () => local.fanout(2 ** 60), () => local.saltedKey('x', -1),
+        () => local.saltedKeys({}), () => apply(TOPOLOGY, '{'), () => apply(TOPOLOGY, { op: 'nope' }),
+        () => moduloMoves(3, 5), () => moduloMoves(1.5, 3), () => local.routeRead({}), () => local.routeWrite(-1n),
+        () => local.replace({ ...TOPOLOGY, epoch: 1 }), () => local.replace('{'), () => diff(local, {}, []),
+        () => diff(local, local, [Symbol('k')]), () => encodeDictionary(TOPOLOGY), () => decodeDictionary(Uint8Array.of(1)),
+        () => decodeDictionary('x'),
+      ];
+      for (let round = 0; round < 50; round++) {
+        for (const fn of bad) assert.throws(fn, ShardrouteError);
+      }
+      assert.deepEqual(Array.from(local.routeMany(['x', 1n, 2])), before.shards);
+      assert.equal(hashKey('x'), before.hash);
+      assert.equal(jump(9n, 10), before.bucket);
+    });
+
+    test('a throwing getter or proxy in routeMany is an error, not an unwind', () => {
+      const local = new Router(TOPOLOGY);
+      const getter = ['a', 'b'];
+      Object.defineProperty(getter, 1, { get() { throw new Error('from a getter'); } });
+      if (runtime.throwingGetter === 'propagated') {
+        assert.throws(() => local.routeMany(getter), (err) => err.message === 'from a getter' && !(err instanceof ShardrouteError));
+      } else {
+        assert.match(throwsCode(() => local.routeMany(getter), runtime.throwingGetter).message, /^keys\[1\]: /);
+      }
+      const proxy = new Proxy(['a'], { get(target, name) { if (name === 'length') throw new Error('trap'); return target[name]; } });
+      throwsCode(() => local.routeMany(proxy), 'invalid_argument');
+      const sparse = [];
+      sparse.length = 2 ** 32 - 1;
+      throwsCode(() => local.routeMany(sparse), 'invalid_key');
+      const strings = Array.from({ length: 10 }, (_, i) => `k${i}`);
+      assert.deepEqual(Array.from(local.routeMany(new Proxy(strings, {}))), strings.map((key) => local.route(key)));
+      if (runtime.arrayProxies === 'read') {
+        assert.deepEqual(Array.from(local.routeMany(new Proxy(['a'], {}))), [local.route('a')]);
+      } else {
+        throwsCode(() => local.routeMany(new Proxy(['a'], {})), 'invalid_argument');
+      }
+      // No call left the router borrowed: it can still be freed.
+      if (runtime.free) local.free();
+    });
+
+    test('a Uint8Array is read by its real length; a detached one as the runtime reads it', () => {
+      const lying = Uint8Array.of(1, 2, 3);
+      Object.defineProperty(lying, 'length', { value: 0 });
+      assert.equal(hashKey(lying), hashKey(Uint8Array.of(1, 2, 3)));
+      const inflated = new Uint8Array(16);
+      Object.defineProperty(inflated, 'length', { value: 1 << 30 });
+      assert.equal(hashKey(inflated), hashKey(new Uint8Array(16)));
+      const detached = new Uint8Array(8);
+      structuredClone(detached.buffer, { transfer: [detached.buffer] });
+      if (runtime.detachedBytes === 'empty') {
+        assert.equal(hashKey(detached), hashKey(new Uint8Array(0)));
+        assert.deepEqual(Array.from(router.routeMany([detached])), [router.route('')]);
+      } else {
+        throwsCode(() => hashKey(detached), 'invalid_key');
+        throwsCode(() => router.routeMany([detached]), 'invalid_key');
+      }
+      assert.equal(typeof router.route(Uint8Array.of(1, 2, 3)), 'number');
+    });
+
+    test('a huge key is routed', () => {
+      const big = 'k'.repeat(1 << 20);
+      assert.equal(router.routeMany([big])[0], router.route(big));
+      assert.equal(hashKey(new Uint8Array(1 << 22)), hashKey(new Uint8Array(1 << 22)));
+    });
+
+    test('a freed router refuses every call; the others work on', { skip: !runtime.free && 'no free() in this runtime' },
+      () => {
+        const freed = new Router(TOPOLOGY);
+        freed.node('warm'); // the node ids are now cached on the router
+        freed.free();
+        assert.throws(() => freed.route('k'), /null pointer/);
+        assert.throws(() => freed.node('k'), /null pointer/);
+        assert.equal(typeof router.route('k'), 'number');
+      });
+
+    test('collected routers are released, and live ones keep working', () => {
+      // A child process with --expose-gc: the finalizers run while other routers are in use.
+      const script = `
+        const { Router } = require(${JSON.stringify(packageName)});
+        const doc = ${JSON.stringify(doc({ nodes: ['a', 'b'], strategy: 'jump' }))};
+        const kept = new Router(doc);
+        const expected = kept.node('k');
+        for (let round = 0; round < 20; round++) {
+          for (let i = 0; i < 200; i++) new Router(doc).node('k');
+          global.gc();
+          if (kept.node('k') !== expected || kept.route('k') !== kept.routeMany(['k'])[0]) throw new Error('changed');
+        }
+        console.log('ok');`;
+      assert.deepEqual(runChild(script, ['--expose-gc']), ['ok']);
+    });
+  });
+}

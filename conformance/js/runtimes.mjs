@@ -1,0 +1,45 @@
+// Every way the two JavaScript packages differ, side by side: `field: [addon, wasm]`. The
+// API suite (api-suite.mjs) takes one column as its `runtime` and asserts each package's
+// own value; anything not listed here must be the same in both.
+import { join } from 'node:path';
+
+import { repoRoot } from './vectors.mjs';
+
+const DIFFERENCES = {
+  // The package, which the suite loads by name from its directory, as a user's code would.
+  packageName: ['shardroute', 'shardroute-wasm'],
+  packageDir: [join(repoRoot, 'bindings-node'), join(repoRoot, 'bindings-wasm')],
+  // The file `require(packageName)` resolves to, relative to packageDir.
+  main: ['index.js', 'pkg/node/shardroute_wasm.js'],
+  // Names on Router.prototype and Router beyond the API's: wasm-bindgen's memory
+  // management (`free`, and `__destroy_into_raw` and `__wrap`, its glue). The addon's
+  // Router is a JavaScript class over the native one with nothing of its own.
+  routerExtras: [{ methods: [], statics: [] }, { methods: ['__destroy_into_raw', 'free'], statics: ['__wrap'] }],
+  // Whether a router can be released by hand (`router.free()`; every call on it then
+  // throws). Otherwise only the garbage collector releases a router (both have that).
+  free: [false, true],
+  // How diff's invalid_argument message names its two router arguments.
+  diffRouterNames: [['the old router', 'the new router'], ['oldRouter', 'newRouter']],
+  // The order of the properties of locate's result: as index.d.ts declares them (the
+  // addon), or sorted (the WASM build parses the core's JSON, whose keys are sorted).
+  locateKeys: [['shard', 'node', 'address', 'zone', 'names'], ['address', 'names', 'node', 'shard', 'zone']],
+  // A Uint8Array over a detached buffer: N-API reads no bytes, so the addon takes it as
+  // empty (the empty key; a truncated dictionary); the WASM build refuses it
+  // (invalid_key as a key, invalid_argument for decodeDictionary).
+  detachedBytes: ['empty', 'refused'],
+  // An exception thrown while routeMany reads the array (a getter): the addon lets the
+  // exception itself propagate; the WASM build throws invalid_key naming the index.
+  throwingGetter: ['propagated', 'invalid_key'],
+  // A Proxy of an array given to routeMany: N-API does not see it as an array, so the
+  // addon refuses it (invalid_argument) unless it holds 8 or more strings, which index.js
+  // packs before N-API looks; the WASM build reads any.
+  arrayProxies: ['short ones refused', 'read'],
+};
+
+/** One column of DIFFERENCES: 0 for the addon, 1 for the WASM package. */
+function column(index) {
+  return Object.fromEntries(Object.entries(DIFFERENCES).map(([field, values]) => [field, values[index]]));
+}
+
+export const ADDON = column(0);
+export const WASM = column(1);

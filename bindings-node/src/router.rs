@@ -128,18 +128,11 @@ impl Router {
     /// `invalid_argument` for a bad `units` or `offsets`.
     #[napi(js_name = "routeManyUtf16", catch_unwind)]
     pub fn route_many_utf16(&self, units: Unknown, offsets: Unknown) -> Result<Uint32Array> {
-        let units: Uint16ArraySlice = key::typed_array(units, TypedArrayType::Uint16, "units")?;
-        let offsets: Uint32ArraySlice = key::typed_array(offsets, TypedArrayType::Uint32, "offsets")?;
+        let (units, offsets) = packed_utf16(units, offsets)?;
         if let Some(bytes) = key::ascii_from_packed_utf16(&units) {
             return self.route_packed_bytes(&bytes, &offsets);
         }
-        let mut shards = Vec::with_capacity(offsets.len().saturating_sub(1));
-        key::for_each_packed_utf16(&units, &offsets, |bytes| {
-            let shard = self.inner.route(bytes).or_throw().map_err(|err| key::at(shards.len(), err))?;
-            shards.push(shard);
-            Ok(())
-        })?;
-        Ok(Uint32Array::new(shards))
+        each_packed_utf16(&units, &offsets, |bytes| self.inner.route(bytes))
     }
 
     /// The node indices (into [`node_ids`](Router::node_ids)) of string keys packed as
@@ -149,15 +142,8 @@ impl Router {
     /// As [`route_many_utf16`](Router::route_many_utf16).
     #[napi(js_name = "nodeIndexManyUtf16", catch_unwind)]
     pub fn node_index_many_utf16(&self, units: Unknown, offsets: Unknown) -> Result<Uint32Array> {
-        let units: Uint16ArraySlice = key::typed_array(units, TypedArrayType::Uint16, "units")?;
-        let offsets: Uint32ArraySlice = key::typed_array(offsets, TypedArrayType::Uint32, "offsets")?;
-        let mut indices = Vec::with_capacity(offsets.len().saturating_sub(1));
-        key::for_each_packed_utf16(&units, &offsets, |bytes| {
-            let index = self.inner.node_index(bytes).or_throw().map_err(|err| key::at(indices.len(), err))?;
-            indices.push(index);
-            Ok(())
-        })?;
-        Ok(Uint32Array::new(indices))
+        let (units, offsets) = packed_utf16(units, offsets)?;
+        each_packed_utf16(&units, &offsets, |bytes| self.inner.node_index(bytes))
     }
 
     /// The node indices (into [`node_ids`](Router::node_ids)) of an array of keys, in order
@@ -287,6 +273,37 @@ impl Router {
     pub fn to_json(&self) -> String {
         self.inner.to_json()
     }
+}
+
+/// The `units` (a `Uint16Array`) and `offsets` (a `Uint32Array`) of string keys packed as
+/// UTF-16 code units, read in place.
+///
+/// # Errors
+/// `invalid_argument` for another type.
+fn packed_utf16<'env>(
+    units: Unknown<'env>,
+    offsets: Unknown<'env>,
+) -> Result<(Uint16ArraySlice<'env>, Uint32ArraySlice<'env>)> {
+    Ok((
+        key::typed_array(units, TypedArrayType::Uint16, "units")?,
+        key::typed_array(offsets, TypedArrayType::Uint32, "offsets")?,
+    ))
+}
+
+/// `lookup` of the UTF-8 bytes of every string key packed as UTF-16 code units
+/// ([`key::for_each_packed_utf16`]), in order; a key's error names its index.
+fn each_packed_utf16(
+    units: &[u16],
+    offsets: &[u32],
+    mut lookup: impl FnMut(&[u8]) -> sr::Result<u32>,
+) -> Result<Uint32Array> {
+    let mut results = Vec::with_capacity(offsets.len().saturating_sub(1));
+    key::for_each_packed_utf16(units, offsets, |bytes| {
+        let result = lookup(bytes).or_throw().map_err(|err| key::at(results.len(), err))?;
+        results.push(result);
+        Ok(())
+    })?;
+    Ok(Uint32Array::new(results))
 }
 
 /// [`sr::DecodedId`] for JavaScript: `fields` as `[name, bigint]` pairs in field order.

@@ -173,36 +173,25 @@ fn utf8_from_packed_utf16(units: &[u16], offsets: &[u32]) -> sr::Result<(Vec<u8>
 
 /// The elements of a `BigUint64Array`, or `invalid_argument` naming `what`.
 pub(crate) fn u64s_from_js(value: &JsValue, what: &str) -> sr::Result<Vec<u64>> {
-    match value.dyn_ref::<BigUint64Array>() {
-        Some(array) => {
-            let mut items = reserve(array.length(), "keys")?;
-            items.resize(array.length() as usize, 0);
-            array.copy_to(&mut items);
-            Ok(items)
-        }
-        None => Err(invalid_argument(format!("{what} must be a BigUint64Array, got {}", typed_name(value)))),
-    }
+    let array = value.dyn_ref::<BigUint64Array>().ok_or_else(|| not_a(value, what, "BigUint64Array"))?;
+    copied(array.length(), "keys", |items| array.copy_to(items))
 }
 
 /// The elements of a `Uint32Array`, or `invalid_argument` naming `what`.
 pub(crate) fn u32s_from_js(value: &JsValue, what: &str) -> sr::Result<Vec<u32>> {
-    match value.dyn_ref::<Uint32Array>() {
-        Some(array) => {
-            let mut items = reserve(array.length(), "offsets")?;
-            items.resize(array.length() as usize, 0);
-            array.copy_to(&mut items);
-            Ok(items)
-        }
-        None => Err(invalid_argument(format!("{what} must be a Uint32Array, got {}", typed_name(value)))),
-    }
+    let array = value.dyn_ref::<Uint32Array>().ok_or_else(|| not_a(value, what, "Uint32Array"))?;
+    copied(array.length(), "offsets", |items| array.copy_to(items))
 }
 
 /// The bytes of a `Uint8Array` (a `Buffer` too), or `invalid_argument` naming `what`.
 pub(crate) fn packed_data_from_js(value: &JsValue, what: &str) -> sr::Result<Vec<u8>> {
-    match value.dyn_ref::<Uint8Array>() {
-        Some(bytes) => bytes_from_js(bytes, what, invalid_argument),
-        None => Err(invalid_argument(format!("{what} must be a Uint8Array, got {}", typed_name(value)))),
-    }
+    let bytes = value.dyn_ref::<Uint8Array>().ok_or_else(|| not_a(value, what, "Uint8Array"))?;
+    bytes_from_js(bytes, what, invalid_argument)
+}
+
+/// The `invalid_argument` error of an argument `what` that is not a `class` (a typed array).
+fn not_a(value: &JsValue, what: &str, class: &str) -> sr::Error {
+    invalid_argument(format!("{what} must be a {class}, got {}", typed_name(value)))
 }
 
 /// The `typeof` of a value, or its constructor's name for an object (`Int32Array`).
@@ -254,12 +243,16 @@ pub(crate) fn bytes_from_js(view: &Uint8Array, what: &str, error: fn(String) -> 
     let copy: Uint8Array = Uint8ArrayCopy::new(view)
         .map_err(|_| error(format!("{what} cannot be read (detached buffer?)")))?
         .unchecked_into();
-    let length = copy.length();
-    let mut bytes = reserve(length, "bytes")?;
-    bytes.resize(length as usize, 0);
-    // The lengths are equal by construction, so `copy_to`'s length assertion holds.
-    copy.copy_to(&mut bytes);
-    Ok(bytes)
+    copied(copy.length(), "bytes", |bytes| copy.copy_to(bytes))
+}
+
+/// A vector of `length` items that `copy` fills from a typed array of that length (so that
+/// `copy_to`'s length assertion holds), or `limit_exceeded` as for [`reserve`].
+fn copied<T: Copy + Default>(length: u32, what: &str, copy: impl FnOnce(&mut [T])) -> sr::Result<Vec<T>> {
+    let mut items = reserve(length, what)?;
+    items.resize(length as usize, T::default());
+    copy(&mut items);
+    Ok(items)
 }
 
 /// An empty vector with room for `length` items, or `limit_exceeded` when wasm32's

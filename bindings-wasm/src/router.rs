@@ -103,18 +103,11 @@ impl Router {
     /// the core's packed path; any other array key by key.
     #[wasm_bindgen(js_name = routeMany)]
     pub fn route_many(&self, keys: &JsValue) -> Result<Vec<u32>> {
-        let mut shards = Vec::new();
-        if let Some(packed) = key::packed_strings(keys) {
-            let (data, offsets) = packed?;
-            // The offsets were checked, so an error is a key's: name its index.
-            self.inner.route_packed_into(&data, &offsets, &mut shards).map_err(|err| key::at(shards.len(), err))?;
-            return Ok(shards);
-        }
-        let keys = key::keys_from_js(keys)?;
-        self.inner
-            .route_many_into(keys.iter().map(Key::as_key), &mut shards)
-            .map_err(|err| key::at(shards.len(), err))?;
-        Ok(shards)
+        many(
+            keys,
+            |data, offsets, shards| self.inner.route_packed_into(data, offsets, shards),
+            |keys, shards| self.inner.route_many_into(keys.iter().map(Key::as_key), shards),
+        )
     }
 
     /// The shards of integer keys given as one `BigUint64Array`, as a `Uint32Array` (the
@@ -156,19 +149,15 @@ impl Router {
     /// building the array of ids from Rust, one imported call per key).
     #[wasm_bindgen(js_name = __nodeIndexMany)]
     pub fn node_index_many(&self, keys: &JsValue) -> Result<Vec<u32>> {
-        let mut indices = Vec::new();
-        if let Some(packed) = key::packed_strings(keys) {
-            // As in `routeMany`; the offsets were checked, so slicing does not fail.
-            let (data, offsets) = packed?;
-            let keys = offsets.windows(2).map(|pair| sr::Key::Bytes(&data[pair[0] as usize..pair[1] as usize]));
-            self.inner.node_index_many_into(keys, &mut indices).map_err(|err| key::at(indices.len(), err))?;
-        } else {
-            let keys = key::keys_from_js(keys)?;
-            self.inner
-                .node_index_many_into(keys.iter().map(Key::as_key), &mut indices)
-                .map_err(|err| key::at(indices.len(), err))?;
-        }
-        Ok(indices)
+        many(
+            keys,
+            // The offsets were checked, so slicing does not fail.
+            |data, offsets, indices| {
+                let keys = offsets.windows(2).map(|pair| sr::Key::Bytes(&data[pair[0] as usize..pair[1] as usize]));
+                self.inner.node_index_many_into(keys, indices)
+            },
+            |keys, indices| self.inner.node_index_many_into(keys.iter().map(Key::as_key), indices),
+        )
     }
 
     /// The id of the node that serves reads of a key: the same as `node` except for a
@@ -299,6 +288,27 @@ impl Router {
             _ => Err(invalid_argument(format!("{what} must be a Router, got {}", type_name(value)))),
         }
     }
+}
+
+/// The results of a batch call (`routeMany`, `nodeMany`) over an array of keys: `packed`
+/// over the array's strings in one buffer ([`key::packed_strings`]: UTF-8 bytes and
+/// checked offsets), else `each` over its keys read one by one. Both are the core's batch
+/// calls, appending to the results: a key's error names its index, the results' length.
+fn many(
+    keys: &JsValue,
+    packed: impl FnOnce(&[u8], &[u32], &mut Vec<u32>) -> sr::Result<()>,
+    each: impl FnOnce(&[Key], &mut Vec<u32>) -> sr::Result<()>,
+) -> Result<Vec<u32>> {
+    let mut results = Vec::new();
+    let done = match key::packed_strings(keys) {
+        Some(strings) => {
+            let (data, offsets) = strings?;
+            packed(&data, &offsets, &mut results)
+        }
+        None => each(&key::keys_from_js(keys)?, &mut results),
+    };
+    done.map_err(|err| key::at(results.len(), err))?;
+    Ok(results)
 }
 
 /// Length of [`KEY_BUFFER`]: longer string keys take the general path.

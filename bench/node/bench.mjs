@@ -79,7 +79,6 @@ function race(contenders) {
   return times;
 }
 
-
 const nodes = (n) => Array.from({ length: n }, (_, i) => ({ id: `node-${i}` }));
 const topology = (n, strategy) => doc({ nodes: nodes(n), strategy });
 const both = (doc) => ({ addon: new addon.Router(doc), wasm: new wasm.Router(doc) });
@@ -91,49 +90,47 @@ function check(target, measured, met) {
   targets.push({ target, measured, met });
 }
 
+/**
+ * One table of a peer library against shardroute on `strategy` over `n` nodes: the peer's
+ * lookup of one key (`[name, lookup]`) first, then the addon's `node` (unless `node` is
+ * false), the addon's `route`, the WASM package's `route` and the addon's `routeMany`.
+ * Returns the median ns/key of a contender by name.
+ */
+function peerTable(n, title, strategy, [peer, lookup], { node = true } = {}) {
+  process.stderr.write(`${n} nodes: ${strategy.type}\n`);
+  const routers = both(topology(n, strategy));
+  const contenders = { [peer]: perKey(lookup) };
+  if (node) contenders['shardroute addon `node`'] = perKey((key) => routers.addon.node(key));
+  contenders['shardroute addon `route`'] = perKey((key) => routers.addon.route(key));
+  contenders['shardroute wasm `route`'] = perKey((key) => routers.wasm.route(key));
+  contenders['shardroute addon `routeMany`'] = batch(() => routers.addon.routeMany(keys));
+  const times = race(contenders);
+  results.push({ size: n, table: title, times, peer });
+  return (name) => median(times[name]);
+}
+
 for (const n of SIZES) {
-  process.stderr.write(`${n} nodes: ring\n`);
   // Ring: 160 points per node, as npm hashring places them (40 vnodes x 4 points, ketama).
-  const ring = both(topology(n, { type: 'ring', points_per_node: 160 }));
   const peerRing = new HashRing(nodes(n).map((node) => node.id));
-  const ringTimes = race({
-    'npm hashring `get`': perKey((key) => peerRing.get(key)),
-    'shardroute addon `node`': perKey((key) => ring.addon.node(key)),
-    'shardroute addon `route`': perKey((key) => ring.addon.route(key)),
-    'shardroute wasm `route`': perKey((key) => ring.wasm.route(key)),
-    'shardroute addon `routeMany`': batch(() => ring.addon.routeMany(keys)),
-  });
-  results.push({ size: n, table: 'ring (160 points per node)', times: ringTimes, peer: 'npm hashring `get`' });
-  const ringRatio = median(ringTimes['npm hashring `get`']) / median(ringTimes['shardroute addon `node`']);
+  const ring = peerTable(n, 'ring (160 points per node)', { type: 'ring', points_per_node: 160 },
+    ['npm hashring `get`', (key) => peerRing.get(key)]);
+  const ringRatio = ring('npm hashring `get`') / ring('shardroute addon `node`');
   check(`Node ring \`node(str)\` >= 20x faster than npm hashring (${n} nodes)`, `${ringRatio.toFixed(1)}x faster`, ringRatio >= 20);
 
-  process.stderr.write(`${n} nodes: redis_cluster\n`);
-  const redis = both(topology(n, { type: 'redis_cluster' }));
   // The peer's whole lookup: the key's slot, then a slot -> node table.
   const slotTable = Array.from({ length: 16384 }, (_, slot) => `node-${slot % n}`);
-  const redisTimes = race({
-    'cluster-key-slot + table': perKey((key) => slotTable[keySlot(key)]),
-    'shardroute addon `node`': perKey((key) => redis.addon.node(key)),
-    'shardroute addon `route`': perKey((key) => redis.addon.route(key)),
-    'shardroute wasm `route`': perKey((key) => redis.wasm.route(key)),
-    'shardroute addon `routeMany`': batch(() => redis.addon.routeMany(keys)),
-  });
-  results.push({ size: n, table: 'redis_cluster profile', times: redisTimes, peer: 'cluster-key-slot + table' });
-  const redisRatio = median(redisTimes['shardroute addon `route`']) / median(redisTimes['cluster-key-slot + table']);
+  const redis = peerTable(n, 'redis_cluster profile', { type: 'redis_cluster' },
+    ['cluster-key-slot + table', (key) => slotTable[keySlot(key)]]);
+  const redisRatio = redis('shardroute addon `route`') / redis('cluster-key-slot + table');
   check(`Node redis-cluster profile, one call, <= 1.0x cluster-key-slot + table (${n} nodes)`, `${redisRatio.toFixed(2)}x`, redisRatio <= 1.0);
 
-  process.stderr.write(`${n} nodes: kafka\n`);
-  const kafka = both(topology(n, { type: 'kafka', partitions: n, partitioner: 'java' }));
   const partitioner = Partitioners.DefaultPartitioner();
   const partitionMetadata = Array.from({ length: n }, (_, partitionId) => ({ partitionId, leader: partitionId % 3 }));
-  const kafkaTimes = race({
-    'kafkajs DefaultPartitioner': perKey((key) => partitioner({ topic: 'orders', partitionMetadata, message: { key, value: null } })),
-    'shardroute addon `route`': perKey((key) => kafka.addon.route(key)),
-    'shardroute wasm `route`': perKey((key) => kafka.wasm.route(key)),
-    'shardroute addon `routeMany`': batch(() => kafka.addon.routeMany(keys)),
-  });
-  results.push({ size: n, table: 'kafka profile (java partitioner), partitions = nodes', times: kafkaTimes, peer: 'kafkajs DefaultPartitioner' });
-  const kafkaRatio = median(kafkaTimes['kafkajs DefaultPartitioner']) / median(kafkaTimes['shardroute addon `route`']);
+  const kafka = peerTable(n, 'kafka profile (java partitioner), partitions = nodes',
+    { type: 'kafka', partitions: n, partitioner: 'java' },
+    ['kafkajs DefaultPartitioner', (key) => partitioner({ topic: 'orders', partitionMetadata, message: { key, value: null } })],
+    { node: false });
+  const kafkaRatio = kafka('kafkajs DefaultPartitioner') / kafka('shardroute addon `route`');
   check(`Node kafka profile >= 20x faster than kafkajs (${n} partitions)`, `${kafkaRatio.toFixed(1)}x faster`, kafkaRatio >= 20);
 
   process.stderr.write(`${n} nodes: jump, addon vs wasm\n`);

@@ -65,12 +65,7 @@ impl Router {
     /// prefixed with the key's index.
     #[napi(catch_unwind)]
     pub fn route_many(&self, keys: Unknown) -> Result<Uint32Array> {
-        let keys = key::many_from_js(keys)?;
-        let mut shards = Vec::new();
-        let routed = self.inner.route_many_into(keys.iter().map(key::Key::as_core), &mut shards);
-        // On error `shards` holds the shards before the failing key: its length is the index.
-        routed.or_throw().map_err(|err| key::at(shards.len(), err))?;
-        Ok(Uint32Array::new(shards))
+        each_key(keys, |keys, shards| self.inner.route_many_into(keys.iter().map(key::Key::as_core), shards))
     }
 
     /// The shards of integer keys given as one `BigUint64Array`, read in place
@@ -154,11 +149,7 @@ impl Router {
     /// As [`route_many`](Router::route_many).
     #[napi(catch_unwind)]
     pub fn node_index_many(&self, keys: Unknown) -> Result<Uint32Array> {
-        let keys = key::many_from_js(keys)?;
-        let mut indices = Vec::new();
-        let routed = self.inner.node_index_many_into(keys.iter().map(key::Key::as_core), &mut indices);
-        routed.or_throw().map_err(|err| key::at(indices.len(), err))?;
-        Ok(Uint32Array::new(indices))
+        each_key(keys, |keys, indices| self.inner.node_index_many_into(keys.iter().map(key::Key::as_core), indices))
     }
 
     /// The shards a scan over keys in `[start, end)` must visit, in key order; `end`
@@ -273,6 +264,24 @@ impl Router {
     pub fn to_json(&self) -> String {
         self.inner.to_json()
     }
+}
+
+/// `many_into` (a core batch call, appending a result per key) over an array of keys, read
+/// with [`key::many_from_js`].
+///
+/// # Errors
+/// As [`key::many_from_js`]; a key's error from the core, its message prefixed with the
+/// key's index.
+fn each_key(
+    keys: Unknown<'_>,
+    many_into: impl FnOnce(&[key::Key<'_>], &mut Vec<u32>) -> sr::Result<()>,
+) -> Result<Uint32Array> {
+    let keys = key::many_from_js(keys)?;
+    let mut results = Vec::new();
+    let done = many_into(&keys, &mut results);
+    // On error `results` holds the results before the failing key: its length is the index.
+    done.or_throw().map_err(|err| key::at(results.len(), err))?;
+    Ok(Uint32Array::new(results))
 }
 
 /// The `units` (a `Uint16Array`) and `offsets` (a `Uint32Array`) of string keys packed as

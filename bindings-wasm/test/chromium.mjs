@@ -6,10 +6,11 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import { extname, relative, resolve, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 import { chromium } from 'playwright-core';
 
-import { repoRoot } from '../../conformance/js/vectors.mjs';
+const repoRoot = fileURLToPath(new URL('../..', import.meta.url));
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const LAUNCH_TIMEOUT_MS = 60_000;

@@ -204,7 +204,7 @@ fn evaluate(file: &Value, routers: &mut HashMap<String, Router>, case: &Value) -
                 }
             };
             let operation = field(case, "operation")?;
-            match topology.and_then(|topology| shardroute::operations::apply(&topology, operation)) {
+            match topology.and_then(|topology| shardroute::ops::apply(&topology, operation)) {
                 Ok(result) => json!({ "result": result }),
                 Err(err) => error(err),
             }
@@ -213,7 +213,7 @@ fn evaluate(file: &Value, routers: &mut HashMap<String, Router>, case: &Value) -
             let count = |name: &str| -> Result<u32, String> {
                 field(case, name)?.as_u64().and_then(|n| u32::try_from(n).ok()).ok_or(format!("bad {name}"))
             };
-            match shardroute::strategy::modulo::moves(count("old")?, count("new")?) {
+            match shardroute::strategy::hashed::modulo::moves(count("old")?, count("new")?) {
                 Ok(moves) => json!({ "moves": moves }),
                 Err(err) => error(err),
             }

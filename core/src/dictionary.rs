@@ -25,11 +25,12 @@ use serde_json::{json, Map, Value};
 use crate::error::{Error, Result};
 use crate::hashing::{HashFunction, HashTag, IntegerKeys};
 use crate::json;
-use crate::operations::{next_epoch, operation_object};
+use crate::node::NodeState;
+use crate::ops::{next_epoch, operation_object};
 use crate::planner::{self, PlanNode, Role};
-use crate::strategy::vbucket::{VbucketSpec, VbucketState, VbucketTable};
+use crate::strategy::partitioned::vbucket::{VbucketSpec, VbucketState, VbucketTable};
 use crate::strategy::Strategy;
-use crate::topology::{NodeState, Topology};
+use crate::topology::Topology;
 
 fn vbucket_spec<'t>(topology: &'t Topology, op: &str) -> Result<&'t VbucketSpec> {
     match &topology.strategy {
@@ -105,7 +106,7 @@ pub(crate) fn plan_rebalance(topology: &Topology, operation: &Value) -> Result<(
     // The map must be explicit to be edited.
     let nodes_before = topology.nodes.len() as u32;
     let chains = explicit_map(spec, nodes_before);
-    document["strategy"]["map"] = crate::strategy::vbucket::chains_value(&chains, &topology.nodes);
+    document["strategy"]["map"] = crate::strategy::partitioned::vbucket::chains_value(&chains, &topology.nodes);
     if let Some(strategy) = document["strategy"].as_object_mut() {
         strategy.remove("replicas");
     }

@@ -15,7 +15,7 @@
 //! measures the fraction of its own keys, within about 0.4% (one standard deviation at
 //! 50%) of the true value.
 //!
-//! The `add_node` and `remove_node` operations of [`crate::operations`] report the
+//! The `add_node` and `remove_node` operations of [`crate::ops`] report the
 //! disruption of `maglev` and `token_ring` topologies (exact and cheap: one pass over
 //! the table or the tokens); the `disruption` operation compares any two:
 //!
@@ -40,12 +40,13 @@ use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
 use crate::json;
-use crate::operations::{next_epoch, operation_object};
+use crate::node::Node;
+use crate::ops::{next_epoch, operation_object};
 use crate::router::Router;
-use crate::strategy::maglev::Maglev;
-use crate::strategy::token_ring::TokenRing;
+use crate::strategy::hashed::maglev::Maglev;
+use crate::strategy::partitioned::token_ring::TokenRing;
 use crate::strategy::Strategy;
-use crate::topology::{Node, Topology};
+use crate::topology::Topology;
 
 /// How many keys the `sample` method routes.
 pub const SAMPLE_KEYS: u32 = 16_384;
@@ -174,7 +175,7 @@ fn index_map(before: &[Node], after: &[Node]) -> Vec<Option<u32>> {
 /// # Example
 /// ```
 /// use shardroute::disruption::maglev_tables;
-/// use shardroute::strategy::maglev::{Maglev, MaglevSpec};
+/// use shardroute::strategy::hashed::maglev::{Maglev, MaglevSpec};
 /// use shardroute::Node;
 /// let nodes: Vec<Node> = (0..4)
 ///     .map(|i| Node { id: format!("n{i}"), address: None, weight: 1.0, zone: None, state: Default::default() })
@@ -222,7 +223,7 @@ pub fn maglev_tables(
 /// # Example
 /// ```
 /// use shardroute::disruption::token_rings;
-/// use shardroute::strategy::token_ring::{TokenRing, TokenRingSpec};
+/// use shardroute::strategy::partitioned::token_ring::{TokenRing, TokenRingSpec};
 /// use shardroute::Node;
 /// let node = |id: &str| Node { id: id.into(), address: None, weight: 1.0, zone: None, state: Default::default() };
 /// let two = [node("a"), node("b")];

@@ -9,9 +9,10 @@ use serde_json::Value;
 use crate::error::{Error, Result};
 use crate::hashing::{IntegerKeys, KeyHashing};
 use crate::key::{Key, OwnedKey};
+use crate::node::Node;
 use crate::placement_names::Location;
 use crate::strategy::{Placement, Strategy};
-use crate::topology::{Node, Topology};
+use crate::topology::Topology;
 
 /// A router: a validated topology compiled for lookups.
 ///
@@ -254,7 +255,7 @@ impl Router {
 
     /// The node that serves reads of a key. The same as [`node`](Router::node) except
     /// for vbuckets in motion, whose reads go to the old owner (see
-    /// [`strategy::vbucket`](crate::strategy::vbucket)).
+    /// [`strategy::vbucket`](crate::strategy::partitioned::vbucket)).
     ///
     /// # Errors
     /// As [`route`](Router::route).
@@ -338,7 +339,7 @@ impl Router {
     /// The shards of integer keys (`Key::U64`), into `out` (cleared first).
     ///
     /// On a `jump` topology this and the other batch functions run many keys through
-    /// jump's loop at once ([`strategy::jump`](crate::strategy::jump)), 1.5-2x faster
+    /// jump's loop at once ([`strategy::jump`](crate::strategy::hashed::jump)), 1.5-2x faster
     /// than [`route`](Router::route) per key, with the same results.
     ///
     /// # Errors

@@ -51,12 +51,12 @@ use alloc::vec::Vec;
 
 use serde_json::{Map, Value};
 
-use super::{successors, Place, Spec};
 use crate::error::{Error, ErrorKind, Result};
 use crate::hashing::KeyHashing;
 use crate::json::Object;
 use crate::key::Key;
-use crate::topology::Node;
+use crate::node::Node;
+use crate::strategy::spec::{successors, Place, Spec};
 
 /// `{"type": "jump"}`: no parameters.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -195,7 +195,7 @@ const LCG: u64 = 2_862_933_555_777_941_757;
 ///
 /// # Example
 /// ```
-/// use shardroute::strategy::jump::jump_many;
+/// use shardroute::strategy::hashed::jump::jump_many;
 /// let keys: Vec<u64> = (0..1000).collect();
 /// let mut out = Vec::new();
 /// jump_many(&keys, 100, &mut out).unwrap();

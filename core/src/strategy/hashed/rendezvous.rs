@@ -31,12 +31,12 @@ use core::cmp::Ordering;
 
 use serde_json::{Map, Value};
 
-use super::{Place, Spec};
 use crate::error::Result;
 use crate::hashing::KeyHashing;
 use crate::json::Object;
 use crate::key::Key;
-use crate::topology::Node;
+use crate::node::Node;
+use crate::strategy::spec::{Place, Spec};
 
 /// `{"type": "rendezvous"}`: no parameters; weights come from the nodes.
 #[derive(Clone, Debug, PartialEq, Eq)]

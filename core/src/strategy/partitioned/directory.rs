@@ -50,7 +50,7 @@
 //! allocations).
 //!
 //! **Operations.** `directory_set` adds or replaces an entry, `directory_remove` drops
-//! one (see [`crate::operations`]); `add_node` and `remove_node` edit the node list the
+//! one (see [`crate::ops`]); `add_node` and `remove_node` edit the node list the
 //! fallback is derived from.
 //!
 //! # Example
@@ -76,14 +76,16 @@ use core::cmp::Ordering;
 
 use serde_json::{Map, Value};
 
-use super::{Place, Placement, Spec, Strategy};
 use crate::error::{Error, Result};
 use crate::hashing::{redis_hash_tag, HashTag, KeyHashing};
 use crate::json::{self, Object};
 use crate::key::{Key, OwnedKey};
 use crate::limits::MAX_KEY_TABLE_ENTRIES as MAX_ENTRIES;
-use crate::operations::{next_epoch, operation_object};
-use crate::topology::{Node, Topology};
+use crate::node::Node;
+use crate::ops::{next_epoch, operation_object};
+use crate::strategy::spec::{Place, Spec};
+use crate::strategy::{Placement, Strategy};
+use crate::topology::Topology;
 
 /// `{"type": "directory", "entries": [...], "fallback": {...}}`.
 #[derive(Clone, Debug, PartialEq)]
@@ -279,14 +281,14 @@ pub(crate) fn check_table_keys(path: &str, hashing: &KeyHashing, entries: &[(Own
 /// Reads a key object `{"utf8": text}`, `{"hex": "00ff"}` or `{"u64": n}` (`n` a
 /// number or a decimal string): the one reader the document uses for keys everywhere.
 pub(crate) fn key_from_value(path: &str, value: &Value) -> Result<OwnedKey> {
-    super::key_range::parse_key(path, value)
+    crate::strategy::partitioned::key_range::parse_key(path, value)
 }
 
 /// Writes a key object in canonical form: `{"u64": "decimal"}` (a string, so
 /// JavaScript reads every u64 exactly), `utf8` for UTF-8 text without control
 /// characters, else lowercase `hex` (the writer `key_range` boundaries use too).
 pub(crate) fn key_to_value(key: Key<'_>) -> Value {
-    super::key_range::key_value(&OwnedKey::from(key))
+    crate::strategy::partitioned::key_range::key_value(&OwnedKey::from(key))
 }
 
 /// Reads an array of `{"key": ..., fields[1]: ...}` objects into a table sorted in

@@ -45,7 +45,7 @@
 //! **Operations.** `multilevel_remap` moves one partition to another group,
 //! `multilevel_group_set` replaces a group's nodes (creating the group, or removing it
 //! with `"nodes": []` once no partition maps to it); both report exactly which
-//! partitions move between which nodes (see [`crate::operations`]). `add_node` and
+//! partitions move between which nodes (see [`crate::ops`]). `add_node` and
 //! `remove_node` edit the pool of nodes; a node must leave its group before it leaves
 //! the pool.
 //!
@@ -70,16 +70,18 @@ use alloc::vec::Vec;
 
 use serde_json::{Map, Value};
 
-use super::jump::jump_unchecked;
-use super::rendezvous::Rendezvous;
-use super::{count_param, successors, Place, Spec, Strategy};
 use crate::error::{Error, Result};
 use crate::hashing::KeyHashing;
 use crate::json::{self, Object};
 use crate::key::Key;
 use crate::limits::{self, MAX_PARTITIONS};
-use crate::operations::{next_epoch, operation_object};
-use crate::topology::{Node, Topology};
+use crate::node::Node;
+use crate::ops::{next_epoch, operation_object};
+use crate::strategy::hashed::jump::jump_unchecked;
+use crate::strategy::hashed::rendezvous::Rendezvous;
+use crate::strategy::spec::{count_param, successors, Place, Spec};
+use crate::strategy::Strategy;
+use crate::topology::Topology;
 
 /// Default partition count.
 pub const DEFAULT_PARTITIONS: u32 = 4096;
@@ -94,7 +96,7 @@ pub const DEFAULT_PARTITIONS: u32 = 4096;
 ///
 /// # Example
 /// ```
-/// use shardroute::strategy::multilevel::partition_hash;
+/// use shardroute::strategy::partitioned::multilevel::partition_hash;
 /// // The published first outputs of SplitMix64 with state 0.
 /// assert_eq!(partition_hash(0), 0xE220_A839_7B1D_CDAF);
 /// assert_eq!(partition_hash(1), 0x6E78_9E6A_A1B9_65F4);
@@ -247,7 +249,7 @@ impl Spec for MultilevelSpec {
             let mut indices = Vec::with_capacity(members.len());
             for (position, member) in members.iter().enumerate() {
                 let member_path = format!("{nodes_path}[{position}]");
-                let node = super::directory::node_index(&member_path, member, nodes)?;
+                let node = crate::strategy::partitioned::directory::node_index(&member_path, member, nodes)?;
                 if let Some(other) = member_of[node as usize] {
                     let node_id = &nodes[node as usize].id;
                     return Err(json::at(
@@ -450,7 +452,7 @@ fn multilevel_spec<'t>(topology: &'t Topology, op: &str) -> Result<&'t Multileve
 }
 
 fn argument(err: Error) -> Error {
-    super::directory::argument(err)
+    crate::strategy::partitioned::directory::argument(err)
 }
 
 /// The node of `partition` if it were in `group`.
@@ -516,7 +518,8 @@ pub(crate) fn group_set(topology: &Topology, operation: &Value) -> Result<(Topol
     let mut indices: Vec<u32> = Vec::with_capacity(members.len());
     for (position, member) in members.iter().enumerate() {
         let member_path = format!("{nodes_path}[{position}]");
-        let node = super::directory::node_index(&member_path, member, &topology.nodes).map_err(argument)?;
+        let node = crate::strategy::partitioned::directory::node_index(&member_path, member, &topology.nodes)
+            .map_err(argument)?;
         let node_id = &topology.nodes[node as usize].id;
         if indices.contains(&node) {
             return Err(Error::argument(format!("{member_path}: node {node_id:?} appears twice")));

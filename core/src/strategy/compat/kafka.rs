@@ -66,15 +66,15 @@ use alloc::vec::Vec;
 
 use serde_json::{Map, Value};
 
-use super::directory::node_index;
-use super::{successors, Place, Spec};
 use crate::error::Result;
 use crate::hash::murmur2_kafka;
 use crate::hashing::KeyHashing;
 use crate::json::{self, Object};
 use crate::key::Key;
 use crate::limits;
-use crate::topology::Node;
+use crate::node::Node;
+use crate::strategy::partitioned::directory::node_index;
+use crate::strategy::spec::{successors, Place, Spec};
 
 /// Which client's partitioner the profile reproduces.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -144,7 +144,7 @@ impl Spec for KafkaSpec {
     }
 
     fn compile(&self, hashing: &KeyHashing, nodes: &[Node]) -> Result<Kafka> {
-        super::require_default_hashing(Self::TYPE, "with Kafka's murmur2", hashing)?;
+        crate::strategy::spec::require_default_hashing(Self::TYPE, "with Kafka's murmur2", hashing)?;
         Ok(Kafka {
             partitions: self.partitions,
             partitioner: self.partitioner,

@@ -60,14 +60,14 @@ use alloc::vec::Vec;
 
 use serde_json::{Map, Value};
 
-use super::key_range::owner_ids;
-use super::ranges::{self, Position};
-use super::{successors, Place, Spec};
 use crate::error::Result;
 use crate::hashing::KeyHashing;
 use crate::json::{self, Object};
 use crate::key::Key;
-use crate::topology::Node;
+use crate::node::Node;
+use crate::strategy::partitioned::key_range::owner_ids;
+use crate::strategy::partitioned::ranges::{self, Position};
+use crate::strategy::spec::{successors, Place, Spec};
 
 /// `{"type": "hash_range", "boundaries": [...], "ranges": [...]}`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -90,7 +90,7 @@ impl HashRangeSpec {
 ///
 /// # Example
 /// ```
-/// use shardroute::strategy::hash_range::uniform_boundaries;
+/// use shardroute::strategy::partitioned::hash_range::uniform_boundaries;
 /// assert_eq!(uniform_boundaries(4), [1 << 62, 1 << 63, 3 << 62]);
 /// assert_eq!(uniform_boundaries(3), [6148914691236517205, 12297829382473034410]);
 /// assert!(uniform_boundaries(1).is_empty());

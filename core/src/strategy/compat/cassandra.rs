@@ -35,7 +35,7 @@
 //!
 //! `tokens` maps every node id to its tokens (decimal strings or integers in
 //! `-2^63..2^63`, at most [`limits::MAX_TOKENS_PER_NODE`] per node, unique across the
-//! ring), exactly as [`token_ring`](super::token_ring) reads explicit tokens: the ring is
+//! ring), exactly as [`token_ring`](crate::strategy::partitioned::token_ring) reads explicit tokens: the ring is
 //! a [`TokenRing`] and this module only fixes how a key becomes a token. Every node must
 //! be listed (a Cassandra node always owns tokens), node weights must stay 1, and the
 //! document's `hashing` section must be the default: the partitioner fixes the hash,
@@ -64,14 +64,16 @@ use alloc::vec::Vec;
 
 use serde_json::{Map, Value};
 
-use super::token_ring::{parse_tokens, TokenRing, TokenRingSpec, DEFAULT_TOKENS_PER_NODE};
-use super::{Place, Spec, Strategy};
 use crate::error::{Error, ErrorKind, Result};
 use crate::hashing::KeyHashing;
 use crate::json::{self, Object};
 use crate::key::Key;
-use crate::operations::{next_epoch, operation_object};
-use crate::topology::{Node, Topology};
+use crate::node::Node;
+use crate::ops::{next_epoch, operation_object};
+use crate::strategy::partitioned::token_ring::{parse_tokens, TokenRing, TokenRingSpec, DEFAULT_TOKENS_PER_NODE};
+use crate::strategy::spec::{Place, Spec};
+use crate::strategy::Strategy;
+use crate::topology::Topology;
 
 /// `{"type": "cassandra", "tokens": {"node id": ["token", ...], ...}}`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -87,7 +89,7 @@ pub struct CassandraSpec {
 ///
 /// # Example
 /// ```
-/// use shardroute::strategy::cassandra::token;
+/// use shardroute::strategy::compat::cassandra::token;
 /// // The empty key hashes to 0; values as cassandra-driver's `murmur3` gives them.
 /// assert_eq!(token(b""), 0);
 /// assert_eq!(token(b"123"), -7468325962851647638);
@@ -105,7 +107,7 @@ pub fn token(bytes: &[u8]) -> i64 {
 ///
 /// # Example
 /// ```
-/// use shardroute::strategy::cassandra::{key_token, token};
+/// use shardroute::strategy::compat::cassandra::{key_token, token};
 /// use shardroute::Key;
 /// assert_eq!(key_token(Key::U64(1)), token(&[0, 0, 0, 0, 0, 0, 0, 1]));
 /// assert_eq!(key_token(Key::Bytes(b"abc")), token(b"abc"));
@@ -128,7 +130,7 @@ pub fn key_token(key: Key<'_>) -> i64 {
 ///
 /// # Example
 /// ```
-/// use shardroute::strategy::cassandra::composite_key;
+/// use shardroute::strategy::compat::cassandra::composite_key;
 /// let key = composite_key(&[b"ab", b""])?;
 /// assert_eq!(key, [0, 2, b'a', b'b', 0, 0, 0, 0]);
 /// # Ok::<(), shardroute::Error>(())
@@ -175,7 +177,7 @@ impl Spec for CassandraSpec {
     }
 
     fn compile(&self, hashing: &KeyHashing, nodes: &[Node]) -> Result<Cassandra> {
-        super::require_default_hashing("cassandra", "with Murmur3Partitioner", hashing)?;
+        crate::strategy::spec::require_default_hashing("cassandra", "with Murmur3Partitioner", hashing)?;
         let spec =
             TokenRingSpec { tokens_per_node: DEFAULT_TOKENS_PER_NODE, token_seed: 0, tokens: self.tokens.clone() };
         check_every_node("strategy.tokens", &spec.tokens, nodes)?;

@@ -53,13 +53,13 @@ use core::cmp::Reverse;
 
 use serde_json::{Map, Value};
 
-use super::{Place, Spec};
 use crate::error::{Error, ErrorKind, Result};
 use crate::hashing::KeyHashing;
 use crate::json::{self, Object};
 use crate::key::Key;
 use crate::limits;
-use crate::topology::Node;
+use crate::node::Node;
+use crate::strategy::spec::{Place, Spec};
 
 /// Default table size: 65 537, the prime the paper and Envoy use.
 pub const DEFAULT_TABLE_SIZE: u32 = 65_537;
@@ -168,7 +168,7 @@ impl Maglev {
     ///
     /// # Example
     /// ```
-    /// use shardroute::strategy::maglev::{Maglev, MaglevSpec};
+    /// use shardroute::strategy::hashed::maglev::{Maglev, MaglevSpec};
     /// use shardroute::Node;
     /// let nodes: Vec<Node> = ["a", "b", "c"]
     ///     .iter()
@@ -279,7 +279,7 @@ impl Maglev {
     ///
     /// # Example
     /// ```
-    /// use shardroute::strategy::maglev::{Maglev, MaglevSpec};
+    /// use shardroute::strategy::hashed::maglev::{Maglev, MaglevSpec};
     /// use shardroute::Node;
     /// let nodes: Vec<Node> =
     ///     (0..4).map(|i| Node { id: format!("n{i}"), address: None, weight: 1.0, zone: None, state: Default::default() }).collect();
@@ -375,7 +375,7 @@ fn next_round(round: u64, weight: f64, target: f64, last: u64) -> Option<u64> {
 ///
 /// # Example
 /// ```
-/// use shardroute::strategy::maglev::is_prime;
+/// use shardroute::strategy::hashed::maglev::is_prime;
 /// assert!(is_prime(65_537));
 /// assert!(!is_prime(65_536));
 /// assert!(!is_prime(1));
@@ -418,7 +418,7 @@ const PRIME64_5: u64 = 0x27D4_EB2F_1656_67C5;
 ///
 /// # Example
 /// ```
-/// use shardroute::strategy::maglev::xxh64;
+/// use shardroute::strategy::hashed::maglev::xxh64;
 /// // Values of the reference implementation.
 /// assert_eq!(xxh64(b"", 0), 0xEF46_DB37_51D8_E999);
 /// assert_eq!(xxh64(b"a", 0), 0xD24E_C4F1_A98C_6E5B);

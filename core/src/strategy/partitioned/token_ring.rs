@@ -66,14 +66,14 @@ use alloc::vec::Vec;
 
 use serde_json::{Map, Value};
 
-use super::ring::points_for;
-use super::{count_param, Place, Spec};
 use crate::error::{Error, ErrorKind, Result};
 use crate::hashing::{HashFunction, KeyHashing};
 use crate::json::{self, Object};
 use crate::key::{parse_decimal_u64, Key};
 use crate::limits;
-use crate::topology::Node;
+use crate::node::Node;
+use crate::strategy::hashed::ring::points_for;
+use crate::strategy::spec::{count_param, Place, Spec};
 
 /// Default tokens per unit of node weight.
 pub const DEFAULT_TOKENS_PER_NODE: u32 = 8;
@@ -282,7 +282,7 @@ fn parse_decimal_i64(text: &str) -> Option<i64> {
 ///
 /// # Example
 /// ```
-/// use shardroute::strategy::token_ring::fnv1a64;
+/// use shardroute::strategy::partitioned::token_ring::fnv1a64;
 /// // The FNV reference values.
 /// assert_eq!(fnv1a64(b""), 0xcbf2_9ce4_8422_2325);
 /// assert_eq!(fnv1a64(b"a"), 0xaf63_dc4c_8601_ec8c);
@@ -300,7 +300,7 @@ pub fn fnv1a64(bytes: &[u8]) -> u64 {
 ///
 /// # Example
 /// ```
-/// use shardroute::strategy::token_ring::{fnv1a64, generated_tokens};
+/// use shardroute::strategy::partitioned::token_ring::{fnv1a64, generated_tokens};
 /// // Cancel the id's perturbation to get SplitMix64 seeded with 1234567, whose
 /// // reference outputs (Rosetta Code, "Pseudo-random numbers/Splitmix64") start
 /// // 6457827717110365317, 3203168211198807973, 9817491932198370423.
@@ -378,7 +378,7 @@ impl TokenRing {
     ///
     /// # Example
     /// ```
-    /// use shardroute::strategy::token_ring::{TokenRing, TokenRingSpec};
+    /// use shardroute::strategy::partitioned::token_ring::{TokenRing, TokenRingSpec};
     /// use shardroute::Node;
     /// let node = |id: &str| Node { id: id.into(), address: None, weight: 1.0, zone: None, state: Default::default() };
     /// let nodes = [node("a"), node("b")];
@@ -430,7 +430,7 @@ impl TokenRing {
     ///
     /// # Example
     /// ```
-    /// use shardroute::strategy::token_ring::{TokenRing, TokenRingSpec};
+    /// use shardroute::strategy::partitioned::token_ring::{TokenRing, TokenRingSpec};
     /// use shardroute::Node;
     /// let node = |id: &str| Node { id: id.into(), address: None, weight: 1.0, zone: None, state: Default::default() };
     /// let spec = TokenRingSpec { tokens_per_node: 8, token_seed: 0, tokens: vec![(0, vec![10, 30]), (1, vec![20]), (2, vec![40])] };
@@ -473,7 +473,7 @@ impl TokenRing {
     ///
     /// # Example
     /// ```
-    /// use shardroute::strategy::token_ring::{TokenRing, TokenRingSpec};
+    /// use shardroute::strategy::partitioned::token_ring::{TokenRing, TokenRingSpec};
     /// use shardroute::Node;
     /// let node = |id: &str| Node { id: id.into(), address: None, weight: 1.0, zone: None, state: Default::default() };
     /// let spec = TokenRingSpec { tokens_per_node: 8, token_seed: 0, tokens: vec![(0, vec![i64::MIN]), (1, vec![0])] };

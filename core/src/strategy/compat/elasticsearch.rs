@@ -67,14 +67,14 @@ use alloc::vec::Vec;
 
 use serde_json::{Map, Value};
 
-use super::kafka::{owner_list, owner_list_value, partition_count, Owners};
-use super::{successors, Place, Spec};
 use crate::error::{Error, Result};
 use crate::hash::murmur3_x86_32;
 use crate::hashing::KeyHashing;
 use crate::json::{self, Object};
 use crate::key::Key;
-use crate::topology::Node;
+use crate::node::Node;
+use crate::strategy::compat::kafka::{owner_list, owner_list_value, partition_count, Owners};
+use crate::strategy::spec::{successors, Place, Spec};
 
 /// `{"type": "elasticsearch", "number_of_shards": 5, ...}`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -94,7 +94,7 @@ pub struct ElasticsearchSpec {
 ///
 /// # Example
 /// ```
-/// use shardroute::strategy::elasticsearch::default_routing_shards;
+/// use shardroute::strategy::compat::elasticsearch::default_routing_shards;
 /// assert_eq!(default_routing_shards(1), 1024);
 /// assert_eq!(default_routing_shards(5), 640);
 /// assert_eq!(default_routing_shards(600), 1200);
@@ -163,7 +163,7 @@ impl Spec for ElasticsearchSpec {
     }
 
     fn compile(&self, hashing: &KeyHashing, nodes: &[Node]) -> Result<Elasticsearch> {
-        super::require_default_hashing(
+        crate::strategy::spec::require_default_hashing(
             Self::TYPE,
             "with Murmur3 over the UTF-16 code units of the routing value",
             hashing,
@@ -194,7 +194,7 @@ pub struct Elasticsearch {
 /// # Example
 /// ```
 /// // Elasticsearch's Murmur3HashFunctionTests: hash("hell") == 0x5a0cb7c3.
-/// assert_eq!(shardroute::strategy::elasticsearch::routing_hash("hell"), 0x5a0cb7c3);
+/// assert_eq!(shardroute::strategy::compat::elasticsearch::routing_hash("hell"), 0x5a0cb7c3);
 /// ```
 pub fn routing_hash(text: &str) -> i32 {
     const STACK: usize = 256;
@@ -247,7 +247,7 @@ impl Place for Elasticsearch {
             },
             Key::U64(value) => {
                 let mut buffer = [0u8; 20];
-                let digits = super::kafka::decimal(value, &mut buffer);
+                let digits = crate::strategy::compat::kafka::decimal(value, &mut buffer);
                 // ASCII digits are valid UTF-8.
                 self.shard_of_text(core::str::from_utf8(digits).unwrap_or("0"))
             }

@@ -80,14 +80,16 @@ use core::fmt;
 
 use serde_json::{Map, Value};
 
-use super::{Place, Spec, Strategy};
 use crate::error::{Error, ErrorKind, Result};
 use crate::hashing::KeyHashing;
 use crate::json::{self, Object};
 use crate::key::Key;
 use crate::limits::MAX_TRIE_DEPTH;
-use crate::operations::{next_epoch, operation_object};
-use crate::topology::{Node, Topology};
+use crate::node::Node;
+use crate::ops::{next_epoch, operation_object};
+use crate::strategy::spec::{Place, Spec};
+use crate::strategy::Strategy;
+use crate::topology::Topology;
 
 /// A trie prefix: the first `depth` bits of a hash, `0 <= depth <= 64`.
 ///
@@ -96,7 +98,7 @@ use crate::topology::{Node, Topology};
 ///
 /// # Example
 /// ```
-/// use shardroute::strategy::trie::Prefix;
+/// use shardroute::strategy::partitioned::trie::Prefix;
 /// let prefix: Prefix = "10".parse().unwrap();
 /// assert_eq!(prefix.depth(), 2);
 /// assert_eq!(prefix.start(), 0x8000_0000_0000_0000);
@@ -127,7 +129,7 @@ impl Prefix {
     ///
     /// # Example
     /// ```
-    /// use shardroute::strategy::trie::Prefix;
+    /// use shardroute::strategy::partitioned::trie::Prefix;
     /// let prefix = Prefix::of_hash(0xA000_0000_0000_0000, 3).unwrap();
     /// assert_eq!(prefix.to_string(), "101");
     /// assert_eq!(Prefix::of_hash(7, 65), None);
@@ -143,7 +145,7 @@ impl Prefix {
     ///
     /// # Example
     /// ```
-    /// use shardroute::strategy::trie::Prefix;
+    /// use shardroute::strategy::partitioned::trie::Prefix;
     /// assert_eq!(Prefix::ROOT.depth(), 0);
     /// ```
     pub fn depth(self) -> u32 {
@@ -154,7 +156,7 @@ impl Prefix {
     ///
     /// # Example
     /// ```
-    /// use shardroute::strategy::trie::Prefix;
+    /// use shardroute::strategy::partitioned::trie::Prefix;
     /// assert_eq!("11".parse::<Prefix>().unwrap().start(), 0xC000_0000_0000_0000);
     /// ```
     pub fn start(self) -> u64 {
@@ -165,7 +167,7 @@ impl Prefix {
     ///
     /// # Example
     /// ```
-    /// use shardroute::strategy::trie::Prefix;
+    /// use shardroute::strategy::partitioned::trie::Prefix;
     /// let prefix: Prefix = "1".parse().unwrap();
     /// assert!(prefix.contains(u64::MAX));
     /// assert!(!prefix.contains(0x7FFF_FFFF_FFFF_FFFF));
@@ -183,7 +185,7 @@ impl Prefix {
     ///
     /// # Example
     /// ```
-    /// use shardroute::strategy::trie::Prefix;
+    /// use shardroute::strategy::partitioned::trie::Prefix;
     /// let prefix: Prefix = "10".parse().unwrap();
     /// assert_eq!(prefix.child(true).unwrap().to_string(), "101");
     /// ```
@@ -199,7 +201,7 @@ impl Prefix {
     ///
     /// # Example
     /// ```
-    /// use shardroute::strategy::trie::Prefix;
+    /// use shardroute::strategy::partitioned::trie::Prefix;
     /// assert_eq!("101".parse::<Prefix>().unwrap().parent().unwrap().to_string(), "10");
     /// assert_eq!(Prefix::ROOT.parent(), None);
     /// ```
@@ -214,7 +216,7 @@ impl Prefix {
     ///
     /// # Example
     /// ```
-    /// use shardroute::strategy::trie::Prefix;
+    /// use shardroute::strategy::partitioned::trie::Prefix;
     /// assert_eq!("101".parse::<Prefix>().unwrap().sibling().unwrap().to_string(), "100");
     /// ```
     pub fn sibling(self) -> Option<Prefix> {
@@ -319,7 +321,7 @@ impl TrieSpec {
     ///
     /// # Example
     /// ```
-    /// use shardroute::strategy::trie::TrieSpec;
+    /// use shardroute::strategy::partitioned::trie::TrieSpec;
     /// let spec = TrieSpec::balanced(3);
     /// let prefixes: Vec<String> = spec.leaves.iter().map(|leaf| leaf.prefix.to_string()).collect();
     /// assert_eq!(prefixes, ["0", "10", "11"]);

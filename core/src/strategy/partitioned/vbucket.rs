@@ -56,15 +56,17 @@ use alloc::vec::Vec;
 
 use serde_json::{Map, Value};
 
-use super::directory::{self, KeyTable};
-use super::{count_param, Place, Spec, Strategy};
 use crate::error::{Error, Result};
 use crate::hashing::KeyHashing;
 use crate::json::{self, Object};
 use crate::key::{Key, OwnedKey};
 use crate::limits;
-use crate::operations::{next_epoch, operation_object};
-use crate::topology::{Node, Topology};
+use crate::node::Node;
+use crate::ops::{next_epoch, operation_object};
+use crate::strategy::partitioned::directory::{self, KeyTable};
+use crate::strategy::spec::{count_param, Place, Spec};
+use crate::strategy::Strategy;
+use crate::topology::Topology;
 
 /// Default vbucket count.
 pub const DEFAULT_VBUCKETS: u32 = 1024;

@@ -67,15 +67,17 @@ use alloc::vec::Vec;
 
 use serde_json::{Map, Value};
 
-use super::{Place, Spec, Strategy};
 use crate::error::{Error, Result};
 use crate::hash::crc16_xmodem;
 use crate::hashing::{redis_hash_tag, KeyHashing};
 use crate::json::{self, Object};
 use crate::key::Key;
 use crate::limits;
-use crate::operations::{next_epoch, operation_object};
-use crate::topology::{Node, Topology};
+use crate::node::Node;
+use crate::ops::{next_epoch, operation_object};
+use crate::strategy::spec::{Place, Spec};
+use crate::strategy::Strategy;
+use crate::topology::Topology;
 
 /// The number of hash slots of a Redis Cluster.
 pub const SLOTS: u32 = 16384;
@@ -104,7 +106,7 @@ pub struct RedisClusterSpec {
 ///
 /// # Example
 /// ```
-/// use shardroute::strategy::redis_cluster::key_slot;
+/// use shardroute::strategy::compat::redis_cluster::key_slot;
 /// use shardroute::Key;
 /// // The examples of the Redis Cluster specification and `CLUSTER KEYSLOT`.
 /// assert_eq!(key_slot(Key::Bytes(b"somekey")), 11058);
@@ -142,7 +144,7 @@ pub fn key_slot(key: Key<'_>) -> u32 {
 ///
 /// # Example
 /// ```
-/// use shardroute::strategy::redis_cluster::create_split;
+/// use shardroute::strategy::compat::redis_cluster::create_split;
 /// assert_eq!(create_split(3).unwrap(), [(0, 5460), (5461, 10922), (10923, 16383)]);
 /// ```
 pub fn create_split(masters: u32) -> Option<Vec<(u32, u32)>> {
@@ -215,7 +217,7 @@ impl Spec for RedisClusterSpec {
     }
 
     fn compile(&self, hashing: &KeyHashing, nodes: &[Node]) -> Result<SlotTable> {
-        super::require_default_hashing(Self::TYPE, "with CRC16 over the key or its hash tag", hashing)?;
+        crate::strategy::spec::require_default_hashing(Self::TYPE, "with CRC16 over the key or its hash tag", hashing)?;
         if nodes.is_empty() {
             return Err(Error::new(crate::error::ErrorKind::NoNodes, "nodes: a Redis Cluster needs at least one node"));
         }

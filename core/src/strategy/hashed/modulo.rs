@@ -22,12 +22,12 @@ use alloc::vec::Vec;
 
 use serde_json::{Map, Value};
 
-use super::{successors, Place, Spec};
 use crate::error::{Error, ErrorKind, Result};
 use crate::hashing::KeyHashing;
 use crate::json::{self, Object};
 use crate::key::Key;
-use crate::topology::Node;
+use crate::node::Node;
+use crate::strategy::spec::{successors, Place, Spec};
 
 /// `{"type": "modulo", "one_based": false}`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -132,7 +132,7 @@ pub(crate) fn shard_one_based(hash: u64, nodes: u32) -> u32 {
 ///
 /// # Example
 /// ```
-/// use shardroute::strategy::modulo::moves;
+/// use shardroute::strategy::hashed::modulo::moves;
 /// assert_eq!(moves(2, 4).unwrap(), vec![vec![0, 2], vec![1, 3]]);
 /// assert_eq!(moves(4, 2).unwrap(), vec![vec![0], vec![1], vec![0], vec![1]]);
 /// assert_eq!(moves(3, 4).unwrap_err().code(), "invalid_argument");

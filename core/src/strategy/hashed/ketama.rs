@@ -66,14 +66,14 @@ use alloc::vec::Vec;
 
 use serde_json::{Map, Value};
 
-use super::{Place, Spec};
 use crate::error::{Error, Result};
 use crate::hash::md5;
 use crate::hashing::KeyHashing;
 use crate::json::{self, Object};
 use crate::key::Key;
 use crate::limits;
-use crate::topology::Node;
+use crate::node::Node;
+use crate::strategy::spec::{Place, Spec};
 
 /// Points of an average server in all three implementations: 40 MD5 digests of 4 points.
 pub const DEFAULT_POINTS_PER_SERVER: u32 = 160;
@@ -222,7 +222,7 @@ impl Spec for KetamaSpec {
     }
 
     fn compile(&self, hashing: &KeyHashing, nodes: &[Node]) -> Result<Ketama> {
-        super::require_default_hashing("ketama", "with MD5 as memcached clients do", hashing)?;
+        crate::strategy::spec::require_default_hashing("ketama", "with MD5 as memcached clients do", hashing)?;
         Ok(Ketama::build(self, nodes))
     }
 }
@@ -304,7 +304,7 @@ fn point(digest: &[u8; 16], index: usize) -> u32 {
 /// # Example
 /// ```
 /// // md5("") = d41d8cd9 8f00b204 e9800998 ecf8427e
-/// assert_eq!(shardroute::strategy::ketama::key_hash(b""), 0xd98c1dd4);
+/// assert_eq!(shardroute::strategy::hashed::ketama::key_hash(b""), 0xd98c1dd4);
 /// ```
 pub fn key_hash(bytes: &[u8]) -> u32 {
     point(&md5(bytes), 0)

@@ -25,7 +25,7 @@
 //! | `range_split_median` | same | splits range `shard` at the median of the `sample` keys inside it; reports as `range_split` |
 //! | `range_merge` | same | joins ranges `shard` and `shard + 1` (owner: `node`, default the owner of `shard`); reports `shard`, `removed_boundary`, `moved`, `added` |
 //! | `range_move` | same | gives range `shard` to `node`; reports `shard`, `moved`, `added` |
-//! | `range_presplit` | same | replaces the table with `ranges` ranges of equal `sample` counts (hash_range without a sample: equal widths), round-robin over `nodes`; reports `boundaries`, `moved`, `added` (see [`crate::strategy::ranges`]) |
+//! | `range_presplit` | same | replaces the table with `ranges` ranges of equal `sample` counts (hash_range without a sample: equal widths), round-robin over `nodes`; reports `boundaries`, `moved`, `added` (see [`crate::strategy::partitioned::ranges`]) |
 //! | `directory_set` | `directory` | lists `key` (a key object) on node `node`, adding or replacing its entry; reports `key`, `from`, `to`, `replaced` |
 //! | `directory_remove` | `directory` | drops the entry of `key`, which then routes by the fallback; reports `key`, `from`, `to` |
 //! | `vbucket_override` | `vbucket` | sends `key` to vbucket `vbucket`; reports `key`, `from_vbucket`, `to_vbucket`, `from`, `to`, `replaced` |
@@ -77,26 +77,26 @@ pub fn apply(topology: &Topology, operation: &Value) -> Result<Value> {
         "remove_node" => remove_node(topology, operation)?,
         "disruption" => crate::disruption::apply(topology, operation)?,
         // Issue 3 operations: add `"<op>" => <module>::<function>(topology, operation)?,` arms here.
-        "id_bits_compose" => crate::strategy::id_bits::compose_op(topology, operation)?,
-        "id_bits_tickets" => crate::strategy::id_bits::tickets_op(topology, operation)?,
-        "id_bits_reserve_block" => crate::strategy::id_bits::reserve_block_op(topology, operation)?,
-        "id_groups_add_group" => crate::strategy::id_groups::add_group(topology, operation)?,
-        "id_groups_add_interval" => crate::strategy::id_groups::add_interval(topology, operation)?,
-        "id_groups_set_writable" => crate::strategy::id_groups::set_writable_group(topology, operation)?,
-        "directory_set" => crate::strategy::directory::set(topology, operation)?,
-        "directory_remove" => crate::strategy::directory::remove(topology, operation)?,
-        "vbucket_override" => crate::strategy::vbucket::set_override(topology, operation)?,
-        "vbucket_override_remove" => crate::strategy::vbucket::remove_override(topology, operation)?,
-        "import_couchbase_config" => crate::strategy::couchbase::import_config(topology, operation)?,
-        "import_cassandra_ring" => crate::strategy::cassandra::import_op(topology, operation)?,
-        "import_redis_cluster_slots" => crate::strategy::redis_cluster::import_slots(topology, operation)?,
-        "import_redis_cluster_shards" => crate::strategy::redis_cluster::import_shards(topology, operation)?,
-        "multilevel_remap" => crate::strategy::multilevel::remap(topology, operation)?,
-        "multilevel_group_set" => crate::strategy::multilevel::group_set(topology, operation)?,
-        "trie_split" => crate::strategy::trie::split(topology, operation)?,
-        "trie_remove" => crate::strategy::trie::remove(topology, operation)?,
+        "id_bits_compose" => crate::strategy::ids::id_bits::compose_op(topology, operation)?,
+        "id_bits_tickets" => crate::strategy::ids::id_bits::tickets_op(topology, operation)?,
+        "id_bits_reserve_block" => crate::strategy::ids::id_bits::reserve_block_op(topology, operation)?,
+        "id_groups_add_group" => crate::strategy::ids::id_groups::add_group(topology, operation)?,
+        "id_groups_add_interval" => crate::strategy::ids::id_groups::add_interval(topology, operation)?,
+        "id_groups_set_writable" => crate::strategy::ids::id_groups::set_writable_group(topology, operation)?,
+        "directory_set" => crate::strategy::partitioned::directory::set(topology, operation)?,
+        "directory_remove" => crate::strategy::partitioned::directory::remove(topology, operation)?,
+        "vbucket_override" => crate::strategy::partitioned::vbucket::set_override(topology, operation)?,
+        "vbucket_override_remove" => crate::strategy::partitioned::vbucket::remove_override(topology, operation)?,
+        "import_couchbase_config" => crate::strategy::compat::couchbase::import_config(topology, operation)?,
+        "import_cassandra_ring" => crate::strategy::compat::cassandra::import_op(topology, operation)?,
+        "import_redis_cluster_slots" => crate::strategy::compat::redis_cluster::import_slots(topology, operation)?,
+        "import_redis_cluster_shards" => crate::strategy::compat::redis_cluster::import_shards(topology, operation)?,
+        "multilevel_remap" => crate::strategy::partitioned::multilevel::remap(topology, operation)?,
+        "multilevel_group_set" => crate::strategy::partitioned::multilevel::group_set(topology, operation)?,
+        "trie_split" => crate::strategy::partitioned::trie::split(topology, operation)?,
+        "trie_remove" => crate::strategy::partitioned::trie::remove(topology, operation)?,
         "range_split" | "range_split_median" | "range_merge" | "range_move" | "range_presplit" => {
-            crate::strategy::ranges::apply(name, topology, operation)?
+            crate::strategy::partitioned::ranges::apply(name, topology, operation)?
         }
         other => return Err(Error::argument(format!("operation: unknown op {other:?}"))),
     };
@@ -179,7 +179,7 @@ fn remove_node(topology: &Topology, operation: &Value) -> Result<(Topology, Map<
         let kept: Vec<Value> = nodes.iter().enumerate().filter(|(i, _)| *i != index).map(|(_, n)| n.clone()).collect();
         *nodes = kept;
     }
-    crate::strategy::token_ring::forget_node(&mut document, id);
+    crate::strategy::partitioned::token_ring::forget_node(&mut document, id);
     let next = Topology::from_value(&document)?;
     let mut report = Map::new();
     report.insert("removed".into(), Value::String(String::from(id)));

@@ -19,7 +19,7 @@
 //! key order, which a range table cannot do without breaking range scans, so a
 //! `key_range` document with `"hash_tag": "redis"` is rejected when a router is built
 //! (`invalid_topology` at `hashing.hash_tag`) rather than silently ignored. For hashed
-//! ranges use [`hash_range`](super::hash_range).
+//! ranges use [`hash_range`](crate::strategy::partitioned::hash_range).
 //!
 //! **Guarantees.** Locality: a scan over `[start, end)` visits only the ranges that
 //! overlap it ([`Router::shards_for_range`](crate::Router::shards_for_range)), in key
@@ -78,14 +78,14 @@ use core::cmp::Ordering;
 
 use serde_json::{Map, Value};
 
-use super::ranges::{self, Position};
-use super::{successors, Place, Spec};
 use crate::error::{Error, Result};
 use crate::hashing::{HashTag, KeyHashing};
 use crate::json::{self, Object};
 use crate::key::{Key, OwnedKey};
 use crate::limits;
-use crate::topology::Node;
+use crate::node::Node;
+use crate::strategy::partitioned::ranges::{self, Position};
+use crate::strategy::spec::{successors, Place, Spec};
 
 /// `{"type": "key_range", "boundaries": [...], "ranges": [...]}`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -180,7 +180,7 @@ pub(crate) fn owner_ids(ranges: &[u32], nodes: &[Node]) -> Value {
 /// # Example
 /// ```
 /// use core::cmp::Ordering;
-/// use shardroute::strategy::key_range::compare_keys;
+/// use shardroute::strategy::partitioned::key_range::compare_keys;
 /// use shardroute::Key;
 /// assert_eq!(compare_keys(Key::from("ab"), Key::from("abc")), Ordering::Less);
 /// assert_eq!(compare_keys(Key::U64(255), Key::U64(256)), Ordering::Less);

@@ -41,14 +41,14 @@ use alloc::vec::Vec;
 
 use serde_json::{Map, Value};
 
-use super::{count_param, Place, Spec};
 use crate::error::{Error, Result};
 use crate::hash::crc32c_raw;
 use crate::hashing::KeyHashing;
 use crate::json::{self, Object};
 use crate::key::Key;
 use crate::limits;
-use crate::topology::Node;
+use crate::node::Node;
+use crate::strategy::spec::{count_param, Place, Spec};
 
 /// vshard's default `bucket_count`.
 pub const DEFAULT_BUCKET_COUNT: u32 = 3000;
@@ -70,7 +70,7 @@ pub struct VshardSpec {
 /// # Example
 /// ```
 /// // Tarantool: digest.crc32("123456789") == 486108540; 486108540 % 3000 + 1 == 541.
-/// assert_eq!(shardroute::strategy::vshard::bucket_id(b"123456789", 3000), 541);
+/// assert_eq!(shardroute::strategy::compat::vshard::bucket_id(b"123456789", 3000), 541);
 /// ```
 pub fn bucket_id(bytes: &[u8], bucket_count: u32) -> u32 {
     crc32c_raw(bytes).checked_rem(bucket_count).unwrap_or(0) + 1
@@ -119,7 +119,7 @@ impl Spec for VshardSpec {
     }
 
     fn compile(&self, hashing: &KeyHashing, nodes: &[Node]) -> Result<Vshard> {
-        super::require_default_hashing("vshard", "with Tarantool's digest.crc32", hashing)?;
+        crate::strategy::spec::require_default_hashing("vshard", "with Tarantool's digest.crc32", hashing)?;
         let ranges = match &self.ranges {
             Some(ranges) => ranges.clone(),
             None => even_ranges(self.bucket_count, nodes.len() as u32),
@@ -192,7 +192,7 @@ pub struct Vshard {
 
 impl Place for Vshard {
     fn shard(&self, _hashing: &KeyHashing, key: Key<'_>) -> Result<u32> {
-        Ok(super::couchbase::with_key_bytes(key, |bytes| bucket_id(bytes, self.bucket_count)))
+        Ok(crate::strategy::compat::couchbase::with_key_bytes(key, |bytes| bucket_id(bytes, self.bucket_count)))
     }
 
     fn owner(&self, shard: u32) -> u32 {

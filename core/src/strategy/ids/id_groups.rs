@@ -72,14 +72,16 @@ use alloc::vec::Vec;
 
 use serde_json::{Map, Value};
 
-use super::{successors, DecodedId, Place, Spec, Strategy};
 use crate::error::{Error, Result};
 use crate::hashing::KeyHashing;
 use crate::json::{self, Object};
 use crate::key::Key;
 use crate::limits;
-use crate::operations::{next_epoch, operation_object};
-use crate::topology::{Node, Topology};
+use crate::node::Node;
+use crate::ops::{next_epoch, operation_object};
+use crate::strategy::spec::{successors, DecodedId, Place, Spec};
+use crate::strategy::Strategy;
+use crate::topology::Topology;
 
 /// One shard of a group: a node and its weight.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -275,7 +277,7 @@ fn parse_group(path: &str, value: &Value, nodes: &[Node]) -> Result<IdGroup> {
             .position(|node| node.id == node_id)
             .ok_or_else(|| json::at(&node_path, format_args!("names node {node_id:?}, which is not in nodes")))?
             as u32;
-        let weight = super::count_param(&shard, "weight", 1, limits::MAX_GROUP_WEIGHT)?;
+        let weight = crate::strategy::spec::count_param(&shard, "weight", 1, limits::MAX_GROUP_WEIGHT)?;
         total += u64::from(weight);
         if total > u64::from(limits::MAX_GROUP_WEIGHT) {
             return Err(Error::limit(format!(

@@ -88,14 +88,16 @@ use alloc::vec::Vec;
 
 use serde_json::{Map, Value};
 
-use super::{successors, DecodedId, Place, Spec, Strategy};
 use crate::error::{Error, Result};
 use crate::hashing::KeyHashing;
 use crate::json::{self, Object};
 use crate::key::Key;
 use crate::limits;
-use crate::operations::operation_object;
-use crate::topology::{Node, Topology};
+use crate::node::Node;
+use crate::ops::operation_object;
+use crate::strategy::spec::{successors, DecodedId, Place, Spec};
+use crate::strategy::Strategy;
+use crate::topology::Topology;
 
 /// Twitter's Snowflake epoch: 2010-11-04T01:42:54.657Z in Unix milliseconds.
 pub const TWITTER_EPOCH_MS: u64 = 1_288_834_974_657;
@@ -141,7 +143,7 @@ impl ShardHigh {
     ///
     /// # Example
     /// ```
-    /// use shardroute::strategy::id_bits::ShardHigh;
+    /// use shardroute::strategy::ids::id_bits::ShardHigh;
     /// // Pinterest: 2 reserved bits, 16 bits of shard, 46 bits of type and local id.
     /// let pinterest = ShardHigh::new(16, 46).unwrap();
     /// assert_eq!(pinterest.compose(3429, 0).unwrap(), 3429 << 46);
@@ -178,7 +180,7 @@ impl ShardHigh {
     ///
     /// # Example
     /// ```
-    /// use shardroute::strategy::id_bits::ShardHigh;
+    /// use shardroute::strategy::ids::id_bits::ShardHigh;
     /// assert_eq!(ShardHigh::DEFAULT.compose(3, 42).unwrap(), 3 << 56 | 42);
     /// assert_eq!(ShardHigh::DEFAULT.compose(256, 0).unwrap_err().code(), "invalid_argument");
     /// ```
@@ -201,7 +203,7 @@ impl ShardHigh {
     ///
     /// # Example
     /// ```
-    /// use shardroute::strategy::id_bits::ShardHigh;
+    /// use shardroute::strategy::ids::id_bits::ShardHigh;
     /// assert_eq!(ShardHigh::DEFAULT.decode(3 << 56 | 42).unwrap(), (3, 42));
     /// ```
     pub fn decode(&self, id: u64) -> Result<(u32, u64)> {
@@ -244,7 +246,7 @@ impl Snowflake {
     ///
     /// # Example
     /// ```
-    /// use shardroute::strategy::id_bits::Snowflake;
+    /// use shardroute::strategy::ids::id_bits::Snowflake;
     /// // Discord: 42 bits of milliseconds since 2015, 5 + 5 bits of worker and process.
     /// let discord = Snowflake::new(42, 10, 12, 1_420_070_400_000).unwrap();
     /// let parts = discord.decode(175928847299117063).unwrap();
@@ -303,7 +305,7 @@ impl Snowflake {
     ///
     /// # Example
     /// ```
-    /// use shardroute::strategy::id_bits::Snowflake;
+    /// use shardroute::strategy::ids::id_bits::Snowflake;
     /// // Wikipedia's example tweet id: 2022-06-28T16:07:40.105Z, machine 378, sequence 0.
     /// assert_eq!(Snowflake::TWITTER.compose(1656432460105, 378, 0).unwrap(), 1541815603606036480);
     /// assert_eq!(Snowflake::TWITTER.compose(0, 0, 0).unwrap_err().code(), "invalid_argument");
@@ -340,7 +342,7 @@ impl Snowflake {
     ///
     /// # Example
     /// ```
-    /// use shardroute::strategy::id_bits::Snowflake;
+    /// use shardroute::strategy::ids::id_bits::Snowflake;
     /// let parts = Snowflake::TWITTER.decode(1541815603606036480).unwrap();
     /// assert_eq!((parts.timestamp_ms, parts.shard, parts.sequence), (1656432460105, 378, 0));
     /// assert_eq!(Snowflake::TWITTER.decode(1 << 63).unwrap_err().code(), "invalid_key");
@@ -390,7 +392,7 @@ impl Tickets {
     ///
     /// # Example
     /// ```
-    /// use shardroute::strategy::id_bits::Tickets;
+    /// use shardroute::strategy::ids::id_bits::Tickets;
     /// let flickr = Tickets::new(2).unwrap();
     /// assert_eq!(flickr.compose(1, 0).unwrap(), 2);
     /// assert_eq!(flickr.compose(0, 5).unwrap(), 11);
@@ -928,7 +930,7 @@ fn exhausted() -> Error {
 ///
 /// # Example
 /// ```
-/// use shardroute::strategy::id_bits::next_ticket;
+/// use shardroute::strategy::ids::id_bits::next_ticket;
 /// // The MySQL manual: increment 10, offset 5, after ids 1, 11, 21, 31.
 /// assert_eq!(next_ticket(5, 10, 32).unwrap(), 35);
 /// assert_eq!(next_ticket(5, 10, 1).unwrap(), 5);
@@ -955,7 +957,7 @@ pub fn next_ticket(offset: u32, increment: u32, auto_increment: u64) -> Result<u
 ///
 /// # Example
 /// ```
-/// use shardroute::strategy::id_bits::ticket_ids;
+/// use shardroute::strategy::ids::id_bits::ticket_ids;
 /// // The MySQL manual: increment 10, offset 1, an empty table.
 /// let batch = ticket_ids(1, 10, 1, 4).unwrap();
 /// assert_eq!(batch.ids, [1, 11, 21, 31]);
@@ -982,7 +984,7 @@ pub fn ticket_ids(offset: u32, increment: u32, auto_increment: u64, count: u32) 
 ///
 /// # Example
 /// ```
-/// use shardroute::strategy::id_bits::reserve_block;
+/// use shardroute::strategy::ids::id_bits::reserve_block;
 /// let block = reserve_block(2, 2, 1, 1000).unwrap();
 /// assert_eq!((block.first, block.last, block.step, block.auto_increment), (2, 2000, 2, 2001));
 /// assert_eq!(reserve_block(2, 2, block.auto_increment, 1).unwrap().first, 2002);

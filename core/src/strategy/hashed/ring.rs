@@ -35,13 +35,13 @@ use alloc::vec::Vec;
 
 use serde_json::{Map, Value};
 
-use super::{count_param, Place, Spec};
 use crate::error::{Error, Result};
 use crate::hashing::KeyHashing;
 use crate::json::Object;
 use crate::key::Key;
 use crate::limits;
-use crate::topology::Node;
+use crate::node::Node;
+use crate::strategy::spec::{count_param, Place, Spec};
 
 /// Default points per unit of weight: libketama's 160.
 pub const DEFAULT_POINTS_PER_NODE: u32 = 160;
@@ -269,7 +269,7 @@ fn push_decimal(out: &mut Vec<u8>, mut value: u32) {
 mod tests {
     use super::*;
     use crate::hashing::HashFunction;
-    use crate::strategy::rendezvous::fmix64;
+    use crate::strategy::hashed::rendezvous::fmix64;
 
     fn nodes(count: usize, weight: impl Fn(usize) -> f64) -> Vec<Node> {
         (0..count)

@@ -61,13 +61,13 @@ use core::cmp::Ordering;
 
 use serde_json::{Map, Value};
 
-use super::{successors, Place, Spec};
 use crate::error::{Error, Result};
 use crate::hashing::KeyHashing;
 use crate::json::{self, Object};
 use crate::key::{parse_decimal_u64, Key};
 use crate::limits;
-use crate::topology::Node;
+use crate::node::Node;
+use crate::strategy::spec::{successors, Place, Spec};
 
 /// A primary vindex: how a column value becomes a keyspace id.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -99,7 +99,7 @@ impl Vindex {
     ///
     /// # Example
     /// ```
-    /// use shardroute::strategy::vitess::Vindex;
+    /// use shardroute::strategy::compat::vitess::Vindex;
     /// use shardroute::Key;
     /// // Vitess' hash_test.go: 1 -> 166b40b44aba4bd6.
     /// assert_eq!(Vindex::Hash.keyspace_id(Key::U64(1))?, 0x166b_40b4_4aba_4bd6);
@@ -171,7 +171,7 @@ pub struct VitessSpec {
 ///
 /// # Example
 /// ```
-/// use shardroute::strategy::vitess::parse_shard_name;
+/// use shardroute::strategy::compat::vitess::parse_shard_name;
 /// assert_eq!(parse_shard_name("80-c0"), Some((vec![0x80], vec![0xc0])));
 /// assert_eq!(parse_shard_name("-"), Some((vec![], vec![])));
 /// assert_eq!(parse_shard_name("8-"), None); // odd number of hex digits
@@ -271,7 +271,7 @@ impl Spec for VitessSpec {
     }
 
     fn compile(&self, hashing: &KeyHashing, nodes: &[Node]) -> Result<Vitess> {
-        super::require_default_hashing("vitess", "with its vindex", hashing)?;
+        crate::strategy::spec::require_default_hashing("vitess", "with its vindex", hashing)?;
         if let Some(index) = self.shards.iter().position(|shard| shard.node as usize >= nodes.len()) {
             return Err(json::at(&format!("strategy.shards[{index}].node"), "node index out of range"));
         }

@@ -1,4 +1,4 @@
-//! What [`key_range`] and [`hash_range`](super::hash_range) share: a
+//! What [`key_range`] and [`hash_range`](crate::strategy::partitioned::hash_range) share: a
 //! range table (sorted boundaries, one owner per range) and the operations that edit it
 //! the way Bigtable, HBase, CockroachDB and DynamoDB edit theirs: split, split at the
 //! median of a sample, merge, move, and pre-split an empty key space.
@@ -10,7 +10,7 @@
 //!
 //! # Operations
 //!
-//! Applied with [`operations::apply`](crate::operations::apply). Positions are written as
+//! Applied with [`operations::apply`](crate::ops::apply). Positions are written as
 //! in the document: a key object (`{"utf8": ..}`, `{"hex": ..}`, `{"u64": ..}`) for
 //! `key_range`, a u64 (number or decimal string) for `hash_range`. Sample keys are always
 //! key objects; for `hash_range` their hashes are used. `node` is the id of an existing
@@ -55,16 +55,17 @@ use alloc::vec::Vec;
 
 use serde_json::{Map, Value};
 
-use super::hash_range::HashRangeSpec;
-use super::key_range::{self, KeyPosition, KeyRangeSpec};
-use super::Strategy;
 use crate::error::{Error, Result};
 use crate::hashing::KeyHashing;
 use crate::json::{self, Object};
 use crate::key::Key;
 use crate::limits;
-use crate::operations::{next_epoch, operation_object};
-use crate::topology::{Node, Topology};
+use crate::node::Node;
+use crate::ops::{next_epoch, operation_object};
+use crate::strategy::partitioned::hash_range::HashRangeSpec;
+use crate::strategy::partitioned::key_range::{self, KeyPosition, KeyRangeSpec};
+use crate::strategy::Strategy;
+use crate::topology::Topology;
 
 /// A place in a range strategy's ordered space: key bytes or a hash.
 pub(crate) trait Position: Clone + Ord {
@@ -201,7 +202,7 @@ pub(crate) fn check_table<P>(
 ///
 /// # Example
 /// ```
-/// use shardroute::strategy::ranges::presplit_points;
+/// use shardroute::strategy::partitioned::ranges::presplit_points;
 /// let sample = ["m", "c", "x", "a", "c", "q"];
 /// // 5 distinct keys (a c m q x), 3 ranges: boundaries at indices 5/3 = 1 and 10/3 = 3,
 /// // so [.., "c") holds a, ["c", "q") holds c m, ["q", ..) holds q x.

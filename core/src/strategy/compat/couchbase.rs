@@ -53,14 +53,16 @@ use alloc::vec::Vec;
 
 use serde_json::{Map, Value};
 
-use super::{Place, Spec, Strategy};
 use crate::error::{Error, ErrorKind, Result};
 use crate::hashing::{crc32, KeyHashing};
 use crate::json::{self, Object};
 use crate::key::Key;
 use crate::limits;
-use crate::operations::operation_object;
-use crate::topology::{Node, Topology};
+use crate::node::Node;
+use crate::ops::operation_object;
+use crate::strategy::spec::{Place, Spec};
+use crate::strategy::Strategy;
+use crate::topology::Topology;
 
 /// The most vbuckets a Couchbase map can usefully have: the hash keeps 15 bits.
 pub const MAX_COUCHBASE_VBUCKETS: u32 = 1 << 15;
@@ -84,7 +86,7 @@ pub struct CouchbaseSpec {
 /// # Example
 /// ```
 /// // couchbaselabs/cbgb vbucket_test.go: "hello" is vbucket 528 of 1024.
-/// assert_eq!(shardroute::strategy::couchbase::vbucket_of(b"hello", 1024), 528);
+/// assert_eq!(shardroute::strategy::compat::couchbase::vbucket_of(b"hello", 1024), 528);
 /// ```
 pub fn vbucket_of(bytes: &[u8], vbuckets: u32) -> u32 {
     let digest = (crc32(bytes) >> 16) & 0x7fff;
@@ -135,7 +137,7 @@ impl Spec for CouchbaseSpec {
     }
 
     fn compile(&self, hashing: &KeyHashing, _nodes: &[Node]) -> Result<Couchbase> {
-        super::require_default_hashing("couchbase", "with Couchbase's CRC-32", hashing)?;
+        crate::strategy::spec::require_default_hashing("couchbase", "with Couchbase's CRC-32", hashing)?;
         let width = self.map.first().map_or(1, Vec::len) as u32;
         let entries = self.map.iter().flatten().map(|entry| entry.unwrap_or(NONE)).collect();
         let shortest = self.map.iter().map(|row| row.iter().flatten().count() as u32).min().unwrap_or(0);

@@ -1,0 +1,124 @@
+//! What every strategy implements ([`Spec`]: read, write, compile; [`Place`]: answer
+//! per key) and the small rules several strategies share.
+
+use alloc::format;
+use alloc::vec::Vec;
+
+use serde_json::{Map, Value};
+
+use crate::error::{Error, Result};
+use crate::hashing::KeyHashing;
+use crate::json::{self, Object};
+use crate::key::Key;
+use crate::node::Node;
+
+/// The parsed parameters of one strategy type: how its `strategy` object is read and
+/// written, and what it compiles into.
+pub(crate) trait Spec: Sized {
+    /// The `type` name in the document.
+    const TYPE: &'static str;
+    /// Every field the strategy object may have, `type` included.
+    const FIELDS: &'static [&'static str];
+    /// Whether node weights mean something to this strategy. If not, a document that
+    /// sets a weight other than 1 is rejected rather than silently ignored.
+    const WEIGHTED: bool;
+    /// The compiled form that answers lookups.
+    type Placement: Place;
+    /// Reads the strategy object (unknown fields are already rejected).
+    fn parse(object: &Object<'_>, nodes: &[Node]) -> Result<Self>;
+    /// Writes the parameters (every one, defaults included) into the canonical object;
+    /// `type` is written by the caller.
+    fn write(&self, object: &mut Map<alloc::string::String, Value>, nodes: &[Node]);
+    /// Builds the placement.
+    fn compile(&self, hashing: &KeyHashing, nodes: &[Node]) -> Result<Self::Placement>;
+}
+
+/// A compiled strategy: what a router asks per key.
+pub(crate) trait Place {
+    /// The shard of a key.
+    fn shard(&self, hashing: &KeyHashing, key: Key<'_>) -> Result<u32>;
+    /// The node index owning a shard returned by [`Place::shard`].
+    fn owner(&self, shard: u32) -> u32;
+    /// The first `count` distinct node indices for a key, owner first, into `out`
+    /// (already cleared; `1 <= count <= node count` is checked by the router).
+    fn replicas(&self, hashing: &KeyHashing, key: Key<'_>, count: u32, out: &mut Vec<u32>) -> Result<()>;
+    /// The most replicas every key can get.
+    fn max_replicas(&self) -> u32;
+    /// The shard numbers this placement can return (`0..n`, `1..n+1` for 1-based modulo).
+    fn shard_range(&self) -> core::ops::Range<u32>;
+    /// The shards a scan over keys in `[start, end)` must visit, in key order (`end`
+    /// `None`: to the end of the key space). Placements that hash keys scatter every
+    /// range over every shard, which is the default; range-partitioned placements
+    /// override it.
+    fn shards_for_range(&self, _hashing: &KeyHashing, _start: Key<'_>, _end: Option<Key<'_>>) -> Result<Vec<u32>> {
+        Ok(self.shard_range().collect())
+    }
+    /// The node that serves reads of a key: the owner, except where a placement in
+    /// motion says otherwise.
+    fn read_node(&self, hashing: &KeyHashing, key: Key<'_>) -> Result<u32> {
+        Ok(self.owner(self.shard(hashing, key)?))
+    }
+    /// The nodes a write of a key goes to, first the one that decides (`out` is empty).
+    fn write_nodes(&self, hashing: &KeyHashing, key: Key<'_>, out: &mut Vec<u32>) -> Result<()> {
+        out.push(self.owner(self.shard(hashing, key)?));
+        Ok(())
+    }
+    /// Decodes an id that carries its shard (id strategies override it).
+    fn decode_id(&self, _id: u64) -> Result<DecodedId> {
+        Err(Error::argument("this strategy's ids do not carry a shard; decode_id needs an id strategy"))
+    }
+}
+
+/// An id decoded by a strategy whose ids carry their shard: the shard, and the id's
+/// other fields by name (`timestamp`, `sequence`, `local`, `cell`, ...), in layout order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DecodedId {
+    /// The shard the id routes to.
+    pub shard: u32,
+    /// The id's other fields, most significant first.
+    pub fields: Vec<(&'static str, u64)>,
+}
+
+/// Replicas as "the owner, then the next nodes in list order, wrapping": the rule of
+/// strategies without their own notion of a second choice (modulo, jump).
+pub(crate) fn successors(owner: u32, count: u32, node_count: u32, out: &mut Vec<u32>) {
+    out.extend((0..count).map(|step| ((u64::from(owner) + u64::from(step)) % u64::from(node_count)) as u32));
+}
+
+/// Refuses a `hashing` section other than the default for a compatibility profile,
+/// which hashes keys itself exactly as its system does (`invalid_topology` at
+/// `hashing`): a SipHash seed must never look as if it changed a Redis slot.
+pub(crate) fn require_default_hashing(kind: &str, how: &str, hashing: &KeyHashing) -> Result<()> {
+    if *hashing == KeyHashing::default() {
+        Ok(())
+    } else {
+        Err(json::at(
+            "hashing",
+            format_args!("the {kind} profile hashes keys {how}, as the real system does; remove the hashing section (it would change nothing)"),
+        ))
+    }
+}
+
+/// A count parameter: 0 is out of range (`invalid_topology`), above `max` a limit.
+pub(crate) fn count_param(object: &Object<'_>, name: &str, default: u32, max: u32) -> Result<u32> {
+    let Some(value) = object.optional(name) else { return Ok(default) };
+    let path = object.path_of(name);
+    match value.as_u64() {
+        Some(0) | None => json::u32_in(&path, value, 1, max),
+        Some(n) if n > u64::from(max) => Err(Error::limit(format!("{path}: {n} exceeds the limit of {max}"))),
+        Some(n) => Ok(n as u32),
+    }
+}
+
+pub(crate) fn check_weights(kind: &str, weighted: bool, nodes: &[Node]) -> Result<()> {
+    if weighted {
+        return Ok(());
+    }
+    match nodes.iter().position(|node| node.weight != 1.0) {
+        Some(index) => Err(json::at(
+            &format!("nodes[{index}].weight"),
+            format_args!("the {kind} strategy does not support weights (leave weight at 1)"),
+        )),
+        None => Ok(()),
+    }
+}

@@ -34,7 +34,7 @@ use crate::key::{type_name, Key};
 
 pub use crate::dictionary::{decode_dictionary, encode_dictionary};
 pub use crate::diff::diff;
-pub use crate::ops::apply;
+pub use crate::operations::apply;
 pub use crate::router::Router;
 
 /// The 64-bit hash of a key under a hashing spec (JSON text or an object; the default

@@ -32,16 +32,14 @@
 //! floats alike.
 
 use alloc::collections::BTreeMap;
-use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
 use serde_json::{Map, Value};
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::json;
 use crate::node::Node;
-use crate::ops::{next_epoch, operation_object};
 use crate::router::Router;
 use crate::strategy::hashed::maglev::Maglev;
 use crate::strategy::partitioned::token_ring::TokenRing;
@@ -324,37 +322,4 @@ fn sampled(before: &Topology, after: &Topology) -> Result<Disruption> {
         total: u128::from(SAMPLE_KEYS),
         moves: moves(flows, &before.nodes, &after.nodes),
     })
-}
-
-/// The `disruption` operation: `to` becomes the topology, and the report says what
-/// moves.
-pub(crate) fn apply(topology: &Topology, operation: &Value) -> Result<(Topology, Map<String, Value>)> {
-    let object = operation_object(operation, &["op", "to"])?;
-    let to = object.required("to").map_err(|err| Error::argument(String::from(err.message())))?;
-    if !to.is_object() {
-        return Err(Error::argument(format!(
-            "operation.to: expected a topology document (an object), found {}",
-            json::type_name(to)
-        )));
-    }
-    let mut next =
-        Topology::from_value(to).map_err(|err| Error::new(err.kind(), format!("operation.to: {}", err.message())))?;
-    next.epoch = next_epoch(topology)?;
-    let disruption = between(topology, &next)?;
-    let mut report = Map::new();
-    report.insert("disruption".into(), disruption.to_value());
-    Ok((next, report))
-}
-
-/// Adds `"disruption"` to the report of a node operation when it is exact and cheap:
-/// `maglev` (same table size) and `token_ring` topologies.
-pub(crate) fn report_change(before: &Topology, after: &Topology, report: &mut Map<String, Value>) -> Result<()> {
-    let exact = matches!(
-        (&before.strategy, &after.strategy),
-        (Strategy::Maglev(_), Strategy::Maglev(_)) | (Strategy::TokenRing(_), Strategy::TokenRing(_))
-    );
-    if exact {
-        report.insert("disruption".into(), between(before, after)?.to_value());
-    }
-    Ok(())
 }

@@ -146,6 +146,18 @@ impl Topology {
         Ok(topology)
     }
 
+    /// The rules of a whole document, on typed values: the node list's
+    /// ([`check_list`](crate::node)) and the strategy's against it (weights, and the
+    /// tables that name nodes). Parsing ends with the same checks, and so does every
+    /// operation ([`crate::ops`]), so an edit cannot produce what a document could not say.
+    ///
+    /// # Errors
+    /// `no_nodes`, `invalid_topology` or `limit_exceeded`, as parsing would report them.
+    pub(crate) fn check(&self) -> Result<()> {
+        node::check_list(&self.nodes)?;
+        self.strategy.check(&self.nodes)
+    }
+
     /// The canonical JSON value of this topology.
     pub fn to_value(&self) -> Value {
         let mut map = Map::new();

@@ -4,7 +4,8 @@
 
 use proptest::prelude::*;
 use serde_json::{json, Value};
-use shardroute::strategy::ids::id_bits::{next_ticket, reserve_block, ticket_ids, ShardHigh, Snowflake, Tickets};
+use shardroute::strategy::ids::id_bits::{ShardHigh, Snowflake, Tickets};
+use shardroute::strategy::ids::tickets::{next_ticket, reserve_block, ticket_ids};
 use shardroute::{ops, Key, Router, Topology};
 
 fn doc(nodes: &[&str], strategy: Value) -> Value {

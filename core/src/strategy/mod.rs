@@ -88,13 +88,40 @@ macro_rules! strategies {
                     if kind == <$spec as Spec>::TYPE {
                         let object = Object::new(path, value, <$spec as Spec>::FIELDS)?;
                         check_weights(kind, <$spec as Spec>::WEIGHTED, nodes)?;
-                        return Ok(Strategy::$variant(<$spec as Spec>::parse(&object, nodes)?));
+                        let spec = <$spec as Spec>::parse(&object, nodes)?;
+                        spec.check(nodes)?;
+                        return Ok(Strategy::$variant(spec));
                     }
                 )*
                 Err(json::at(
                     &json::join(path, "type"),
                     format_args!("unknown strategy {kind:?}; expected one of {}", TYPES.join(", ")),
                 ))
+            }
+
+            /// The rules between this strategy and a node list (see `Spec::check`),
+            /// weights included: what every edit ends with.
+            pub(crate) fn check(&self, nodes: &[Node]) -> Result<()> {
+                match self {
+                    $(Strategy::$variant(spec) => {
+                        check_weights(<$spec as Spec>::TYPE, <$spec as Spec>::WEIGHTED, nodes)?;
+                        spec.check(nodes)
+                    })*
+                }
+            }
+
+            /// Whether adding or removing a node is the whole change (see `Spec::follows_node_list`).
+            pub(crate) fn follows_node_list(&self) -> bool {
+                match self {
+                    $(Strategy::$variant(spec) => spec.follows_node_list(),)*
+                }
+            }
+
+            /// Follows `nodes[index]` leaving the list (see `Spec::node_removed`).
+            pub(crate) fn node_removed(&mut self, index: u32, nodes: &[Node]) -> Result<()> {
+                match self {
+                    $(Strategy::$variant(spec) => spec.node_removed(index, nodes),)*
+                }
             }
 
             pub(crate) fn to_value(&self, nodes: &[Node]) -> Value {
@@ -181,49 +208,59 @@ macro_rules! strategies {
     };
 }
 
-strategies! {
-    /// `hash % n`, or 1-based.
-    Modulo => hashed::modulo::ModuloSpec,
-    /// Jump consistent hash over the node list.
-    Jump => hashed::jump::JumpSpec,
-    /// Consistent-hash ring with virtual nodes.
-    Ring => hashed::ring::RingSpec,
-    /// Rendezvous (highest random weight) hashing.
-    Rendezvous => hashed::rendezvous::RendezvousSpec,
-    /// Fixed vbuckets with a dictionary.
-    Vbucket => partitioned::vbucket::VbucketSpec,
-    /// Sorted boundaries over raw keys (byte order).
-    KeyRange => partitioned::key_range::KeyRangeSpec,
-    /// Sorted boundaries over the 64-bit hash space.
-    HashRange => partitioned::hash_range::HashRangeSpec,
-    /// An explicit key → node table with a fallback strategy.
-    Directory => partitioned::directory::DirectorySpec,
-    /// Partitions → groups → nodes: a small top map over remappable groups.
-    Multilevel => partitioned::multilevel::MultilevelSpec,
-    /// Bit trie over the hash bits: one leaf per node.
-    Trie => partitioned::trie::TrieSpec,
-    /// Cassandra-style token ring with seeded or explicit tokens.
-    TokenRing => partitioned::token_ring::TokenRingSpec,
-    /// Maglev lookup table (Eisenbud et al., NSDI 2016).
-    Maglev => hashed::maglev::MaglevSpec,
-    /// Ids that carry their shard: bit fields, Snowflake, ticket servers, cells.
-    IdBits => ids::id_bits::IdBitsSpec,
-    /// Id intervals owned by groups of weighted shards.
-    IdGroups => ids::id_groups::IdGroupsSpec,
-    /// Cassandra's Murmur3Partitioner over explicit tokens (compatibility profile).
-    Cassandra => compat::cassandra::CassandraSpec,
-    /// Redis Cluster: CRC16 hash slots over slot ranges (compatibility profile).
-    RedisCluster => compat::redis_cluster::RedisClusterSpec,
-    /// Vitess vindexes (`hash`, `xxhash`, `numeric`) over keyranges (compatibility profile).
-    Vitess => compat::vitess::VitessSpec,
-    /// Kafka's keyed-record partitioner (Java client, or kafkajs' legacy one).
-    Kafka => compat::kafka::KafkaSpec,
-    /// Elasticsearch's document routing (Murmur3 over UTF-16, routing shards).
-    Elasticsearch => compat::elasticsearch::ElasticsearchSpec,
-    /// Ketama continuum of memcached clients (libmemcached, libketama, Couchbase).
-    Ketama => hashed::ketama::KetamaSpec,
-    /// Couchbase's vbucket map: CRC-32 bits 16..31 % V (compatibility profile).
-    Couchbase => compat::couchbase::CouchbaseSpec,
-    /// Tarantool vshard: CRC-32C (no final xor) % bucket_count + 1 (compatibility profile).
-    Vshard => compat::vshard::VshardSpec,
+/// Calls `$callback!` with the catalogue: one `Variant => path::to::Spec,` line per
+/// strategy, each with its doc. The one list every per-strategy dispatch is built from
+/// ([`Strategy`] and `Placement` here, the operations' dispatch in [`crate::ops`]).
+macro_rules! catalogue {
+    ($callback:ident) => {
+        $callback! {
+            /// `hash % n`, or 1-based.
+            Modulo => $crate::strategy::hashed::modulo::ModuloSpec,
+            /// Jump consistent hash over the node list.
+            Jump => $crate::strategy::hashed::jump::JumpSpec,
+            /// Consistent-hash ring with virtual nodes.
+            Ring => $crate::strategy::hashed::ring::RingSpec,
+            /// Rendezvous (highest random weight) hashing.
+            Rendezvous => $crate::strategy::hashed::rendezvous::RendezvousSpec,
+            /// Fixed vbuckets with a dictionary.
+            Vbucket => $crate::strategy::partitioned::vbucket::VbucketSpec,
+            /// Sorted boundaries over raw keys (byte order).
+            KeyRange => $crate::strategy::partitioned::key_range::KeyRangeSpec,
+            /// Sorted boundaries over the 64-bit hash space.
+            HashRange => $crate::strategy::partitioned::hash_range::HashRangeSpec,
+            /// An explicit key → node table with a fallback strategy.
+            Directory => $crate::strategy::partitioned::directory::DirectorySpec,
+            /// Partitions → groups → nodes: a small top map over remappable groups.
+            Multilevel => $crate::strategy::partitioned::multilevel::MultilevelSpec,
+            /// Bit trie over the hash bits: one leaf per node.
+            Trie => $crate::strategy::partitioned::trie::TrieSpec,
+            /// Cassandra-style token ring with seeded or explicit tokens.
+            TokenRing => $crate::strategy::partitioned::token_ring::TokenRingSpec,
+            /// Maglev lookup table (Eisenbud et al., NSDI 2016).
+            Maglev => $crate::strategy::hashed::maglev::MaglevSpec,
+            /// Ids that carry their shard: bit fields, Snowflake, ticket servers, cells.
+            IdBits => $crate::strategy::ids::id_bits::IdBitsSpec,
+            /// Id intervals owned by groups of weighted shards.
+            IdGroups => $crate::strategy::ids::id_groups::IdGroupsSpec,
+            /// Cassandra's Murmur3Partitioner over explicit tokens (compatibility profile).
+            Cassandra => $crate::strategy::compat::cassandra::CassandraSpec,
+            /// Redis Cluster: CRC16 hash slots over slot ranges (compatibility profile).
+            RedisCluster => $crate::strategy::compat::redis_cluster::RedisClusterSpec,
+            /// Vitess vindexes (`hash`, `xxhash`, `numeric`) over keyranges (compatibility profile).
+            Vitess => $crate::strategy::compat::vitess::VitessSpec,
+            /// Kafka's keyed-record partitioner (Java client, or kafkajs' legacy one).
+            Kafka => $crate::strategy::compat::kafka::KafkaSpec,
+            /// Elasticsearch's document routing (Murmur3 over UTF-16, routing shards).
+            Elasticsearch => $crate::strategy::compat::elasticsearch::ElasticsearchSpec,
+            /// Ketama continuum of memcached clients (libmemcached, libketama, Couchbase).
+            Ketama => $crate::strategy::hashed::ketama::KetamaSpec,
+            /// Couchbase's vbucket map: CRC-32 bits 16..31 % V (compatibility profile).
+            Couchbase => $crate::strategy::compat::couchbase::CouchbaseSpec,
+            /// Tarantool vshard: CRC-32C (no final xor) % bucket_count + 1 (compatibility profile).
+            Vshard => $crate::strategy::compat::vshard::VshardSpec,
+        }
+    };
 }
+pub(crate) use catalogue;
+
+catalogue!(strategies);

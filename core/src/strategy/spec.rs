@@ -31,6 +31,26 @@ pub(crate) trait Spec: Sized {
     fn write(&self, object: &mut Map<alloc::string::String, Value>, nodes: &[Node]);
     /// Builds the placement.
     fn compile(&self, hashing: &KeyHashing, nodes: &[Node]) -> Result<Self::Placement>;
+    /// The rules between this spec and a node list that a typed value can break (a table
+    /// naming a node index past the list, a count the list cannot fill): checked after
+    /// [`parse`](Spec::parse) and after every edit, with the document paths parsing
+    /// reports. The default has none: the spec does not depend on the list's length.
+    fn check(&self, _nodes: &[Node]) -> Result<()> {
+        Ok(())
+    }
+    /// Whether the placement is derived from the node list, so that appending or removing
+    /// a node is the whole change (`add_node`, `remove_node`). Table-driven strategies
+    /// (the default) are edited through their own operations instead.
+    fn follows_node_list(&self) -> bool {
+        false
+    }
+    /// Follows `nodes[index]` leaving the list (`nodes` is the list before): node indices
+    /// above it shift down by one. `invalid_topology` when the spec still names the node
+    /// (a range it owns), with the path parsing would report. The default has nothing to
+    /// renumber.
+    fn node_removed(&mut self, _index: u32, _nodes: &[Node]) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// A compiled strategy: what a router asks per key.
@@ -121,4 +141,24 @@ pub(crate) fn check_weights(kind: &str, weighted: bool, nodes: &[Node]) -> Resul
         )),
         None => Ok(()),
     }
+}
+
+/// Renumbers node indices after `nodes[removed]` left the list: those above it shift down
+/// by one. `Err(position)` names the first index that *is* the removed node (the caller
+/// refuses with its own path); the slice may then be partly renumbered.
+pub(crate) fn renumber(indices: &mut [u32], removed: u32) -> core::result::Result<(), usize> {
+    for (position, index) in indices.iter_mut().enumerate() {
+        match (*index).cmp(&removed) {
+            core::cmp::Ordering::Equal => return Err(position),
+            core::cmp::Ordering::Greater => *index -= 1,
+            core::cmp::Ordering::Less => {}
+        }
+    }
+    Ok(())
+}
+
+/// The error of a table that still names a node being removed: what parsing the
+/// document without the node would say at `path`.
+pub(crate) fn still_named(path: &str, nodes: &[Node], index: u32) -> Error {
+    json::at(path, format_args!("names node {:?}, which is not in nodes", nodes[index as usize].id))
 }

@@ -34,7 +34,7 @@
 //! ```
 //!
 //! `tokens` maps every node id to its tokens (decimal strings or integers in
-//! `-2^63..2^63`, at most [`limits::MAX_TOKENS_PER_NODE`] per node, unique across the
+//! `-2^63..2^63`, at most [`MAX_TOKENS_PER_NODE`](crate::limits::MAX_TOKENS_PER_NODE) per node, unique across the
 //! ring), exactly as [`token_ring`](crate::strategy::partitioned::token_ring) reads explicit tokens: the ring is
 //! a [`TokenRing`] and this module only fixes how a key becomes a token. Every node must
 //! be listed (a Cassandra node always owns tokens), node weights must stay 1, and the
@@ -42,7 +42,7 @@
 //! so a `hashing` setting would change nothing and is refused (`invalid_topology` at
 //! `hashing`). The canonical form writes the tokens as decimal strings in ascending
 //! order. `{"op": "import_cassandra_ring", "tokens": {...}}` builds this document from a
-//! token dump (see [`import_op`]).
+//! token dump (a `nodetool ring` listing or a driver's token map; see [`crate::ops`]).
 //!
 //! **Keys.** A byte key is the serialized partition key, hashed as is: a `text` or
 //! `blob` column's bytes (`"user:1"` as UTF-8). An integer key `k` is a `bigint`
@@ -64,16 +64,14 @@ use alloc::vec::Vec;
 
 use serde_json::{Map, Value};
 
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
 use crate::hashing::KeyHashing;
 use crate::json::{self, Object};
 use crate::key::Key;
 use crate::node::Node;
-use crate::ops::{next_epoch, operation_object};
-use crate::strategy::partitioned::token_ring::{parse_tokens, TokenRing, TokenRingSpec, DEFAULT_TOKENS_PER_NODE};
+pub(crate) use crate::strategy::partitioned::token_ring::parse_tokens;
+use crate::strategy::partitioned::token_ring::{TokenRing, TokenRingSpec, DEFAULT_TOKENS_PER_NODE};
 use crate::strategy::spec::{Place, Spec};
-use crate::strategy::Strategy;
-use crate::topology::Topology;
 
 /// `{"type": "cassandra", "tokens": {"node id": ["token", ...], ...}}`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -159,9 +157,14 @@ impl Spec for CassandraSpec {
 
     fn parse(object: &Object<'_>, nodes: &[Node]) -> Result<CassandraSpec> {
         let path = object.path_of("tokens");
-        let tokens = parse_tokens(&path, object.required("tokens")?, nodes)?;
-        check_every_node(&path, &tokens, nodes)?;
-        Ok(CassandraSpec { tokens })
+        Ok(CassandraSpec { tokens: parse_tokens(&path, object.required("tokens")?, nodes)? })
+    }
+
+    fn check(&self, nodes: &[Node]) -> Result<()> {
+        if let Some((index, _)) = self.tokens.iter().find(|(index, _)| *index as usize >= nodes.len()) {
+            return Err(json::at("strategy.tokens", format_args!("node index {index} is past the node list")));
+        }
+        check_every_node("strategy.tokens", &self.tokens, nodes)
     }
 
     fn write(&self, object: &mut Map<String, Value>, nodes: &[Node]) {
@@ -236,83 +239,5 @@ impl Place for Cassandra {
 
     fn shard_range(&self) -> core::ops::Range<u32> {
         0..self.node_count
-    }
-}
-
-/// `{"op": "import_cassandra_ring", "tokens": {"10.0.0.1": ["-9223...", ...], ...}}`:
-/// turns any topology into a `cassandra` one with the given tokens per node (a
-/// `nodetool ring` dump, or the driver's `token_map`).
-///
-/// Nodes of the topology that the dump lists keep their entries (address, zone, state)
-/// and their order; nodes it does not list are removed; ids only in the dump are
-/// appended as `{"id": ...}` in id order. The `hashing` section is reset to the default
-/// (the partitioner fixes the hash). Reports `added` and `removed` (node ids) and
-/// `tokens` (how many in all). Errors: `invalid_argument` for a malformed dump
-/// (not an object, an empty list, a token out of range, a duplicate token),
-/// `limit_exceeded` past the token limits.
-pub(crate) fn import_op(topology: &Topology, operation: &Value) -> Result<(Topology, Map<String, Value>)> {
-    let object = operation_object(operation, &["op", "tokens"])?;
-    let dump = object.required("tokens").map_err(argument)?;
-    let Value::Object(lists) = dump else {
-        return Err(Error::argument(format!(
-            "operation.tokens: expected an object (node id -> tokens), found {}",
-            json::type_name(dump)
-        )));
-    };
-    if lists.is_empty() {
-        return Err(Error::argument("operation.tokens: a ring needs at least one node"));
-    }
-    let mut document = topology.to_value();
-    let mut kept = Vec::new();
-    let mut removed = Vec::new();
-    if let Some(Value::Array(entries)) = document.get("nodes") {
-        for entry in entries {
-            let id = entry.get("id").and_then(Value::as_str).unwrap_or_default();
-            if lists.contains_key(id) {
-                kept.push(entry.clone());
-            } else {
-                removed.push(Value::String(String::from(id)));
-            }
-        }
-    }
-    let mut added = Vec::new();
-    for id in lists.keys() {
-        if !topology.nodes.iter().any(|node| node.id == *id) {
-            let mut entry = Map::new();
-            entry.insert("id".into(), Value::String(id.clone()));
-            kept.push(Value::Object(entry));
-            added.push(Value::String(id.clone()));
-        }
-    }
-    // Validate the dump on its own first, so its errors name the operation's fields.
-    let probe: Vec<Node> = lists
-        .keys()
-        .map(|id| Node { id: id.clone(), address: None, weight: 1.0, zone: None, state: Default::default() })
-        .collect();
-    let parsed = parse_tokens("operation.tokens", dump, &probe).map_err(argument)?;
-    let total: usize = parsed.iter().map(|(_, tokens)| tokens.len()).sum();
-    let mut strategy = Map::new();
-    strategy.insert("type".into(), CassandraSpec::TYPE.into());
-    strategy.insert("tokens".into(), dump.clone());
-    if let Value::Object(map) = &mut document {
-        map.insert("nodes".into(), Value::Array(kept));
-        map.insert("strategy".into(), Value::Object(strategy));
-        map.remove("hashing");
-        map.insert("epoch".into(), json::u64_value(next_epoch(topology)?));
-    }
-    let next = Topology::from_value(&document)?;
-    debug_assert!(matches!(next.strategy, Strategy::Cassandra(_)));
-    let mut report = Map::new();
-    report.insert("added".into(), Value::Array(added));
-    report.insert("removed".into(), Value::Array(removed));
-    report.insert("tokens".into(), Value::from(total as u64));
-    Ok((next, report))
-}
-
-/// Dump errors are the caller's argument; limits stay limits.
-fn argument(err: Error) -> Error {
-    match err.kind() {
-        ErrorKind::LimitExceeded => err,
-        _ => Error::argument(String::from(err.message())),
     }
 }

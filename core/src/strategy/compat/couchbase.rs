@@ -59,10 +59,7 @@ use crate::json::{self, Object};
 use crate::key::Key;
 use crate::limits;
 use crate::node::Node;
-use crate::ops::operation_object;
 use crate::strategy::spec::{Place, Spec};
-use crate::strategy::Strategy;
-use crate::topology::Topology;
 
 /// The most vbuckets a Couchbase map can usefully have: the hash keeps 15 bits.
 pub const MAX_COUCHBASE_VBUCKETS: u32 = 1 << 15;
@@ -121,12 +118,20 @@ impl Spec for CouchbaseSpec {
     type Placement = Couchbase;
 
     fn parse(object: &Object<'_>, nodes: &[Node]) -> Result<CouchbaseSpec> {
-        let map = parse_rows(&object.path_of("map"), object.required("map")?, None, nodes)?;
+        let map = parse_rows(&object.path_of("map"), object.required("map")?, nodes)?;
         let forward = match object.optional("forward_map") {
             None => None,
-            Some(value) => Some(parse_rows(&object.path_of("forward_map"), value, Some(map.len()), nodes)?),
+            Some(value) => Some(parse_rows(&object.path_of("forward_map"), value, nodes)?),
         };
         Ok(CouchbaseSpec { map, forward })
+    }
+
+    fn check(&self, nodes: &[Node]) -> Result<()> {
+        check_rows("strategy.map", &self.map, None, nodes)?;
+        match &self.forward {
+            Some(forward) => check_rows("strategy.forward_map", forward, Some(self.map.len()), nodes),
+            None => Ok(()),
+        }
     }
 
     fn write(&self, object: &mut Map<String, Value>, nodes: &[Node]) {
@@ -163,10 +168,47 @@ fn rows_value(rows: &[Vec<Option<u32>>], nodes: &[Node]) -> Value {
     )
 }
 
-/// Reads `map` (or `forward_map`, whose length must be `expected`): rows of equal
-/// length whose entries are node ids or `null`, no id twice in a row.
-fn parse_rows(path: &str, value: &Value, expected: Option<usize>, nodes: &[Node]) -> Result<Vec<Vec<Option<u32>>>> {
+/// Reads `map` or `forward_map`: rows whose entries are node ids or `null`
+/// ([`check_rows`] checks their shape).
+fn parse_rows(path: &str, value: &Value, nodes: &[Node]) -> Result<Vec<Vec<Option<u32>>>> {
     let rows = json::array(path, value)?;
+    let mut index: Vec<(&str, u32)> = nodes.iter().enumerate().map(|(i, node)| (node.id.as_str(), i as u32)).collect();
+    index.sort_unstable();
+    let mut parsed = Vec::with_capacity(rows.len().min(MAX_COUCHBASE_VBUCKETS as usize + 1));
+    // Past the limits `check_rows` refuses the map; reading it all first would only cost.
+    for (vbucket, row) in rows.iter().enumerate().take(MAX_COUCHBASE_VBUCKETS as usize + 1) {
+        let row_path = || format!("{path}[{vbucket}]");
+        let entries = row
+            .as_array()
+            .ok_or_else(|| json::at(&row_path(), format_args!("expected an array, found {}", json::type_name(row))))?;
+        let mut parsed_row: Vec<Option<u32>> = Vec::with_capacity(entries.len().min(limits::MAX_REPLICAS as usize + 2));
+        for (position, entry) in entries.iter().enumerate().take(limits::MAX_REPLICAS as usize + 2) {
+            let entry_path = || format!("{}[{position}]", row_path());
+            parsed_row.push(match entry {
+                Value::Null => None,
+                Value::String(id) => match index.binary_search_by(|probe| probe.0.cmp(id.as_str())) {
+                    Ok(found) => Some(index[found].1),
+                    Err(_) => {
+                        return Err(json::at(&entry_path(), format_args!("names node {id:?}, which is not in nodes")))
+                    }
+                },
+                other => {
+                    return Err(json::at(
+                        &entry_path(),
+                        format_args!("expected a node id or null, found {}", json::type_name(other)),
+                    ))
+                }
+            });
+        }
+        parsed.push(parsed_row);
+    }
+    Ok(parsed)
+}
+
+/// The shape of `map` (or `forward_map`, whose length must be `expected`): 1 to 32,768
+/// rows of equal length, each of 1 to `MAX_REPLICAS + 1` entries naming nodes of the
+/// list (or none), no node twice in a row.
+fn check_rows(path: &str, rows: &[Vec<Option<u32>>], expected: Option<usize>, nodes: &[Node]) -> Result<()> {
     if rows.is_empty() {
         return Err(json::at(path, "needs at least one vbucket row"));
     }
@@ -184,19 +226,13 @@ fn parse_rows(path: &str, value: &Value, expected: Option<usize>, nodes: &[Node]
             ));
         }
     }
-    let mut index: Vec<(&str, u32)> = nodes.iter().enumerate().map(|(i, node)| (node.id.as_str(), i as u32)).collect();
-    index.sort_unstable();
-    let mut width = None;
-    let mut parsed = Vec::with_capacity(rows.len());
+    let width = rows[0].len();
     for (vbucket, row) in rows.iter().enumerate() {
         let row_path = || format!("{path}[{vbucket}]");
-        let entries = row
-            .as_array()
-            .ok_or_else(|| json::at(&row_path(), format_args!("expected an array, found {}", json::type_name(row))))?;
-        if entries.is_empty() {
+        if row.is_empty() {
             return Err(json::at(&row_path(), "a row needs at least its active entry (a node id or null)"));
         }
-        if entries.len() > limits::MAX_REPLICAS as usize + 1 {
+        if row.len() > limits::MAX_REPLICAS as usize + 1 {
             return Err(Error::limit(format!(
                 "{}: at most {} entries per row (1 active + {} replicas)",
                 row_path(),
@@ -204,45 +240,26 @@ fn parse_rows(path: &str, value: &Value, expected: Option<usize>, nodes: &[Node]
                 limits::MAX_REPLICAS
             )));
         }
-        match width {
-            None => width = Some(entries.len()),
-            Some(width) if width != entries.len() => {
-                return Err(json::at(
-                    &row_path(),
-                    format_args!(
-                        "has {} entries but row 0 has {width}: every row is 1 + numReplicas long",
-                        entries.len()
-                    ),
-                ))
-            }
-            Some(_) => {}
+        if row.len() != width {
+            return Err(json::at(
+                &row_path(),
+                format_args!("has {} entries but row 0 has {width}: every row is 1 + numReplicas long", row.len()),
+            ));
         }
-        let mut parsed_row: Vec<Option<u32>> = Vec::with_capacity(entries.len());
-        for (position, entry) in entries.iter().enumerate() {
+        for (position, entry) in row.iter().enumerate() {
             let entry_path = || format!("{}[{position}]", row_path());
-            let node = match entry {
-                Value::Null => None,
-                Value::String(id) => match index.binary_search_by(|probe| probe.0.cmp(id.as_str())) {
-                    Ok(found) => Some(index[found].1),
-                    Err(_) => {
-                        return Err(json::at(&entry_path(), format_args!("names node {id:?}, which is not in nodes")))
-                    }
-                },
-                other => {
-                    return Err(json::at(
-                        &entry_path(),
-                        format_args!("expected a node id or null, found {}", json::type_name(other)),
-                    ))
+            match entry {
+                Some(node) if *node as usize >= nodes.len() => {
+                    return Err(json::at(&entry_path(), format_args!("node index {node} is past the node list")))
                 }
-            };
-            if node.is_some() && parsed_row.contains(&node) {
-                return Err(json::at(&entry_path(), "a node appears twice in one row"));
+                Some(_) if row[..position].contains(entry) => {
+                    return Err(json::at(&entry_path(), "a node appears twice in one row"))
+                }
+                _ => {}
             }
-            parsed_row.push(node);
         }
-        parsed.push(parsed_row);
     }
-    Ok(parsed)
+    Ok(())
 }
 
 /// A compiled Couchbase vbucket map.
@@ -319,8 +336,8 @@ fn config_u32(path: &str, value: &Value) -> Result<u32> {
     }
 }
 
-/// Reads a `vBucketMap` of server indices (`-1` = none) into rows of node ids / nulls.
-fn config_rows(path: &str, value: &Value, servers: &[String]) -> Result<Value> {
+/// Reads a `vBucketMap` of server indices (`-1` = none): node `i` is server `i`.
+fn config_rows(path: &str, value: &Value, servers: usize) -> Result<Vec<Vec<Option<u32>>>> {
     let rows = value.as_array().ok_or_else(|| Error::argument(format!("{path}: expected an array of rows")))?;
     let mut out = Vec::with_capacity(rows.len());
     for (vbucket, row) in rows.iter().enumerate() {
@@ -330,139 +347,112 @@ fn config_rows(path: &str, value: &Value, servers: &[String]) -> Result<Value> {
         let mut converted = Vec::with_capacity(entries.len());
         for (position, entry) in entries.iter().enumerate() {
             converted.push(match entry.as_i64() {
-                Some(-1) => Value::Null,
-                Some(index) if index >= 0 && (index as u64) < servers.len() as u64 => {
-                    Value::String(servers[index as usize].clone())
-                }
+                Some(-1) => None,
+                Some(index) if index >= 0 && (index as u64) < servers as u64 => Some(index as u32),
                 _ => {
                     return Err(Error::argument(format!(
-                        "{path}[{vbucket}][{position}]: expected -1 or a server index in 0..{}, found {}",
-                        servers.len(),
+                        "{path}[{vbucket}][{position}]: expected -1 or a server index in 0..{servers}, found {}",
                         json::describe(entry)
                     )))
                 }
             });
         }
-        out.push(Value::Array(converted));
+        out.push(converted);
     }
-    Ok(Value::Array(out))
+    Ok(out)
 }
 
-/// `{"op": "import_couchbase_config", "config": <bucket config>}`: a `couchbase`
-/// topology from a bucket config as Couchbase Server serves it (an object, or its JSON
-/// text). Applies to any topology, whose content it replaces.
-///
-/// Read from the config: `rev` (required), `revEpoch` (default 0), `name`,
-/// `nodeLocator` (must be `"vbucket"` when present), and `vBucketServerMap` with
-/// `hashAlgorithm` (`"CRC"` when present), `numReplicas`, `serverList`, `vBucketMap`,
-/// `vBucketMapForward`; other fields (`nodesExt`, `uuid`, `bucketCapabilities`, ...)
-/// are ignored. The nodes are `serverList` in order (id and address: the entry,
-/// `$HOST` placeholders kept verbatim); the epoch is `revEpoch << 32 | rev`. Report:
-/// `bucket` (name or null), `rev`, `rev_epoch`, `vbuckets`, `replicas`, `newer`
-/// (whether the config's epoch is greater than the input topology's: clients apply
-/// only newer configs).
-pub(crate) fn import_config(topology: &Topology, operation: &Value) -> Result<(Topology, Map<String, Value>)> {
-    let object = operation_object(operation, &["op", "config"])?;
-    let raw = object.required("config").map_err(|err| Error::argument(String::from(err.message())))?;
-    let parsed;
-    let config = match raw {
-        Value::String(text) => {
-            parsed = serde_json::from_str::<Value>(text)
-                .map_err(|err| Error::argument(format!("operation.config: not valid JSON: {err}")))?;
-            &parsed
-        }
-        other => other,
-    };
-    let path = "operation.config";
-    let config_map =
-        config.as_object().ok_or_else(|| Error::argument(format!("{path}: expected a bucket config object")))?;
-    if let Some(locator) = config_map.get("nodeLocator") {
-        if locator.as_str() != Some("vbucket") {
-            return Err(Error::argument(format!(
-                "{path}.nodeLocator: {} is not a vbucket bucket (memcached buckets use ketama)",
-                json::describe(locator)
-            )));
-        }
+/// A bucket config as Couchbase Server serves it, read for `import_couchbase_config`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CouchbaseConfig {
+    /// The bucket's `name`, when it has one.
+    pub bucket: Option<String>,
+    /// `rev`.
+    pub rev: u32,
+    /// `revEpoch` (0 when absent).
+    pub rev_epoch: u32,
+    /// `serverList`: the nodes, in order (ids and addresses).
+    pub servers: Vec<String>,
+    /// `vBucketMap` over server indices.
+    pub map: Vec<Vec<Option<u32>>>,
+    /// `vBucketMapForward`, when present.
+    pub forward: Option<Vec<Vec<Option<u32>>>>,
+}
+
+impl CouchbaseConfig {
+    /// The topology epoch of the config: `revEpoch << 32 | rev`, so a config of a newer
+    /// revision epoch is newer whatever its `rev`.
+    pub fn epoch(&self) -> u64 {
+        (u64::from(self.rev_epoch) << 32) | u64::from(self.rev)
     }
-    let rev = config_u32(&format!("{path}.rev"), config_map.get("rev").unwrap_or(&Value::Null))?;
-    let rev_epoch = match config_map.get("revEpoch") {
-        None | Some(Value::Null) => 0,
-        Some(value) => config_u32(&format!("{path}.revEpoch"), value)?,
-    };
-    let server_map = config_map
-        .get("vBucketServerMap")
-        .and_then(Value::as_object)
-        .ok_or_else(|| Error::argument(format!("{path}.vBucketServerMap: missing (not a Couchbase bucket config)")))?;
-    let map_path = format!("{path}.vBucketServerMap");
-    if let Some(algorithm) = server_map.get("hashAlgorithm") {
-        if algorithm.as_str() != Some("CRC") {
-            return Err(Error::argument(format!(
-                "{map_path}.hashAlgorithm: expected \"CRC\", found {}",
-                json::describe(algorithm)
-            )));
+
+    /// Reads a bucket config (`path` names it in errors, which are `invalid_argument`):
+    /// `rev` (required), `revEpoch` (default 0), `name`, `nodeLocator` (must be
+    /// `"vbucket"` when present), and `vBucketServerMap` with `hashAlgorithm` (`"CRC"`
+    /// when present), `numReplicas`, `serverList`, `vBucketMap`, `vBucketMapForward`;
+    /// other fields (`nodesExt`, `uuid`, `bucketCapabilities`, ...) are ignored.
+    pub(crate) fn from_value(path: &str, config: &Value) -> Result<CouchbaseConfig> {
+        let config_map =
+            config.as_object().ok_or_else(|| Error::argument(format!("{path}: expected a bucket config object")))?;
+        if let Some(locator) = config_map.get("nodeLocator") {
+            if locator.as_str() != Some("vbucket") {
+                return Err(Error::argument(format!(
+                    "{path}.nodeLocator: {} is not a vbucket bucket (memcached buckets use ketama)",
+                    json::describe(locator)
+                )));
+            }
         }
-    }
-    let servers: Vec<String> = server_map
-        .get("serverList")
-        .and_then(Value::as_array)
-        .ok_or_else(|| Error::argument(format!("{map_path}.serverList: expected an array of \"host:port\" strings")))?
-        .iter()
-        .enumerate()
-        .map(|(i, entry)| {
-            entry
-                .as_str()
-                .map(String::from)
-                .ok_or_else(|| Error::argument(format!("{map_path}.serverList[{i}]: expected a string")))
-        })
-        .collect::<Result<_>>()?;
-    let rows =
-        config_rows(&format!("{map_path}.vBucketMap"), server_map.get("vBucketMap").unwrap_or(&Value::Null), &servers)?;
-    let vbuckets = rows.as_array().map_or(0, Vec::len);
-    let width = rows.as_array().and_then(|rows| rows.first()).and_then(Value::as_array).map_or(0, Vec::len);
-    if let Some(replicas) = server_map.get("numReplicas") {
-        if replicas.as_u64() != Some(width.saturating_sub(1) as u64) {
-            return Err(Error::argument(format!(
-                "{map_path}.numReplicas: {} disagrees with the vBucketMap rows of {width} entries",
-                json::describe(replicas)
-            )));
+        let rev = config_u32(&format!("{path}.rev"), config_map.get("rev").unwrap_or(&Value::Null))?;
+        let rev_epoch = match config_map.get("revEpoch") {
+            None | Some(Value::Null) => 0,
+            Some(value) => config_u32(&format!("{path}.revEpoch"), value)?,
+        };
+        let server_map = config_map.get("vBucketServerMap").and_then(Value::as_object).ok_or_else(|| {
+            Error::argument(format!("{path}.vBucketServerMap: missing (not a Couchbase bucket config)"))
+        })?;
+        let map_path = format!("{path}.vBucketServerMap");
+        if let Some(algorithm) = server_map.get("hashAlgorithm") {
+            if algorithm.as_str() != Some("CRC") {
+                return Err(Error::argument(format!(
+                    "{map_path}.hashAlgorithm: expected \"CRC\", found {}",
+                    json::describe(algorithm)
+                )));
+            }
         }
+        let servers: Vec<String> = server_map
+            .get("serverList")
+            .and_then(Value::as_array)
+            .ok_or_else(|| {
+                Error::argument(format!("{map_path}.serverList: expected an array of \"host:port\" strings"))
+            })?
+            .iter()
+            .enumerate()
+            .map(|(i, entry)| {
+                entry
+                    .as_str()
+                    .map(String::from)
+                    .ok_or_else(|| Error::argument(format!("{map_path}.serverList[{i}]: expected a string")))
+            })
+            .collect::<Result<_>>()?;
+        let map = config_rows(
+            &format!("{map_path}.vBucketMap"),
+            server_map.get("vBucketMap").unwrap_or(&Value::Null),
+            servers.len(),
+        )?;
+        let width = map.first().map_or(0, Vec::len);
+        if let Some(replicas) = server_map.get("numReplicas") {
+            if replicas.as_u64() != Some(width.saturating_sub(1) as u64) {
+                return Err(Error::argument(format!(
+                    "{map_path}.numReplicas: {} disagrees with the vBucketMap rows of {width} entries",
+                    json::describe(replicas)
+                )));
+            }
+        }
+        let forward = match server_map.get("vBucketMapForward").filter(|value| !value.is_null()) {
+            Some(forward) => Some(config_rows(&format!("{map_path}.vBucketMapForward"), forward, servers.len())?),
+            None => None,
+        };
+        let bucket = config_map.get("name").and_then(Value::as_str).map(String::from);
+        Ok(CouchbaseConfig { bucket, rev, rev_epoch, servers, map, forward })
     }
-    let mut strategy = Map::new();
-    strategy.insert("type".into(), "couchbase".into());
-    strategy.insert("map".into(), rows);
-    if let Some(forward) = server_map.get("vBucketMapForward").filter(|value| !value.is_null()) {
-        strategy
-            .insert("forward_map".into(), config_rows(&format!("{map_path}.vBucketMapForward"), forward, &servers)?);
-    }
-    let epoch = (u64::from(rev_epoch) << 32) | u64::from(rev);
-    let nodes: Vec<Value> = servers
-        .iter()
-        .map(|server| {
-            let mut node = Map::new();
-            node.insert("id".into(), Value::String(server.clone()));
-            node.insert("address".into(), Value::String(server.clone()));
-            Value::Object(node)
-        })
-        .collect();
-    let mut document = Map::new();
-    document.insert("format".into(), crate::topology::FORMAT.into());
-    document.insert("epoch".into(), json::u64_value(epoch));
-    document.insert("nodes".into(), Value::Array(nodes));
-    document.insert("strategy".into(), Value::Object(strategy));
-    let next = Topology::from_value(&Value::Object(document)).map_err(|err| match err.kind() {
-        ErrorKind::InvalidTopology => Error::argument(format!("{path}: not a usable vbucket map: {}", err.message())),
-        _ => err,
-    })?;
-    debug_assert!(matches!(next.strategy, Strategy::Couchbase(_)));
-    let mut report = Map::new();
-    report.insert(
-        "bucket".into(),
-        config_map.get("name").filter(|name| name.is_string()).cloned().unwrap_or(Value::Null),
-    );
-    report.insert("rev".into(), rev.into());
-    report.insert("rev_epoch".into(), rev_epoch.into());
-    report.insert("vbuckets".into(), (vbuckets as u64).into());
-    report.insert("replicas".into(), (width.saturating_sub(1) as u64).into());
-    report.insert("newer".into(), Value::Bool(epoch > topology.epoch));
-    Ok((next, report))
 }

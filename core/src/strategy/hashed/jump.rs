@@ -74,6 +74,10 @@ impl Spec for JumpSpec {
 
     fn write(&self, _object: &mut Map<String, Value>, _nodes: &[Node]) {}
 
+    fn follows_node_list(&self) -> bool {
+        true
+    }
+
     fn compile(&self, _hashing: &KeyHashing, nodes: &[Node]) -> Result<Jump> {
         Ok(Jump { nodes: nodes.len() as u32 })
     }

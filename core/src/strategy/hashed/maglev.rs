@@ -83,7 +83,7 @@ impl Spec for MaglevSpec {
     const WEIGHTED: bool = true;
     type Placement = Maglev;
 
-    fn parse(object: &Object<'_>, nodes: &[Node]) -> Result<MaglevSpec> {
+    fn parse(object: &Object<'_>, _nodes: &[Node]) -> Result<MaglevSpec> {
         let path = object.path_of("table_size");
         let table_size = match object.optional("table_size") {
             None => DEFAULT_TABLE_SIZE,
@@ -116,20 +116,29 @@ impl Spec for MaglevSpec {
                 }
             },
         };
-        if (table_size as usize) < nodes.len() {
-            return Err(json::at(
-                &path,
-                format_args!(
-                    "a table of {table_size} entries cannot give each of {} nodes an entry; use a prime >= the node count (the paper suggests > 100 per node)",
-                    nodes.len()
-                ),
-            ));
-        }
         Ok(MaglevSpec { table_size })
     }
 
     fn write(&self, object: &mut Map<String, Value>, _nodes: &[Node]) {
         object.insert("table_size".into(), self.table_size.into());
+    }
+
+    fn check(&self, nodes: &[Node]) -> Result<()> {
+        if (self.table_size as usize) < nodes.len() {
+            return Err(json::at(
+                "strategy.table_size",
+                format_args!(
+                    "a table of {} entries cannot give each of {} nodes an entry; use a prime >= the node count (the paper suggests > 100 per node)",
+                    self.table_size,
+                    nodes.len()
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    fn follows_node_list(&self) -> bool {
+        true
     }
 
     fn compile(&self, _hashing: &KeyHashing, nodes: &[Node]) -> Result<Maglev> {

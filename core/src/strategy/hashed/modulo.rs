@@ -54,6 +54,10 @@ impl Spec for ModuloSpec {
         object.insert("one_based".into(), self.one_based.into());
     }
 
+    fn follows_node_list(&self) -> bool {
+        true
+    }
+
     fn compile(&self, _hashing: &KeyHashing, nodes: &[Node]) -> Result<Modulo> {
         Ok(Modulo { nodes: nodes.len() as u32, one_based: self.one_based })
     }

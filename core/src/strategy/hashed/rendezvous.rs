@@ -54,6 +54,10 @@ impl Spec for RendezvousSpec {
 
     fn write(&self, _object: &mut Map<String, Value>, _nodes: &[Node]) {}
 
+    fn follows_node_list(&self) -> bool {
+        true
+    }
+
     fn compile(&self, hashing: &KeyHashing, nodes: &[Node]) -> Result<Rendezvous> {
         Ok(Rendezvous::build(hashing, nodes))
     }

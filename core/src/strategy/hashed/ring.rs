@@ -69,6 +69,10 @@ impl Spec for RingSpec {
         object.insert("points_per_node".into(), self.points_per_node.into());
     }
 
+    fn follows_node_list(&self) -> bool {
+        true
+    }
+
     fn compile(&self, hashing: &KeyHashing, nodes: &[Node]) -> Result<Ring> {
         Ring::build(hashing, nodes, self.points_per_node)
     }

@@ -72,8 +72,8 @@
 //!
 //! **Generators.** Core keeps no clock and no counter: the caller passes the time and
 //! the counter, and gets the id and the next counter back. [`Snowflake::compose`],
-//! [`ShardHigh::compose`], [`Tickets::compose`] build ids; [`next_ticket`],
-//! [`ticket_ids`] and [`reserve_block`] model MySQL's auto-increment with
+//! [`ShardHigh::compose`], [`Tickets::compose`] build ids; [`next_ticket`](super::tickets::next_ticket),
+//! [`ticket_ids`](super::tickets::ticket_ids) and [`reserve_block`](super::tickets::reserve_block) model MySQL's auto-increment with
 //! `auto_increment_offset` and `auto_increment_increment`, including reserving a block
 //! of ids in one round trip. The same generators are topology operations
 //! (`id_bits_compose`, `id_bits_tickets`, `id_bits_reserve_block`) that return the
@@ -94,10 +94,7 @@ use crate::json::{self, Object};
 use crate::key::Key;
 use crate::limits;
 use crate::node::Node;
-use crate::ops::operation_object;
 use crate::strategy::spec::{successors, DecodedId, Place, Spec};
-use crate::strategy::Strategy;
-use crate::topology::Topology;
 
 /// Twitter's Snowflake epoch: 2010-11-04T01:42:54.657Z in Unix milliseconds.
 pub const TWITTER_EPOCH_MS: u64 = 1_288_834_974_657;
@@ -498,11 +495,11 @@ impl IdLayout {
 /// `{"type": "id_bits", "layout": ..., widths, "shards": [...], "cells": {...}}`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct IdBitsSpec {
-    layout: IdLayout,
+    pub(crate) layout: IdLayout,
     /// Node index of each shard.
-    shards: Vec<u32>,
+    pub(crate) shards: Vec<u32>,
     /// `(cell, shard)`, sorted by cell.
-    cells: Option<Vec<(u32, u32)>>,
+    pub(crate) cells: Option<Vec<(u32, u32)>>,
 }
 
 impl IdBitsSpec {
@@ -522,7 +519,7 @@ impl IdBitsSpec {
     }
 
     /// The name of the routing field: `"cell"` under a directory, else `"shard"`.
-    fn routing_name(&self) -> &'static str {
+    pub(crate) fn routing_name(&self) -> &'static str {
         if self.cells.is_some() {
             "cell"
         } else {
@@ -868,262 +865,4 @@ impl Place for IdBits {
         }
         Ok(DecodedId { shard, fields })
     }
-}
-
-// ---------------------------------------------------------------------------------------
-// Ticket servers: MySQL's auto-increment with an offset and an increment.
-
-/// Ids handed out by [`ticket_ids`]: the ids and the table's next `AUTO_INCREMENT`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TicketIds {
-    /// The ids, ascending, `increment` apart.
-    pub ids: Vec<u64>,
-    /// The counter to pass next time: the last id plus one.
-    pub auto_increment: u64,
-}
-
-/// A block of ids reserved by [`reserve_block`]: `first, first + step, ..., last`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TicketBlock {
-    /// The first id of the block.
-    pub first: u64,
-    /// The last id of the block.
-    pub last: u64,
-    /// The distance between consecutive ids: the increment.
-    pub step: u32,
-    /// How many ids the block holds.
-    pub count: u32,
-    /// The counter to pass next time: `last + 1`.
-    pub auto_increment: u64,
-}
-
-fn check_ticket_server(offset: u32, increment: u32) -> Result<()> {
-    if !(1..=MAX_TICKET_SERVERS).contains(&increment) {
-        return Err(Error::argument(format!("increment {increment} is outside 1..={MAX_TICKET_SERVERS}")));
-    }
-    if !(1..=increment).contains(&offset) {
-        // MySQL silently ignores such an offset; a silent fallback is how two servers
-        // end up handing out the same ids, so it is refused here.
-        return Err(Error::argument(format!("offset {offset} is outside 1..={increment} (the increment)")));
-    }
-    Ok(())
-}
-
-fn exhausted() -> Error {
-    Error::argument("the ticket server's ids are exhausted: the next id would pass 2^64 - 2")
-}
-
-/// The id MySQL's next insert takes: the least `offset + N * increment` (`N >= 0`) that is
-/// at least `auto_increment`, the table's counter (the largest id so far plus one; 1
-/// for an empty table).
-///
-/// This is MySQL's rule for `auto_increment_offset` and `auto_increment_increment`
-/// exactly, including after either changed: the series is computed without regard to
-/// the ids already present, and the next id is the least member above the largest one.
-/// A server with offset `i` of `k` servers hands out `i, i + k, i + 2k, ...`, so `k`
-/// servers with offsets `1..=k` never collide and together cover every id.
-///
-/// # Errors
-/// `invalid_argument` unless `1 <= offset <= increment <= 65535` (MySQL ignores a larger
-/// offset; refused here), or when the id would exceed `u64::MAX - 1` (the counter
-/// after it must fit a `u64`).
-///
-/// # Example
-/// ```
-/// use shardroute::strategy::ids::id_bits::next_ticket;
-/// // The MySQL manual: increment 10, offset 5, after ids 1, 11, 21, 31.
-/// assert_eq!(next_ticket(5, 10, 32).unwrap(), 35);
-/// assert_eq!(next_ticket(5, 10, 1).unwrap(), 5);
-/// assert_eq!(next_ticket(11, 10, 1).unwrap_err().code(), "invalid_argument");
-/// ```
-pub fn next_ticket(offset: u32, increment: u32, auto_increment: u64) -> Result<u64> {
-    check_ticket_server(offset, increment)?;
-    let (offset, increment) = (u64::from(offset), u64::from(increment));
-    let Some(above) = auto_increment.checked_sub(offset).filter(|&above| above > 0) else { return Ok(offset) };
-    let steps = above / increment + u64::from(above % increment != 0);
-    steps
-        .checked_mul(increment)
-        .and_then(|distance| distance.checked_add(offset))
-        .filter(|&id| id < u64::MAX)
-        .ok_or_else(exhausted)
-}
-
-/// The next `count` ids of a ticket server, and its counter afterwards: what `count`
-/// inserts into a MySQL table with these settings return.
-///
-/// # Errors
-/// As [`next_ticket`]; `invalid_argument` for `count == 0`, `limit_exceeded` above
-/// [`limits::MAX_TICKET_BATCH`] (reserve larger blocks with [`reserve_block`]).
-///
-/// # Example
-/// ```
-/// use shardroute::strategy::ids::id_bits::ticket_ids;
-/// // The MySQL manual: increment 10, offset 1, an empty table.
-/// let batch = ticket_ids(1, 10, 1, 4).unwrap();
-/// assert_eq!(batch.ids, [1, 11, 21, 31]);
-/// assert_eq!(ticket_ids(5, 10, batch.auto_increment, 4).unwrap().ids, [35, 45, 55, 65]);
-/// ```
-pub fn ticket_ids(offset: u32, increment: u32, auto_increment: u64, count: u32) -> Result<TicketIds> {
-    let block = reserve_block(offset, increment, auto_increment, count)?;
-    if count > limits::MAX_TICKET_BATCH {
-        return Err(Error::limit(format!(
-            "count {count}: at most {} ids per call; reserve a block instead",
-            limits::MAX_TICKET_BATCH
-        )));
-    }
-    let ids = (0..u64::from(count)).map(|j| block.first + j * u64::from(increment)).collect();
-    Ok(TicketIds { ids, auto_increment: block.auto_increment })
-}
-
-/// Reserves the next `block_size` ids of a ticket server in one step: the caller stores
-/// the returned counter (one round trip to the ticket database) and then hands out
-/// `first, first + step, ..., last` from memory.
-///
-/// # Errors
-/// As [`next_ticket`]; `invalid_argument` for `block_size == 0`.
-///
-/// # Example
-/// ```
-/// use shardroute::strategy::ids::id_bits::reserve_block;
-/// let block = reserve_block(2, 2, 1, 1000).unwrap();
-/// assert_eq!((block.first, block.last, block.step, block.auto_increment), (2, 2000, 2, 2001));
-/// assert_eq!(reserve_block(2, 2, block.auto_increment, 1).unwrap().first, 2002);
-/// ```
-pub fn reserve_block(offset: u32, increment: u32, auto_increment: u64, block_size: u32) -> Result<TicketBlock> {
-    let first = next_ticket(offset, increment, auto_increment)?;
-    if block_size == 0 {
-        return Err(Error::argument("the block size (count) must be at least 1"));
-    }
-    let last = (u64::from(block_size) - 1)
-        .checked_mul(u64::from(increment))
-        .and_then(|span| span.checked_add(first))
-        .filter(|&last| last < u64::MAX)
-        .ok_or_else(exhausted)?;
-    Ok(TicketBlock { first, last, step: increment, count: block_size, auto_increment: last + 1 })
-}
-
-// ---------------------------------------------------------------------------------------
-// Operations: the generators over a topology's layout (the topology comes back unchanged).
-
-fn spec_of<'t>(topology: &'t Topology, op: &str) -> Result<&'t IdBitsSpec> {
-    match &topology.strategy {
-        Strategy::IdBits(spec) => Ok(spec),
-        other => Err(Error::argument(format!("{op}: needs an id_bits topology, not {}", other.type_name()))),
-    }
-}
-
-fn argument_u64(object: &Object<'_>, name: &str) -> Result<u64> {
-    let value = object.required(name).map_err(|err| Error::argument(String::from(err.message())))?;
-    json::u64(&object.path_of(name), value).map_err(|err| Error::argument(String::from(err.message())))
-}
-
-fn argument_u32(object: &Object<'_>, name: &str, min: u32) -> Result<u32> {
-    let value = argument_u64(object, name)?;
-    u32::try_from(value).ok().filter(|&value| value >= min).ok_or_else(|| {
-        Error::argument(format!("{}: expected an integer in {min}..={}, found {value}", object.path_of(name), u32::MAX))
-    })
-}
-
-/// The routing field value named by an operation (`shard`, or `cell` under a
-/// directory): it must be one ids route to, so no generator mints an unroutable id.
-fn routing_argument(spec: &IdBitsSpec, object: &Object<'_>) -> Result<u32> {
-    let name = spec.routing_name();
-    let value = argument_u32(object, name, 0)?;
-    let known = match &spec.cells {
-        Some(cells) => cells.binary_search_by_key(&value, |&(cell, _)| cell).is_ok(),
-        None => (value as usize) < spec.shards.len(),
-    };
-    if known {
-        Ok(value)
-    } else if spec.cells.is_some() {
-        Err(Error::argument(format!("operation.cell: cell {value} is not in the cell directory")))
-    } else {
-        Err(Error::argument(format!("operation.shard: shard {value} is not in 0..{}", spec.shards.len())))
-    }
-}
-
-/// The fields of an operation over a layout, with `shard` or `cell`.
-fn op_fields(
-    spec: &IdBitsSpec,
-    shard: &'static [&'static str],
-    cell: &'static [&'static str],
-) -> &'static [&'static str] {
-    if spec.cells.is_some() {
-        cell
-    } else {
-        shard
-    }
-}
-
-/// `{"op": "id_bits_compose", "shard" | "cell": s, ...}`: the id of the given fields.
-pub(crate) fn compose_op(topology: &Topology, operation: &Value) -> Result<(Topology, Map<String, Value>)> {
-    let spec = spec_of(topology, "id_bits_compose")?;
-    let id = match spec.layout {
-        IdLayout::ShardHigh(layout) => {
-            let fields = op_fields(spec, &["op", "shard", "local"], &["op", "cell", "local"]);
-            let object = operation_object(operation, fields)?;
-            layout.compose(routing_argument(spec, &object)?, argument_u64(&object, "local")?)?
-        }
-        IdLayout::Snowflake(layout) => {
-            let fields = op_fields(
-                spec,
-                &["op", "timestamp_ms", "shard", "sequence"],
-                &["op", "timestamp_ms", "cell", "sequence"],
-            );
-            let object = operation_object(operation, fields)?;
-            let timestamp_ms = argument_u64(&object, "timestamp_ms")?;
-            layout.compose(timestamp_ms, routing_argument(spec, &object)?, argument_u64(&object, "sequence")?)?
-        }
-        IdLayout::Ticket(layout) => {
-            let fields = op_fields(spec, &["op", "shard", "sequence"], &["op", "cell", "sequence"]);
-            let object = operation_object(operation, fields)?;
-            layout.compose(routing_argument(spec, &object)?, argument_u64(&object, "sequence")?)?
-        }
-    };
-    let mut report = Map::new();
-    report.insert("id".into(), Value::String(id.to_string()));
-    Ok((topology.clone(), report))
-}
-
-/// A `ticket` topology's operation: `(offset, increment, auto_increment, count)`.
-fn ticket_server(topology: &Topology, operation: &Value, op: &str, count_field: &str) -> Result<(u32, u32, u64, u32)> {
-    let spec = spec_of(topology, op)?;
-    let IdLayout::Ticket(layout) = spec.layout else {
-        return Err(Error::argument(format!("{op}: needs the ticket layout, not {}", spec.layout.name())));
-    };
-    let fields: &'static [&'static str] = match (spec.cells.is_some(), count_field) {
-        (false, "count") => &["op", "shard", "auto_increment", "count"],
-        (true, "count") => &["op", "cell", "auto_increment", "count"],
-        (false, _) => &["op", "shard", "auto_increment", "block_size"],
-        (true, _) => &["op", "cell", "auto_increment", "block_size"],
-    };
-    let object = operation_object(operation, fields)?;
-    let server = routing_argument(spec, &object)?;
-    let auto_increment = argument_u64(&object, "auto_increment")?;
-    let count = argument_u32(&object, count_field, 1)?;
-    Ok((server + 1, layout.servers, auto_increment, count))
-}
-
-/// `{"op": "id_bits_tickets", "shard": s, "auto_increment": a, "count": c}`.
-pub(crate) fn tickets_op(topology: &Topology, operation: &Value) -> Result<(Topology, Map<String, Value>)> {
-    let (offset, increment, auto_increment, count) = ticket_server(topology, operation, "id_bits_tickets", "count")?;
-    let batch = ticket_ids(offset, increment, auto_increment, count)?;
-    let mut report = Map::new();
-    report.insert("ids".into(), batch.ids.iter().map(|id| Value::String(id.to_string())).collect());
-    report.insert("auto_increment".into(), Value::String(batch.auto_increment.to_string()));
-    Ok((topology.clone(), report))
-}
-
-/// `{"op": "id_bits_reserve_block", "shard": s, "auto_increment": a, "block_size": b}`.
-pub(crate) fn reserve_block_op(topology: &Topology, operation: &Value) -> Result<(Topology, Map<String, Value>)> {
-    let (offset, increment, auto_increment, size) =
-        ticket_server(topology, operation, "id_bits_reserve_block", "block_size")?;
-    let block = reserve_block(offset, increment, auto_increment, size)?;
-    let mut report = Map::new();
-    report.insert("first".into(), Value::String(block.first.to_string()));
-    report.insert("last".into(), Value::String(block.last.to_string()));
-    report.insert("step".into(), block.step.into());
-    report.insert("count".into(), block.count.into());
-    report.insert("auto_increment".into(), Value::String(block.auto_increment.to_string()));
-    Ok((topology.clone(), report))
 }

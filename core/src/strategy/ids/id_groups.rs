@@ -78,10 +78,7 @@ use crate::json::{self, Object};
 use crate::key::Key;
 use crate::limits;
 use crate::node::Node;
-use crate::ops::{next_epoch, operation_object};
 use crate::strategy::spec::{successors, DecodedId, Place, Spec};
-use crate::strategy::Strategy;
-use crate::topology::Topology;
 
 /// One shard of a group: a node and its weight.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -105,10 +102,10 @@ impl GroupShard {
 /// A group: id intervals and weighted shards.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct IdGroup {
-    id: String,
-    intervals: Vec<(u64, u64)>,
-    shards: Vec<GroupShard>,
-    writable: bool,
+    pub(crate) id: String,
+    pub(crate) intervals: Vec<(u64, u64)>,
+    pub(crate) shards: Vec<GroupShard>,
+    pub(crate) writable: bool,
 }
 
 impl IdGroup {
@@ -191,7 +188,7 @@ impl TableRule {
 /// `{"type": "id_groups", "groups": [...], "tables": {...}}`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct IdGroupsSpec {
-    groups: Vec<IdGroup>,
+    pub(crate) groups: Vec<IdGroup>,
     tables: Option<TableRule>,
 }
 
@@ -208,8 +205,13 @@ impl IdGroupsSpec {
 
     /// The one writable group.
     pub fn writable_group(&self) -> &IdGroup {
+        &self.groups[self.writable_index()]
+    }
+
+    /// The index of the one writable group.
+    pub(crate) fn writable_index(&self) -> usize {
         // Parsing guarantees exactly one; the fallback only serves hand-built values.
-        self.groups.iter().find(|group| group.writable).unwrap_or(&self.groups[0])
+        self.groups.iter().position(|group| group.writable).unwrap_or(0)
     }
 
     /// The table name of an id under the rule (`None` without `tables`).
@@ -221,7 +223,7 @@ impl IdGroupsSpec {
 const GROUP_FIELDS: &[&str] = &["id", "intervals", "shards", "writable"];
 
 /// Reads `[start, end]` with `start < end`.
-fn parse_interval(path: &str, value: &Value) -> Result<(u64, u64)> {
+pub(crate) fn parse_interval(path: &str, value: &Value) -> Result<(u64, u64)> {
     let pair = json::array(path, value)?;
     if pair.len() != 2 {
         return Err(json::at(path, format_args!("expected [start, end], found {} elements", pair.len())));
@@ -234,7 +236,7 @@ fn parse_interval(path: &str, value: &Value) -> Result<(u64, u64)> {
     Ok((start, end))
 }
 
-fn parse_group(path: &str, value: &Value, nodes: &[Node]) -> Result<IdGroup> {
+pub(crate) fn parse_group(path: &str, value: &Value, nodes: &[Node]) -> Result<IdGroup> {
     let object = Object::new(path, value, GROUP_FIELDS)?;
     let id_path = object.path_of("id");
     let id = json::str(&id_path, object.required("id")?)?;
@@ -397,15 +399,34 @@ impl Spec for IdGroupsSpec {
             .enumerate()
             .map(|(index, entry)| parse_group(&format!("{path}[{index}]"), entry, nodes))
             .collect::<Result<Vec<_>>>()?;
-        let shard_count: u64 = groups.iter().map(|group| group.shards.len() as u64).sum();
+        Ok(IdGroupsSpec { groups, tables: parse_tables(object)? })
+    }
+
+    fn check(&self, nodes: &[Node]) -> Result<()> {
+        let path = "strategy.groups";
+        if self.groups.len() as u64 > u64::from(limits::MAX_ID_GROUPS) {
+            return Err(Error::limit(format!(
+                "{path}: {} groups; the limit is {}",
+                self.groups.len(),
+                limits::MAX_ID_GROUPS
+            )));
+        }
+        let shard_count: u64 = self.groups.iter().map(|group| group.shards.len() as u64).sum();
         if shard_count > u64::from(limits::MAX_ID_SHARDS) {
             return Err(Error::limit(format!(
                 "{path}: {shard_count} shards in all; the limit is {}",
                 limits::MAX_ID_SHARDS
             )));
         }
-        check_groups(&path, &groups)?;
-        Ok(IdGroupsSpec { groups, tables: parse_tables(object)? })
+        for (g, group) in self.groups.iter().enumerate() {
+            if let Some(s) = group.shards.iter().position(|shard| shard.node as usize >= nodes.len()) {
+                return Err(json::at(
+                    &format!("{path}[{g}].shards[{s}].node"),
+                    format_args!("node index {} is past the node list", group.shards[s].node),
+                ));
+            }
+        }
+        check_groups(path, &self.groups)
     }
 
     fn write(&self, object: &mut Map<String, Value>, nodes: &[Node]) {
@@ -621,112 +642,4 @@ impl Place for IdGroups {
         }
         Ok(DecodedId { shard, fields })
     }
-}
-
-// ---------------------------------------------------------------------------------------
-// Operations.
-
-fn spec_of<'t>(topology: &'t Topology, op: &str) -> Result<&'t IdGroupsSpec> {
-    match &topology.strategy {
-        Strategy::IdGroups(spec) => Ok(spec),
-        other => Err(Error::argument(format!("{op}: needs an id_groups topology, not {}", other.type_name()))),
-    }
-}
-
-fn argument_error(err: Error) -> Error {
-    Error::argument(String::from(err.message()))
-}
-
-/// The index of the group named by the operation's `group` field.
-fn named_group(spec: &IdGroupsSpec, object: &Object<'_>, op: &str) -> Result<usize> {
-    let value = object.required("group").map_err(argument_error)?;
-    let id = json::str(&object.path_of("group"), value).map_err(argument_error)?;
-    spec.groups.iter().position(|group| group.id == id).ok_or_else(|| Error::argument(format!("{op}: no group {id:?}")))
-}
-
-/// The canonical document with the epoch advanced, and its `strategy.groups` array.
-fn edit_groups(topology: &Topology, edit: impl FnOnce(&mut Vec<Value>)) -> Result<Topology> {
-    let mut document = topology.to_value();
-    document["epoch"] = json::u64_value(next_epoch(topology)?);
-    if let Some(Value::Array(groups)) = document.get_mut("strategy").and_then(|s| s.get_mut("groups")) {
-        edit(groups);
-    }
-    Topology::from_value(&document)
-}
-
-fn set_writable(groups: &mut [Value], writable: Option<usize>) {
-    for (index, group) in groups.iter_mut().enumerate() {
-        if let Value::Object(group) = group {
-            group.insert("writable".into(), Value::Bool(Some(index) == writable));
-        }
-    }
-}
-
-/// `{"op": "id_groups_add_group", "group": {...}, "writable": true}`: appends a group
-/// (shards numbered after all existing ones); by default it becomes the writable one.
-pub(crate) fn add_group(topology: &Topology, operation: &Value) -> Result<(Topology, Map<String, Value>)> {
-    let spec = spec_of(topology, "id_groups_add_group")?;
-    let object = operation_object(operation, &["op", "group", "writable"])?;
-    let group = object.required("group").map_err(argument_error)?;
-    if !group.is_object() {
-        return Err(Error::argument("operation.group: expected a group object (id, intervals, shards)"));
-    }
-    if group.get("writable").is_some() {
-        return Err(Error::argument(
-            "operation.group.writable: give writable on the operation (default true), not in the group",
-        ));
-    }
-    let writable = match object.optional("writable") {
-        Some(value) => json::bool(&object.path_of("writable"), value).map_err(argument_error)?,
-        None => true,
-    };
-    let index = spec.groups.len();
-    let previous = spec.groups.iter().position(|group| group.writable);
-    let next = edit_groups(topology, |groups| {
-        groups.push(group.clone());
-        set_writable(groups, if writable { Some(index) } else { previous });
-    })?;
-    let Strategy::IdGroups(added) = &next.strategy else {
-        return Err(Error::argument("id_groups_add_group: the result is not an id_groups topology"));
-    };
-    let first = spec.groups.iter().map(|group| group.shards.len() as u32).sum::<u32>();
-    let count = added.groups[index].shards.len() as u32;
-    let mut report = Map::new();
-    report.insert("added".into(), Value::String(added.groups[index].id.clone()));
-    report.insert("shards".into(), (first..first + count).collect());
-    report.insert("writable".into(), Value::String(added.writable_group().id.clone()));
-    Ok((next, report))
-}
-
-/// `{"op": "id_groups_add_interval", "group": "g1", "interval": [start, end]}`: gives a
-/// group one more interval (reusing freed id space).
-pub(crate) fn add_interval(topology: &Topology, operation: &Value) -> Result<(Topology, Map<String, Value>)> {
-    let spec = spec_of(topology, "id_groups_add_interval")?;
-    let object = operation_object(operation, &["op", "group", "interval"])?;
-    let index = named_group(spec, &object, "id_groups_add_interval")?;
-    let value = object.required("interval").map_err(argument_error)?;
-    let (start, end) = parse_interval(&object.path_of("interval"), value).map_err(argument_error)?;
-    let interval = Value::Array(alloc::vec![json::u64_value(start), json::u64_value(end)]);
-    let added = interval.clone();
-    let next = edit_groups(topology, |groups| {
-        if let Some(Value::Array(intervals)) = groups.get_mut(index).and_then(|g| g.get_mut("intervals")) {
-            intervals.push(added);
-        }
-    })?;
-    let mut report = Map::new();
-    report.insert("group".into(), Value::String(spec.groups[index].id.clone()));
-    report.insert("interval".into(), interval);
-    Ok((next, report))
-}
-
-/// `{"op": "id_groups_set_writable", "group": "g1"}`: makes a group the writable one.
-pub(crate) fn set_writable_group(topology: &Topology, operation: &Value) -> Result<(Topology, Map<String, Value>)> {
-    let spec = spec_of(topology, "id_groups_set_writable")?;
-    let object = operation_object(operation, &["op", "group"])?;
-    let index = named_group(spec, &object, "id_groups_set_writable")?;
-    let next = edit_groups(topology, |groups| set_writable(groups, Some(index)))?;
-    let mut report = Map::new();
-    report.insert("writable".into(), Value::String(spec.groups[index].id.clone()));
-    report.insert("previous".into(), Value::String(spec.writable_group().id.clone()));
-    Ok((next, report))
 }

@@ -4,3 +4,4 @@
 
 pub mod id_bits;
 pub mod id_groups;
+pub mod tickets;

@@ -82,10 +82,8 @@ use crate::json::{self, Object};
 use crate::key::{Key, OwnedKey};
 use crate::limits::MAX_KEY_TABLE_ENTRIES as MAX_ENTRIES;
 use crate::node::Node;
-use crate::ops::{next_epoch, operation_object};
-use crate::strategy::spec::{Place, Spec};
+use crate::strategy::spec::{still_named, Place, Spec};
 use crate::strategy::{Placement, Strategy};
-use crate::topology::Topology;
 
 /// `{"type": "directory", "entries": [...], "fallback": {...}}`.
 #[derive(Clone, Debug, PartialEq)]
@@ -130,6 +128,34 @@ impl Spec for DirectorySpec {
             ));
         }
         Ok(DirectorySpec { entries, fallback: Box::new(fallback) })
+    }
+
+    fn check(&self, nodes: &[Node]) -> Result<()> {
+        if let Some(index) = self.entries.iter().position(|&(_, node)| node as usize >= nodes.len()) {
+            return Err(json::at(
+                &format!("strategy.entries[{index}].node"),
+                format_args!("node index {} is past the node list", self.entries[index].1),
+            ));
+        }
+        self.fallback.check(nodes)
+    }
+
+    fn follows_node_list(&self) -> bool {
+        // Entries name nodes by id; the fallback is derived from the list.
+        true
+    }
+
+    fn node_removed(&mut self, index: u32, nodes: &[Node]) -> Result<()> {
+        for (position, (_, node)) in self.entries.iter_mut().enumerate() {
+            match (*node).cmp(&index) {
+                core::cmp::Ordering::Equal => {
+                    return Err(still_named(&format!("strategy.entries[{position}].node"), nodes, index))
+                }
+                core::cmp::Ordering::Greater => *node -= 1,
+                core::cmp::Ordering::Less => {}
+            }
+        }
+        self.fallback.node_removed(index, nodes)
     }
 
     fn write(&self, object: &mut Map<String, Value>, nodes: &[Node]) {
@@ -405,81 +431,4 @@ pub(crate) fn table_set(entries: &mut Vec<(OwnedKey, u32)>, key: OwnedKey, value
 pub(crate) fn table_remove(entries: &mut Vec<(OwnedKey, u32)>, key: Key<'_>) -> Option<u32> {
     let index = entries.binary_search_by(|(other, _)| key_order(other.as_key(), key)).ok()?;
     Some(entries.remove(index).1)
-}
-
-/// Reads the `key` field of an operation (errors are `invalid_argument`).
-pub(crate) fn operation_key(object: &Object<'_>) -> Result<OwnedKey> {
-    let value = object.required("key").map_err(argument)?;
-    key_from_value(&object.path_of("key"), value).map_err(argument)
-}
-
-/// An `invalid_topology` error of an operation's own fields as `invalid_argument`.
-pub(crate) fn argument(err: Error) -> Error {
-    Error::argument(String::from(err.message()))
-}
-
-// ---------------------------------------------------------------------------------
-// Operations.
-// ---------------------------------------------------------------------------------
-
-fn directory_of<'t>(topology: &'t Topology, op: &str) -> Result<&'t DirectorySpec> {
-    match &topology.strategy {
-        Strategy::Directory(spec) => Ok(spec),
-        other => Err(Error::argument(format!("{op}: needs a directory strategy, not {}", other.type_name()))),
-    }
-}
-
-/// The node the fallback alone gives `key`.
-fn fallback_node(topology: &Topology, spec: &DirectorySpec, key: Key<'_>) -> Result<u32> {
-    let placement = Placement::compile(&spec.fallback, &topology.hashing, &topology.nodes)?;
-    Ok(placement.owner(placement.shard(&topology.hashing, key)?))
-}
-
-/// `{"op": "directory_set", "key": K, "node": id}`: lists `key` on node `id`, adding
-/// the entry or replacing it. Report: `key` (canonical), `from` (the node the key
-/// routed to before, by entry or fallback), `to`, `replaced` (whether an entry existed).
-pub(crate) fn set(topology: &Topology, operation: &Value) -> Result<(Topology, Map<String, Value>)> {
-    let object = operation_object(operation, &["op", "key", "node"])?;
-    let spec = directory_of(topology, "directory_set")?;
-    let key = operation_key(&object)?;
-    let node = node_index(&object.path_of("node"), object.required("node").map_err(argument)?, &topology.nodes)
-        .map_err(argument)?;
-    check_table_keys("operation.key", &topology.hashing, &[(key.clone(), node)]).map_err(argument)?;
-    let mut next_spec = spec.clone();
-    let previous = table_set(&mut next_spec.entries, key.clone(), node)?;
-    let from = match previous {
-        Some(node) => node,
-        None => fallback_node(topology, spec, key.as_key())?,
-    };
-    let mut next = topology.clone();
-    next.epoch = next_epoch(topology)?;
-    next.strategy = Strategy::Directory(next_spec);
-    let mut report = Map::new();
-    report.insert("key".into(), key_to_value(key.as_key()));
-    report.insert("from".into(), Value::String(topology.nodes[from as usize].id.clone()));
-    report.insert("to".into(), Value::String(topology.nodes[node as usize].id.clone()));
-    report.insert("replaced".into(), Value::Bool(previous.is_some()));
-    Ok((next, report))
-}
-
-/// `{"op": "directory_remove", "key": K}`: drops the entry of `key` (which must be
-/// listed), so it routes by the fallback again. Report: `key`, `from` (the entry's
-/// node), `to` (the fallback's node).
-pub(crate) fn remove(topology: &Topology, operation: &Value) -> Result<(Topology, Map<String, Value>)> {
-    let object = operation_object(operation, &["op", "key"])?;
-    let spec = directory_of(topology, "directory_remove")?;
-    let key = operation_key(&object)?;
-    let mut next_spec = spec.clone();
-    let from = table_remove(&mut next_spec.entries, key.as_key()).ok_or_else(|| {
-        Error::argument(format!("directory_remove: {} is not in the directory", key_to_value(key.as_key())))
-    })?;
-    let to = fallback_node(topology, spec, key.as_key())?;
-    let mut next = topology.clone();
-    next.epoch = next_epoch(topology)?;
-    next.strategy = Strategy::Directory(next_spec);
-    let mut report = Map::new();
-    report.insert("key".into(), key_to_value(key.as_key()));
-    report.insert("from".into(), Value::String(topology.nodes[from as usize].id.clone()));
-    report.insert("to".into(), Value::String(topology.nodes[to as usize].id.clone()));
-    Ok((next, report))
 }

@@ -55,6 +55,7 @@
 //! # Ok::<(), shardroute::Error>(())
 //! ```
 
+use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
@@ -66,8 +67,8 @@ use crate::json::{self, Object};
 use crate::key::Key;
 use crate::node::Node;
 use crate::strategy::partitioned::key_range::owner_ids;
-use crate::strategy::partitioned::ranges::{self, Position};
-use crate::strategy::spec::{successors, Place, Spec};
+use crate::strategy::partitioned::ranges::{self, Position, RangePoint};
+use crate::strategy::spec::{renumber, still_named, successors, Place, Spec};
 
 /// `{"type": "hash_range", "boundaries": [...], "ranges": [...]}`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -79,7 +80,7 @@ pub struct HashRangeSpec {
 }
 
 impl HashRangeSpec {
-    fn check(&self, node_count: usize) -> Result<()> {
+    fn check_table(&self, node_count: usize) -> Result<()> {
         ranges::check_table(self.boundaries.len(), &self.ranges, node_count, |i| self.boundaries[i], |a, b| a < b, &0)
     }
 }
@@ -124,8 +125,21 @@ impl Spec for HashRangeSpec {
             (None, None) => (uniform_boundaries(nodes.len() as u32), (0..nodes.len() as u32).collect()),
         };
         let spec = HashRangeSpec { boundaries, ranges };
-        spec.check(nodes.len())?;
         Ok(spec)
+    }
+
+    fn check(&self, nodes: &[Node]) -> Result<()> {
+        self.check_table(nodes.len())
+    }
+
+    fn follows_node_list(&self) -> bool {
+        // Tables name nodes by id: a new node owns nothing until a range moves to it.
+        true
+    }
+
+    fn node_removed(&mut self, index: u32, nodes: &[Node]) -> Result<()> {
+        renumber(&mut self.ranges, index)
+            .map_err(|range| still_named(&format!("strategy.ranges[{range}]"), nodes, index))
     }
 
     fn write(&self, object: &mut Map<String, Value>, nodes: &[Node]) {
@@ -134,7 +148,7 @@ impl Spec for HashRangeSpec {
     }
 
     fn compile(&self, _hashing: &KeyHashing, nodes: &[Node]) -> Result<HashRanges> {
-        self.check(nodes.len())?;
+        self.check_table(nodes.len())?;
         Ok(HashRanges {
             boundaries: self.boundaries.clone(),
             owners: self.ranges.clone(),
@@ -144,8 +158,11 @@ impl Spec for HashRangeSpec {
 }
 
 impl Position for u64 {
-    fn parse(path: &str, value: &Value) -> Result<u64> {
-        json::u64(path, value)
+    fn from_point(point: &RangePoint) -> Option<u64> {
+        match point {
+            RangePoint::Hash(hash) => Some(*hash),
+            RangePoint::Key(_) => None,
+        }
     }
 
     fn to_value(&self) -> Value {

@@ -84,8 +84,8 @@ use crate::json::{self, Object};
 use crate::key::{Key, OwnedKey};
 use crate::limits;
 use crate::node::Node;
-use crate::strategy::partitioned::ranges::{self, Position};
-use crate::strategy::spec::{successors, Place, Spec};
+use crate::strategy::partitioned::ranges::{self, Position, RangePoint};
+use crate::strategy::spec::{renumber, still_named, successors, Place, Spec};
 
 /// `{"type": "key_range", "boundaries": [...], "ranges": [...]}`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -97,7 +97,7 @@ pub struct KeyRangeSpec {
 }
 
 impl KeyRangeSpec {
-    fn check(&self, node_count: usize) -> Result<()> {
+    fn check_table(&self, node_count: usize) -> Result<()> {
         for (index, boundary) in self.boundaries.iter().enumerate() {
             let length = ordered_bytes(boundary.as_key()).as_slice().len();
             if length > limits::MAX_RANGE_KEY_BYTES as usize {
@@ -134,8 +134,21 @@ impl Spec for KeyRangeSpec {
             None => ranges::round_robin(boundaries.len() + 1, nodes.len()),
         };
         let spec = KeyRangeSpec { boundaries, ranges };
-        spec.check(nodes.len())?;
         Ok(spec)
+    }
+
+    fn check(&self, nodes: &[Node]) -> Result<()> {
+        self.check_table(nodes.len())
+    }
+
+    fn follows_node_list(&self) -> bool {
+        // Tables name nodes by id: a new node owns nothing until a range moves to it.
+        true
+    }
+
+    fn node_removed(&mut self, index: u32, nodes: &[Node]) -> Result<()> {
+        renumber(&mut self.ranges, index)
+            .map_err(|range| still_named(&format!("strategy.ranges[{range}]"), nodes, index))
     }
 
     fn write(&self, object: &mut Map<String, Value>, nodes: &[Node]) {
@@ -151,7 +164,7 @@ impl Spec for KeyRangeSpec {
                  use \"none\" (or the hash_range strategy to co-locate tagged keys)",
             ));
         }
-        self.check(nodes.len())?;
+        self.check_table(nodes.len())?;
         let mut bytes = Vec::new();
         let mut ends = Vec::with_capacity(self.boundaries.len());
         for boundary in &self.boundaries {
@@ -297,8 +310,11 @@ impl Ord for KeyPosition {
 }
 
 impl Position for KeyPosition {
-    fn parse(path: &str, value: &Value) -> Result<KeyPosition> {
-        parse_key(path, value).map(KeyPosition)
+    fn from_point(point: &RangePoint) -> Option<KeyPosition> {
+        match point {
+            RangePoint::Key(key) => Some(KeyPosition(key.clone())),
+            RangePoint::Hash(_) => None,
+        }
     }
 
     fn to_value(&self) -> Value {

@@ -76,12 +76,9 @@ use crate::json::{self, Object};
 use crate::key::Key;
 use crate::limits::{self, MAX_PARTITIONS};
 use crate::node::Node;
-use crate::ops::{next_epoch, operation_object};
 use crate::strategy::hashed::jump::jump_unchecked;
 use crate::strategy::hashed::rendezvous::Rendezvous;
-use crate::strategy::spec::{count_param, successors, Place, Spec};
-use crate::strategy::Strategy;
-use crate::topology::Topology;
+use crate::strategy::spec::{count_param, renumber, still_named, successors, Place, Spec};
 
 /// Default partition count.
 pub const DEFAULT_PARTITIONS: u32 = 4096;
@@ -151,7 +148,7 @@ pub struct MultilevelSpec {
 
 impl MultilevelSpec {
     /// The group index of `partition`: the map's, else round-robin.
-    fn group_of(&self, partition: u32) -> u32 {
+    pub(crate) fn group_of(&self, partition: u32) -> u32 {
         match &self.map {
             Some(map) => map[partition as usize],
             None => partition % self.groups.len() as u32,
@@ -159,17 +156,17 @@ impl MultilevelSpec {
     }
 
     /// The map with the derived one written out.
-    fn full_map(&self) -> Vec<u32> {
+    pub(crate) fn full_map(&self) -> Vec<u32> {
         (0..self.partitions).map(|partition| self.group_of(partition)).collect()
     }
 
-    fn group_index(&self, id: &str) -> Option<u32> {
+    pub(crate) fn group_index(&self, id: &str) -> Option<u32> {
         self.groups.iter().position(|group| group.id == id).map(|index| index as u32)
     }
 
     /// Refuses a map whose build would score more than
     /// [`MAX_PARTITION_PLACEMENTS`](limits::MAX_PARTITION_PLACEMENTS) nodes.
-    fn check_work(&self, path: &str) -> Result<()> {
+    pub(crate) fn check_work(&self, path: &str) -> Result<()> {
         let mut per_group = alloc::vec![0u64; self.groups.len()];
         for partition in 0..self.partitions {
             per_group[self.group_of(partition) as usize] += 1;
@@ -209,27 +206,11 @@ impl Spec for MultilevelSpec {
                 }
             },
         };
-        if within_group == WithinGroup::Jump {
-            if let Some(index) = nodes.iter().position(|node| node.weight != 1.0) {
-                return Err(json::at(
-                    &format!("nodes[{index}].weight"),
-                    "within_group \"jump\" does not support weights (leave weight at 1, or use \"rendezvous\")",
-                ));
-            }
-        }
         let groups_path = object.path_of("groups");
         let rows = json::array(&groups_path, object.required("groups")?)?;
         if rows.is_empty() {
             return Err(json::at(&groups_path, "needs at least one group"));
         }
-        // Groups are disjoint and non-empty, so there are never more groups than nodes.
-        if rows.len() > nodes.len() {
-            return Err(json::at(
-                &groups_path,
-                format_args!("{} groups for {} nodes; every group needs its own nodes", rows.len(), nodes.len()),
-            ));
-        }
-        let mut member_of: Vec<Option<u32>> = alloc::vec![None; nodes.len()];
         let mut groups: Vec<Group> = Vec::with_capacity(rows.len());
         for (index, row) in rows.iter().enumerate() {
             let row_path = format!("{groups_path}[{index}]");
@@ -250,21 +231,6 @@ impl Spec for MultilevelSpec {
             for (position, member) in members.iter().enumerate() {
                 let member_path = format!("{nodes_path}[{position}]");
                 let node = crate::strategy::partitioned::directory::node_index(&member_path, member, nodes)?;
-                if let Some(other) = member_of[node as usize] {
-                    let node_id = &nodes[node as usize].id;
-                    return Err(json::at(
-                        &member_path,
-                        if other as usize == index {
-                            format!("node {node_id:?} appears twice in the group")
-                        } else {
-                            format!(
-                                "node {node_id:?} is already in group {:?} ({groups_path}[{other}])",
-                                groups[other as usize].id
-                            )
-                        },
-                    ));
-                }
-                member_of[node as usize] = Some(index as u32);
                 indices.push(node);
             }
             groups.push(Group { id: id.to_string(), nodes: indices });
@@ -292,9 +258,66 @@ impl Spec for MultilevelSpec {
                 Some(map)
             }
         };
-        let spec = MultilevelSpec { partitions, groups, map, within_group };
-        spec.check_work(&groups_path)?;
-        Ok(spec)
+        Ok(MultilevelSpec { partitions, groups, map, within_group })
+    }
+
+    fn check(&self, nodes: &[Node]) -> Result<()> {
+        if self.within_group == WithinGroup::Jump {
+            if let Some(index) = nodes.iter().position(|node| node.weight != 1.0) {
+                return Err(json::at(
+                    &format!("nodes[{index}].weight"),
+                    "within_group \"jump\" does not support weights (leave weight at 1, or use \"rendezvous\")",
+                ));
+            }
+        }
+        // Groups are disjoint and non-empty, so there are never more groups than nodes.
+        if self.groups.len() > nodes.len() {
+            return Err(json::at(
+                "strategy.groups",
+                format_args!("{} groups for {} nodes; every group needs its own nodes", self.groups.len(), nodes.len()),
+            ));
+        }
+        let mut member_of: Vec<Option<usize>> = alloc::vec![None; nodes.len()];
+        for (index, group) in self.groups.iter().enumerate() {
+            if group.nodes.is_empty() {
+                return Err(json::at(&format!("strategy.groups[{index}].nodes"), "a group needs at least one node"));
+            }
+            for (position, &node) in group.nodes.iter().enumerate() {
+                let member_path = || format!("strategy.groups[{index}].nodes[{position}]");
+                let Some(slot) = member_of.get_mut(node as usize) else {
+                    return Err(json::at(&member_path(), format_args!("node index {node} is past the node list")));
+                };
+                if let Some(other) = *slot {
+                    let node_id = &nodes[node as usize].id;
+                    return Err(json::at(
+                        &member_path(),
+                        if other == index {
+                            format!("node {node_id:?} appears twice in the group")
+                        } else {
+                            format!(
+                                "node {node_id:?} is already in group {:?} (strategy.groups[{other}])",
+                                self.groups[other].id
+                            )
+                        },
+                    ));
+                }
+                *slot = Some(index);
+            }
+        }
+        self.check_work("strategy.groups")
+    }
+
+    fn follows_node_list(&self) -> bool {
+        // The list is a pool: a node outside every group holds nothing.
+        true
+    }
+
+    fn node_removed(&mut self, index: u32, nodes: &[Node]) -> Result<()> {
+        for (g, group) in self.groups.iter_mut().enumerate() {
+            renumber(&mut group.nodes, index)
+                .map_err(|position| still_named(&format!("strategy.groups[{g}].nodes[{position}]"), nodes, index))?;
+        }
+        Ok(())
     }
 
     fn write(&self, object: &mut Map<String, Value>, nodes: &[Node]) {
@@ -335,7 +358,7 @@ impl Spec for MultilevelSpec {
     }
 }
 
-fn group_id<'v>(path: &str, value: &'v Value) -> Result<&'v str> {
+pub(crate) fn group_id<'v>(path: &str, value: &'v Value) -> Result<&'v str> {
     let id = json::str(path, value)?;
     if id.is_empty() {
         return Err(json::at(path, "must not be empty"));
@@ -348,7 +371,7 @@ fn group_id<'v>(path: &str, value: &'v Value) -> Result<&'v str> {
 
 /// One group compiled: its node indices and the function that picks among them.
 #[derive(Clone, Debug)]
-struct GroupPlacement {
+pub(crate) struct GroupPlacement {
     id: String,
     nodes: Vec<u32>,
     inner: Inner,
@@ -361,7 +384,7 @@ enum Inner {
 }
 
 impl GroupPlacement {
-    fn build(hashing: &KeyHashing, nodes: &[Node], group: &Group, within: WithinGroup) -> GroupPlacement {
+    pub(crate) fn build(hashing: &KeyHashing, nodes: &[Node], group: &Group, within: WithinGroup) -> GroupPlacement {
         let inner = match within {
             WithinGroup::Rendezvous => {
                 let members: Vec<Node> = group.nodes.iter().map(|&n| nodes[n as usize].clone()).collect();
@@ -373,7 +396,7 @@ impl GroupPlacement {
     }
 
     /// The node index (in the topology) of the partition whose hash is `hash`.
-    fn node_of(&self, hash: u64) -> u32 {
+    pub(crate) fn node_of(&self, hash: u64) -> u32 {
         let member = match &self.inner {
             Inner::Rendezvous(rendezvous) => rendezvous.node_of(hash),
             Inner::Jump => jump_unchecked(hash, self.nodes.len() as u32),
@@ -438,165 +461,4 @@ impl Place for Multilevel {
     fn shard_range(&self) -> core::ops::Range<u32> {
         0..self.partitions
     }
-}
-
-// ---------------------------------------------------------------------------------
-// Operations.
-// ---------------------------------------------------------------------------------
-
-fn multilevel_spec<'t>(topology: &'t Topology, op: &str) -> Result<&'t MultilevelSpec> {
-    match &topology.strategy {
-        Strategy::Multilevel(spec) => Ok(spec),
-        other => Err(Error::argument(format!("{op}: needs a multilevel strategy, not {}", other.type_name()))),
-    }
-}
-
-fn argument(err: Error) -> Error {
-    crate::strategy::partitioned::directory::argument(err)
-}
-
-/// The node of `partition` if it were in `group`.
-fn node_in(topology: &Topology, spec: &MultilevelSpec, group: &Group, partition: u32) -> u32 {
-    GroupPlacement::build(&topology.hashing, &topology.nodes, group, spec.within_group)
-        .node_of(partition_hash(partition))
-}
-
-/// `{"op": "multilevel_remap", "partition": p, "group": id}`: maps partition `p` to
-/// group `id` (a derived map is written out first, so nothing else moves). Report:
-/// `partition`, `from_group`, `to_group`, and the partition's nodes `from` and `to`.
-pub(crate) fn remap(topology: &Topology, operation: &Value) -> Result<(Topology, Map<String, Value>)> {
-    let object = operation_object(operation, &["op", "partition", "group"])?;
-    let spec = multilevel_spec(topology, "multilevel_remap")?;
-    let partition = json::u32_in(
-        &object.path_of("partition"),
-        object.required("partition").map_err(argument)?,
-        0,
-        spec.partitions - 1,
-    )
-    .map_err(argument)?;
-    let id = json::str(&object.path_of("group"), object.required("group").map_err(argument)?).map_err(argument)?;
-    let to_group = spec.group_index(id).ok_or_else(|| Error::argument(format!("multilevel_remap: no group {id:?}")))?;
-    let from_group = spec.group_of(partition);
-    let mut map = spec.full_map();
-    map[partition as usize] = to_group;
-    let mut next_spec = spec.clone();
-    next_spec.map = Some(map);
-    next_spec.check_work("multilevel_remap")?;
-    let mut report = Map::new();
-    report.insert("partition".into(), partition.into());
-    report.insert("from_group".into(), Value::String(spec.groups[from_group as usize].id.clone()));
-    report.insert("to_group".into(), Value::String(id.to_string()));
-    for (field, group) in [("from", from_group), ("to", to_group)] {
-        let node = node_in(topology, spec, &spec.groups[group as usize], partition);
-        report.insert(field.into(), Value::String(topology.nodes[node as usize].id.clone()));
-    }
-    let mut next = topology.clone();
-    next.epoch = next_epoch(topology)?;
-    next.strategy = Strategy::Multilevel(next_spec);
-    Ok((next, report))
-}
-
-/// `{"op": "multilevel_group_set", "group": id, "nodes": [ids]}`: replaces the nodes of
-/// group `id`, creates it (appended, holding no partition; a derived map is written out
-/// first so nothing moves) when it does not exist, or removes it when `nodes` is empty
-/// and no partition maps to it. Report: `group`, `created`, `removed`, and `moves`: one
-/// `[partition, from node, to node]` triple per partition whose node changes, in
-/// partition order.
-pub(crate) fn group_set(topology: &Topology, operation: &Value) -> Result<(Topology, Map<String, Value>)> {
-    let object = operation_object(operation, &["op", "group", "nodes"])?;
-    let spec = multilevel_spec(topology, "multilevel_group_set")?;
-    let id = group_id(&object.path_of("group"), object.required("group").map_err(argument)?).map_err(|err| {
-        if err.code() == "limit_exceeded" {
-            err
-        } else {
-            argument(err)
-        }
-    })?;
-    let nodes_path = object.path_of("nodes");
-    let members = json::array(&nodes_path, object.required("nodes").map_err(argument)?).map_err(argument)?;
-    let existing = spec.group_index(id);
-    let mut indices: Vec<u32> = Vec::with_capacity(members.len());
-    for (position, member) in members.iter().enumerate() {
-        let member_path = format!("{nodes_path}[{position}]");
-        let node = crate::strategy::partitioned::directory::node_index(&member_path, member, &topology.nodes)
-            .map_err(argument)?;
-        let node_id = &topology.nodes[node as usize].id;
-        if indices.contains(&node) {
-            return Err(Error::argument(format!("{member_path}: node {node_id:?} appears twice")));
-        }
-        if let Some(other) = spec.groups.iter().position(|group| group.nodes.contains(&node)) {
-            if Some(other as u32) != existing {
-                return Err(Error::argument(format!(
-                    "{member_path}: node {node_id:?} is already in group {:?}",
-                    spec.groups[other].id
-                )));
-            }
-        }
-        indices.push(node);
-    }
-    let mut next_spec = spec.clone();
-    let mut moves: Vec<Value> = Vec::new();
-    let (created, removed) = match existing {
-        None if indices.is_empty() => {
-            return Err(Error::argument(format!("multilevel_group_set: no group {id:?} to remove")));
-        }
-        None => {
-            // A new group changes the round-robin map: write the current one out first.
-            next_spec.map = Some(spec.full_map());
-            next_spec.groups.push(Group { id: id.to_string(), nodes: indices });
-            (true, false)
-        }
-        Some(group) if indices.is_empty() => {
-            let held = (0..spec.partitions).filter(|&p| spec.group_of(p) == group).count();
-            if held > 0 {
-                return Err(Error::argument(format!(
-                    "multilevel_group_set: group {id:?} still holds {held} partition(s); remap them first"
-                )));
-            }
-            if next_spec.groups.len() == 1 {
-                return Err(Error::argument("multilevel_group_set: cannot remove the only group"));
-            }
-            next_spec.groups.remove(group as usize);
-            // A derived map never skips a group below `partitions`, so an empty group has
-            // an index of at least `partitions` and removing it changes no partition.
-            if let Some(map) = &mut next_spec.map {
-                for g in map.iter_mut() {
-                    if *g > group {
-                        *g -= 1;
-                    }
-                }
-            }
-            (false, true)
-        }
-        Some(group) => {
-            next_spec.groups[group as usize].nodes = indices;
-            (false, false)
-        }
-    };
-    next_spec.check_work("multilevel_group_set")?;
-    if let (Some(group), false) = (existing, removed) {
-        let build = |spec: &MultilevelSpec| {
-            GroupPlacement::build(&topology.hashing, &topology.nodes, &spec.groups[group as usize], spec.within_group)
-        };
-        let (before, after) = (build(spec), build(&next_spec));
-        for partition in (0..spec.partitions).filter(|&p| spec.group_of(p) == group) {
-            let (from, to) = (before.node_of(partition_hash(partition)), after.node_of(partition_hash(partition)));
-            if from != to {
-                moves.push(Value::Array(alloc::vec![
-                    partition.into(),
-                    Value::String(topology.nodes[from as usize].id.clone()),
-                    Value::String(topology.nodes[to as usize].id.clone()),
-                ]));
-            }
-        }
-    }
-    let mut report = Map::new();
-    report.insert("group".into(), Value::String(id.to_string()));
-    report.insert("created".into(), Value::Bool(created));
-    report.insert("removed".into(), Value::Bool(removed));
-    report.insert("moves".into(), Value::Array(moves));
-    let mut next = topology.clone();
-    next.epoch = next_epoch(topology)?;
-    next.strategy = Strategy::Multilevel(next_spec);
-    Ok((next, report))
 }

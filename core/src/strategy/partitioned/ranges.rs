@@ -10,7 +10,7 @@
 //!
 //! # Operations
 //!
-//! Applied with [`operations::apply`](crate::ops::apply). Positions are written as
+//! Applied with [`ops::apply`](crate::ops::apply) (the code is in `ops/ranges.rs`). Positions are written as
 //! in the document: a key object (`{"utf8": ..}`, `{"hex": ..}`, `{"u64": ..}`) for
 //! `key_range`, a u64 (number or decimal string) for `hash_range`. Sample keys are always
 //! key objects; for `hash_range` their hashes are used. `node` is the id of an existing
@@ -50,27 +50,31 @@
 //! node entry with a weight, a boundary key longer than the limit).
 
 use alloc::format;
-use alloc::string::String;
 use alloc::vec::Vec;
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::error::{Error, Result};
 use crate::hashing::KeyHashing;
-use crate::json::{self, Object};
-use crate::key::Key;
+use crate::json;
+use crate::key::{Key, OwnedKey};
 use crate::limits;
 use crate::node::Node;
-use crate::ops::{next_epoch, operation_object};
-use crate::strategy::partitioned::hash_range::HashRangeSpec;
-use crate::strategy::partitioned::key_range::{self, KeyPosition, KeyRangeSpec};
-use crate::strategy::Strategy;
-use crate::topology::Topology;
+
+/// A position as an operation gives it (`at` of `range_split`): a key object for
+/// `key_range`, a u64 for `hash_range`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RangePoint {
+    /// A key, for `key_range`.
+    Key(OwnedKey),
+    /// A hash, for `hash_range`.
+    Hash(u64),
+}
 
 /// A place in a range strategy's ordered space: key bytes or a hash.
 pub(crate) trait Position: Clone + Ord {
-    /// Reads a boundary or split point as written in the document (`invalid_topology` at `path`).
-    fn parse(path: &str, value: &Value) -> Result<Self>;
+    /// The position a [`RangePoint`] names, if it is of this space's kind.
+    fn from_point(point: &RangePoint) -> Option<Self>;
     /// The document form.
     fn to_value(&self) -> Value;
     /// The lowest position: where range 0 starts.
@@ -217,7 +221,7 @@ pub fn presplit_points<T: Ord + Clone>(sample: &[T], ranges: u32) -> Result<Vec<
 }
 
 /// [`presplit_points`] over values already sorted and deduplicated.
-fn quantiles<T: Clone>(distinct: Vec<T>, ranges: u32) -> Result<Vec<T>> {
+pub(crate) fn quantiles<T: Clone>(distinct: Vec<T>, ranges: u32) -> Result<Vec<T>> {
     if ranges == 0 {
         return Err(Error::argument("range_presplit: ranges must be at least 1"));
     }
@@ -228,324 +232,4 @@ fn quantiles<T: Clone>(distinct: Vec<T>, ranges: u32) -> Result<Vec<T>> {
         )));
     }
     Ok((1..u64::from(ranges)).map(|j| distinct[(j * m / u64::from(ranges)) as usize].clone()).collect())
-}
-
-/// A range table being edited: boundaries and the owner id of each range.
-#[derive(Clone, Debug)]
-struct Table<P> {
-    boundaries: Vec<P>,
-    owners: Vec<String>,
-}
-
-impl<P: Position> Table<P> {
-    /// The range holding `position`.
-    fn range_of(&self, position: &P) -> usize {
-        self.boundaries.partition_point(|boundary| boundary <= position)
-    }
-
-    fn start(&self, range: usize) -> P {
-        if range == 0 {
-            P::lowest()
-        } else {
-            self.boundaries[range - 1].clone()
-        }
-    }
-
-    fn contains(&self, range: usize, position: &P) -> bool {
-        self.range_of(position) == range
-    }
-
-    fn describe(&self, range: usize) -> String {
-        let end = self.boundaries.get(range).map_or_else(|| String::from("end"), |end| format!("{}", end.to_value()));
-        format!("range {range} [{}, {end})", self.start(range).to_value())
-    }
-
-    fn strategy_value(&self, type_name: &str) -> Value {
-        let mut object = Map::new();
-        object.insert("type".into(), type_name.into());
-        object.insert("boundaries".into(), Value::Array(self.boundaries.iter().map(P::to_value).collect()));
-        object.insert("ranges".into(), Value::Array(self.owners.iter().cloned().map(Value::String).collect()));
-        Value::Object(object)
-    }
-}
-
-/// Applies one of the range operations (see the module docs) to a `key_range` or
-/// `hash_range` topology.
-pub(crate) fn apply(name: &str, topology: &Topology, operation: &Value) -> Result<(Topology, Map<String, Value>)> {
-    let ids = |ranges: &[u32]| -> Result<Vec<String>> {
-        ranges
-            .iter()
-            .map(|&index| {
-                topology
-                    .nodes
-                    .get(index as usize)
-                    .map(|node| node.id.clone())
-                    .ok_or_else(|| json::at("strategy.ranges", "names a node index out of range"))
-            })
-            .collect()
-    };
-    match &topology.strategy {
-        Strategy::KeyRange(KeyRangeSpec { boundaries, ranges }) => {
-            let boundaries = boundaries.iter().cloned().map(KeyPosition).collect();
-            edit(name, topology, operation, Table { boundaries, owners: ids(ranges)? })
-        }
-        Strategy::HashRange(HashRangeSpec { boundaries, ranges }) => {
-            edit(name, topology, operation, Table { boundaries: boundaries.clone(), owners: ids(ranges)? })
-        }
-        other => Err(Error::argument(format!(
-            "{name}: applies to key_range and hash_range topologies, not {}",
-            other.type_name()
-        ))),
-    }
-}
-
-fn argument(err: Error) -> Error {
-    Error::argument(String::from(err.message()))
-}
-
-fn required<'a>(object: &Object<'a>, name: &str) -> Result<&'a Value> {
-    object.required(name).map_err(argument)
-}
-
-/// A `shard` parameter: a range of the table.
-fn shard_param<P>(object: &Object<'_>, table: &Table<P>) -> Result<usize> {
-    let value = required(object, "shard")?;
-    let last = table.owners.len() as u32 - 1;
-    json::u32_in(&object.path_of("shard"), value, 0, last).map(|shard| shard as usize).map_err(argument)
-}
-
-/// A `node` parameter: an existing id, or a node entry to append (collected in `added`).
-fn node_param(path: &str, value: &Value, nodes: &[Node], added: &mut Vec<Value>) -> Result<String> {
-    let known = |id: &str| nodes.iter().any(|node| node.id == id);
-    let appended = |added: &[Value], id: &str| added.iter().any(|entry| entry["id"] == id);
-    match value {
-        Value::String(id) if known(id) || appended(added, id) => Ok(id.clone()),
-        Value::String(id) => Err(Error::argument(format!(
-            "{path}: no node {id:?}; name an existing node or give a node entry {{\"id\": ...}} to add one"
-        ))),
-        Value::Object(entry) => {
-            let id = match entry.get("id") {
-                Some(Value::String(id)) => id.clone(),
-                _ => return Err(Error::argument(format!("{path}.id: a new node entry needs a string id"))),
-            };
-            if known(&id) || appended(added, &id) {
-                return Err(Error::argument(format!("{path}: node {id:?} already exists; name it by its id")));
-            }
-            added.push(value.clone());
-            Ok(id)
-        }
-        other => Err(Error::argument(format!(
-            "{path}: expected a node id or a node entry, found {}",
-            json::type_name(other)
-        ))),
-    }
-}
-
-/// The optional `node` field.
-fn optional_node(object: &Object<'_>, nodes: &[Node], added: &mut Vec<Value>) -> Result<Option<String>> {
-    object.optional("node").map(|value| node_param(&object.path_of("node"), value, nodes, added)).transpose()
-}
-
-/// The positions of the `sample` keys.
-fn sample_positions<P: Position>(object: &Object<'_>, hashing: &KeyHashing) -> Result<Option<Vec<P>>> {
-    let Some(value) = object.optional("sample") else { return Ok(None) };
-    let path = object.path_of("sample");
-    let entries = json::array(&path, value).map_err(argument)?;
-    if entries.len() > limits::MAX_SAMPLE_KEYS as usize {
-        return Err(Error::limit(format!(
-            "{path}: {} sample keys; the limit is {}",
-            entries.len(),
-            limits::MAX_SAMPLE_KEYS
-        )));
-    }
-    entries
-        .iter()
-        .enumerate()
-        .map(|(index, entry)| {
-            let key = key_range::parse_key(&format!("{path}[{index}]"), entry).map_err(argument)?;
-            Ok(P::of_key(hashing, key.as_key()))
-        })
-        .collect::<Result<Vec<P>>>()
-        .map(Some)
-}
-
-fn split_at<P: Position>(table: &Table<P>, next: &mut Table<P>, shard: usize, at: P, node: String) -> Result<()> {
-    if !table.contains(shard, &at) || at == table.start(shard) {
-        return Err(Error::argument(format!(
-            "operation.at: {} is not strictly inside {}; a split point must leave both halves non-empty",
-            at.to_value(),
-            table.describe(shard)
-        )));
-    }
-    next.boundaries.insert(shard, at);
-    next.owners.insert(shard + 1, node);
-    Ok(())
-}
-
-fn edit<P: Position>(
-    name: &str,
-    topology: &Topology,
-    operation: &Value,
-    table: Table<P>,
-) -> Result<(Topology, Map<String, Value>)> {
-    let nodes = &topology.nodes;
-    let mut next = table.clone();
-    let mut added: Vec<Value> = Vec::new();
-    let mut report = Map::new();
-    match name {
-        "range_split" => {
-            let object = operation_object(operation, &["op", "at", "shard", "node"])?;
-            let at = P::parse(&object.path_of("at"), required(&object, "at")?).map_err(argument)?;
-            let shard = match object.optional("shard") {
-                Some(_) => shard_param(&object, &table)?,
-                None => table.range_of(&at),
-            };
-            let node = optional_node(&object, nodes, &mut added)?.unwrap_or_else(|| table.owners[shard].clone());
-            report.insert("shard".into(), (shard as u32).into());
-            report.insert("boundary".into(), at.to_value());
-            split_at(&table, &mut next, shard, at, node)?;
-        }
-        "range_split_median" => {
-            let object = operation_object(operation, &["op", "shard", "sample", "node"])?;
-            let shard = shard_param(&object, &table)?;
-            required(&object, "sample")?;
-            let sample: Vec<P> = sample_positions(&object, &topology.hashing)?.unwrap_or_default();
-            let mut inside: Vec<P> = sample.into_iter().filter(|position| table.contains(shard, position)).collect();
-            inside.sort();
-            inside.dedup();
-            if inside.len() < 2 {
-                return Err(Error::argument(format!(
-                    "range_split_median: the sample has {} distinct key(s) in {}; a median split needs at least 2",
-                    inside.len(),
-                    table.describe(shard)
-                )));
-            }
-            let at = inside.swap_remove(inside.len() / 2);
-            let node = optional_node(&object, nodes, &mut added)?.unwrap_or_else(|| table.owners[shard].clone());
-            report.insert("shard".into(), (shard as u32).into());
-            report.insert("boundary".into(), at.to_value());
-            split_at(&table, &mut next, shard, at, node)?;
-        }
-        "range_merge" => {
-            let object = operation_object(operation, &["op", "shard", "node"])?;
-            let shard = shard_param(&object, &table)?;
-            if shard + 1 >= table.owners.len() {
-                return Err(Error::argument(format!(
-                    "range_merge: {} is the last range; a merge joins range i with range i + 1",
-                    table.describe(shard)
-                )));
-            }
-            let removed = next.boundaries.remove(shard);
-            next.owners.remove(shard + 1);
-            if let Some(node) = optional_node(&object, nodes, &mut added)? {
-                next.owners[shard] = node;
-            }
-            report.insert("shard".into(), (shard as u32).into());
-            report.insert("removed_boundary".into(), removed.to_value());
-        }
-        "range_move" => {
-            let object = operation_object(operation, &["op", "shard", "node"])?;
-            let shard = shard_param(&object, &table)?;
-            next.owners[shard] = node_param(&object.path_of("node"), required(&object, "node")?, nodes, &mut added)?;
-            report.insert("shard".into(), (shard as u32).into());
-        }
-        "range_presplit" => {
-            let object = operation_object(operation, &["op", "ranges", "sample", "nodes"])?;
-            let path = object.path_of("ranges");
-            let value = required(&object, "ranges")?;
-            let count = match value.as_u64() {
-                Some(count) if count > u64::from(limits::MAX_RANGES) => {
-                    return Err(Error::limit(format!("{path}: {count} ranges; the limit is {}", limits::MAX_RANGES)))
-                }
-                _ => json::u32_in(&path, value, 1, limits::MAX_RANGES).map_err(argument)?,
-            };
-            let owners: Vec<String> = match object.optional("nodes") {
-                None => nodes.iter().map(|node| node.id.clone()).collect(),
-                Some(value) => {
-                    let path = object.path_of("nodes");
-                    let entries = json::array(&path, value).map_err(argument)?;
-                    if entries.is_empty() {
-                        return Err(Error::argument(format!("{path}: needs at least one node")));
-                    }
-                    let mut owners: Vec<String> = Vec::with_capacity(entries.len());
-                    for (index, entry) in entries.iter().enumerate() {
-                        let id = node_param(&format!("{path}[{index}]"), entry, nodes, &mut added)?;
-                        if owners.contains(&id) {
-                            return Err(Error::argument(format!("{path}[{index}]: node {id:?} is listed twice")));
-                        }
-                        owners.push(id);
-                    }
-                    owners
-                }
-            };
-            let boundaries = match sample_positions::<P>(&object, &topology.hashing)? {
-                Some(mut sample) => {
-                    sample.sort();
-                    sample.dedup();
-                    quantiles(sample, count)?
-                }
-                None => P::uniform(count).ok_or_else(|| {
-                    Error::argument(format!(
-                        "range_presplit: a {} table needs a sample of keys to place its boundaries",
-                        topology.strategy.type_name()
-                    ))
-                })?,
-            };
-            next.owners = (0..count as usize).map(|range| owners[range % owners.len()].clone()).collect();
-            report.insert("boundaries".into(), Value::Array(boundaries.iter().map(P::to_value).collect()));
-            next.boundaries = boundaries;
-        }
-        other => return Err(Error::argument(format!("operation: unknown op {other:?}"))),
-    }
-    let mut document = topology.to_value();
-    document["epoch"] = json::u64_value(next_epoch(topology)?);
-    if let Some(Value::Array(entries)) = document.get_mut("nodes") {
-        entries.extend(added.iter().cloned());
-    }
-    document["strategy"] = next.strategy_value(topology.strategy.type_name());
-    let result = Topology::from_value(&document)?;
-    report.insert("moved".into(), moves(&table, &next));
-    report.insert("added".into(), Value::Array(added.iter().map(|entry| entry["id"].clone()).collect()));
-    Ok((result, report))
-}
-
-/// The key ranges whose owner differs between two tables, in order, adjacent pieces
-/// with the same move joined.
-fn moves<P: Position>(old: &Table<P>, new: &Table<P>) -> Value {
-    let mut cuts: Vec<&P> = old.boundaries.iter().chain(new.boundaries.iter()).collect();
-    cuts.sort();
-    cuts.dedup();
-    let owner = |table: &Table<P>, start: Option<&P>| match start {
-        None => table.owners[0].clone(),
-        Some(position) => table.owners[table.range_of(position)].clone(),
-    };
-    let mut moved: Vec<(Option<&P>, Option<&P>, String, String)> = Vec::new();
-    let mut joined = false;
-    for segment in 0..=cuts.len() {
-        let start = segment.checked_sub(1).map(|cut| cuts[cut]);
-        let end = cuts.get(segment).copied();
-        let (from, to) = (owner(old, start), owner(new, start));
-        if from == to {
-            joined = false;
-            continue;
-        }
-        match moved.last_mut() {
-            Some(last) if joined && last.2 == from && last.3 == to => last.1 = end,
-            _ => moved.push((start, end, from, to)),
-        }
-        joined = true;
-    }
-    Value::Array(
-        moved
-            .into_iter()
-            .map(|(start, end, from, to)| {
-                let mut entry = Map::new();
-                entry.insert("start".into(), start.map_or_else(|| P::lowest().to_value(), P::to_value));
-                entry.insert("end".into(), end.map_or(Value::Null, P::to_value));
-                entry.insert("from".into(), Value::String(from));
-                entry.insert("to".into(), Value::String(to));
-                Value::Object(entry)
-            })
-            .collect(),
-    )
 }

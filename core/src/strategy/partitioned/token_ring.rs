@@ -106,19 +106,27 @@ impl Spec for TokenRingSpec {
             Some(value) => parse_tokens(&object.path_of("tokens"), value, nodes)?,
             None => Vec::new(),
         };
-        let spec = TokenRingSpec { tokens_per_node, token_seed, tokens };
-        let mut total: u64 = 0;
-        for index in 0..nodes.len() {
-            total += spec.token_count(index as u32, nodes);
-            if total > limits::MAX_RING_POINTS {
-                return Err(Error::limit(format!(
-                    "{}: the ring would hold more than {} tokens",
-                    object.path_of("tokens_per_node"),
-                    limits::MAX_RING_POINTS
-                )));
+        Ok(TokenRingSpec { tokens_per_node, token_seed, tokens })
+    }
+
+    fn check(&self, nodes: &[Node]) -> Result<()> {
+        check(self, nodes)
+    }
+
+    fn follows_node_list(&self) -> bool {
+        // Explicit tokens are keyed by node id; a new node gets generated ones.
+        true
+    }
+
+    fn node_removed(&mut self, index: u32, _nodes: &[Node]) -> Result<()> {
+        // The node's explicit tokens go with it: its ranges fall to the next tokens.
+        self.tokens.retain(|(node, _)| *node != index);
+        for (node, _) in &mut self.tokens {
+            if *node > index {
+                *node -= 1;
             }
         }
-        Ok(spec)
+        Ok(())
     }
 
     fn write(&self, object: &mut Map<String, Value>, nodes: &[Node]) {
@@ -320,7 +328,8 @@ pub fn generated_tokens(token_seed: u64, id: &str, count: u32) -> Vec<i64> {
         .collect()
 }
 
-/// The checks a parsed document has already passed, for specs and nodes built by hand.
+/// The rules of a token ring against its nodes: what parsing and every edit end with,
+/// and what [`TokenRing::new`] checks again for specs and nodes built by hand.
 fn check(spec: &TokenRingSpec, nodes: &[Node]) -> Result<()> {
     if nodes.is_empty() {
         return Err(Error::new(ErrorKind::NoNodes, "nodes: a token ring needs at least one node"));
@@ -528,17 +537,5 @@ impl Place for TokenRing {
 
     fn shard_range(&self) -> core::ops::Range<u32> {
         0..self.node_count
-    }
-}
-
-/// Removes node `id`'s explicit tokens from a token ring document (`remove_node` calls
-/// it before re-reading the document); any other document is left alone.
-pub(crate) fn forget_node(document: &mut Value, id: &str) {
-    let Some(strategy) = document.get_mut("strategy") else { return };
-    if strategy.get("type").and_then(Value::as_str) != Some(TokenRingSpec::TYPE) {
-        return;
-    }
-    if let Some(Value::Object(tokens)) = strategy.get_mut("tokens") {
-        tokens.remove(id);
     }
 }

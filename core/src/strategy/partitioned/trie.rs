@@ -86,10 +86,7 @@ use crate::json::{self, Object};
 use crate::key::Key;
 use crate::limits::MAX_TRIE_DEPTH;
 use crate::node::Node;
-use crate::ops::{next_epoch, operation_object};
 use crate::strategy::spec::{Place, Spec};
-use crate::strategy::Strategy;
-use crate::topology::Topology;
 
 /// A trie prefix: the first `depth` bits of a hash, `0 <= depth <= 64`.
 ///
@@ -177,7 +174,7 @@ impl Prefix {
     }
 
     /// Whether `other` extends this prefix (or equals it).
-    fn covers(self, other: Prefix) -> bool {
+    pub fn covers(self, other: Prefix) -> bool {
         other.depth >= self.depth && self.contains(other.bits)
     }
 
@@ -233,14 +230,14 @@ impl Prefix {
 }
 
 /// Why a prefix string does not parse.
-enum PrefixError {
+pub(crate) enum PrefixError {
     /// A character other than `0` or `1` at a position (in characters).
     Char { index: usize, found: char },
     /// More than 64 bits.
     TooLong { bits: usize },
 }
 
-fn parse_prefix(text: &str) -> core::result::Result<Prefix, PrefixError> {
+pub(crate) fn parse_prefix(text: &str) -> core::result::Result<Prefix, PrefixError> {
     if let Some((index, found)) = text.chars().enumerate().find(|&(_, c)| c != '0' && c != '1') {
         return Err(PrefixError::Char { index, found });
     }
@@ -269,7 +266,7 @@ impl PrefixError {
     }
 
     /// The error at `path`: `limit_exceeded` for a prefix too long, else `kind`.
-    fn at(&self, path: &str, kind: ErrorKind) -> Error {
+    pub(crate) fn at(&self, path: &str, kind: ErrorKind) -> Error {
         match self {
             PrefixError::TooLong { .. } => Error::limit(format!("{path}: {}", self.message())),
             PrefixError::Char { .. } => Error::new(kind, format!("{path}: {}", self.message())),
@@ -340,7 +337,7 @@ impl TrieSpec {
     }
 
     /// The index of the leaf whose prefix is `prefix`, if it is a leaf.
-    fn leaf_index(&self, prefix: Prefix) -> Option<usize> {
+    pub(crate) fn leaf_index(&self, prefix: Prefix) -> Option<usize> {
         self.leaves.binary_search_by(|leaf| leaf.prefix.cmp(&prefix)).ok()
     }
 }
@@ -374,8 +371,11 @@ impl Spec for TrieSpec {
             };
             leaves.push(TrieLeaf { prefix, node });
         }
-        validate(&path, &leaves, nodes)?;
         Ok(TrieSpec { leaves })
+    }
+
+    fn check(&self, nodes: &[Node]) -> Result<()> {
+        validate("strategy.leaves", &self.leaves, nodes)
     }
 
     fn write(&self, object: &mut Map<String, Value>, nodes: &[Node]) {
@@ -565,167 +565,4 @@ impl Place for Trie {
     fn shard_range(&self) -> core::ops::Range<u32> {
         0..self.owners.len() as u32
     }
-}
-
-/// The trie spec of a topology, or `invalid_argument` naming the operation.
-fn trie_of<'t>(topology: &'t Topology, op: &str) -> Result<&'t TrieSpec> {
-    match &topology.strategy {
-        Strategy::Trie(spec) => Ok(spec),
-        other => Err(Error::argument(format!("{op}: needs a trie topology; this one is {}", other.type_name()))),
-    }
-}
-
-/// A required string field of an operation (`invalid_argument` when missing or not a string).
-fn string_arg<'a>(object: &Object<'a>, name: &str) -> Result<&'a str> {
-    let path = object.path_of(name);
-    let value = object.required(name).map_err(|err| Error::argument(String::from(err.message())))?;
-    value
-        .as_str()
-        .ok_or_else(|| Error::argument(format!("{path}: expected a string, found {}", json::type_name(value))))
-}
-
-fn leaf_value(prefix: Prefix, node: &str) -> Value {
-    let mut entry = Map::new();
-    entry.insert("prefix".into(), Value::String(prefix.to_string()));
-    entry.insert("node".into(), Value::String(node.into()));
-    Value::Object(entry)
-}
-
-fn move_value(prefix: Prefix, from: &str, to: &str) -> Value {
-    let mut entry = Map::new();
-    entry.insert("prefix".into(), Value::String(prefix.to_string()));
-    entry.insert("from".into(), Value::String(from.into()));
-    entry.insert("to".into(), Value::String(to.into()));
-    Value::Object(entry)
-}
-
-/// `{"op": "trie_split", "leaf": "10", "node": {"id": "n7"}}`: leaf `p` becomes `p0`,
-/// kept by its node, and `p1`, owned by the new node (an entry as in `nodes`, appended
-/// to them). Report: `"added"` (the new id), `"split"` (the prefix) and `"moves"`:
-/// `[{"prefix": "101", "from": "b", "to": "n7"}]`, the keys whose hash starts with
-/// `prefix` (and only they) move.
-///
-/// # Errors
-/// `invalid_argument` for a topology that is not a trie, a missing or malformed
-/// argument, or a `leaf` that is not a leaf; `limit_exceeded` for a leaf already
-/// 64 bits deep; `invalid_topology` for a bad node entry (duplicate id, weight, ...).
-pub(crate) fn split(topology: &Topology, operation: &Value) -> Result<(Topology, Map<String, Value>)> {
-    let object = operation_object(operation, &["op", "leaf", "node"])?;
-    let spec = trie_of(topology, "trie_split")?;
-    let leaf_path = object.path_of("leaf");
-    let prefix =
-        parse_prefix(string_arg(&object, "leaf")?).map_err(|err| err.at(&leaf_path, ErrorKind::InvalidArgument))?;
-    let Some(index) = spec.leaf_index(prefix) else {
-        let inner = spec.leaves.iter().any(|leaf| prefix.covers(leaf.prefix));
-        return Err(Error::argument(if inner {
-            format!("trie_split: \"{prefix}\" is an inner node of the trie, not a leaf")
-        } else {
-            format!("trie_split: \"{prefix}\" is not a leaf of the trie")
-        }));
-    };
-    let (Some(low), Some(high)) = (prefix.child(false), prefix.child(true)) else {
-        return Err(Error::limit(format!(
-            "trie_split: leaf \"{prefix}\" is already {MAX_TRIE_DEPTH} bits deep, the trie depth limit"
-        )));
-    };
-    let entry = object.required("node").map_err(|err| Error::argument(String::from(err.message())))?;
-    // A node entry without a string id fails when `nodes` is parsed, before the leaves.
-    let new_id = entry.get("id").and_then(Value::as_str).unwrap_or_default();
-    let owner = topology.nodes[spec.leaves[index].node as usize].id.as_str();
-    let mut leaves: Vec<Value> = Vec::with_capacity(spec.leaves.len() + 1);
-    for (position, leaf) in spec.leaves.iter().enumerate() {
-        if position == index {
-            leaves.push(leaf_value(low, owner));
-            leaves.push(leaf_value(high, new_id));
-        } else {
-            leaves.push(leaf_value(leaf.prefix, &topology.nodes[leaf.node as usize].id));
-        }
-    }
-    let mut document = topology.to_value();
-    document["epoch"] = json::u64_value(next_epoch(topology)?);
-    if let Some(Value::Array(nodes)) = document.get_mut("nodes") {
-        nodes.push(entry.clone());
-    }
-    document["strategy"]["leaves"] = Value::Array(leaves);
-    let next = Topology::from_value(&document)?;
-    let mut report = Map::new();
-    report.insert("added".into(), Value::String(new_id.into()));
-    report.insert("split".into(), Value::String(prefix.to_string()));
-    report.insert("moves".into(), Value::Array(vec![move_value(high, owner, new_id)]));
-    Ok((next, report))
-}
-
-/// `{"op": "trie_remove", "node": "b"}`: removes a node and its leaf `p`. When `p`'s
-/// sibling is a leaf, the two merge into `parent(p)`, owned by the sibling's node;
-/// otherwise the whole subtree of `parent(p)` collapses into one leaf owned by the
-/// survivor (the sibling subtree's shallowest leaf, the first in trie order on a tie)
-/// and the subtree's other nodes are removed too. Report: `"removed_nodes"` (every
-/// node that goes, in trie order), `"leaf"` (`{"prefix", "node"}`, the merged leaf) and
-/// `"moves"` (one `{"prefix", "from", "to"}` per leaf whose keys change node).
-///
-/// # Errors
-/// `invalid_argument` for a topology that is not a trie or an unknown node; `no_nodes`
-/// when the node owns the root leaf (it is the only node).
-pub(crate) fn remove(topology: &Topology, operation: &Value) -> Result<(Topology, Map<String, Value>)> {
-    let object = operation_object(operation, &["op", "node"])?;
-    let spec = trie_of(topology, "trie_remove")?;
-    let id = string_arg(&object, "node")?;
-    let node = topology
-        .nodes
-        .iter()
-        .position(|node| node.id == id)
-        .ok_or_else(|| Error::argument(format!("trie_remove: no node {id:?}")))? as u32;
-    let Some(leaf) = spec.leaves.iter().position(|leaf| leaf.node == node) else {
-        return Err(Error::argument(format!("trie_remove: node {id:?} owns no leaf")));
-    };
-    let prefix = spec.leaves[leaf].prefix;
-    let (Some(parent), Some(sibling)) = (prefix.parent(), prefix.sibling()) else {
-        return Err(Error::new(
-            ErrorKind::NoNodes,
-            format!("trie_remove: node {id:?} owns the root leaf, the whole key space; a topology needs a node"),
-        ));
-    };
-    // The parent's subtree is a contiguous run of leaves in trie order.
-    let first = spec.leaves.partition_point(|candidate| candidate.prefix.start() < parent.start());
-    let end = first + spec.leaves[first..].iter().take_while(|candidate| parent.covers(candidate.prefix)).count();
-    let survivor = spec.leaves[first..end]
-        .iter()
-        .filter(|candidate| sibling.covers(candidate.prefix))
-        .min_by_key(|candidate| (candidate.prefix.depth(), candidate.prefix.start()))
-        .copied()
-        .ok_or_else(|| json::at("strategy.leaves", "the trie does not cover the hash space"))?;
-    let name = |index: u32| topology.nodes[index as usize].id.as_str();
-    let mut removed: Vec<u32> = Vec::new();
-    let mut gone_flags = vec![false; topology.nodes.len()];
-    let mut moves = Vec::new();
-    for gone in spec.leaves[first..end].iter().filter(|candidate| candidate.node != survivor.node) {
-        removed.push(gone.node);
-        gone_flags[gone.node as usize] = true;
-        moves.push(move_value(gone.prefix, name(gone.node), name(survivor.node)));
-    }
-    let mut leaves: Vec<Value> = Vec::with_capacity(spec.leaves.len() + 1 - (end - first));
-    for kept in &spec.leaves[..first] {
-        leaves.push(leaf_value(kept.prefix, name(kept.node)));
-    }
-    leaves.push(leaf_value(parent, name(survivor.node)));
-    for kept in &spec.leaves[end..] {
-        leaves.push(leaf_value(kept.prefix, name(kept.node)));
-    }
-    let mut document = topology.to_value();
-    document["epoch"] = json::u64_value(next_epoch(topology)?);
-    if let Some(Value::Array(nodes)) = document.get_mut("nodes") {
-        let kept: Vec<Value> =
-            nodes.iter().enumerate().filter(|(index, _)| !gone_flags[*index]).map(|(_, node)| node.clone()).collect();
-        *nodes = kept;
-    }
-    document["strategy"]["leaves"] = Value::Array(leaves);
-    let next = Topology::from_value(&document)?;
-    let mut report = Map::new();
-    report.insert(
-        "removed_nodes".into(),
-        Value::Array(removed.iter().map(|&index| Value::String(name(index).into())).collect()),
-    );
-    report.insert("leaf".into(), leaf_value(parent, name(survivor.node)));
-    report.insert("moves".into(), Value::Array(moves));
-    Ok((next, report))
 }

@@ -62,11 +62,8 @@ use crate::json::{self, Object};
 use crate::key::{Key, OwnedKey};
 use crate::limits;
 use crate::node::Node;
-use crate::ops::{next_epoch, operation_object};
 use crate::strategy::partitioned::directory::{self, KeyTable};
 use crate::strategy::spec::{count_param, Place, Spec};
-use crate::strategy::Strategy;
-use crate::topology::Topology;
 
 /// Default vbucket count.
 pub const DEFAULT_VBUCKETS: u32 = 1024;
@@ -128,7 +125,7 @@ impl Spec for VbucketSpec {
                 if object.optional("replicas").is_some() {
                     return Err(json::at(&replicas_field, "give either a map or a replica count, not both"));
                 }
-                Some(parse_map(&object.path_of("map"), value, vbuckets, nodes)?)
+                Some(parse_map(&object.path_of("map"), value, nodes)?)
             }
         };
         let replicas = match object.optional("replicas") {
@@ -140,12 +137,6 @@ impl Spec for VbucketSpec {
                         "{replicas_field}: at most {} replicas per vbucket",
                         limits::MAX_REPLICAS
                     )));
-                }
-                if replicas as usize >= nodes.len() {
-                    return Err(json::at(
-                        &replicas_field,
-                        format_args!("{replicas} replicas need at least {} nodes", replicas + 1),
-                    ));
                 }
                 replicas
             }
@@ -164,7 +155,7 @@ impl Spec for VbucketSpec {
                 if map.is_none() {
                     return Err(json::at(&object.path_of("forward_map"), "a forward map needs a map to move from"));
                 }
-                Some(parse_map(&object.path_of("forward_map"), value, vbuckets, nodes)?)
+                Some(parse_map(&object.path_of("forward_map"), value, nodes)?)
             }
         };
         let states = match object.optional("states") {
@@ -208,6 +199,41 @@ impl Spec for VbucketSpec {
             }
             object.insert("states".into(), Value::Object(states));
         }
+    }
+
+    fn check(&self, nodes: &[Node]) -> Result<()> {
+        if let Some(map) = &self.map {
+            check_chains("strategy.map", map, self.vbuckets, nodes)?;
+        } else if self.replicas as usize >= nodes.len() {
+            return Err(json::at(
+                "strategy.replicas",
+                format_args!("{} replicas need at least {} nodes", self.replicas, self.replicas + 1),
+            ));
+        }
+        if let Some(forward) = &self.forward {
+            check_chains("strategy.forward_map", forward, self.vbuckets, nodes)?;
+        }
+        for &(vbucket, state) in &self.states {
+            let field = || format!("strategy.states.{vbucket}");
+            if vbucket >= self.vbuckets {
+                return Err(json::at(&field(), format_args!("not a vbucket number in 0..{}", self.vbuckets)));
+            }
+            if state == VbucketState::Migrating && self.forward.is_none() {
+                return Err(json::at(&field(), "a migrating vbucket needs a forward_map"));
+            }
+        }
+        match self.overrides.iter().position(|&(_, vbucket)| vbucket >= self.vbuckets) {
+            Some(index) => Err(json::at(
+                &format!("strategy.overrides[{index}].vbucket"),
+                format_args!("expected an integer in 0..={}", self.vbuckets - 1),
+            )),
+            None => Ok(()),
+        }
+    }
+
+    fn follows_node_list(&self) -> bool {
+        // A derived (round-robin) table is a function of the list; an explicit map is not.
+        self.map.is_none()
     }
 
     fn compile(&self, hashing: &KeyHashing, nodes: &[Node]) -> Result<VbucketTable> {
@@ -279,11 +305,8 @@ fn parse_states(path: &str, value: &Value, vbuckets: u32, has_forward: bool) -> 
     Ok(states)
 }
 
-fn parse_map(path: &str, value: &Value, vbuckets: u32, nodes: &[Node]) -> Result<Vec<Vec<u32>>> {
+fn parse_map(path: &str, value: &Value, nodes: &[Node]) -> Result<Vec<Vec<u32>>> {
     let rows = json::array(path, value)?;
-    if rows.len() != vbuckets as usize {
-        return Err(json::at(path, format_args!("expected {vbuckets} chains (one per vbucket), found {}", rows.len())));
-    }
     // Node ids sorted once, so each chain entry is a binary search (a 16384-vbucket map
     // over 1000 nodes would otherwise cost tens of millions of string comparisons). Paths
     // are formatted only for errors.
@@ -295,10 +318,40 @@ fn parse_map(path: &str, value: &Value, vbuckets: u32, nodes: &[Node]) -> Result
         let entries = row
             .as_array()
             .ok_or_else(|| json::at(&row_path(), format_args!("expected an array, found {}", json::type_name(row))))?;
-        if entries.is_empty() {
+        // Past the limit, `check_chains` refuses the row; reading it all first would only cost.
+        let mut chain: Vec<u32> = Vec::with_capacity(entries.len().min(limits::MAX_REPLICAS as usize + 2));
+        for (position, entry) in entries.iter().take(limits::MAX_REPLICAS as usize + 2).enumerate() {
+            let entry_path = || format!("{}[{position}]", row_path());
+            let id = entry.as_str().ok_or_else(|| {
+                json::at(&entry_path(), format_args!("expected a string, found {}", json::type_name(entry)))
+            })?;
+            match index.binary_search_by(|probe| probe.0.cmp(id)) {
+                Ok(found) => chain.push(index[found].1),
+                Err(_) => {
+                    return Err(json::at(&entry_path(), format_args!("names node {id:?}, which is not in nodes")))
+                }
+            }
+        }
+        chains.push(chain);
+    }
+    Ok(chains)
+}
+
+/// The rules of a map (`map` or `forward_map`) as typed values: one chain per vbucket,
+/// each of 1 to `MAX_REPLICAS + 1` distinct nodes of the list.
+fn check_chains(path: &str, chains: &[Vec<u32>], vbuckets: u32, nodes: &[Node]) -> Result<()> {
+    if chains.len() != vbuckets as usize {
+        return Err(json::at(
+            path,
+            format_args!("expected {vbuckets} chains (one per vbucket), found {}", chains.len()),
+        ));
+    }
+    for (vbucket, chain) in chains.iter().enumerate() {
+        let row_path = || format!("{path}[{vbucket}]");
+        if chain.is_empty() {
             return Err(json::at(&row_path(), "a chain needs at least its active node"));
         }
-        if entries.len() > limits::MAX_REPLICAS as usize + 1 {
+        if chain.len() > limits::MAX_REPLICAS as usize + 1 {
             return Err(Error::limit(format!(
                 "{}: at most {} nodes per chain (1 active + {} replicas)",
                 row_path(),
@@ -306,26 +359,17 @@ fn parse_map(path: &str, value: &Value, vbuckets: u32, nodes: &[Node]) -> Result
                 limits::MAX_REPLICAS
             )));
         }
-        let mut chain: Vec<u32> = Vec::with_capacity(entries.len());
-        for (position, entry) in entries.iter().enumerate() {
+        for (position, &node) in chain.iter().enumerate() {
             let entry_path = || format!("{}[{position}]", row_path());
-            let id = entry.as_str().ok_or_else(|| {
-                json::at(&entry_path(), format_args!("expected a string, found {}", json::type_name(entry)))
-            })?;
-            let node = match index.binary_search_by(|probe| probe.0.cmp(id)) {
-                Ok(found) => index[found].1,
-                Err(_) => {
-                    return Err(json::at(&entry_path(), format_args!("names node {id:?}, which is not in nodes")))
-                }
+            let Some(entry) = nodes.get(node as usize) else {
+                return Err(json::at(&entry_path(), format_args!("names node index {node}, past the node list")));
             };
-            if chain.contains(&node) {
-                return Err(json::at(&entry_path(), format_args!("node {id:?} appears twice in one chain")));
+            if chain[..position].contains(&node) {
+                return Err(json::at(&entry_path(), format_args!("node {:?} appears twice in one chain", entry.id)));
             }
-            chain.push(node);
         }
-        chains.push(chain);
     }
-    Ok(chains)
+    Ok(())
 }
 
 /// A compiled dictionary: the chains of all vbuckets, flattened.
@@ -470,80 +514,4 @@ impl Place for VbucketTable {
     fn shard_range(&self) -> core::ops::Range<u32> {
         0..self.vbuckets
     }
-}
-
-fn vbucket_spec<'t>(topology: &'t Topology, op: &str) -> Result<&'t VbucketSpec> {
-    match &topology.strategy {
-        Strategy::Vbucket(spec) => Ok(spec),
-        other => Err(Error::argument(format!("{op}: needs a vbucket strategy, not {}", other.type_name()))),
-    }
-}
-
-/// The head of the chain of `vbucket` without compiling the whole table.
-fn active_node(spec: &VbucketSpec, vbucket: u32, nodes: &[Node]) -> u32 {
-    match &spec.map {
-        Some(chains) => chains[vbucket as usize][0],
-        None => (u64::from(vbucket) % nodes.len() as u64) as u32,
-    }
-}
-
-/// Fills the report of an override change: `key`, `from_vbucket`, `to_vbucket`, and
-/// the active nodes `from` and `to`.
-fn override_report(topology: &Topology, spec: &VbucketSpec, key: Key<'_>, from: u32, to: u32) -> Map<String, Value> {
-    let node =
-        |vbucket: u32| Value::String(topology.nodes[active_node(spec, vbucket, &topology.nodes) as usize].id.clone());
-    let mut report = Map::new();
-    report.insert("key".into(), directory::key_to_value(key));
-    report.insert("from_vbucket".into(), from.into());
-    report.insert("to_vbucket".into(), to.into());
-    report.insert("from".into(), node(from));
-    report.insert("to".into(), node(to));
-    report
-}
-
-/// `{"op": "vbucket_override", "key": K, "vbucket": v}`: sends `key` to vbucket `v`
-/// (adding or replacing its override). Report: `key`, `from_vbucket` (where the key
-/// was: its old override or `hash % V`), `to_vbucket`, `from` and `to` (the active
-/// nodes of those vbuckets), `replaced` (whether an override existed).
-pub(crate) fn set_override(topology: &Topology, operation: &Value) -> Result<(Topology, Map<String, Value>)> {
-    let object = operation_object(operation, &["op", "key", "vbucket"])?;
-    let spec = vbucket_spec(topology, "vbucket_override")?;
-    let key = directory::operation_key(&object)?;
-    let vbucket = json::u32_in(
-        &object.path_of("vbucket"),
-        object.required("vbucket").map_err(directory::argument)?,
-        0,
-        spec.vbuckets - 1,
-    )
-    .map_err(directory::argument)?;
-    directory::check_table_keys("operation.key", &topology.hashing, &[(key.clone(), vbucket)])
-        .map_err(directory::argument)?;
-    let mut next_spec = spec.clone();
-    let previous = directory::table_set(&mut next_spec.overrides, key.clone(), vbucket)?;
-    let from = previous.unwrap_or_else(|| (topology.hashing.hash(key.as_key()) % u64::from(spec.vbuckets)) as u32);
-    let mut report = override_report(topology, spec, key.as_key(), from, vbucket);
-    report.insert("replaced".into(), Value::Bool(previous.is_some()));
-    let mut next = topology.clone();
-    next.epoch = next_epoch(topology)?;
-    next.strategy = Strategy::Vbucket(next_spec);
-    Ok((next, report))
-}
-
-/// `{"op": "vbucket_override_remove", "key": K}`: drops the override of `key` (which
-/// must have one), so it goes back to `hash % V`. Report as for `vbucket_override`,
-/// without `replaced`.
-pub(crate) fn remove_override(topology: &Topology, operation: &Value) -> Result<(Topology, Map<String, Value>)> {
-    let object = operation_object(operation, &["op", "key"])?;
-    let spec = vbucket_spec(topology, "vbucket_override_remove")?;
-    let key = directory::operation_key(&object)?;
-    let mut next_spec = spec.clone();
-    let from = directory::table_remove(&mut next_spec.overrides, key.as_key()).ok_or_else(|| {
-        Error::argument(format!("vbucket_override_remove: {} has no override", directory::key_to_value(key.as_key())))
-    })?;
-    let to = (topology.hashing.hash(key.as_key()) % u64::from(spec.vbuckets)) as u32;
-    let report = override_report(topology, spec, key.as_key(), from, to);
-    let mut next = topology.clone();
-    next.epoch = next_epoch(topology)?;
-    next.strategy = Strategy::Vbucket(next_spec);
-    Ok((next, report))
 }

@@ -74,10 +74,9 @@ use crate::json::{self, Object};
 use crate::key::Key;
 use crate::limits;
 use crate::node::Node;
-use crate::ops::{next_epoch, operation_object};
 use crate::strategy::spec::{Place, Spec};
-use crate::strategy::Strategy;
-use crate::topology::Topology;
+
+pub mod import;
 
 /// The number of hash slots of a Redis Cluster.
 pub const SLOTS: u32 = 16384;
@@ -184,20 +183,51 @@ impl Spec for RedisClusterSpec {
     fn parse(object: &Object<'_>, nodes: &[Node]) -> Result<RedisClusterSpec> {
         let slots = match object.optional("slots") {
             Some(value) => Some(parse_slots(&object.path_of("slots"), value, nodes)?),
-            None => {
-                if nodes.len() as u64 > u64::from(SLOTS) || create_split(nodes.len() as u32).is_none() {
-                    return Err(json::at(
-                        &object.path_of("slots"),
-                        format_args!(
-                            "redis-cli's split cannot give each of {} masters a slot (its single-precision steps overrun slot 16383); list the slot ranges",
-                            nodes.len()
-                        ),
-                    ));
-                }
-                None
-            }
+            None => None,
         };
         Ok(RedisClusterSpec { slots })
+    }
+
+    fn check(&self, nodes: &[Node]) -> Result<()> {
+        let Some(ranges) = &self.slots else {
+            if nodes.len() as u64 > u64::from(SLOTS) || create_split(nodes.len() as u32).is_none() {
+                return Err(json::at(
+                    "strategy.slots",
+                    format_args!(
+                        "redis-cli's split cannot give each of {} masters a slot (its single-precision steps overrun slot 16383); list the slot ranges",
+                        nodes.len()
+                    ),
+                ));
+            }
+            return Ok(());
+        };
+        check_cover("strategy.slots", ranges)?;
+        for (position, range) in ranges.iter().enumerate() {
+            let nodes_path = || format!("strategy.slots[{position}].nodes");
+            if range.nodes.len() > limits::MAX_REPLICAS as usize + 1 {
+                return Err(Error::limit(format!(
+                    "{}: at most {} nodes per range (1 master + {} replicas)",
+                    nodes_path(),
+                    limits::MAX_REPLICAS + 1,
+                    limits::MAX_REPLICAS
+                )));
+            }
+            for (slot, &node) in range.nodes.iter().enumerate() {
+                let Some(entry) = nodes.get(node as usize) else {
+                    return Err(json::at(
+                        &format!("{}[{slot}]", nodes_path()),
+                        format_args!("node index {node} is not in nodes"),
+                    ));
+                };
+                if range.nodes[..slot].contains(&node) {
+                    return Err(json::at(
+                        &format!("{}[{slot}]", nodes_path()),
+                        format_args!("node {:?} appears twice in one range", entry.id),
+                    ));
+                }
+            }
+        }
+        Ok(())
     }
 
     fn write(&self, object: &mut Map<String, Value>, nodes: &[Node]) {
@@ -303,6 +333,12 @@ fn parse_slots(path: &str, value: &Value, nodes: &[Node]) -> Result<Vec<SlotRang
         }
         ranges.push((SlotRange { start, end, nodes: chain }, position));
     }
+    sort_and_cover(path, ranges)
+}
+
+/// Sorts slot ranges (each with its position in the document or reply, for messages) by
+/// their first slot and checks that they cover `0..=16383` exactly once.
+pub(crate) fn sort_and_cover(path: &str, mut ranges: Vec<(SlotRange, usize)>) -> Result<Vec<SlotRange>> {
     // Ties (two ranges starting at one slot, an error below) are broken by position, so
     // the range the message names does not depend on the sort algorithm (std's differs
     // between builds: the WASM package sorts with `optimize_for_size`).
@@ -410,302 +446,4 @@ impl Place for SlotTable {
     fn shard_range(&self) -> core::ops::Range<u32> {
         0..SLOTS
     }
-}
-
-// ---------------------------------------------------------------------------------
-// Importing CLUSTER SLOTS and CLUSTER SHARDS replies.
-
-/// A node read from a reply: id, `host:port`, whether the reply marks it failed.
-struct ReplyNode {
-    id: String,
-    address: String,
-    failed: bool,
-}
-
-fn address(host: &str, port: u64) -> String {
-    if host.contains(':') {
-        format!("[{host}]:{port}")
-    } else {
-        format!("{host}:{port}")
-    }
-}
-
-fn bad(path: &str, message: impl core::fmt::Display) -> Error {
-    Error::argument(format!("{path}: {message}"))
-}
-
-fn reply_u64(path: &str, value: &Value) -> Result<u64> {
-    value
-        .as_u64()
-        .ok_or_else(|| bad(path, format_args!("expected a non-negative integer, found {}", json::describe(value))))
-}
-
-fn reply_str<'v>(path: &str, value: &'v Value) -> Result<&'v str> {
-    value.as_str().ok_or_else(|| bad(path, format_args!("expected a string, found {}", json::type_name(value))))
-}
-
-fn reply_array<'v>(path: &str, value: &'v Value) -> Result<&'v Vec<Value>> {
-    value.as_array().ok_or_else(|| bad(path, format_args!("expected an array, found {}", json::type_name(value))))
-}
-
-fn reply_slot(path: &str, value: &Value) -> Result<u32> {
-    match value.as_u64() {
-        Some(slot) if slot < u64::from(SLOTS) => Ok(slot as u32),
-        _ => Err(bad(path, format_args!("expected a slot in 0..=16383, found {}", json::describe(value)))),
-    }
-}
-
-/// A RESP3 map as a JSON object, or its RESP2 form: a flat `[key, value, ...]` array.
-fn reply_map<'v>(path: &str, value: &'v Value) -> Result<Vec<(&'v str, &'v Value)>> {
-    match value {
-        Value::Object(map) => Ok(map.iter().map(|(key, value)| (key.as_str(), value)).collect()),
-        Value::Array(items) if items.len() % 2 == 0 => items
-            .chunks_exact(2)
-            .enumerate()
-            .map(|(i, pair)| Ok((reply_str(&format!("{path}[{}]", 2 * i), &pair[0])?, &pair[1])))
-            .collect(),
-        other => Err(bad(
-            path,
-            format_args!("expected an object or a flat [name, value, ...] array, found {}", json::type_name(other)),
-        )),
-    }
-}
-
-fn field<'v>(map: &[(&str, &'v Value)], name: &str) -> Option<&'v Value> {
-    map.iter().find(|(key, _)| *key == name).map(|(_, value)| *value)
-}
-
-/// `{"op": "import_redis_cluster_slots", "reply": [...]}`: turns any topology into a
-/// `redis_cluster` one from a `CLUSTER SLOTS` reply, written as JSON arrays:
-/// `[[start, end, [host, port, id, ...], [replica host, port, id, ...], ...], ...]`.
-///
-/// Each entry becomes one slot range; its nodes are the master, then the replicas in
-/// reply order. Node ids are the reply's node ids (third element; Redis 4.0+), the
-/// address `host:port` (`[host]:port` when the host holds a `:`); elements after the id
-/// (Redis 7's metadata) are ignored. Topology nodes are the reply's nodes in order of
-/// first appearance; an existing node with the same id keeps its other fields (zone,
-/// state, weight) and takes the new address. `hashing` is reset to the default and the
-/// epoch advances by one. Reports `added` and `removed` (node ids) and `ranges`.
-/// Errors: `invalid_argument` for a malformed reply or one whose ranges do not cover
-/// every slot exactly once (a cluster in the middle of a failure).
-pub(crate) fn import_slots(topology: &Topology, operation: &Value) -> Result<(Topology, Map<String, Value>)> {
-    let object = operation_object(operation, &["op", "reply"])?;
-    let reply = reply_array("operation.reply", object.required("reply").map_err(argument)?)?;
-    let mut found: Vec<ReplyNode> = Vec::new();
-    let mut ranges: Vec<(u32, u32, Vec<String>)> = Vec::with_capacity(reply.len());
-    for (i, entry) in reply.iter().enumerate() {
-        let path = format!("operation.reply[{i}]");
-        let items = reply_array(&path, entry)?;
-        if items.len() < 3 {
-            return Err(bad(&path, "expected [start, end, master, replicas...]"));
-        }
-        let start = reply_slot(&format!("{path}[0]"), &items[0])?;
-        let end = reply_slot(&format!("{path}[1]"), &items[1])?;
-        let mut chain = Vec::with_capacity(items.len() - 2);
-        for (j, node) in items[2..].iter().enumerate() {
-            let node_path = format!("{path}[{}]", j + 2);
-            let fields = reply_array(&node_path, node)?;
-            if fields.len() < 3 {
-                return Err(bad(&node_path, "expected [host, port, node id, ...] (Redis 4.0 or later)"));
-            }
-            let host = reply_str(&format!("{node_path}[0]"), &fields[0])?;
-            let port = reply_u64(&format!("{node_path}[1]"), &fields[1])?;
-            let id = reply_str(&format!("{node_path}[2]"), &fields[2])?;
-            remember(&mut found, ReplyNode { id: id.into(), address: address(host, port), failed: false });
-            chain.push(String::from(id));
-        }
-        ranges.push((start, end, chain));
-    }
-    build(topology, found, ranges)
-}
-
-/// `{"op": "import_redis_cluster_shards", "reply": [...]}`: turns any topology into a
-/// `redis_cluster` one from a `CLUSTER SHARDS` reply (Redis 7.0+). Each shard is an
-/// object `{"slots": [start, end, ...], "nodes": [{"id", "ip", "endpoint", "port",
-/// "role", "health", ...}]}` or the RESP2 flat `["slots", [...], "nodes", [...]]` form
-/// (nodes likewise); `slots` may also be a list of `[start, end]` pairs.
-///
-/// Each `[start, end]` pair of a shard becomes one slot range served by the shard's
-/// `master`, then its replicas in reply order. A node's address is its `endpoint` (or
-/// `ip` when the endpoint is missing, empty or `?`) and `port` (or `tls-port`); a node
-/// whose `health` is `failed` gets `"state": "failed"`. Shards without slots still add
-/// their nodes. Otherwise as [`import_slots`]: node order, kept fields, `hashing`,
-/// epoch, report and errors.
-pub(crate) fn import_shards(topology: &Topology, operation: &Value) -> Result<(Topology, Map<String, Value>)> {
-    let object = operation_object(operation, &["op", "reply"])?;
-    let reply = reply_array("operation.reply", object.required("reply").map_err(argument)?)?;
-    let mut found: Vec<ReplyNode> = Vec::new();
-    let mut ranges: Vec<(u32, u32, Vec<String>)> = Vec::new();
-    for (i, shard) in reply.iter().enumerate() {
-        let path = format!("operation.reply[{i}]");
-        let map = reply_map(&path, shard)?;
-        let slots = field(&map, "slots").ok_or_else(|| bad(&path, "missing \"slots\""))?;
-        let nodes = field(&map, "nodes").ok_or_else(|| bad(&path, "missing \"nodes\""))?;
-        let slots_path = format!("{path}.slots");
-        let slot_items = reply_array(&slots_path, slots)?;
-        let mut pairs = Vec::new();
-        if slot_items.iter().all(Value::is_array) {
-            for (k, pair) in slot_items.iter().enumerate() {
-                let pair_path = format!("{slots_path}[{k}]");
-                let pair = reply_array(&pair_path, pair)?;
-                if pair.len() != 2 {
-                    return Err(bad(&pair_path, "expected [start, end]"));
-                }
-                pairs.push((
-                    reply_slot(&format!("{pair_path}[0]"), &pair[0])?,
-                    reply_slot(&format!("{pair_path}[1]"), &pair[1])?,
-                ));
-            }
-        } else {
-            if slot_items.len() % 2 != 0 {
-                return Err(bad(&slots_path, "expected start, end pairs"));
-            }
-            for k in (0..slot_items.len()).step_by(2) {
-                pairs.push((
-                    reply_slot(&format!("{slots_path}[{k}]"), &slot_items[k])?,
-                    reply_slot(&format!("{slots_path}[{}]", k + 1), &slot_items[k + 1])?,
-                ));
-            }
-        }
-        let nodes_path = format!("{path}.nodes");
-        let mut master: Option<String> = None;
-        let mut replicas: Vec<String> = Vec::new();
-        for (j, node) in reply_array(&nodes_path, nodes)?.iter().enumerate() {
-            let node_path = format!("{nodes_path}[{j}]");
-            let fields = reply_map(&node_path, node)?;
-            let get =
-                |name: &str| field(&fields, name).ok_or_else(|| bad(&node_path, format_args!("missing \"{name}\"")));
-            let id = reply_str(&format!("{node_path}.id"), get("id")?)?;
-            let endpoint = match field(&fields, "endpoint") {
-                Some(value) => reply_str(&format!("{node_path}.endpoint"), value)?,
-                None => "",
-            };
-            let host = if endpoint.is_empty() || endpoint == "?" {
-                reply_str(&format!("{node_path}.ip"), get("ip")?)?
-            } else {
-                endpoint
-            };
-            let port = match field(&fields, "port") {
-                Some(port) => reply_u64(&format!("{node_path}.port"), port)?,
-                None => reply_u64(&format!("{node_path}.tls-port"), get("tls-port")?)?,
-            };
-            let role = reply_str(&format!("{node_path}.role"), get("role")?)?;
-            let failed = match field(&fields, "health") {
-                Some(health) => reply_str(&format!("{node_path}.health"), health)? == "failed",
-                None => false,
-            };
-            if found.iter().any(|known| known.id == id) {
-                return Err(bad(&format!("{node_path}.id"), format_args!("node {id:?} is listed twice")));
-            }
-            found.push(ReplyNode { id: id.into(), address: address(host, port), failed });
-            match role {
-                "master" if master.is_none() => master = Some(id.into()),
-                "master" => return Err(bad(&node_path, "a shard has one master")),
-                "replica" | "slave" => replicas.push(id.into()),
-                other => return Err(bad(&format!("{node_path}.role"), format_args!("unknown role {other:?}"))),
-            }
-        }
-        if pairs.is_empty() {
-            continue;
-        }
-        let Some(master) = master else {
-            return Err(bad(&nodes_path, "a shard with slots needs a master"));
-        };
-        let mut chain = vec![master];
-        chain.extend(replicas);
-        for (start, end) in pairs {
-            ranges.push((start, end, chain.clone()));
-        }
-    }
-    build(topology, found, ranges)
-}
-
-fn remember(found: &mut Vec<ReplyNode>, node: ReplyNode) {
-    if !found.iter().any(|known| known.id == node.id) {
-        found.push(node);
-    }
-}
-
-/// Reply errors are the caller's argument; limits stay limits.
-fn argument(err: Error) -> Error {
-    match err.kind() {
-        crate::error::ErrorKind::LimitExceeded => err,
-        _ => Error::argument(String::from(err.message())),
-    }
-}
-
-/// The new document: the reply's nodes (keeping known nodes' other fields), the slot
-/// ranges, default hashing, next epoch.
-fn build(
-    topology: &Topology,
-    found: Vec<ReplyNode>,
-    ranges: Vec<(u32, u32, Vec<String>)>,
-) -> Result<(Topology, Map<String, Value>)> {
-    if found.is_empty() {
-        return Err(Error::argument("operation.reply: the reply names no node"));
-    }
-    let mut document = topology.to_value();
-    let old: Vec<Value> = match document.get("nodes") {
-        Some(Value::Array(entries)) => entries.clone(),
-        _ => Vec::new(),
-    };
-    let mut nodes = Vec::with_capacity(found.len());
-    let mut added = Vec::new();
-    for node in &found {
-        let mut entry = match old.iter().find(|entry| entry.get("id").and_then(Value::as_str) == Some(node.id.as_str()))
-        {
-            Some(Value::Object(entry)) => entry.clone(),
-            _ => {
-                added.push(Value::String(node.id.clone()));
-                let mut entry = Map::new();
-                entry.insert("id".into(), Value::String(node.id.clone()));
-                entry
-            }
-        };
-        entry.insert("address".into(), Value::String(node.address.clone()));
-        if node.failed {
-            entry.insert("state".into(), "failed".into());
-        } else if entry.get("state").and_then(Value::as_str) == Some("failed") {
-            // The reply says it serves again.
-            entry.remove("state");
-        }
-        nodes.push(Value::Object(entry));
-    }
-    let removed: Vec<Value> = topology
-        .nodes
-        .iter()
-        .filter(|node| !found.iter().any(|known| known.id == node.id))
-        .map(|node| Value::String(node.id.clone()))
-        .collect();
-    let count = ranges.len();
-    let rows = ranges
-        .into_iter()
-        .map(|(start, end, chain)| {
-            let mut row = Map::new();
-            row.insert("start".into(), start.into());
-            row.insert("end".into(), end.into());
-            row.insert("nodes".into(), Value::Array(chain.into_iter().map(Value::String).collect()));
-            Value::Object(row)
-        })
-        .collect();
-    let mut strategy = Map::new();
-    strategy.insert("type".into(), RedisClusterSpec::TYPE.into());
-    strategy.insert("slots".into(), Value::Array(rows));
-    if let Value::Object(map) = &mut document {
-        map.insert("nodes".into(), Value::Array(nodes));
-        map.insert("strategy".into(), Value::Object(strategy));
-        map.remove("hashing");
-        map.insert("epoch".into(), json::u64_value(next_epoch(topology)?));
-    }
-    // A reply that does not cover every slot once is the caller's argument.
-    let next = Topology::from_value(&document).map_err(|err| match err.kind() {
-        crate::error::ErrorKind::LimitExceeded => err,
-        _ => Error::argument(format!("the reply does not make a valid redis_cluster topology: {}", err.message())),
-    })?;
-    debug_assert!(matches!(next.strategy, Strategy::RedisCluster(_)));
-    let mut report = Map::new();
-    report.insert("added".into(), Value::Array(added));
-    report.insert("removed".into(), Value::Array(removed));
-    report.insert("ranges".into(), Value::from(count as u64));
-    Ok((next, report))
 }

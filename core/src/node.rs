@@ -186,3 +186,10 @@ fn check_unique(nodes: &[Node]) -> Result<()> {
 pub(crate) fn index_of(nodes: &[Node], id: &str) -> Option<u32> {
     nodes.iter().position(|node| node.id == id).map(|index| index as u32)
 }
+
+/// The index of the node named by the string `value` at `path` (`invalid_topology`
+/// "names node ..., which is not in nodes" when there is none).
+pub(crate) fn index_from_value(path: &str, value: &Value, nodes: &[Node]) -> Result<u32> {
+    let id = json::str(path, value)?;
+    index_of(nodes, id).ok_or_else(|| json::at(path, format_args!("names node {id:?}, which is not in nodes")))
+}

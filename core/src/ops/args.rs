@@ -13,7 +13,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::json::{self, Object};
 use crate::key::OwnedKey;
 use crate::node::Node;
-use crate::strategy::partitioned::directory;
+use crate::strategy::partitioned::key_table;
 
 /// An error of the document reader about an operation's own field, as the caller's
 /// argument: `invalid_argument` with the same message.
@@ -89,7 +89,7 @@ impl<'a> Args<'a> {
 
     /// A key object field (`{"utf8": ...}`, `{"hex": ...}`, `{"u64": ...}`).
     pub(crate) fn key(&self, name: &str) -> Result<OwnedKey> {
-        directory::key_from_value(&self.path(name), self.required(name)?).map_err(argument)
+        key_table::key_from_value(&self.path(name), self.required(name)?).map_err(argument)
     }
 
     /// An array of key objects, at most `limit` of them (`limit_exceeded` past it).
@@ -103,7 +103,7 @@ impl<'a> Args<'a> {
         entries
             .iter()
             .enumerate()
-            .map(|(index, entry)| directory::key_from_value(&format!("{path}[{index}]"), entry).map_err(argument))
+            .map(|(index, entry)| key_table::key_from_value(&format!("{path}[{index}]"), entry).map_err(argument))
             .collect::<Result<Vec<OwnedKey>>>()
             .map(Some)
     }

@@ -26,7 +26,7 @@ use crate::key::Key;
 use crate::limits;
 use crate::node::{self, Node, NodeState};
 use crate::planner::{self, PlanNode, Role};
-use crate::strategy::partitioned::directory;
+use crate::strategy::partitioned::key_table;
 use crate::strategy::partitioned::vbucket::{VbucketSpec, VbucketState, VbucketTable};
 use crate::strategy::Strategy;
 use crate::topology::Topology;
@@ -384,7 +384,7 @@ fn override_report(topology: &Topology, spec: &VbucketSpec, key: Key<'_>, from: 
     let node =
         |vbucket: u32| Value::String(topology.nodes[active_node(spec, vbucket, &topology.nodes) as usize].id.clone());
     let mut report = Report::new();
-    report.insert("key".into(), directory::key_to_value(key));
+    report.insert("key".into(), key_table::key_to_value(key));
     report.insert("from_vbucket".into(), from.into());
     report.insert("to_vbucket".into(), to.into());
     report.insert("from".into(), node(from));
@@ -404,10 +404,10 @@ fn set_override(spec: &VbucketSpec, key: Key<'_>, vbucket: u32, topology: &Topol
         )));
     }
     let key = crate::key::OwnedKey::from(key);
-    directory::check_table_keys("operation.key", &topology.hashing, &[(key.clone(), vbucket)])
+    key_table::check_table_keys("operation.key", &topology.hashing, &[(key.clone(), vbucket)])
         .map_err(super::args::argument)?;
     let mut next = spec.clone();
-    let previous = directory::table_set(&mut next.overrides, key.clone(), vbucket)?;
+    let previous = key_table::table_set(&mut next.overrides, key.clone(), vbucket)?;
     let from = previous.unwrap_or_else(|| (topology.hashing.hash(key.as_key()) % u64::from(spec.vbuckets)) as u32);
     let mut report = override_report(topology, spec, key.as_key(), from, vbucket);
     report.insert("replaced".into(), Value::Bool(previous.is_some()));
@@ -416,8 +416,8 @@ fn set_override(spec: &VbucketSpec, key: Key<'_>, vbucket: u32, topology: &Topol
 
 fn remove_override(spec: &VbucketSpec, key: Key<'_>, topology: &Topology) -> Result<Applied> {
     let mut next = spec.clone();
-    let from = directory::table_remove(&mut next.overrides, key).ok_or_else(|| {
-        Error::argument(format!("vbucket_override_remove: {} has no override", directory::key_to_value(key)))
+    let from = key_table::table_remove(&mut next.overrides, key).ok_or_else(|| {
+        Error::argument(format!("vbucket_override_remove: {} has no override", key_table::key_to_value(key)))
     })?;
     let to = (topology.hashing.hash(key) % u64::from(spec.vbuckets)) as u32;
     Ok(with_spec(topology, next, override_report(topology, spec, key, from, to)))

@@ -12,9 +12,10 @@ use super::{args, Applied, Edit, Op, Report};
 use crate::error::{Error, Result};
 use crate::key::Key;
 use crate::node;
-use crate::strategy::partitioned::directory::{self, DirectorySpec};
+use crate::strategy::partitioned::directory::DirectorySpec;
+use crate::strategy::partitioned::key_table;
 use crate::strategy::partitioned::multilevel::{self, partition_hash, Group, GroupPlacement, MultilevelSpec};
-use crate::strategy::{Placement, Strategy};
+use crate::strategy::Strategy;
 use crate::topology::Topology;
 
 pub(super) fn parse(name: &str, operation: &Value) -> Result<Op> {
@@ -52,9 +53,9 @@ impl Edit for DirectorySpec {
                 let node = node::index_of(&topology.nodes, node).ok_or_else(|| {
                     Error::argument(format!("operation.node: names node {node:?}, which is not in nodes"))
                 })?;
-                directory::check_table_keys("operation.key", &topology.hashing, &[(key.clone(), node)])
+                key_table::check_table_keys("operation.key", &topology.hashing, &[(key.clone(), node)])
                     .map_err(argument)?;
-                let previous = directory::table_set(&mut next.entries, key.clone(), node)?;
+                let previous = key_table::table_set(&mut next.entries, key.clone(), node)?;
                 let from = match previous {
                     Some(node) => node,
                     None => fallback_node(topology, self, key.as_key())?,
@@ -63,17 +64,17 @@ impl Edit for DirectorySpec {
                 (key, from, node)
             }
             Op::DirectoryRemove { key } => {
-                let from = directory::table_remove(&mut next.entries, key.as_key()).ok_or_else(|| {
+                let from = key_table::table_remove(&mut next.entries, key.as_key()).ok_or_else(|| {
                     Error::argument(format!(
                         "directory_remove: {} is not in the directory",
-                        directory::key_to_value(key.as_key())
+                        key_table::key_to_value(key.as_key())
                     ))
                 })?;
                 (key, from, fallback_node(topology, self, key.as_key())?)
             }
             _ => return Err(super::refused(op, topology)),
         };
-        report.insert("key".into(), directory::key_to_value(key.as_key()));
+        report.insert("key".into(), key_table::key_to_value(key.as_key()));
         report.insert("from".into(), Value::String(topology.nodes[from as usize].id.clone()));
         report.insert("to".into(), Value::String(topology.nodes[to as usize].id.clone()));
         Ok(Applied { topology: Topology { strategy: Strategy::Directory(next), ..topology.clone() }, report })
@@ -82,8 +83,7 @@ impl Edit for DirectorySpec {
 
 /// The node the fallback alone gives `key`.
 fn fallback_node(topology: &Topology, spec: &DirectorySpec, key: Key<'_>) -> Result<u32> {
-    let placement = Placement::compile(&spec.fallback, &topology.hashing, &topology.nodes)?;
-    Ok(placement.owner(placement.shard(&topology.hashing, key)?))
+    spec.fallback.compile(&topology.hashing, &topology.nodes)?.node_of(&topology.hashing, key)
 }
 
 impl Edit for MultilevelSpec {

@@ -72,8 +72,8 @@ use crate::hashing::KeyHashing;
 use crate::json::{self, Object};
 use crate::key::Key;
 use crate::limits;
+use crate::node::index_from_value as node_index;
 use crate::node::Node;
-use crate::strategy::partitioned::directory::node_index;
 use crate::strategy::spec::{successors, Place, Spec};
 
 /// Which client's partitioner the profile reproduces.

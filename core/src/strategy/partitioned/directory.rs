@@ -68,30 +68,161 @@
 //! # Ok::<(), shardroute::Error>(())
 //! ```
 
-use alloc::boxed::Box;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
-use core::cmp::Ordering;
 
 use serde_json::{Map, Value};
 
-use crate::error::{Error, Result};
-use crate::hashing::{redis_hash_tag, HashTag, KeyHashing};
+use crate::error::Result;
+use crate::hashing::KeyHashing;
 use crate::json::{self, Object};
-use crate::key::{Key, OwnedKey};
-use crate::limits::MAX_KEY_TABLE_ENTRIES as MAX_ENTRIES;
-use crate::node::Node;
-use crate::strategy::spec::{still_named, Place, Spec};
-use crate::strategy::{Placement, Strategy};
+use crate::key::Key;
+use crate::node::{self, Node};
+use crate::strategy::hashed::jump::{Jump, JumpSpec};
+use crate::strategy::hashed::modulo::{Modulo, ModuloSpec};
+use crate::strategy::hashed::rendezvous::{Rendezvous, RendezvousSpec};
+use crate::strategy::hashed::ring::{Ring, RingSpec};
+use crate::strategy::partitioned::key_table::{check_table_keys, key_to_value, parse_key_table, routing_key, KeyTable};
+use crate::strategy::spec::{check_weights, still_named, Place, Spec};
 
 /// `{"type": "directory", "entries": [...], "fallback": {...}}`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DirectorySpec {
     /// `(key, node index)` pairs, sorted in canonical key order, keys unique.
-    pub entries: Vec<(OwnedKey, u32)>,
-    /// Where unlisted keys go: a strategy whose shards are node indices.
-    pub fallback: Box<Strategy>,
+    pub entries: Vec<(crate::key::OwnedKey, u32)>,
+    /// Where unlisted keys go.
+    pub fallback: Fallback,
+}
+
+/// What a directory falls back to: a strategy whose shards are node indices
+/// (`owner(shard) == shard` over `0..n`), so a listed key and an unlisted one are
+/// numbered alike.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum Fallback {
+    /// `modulo`, 0-based.
+    Modulo(ModuloSpec),
+    /// `jump`.
+    Jump(JumpSpec),
+    /// `ring`.
+    Ring(RingSpec),
+    /// `rendezvous`.
+    Rendezvous(RendezvousSpec),
+}
+
+/// Reads a fallback of one of the allowed types `$spec` at `$path`.
+macro_rules! read_fallback {
+    ($kind:expr, $path:expr, $value:expr, $nodes:expr, $($variant:ident => $spec:ty,)*) => {
+        $(
+            if $kind == <$spec as Spec>::TYPE {
+                let object = Object::new($path, $value, <$spec as Spec>::FIELDS)?;
+                check_weights($kind, <$spec as Spec>::WEIGHTED, $nodes)?;
+                let spec = <$spec as Spec>::parse(&object, $nodes)?;
+                spec.check($nodes)?;
+                return Ok(Fallback::$variant(spec));
+            }
+        )*
+    };
+}
+
+impl Fallback {
+    fn from_value(path: &str, value: &Value, nodes: &[Node]) -> Result<Fallback> {
+        let kind = match value.get("type") {
+            Some(kind) => json::str(&json::join(path, "type"), kind)?,
+            None if value.is_object() => return Err(json::at(&json::join(path, "type"), "missing required field")),
+            None => return Err(json::at(path, format_args!("expected an object, found {}", json::type_name(value)))),
+        };
+        if kind == DirectorySpec::TYPE {
+            return Err(json::at(
+                &json::join(path, "type"),
+                "a directory cannot fall back to another directory; merge their entries",
+            ));
+        }
+        let fallback = (|| -> Result<Fallback> {
+            read_fallback!(kind, path, value, nodes,
+                Modulo => ModuloSpec, Jump => JumpSpec, Ring => RingSpec, Rendezvous => RendezvousSpec,);
+            Err(json::at(
+                path,
+                format_args!(
+                    "the {kind} strategy does not number its shards by node; a fallback must be modulo (0-based), jump, ring or rendezvous"
+                ),
+            ))
+        })()?;
+        if matches!(fallback, Fallback::Modulo(ModuloSpec { one_based: true })) {
+            return Err(json::at(
+                path,
+                "the modulo strategy with one_based does not number its shards by node; a fallback must be modulo (0-based), jump, ring or rendezvous",
+            ));
+        }
+        Ok(fallback)
+    }
+
+    fn type_name(&self) -> &'static str {
+        match self {
+            Fallback::Modulo(_) => ModuloSpec::TYPE,
+            Fallback::Jump(_) => JumpSpec::TYPE,
+            Fallback::Ring(_) => RingSpec::TYPE,
+            Fallback::Rendezvous(_) => RendezvousSpec::TYPE,
+        }
+    }
+
+    fn to_value(&self, nodes: &[Node]) -> Value {
+        let mut object = Map::new();
+        object.insert("type".into(), self.type_name().into());
+        match self {
+            Fallback::Modulo(spec) => spec.write(&mut object, nodes),
+            Fallback::Jump(spec) => spec.write(&mut object, nodes),
+            Fallback::Ring(spec) => spec.write(&mut object, nodes),
+            Fallback::Rendezvous(spec) => spec.write(&mut object, nodes),
+        }
+        Value::Object(object)
+    }
+
+    fn check(&self, nodes: &[Node]) -> Result<()> {
+        let weighted = match self {
+            Fallback::Modulo(_) => ModuloSpec::WEIGHTED,
+            Fallback::Jump(_) => JumpSpec::WEIGHTED,
+            Fallback::Ring(_) => RingSpec::WEIGHTED,
+            Fallback::Rendezvous(_) => RendezvousSpec::WEIGHTED,
+        };
+        check_weights(self.type_name(), weighted, nodes)
+    }
+
+    pub(crate) fn compile(&self, hashing: &KeyHashing, nodes: &[Node]) -> Result<FallbackPlacement> {
+        Ok(match self {
+            Fallback::Modulo(spec) => FallbackPlacement::Modulo(spec.compile(hashing, nodes)?),
+            Fallback::Jump(spec) => FallbackPlacement::Jump(spec.compile(hashing, nodes)?),
+            Fallback::Ring(spec) => FallbackPlacement::Ring(spec.compile(hashing, nodes)?),
+            Fallback::Rendezvous(spec) => FallbackPlacement::Rendezvous(spec.compile(hashing, nodes)?),
+        })
+    }
+}
+
+/// A compiled fallback.
+#[derive(Clone, Debug)]
+pub(crate) enum FallbackPlacement {
+    Modulo(Modulo),
+    Jump(Jump),
+    Ring(Ring),
+    Rendezvous(Rendezvous),
+}
+
+impl FallbackPlacement {
+    fn place(&self) -> &dyn Place {
+        match self {
+            FallbackPlacement::Modulo(place) => place,
+            FallbackPlacement::Jump(place) => place,
+            FallbackPlacement::Ring(place) => place,
+            FallbackPlacement::Rendezvous(place) => place,
+        }
+    }
+
+    /// The node a key goes to by the fallback alone.
+    pub(crate) fn node_of(&self, hashing: &KeyHashing, key: Key<'_>) -> Result<u32> {
+        let place = self.place();
+        Ok(place.owner(place.shard(hashing, key)?))
+    }
 }
 
 impl Spec for DirectorySpec {
@@ -105,29 +236,11 @@ impl Spec for DirectorySpec {
         let entries = match object.optional("entries") {
             None => Vec::new(),
             Some(value) => parse_key_table(&object.path_of("entries"), value, &["key", "node"], |path, value| {
-                node_index(path, value, nodes)
+                node::index_from_value(path, value, nodes)
             })?,
         };
-        let fallback_path = object.path_of("fallback");
-        let fallback_value = object.required("fallback")?;
-        if fallback_value.get("type").and_then(Value::as_str) == Some(DirectorySpec::TYPE) {
-            return Err(json::at(
-                &json::join(&fallback_path, "type"),
-                "a directory cannot fall back to another directory; merge their entries",
-            ));
-        }
-        let fallback = Strategy::from_value(&fallback_path, fallback_value, nodes)?;
-        if !node_indexed(&fallback) {
-            return Err(json::at(
-                &fallback_path,
-                format_args!(
-                    "the {} strategy{} does not number its shards by node; a fallback must be modulo (0-based), jump, ring or rendezvous",
-                    fallback.type_name(),
-                    if matches!(fallback, Strategy::Modulo(_)) { " with one_based" } else { "" }
-                ),
-            ));
-        }
-        Ok(DirectorySpec { entries, fallback: Box::new(fallback) })
+        let fallback = Fallback::from_value(&object.path_of("fallback"), object.required("fallback")?, nodes)?;
+        Ok(DirectorySpec { entries, fallback })
     }
 
     fn check(&self, nodes: &[Node]) -> Result<()> {
@@ -155,7 +268,7 @@ impl Spec for DirectorySpec {
                 core::cmp::Ordering::Less => {}
             }
         }
-        self.fallback.node_removed(index, nodes)
+        Ok(())
     }
 
     fn write(&self, object: &mut Map<String, Value>, nodes: &[Node]) {
@@ -177,38 +290,17 @@ impl Spec for DirectorySpec {
         check_table_keys("strategy.entries", hashing, &self.entries)?;
         Ok(Directory {
             table: KeyTable::build(&self.entries),
-            fallback: Box::new(Placement::compile(&self.fallback, hashing, nodes)?),
+            fallback: self.fallback.compile(hashing, nodes)?,
             nodes: nodes.len() as u32,
         })
     }
-}
-
-/// Whether a strategy's shards are node indices (`owner(shard) == shard` over
-/// `0..n`): what a directory can fall back to.
-fn node_indexed(strategy: &Strategy) -> bool {
-    match strategy {
-        Strategy::Modulo(spec) => !spec.one_based,
-        Strategy::Jump(_) | Strategy::Ring(_) | Strategy::Rendezvous(_) => true,
-        #[allow(unreachable_patterns)]
-        _ => false,
-    }
-}
-
-/// The index of the node named by the string `value`.
-pub(crate) fn node_index(path: &str, value: &Value, nodes: &[Node]) -> Result<u32> {
-    let id = json::str(path, value)?;
-    nodes
-        .iter()
-        .position(|node| node.id == id)
-        .map(|index| index as u32)
-        .ok_or_else(|| json::at(path, format_args!("names node {id:?}, which is not in nodes")))
 }
 
 /// A compiled directory: the sorted table and the compiled fallback.
 #[derive(Clone, Debug)]
 pub struct Directory {
     table: KeyTable,
-    fallback: Box<Placement>,
+    fallback: FallbackPlacement,
     nodes: u32,
 }
 
@@ -225,7 +317,7 @@ impl Place for Directory {
     fn shard(&self, hashing: &KeyHashing, key: Key<'_>) -> Result<u32> {
         match self.entry(hashing, key) {
             Some(node) => Ok(node),
-            None => Ok(self.fallback.owner(self.fallback.shard(hashing, key)?)),
+            None => self.fallback.node_of(hashing, key),
         }
     }
 
@@ -235,7 +327,7 @@ impl Place for Directory {
     }
 
     fn replicas(&self, hashing: &KeyHashing, key: Key<'_>, count: u32, out: &mut Vec<u32>) -> Result<()> {
-        self.fallback.replicas(hashing, key, count, out)?;
+        self.fallback.place().replicas(hashing, key, count, out)?;
         if let Some(node) = self.entry(hashing, key) {
             match out.iter().position(|&other| other == node) {
                 // Move the owner to the front, keeping the others' order.
@@ -256,179 +348,4 @@ impl Place for Directory {
     fn shard_range(&self) -> core::ops::Range<u32> {
         0..self.nodes
     }
-}
-
-// ---------------------------------------------------------------------------------
-// Key tables: shared by directory entries and vbucket overrides.
-// ---------------------------------------------------------------------------------
-
-/// The canonical order of keys in a table: byte keys (bytewise) before integer keys
-/// (numerically).
-pub(crate) fn key_order(a: Key<'_>, b: Key<'_>) -> Ordering {
-    match (a, b) {
-        (Key::Bytes(a), Key::Bytes(b)) => a.cmp(b),
-        (Key::U64(a), Key::U64(b)) => a.cmp(&b),
-        (Key::Bytes(_), Key::U64(_)) => Ordering::Less,
-        (Key::U64(_), Key::Bytes(_)) => Ordering::Greater,
-    }
-}
-
-/// The part of a key a table matches: the bytes the hash would see (the Redis tag
-/// under `"hash_tag": "redis"`), or the integer itself.
-#[inline]
-pub(crate) fn routing_key<'k>(hashing: &KeyHashing, key: Key<'k>) -> Key<'k> {
-    match (key, hashing.hash_tag) {
-        (Key::Bytes(bytes), HashTag::Redis) => Key::Bytes(redis_hash_tag(bytes)),
-        (key, _) => key,
-    }
-}
-
-/// Rejects table keys that could never match under `hashing`: a byte key that is not
-/// its own routing part (it has a Redis hash tag while tags are on).
-pub(crate) fn check_table_keys(path: &str, hashing: &KeyHashing, entries: &[(OwnedKey, u32)]) -> Result<()> {
-    for (key, _) in entries {
-        let key = key.as_key();
-        if let (Key::Bytes(bytes), Key::Bytes(routed)) = (key, routing_key(hashing, key)) {
-            if routed.len() != bytes.len() {
-                return Err(json::at(
-                    path,
-                    format_args!(
-                        "the entry for {} can never match: under hash_tag \"redis\" keys route by their tag ({}); list the tag instead",
-                        key_to_value(key),
-                        key_to_value(Key::Bytes(routed)),
-                    ),
-                ));
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Reads a key object `{"utf8": text}`, `{"hex": "00ff"}` or `{"u64": n}` (`n` a
-/// number or a decimal string): the one reader the document uses for keys everywhere.
-pub(crate) fn key_from_value(path: &str, value: &Value) -> Result<OwnedKey> {
-    crate::strategy::partitioned::key_range::parse_key(path, value)
-}
-
-/// Writes a key object in canonical form: `{"u64": "decimal"}` (a string, so
-/// JavaScript reads every u64 exactly), `utf8` for UTF-8 text without control
-/// characters, else lowercase `hex` (the writer `key_range` boundaries use too).
-pub(crate) fn key_to_value(key: Key<'_>) -> Value {
-    crate::strategy::partitioned::key_range::key_value(&OwnedKey::from(key))
-}
-
-/// Reads an array of `{"key": ..., fields[1]: ...}` objects into a table sorted in
-/// canonical key order, rejecting duplicates (naming both entries) and more than
-/// [`MAX_KEY_TABLE_ENTRIES`](crate::limits::MAX_KEY_TABLE_ENTRIES) entries.
-pub(crate) fn parse_key_table(
-    path: &str,
-    value: &Value,
-    fields: &'static [&'static str; 2],
-    mut read: impl FnMut(&str, &Value) -> Result<u32>,
-) -> Result<Vec<(OwnedKey, u32)>> {
-    let value_field = fields[1];
-    let rows = json::array(path, value)?;
-    if rows.len() > MAX_ENTRIES as usize {
-        return Err(Error::limit(format!("{path}: {} entries; the limit is {MAX_ENTRIES}", rows.len())));
-    }
-    let mut entries: Vec<(OwnedKey, u32, usize)> = Vec::with_capacity(rows.len());
-    for (index, row) in rows.iter().enumerate() {
-        let row_path = format!("{path}[{index}]");
-        let object = Object::new(&row_path, row, fields)?;
-        let key = key_from_value(&object.path_of("key"), object.required("key")?)?;
-        let target = read(&object.path_of(value_field), object.required(value_field)?)?;
-        entries.push((key, target, index));
-    }
-    entries.sort_by(|a, b| key_order(a.0.as_key(), b.0.as_key()).then(a.2.cmp(&b.2)));
-    for pair in entries.windows(2) {
-        if pair[0].0 == pair[1].0 {
-            return Err(json::at(
-                &format!("{path}[{}].key", pair[1].2),
-                format_args!("duplicate key {} (also {path}[{}])", key_to_value(pair[0].0.as_key()), pair[0].2),
-            ));
-        }
-    }
-    Ok(entries.into_iter().map(|(key, target, _)| (key, target)).collect())
-}
-
-/// A sorted key → `u32` table searched without allocating: byte keys stored back to
-/// back, integer keys in their own array.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct KeyTable {
-    /// Byte key `i` is `bytes[starts[i]..starts[i + 1]]`.
-    starts: Vec<u32>,
-    bytes: Vec<u8>,
-    byte_values: Vec<u32>,
-    ints: Vec<u64>,
-    int_values: Vec<u32>,
-}
-
-impl KeyTable {
-    /// Builds the table from entries sorted in canonical key order.
-    pub(crate) fn build(entries: &[(OwnedKey, u32)]) -> KeyTable {
-        let mut table = KeyTable { starts: Vec::from([0]), ..KeyTable::default() };
-        for (key, value) in entries {
-            match key {
-                OwnedKey::Bytes(bytes) => {
-                    table.bytes.extend_from_slice(bytes);
-                    // The document is at most 64 MiB, so byte offsets fit in a u32.
-                    table.starts.push(table.bytes.len() as u32);
-                    table.byte_values.push(*value);
-                }
-                OwnedKey::U64(int) => {
-                    table.ints.push(*int);
-                    table.int_values.push(*value);
-                }
-            }
-        }
-        table
-    }
-
-    /// Whether the table has no entries.
-    #[inline]
-    pub(crate) fn is_empty(&self) -> bool {
-        self.byte_values.is_empty() && self.ints.is_empty()
-    }
-
-    /// The value of `key`, if listed.
-    #[inline]
-    pub(crate) fn get(&self, key: Key<'_>) -> Option<u32> {
-        match key {
-            Key::U64(int) => self.ints.binary_search(&int).ok().map(|index| self.int_values[index]),
-            Key::Bytes(wanted) => {
-                let (mut low, mut high) = (0usize, self.byte_values.len());
-                while low < high {
-                    let middle = low + (high - low) / 2;
-                    let start = self.starts[middle] as usize;
-                    let end = self.starts[middle + 1] as usize;
-                    match self.bytes[start..end].cmp(wanted) {
-                        Ordering::Less => low = middle + 1,
-                        Ordering::Greater => high = middle,
-                        Ordering::Equal => return Some(self.byte_values[middle]),
-                    }
-                }
-                None
-            }
-        }
-    }
-}
-
-/// Inserts or replaces `key` in a sorted table; returns the previous value.
-pub(crate) fn table_set(entries: &mut Vec<(OwnedKey, u32)>, key: OwnedKey, value: u32) -> Result<Option<u32>> {
-    match entries.binary_search_by(|(other, _)| key_order(other.as_key(), key.as_key())) {
-        Ok(index) => Ok(Some(core::mem::replace(&mut entries[index].1, value))),
-        Err(index) => {
-            if entries.len() >= MAX_ENTRIES as usize {
-                return Err(Error::limit(format!("the table already holds {MAX_ENTRIES} entries, its limit")));
-            }
-            entries.insert(index, (key, value));
-            Ok(None)
-        }
-    }
-}
-
-/// Removes `key` from a sorted table; returns its value.
-pub(crate) fn table_remove(entries: &mut Vec<(OwnedKey, u32)>, key: Key<'_>) -> Option<u32> {
-    let index = entries.binary_search_by(|(other, _)| key_order(other.as_key(), key)).ok()?;
-    Some(entries.remove(index).1)
 }

@@ -6,6 +6,7 @@
 pub mod directory;
 pub mod hash_range;
 pub mod key_range;
+pub mod key_table;
 pub mod multilevel;
 pub mod ranges;
 pub mod token_ring;

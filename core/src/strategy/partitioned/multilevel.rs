@@ -230,7 +230,7 @@ impl Spec for MultilevelSpec {
             let mut indices = Vec::with_capacity(members.len());
             for (position, member) in members.iter().enumerate() {
                 let member_path = format!("{nodes_path}[{position}]");
-                let node = crate::strategy::partitioned::directory::node_index(&member_path, member, nodes)?;
+                let node = crate::node::index_from_value(&member_path, member, nodes)?;
                 indices.push(node);
             }
             groups.push(Group { id: id.to_string(), nodes: indices });

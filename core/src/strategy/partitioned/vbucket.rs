@@ -62,7 +62,7 @@ use crate::json::{self, Object};
 use crate::key::{Key, OwnedKey};
 use crate::limits;
 use crate::node::Node;
-use crate::strategy::partitioned::directory::{self, KeyTable};
+use crate::strategy::partitioned::key_table::{self, KeyTable};
 use crate::strategy::spec::{count_param, Place, Spec};
 
 /// Default vbucket count.
@@ -144,7 +144,7 @@ impl Spec for VbucketSpec {
         let overrides = match object.optional("overrides") {
             None => Vec::new(),
             Some(value) => {
-                directory::parse_key_table(&object.path_of("overrides"), value, &["key", "vbucket"], |path, value| {
+                key_table::parse_key_table(&object.path_of("overrides"), value, &["key", "vbucket"], |path, value| {
                     json::u32_in(path, value, 0, vbuckets - 1)
                 })?
             }
@@ -182,7 +182,7 @@ impl Spec for VbucketSpec {
                 .iter()
                 .map(|(key, vbucket)| {
                     let mut row = Map::new();
-                    row.insert("key".into(), directory::key_to_value(key.as_key()));
+                    row.insert("key".into(), key_table::key_to_value(key.as_key()));
                     row.insert("vbucket".into(), (*vbucket).into());
                     Value::Object(row)
                 })
@@ -237,7 +237,7 @@ impl Spec for VbucketSpec {
     }
 
     fn compile(&self, hashing: &KeyHashing, nodes: &[Node]) -> Result<VbucketTable> {
-        directory::check_table_keys("strategy.overrides", hashing, &self.overrides)?;
+        key_table::check_table_keys("strategy.overrides", hashing, &self.overrides)?;
         let mut table = match &self.map {
             Some(chains) => VbucketTable::from_chains(chains),
             None => {
@@ -430,7 +430,7 @@ impl VbucketTable {
     #[inline]
     fn vbucket_of_key(&self, hashing: &KeyHashing, key: Key<'_>) -> u32 {
         if !self.overrides.is_empty() {
-            if let Some(vbucket) = self.overrides.get(directory::routing_key(hashing, key)) {
+            if let Some(vbucket) = self.overrides.get(key_table::routing_key(hashing, key)) {
                 return vbucket;
             }
         }

@@ -199,6 +199,34 @@ macro_rules! strategies {
                 }
             }
 
+            #[inline]
+            pub(crate) fn batches_hashes(&self) -> bool {
+                match self {
+                    $(Placement::$variant(place) => place.batches_hashes(),)*
+                }
+            }
+
+            #[inline]
+            pub(crate) fn shards_of_hashes<I: Iterator<Item = u64>>(&self, hashes: I, out: &mut Vec<u32>) {
+                match self {
+                    $(Placement::$variant(place) => place.shards_of_hashes(hashes, out),)*
+                }
+            }
+
+            #[inline]
+            pub(crate) fn shards_of_hash_slice(&self, hashes: &[u64], out: &mut Vec<u32>) {
+                match self {
+                    $(Placement::$variant(place) => place.shards_of_hash_slice(hashes, out),)*
+                }
+            }
+
+            #[inline]
+            pub(crate) fn shard_is_node(&self) -> bool {
+                match self {
+                    $(Placement::$variant(place) => place.shard_is_node(),)*
+                }
+            }
+
             pub(crate) fn decode_id(&self, id: u64) -> Result<DecodedId> {
                 match self {
                     $(Placement::$variant(place) => place.decode_id(id),)*

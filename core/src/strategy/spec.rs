@@ -83,6 +83,35 @@ pub(crate) trait Place {
         out.push(self.owner(self.shard(hashing, key)?));
         Ok(())
     }
+    /// Whether this placement routes a batch of keys by their hashes alone, faster than
+    /// one [`shard`](Place::shard) per key (jump runs many keys through its loop at
+    /// once); the router's batch calls then hash the keys and hand the hashes over to
+    /// [`shards_of_hashes`](Place::shards_of_hashes). Placements that can refuse a key
+    /// must not claim it. The default routes key by key.
+    fn batches_hashes(&self) -> bool {
+        false
+    }
+    /// The shards of a stream of key hashes, into `out` (cleared first); called only when
+    /// [`batches_hashes`](Place::batches_hashes).
+    fn shards_of_hashes<I: Iterator<Item = u64>>(&self, _hashes: I, out: &mut Vec<u32>)
+    where
+        Self: Sized,
+    {
+        out.clear();
+    }
+    /// As [`shards_of_hashes`](Place::shards_of_hashes) for hashes in a slice (integer
+    /// keys that are their own hash).
+    fn shards_of_hash_slice(&self, hashes: &[u64], out: &mut Vec<u32>)
+    where
+        Self: Sized,
+    {
+        self.shards_of_hashes(hashes.iter().copied(), out);
+    }
+    /// Whether every shard is the index of the node owning it (`owner(s) == s`), so a
+    /// batch of shards is a batch of node indices.
+    fn shard_is_node(&self) -> bool {
+        false
+    }
     /// Decodes an id that carries its shard (id strategies override it).
     fn decode_id(&self, _id: u64) -> Result<DecodedId> {
         Err(Error::argument("this strategy's ids do not carry a shard; decode_id needs an id strategy"))
@@ -97,6 +126,65 @@ pub struct DecodedId {
     pub shard: u32,
     /// The id's other fields, most significant first.
     pub fields: Vec<(&'static str, u64)>,
+}
+
+/// A placement that picks a node from the key's hash alone (ring, maglev, rendezvous,
+/// token ring): its shards are node indices and its replicas the next distinct choices
+/// for the same hash. Implementing it is the whole [`Place`].
+pub(crate) trait NodeFromHash {
+    /// The node owning `hash`.
+    fn node_of(&self, hash: u64) -> u32;
+    /// The first `count` distinct nodes for `hash` (at most the node count), owner
+    /// first, into `out`.
+    fn replicas_of(&self, hash: u64, count: u32, out: &mut Vec<u32>);
+    /// How many nodes the placement spreads keys over.
+    fn node_count(&self) -> u32;
+}
+
+impl<T: NodeFromHash> Place for T {
+    #[inline]
+    fn shard(&self, hashing: &KeyHashing, key: Key<'_>) -> Result<u32> {
+        Ok(self.node_of(hashing.hash(key)))
+    }
+
+    #[inline]
+    fn owner(&self, shard: u32) -> u32 {
+        shard
+    }
+
+    fn replicas(&self, hashing: &KeyHashing, key: Key<'_>, count: u32, out: &mut Vec<u32>) -> Result<()> {
+        self.replicas_of(hashing.hash(key), count, out);
+        Ok(())
+    }
+
+    fn max_replicas(&self) -> u32 {
+        self.node_count()
+    }
+
+    fn shard_range(&self) -> core::ops::Range<u32> {
+        0..self.node_count()
+    }
+
+    fn shard_is_node(&self) -> bool {
+        true
+    }
+}
+
+/// The first `wanted` distinct owners met walking a circular table (ring points, a
+/// Maglev table, tokens) clockwise from `start`, into `out` (cleared first): the
+/// successor rule of replicas on rings.
+pub(crate) fn distinct_successors(owners: &[u32], start: usize, wanted: usize, out: &mut Vec<u32>) {
+    out.clear();
+    let len = owners.len();
+    for step in 0..len {
+        if out.len() == wanted {
+            break;
+        }
+        let owner = owners[(start + step) % len];
+        if !out.contains(&owner) {
+            out.push(owner);
+        }
+    }
 }
 
 /// Replicas as "the owner, then the next nodes in list order, wrapping": the rule of

@@ -92,7 +92,7 @@ pub struct Jump {
 impl Jump {
     /// The shards of already hashed keys, into `out` (cleared first): the batch form of
     /// [`Place::shard`] for integer keys that are their own hash.
-    pub(crate) fn shards_of_hashes(&self, hashes: &[u64], out: &mut Vec<u32>) {
+    pub(crate) fn shards_of_slice(&self, hashes: &[u64], out: &mut Vec<u32>) {
         out.clear();
         out.resize(hashes.len(), 0);
         jump_many_unchecked(hashes, self.nodes, out);
@@ -159,6 +159,23 @@ impl Place for Jump {
 
     fn shard_range(&self) -> core::ops::Range<u32> {
         0..self.nodes
+    }
+
+    fn batches_hashes(&self) -> bool {
+        // Jump never refuses a key: a batch is hashed whole, then jumped many at a time.
+        true
+    }
+
+    fn shards_of_hashes<I: Iterator<Item = u64>>(&self, hashes: I, out: &mut Vec<u32>) {
+        self.shards_into(hashes, out);
+    }
+
+    fn shards_of_hash_slice(&self, hashes: &[u64], out: &mut Vec<u32>) {
+        self.shards_of_slice(hashes, out);
+    }
+
+    fn shard_is_node(&self) -> bool {
+        true
     }
 }
 

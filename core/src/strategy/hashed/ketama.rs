@@ -73,7 +73,7 @@ use crate::json::{self, Object};
 use crate::key::Key;
 use crate::limits;
 use crate::node::Node;
-use crate::strategy::spec::{Place, Spec};
+use crate::strategy::spec::{distinct_successors, Place, Spec};
 
 /// Points of an average server in all three implementations: 40 MD5 digests of 4 points.
 pub const DEFAULT_POINTS_PER_SERVER: u32 = 160;
@@ -401,21 +401,11 @@ impl Place for Ketama {
 
     fn replicas(&self, _hashing: &KeyHashing, key: Key<'_>, count: u32, out: &mut Vec<u32>) -> Result<()> {
         let wanted = count.min(self.node_count) as usize;
-        let len = self.owners.len();
-        if len == 0 {
+        if self.owners.is_empty() {
             out.extend(0..wanted as u32);
             return Ok(());
         }
-        let start = self.point_of(Ketama::hash_of(key));
-        for step in 0..len {
-            if out.len() == wanted {
-                break;
-            }
-            let owner = self.owners[(start + step) % len];
-            if !out.contains(&owner) {
-                out.push(owner);
-            }
-        }
+        distinct_successors(&self.owners, self.point_of(Ketama::hash_of(key)), wanted, out);
         // Servers without points (possible only with extreme weights) come last, in order.
         for index in 0..self.node_count {
             if out.len() == wanted {

@@ -56,10 +56,9 @@ use serde_json::{Map, Value};
 use crate::error::{Error, ErrorKind, Result};
 use crate::hashing::KeyHashing;
 use crate::json::{self, Object};
-use crate::key::Key;
 use crate::limits;
 use crate::node::Node;
-use crate::strategy::spec::{Place, Spec};
+use crate::strategy::spec::{distinct_successors, NodeFromHash, Spec};
 
 /// Default table size: 65 537, the prime the paper and Envoy use.
 pub const DEFAULT_TABLE_SIZE: u32 = 65_537;
@@ -301,19 +300,7 @@ impl Maglev {
     /// # Ok::<(), shardroute::Error>(())
     /// ```
     pub fn replicas_of(&self, hash: u64, count: u32, out: &mut Vec<u32>) {
-        out.clear();
-        let wanted = count.min(self.node_count) as usize;
-        let start = self.entry_of(hash) as usize;
-        let len = self.table.len();
-        for step in 0..len {
-            if out.len() == wanted {
-                break;
-            }
-            let node = self.table[(start + step) % len];
-            if !out.contains(&node) {
-                out.push(node);
-            }
-        }
+        distinct_successors(&self.table, self.entry_of(hash) as usize, count.min(self.node_count) as usize, out);
     }
 
     /// How many entries each node owns, by node index (Envoy's
@@ -327,28 +314,18 @@ impl Maglev {
     }
 }
 
-impl Place for Maglev {
+impl NodeFromHash for Maglev {
     #[inline]
-    fn shard(&self, hashing: &KeyHashing, key: Key<'_>) -> Result<u32> {
-        Ok(self.node_of(hashing.hash(key)))
+    fn node_of(&self, hash: u64) -> u32 {
+        Maglev::node_of(self, hash)
     }
 
-    #[inline]
-    fn owner(&self, shard: u32) -> u32 {
-        shard
+    fn replicas_of(&self, hash: u64, count: u32, out: &mut Vec<u32>) {
+        Maglev::replicas_of(self, hash, count, out);
     }
 
-    fn replicas(&self, hashing: &KeyHashing, key: Key<'_>, count: u32, out: &mut Vec<u32>) -> Result<()> {
-        self.replicas_of(hashing.hash(key), count, out);
-        Ok(())
-    }
-
-    fn max_replicas(&self) -> u32 {
+    fn node_count(&self) -> u32 {
         self.node_count
-    }
-
-    fn shard_range(&self) -> core::ops::Range<u32> {
-        0..self.node_count
     }
 }
 

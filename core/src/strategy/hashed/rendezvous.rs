@@ -34,9 +34,8 @@ use serde_json::{Map, Value};
 use crate::error::Result;
 use crate::hashing::KeyHashing;
 use crate::json::Object;
-use crate::key::Key;
 use crate::node::Node;
-use crate::strategy::spec::{Place, Spec};
+use crate::strategy::spec::{NodeFromHash, Spec};
 
 /// `{"type": "rendezvous"}`: no parameters; weights come from the nodes.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -189,28 +188,18 @@ fn weighted_score(weight: f64, bits: u64) -> f64 {
     -weight / libm::log(unit)
 }
 
-impl Place for Rendezvous {
+impl NodeFromHash for Rendezvous {
     #[inline]
-    fn shard(&self, hashing: &KeyHashing, key: Key<'_>) -> Result<u32> {
-        Ok(self.node_of(hashing.hash(key)))
+    fn node_of(&self, hash: u64) -> u32 {
+        Rendezvous::node_of(self, hash)
     }
 
-    #[inline]
-    fn owner(&self, shard: u32) -> u32 {
-        shard
+    fn replicas_of(&self, hash: u64, count: u32, out: &mut Vec<u32>) {
+        Rendezvous::replicas_of(self, hash, count, out);
     }
 
-    fn replicas(&self, hashing: &KeyHashing, key: Key<'_>, count: u32, out: &mut Vec<u32>) -> Result<()> {
-        self.replicas_of(hashing.hash(key), count, out);
-        Ok(())
-    }
-
-    fn max_replicas(&self) -> u32 {
+    fn node_count(&self) -> u32 {
         self.seeds.len() as u32
-    }
-
-    fn shard_range(&self) -> core::ops::Range<u32> {
-        0..self.seeds.len() as u32
     }
 }
 

@@ -38,10 +38,9 @@ use serde_json::{Map, Value};
 use crate::error::{Error, Result};
 use crate::hashing::KeyHashing;
 use crate::json::Object;
-use crate::key::Key;
 use crate::limits;
 use crate::node::Node;
-use crate::strategy::spec::{count_param, Place, Spec};
+use crate::strategy::spec::{count_param, distinct_successors, NodeFromHash, Spec};
 
 /// Default points per unit of weight: libketama's 160.
 pub const DEFAULT_POINTS_PER_NODE: u32 = 160;
@@ -207,19 +206,7 @@ impl Ring {
     /// The first `count` distinct nodes clockwise from `hash`, into `out` (cleared first).
     /// `count` must not exceed the node count (checked by the router).
     pub fn replicas_of(&self, hash: u64, count: u32, out: &mut Vec<u32>) {
-        out.clear();
-        let wanted = count.min(self.node_count) as usize;
-        let start = self.point_of(hash);
-        let len = self.owners.len();
-        for step in 0..len {
-            if out.len() == wanted {
-                break;
-            }
-            let owner = self.owners[(start + step) % len];
-            if !out.contains(&owner) {
-                out.push(owner);
-            }
-        }
+        distinct_successors(&self.owners, self.point_of(hash), count.min(self.node_count) as usize, out);
     }
 
     /// The number of points on the ring.
@@ -229,28 +216,18 @@ impl Ring {
     }
 }
 
-impl Place for Ring {
+impl NodeFromHash for Ring {
     #[inline]
-    fn shard(&self, hashing: &KeyHashing, key: Key<'_>) -> Result<u32> {
-        Ok(self.node_of(hashing.hash(key)))
+    fn node_of(&self, hash: u64) -> u32 {
+        Ring::node_of(self, hash)
     }
 
-    #[inline]
-    fn owner(&self, shard: u32) -> u32 {
-        shard
+    fn replicas_of(&self, hash: u64, count: u32, out: &mut Vec<u32>) {
+        Ring::replicas_of(self, hash, count, out);
     }
 
-    fn replicas(&self, hashing: &KeyHashing, key: Key<'_>, count: u32, out: &mut Vec<u32>) -> Result<()> {
-        self.replicas_of(hashing.hash(key), count, out);
-        Ok(())
-    }
-
-    fn max_replicas(&self) -> u32 {
+    fn node_count(&self) -> u32 {
         self.node_count
-    }
-
-    fn shard_range(&self) -> core::ops::Range<u32> {
-        0..self.node_count
     }
 }
 

@@ -69,11 +69,11 @@ use serde_json::{Map, Value};
 use crate::error::{Error, ErrorKind, Result};
 use crate::hashing::{HashFunction, KeyHashing};
 use crate::json::{self, Object};
-use crate::key::{parse_decimal_u64, Key};
+use crate::key::parse_decimal_u64;
 use crate::limits;
 use crate::node::Node;
 use crate::strategy::hashed::ring::points_for;
-use crate::strategy::spec::{count_param, Place, Spec};
+use crate::strategy::spec::{count_param, distinct_successors, NodeFromHash, Spec};
 
 /// Default tokens per unit of node weight.
 pub const DEFAULT_TOKENS_PER_NODE: u32 = 8;
@@ -452,19 +452,7 @@ impl TokenRing {
     /// # Ok::<(), shardroute::Error>(())
     /// ```
     pub fn replicas_of(&self, hash: u64, count: u32, out: &mut Vec<u32>) {
-        out.clear();
-        let wanted = count.min(self.node_count) as usize;
-        let start = self.position_of(hash as i64);
-        let len = self.owners.len();
-        for step in 0..len {
-            if out.len() == wanted {
-                break;
-            }
-            let owner = self.owners[(start + step) % len];
-            if !out.contains(&owner) {
-                out.push(owner);
-            }
-        }
+        distinct_successors(&self.owners, self.position_of(hash as i64), count.min(self.node_count) as usize, out);
     }
 
     /// The ring's tokens in ascending order (ties in node id order).
@@ -515,27 +503,17 @@ impl TokenRing {
     }
 }
 
-impl Place for TokenRing {
+impl NodeFromHash for TokenRing {
     #[inline]
-    fn shard(&self, hashing: &KeyHashing, key: Key<'_>) -> Result<u32> {
-        Ok(self.node_of(hashing.hash(key)))
+    fn node_of(&self, hash: u64) -> u32 {
+        TokenRing::node_of(self, hash)
     }
 
-    #[inline]
-    fn owner(&self, shard: u32) -> u32 {
-        shard
+    fn replicas_of(&self, hash: u64, count: u32, out: &mut Vec<u32>) {
+        TokenRing::replicas_of(self, hash, count, out);
     }
 
-    fn replicas(&self, hashing: &KeyHashing, key: Key<'_>, count: u32, out: &mut Vec<u32>) -> Result<()> {
-        self.replicas_of(hashing.hash(key), count, out);
-        Ok(())
-    }
-
-    fn max_replicas(&self) -> u32 {
+    fn node_count(&self) -> u32 {
         self.node_count
-    }
-
-    fn shard_range(&self) -> core::ops::Range<u32> {
-        0..self.node_count
     }
 }

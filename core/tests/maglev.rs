@@ -3,7 +3,8 @@
 
 use proptest::prelude::*;
 use shardroute::disruption::{self, Method};
-use shardroute::strategy::hashed::maglev::{is_prime, xxh64, Maglev, MaglevSpec};
+use shardroute::hash::xxh64;
+use shardroute::strategy::hashed::maglev::{is_prime, Maglev, MaglevSpec};
 use shardroute::{Node, Router};
 
 fn node(id: &str, weight: f64) -> Node {

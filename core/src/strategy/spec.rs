@@ -59,11 +59,17 @@ pub(crate) trait Place {
     fn shard(&self, hashing: &KeyHashing, key: Key<'_>) -> Result<u32>;
     /// The node index owning a shard returned by [`Place::shard`].
     fn owner(&self, shard: u32) -> u32;
-    /// The first `count` distinct node indices for a key, owner first, into `out`
-    /// (already cleared; `1 <= count <= node count` is checked by the router).
-    fn replicas(&self, hashing: &KeyHashing, key: Key<'_>, count: u32, out: &mut Vec<u32>) -> Result<()>;
     /// The most replicas every key can get.
     fn max_replicas(&self) -> u32;
+    /// The first `count` distinct node indices for a key, owner first, into `out`
+    /// (already cleared; `1 <= count <= node count` is checked by the router). The
+    /// default is the rule of placements without their own second choice (modulo, jump,
+    /// id layouts, range and partition tables): the owner, then the next nodes in list
+    /// order, wrapping, over the [`max_replicas`](Place::max_replicas) nodes.
+    fn replicas(&self, hashing: &KeyHashing, key: Key<'_>, count: u32, out: &mut Vec<u32>) -> Result<()> {
+        successors(self.owner(self.shard(hashing, key)?), count, self.max_replicas(), out);
+        Ok(())
+    }
     /// The shard numbers this placement can return (`0..n`, `1..n+1` for 1-based modulo).
     fn shard_range(&self) -> core::ops::Range<u32>;
     /// The shards a scan over keys in `[start, end)` must visit, in key order (`end`

@@ -2,7 +2,7 @@
 //! Couchbase (vbucket) bucket.
 //!
 //! **Algorithm.** `vbucket = ((crc32(key) >> 16) & 0x7fff) % V`, where `crc32` is the
-//! zlib CRC-32 ([`crate::hashing::crc32`]) of the key bytes and `V` the length of the
+//! zlib CRC-32 ([`crate::hash::crc32`]) of the key bytes and `V` the length of the
 //! bucket's `vBucketMap`; the key's node is `serverList[vBucketMap[vbucket][0]]`, its
 //! replicas the following entries of that row. Sources: libcouchbase 3.x
 //! `src/vbucket/vbucket.c` (`hash_crc32` returns `((~crc) >> 16) & 0x7fff`,
@@ -54,7 +54,8 @@ use alloc::vec::Vec;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::hashing::{crc32, KeyHashing};
+use crate::hash::crc32;
+use crate::hashing::KeyHashing;
 use crate::json::{self, Object};
 use crate::key::Key;
 use crate::limits;

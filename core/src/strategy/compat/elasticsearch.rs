@@ -74,7 +74,7 @@ use crate::json::{self, Object};
 use crate::key::Key;
 use crate::node::Node;
 use crate::strategy::compat::kafka::{owner_list, owner_list_value, partition_count, Owners};
-use crate::strategy::spec::{successors, Place, Spec};
+use crate::strategy::spec::{Place, Spec};
 
 /// `{"type": "elasticsearch", "number_of_shards": 5, ...}`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -256,12 +256,6 @@ impl Place for Elasticsearch {
 
     fn owner(&self, shard: u32) -> u32 {
         self.owners.owner(shard)
-    }
-
-    fn replicas(&self, hashing: &KeyHashing, key: Key<'_>, count: u32, out: &mut Vec<u32>) -> Result<()> {
-        let owner = self.owner(self.shard(hashing, key)?);
-        successors(owner, count, self.owners.nodes, out);
-        Ok(())
     }
 
     fn max_replicas(&self) -> u32 {

@@ -74,7 +74,7 @@ use crate::key::Key;
 use crate::limits;
 use crate::node::index_from_value as node_index;
 use crate::node::Node;
-use crate::strategy::spec::{successors, Place, Spec};
+use crate::strategy::spec::{Place, Spec};
 
 /// Which client's partitioner the profile reproduces.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -185,12 +185,6 @@ impl Place for Kafka {
 
     fn owner(&self, shard: u32) -> u32 {
         self.owners.owner(shard)
-    }
-
-    fn replicas(&self, hashing: &KeyHashing, key: Key<'_>, count: u32, out: &mut Vec<u32>) -> Result<()> {
-        let owner = self.owner(self.shard(hashing, key)?);
-        successors(owner, count, self.owners.nodes, out);
-        Ok(())
     }
 
     fn max_replicas(&self) -> u32 {

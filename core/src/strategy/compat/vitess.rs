@@ -62,12 +62,13 @@ use core::cmp::Ordering;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
+use crate::hash::Des;
 use crate::hashing::KeyHashing;
 use crate::json::{self, Object};
 use crate::key::{parse_decimal_u64, Key};
 use crate::limits;
 use crate::node::Node;
-use crate::strategy::spec::{successors, Place, Spec};
+use crate::strategy::spec::{Place, Spec};
 
 /// A primary vindex: how a column value becomes a keyspace id.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -109,8 +110,14 @@ impl Vindex {
     /// # Ok::<(), shardroute::Error>(())
     /// ```
     pub fn keyspace_id(self, key: Key<'_>) -> Result<u64> {
+        self.keyspace_id_with(&Des::new(0), key)
+    }
+
+    /// As [`keyspace_id`](Vindex::keyspace_id), with the `hash` vindex's zero-key
+    /// cipher made once by the caller (the key schedule costs more than the block).
+    fn keyspace_id_with(self, zero_key: &Des, key: Key<'_>) -> Result<u64> {
         match self {
-            Vindex::Hash => Ok(crate::hash::des_encrypt(0, integer_of(key)?)),
+            Vindex::Hash => Ok(zero_key.encrypt(integer_of(key)?)),
             Vindex::Numeric => integer_of(key),
             Vindex::Xxhash => Ok(match key {
                 Key::Bytes(bytes) => crate::hash::xxh64(bytes, 0),
@@ -277,6 +284,7 @@ impl Spec for VitessSpec {
         }
         Ok(Vitess {
             vindex: self.vindex,
+            zero_key: Des::new(0),
             starts: self.boundaries("strategy.shards")?,
             owners: self.shards.iter().map(|shard| shard.node).collect(),
             node_count: nodes.len() as u32,
@@ -346,9 +354,11 @@ impl VitessSpec {
 }
 
 /// A compiled Vitess keyspace: the vindex and the shard boundaries as keyspace ids.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct Vitess {
     vindex: Vindex,
+    /// DES under the zero key, for the `hash` vindex.
+    zero_key: Des,
     /// The start of shards `1..S`, ascending.
     starts: Vec<u64>,
     owners: Vec<u32>,
@@ -366,18 +376,12 @@ impl Vitess {
 impl Place for Vitess {
     #[inline]
     fn shard(&self, _hashing: &KeyHashing, key: Key<'_>) -> Result<u32> {
-        Ok(self.shard_of_keyspace_id(self.vindex.keyspace_id(key)?))
+        Ok(self.shard_of_keyspace_id(self.vindex.keyspace_id_with(&self.zero_key, key)?))
     }
 
     #[inline]
     fn owner(&self, shard: u32) -> u32 {
         self.owners[shard as usize]
-    }
-
-    fn replicas(&self, hashing: &KeyHashing, key: Key<'_>, count: u32, out: &mut Vec<u32>) -> Result<()> {
-        let owner = self.owner(self.shard(hashing, key)?);
-        successors(owner, count, self.node_count, out);
-        Ok(())
     }
 
     fn max_replicas(&self) -> u32 {

@@ -56,7 +56,7 @@ use crate::hashing::KeyHashing;
 use crate::json::Object;
 use crate::key::Key;
 use crate::node::Node;
-use crate::strategy::spec::{successors, Place, Spec};
+use crate::strategy::spec::{Place, Spec};
 
 /// `{"type": "jump"}`: no parameters.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -146,11 +146,6 @@ impl Place for Jump {
     #[inline]
     fn owner(&self, shard: u32) -> u32 {
         shard
-    }
-
-    fn replicas(&self, hashing: &KeyHashing, key: Key<'_>, count: u32, out: &mut Vec<u32>) -> Result<()> {
-        successors(self.shard(hashing, key)?, count, self.nodes, out);
-        Ok(())
     }
 
     fn max_replicas(&self) -> u32 {

@@ -54,6 +54,7 @@ use core::cmp::Reverse;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::hash::xxh64;
 use crate::hashing::KeyHashing;
 use crate::json::{self, Object};
 use crate::limits;
@@ -391,82 +392,4 @@ fn next_prime(n: u32) -> u32 {
         candidate += 1;
     }
     candidate
-}
-
-const PRIME64_1: u64 = 0x9E37_79B1_85EB_CA87;
-const PRIME64_2: u64 = 0xC2B2_AE3D_27D4_EB4F;
-const PRIME64_3: u64 = 0x1656_67B1_9E37_79F9;
-const PRIME64_4: u64 = 0x85EB_CA77_C2B2_AE63;
-const PRIME64_5: u64 = 0x27D4_EB2F_1656_67C5;
-
-/// xxHash64 (Yann Collet, XXH64 of the reference `xxhash.h`) of `bytes` with `seed`:
-/// how Maglev hashes node ids (Envoy's `HashUtil::xxHash64`).
-///
-/// # Example
-/// ```
-/// use shardroute::strategy::hashed::maglev::xxh64;
-/// // Values of the reference implementation.
-/// assert_eq!(xxh64(b"", 0), 0xEF46_DB37_51D8_E999);
-/// assert_eq!(xxh64(b"a", 0), 0xD24E_C4F1_A98C_6E5B);
-/// assert_eq!(xxh64(b"abc", 0), 0x44BC_2CF5_AD77_0999);
-/// ```
-pub fn xxh64(bytes: &[u8], seed: u64) -> u64 {
-    fn round(acc: u64, lane: u64) -> u64 {
-        acc.wrapping_add(lane.wrapping_mul(PRIME64_2)).rotate_left(31).wrapping_mul(PRIME64_1)
-    }
-    fn merge(acc: u64, lane: u64) -> u64 {
-        (acc ^ round(0, lane)).wrapping_mul(PRIME64_1).wrapping_add(PRIME64_4)
-    }
-    fn u64_at(bytes: &[u8]) -> u64 {
-        let mut lane = [0u8; 8];
-        lane.copy_from_slice(&bytes[..8]);
-        u64::from_le_bytes(lane)
-    }
-    let mut rest = bytes;
-    let mut hash = if bytes.len() >= 32 {
-        let mut v = [
-            seed.wrapping_add(PRIME64_1).wrapping_add(PRIME64_2),
-            seed.wrapping_add(PRIME64_2),
-            seed,
-            seed.wrapping_sub(PRIME64_1),
-        ];
-        while rest.len() >= 32 {
-            for (lane, acc) in v.iter_mut().enumerate() {
-                *acc = round(*acc, u64_at(&rest[lane * 8..]));
-            }
-            rest = &rest[32..];
-        }
-        let mut hash = v[0]
-            .rotate_left(1)
-            .wrapping_add(v[1].rotate_left(7))
-            .wrapping_add(v[2].rotate_left(12))
-            .wrapping_add(v[3].rotate_left(18));
-        for acc in v {
-            hash = merge(hash, acc);
-        }
-        hash
-    } else {
-        seed.wrapping_add(PRIME64_5)
-    };
-    hash = hash.wrapping_add(bytes.len() as u64);
-    while rest.len() >= 8 {
-        hash ^= round(0, u64_at(rest));
-        hash = hash.rotate_left(27).wrapping_mul(PRIME64_1).wrapping_add(PRIME64_4);
-        rest = &rest[8..];
-    }
-    if rest.len() >= 4 {
-        let word = u64::from(u32::from_le_bytes([rest[0], rest[1], rest[2], rest[3]]));
-        hash ^= word.wrapping_mul(PRIME64_1);
-        hash = hash.rotate_left(23).wrapping_mul(PRIME64_2).wrapping_add(PRIME64_3);
-        rest = &rest[4..];
-    }
-    for &byte in rest {
-        hash ^= u64::from(byte).wrapping_mul(PRIME64_5);
-        hash = hash.rotate_left(11).wrapping_mul(PRIME64_1);
-    }
-    hash ^= hash >> 33;
-    hash = hash.wrapping_mul(PRIME64_2);
-    hash ^= hash >> 29;
-    hash = hash.wrapping_mul(PRIME64_3);
-    hash ^ (hash >> 32)
 }

@@ -27,7 +27,7 @@ use crate::hashing::KeyHashing;
 use crate::json::{self, Object};
 use crate::key::Key;
 use crate::node::Node;
-use crate::strategy::spec::{successors, Place, Spec};
+use crate::strategy::spec::{Place, Spec};
 
 /// `{"type": "modulo", "one_based": false}`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -84,12 +84,6 @@ impl Place for Modulo {
         } else {
             shard
         }
-    }
-
-    fn replicas(&self, hashing: &KeyHashing, key: Key<'_>, count: u32, out: &mut Vec<u32>) -> Result<()> {
-        let owner = self.owner(self.shard(hashing, key)?);
-        successors(owner, count, self.nodes, out);
-        Ok(())
     }
 
     fn max_replicas(&self) -> u32 {

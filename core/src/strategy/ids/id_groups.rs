@@ -78,7 +78,8 @@ use crate::json::{self, Object};
 use crate::key::Key;
 use crate::limits;
 use crate::node::Node;
-use crate::strategy::spec::{successors, DecodedId, Place, Spec};
+use crate::strategy::ids::{id_of, id_span};
+use crate::strategy::spec::{DecodedId, Place, Spec};
 
 /// One shard of a group: a node and its weight.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -551,15 +552,6 @@ impl IdGroups {
     }
 }
 
-fn id_of(key: Key<'_>) -> Result<u64> {
-    match key {
-        Key::U64(id) => Ok(id),
-        Key::Bytes(_) => Err(Error::key(
-            "id strategies route integer ids; got a byte key (pass the id as an unsigned 64-bit integer)",
-        )),
-    }
-}
-
 impl Place for IdGroups {
     #[inline]
     fn shard(&self, _hashing: &KeyHashing, key: Key<'_>) -> Result<u32> {
@@ -571,12 +563,6 @@ impl Place for IdGroups {
         self.shard_nodes[shard as usize]
     }
 
-    fn replicas(&self, hashing: &KeyHashing, key: Key<'_>, count: u32, out: &mut Vec<u32>) -> Result<()> {
-        let owner = self.owner(self.shard(hashing, key)?);
-        successors(owner, count, self.node_count, out);
-        Ok(())
-    }
-
     fn max_replicas(&self) -> u32 {
         self.node_count
     }
@@ -586,14 +572,7 @@ impl Place for IdGroups {
     }
 
     fn shards_for_range(&self, _hashing: &KeyHashing, start: Key<'_>, end: Option<Key<'_>>) -> Result<Vec<u32>> {
-        let start = id_of(start)?;
-        let last = match end {
-            None => u64::MAX,
-            Some(end) => match id_of(end)?.checked_sub(1) {
-                Some(last) if last >= start => last,
-                _ => return Err(Error::argument("shards_for_range: end must be after start")),
-            },
-        };
+        let (start, last) = id_span(start, end)?;
         let mut seen = alloc::vec![false; self.shard_nodes.len()];
         let mut shards = Vec::new();
         let mut push = |shard: u32| {

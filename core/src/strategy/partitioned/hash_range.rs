@@ -68,7 +68,7 @@ use crate::key::Key;
 use crate::node::Node;
 use crate::strategy::partitioned::key_range::owner_ids;
 use crate::strategy::partitioned::ranges::{self, Position, RangePoint};
-use crate::strategy::spec::{renumber, still_named, successors, Place, Spec};
+use crate::strategy::spec::{renumber, still_named, Place, Spec};
 
 /// `{"type": "hash_range", "boundaries": [...], "ranges": [...]}`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -207,11 +207,6 @@ impl Place for HashRanges {
     #[inline]
     fn owner(&self, shard: u32) -> u32 {
         self.owners[shard as usize]
-    }
-
-    fn replicas(&self, hashing: &KeyHashing, key: Key<'_>, count: u32, out: &mut Vec<u32>) -> Result<()> {
-        successors(self.owner(self.range_of(hashing.hash(key))), count, self.node_count, out);
-        Ok(())
     }
 
     fn max_replicas(&self) -> u32 {

@@ -85,7 +85,7 @@ use crate::key::{Key, OwnedKey};
 use crate::limits;
 use crate::node::Node;
 use crate::strategy::partitioned::ranges::{self, Position, RangePoint};
-use crate::strategy::spec::{renumber, still_named, successors, Place, Spec};
+use crate::strategy::spec::{renumber, still_named, Place, Spec};
 
 /// `{"type": "key_range", "boundaries": [...], "ranges": [...]}`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -401,11 +401,6 @@ impl Place for KeyRanges {
     #[inline]
     fn owner(&self, shard: u32) -> u32 {
         self.owners[shard as usize]
-    }
-
-    fn replicas(&self, _hashing: &KeyHashing, key: Key<'_>, count: u32, out: &mut Vec<u32>) -> Result<()> {
-        successors(self.owner(self.range_of(key)), count, self.node_count, out);
-        Ok(())
     }
 
     fn max_replicas(&self) -> u32 {

@@ -63,7 +63,7 @@ pub fn jump(hash: Unknown, buckets: Unknown) -> Result<u32> {
 }
 
 /// Where each shard's keys can go when a modulo cluster goes from `old` to `new` shards
-/// (a whole-factor change): [`sr::strategy::modulo::moves`], as arrays of numbers.
+/// (a whole-factor change): [`sr::strategy::hashed::modulo::moves`], as arrays of numbers.
 ///
 /// # Errors
 /// `invalid_argument` for a count that is not an integer in `0..=2^32-1`, and the
@@ -73,7 +73,7 @@ pub fn jump(hash: Unknown, buckets: Unknown) -> Result<u32> {
 pub fn modulo_moves(old: Unknown, new: Unknown) -> Result<Vec<Vec<u32>>> {
     let old = u32_argument(old, "old shard count")?;
     let new = u32_argument(new, "new shard count")?;
-    sr::strategy::modulo::moves(old, new).or_throw()
+    sr::strategy::hashed::modulo::moves(old, new).or_throw()
 }
 
 /// Panics: lets the tests check that a panic becomes a thrown `Error`. Not part of the

@@ -14,7 +14,7 @@ use crate::errors::{self, Result, Throw};
 /// # Errors
 /// The topology's errors as for `Router` (`invalid_topology`, `no_nodes`,
 /// `limit_exceeded`); `invalid_argument` for an operation that is not JSON text of an
-/// object, and the core's errors of [`sr::operations::apply`].
+/// object, and the core's errors of [`sr::ops::apply`].
 // Only `#[napi]`'s registration calls it, and test builds leave that out.
 #[cfg_attr(test, allow(dead_code))]
 #[napi(catch_unwind)]
@@ -25,6 +25,6 @@ pub fn apply(topology: Unknown, operation: Unknown) -> Result<String> {
     let operation: serde_json::Value = serde_json::from_str(&operation).map_err(|err| {
         errors::new(sr::ErrorKind::InvalidArgument, format!("the operation is not valid JSON: {err}"))
     })?;
-    let result = sr::operations::apply(&topology, &operation).or_throw()?;
+    let result = sr::ops::apply(&topology, &operation).or_throw()?;
     Ok(result.to_string())
 }

@@ -1,4 +1,4 @@
-//! `shardroute.apply`: a shell over [`sr::operations::apply`], topology operations as
+//! `shardroute.apply`: a shell over [`sr::ops::apply`], topology operations as
 //! data.
 
 use pyo3::prelude::*;
@@ -29,6 +29,6 @@ pub fn apply<'py>(topology: &Bound<'py, PyAny>, operation: &Bound<'py, PyAny>) -
     let operation: serde_json::Value = serde_json::from_str(&text).map_err(|err| {
         errors::new(sr::ErrorKind::InvalidArgument, format!("the operation is not valid JSON: {err}"))
     })?;
-    let result = sr::operations::apply(&topology, &operation).map_err(errors::to_py)?;
+    let result = sr::ops::apply(&topology, &operation).map_err(errors::to_py)?;
     value_to_py(py, &result)
 }

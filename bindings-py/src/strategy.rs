@@ -1,5 +1,5 @@
 //! `shardroute.jump` and `shardroute.modulo_moves`: shells over [`sr::jump`] and
-//! [`sr::strategy::modulo::moves`]; and [`sr::DecodedId`] as Python data.
+//! [`sr::strategy::hashed::modulo::moves`]; and [`sr::DecodedId`] as Python data.
 
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -37,7 +37,7 @@ pub fn jump(hash: &Bound<'_, PyAny>, buckets: &Bound<'_, PyAny>) -> PyResult<u32
 pub fn modulo_moves(old: &Bound<'_, PyAny>, new: &Bound<'_, PyAny>) -> PyResult<Vec<Vec<u32>>> {
     let old = u32_from_py(old, "old shard count")?;
     let new = u32_from_py(new, "new shard count")?;
-    sr::strategy::modulo::moves(old, new).map_err(errors::to_py)
+    sr::strategy::hashed::modulo::moves(old, new).map_err(errors::to_py)
 }
 
 /// A decoded id as the `DecodedId` dict: `{"shard": int, "fields": {name: int}}`, the

@@ -76,7 +76,7 @@ pub fn jump(hash: &JsValue, buckets: &JsValue) -> Result<u32> {
 pub fn modulo_moves(old_count: &JsValue, new_count: &JsValue) -> Result<Array> {
     let old_count = u32_from_js(old_count, "old count")?;
     let new_count = u32_from_js(new_count, "new count")?;
-    Ok(sr::strategy::modulo::moves(old_count, new_count)?.iter().map(|to| numbers(to)).collect())
+    Ok(sr::strategy::hashed::modulo::moves(old_count, new_count)?.iter().map(|to| numbers(to)).collect())
 }
 
 /// Shard numbers as a plain array of numbers (not a `Uint32Array`: these are short lists

@@ -1,4 +1,4 @@
-//! `apply`: the core's [`sr::operations::apply`], the one call for every topology
+//! `apply`: the core's [`sr::ops::apply`], the one call for every topology
 //! operation (`add_node`, `remove_node`, ...), so a new operation needs no code here.
 
 use shardroute as sr;
@@ -20,6 +20,6 @@ use crate::topology;
 pub fn apply(document: &JsValue, operation: &JsValue) -> Result<JsValue> {
     let document = sr::Topology::from_json(&topology::json_text(document, "topology")?)?;
     let operation = topology::argument_value(operation, "operation")?;
-    let result = sr::operations::apply(&document, &operation)?;
+    let result = sr::ops::apply(&document, &operation)?;
     Ok(topology::value_to_js(&result, "the result of apply")?)
 }

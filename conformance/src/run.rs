@@ -204,8 +204,18 @@ fn evaluate(file: &Value, routers: &mut HashMap<String, Router>, case: &Value) -
                 }
             };
             let operation = field(case, "operation")?;
-            match topology.and_then(|topology| shardroute::operations::apply(&topology, operation)) {
-                Ok(result) => json!({ "result": result }),
+            match topology.and_then(|topology| shardroute::ops::apply(&topology, operation)) {
+                Ok(result) => {
+                    // Operations edit typed topologies without a JSON round trip; what they
+                    // produce must still be what a document could say, and say the same way.
+                    let written = result["topology"].to_string();
+                    let reread = shardroute::Topology::from_json(&written)
+                        .map_err(|err| format!("the result topology does not parse: {err}"))?;
+                    if reread.to_value() != result["topology"] {
+                        return Err("the result topology reads back differently".into());
+                    }
+                    json!({ "result": result })
+                }
                 Err(err) => error(err),
             }
         }
@@ -213,7 +223,7 @@ fn evaluate(file: &Value, routers: &mut HashMap<String, Router>, case: &Value) -
             let count = |name: &str| -> Result<u32, String> {
                 field(case, name)?.as_u64().and_then(|n| u32::try_from(n).ok()).ok_or(format!("bad {name}"))
             };
-            match shardroute::strategy::modulo::moves(count("old")?, count("new")?) {
+            match shardroute::strategy::hashed::modulo::moves(count("old")?, count("new")?) {
                 Ok(moves) => json!({ "moves": moves }),
                 Err(err) => error(err),
             }

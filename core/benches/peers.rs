@@ -31,7 +31,7 @@ use std::time::Instant;
 use hashring::HashRing;
 use maglev::{ConsistentHasher, Maglev};
 use rendezvous_hash::{DefaultNodeHasher, RendezvousNodes};
-use shardroute::strategy::jump::jump_many;
+use shardroute::strategy::hashed::jump::jump_many;
 use shardroute::Router;
 use siphasher::sip::SipHasher24;
 
@@ -327,7 +327,7 @@ fn main() {
             "`jump_many(&[u64], n)` (function, batch)",
             n,
             keys_count,
-            side("shardroute::strategy::jump::jump_many", || {
+            side("shardroute::strategy::hashed::jump::jump_many", || {
                 let mut out = out_cell.borrow_mut();
                 jump_many(&ints, n as u32, &mut out).unwrap();
                 u64::from(out[out.len() / 2])

@@ -1,360 +1,32 @@
-//! The vbucket dictionary as a product: the operations that move vbuckets (plan a
-//! rebalance, complete moves, double or halve the vbucket count) and the compact binary
-//! encoding that edge workers and caches keep. The JSON format itself is a topology
-//! document with the `vbucket` strategy; `docs/dictionary-format.md` specifies it field
-//! by field and `docs/dictionary.schema.json` is its JSON Schema.
+//! The vbucket dictionary's compact binary form: what edge workers and caches keep,
+//! about 1/5 to 1/9 of the JSON. The JSON form is a topology document with the
+//! `vbucket` strategy; `docs/dictionary-format.md` specifies both, field by field, and
+//! `docs/dictionary.schema.json` is the JSON Schema. The operations that edit a
+//! dictionary (plan a rebalance, complete moves, ...) are in [`crate::ops`].
 //!
-//! # Operations
-//!
-//! | `op` | what it does |
-//! |---|---|
-//! | `plan_rebalance` | plans a change of nodes with [`crate::planner`] and starts it: nodes in `add` are appended, `remove` ones become `draining`, `fail` ones `failed`, `weights` re-weights; promotions of replicas happen at once in `map`; the target goes to `forward_map` and every vbucket whose active changes becomes `migrating`. Reports `moves`, `steps`, `quota`, `moved_actives`, `lower_bound`. |
-//! | `complete_moves` | for the listed `vbuckets` (default: all), `map` takes the `forward_map` chain and the state is cleared; when nothing is left to move, `forward_map` goes and so do draining and failed nodes no chain names. |
-//! | `vbucket_double` | `V` becomes `2V`; vbucket `v + V` gets the chain of `v`. Since `hash % 2V` is `hash % V` or that plus `V`, no key changes node. |
-//! | `vbucket_halve` | the inverse; allowed only when vbuckets `v` and `v + V/2` have the same chain (and forward chain and state) for every `v`. |
-//!
-//! Every operation advances the epoch by one and returns a checksummed document.
+//! The encoding ends with an XXH64 checksum of everything before it (the JSON form's
+//! optional `checksum` field is the same idea over the canonical text), so a truncated
+//! or altered copy is refused rather than routed by.
 
 use alloc::format;
 use alloc::string::{String, ToString};
-use alloc::vec;
 use alloc::vec::Vec;
 
-use serde_json::{json, Map, Value};
+use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
 use crate::hashing::{HashFunction, HashTag, IntegerKeys};
 use crate::json;
-use crate::operations::{next_epoch, operation_object};
-use crate::planner::{self, PlanNode, Role};
-use crate::strategy::vbucket::{VbucketSpec, VbucketState, VbucketTable};
+use crate::node::NodeState;
+use crate::strategy::partitioned::vbucket::{VbucketSpec, VbucketState};
 use crate::strategy::Strategy;
-use crate::topology::{NodeState, Topology};
+use crate::topology::Topology;
 
-fn vbucket_spec<'t>(topology: &'t Topology, op: &str) -> Result<&'t VbucketSpec> {
+fn vbucket_spec(topology: &Topology) -> Result<&VbucketSpec> {
     match &topology.strategy {
         Strategy::Vbucket(spec) => Ok(spec),
-        other => Err(Error::argument(format!("{op}: needs a vbucket topology, not {}", other.type_name()))),
+        other => Err(Error::argument(format!("encode: needs a vbucket topology, not {}", other.type_name()))),
     }
-}
-
-/// The map of a spec, materialized when it is derived round-robin.
-fn explicit_map(spec: &VbucketSpec, nodes: u32) -> Vec<Vec<u32>> {
-    match &spec.map {
-        Some(map) => map.clone(),
-        None => VbucketTable::round_robin(spec.vbuckets, nodes, spec.replicas),
-    }
-}
-
-fn argument_error(err: Error) -> Error {
-    Error::argument(String::from(err.message()))
-}
-
-fn ids(value: Option<&Value>, path: &str) -> Result<Vec<String>> {
-    match value {
-        None => Ok(Vec::new()),
-        Some(Value::Array(items)) => items
-            .iter()
-            .enumerate()
-            .map(|(i, item)| {
-                item.as_str()
-                    .map(String::from)
-                    .ok_or_else(|| Error::argument(format!("{path}[{i}]: expected a node id")))
-            })
-            .collect(),
-        Some(_) => Err(Error::argument(format!("{path}: expected an array of node ids"))),
-    }
-}
-
-/// `plan_rebalance`: see the module docs.
-pub(crate) fn plan_rebalance(topology: &Topology, operation: &Value) -> Result<(Topology, Map<String, Value>)> {
-    let object =
-        operation_object(operation, &["op", "add", "remove", "fail", "weights", "replicas", "max_moves_per_node"])?;
-    let spec = vbucket_spec(topology, "plan_rebalance")?;
-    if spec.forward.is_some() {
-        return Err(Error::argument("plan_rebalance: a rebalance is already running; complete its moves first"));
-    }
-    let mut document = topology.to_value();
-    // Nodes: append the added ones, then mark removed and failed, then re-weight.
-    if let Some(added) = object.optional("add") {
-        let added = added.as_array().ok_or_else(|| Error::argument("operation.add: expected an array of nodes"))?;
-        if let Some(Value::Array(nodes)) = document.get_mut("nodes") {
-            nodes.extend(added.iter().cloned());
-        }
-    }
-    let node_index = |document: &Value, id: &str, path: &str| -> Result<usize> {
-        document["nodes"]
-            .as_array()
-            .and_then(|nodes| nodes.iter().position(|node| node["id"] == id))
-            .ok_or_else(|| Error::argument(format!("{path}: no node {id:?}")))
-    };
-    for (field, state) in [("remove", "draining"), ("fail", "failed")] {
-        for id in ids(object.optional(field), &format!("operation.{field}"))? {
-            let index = node_index(&document, &id, &format!("operation.{field}"))?;
-            document["nodes"][index]["state"] = Value::String(state.to_string());
-        }
-    }
-    if let Some(weights) = object.optional("weights") {
-        let weights =
-            weights.as_object().ok_or_else(|| Error::argument("operation.weights: expected an object id → weight"))?;
-        for (id, weight) in weights {
-            let index = node_index(&document, id, "operation.weights")?;
-            document["nodes"][index]["weight"] = weight.clone();
-        }
-    }
-    // The map must be explicit to be edited.
-    let nodes_before = topology.nodes.len() as u32;
-    let chains = explicit_map(spec, nodes_before);
-    document["strategy"]["map"] = crate::strategy::vbucket::chains_value(&chains, &topology.nodes);
-    if let Some(strategy) = document["strategy"].as_object_mut() {
-        strategy.remove("replicas");
-    }
-    document["epoch"] = json::u64_value(next_epoch(topology)?);
-    document["checksum"] = Value::Null;
-    let changed = Topology::from_value(&document)?;
-
-    let longest = chains.iter().map(|chain| chain.len() as u32).max().unwrap_or(1);
-    let replicas = match object.optional("replicas") {
-        Some(value) => {
-            json::u32_in("operation.replicas", value, 0, crate::limits::MAX_REPLICAS).map_err(argument_error)?
-        }
-        None => longest.saturating_sub(1),
-    };
-    let limit = match object.optional("max_moves_per_node") {
-        Some(value) => json::u32_in("operation.max_moves_per_node", value, 1, u32::MAX).map_err(argument_error)?,
-        None => 2,
-    };
-    let mut zones: Vec<&str> = changed.nodes.iter().filter_map(|node| node.zone.as_deref()).collect();
-    zones.sort_unstable();
-    zones.dedup();
-    let plan_nodes: Vec<PlanNode> = changed
-        .nodes
-        .iter()
-        .map(|node| PlanNode {
-            weight: node.weight,
-            zone: node.zone.as_deref().and_then(|zone| zones.binary_search(&zone).ok()).map(|i| i as u32),
-            serving: node.state == NodeState::Active,
-            failed: node.state == NodeState::Failed,
-        })
-        .collect();
-    let plan = planner::plan(&chains, &plan_nodes, replicas, limit)?;
-
-    // Promotions take effect at once; the rest is the forward map.
-    let mut map = chains.clone();
-    for mv in plan.moves.iter().filter(|mv| mv.promotion && mv.role == Role::Active) {
-        let chain = &mut map[mv.vbucket as usize];
-        chain.retain(|&node| node != mv.to);
-        chain.insert(0, mv.to);
-    }
-    let mut states = Vec::new();
-    for (vbucket, (current, target)) in map.iter().zip(&plan.chains).enumerate() {
-        if current[0] != target[0] {
-            states.push((vbucket as u32, VbucketState::Migrating));
-        }
-    }
-    let forward = if map == plan.chains { None } else { Some(plan.chains.clone()) };
-    let next_spec = VbucketSpec { map: Some(map), forward, states, replicas: 0, ..spec.clone() };
-    let next = Topology { strategy: Strategy::Vbucket(next_spec), checksummed: true, ..changed };
-    let next = Topology::from_value(&next.to_value())?;
-
-    let id = |index: u32| Value::String(next.nodes[index as usize].id.clone());
-    let moves: Vec<Value> = plan
-        .moves
-        .iter()
-        .map(|mv| {
-            let (role, slot) = match mv.role {
-                Role::Active => ("active", 0),
-                Role::Replica(slot) => ("replica", slot),
-            };
-            json!({
-                "vbucket": mv.vbucket, "role": role, "slot": slot,
-                "from": mv.from.map_or(Value::Null, id), "to": id(mv.to),
-                "kind": if mv.promotion { "promotion" } else { "copy" },
-            })
-        })
-        .collect();
-    let steps: Vec<Value> = plan.steps.iter().map(|range| json!([range.start, range.end])).collect();
-    let mut quota = Map::new();
-    for (index, node) in next.nodes.iter().enumerate() {
-        quota.insert(node.id.clone(), plan.active_quota[index].into());
-    }
-    let mut before = vec![0u32; next.nodes.len()];
-    for chain in &chains {
-        before[chain[0] as usize] += 1;
-    }
-    let lower_bound: u32 = before.iter().zip(&plan.active_quota).map(|(b, q)| b.saturating_sub(*q)).sum();
-    let moved_actives = plan.moves.iter().filter(|mv| mv.role == Role::Active).count();
-    let mut report = Map::new();
-    report.insert("moves".into(), Value::Array(moves));
-    report.insert("steps".into(), Value::Array(steps));
-    report.insert("quota".into(), Value::Object(quota));
-    report.insert("moved_actives".into(), moved_actives.into());
-    report.insert("lower_bound".into(), lower_bound.into());
-    Ok((next, report))
-}
-
-/// `complete_moves`: see the module docs.
-pub(crate) fn complete_moves(topology: &Topology, operation: &Value) -> Result<(Topology, Map<String, Value>)> {
-    let object = operation_object(operation, &["op", "vbuckets"])?;
-    let spec = vbucket_spec(topology, "complete_moves")?;
-    let Some(forward) = &spec.forward else {
-        return Err(Error::argument("complete_moves: no rebalance is running (the dictionary has no forward_map)"));
-    };
-    let mut map = explicit_map(spec, topology.nodes.len() as u32);
-    let listed: Vec<u32> = match object.optional("vbuckets") {
-        None => (0..spec.vbuckets).collect(),
-        Some(Value::Array(items)) => items
-            .iter()
-            .enumerate()
-            .map(|(i, item)| {
-                item.as_u64().filter(|&v| v < u64::from(spec.vbuckets)).map(|v| v as u32).ok_or_else(|| {
-                    Error::argument(format!(
-                        "operation.vbuckets[{i}]: expected a vbucket number in 0..{}",
-                        spec.vbuckets
-                    ))
-                })
-            })
-            .collect::<Result<_>>()?,
-        Some(_) => return Err(Error::argument("operation.vbuckets: expected an array of vbucket numbers")),
-    };
-    let mut completed = Vec::new();
-    for &vbucket in &listed {
-        let v = vbucket as usize;
-        if map[v] != forward[v] {
-            map[v] = forward[v].clone();
-            completed.push(vbucket);
-        }
-    }
-    let states: Vec<(u32, VbucketState)> = spec
-        .states
-        .iter()
-        .copied()
-        .filter(|(v, _)| !listed.contains(v) && map[*v as usize] != forward[*v as usize])
-        .collect();
-    let remaining = map.iter().zip(forward).filter(|(a, b)| a != b).count();
-    let done = remaining == 0;
-    let mut nodes = topology.nodes.clone();
-    let mut removed = Vec::new();
-    if done {
-        // Draining and failed nodes that no chain names leave the node list; indices shift.
-        let mut used = vec![false; nodes.len()];
-        for &node in map.iter().flatten() {
-            used[node as usize] = true;
-        }
-        let mut renumber = vec![u32::MAX; nodes.len()];
-        let mut kept = Vec::new();
-        for (index, node) in nodes.iter().enumerate() {
-            if node.state != NodeState::Active && !used[index] {
-                removed.push(Value::String(node.id.clone()));
-            } else {
-                renumber[index] = kept.len() as u32;
-                kept.push(node.clone());
-            }
-        }
-        for node in map.iter_mut().flatten() {
-            *node = renumber[*node as usize];
-        }
-        nodes = kept;
-    }
-    let next_spec = VbucketSpec {
-        map: Some(map),
-        forward: if done { None } else { Some(forward.clone()) },
-        states,
-        replicas: 0,
-        ..spec.clone()
-    };
-    let next = Topology {
-        epoch: next_epoch(topology)?,
-        nodes,
-        strategy: Strategy::Vbucket(next_spec),
-        checksummed: true,
-        ..topology.clone()
-    };
-    let next = Topology::from_value(&next.to_value())?;
-    let mut report = Map::new();
-    report.insert("completed".into(), Value::Array(completed.into_iter().map(Value::from).collect()));
-    report.insert("remaining".into(), remaining.into());
-    report.insert("removed_nodes".into(), Value::Array(removed));
-    Ok((next, report))
-}
-
-/// `vbucket_double`: see the module docs.
-pub(crate) fn vbucket_double(topology: &Topology, operation: &Value) -> Result<(Topology, Map<String, Value>)> {
-    operation_object(operation, &["op"])?;
-    let spec = vbucket_spec(topology, "vbucket_double")?;
-    let vbuckets = spec.vbuckets;
-    let doubled = vbuckets.checked_mul(2).filter(|&v| v <= crate::limits::MAX_VBUCKETS).ok_or_else(|| {
-        Error::limit(format!(
-            "vbucket_double: {vbuckets} vbuckets doubled exceeds the limit of {}",
-            crate::limits::MAX_VBUCKETS
-        ))
-    })?;
-    let twice = |chains: &Vec<Vec<u32>>| -> Vec<Vec<u32>> { chains.iter().chain(chains.iter()).cloned().collect() };
-    let map = explicit_map(spec, topology.nodes.len() as u32);
-    let mut states = spec.states.clone();
-    states.extend(spec.states.iter().map(|&(v, state)| (v + vbuckets, state)));
-    let next_spec = VbucketSpec {
-        vbuckets: doubled,
-        map: Some(twice(&map)),
-        forward: spec.forward.as_ref().map(twice),
-        states,
-        replicas: 0,
-        ..spec.clone()
-    };
-    let next = Topology {
-        epoch: next_epoch(topology)?,
-        strategy: Strategy::Vbucket(next_spec),
-        checksummed: true,
-        ..topology.clone()
-    };
-    let next = Topology::from_value(&next.to_value())?;
-    let mut report = Map::new();
-    report.insert("vbuckets".into(), doubled.into());
-    Ok((next, report))
-}
-
-/// `vbucket_halve`: see the module docs.
-pub(crate) fn vbucket_halve(topology: &Topology, operation: &Value) -> Result<(Topology, Map<String, Value>)> {
-    operation_object(operation, &["op"])?;
-    let spec = vbucket_spec(topology, "vbucket_halve")?;
-    if spec.vbuckets % 2 != 0 {
-        return Err(Error::argument(format!("vbucket_halve: {} vbuckets cannot be halved", spec.vbuckets)));
-    }
-    let half = spec.vbuckets / 2;
-    let map = explicit_map(spec, topology.nodes.len() as u32);
-    let table = VbucketTable::from_chains(&map);
-    let state = |v: u32| match spec.states.binary_search_by_key(&v, |entry| entry.0) {
-        Ok(index) => spec.states[index].1,
-        Err(_) => VbucketState::Active,
-    };
-    for v in 0..half {
-        let same_forward = spec.forward.as_ref().is_none_or(|f| f[v as usize] == f[(v + half) as usize]);
-        if table.chain(v) != table.chain(v + half) || !same_forward || state(v) != state(v + half) {
-            return Err(Error::argument(format!(
-                "vbucket_halve: vbuckets {v} and {} do not sit on the same nodes; move them together first",
-                v + half
-            )));
-        }
-    }
-    let overrides = spec.overrides.iter().map(|(key, v)| (key.clone(), v % half)).collect();
-    let next_spec = VbucketSpec {
-        vbuckets: half,
-        map: Some(map[..half as usize].to_vec()),
-        forward: spec.forward.as_ref().map(|f| f[..half as usize].to_vec()),
-        states: spec.states.iter().copied().filter(|(v, _)| *v < half).collect(),
-        overrides,
-        replicas: 0,
-    };
-    let next = Topology {
-        epoch: next_epoch(topology)?,
-        strategy: Strategy::Vbucket(next_spec),
-        checksummed: true,
-        ..topology.clone()
-    };
-    let next = Topology::from_value(&next.to_value())?;
-    let mut report = Map::new();
-    report.insert("vbuckets".into(), half.into());
-    Ok((next, report))
 }
 
 // ---------------------------------------------------------------------------------
@@ -374,7 +46,7 @@ const ABSENT: u16 = 0xFFFF;
 /// `invalid_argument` for a topology whose strategy is not `vbucket`, or whose node ids,
 /// addresses or zones exceed 65,534 bytes.
 pub fn encode(topology: &Topology) -> Result<Vec<u8>> {
-    let spec = vbucket_spec(topology, "encode")?;
+    let spec = vbucket_spec(topology)?;
     let wide = topology.nodes.len() > 256;
     let mut flags = 0u8;
     if spec.forward.is_some() {

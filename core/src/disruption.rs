@@ -15,7 +15,7 @@
 //! measures the fraction of its own keys, within about 0.4% (one standard deviation at
 //! 50%) of the true value.
 //!
-//! The `add_node` and `remove_node` operations of [`crate::operations`] report the
+//! The `add_node` and `remove_node` operations of [`crate::ops`] report the
 //! disruption of `maglev` and `token_ring` topologies (exact and cheap: one pass over
 //! the table or the tokens); the `disruption` operation compares any two:
 //!
@@ -32,20 +32,19 @@
 //! floats alike.
 
 use alloc::collections::BTreeMap;
-use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
 use serde_json::{Map, Value};
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::json;
-use crate::operations::{next_epoch, operation_object};
+use crate::node::Node;
 use crate::router::Router;
-use crate::strategy::maglev::Maglev;
-use crate::strategy::token_ring::TokenRing;
+use crate::strategy::hashed::maglev::Maglev;
+use crate::strategy::partitioned::token_ring::TokenRing;
 use crate::strategy::Strategy;
-use crate::topology::{Node, Topology};
+use crate::topology::Topology;
 
 /// How many keys the `sample` method routes.
 pub const SAMPLE_KEYS: u32 = 16_384;
@@ -174,7 +173,7 @@ fn index_map(before: &[Node], after: &[Node]) -> Vec<Option<u32>> {
 /// # Example
 /// ```
 /// use shardroute::disruption::maglev_tables;
-/// use shardroute::strategy::maglev::{Maglev, MaglevSpec};
+/// use shardroute::strategy::hashed::maglev::{Maglev, MaglevSpec};
 /// use shardroute::Node;
 /// let nodes: Vec<Node> = (0..4)
 ///     .map(|i| Node { id: format!("n{i}"), address: None, weight: 1.0, zone: None, state: Default::default() })
@@ -222,7 +221,7 @@ pub fn maglev_tables(
 /// # Example
 /// ```
 /// use shardroute::disruption::token_rings;
-/// use shardroute::strategy::token_ring::{TokenRing, TokenRingSpec};
+/// use shardroute::strategy::partitioned::token_ring::{TokenRing, TokenRingSpec};
 /// use shardroute::Node;
 /// let node = |id: &str| Node { id: id.into(), address: None, weight: 1.0, zone: None, state: Default::default() };
 /// let two = [node("a"), node("b")];
@@ -323,37 +322,4 @@ fn sampled(before: &Topology, after: &Topology) -> Result<Disruption> {
         total: u128::from(SAMPLE_KEYS),
         moves: moves(flows, &before.nodes, &after.nodes),
     })
-}
-
-/// The `disruption` operation: `to` becomes the topology, and the report says what
-/// moves.
-pub(crate) fn apply(topology: &Topology, operation: &Value) -> Result<(Topology, Map<String, Value>)> {
-    let object = operation_object(operation, &["op", "to"])?;
-    let to = object.required("to").map_err(|err| Error::argument(String::from(err.message())))?;
-    if !to.is_object() {
-        return Err(Error::argument(format!(
-            "operation.to: expected a topology document (an object), found {}",
-            json::type_name(to)
-        )));
-    }
-    let mut next =
-        Topology::from_value(to).map_err(|err| Error::new(err.kind(), format!("operation.to: {}", err.message())))?;
-    next.epoch = next_epoch(topology)?;
-    let disruption = between(topology, &next)?;
-    let mut report = Map::new();
-    report.insert("disruption".into(), disruption.to_value());
-    Ok((next, report))
-}
-
-/// Adds `"disruption"` to the report of a node operation when it is exact and cheap:
-/// `maglev` (same table size) and `token_ring` topologies.
-pub(crate) fn report_change(before: &Topology, after: &Topology, report: &mut Map<String, Value>) -> Result<()> {
-    let exact = matches!(
-        (&before.strategy, &after.strategy),
-        (Strategy::Maglev(_), Strategy::Maglev(_)) | (Strategy::TokenRing(_), Strategy::TokenRing(_))
-    );
-    if exact {
-        report.insert("disruption".into(), between(before, after)?.to_value());
-    }
-    Ok(())
 }

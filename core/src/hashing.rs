@@ -135,7 +135,7 @@ impl KeyHashing {
     pub fn hash_bytes(&self, bytes: &[u8]) -> u64 {
         match self.function {
             HashFunction::SipHash24 { seed } => siphash24(&seed, bytes),
-            HashFunction::Crc32 => u64::from(crc32(bytes)),
+            HashFunction::Crc32 => u64::from(crate::hash::crc32(bytes)),
         }
     }
 
@@ -280,37 +280,6 @@ pub fn siphash24(seed: &[u8; 16], bytes: &[u8]) -> u64 {
     let k1 = u64::from_le_bytes(k1.try_into().unwrap_or([0; 8]));
     SipHasher24::new_with_keys(k0, k1).hash(bytes)
 }
-
-/// CRC-32/IEEE (reflected polynomial `0xEDB88320`, init and final xor `0xFFFFFFFF`).
-///
-/// # Example
-/// ```
-/// assert_eq!(shardroute::hashing::crc32(b"123456789"), 0xCBF4_3926);
-/// ```
-pub fn crc32(bytes: &[u8]) -> u32 {
-    let mut crc = !0u32;
-    for &byte in bytes {
-        crc = CRC32_TABLE[((crc ^ u32::from(byte)) & 0xFF) as usize] ^ (crc >> 8);
-    }
-    !crc
-}
-
-/// The byte-at-a-time table of the reflected IEEE polynomial, built at compile time.
-const CRC32_TABLE: [u32; 256] = {
-    let mut table = [0u32; 256];
-    let mut index = 0;
-    while index < 256 {
-        let mut crc = index as u32;
-        let mut bit = 0;
-        while bit < 8 {
-            crc = if crc & 1 == 1 { (crc >> 1) ^ 0xEDB8_8320 } else { crc >> 1 };
-            bit += 1;
-        }
-        table[index] = crc;
-        index += 1;
-    }
-    table
-};
 
 /// The bytes a Redis Cluster hash tag selects: the non-empty text between the first
 /// `{` and the first `}` after it, or the whole key.

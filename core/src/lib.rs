@@ -22,19 +22,31 @@
 //! # Ok::<(), shardroute::Error>(())
 //! ```
 //!
-//! ## Shard functions
+//! ## Where things are
 //!
-//! Each lives in its own module under [`strategy`], whose docs give the algorithm, its
-//! guarantees, cost and source: [`strategy::modulo`] (with the doubling trick,
-//! [`strategy::modulo::moves`]), [`strategy::jump`], [`strategy::ring`],
-//! [`strategy::rendezvous`], [`strategy::maglev`], [`strategy::token_ring`],
-//! [`strategy::trie`], [`strategy::vbucket`] (with per-key overrides),
-//! [`strategy::multilevel`], [`strategy::directory`], [`strategy::key_range`],
-//! [`strategy::hash_range`], [`strategy::id_bits`] and [`strategy::id_groups`].
-//! Across strategies: [`placement_names`] (`locate`), [`salting`] (hot keys),
-//! [`operations`] (topology changes as data), [`disruption`] and [`planner`]
-//! (rebalancing with minimal movement). `docs/choosing.md` in the repository compares
-//! them side by side, measured.
+//! The module tree is the catalogue:
+//!
+//! * [`strategy`]: the shard functions, one module each, whose docs give the algorithm,
+//!   its guarantees, cost and source. [`strategy::hashed`] computes a node from the hash
+//!   and the node list ([`modulo`](strategy::hashed::modulo) with the doubling trick,
+//!   [`jump`](strategy::hashed::jump), [`ring`](strategy::hashed::ring),
+//!   [`rendezvous`](strategy::hashed::rendezvous), [`maglev`](strategy::hashed::maglev),
+//!   [`ketama`](strategy::hashed::ketama)); [`strategy::partitioned`] reads it from a
+//!   table the document states (vbuckets, multilevel maps, trie leaves, token rings, key
+//!   and hash ranges, directories); [`strategy::ids`] reads it out of ids that carry
+//!   their shard; [`strategy::compat`] reproduces real systems bit for bit (Redis Cluster,
+//!   Kafka, Couchbase, Cassandra, vshard, Vitess, Elasticsearch).
+//! * [`ops`]: every topology change as a typed [`Op`](ops::Op) (add a node, split a
+//!   range, plan a rebalance, import a Redis slot table, ...), applied to a [`Topology`]
+//!   to give the next one and its report.
+//! * [`planner`], [`disruption`] and [`diff`]: what a change moves, planned with minimal
+//!   movement, measured, or listed key by key; [`dictionary`] is the vbucket
+//!   dictionary's binary form.
+//! * [`hash`] holds the hash functions, [`hashing`] how a document hashes keys; across
+//!   strategies, [`placement_names`] (`locate`) and [`salting`] (hot keys).
+//!
+//! `docs/architecture.md` in the repository draws the path of a key and of a change, and
+//! `docs/choosing.md` compares the strategies side by side, measured.
 //!
 //! ## Determinism
 //!
@@ -71,7 +83,8 @@ pub mod hashing;
 mod json;
 pub mod key;
 pub mod limits;
-pub mod operations;
+pub mod node;
+pub mod ops;
 pub mod placement_names;
 pub mod planner;
 pub mod router;
@@ -82,11 +95,12 @@ pub mod topology;
 pub use error::{Error, ErrorKind, Result};
 pub use hashing::KeyHashing;
 pub use key::{Key, OwnedKey};
+pub use node::{Node, NodeState};
 pub use placement_names::Location;
 pub use router::Router;
-pub use strategy::jump::jump;
+pub use strategy::hashed::jump::jump;
 pub use strategy::{DecodedId, Strategy};
-pub use topology::{Node, Topology};
+pub use topology::Topology;
 
 /// The hash of `key` under a hashing spec: the bare function for users who bring their
 /// own placement. The same as `spec.hash(key)`.

@@ -9,9 +9,10 @@ use serde_json::Value;
 use crate::error::{Error, Result};
 use crate::hashing::{IntegerKeys, KeyHashing};
 use crate::key::{Key, OwnedKey};
+use crate::node::Node;
 use crate::placement_names::Location;
 use crate::strategy::{Placement, Strategy};
-use crate::topology::{Node, Topology};
+use crate::topology::Topology;
 
 /// A router: a validated topology compiled for lookups.
 ///
@@ -254,7 +255,7 @@ impl Router {
 
     /// The node that serves reads of a key. The same as [`node`](Router::node) except
     /// for vbuckets in motion, whose reads go to the old owner (see
-    /// [`strategy::vbucket`](crate::strategy::vbucket)).
+    /// [`strategy::vbucket`](crate::strategy::partitioned::vbucket)).
     ///
     /// # Errors
     /// As [`route`](Router::route).
@@ -322,10 +323,9 @@ impl Router {
         I: IntoIterator,
         I::Item: Into<Key<'k>>,
     {
-        if let Placement::Jump(jump) = &self.placement {
-            // Jump never refuses a key: hash them all, then jump them many at a time.
+        if self.placement.batches_hashes() {
             let hashing = &self.topology.hashing;
-            jump.shards_into(keys.into_iter().map(|key| hashing.hash(key.into())), out);
+            self.placement.shards_of_hashes(keys.into_iter().map(|key| hashing.hash(key.into())), out);
             return Ok(());
         }
         out.clear();
@@ -337,18 +337,18 @@ impl Router {
 
     /// The shards of integer keys (`Key::U64`), into `out` (cleared first).
     ///
-    /// On a `jump` topology this and the other batch functions run many keys through
-    /// jump's loop at once ([`strategy::jump`](crate::strategy::jump)), 1.5-2x faster
-    /// than [`route`](Router::route) per key, with the same results.
+    /// Where the placement batches (a `jump` topology runs many keys through jump's loop
+    /// at once, [`jump`](crate::strategy::hashed::jump)), this and the other batch functions
+    /// are 1.5-2x faster than [`route`](Router::route) per key, with the same results.
     ///
     /// # Errors
     /// As [`route`](Router::route).
     pub fn route_u64s_into(&self, keys: &[u64], out: &mut Vec<u32>) -> Result<()> {
-        if let Placement::Jump(jump) = &self.placement {
+        if self.placement.batches_hashes() {
             let hashing = &self.topology.hashing;
             match hashing.integers {
-                IntegerKeys::Identity => jump.shards_of_hashes(keys, out),
-                _ => jump.shards_into(keys.iter().map(|&key| hashing.hash(Key::U64(key))), out),
+                IntegerKeys::Identity => self.placement.shards_of_hash_slice(keys, out),
+                _ => self.placement.shards_of_hashes(keys.iter().map(|&key| hashing.hash(Key::U64(key))), out),
             }
             return Ok(());
         }
@@ -381,13 +381,13 @@ impl Router {
         if offsets.is_empty() {
             return Err(Error::argument("offsets must hold one more entry than there are keys (at least [0])"));
         }
-        if let Placement::Jump(jump) = &self.placement {
+        if self.placement.batches_hashes() {
             // Route the keys before the first bad pair of offsets, if any, then let the
             // loop below report it, so `out` ends as it would without the fast path.
             let bad = offsets.windows(2).position(|pair| pair[0] > pair[1] || pair[1] as usize > data.len());
             let good = &offsets[..bad.map_or(offsets.len(), |index| index + 1)];
             let hashing = &self.topology.hashing;
-            jump.shards_into(
+            self.placement.shards_of_hashes(
                 good.windows(2).map(|pair| hashing.hash(Key::Bytes(&data[pair[0] as usize..pair[1] as usize]))),
                 out,
             );
@@ -420,8 +420,7 @@ impl Router {
         I: IntoIterator,
         I::Item: Into<Key<'k>>,
     {
-        if matches!(self.placement, Placement::Jump(_)) {
-            // A jump shard is its node's index.
+        if self.placement.batches_hashes() && self.placement.shard_is_node() {
             return self.route_many_into(keys, out);
         }
         out.clear();

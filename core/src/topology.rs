@@ -44,55 +44,17 @@ use alloc::vec::Vec;
 
 use serde_json::{Map, Value};
 
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, Result};
 use crate::hashing::KeyHashing;
 use crate::json::{self, Object};
 use crate::limits;
+use crate::node::{self, Node};
 use crate::placement_names::PlacementNames;
 use crate::salting::HotKeys;
 use crate::strategy::Strategy;
 
 /// The one document format this version reads and writes.
 pub const FORMAT: &str = "shardroute/1";
-
-/// The operational state of a node.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub enum NodeState {
-    /// Serving, and may receive data.
-    #[default]
-    Active,
-    /// Being emptied: still serving what it holds, receives nothing new.
-    Draining,
-    /// Its data is lost: its vbuckets are served by promoted replicas.
-    Failed,
-}
-
-impl NodeState {
-    /// The document spelling: `"active"`, `"draining"` or `"failed"`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            NodeState::Active => "active",
-            NodeState::Draining => "draining",
-            NodeState::Failed => "failed",
-        }
-    }
-}
-
-/// A node of the topology.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Node {
-    /// Unique, non-empty id: what `node(key)` returns.
-    pub id: String,
-    /// Optional address for clients (`host:port`, URL, ...); not used in placement.
-    pub address: Option<String>,
-    /// Relative capacity, finite and in `(0, 1e6]`; 1 by default.
-    pub weight: f64,
-    /// Optional failure domain.
-    pub zone: Option<String>,
-    /// Operational state; `active` unless the document says otherwise.
-    pub state: NodeState,
-}
 
 /// A parsed, validated topology document.
 #[derive(Clone, Debug, PartialEq)]
@@ -154,7 +116,7 @@ impl Topology {
             Some(value) => KeyHashing::from_value("hashing", value)?,
             None => KeyHashing::default(),
         };
-        let nodes = parse_nodes(object.required("nodes")?)?;
+        let nodes = node::parse_list(object.required("nodes")?)?;
         let strategy = Strategy::from_value("strategy", object.required("strategy")?, &nodes)?;
         let placement = match object.optional("placement") {
             Some(value) => Some(PlacementNames::from_value("placement", value)?),
@@ -184,36 +146,25 @@ impl Topology {
         Ok(topology)
     }
 
+    /// The rules of a whole document, on typed values: the node list's
+    /// ([`check_list`](crate::node)) and the strategy's against it (weights, and the
+    /// tables that name nodes). Parsing ends with the same checks, and so does every
+    /// operation ([`crate::ops`]), so an edit cannot produce what a document could not say.
+    ///
+    /// # Errors
+    /// `no_nodes`, `invalid_topology` or `limit_exceeded`, as parsing would report them.
+    pub(crate) fn check(&self) -> Result<()> {
+        node::check_list(&self.nodes)?;
+        self.strategy.check(&self.nodes)
+    }
+
     /// The canonical JSON value of this topology.
     pub fn to_value(&self) -> Value {
         let mut map = Map::new();
         map.insert("format".into(), FORMAT.into());
         map.insert("epoch".into(), json::u64_value(self.epoch));
         map.insert("hashing".into(), self.hashing.to_value());
-        let nodes = self
-            .nodes
-            .iter()
-            .map(|node| {
-                let mut entry = Map::new();
-                entry.insert("id".into(), Value::String(node.id.clone()));
-                if let Some(address) = &node.address {
-                    entry.insert("address".into(), Value::String(address.clone()));
-                }
-                // Weights are finite by construction, so `from_f64` always succeeds.
-                entry.insert(
-                    "weight".into(),
-                    serde_json::Number::from_f64(node.weight).map_or(Value::Null, Value::Number),
-                );
-                if let Some(zone) = &node.zone {
-                    entry.insert("zone".into(), Value::String(zone.clone()));
-                }
-                // Written only when not active, so ordinary documents keep their form.
-                if node.state != NodeState::Active {
-                    entry.insert("state".into(), node.state.as_str().into());
-                }
-                Value::Object(entry)
-            })
-            .collect();
+        let nodes = self.nodes.iter().map(Node::to_value).collect();
         map.insert("nodes".into(), Value::Array(nodes));
         map.insert("strategy".into(), self.strategy.to_value(&self.nodes));
         if let Some(placement) = &self.placement {
@@ -239,84 +190,4 @@ impl Topology {
     pub fn to_json(&self) -> String {
         self.to_value().to_string()
     }
-}
-
-fn parse_nodes(value: &Value) -> Result<Vec<Node>> {
-    let entries = json::array("nodes", value)?;
-    if entries.is_empty() {
-        return Err(Error::new(
-            ErrorKind::NoNodes,
-            "nodes: the node list is empty; a topology needs at least one node",
-        ));
-    }
-    if entries.len() > limits::MAX_NODES as usize {
-        return Err(Error::limit(format!("nodes: {} nodes; the limit is {}", entries.len(), limits::MAX_NODES)));
-    }
-    let mut nodes: Vec<Node> = Vec::with_capacity(entries.len());
-    let mut ids: Vec<(&str, usize)> = Vec::with_capacity(entries.len());
-    for (index, entry) in entries.iter().enumerate() {
-        let path = format!("nodes[{index}]");
-        let object = Object::new(&path, entry, &["id", "address", "weight", "zone", "state"])?;
-        let id = json::str(&object.path_of("id"), object.required("id")?)?;
-        if id.is_empty() {
-            return Err(json::at(&object.path_of("id"), "must not be empty"));
-        }
-        if id.len() as u64 > u64::from(limits::MAX_NODE_ID_BYTES) {
-            return Err(Error::limit(format!(
-                "{}: {} bytes; the limit is {}",
-                object.path_of("id"),
-                id.len(),
-                limits::MAX_NODE_ID_BYTES
-            )));
-        }
-        let address = match object.optional("address") {
-            Some(value) => Some(json::str(&object.path_of("address"), value)?.to_string()),
-            None => None,
-        };
-        let zone = match object.optional("zone") {
-            Some(value) => Some(json::str(&object.path_of("zone"), value)?.to_string()),
-            None => None,
-        };
-        let weight = match object.optional("weight") {
-            None => 1.0,
-            Some(value) => {
-                let field = object.path_of("weight");
-                match value.as_f64() {
-                    Some(weight) if weight.is_finite() && weight > 0.0 && weight <= limits::MAX_WEIGHT => weight,
-                    _ => {
-                        return Err(json::at(
-                            &field,
-                            format_args!("must be a finite number > 0 and <= 1e6, found {}", json::describe(value)),
-                        ))
-                    }
-                }
-            }
-        };
-        ids.push((id, index));
-        let state = match object.optional("state") {
-            None => NodeState::Active,
-            Some(value) => match json::str(&object.path_of("state"), value)? {
-                "active" => NodeState::Active,
-                "draining" => NodeState::Draining,
-                "failed" => NodeState::Failed,
-                other => {
-                    return Err(json::at(
-                        &object.path_of("state"),
-                        format_args!("unknown state {other:?}; expected \"active\", \"draining\" or \"failed\""),
-                    ))
-                }
-            },
-        };
-        nodes.push(Node { id: id.to_string(), address, weight, zone, state });
-    }
-    ids.sort_unstable();
-    for pair in ids.windows(2) {
-        if pair[0].0 == pair[1].0 {
-            return Err(json::at(
-                &format!("nodes[{}].id", pair[1].1.max(pair[0].1)),
-                format_args!("duplicate node id {:?} (also nodes[{}])", pair[0].0, pair[1].1.min(pair[0].1)),
-            ));
-        }
-    }
-    Ok(nodes)
 }

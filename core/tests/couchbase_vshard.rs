@@ -4,8 +4,8 @@
 //! against the real implementations are in `conformance/oracles/`.
 
 use serde_json::{json, Value};
-use shardroute::strategy::{couchbase, vshard};
-use shardroute::{operations, Key, Router, Topology};
+use shardroute::strategy::compat::{couchbase, vshard};
+use shardroute::{ops, Key, Router, Topology};
 
 fn reference(name: &str) -> Value {
     let path = format!("{}/../conformance/reference/{name}", env!("CARGO_MANIFEST_DIR"));
@@ -17,7 +17,7 @@ fn import(config: Value) -> (Router, Value) {
         &json!({"format": "shardroute/1", "epoch": 0, "nodes": [{"id": "x"}], "strategy": {"type": "jump"}}),
     )
     .unwrap();
-    let result = operations::apply(&base, &json!({"op": "import_couchbase_config", "config": config})).expect("import");
+    let result = ops::apply(&base, &json!({"op": "import_couchbase_config", "config": config})).expect("import");
     (Router::from_value(&result["topology"]).expect("imported topology loads"), result)
 }
 
@@ -167,7 +167,7 @@ fn couchbase_import_of_a_bucket_config() {
     assert_eq!(report["rev_epoch"], 1);
     assert_eq!(router.replace(older).unwrap_err().code(), "stale_epoch");
     let topology = Topology::from_value(&serde_json::from_str::<Value>(&router.to_json()).unwrap()).unwrap();
-    let same = operations::apply(&topology, &json!({"op": "import_couchbase_config", "config": config})).unwrap();
+    let same = ops::apply(&topology, &json!({"op": "import_couchbase_config", "config": config})).unwrap();
     assert_eq!(same["newer"], false);
 }
 
@@ -203,10 +203,10 @@ fn couchbase_import_rejects() {
     for (what, edit) in edits {
         let mut bad = config.clone();
         edit(&mut bad);
-        let err = operations::apply(&base, &json!({"op": "import_couchbase_config", "config": bad})).expect_err(what);
+        let err = ops::apply(&base, &json!({"op": "import_couchbase_config", "config": bad})).expect_err(what);
         assert_eq!(err.code(), "invalid_argument", "{what}: {err}");
     }
-    let err = operations::apply(&base, &json!({"op": "import_couchbase_config", "config": "{"})).unwrap_err();
+    let err = ops::apply(&base, &json!({"op": "import_couchbase_config", "config": "{"})).unwrap_err();
     assert_eq!(err.code(), "invalid_argument");
 }
 

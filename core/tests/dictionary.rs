@@ -2,7 +2,7 @@
 //! vbucket count changes, checksums and the binary encoding.
 
 use serde_json::{json, Value};
-use shardroute::{dictionary, operations, Router, Topology};
+use shardroute::{dictionary, ops, Router, Topology};
 
 fn dictionary(nodes: usize, vbuckets: u32, replicas: u32) -> Topology {
     let ids: Vec<Value> = (0..nodes).map(|i| json!({"id": format!("n{i}"), "zone": format!("z{}", i % 2)})).collect();
@@ -12,7 +12,7 @@ fn dictionary(nodes: usize, vbuckets: u32, replicas: u32) -> Topology {
 }
 
 fn apply(topology: &Topology, operation: Value) -> (Topology, Value) {
-    let result = operations::apply(topology, &operation).unwrap_or_else(|err| panic!("{operation}: {err}"));
+    let result = ops::apply(topology, &operation).unwrap_or_else(|err| panic!("{operation}: {err}"));
     (Topology::from_value(&result["topology"]).unwrap(), result)
 }
 
@@ -67,7 +67,7 @@ fn a_failed_node_is_served_by_promoted_replicas_at_once_then_leaves() {
     let before = dictionary(4, 64, 1);
     let (during, report) = apply(&before, json!({"op": "plan_rebalance", "fail": ["n1"]}));
     let mid = Router::new(during.clone()).unwrap();
-    assert_eq!(mid.nodes()[1].state, shardroute::topology::NodeState::Failed);
+    assert_eq!(mid.nodes()[1].state, shardroute::NodeState::Failed);
     let promotions = report["moves"]
         .as_array()
         .unwrap()
@@ -138,7 +138,7 @@ fn doubling_and_halving_move_no_key() {
     document["strategy"]["map"][5] = json!(["n4"]);
     document["checksum"] = Value::Null;
     let split = Topology::from_value(&document).unwrap();
-    assert_eq!(operations::apply(&split, &json!({"op": "vbucket_halve"})).unwrap_err().code(), "invalid_argument");
+    assert_eq!(ops::apply(&split, &json!({"op": "vbucket_halve"})).unwrap_err().code(), "invalid_argument");
 }
 
 #[test]

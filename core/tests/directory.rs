@@ -4,7 +4,7 @@
 
 use proptest::prelude::*;
 use serde_json::{json, Value};
-use shardroute::{operations, Key, OwnedKey, Router, Topology};
+use shardroute::{ops, Key, OwnedKey, Router, Topology};
 
 const FALLBACKS: [&str; 5] = [
     r#"{"type": "jump"}"#,
@@ -297,7 +297,7 @@ fn directory_set_and_remove_move_exactly_the_named_key() {
     let natural = alone.node("user:11").unwrap().to_string();
     let target = ids.iter().find(|id| **id != natural).unwrap().clone();
     let result =
-        operations::apply(&start, &json!({"op": "directory_set", "key": {"utf8": "user:11"}, "node": target})).unwrap();
+        ops::apply(&start, &json!({"op": "directory_set", "key": {"utf8": "user:11"}, "node": target})).unwrap();
     assert_eq!(result["key"], json!({"utf8": "user:11"}));
     assert_eq!(result["from"], json!(natural));
     assert_eq!(result["to"], json!(target));
@@ -311,13 +311,11 @@ fn directory_set_and_remove_move_exactly_the_named_key() {
 
     // Replacing an entry reports the old entry's node.
     let again =
-        operations::apply(after.topology(), &json!({"op": "directory_set", "key": {"utf8": "user:7"}, "node": "n0"}))
-            .unwrap();
+        ops::apply(after.topology(), &json!({"op": "directory_set", "key": {"utf8": "user:7"}, "node": "n0"})).unwrap();
     assert_eq!((&again["from"], &again["to"], &again["replaced"]), (&json!("n5"), &json!("n0"), &json!(true)));
 
     // Removing sends the key back to the fallback, and nothing else moves.
-    let removed =
-        operations::apply(after.topology(), &json!({"op": "directory_remove", "key": {"utf8": "user:7"}})).unwrap();
+    let removed = ops::apply(after.topology(), &json!({"op": "directory_remove", "key": {"utf8": "user:7"}})).unwrap();
     assert_eq!(removed["from"], json!("n5"));
     assert_eq!(removed["to"], json!(alone.node("user:7").unwrap()));
     let back = Router::from_value(&removed["topology"]).unwrap();
@@ -339,7 +337,7 @@ fn node_edits_move_only_fallback_keys() {
         None,
     ))
     .unwrap();
-    let grown = operations::apply(&start, &json!({"op": "add_node", "node": {"id": "n4"}})).unwrap();
+    let grown = ops::apply(&start, &json!({"op": "add_node", "node": {"id": "n4"}})).unwrap();
     let grown = Router::from_value(&grown["topology"]).unwrap();
     let before = Router::new(start.clone()).unwrap();
     assert_eq!(grown.node("pinned").unwrap(), "n3");
@@ -348,7 +346,7 @@ fn node_edits_move_only_fallback_keys() {
         assert!(*old == new || new == "n4", "jump moves keys only to the new node");
     }
     // Removing a node an entry names is refused with the entry's path.
-    let err = operations::apply(&start, &json!({"op": "remove_node", "id": "n3"})).unwrap_err();
+    let err = ops::apply(&start, &json!({"op": "remove_node", "id": "n3"})).unwrap_err();
     assert_eq!(err.code(), "invalid_topology");
     assert!(err.message().starts_with("strategy.entries[0].node: names node \"n3\""), "{err}");
 }
@@ -362,7 +360,7 @@ fn directory_operations_reject_what_does_not_fit() {
         Some(json!({"hash_tag": "redis"})),
     ))
     .unwrap();
-    let code = |topology: &Topology, op: Value| operations::apply(topology, &op).unwrap_err().code();
+    let code = |topology: &Topology, op: Value| ops::apply(topology, &op).unwrap_err().code();
     assert_eq!(
         code(&directory, json!({"op": "directory_set", "key": {"utf8": "a"}, "node": "zz"})),
         "invalid_argument"
@@ -385,7 +383,7 @@ fn directory_operations_reject_what_does_not_fit() {
     let jump = Topology::from_value(&document(&ids, json!({"type": "jump"}), None)).unwrap();
     assert_eq!(code(&jump, json!({"op": "directory_set", "key": {"utf8": "a"}, "node": "n1"})), "invalid_argument");
     assert_eq!(code(&jump, json!({"op": "directory_remove", "key": {"utf8": "a"}})), "invalid_argument");
-    let removed = operations::apply(&directory, &json!({"op": "directory_remove", "key": {"u64": 1}})).unwrap();
+    let removed = ops::apply(&directory, &json!({"op": "directory_remove", "key": {"u64": 1}})).unwrap();
     assert_eq!(removed["topology"]["strategy"]["entries"], json!([]));
 }
 
@@ -425,9 +423,9 @@ proptest! {
                 prop_assert_eq!(again.to_json(), router.to_json());
                 let name = ["directory_set", "directory_remove", "vbucket_override", "vbucket_override_remove"][op];
                 let operation = json!({"op": name, "key": field, "node": other, "vbucket": other});
-                let _ = operations::apply(router.topology(), &operation);
+                let _ = ops::apply(router.topology(), &operation);
                 let operation = json!({"op": name, "key": field});
-                if let Ok(result) = operations::apply(router.topology(), &operation) {
+                if let Ok(result) = ops::apply(router.topology(), &operation) {
                     prop_assert!(Router::from_value(&result["topology"]).is_ok());
                 }
             }

@@ -3,7 +3,7 @@
 
 use proptest::prelude::*;
 use serde_json::{json, Value};
-use shardroute::strategy::hash_range::uniform_boundaries;
+use shardroute::strategy::partitioned::hash_range::uniform_boundaries;
 use shardroute::{Key, Router};
 
 fn document(boundaries: &[u64], owners: &[usize], nodes: usize, hashing: Value) -> Value {

@@ -4,8 +4,9 @@
 
 use proptest::prelude::*;
 use serde_json::{json, Value};
-use shardroute::strategy::id_bits::{next_ticket, reserve_block, ticket_ids, ShardHigh, Snowflake, Tickets};
-use shardroute::{operations, Key, Router, Topology};
+use shardroute::strategy::ids::id_bits::{ShardHigh, Snowflake, Tickets};
+use shardroute::strategy::ids::tickets::{next_ticket, reserve_block, ticket_ids};
+use shardroute::{ops, Key, Router, Topology};
 
 fn doc(nodes: &[&str], strategy: Value) -> Value {
     let nodes: Vec<Value> = nodes.iter().map(|id| json!({ "id": id })).collect();
@@ -437,7 +438,7 @@ fn documents_are_checked() {
 #[test]
 fn generator_operations_leave_the_topology_unchanged() {
     let snowflake = Topology::from_value(&doc(&["a", "b"], json!({"type": "id_bits", "layout": "snowflake"}))).unwrap();
-    let result = operations::apply(
+    let result = ops::apply(
         &snowflake,
         &json!({"op": "id_bits_compose", "timestamp_ms": "1656432460105", "shard": 1, "sequence": 0}),
     )
@@ -445,7 +446,7 @@ fn generator_operations_leave_the_topology_unchanged() {
     let id: u64 = result["id"].as_str().unwrap().parse().unwrap();
     assert_eq!(id, Snowflake::TWITTER.compose(1_656_432_460_105, 1, 0).unwrap());
     assert_eq!(Topology::from_value(&result["topology"]).unwrap(), snowflake);
-    let code = |topology: &Topology, op: Value| operations::apply(topology, &op).unwrap_err().code();
+    let code = |topology: &Topology, op: Value| ops::apply(topology, &op).unwrap_err().code();
     // Shard 2 has no entry in the 2-shard table: no generator mints an unroutable id.
     assert_eq!(
         code(&snowflake, json!({"op": "id_bits_compose", "timestamp_ms": 1656432460105u64, "shard": 2, "sequence": 0})),
@@ -474,12 +475,11 @@ fn generator_operations_leave_the_topology_unchanged() {
     let tickets =
         Topology::from_value(&doc(&["a", "b"], json!({"type": "id_bits", "layout": "ticket", "servers": 2}))).unwrap();
     let result =
-        operations::apply(&tickets, &json!({"op": "id_bits_tickets", "shard": 1, "auto_increment": 1, "count": 3}))
-            .unwrap();
+        ops::apply(&tickets, &json!({"op": "id_bits_tickets", "shard": 1, "auto_increment": 1, "count": 3})).unwrap();
     assert_eq!(result["ids"], json!(["2", "4", "6"]));
     assert_eq!(result["auto_increment"], "7");
     assert_eq!(Topology::from_value(&result["topology"]).unwrap(), tickets);
-    let block = operations::apply(
+    let block = ops::apply(
         &tickets,
         &json!({"op": "id_bits_reserve_block", "shard": 0, "auto_increment": "7", "block_size": 1000}),
     )
@@ -502,7 +502,7 @@ fn generator_operations_leave_the_topology_unchanged() {
         code(&tickets, json!({"op": "id_bits_tickets", "shard": 0, "auto_increment": -1, "count": 1})),
         "invalid_argument"
     );
-    let composed = operations::apply(&tickets, &json!({"op": "id_bits_compose", "shard": 1, "sequence": 2})).unwrap();
+    let composed = ops::apply(&tickets, &json!({"op": "id_bits_compose", "shard": 1, "sequence": 2})).unwrap();
     assert_eq!(composed["id"], "6");
 
     let cells = Topology::from_value(&doc(
@@ -510,7 +510,7 @@ fn generator_operations_leave_the_topology_unchanged() {
         json!({"type": "id_bits", "layout": "shard_high", "shard_bits": 4, "cells": {"9": 1}}),
     ))
     .unwrap();
-    let composed = operations::apply(&cells, &json!({"op": "id_bits_compose", "cell": 9, "local": 5})).unwrap();
+    let composed = ops::apply(&cells, &json!({"op": "id_bits_compose", "cell": 9, "local": 5})).unwrap();
     assert_eq!(composed["id"], (9u64 << 60 | 5).to_string());
     assert_eq!(code(&cells, json!({"op": "id_bits_compose", "cell": 8, "local": 5})), "invalid_argument");
     assert_eq!(code(&cells, json!({"op": "id_bits_compose", "shard": 1, "local": 5})), "invalid_argument");

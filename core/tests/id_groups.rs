@@ -3,7 +3,7 @@
 
 use proptest::prelude::*;
 use serde_json::{json, Value};
-use shardroute::{operations, Key, Router, Topology};
+use shardroute::{ops, Key, Router, Topology};
 
 const NODES: [&str; 4] = ["a", "b", "c", "d"];
 
@@ -102,14 +102,14 @@ proptest! {
     fn adding_a_group_or_an_interval_moves_no_id(strategy in strategy(), weights in prop::collection::vec(1u64..5, 1..4), split in 2001u64..3000) {
         let before = Topology::from_value(&doc(strategy)).unwrap();
         let shards: Vec<Value> = weights.iter().enumerate().map(|(i, w)| json!({"node": NODES[i], "weight": w})).collect();
-        let grown = operations::apply(&before, &json!({"op": "id_groups_add_group",
+        let grown = ops::apply(&before, &json!({"op": "id_groups_add_group",
             "group": {"id": "new", "intervals": [[2000, split]], "shards": shards}})).unwrap();
         let grown_topology = Topology::from_value(&grown["topology"]).unwrap();
         prop_assert_eq!(grown_topology.epoch, before.epoch + 1);
         let grown = Router::new(grown_topology).unwrap();
         prop_assert_eq!(grown.to_json().matches("\"writable\":true").count(), 1);
         // Reuse: the freed space above the new group goes to the first group.
-        let reused = operations::apply(grown.topology(), &json!({"op": "id_groups_add_interval", "group": "g0", "interval": [split, "5000"]})).unwrap();
+        let reused = ops::apply(grown.topology(), &json!({"op": "id_groups_add_interval", "group": "g0", "interval": [split, "5000"]})).unwrap();
         let reused = Router::from_value(&reused["topology"]).unwrap();
         let before = Router::new(before).unwrap();
         let old_shards = before.shard_range().end;
@@ -375,7 +375,7 @@ fn documents_are_checked() {
 #[test]
 fn operations_check_their_arguments() {
     let topology = Topology::from_value(&doc(base())).unwrap();
-    let apply = |op: Value| operations::apply(&topology, &op);
+    let apply = |op: Value| ops::apply(&topology, &op);
     let code = |op: Value| apply(op).unwrap_err().code();
     let group = json!({"id": "g3", "intervals": [[2000, 3000]], "shards": [{"node": "a"}]});
     let added = apply(json!({"op": "id_groups_add_group", "group": group})).unwrap();
@@ -436,7 +436,7 @@ fn operations_check_their_arguments() {
     )
     .unwrap();
     assert_eq!(
-        operations::apply(&jump, &json!({"op": "id_groups_set_writable", "group": "g1"})).unwrap_err().code(),
+        ops::apply(&jump, &json!({"op": "id_groups_set_writable", "group": "g1"})).unwrap_err().code(),
         "invalid_argument"
     );
 }

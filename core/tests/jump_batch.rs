@@ -4,7 +4,7 @@
 //! around the lane count and the hashing chunk.
 
 use proptest::prelude::*;
-use shardroute::strategy::jump::{jump_many, jump_many_each_isa};
+use shardroute::strategy::hashed::jump::{jump_many, jump_many_each_isa};
 use shardroute::{jump, Key, Router};
 
 /// The scalar jump of every key: the oracle.

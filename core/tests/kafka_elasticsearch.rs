@@ -6,8 +6,8 @@
 
 use proptest::prelude::*;
 use serde_json::json;
-use shardroute::strategy::elasticsearch::{default_routing_shards, routing_hash};
-use shardroute::strategy::kafka::murmur2_kafkajs_legacy;
+use shardroute::strategy::compat::elasticsearch::{default_routing_shards, routing_hash};
+use shardroute::strategy::compat::kafka::murmur2_kafkajs_legacy;
 use shardroute::Router;
 
 /// An exact integer product rounded to the nearest double (ties to even), as an integer.

@@ -4,7 +4,7 @@
 use proptest::prelude::*;
 use proptest::strategy::Strategy as _;
 use serde_json::{json, Value};
-use shardroute::strategy::key_range::KeyRangeSpec;
+use shardroute::strategy::partitioned::key_range::KeyRangeSpec;
 use shardroute::{Key, OwnedKey, Router, Strategy, Topology};
 
 fn hex(bytes: &[u8]) -> String {

@@ -3,7 +3,8 @@
 
 use proptest::prelude::*;
 use shardroute::disruption::{self, Method};
-use shardroute::strategy::maglev::{is_prime, xxh64, Maglev, MaglevSpec};
+use shardroute::hash::xxh64;
+use shardroute::strategy::hashed::maglev::{is_prime, Maglev, MaglevSpec};
 use shardroute::{Node, Router};
 
 fn node(id: &str, weight: f64) -> Node {
@@ -284,8 +285,8 @@ fn table_size_is_validated() {
 fn node_operations_report_disruption() {
     let five = ids(5);
     let topology = router(&five, r#"{"type": "maglev", "table_size": 1009}"#).topology().clone();
-    let added = shardroute::operations::apply(&topology, &serde_json::json!({"op": "add_node", "node": {"id": "new"}}))
-        .unwrap();
+    let added =
+        shardroute::ops::apply(&topology, &serde_json::json!({"op": "add_node", "node": {"id": "new"}})).unwrap();
     let report = &added["disruption"];
     assert_eq!(report["method"], "table");
     assert_eq!(report["total"], 1009);
@@ -301,15 +302,15 @@ fn node_operations_report_disruption() {
         .sum();
     assert!(to_new >= 168, "{report}");
 
-    let removed = shardroute::operations::apply(&next, &serde_json::json!({"op": "remove_node", "id": "new"})).unwrap();
+    let removed = shardroute::ops::apply(&next, &serde_json::json!({"op": "remove_node", "id": "new"})).unwrap();
     // Removing the node just added restores the table exactly: the same entries move back.
     assert_eq!(removed["disruption"]["changed"], report["changed"]);
     let back = shardroute::Topology::from_value(&removed["topology"]).unwrap();
     assert_eq!(back.nodes, topology.nodes);
     // A table too small for one more node is refused by the document check.
     let tight = router(&five, r#"{"type": "maglev", "table_size": 5}"#).topology().clone();
-    let err = shardroute::operations::apply(&tight, &serde_json::json!({"op": "add_node", "node": {"id": "new"}}))
-        .unwrap_err();
+    let err =
+        shardroute::ops::apply(&tight, &serde_json::json!({"op": "add_node", "node": {"id": "new"}})).unwrap_err();
     assert_eq!(err.code(), "invalid_topology");
 }
 

@@ -4,8 +4,8 @@
 
 use proptest::prelude::*;
 use serde_json::{json, Value};
-use shardroute::strategy::multilevel::partition_hash;
-use shardroute::{operations, Router, Topology};
+use shardroute::strategy::partitioned::multilevel::partition_hash;
+use shardroute::{ops, Router, Topology};
 
 fn document(node_count: usize, strategy: Value) -> Value {
     json!({"format": "shardroute/1", "epoch": 1,
@@ -196,7 +196,7 @@ fn a_group_change_moves_only_that_groups_partitions_and_reports_them() {
         let start = two_groups(within);
         let before = partition_owners(&start);
         // Add a node to g1 (appended: jump moves partitions only onto it, too).
-        let grown = operations::apply(
+        let grown = ops::apply(
             &start,
             &json!({"op": "multilevel_group_set", "group": "g1", "nodes": ["n3", "n4", "n5", "n6"]}),
         )
@@ -218,7 +218,7 @@ fn a_group_change_moves_only_that_groups_partitions_and_reports_them() {
         if within == "rendezvous" {
             // Remove a middle node: only its partitions move, each within the group.
             let shrunk =
-                operations::apply(&start, &json!({"op": "multilevel_group_set", "group": "g0", "nodes": ["n0", "n2"]}))
+                ops::apply(&start, &json!({"op": "multilevel_group_set", "group": "g0", "nodes": ["n0", "n2"]}))
                     .unwrap();
             let after = partition_owners(&Topology::from_value(&shrunk["topology"]).unwrap());
             let moves = observed_moves(&before, &after);
@@ -238,8 +238,7 @@ fn remapping_a_partition_moves_only_its_keys() {
     let partition = before_router.route(key).unwrap();
     let (from_group, to_group) = if partition.is_multiple_of(2) { ("g0", "g1") } else { ("g1", "g0") };
     let result =
-        operations::apply(&start, &json!({"op": "multilevel_remap", "partition": partition, "group": to_group}))
-            .unwrap();
+        ops::apply(&start, &json!({"op": "multilevel_remap", "partition": partition, "group": to_group})).unwrap();
     assert_eq!(
         (&result["partition"], &result["from_group"], &result["to_group"]),
         (&json!(partition), &json!(from_group), &json!(to_group))
@@ -267,18 +266,15 @@ fn creating_and_removing_groups_moves_nothing() {
     let start = two_groups("rendezvous");
     let before = partition_owners(&start);
     let created =
-        operations::apply(&start, &json!({"op": "multilevel_group_set", "group": "g2", "nodes": ["n6", "n7"]}))
-            .unwrap();
+        ops::apply(&start, &json!({"op": "multilevel_group_set", "group": "g2", "nodes": ["n6", "n7"]})).unwrap();
     assert_eq!((&created["created"], &created["moves"]), (&json!(true), &json!([])));
     let with_g2 = Topology::from_value(&created["topology"]).unwrap();
     assert_eq!(partition_owners(&with_g2), before, "a new group holds nothing until partitions are remapped to it");
     // g2 holds no partition, so it can be removed again; g0 cannot.
-    let removed =
-        operations::apply(&with_g2, &json!({"op": "multilevel_group_set", "group": "g2", "nodes": []})).unwrap();
+    let removed = ops::apply(&with_g2, &json!({"op": "multilevel_group_set", "group": "g2", "nodes": []})).unwrap();
     assert_eq!(removed["removed"], json!(true));
     assert_eq!(partition_owners(&Topology::from_value(&removed["topology"]).unwrap()), before);
-    let err =
-        operations::apply(&with_g2, &json!({"op": "multilevel_group_set", "group": "g0", "nodes": []})).unwrap_err();
+    let err = ops::apply(&with_g2, &json!({"op": "multilevel_group_set", "group": "g0", "nodes": []})).unwrap_err();
     assert_eq!(err.code(), "invalid_argument");
     assert!(err.message().contains("still holds 256 partition(s)"), "{err}");
     // With a derived map and more groups than partitions, the spare group sits past the
@@ -288,7 +284,7 @@ fn creating_and_removing_groups_moves_nothing() {
         json!({"type": "multilevel", "partitions": 2, "groups": [{"id": "a", "nodes": ["n0"]}, {"id": "b", "nodes": ["n1"]}, {"id": "c", "nodes": ["n2"]}]}),
     ))
     .unwrap();
-    let removed = operations::apply(&few, &json!({"op": "multilevel_group_set", "group": "c", "nodes": []})).unwrap();
+    let removed = ops::apply(&few, &json!({"op": "multilevel_group_set", "group": "c", "nodes": []})).unwrap();
     assert!(removed["topology"]["strategy"].get("map").is_none());
     assert_eq!(partition_owners(&Topology::from_value(&removed["topology"]).unwrap()), partition_owners(&few));
 }
@@ -382,7 +378,7 @@ fn canonical_form_spells_out_defaults_and_keeps_a_derived_map_derived() {
 #[test]
 fn multilevel_operations_reject_what_does_not_fit() {
     let start = two_groups("rendezvous");
-    let code = |op: Value| operations::apply(&start, &op).unwrap_err().code();
+    let code = |op: Value| ops::apply(&start, &op).unwrap_err().code();
     assert_eq!(code(json!({"op": "multilevel_remap", "partition": 512, "group": "g0"})), "invalid_argument");
     assert_eq!(code(json!({"op": "multilevel_remap", "partition": 1, "group": "g9"})), "invalid_argument");
     assert_eq!(code(json!({"op": "multilevel_remap", "partition": "1", "group": "g0"})), "invalid_argument");
@@ -395,14 +391,14 @@ fn multilevel_operations_reject_what_does_not_fit() {
     assert_eq!(code(json!({"op": "multilevel_group_set", "group": "g0", "nodes": "n0"})), "invalid_argument");
     let jump = Topology::from_value(&document(2, json!({"type": "jump"}))).unwrap();
     assert_eq!(
-        operations::apply(&jump, &json!({"op": "multilevel_remap", "partition": 0, "group": "g0"})).unwrap_err().code(),
+        ops::apply(&jump, &json!({"op": "multilevel_remap", "partition": 0, "group": "g0"})).unwrap_err().code(),
         "invalid_argument"
     );
     // The pool: a spare node can come and go; a grouped node must leave its group first.
-    let added = operations::apply(&start, &json!({"op": "add_node", "node": {"id": "n9"}})).unwrap();
+    let added = ops::apply(&start, &json!({"op": "add_node", "node": {"id": "n9"}})).unwrap();
     assert_eq!(partition_owners(&Topology::from_value(&added["topology"]).unwrap()), partition_owners(&start));
-    assert!(operations::apply(&start, &json!({"op": "remove_node", "id": "n8"})).is_ok());
-    let err = operations::apply(&start, &json!({"op": "remove_node", "id": "n4"})).unwrap_err();
+    assert!(ops::apply(&start, &json!({"op": "remove_node", "id": "n8"})).is_ok());
+    let err = ops::apply(&start, &json!({"op": "remove_node", "id": "n4"})).unwrap_err();
     assert_eq!(err.code(), "invalid_topology");
     assert!(err.message().starts_with("strategy.groups[1].nodes[1]: names node \"n4\""), "{err}");
 }
@@ -439,7 +435,7 @@ proptest! {
                 } else {
                     json!({"op": "multilevel_group_set", "group": first, "nodes": second})
                 };
-                if let Ok(result) = operations::apply(router.topology(), &operation) {
+                if let Ok(result) = ops::apply(router.topology(), &operation) {
                     prop_assert!(Router::from_value(&result["topology"]).is_ok(), "{}", result);
                 }
             }
@@ -461,7 +457,6 @@ fn build_work_is_bounded() {
         json!({"type": "multilevel", "partitions": 1 << 20, "groups": [{"id": "g", "nodes": &ids[..64]}]}),
     );
     let topology = Topology::from_value(&doc).unwrap();
-    let err =
-        operations::apply(&topology, &json!({"op": "multilevel_group_set", "group": "g", "nodes": ids})).unwrap_err();
+    let err = ops::apply(&topology, &json!({"op": "multilevel_group_set", "group": "g", "nodes": ids})).unwrap_err();
     assert_eq!(err.code(), "limit_exceeded");
 }

@@ -1,7 +1,7 @@
 //! Topology operations: generic node edits.
 
 use serde_json::json;
-use shardroute::{operations, Router, Topology};
+use shardroute::{ops, Router, Topology};
 
 fn topology(strategy: serde_json::Value) -> Topology {
     Topology::from_value(
@@ -13,12 +13,12 @@ fn topology(strategy: serde_json::Value) -> Topology {
 #[test]
 fn add_and_remove_node_advance_the_epoch_and_round_trip() {
     let before = topology(json!({"type": "rendezvous"}));
-    let added = operations::apply(&before, &json!({"op": "add_node", "node": {"id": "c", "weight": 2}})).unwrap();
+    let added = ops::apply(&before, &json!({"op": "add_node", "node": {"id": "c", "weight": 2}})).unwrap();
     assert_eq!(added["added"], "c");
     let grown = Router::from_value(&added["topology"]).unwrap();
     assert_eq!(grown.epoch(), 5);
     assert_eq!(grown.nodes().len(), 3);
-    let removed = operations::apply(grown.topology(), &json!({"op": "remove_node", "id": "a"})).unwrap();
+    let removed = ops::apply(grown.topology(), &json!({"op": "remove_node", "id": "a"})).unwrap();
     let shrunk = Router::from_value(&removed["topology"]).unwrap();
     assert_eq!(shrunk.epoch(), 6);
     assert_eq!(shrunk.nodes().iter().map(|n| n.id.as_str()).collect::<Vec<_>>(), ["b", "c"]);
@@ -27,7 +27,7 @@ fn add_and_remove_node_advance_the_epoch_and_round_trip() {
 #[test]
 fn operations_reject_what_does_not_fit() {
     let jump = topology(json!({"type": "jump"}));
-    let code = |op: serde_json::Value| operations::apply(&jump, &op).unwrap_err().code();
+    let code = |op: serde_json::Value| ops::apply(&jump, &op).unwrap_err().code();
     assert_eq!(code(json!({"op": "fly"})), "invalid_argument");
     assert_eq!(code(json!({"nope": 1})), "invalid_argument");
     assert_eq!(code(json!({"op": "remove_node", "id": "zz"})), "invalid_argument");
@@ -38,11 +38,11 @@ fn operations_reject_what_does_not_fit() {
         "strategy": {"type": "vbucket", "vbuckets": 1, "map": [["a"]]}}))
     .unwrap();
     assert_eq!(
-        operations::apply(&table, &json!({"op": "add_node", "node": {"id": "b"}})).unwrap_err().code(),
+        ops::apply(&table, &json!({"op": "add_node", "node": {"id": "b"}})).unwrap_err().code(),
         "invalid_argument"
     );
     let last = topology(json!({"type": "jump"}));
-    let one = operations::apply(&last, &json!({"op": "remove_node", "id": "a"})).unwrap();
+    let one = ops::apply(&last, &json!({"op": "remove_node", "id": "a"})).unwrap();
     let only = Topology::from_value(&one["topology"]).unwrap();
-    assert_eq!(operations::apply(&only, &json!({"op": "remove_node", "id": "b"})).unwrap_err().code(), "no_nodes");
+    assert_eq!(ops::apply(&only, &json!({"op": "remove_node", "id": "b"})).unwrap_err().code(), "no_nodes");
 }

@@ -116,11 +116,11 @@ proptest! {
     #[test]
     fn modulo_moves_say_where_every_key_goes(hash in any::<u64>(), old in 1u32..64, factor in 1u32..9) {
         let new = old * factor;
-        let grow = shardroute::strategy::modulo::moves(old, new).unwrap();
+        let grow = shardroute::strategy::hashed::modulo::moves(old, new).unwrap();
         let (before, after) = ((hash % u64::from(old)) as u32, (hash % u64::from(new)) as u32);
         prop_assert!(grow[before as usize].contains(&after));
         prop_assert_eq!(grow[before as usize][0], before);
-        let shrink = shardroute::strategy::modulo::moves(new, old).unwrap();
+        let shrink = shardroute::strategy::hashed::modulo::moves(new, old).unwrap();
         prop_assert_eq!(&shrink[after as usize], &vec![before]);
     }
 

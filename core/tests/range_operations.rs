@@ -6,8 +6,8 @@ use std::fmt::Debug;
 
 use proptest::prelude::*;
 use serde_json::{json, Value};
-use shardroute::strategy::hash_range::uniform_boundaries;
-use shardroute::{operations, Key, Router, Topology};
+use shardroute::strategy::partitioned::hash_range::uniform_boundaries;
+use shardroute::{ops, Key, Router, Topology};
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
@@ -49,7 +49,7 @@ fn hash_position(value: &Value) -> u64 {
 /// Applies `operation`, checks the epoch and the canonical round trip, returns the new
 /// router and the report.
 fn apply(before: &Router, operation: Value) -> Result<(Router, Value), shardroute::Error> {
-    let result = operations::apply(before.topology(), &operation)?;
+    let result = ops::apply(before.topology(), &operation)?;
     let topology = Topology::from_value(&result["topology"]).expect("the result is a valid document");
     assert_eq!(topology.epoch, before.epoch() + 1);
     assert_eq!(Topology::from_value(&topology.to_value()).unwrap(), topology);

@@ -1,7 +1,7 @@
 //! The redis_cluster profile: the create split covers every slot for every master count,
 //! the key → slot rule on its published examples, and the document checks.
 
-use shardroute::strategy::redis_cluster::{create_split, key_slot, SLOTS};
+use shardroute::strategy::compat::redis_cluster::{create_split, key_slot, SLOTS};
 use shardroute::{Key, Router};
 
 #[test]

@@ -5,8 +5,8 @@
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use shardroute::disruption::{self, Method};
-use shardroute::strategy::token_ring::{fnv1a64, generated_tokens, TokenRing, TokenRingSpec};
-use shardroute::{operations, Node, Router, Topology};
+use shardroute::strategy::partitioned::token_ring::{fnv1a64, generated_tokens, TokenRing, TokenRingSpec};
+use shardroute::{ops, Node, Router, Topology};
 
 fn node(id: &str) -> Node {
     Node { id: id.to_string(), address: None, weight: 1.0, zone: None, state: Default::default() }
@@ -323,7 +323,7 @@ fn operations_keep_explicit_tokens_consistent() {
     let topology =
         Topology::from_value(&doc(&["a", "b", "c"], json!({"type": "token_ring", "tokens": {"b": ["-5", "7"]}})))
             .unwrap();
-    let added = operations::apply(&topology, &json!({"op": "add_node", "node": {"id": "d"}})).unwrap();
+    let added = ops::apply(&topology, &json!({"op": "add_node", "node": {"id": "d"}})).unwrap();
     assert_eq!(added["added"], "d");
     let report = &added["disruption"];
     assert_eq!(report["method"], "ring");
@@ -335,7 +335,7 @@ fn operations_keep_explicit_tokens_consistent() {
     assert_eq!(report, &expected.to_value());
 
     // Removing the node with explicit tokens drops them from the document.
-    let removed = operations::apply(&next, &json!({"op": "remove_node", "id": "b"})).unwrap();
+    let removed = ops::apply(&next, &json!({"op": "remove_node", "id": "b"})).unwrap();
     let strategy = &removed["topology"]["strategy"];
     assert!(strategy.get("tokens").is_none() || strategy["tokens"].get("b").is_none(), "{strategy}");
     assert!(removed["disruption"]["moves"].as_array().unwrap().iter().all(|m| m["from"] == "b"));
@@ -343,7 +343,7 @@ fn operations_keep_explicit_tokens_consistent() {
 
     // The disruption operation compares with any document, here a modulo one (sampled).
     let to = doc(&["a", "b", "c"], json!({"type": "modulo"}));
-    let compared = operations::apply(&topology, &json!({"op": "disruption", "to": to})).unwrap();
+    let compared = ops::apply(&topology, &json!({"op": "disruption", "to": to})).unwrap();
     assert_eq!(compared["disruption"]["method"], "sample");
     assert_eq!(compared["disruption"]["total"], 16_384);
     assert_eq!(compared["topology"]["epoch"], 2);
@@ -356,7 +356,7 @@ fn operations_keep_explicit_tokens_consistent() {
         (json!({"op": "disruption", "to": {"format": "shardroute/1"}}), "invalid_topology"),
         (json!({"op": "disruption", "to": doc(&[], json!({"type": "jump"}))}), "no_nodes"),
     ] {
-        let err = operations::apply(&topology, &operation).unwrap_err();
+        let err = ops::apply(&topology, &operation).unwrap_err();
         assert_eq!(err.code(), code, "{operation}: {err}");
     }
 }

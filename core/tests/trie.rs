@@ -6,8 +6,8 @@ use std::collections::HashMap;
 
 use proptest::prelude::*;
 use serde_json::{json, Value};
-use shardroute::strategy::trie::{Prefix, TrieSpec};
-use shardroute::{operations, Key, Router, Strategy, Topology};
+use shardroute::strategy::partitioned::trie::{Prefix, TrieSpec};
+use shardroute::{ops, Key, Router, Strategy, Topology};
 
 /// A trie document with identity integer hashing (a `u64` key is its own hash), leaves
 /// given as `(prefix, node id)` in trie order, nodes in the given order.
@@ -73,7 +73,7 @@ fn kraft_and_prefix_free(leaves: &[(String, String)]) -> (u128, bool) {
 }
 
 fn apply(topology: &Topology, op: Value) -> (Topology, Value) {
-    let result = operations::apply(topology, &op).unwrap_or_else(|err| panic!("{op}: {err}"));
+    let result = ops::apply(topology, &op).unwrap_or_else(|err| panic!("{op}: {err}"));
     (Topology::from_value(&result["topology"]).unwrap(), result)
 }
 
@@ -347,9 +347,8 @@ fn deep_trie_routes_every_power_of_two_to_its_own_leaf() {
         assert_eq!(router.replicas(hash, 65).unwrap(), naive_xor_order(&leaves, hash));
     }
     // Leaves at depth 64 cannot split.
-    let err =
-        operations::apply(router.topology(), &json!({"op": "trie_split", "leaf": "0".repeat(64), "node": {"id": "x"}}))
-            .unwrap_err();
+    let err = ops::apply(router.topology(), &json!({"op": "trie_split", "leaf": "0".repeat(64), "node": {"id": "x"}}))
+        .unwrap_err();
     assert_eq!(err.code(), "limit_exceeded");
 }
 
@@ -436,7 +435,7 @@ fn operations_report_and_reject() {
     assert_eq!(report["removed_nodes"], json!(["a", "c"]));
     assert_eq!(report["leaf"], json!({"prefix": "", "node": "b"}));
     assert_eq!(leaves_of(&collapsed), [(String::new(), "b".to_string())]);
-    let code = |topology: &Topology, op: Value| operations::apply(topology, &op).unwrap_err().code();
+    let code = |topology: &Topology, op: Value| ops::apply(topology, &op).unwrap_err().code();
     assert_eq!(code(&collapsed, json!({"op": "trie_remove", "node": "b"})), "no_nodes");
     assert_eq!(code(&trie, json!({"op": "trie_remove", "node": "zz"})), "invalid_argument");
     assert_eq!(code(&trie, json!({"op": "trie_remove"})), "invalid_argument");

@@ -3,7 +3,7 @@
 
 use proptest::prelude::*;
 use serde_json::{json, Value};
-use shardroute::{operations, OwnedKey, Router, Topology};
+use shardroute::{ops, OwnedKey, Router, Topology};
 
 fn document(vbuckets: u32, map: Option<Value>, overrides: Option<Value>, hashing: Option<Value>) -> Value {
     let mut strategy = json!({"type": "vbucket", "vbuckets": vbuckets});
@@ -148,8 +148,7 @@ fn override_operations_move_one_key_and_report_it() {
     let natural = before.route("user:9").unwrap();
     let target = (natural + 1) % 64;
     let result =
-        operations::apply(&start, &json!({"op": "vbucket_override", "key": {"utf8": "user:9"}, "vbucket": target}))
-            .unwrap();
+        ops::apply(&start, &json!({"op": "vbucket_override", "key": {"utf8": "user:9"}, "vbucket": target})).unwrap();
     let node = |v: u32| ["a", "b", "c", "d"][(v % 4) as usize];
     assert_eq!(result["from_vbucket"], json!(natural));
     assert_eq!(result["to_vbucket"], json!(target));
@@ -163,22 +162,19 @@ fn override_operations_move_one_key_and_report_it() {
         let expected = if i == 9 { target } else { before.route(key.as_str()).unwrap() };
         assert_eq!(after.route(key.as_str()).unwrap(), expected, "{key}");
     }
-    let again = operations::apply(
-        after.topology(),
-        &json!({"op": "vbucket_override", "key": {"utf8": "user:9"}, "vbucket": 0}),
-    )
-    .unwrap();
+    let again =
+        ops::apply(after.topology(), &json!({"op": "vbucket_override", "key": {"utf8": "user:9"}, "vbucket": 0}))
+            .unwrap();
     assert_eq!((&again["from_vbucket"], &again["replaced"]), (&json!(target), &json!(true)));
     let removed =
-        operations::apply(after.topology(), &json!({"op": "vbucket_override_remove", "key": {"utf8": "user:9"}}))
-            .unwrap();
+        ops::apply(after.topology(), &json!({"op": "vbucket_override_remove", "key": {"utf8": "user:9"}})).unwrap();
     assert_eq!((&removed["from_vbucket"], &removed["to_vbucket"]), (&json!(target), &json!(natural)));
     assert_eq!(
         Router::from_value(&removed["topology"]).unwrap().to_json().replace("\"epoch\":3", "\"epoch\":1"),
         before.to_json()
     );
 
-    let code = |topology: &Topology, op: Value| operations::apply(topology, &op).unwrap_err().code();
+    let code = |topology: &Topology, op: Value| ops::apply(topology, &op).unwrap_err().code();
     assert_eq!(
         code(&start, json!({"op": "vbucket_override", "key": {"utf8": "k"}, "vbucket": 64})),
         "invalid_argument"

@@ -11,7 +11,7 @@
 use std::time::Instant;
 
 use serde_json::{json, Value};
-use shardroute::{dictionary, operations, Topology};
+use shardroute::{dictionary, ops, Topology};
 
 fn document(vbuckets: u32, nodes: usize, replicas: u32) -> Topology {
     let ids: Vec<Value> = (0..nodes)
@@ -21,9 +21,9 @@ fn document(vbuckets: u32, nodes: usize, replicas: u32) -> Topology {
         "strategy": {"type": "vbucket", "vbuckets": vbuckets, "replicas": replicas}}))
     .expect("base");
     // Make the map explicit and balanced by planning once from the round-robin table.
-    let planned = operations::apply(&base, &json!({"op": "plan_rebalance"})).expect("plan");
+    let planned = ops::apply(&base, &json!({"op": "plan_rebalance"})).expect("plan");
     let during = Topology::from_value(&planned["topology"]).expect("during");
-    match operations::apply(&during, &json!({"op": "complete_moves"})) {
+    match ops::apply(&during, &json!({"op": "complete_moves"})) {
         Ok(done) => Topology::from_value(&done["topology"]).expect("done"),
         Err(_) => during,
     }
@@ -42,7 +42,7 @@ fn main() {
         let mut report = Value::Null;
         for _ in 0..7 {
             let start = Instant::now();
-            report = operations::apply(&topology, &operation).expect("plan");
+            report = ops::apply(&topology, &operation).expect("plan");
             times.push(start.elapsed().as_secs_f64() * 1000.0);
         }
         times.sort_by(|a, b| a.total_cmp(b));

@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicIsize, Ordering};
 use std::time::Instant;
 
 use serde_json::{json, Value};
-use shardroute::{operations, Router};
+use shardroute::{ops, Router};
 
 struct Counting;
 
@@ -79,7 +79,7 @@ fn doc(strategy: Value) -> Value {
 /// The topology an operation produces from `document`.
 fn applied(document: Value, operation: Value) -> Value {
     let topology = shardroute::Topology::from_value(&document).expect("scenario base loads");
-    operations::apply(&topology, &operation).expect("scenario operation applies")["topology"].clone()
+    ops::apply(&topology, &operation).expect("scenario operation applies")["topology"].clone()
 }
 
 fn scenarios(count: u64) -> Vec<Scenario> {
@@ -239,7 +239,7 @@ fn moved(before: &Router, change: &Option<Change>, keys: &OwnedKeys, old: &[Stri
         Some(Change::Operations(operations)) => {
             let mut topology = before.topology().clone();
             for operation in operations {
-                match operations::apply(&topology, operation) {
+                match ops::apply(&topology, operation) {
                     Ok(result) => {
                         topology = shardroute::Topology::from_value(&result["topology"]).expect("result loads")
                     }

@@ -6,7 +6,7 @@
 //! ```
 
 use serde_json::{json, Value};
-use shardroute::{operations, Topology};
+use shardroute::{ops, Topology};
 
 fn pretty(value: &Value) -> String {
     let mut text = serde_json::to_string_pretty(value).expect("json");
@@ -32,13 +32,13 @@ fn main() {
     }))
     .expect("start");
     std::fs::write(dir.join("dictionary-derived.json"), pretty(&start.to_value())).expect("write");
-    let planned = operations::apply(&start, &json!({"op": "plan_rebalance"})).expect("plan");
+    let planned = ops::apply(&start, &json!({"op": "plan_rebalance"})).expect("plan");
     let balanced = Topology::from_value(&planned["topology"]).expect("t");
-    let done = operations::apply(&balanced, &json!({"op": "complete_moves"}))
+    let done = ops::apply(&balanced, &json!({"op": "complete_moves"}))
         .map(|r| Topology::from_value(&r["topology"]).expect("t"))
         .unwrap_or(balanced);
     std::fs::write(dir.join("dictionary-explicit.json"), pretty(&done.to_value())).expect("write");
-    let rebalance = operations::apply(
+    let rebalance = ops::apply(
         &done,
         &json!({"op": "plan_rebalance", "add": [{"id": "cb-5", "address": "10.0.1.5:11210", "zone": "eu-west-1a"}], "fail": ["cb-2"]}),
     )
@@ -48,7 +48,7 @@ fn main() {
     report.as_object_mut().expect("object").remove("topology");
     std::fs::write(dir.join("dictionary-rebalancing.plan.json"), pretty(&report)).expect("write");
     let overridden =
-        operations::apply(&done, &json!({"op": "vbucket_override", "key": {"utf8": "user:moved-to-eu"}, "vbucket": 3}))
+        ops::apply(&done, &json!({"op": "vbucket_override", "key": {"utf8": "user:moved-to-eu"}, "vbucket": 3}))
             .expect("override");
     std::fs::write(dir.join("dictionary-overrides.json"), pretty(&overridden["topology"])).expect("write");
     println!("wrote docs/examples/dictionary-*.json");

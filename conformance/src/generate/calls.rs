@@ -4,7 +4,7 @@
 //! `modulo_moves`.
 
 use serde_json::{json, Value};
-use shardroute::{operations, Router, Topology};
+use shardroute::{ops, Router, Topology};
 
 use super::{expect_error, hex, owned_key, standard_keys, u64_key, utf8, VectorFile};
 
@@ -92,7 +92,7 @@ pub(crate) fn file() -> VectorFile {
         ("hot-3", json!({"op": "remove_node", "id": "cache-a"})),
     ] {
         let topology = Topology::from_value(&file_topology(&file, id)).expect("topology");
-        let result = operations::apply(&topology, &operation).expect("apply");
+        let result = ops::apply(&topology, &operation).expect("apply");
         let what = format!("apply/{id}/{}", operation["op"].as_str().unwrap_or("?"));
         file.case(&what, json!({"op": "apply", "topology": id, "operation": operation, "expect": {"result": result}}));
     }
@@ -103,7 +103,7 @@ pub(crate) fn file() -> VectorFile {
         ("jump-weight", json!({"op": "add_node", "node": {"id": "e", "weight": 3}}), "invalid_topology"),
     ] {
         let topology = Topology::from_value(&file_topology(&file, "jump-4")).expect("topology");
-        let outcome = operations::apply(&topology, &operation).map(drop);
+        let outcome = ops::apply(&topology, &operation).map(drop);
         expect_error(
             &mut file,
             &format!("apply/reject-{label}"),
@@ -113,12 +113,11 @@ pub(crate) fn file() -> VectorFile {
         );
     }
     let raw = super::doc(3, super::nodes(&["x"]), json!({"type": "rendezvous"})).to_string();
-    let result =
-        operations::apply(&Topology::from_json(&raw).expect("raw"), &json!({"op": "add_node", "node": {"id": "y"}}))
-            .expect("apply");
+    let result = ops::apply(&Topology::from_json(&raw).expect("raw"), &json!({"op": "add_node", "node": {"id": "y"}}))
+        .expect("apply");
     file.case("apply/from-json-text", json!({"op": "apply", "topology_json": raw, "operation": {"op": "add_node", "node": {"id": "y"}}, "expect": {"result": result}}));
     for (old, new) in [(1u32, 3u32), (2, 4), (4, 2), (3, 6), (6, 3), (5, 5), (4, 12)] {
-        let moves = shardroute::strategy::modulo::moves(old, new).expect("moves");
+        let moves = shardroute::strategy::hashed::modulo::moves(old, new).expect("moves");
         file.case(
             &format!("modulo_moves/{old}-to-{new}"),
             json!({"op": "modulo_moves", "old": old, "new": new, "expect": {"moves": moves}}),
@@ -132,7 +131,7 @@ pub(crate) fn file() -> VectorFile {
     for (old, new, code) in
         [(3u32, 4u32, "invalid_argument"), (0, 4, "no_nodes"), (4, 0, "no_nodes"), (2, 4_194_304, "limit_exceeded")]
     {
-        let outcome = shardroute::strategy::modulo::moves(old, new).map(drop);
+        let outcome = shardroute::strategy::hashed::modulo::moves(old, new).map(drop);
         expect_error(
             &mut file,
             &format!("modulo_moves/reject-{old}-to-{new}"),

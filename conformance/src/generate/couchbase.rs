@@ -5,7 +5,7 @@
 //! code; the import as an `apply` case; rejected documents and configs.
 
 use serde_json::{json, Value};
-use shardroute::{operations, Router, Topology};
+use shardroute::{ops, Router, Topology};
 
 use super::{doc, expect_error, nodes, owned_key, standard_keys, utf8, VectorFile};
 
@@ -33,7 +33,7 @@ pub(crate) fn file() -> VectorFile {
     let config = reference("couchbase-bucket-config-rebalance.json");
     let base = Topology::from_value(&bootstrap()).expect("bootstrap");
     let imported =
-        operations::apply(&base, &json!({"op": "import_couchbase_config", "config": config})).expect("fixture imports");
+        ops::apply(&base, &json!({"op": "import_couchbase_config", "config": config})).expect("fixture imports");
     let id = "couchbase-rebalance";
     let router = file.topology(id, imported["topology"].clone());
     for (label, key) in standard_keys() {
@@ -56,7 +56,7 @@ pub(crate) fn file() -> VectorFile {
     let mut found = [0u32; 2];
     for i in 0..20_000 {
         let key = format!("user:{i}");
-        let vbucket = shardroute::strategy::couchbase::vbucket_of(key.as_bytes(), 64);
+        let vbucket = shardroute::strategy::compat::couchbase::vbucket_of(key.as_bytes(), 64);
         let slot = match vbucket {
             5 => 0,
             40 => 1,
@@ -94,7 +94,7 @@ pub(crate) fn file() -> VectorFile {
         reject("rev-missing", &|c| drop(c.as_object_mut().map(|o| o.remove("rev")))),
         reject("num-replicas-disagrees", &|c| c["vBucketServerMap"]["numReplicas"] = json!(1)),
     ] {
-        let outcome = operations::apply(&base, &operation).map(drop);
+        let outcome = ops::apply(&base, &operation).map(drop);
         expect_error(
             &mut file,
             &format!("import/reject-{what}"),

@@ -3,7 +3,7 @@
 //! doubling and halving the vbucket count, checksums, the binary form, and `diff`.
 
 use serde_json::{json, Value};
-use shardroute::{dictionary, operations, Router, Topology};
+use shardroute::{dictionary, ops, Router, Topology};
 
 use super::{expect_error, standard_keys, u64_key, VectorFile};
 
@@ -17,7 +17,7 @@ fn dictionary_doc(nodes: usize, vbuckets: u32, replicas: u32, epoch: u64) -> Val
 fn applied(file: &mut VectorFile, label: &str, from: &str, operation: Value) -> Value {
     let source = file.topologies.iter().find(|(id, _)| id == from).map(|(_, doc)| doc.clone()).expect("known topology");
     let topology = Topology::from_value(&source).expect("topology");
-    let result = operations::apply(&topology, &operation).unwrap_or_else(|err| panic!("{label}: {err}"));
+    let result = ops::apply(&topology, &operation).unwrap_or_else(|err| panic!("{label}: {err}"));
     file.case(
         &format!("apply/{label}"),
         json!({"op": "apply", "topology": from, "operation": operation, "expect": {"result": result}}),
@@ -70,7 +70,7 @@ pub(crate) fn file() -> VectorFile {
         ("complete-bad-vbucket", "dict-during", json!({"op": "complete_moves", "vbuckets": [64]}), "invalid_argument"),
     ] {
         let source = file.topologies.iter().find(|(id, _)| id == from).map(|(_, doc)| doc.clone()).expect("topology");
-        let outcome = operations::apply(&Topology::from_value(&source).expect("topology"), &operation).map(drop);
+        let outcome = ops::apply(&Topology::from_value(&source).expect("topology"), &operation).map(drop);
         expect_error(
             &mut file,
             &format!("apply/reject-{label}"),
@@ -85,7 +85,7 @@ pub(crate) fn file() -> VectorFile {
         "apply/reject-plan-on-jump",
         json!({"op": "apply", "topology": "jump-3", "operation": {"op": "plan_rebalance"}}),
         "invalid_argument",
-        operations::apply(jump.topology(), &json!({"op": "plan_rebalance"})).map(drop),
+        ops::apply(jump.topology(), &json!({"op": "plan_rebalance"})).map(drop),
     );
 
     // Reads and writes while vbuckets move; read-only vbuckets.

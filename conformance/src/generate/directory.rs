@@ -6,7 +6,7 @@
 //! `vbucket_override_remove`.
 
 use serde_json::{json, Value};
-use shardroute::{operations, Router, Topology};
+use shardroute::{ops, Router, Topology};
 
 use super::{doc, expect_error, hex, nodes, owned_key, routing_cases, u64_key, utf8, VectorFile};
 
@@ -373,7 +373,7 @@ pub(crate) fn call_cases(file: &mut VectorFile) {
         ),
     ];
     for (label, id, topology, operation) in cases {
-        let result = operations::apply(topology, &operation).expect("apply");
+        let result = ops::apply(topology, &operation).expect("apply");
         file.case(
             &format!("apply/{label}"),
             json!({"op": "apply", "topology": id, "operation": operation, "expect": {"result": result}}),
@@ -442,7 +442,7 @@ pub(crate) fn call_cases(file: &mut VectorFile) {
         ),
     ];
     for (label, id, topology, operation) in rejections {
-        let outcome = operations::apply(topology, &operation).map(drop);
+        let outcome = ops::apply(topology, &operation).map(drop);
         expect_error(
             file,
             &format!("apply/reject-{label}"),
@@ -452,7 +452,7 @@ pub(crate) fn call_cases(file: &mut VectorFile) {
         );
     }
     // Removing a node an entry names gives an invalid document.
-    let outcome = operations::apply(&directory_topology, &json!({"op": "remove_node", "id": "d1"})).map(drop);
+    let outcome = ops::apply(&directory_topology, &json!({"op": "remove_node", "id": "d1"})).map(drop);
     expect_error(
         file,
         "apply/reject-remove-node-named-by-entry",
@@ -460,7 +460,6 @@ pub(crate) fn call_cases(file: &mut VectorFile) {
         "invalid_topology",
         outcome,
     );
-    let result =
-        operations::apply(&directory_topology, &json!({"op": "add_node", "node": {"id": "d4"}})).expect("add_node");
+    let result = ops::apply(&directory_topology, &json!({"op": "add_node", "node": {"id": "d4"}})).expect("add_node");
     file.case("apply/add-node", json!({"op": "apply", "topology": "directory-jump-4", "operation": {"op": "add_node", "node": {"id": "d4"}}, "expect": {"result": result}}));
 }

@@ -5,7 +5,7 @@
 //! suffix), `shards_for_range` and the group operations through `apply`.
 
 use serde_json::{json, Value};
-use shardroute::{operations, Key, Router, Topology};
+use shardroute::{ops, Key, Router, Topology};
 
 use super::{doc, expect_error, hex, nodes, owned_key, u64_key, utf8, VectorFile};
 
@@ -246,7 +246,7 @@ pub(crate) fn call_cases(file: &mut VectorFile) {
         ("set-writable", json!({"op": "id_groups_set_writable", "group": "g1"})),
     ];
     for (what, operation) in applied {
-        let result = operations::apply(&topology, &operation).expect("apply");
+        let result = ops::apply(&topology, &operation).expect("apply");
         let next = Router::from_value(&result["topology"]).expect("next topology");
         assert_eq!(next.epoch(), 2);
         // No id that routed before moves.
@@ -297,7 +297,7 @@ pub(crate) fn call_cases(file: &mut VectorFile) {
         ("node-edits-refused", json!({"op": "add_node", "node": {"id": "db-e"}}), "invalid_argument"),
     ];
     for (what, operation, code) in refused {
-        let outcome = operations::apply(&topology, &operation).map(drop);
+        let outcome = ops::apply(&topology, &operation).map(drop);
         expect_error(
             file,
             &format!("orders/apply/refused-{what}"),

@@ -6,7 +6,7 @@
 //! generator operations through `apply`.
 
 use serde_json::{json, Value};
-use shardroute::{operations, Router, Topology};
+use shardroute::{ops, Router, Topology};
 
 use super::{doc, expect_error, hex, nodes, owned_key, reference_lines, u64_key, utf8, VectorFile};
 
@@ -463,7 +463,7 @@ pub(crate) fn call_cases(file: &mut VectorFile) {
     }
     for (topology, what, operation, report) in generated {
         let before = Topology::from_value(file_doc(file, topology)).expect("topology");
-        let result = operations::apply(&before, &operation).expect("apply");
+        let result = ops::apply(&before, &operation).expect("apply");
         let mut expected = report;
         // Generators return the topology unchanged (same epoch).
         expected["topology"] = before.to_value();
@@ -511,7 +511,7 @@ pub(crate) fn call_cases(file: &mut VectorFile) {
     ];
     for (topology, what, operation) in refused {
         let before = Topology::from_value(file_doc(file, topology)).expect("topology");
-        let outcome = operations::apply(&before, &operation).map(drop);
+        let outcome = ops::apply(&before, &operation).map(drop);
         expect_error(
             file,
             &format!("{topology}/apply/refused-{what}"),
@@ -520,7 +520,7 @@ pub(crate) fn call_cases(file: &mut VectorFile) {
             outcome,
         );
     }
-    let outcome = operations::apply(
+    let outcome = ops::apply(
         &Topology::from_value(file_doc(file, "flickr-tickets")).expect("topology"),
         &json!({"op": "id_bits_tickets", "shard": 0, "auto_increment": 1, "count": 65537}),
     )

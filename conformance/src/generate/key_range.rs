@@ -6,7 +6,7 @@
 //! operations.
 
 use serde_json::{json, Value};
-use shardroute::{operations, Router, Topology};
+use shardroute::{ops, Router, Topology};
 
 use super::{
     apply_case, apply_error, doc, expect_error, hex, nodes, owned_key, routing_cases, u64_key, utf8, VectorFile,
@@ -266,8 +266,7 @@ pub(crate) fn call_cases(file: &mut VectorFile) {
     let ring = doc(1, nodes(&["a"]), json!({"type": "ring"}));
     let raw = ring.to_string();
     let outcome =
-        operations::apply(&Topology::from_value(&ring).expect("ring"), &json!({"op": "range_merge", "shard": 0}))
-            .map(drop);
+        ops::apply(&Topology::from_value(&ring).expect("ring"), &json!({"op": "range_merge", "shard": 0})).map(drop);
     expect_error(
         file,
         "apply/reject-range-op-on-ring",

@@ -5,7 +5,7 @@
 //! cases of `add_node`, `remove_node` and `disruption` with their disruption reports.
 
 use serde_json::{json, Value};
-use shardroute::{operations, Router, Topology};
+use shardroute::{ops, Router, Topology};
 
 use super::{doc, expect_error, nodes, reference_lines, routing_cases, u64_key, VectorFile};
 
@@ -152,7 +152,7 @@ pub(crate) fn call_cases(file: &mut VectorFile) {
         ("disruption-to-jump", "maglev-5", &five, json!({"op": "disruption", "to": jump})),
     ];
     for (label, id, topology, operation) in applied {
-        let result = operations::apply(topology, &operation).expect("apply");
+        let result = ops::apply(topology, &operation).expect("apply");
         file.case(
             &format!("apply/{label}"),
             json!({"op": "apply", "topology": id, "operation": operation, "expect": {"result": result}}),
@@ -178,7 +178,7 @@ pub(crate) fn call_cases(file: &mut VectorFile) {
         ),
     ];
     for (label, topology, operation, code) in rejected {
-        let outcome = operations::apply(topology, &operation).map(drop);
+        let outcome = ops::apply(topology, &operation).map(drop);
         let case = if std::ptr::eq(topology, &tight_topology) {
             json!({"op": "apply", "topology_json": tight.to_string(), "operation": operation})
         } else {

@@ -177,7 +177,7 @@ pub(crate) fn routing_cases(file: &mut VectorFile, id: &str, router: &Router) {
 /// core's result.
 pub(crate) fn apply_case(file: &mut VectorFile, id: &str, document: &Value, what: &str, operation: Value) {
     let topology = shardroute::Topology::from_value(document).expect("topology");
-    let result = shardroute::operations::apply(&topology, &operation).unwrap_or_else(|err| panic!("{what}: {err}"));
+    let result = shardroute::ops::apply(&topology, &operation).unwrap_or_else(|err| panic!("{what}: {err}"));
     file.case(
         &format!("{id}/apply/{what}"),
         json!({"op": "apply", "topology": id, "operation": operation, "expect": {"result": result}}),
@@ -187,7 +187,7 @@ pub(crate) fn apply_case(file: &mut VectorFile, id: &str, document: &Value, what
 /// An `apply` case that must fail with `code`.
 pub(crate) fn apply_error(file: &mut VectorFile, id: &str, document: &Value, what: &str, operation: Value, code: &str) {
     let topology = shardroute::Topology::from_value(document).expect("topology");
-    let outcome = shardroute::operations::apply(&topology, &operation).map(drop);
+    let outcome = shardroute::ops::apply(&topology, &operation).map(drop);
     expect_error(
         file,
         &format!("{id}/apply/reject-{what}"),

@@ -5,7 +5,7 @@
 //! `apply` cases of `multilevel_remap` and `multilevel_group_set`.
 
 use serde_json::{json, Value};
-use shardroute::{operations, Router, Topology};
+use shardroute::{ops, Router, Topology};
 
 use super::{doc, expect_error, nodes, routing_cases, u64_key, VectorFile};
 
@@ -202,20 +202,19 @@ pub(crate) fn call_cases(file: &mut VectorFile) {
         ("add-spare-node", "multilevel-small-8", &small, json!({"op": "add_node", "node": {"id": "spare-2"}})),
     ];
     for (label, id, topology, operation) in cases {
-        let result = operations::apply(topology, &operation).expect("apply");
+        let result = ops::apply(topology, &operation).expect("apply");
         file.case(
             &format!("apply/{label}"),
             json!({"op": "apply", "topology": id, "operation": operation, "expect": {"result": result}}),
         );
     }
     // Create then remove: the removal applies to the document the creation returned.
-    let created =
-        operations::apply(&small, &json!({"op": "multilevel_group_set", "group": "south", "nodes": ["spare"]}))
-            .expect("create");
+    let created = ops::apply(&small, &json!({"op": "multilevel_group_set", "group": "south", "nodes": ["spare"]}))
+        .expect("create");
     let created_text = created["topology"].to_string();
     let created = Topology::from_json(&created_text).expect("created");
     let operation = json!({"op": "multilevel_group_set", "group": "south", "nodes": []});
-    let result = operations::apply(&created, &operation).expect("remove");
+    let result = ops::apply(&created, &operation).expect("remove");
     file.case(
         "apply/group-remove-empty",
         json!({"op": "apply", "topology_json": created_text, "operation": operation, "expect": {"result": result}}),
@@ -287,13 +286,13 @@ pub(crate) fn call_cases(file: &mut VectorFile) {
         ),
     ];
     for (label, id, topology, operation, code) in rejections {
-        let outcome = operations::apply(topology, &operation).map(drop);
+        let outcome = ops::apply(topology, &operation).map(drop);
         let case = json!({"op": "apply", "topology": id, "operation": operation});
         expect_error(file, &format!("apply/reject-{label}"), case, code, outcome);
     }
     let raw = doc(1, nodes(&["a"]), json!({"type": "jump"})).to_string();
     let operation = json!({"op": "multilevel_remap", "partition": 0, "group": "east"});
-    let outcome = operations::apply(&Topology::from_json(&raw).expect("jump"), &operation).map(drop);
+    let outcome = ops::apply(&Topology::from_json(&raw).expect("jump"), &operation).map(drop);
     let case = json!({"op": "apply", "topology_json": raw, "operation": operation});
     expect_error(file, "apply/reject-remap-on-jump", case, "invalid_argument", outcome);
 }

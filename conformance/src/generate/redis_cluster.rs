@@ -6,7 +6,7 @@
 //! operations, and rejected documents (non-default hashing, gaps, overlaps).
 
 use serde_json::{json, Value};
-use shardroute::{operations, Router, Topology};
+use shardroute::{ops, Router, Topology};
 
 use super::{doc, expect_error, hex, nodes, reference_lines, routing_cases, u64_key, VectorFile};
 
@@ -156,7 +156,7 @@ fn import_cases(file: &mut VectorFile, base: &Value) {
     ];
     let topology = Topology::from_value(base).expect("base");
     for (what, operation) in cases {
-        let result = operations::apply(&topology, &operation).unwrap_or_else(|err| panic!("{what}: {err}"));
+        let result = ops::apply(&topology, &operation).unwrap_or_else(|err| panic!("{what}: {err}"));
         file.case(
             &format!("mapped/{what}"),
             json!({"op": "apply", "topology": "mapped", "operation": operation, "expect": {"result": result}}),
@@ -175,7 +175,7 @@ fn import_cases(file: &mut VectorFile, base: &Value) {
         ),
     ];
     for (what, operation) in bad {
-        let outcome = operations::apply(&topology, &operation).map(|_| ());
+        let outcome = ops::apply(&topology, &operation).map(|_| ());
         expect_error(
             file,
             &format!("mapped/{what}"),

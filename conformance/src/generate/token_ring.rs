@@ -6,7 +6,7 @@
 //! `apply` cases of `add_node`, `remove_node` and `disruption`.
 
 use serde_json::{json, Value};
-use shardroute::{operations, Router, Topology};
+use shardroute::{ops, Router, Topology};
 
 use super::{doc, expect_error, nodes, routing_cases, u64_key, VectorFile};
 
@@ -171,7 +171,7 @@ pub(crate) fn call_cases(file: &mut VectorFile) {
         ("disruption-to-rendezvous", "token-ring-5", &five, json!({"op": "disruption", "to": rendezvous})),
     ];
     for (label, id, topology, operation) in applied {
-        let result = operations::apply(topology, &operation).expect("apply");
+        let result = ops::apply(topology, &operation).expect("apply");
         file.case(
             &format!("apply/{label}"),
             json!({"op": "apply", "topology": id, "operation": operation, "expect": {"result": result}}),
@@ -188,7 +188,7 @@ pub(crate) fn call_cases(file: &mut VectorFile) {
         ),
     ];
     for (label, operation, code) in rejected {
-        let outcome = operations::apply(&five, &operation).map(drop);
+        let outcome = ops::apply(&five, &operation).map(drop);
         expect_error(
             file,
             &format!("apply/reject-{label}"),

@@ -5,7 +5,7 @@
 //! `trie_remove`.
 
 use serde_json::{json, Value};
-use shardroute::{operations, Router, Topology};
+use shardroute::{ops, Router, Topology};
 
 use super::{doc, expect_error, nodes, routing_cases, u64_key, utf8, VectorFile};
 
@@ -168,21 +168,19 @@ pub(crate) fn call_cases(file: &mut VectorFile) {
     for (label, id, operation) in applied {
         let document = documents.iter().find(|(name, _)| *name == id).map(|(_, d)| d.clone()).expect("document");
         let topology = Topology::from_value(&document).expect("topology");
-        let result = operations::apply(&topology, &operation).expect("apply");
+        let result = ops::apply(&topology, &operation).expect("apply");
         file.case(
             &format!("apply/{label}"),
             json!({"op": "apply", "topology": id, "operation": operation, "expect": {"result": result}}),
         );
     }
     // Two removals in a row: the second runs on the first's result, given as text.
-    let merged = operations::apply(
-        &Topology::from_value(&trie_3()).expect("trie-3"),
-        &json!({"op": "trie_remove", "node": "b"}),
-    )
-    .expect("apply");
+    let merged =
+        ops::apply(&Topology::from_value(&trie_3()).expect("trie-3"), &json!({"op": "trie_remove", "node": "b"}))
+            .expect("apply");
     let raw = merged["topology"].to_string();
     let operation = json!({"op": "trie_remove", "node": "c"});
-    let result = operations::apply(&Topology::from_json(&raw).expect("merged"), &operation).expect("apply");
+    let result = ops::apply(&Topology::from_json(&raw).expect("merged"), &operation).expect("apply");
     file.case(
         "apply/remove-merge-to-root",
         json!({"op": "apply", "topology_json": raw, "operation": operation, "expect": {"result": result}}),
@@ -235,7 +233,7 @@ pub(crate) fn call_cases(file: &mut VectorFile) {
             let document = documents.iter().find(|(name, _)| *name == id).map(|(_, d)| d.clone()).expect("document");
             Topology::from_value(&document).expect("topology")
         };
-        let outcome = operations::apply(&topology, &operation).map(drop);
+        let outcome = ops::apply(&topology, &operation).map(drop);
         expect_error(
             file,
             &format!("apply/reject-{label}"),

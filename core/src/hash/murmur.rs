@@ -1,4 +1,9 @@
 //! MurmurHash2 (Kafka's variant) and MurmurHash3 (Austin Appleby, SMHasher).
+//!
+//! Our own: each system hashes with its own variant (Kafka's seed and `int` bit pattern,
+//! Cassandra's sign-extended tail bytes, Elasticsearch over UTF-16LE), which general
+//! Murmur crates do not reproduce; the tests check each against the system's published
+//! values.
 
 /// Kafka's `Utils.murmur2`: MurmurHash2, 32-bit, seed `0x9747b28c`, little-endian
 /// blocks. The default partitioner sends a keyed record to

@@ -36,159 +36,45 @@
 //! then add one line to the `strategies!` list below. Bindings need no change: they
 //! only ever see [`Router`](crate::Router).
 
-pub mod cassandra;
-pub mod couchbase;
-pub mod directory;
-pub mod elasticsearch;
-pub mod hash_range;
-pub mod id_bits;
-pub mod id_groups;
-pub mod jump;
-pub mod kafka;
-pub mod ketama;
-pub mod key_range;
-pub mod maglev;
-pub mod modulo;
-pub mod multilevel;
-pub mod ranges;
-pub mod redis_cluster;
-pub mod rendezvous;
-pub mod ring;
-pub mod token_ring;
-pub mod trie;
-pub mod vbucket;
-pub mod vitess;
-pub mod vshard;
+pub mod compat;
+pub mod hashed;
+pub mod ids;
+pub mod partitioned;
+pub(crate) mod spec;
 
-use alloc::format;
+pub use spec::DecodedId;
+
 use alloc::vec::Vec;
 
 use serde_json::{Map, Value};
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::hashing::KeyHashing;
 use crate::json::{self, Object};
 use crate::key::Key;
-use crate::topology::Node;
-
-/// The parsed parameters of one strategy type: how its `strategy` object is read and
-/// written, and what it compiles into.
-pub(crate) trait Spec: Sized {
-    /// The `type` name in the document.
-    const TYPE: &'static str;
-    /// Every field the strategy object may have, `type` included.
-    const FIELDS: &'static [&'static str];
-    /// Whether node weights mean something to this strategy. If not, a document that
-    /// sets a weight other than 1 is rejected rather than silently ignored.
-    const WEIGHTED: bool;
-    /// The compiled form that answers lookups.
-    type Placement: Place;
-    /// Reads the strategy object (unknown fields are already rejected).
-    fn parse(object: &Object<'_>, nodes: &[Node]) -> Result<Self>;
-    /// Writes the parameters (every one, defaults included) into the canonical object;
-    /// `type` is written by the caller.
-    fn write(&self, object: &mut Map<alloc::string::String, Value>, nodes: &[Node]);
-    /// Builds the placement.
-    fn compile(&self, hashing: &KeyHashing, nodes: &[Node]) -> Result<Self::Placement>;
-}
-
-/// A compiled strategy: what a router asks per key.
-pub(crate) trait Place {
-    /// The shard of a key.
-    fn shard(&self, hashing: &KeyHashing, key: Key<'_>) -> Result<u32>;
-    /// The node index owning a shard returned by [`Place::shard`].
-    fn owner(&self, shard: u32) -> u32;
-    /// The first `count` distinct node indices for a key, owner first, into `out`
-    /// (already cleared; `1 <= count <= node count` is checked by the router).
-    fn replicas(&self, hashing: &KeyHashing, key: Key<'_>, count: u32, out: &mut Vec<u32>) -> Result<()>;
-    /// The most replicas every key can get.
-    fn max_replicas(&self) -> u32;
-    /// The shard numbers this placement can return (`0..n`, `1..n+1` for 1-based modulo).
-    fn shard_range(&self) -> core::ops::Range<u32>;
-    /// The shards a scan over keys in `[start, end)` must visit, in key order (`end`
-    /// `None`: to the end of the key space). Placements that hash keys scatter every
-    /// range over every shard, which is the default; range-partitioned placements
-    /// override it.
-    fn shards_for_range(&self, _hashing: &KeyHashing, _start: Key<'_>, _end: Option<Key<'_>>) -> Result<Vec<u32>> {
-        Ok(self.shard_range().collect())
-    }
-    /// The node that serves reads of a key: the owner, except where a placement in
-    /// motion says otherwise.
-    fn read_node(&self, hashing: &KeyHashing, key: Key<'_>) -> Result<u32> {
-        Ok(self.owner(self.shard(hashing, key)?))
-    }
-    /// The nodes a write of a key goes to, first the one that decides (`out` is empty).
-    fn write_nodes(&self, hashing: &KeyHashing, key: Key<'_>, out: &mut Vec<u32>) -> Result<()> {
-        out.push(self.owner(self.shard(hashing, key)?));
-        Ok(())
-    }
-    /// Decodes an id that carries its shard (id strategies override it).
-    fn decode_id(&self, _id: u64) -> Result<DecodedId> {
-        Err(Error::argument("this strategy's ids do not carry a shard; decode_id needs an id strategy"))
-    }
-}
-
-/// An id decoded by a strategy whose ids carry their shard: the shard, and the id's
-/// other fields by name (`timestamp`, `sequence`, `local`, `cell`, ...), in layout order.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct DecodedId {
-    /// The shard the id routes to.
-    pub shard: u32,
-    /// The id's other fields, most significant first.
-    pub fields: Vec<(&'static str, u64)>,
-}
-
-/// Replicas as "the owner, then the next nodes in list order, wrapping": the rule of
-/// strategies without their own notion of a second choice (modulo, jump).
-pub(crate) fn successors(owner: u32, count: u32, node_count: u32, out: &mut Vec<u32>) {
-    out.extend((0..count).map(|step| ((u64::from(owner) + u64::from(step)) % u64::from(node_count)) as u32));
-}
-
-/// Refuses a `hashing` section other than the default for a compatibility profile,
-/// which hashes keys itself exactly as its system does (`invalid_topology` at
-/// `hashing`): a SipHash seed must never look as if it changed a Redis slot.
-pub(crate) fn require_default_hashing(kind: &str, how: &str, hashing: &KeyHashing) -> Result<()> {
-    if *hashing == KeyHashing::default() {
-        Ok(())
-    } else {
-        Err(json::at(
-            "hashing",
-            format_args!("the {kind} profile hashes keys {how}, as the real system does; remove the hashing section (it would change nothing)"),
-        ))
-    }
-}
-
-/// A count parameter: 0 is out of range (`invalid_topology`), above `max` a limit.
-pub(crate) fn count_param(object: &Object<'_>, name: &str, default: u32, max: u32) -> Result<u32> {
-    let Some(value) = object.optional(name) else { return Ok(default) };
-    let path = object.path_of(name);
-    match value.as_u64() {
-        Some(0) | None => json::u32_in(&path, value, 1, max),
-        Some(n) if n > u64::from(max) => Err(Error::limit(format!("{path}: {n} exceeds the limit of {max}"))),
-        Some(n) => Ok(n as u32),
-    }
-}
+use crate::node::Node;
+use spec::{check_weights, Place, Spec};
 
 /// Declares the strategies: the public [`Strategy`] enum, the compiled `Placement`
 /// enum, and the dispatch between them. One line per strategy.
 macro_rules! strategies {
-    ($($(#[$doc:meta])* $variant:ident => $module:ident :: $spec:ident,)*) => {
+    ($($(#[$doc:meta])* $variant:ident => $spec:path,)*) => {
         /// A parsed `strategy` section: one variant per shard function, holding that
         /// module's parameters.
         #[derive(Clone, Debug, PartialEq)]
         #[non_exhaustive]
         pub enum Strategy {
-            $($(#[$doc])* $variant($module::$spec),)*
+            $($(#[$doc])* $variant($spec),)*
         }
 
         /// Every `type` name, for error messages.
-        const TYPES: &[&str] = &[$(<$module::$spec as Spec>::TYPE,)*];
+        const TYPES: &[&str] = &[$(<$spec as Spec>::TYPE,)*];
 
         impl Strategy {
             /// The `type` name of this strategy in the document.
             pub fn type_name(&self) -> &'static str {
                 match self {
-                    $(Strategy::$variant(_) => <$module::$spec as Spec>::TYPE,)*
+                    $(Strategy::$variant(_) => <$spec as Spec>::TYPE,)*
                 }
             }
 
@@ -199,16 +85,43 @@ macro_rules! strategies {
                     None => return Err(json::at(path, format_args!("expected an object, found {}", json::type_name(value)))),
                 };
                 $(
-                    if kind == <$module::$spec as Spec>::TYPE {
-                        let object = Object::new(path, value, <$module::$spec as Spec>::FIELDS)?;
-                        check_weights(kind, <$module::$spec as Spec>::WEIGHTED, nodes)?;
-                        return Ok(Strategy::$variant(<$module::$spec as Spec>::parse(&object, nodes)?));
+                    if kind == <$spec as Spec>::TYPE {
+                        let object = Object::new(path, value, <$spec as Spec>::FIELDS)?;
+                        check_weights(kind, <$spec as Spec>::WEIGHTED, nodes)?;
+                        let spec = <$spec as Spec>::parse(&object, nodes)?;
+                        spec.check(nodes)?;
+                        return Ok(Strategy::$variant(spec));
                     }
                 )*
                 Err(json::at(
                     &json::join(path, "type"),
                     format_args!("unknown strategy {kind:?}; expected one of {}", TYPES.join(", ")),
                 ))
+            }
+
+            /// The rules between this strategy and a node list (see `Spec::check`),
+            /// weights included: what every edit ends with.
+            pub(crate) fn check(&self, nodes: &[Node]) -> Result<()> {
+                match self {
+                    $(Strategy::$variant(spec) => {
+                        check_weights(<$spec as Spec>::TYPE, <$spec as Spec>::WEIGHTED, nodes)?;
+                        spec.check(nodes)
+                    })*
+                }
+            }
+
+            /// Whether adding or removing a node is the whole change (see `Spec::follows_node_list`).
+            pub(crate) fn follows_node_list(&self) -> bool {
+                match self {
+                    $(Strategy::$variant(spec) => spec.follows_node_list(),)*
+                }
+            }
+
+            /// Follows `nodes[index]` leaving the list (see `Spec::node_removed`).
+            pub(crate) fn node_removed(&mut self, index: u32, nodes: &[Node]) -> Result<()> {
+                match self {
+                    $(Strategy::$variant(spec) => spec.node_removed(index, nodes),)*
+                }
             }
 
             pub(crate) fn to_value(&self, nodes: &[Node]) -> Value {
@@ -224,7 +137,7 @@ macro_rules! strategies {
         /// A strategy compiled against its node list.
         #[derive(Clone, Debug)]
         pub(crate) enum Placement {
-            $($variant(<$module::$spec as Spec>::Placement),)*
+            $($variant(<$spec as Spec>::Placement),)*
         }
 
         impl Placement {
@@ -286,6 +199,34 @@ macro_rules! strategies {
                 }
             }
 
+            #[inline]
+            pub(crate) fn batches_hashes(&self) -> bool {
+                match self {
+                    $(Placement::$variant(place) => place.batches_hashes(),)*
+                }
+            }
+
+            #[inline]
+            pub(crate) fn shards_of_hashes<I: Iterator<Item = u64>>(&self, hashes: I, out: &mut Vec<u32>) {
+                match self {
+                    $(Placement::$variant(place) => place.shards_of_hashes(hashes, out),)*
+                }
+            }
+
+            #[inline]
+            pub(crate) fn shards_of_hash_slice(&self, hashes: &[u64], out: &mut Vec<u32>) {
+                match self {
+                    $(Placement::$variant(place) => place.shards_of_hash_slice(hashes, out),)*
+                }
+            }
+
+            #[inline]
+            pub(crate) fn shard_is_node(&self) -> bool {
+                match self {
+                    $(Placement::$variant(place) => place.shard_is_node(),)*
+                }
+            }
+
             pub(crate) fn decode_id(&self, id: u64) -> Result<DecodedId> {
                 match self {
                     $(Placement::$variant(place) => place.decode_id(id),)*
@@ -295,62 +236,59 @@ macro_rules! strategies {
     };
 }
 
-strategies! {
-    /// `hash % n`, or 1-based.
-    Modulo => modulo::ModuloSpec,
-    /// Jump consistent hash over the node list.
-    Jump => jump::JumpSpec,
-    /// Consistent-hash ring with virtual nodes.
-    Ring => ring::RingSpec,
-    /// Rendezvous (highest random weight) hashing.
-    Rendezvous => rendezvous::RendezvousSpec,
-    /// Fixed vbuckets with a dictionary.
-    Vbucket => vbucket::VbucketSpec,
-    /// Sorted boundaries over raw keys (byte order).
-    KeyRange => key_range::KeyRangeSpec,
-    /// Sorted boundaries over the 64-bit hash space.
-    HashRange => hash_range::HashRangeSpec,
-    /// An explicit key → node table with a fallback strategy.
-    Directory => directory::DirectorySpec,
-    /// Partitions → groups → nodes: a small top map over remappable groups.
-    Multilevel => multilevel::MultilevelSpec,
-    /// Bit trie over the hash bits: one leaf per node.
-    Trie => trie::TrieSpec,
-    /// Cassandra-style token ring with seeded or explicit tokens.
-    TokenRing => token_ring::TokenRingSpec,
-    /// Maglev lookup table (Eisenbud et al., NSDI 2016).
-    Maglev => maglev::MaglevSpec,
-    /// Ids that carry their shard: bit fields, Snowflake, ticket servers, cells.
-    IdBits => id_bits::IdBitsSpec,
-    /// Id intervals owned by groups of weighted shards.
-    IdGroups => id_groups::IdGroupsSpec,
-    /// Cassandra's Murmur3Partitioner over explicit tokens (compatibility profile).
-    Cassandra => cassandra::CassandraSpec,
-    /// Redis Cluster: CRC16 hash slots over slot ranges (compatibility profile).
-    RedisCluster => redis_cluster::RedisClusterSpec,
-    /// Vitess vindexes (`hash`, `xxhash`, `numeric`) over keyranges (compatibility profile).
-    Vitess => vitess::VitessSpec,
-    /// Kafka's keyed-record partitioner (Java client, or kafkajs' legacy one).
-    Kafka => kafka::KafkaSpec,
-    /// Elasticsearch's document routing (Murmur3 over UTF-16, routing shards).
-    Elasticsearch => elasticsearch::ElasticsearchSpec,
-    /// Ketama continuum of memcached clients (libmemcached, libketama, Couchbase).
-    Ketama => ketama::KetamaSpec,
-    /// Couchbase's vbucket map: CRC-32 bits 16..31 % V (compatibility profile).
-    Couchbase => couchbase::CouchbaseSpec,
-    /// Tarantool vshard: CRC-32C (no final xor) % bucket_count + 1 (compatibility profile).
-    Vshard => vshard::VshardSpec,
+/// Calls `$callback!` with the catalogue: one `Variant => path::to::Spec,` line per
+/// strategy, each with its doc. The one list every per-strategy dispatch is built from
+/// ([`Strategy`] and `Placement` here, the operations' dispatch in [`crate::ops`]).
+macro_rules! catalogue {
+    ($callback:ident) => {
+        $callback! {
+            /// `hash % n`, or 1-based.
+            Modulo => $crate::strategy::hashed::modulo::ModuloSpec,
+            /// Jump consistent hash over the node list.
+            Jump => $crate::strategy::hashed::jump::JumpSpec,
+            /// Consistent-hash ring with virtual nodes.
+            Ring => $crate::strategy::hashed::ring::RingSpec,
+            /// Rendezvous (highest random weight) hashing.
+            Rendezvous => $crate::strategy::hashed::rendezvous::RendezvousSpec,
+            /// Fixed vbuckets with a dictionary.
+            Vbucket => $crate::strategy::partitioned::vbucket::VbucketSpec,
+            /// Sorted boundaries over raw keys (byte order).
+            KeyRange => $crate::strategy::partitioned::key_range::KeyRangeSpec,
+            /// Sorted boundaries over the 64-bit hash space.
+            HashRange => $crate::strategy::partitioned::hash_range::HashRangeSpec,
+            /// An explicit key → node table with a fallback strategy.
+            Directory => $crate::strategy::partitioned::directory::DirectorySpec,
+            /// Partitions → groups → nodes: a small top map over remappable groups.
+            Multilevel => $crate::strategy::partitioned::multilevel::MultilevelSpec,
+            /// Bit trie over the hash bits: one leaf per node.
+            Trie => $crate::strategy::partitioned::trie::TrieSpec,
+            /// Cassandra-style token ring with seeded or explicit tokens.
+            TokenRing => $crate::strategy::partitioned::token_ring::TokenRingSpec,
+            /// Maglev lookup table (Eisenbud et al., NSDI 2016).
+            Maglev => $crate::strategy::hashed::maglev::MaglevSpec,
+            /// Ids that carry their shard: bit fields, Snowflake, ticket servers, cells.
+            IdBits => $crate::strategy::ids::id_bits::IdBitsSpec,
+            /// Id intervals owned by groups of weighted shards.
+            IdGroups => $crate::strategy::ids::id_groups::IdGroupsSpec,
+            /// Cassandra's Murmur3Partitioner over explicit tokens (compatibility profile).
+            Cassandra => $crate::strategy::compat::cassandra::CassandraSpec,
+            /// Redis Cluster: CRC16 hash slots over slot ranges (compatibility profile).
+            RedisCluster => $crate::strategy::compat::redis_cluster::RedisClusterSpec,
+            /// Vitess vindexes (`hash`, `xxhash`, `numeric`) over keyranges (compatibility profile).
+            Vitess => $crate::strategy::compat::vitess::VitessSpec,
+            /// Kafka's keyed-record partitioner (Java client, or kafkajs' legacy one).
+            Kafka => $crate::strategy::compat::kafka::KafkaSpec,
+            /// Elasticsearch's document routing (Murmur3 over UTF-16, routing shards).
+            Elasticsearch => $crate::strategy::compat::elasticsearch::ElasticsearchSpec,
+            /// Ketama continuum of memcached clients (libmemcached, libketama, Couchbase).
+            Ketama => $crate::strategy::hashed::ketama::KetamaSpec,
+            /// Couchbase's vbucket map: CRC-32 bits 16..31 % V (compatibility profile).
+            Couchbase => $crate::strategy::compat::couchbase::CouchbaseSpec,
+            /// Tarantool vshard: CRC-32C (no final xor) % bucket_count + 1 (compatibility profile).
+            Vshard => $crate::strategy::compat::vshard::VshardSpec,
+        }
+    };
 }
+pub(crate) use catalogue;
 
-fn check_weights(kind: &str, weighted: bool, nodes: &[Node]) -> Result<()> {
-    if weighted {
-        return Ok(());
-    }
-    match nodes.iter().position(|node| node.weight != 1.0) {
-        Some(index) => Err(json::at(
-            &format!("nodes[{index}].weight"),
-            format_args!("the {kind} strategy does not support weights (leave weight at 1)"),
-        )),
-        None => Ok(()),
-    }
-}
+catalogue!(strategies);

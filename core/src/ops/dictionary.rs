@@ -1,0 +1,424 @@
+//! The operations of vbucket dictionaries: plan a rebalance, complete moves, double or
+//! halve the vbucket count, and per-key overrides. `docs/dictionary-format.md` in the
+//! repository specifies the dictionary field by field.
+//!
+//! | `op` | what it does |
+//! |---|---|
+//! | `plan_rebalance` | plans a change of nodes with [`crate::planner`] and starts it: nodes in `add` are appended, `remove` ones become `draining`, `fail` ones `failed`, `weights` re-weights; promotions of replicas happen at once in `map`; the target goes to `forward_map` and every vbucket whose active changes becomes `migrating`. Reports `moves`, `steps`, `quota`, `moved_actives`, `lower_bound`. |
+//! | `complete_moves` | for the listed `vbuckets` (default: all), `map` takes the `forward_map` chain and the state is cleared; when nothing is left to move, `forward_map` goes and so do draining and failed nodes no chain names. |
+//! | `vbucket_double` | `V` becomes `2V`; vbucket `v + V` gets the chain of `v`. Since `hash % 2V` is `hash % V` or that plus `V`, no key changes node. |
+//! | `vbucket_halve` | the inverse; allowed only when vbuckets `v` and `v + V/2` have the same chain (and forward chain and state) for every `v`. |
+//! | `vbucket_override` | sends `key` to vbucket `vbucket`; reports `key`, `from_vbucket` (its old override or `hash % V`), `to_vbucket`, `from` and `to` (the active nodes of those vbuckets), `replaced` |
+//! | `vbucket_override_remove` | drops the override of `key` (back to `hash % V`); reports as `vbucket_override` without `replaced` |
+//!
+//! The dictionary operations (the first four) write a checksummed document.
+
+use alloc::format;
+use alloc::string::String;
+use alloc::vec;
+use alloc::vec::Vec;
+
+use serde_json::{json, Map, Value};
+
+use super::{args, Applied, Edit, Op, Report};
+use crate::error::{Error, Result};
+use crate::key::Key;
+use crate::limits;
+use crate::node::{self, Node, NodeState};
+use crate::planner::{self, PlanNode, Role};
+use crate::strategy::partitioned::key_table;
+use crate::strategy::partitioned::vbucket::{VbucketSpec, VbucketState, VbucketTable};
+use crate::strategy::Strategy;
+use crate::topology::Topology;
+
+/// The parameters of `plan_rebalance`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Rebalance {
+    /// Nodes to append.
+    pub add: Vec<Node>,
+    /// Ids of nodes to drain (they become `draining`).
+    pub remove: Vec<String>,
+    /// Ids of nodes whose data is lost (they become `failed`).
+    pub fail: Vec<String>,
+    /// New weights by node id.
+    pub weights: Vec<(String, f64)>,
+    /// Replicas per vbucket of the target (default: as the longest chain now).
+    pub replicas: Option<u32>,
+    /// The most copies into or out of one node per step (default 2).
+    pub max_moves_per_node: u32,
+}
+
+pub(super) fn parse(name: &str, operation: &Value) -> Result<Op> {
+    Ok(match name {
+        "plan_rebalance" => {
+            let args = args(operation, &["op", "add", "remove", "fail", "weights", "replicas", "max_moves_per_node"])?;
+            let add = match args.optional("add") {
+                None => Vec::new(),
+                Some(Value::Array(entries)) => entries
+                    .iter()
+                    .enumerate()
+                    .map(|(i, entry)| Node::from_value(&format!("operation.add[{i}]"), entry))
+                    .collect::<Result<_>>()?,
+                Some(_) => return Err(Error::argument("operation.add: expected an array of nodes")),
+            };
+            let weights = match args.optional("weights") {
+                None => Vec::new(),
+                Some(Value::Object(weights)) => weights
+                    .iter()
+                    .map(|(id, weight)| Ok((id.clone(), node::weight(&format!("operation.weights.{id}"), weight)?)))
+                    .collect::<Result<_>>()?,
+                Some(_) => return Err(Error::argument("operation.weights: expected an object id → weight")),
+            };
+            Op::PlanRebalance(Rebalance {
+                add,
+                remove: args.ids("remove")?,
+                fail: args.ids("fail")?,
+                weights,
+                replicas: args.optional_u32_in("replicas", 0, limits::MAX_REPLICAS)?,
+                max_moves_per_node: args.optional_u32_in("max_moves_per_node", 1, u32::MAX)?.unwrap_or(2),
+            })
+        }
+        "complete_moves" => {
+            let args = args(operation, &["op", "vbuckets"])?;
+            let vbuckets = match args.optional("vbuckets") {
+                None => None,
+                Some(Value::Array(items)) => Some(
+                    items
+                        .iter()
+                        .enumerate()
+                        .map(|(i, item)| {
+                            item.as_u64().and_then(|v| u32::try_from(v).ok()).ok_or_else(|| {
+                                Error::argument(format!("operation.vbuckets[{i}]: expected a vbucket number"))
+                            })
+                        })
+                        .collect::<Result<_>>()?,
+                ),
+                Some(_) => return Err(Error::argument("operation.vbuckets: expected an array of vbucket numbers")),
+            };
+            Op::CompleteMoves { vbuckets }
+        }
+        "vbucket_double" | "vbucket_halve" => {
+            args(operation, &["op"])?;
+            if name == "vbucket_double" {
+                Op::VbucketDouble
+            } else {
+                Op::VbucketHalve
+            }
+        }
+        "vbucket_override" => {
+            let args = args(operation, &["op", "key", "vbucket"])?;
+            Op::VbucketOverride { key: args.key("key")?, vbucket: args.u32_in("vbucket", 0, u32::MAX)? }
+        }
+        _ => Op::VbucketOverrideRemove { key: args(operation, &["op", "key"])?.key("key")? },
+    })
+}
+
+impl Edit for VbucketSpec {
+    fn edit(&self, op: &Op, topology: &Topology) -> Result<Applied> {
+        match op {
+            Op::PlanRebalance(rebalance) => plan_rebalance(self, rebalance, topology),
+            Op::CompleteMoves { vbuckets } => complete_moves(self, vbuckets.as_deref(), topology),
+            Op::VbucketDouble => double(self, topology),
+            Op::VbucketHalve => halve(self, topology),
+            Op::VbucketOverride { key, vbucket } => set_override(self, key.as_key(), *vbucket, topology),
+            Op::VbucketOverrideRemove { key } => remove_override(self, key.as_key(), topology),
+            _ => Err(super::refused(op, topology)),
+        }
+    }
+}
+
+/// The map of a spec, materialized when it is derived round-robin.
+fn explicit_map(spec: &VbucketSpec, nodes: u32) -> Vec<Vec<u32>> {
+    match &spec.map {
+        Some(map) => map.clone(),
+        None => VbucketTable::round_robin(spec.vbuckets, nodes, spec.replicas),
+    }
+}
+
+/// A dictionary operation's result: `spec` over `nodes`, checksummed.
+fn dictionary(topology: &Topology, nodes: Vec<Node>, spec: VbucketSpec, report: Report) -> Applied {
+    let topology = Topology { nodes, strategy: Strategy::Vbucket(spec), checksummed: true, ..topology.clone() };
+    Applied { topology, report }
+}
+
+fn node_index(nodes: &[Node], id: &str, path: &str) -> Result<usize> {
+    node::index_of(nodes, id)
+        .map(|index| index as usize)
+        .ok_or_else(|| Error::argument(format!("{path}: no node {id:?}")))
+}
+
+fn plan_rebalance(spec: &VbucketSpec, rebalance: &Rebalance, topology: &Topology) -> Result<Applied> {
+    if spec.forward.is_some() {
+        return Err(Error::argument("plan_rebalance: a rebalance is already running; complete its moves first"));
+    }
+    // Nodes: append the added ones, then mark removed and failed, then re-weight.
+    let mut nodes = topology.nodes.clone();
+    nodes.extend(rebalance.add.iter().cloned());
+    for (ids, state, path) in [
+        (&rebalance.remove, NodeState::Draining, "operation.remove"),
+        (&rebalance.fail, NodeState::Failed, "operation.fail"),
+    ] {
+        for id in ids {
+            let index = node_index(&nodes, id, path)?;
+            nodes[index].state = state;
+        }
+    }
+    for (id, weight) in &rebalance.weights {
+        let index = node_index(&nodes, id, "operation.weights")?;
+        nodes[index].weight = *weight;
+    }
+    node::check_list(&nodes)?;
+    let chains = explicit_map(spec, topology.nodes.len() as u32);
+    let longest = chains.iter().map(|chain| chain.len() as u32).max().unwrap_or(1);
+    let replicas = rebalance.replicas.unwrap_or(longest.saturating_sub(1));
+    let mut zones: Vec<&str> = nodes.iter().filter_map(|node| node.zone.as_deref()).collect();
+    zones.sort_unstable();
+    zones.dedup();
+    let plan_nodes: Vec<PlanNode> = nodes
+        .iter()
+        .map(|node| PlanNode {
+            weight: node.weight,
+            zone: node.zone.as_deref().and_then(|zone| zones.binary_search(&zone).ok()).map(|i| i as u32),
+            serving: node.state == NodeState::Active,
+            failed: node.state == NodeState::Failed,
+        })
+        .collect();
+    let plan = planner::plan(&chains, &plan_nodes, replicas, rebalance.max_moves_per_node)?;
+
+    // Promotions take effect at once; the rest is the forward map.
+    let mut map = chains.clone();
+    for mv in plan.moves.iter().filter(|mv| mv.promotion && mv.role == Role::Active) {
+        let chain = &mut map[mv.vbucket as usize];
+        chain.retain(|&node| node != mv.to);
+        chain.insert(0, mv.to);
+    }
+    let states = map
+        .iter()
+        .zip(&plan.chains)
+        .enumerate()
+        .filter(|(_, (current, target))| current[0] != target[0])
+        .map(|(vbucket, _)| (vbucket as u32, VbucketState::Migrating))
+        .collect();
+    let forward = if map == plan.chains { None } else { Some(plan.chains.clone()) };
+
+    let id = |index: u32| Value::String(nodes[index as usize].id.clone());
+    let moves: Vec<Value> = plan
+        .moves
+        .iter()
+        .map(|mv| {
+            let (role, slot) = match mv.role {
+                Role::Active => ("active", 0),
+                Role::Replica(slot) => ("replica", slot),
+            };
+            json!({
+                "vbucket": mv.vbucket, "role": role, "slot": slot,
+                "from": mv.from.map_or(Value::Null, id), "to": id(mv.to),
+                "kind": if mv.promotion { "promotion" } else { "copy" },
+            })
+        })
+        .collect();
+    let steps: Vec<Value> = plan.steps.iter().map(|range| json!([range.start, range.end])).collect();
+    let mut quota = Map::new();
+    for (index, node) in nodes.iter().enumerate() {
+        quota.insert(node.id.clone(), plan.active_quota[index].into());
+    }
+    let mut before = vec![0u32; nodes.len()];
+    for chain in &chains {
+        before[chain[0] as usize] += 1;
+    }
+    let lower_bound: u32 = before.iter().zip(&plan.active_quota).map(|(b, q)| b.saturating_sub(*q)).sum();
+    let moved_actives = plan.moves.iter().filter(|mv| mv.role == Role::Active).count();
+    let mut report = Report::new();
+    report.insert("moves".into(), Value::Array(moves));
+    report.insert("steps".into(), Value::Array(steps));
+    report.insert("quota".into(), Value::Object(quota));
+    report.insert("moved_actives".into(), moved_actives.into());
+    report.insert("lower_bound".into(), lower_bound.into());
+    let next = VbucketSpec { map: Some(map), forward, states, replicas: 0, ..spec.clone() };
+    Ok(dictionary(topology, nodes, next, report))
+}
+
+fn complete_moves(spec: &VbucketSpec, listed: Option<&[u32]>, topology: &Topology) -> Result<Applied> {
+    let Some(forward) = &spec.forward else {
+        return Err(Error::argument("complete_moves: no rebalance is running (the dictionary has no forward_map)"));
+    };
+    let all: Vec<u32>;
+    let listed = match listed {
+        Some(listed) => {
+            if let Some((i, v)) = listed.iter().enumerate().find(|(_, &v)| v >= spec.vbuckets) {
+                return Err(Error::argument(format!(
+                    "operation.vbuckets[{i}]: expected a vbucket number in 0..{}, found {v}",
+                    spec.vbuckets
+                )));
+            }
+            listed
+        }
+        None => {
+            all = (0..spec.vbuckets).collect();
+            &all
+        }
+    };
+    let mut map = explicit_map(spec, topology.nodes.len() as u32);
+    let mut completed = Vec::new();
+    for &vbucket in listed {
+        let v = vbucket as usize;
+        if map[v] != forward[v] {
+            map[v] = forward[v].clone();
+            completed.push(vbucket);
+        }
+    }
+    let states: Vec<(u32, VbucketState)> = spec
+        .states
+        .iter()
+        .copied()
+        .filter(|(v, _)| !listed.contains(v) && map[*v as usize] != forward[*v as usize])
+        .collect();
+    let remaining = map.iter().zip(forward).filter(|(a, b)| a != b).count();
+    let done = remaining == 0;
+    let mut nodes = topology.nodes.clone();
+    let mut removed = Vec::new();
+    if done {
+        // Draining and failed nodes that no chain names leave the node list; indices shift.
+        let mut used = vec![false; nodes.len()];
+        for &node in map.iter().flatten() {
+            used[node as usize] = true;
+        }
+        let mut renumber = vec![u32::MAX; nodes.len()];
+        let mut kept = Vec::new();
+        for (index, node) in nodes.iter().enumerate() {
+            if node.state != NodeState::Active && !used[index] {
+                removed.push(Value::String(node.id.clone()));
+            } else {
+                renumber[index] = kept.len() as u32;
+                kept.push(node.clone());
+            }
+        }
+        for node in map.iter_mut().flatten() {
+            *node = renumber[*node as usize];
+        }
+        nodes = kept;
+    }
+    let mut report = Report::new();
+    report.insert("completed".into(), Value::Array(completed.into_iter().map(Value::from).collect()));
+    report.insert("remaining".into(), remaining.into());
+    report.insert("removed_nodes".into(), Value::Array(removed));
+    let next = VbucketSpec {
+        map: Some(map),
+        forward: if done { None } else { Some(forward.clone()) },
+        states,
+        replicas: 0,
+        ..spec.clone()
+    };
+    Ok(dictionary(topology, nodes, next, report))
+}
+
+fn double(spec: &VbucketSpec, topology: &Topology) -> Result<Applied> {
+    let vbuckets = spec.vbuckets;
+    let doubled = vbuckets.checked_mul(2).filter(|&v| v <= limits::MAX_VBUCKETS).ok_or_else(|| {
+        Error::limit(format!(
+            "vbucket_double: {vbuckets} vbuckets doubled exceeds the limit of {}",
+            limits::MAX_VBUCKETS
+        ))
+    })?;
+    let twice = |chains: &Vec<Vec<u32>>| -> Vec<Vec<u32>> { chains.iter().chain(chains.iter()).cloned().collect() };
+    let map = explicit_map(spec, topology.nodes.len() as u32);
+    let mut states = spec.states.clone();
+    states.extend(spec.states.iter().map(|&(v, state)| (v + vbuckets, state)));
+    let next = VbucketSpec {
+        vbuckets: doubled,
+        map: Some(twice(&map)),
+        forward: spec.forward.as_ref().map(twice),
+        states,
+        replicas: 0,
+        ..spec.clone()
+    };
+    let mut report = Report::new();
+    report.insert("vbuckets".into(), doubled.into());
+    Ok(dictionary(topology, topology.nodes.clone(), next, report))
+}
+
+fn halve(spec: &VbucketSpec, topology: &Topology) -> Result<Applied> {
+    if !spec.vbuckets.is_multiple_of(2) {
+        return Err(Error::argument(format!("vbucket_halve: {} vbuckets cannot be halved", spec.vbuckets)));
+    }
+    let half = spec.vbuckets / 2;
+    let map = explicit_map(spec, topology.nodes.len() as u32);
+    let state = |v: u32| match spec.states.binary_search_by_key(&v, |entry| entry.0) {
+        Ok(index) => spec.states[index].1,
+        Err(_) => VbucketState::Active,
+    };
+    for v in 0..half {
+        let (low, high) = (v as usize, (v + half) as usize);
+        let same_forward = spec.forward.as_ref().is_none_or(|f| f[low] == f[high]);
+        if map[low] != map[high] || !same_forward || state(v) != state(v + half) {
+            return Err(Error::argument(format!(
+                "vbucket_halve: vbuckets {v} and {} do not sit on the same nodes; move them together first",
+                v + half
+            )));
+        }
+    }
+    let next = VbucketSpec {
+        vbuckets: half,
+        map: Some(map[..half as usize].to_vec()),
+        forward: spec.forward.as_ref().map(|f| f[..half as usize].to_vec()),
+        states: spec.states.iter().copied().filter(|(v, _)| *v < half).collect(),
+        overrides: spec.overrides.iter().map(|(key, v)| (key.clone(), v % half)).collect(),
+        replicas: 0,
+    };
+    let mut report = Report::new();
+    report.insert("vbuckets".into(), half.into());
+    Ok(dictionary(topology, topology.nodes.clone(), next, report))
+}
+
+/// The head of the chain of `vbucket` without compiling the whole table.
+fn active_node(spec: &VbucketSpec, vbucket: u32, nodes: &[Node]) -> u32 {
+    match &spec.map {
+        Some(chains) => chains[vbucket as usize][0],
+        None => (u64::from(vbucket) % nodes.len() as u64) as u32,
+    }
+}
+
+/// The report of an override change: `key`, `from_vbucket`, `to_vbucket`, and the
+/// active nodes `from` and `to`.
+fn override_report(topology: &Topology, spec: &VbucketSpec, key: Key<'_>, from: u32, to: u32) -> Report {
+    let node =
+        |vbucket: u32| Value::String(topology.nodes[active_node(spec, vbucket, &topology.nodes) as usize].id.clone());
+    let mut report = Report::new();
+    report.insert("key".into(), key_table::key_to_value(key));
+    report.insert("from_vbucket".into(), from.into());
+    report.insert("to_vbucket".into(), to.into());
+    report.insert("from".into(), node(from));
+    report.insert("to".into(), node(to));
+    report
+}
+
+fn with_spec(topology: &Topology, spec: VbucketSpec, report: Report) -> Applied {
+    Applied { topology: Topology { strategy: Strategy::Vbucket(spec), ..topology.clone() }, report }
+}
+
+fn set_override(spec: &VbucketSpec, key: Key<'_>, vbucket: u32, topology: &Topology) -> Result<Applied> {
+    if vbucket >= spec.vbuckets {
+        return Err(Error::argument(format!(
+            "operation.vbucket: expected an integer in 0..={}, found {vbucket}",
+            spec.vbuckets - 1
+        )));
+    }
+    let key = crate::key::OwnedKey::from(key);
+    key_table::check_table_keys("operation.key", &topology.hashing, &[(key.clone(), vbucket)])
+        .map_err(super::args::argument)?;
+    let mut next = spec.clone();
+    let previous = key_table::table_set(&mut next.overrides, key.clone(), vbucket)?;
+    let from = previous.unwrap_or_else(|| (topology.hashing.hash(key.as_key()) % u64::from(spec.vbuckets)) as u32);
+    let mut report = override_report(topology, spec, key.as_key(), from, vbucket);
+    report.insert("replaced".into(), Value::Bool(previous.is_some()));
+    Ok(with_spec(topology, next, report))
+}
+
+fn remove_override(spec: &VbucketSpec, key: Key<'_>, topology: &Topology) -> Result<Applied> {
+    let mut next = spec.clone();
+    let from = key_table::table_remove(&mut next.overrides, key).ok_or_else(|| {
+        Error::argument(format!("vbucket_override_remove: {} has no override", key_table::key_to_value(key)))
+    })?;
+    let to = (topology.hashing.hash(key) % u64::from(spec.vbuckets)) as u32;
+    Ok(with_spec(topology, next, override_report(topology, spec, key, from, to)))
+}

@@ -173,32 +173,18 @@ impl KeyHashing {
                 }
             },
         };
-        let hash_tag = match object.optional("hash_tag") {
-            None => HashTag::None,
-            Some(value) => match json::str(&object.path_of("hash_tag"), value)? {
-                "none" => HashTag::None,
-                "redis" => HashTag::Redis,
-                other => {
-                    return Err(json::at(
-                        &object.path_of("hash_tag"),
-                        format_args!("unknown hash tag rule {other:?}; expected \"none\" or \"redis\""),
-                    ))
-                }
-            },
-        };
-        let integers = match object.optional("integers") {
-            None => IntegerKeys::LeBytes,
-            Some(value) => match json::str(&object.path_of("integers"), value)? {
-                "le_bytes" => IntegerKeys::LeBytes,
-                "identity" => IntegerKeys::Identity,
-                other => {
-                    return Err(json::at(
-                        &object.path_of("integers"),
-                        format_args!("unknown integer rule {other:?}; expected \"le_bytes\" or \"identity\""),
-                    ))
-                }
-            },
-        };
+        let hash_tag = object.choice(
+            "hash_tag",
+            "hash tag rule",
+            HashTag::None,
+            &[("none", HashTag::None), ("redis", HashTag::Redis)],
+        )?;
+        let integers = object.choice(
+            "integers",
+            "integer rule",
+            IntegerKeys::LeBytes,
+            &[("le_bytes", IntegerKeys::LeBytes), ("identity", IntegerKeys::Identity)],
+        )?;
         Ok(KeyHashing { function, hash_tag, integers })
     }
 

@@ -88,6 +88,26 @@ impl<'a> Object<'a> {
         self.map.get(name).filter(|value| !value.is_null())
     }
 
+    /// The field `name` as one of the named `options` (a string), `default` when absent:
+    /// `"unknown {what} "x"; expected "a", "b" or "c"` otherwise.
+    pub(crate) fn choice<T: Copy>(&self, name: &str, what: &str, default: T, options: &[(&str, T)]) -> Result<T> {
+        let Some(value) = self.optional(name) else { return Ok(default) };
+        let path = self.path_of(name);
+        let text = str(&path, value)?;
+        match options.iter().find(|(spelling, _)| *spelling == text) {
+            Some(&(_, choice)) => Ok(choice),
+            None => {
+                let quoted: Vec<String> = options.iter().map(|(spelling, _)| format!("{spelling:?}")).collect();
+                let expected = match quoted.split_last() {
+                    Some((last, [])) => last.clone(),
+                    Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+                    None => String::new(),
+                };
+                Err(at(&path, format_args!("unknown {what} {text:?}; expected {expected}")))
+            }
+        }
+    }
+
     /// The field `name`, which must be present and not `null`.
     pub(crate) fn required(&self, name: &str) -> Result<&'a Value> {
         self.optional(name).ok_or_else(|| at(&self.path_of(name), "missing required field"))
@@ -96,6 +116,20 @@ impl<'a> Object<'a> {
 
 pub(crate) fn str<'v>(path: &str, value: &'v Value) -> Result<&'v str> {
     value.as_str().ok_or_else(|| at(path, format_args!("expected a string, found {}", type_name(value))))
+}
+
+/// An id (of a node, a group): a non-empty string of at most
+/// [`MAX_NODE_ID_BYTES`](crate::limits::MAX_NODE_ID_BYTES) bytes.
+pub(crate) fn id<'v>(path: &str, value: &'v Value) -> Result<&'v str> {
+    let id = str(path, value)?;
+    if id.is_empty() {
+        return Err(at(path, "must not be empty"));
+    }
+    let limit = crate::limits::MAX_NODE_ID_BYTES;
+    if id.len() as u64 > u64::from(limit) {
+        return Err(Error::limit(format!("{path}: {} bytes; the limit is {limit}", id.len())));
+    }
+    Ok(id)
 }
 
 pub(crate) fn bool(path: &str, value: &Value) -> Result<bool> {

@@ -170,3 +170,30 @@ pub fn u64_from_js_number(value: f64) -> Result<u64> {
         )))
     }
 }
+
+/// The decimal text of `value`, written into the end of `buffer` (no allocation, no
+/// `core::fmt`): how systems that hash an integer's text (Redis, Couchbase, Kafka,
+/// Vitess, ketama's point names) see it.
+///
+/// # Example
+/// ```
+/// let mut buffer = [0u8; 20];
+/// assert_eq!(shardroute::key::decimal(0, &mut buffer), b"0");
+/// assert_eq!(shardroute::key::decimal(u64::MAX, &mut buffer), b"18446744073709551615");
+/// ```
+pub fn decimal(mut value: u64, buffer: &mut [u8; 20]) -> &[u8] {
+    let mut start = buffer.len();
+    loop {
+        start -= 1;
+        buffer[start] = b'0' + (value % 10) as u8;
+        value /= 10;
+        if value == 0 {
+            return &buffer[start..];
+        }
+    }
+}
+
+/// Appends the decimal text of `value` to `out`.
+pub(crate) fn push_decimal(out: &mut Vec<u8>, value: u64) {
+    out.extend_from_slice(decimal(value, &mut [0u8; 20]));
+}

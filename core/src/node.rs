@@ -69,18 +69,7 @@ impl Node {
     /// Reads one node entry at `path` (`nodes[3]`, `operation.node`, ...).
     pub(crate) fn from_value(path: &str, value: &Value) -> Result<Node> {
         let object = Object::new(path, value, FIELDS)?;
-        let id_path = object.path_of("id");
-        let id = json::str(&id_path, object.required("id")?)?;
-        if id.is_empty() {
-            return Err(json::at(&id_path, "must not be empty"));
-        }
-        if id.len() as u64 > u64::from(limits::MAX_NODE_ID_BYTES) {
-            return Err(Error::limit(format!(
-                "{id_path}: {} bytes; the limit is {}",
-                id.len(),
-                limits::MAX_NODE_ID_BYTES
-            )));
-        }
+        let id = json::id(&object.path_of("id"), object.required("id")?)?;
         let text = |name: &str| -> Result<Option<String>> {
             object.optional(name).map(|value| Ok(json::str(&object.path_of(name), value)?.to_string())).transpose()
         };
@@ -89,20 +78,12 @@ impl Node {
             None => 1.0,
             Some(value) => weight(&object.path_of("weight"), value)?,
         };
-        let state = match object.optional("state") {
-            None => NodeState::Active,
-            Some(value) => match json::str(&object.path_of("state"), value)? {
-                "active" => NodeState::Active,
-                "draining" => NodeState::Draining,
-                "failed" => NodeState::Failed,
-                other => {
-                    return Err(json::at(
-                        &object.path_of("state"),
-                        format_args!("unknown state {other:?}; expected \"active\", \"draining\" or \"failed\""),
-                    ))
-                }
-            },
-        };
+        let state = object.choice(
+            "state",
+            "state",
+            NodeState::Active,
+            &[("active", NodeState::Active), ("draining", NodeState::Draining), ("failed", NodeState::Failed)],
+        )?;
         Ok(Node { id: id.to_string(), address, weight, zone, state })
     }
 

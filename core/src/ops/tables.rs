@@ -14,7 +14,7 @@ use crate::key::Key;
 use crate::node;
 use crate::strategy::partitioned::directory::DirectorySpec;
 use crate::strategy::partitioned::key_table;
-use crate::strategy::partitioned::multilevel::{self, partition_hash, Group, GroupPlacement, MultilevelSpec};
+use crate::strategy::partitioned::multilevel::{partition_hash, Group, GroupPlacement, MultilevelSpec};
 use crate::strategy::Strategy;
 use crate::topology::Topology;
 
@@ -33,8 +33,7 @@ pub(super) fn parse(name: &str, operation: &Value) -> Result<Op> {
         }
         _ => {
             let args = args(operation, &["op", "group", "nodes"])?;
-            let group =
-                multilevel::group_id(&args.path("group"), args.required("group")?).map_err(argument_or_limit)?;
+            let group = crate::json::id(&args.path("group"), args.required("group")?).map_err(argument_or_limit)?;
             let nodes = args.required("nodes")?;
             if !nodes.is_array() {
                 return Err(Error::argument(format!("{}: expected an array of node ids", args.path("nodes"))));

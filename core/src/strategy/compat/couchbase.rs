@@ -95,20 +95,7 @@ pub fn vbucket_of(bytes: &[u8], vbuckets: u32) -> u32 {
 pub(crate) fn with_key_bytes<T>(key: Key<'_>, f: impl FnOnce(&[u8]) -> T) -> T {
     match key {
         Key::Bytes(bytes) => f(bytes),
-        Key::U64(value) => {
-            let mut buffer = [0u8; 20];
-            let mut start = buffer.len();
-            let mut rest = value;
-            loop {
-                start -= 1;
-                buffer[start] = b'0' + (rest % 10) as u8;
-                rest /= 10;
-                if rest == 0 {
-                    break;
-                }
-            }
-            f(&buffer[start..])
-        }
+        Key::U64(value) => f(crate::key::decimal(value, &mut [0u8; 20])),
     }
 }
 

@@ -247,7 +247,7 @@ impl Place for Elasticsearch {
             },
             Key::U64(value) => {
                 let mut buffer = [0u8; 20];
-                let digits = crate::strategy::compat::kafka::decimal(value, &mut buffer);
+                let digits = crate::key::decimal(value, &mut buffer);
                 // ASCII digits are valid UTF-8.
                 self.shard_of_text(core::str::from_utf8(digits).unwrap_or("0"))
             }

@@ -115,19 +115,12 @@ impl Spec for KafkaSpec {
 
     fn parse(object: &Object<'_>, nodes: &[Node]) -> Result<KafkaSpec> {
         let partitions = partition_count(object, "partitions")?;
-        let partitioner = match object.optional("partitioner") {
-            None => Partitioner::Java,
-            Some(value) => match json::str(&object.path_of("partitioner"), value)? {
-                "java" => Partitioner::Java,
-                "kafkajs_legacy" => Partitioner::KafkajsLegacy,
-                other => {
-                    return Err(json::at(
-                        &object.path_of("partitioner"),
-                        format_args!("unknown partitioner {other:?}; expected \"java\" or \"kafkajs_legacy\""),
-                    ))
-                }
-            },
-        };
+        let partitioner = object.choice(
+            "partitioner",
+            "partitioner",
+            Partitioner::Java,
+            &[("java", Partitioner::Java), ("kafkajs_legacy", Partitioner::KafkajsLegacy)],
+        )?;
         let leaders = match object.optional("leaders") {
             None => None,
             Some(value) => Some(owner_list(&object.path_of("leaders"), value, partitions, nodes)?),
@@ -178,7 +171,7 @@ impl Place for Kafka {
             Key::Bytes(bytes) => self.partition_of(bytes),
             Key::U64(value) => {
                 let mut buffer = [0u8; 20];
-                self.partition_of(decimal(value, &mut buffer))
+                self.partition_of(crate::key::decimal(value, &mut buffer))
             }
         })
     }
@@ -252,19 +245,6 @@ fn to_uint32(x: f64) -> u32 {
     (x as i64) as u32
 }
 
-/// The ASCII decimal digits of `value`, written at the end of `buffer`.
-pub(crate) fn decimal(mut value: u64, buffer: &mut [u8; 20]) -> &[u8] {
-    let mut start = buffer.len();
-    loop {
-        start -= 1;
-        buffer[start] = b'0' + (value % 10) as u8;
-        value /= 10;
-        if value == 0 {
-            return &buffer[start..];
-        }
-    }
-}
-
 /// A partition count: required, in `1..=`[`limits::MAX_PARTITIONS`] (above it a limit).
 pub(crate) fn partition_count(object: &Object<'_>, name: &str) -> Result<u32> {
     let value = object.required(name)?;
@@ -315,14 +295,6 @@ impl Owners {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn decimal_digits() {
-        let mut buffer = [0u8; 20];
-        assert_eq!(decimal(0, &mut buffer), b"0");
-        assert_eq!(decimal(42, &mut buffer), b"42");
-        assert_eq!(decimal(u64::MAX, &mut buffer), b"18446744073709551615");
-    }
 
     #[test]
     fn legacy_murmur2_values_of_kafkajs() {

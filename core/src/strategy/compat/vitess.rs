@@ -123,7 +123,7 @@ impl Vindex {
                 Key::Bytes(bytes) => crate::hash::xxh64(bytes, 0),
                 Key::U64(value) => {
                     let mut digits = [0u8; 20];
-                    crate::hash::xxh64(decimal(value, &mut digits), 0)
+                    crate::hash::xxh64(crate::key::decimal(value, &mut digits), 0)
                 }
             }),
         }
@@ -139,19 +139,6 @@ fn integer_of(key: Key<'_>) -> Result<u64> {
                 "the hash and numeric vindexes take an integer key or its decimal text (0..=18446744073709551615)",
             )
         }),
-    }
-}
-
-/// The decimal text of `value`, written into the end of `buffer`.
-fn decimal(mut value: u64, buffer: &mut [u8; 20]) -> &[u8] {
-    let mut start = buffer.len();
-    loop {
-        start -= 1;
-        buffer[start] = b'0' + (value % 10) as u8;
-        value /= 10;
-        if value == 0 {
-            return &buffer[start..];
-        }
     }
 }
 
@@ -223,18 +210,9 @@ impl Spec for VitessSpec {
     type Placement = Vitess;
 
     fn parse(object: &Object<'_>, nodes: &[Node]) -> Result<VitessSpec> {
-        let vindex_path = object.path_of("vindex");
-        let vindex = match json::str(&vindex_path, object.required("vindex")?)? {
-            "hash" => Vindex::Hash,
-            "xxhash" => Vindex::Xxhash,
-            "numeric" => Vindex::Numeric,
-            other => {
-                return Err(json::at(
-                    &vindex_path,
-                    format_args!("unknown vindex {other:?}; expected \"hash\", \"xxhash\" or \"numeric\""),
-                ))
-            }
-        };
+        object.required("vindex")?;
+        let options = [("hash", Vindex::Hash), ("xxhash", Vindex::Xxhash), ("numeric", Vindex::Numeric)];
+        let vindex = object.choice("vindex", "vindex", Vindex::Hash, &options)?;
         let path = object.path_of("shards");
         let entries = json::array(&path, object.required("shards")?)?;
         if entries.is_empty() {

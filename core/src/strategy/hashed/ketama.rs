@@ -123,23 +123,12 @@ impl Spec for KetamaSpec {
     type Placement = Ketama;
 
     fn parse(object: &Object<'_>, nodes: &[Node]) -> Result<KetamaSpec> {
-        let variant = match object.optional("variant") {
-            None => KetamaVariant::Libmemcached,
-            Some(value) => {
-                let path = object.path_of("variant");
-                match json::str(&path, value)? {
-                    "libmemcached" => KetamaVariant::Libmemcached,
-                    "libketama" => KetamaVariant::Libketama,
-                    "couchbase" => KetamaVariant::Couchbase,
-                    other => {
-                        return Err(json::at(
-                            &path,
-                            format_args!("unknown variant {other:?}; expected libmemcached, libketama or couchbase"),
-                        ))
-                    }
-                }
-            }
-        };
+        let options = [
+            ("libmemcached", KetamaVariant::Libmemcached),
+            ("libketama", KetamaVariant::Libketama),
+            ("couchbase", KetamaVariant::Couchbase),
+        ];
+        let variant = object.choice("variant", "variant", KetamaVariant::Libmemcached, &options)?;
         let points_per_server = match object.optional("points_per_server") {
             None => DEFAULT_POINTS_PER_SERVER,
             Some(value) => {
@@ -340,7 +329,7 @@ impl Ketama {
                 label.clear();
                 label.extend_from_slice(prefix.as_bytes());
                 label.push(b'-');
-                push_decimal(&mut label, u64::from(digest_index));
+                crate::key::push_decimal(&mut label, u64::from(digest_index));
                 let digest = md5(&label);
                 for part in 0..4 {
                     all.push((point(&digest, part), rank[index], index as u32));
@@ -381,7 +370,7 @@ impl Ketama {
             Key::Bytes(bytes) => key_hash(bytes),
             Key::U64(value) => {
                 let mut text = Vec::with_capacity(20);
-                push_decimal(&mut text, value);
+                crate::key::push_decimal(&mut text, value);
                 key_hash(&text)
             }
         }
@@ -425,21 +414,6 @@ impl Place for Ketama {
     fn shard_range(&self) -> core::ops::Range<u32> {
         0..self.node_count
     }
-}
-
-/// Appends the decimal digits of `value`.
-fn push_decimal(out: &mut Vec<u8>, mut value: u64) {
-    let mut digits = [0u8; 20];
-    let mut len = 0;
-    loop {
-        digits[len] = b'0' + (value % 10) as u8;
-        len += 1;
-        value /= 10;
-        if value == 0 {
-            break;
-        }
-    }
-    out.extend(digits[..len].iter().rev());
 }
 
 #[cfg(test)]

@@ -158,7 +158,7 @@ impl Ring {
                 label.clear();
                 label.extend_from_slice(node.id.as_bytes());
                 label.push(b'#');
-                push_decimal(&mut label, point);
+                crate::key::push_decimal(&mut label, u64::from(point));
                 points.push((hashing.hash_bytes(&label), index as u32, point));
             }
         }
@@ -229,21 +229,6 @@ impl NodeFromHash for Ring {
     fn node_count(&self) -> u32 {
         self.node_count
     }
-}
-
-/// Appends the decimal digits of `value` (no allocation, no `core::fmt`).
-fn push_decimal(out: &mut Vec<u8>, mut value: u32) {
-    let mut digits = [0u8; 10];
-    let mut len = 0;
-    loop {
-        digits[len] = b'0' + (value % 10) as u8;
-        len += 1;
-        value /= 10;
-        if value == 0 {
-            break;
-        }
-    }
-    out.extend(digits[..len].iter().rev());
 }
 
 #[cfg(test)]

@@ -239,14 +239,7 @@ pub(crate) fn parse_interval(path: &str, value: &Value) -> Result<(u64, u64)> {
 
 pub(crate) fn parse_group(path: &str, value: &Value, nodes: &[Node]) -> Result<IdGroup> {
     let object = Object::new(path, value, GROUP_FIELDS)?;
-    let id_path = object.path_of("id");
-    let id = json::str(&id_path, object.required("id")?)?;
-    if id.is_empty() {
-        return Err(json::at(&id_path, "must not be empty"));
-    }
-    if id.len() as u64 > u64::from(limits::MAX_NODE_ID_BYTES) {
-        return Err(Error::limit(format!("{id_path}: {} bytes; the limit is {}", id.len(), limits::MAX_NODE_ID_BYTES)));
-    }
+    let id = json::id(&object.path_of("id"), object.required("id")?)?;
     let intervals_path = object.path_of("intervals");
     let entries = json::array(&intervals_path, object.required("intervals")?)?;
     if entries.is_empty() {

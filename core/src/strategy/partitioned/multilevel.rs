@@ -193,19 +193,12 @@ impl Spec for MultilevelSpec {
 
     fn parse(object: &Object<'_>, nodes: &[Node]) -> Result<MultilevelSpec> {
         let partitions = count_param(object, "partitions", DEFAULT_PARTITIONS, MAX_PARTITIONS)?;
-        let within_group = match object.optional("within_group") {
-            None => WithinGroup::Rendezvous,
-            Some(value) => match json::str(&object.path_of("within_group"), value)? {
-                "rendezvous" => WithinGroup::Rendezvous,
-                "jump" => WithinGroup::Jump,
-                other => {
-                    return Err(json::at(
-                        &object.path_of("within_group"),
-                        format_args!("unknown within-group function {other:?}; expected \"rendezvous\" or \"jump\""),
-                    ))
-                }
-            },
-        };
+        let within_group = object.choice(
+            "within_group",
+            "within-group function",
+            WithinGroup::Rendezvous,
+            &[("rendezvous", WithinGroup::Rendezvous), ("jump", WithinGroup::Jump)],
+        )?;
         let groups_path = object.path_of("groups");
         let rows = json::array(&groups_path, object.required("groups")?)?;
         if rows.is_empty() {
@@ -215,7 +208,7 @@ impl Spec for MultilevelSpec {
         for (index, row) in rows.iter().enumerate() {
             let row_path = format!("{groups_path}[{index}]");
             let group = Object::new(&row_path, row, &["id", "nodes"])?;
-            let id = group_id(&group.path_of("id"), group.required("id")?)?;
+            let id = json::id(&group.path_of("id"), group.required("id")?)?;
             if let Some(other) = groups.iter().position(|g| g.id == id) {
                 return Err(json::at(
                     &group.path_of("id"),
@@ -356,17 +349,6 @@ impl Spec for MultilevelSpec {
             groups.iter().zip(&used).filter(|(_, &used)| used).map(|(g, _)| g.nodes.len() as u32).min().unwrap_or(0);
         Ok(Multilevel { partitions: self.partitions, group_of, owners, groups, smallest_group })
     }
-}
-
-pub(crate) fn group_id<'v>(path: &str, value: &'v Value) -> Result<&'v str> {
-    let id = json::str(path, value)?;
-    if id.is_empty() {
-        return Err(json::at(path, "must not be empty"));
-    }
-    if id.len() as u64 > u64::from(limits::MAX_NODE_ID_BYTES) {
-        return Err(Error::limit(format!("{path}: {} bytes; the limit is {}", id.len(), limits::MAX_NODE_ID_BYTES)));
-    }
-    Ok(id)
 }
 
 /// One group compiled: its node indices and the function that picks among them.

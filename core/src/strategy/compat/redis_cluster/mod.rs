@@ -115,21 +115,8 @@ pub struct RedisClusterSpec {
 pub fn key_slot(key: Key<'_>) -> u32 {
     match key {
         Key::Bytes(bytes) => u32::from(crc16_xmodem(redis_hash_tag(bytes))) & (SLOTS - 1),
-        Key::U64(value) => {
-            // u64::MAX has 20 digits; digits never contain `{`, so no tag applies.
-            let mut buffer = [0u8; 20];
-            let mut start = buffer.len();
-            let mut rest = value;
-            loop {
-                start -= 1;
-                buffer[start] = b'0' + (rest % 10) as u8;
-                rest /= 10;
-                if rest == 0 {
-                    break;
-                }
-            }
-            u32::from(crc16_xmodem(&buffer[start..])) & (SLOTS - 1)
-        }
+        // Digits never contain `{`, so no tag applies.
+        Key::U64(value) => u32::from(crc16_xmodem(crate::key::decimal(value, &mut [0u8; 20]))) & (SLOTS - 1),
     }
 }
 

@@ -19,9 +19,10 @@ pub(crate) trait Spec: Sized {
     const TYPE: &'static str;
     /// Every field the strategy object may have, `type` included.
     const FIELDS: &'static [&'static str];
-    /// Whether node weights mean something to this strategy. If not, a document that
-    /// sets a weight other than 1 is rejected rather than silently ignored.
-    const WEIGHTED: bool;
+    /// Whether node weights mean something to this strategy (most ignore them). If not,
+    /// a document that sets a weight other than 1 is rejected rather than silently
+    /// ignored.
+    const WEIGHTED: bool = false;
     /// The compiled form that answers lookups.
     type Placement: Place;
     /// Reads the strategy object (unknown fields are already rejected).

@@ -70,7 +70,7 @@ use crate::json::{self, Object};
 use crate::key::Key;
 use crate::node::Node;
 pub(crate) use crate::strategy::partitioned::token_ring::parse_tokens;
-use crate::strategy::partitioned::token_ring::{TokenRing, TokenRingSpec, DEFAULT_TOKENS_PER_NODE};
+use crate::strategy::partitioned::token_ring::{tokens_value, TokenRing, TokenRingSpec, DEFAULT_TOKENS_PER_NODE};
 use crate::strategy::spec::{Place, Spec};
 
 /// `{"type": "cassandra", "tokens": {"node id": ["token", ...], ...}}`.
@@ -152,7 +152,6 @@ pub fn composite_key(parts: &[&[u8]]) -> Result<Vec<u8>> {
 impl Spec for CassandraSpec {
     const TYPE: &'static str = "cassandra";
     const FIELDS: &'static [&'static str] = &["type", "tokens"];
-    const WEIGHTED: bool = false;
     type Placement = Cassandra;
 
     fn parse(object: &Object<'_>, nodes: &[Node]) -> Result<CassandraSpec> {
@@ -168,15 +167,7 @@ impl Spec for CassandraSpec {
     }
 
     fn write(&self, object: &mut Map<String, Value>, nodes: &[Node]) {
-        let lists = self
-            .tokens
-            .iter()
-            .map(|(node, tokens)| {
-                let list = tokens.iter().map(|token| Value::String(format!("{token}"))).collect();
-                (nodes[*node as usize].id.clone(), Value::Array(list))
-            })
-            .collect();
-        object.insert("tokens".into(), Value::Object(lists));
+        object.insert("tokens".into(), tokens_value(&self.tokens, nodes));
     }
 
     fn compile(&self, hashing: &KeyHashing, nodes: &[Node]) -> Result<Cassandra> {

@@ -102,7 +102,6 @@ pub(crate) fn with_key_bytes<T>(key: Key<'_>, f: impl FnOnce(&[u8]) -> T) -> T {
 impl Spec for CouchbaseSpec {
     const TYPE: &'static str = "couchbase";
     const FIELDS: &'static [&'static str] = &["type", "map", "forward_map"];
-    const WEIGHTED: bool = false;
     type Placement = Couchbase;
 
     fn parse(object: &Object<'_>, nodes: &[Node]) -> Result<CouchbaseSpec> {

@@ -111,7 +111,6 @@ impl Spec for ElasticsearchSpec {
     const TYPE: &'static str = "elasticsearch";
     const FIELDS: &'static [&'static str] =
         &["type", "number_of_shards", "number_of_routing_shards", "routing_partition_size", "primaries"];
-    const WEIGHTED: bool = false;
     type Placement = Elasticsearch;
 
     fn parse(object: &Object<'_>, nodes: &[Node]) -> Result<ElasticsearchSpec> {

@@ -110,7 +110,6 @@ pub struct KafkaSpec {
 impl Spec for KafkaSpec {
     const TYPE: &'static str = "kafka";
     const FIELDS: &'static [&'static str] = &["type", "partitions", "partitioner", "leaders"];
-    const WEIGHTED: bool = false;
     type Placement = Kafka;
 
     fn parse(object: &Object<'_>, nodes: &[Node]) -> Result<KafkaSpec> {

@@ -206,7 +206,6 @@ fn is_zero(bound: &[u8]) -> bool {
 impl Spec for VitessSpec {
     const TYPE: &'static str = "vitess";
     const FIELDS: &'static [&'static str] = &["type", "vindex", "shards"];
-    const WEIGHTED: bool = false;
     type Placement = Vitess;
 
     fn parse(object: &Object<'_>, nodes: &[Node]) -> Result<VitessSpec> {

@@ -79,7 +79,6 @@ pub fn bucket_id(bytes: &[u8], bucket_count: u32) -> u32 {
 impl Spec for VshardSpec {
     const TYPE: &'static str = "vshard";
     const FIELDS: &'static [&'static str] = &["type", "bucket_count", "ranges"];
-    const WEIGHTED: bool = false;
     type Placement = Vshard;
 
     fn parse(object: &Object<'_>, nodes: &[Node]) -> Result<VshardSpec> {

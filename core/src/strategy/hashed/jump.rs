@@ -65,7 +65,6 @@ pub struct JumpSpec;
 impl Spec for JumpSpec {
     const TYPE: &'static str = "jump";
     const FIELDS: &'static [&'static str] = &["type"];
-    const WEIGHTED: bool = false;
     type Placement = Jump;
 
     fn parse(_object: &Object<'_>, _nodes: &[Node]) -> Result<JumpSpec> {

@@ -39,7 +39,6 @@ pub struct ModuloSpec {
 impl Spec for ModuloSpec {
     const TYPE: &'static str = "modulo";
     const FIELDS: &'static [&'static str] = &["type", "one_based"];
-    const WEIGHTED: bool = false;
     type Placement = Modulo;
 
     fn parse(object: &Object<'_>, _nodes: &[Node]) -> Result<ModuloSpec> {

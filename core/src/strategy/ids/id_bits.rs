@@ -689,7 +689,6 @@ impl Spec for IdBitsSpec {
         "shards",
         "cells",
     ];
-    const WEIGHTED: bool = false;
     type Placement = IdBits;
 
     fn parse(object: &Object<'_>, nodes: &[Node]) -> Result<IdBitsSpec> {

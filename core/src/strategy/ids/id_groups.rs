@@ -372,7 +372,6 @@ fn check_groups(path: &str, groups: &[IdGroup]) -> Result<()> {
 impl Spec for IdGroupsSpec {
     const TYPE: &'static str = "id_groups";
     const FIELDS: &'static [&'static str] = &["type", "groups", "tables"];
-    const WEIGHTED: bool = false;
     type Placement = IdGroups;
 
     fn parse(object: &Object<'_>, nodes: &[Node]) -> Result<IdGroupsSpec> {

@@ -103,7 +103,6 @@ pub fn uniform_boundaries(ranges: u32) -> Vec<u64> {
 impl Spec for HashRangeSpec {
     const TYPE: &'static str = "hash_range";
     const FIELDS: &'static [&'static str] = &["type", "boundaries", "ranges"];
-    const WEIGHTED: bool = false;
     type Placement = HashRanges;
 
     fn parse(object: &Object<'_>, nodes: &[Node]) -> Result<HashRangeSpec> {

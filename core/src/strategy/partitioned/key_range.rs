@@ -121,7 +121,6 @@ impl KeyRangeSpec {
 impl Spec for KeyRangeSpec {
     const TYPE: &'static str = "key_range";
     const FIELDS: &'static [&'static str] = &["type", "boundaries", "ranges"];
-    const WEIGHTED: bool = false;
     type Placement = KeyRanges;
 
     fn parse(object: &Object<'_>, nodes: &[Node]) -> Result<KeyRangeSpec> {

@@ -133,15 +133,7 @@ impl Spec for TokenRingSpec {
         object.insert("tokens_per_node".into(), self.tokens_per_node.into());
         object.insert("token_seed".into(), json::u64_value(self.token_seed));
         if !self.tokens.is_empty() {
-            let lists = self
-                .tokens
-                .iter()
-                .map(|(node, tokens)| {
-                    let list = tokens.iter().map(|token| Value::String(format!("{token}"))).collect();
-                    (nodes[*node as usize].id.clone(), Value::Array(list))
-                })
-                .collect();
-            object.insert("tokens".into(), Value::Object(lists));
+            object.insert("tokens".into(), tokens_value(&self.tokens, nodes));
         }
     }
 
@@ -189,6 +181,18 @@ impl TokenRingSpec {
             }
         })
     }
+}
+
+/// Explicit tokens as the document writes them: node id → its tokens as decimal strings.
+pub(crate) fn tokens_value(tokens: &[(u32, Vec<i64>)], nodes: &[Node]) -> Value {
+    let lists = tokens
+        .iter()
+        .map(|(node, tokens)| {
+            let list = tokens.iter().map(|token| Value::String(format!("{token}"))).collect();
+            (nodes[*node as usize].id.clone(), Value::Array(list))
+        })
+        .collect();
+    Value::Object(lists)
 }
 
 pub(crate) fn parse_tokens(path: &str, value: &Value, nodes: &[Node]) -> Result<Vec<(u32, Vec<i64>)>> {

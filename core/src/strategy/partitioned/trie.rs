@@ -345,7 +345,6 @@ impl TrieSpec {
 impl Spec for TrieSpec {
     const TYPE: &'static str = "trie";
     const FIELDS: &'static [&'static str] = &["type", "leaves"];
-    const WEIGHTED: bool = false;
     type Placement = Trie;
 
     fn parse(object: &Object<'_>, nodes: &[Node]) -> Result<TrieSpec> {

@@ -164,7 +164,6 @@ pub fn create_split(masters: u32) -> Option<Vec<(u32, u32)>> {
 impl Spec for RedisClusterSpec {
     const TYPE: &'static str = "redis_cluster";
     const FIELDS: &'static [&'static str] = &["type", "slots"];
-    const WEIGHTED: bool = false;
     type Placement = SlotTable;
 
     fn parse(object: &Object<'_>, nodes: &[Node]) -> Result<RedisClusterSpec> {

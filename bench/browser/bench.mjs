@@ -1,7 +1,7 @@
-// The browser benchmark of issue 6: the WASM package's web build (pkg/web, through its
+// The browser benchmark: the WASM package's web build (pkg/web, through its
 // browser entry js/index.mjs) timed in headless Chromium, next to the Node addon and the
 // WASM package's nodejs build timed in this Node process, in one run. Chromium cannot load
-// the addon, so the issue's WASM targets ("batch within 2x of the Node addon; one call
+// the addon, so the WASM targets ("batch within 2x of the Node addon; one call
 // within 1.5x") are measured across the two processes: each contender is timed once per run
 // in each runtime back to back (the runtime order rotating from run to run), so machine
 // noise hits all three alike, and ratios are of medians over the runs.
@@ -201,7 +201,7 @@ function render({ chromiumVersion, isolated, times, floors, seconds }) {
     }
     lines.push('');
   }
-  lines.push('### Targets (issue 6)', '', '| target | measured | |', '|---|---|---|');
+  lines.push('### Targets', '', '| target | measured | |', '|---|---|---|');
   for (const { target, measured, met } of targets) lines.push(`| ${target} | ${measured} | ${met ? 'met' : '**not met**'} |`);
   lines.push('');
   return `${lines.join('\n')}\n`;

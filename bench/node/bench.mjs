@@ -1,8 +1,8 @@
-// The Node benchmark of issue 6: shardroute's Node addon and WASM package (nodejs build)
+// The Node benchmark: shardroute's Node addon and WASM package (nodejs build)
 // next to the npm peers users would otherwise pick, in the same process and run, on the
 // same keys ("user:<i>"). Every contender of a table is timed once per run, round-robin,
 // so machine noise hits them alike; a table reports ns/key medians (min-max) over the runs
-// and the ratios the issue's targets are stated in.
+// and the ratios the performance targets are stated in.
 //
 //   npm install && node bench.mjs        (BENCH_KEYS=1000000 BENCH_RUNS=5 by default)
 //
@@ -189,7 +189,7 @@ for (const { size, table, times, peer } of results) {
   }
   lines.push('');
 }
-lines.push('### Targets (issue 6)', '', '| target | measured | |', '|---|---|---|');
+lines.push('### Targets', '', '| target | measured | |', '|---|---|---|');
 for (const { target, measured, met } of targets) lines.push(`| ${target} | ${measured} | ${met ? 'met' : 'not met'} |`);
 lines.push('');
 

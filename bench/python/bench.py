@@ -1,5 +1,5 @@
 """Python benchmark: shardroute next to the peers a Python user would otherwise pick,
-timed in the same process and the same run, on the same keys (issue 6).
+timed in the same process and the same run, on the same keys.
 
 Keys are "user:<i>" for i in 0..N (N = 1,000,000; SHARDROUTE_BENCH_KEYS overrides),
 and the integers i for the integer-key rows. Every row is timed REPEATS times
@@ -212,7 +212,7 @@ def cpu_model() -> str:
 
 
 def targets(rows: List[Row]) -> List[Tuple[str, str, str]]:
-    """(target, measured, verdict) for each Python target of issue 6."""
+    """(target, measured, verdict) for each Python performance target."""
     out = []
 
     def ratio(ours: Row, peer: Row) -> float:
@@ -266,7 +266,7 @@ def report(rows: List[Row]) -> str:
                 ratio = ""
             lines.append(f"| {group} | {row.label} | {row.cell()} | {ratio} |")
     lines += ["", "Batch rows have no peer (none has a batch API); compare them with the one-call rows.", ""]
-    lines += ["| target (issue 6, Python) | measured | verdict |", "|---|---|---|"]
+    lines += ["| target (Python) | measured | verdict |", "|---|---|---|"]
     lines += [f"| {target} | {measured} | {verdict} |" for target, measured, verdict in targets(rows)]
     return "\n".join(lines) + "\n"
 

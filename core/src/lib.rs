@@ -56,18 +56,20 @@
 //!
 //! ## Errors
 //!
-//! One [`Error`] type; its [`ErrorKind`] has a stable string code (`invalid_topology`,
-//! `invalid_key`, `no_nodes`, `limit_exceeded`, `invalid_argument`) that every binding
-//! exposes. No function of this crate panics on any input.
+//! One [`Error`] type; its [`ErrorKind`] has a stable string code (every kind is in
+//! [`ErrorKind::ALL`], each documented with its code) that every binding exposes. No
+//! function of this crate panics on any input.
 //!
 //! ## Crate features
 //!
-//! * `std` (default): implements `std::error::Error` for [`Error`]. Everything else is
-//!   `no_std` + `alloc`: build with `default-features = false` for wasm or embedded.
+//! * `std` (default): implements `std::error::Error` for [`Error`] and picks vector
+//!   instructions at run time (jump batches, CRC-32 of long keys). Everything else is
+//!   `no_std` + `alloc`: build with `default-features = false` for wasm or embedded;
+//!   answers are the same either way.
 #![no_std]
 #![deny(missing_docs)]
-// One exception, in `strategy::jump`'s `isa` module: the run-time choice of vector
-// instructions for batches, behind the processor's own answer.
+// One exception, in `strategy::hashed::jump`'s `isa` module: the run-time choice of
+// vector instructions for batches, behind the processor's own answer.
 #![deny(unsafe_code)]
 
 extern crate alloc;

@@ -166,8 +166,8 @@ impl Router {
                 "replica count must be in 1..={node_count} (the number of nodes), got {count}"
             )));
         }
-        // Vbucket chains may be shorter than the node list: the placement checks the
-        // key's own chain and names it in the error.
+        // Tables may give a key fewer nodes than the list holds (a vbucket chain, a
+        // group): the placement checks the key's own and names it in the error.
         self.placement.replicas(&self.topology.hashing, key.into(), count, out)
     }
 

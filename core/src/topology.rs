@@ -17,14 +17,14 @@
 //! |---|---|---|---|
 //! | `format` | `"shardroute/1"` | required | the document format version |
 //! | `epoch` | u64 (number or decimal string) | required | version of this topology; higher is newer |
-//! | `hashing` | object | SipHash-2-4, no tag | see [`KeyHashing`](crate::KeyHashing) |
+//! | `hashing` | object | SipHash-2-4, no tag | see [`KeyHashing`] |
 //! | `nodes` | array, 1 to 65 536 | required | in order: the order is part of the placement |
 //! | `nodes[i].id` | non-empty string, unique | required | what `node(key)` returns |
 //! | `nodes[i].address` | string | absent | carried for clients; not used in placement |
 //! | `nodes[i].weight` | number in (0, 1e6] | 1 | relative capacity (strategies that support it) |
 //! | `nodes[i].zone` | string | absent | failure domain; carried for clients and planners |
 //! | `nodes[i].state` | `"active"`, `"draining"`, `"failed"` | `"active"` | a draining node is being emptied, a failed one has lost its data; the rebalance planner acts on both, routing follows the table |
-//! | `strategy` | object with `type` | required | see [`Strategy`](crate::Strategy) |
+//! | `strategy` | object with `type` | required | see [`Strategy`] |
 //! | `placement` | object: name → template | absent | names rendered per shard by `locate` (see [`crate::placement_names`]) |
 //! | `hot_keys` | object | absent | keys salted over several shards (see [`crate::salting`]) |
 //! | `checksum` | `"xxh64:<16 hex digits>"` | absent | XXH64 (seed 0) of the canonical JSON of the rest of the document; verified on load, so a truncated or edited copy is refused |

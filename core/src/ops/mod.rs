@@ -19,7 +19,7 @@
 //! (`Spec::follows_node_list`); imports from real systems are in `import.rs`; the rest
 //! belong to one strategy family each (`dictionary.rs`, `ranges.rs`, `tables.rs`,
 //! `trie.rs`, `ids.rs`), and each strategy takes the ones that make sense for it through
-//! its [`Edit`] implementation, refusing the others with `invalid_argument`.
+//! its `Edit` implementation, refusing the others with `invalid_argument`.
 //!
 //! **Reports** are JSON objects (the bindings return them as they are): beside the
 //! `topology` field that [`apply`] adds, each operation reports what it did, below.

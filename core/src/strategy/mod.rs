@@ -20,6 +20,7 @@
 //! | `token_ring` | owning node's index | first token `>=` the key's token (Cassandra) | clockwise distinct nodes (SimpleStrategy) | yes (tokens) |
 //! | `redis_cluster` | the key's slot, `CRC16(key or {tag}) % 16384` | the slot range's master | the range's master, then its replicas | no |
 //! | `maglev` | owning node's index | `table[hash % M]` (Maglev lookup table) | next distinct nodes along the table | yes (Envoy's turns) |
+//! | `ketama` | owning server's index | next continuum point after the key's MD5 point (memcached clients) | clockwise distinct servers | yes (points) |
 //! | `id_bits` | the shard field of the id (or its cell's shard) | `shards[shard]` | owner, then next nodes in list order | no |
 //! | `id_groups` | global index of the id's group's shard owning `id % W` | the shard's node | owner, then next nodes in list order | per shard, in the group |
 //! | `cassandra` | owning node's index | first token `>=` the key's Murmur3Partitioner token | clockwise distinct nodes (SimpleStrategy) | no (tokens) |
@@ -29,12 +30,20 @@
 //! | `couchbase` | vbucket `((crc32 >> 16) & 0x7fff) % V` (Couchbase clients) | the row's active (`-1`: `no_nodes`) | the row's non-null entries | no |
 //! | `vshard` | bucket `crc32c_raw % bucket_count + 1` (Tarantool vshard) | the bucket's replicaset | one per bucket | no |
 //!
+//! The folders are the families: [`hashed`] (a node from the hash and the node list),
+//! [`partitioned`] (tables the document states), [`ids`] (ids that carry their shard)
+//! and [`compat`] (one real system each).
+//!
 //! # Adding a strategy
 //!
-//! Write one module with a spec type implementing `Spec` (its `type` name, its fields,
-//! parse and write) and a placement type implementing `Place` (shard, owner, replicas),
-//! then add one line to the `strategies!` list below. Bindings need no change: they
-//! only ever see [`Router`](crate::Router).
+//! Write one module in its family's folder with a spec type implementing `Spec` (its
+//! `type` name and fields, parse, write, compile, and `check` for the rules between the
+//! spec and the node list; `follows_node_list`/`node_removed` if adding and removing a
+//! node is the whole change) and a placement type implementing `Place` (shard, owner,
+//! and what differs from the defaults: replicas, range scans, batches), then add one
+//! line to the `catalogue!` below and an `Edit` implementation in [`crate::ops`] (empty
+//! when it takes no operation of its own). Bindings need no change: they only ever see
+//! [`Router`](crate::Router) and [`ops::apply`](crate::ops::apply).
 
 pub mod compat;
 pub mod hashed;

@@ -29,7 +29,7 @@
 //! **The document.**
 //! `{"type": "multilevel", "partitions": 4096, "groups": [{"id": "g0", "nodes": ["a",
 //! "b"]}, ...], "map": ["g0", "g1", ...], "within_group": "rendezvous"}`. `partitions`
-//! defaults to 4096 (at most [`MAX_PARTITIONS`](crate::limits::MAX_PARTITIONS));
+//! defaults to 4096 (at most [`MAX_PARTITIONS`]);
 //! `groups` is required, each with a unique non-empty id and at least one node; a node
 //! belongs to at most one group, and a node in no group holds nothing (a spare, ready
 //! to join one). `map` lists one group id per partition; without it the map is
@@ -136,7 +136,7 @@ pub struct Group {
 /// `{"type": "multilevel", "partitions": P, "groups": [...], "map": [...], "within_group": ...}`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MultilevelSpec {
-    /// The number of partitions, in `1..=`[`MAX_PARTITIONS`](crate::limits::MAX_PARTITIONS).
+    /// The number of partitions, in `1..=`[`MAX_PARTITIONS`].
     pub partitions: u32,
     /// The groups, in document order.
     pub groups: Vec<Group>,

@@ -1,4 +1,4 @@
-//! What [`key_range`] and [`hash_range`](crate::strategy::partitioned::hash_range) share: a
+//! What [`key_range`](crate::strategy::partitioned::key_range) and [`hash_range`](crate::strategy::partitioned::hash_range) share: a
 //! range table (sorted boundaries, one owner per range) and the operations that edit it
 //! the way Bigtable, HBase, CockroachDB and DynamoDB edit theirs: split, split at the
 //! median of a sample, merge, move, and pre-split an empty key space.

@@ -18,7 +18,7 @@
 //! ```
 //!
 //! * A prefix is a string of `'0'` and `'1'`, most significant bit first, at most
-//!   [`MAX_TRIE_DEPTH`](crate::limits::MAX_TRIE_DEPTH) (64, the hash width) long
+//!   [`MAX_TRIE_DEPTH`] (64, the hash width) long
 //!   (longer: `limit_exceeded`). The empty string is the root: a one-leaf trie.
 //! * The leaves must cover the hash space exactly: no prefix is a prefix of another
 //!   (*overlap*) and every hash has a leaf (no *gap*). This is Kraft's equality

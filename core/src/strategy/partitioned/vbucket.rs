@@ -21,8 +21,9 @@
 //! **Per-key overrides.** `"overrides": [{"key": {"utf8": "user:1"}, "vbucket": 17}]`
 //! moves single keys to a chosen vbucket instead of `hash % V` (a user who changed data
 //! centre goes to a vbucket whose chain lives there). Overrides match a key's routing
-//! bytes exactly as [`directory`] entries do (the whole key, or its Redis `{tag}` when
-//! tags are on; integer and byte keys are distinct), so only the listed keys move and
+//! bytes exactly as [`directory`](crate::strategy::partitioned::directory) entries do
+//! ([`key_table`]: the whole key, or its Redis `{tag}` when tags are on; integer and
+//! byte keys are distinct), so only the listed keys move and
 //! keys sharing a hash tag stay together. A listed key's shard is its override vbucket
 //! and its replicas that vbucket's chain. The vbucket must be in `0..V`, a key may be
 //! listed once, at most [`MAX_KEY_TABLE_ENTRIES`](crate::limits::MAX_KEY_TABLE_ENTRIES)

@@ -51,8 +51,8 @@
 //!
 //! **Import.** `{"op": "import_redis_cluster_slots", "reply": ...}` and
 //! `{"op": "import_redis_cluster_shards", "reply": ...}` build this document from a live
-//! cluster's `CLUSTER SLOTS` or `CLUSTER SHARDS` reply (see [`import_slots`] and
-//! [`import_shards`]).
+//! cluster's `CLUSTER SLOTS` or `CLUSTER SHARDS` reply (see [`import::read_slots`] and
+//! [`import::read_shards`], and the import operations of [`crate::ops`]).
 //!
 //! **Tie-break.** None is needed: ranges cannot overlap, so every slot has exactly one
 //! range, and a range's node order is the document's.

@@ -8,17 +8,25 @@
 //! `crc` crate's byte-at-a-time table matches ours on short keys and its slice-by-16
 //! table is 2-7x faster from 16 bytes up but 1.4x slower below 12, where its setup
 //! costs more than it saves. So CRC-32C and CRC-16 take the crate's two tables by key
-//! length.
+//! length, except on wasm32: there the slice-by-16 tables (40 KB that do not compress)
+//! would weigh more in every download of the package than they save, so it keeps the
+//! byte-at-a-time table for every length. The values are the same either way.
 
 use crc::{Crc, Table, CRC_16_XMODEM, CRC_32_ISCSI};
 
 /// Below this many bytes a byte-at-a-time table beats slice-by-16 (measured).
 const SLICED_FROM: usize = 12;
 
+/// The slice-by-16 tables where they pay (not on wasm32, see the module docs).
+#[cfg(not(target_arch = "wasm32"))]
+type Long = Table<16>;
+#[cfg(target_arch = "wasm32")]
+type Long = Table<1>;
+
 const CRC16_SHORT: Crc<u16, Table<1>> = Crc::<u16, Table<1>>::new(&CRC_16_XMODEM);
-const CRC16_LONG: Crc<u16, Table<16>> = Crc::<u16, Table<16>>::new(&CRC_16_XMODEM);
+const CRC16_LONG: Crc<u16, Long> = Crc::<u16, Long>::new(&CRC_16_XMODEM);
 const CRC32C_SHORT: Crc<u32, Table<1>> = Crc::<u32, Table<1>>::new(&CRC_32_ISCSI);
-const CRC32C_LONG: Crc<u32, Table<16>> = Crc::<u32, Table<16>>::new(&CRC_32_ISCSI);
+const CRC32C_LONG: Crc<u32, Long> = Crc::<u32, Long>::new(&CRC_32_ISCSI);
 
 /// CRC-16/XMODEM: polynomial `0x1021`, not reflected, init 0, no final xor. Redis
 /// Cluster's `HASH_SLOT = crc16(key) % 16384` uses it (Redis Cluster specification,

@@ -8,11 +8,11 @@
 //! `crc` crate's byte-at-a-time table matches ours on short keys and its slice-by-16
 //! table is 2-7x faster from 16 bytes up but 1.4x slower below 12, where its setup
 //! costs more than it saves. So CRC-32C and CRC-16 take the crate's two tables by key
-//! length, except on wasm32: there the slice-by-16 tables (40 KB that do not compress)
-//! would weigh more in every download of the package than they save, so it keeps the
-//! byte-at-a-time table for every length. The values are the same either way.
+//! length. On wasm32 the slice-by-16 tables (56 KB with crc32fast's, which do not
+//! compress) would weigh more in every download of the package than they save, so all
+//! three CRCs take the byte-at-a-time table there. The values are the same either way.
 
-use crc::{Crc, Table, CRC_16_XMODEM, CRC_32_ISCSI};
+use crc::{Crc, Table, CRC_16_XMODEM, CRC_32_ISCSI, CRC_32_ISO_HDLC};
 
 /// Below this many bytes a byte-at-a-time table beats slice-by-16 (measured).
 const SLICED_FROM: usize = 12;
@@ -27,6 +27,8 @@ const CRC16_SHORT: Crc<u16, Table<1>> = Crc::<u16, Table<1>>::new(&CRC_16_XMODEM
 const CRC16_LONG: Crc<u16, Long> = Crc::<u16, Long>::new(&CRC_16_XMODEM);
 const CRC32C_SHORT: Crc<u32, Table<1>> = Crc::<u32, Table<1>>::new(&CRC_32_ISCSI);
 const CRC32C_LONG: Crc<u32, Long> = Crc::<u32, Long>::new(&CRC_32_ISCSI);
+#[cfg(target_arch = "wasm32")]
+const CRC32: Crc<u32, Table<1>> = Crc::<u32, Table<1>>::new(&CRC_32_ISO_HDLC);
 
 /// CRC-16/XMODEM: polynomial `0x1021`, not reflected, init 0, no final xor. Redis
 /// Cluster's `HASH_SLOT = crc16(key) % 16384` uses it (Redis Cluster specification,
@@ -54,7 +56,10 @@ pub fn crc16_xmodem(bytes: &[u8]) -> u16 {
 /// ```
 #[inline]
 pub fn crc32(bytes: &[u8]) -> u32 {
-    crc32fast::hash(bytes)
+    #[cfg(not(target_arch = "wasm32"))]
+    return crc32fast::hash(bytes);
+    #[cfg(target_arch = "wasm32")]
+    return CRC32.checksum(bytes);
 }
 
 /// CRC-32C (Castagnoli): reflected polynomial `0x82F63B78`, init and final xor

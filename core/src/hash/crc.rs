@@ -12,7 +12,7 @@
 //! compress) would weigh more in every download of the package than they save, so all
 //! three CRCs take the byte-at-a-time table there. The values are the same either way.
 
-use crc::{Crc, Table, CRC_16_XMODEM, CRC_32_ISCSI, CRC_32_ISO_HDLC};
+use crc::{Crc, Table, CRC_16_XMODEM, CRC_32_ISCSI};
 
 /// Below this many bytes a byte-at-a-time table beats slice-by-16 (measured).
 const SLICED_FROM: usize = 12;
@@ -28,7 +28,7 @@ const CRC16_LONG: Crc<u16, Long> = Crc::<u16, Long>::new(&CRC_16_XMODEM);
 const CRC32C_SHORT: Crc<u32, Table<1>> = Crc::<u32, Table<1>>::new(&CRC_32_ISCSI);
 const CRC32C_LONG: Crc<u32, Long> = Crc::<u32, Long>::new(&CRC_32_ISCSI);
 #[cfg(target_arch = "wasm32")]
-const CRC32: Crc<u32, Table<1>> = Crc::<u32, Table<1>>::new(&CRC_32_ISO_HDLC);
+const CRC32: Crc<u32, Table<1>> = Crc::<u32, Table<1>>::new(&crc::CRC_32_ISO_HDLC);
 
 /// CRC-16/XMODEM: polynomial `0x1021`, not reflected, init 0, no final xor. Redis
 /// Cluster's `HASH_SLOT = crc16(key) % 16384` uses it (Redis Cluster specification,

@@ -36,11 +36,14 @@ pub enum ErrorKind {
     /// A write to a vbucket that is read-only (while it is being moved or frozen).
     /// Code `read_only`.
     ReadOnly,
+    /// The keys of one multi-key command map to different shards (Redis: different
+    /// slots, its `CROSSSLOT` error), so no single node can run it. Code `cross_slot`.
+    CrossSlot,
 }
 
 impl ErrorKind {
     /// Every kind, in declaration order (bindings use it to build their error classes).
-    pub const ALL: [ErrorKind; 7] = [
+    pub const ALL: [ErrorKind; 8] = [
         ErrorKind::InvalidTopology,
         ErrorKind::InvalidKey,
         ErrorKind::NoNodes,
@@ -48,6 +51,7 @@ impl ErrorKind {
         ErrorKind::InvalidArgument,
         ErrorKind::StaleEpoch,
         ErrorKind::ReadOnly,
+        ErrorKind::CrossSlot,
     ];
 
     /// The stable string code of this kind, e.g. `"invalid_topology"`.
@@ -60,6 +64,7 @@ impl ErrorKind {
             ErrorKind::InvalidArgument => "invalid_argument",
             ErrorKind::StaleEpoch => "stale_epoch",
             ErrorKind::ReadOnly => "read_only",
+            ErrorKind::CrossSlot => "cross_slot",
         }
     }
 }

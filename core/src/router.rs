@@ -275,6 +275,101 @@ impl Router {
         Ok(indices.iter().map(|&index| self.topology.nodes[index as usize].id.as_str()).collect())
     }
 
+    /// The node to read a key from when reads may go to replicas (Redis `READONLY`
+    /// connections, Couchbase replica reads): one of the replicas of the key's chain,
+    /// picked by `turn` (`turn % replicas`, so a caller's growing counter spreads reads
+    /// round-robin), or the owner when the chain has none. Strategies without replica
+    /// chains (the hashed ones) answer the owner. Writes always go to the owner
+    /// ([`node`](Router::node), or [`route_write`](Router::route_write) while moving).
+    ///
+    /// # Errors
+    /// As [`route`](Router::route).
+    ///
+    /// # Example
+    /// ```
+    /// use shardroute::Router;
+    /// let router = Router::from_json(r#"{"format": "shardroute/1", "epoch": 1,
+    ///     "nodes": [{"id": "m"}, {"id": "r1"}, {"id": "r2"}],
+    ///     "strategy": {"type": "redis_cluster", "slots": [{"start": 0, "end": 16383, "nodes": ["m", "r1", "r2"]}]}}"#)?;
+    /// assert_eq!(router.read_replica("user:1", 0)?, "r1");
+    /// assert_eq!(router.read_replica("user:1", 1)?, "r2");
+    /// assert_eq!(router.read_replica("user:1", 2)?, "r1");
+    /// # Ok::<(), shardroute::Error>(())
+    /// ```
+    pub fn read_replica<'k>(&self, key: impl Into<Key<'k>>, turn: u32) -> Result<&str> {
+        let index = self.placement.read_replica(&self.topology.hashing, key.into(), turn)?;
+        Ok(&self.topology.nodes[index as usize].id)
+    }
+
+    /// The one shard that all `keys` share (for `redis_cluster`, their slot): what a
+    /// multi-key command (`MGET`, `MSET`, a transaction) needs, since one node must hold
+    /// every key. Hash tags (`{user1}.a`, `{user1}.b`) are how keys share a slot.
+    ///
+    /// # Errors
+    /// `cross_slot` when two keys map to different shards (the message names the first
+    /// key that differs and both shards), `invalid_argument` for no keys; otherwise as
+    /// [`route`](Router::route).
+    ///
+    /// # Example
+    /// ```
+    /// use shardroute::Router;
+    /// let router = Router::from_json(r#"{"format": "shardroute/1", "epoch": 1,
+    ///     "nodes": [{"id": "a"}, {"id": "b"}, {"id": "c"}], "strategy": {"type": "redis_cluster"}}"#)?;
+    /// let slot = router.same_slot(["{user1}.name", "{user1}.mail"])?;
+    /// assert_eq!(slot, router.route("user1")?);
+    /// assert_eq!(router.same_slot(["user1", "user2"]).unwrap_err().code(), "cross_slot");
+    /// # Ok::<(), shardroute::Error>(())
+    /// ```
+    pub fn same_slot<'k, I>(&self, keys: I) -> Result<u32>
+    where
+        I: IntoIterator,
+        I::Item: Into<Key<'k>>,
+    {
+        let mut first: Option<u32> = None;
+        for (index, key) in keys.into_iter().enumerate() {
+            let shard = self.route(key)?;
+            match first {
+                None => first = Some(shard),
+                Some(expected) if expected != shard => {
+                    return Err(Error::new(
+                        crate::error::ErrorKind::CrossSlot,
+                        format!("key {index} is in shard {shard}, key 0 in shard {expected}: the keys of one multi-key command must share a shard (use a hash tag)"),
+                    ))
+                }
+                Some(_) => {}
+            }
+        }
+        first.ok_or_else(|| Error::argument("same_slot needs at least one key"))
+    }
+
+    /// The keys grouped by the node that owns them, for pipelines and for splitting
+    /// `MGET`/`MSET` by node: `(node index, indices of its keys in order)` for each node
+    /// that owns at least one key, in node order. Every key is in exactly one group.
+    ///
+    /// # Errors
+    /// As [`route`](Router::route); nothing is returned then.
+    ///
+    /// # Example
+    /// ```
+    /// use shardroute::Router;
+    /// let router = Router::from_json(r#"{"format": "shardroute/1", "epoch": 1,
+    ///     "nodes": [{"id": "a"}, {"id": "b"}], "strategy": {"type": "modulo"}}"#)?;
+    /// let groups = router.group_by_node([0u64, 1, 2, 3].map(shardroute::Key::U64))?;
+    /// let total: usize = groups.iter().map(|(_, keys)| keys.len()).sum();
+    /// assert_eq!(total, 4);
+    /// assert!(groups.windows(2).all(|pair| pair[0].0 < pair[1].0));
+    /// # Ok::<(), shardroute::Error>(())
+    /// ```
+    pub fn group_by_node<'k, I>(&self, keys: I) -> Result<Vec<(u32, Vec<u32>)>>
+    where
+        I: IntoIterator,
+        I::Item: Into<Key<'k>>,
+    {
+        let mut owners = Vec::new();
+        self.node_index_many_into(keys, &mut owners)?;
+        Ok(group_indices(&owners))
+    }
+
     /// Replaces this router by `next` when `next` is newer: returns `next`, or refuses.
     ///
     /// Epochs only grow. A lower epoch is refused, and so is the same epoch with
@@ -442,4 +537,21 @@ impl Router {
     {
         keys.into_iter().map(|key| self.route(key)).collect()
     }
+}
+
+/// `(owner, indices)` groups of a list of owners: the indices of each distinct owner, in
+/// order, groups in owner order.
+pub(crate) fn group_indices(owners: &[u32]) -> Vec<(u32, Vec<u32>)> {
+    let mut order: Vec<u32> = (0..owners.len() as u32).collect();
+    // Stable, so each group keeps its keys in input order.
+    order.sort_by_key(|&index| owners[index as usize]);
+    let mut groups: Vec<(u32, Vec<u32>)> = Vec::new();
+    for index in order {
+        let owner = owners[index as usize];
+        match groups.last_mut() {
+            Some((last, members)) if *last == owner => members.push(index),
+            _ => groups.push((owner, alloc::vec![index])),
+        }
+    }
+    groups
 }

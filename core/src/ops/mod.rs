@@ -49,6 +49,7 @@
 //! | `multilevel_remap` | `multilevel` | maps partition `partition` to group `group`; reports `partition`, `from_group`, `to_group`, `from`, `to` |
 //! | `multilevel_group_set` | `multilevel` | sets group `group`'s `nodes` (creates it; `[]` removes an empty one); reports `group`, `created`, `removed`, `moves` (`[partition, from, to]` triples) |
 //! | `trie_split` | `trie` | leaf `leaf` (a prefix) becomes `leaf+"0"` (same node) and `leaf+"1"` for `node` (appended); reports `added`, `split`, `moves` |
+//! | `redis_moved` | `redis_cluster` | slot `slot` is served by the node at `address` (`host:port`, appended when unknown): a `MOVED` reply; reports `slot`, `from`, `to`, `added` (see `ops/redis.rs`) |
 //! | `trie_remove` | `trie` | removes node `node`: its leaf merges with a sibling leaf, or the parent subtree collapses; reports `removed_nodes`, `leaf`, `moves` |
 //! | `id_bits_compose` | `id_bits` | generator: the id of `shard` (or `cell`) and the layout's other fields (`local`; `timestamp_ms`, `sequence`; ticket: `sequence`); reports `id` (decimal string); the topology comes back unchanged, same epoch |
 //! | `id_bits_tickets` | `id_bits`, `ticket` layout | generator: the next `count` ids of server `shard` (or `cell`) from counter `auto_increment` (MySQL's rule); reports `ids`, `auto_increment` (decimal strings); topology unchanged |
@@ -63,6 +64,7 @@ mod ids;
 mod import;
 mod nodes;
 mod ranges;
+mod redis;
 mod tables;
 mod trie;
 
@@ -255,6 +257,13 @@ pub enum Op {
         /// The group id.
         group: String,
     },
+    /// `redis_moved`: a `MOVED <slot> <address>` reply; the slot's master changes.
+    RedisMoved {
+        /// The slot, in `0..16384`.
+        slot: u32,
+        /// The new master's `host:port`.
+        address: String,
+    },
     /// `import_cassandra_ring`: a `cassandra` topology from a token dump.
     ImportCassandraRing {
         /// Node id → its tokens, in id order.
@@ -295,6 +304,7 @@ impl Op {
                 tables::parse(name, operation)
             }
             "trie_split" | "trie_remove" => trie::parse(name, operation),
+            "redis_moved" => redis::parse(operation),
             "id_bits_compose"
             | "id_bits_tickets"
             | "id_bits_reserve_block"
@@ -338,6 +348,7 @@ impl Op {
             Op::IdGroupsAddGroup { .. } => "id_groups_add_group",
             Op::IdGroupsAddInterval { .. } => "id_groups_add_interval",
             Op::IdGroupsSetWritable { .. } => "id_groups_set_writable",
+            Op::RedisMoved { .. } => "redis_moved",
             Op::ImportCassandraRing { .. } => "import_cassandra_ring",
             Op::ImportRedisClusterSlots(_) => "import_redis_cluster_slots",
             Op::ImportRedisClusterShards(_) => "import_redis_cluster_shards",
@@ -447,6 +458,7 @@ pub(crate) fn refused(op: &Op, topology: &Topology) -> Error {
         Op::DirectorySet { .. } | Op::DirectoryRemove { .. } => "directory topologies",
         Op::MultilevelRemap { .. } | Op::MultilevelGroupSet { .. } => "multilevel topologies",
         Op::TrieSplit { .. } | Op::TrieRemove { .. } => "trie topologies",
+        Op::RedisMoved { .. } => "redis_cluster topologies",
         Op::IdBitsCompose(_) | Op::IdBitsTickets { .. } | Op::IdBitsReserveBlock { .. } => "id_bits topologies",
         Op::IdGroupsAddGroup { .. } | Op::IdGroupsAddInterval { .. } | Op::IdGroupsSetWritable { .. } => {
             "id_groups topologies"
@@ -478,7 +490,6 @@ impl Edit for crate::strategy::hashed::maglev::MaglevSpec {}
 impl Edit for crate::strategy::hashed::ketama::KetamaSpec {}
 impl Edit for crate::strategy::partitioned::token_ring::TokenRingSpec {}
 impl Edit for crate::strategy::compat::cassandra::CassandraSpec {}
-impl Edit for crate::strategy::compat::redis_cluster::RedisClusterSpec {}
 impl Edit for crate::strategy::compat::vitess::VitessSpec {}
 impl Edit for crate::strategy::compat::kafka::KafkaSpec {}
 impl Edit for crate::strategy::compat::elasticsearch::ElasticsearchSpec {}

@@ -201,6 +201,12 @@ macro_rules! strategies {
                 }
             }
 
+            pub(crate) fn read_replica(&self, hashing: &KeyHashing, key: Key<'_>, turn: u32) -> Result<u32> {
+                match self {
+                    $(Placement::$variant(place) => place.read_replica(hashing, key, turn),)*
+                }
+            }
+
             pub(crate) fn write_nodes(&self, hashing: &KeyHashing, key: Key<'_>, out: &mut Vec<u32>) -> Result<()> {
                 out.clear();
                 match self {

@@ -85,6 +85,12 @@ pub(crate) trait Place {
     fn read_node(&self, hashing: &KeyHashing, key: Key<'_>) -> Result<u32> {
         Ok(self.owner(self.shard(hashing, key)?))
     }
+    /// A replica to read a key from, picked by `turn` among the key's replicas, or the
+    /// owner when it has none (placements with replica chains override it; the others
+    /// read from the owner).
+    fn read_replica(&self, hashing: &KeyHashing, key: Key<'_>, _turn: u32) -> Result<u32> {
+        Ok(self.owner(self.shard(hashing, key)?))
+    }
     /// The nodes a write of a key goes to, first the one that decides (`out` is empty).
     fn write_nodes(&self, hashing: &KeyHashing, key: Key<'_>, out: &mut Vec<u32>) -> Result<()> {
         out.push(self.owner(self.shard(hashing, key)?));
@@ -191,6 +197,16 @@ pub(crate) fn distinct_successors(owners: &[u32], start: usize, wanted: usize, o
         if !out.contains(&owner) {
             out.push(owner);
         }
+    }
+}
+
+/// The replica of a chain `[owner, replicas...]` that read number `turn` goes to, or the
+/// owner when there is none.
+pub(crate) fn chain_replica(chain: &[u32], turn: u32) -> u32 {
+    match chain {
+        [owner] => *owner,
+        [_, replicas @ ..] => replicas[(turn as usize) % replicas.len()],
+        [] => 0,
     }
 }
 

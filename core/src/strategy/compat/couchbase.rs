@@ -60,7 +60,7 @@ use crate::json::{self, Object};
 use crate::key::Key;
 use crate::limits;
 use crate::node::Node;
-use crate::strategy::spec::{Place, Spec};
+use crate::strategy::spec::{chain_replica, Place, Spec};
 
 /// The most vbuckets a Couchbase map can usefully have: the hash keeps 15 bits.
 pub const MAX_COUCHBASE_VBUCKETS: u32 = 1 << 15;
@@ -305,6 +305,13 @@ impl Place for Couchbase {
 
     fn max_replicas(&self) -> u32 {
         self.shortest.max(1)
+    }
+
+    fn read_replica(&self, _hashing: &KeyHashing, key: Key<'_>, turn: u32) -> Result<u32> {
+        // Couchbase's replica reads: the row's entries past the active, `-1` skipped.
+        let vbucket = self.served_vbucket(key)?;
+        let row: Vec<u32> = self.row(vbucket).iter().copied().filter(|&entry| entry != NONE).collect();
+        Ok(chain_replica(&row, turn))
     }
 
     fn shard_range(&self) -> core::ops::Range<u32> {

@@ -64,7 +64,7 @@ use crate::key::{Key, OwnedKey};
 use crate::limits;
 use crate::node::Node;
 use crate::strategy::partitioned::key_table::{self, KeyTable};
-use crate::strategy::spec::{count_param, Place, Spec};
+use crate::strategy::spec::{chain_replica, count_param, Place, Spec};
 
 /// Default vbucket count.
 pub const DEFAULT_VBUCKETS: u32 = 1024;
@@ -486,6 +486,10 @@ impl Place for VbucketTable {
 
     fn max_replicas(&self) -> u32 {
         self.shortest_chain
+    }
+
+    fn read_replica(&self, hashing: &KeyHashing, key: Key<'_>, turn: u32) -> Result<u32> {
+        Ok(chain_replica(self.chain(self.vbucket_of_key(hashing, key)), turn))
     }
 
     fn write_nodes(&self, hashing: &KeyHashing, key: Key<'_>, out: &mut Vec<u32>) -> Result<()> {

@@ -74,9 +74,10 @@ use crate::json::{self, Object};
 use crate::key::Key;
 use crate::limits;
 use crate::node::Node;
-use crate::strategy::spec::{Place, Spec};
+use crate::strategy::spec::{chain_replica, Place, Spec};
 
 pub mod import;
+pub mod redirect;
 
 /// The number of hash slots of a Redis Cluster.
 pub const SLOTS: u32 = 16384;
@@ -427,6 +428,10 @@ impl Place for SlotTable {
 
     fn max_replicas(&self) -> u32 {
         self.shortest
+    }
+
+    fn read_replica(&self, _hashing: &KeyHashing, key: Key<'_>, turn: u32) -> Result<u32> {
+        Ok(chain_replica(self.chain(key_slot(key)), turn))
     }
 
     fn shard_range(&self) -> core::ops::Range<u32> {

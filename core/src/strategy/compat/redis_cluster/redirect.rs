@@ -1,0 +1,121 @@
+//! Redis Cluster redirections: what a node answers when a key's slot is not (or not yet,
+//! or no longer) its own, and what a client does with it.
+//!
+//! * `MOVED <slot> <host>:<port>`: the slot lives on that node now. The client updates
+//!   its slot table (the `redis_moved` operation, [`Router::moved`]; a new epoch) and
+//!   retries there. A client usually also refreshes its whole table from `CLUSTER
+//!   SHARDS` soon after, since a MOVED rarely comes alone.
+//! * `ASK <slot> <host>:<port>`: the slot is being migrated and this key is already on
+//!   the target; send the next command for it there once, preceded by `ASKING`, and
+//!   change nothing ([`Router::ask`]).
+//!
+//! Source: the Redis Cluster specification, "Redirection and resharding" (MOVED, ASK,
+//! ASKING). The address is the node's announced endpoint: `host:port`, where the host
+//! may be an IPv6 address (`::1:6379` or `[::1]:6379`) or empty (`:6379`, a node that
+//! does not know its own address: the client keeps the host it reached).
+//!
+//! [`Router::moved`]: crate::Router::moved
+//! [`Router::ask`]: crate::Router::ask
+
+use alloc::format;
+use alloc::string::{String, ToString};
+
+use super::SLOTS;
+use crate::error::{Error, Result};
+
+/// Which redirection a node answered.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RedirectKind {
+    /// `MOVED`: the slot has a new owner.
+    Moved,
+    /// `ASK`: this one command goes to the migration's target.
+    Ask,
+}
+
+impl RedirectKind {
+    /// `"MOVED"` or `"ASK"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RedirectKind::Moved => "MOVED",
+            RedirectKind::Ask => "ASK",
+        }
+    }
+}
+
+/// A parsed `MOVED` or `ASK` error.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Redirect {
+    /// `MOVED` or `ASK`.
+    pub kind: RedirectKind,
+    /// The slot, in `0..16384`.
+    pub slot: u32,
+    /// The target's `host:port` as the node wrote it.
+    pub address: String,
+}
+
+impl Redirect {
+    /// Reads a redirection error as clients receive it: `MOVED 3999 127.0.0.1:6381`
+    /// (a leading `-` of the raw RESP error and surrounding white space are allowed).
+    ///
+    /// # Errors
+    /// `invalid_argument` for anything else: another error, a slot outside `0..16384`,
+    /// an address without a port.
+    ///
+    /// # Example
+    /// ```
+    /// use shardroute::strategy::compat::redis_cluster::redirect::{Redirect, RedirectKind};
+    /// let moved = Redirect::parse("MOVED 3999 127.0.0.1:6381")?;
+    /// assert_eq!((moved.kind, moved.slot, moved.address.as_str()), (RedirectKind::Moved, 3999, "127.0.0.1:6381"));
+    /// assert_eq!(Redirect::parse("ASK 16384 127.0.0.1:6381").unwrap_err().code(), "invalid_argument");
+    /// # Ok::<(), shardroute::Error>(())
+    /// ```
+    pub fn parse(line: &str) -> Result<Redirect> {
+        let bad =
+            |why: &str| Error::argument(format!("redirect {line:?}: {why}; expected MOVED|ASK <slot> <host:port>"));
+        let text = line.trim();
+        let text = text.strip_prefix('-').unwrap_or(text);
+        let mut parts = text.split(' ').filter(|part| !part.is_empty());
+        let kind = match parts.next() {
+            Some("MOVED") => RedirectKind::Moved,
+            Some("ASK") => RedirectKind::Ask,
+            _ => return Err(bad("not a MOVED or ASK error")),
+        };
+        let (Some(slot), Some(address), None) = (parts.next(), parts.next(), parts.next()) else {
+            return Err(bad("expected a slot and an address"));
+        };
+        let slot = slot_number(slot).ok_or_else(|| bad("the slot is not a number in 0..16384"))?;
+        check_address(address).map_err(|why| bad(&why))?;
+        Ok(Redirect { kind, slot, address: address.to_string() })
+    }
+}
+
+fn slot_number(text: &str) -> Option<u32> {
+    if text.is_empty() || text.len() > 5 || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    text.parse::<u32>().ok().filter(|&slot| slot < SLOTS)
+}
+
+/// A slot given to a call (`invalid_argument` unless in `0..16384`).
+pub fn check_slot(slot: u32) -> Result<u32> {
+    if slot < SLOTS {
+        Ok(slot)
+    } else {
+        Err(Error::argument(format!("slot {slot} is not in 0..16384")))
+    }
+}
+
+/// `host:port`: the port after the last `:`, a number in `1..=65535`.
+pub fn check_address(address: &str) -> core::result::Result<(), String> {
+    let Some((host, port)) = address.rsplit_once(':') else {
+        return Err(format!("the address {address:?} has no port"));
+    };
+    let valid_port = !port.is_empty() && port.len() <= 5 && port.bytes().all(|b| b.is_ascii_digit());
+    if !valid_port || !matches!(port.parse::<u32>(), Ok(1..=65535)) {
+        return Err(format!("the address {address:?} has no port in 1..=65535"));
+    }
+    if host.bytes().any(|b| b.is_ascii_whitespace() || b.is_ascii_control()) {
+        return Err(format!("the address {address:?} has white space in its host"));
+    }
+    Ok(())
+}

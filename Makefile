@@ -3,7 +3,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 PY := .venv/bin/python
 
-.PHONY: help setup demo test test-rust test-python test-node test-wasm test-schema test-oracles bench check-counts check-versions vectors build clippy
+.PHONY: help setup demo test test-rust test-python test-node test-wasm test-schema test-oracles test-examples example-redis bench check-counts check-versions vectors build clippy
 
 help: ## List the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
@@ -22,7 +22,7 @@ demo: build ## Route the demo keys through Rust, Python, Node and WASM and compa
 
 test: setup ## Run every test: core, conformance in all five runners, bindings, type stubs
 	rm -rf target/conformance
-	$(MAKE) --no-print-directory test-rust test-python test-node test-wasm test-schema test-oracles
+	$(MAKE) --no-print-directory test-rust test-python test-node test-wasm test-schema test-oracles test-examples
 	$(MAKE) --no-print-directory check-counts check-versions
 
 test-rust: ## Core unit, property and doc tests, no_std builds, the Rust conformance runner, clippy, rustdoc, the module graph
@@ -47,6 +47,12 @@ test-schema: ## The dictionary JSON Schema against every committed example (need
 test-oracles: ## Every compatibility profile against the real systems and client libraries (docs/compatibility.md)
 	$(PY) -m pytest -q -p no:cacheprovider conformance/oracles
 	cd conformance/oracles && node --test
+
+test-examples: build ## The live-cluster examples against real servers, asserting their counts (examples/*/README.md)
+	$(PY) -m pytest -q -p no:cacheprovider -s examples/redis-cluster
+
+example-redis: build ## A live Redis Cluster reshards and fails over under a Python and a Node service (examples/redis-cluster)
+	$(PY) examples/redis-cluster/run.py
 
 check-counts: ## Fail unless all five conformance runners passed the same non-zero count
 	python3 scripts/check-conformance-counts.py

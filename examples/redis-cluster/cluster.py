@@ -1,0 +1,294 @@
+"""A real Redis Cluster on 127.0.0.1, run by this example's own script.
+
+Starts Debian's `redis-server` processes in cluster mode on free high ports (each port
+p with its cluster bus p + 10000 free), each in its own directory under one temp dir,
+forms the cluster with `redis-cli --cluster create`, and changes it the way an operator
+does: `redis-cli --cluster reshard`, `add-node` + `rebalance`, and a primary killed with
+SIGKILL so its replica is promoted. Every process is stopped by its PID when the
+`Cluster` context ends, also on failure (and on SIGTERM/SIGINT of the running script).
+
+Standard library only (redis-cli does the talking), so the example's orchestration does
+not depend on the client library whose behaviour it tests.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import random
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterable
+
+REDIS_SERVER = shutil.which("redis-server")
+REDIS_CLI = shutil.which("redis-cli")
+# How long a node may be unreachable before the others mark it failed (ms): short, so
+# the failover phase takes seconds, not the default 15 s.
+NODE_TIMEOUT_MS = 2000
+
+
+def free_port() -> int:
+    """A port p in 20000..55535 with p and p + 10000 (the cluster bus) both free."""
+    rng = random.Random()
+    for _ in range(500):
+        port = rng.randrange(20_000, 55_536)
+        try:
+            with socket.socket() as first, socket.socket() as bus:
+                first.bind(("127.0.0.1", port))
+                bus.bind(("127.0.0.1", port + 10_000))
+            return port
+        except OSError:
+            continue
+    raise RuntimeError("no free port pair (p, p + 10000) for redis-server")
+
+
+class Node:
+    """One `redis-server --cluster-enabled yes`."""
+
+    def __init__(self, root: str) -> None:
+        assert REDIS_SERVER, "needs redis-server (apt-get install -y redis-server)"
+        self.port = free_port()
+        self.address = f"127.0.0.1:{self.port}"
+        self.dir = os.path.join(root, str(self.port))
+        os.makedirs(self.dir)
+        self.log_path = os.path.join(self.dir, "redis.log")
+        self.process = subprocess.Popen(
+            [
+                REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1", "--protected-mode", "no",
+                "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+                "--cluster-node-timeout", str(NODE_TIMEOUT_MS),
+                # Other slots stay available while one primary is down (the failover phase).
+                "--cluster-require-full-coverage", "no",
+                "--save", "", "--appendonly", "no", "--dir", self.dir, "--daemonize", "no",
+                "--logfile", self.log_path,
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        self.id = ""
+        deadline = time.monotonic() + 20
+        while True:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"redis-server on port {self.port} exited:\n{self.log_tail()}")
+            try:
+                if self.cli("PING") == "PONG":
+                    break
+            except subprocess.CalledProcessError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"redis-server on port {self.port} did not answer:\n{self.log_tail()}")
+            time.sleep(0.05)
+        self.id = self.cli("CLUSTER", "MYID")
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def cli(self, *args: str, timeout: float = 10) -> str:
+        """One command through redis-cli; its reply as text."""
+        assert REDIS_CLI, "needs redis-cli (apt-get install -y redis-tools)"
+        done = subprocess.run(
+            [REDIS_CLI, "-h", "127.0.0.1", "-p", str(self.port), *args],
+            capture_output=True, text=True, timeout=timeout, check=True,
+        )
+        return done.stdout.strip()
+
+    def info(self, section: str) -> dict[str, str]:
+        lines = self.cli("CLUSTER", "INFO") if section == "cluster" else self.cli("INFO", section)
+        return dict(line.split(":", 1) for line in lines.splitlines() if ":" in line)
+
+    def kill(self) -> None:
+        """SIGKILL: no shutdown, no last words to the cluster."""
+        if self.alive():
+            os.kill(self.process.pid, signal.SIGKILL)
+            self.process.wait(timeout=10)
+
+    def stop(self) -> None:
+        if self.alive():
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(timeout=10)
+
+    def log_tail(self, lines: int = 20) -> str:
+        try:
+            with open(self.log_path, errors="replace") as log:
+                return "".join(log.readlines()[-lines:])
+        except OSError:
+            return "(no log)"
+
+
+class Cluster:
+    """3 primaries + 3 replicas (by default) on loopback, stopped by PID on exit."""
+
+    def __init__(self, primaries: int = 3, replicas_per_primary: int = 1) -> None:
+        self.root = tempfile.mkdtemp(prefix="shardroute-redis-cluster-")
+        self.nodes: list[Node] = []
+        self._primaries = primaries
+        self._replicas = replicas_per_primary
+        self._stopped = False
+
+    # -- life ---------------------------------------------------------------------
+
+    def __enter__(self) -> Cluster:
+        atexit.register(self.stop)
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            previous = signal.getsignal(signum)
+
+            def handler(number: int, frame: object, previous: object = previous) -> None:
+                self.stop()
+                if callable(previous):
+                    previous(number, frame)
+                raise SystemExit(128 + number)
+
+            signal.signal(signum, handler)
+        try:
+            self.start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def start(self) -> None:
+        count = self._primaries * (1 + self._replicas)
+        self.nodes = [Node(self.root) for _ in range(count)]
+        self.redis_cli(
+            "--cluster", "create", *(node.address for node in self.nodes),
+            "--cluster-replicas", str(self._replicas), "--cluster-yes",
+        )
+        self.wait_until("the cluster is formed", self.healthy)
+
+    def stop(self) -> None:
+        if self._stopped:
+            return
+        self._stopped = True
+        for node in self.nodes:
+            try:
+                node.stop()
+            except Exception:  # noqa: BLE001 - keep stopping the others
+                node.kill()
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    @property
+    def pids(self) -> list[int]:
+        return [node.pid for node in self.nodes if node.alive()]
+
+    # -- state --------------------------------------------------------------------
+
+    def live(self) -> list[Node]:
+        return [node for node in self.nodes if node.alive()]
+
+    def seed(self) -> Node:
+        return self.live()[0]
+
+    def topology_lines(self) -> list[list[str]]:
+        """`CLUSTER NODES` of a live node, one split line per node."""
+        return [line.split() for line in self.seed().cli("CLUSTER", "NODES").splitlines() if line]
+
+    def primaries(self) -> list[Node]:
+        """Live primaries that own slots, as the cluster sees them."""
+        masters = {fields[0] for fields in self.topology_lines() if "master" in fields[2] and "fail" not in fields[2] and len(fields) > 8}
+        return [node for node in self.live() if node.id in masters]
+
+    def replica_of(self, primary: Node) -> Node:
+        for fields in self.topology_lines():
+            if fields[3] == primary.id:
+                return next(node for node in self.nodes if node.id == fields[0])
+        raise RuntimeError(f"{primary.address} has no replica")
+
+    def healthy(self) -> bool:
+        """Every live node says cluster_state:ok and agrees on all 16384 slots."""
+        try:
+            for node in self.live():
+                info = node.info("cluster")
+                if info.get("cluster_state") != "ok" or info.get("cluster_slots_ok") != "16384":
+                    return False
+            return not any("fail?" in fields[2] for fields in self.topology_lines())
+        except (subprocess.CalledProcessError, subprocess.TimeoutExpired):
+            return False
+
+    def wait_until(self, what: str, check: object, timeout: float = 60) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if check():  # type: ignore[operator]
+                return
+            time.sleep(0.1)
+        raise RuntimeError(f"timed out after {timeout}s waiting until {what}")
+
+    # -- what an operator does ----------------------------------------------------
+
+    def redis_cli(self, *args: str, timeout: float = 600) -> str:
+        assert REDIS_CLI, "needs redis-cli"
+        done = subprocess.run([REDIS_CLI, *args], capture_output=True, text=True, timeout=timeout)
+        if done.returncode != 0:
+            raise RuntimeError(f"redis-cli {' '.join(args[:3])} failed:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
+        return done.stdout
+
+    def reshard(self, source: Node, target: Node, slots: int) -> None:
+        """`redis-cli --cluster reshard`: moves `slots` slots (and their keys, by MIGRATE)
+        from `source` to `target` while clients run."""
+        self.redis_cli(
+            "--cluster", "reshard", self.seed().address,
+            "--cluster-from", source.id, "--cluster-to", target.id,
+            "--cluster-slots", str(slots), "--cluster-yes", "--cluster-pipeline", "200",
+        )
+        self.wait_until("the reshard settles", self.healthy)
+
+    def add_primary(self) -> Node:
+        """A new empty primary joins (`add-node`), then `rebalance` gives it its share."""
+        node = Node(self.root)
+        self.nodes.append(node)
+        self.redis_cli("--cluster", "add-node", node.address, self.seed().address)
+        self.wait_until("the new node is known to all", lambda: all(node.id in n.cli("CLUSTER", "NODES") for n in self.live()))
+        self.wait_until("the cluster settles", self.healthy)
+        self.redis_cli(
+            "--cluster", "rebalance", self.seed().address, "--cluster-use-empty-masters", "--cluster-pipeline", "200",
+        )
+        self.wait_until("the rebalance settles", self.healthy)
+        return node
+
+    def kill_primary(self, primary: Node) -> Node:
+        """SIGKILL a primary; returns its replica once the cluster has promoted it."""
+        replica = self.replica_of(primary)
+        primary.kill()
+
+        def promoted() -> bool:
+            try:
+                return replica.info("replication").get("role") == "master" and self.healthy()
+            except (subprocess.CalledProcessError, subprocess.TimeoutExpired):
+                return False
+
+        self.wait_until(f"{replica.address} is promoted", promoted)
+        return replica
+
+    def slot_owners(self) -> dict[str, int]:
+        """Primary address -> number of slots, from `CLUSTER NODES`."""
+        owners: dict[str, int] = {}
+        for fields in self.topology_lines():
+            if "master" not in fields[2] or "fail" in fields[2]:
+                continue
+            count = 0
+            for part in fields[8:]:
+                if part.startswith("["):
+                    continue
+                start, _, end = part.partition("-")
+                count += int(end or start) - int(start) + 1
+            owners[fields[1].split("@")[0]] = count
+        return owners
+
+
+def addresses(nodes: Iterable[Node]) -> list[str]:
+    return [node.address for node in nodes]

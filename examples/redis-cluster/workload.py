@@ -1,0 +1,178 @@
+"""The Python service of the example: writes and reads its own keys through
+``shardroute.redis.ClusterClient`` while the cluster changes, and reports what it saw.
+
+Driven by `run.py` over stdin/stdout, one line each way (the Node service,
+`workload.mjs`, speaks the same protocol; `README.md` specifies it):
+
+    load            write every key (MSET per hash-tag group), read them back with
+                    pipelines grouped by node
+    churn <phase>   write and read random keys until `stop`; in the phase `failover`
+                    each write is `SET` + `WAIT 1`, so it counts as acknowledged only
+                    once a replica has it
+    settle          read every key once more (the table refreshed): MOVED must be 0
+    verify          read every key: its last acknowledged value, or a write the server
+                    accepted but never acknowledged (reported apart), else lost/stale
+    quit
+
+Each command ends with one JSON line: {"event": "done", "command", "phase", "ops",
+"moved", "ask", "errors", "refreshes", "longest_redirect_chain", "p50_us", "p99_us", ...}.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import threading
+import time
+from typing import Any
+
+from shardroute.redis import ClusterClient
+
+GROUP = 10  # keys per hash tag, written together with one MSET
+
+
+class Service:
+    def __init__(self, seeds: list[str], prefix: str, keys: int) -> None:
+        self.client = ClusterClient(seeds, retry_seconds=30.0)
+        self.keys = [f"{{{prefix}:{i // GROUP}}}:{i % GROUP}" for i in range(keys)]
+        self.acknowledged: dict[str, str] = {}  # key -> last value a write was acknowledged with
+        self.unacknowledged: dict[str, list[str]] = {}  # key -> values written since, not acknowledged
+        self.version = 0
+        self.latencies: list[float] = []
+        self.stale_reads = 0
+        self.stop = threading.Event()
+
+    def value(self, index: int) -> str:
+        self.version += 1
+        return f"{index}:{self.version}"
+
+    def report(self, command: str, phase: str, ops: int, **extra: Any) -> None:
+        stats = self.client.stats
+        samples = sorted(self.latencies)
+
+        def percentile(p: float) -> float:
+            return round(samples[min(len(samples) - 1, int(p * len(samples)))] * 1e6, 1) if samples else 0.0
+
+        line = {
+            "event": "done", "command": command, "phase": phase, "ops": ops, "moved": stats.moved, "ask": stats.ask,
+            "errors": stats.errors, "error_kinds": stats.error_kinds, "refreshes": stats.refreshes,
+            "longest_redirect_chain": stats.longest_redirect_chain, "stale_reads": self.stale_reads,
+            "p50_us": percentile(0.50), "p99_us": percentile(0.99), "epoch": self.client.router.epoch, **extra,
+        }
+        print(json.dumps(line), flush=True)
+        stats.reset()
+        self.latencies = []
+        self.stale_reads = 0
+
+    def timed(self, call: Any, *args: Any) -> Any:
+        start = time.perf_counter()
+        result = call(*args)
+        self.latencies.append(time.perf_counter() - start)
+        return result
+
+    # -- commands ------------------------------------------------------------------
+
+    def load(self) -> None:
+        for start in range(0, len(self.keys), GROUP):
+            group = {self.keys[i]: self.value(i) for i in range(start, min(start + GROUP, len(self.keys)))}
+            self.timed(self.client.mset, group)
+            self.acknowledged.update(group)
+        ops = len(self.keys) // GROUP
+        for start in range(0, len(self.keys), 1000):
+            batch = self.keys[start:start + 1000]
+            values = self.timed(self.client.pipeline_get, batch)
+            self.check(batch, values)
+            ops += len(batch)
+        self.report("load", "steady", ops, keys=len(self.keys))
+
+    def churn(self, phase: str) -> None:
+        wait = phase == "failover"
+        ops = unacknowledged = 0
+        rng = random.Random(phase)
+        while not self.stop.is_set():
+            index = rng.randrange(len(self.keys))
+            key, value = self.keys[index], self.value(index)
+            if wait:
+                if self.timed(self.client.set_and_wait, key, value, 1, 500) >= 1:
+                    self.acknowledged[key] = value
+                    self.unacknowledged.pop(key, None)
+                else:
+                    self.unacknowledged.setdefault(key, []).append(value)
+                    unacknowledged += 1
+            else:
+                self.timed(self.client.set, key, value)
+                self.acknowledged[key] = value
+            read = self.keys[rng.randrange(len(self.keys))]
+            self.check([read], [self.timed(self.client.get, read)])
+            ops += 2
+        self.stop.clear()
+        self.report("churn", phase, ops, unacknowledged_writes=unacknowledged)
+
+    def settle(self, phase: str) -> None:
+        for start in range(0, len(self.keys), 1000):
+            batch = self.keys[start:start + 1000]
+            self.check(batch, self.timed(self.client.pipeline_get, batch))
+        self.report("settle", phase, len(self.keys))
+
+    def verify(self) -> None:
+        lost = stale = unreplicated_lost = unreplicated_kept = 0
+        for start in range(0, len(self.keys), 1000):
+            batch = self.keys[start:start + 1000]
+            for key, got in zip(batch, self.timed(self.client.pipeline_get, batch)):
+                value = got.decode() if isinstance(got, bytes) else got
+                pending = self.unacknowledged.get(key, [])
+                if pending and value in pending:
+                    unreplicated_kept += 1
+                elif value == self.acknowledged.get(key):
+                    unreplicated_lost += bool(pending)
+                elif value is None:
+                    lost += 1
+                else:
+                    stale += 1
+        self.report(
+            "verify", "end", len(self.keys), lost=lost, stale=stale,
+            unreplicated_writes_lost=unreplicated_lost, unreplicated_writes_kept=unreplicated_kept,
+        )
+
+    def check(self, keys: list[str], values: list[Any]) -> None:
+        """A read must see the last acknowledged value or a later unacknowledged one."""
+        for key, got in zip(keys, values):
+            value = got.decode() if isinstance(got, bytes) else got
+            if value != self.acknowledged.get(key) and value not in self.unacknowledged.get(key, []):
+                self.stale_reads += 1
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--seeds", required=True)
+    parser.add_argument("--prefix", default="py")
+    parser.add_argument("--keys", type=int, default=100_000)
+    args = parser.parse_args()
+    service = Service(args.seeds.split(","), args.prefix, args.keys)
+    print(json.dumps({"event": "ready", "epoch": service.client.router.epoch}), flush=True)
+    worker: threading.Thread | None = None
+    for line in sys.stdin:
+        command, _, argument = line.strip().partition(" ")
+        if command == "stop":
+            service.stop.set()
+            if worker is not None:
+                worker.join()
+                worker = None
+        elif command == "churn":
+            worker = threading.Thread(target=service.churn, args=(argument,))
+            worker.start()
+        elif command == "load":
+            service.load()
+        elif command == "settle":
+            service.settle(argument)
+        elif command == "verify":
+            service.verify()
+        elif command == "quit":
+            break
+    service.client.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -6,9 +6,9 @@
 use serde_json::{json, Value};
 
 use super::cases::{applied, apply_refused, expect_error, On};
-use super::documents::{doc, Document};
 use super::keys::{hex, owned_key, standard_keys, u64_key, utf8};
 use super::vector_file::VectorFile;
+use crate::documents::{doc, Document};
 
 fn hot_doc() -> Value {
     let nodes = json!([{"id": "cache-a", "address": "10.0.0.1:11211", "zone": "z1"}, {"id": "cache-b", "address": "10.0.0.2:11211"}, {"id": "cache-c"}]);

@@ -7,9 +7,9 @@
 use serde_json::{json, Map, Value};
 
 use super::cases::{applied, apply_refused, routed, stated_route, On, Refusals};
-use super::documents::{doc, Document};
 use super::keys::{hex, u64_key, utf8};
 use super::vector_file::VectorFile;
+use crate::documents::{doc, Document};
 
 /// Cassandra's initial tokens for three nodes under Murmur3Partitioner.
 const EVEN_3: [(&str, i64); 3] = [

@@ -10,10 +10,10 @@ use shardroute::{ops, Topology};
 use super::cases::{
     applied, apply_refused, expect_error, load_case, replicas_case, route_case, stated_route, On, Refusals,
 };
-use super::documents::{doc, nodes, Document};
 use super::keys::{standard_keys, utf8};
 use super::reference::reference_json;
 use super::vector_file::VectorFile;
+use crate::documents::{doc, nodes, Document};
 
 fn bootstrap() -> Value {
     doc(&["bootstrap"], json!({"type": "jump"})).epoch(0)

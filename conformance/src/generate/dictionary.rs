@@ -6,9 +6,9 @@ use serde_json::{json, Value};
 use shardroute::dictionary;
 
 use super::cases::{applied, apply_refused, expect_error, refused_documents, refused_text, result_or_error, On};
-use super::documents::{doc, identity, Document};
 use super::keys::{hex_digits, owned_key, standard_keys, u64_key};
 use super::vector_file::VectorFile;
+use crate::documents::{doc, identity, Document};
 
 fn dictionary_doc(nodes: usize, vbuckets: u32, replicas: u32, epoch: u64) -> Value {
     let entries: Vec<Value> = (0..nodes)

@@ -9,9 +9,9 @@ use serde_json::{json, Value};
 use shardroute::Router;
 
 use super::cases::{applied, apply_refused, routed, stated_replicas, stated_route, On, Refusals};
-use super::documents::{doc, identity, Document};
 use super::keys::{hex, owned_key, u64_key, utf8};
 use super::vector_file::VectorFile;
+use crate::documents::{doc, identity, Document};
 
 const DIRECTORY: &str = "directory-jump-4";
 const OVERRIDES: &str = "vbucket-overrides-16";

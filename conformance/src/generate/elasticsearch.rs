@@ -7,9 +7,9 @@ use serde_json::{json, Value};
 use shardroute::Router;
 
 use super::cases::{load_case, route_case, stated_route, Refusals};
-use super::documents::{doc, strategy, Document};
 use super::keys::{standard_keys, utf8};
 use super::vector_file::VectorFile;
+use crate::documents::{doc, strategy, Document};
 
 /// Elasticsearch `Murmur3HashFunctionTests.testKnownValues`:
 /// `Murmur3HashFunction.hash(text)` (x86_32, seed 0, over UTF-16LE).

@@ -4,9 +4,9 @@
 use serde_json::{json, Value};
 
 use super::cases::{expect_error, refused_key, Refusals};
-use super::documents::{doc, nodes};
 use super::keys::utf8;
 use super::vector_file::VectorFile;
+use crate::documents::{doc, nodes};
 
 pub(crate) fn file() -> VectorFile {
     let mut file = VectorFile::new(

@@ -9,9 +9,9 @@ use serde_json::{json, Value};
 use shardroute::Router;
 
 use super::cases::{applied, apply_refused, routed, stated_replicas, stated_route, On, Refusals};
-use super::documents::{doc, identity, Document};
 use super::keys::{owned_key, u64_key, utf8};
 use super::vector_file::VectorFile;
+use crate::documents::{doc, identity, Document};
 
 /// Four equal ranges, `[0, 2^62)`, `[2^62, 2^63)`, `[2^63, 3 * 2^62)`, `[3 * 2^62, 2^64)`,
 /// over integer keys that are their own hash.

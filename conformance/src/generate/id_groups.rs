@@ -10,9 +10,9 @@ use shardroute::{Key, Router};
 use super::cases::{
     applied, apply_refused, expect_error, load_case, refused_key, refused_text, stated_replicas, stated_route, On,
 };
-use super::documents::{doc, Document};
 use super::keys::{hex, owned_key, u64_key, utf8};
 use super::vector_file::VectorFile;
+use crate::documents::{doc, Document};
 
 const NODES: [&str; 4] = ["db-a", "db-b", "db-c", "db-d"];
 

@@ -11,10 +11,10 @@ use shardroute::Router;
 use super::cases::{
     applied, apply_refused, expect_error, load_case, refused_key, stated_replicas, stated_route, On, Refusals,
 };
-use super::documents::{doc, Document};
 use super::keys::{hex, owned_key, u64_key, utf8};
 use super::reference::reference_lines;
 use super::vector_file::VectorFile;
+use crate::documents::{doc, Document};
 
 /// A published id from `reference/snowflake-ids.txt`.
 struct Published {

@@ -4,8 +4,8 @@
 use serde_json::json;
 
 use super::cases::{expect_error, routed};
-use super::documents::{doc, identity, Document};
 use super::vector_file::VectorFile;
+use crate::documents::{doc, identity, Document};
 
 /// A `jump` case.
 fn jump_case(file: &mut VectorFile, what: &str, hash: u64, buckets: u32, shard: u32) {

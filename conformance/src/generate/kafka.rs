@@ -5,9 +5,9 @@
 use serde_json::{json, Value};
 
 use super::cases::{routed, stated_route, Refusals};
-use super::documents::{doc, Document};
 use super::keys::utf8;
 use super::vector_file::VectorFile;
+use crate::documents::{doc, Document};
 
 /// `(key, legacy murmur2, java murmur2)` as kafkajs 2.2.4 computes them
 /// (`src/producer/partitioners/legacy/murmur2.js`, `default/murmur2.js`, Node 20).

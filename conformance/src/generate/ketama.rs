@@ -12,8 +12,8 @@
 use serde_json::{json, Value};
 
 use super::cases::{refused_documents, routed};
-use super::documents::{doc, Document};
 use super::vector_file::VectorFile;
+use crate::documents::{doc, Document};
 
 fn servers(list: &[(&str, u64)]) -> Value {
     Value::Array(

@@ -9,9 +9,9 @@ use serde_json::{json, Value};
 use shardroute::Router;
 
 use super::cases::{applied, apply_refused, expect_error, routed, stated_replicas, stated_route, On, Refusals};
-use super::documents::{doc, Document};
 use super::keys::{hex, owned_key, u64_key, utf8};
 use super::vector_file::VectorFile;
+use crate::documents::{doc, Document};
 
 fn alphabet_doc() -> Value {
     doc(&["a", "b", "c"], json!({"type": "key_range", "boundaries": [utf8("g"), utf8("p")], "ranges": ["a", "b", "c"]}))

@@ -7,10 +7,10 @@
 use serde_json::{json, Value};
 
 use super::cases::{applied, apply_refused, load_case, refused_documents, routed, stated_route, On};
-use super::documents::{doc, identity, Document};
 use super::keys::u64_key;
 use super::reference::reference_lines;
 use super::vector_file::VectorFile;
+use crate::documents::{doc, identity, Document};
 
 /// One line of `reference/maglev-envoy.txt`: test name, table size, `(host, weight)`s
 /// and the expected host index of every entry.

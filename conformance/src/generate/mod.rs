@@ -4,12 +4,11 @@
 //! and error cases state the intended error code, which the generator checks the core
 //! produces before writing anything.
 //!
-//! The machinery is in `vector_file` (a file being assembled), `documents` (topology
-//! documents), `keys` (keys in vector form), `reference` (published values) and `cases`
-//! (the shapes of case); every other module writes one vector file.
+//! The machinery is in `vector_file` (a file being assembled), `keys` (keys in vector
+//! form), `reference` (published values) and `cases` (the shapes of case), with
+//! documents from `crate::documents`; every other module writes one vector file.
 
 mod cases;
-mod documents;
 mod keys;
 mod reference;
 mod vector_file;

@@ -4,9 +4,9 @@
 use serde_json::json;
 
 use super::cases::{routed, stated_route};
-use super::documents::{doc, identity, Document};
 use super::keys::{u64_key, utf8};
 use super::vector_file::VectorFile;
+use crate::documents::{doc, identity, Document};
 
 pub(crate) fn file() -> VectorFile {
     let mut file = VectorFile::new(

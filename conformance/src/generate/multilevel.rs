@@ -8,9 +8,9 @@ use serde_json::{json, Value};
 use shardroute::ops;
 
 use super::cases::{applied, apply_refused, expect_error, routed, stated_route, On, Refusals};
-use super::documents::{doc, identity, merged, Document};
 use super::keys::u64_key;
 use super::vector_file::VectorFile;
+use crate::documents::{doc, identity, merged, Document};
 
 fn group(id: &str, members: &[&str]) -> Value {
     json!({"id": id, "nodes": members})

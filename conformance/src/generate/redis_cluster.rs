@@ -8,10 +8,10 @@
 use serde_json::{json, Value};
 
 use super::cases::{applied, apply_refused, expect_error, refused_documents, routing_cases, On};
-use super::documents::{doc, Document};
 use super::keys::{hex, owned_key, u64_key};
 use super::reference::reference_lines;
 use super::vector_file::VectorFile;
+use crate::documents::{doc, Document};
 
 pub(crate) fn file() -> VectorFile {
     let mut file = VectorFile::new(

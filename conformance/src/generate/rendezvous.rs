@@ -4,8 +4,8 @@
 use serde_json::json;
 
 use super::cases::routed;
-use super::documents::{doc, Document};
 use super::vector_file::VectorFile;
+use crate::documents::{doc, Document};
 
 pub(crate) fn file() -> VectorFile {
     let mut file = VectorFile::new(

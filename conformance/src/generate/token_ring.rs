@@ -9,9 +9,9 @@ use serde_json::{json, Value};
 use shardroute::Router;
 
 use super::cases::{applied, apply_refused, routed, stated_replicas, stated_route, On, Refusals};
-use super::documents::{doc, identity, nodes, strategy, Document};
 use super::keys::u64_key;
 use super::vector_file::VectorFile;
+use crate::documents::{doc, identity, nodes, strategy, Document};
 
 const FIVE: [&str; 5] = ["r0", "r1", "r2", "r3", "r4"];
 

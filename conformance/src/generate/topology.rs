@@ -5,8 +5,8 @@ use serde_json::{json, Value};
 use shardroute::Router;
 
 use super::cases::loaded;
-use super::documents::{doc, Document};
 use super::vector_file::VectorFile;
+use crate::documents::{doc, Document};
 
 pub(crate) fn file() -> VectorFile {
     let mut file = VectorFile::new("topology", "Loading documents: canonical to_json, defaults spelled out, u64 epochs above 2^53 as strings, integer-or-string epochs.", "generator");

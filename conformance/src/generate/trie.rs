@@ -8,9 +8,9 @@ use serde_json::{json, Value};
 use shardroute::{ops, Router};
 
 use super::cases::{applied, apply_refused, routed, stated_replicas, stated_route, On, Refusals};
-use super::documents::{doc, identity, Document};
 use super::keys::{u64_key, utf8};
 use super::vector_file::VectorFile;
+use crate::documents::{doc, identity, Document};
 
 /// A `trie` strategy object from `(prefix, node)` pairs.
 fn trie(leaves: &[(&str, &str)]) -> Value {

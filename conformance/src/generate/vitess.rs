@@ -9,9 +9,9 @@ use serde_json::{json, Value};
 use shardroute::Router;
 
 use super::cases::{route_case, routed, stated_route, Refusals};
-use super::documents::{doc, identity, Document};
 use super::keys::{hex, standard_keys, u64_key, utf8};
 use super::vector_file::VectorFile;
+use crate::documents::{doc, identity, Document};
 
 fn keyspace(epoch: u64, vindex: &str, shards: &[(&str, &str)]) -> Value {
     let mut ids: Vec<&str> = shards.iter().map(|(_, node)| *node).collect();

@@ -5,9 +5,9 @@
 use serde_json::{json, Value};
 
 use super::cases::{routed, stated_route, Refusals};
-use super::documents::{doc, Document};
 use super::keys::{u64_key, utf8};
 use super::vector_file::VectorFile;
+use crate::documents::{doc, Document};
 
 pub(crate) fn file() -> VectorFile {
     let mut file = VectorFile::new(

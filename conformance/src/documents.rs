@@ -1,12 +1,13 @@
-//! The one way the generator builds topology documents: `doc(nodes, strategy)` gives
-//! format `shardroute/1`, epoch 1, the nodes and the strategy; `.epoch(..)`,
-//! `.hashing(..)` and `.with(..)` change the rest. Vector files write object fields in
-//! a fixed order, so the order fields are set in never shows in a vector.
+//! The one way this crate builds topology documents (the vector generator and the
+//! measuring programs): `doc(nodes, strategy)` gives format `shardroute/1`, epoch 1,
+//! the nodes and the strategy; `.epoch(..)`, `.hashing(..)` and `.with(..)` change the
+//! rest. Vector files write object fields in a fixed order, so the order fields are set
+//! in never shows in a vector.
 
 use serde_json::{json, Value};
 
 /// Something that lists a document's nodes.
-pub(crate) trait Nodes {
+pub trait Nodes {
     /// The `nodes` array.
     fn entries(self) -> Value;
 }
@@ -44,17 +45,17 @@ impl Nodes for &[String] {
 }
 
 /// A `nodes` array.
-pub(crate) fn nodes(list: impl Nodes) -> Value {
+pub fn nodes(list: impl Nodes) -> Value {
     list.entries()
 }
 
 /// A document at epoch 1 over `nodes` with `strategy`.
-pub(crate) fn doc(nodes: impl Nodes, strategy: Value) -> Value {
+pub fn doc(nodes: impl Nodes, strategy: Value) -> Value {
     json!({"format": "shardroute/1", "epoch": 1, "nodes": nodes.entries(), "strategy": strategy})
 }
 
 /// The changes a document takes after `doc`.
-pub(crate) trait Document {
+pub trait Document {
     /// Sets the epoch: a number, or a decimal string.
     fn epoch(self, epoch: impl Into<Value>) -> Value;
     /// Sets the key hashing spec.
@@ -80,12 +81,12 @@ impl Document for Value {
 
 /// Integer keys hashed as themselves, so a hand-stated route can be read off the
 /// strategy's table.
-pub(crate) fn identity() -> Value {
+pub fn identity() -> Value {
     json!({"integers": "identity"})
 }
 
 /// `object` with the fields of `fields` set on it.
-pub(crate) fn merged(mut object: Value, fields: Value) -> Value {
+pub fn merged(mut object: Value, fields: Value) -> Value {
     for (name, value) in fields.as_object().expect("fields are an object") {
         object[name] = value.clone();
     }
@@ -93,6 +94,6 @@ pub(crate) fn merged(mut object: Value, fields: Value) -> Value {
 }
 
 /// A strategy object: `{"type": kind}` and the fields of `fields`.
-pub(crate) fn strategy(kind: &str, fields: Value) -> Value {
+pub fn strategy(kind: &str, fields: Value) -> Value {
     merged(json!({ "type": kind }), fields)
 }

@@ -1,6 +1,8 @@
 //! The shardroute conformance suite: the generator of `vectors/*.json` and the Rust
-//! runner. The format is specified in `conformance/README.md`.
+//! runner, and the topology documents they and the measuring programs build. The format
+//! is specified in `conformance/README.md`.
 
+pub mod documents;
 pub mod generate;
 pub mod run;
 pub mod write;

@@ -47,6 +47,12 @@ fn text<'v>(case: &'v Value, name: &str) -> Result<&'v str, String> {
     field(case, name)?.as_str().ok_or_else(|| format!("{name:?} is not a string"))
 }
 
+/// The case's `keys` array: `Ok(Err(error))` is the core's rejection of the first key it
+/// refuses, `Err(reason)` a malformed vector.
+fn keys_of(case: &Value) -> Result<Result<Vec<OwnedKey>, shardroute::Error>, String> {
+    field(case, "keys")?.as_array().ok_or("keys is not an array")?.iter().map(to_key).collect()
+}
+
 /// A core result inside `evaluate`: the value, or the case's outcome is that error.
 macro_rules! core_or_case {
     ($result:expr) => {
@@ -112,13 +118,7 @@ fn evaluate(file: &Value, routers: &mut HashMap<String, Router>, case: &Value) -
         }
         "route_many" => {
             let router = core_or_case!(router_for(text(case, "topology")?)?);
-            let mut keys = Vec::new();
-            for key in field(case, "keys")?.as_array().ok_or("keys is not an array")? {
-                match to_key(key)? {
-                    Ok(key) => keys.push(key),
-                    Err(err) => return Ok(error(err)),
-                }
-            }
+            let keys = core_or_case!(keys_of(case)?);
             match router.route_many(keys.iter().map(OwnedKey::as_key)) {
                 Ok(shards) => json!({"shards": shards}),
                 Err(err) => error(err),
@@ -254,13 +254,7 @@ fn evaluate(file: &Value, routers: &mut HashMap<String, Router>, case: &Value) -
         "diff" => {
             let old = core_or_case!(router_for(text(case, "old")?)?);
             let new = core_or_case!(router_for(text(case, "new")?)?);
-            let mut keys = Vec::new();
-            for key in field(case, "keys")?.as_array().ok_or("keys is not an array")? {
-                match to_key(key)? {
-                    Ok(key) => keys.push(key),
-                    Err(err) => return Ok(error(err)),
-                }
-            }
+            let keys = core_or_case!(keys_of(case)?);
             match shardroute::diff::diff(&old, &new, keys.iter().map(OwnedKey::as_key)) {
                 Ok(report) => json!({ "result": report.to_value() }),
                 Err(err) => error(err),

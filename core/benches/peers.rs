@@ -21,11 +21,9 @@
 //! Without `--bench` (as `cargo test --benches` runs it) every row runs once over 2,000
 //! keys and nothing is written: a smoke test that each side runs.
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::fmt::Write as _;
 use std::hint::black_box;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicIsize, Ordering};
 use std::time::Instant;
 
 use hashring::HashRing;
@@ -35,23 +33,9 @@ use shardroute::strategy::hashed::jump::jump_many;
 use shardroute::Router;
 use siphasher::sip::SipHasher24;
 
-struct Counting;
+mod heap;
 
-static LIVE: AtomicIsize = AtomicIsize::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        LIVE.fetch_add(layout.size() as isize, Ordering::Relaxed);
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE.fetch_sub(layout.size() as isize, Ordering::Relaxed);
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
-#[global_allocator]
-static ALLOCATOR: Counting = Counting;
+use heap::heap_of;
 
 /// The SipHash key of the default topology hashing (`00 01 .. 0f`), as two words.
 const K0: u64 = 0x0706_0504_0302_0100;
@@ -229,13 +213,6 @@ fn router(count: usize, strategy: &str, hashing: Option<&str>) -> Router {
 
 fn sip(bytes: &[u8]) -> u64 {
     SipHasher24::new_with_keys(K0, K1).hash(bytes)
-}
-
-/// The heap `build` leaves allocated while its result lives, and the result.
-fn heap_of<T>(build: impl FnOnce() -> T) -> (isize, T) {
-    let before = LIVE.load(Ordering::Relaxed);
-    let value = build();
-    (LIVE.load(Ordering::Relaxed) - before, value)
 }
 
 /// Every locked version of `name` in the workspace lockfile (`name = ".."` then

@@ -3,6 +3,9 @@
 //! bucket config and the epoch packing of `(revEpoch, rev)`. The oracle comparisons
 //! against the real implementations are in `conformance/oracles/`.
 
+mod common;
+
+use common::{doc, Doc};
 use serde_json::{json, Value};
 use shardroute::strategy::compat::{couchbase, vshard};
 use shardroute::{ops, Key, Router, Topology};
@@ -13,16 +16,13 @@ fn reference(name: &str) -> Value {
 }
 
 fn import(config: Value) -> (Router, Value) {
-    let base = Topology::from_value(
-        &json!({"format": "shardroute/1", "epoch": 0, "nodes": [{"id": "x"}], "strategy": {"type": "jump"}}),
-    )
-    .unwrap();
+    let base = doc(&["x"]).strategy(json!({"type": "jump"})).epoch(0).topology();
     let result = ops::apply(&base, &json!({"op": "import_couchbase_config", "config": config})).expect("import");
     (Router::from_value(&result["topology"]).expect("imported topology loads"), result)
 }
 
-fn cb_doc(map: Value) -> Value {
-    json!({"format": "shardroute/1", "epoch": 1, "nodes": [{"id": "a"}, {"id": "b"}, {"id": "c"}], "strategy": {"type": "couchbase", "map": map}})
+fn cb_doc(map: Value) -> Doc {
+    doc(&["a", "b", "c"]).strategy(json!({"type": "couchbase", "map": map}))
 }
 
 #[test]
@@ -44,7 +44,7 @@ fn couchbase_routes_by_the_map_and_integers_as_decimal() {
             json!([id, null])
         })
         .collect();
-    let router = Router::from_value(&cb_doc(Value::Array(rows))).unwrap();
+    let router = cb_doc(Value::Array(rows)).router();
     for i in 0..6 {
         let key = format!("k{i}");
         let vbucket = couchbase::vbucket_of(key.as_bytes(), 256);
@@ -62,7 +62,7 @@ fn couchbase_routes_by_the_map_and_integers_as_decimal() {
 
 #[test]
 fn couchbase_minus_one_entries() {
-    let router = Router::from_value(&cb_doc(json!([[null, "b"], ["a", null]]))).unwrap();
+    let router = cb_doc(json!([[null, "b"], ["a", null]])).router();
     // Two vbuckets: keys in vbucket 0 have no active node.
     let mut seen = [false; 2];
     for i in 0..64 {
@@ -84,11 +84,7 @@ fn couchbase_minus_one_entries() {
 #[test]
 fn couchbase_document_rules() {
     let bad = [
-        ("hashing", {
-            let mut d = cb_doc(json!([["a"]]));
-            d["hashing"] = json!({"function": "crc32"});
-            d
-        }),
+        ("hashing", cb_doc(json!([["a"]])).hashing(json!({"function": "crc32"}))),
         ("uneven rows", cb_doc(json!([["a", "b"], ["a"]]))),
         ("repeated node", cb_doc(json!([["a", "a"]]))),
         ("unknown node", cb_doc(json!([["z"]]))),
@@ -96,34 +92,18 @@ fn couchbase_document_rules() {
         ("empty map", cb_doc(json!([]))),
         ("empty row", cb_doc(json!([[]]))),
         ("too many vbuckets", cb_doc(Value::Array(vec![json!(["a"]); 32769]))),
-        ("forward length", {
-            let mut d = cb_doc(json!([["a"], ["b"]]));
-            d["strategy"]["forward_map"] = json!([["a"]]);
-            d
-        }),
-        ("weights", {
-            let mut d = cb_doc(json!([["a"]]));
-            d["nodes"][0]["weight"] = json!(2);
-            d
-        }),
+        ("forward length", cb_doc(json!([["a"], ["b"]])).strategy_field("forward_map", json!([["a"]]))),
+        ("weights", cb_doc(json!([["a"]])).node_field(0, "weight", json!(2))),
     ];
     for (what, document) in bad {
-        let err = Router::from_value(&document).expect_err(what);
+        let err = document.load().expect_err(what);
         assert_eq!(err.code(), "invalid_topology", "{what}: {err}");
     }
-    let err = Router::from_value(&bad_hashing()).unwrap_err();
+    let err = cb_doc(json!([["a"]])).hashing(json!({"hash_tag": "redis"})).load().unwrap_err();
     assert!(err.message().starts_with("hashing:"), "{err}");
     // Default hashing spelled out is the default: accepted.
-    let mut spelled = cb_doc(json!([["a", null]]));
-    spelled["hashing"] = json!({"function": "siphash-2-4"});
-    let router = Router::from_value(&spelled).unwrap();
+    let router = cb_doc(json!([["a", null]])).hashing(json!({"function": "siphash-2-4"})).router();
     assert_eq!(Router::from_json(&router.to_json()).unwrap().to_json(), router.to_json());
-}
-
-fn bad_hashing() -> Value {
-    let mut d = cb_doc(json!([["a"]]));
-    d["hashing"] = json!({"hash_tag": "redis"});
-    d
 }
 
 #[test]
@@ -199,7 +179,7 @@ fn couchbase_import_rejects() {
         ("numReplicas", &|c| c["vBucketServerMap"]["numReplicas"] = json!(1)),
         ("no server map", &|c| drop(c.as_object_mut().unwrap().remove("vBucketServerMap"))),
     ];
-    let base = Topology::from_value(&cb_doc(json!([["a"]]))).unwrap();
+    let base = cb_doc(json!([["a"]])).topology();
     for (what, edit) in edits {
         let mut bad = config.clone();
         edit(&mut bad);
@@ -208,11 +188,6 @@ fn couchbase_import_rejects() {
     }
     let err = ops::apply(&base, &json!({"op": "import_couchbase_config", "config": "{"})).unwrap_err();
     assert_eq!(err.code(), "invalid_argument");
-}
-
-fn vs_doc(nodes: &[&str], strategy: Value) -> Value {
-    let nodes: Vec<Value> = nodes.iter().map(|id| json!({ "id": id })).collect();
-    json!({"format": "shardroute/1", "epoch": 1, "nodes": nodes, "strategy": strategy})
 }
 
 #[test]
@@ -227,7 +202,7 @@ fn vshard_published_and_tarantool_values() {
 
 #[test]
 fn vshard_default_split_and_ranges() {
-    let router = Router::from_value(&vs_doc(&["rs1", "rs2", "rs3"], json!({"type": "vshard"}))).unwrap();
+    let router = doc(&["rs1", "rs2", "rs3"]).strategy(json!({"type": "vshard"})).router();
     assert_eq!(router.shard_range(), 1..3001);
     for i in 0..3000u64 {
         let key = format!("user:{i}");
@@ -239,7 +214,7 @@ fn vshard_default_split_and_ranges() {
     assert_eq!(router.replicas("k", 1).unwrap(), [router.node("k").unwrap()]);
     assert_eq!(router.replicas("k", 2).unwrap_err().code(), "invalid_argument");
     // 10 buckets over 3 nodes: 4, 3, 3.
-    let small = Router::from_value(&vs_doc(&["a", "b", "c"], json!({"type": "vshard", "bucket_count": 10}))).unwrap();
+    let small = doc(&["a", "b", "c"]).strategy(json!({"type": "vshard", "bucket_count": 10})).router();
     let owners: Vec<&str> = (0..200)
         .map(|i| format!("{i}"))
         .map(|key| (vshard::bucket_id(key.as_bytes(), 10), small.node(key.as_str()).unwrap()))
@@ -254,12 +229,10 @@ fn vshard_default_split_and_ranges() {
         })
         .collect();
     assert!(owners.contains(&"c"));
-    let explicit = vs_doc(
-        &["a", "b"],
-        json!({"type": "vshard", "bucket_count": 10, "ranges": [
-            {"node": "b", "first": 1, "last": 1}, {"node": "a", "first": 2, "last": 9}, {"node": "b", "first": 10, "last": 10}]}),
-    );
-    let router = Router::from_value(&explicit).unwrap();
+    let router = doc(&["a", "b"])
+        .strategy(json!({"type": "vshard", "bucket_count": 10, "ranges": [
+            {"node": "b", "first": 1, "last": 1}, {"node": "a", "first": 2, "last": 9}, {"node": "b", "first": 10, "last": 10}]}))
+        .router();
     for i in 0..200 {
         let key = format!("{i}");
         let bucket = vshard::bucket_id(key.as_bytes(), 10);
@@ -270,7 +243,7 @@ fn vshard_default_split_and_ranges() {
 
 #[test]
 fn vshard_document_rules() {
-    let ranges = |r: Value| vs_doc(&["a", "b"], json!({"type": "vshard", "bucket_count": 10, "ranges": r}));
+    let ranges = |r: Value| doc(&["a", "b"]).strategy(json!({"type": "vshard", "bucket_count": 10, "ranges": r}));
     let bad = [
         ("gap", ranges(json!([{"node": "a", "first": 1, "last": 4}, {"node": "b", "first": 6, "last": 10}]))),
         ("overlap", ranges(json!([{"node": "a", "first": 1, "last": 5}, {"node": "b", "first": 5, "last": 10}]))),
@@ -282,18 +255,14 @@ fn vshard_document_rules() {
         ("unknown node", ranges(json!([{"node": "z", "first": 1, "last": 10}]))),
         ("unknown field", ranges(json!([{"node": "a", "first": 1, "last": 10, "weight": 1}]))),
         ("empty", ranges(json!([]))),
-        ("zero buckets", vs_doc(&["a"], json!({"type": "vshard", "bucket_count": 0}))),
-        ("more nodes than buckets", vs_doc(&["a", "b", "c"], json!({"type": "vshard", "bucket_count": 2}))),
-        ("hashing", {
-            let mut d = vs_doc(&["a"], json!({"type": "vshard"}));
-            d["hashing"] = json!({"function": "crc32"});
-            d
-        }),
+        ("zero buckets", doc(&["a"]).strategy(json!({"type": "vshard", "bucket_count": 0}))),
+        ("more nodes than buckets", doc(&["a", "b", "c"]).strategy(json!({"type": "vshard", "bucket_count": 2}))),
+        ("hashing", doc(&["a"]).strategy(json!({"type": "vshard"})).hashing(json!({"function": "crc32"}))),
     ];
     for (what, document) in bad {
-        let err = Router::from_value(&document).expect_err(what);
+        let err = document.load().expect_err(what);
         assert_eq!(err.code(), "invalid_topology", "{what}: {err}");
     }
-    let over = vs_doc(&["a"], json!({"type": "vshard", "bucket_count": 2_000_000}));
-    assert_eq!(Router::from_value(&over).unwrap_err().code(), "limit_exceeded");
+    let over = doc(&["a"]).strategy(json!({"type": "vshard", "bucket_count": 2_000_000}));
+    assert_eq!(over.load().unwrap_err().code(), "limit_exceeded");
 }

@@ -1,14 +1,18 @@
 //! The vbucket dictionary: rebalance operations, routing during migration, epochs,
 //! vbucket count changes, checksums and the binary encoding.
 
+mod common;
+
+use common::doc;
 use serde_json::{json, Value};
 use shardroute::{dictionary, ops, Router, Topology};
 
 fn dictionary(nodes: usize, vbuckets: u32, replicas: u32) -> Topology {
     let ids: Vec<Value> = (0..nodes).map(|i| json!({"id": format!("n{i}"), "zone": format!("z{}", i % 2)})).collect();
-    let doc = json!({"format": "shardroute/1", "epoch": 10, "nodes": ids,
-        "strategy": {"type": "vbucket", "vbuckets": vbuckets, "replicas": replicas}});
-    Topology::from_value(&doc).unwrap()
+    doc(json!(ids))
+        .strategy(json!({"type": "vbucket", "vbuckets": vbuckets, "replicas": replicas}))
+        .epoch(10)
+        .topology()
 }
 
 fn apply(topology: &Topology, operation: Value) -> (Topology, Value) {
@@ -89,16 +93,16 @@ fn a_failed_node_is_served_by_promoted_replicas_at_once_then_leaves() {
 
 #[test]
 fn read_only_vbuckets_refuse_writes_and_serve_reads() {
-    let doc = json!({"format": "shardroute/1", "epoch": 1, "nodes": [{"id": "a"}, {"id": "b"}],
-        "strategy": {"type": "vbucket", "vbuckets": 2, "map": [["a"], ["b"]], "states": {"0": "read_only", "1": "active"}}});
-    let router = Router::from_value(&doc).unwrap();
+    let router = doc(&["a", "b"])
+        .strategy(json!({"type": "vbucket", "vbuckets": 2, "map": [["a"], ["b"]], "states": {"0": "read_only", "1": "active"}}))
+        .router();
     let key = (0..100).map(|i| format!("k{i}")).find(|k| router.route(k.as_str()).unwrap() == 0).unwrap();
     assert_eq!(router.route_read(key.as_str()).unwrap(), "a");
     assert_eq!(router.route_write(key.as_str()).unwrap_err().code(), "read_only");
     assert!(!router.to_json().contains("\"1\""), "active states are not written: {}", router.to_json());
-    let migrating_without_forward = json!({"format": "shardroute/1", "epoch": 1, "nodes": [{"id": "a"}],
-        "strategy": {"type": "vbucket", "vbuckets": 1, "map": [["a"]], "states": {"0": "migrating"}}});
-    assert_eq!(Router::from_value(&migrating_without_forward).unwrap_err().code(), "invalid_topology");
+    let migrating_without_forward =
+        doc(&["a"]).strategy(json!({"type": "vbucket", "vbuckets": 1, "map": [["a"]], "states": {"0": "migrating"}}));
+    assert_eq!(migrating_without_forward.load().unwrap_err().code(), "invalid_topology");
 }
 
 #[test]
@@ -159,11 +163,13 @@ fn the_binary_form_round_trips_and_refuses_damage() {
     let (during, _) =
         apply(&dictionary(4, 1024, 1), json!({"op": "plan_rebalance", "add": [{"id": "n4"}], "fail": ["n2"]}));
     let wide_ids: Vec<Value> = (0..300).map(|i| json!({"id": format!("node-{i}"), "weight": 1 + i % 3})).collect();
-    let wide = Topology::from_value(&json!({"format": "shardroute/1", "epoch": 3, "nodes": wide_ids,
-        "hashing": {"function": "crc32", "hash_tag": "redis"},
-        "strategy": {"type": "vbucket", "vbuckets": 600, "replicas": 2},
-        "placement": {"bucket": "b_{shard:04}"}, "hot_keys": {"keys": {"hot": 4}}}))
-    .unwrap();
+    let wide = doc(json!(wide_ids))
+        .strategy(json!({"type": "vbucket", "vbuckets": 600, "replicas": 2}))
+        .epoch(3)
+        .hashing(json!({"function": "crc32", "hash_tag": "redis"}))
+        .with("placement", json!({"bucket": "b_{shard:04}"}))
+        .with("hot_keys", json!({"keys": {"hot": 4}}))
+        .topology();
     let (wide_explicit, _) = apply(&wide, json!({"op": "plan_rebalance"}));
     for topology in [dictionary(4, 1024, 1), during, wide, wide_explicit] {
         let bytes = dictionary::encode(&topology).unwrap();
@@ -177,9 +183,6 @@ fn the_binary_form_round_trips_and_refuses_damage() {
         }
         assert_eq!(dictionary::decode(&bytes[..bytes.len() - 3]).unwrap_err().code(), "invalid_topology");
     }
-    let jump = Topology::from_value(
-        &json!({"format": "shardroute/1", "epoch": 1, "nodes": [{"id": "a"}], "strategy": {"type": "jump"}}),
-    )
-    .unwrap();
+    let jump = doc(&["a"]).strategy(json!({"type": "jump"})).topology();
     assert_eq!(dictionary::encode(&jump).unwrap_err().code(), "invalid_argument");
 }

@@ -2,6 +2,9 @@
 //! fallback alone, replicas are the owner then the fallback's order, and the
 //! directory operations move exactly the key they name.
 
+mod common;
+
+use common::{doc, ids, key_object};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use shardroute::{ops, Key, OwnedKey, Router, Topology};
@@ -13,29 +16,6 @@ const FALLBACKS: [&str; 5] = [
     r#"{"type": "modulo"}"#,
     r#"{"type": "modulo", "one_based": false}"#,
 ];
-
-fn ids(count: usize) -> Vec<String> {
-    (0..count).map(|i| format!("n{i}")).collect()
-}
-
-fn document(ids: &[String], strategy: Value, hashing: Option<Value>) -> Value {
-    let mut doc = json!({
-        "format": "shardroute/1", "epoch": 1,
-        "nodes": ids.iter().map(|id| json!({"id": id})).collect::<Vec<_>>(),
-        "strategy": strategy,
-    });
-    if let Some(hashing) = hashing {
-        doc["hashing"] = hashing;
-    }
-    doc
-}
-
-fn key_object(key: &OwnedKey) -> Value {
-    match key {
-        OwnedKey::Bytes(bytes) => json!({"hex": bytes.iter().map(|b| format!("{b:02x}")).collect::<String>()}),
-        OwnedKey::U64(value) => json!({"u64": value.to_string()}),
-    }
-}
 
 /// The naive oracle: a linear scan over the entries as written.
 fn naive_entry(entries: &[(OwnedKey, usize)], key: Key<'_>) -> Option<usize> {
@@ -75,8 +55,8 @@ proptest! {
         let fallback: Value = serde_json::from_str(FALLBACKS[kind]).unwrap();
         let rows: Vec<Value> =
             entries.iter().map(|(key, node)| json!({"key": key_object(key), "node": ids[*node]})).collect();
-        let directory = Router::from_value(&document(&ids, json!({"type": "directory", "entries": rows, "fallback": fallback}), None)).unwrap();
-        let alone = Router::from_value(&document(&ids, fallback, None)).unwrap();
+        let directory = doc(&ids).strategy(json!({"type": "directory", "entries": rows, "fallback": fallback})).router();
+        let alone = doc(&ids).strategy(fallback).router();
         let listed = entries.iter().map(|(key, _)| key.clone());
         for key in listed.chain(probes) {
             let key = key.as_key();
@@ -114,20 +94,22 @@ fn byte_and_integer_keys_are_distinct_kinds() {
         {"key": {"u64": 42}, "node": "n2"},
         {"key": {"utf8": "7"}, "node": "n1"},
     ], "fallback": {"type": "modulo"}});
-    let mut doc = document(&ids, strategy, Some(json!({"integers": "identity"})));
-    let router = Router::from_value(&doc).unwrap();
+    let mut document = doc(&ids).strategy(strategy).hashing(json!({"integers": "identity"})).value();
+    let router = Router::from_value(&document).unwrap();
     assert_eq!(router.node(42u64).unwrap(), "n2");
     // 42 % 3 == 0: the text "42" and the bytes of 42 are not the entry.
     assert_eq!(router.node(7u64).unwrap(), "n1"); // 7 % 3 == 1 by the fallback, not by the "7" entry
     assert_eq!(router.node("7").unwrap(), "n1");
-    doc["strategy"]["entries"][1]["node"] = json!("n0");
-    let router = Router::from_value(&doc).unwrap();
+    document["strategy"]["entries"][1]["node"] = json!("n0");
+    let router = Router::from_value(&document).unwrap();
     assert_eq!(router.node("7").unwrap(), "n0");
     assert_eq!(router.node(7u64).unwrap(), "n1");
     assert_eq!(
         router.node(&42u64.to_le_bytes()).unwrap(),
-        Router::from_value(&document(&ids, json!({"type": "modulo"}), Some(json!({"integers": "identity"}))))
-            .unwrap()
+        doc(&ids)
+            .strategy(json!({"type": "modulo"}))
+            .hashing(json!({"integers": "identity"}))
+            .router()
             .node(&42u64.to_le_bytes())
             .unwrap()
     );
@@ -137,21 +119,20 @@ fn byte_and_integer_keys_are_distinct_kinds() {
 fn entries_match_the_hash_tag_so_tagged_keys_stay_together() {
     let ids = ids(5);
     let strategy = json!({"type": "directory", "entries": [{"key": {"utf8": "user:1"}, "node": "n3"}], "fallback": {"type": "jump"}});
-    let tagged = Router::from_value(&document(&ids, strategy.clone(), Some(json!({"hash_tag": "redis"})))).unwrap();
+    let tagged = doc(&ids).strategy(strategy.clone()).hashing(json!({"hash_tag": "redis"})).router();
     for key in ["user:1", "{user:1}.profile", "{user:1}.posts", "x{user:1}"] {
         assert_eq!(tagged.node(key).unwrap(), "n3", "{key}");
     }
-    let plain = Router::from_value(&document(&ids, strategy, None)).unwrap();
+    let plain = doc(&ids).strategy(strategy).router();
     assert_eq!(plain.node("user:1").unwrap(), "n3");
-    let alone = Router::from_value(&document(&ids, json!({"type": "jump"}), None)).unwrap();
+    let alone = doc(&ids).strategy(json!({"type": "jump"})).router();
     assert_eq!(plain.node("{user:1}.profile").unwrap(), alone.node("{user:1}.profile").unwrap());
 
     // An entry with a tag can never match under tags: the document parses, the router refuses.
-    let dead = document(
-        &ids,
-        json!({"type": "directory", "entries": [{"key": {"utf8": "{user:1}.profile"}, "node": "n3"}], "fallback": {"type": "jump"}}),
-        Some(json!({"hash_tag": "redis"})),
-    );
+    let dead = doc(&ids)
+        .strategy(json!({"type": "directory", "entries": [{"key": {"utf8": "{user:1}.profile"}, "node": "n3"}], "fallback": {"type": "jump"}}))
+        .hashing(json!({"hash_tag": "redis"}))
+        .value();
     assert!(Topology::from_value(&dead).is_ok());
     let err = Router::from_value(&dead).unwrap_err();
     assert_eq!(err.code(), "invalid_topology");
@@ -171,7 +152,7 @@ fn canonical_form_sorts_entries_and_spells_keys_out() {
         {"key": {"hex": "6162"}, "node": "n0"},
         {"key": {"utf8": ""}, "node": "n1"},
     ], "fallback": {"type": "rendezvous"}});
-    let router = Router::from_value(&document(&ids, strategy, None)).unwrap();
+    let router = doc(&ids).strategy(strategy).router();
     let written: Value = serde_json::from_str(&router.to_json()).unwrap();
     assert_eq!(
         written["strategy"],
@@ -186,8 +167,7 @@ fn canonical_form_sorts_entries_and_spells_keys_out() {
     assert_eq!(router.node("").unwrap(), "n1");
     assert_eq!(router.node(u64::MAX).unwrap(), "n1");
     // Without entries the field is still written (every parameter is spelled out).
-    let empty =
-        Router::from_value(&document(&ids, json!({"type": "directory", "fallback": {"type": "jump"}}), None)).unwrap();
+    let empty = doc(&ids).strategy(json!({"type": "directory", "fallback": {"type": "jump"}})).router();
     assert!(empty.to_json().contains(r#""strategy":{"entries":[],"fallback":{"type":"jump"},"type":"directory"}"#));
 }
 
@@ -195,7 +175,7 @@ fn canonical_form_sorts_entries_and_spells_keys_out() {
 fn bad_documents_name_the_field() {
     let ids = ids(3);
     let check = |strategy: Value, code: &str, start: &str| {
-        let err = Router::from_value(&document(&ids, strategy.clone(), None)).unwrap_err();
+        let err = doc(&ids).strategy(strategy.clone()).load().unwrap_err();
         assert_eq!(err.code(), code, "{strategy}: {err}");
         assert!(err.message().starts_with(start), "{strategy}: {err}");
     };
@@ -257,8 +237,10 @@ fn bad_documents_name_the_field() {
         "strategy.fallback.points: unknown field",
     );
     // The fallback checks weights: jump has none, ring has them.
-    let mut weighted = document(&ids, json!({"type": "directory", "fallback": {"type": "jump"}}), None);
-    weighted["nodes"][1]["weight"] = json!(2);
+    let mut weighted = doc(&ids)
+        .strategy(json!({"type": "directory", "fallback": {"type": "jump"}}))
+        .node_field(1, "weight", json!(2))
+        .value();
     let err = Router::from_value(&weighted).unwrap_err();
     assert!(err.message().starts_with("nodes[1].weight: the jump strategy does not support weights"), "{err}");
     weighted["strategy"]["fallback"] = json!({"type": "ring"});
@@ -268,11 +250,9 @@ fn bad_documents_name_the_field() {
 #[test]
 fn more_entries_than_the_limit_are_refused_before_reading_them() {
     let limit = shardroute::limits::MAX_KEY_TABLE_ENTRIES as usize;
-    let rows = format!("[{}null]", "null,".repeat(limit));
-    let doc = format!(
-        r#"{{"format": "shardroute/1", "epoch": 1, "nodes": [{{"id": "a"}}], "strategy": {{"type": "directory", "entries": {rows}, "fallback": {{"type": "jump"}}}}}}"#
-    );
-    let err = Router::from_json(&doc).unwrap_err();
+    let rows = vec![Value::Null; limit + 1];
+    let text = doc(&["a"]).strategy(json!({"type": "directory", "entries": rows, "fallback": {"type": "jump"}})).text();
+    let err = Router::from_json(&text).unwrap_err();
     assert_eq!(err.code(), "limit_exceeded");
     assert!(err.message().starts_with("strategy.entries: 1048577 entries; the limit is 1048576"), "{err}");
 }
@@ -285,14 +265,11 @@ fn owners(router: &Router, keys: &[String]) -> Vec<String> {
 fn directory_set_and_remove_move_exactly_the_named_key() {
     let ids = ids(6);
     let keys: Vec<String> = (0..3000).map(|i| format!("user:{i}")).collect();
-    let start = Topology::from_value(&document(
-        &ids,
-        json!({"type": "directory", "entries": [{"key": {"utf8": "user:7"}, "node": "n5"}], "fallback": {"type": "ring"}}),
-        None,
-    ))
-    .unwrap();
+    let start = doc(&ids)
+        .strategy(json!({"type": "directory", "entries": [{"key": {"utf8": "user:7"}, "node": "n5"}], "fallback": {"type": "ring"}}))
+        .topology();
     let before = Router::new(start.clone()).unwrap();
-    let alone = Router::from_value(&document(&ids, json!({"type": "ring"}), None)).unwrap();
+    let alone = doc(&ids).strategy(json!({"type": "ring"})).router();
     // Pin user:11 to a node other than its fallback node.
     let natural = alone.node("user:11").unwrap().to_string();
     let target = ids.iter().find(|id| **id != natural).unwrap().clone();
@@ -331,12 +308,9 @@ fn directory_set_and_remove_move_exactly_the_named_key() {
 #[test]
 fn node_edits_move_only_fallback_keys() {
     let ids = ids(4);
-    let start = Topology::from_value(&document(
-        &ids,
-        json!({"type": "directory", "entries": [{"key": {"utf8": "pinned"}, "node": "n3"}], "fallback": {"type": "jump"}}),
-        None,
-    ))
-    .unwrap();
+    let start = doc(&ids)
+        .strategy(json!({"type": "directory", "entries": [{"key": {"utf8": "pinned"}, "node": "n3"}], "fallback": {"type": "jump"}}))
+        .topology();
     let grown = ops::apply(&start, &json!({"op": "add_node", "node": {"id": "n4"}})).unwrap();
     let grown = Router::from_value(&grown["topology"]).unwrap();
     let before = Router::new(start.clone()).unwrap();
@@ -354,12 +328,12 @@ fn node_edits_move_only_fallback_keys() {
 #[test]
 fn directory_operations_reject_what_does_not_fit() {
     let ids = ids(3);
-    let directory = Topology::from_value(&document(
-        &ids,
-        json!({"type": "directory", "entries": [{"key": {"u64": 1}, "node": "n0"}], "fallback": {"type": "jump"}}),
-        Some(json!({"hash_tag": "redis"})),
-    ))
-    .unwrap();
+    let directory = doc(&ids)
+        .strategy(
+            json!({"type": "directory", "entries": [{"key": {"u64": 1}, "node": "n0"}], "fallback": {"type": "jump"}}),
+        )
+        .hashing(json!({"hash_tag": "redis"}))
+        .topology();
     let code = |topology: &Topology, op: Value| ops::apply(topology, &op).unwrap_err().code();
     assert_eq!(
         code(&directory, json!({"op": "directory_set", "key": {"utf8": "a"}, "node": "zz"})),
@@ -380,13 +354,14 @@ fn directory_operations_reject_what_does_not_fit() {
     );
     assert_eq!(code(&directory, json!({"op": "directory_remove", "key": {"u64": "2"}})), "invalid_argument");
     assert_eq!(code(&directory, json!({"op": "directory_remove", "key": {"utf8": "1"}})), "invalid_argument");
-    let jump = Topology::from_value(&document(&ids, json!({"type": "jump"}), None)).unwrap();
+    let jump = doc(&ids).strategy(json!({"type": "jump"})).topology();
     assert_eq!(code(&jump, json!({"op": "directory_set", "key": {"utf8": "a"}, "node": "n1"})), "invalid_argument");
     assert_eq!(code(&jump, json!({"op": "directory_remove", "key": {"utf8": "a"}})), "invalid_argument");
     let removed = ops::apply(&directory, &json!({"op": "directory_remove", "key": {"u64": 1}})).unwrap();
     assert_eq!(removed["topology"]["strategy"]["entries"], json!([]));
 }
 
+/// Seeds of the mutation test, written as text: it cuts them at byte positions.
 const VALID: &str = r#"{"format": "shardroute/1", "epoch": 1, "nodes": [{"id": "a"}, {"id": "b"}], "hashing": {"hash_tag": "redis"}, "strategy": {"type": "directory", "entries": [{"key": {"utf8": "k"}, "node": "b"}, {"key": {"u64": 9}, "node": "a"}], "fallback": {"type": "ring", "points_per_node": 4}}}"#;
 const VBUCKET: &str = r#"{"format": "shardroute/1", "epoch": 1, "nodes": [{"id": "a"}, {"id": "b"}], "strategy": {"type": "vbucket", "vbuckets": 4, "replicas": 1, "overrides": [{"key": {"hex": "00"}, "vbucket": 3}]}}"#;
 

@@ -1,21 +1,17 @@
 //! Hash-range sharding: routing against a scan written from the definition, the equal
 //! widths of the default table, balance, the document's defaults and rejections.
 
+mod common;
+
+use common::{doc, range_doc};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use shardroute::strategy::partitioned::hash_range::uniform_boundaries;
 use shardroute::{Key, Router};
 
-fn document(boundaries: &[u64], owners: &[usize], nodes: usize, hashing: Value) -> Value {
-    json!({
-        "format": "shardroute/1", "epoch": 1, "hashing": hashing,
-        "nodes": (0..nodes).map(|i| json!({"id": format!("n{i}")})).collect::<Vec<_>>(),
-        "strategy": {
-            "type": "hash_range",
-            "boundaries": boundaries.iter().map(|b| b.to_string()).collect::<Vec<_>>(),
-            "ranges": owners.iter().map(|o| format!("n{o}")).collect::<Vec<_>>(),
-        }
-    })
+/// A table with `boundaries` written as decimal strings.
+fn table(boundaries: &[u64], owners: &[usize], nodes: usize, hashing: Value) -> Router {
+    range_doc("hash_range", boundaries.iter().map(|b| json!(b.to_string())), owners, nodes).hashing(hashing).router()
 }
 
 /// The range of `hash` by the definition: `lo_i <= hash < hi_i`.
@@ -32,7 +28,7 @@ proptest! {
     fn routing_matches_the_definition(nodes in 1usize..6, cuts in proptest::collection::btree_set(1u64.., 0..10), owner_seed in any::<u64>(), keys in proptest::collection::vec(any::<Vec<u8>>(), 1..20), ints in proptest::collection::vec(any::<u64>(), 1..20)) {
         let boundaries: Vec<u64> = cuts.into_iter().collect();
         let owners: Vec<usize> = (0..=boundaries.len()).map(|i| (owner_seed.rotate_left(i as u32 * 7) % nodes as u64) as usize).collect();
-        let router = Router::from_value(&document(&boundaries, &owners, nodes, json!({}))).unwrap();
+        let router = table(&boundaries, &owners, nodes, json!({}));
         for key in &keys {
             let range = naive_range(&boundaries, router.hash(key.as_slice()));
             prop_assert_eq!(router.route(key.as_slice()).unwrap(), range as u32);
@@ -43,7 +39,7 @@ proptest! {
         }
         // Identity hashing: integer keys are positions, so boundaries themselves and their
         // neighbours are probed exactly.
-        let identity = Router::from_value(&document(&boundaries, &owners, nodes, json!({"integers": "identity"}))).unwrap();
+        let identity = table(&boundaries, &owners, nodes, json!({"integers": "identity"}));
         let probes = ints.iter().copied().chain(boundaries.iter().flat_map(|&b| [b - 1, b, b.saturating_add(1)])).chain([0, u64::MAX]);
         for value in probes {
             prop_assert_eq!(identity.route(value).unwrap(), naive_range(&boundaries, value) as u32);
@@ -66,9 +62,7 @@ proptest! {
 
     #[test]
     fn a_scan_visits_every_shard(nodes in 1usize..6, start in any::<Vec<u8>>(), end in any::<Vec<u8>>()) {
-        let router = Router::from_value(&json!({"format": "shardroute/1", "epoch": 1,
-            "nodes": (0..nodes).map(|i| json!({"id": format!("n{i}")})).collect::<Vec<_>>(),
-            "strategy": {"type": "hash_range"}})).unwrap();
+        let router = doc(nodes).strategy(json!({"type": "hash_range"})).router();
         let result = router.shards_for_range(start.as_slice(), Some(Key::Bytes(&end)));
         prop_assert_eq!(result.unwrap(), (0..nodes as u32).collect::<Vec<_>>());
         prop_assert_eq!(router.shards_for_range(start.as_slice(), None).unwrap().len(), nodes);
@@ -76,8 +70,7 @@ proptest! {
 }
 
 fn load(strategy: Value) -> Result<Router, shardroute::Error> {
-    Router::from_value(&json!({"format": "shardroute/1", "epoch": 1,
-        "nodes": [{"id": "a"}, {"id": "b"}, {"id": "c"}, {"id": "d"}], "strategy": strategy}))
+    doc(&["a", "b", "c", "d"]).strategy(strategy).load()
 }
 
 fn strategy_of(router: &Router) -> Value {
@@ -107,10 +100,7 @@ fn defaults_and_canonical_form() {
 
 #[test]
 fn equal_ranges_balance_keys() {
-    let router = Router::from_value(&json!({"format": "shardroute/1", "epoch": 1,
-        "nodes": (0..8).map(|i| json!({"id": format!("n{i}")})).collect::<Vec<_>>(),
-        "strategy": {"type": "hash_range"}}))
-    .unwrap();
+    let router = doc(8).strategy(json!({"type": "hash_range"})).router();
     let mut counts = [0u32; 8];
     let keys = 80_000;
     for i in 0..keys {
@@ -124,10 +114,7 @@ fn equal_ranges_balance_keys() {
 
 #[test]
 fn hash_tags_co_locate() {
-    let router = Router::from_value(&json!({"format": "shardroute/1", "epoch": 1, "hashing": {"hash_tag": "redis"},
-        "nodes": (0..16).map(|i| json!({"id": format!("n{i}")})).collect::<Vec<_>>(),
-        "strategy": {"type": "hash_range"}}))
-    .unwrap();
+    let router = doc(16).strategy(json!({"type": "hash_range"})).hashing(json!({"hash_tag": "redis"})).router();
     for user in 0..50 {
         let shard = router.route(format!("{{user{user}}}.following").as_str()).unwrap();
         assert_eq!(router.route(format!("{{user{user}}}.followers").as_str()).unwrap(), shard);

@@ -2,23 +2,26 @@
 //! against the bit arithmetic written plainly (u128, no masks), ticket servers against
 //! a brute-force MySQL model, and the document rules.
 
+mod common;
+
+use common::{answers_any_id, doc, Doc};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use shardroute::strategy::ids::id_bits::{ShardHigh, Snowflake, Tickets};
 use shardroute::strategy::ids::tickets::{next_ticket, reserve_block, ticket_ids};
 use shardroute::{ops, Key, Router, Topology};
 
-fn doc(nodes: &[&str], strategy: Value) -> Value {
-    let nodes: Vec<Value> = nodes.iter().map(|id| json!({ "id": id })).collect();
-    json!({"format": "shardroute/1", "epoch": 7, "nodes": nodes, "strategy": strategy})
+/// The documents of this file: epoch 7.
+fn ids_doc(nodes: &[&str], strategy: Value) -> Doc {
+    doc(nodes).strategy(strategy).epoch(7)
 }
 
 fn router(nodes: &[&str], strategy: Value) -> Router {
-    Router::from_value(&doc(nodes, strategy)).unwrap_or_else(|err| panic!("{err}"))
+    ids_doc(nodes, strategy).router()
 }
 
 fn load_error(nodes: &[&str], strategy: Value) -> (String, String) {
-    let err = Router::from_value(&doc(nodes, strategy)).unwrap_err();
+    let err = ids_doc(nodes, strategy).load().unwrap_err();
     (err.code().to_string(), err.message().to_string())
 }
 
@@ -333,111 +336,57 @@ fn documents_round_trip_and_spell_out_defaults() {
         json!({"type": "id_bits", "layout": "snowflake", "epoch_ms": "18446744073709000000", "timestamp_bits": 12}),
         json!({"type": "id_bits", "layout": "ticket", "servers": 3, "shards": ["a", "b"], "cells": {"2": 1, "0": 0}}),
     ] {
-        let topology = Topology::from_value(&doc(&["a", "b"], strategy)).unwrap();
+        let topology = ids_doc(&["a", "b"], strategy).topology();
         assert_eq!(Topology::from_value(&topology.to_value()).unwrap(), topology);
     }
-    let canonical =
-        Topology::from_value(&doc(&["a", "b"], json!({"type": "id_bits", "layout": "shard_high", "shard_bits": 16})))
-            .unwrap()
-            .to_value();
+    let canonical = ids_doc(&["a", "b"], json!({"type": "id_bits", "layout": "shard_high", "shard_bits": 16}))
+        .topology()
+        .to_value();
     assert_eq!(canonical["strategy"]["shard_shift"], 48);
 }
 
 #[test]
 fn documents_are_checked() {
+    // Each an `id_bits` strategy with these fields, refused as `invalid_topology`.
     let cases = [
-        (json!({"type": "id_bits"}), "invalid_topology", "strategy.layout: missing"),
-        (json!({"type": "id_bits", "layout": "uuid"}), "invalid_topology", "strategy.layout: unknown layout"),
-        (
-            json!({"type": "id_bits", "layout": "shard_high", "epoch_ms": 1}),
-            "invalid_topology",
-            "strategy.epoch_ms: not a parameter",
-        ),
-        (
-            json!({"type": "id_bits", "layout": "snowflake", "shard_shift": 1}),
-            "invalid_topology",
-            "strategy.shard_shift",
-        ),
-        (json!({"type": "id_bits", "layout": "ticket"}), "invalid_topology", "strategy.servers: missing"),
-        (json!({"type": "id_bits", "layout": "ticket", "servers": 65536}), "invalid_topology", "strategy.servers"),
-        (
-            json!({"type": "id_bits", "layout": "shard_high", "shard_bits": 0}),
-            "invalid_topology",
-            "strategy.shard_bits",
-        ),
-        (
-            json!({"type": "id_bits", "layout": "shard_high", "shard_bits": 33}),
-            "invalid_topology",
-            "strategy.shard_bits",
-        ),
-        (
-            json!({"type": "id_bits", "layout": "shard_high", "shard_bits": 8, "shard_shift": 57}),
-            "invalid_topology",
-            "strategy.shard_shift",
-        ),
-        (
-            json!({"type": "id_bits", "layout": "snowflake", "sequence_bits": 14}),
-            "invalid_topology",
-            "strategy.timestamp_bits: timestamp_bits + shard_bits",
-        ),
-        (
-            json!({"type": "id_bits", "layout": "snowflake", "timestamp_bits": 42, "epoch_ms": "18446744073709551615"}),
-            "invalid_topology",
-            "strategy.epoch_ms",
-        ),
-        (json!({"type": "id_bits", "layout": "snowflake", "epoch_ms": -1}), "invalid_topology", "strategy.epoch_ms"),
-        (
-            json!({"type": "id_bits", "layout": "shard_high", "shards": []}),
-            "invalid_topology",
-            "strategy.shards: needs",
-        ),
-        (
-            json!({"type": "id_bits", "layout": "shard_high", "shards": ["a", "z"]}),
-            "invalid_topology",
-            "strategy.shards[1]: names node \"z\"",
-        ),
-        (
-            json!({"type": "id_bits", "layout": "shard_high", "shard_bits": 1, "shards": ["a", "b", "a"]}),
-            "invalid_topology",
-            "strategy.shards: 3 shards",
-        ),
-        (json!({"type": "id_bits", "layout": "ticket", "servers": 1}), "invalid_topology", "strategy.shards: absent"),
-        (
-            json!({"type": "id_bits", "layout": "shard_high", "cells": {}}),
-            "invalid_topology",
-            "strategy.cells: the cell directory is empty",
-        ),
-        (
-            json!({"type": "id_bits", "layout": "shard_high", "cells": {"01": 0}}),
-            "invalid_topology",
-            "strategy.cells.01",
-        ),
-        (
-            json!({"type": "id_bits", "layout": "shard_high", "cells": {"256": 0}}),
-            "invalid_topology",
-            "strategy.cells.256",
-        ),
-        (json!({"type": "id_bits", "layout": "shard_high", "cells": {"1": 2}}), "invalid_topology", "strategy.cells.1"),
-        (
-            json!({"type": "id_bits", "layout": "shard_high", "cells": [0]}),
-            "invalid_topology",
-            "strategy.cells: expected an object",
-        ),
+        (json!({}), "strategy.layout: missing"),
+        (json!({"layout": "uuid"}), "strategy.layout: unknown layout"),
+        (json!({"layout": "shard_high", "epoch_ms": 1}), "strategy.epoch_ms: not a parameter"),
+        (json!({"layout": "snowflake", "shard_shift": 1}), "strategy.shard_shift"),
+        (json!({"layout": "ticket"}), "strategy.servers: missing"),
+        (json!({"layout": "ticket", "servers": 65536}), "strategy.servers"),
+        (json!({"layout": "shard_high", "shard_bits": 0}), "strategy.shard_bits"),
+        (json!({"layout": "shard_high", "shard_bits": 33}), "strategy.shard_bits"),
+        (json!({"layout": "shard_high", "shard_bits": 8, "shard_shift": 57}), "strategy.shard_shift"),
+        (json!({"layout": "snowflake", "sequence_bits": 14}), "strategy.timestamp_bits: timestamp_bits + shard_bits"),
+        (json!({"layout": "snowflake", "timestamp_bits": 42, "epoch_ms": "18446744073709551615"}), "strategy.epoch_ms"),
+        (json!({"layout": "snowflake", "epoch_ms": -1}), "strategy.epoch_ms"),
+        (json!({"layout": "shard_high", "shards": []}), "strategy.shards: needs"),
+        (json!({"layout": "shard_high", "shards": ["a", "z"]}), "strategy.shards[1]: names node \"z\""),
+        (json!({"layout": "shard_high", "shard_bits": 1, "shards": ["a", "b", "a"]}), "strategy.shards: 3 shards"),
+        (json!({"layout": "ticket", "servers": 1}), "strategy.shards: absent"),
+        (json!({"layout": "shard_high", "cells": {}}), "strategy.cells: the cell directory is empty"),
+        (json!({"layout": "shard_high", "cells": {"01": 0}}), "strategy.cells.01"),
+        (json!({"layout": "shard_high", "cells": {"256": 0}}), "strategy.cells.256"),
+        (json!({"layout": "shard_high", "cells": {"1": 2}}), "strategy.cells.1"),
+        (json!({"layout": "shard_high", "cells": [0]}), "strategy.cells: expected an object"),
     ];
-    for (strategy, code, prefix) in cases {
+    for (fields, prefix) in cases {
+        let mut strategy = fields;
+        strategy["type"] = json!("id_bits");
         let (actual, message) = load_error(&["a", "b"], strategy.clone());
-        assert_eq!(actual, code, "{strategy}: {message}");
+        assert_eq!(actual, "invalid_topology", "{strategy}: {message}");
         assert!(message.starts_with(prefix), "{strategy}: {message}");
     }
     // Node weights mean nothing here: rejected rather than ignored.
-    let mut weighted = doc(&["a", "b"], json!({"type": "id_bits", "layout": "shard_high"}));
-    weighted["nodes"][1]["weight"] = json!(2);
-    assert_eq!(Router::from_value(&weighted).unwrap_err().code(), "invalid_topology");
+    let weighted =
+        ids_doc(&["a", "b"], json!({"type": "id_bits", "layout": "shard_high"})).node_field(1, "weight", json!(2));
+    assert_eq!(weighted.load().unwrap_err().code(), "invalid_topology");
 }
 
 #[test]
 fn generator_operations_leave_the_topology_unchanged() {
-    let snowflake = Topology::from_value(&doc(&["a", "b"], json!({"type": "id_bits", "layout": "snowflake"}))).unwrap();
+    let snowflake = ids_doc(&["a", "b"], json!({"type": "id_bits", "layout": "snowflake"})).topology();
     let result = ops::apply(
         &snowflake,
         &json!({"op": "id_bits_compose", "timestamp_ms": "1656432460105", "shard": 1, "sequence": 0}),
@@ -472,8 +421,7 @@ fn generator_operations_leave_the_topology_unchanged() {
         "invalid_argument"
     );
 
-    let tickets =
-        Topology::from_value(&doc(&["a", "b"], json!({"type": "id_bits", "layout": "ticket", "servers": 2}))).unwrap();
+    let tickets = ids_doc(&["a", "b"], json!({"type": "id_bits", "layout": "ticket", "servers": 2})).topology();
     let result =
         ops::apply(&tickets, &json!({"op": "id_bits_tickets", "shard": 1, "auto_increment": 1, "count": 3})).unwrap();
     assert_eq!(result["ids"], json!(["2", "4", "6"]));
@@ -505,17 +453,15 @@ fn generator_operations_leave_the_topology_unchanged() {
     let composed = ops::apply(&tickets, &json!({"op": "id_bits_compose", "shard": 1, "sequence": 2})).unwrap();
     assert_eq!(composed["id"], "6");
 
-    let cells = Topology::from_value(&doc(
-        &["a", "b"],
-        json!({"type": "id_bits", "layout": "shard_high", "shard_bits": 4, "cells": {"9": 1}}),
-    ))
-    .unwrap();
+    let cells =
+        ids_doc(&["a", "b"], json!({"type": "id_bits", "layout": "shard_high", "shard_bits": 4, "cells": {"9": 1}}))
+            .topology();
     let composed = ops::apply(&cells, &json!({"op": "id_bits_compose", "cell": 9, "local": 5})).unwrap();
     assert_eq!(composed["id"], (9u64 << 60 | 5).to_string());
     assert_eq!(code(&cells, json!({"op": "id_bits_compose", "cell": 8, "local": 5})), "invalid_argument");
     assert_eq!(code(&cells, json!({"op": "id_bits_compose", "shard": 1, "local": 5})), "invalid_argument");
     // Generators do not fit other strategies, and node edits do not fit id_bits (a table).
-    let jump = Topology::from_value(&doc(&["a"], json!({"type": "jump"}))).unwrap();
+    let jump = ids_doc(&["a"], json!({"type": "jump"})).topology();
     assert_eq!(code(&jump, json!({"op": "id_bits_compose", "shard": 0, "local": 0})), "invalid_argument");
     assert_eq!(code(&cells, json!({"op": "add_node", "node": {"id": "c"}})), "invalid_argument");
 }
@@ -545,16 +491,8 @@ proptest! {
             strategy["cells"] = Value::Object(cells.iter().map(|(c, s)| (c.to_string(), json!(s))).collect());
             strategy["shards"] = json!(["a", "b", "a", "b"]);
         }
-        if let Ok(router) = Router::from_value(&doc(&["a", "b"], strategy)) {
-            for &id in &ids {
-                let _ = router.route(id);
-                let _ = router.decode_id(id);
-                let _ = router.replicas(id, 2);
-                let _ = router.shards_for_range(id, Some(Key::U64(id.wrapping_add(numbers[0]))));
-                let _ = router.shards_for_range(id, None);
-            }
-            let again = Router::from_json(&router.to_json()).unwrap();
-            prop_assert_eq!(again.to_json(), router.to_json());
+        if let Ok(router) = ids_doc(&["a", "b"], strategy).load() {
+            answers_any_id(&router, &ids, numbers[0], 2);
         }
     }
 }

@@ -1,15 +1,18 @@
 //! `id_groups`: routing against a linear-scan oracle, exact weights over a cycle, no
 //! movement on expansion, range scans against enumeration, and the document rules.
 
+mod common;
+
+use common::{answers_any_id, doc, Doc};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use shardroute::{ops, Key, Router, Topology};
 
 const NODES: [&str; 4] = ["a", "b", "c", "d"];
 
-fn doc(strategy: Value) -> Value {
-    let nodes: Vec<Value> = NODES.iter().map(|id| json!({ "id": id })).collect();
-    json!({"format": "shardroute/1", "epoch": 3, "nodes": nodes, "strategy": strategy})
+/// The documents of this file: epoch 3 over `NODES`.
+fn groups_doc(strategy: Value) -> Doc {
+    doc(&NODES).strategy(strategy).epoch(3)
 }
 
 /// The oracle: find the group by scanning every interval of every group, then walk its
@@ -77,7 +80,7 @@ proptest! {
 
     #[test]
     fn routing_matches_the_linear_scan(strategy in strategy(), ids in prop::collection::vec(0u64..2100, 64)) {
-        let router = Router::from_value(&doc(strategy.clone())).unwrap();
+        let router = groups_doc(strategy.clone()).router();
         for id in ids.into_iter().chain([0, 1999, 2000, u64::MAX]) {
             match naive(&strategy, id) {
                 Some((shard, node)) => {
@@ -100,7 +103,7 @@ proptest! {
 
     #[test]
     fn adding_a_group_or_an_interval_moves_no_id(strategy in strategy(), weights in prop::collection::vec(1u64..5, 1..4), split in 2001u64..3000) {
-        let before = Topology::from_value(&doc(strategy)).unwrap();
+        let before = groups_doc(strategy).topology();
         let shards: Vec<Value> = weights.iter().enumerate().map(|(i, w)| json!({"node": NODES[i], "weight": w})).collect();
         let grown = ops::apply(&before, &json!({"op": "id_groups_add_group",
             "group": {"id": "new", "intervals": [[2000, split]], "shards": shards}})).unwrap();
@@ -139,8 +142,8 @@ proptest! {
     fn weights_hold_exactly_over_every_full_cycle(weights in prop::collection::vec(1u32..9, 1..6), start in 0u64..1_000_000) {
         let total: u32 = weights.iter().sum();
         let shards: Vec<Value> = weights.iter().map(|w| json!({"node": "a", "weight": w})).collect();
-        let router = Router::from_value(&doc(json!({"type": "id_groups", "groups": [
-            {"id": "g", "intervals": [[start, start + 3 * u64::from(total)]], "shards": shards, "writable": true}]}))).unwrap();
+        let router = groups_doc(json!({"type": "id_groups", "groups": [
+            {"id": "g", "intervals": [[start, start + 3 * u64::from(total)]], "shards": shards, "writable": true}]})).router();
         for offset in [0, 1, u64::from(total) / 2, u64::from(total) * 2] {
             let mut counts = vec![0u32; weights.len()];
             for id in start + offset..start + offset + u64::from(total) {
@@ -153,7 +156,7 @@ proptest! {
     /// shards_for_range against routing every id of the range (ids stay below 2100).
     #[test]
     fn ranges_match_enumeration(strategy in strategy(), start in 0u64..2100, len in 1u64..400, open in any::<bool>()) {
-        let router = Router::from_value(&doc(strategy)).unwrap();
+        let router = groups_doc(strategy).router();
         let end = if open { 2100 } else { start + len };
         let mut naive: Vec<u32> = Vec::new();
         for id in start..end {
@@ -178,7 +181,7 @@ fn base() -> Value {
 fn routes_decodes_and_round_trips() {
     let mut strategy = base();
     strategy["tables"] = json!({"interval": "250", "rule": "orders_{n:02}"});
-    let router = Router::from_value(&doc(strategy)).unwrap();
+    let router = groups_doc(strategy).router();
     // g1: residues 0 -> shard 0 (a), 1..=2 -> shard 1 (b); g2: shards 2 (c), 3 (d).
     for (id, shard, node) in [
         (0u64, 0, "a"),
@@ -218,163 +221,87 @@ fn routes_decodes_and_round_trips() {
     // Bounds above 2^53 are written as strings, and read back.
     let mut big = base();
     big["groups"][1]["intervals"][1] = json!(["18446744073709551000", "18446744073709551615"]);
-    let big = Router::from_value(&doc(big)).unwrap();
+    let big = groups_doc(big).router();
     assert!(big.to_json().contains("[\"18446744073709551000\",\"18446744073709551615\"]"));
     assert_eq!(big.route(u64::MAX - 1).unwrap(), 2 + (u64::MAX - 1) as u32 % 2);
     assert_eq!(Router::from_json(&big.to_json()).unwrap().to_json(), big.to_json());
 }
 
-/// A change to the base strategy that makes it invalid.
-type Edit = Box<dyn Fn(&mut Value)>;
+/// `strategy` with the value at `path` (keys and indexes joined by `/`) replaced.
+fn set(mut strategy: Value, path: &str, value: Value) -> Value {
+    let mut at = &mut strategy;
+    for step in path.split('/') {
+        at = match step.parse::<usize>() {
+            Ok(index) => &mut at[index],
+            Err(_) => &mut at[step],
+        };
+    }
+    *at = value;
+    strategy
+}
 
 #[test]
 fn documents_are_checked() {
-    let edit = |change: &dyn Fn(&mut Value)| {
-        let mut strategy = base();
-        change(&mut strategy);
-        let err = Router::from_value(&doc(strategy)).unwrap_err();
-        (err.code(), err.message().to_string())
-    };
-    let cases: Vec<(&str, &str, Edit)> = vec![
+    const ONE_PLACEHOLDER: &str = "tables.rule: expected a name with exactly one placeholder";
+    // The base strategy with one value replaced, and how the message starts after "strategy.".
+    let invalid = [
         (
-            "invalid_topology",
-            "strategy.groups[1].intervals[1]: [500, 1500) overlaps strategy.groups[0].intervals[0] = [0, 1000)",
-            Box::new(|s| s["groups"][1]["intervals"][1] = json!([500, 1500])),
+            "groups/1/intervals/1",
+            json!([500, 1500]),
+            "groups[1].intervals[1]: [500, 1500) overlaps strategy.groups[0].intervals[0] = [0, 1000)",
         ),
         (
-            "invalid_topology",
-            "strategy.groups[1].intervals[1]: [1500, 1600) overlaps strategy.groups[1].intervals[0] = [1000, 2000)",
-            Box::new(|s| s["groups"][1]["intervals"][1] = json!([1500, 1600])),
+            "groups/1/intervals/1",
+            json!([1500, 1600]),
+            "groups[1].intervals[1]: [1500, 1600) overlaps strategy.groups[1].intervals[0] = [1000, 2000)",
         ),
         (
-            "invalid_topology",
-            "strategy.groups[1].intervals[0]: [0, 1000) overlaps strategy.groups[0].intervals[0] = [0, 1000)",
-            Box::new(|s| s["groups"][1]["intervals"][0] = json!([0, 1000])),
+            "groups/1/intervals/0",
+            json!([0, 1000]),
+            "groups[1].intervals[0]: [0, 1000) overlaps strategy.groups[0].intervals[0] = [0, 1000)",
         ),
+        ("groups/0/intervals/0", json!([5, 5]), "groups[0].intervals[0]: empty interval [5, 5)"),
+        ("groups/0/intervals/0", json!([9, 5]), "groups[0].intervals[0]: empty interval [9, 5)"),
+        ("groups/0/intervals/0", json!([1, 2, 3]), "groups[0].intervals[0]: expected [start, end], found 3"),
+        ("groups/0/intervals/0", json!([1, -2]), "groups[0].intervals[0][1]: expected an integer"),
+        ("groups/0/intervals", json!([]), "groups[0].intervals: a group needs at least one interval"),
+        ("groups/1/writable", json!(false), "groups: no group is writable"),
+        ("groups/0/writable", json!(true), "groups[1].writable: strategy.groups[0] is already writable"),
+        ("groups/0/writable", json!("yes"), "groups[0].writable: expected a boolean"),
+        ("groups/0/shards/0/weight", json!(0), "groups[0].shards[0].weight: expected an integer in 1..=1048576"),
+        ("groups/0/shards/0/weight", json!(1.5), "groups[0].shards[0].weight: expected an integer in 1..=1048576"),
+        ("groups/0/shards/1/node", json!("z"), "groups[0].shards[1].node: names node \"z\""),
+        ("groups/0/shards", json!([]), "groups[0].shards: a group needs at least one shard"),
+        ("groups/1/id", json!("g1"), "groups[1].id: duplicate group id \"g1\" (also strategy.groups[0])"),
+        ("groups/0/id", json!(""), "groups[0].id: must not be empty"),
+        ("groups/0/shard", json!([]), "groups[0].shard: unknown field"),
+        ("groups", json!([]), "groups: needs at least one group"),
+        ("tables", json!({"interval": 0, "rule": "t_{n}"}), "tables.interval: must be at least 1"),
+        ("tables", json!({"interval": 10, "rule": "orders"}), ONE_PLACEHOLDER),
+        ("tables", json!({"interval": 10, "rule": "t_{n}_{n}"}), ONE_PLACEHOLDER),
+        ("tables", json!({"interval": 10, "rule": "t_{shard}"}), ONE_PLACEHOLDER),
+        ("tables", json!({"interval": 10}), "tables.rule: missing required field"),
+    ];
+    let over_limits = [
+        ("groups/0/shards/0/weight", json!(2_000_000), "groups[0].shards[0].weight"),
         (
-            "invalid_topology",
-            "strategy.groups[0].intervals[0]: empty interval [5, 5)",
-            Box::new(|s| s["groups"][0]["intervals"][0] = json!([5, 5])),
-        ),
-        (
-            "invalid_topology",
-            "strategy.groups[0].intervals[0]: empty interval [9, 5)",
-            Box::new(|s| s["groups"][0]["intervals"][0] = json!([9, 5])),
-        ),
-        (
-            "invalid_topology",
-            "strategy.groups[0].intervals[0]: expected [start, end], found 3",
-            Box::new(|s| s["groups"][0]["intervals"][0] = json!([1, 2, 3])),
-        ),
-        (
-            "invalid_topology",
-            "strategy.groups[0].intervals[0][1]: expected an integer",
-            Box::new(|s| s["groups"][0]["intervals"][0] = json!([1, -2])),
-        ),
-        (
-            "invalid_topology",
-            "strategy.groups[0].intervals: a group needs at least one interval",
-            Box::new(|s| s["groups"][0]["intervals"] = json!([])),
-        ),
-        (
-            "invalid_topology",
-            "strategy.groups: no group is writable",
-            Box::new(|s| s["groups"][1]["writable"] = json!(false)),
-        ),
-        (
-            "invalid_topology",
-            "strategy.groups[1].writable: strategy.groups[0] is already writable",
-            Box::new(|s| s["groups"][0]["writable"] = json!(true)),
-        ),
-        (
-            "invalid_topology",
-            "strategy.groups[0].writable: expected a boolean",
-            Box::new(|s| s["groups"][0]["writable"] = json!("yes")),
-        ),
-        (
-            "invalid_topology",
-            "strategy.groups[0].shards[0].weight: expected an integer in 1..=1048576",
-            Box::new(|s| s["groups"][0]["shards"][0]["weight"] = json!(0)),
-        ),
-        (
-            "invalid_topology",
-            "strategy.groups[0].shards[0].weight: expected an integer in 1..=1048576",
-            Box::new(|s| s["groups"][0]["shards"][0]["weight"] = json!(1.5)),
-        ),
-        (
-            "limit_exceeded",
-            "strategy.groups[0].shards[0].weight",
-            Box::new(|s| s["groups"][0]["shards"][0]["weight"] = json!(2_000_000)),
-        ),
-        (
-            "limit_exceeded",
-            "strategy.groups[0].shards: the group's weights sum past",
-            Box::new(|s| {
-                s["groups"][0]["shards"] = json!([{"node": "a", "weight": 1_000_000}, {"node": "b", "weight": 100_000}])
-            }),
-        ),
-        (
-            "invalid_topology",
-            "strategy.groups[0].shards[1].node: names node \"z\"",
-            Box::new(|s| s["groups"][0]["shards"][1]["node"] = json!("z")),
-        ),
-        (
-            "invalid_topology",
-            "strategy.groups[0].shards: a group needs at least one shard",
-            Box::new(|s| s["groups"][0]["shards"] = json!([])),
-        ),
-        (
-            "invalid_topology",
-            "strategy.groups[1].id: duplicate group id \"g1\" (also strategy.groups[0])",
-            Box::new(|s| s["groups"][1]["id"] = json!("g1")),
-        ),
-        (
-            "invalid_topology",
-            "strategy.groups[0].id: must not be empty",
-            Box::new(|s| s["groups"][0]["id"] = json!("")),
-        ),
-        (
-            "invalid_topology",
-            "strategy.groups[0].shard: unknown field",
-            Box::new(|s| s["groups"][0]["shard"] = json!([])),
-        ),
-        ("invalid_topology", "strategy.groups: needs at least one group", Box::new(|s| s["groups"] = json!([]))),
-        (
-            "invalid_topology",
-            "strategy.tables.interval: must be at least 1",
-            Box::new(|s| s["tables"] = json!({"interval": 0, "rule": "t_{n}"})),
-        ),
-        (
-            "invalid_topology",
-            "strategy.tables.rule: expected a name with exactly one placeholder",
-            Box::new(|s| s["tables"] = json!({"interval": 10, "rule": "orders"})),
-        ),
-        (
-            "invalid_topology",
-            "strategy.tables.rule: expected a name with exactly one placeholder",
-            Box::new(|s| s["tables"] = json!({"interval": 10, "rule": "t_{n}_{n}"})),
-        ),
-        (
-            "invalid_topology",
-            "strategy.tables.rule: expected a name with exactly one placeholder",
-            Box::new(|s| s["tables"] = json!({"interval": 10, "rule": "t_{shard}"})),
-        ),
-        (
-            "invalid_topology",
-            "strategy.tables.rule: missing required field",
-            Box::new(|s| s["tables"] = json!({"interval": 10})),
+            "groups/0/shards",
+            json!([{"node": "a", "weight": 1_000_000}, {"node": "b", "weight": 100_000}]),
+            "groups[0].shards: the group's weights sum past",
         ),
     ];
-    for (code, prefix, change) in cases {
-        let (actual, message) = edit(&*change);
+    let cases = invalid.map(|case| ("invalid_topology", case)).into_iter();
+    for (code, (path, value, prefix)) in cases.chain(over_limits.map(|case| ("limit_exceeded", case))) {
+        let err = groups_doc(set(base(), path, value)).load().unwrap_err();
+        let (actual, message) = (err.code(), err.message());
         assert_eq!(actual, code, "{message}");
-        assert!(message.starts_with(prefix), "expected {prefix:?}, got {message:?}");
+        assert!(message.starts_with(&format!("strategy.{prefix}")), "expected {prefix:?}, got {message:?}");
     }
 }
 
 #[test]
 fn operations_check_their_arguments() {
-    let topology = Topology::from_value(&doc(base())).unwrap();
+    let topology = groups_doc(base()).topology();
     let apply = |op: Value| ops::apply(&topology, &op);
     let code = |op: Value| apply(op).unwrap_err().code();
     let group = json!({"id": "g3", "intervals": [[2000, 3000]], "shards": [{"node": "a"}]});
@@ -431,10 +358,7 @@ fn operations_check_their_arguments() {
     assert_eq!(code(json!({"op": "id_groups_set_writable", "group": 1})), "invalid_argument");
     // Node edits do not fit the table; group ops do not fit other strategies.
     assert_eq!(code(json!({"op": "add_node", "node": {"id": "e"}})), "invalid_argument");
-    let jump = Topology::from_value(
-        &json!({"format": "shardroute/1", "epoch": 1, "nodes": [{"id": "a"}], "strategy": {"type": "jump"}}),
-    )
-    .unwrap();
+    let jump = doc(&["a"]).strategy(json!({"type": "jump"})).topology();
     assert_eq!(
         ops::apply(&jump, &json!({"op": "id_groups_set_writable", "group": "g1"})).unwrap_err().code(),
         "invalid_argument"
@@ -457,16 +381,9 @@ proptest! {
             let shards: Vec<Value> = weights.iter().map(|w| json!({"node": NODES[g % 4], "weight": w})).collect();
             json!({"id": format!("g{g}"), "intervals": [[start.to_string(), end.to_string()]], "shards": shards, "writable": g == writable})
         }).collect();
-        if let Ok(router) = Router::from_value(&doc(json!({"type": "id_groups", "groups": groups, "tables": {"interval": ids[0] | 1, "rule": "t{n:020}"}}))) {
-            for &id in &ids {
-                let _ = router.route(id);
-                let _ = router.decode_id(id);
-                let _ = router.replicas(id, 4);
-                let _ = router.shards_for_range(id, Some(Key::U64(id.wrapping_add(ids[1]))));
-                let _ = router.shards_for_range(id, None);
-            }
-            let again = Router::from_json(&router.to_json()).unwrap();
-            prop_assert_eq!(again.to_json(), router.to_json());
+        let strategy = json!({"type": "id_groups", "groups": groups, "tables": {"interval": ids[0] | 1, "rule": "t{n:020}"}});
+        if let Ok(router) = groups_doc(strategy).load() {
+            answers_any_id(&router, &ids, ids[1], 4);
         }
     }
 }

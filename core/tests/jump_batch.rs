@@ -3,7 +3,11 @@
 //! every key and bucket count, including the edges of both ranges and batch lengths
 //! around the lane count and the hashing chunk.
 
+mod common;
+
+use common::doc;
 use proptest::prelude::*;
+use serde_json::{json, Value};
 use shardroute::strategy::hashed::jump::{jump_many, jump_many_each_isa};
 use shardroute::{jump, Key, Router};
 
@@ -80,20 +84,15 @@ fn zero_buckets_is_an_error_and_leaves_out_empty() {
     assert!(out.is_empty());
 }
 
-fn jump_router(nodes: usize, hashing: &str) -> Router {
-    let nodes: Vec<String> = (0..nodes).map(|i| format!(r#"{{"id": "n{i}"}}"#)).collect();
-    Router::from_json(&format!(
-        r#"{{"format": "shardroute/1", "epoch": 1, "hashing": {hashing}, "nodes": [{}], "strategy": {{"type": "jump"}}}}"#,
-        nodes.join(",")
-    ))
-    .unwrap()
+fn jump_router(nodes: usize, hashing: Value) -> Router {
+    doc(nodes).strategy(json!({"type": "jump"})).hashing(hashing).router()
 }
 
 #[test]
 fn router_batches_on_jump_equal_route_per_key() {
     for nodes in [1, 3, 10, 1000] {
-        for hashing in [r#"{"integers": "identity"}"#, r#"{"hash_tag": "redis"}"#, r#"{"function": "crc32"}"#] {
-            let router = jump_router(nodes, hashing);
+        for hashing in [json!({"integers": "identity"}), json!({"hash_tag": "redis"}), json!({"function": "crc32"})] {
+            let router = jump_router(nodes, hashing.clone());
             for length in LENGTHS {
                 let ints: Vec<u64> = (0..length as u64).map(|i| i.wrapping_mul(0x9e37_79b9_7f4a_7c15)).collect();
                 let text: Vec<String> = (0..length).map(|i| format!("{{user:{}}}:{i}", i % 7)).collect();
@@ -126,7 +125,7 @@ fn router_batches_on_jump_equal_route_per_key() {
 
 #[test]
 fn packed_batch_with_bad_offsets_keeps_the_shards_before_the_bad_key() {
-    let router = jump_router(10, "{}");
+    let router = jump_router(10, json!({}));
     let text: Vec<String> = (0..600).map(|i| format!("user:{i}")).collect();
     let mut data = Vec::new();
     let mut offsets = vec![0u32];
@@ -166,7 +165,7 @@ proptest! {
         keys in proptest::collection::vec(any::<u64>(), 0..1100),
         nodes in 1usize..=64,
     ) {
-        let router = jump_router(nodes, r#"{"integers": "identity"}"#);
+        let router = jump_router(nodes, json!({"integers": "identity"}));
         let mut out = Vec::new();
         router.route_u64s_into(&keys, &mut out).unwrap();
         prop_assert_eq!(&out, &scalar(&keys, nodes as u32));

@@ -4,6 +4,9 @@
 //! documents, and the rejections. The real implementations are compared in
 //! `conformance/oracles/`.
 
+mod common;
+
+use common::doc;
 use proptest::prelude::*;
 use serde_json::json;
 use shardroute::strategy::compat::elasticsearch::{default_routing_shards, routing_hash};
@@ -81,19 +84,12 @@ proptest! {
 
     #[test]
     fn elasticsearch_shard_is_the_formula(text in "\\PC{0,24}", shards in 1u32..1100) {
-        let router = es_router(json!({"type": "elasticsearch", "number_of_shards": shards}));
+        let router = doc(&["a", "b"]).strategy(json!({"type": "elasticsearch", "number_of_shards": shards})).router();
         let routing = i64::from(default_routing_shards(shards));
         let factor = routing / i64::from(shards);
         let expected = (i64::from(routing_hash(&text)).rem_euclid(routing) / factor) as u32;
         prop_assert_eq!(router.route(text.as_str()).unwrap(), expected);
     }
-}
-
-fn es_router(strategy: serde_json::Value) -> Router {
-    Router::from_value(
-        &json!({"format": "shardroute/1", "epoch": 1, "nodes": [{"id": "a"}, {"id": "b"}], "strategy": strategy}),
-    )
-    .unwrap()
 }
 
 #[test]
@@ -108,13 +104,13 @@ fn legacy_murmur2_edges() {
 
 #[test]
 fn canonical_documents() {
-    let kafka = es_router(json!({"type": "kafka", "partitions": 6}));
+    let kafka = doc(&["a", "b"]).strategy(json!({"type": "kafka", "partitions": 6})).router();
     assert!(
         kafka.to_json().contains(r#""strategy":{"partitioner":"java","partitions":6,"type":"kafka"}"#),
         "{}",
         kafka.to_json()
     );
-    let es = es_router(json!({"type": "elasticsearch", "number_of_shards": 5}));
+    let es = doc(&["a", "b"]).strategy(json!({"type": "elasticsearch", "number_of_shards": 5})).router();
     assert!(es.to_json().contains(r#""number_of_routing_shards":640"#), "{}", es.to_json());
     assert_eq!(Router::from_json(&es.to_json()).unwrap().to_json(), es.to_json());
     assert_eq!(kafka.route(42u64).unwrap(), kafka.route("42").unwrap());
@@ -125,8 +121,8 @@ fn canonical_documents() {
 fn profiles_refuse_a_hashing_section() {
     for strategy in [json!({"type": "kafka", "partitions": 6}), json!({"type": "elasticsearch", "number_of_shards": 2})]
     {
-        let doc = json!({"format": "shardroute/1", "epoch": 1, "hashing": {"seed": "ffffffffffffffffffffffffffffffff"}, "nodes": [{"id": "a"}], "strategy": strategy});
-        let err = Router::from_value(&doc).unwrap_err();
+        let seeded = doc(&["a"]).strategy(strategy).hashing(json!({"seed": "ffffffffffffffffffffffffffffffff"}));
+        let err = seeded.load().unwrap_err();
         assert_eq!(err.code(), "invalid_topology");
         assert!(err.message().starts_with("hashing:"), "{}", err.message());
     }
@@ -134,7 +130,9 @@ fn profiles_refuse_a_hashing_section() {
 
 #[test]
 fn partitioned_index_keys() {
-    let es = es_router(json!({"type": "elasticsearch", "number_of_shards": 12, "routing_partition_size": 3}));
+    let es = doc(&["a", "b"])
+        .strategy(json!({"type": "elasticsearch", "number_of_shards": 12, "routing_partition_size": 3}))
+        .router();
     let mut shards: Vec<u32> = (0..200).map(|i| es.route(format!("user-1\0doc-{i}").as_str()).unwrap()).collect();
     shards.sort_unstable();
     shards.dedup();

@@ -1,27 +1,14 @@
 //! Key-range sharding: routing and scans against naive versions written from the
 //! definition, the document's canonical form, and every rejection with its field path.
 
+mod common;
+
+use common::{doc, key_range_doc};
 use proptest::prelude::*;
 use proptest::strategy::Strategy as _;
 use serde_json::{json, Value};
 use shardroute::strategy::partitioned::key_range::KeyRangeSpec;
 use shardroute::{Key, OwnedKey, Router, Strategy, Topology};
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn document(boundaries: &[Vec<u8>], owners: &[usize], nodes: usize) -> Value {
-    json!({
-        "format": "shardroute/1", "epoch": 1,
-        "nodes": (0..nodes).map(|i| json!({"id": format!("n{i}")})).collect::<Vec<_>>(),
-        "strategy": {
-            "type": "key_range",
-            "boundaries": boundaries.iter().map(|b| json!({"hex": hex(b)})).collect::<Vec<_>>(),
-            "ranges": owners.iter().map(|o| format!("n{o}")).collect::<Vec<_>>(),
-        }
-    })
-}
 
 /// The range of `key` by the definition: the `i` with `lo_i <= key < hi_i`, where range
 /// 0 starts at the empty key and the last range has no end.
@@ -55,7 +42,7 @@ proptest! {
 
     #[test]
     fn routing_matches_the_definition((boundaries, owners, nodes) in table(), keys in proptest::collection::vec(small_key(), 1..20)) {
-        let router = Router::from_value(&document(&boundaries, &owners, nodes)).unwrap();
+        let router = key_range_doc(&boundaries, &owners, nodes).router();
         prop_assert_eq!(router.shard_range(), 0..boundaries.len() as u32 + 1);
         let probes = keys.iter().chain(boundaries.iter());
         for key in probes {
@@ -72,14 +59,14 @@ proptest! {
     fn integer_keys_route_as_their_big_endian_bytes(value in any::<u64>(), cut in any::<u64>()) {
         let boundaries = vec![cut.to_be_bytes().to_vec(), vec![0xff; 9]];
         prop_assume!(cut != 0);
-        let router = Router::from_value(&document(&boundaries, &[0, 1, 2], 3)).unwrap();
+        let router = key_range_doc(&boundaries, &[0, 1, 2], 3).router();
         prop_assert_eq!(router.route(value).unwrap(), router.route(&value.to_be_bytes()).unwrap());
         prop_assert_eq!(router.route(value).unwrap(), u32::from(value >= cut));
     }
 
     #[test]
     fn shards_for_range_is_exactly_the_overlapping_ranges((boundaries, owners, nodes) in table(), start in small_key(), end in proptest::option::of(small_key()), probes in proptest::collection::vec(small_key(), 0..30)) {
-        let router = Router::from_value(&document(&boundaries, &owners, nodes)).unwrap();
+        let router = key_range_doc(&boundaries, &owners, nodes).router();
         let end_key = end.as_ref().map(|e| Key::Bytes(e));
         if end.as_ref().is_some_and(|e| e <= &start) {
             prop_assert_eq!(router.shards_for_range(start.as_slice(), end_key).unwrap_err().code(), "invalid_argument");
@@ -101,6 +88,7 @@ proptest! {
     }
 }
 
+/// The seed of the mutation test, written as text: it cuts it at byte positions.
 const VALID: &str = r#"{"format": "shardroute/1", "epoch": 1, "nodes": [{"id": "a"}, {"id": "b"}], "strategy": {"type": "key_range", "boundaries": [{"u64": "8"}, {"utf8": "g"}, {"hex": "70"}], "ranges": ["a", "b", "a", "b"]}}"#;
 
 /// The same document as a hash_range table.
@@ -137,8 +125,7 @@ proptest! {
 }
 
 fn load(strategy: Value) -> Result<Router, shardroute::Error> {
-    Router::from_value(&json!({"format": "shardroute/1", "epoch": 1,
-        "nodes": [{"id": "a"}, {"id": "b"}, {"id": "c"}], "strategy": strategy}))
+    doc(&["a", "b", "c"]).strategy(strategy).load()
 }
 
 #[test]
@@ -283,14 +270,11 @@ fn rejected_documents_name_the_field() {
         assert_eq!(err.code(), *code, "{strategy}: {err}");
         assert!(err.message().starts_with(message), "{strategy}: {err}");
     }
-    let tagged = Router::from_value(&json!({"format": "shardroute/1", "epoch": 1, "hashing": {"hash_tag": "redis"},
-        "nodes": [{"id": "a"}], "strategy": {"type": "key_range"}}))
-    .unwrap_err();
+    let tagged =
+        doc(&["a"]).strategy(json!({"type": "key_range"})).hashing(json!({"hash_tag": "redis"})).load().unwrap_err();
     assert_eq!(tagged.code(), "invalid_topology");
     assert!(tagged.message().starts_with("hashing.hash_tag: "), "{tagged}");
-    let weighted = Router::from_value(&json!({"format": "shardroute/1", "epoch": 1,
-        "nodes": [{"id": "a", "weight": 2}], "strategy": {"type": "key_range"}}))
-    .unwrap_err();
+    let weighted = doc(json!([{"id": "a", "weight": 2}])).strategy(json!({"type": "key_range"})).load().unwrap_err();
     assert!(weighted.message().starts_with("nodes[0].weight: "), "{weighted}");
 }
 

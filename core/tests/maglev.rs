@@ -1,7 +1,11 @@
 //! Maglev: Envoy's published tables, a naive oracle of the fill (Envoy's nested loops,
 //! verbatim), balance, disruption on add and remove, replicas.
 
+mod common;
+
+use common::{doc, Doc};
 use proptest::prelude::*;
+use serde_json::{json, Value};
 use shardroute::disruption::{self, Method};
 use shardroute::hash::xxh64;
 use shardroute::strategy::hashed::maglev::{is_prime, Maglev, MaglevSpec};
@@ -89,16 +93,9 @@ fn envoy_reference_tables() {
     assert_eq!(table.entries_per_node(), [6, 11]);
 }
 
-fn doc(ids: &[String], strategy: &str) -> String {
-    let nodes: Vec<String> = ids.iter().map(|id| format!("{{\"id\": {id:?}}}")).collect();
-    format!(
-        "{{\"format\": \"shardroute/1\", \"epoch\": 1, \"nodes\": [{}], \"strategy\": {strategy}}}",
-        nodes.join(", ")
-    )
-}
-
-fn router(ids: &[String], strategy: &str) -> Router {
-    Router::from_json(&doc(ids, strategy)).expect("router")
+/// A Maglev document over `ids` with the given table size.
+fn maglev(ids: &[String], table_size: Value) -> Doc {
+    doc(ids).strategy(json!({"type": "maglev", "table_size": table_size}))
 }
 
 const PRIMES: [u32; 10] = [2, 3, 5, 7, 13, 17, 101, 257, 1009, 4099];
@@ -153,7 +150,7 @@ fn weighted_tables_follow_the_weights() {
 
 #[test]
 fn keys_spread_with_the_table() {
-    let router = router(&ids(10), r#"{"type": "maglev"}"#);
+    let router = doc(&ids(10)).strategy(json!({"type": "maglev"})).router();
     let mut counts = [0u32; 10];
     for i in 0..50_000 {
         counts[router.route(format!("key:{i}").as_str()).unwrap() as usize] += 1;
@@ -200,9 +197,7 @@ fn disruption_is_near_minimal() {
 #[test]
 fn routing_reads_the_table() {
     let ids = ids(7);
-    let identity = doc(&ids, r#"{"type": "maglev", "table_size": 101}"#)
-        .replace("\"epoch\": 1,", "\"epoch\": 1, \"hashing\": {\"integers\": \"identity\"},");
-    let router = Router::from_json(&identity).unwrap();
+    let router = maglev(&ids, json!(101)).hashing(json!({"integers": "identity"})).router();
     let table = build(&unweighted(&ids), 101);
     for key in [0u64, 1, 100, 101, 102, 1 << 40, u64::MAX] {
         let entry = (key % 101) as usize;
@@ -214,7 +209,7 @@ fn routing_reads_the_table() {
 #[test]
 fn replicas_walk_the_table() {
     let ids = ids(6);
-    let router = router(&ids, r#"{"type": "maglev", "table_size": 13}"#);
+    let router = maglev(&ids, json!(13)).router();
     let table = build(&unweighted(&ids), 13);
     for i in 0..500 {
         let key = format!("k{i}");
@@ -242,8 +237,8 @@ fn replicas_walk_the_table() {
 fn node_order_does_not_matter() {
     let forward = ids(20);
     let backward: Vec<String> = forward.iter().rev().cloned().collect();
-    let a = router(&forward, r#"{"type": "maglev", "table_size": 1009}"#);
-    let b = router(&backward, r#"{"type": "maglev", "table_size": 1009}"#);
+    let a = maglev(&forward, json!(1009)).router();
+    let b = maglev(&backward, json!(1009)).router();
     for i in 0..2_000 {
         let key = format!("user:{i}");
         assert_eq!(a.node(key.as_str()).unwrap(), b.node(key.as_str()).unwrap());
@@ -254,28 +249,27 @@ fn node_order_does_not_matter() {
 fn table_size_is_validated() {
     let five = ids(5);
     for (size, code) in [
-        ("0", "invalid_topology"),
-        ("1", "invalid_topology"),
-        ("4", "invalid_topology"),
-        ("65536", "invalid_topology"),
-        ("3", "invalid_topology"),
-        ("\"65537\"", "invalid_topology"),
-        ("65537.5", "invalid_topology"),
-        ("-7", "invalid_topology"),
-        ("1048583", "limit_exceeded"),
-        ("4294967311", "limit_exceeded"),
+        (json!(0), "invalid_topology"),
+        (json!(1), "invalid_topology"),
+        (json!(4), "invalid_topology"),
+        (json!(65536), "invalid_topology"),
+        (json!(3), "invalid_topology"),
+        (json!("65537"), "invalid_topology"),
+        (json!(65537.5), "invalid_topology"),
+        (json!(-7), "invalid_topology"),
+        (json!(1048583), "limit_exceeded"),
+        (json!(4294967311u64), "limit_exceeded"),
     ] {
-        let err =
-            Router::from_json(&doc(&five, &format!("{{\"type\": \"maglev\", \"table_size\": {size}}}"))).unwrap_err();
+        let err = Router::from_json(&maglev(&five, size.clone()).text()).unwrap_err();
         assert_eq!(err.code(), code, "table_size {size}: {err}");
         assert!(err.message().starts_with("strategy.table_size"), "{err}");
     }
-    let err = Router::from_json(&doc(&five, r#"{"type": "maglev", "table_size": 65536}"#)).unwrap_err();
+    let err = Router::from_json(&maglev(&five, json!(65536)).text()).unwrap_err();
     assert!(err.message().contains("next prime is 65537"), "{err}");
     assert!(is_prime(1_048_573) && is_prime(65_537));
     // Five nodes fit a table of five; the canonical form spells the default out.
-    assert!(Router::from_json(&doc(&five, r#"{"type": "maglev", "table_size": 5}"#)).is_ok());
-    let default = router(&five, r#"{"type": "maglev"}"#);
+    assert!(Router::from_json(&maglev(&five, json!(5)).text()).is_ok());
+    let default = doc(&five).strategy(json!({"type": "maglev"})).router();
     assert!(default.to_json().contains(r#""table_size":65537"#));
     let again = Router::from_json(&default.to_json()).unwrap();
     assert_eq!(again.topology(), default.topology());
@@ -284,7 +278,7 @@ fn table_size_is_validated() {
 #[test]
 fn node_operations_report_disruption() {
     let five = ids(5);
-    let topology = router(&five, r#"{"type": "maglev", "table_size": 1009}"#).topology().clone();
+    let topology = maglev(&five, json!(1009)).router().topology().clone();
     let added =
         shardroute::ops::apply(&topology, &serde_json::json!({"op": "add_node", "node": {"id": "new"}})).unwrap();
     let report = &added["disruption"];
@@ -308,7 +302,7 @@ fn node_operations_report_disruption() {
     let back = shardroute::Topology::from_value(&removed["topology"]).unwrap();
     assert_eq!(back.nodes, topology.nodes);
     // A table too small for one more node is refused by the document check.
-    let tight = router(&five, r#"{"type": "maglev", "table_size": 5}"#).topology().clone();
+    let tight = maglev(&five, json!(5)).router().topology().clone();
     let err =
         shardroute::ops::apply(&tight, &serde_json::json!({"op": "add_node", "node": {"id": "new"}})).unwrap_err();
     assert_eq!(err.code(), "invalid_topology");

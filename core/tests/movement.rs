@@ -2,53 +2,50 @@
 
 mod common;
 
-use common::{ids, keys, router};
+use common::{doc, ids, keys};
 use proptest::prelude::*;
+use serde_json::{json, Value};
 use shardroute::Router;
 
 fn owners(router: &Router, keys: &[String]) -> Vec<String> {
     keys.iter().map(|key| router.node(key.as_str()).expect("node").to_string()).collect()
 }
 
+/// The keys whose owner changes from `before` to `after`, with both owners.
+fn moved<'k>(before: &Router, after: &Router, keys: &'k [String]) -> Vec<(&'k String, String, String)> {
+    let pairs = owners(before, keys).into_iter().zip(owners(after, keys));
+    keys.iter().zip(pairs).filter(|(_, (a, b))| a != b).map(|(key, (a, b))| (key, a, b)).collect()
+}
+
 /// Checks that growing from `before` to `after` (one node more) moves only keys onto
 /// the new node, and about `1/(n+1)` of them.
 fn check_add_moves_only_to_new(before: &Router, after: &Router, new_id: &str, keys: &[String]) {
-    let old = owners(before, keys);
-    let new = owners(after, keys);
-    let mut moved = 0usize;
-    for ((key, a), b) in keys.iter().zip(&old).zip(&new) {
-        if a != b {
-            assert_eq!(b, new_id, "key {key} moved from {a} to {b}, not to the new node");
-            moved += 1;
-        }
+    let moved = moved(before, after, keys);
+    for (key, a, b) in &moved {
+        assert_eq!(b, new_id, "key {key} moved from {a} to {b}, not to the new node");
     }
     let expected = keys.len() as f64 / after.nodes().len() as f64;
-    let ratio = moved as f64 / expected;
-    assert!((0.8..1.2).contains(&ratio), "moved {moved} keys, expected about {expected:.0}");
+    let ratio = moved.len() as f64 / expected;
+    assert!((0.8..1.2).contains(&ratio), "moved {} keys, expected about {expected:.0}", moved.len());
 }
 
 /// Checks that removing `removed_id` moves only the keys it owned.
 fn check_remove_moves_only_its_keys(before: &Router, after: &Router, removed_id: &str, keys: &[String]) {
-    let old = owners(before, keys);
-    let new = owners(after, keys);
-    let mut moved = 0usize;
-    for ((key, a), b) in keys.iter().zip(&old).zip(&new) {
-        if a != b {
-            assert_eq!(a, removed_id, "key {key} moved from {a} to {b} though {a} stayed");
-            moved += 1;
-        }
-        assert_ne!(b, removed_id);
+    let moved = moved(before, after, keys);
+    for (key, a, b) in &moved {
+        assert_eq!(a, removed_id, "key {key} moved from {a} to {b} though {a} stayed");
     }
-    let owned = old.iter().filter(|owner| *owner == removed_id).count();
-    assert_eq!(moved, owned, "exactly the removed node's keys move");
+    assert!(owners(after, keys).iter().all(|b| b != removed_id), "no key stays on the removed node");
+    let owned = owners(before, keys).iter().filter(|owner| *owner == removed_id).count();
+    assert_eq!(moved.len(), owned, "exactly the removed node's keys move");
 }
 
 #[test]
 fn jump_adding_a_node_moves_only_keys_to_it() {
     let keys = keys(0, 20_000);
     for n in [1usize, 5, 10, 33] {
-        let before = router(&ids(n), r#"{"type": "jump"}"#, None);
-        let after = router(&ids(n + 1), r#"{"type": "jump"}"#, None);
+        let before = doc(n).strategy(json!({"type": "jump"})).router();
+        let after = doc(n + 1).strategy(json!({"type": "jump"})).router();
         check_add_moves_only_to_new(&before, &after, &format!("n{n}"), &keys);
         // Removing the last node is the inverse: only its keys move.
         check_remove_moves_only_its_keys(&after, &before, &format!("n{n}"), &keys);
@@ -60,14 +57,14 @@ fn rendezvous_moves_only_the_changed_nodes_keys() {
     let keys = keys(0, 20_000);
     for n in [2usize, 5, 10] {
         let all = ids(n + 1);
-        let before = router(&all[..n], r#"{"type": "rendezvous"}"#, None);
-        let after = router(&all, r#"{"type": "rendezvous"}"#, None);
+        let before = doc(&all[..n]).strategy(json!({"type": "rendezvous"})).router();
+        let after = doc(&all).strategy(json!({"type": "rendezvous"})).router();
         check_add_moves_only_to_new(&before, &after, &all[n], &keys);
         // Remove a node from the middle: only its keys move, to their second choice.
         let middle = n / 2;
         let without: Vec<String> =
             all.iter().enumerate().filter(|(i, _)| *i != middle).map(|(_, id)| id.clone()).collect();
-        let shrunk = router(&without, r#"{"type": "rendezvous"}"#, None);
+        let shrunk = doc(&without).strategy(json!({"type": "rendezvous"})).router();
         check_remove_moves_only_its_keys(&after, &shrunk, &all[middle], &keys);
         for key in keys.iter().take(2_000) {
             if after.node(key.as_str()).unwrap() == all[middle] {
@@ -80,42 +77,34 @@ fn rendezvous_moves_only_the_changed_nodes_keys() {
 #[test]
 fn weighted_rendezvous_moves_only_the_changed_nodes_keys() {
     let keys = keys(0, 20_000);
-    let doc = |count: usize| {
-        let nodes: Vec<String> =
-            (0..count).map(|i| format!("{{\"id\": \"w{i}\", \"weight\": {}}}", 1 + i % 3)).collect();
-        Router::from_json(&format!(
-            "{{\"format\": \"shardroute/1\", \"epoch\": 1, \"nodes\": [{}], \"strategy\": {{\"type\": \"rendezvous\"}}}}",
-            nodes.join(",")
-        ))
-        .unwrap()
+    let weighted = |count: usize| {
+        let nodes: Vec<Value> = (0..count).map(|i| json!({"id": format!("w{i}"), "weight": 1 + i % 3})).collect();
+        doc(json!(nodes)).strategy(json!({"type": "rendezvous"})).router()
     };
-    let (before, after) = (doc(6), doc(7));
-    let old = owners(&before, &keys);
-    let new = owners(&after, &keys);
-    let moved = old.iter().zip(&new).filter(|(a, b)| a != b).count();
-    assert!(old.iter().zip(&new).all(|(a, b)| a == b || b == "w6"));
+    let moved = moved(&weighted(6), &weighted(7), &keys);
+    assert!(moved.iter().all(|(_, _, b)| b == "w6"));
     // w6 has weight 1 of a total 1+2+3+1+2+3+1 = 13.
     let expected = keys.len() as f64 / 13.0;
-    assert!((moved as f64 / expected - 1.0).abs() < 0.2, "moved {moved}, expected about {expected:.0}");
+    let count = moved.len();
+    assert!((count as f64 / expected - 1.0).abs() < 0.2, "moved {count}, expected about {expected:.0}");
 }
 
 #[test]
 fn ring_adding_a_node_moves_only_keys_to_it() {
     let keys = keys(0, 20_000);
     let all = ids(9);
-    let before = router(&all[..8], r#"{"type": "ring", "points_per_node": 160}"#, None);
-    let after = router(&all, r#"{"type": "ring", "points_per_node": 160}"#, None);
-    let old = owners(&before, &keys);
-    let new = owners(&after, &keys);
-    let moved = old.iter().zip(&new).filter(|(a, b)| a != b).count();
-    assert!(old.iter().zip(&new).all(|(a, b)| a == b || b == "n8"), "ring keys move only to the new node");
-    assert!((moved as f64 / (keys.len() as f64 / 9.0) - 1.0).abs() < 0.3, "moved {moved}");
+    let before = doc(&all[..8]).strategy(json!({"type": "ring", "points_per_node": 160})).router();
+    let after = doc(&all).strategy(json!({"type": "ring", "points_per_node": 160})).router();
+    let moved = moved(&before, &after, &keys);
+    assert!(moved.iter().all(|(_, _, b)| b == "n8"), "ring keys move only to the new node");
+    let count = moved.len();
+    assert!((count as f64 / (keys.len() as f64 / 9.0) - 1.0).abs() < 0.3, "moved {count}");
     check_remove_moves_only_its_keys(&after, &before, "n8", &keys);
 }
 
 #[test]
 fn ring_with_160_points_keeps_max_over_mean_at_most_1_25() {
-    let router = router(&ids(10), r#"{"type": "ring", "points_per_node": 160}"#, None);
+    let router = doc(10).strategy(json!({"type": "ring", "points_per_node": 160})).router();
     let mut load = [0u32; 10];
     for key in keys(0, 100_000) {
         load[router.node_index(key.as_str()).unwrap() as usize] += 1;
@@ -127,9 +116,9 @@ fn ring_with_160_points_keeps_max_over_mean_at_most_1_25() {
 
 #[test]
 fn ring_weights_scale_load() {
-    let doc = r#"{"format": "shardroute/1", "epoch": 1, "nodes": [{"id": "one"}, {"id": "three", "weight": 3}],
-                  "strategy": {"type": "ring", "points_per_node": 200}}"#;
-    let router = Router::from_json(doc).unwrap();
+    let router = doc(json!([{"id": "one"}, {"id": "three", "weight": 3}]))
+        .strategy(json!({"type": "ring", "points_per_node": 200}))
+        .router();
     let heavy = keys(0, 40_000).iter().filter(|key| router.node(key.as_str()).unwrap() == "three").count();
     let share = heavy as f64 / 40_000.0;
     assert!((0.70..0.80).contains(&share), "weight 3 of 4 got {share:.3}");
@@ -137,8 +126,8 @@ fn ring_weights_scale_load() {
 
 #[test]
 fn jump_and_rendezvous_balance() {
-    for strategy in [r#"{"type": "jump"}"#, r#"{"type": "rendezvous"}"#, r#"{"type": "modulo"}"#] {
-        let router = router(&ids(10), strategy, None);
+    for strategy in [json!({"type": "jump"}), json!({"type": "rendezvous"}), json!({"type": "modulo"})] {
+        let router = doc(10).strategy(strategy.clone()).router();
         let mut load = [0u32; 10];
         for key in keys(0, 100_000) {
             load[router.node_index(key.as_str()).unwrap() as usize] += 1;
@@ -168,8 +157,7 @@ proptest! {
             }
             chain
         }).collect();
-        let map = serde_json::to_string(&chains).unwrap();
-        let router = router(&node_ids, &format!(r#"{{"type": "vbucket", "vbuckets": {vbuckets}, "map": {map}}}"#), None);
+        let router = doc(&node_ids).strategy(json!({"type": "vbucket", "vbuckets": vbuckets, "map": chains})).router();
         for key in &key_list {
             let hash = router.hash(key.as_slice());
             let vbucket = (hash % u64::from(vbuckets)) as u32;
@@ -188,8 +176,8 @@ proptest! {
     /// Replicas are distinct, start with the owner, and are a prefix of longer lists.
     #[test]
     fn replicas_are_distinct_prefixes(key in any::<Vec<u8>>(), n in 1usize..12, kind in 0usize..4) {
-        let strategy = [r#"{"type": "ring", "points_per_node": 20}"#, r#"{"type": "rendezvous"}"#, r#"{"type": "jump"}"#, r#"{"type": "modulo"}"#][kind];
-        let router = router(&ids(n), strategy, None);
+        let strategy = [json!({"type": "ring", "points_per_node": 20}), json!({"type": "rendezvous"}), json!({"type": "jump"}), json!({"type": "modulo"})];
+        let router = doc(n).strategy(strategy[kind].clone()).router();
         let all = router.replicas(key.as_slice(), n as u32).unwrap();
         prop_assert_eq!(all[0], router.node(key.as_slice()).unwrap());
         let mut sorted = all.clone();

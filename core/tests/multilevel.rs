@@ -2,16 +2,13 @@
 //! rendezvous or jump over the group), partitions are balanced, and the operations
 //! move exactly the partitions they report.
 
+mod common;
+
+use common::doc;
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use shardroute::strategy::partitioned::multilevel::partition_hash;
 use shardroute::{ops, Router, Topology};
-
-fn document(node_count: usize, strategy: Value) -> Value {
-    json!({"format": "shardroute/1", "epoch": 1,
-        "nodes": (0..node_count).map(|i| json!({"id": format!("n{i}")})).collect::<Vec<_>>(),
-        "strategy": strategy})
-}
 
 /// SplitMix64 written step by step as in Vigna's `splitmix64.c`: the state advances
 /// by the golden gamma, then the output is mixed.
@@ -61,9 +58,8 @@ fn oracle_replicas(
         let first = shardroute::jump(hash, members.len() as u32).unwrap() as usize;
         (0..count as usize).map(|step| members[(first + step) % members.len()].clone()).collect()
     } else {
-        let doc = json!({"format": "shardroute/1", "epoch": 1, "hashing": {"integers": "identity"},
-            "nodes": members.iter().map(|id| json!({"id": id})).collect::<Vec<_>>(), "strategy": {"type": "rendezvous"}});
-        let router = Router::from_value(&doc).unwrap();
+        let router =
+            doc(members).strategy(json!({"type": "rendezvous"})).hashing(json!({"integers": "identity"})).router();
         router.replicas(hash, count).unwrap().into_iter().map(String::from).collect()
     }
 }
@@ -93,7 +89,7 @@ proptest! {
         if let Some(map) = &map {
             strategy["map"] = json!(map.iter().map(|g| format!("g{g}")).collect::<Vec<_>>());
         }
-        let router = Router::from_value(&document(node_count, strategy)).unwrap();
+        let router = doc(node_count).strategy(strategy).router();
         let used: Vec<usize> = (0..partitions as usize).map(|p| map.as_ref().map_or(p % groups.len(), |m| m[p])).collect();
         let smallest = used.iter().map(|&g| groups[g].len()).min().unwrap() as u32;
         prop_assert_eq!(router.max_replica_count(), smallest);
@@ -119,25 +115,16 @@ fn partitions_spread_evenly_over_groups_and_nodes() {
         .map(|g| json!({"id": format!("g{g}"), "nodes": (0..3).map(|i| format!("n{}", g * 3 + i)).collect::<Vec<_>>()}))
         .collect();
     for within in ["rendezvous", "jump"] {
-        let router = Router::from_value(&document(
-            12,
-            json!({"type": "multilevel", "partitions": 4096, "groups": groups, "within_group": within}),
-        ))
-        .unwrap();
+        let grid = doc(12)
+            .strategy(json!({"type": "multilevel", "partitions": 4096, "groups": groups, "within_group": within}));
+        let router = grid.clone().router();
         let mut partitions_per_node = [0u32; 12];
         let mut keys_per_node = [0u32; 12];
         for i in 0..60_000u64 {
             keys_per_node[router.node_index(i).unwrap() as usize] += 1;
         }
         // With identity hashing the integer p is in partition p.
-        let identity = {
-            let mut doc = document(
-                12,
-                json!({"type": "multilevel", "partitions": 4096, "groups": groups, "within_group": within}),
-            );
-            doc["hashing"] = json!({"integers": "identity"});
-            Router::from_value(&doc).unwrap()
-        };
+        let identity = grid.hashing(json!({"integers": "identity"})).router();
         for p in 0..4096u64 {
             assert_eq!(identity.route(p).unwrap(), p as u32);
             partitions_per_node[identity.node_index(p).unwrap() as usize] += 1;
@@ -180,14 +167,12 @@ fn observed_moves(before: &[String], after: &[String]) -> Vec<(u32, String, Stri
 }
 
 fn two_groups(within: &str) -> Topology {
-    Topology::from_value(&document(
-        9,
-        json!({"type": "multilevel", "partitions": 512, "within_group": within, "groups": [
+    doc(9)
+        .strategy(json!({"type": "multilevel", "partitions": 512, "within_group": within, "groups": [
             {"id": "g0", "nodes": ["n0", "n1", "n2"]},
             {"id": "g1", "nodes": ["n3", "n4", "n5"]},
-        ]}),
-    ))
-    .unwrap()
+        ]}))
+        .topology()
 }
 
 #[test]
@@ -279,11 +264,9 @@ fn creating_and_removing_groups_moves_nothing() {
     assert!(err.message().contains("still holds 256 partition(s)"), "{err}");
     // With a derived map and more groups than partitions, the spare group sits past the
     // last partition and removing it keeps the map derived.
-    let few = Topology::from_value(&document(
-        3,
-        json!({"type": "multilevel", "partitions": 2, "groups": [{"id": "a", "nodes": ["n0"]}, {"id": "b", "nodes": ["n1"]}, {"id": "c", "nodes": ["n2"]}]}),
-    ))
-    .unwrap();
+    let few = doc(3)
+        .strategy(json!({"type": "multilevel", "partitions": 2, "groups": [{"id": "a", "nodes": ["n0"]}, {"id": "b", "nodes": ["n1"]}, {"id": "c", "nodes": ["n2"]}]}))
+        .topology();
     let removed = ops::apply(&few, &json!({"op": "multilevel_group_set", "group": "c", "nodes": []})).unwrap();
     assert!(removed["topology"]["strategy"].get("map").is_none());
     assert_eq!(partition_owners(&Topology::from_value(&removed["topology"]).unwrap()), partition_owners(&few));
@@ -292,7 +275,7 @@ fn creating_and_removing_groups_moves_nothing() {
 #[test]
 fn bad_documents_name_the_field() {
     let check = |strategy: Value, code: &str, start: &str| {
-        let err = Router::from_value(&document(4, strategy.clone())).unwrap_err();
+        let err = doc(4).strategy(strategy.clone()).load().unwrap_err();
         assert_eq!(err.code(), code, "{strategy}: {err}");
         assert!(err.message().starts_with(start), "{strategy}: {err}");
     };
@@ -355,8 +338,10 @@ fn bad_documents_name_the_field() {
         "invalid_topology",
         "strategy.groups[0].zone: unknown field",
     );
-    let mut weighted = document(4, json!({"type": "multilevel", "groups": groups, "within_group": "jump"}));
-    weighted["nodes"][2]["weight"] = json!(3);
+    let mut weighted = doc(4)
+        .strategy(json!({"type": "multilevel", "groups": groups, "within_group": "jump"}))
+        .node_field(2, "weight", json!(3))
+        .value();
     assert!(Router::from_value(&weighted).unwrap_err().message().starts_with("nodes[2].weight: within_group \"jump\""));
     weighted["strategy"]["within_group"] = json!("rendezvous");
     assert!(Router::from_value(&weighted).is_ok());
@@ -365,8 +350,7 @@ fn bad_documents_name_the_field() {
 #[test]
 fn canonical_form_spells_out_defaults_and_keeps_a_derived_map_derived() {
     let router =
-        Router::from_value(&document(2, json!({"type": "multilevel", "groups": [{"id": "g", "nodes": ["n1", "n0"]}]})))
-            .unwrap();
+        doc(2).strategy(json!({"type": "multilevel", "groups": [{"id": "g", "nodes": ["n1", "n0"]}]})).router();
     let written: Value = serde_json::from_str(&router.to_json()).unwrap();
     assert_eq!(
         written["strategy"],
@@ -389,7 +373,7 @@ fn multilevel_operations_reject_what_does_not_fit() {
     assert_eq!(code(json!({"op": "multilevel_group_set", "group": "g9", "nodes": []})), "invalid_argument");
     assert_eq!(code(json!({"op": "multilevel_group_set", "group": "", "nodes": ["n6"]})), "invalid_argument");
     assert_eq!(code(json!({"op": "multilevel_group_set", "group": "g0", "nodes": "n0"})), "invalid_argument");
-    let jump = Topology::from_value(&document(2, json!({"type": "jump"}))).unwrap();
+    let jump = doc(2).strategy(json!({"type": "jump"})).topology();
     assert_eq!(
         ops::apply(&jump, &json!({"op": "multilevel_remap", "partition": 0, "group": "g0"})).unwrap_err().code(),
         "invalid_argument"
@@ -403,6 +387,7 @@ fn multilevel_operations_reject_what_does_not_fit() {
     assert!(err.message().starts_with("strategy.groups[1].nodes[1]: names node \"n4\""), "{err}");
 }
 
+/// The seed of the mutation test, written as text: it cuts it at byte positions.
 const VALID: &str = r#"{"format": "shardroute/1", "epoch": 1, "nodes": [{"id": "a"}, {"id": "b", "weight": 2}, {"id": "c"}], "strategy": {"type": "multilevel", "partitions": 5, "groups": [{"id": "x", "nodes": ["a", "b"]}, {"id": "y", "nodes": ["c"]}], "map": ["x", "y", "x", "x", "y"]}}"#;
 
 proptest! {
@@ -447,16 +432,16 @@ proptest! {
 fn build_work_is_bounded() {
     // 2^20 partitions over one group of 65 nodes would score 68 Mi nodes.
     let ids: Vec<String> = (0..65).map(|i| format!("n{i}")).collect();
-    let doc = document(65, json!({"type": "multilevel", "partitions": 1 << 20, "groups": [{"id": "g", "nodes": ids}]}));
-    let err = Router::from_value(&doc).unwrap_err();
+    let err = doc(65)
+        .strategy(json!({"type": "multilevel", "partitions": 1 << 20, "groups": [{"id": "g", "nodes": ids}]}))
+        .load()
+        .unwrap_err();
     assert_eq!(err.code(), "limit_exceeded");
     assert!(err.message().starts_with("strategy.groups: placing 1048576 partitions"), "{err}");
     // Growing a group past the bound is refused the same way.
-    let doc = document(
-        65,
-        json!({"type": "multilevel", "partitions": 1 << 20, "groups": [{"id": "g", "nodes": &ids[..64]}]}),
-    );
-    let topology = Topology::from_value(&doc).unwrap();
+    let topology = doc(65)
+        .strategy(json!({"type": "multilevel", "partitions": 1 << 20, "groups": [{"id": "g", "nodes": &ids[..64]}]}))
+        .topology();
     let err = ops::apply(&topology, &json!({"op": "multilevel_group_set", "group": "g", "nodes": ids})).unwrap_err();
     assert_eq!(err.code(), "limit_exceeded");
 }

@@ -1,13 +1,13 @@
 //! Topology operations: generic node edits.
 
+mod common;
+
+use common::doc;
 use serde_json::json;
 use shardroute::{ops, Router, Topology};
 
 fn topology(strategy: serde_json::Value) -> Topology {
-    Topology::from_value(
-        &json!({"format": "shardroute/1", "epoch": 4, "nodes": [{"id": "a"}, {"id": "b"}], "strategy": strategy}),
-    )
-    .unwrap()
+    doc(&["a", "b"]).strategy(strategy).epoch(4).topology()
 }
 
 #[test]
@@ -34,9 +34,7 @@ fn operations_reject_what_does_not_fit() {
     assert_eq!(code(json!({"op": "add_node", "node": {"id": "a"}})), "invalid_topology"); // duplicate id
     assert_eq!(code(json!({"op": "add_node", "node": {"id": "c", "weight": 2}})), "invalid_topology"); // jump has no weights
     assert_eq!(code(json!({"op": "remove_node", "id": "a", "extra": true})), "invalid_argument");
-    let table = Topology::from_value(&json!({"format": "shardroute/1", "epoch": 1, "nodes": [{"id": "a"}],
-        "strategy": {"type": "vbucket", "vbuckets": 1, "map": [["a"]]}}))
-    .unwrap();
+    let table = doc(&["a"]).strategy(json!({"type": "vbucket", "vbuckets": 1, "map": [["a"]]})).topology();
     assert_eq!(
         ops::apply(&table, &json!({"op": "add_node", "node": {"id": "b"}})).unwrap_err().code(),
         "invalid_argument"

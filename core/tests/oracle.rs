@@ -2,8 +2,9 @@
 
 mod common;
 
-use common::{ids, router};
+use common::doc;
 use proptest::prelude::*;
+use serde_json::json;
 use shardroute::Router;
 
 /// The ring by linear scan: rebuild every point, pick the smallest position >= hash
@@ -62,7 +63,7 @@ proptest! {
 
     #[test]
     fn ring_matches_linear_scan(n in 1usize..8, points in 1u32..30, keys in proptest::collection::vec(any::<Vec<u8>>(), 1..30)) {
-        let router = router(&ids(n), &format!(r#"{{"type": "ring", "points_per_node": {points}}}"#), None);
+        let router = doc(n).strategy(json!({"type": "ring", "points_per_node": points})).router();
         for key in &keys {
             let hash = router.hash(key.as_slice());
             prop_assert_eq!(router.node_index(key.as_slice()).unwrap() as usize, naive_ring_owner(&router, points, hash));
@@ -73,7 +74,7 @@ proptest! {
     fn ring_with_identity_keys_matches_linear_scan_at_exact_points(n in 1usize..6, points in 1u32..10) {
         // With identity integer hashing a u64 key is its own hash, so keys can sit exactly
         // on a point, one below it, and at the ends of the circle.
-        let router = router(&ids(n), &format!(r#"{{"type": "ring", "points_per_node": {points}}}"#), Some(r#"{"integers": "identity"}"#));
+        let router = doc(n).strategy(json!({"type": "ring", "points_per_node": points})).hashing(json!({"integers": "identity"})).router();
         let mut probes = vec![0u64, 1, u64::MAX];
         for node in router.nodes() {
             let position = router.hashing().hash_bytes(format!("{}#0", node.id).as_bytes());
@@ -86,12 +87,12 @@ proptest! {
 
     #[test]
     fn rendezvous_matches_sorting(n in 1usize..10, weighted in any::<bool>(), keys in proptest::collection::vec(any::<u64>(), 1..30)) {
-        let nodes: Vec<String> = (0..n).map(|i| {
-            let weight = if weighted { format!(", \"weight\": {}", 0.5 + (i % 4) as f64) } else { String::new() };
-            format!("{{\"id\": \"r{i}\"{weight}}}")
+        let nodes: Vec<_> = (0..n).map(|i| {
+            let mut node = json!({"id": format!("r{i}")});
+            if weighted { node["weight"] = json!(0.5 + (i % 4) as f64); }
+            node
         }).collect();
-        let router = Router::from_json(&format!(
-            "{{\"format\": \"shardroute/1\", \"epoch\": 1, \"nodes\": [{}], \"strategy\": {{\"type\": \"rendezvous\"}}}}", nodes.join(","))).unwrap();
+        let router = doc(json!(nodes)).strategy(json!({"type": "rendezvous"})).router();
         for &key in &keys {
             let order = naive_rendezvous(&router, router.hash(key));
             prop_assert_eq!(router.node_index(key).unwrap() as usize, order[0]);
@@ -103,8 +104,9 @@ proptest! {
 
     #[test]
     fn modulo_is_remainder(n in 1usize..50, ints in proptest::collection::vec(any::<u64>(), 1..50)) {
-        let plain = router(&ids(n), r#"{"type": "modulo"}"#, Some(r#"{"integers": "identity"}"#));
-        let one_based = router(&ids(n), r#"{"type": "modulo", "one_based": true}"#, Some(r#"{"integers": "identity"}"#));
+        let identity = json!({"integers": "identity"});
+        let plain = doc(n).strategy(json!({"type": "modulo"})).hashing(identity.clone()).router();
+        let one_based = doc(n).strategy(json!({"type": "modulo", "one_based": true})).hashing(identity).router();
         for &id in &ints {
             prop_assert_eq!(u64::from(plain.route(id).unwrap()), id % n as u64);
             let expected = if id % n as u64 == 0 { n as u64 } else { id % n as u64 };

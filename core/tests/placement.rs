@@ -1,22 +1,23 @@
 //! `locate` with placement name templates, and hot-key salting.
 
-use serde_json::json;
+mod common;
+
+use common::doc;
+use serde_json::{json, Value};
 use shardroute::{OwnedKey, Router};
 
-fn router(extra: serde_json::Value) -> Router {
-    let mut doc = json!({"format": "shardroute/1", "epoch": 1,
-        "nodes": [{"id": "db-a", "address": "10.0.0.1:5432", "zone": "z1"}, {"id": "db-b"}, {"id": "db-c"}],
-        "strategy": {"type": "jump"}});
-    for (name, value) in extra.as_object().unwrap() {
-        doc[name] = value.clone();
-    }
-    Router::from_value(&doc).unwrap()
+/// Three databases over jump, with one more top-level field (`placement`, `hot_keys`).
+fn router(field: &str, value: Value) -> Router {
+    doc(json!([{"id": "db-a", "address": "10.0.0.1:5432", "zone": "z1"}, {"id": "db-b"}, {"id": "db-c"}]))
+        .strategy(json!({"type": "jump"}))
+        .with(field, value)
+        .router()
 }
 
 #[test]
 fn locate_renders_every_template_for_the_keys_shard() {
     let r =
-        router(json!({"placement": {"database": "db_{shard}", "table": "comments_{shard:03}", "dsn": "{node}/{{x}}"}}));
+        router("placement", json!({"database": "db_{shard}", "table": "comments_{shard:03}", "dsn": "{node}/{{x}}"}));
     for key in ["user:1", "user:2", "user:3", "user:4"] {
         let location = r.locate(key).unwrap();
         let shard = r.route(key).unwrap();
@@ -47,9 +48,8 @@ fn bad_templates_are_rejected_when_the_document_loads() {
         ("db_}", "unmatched"),
         ("t_{shard:021}", "unknown placeholder"),
     ] {
-        let doc = json!({"format": "shardroute/1", "epoch": 1, "nodes": [{"id": "a"}], "strategy": {"type": "jump"},
-            "placement": {"table": template}});
-        let err = Router::from_value(&doc).unwrap_err();
+        let placed = doc(&["a"]).strategy(json!({"type": "jump"})).with("placement", json!({"table": template}));
+        let err = placed.load().unwrap_err();
         assert_eq!(err.code(), "invalid_topology");
         assert!(err.message().starts_with("placement.table: ") && err.message().contains(why), "{err}");
     }
@@ -57,7 +57,7 @@ fn bad_templates_are_rejected_when_the_document_loads() {
 
 #[test]
 fn hot_keys_spread_over_their_fanout_and_others_stay_whole() {
-    let r = router(json!({"hot_keys": {"keys": {"celebrity": 8, "trend": 2}}}));
+    let r = router("hot_keys", json!({"keys": {"celebrity": 8, "trend": 2}}));
     assert_eq!(r.fanout("celebrity"), 8);
     assert_eq!(r.fanout("nobody"), 1);
     assert_eq!(r.fanout(7u64), 1);
@@ -92,7 +92,7 @@ fn hot_key_documents_are_validated() {
         (json!({"separator": 1, "keys": {}}), "invalid_topology"),
         (json!({"keys": {"k": 2}, "fanout": 3}), "invalid_topology"),
     ] {
-        let doc = json!({"format": "shardroute/1", "epoch": 1, "nodes": [{"id": "a"}], "strategy": {"type": "jump"}, "hot_keys": hot});
-        assert_eq!(Router::from_value(&doc).unwrap_err().code(), code, "{hot}");
+        let hot_doc = doc(&["a"]).strategy(json!({"type": "jump"})).with("hot_keys", hot.clone());
+        assert_eq!(hot_doc.load().unwrap_err().code(), code, "{hot}");
     }
 }

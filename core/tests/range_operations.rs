@@ -4,30 +4,18 @@
 
 use std::fmt::Debug;
 
+mod common;
+
+use common::{doc, hex, key_range_doc, range_doc, Doc};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use shardroute::strategy::partitioned::hash_range::uniform_boundaries;
 use shardroute::{ops, Key, Router, Topology};
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-fn node_list(nodes: usize) -> Vec<Value> {
-    (0..nodes).map(|i| json!({"id": format!("n{i}")})).collect()
-}
-
-fn key_doc(boundaries: &[Vec<u8>], owners: &[usize], nodes: usize) -> Value {
-    json!({"format": "shardroute/1", "epoch": 1, "nodes": node_list(nodes),
-        "strategy": {"type": "key_range",
-            "boundaries": boundaries.iter().map(|b| json!({"hex": hex(b)})).collect::<Vec<_>>(),
-            "ranges": owners.iter().map(|o| format!("n{o}")).collect::<Vec<_>>()}})
-}
-
-fn hash_doc(boundaries: &[u64], owners: &[usize], nodes: usize) -> Value {
-    json!({"format": "shardroute/1", "epoch": 1, "hashing": {"integers": "identity"}, "nodes": node_list(nodes),
-        "strategy": {"type": "hash_range", "boundaries": boundaries,
-            "ranges": owners.iter().map(|o| format!("n{o}")).collect::<Vec<_>>()}})
+/// A hash-range table over integer keys that are their own hash.
+fn hash_range_doc(boundaries: &[u64], owners: &[usize], nodes: usize) -> Doc {
+    range_doc("hash_range", boundaries.iter().map(|&b| json!(b)), owners, nodes)
+        .hashing(json!({"integers": "identity"}))
 }
 
 /// A position written in a report: a key object as its bytes in key order.
@@ -120,7 +108,7 @@ proptest! {
 
     #[test]
     fn key_split_moves_only_the_upper_half_to_its_node((boundaries, owners, nodes) in key_table(0), at in small_key(), node in 0usize..5, name_shard in any::<bool>(), probes in proptest::collection::vec(small_key(), 0..40)) {
-        let before = Router::from_value(&key_doc(&boundaries, &owners, nodes)).unwrap();
+        let before = key_range_doc(&boundaries, &owners, nodes).router();
         let shard = key_range_of(&boundaries, &at);
         let node = node % nodes;
         let mut operation = json!({"op": "range_split", "at": {"hex": hex(&at)}, "node": format!("n{node}")});
@@ -152,7 +140,7 @@ proptest! {
 
     #[test]
     fn hash_split_moves_only_the_upper_half_to_its_node((boundaries, owners, nodes) in hash_table(0), at in 0u64..1100, node in 0usize..5, probes in proptest::collection::vec(0u64..1100, 0..40)) {
-        let before = Router::from_value(&hash_doc(&boundaries, &owners, nodes)).unwrap();
+        let before = hash_range_doc(&boundaries, &owners, nodes).router();
         let shard = boundaries.iter().filter(|&&b| b <= at).count();
         let node = node % nodes;
         let operation = json!({"op": "range_split", "shard": shard, "at": at, "node": format!("n{node}")});
@@ -177,7 +165,7 @@ proptest! {
 
     #[test]
     fn merge_moves_only_the_second_range((boundaries, owners, nodes) in key_table(1), pick in any::<usize>(), probes in proptest::collection::vec(small_key(), 0..40)) {
-        let before = Router::from_value(&key_doc(&boundaries, &owners, nodes)).unwrap();
+        let before = key_range_doc(&boundaries, &owners, nodes).router();
         let shard = pick % boundaries.len();
         let (after, report) = apply(&before, json!({"op": "range_merge", "shard": shard})).unwrap();
         prop_assert_eq!(key_position(&report["removed_boundary"]), boundaries[shard].clone());
@@ -199,7 +187,7 @@ proptest! {
 
     #[test]
     fn move_moves_exactly_one_range((boundaries, owners, nodes) in hash_table(0), pick in any::<usize>(), node in 0usize..5, probes in proptest::collection::vec(0u64..1100, 1..40)) {
-        let before = Router::from_value(&hash_doc(&boundaries, &owners, nodes)).unwrap();
+        let before = hash_range_doc(&boundaries, &owners, nodes).router();
         let shard = pick % (boundaries.len() + 1);
         let (after, report) = apply(&before, json!({"op": "range_move", "shard": shard, "node": format!("n{}", node % nodes)})).unwrap();
         for &key in &probes {
@@ -214,7 +202,7 @@ proptest! {
 
     #[test]
     fn median_split_halves_the_sample((boundaries, owners, nodes) in key_table(0), pick in any::<usize>(), sample in proptest::collection::vec(small_key(), 0..30)) {
-        let before = Router::from_value(&key_doc(&boundaries, &owners, nodes)).unwrap();
+        let before = key_range_doc(&boundaries, &owners, nodes).router();
         let shard = pick % (boundaries.len() + 1);
         let sample_json: Vec<Value> = sample.iter().map(|k| json!({"hex": hex(k)})).collect();
         let result = apply(&before, json!({"op": "range_split_median", "shard": shard, "sample": sample_json, "node": {"id": "fresh"}}));
@@ -242,7 +230,7 @@ proptest! {
 
     #[test]
     fn presplit_gives_equal_counts((boundaries, owners, nodes) in key_table(0), sample in proptest::collection::vec(small_key(), 0..60), ranges in 1u32..8, rotate in 0usize..4) {
-        let before = Router::from_value(&key_doc(&boundaries, &owners, nodes)).unwrap();
+        let before = key_range_doc(&boundaries, &owners, nodes).router();
         let sample_json: Vec<Value> = sample.iter().map(|k| json!({"hex": hex(k)})).collect();
         let assign: Vec<String> = (0..nodes).map(|i| format!("n{}", (i + rotate) % nodes)).collect();
         let result = apply(&before, json!({"op": "range_presplit", "ranges": ranges, "sample": sample_json, "nodes": assign}));
@@ -287,9 +275,9 @@ proptest! {
             operation[name] = values[value].clone();
         }
         let before = if hashed {
-            Router::from_value(&hash_doc(&[100, 200], &[0, 1, 0], 2)).unwrap()
+            hash_range_doc(&[100, 200], &[0, 1, 0], 2).router()
         } else {
-            Router::from_value(&key_doc(&[b"m".to_vec()], &[0, 1], 2)).unwrap()
+            key_range_doc(&[b"m".to_vec()], &[0, 1], 2).router()
         };
         if let Ok((after, _)) = apply(&before, operation) {
             let _ = after.node("k");
@@ -298,10 +286,10 @@ proptest! {
 }
 
 fn alphabet() -> Router {
-    Router::from_value(&json!({"format": "shardroute/1", "epoch": 7,
-        "nodes": [{"id": "a"}, {"id": "b"}, {"id": "c"}],
-        "strategy": {"type": "key_range", "boundaries": [{"utf8": "g"}, {"utf8": "p"}], "ranges": ["a", "b", "c"]}}))
-    .unwrap()
+    doc(&["a", "b", "c"])
+        .strategy(json!({"type": "key_range", "boundaries": [{"utf8": "g"}, {"utf8": "p"}], "ranges": ["a", "b", "c"]}))
+        .epoch(7)
+        .router()
 }
 
 #[test]
@@ -345,7 +333,7 @@ fn a_split_reports_what_moved_in_key_ranges() {
 
 #[test]
 fn hash_presplit_without_a_sample_is_uniform() {
-    let before = Router::from_value(&hash_doc(&[5], &[0, 1], 3)).unwrap();
+    let before = hash_range_doc(&[5], &[0, 1], 3).router();
     let (after, report) = apply(&before, json!({"op": "range_presplit", "ranges": 6})).unwrap();
     let boundaries: Vec<u64> = report["boundaries"].as_array().unwrap().iter().map(hash_position).collect();
     assert_eq!(boundaries, uniform_boundaries(6));
@@ -361,7 +349,7 @@ fn hash_presplit_without_a_sample_is_uniform() {
 #[test]
 fn rejected_operations() {
     let keys = alphabet();
-    let hashes = Router::from_value(&hash_doc(&[100, 200], &[0, 1, 0], 2)).unwrap();
+    let hashes = hash_range_doc(&[100, 200], &[0, 1, 0], 2).router();
     let cases: &[(&Router, Value, &str, &str)] = &[
         (
             &keys,
@@ -505,10 +493,7 @@ fn rejected_operations() {
         assert_eq!(err.code(), *code, "{operation}: {err}");
         assert!(err.message().starts_with(message), "{operation}: {err}");
     }
-    let ring = Router::from_json(
-        r#"{"format": "shardroute/1", "epoch": 1, "nodes": [{"id": "a"}], "strategy": {"type": "ring"}}"#,
-    )
-    .unwrap();
+    let ring = doc(&["a"]).strategy(json!({"type": "ring"})).router();
     let err = apply(&ring, json!({"op": "range_merge", "shard": 0})).map(drop).unwrap_err();
     assert_eq!(err.code(), "invalid_argument");
     assert_eq!(err.message(), "range_merge: applies to key_range and hash_range topologies, not ring");

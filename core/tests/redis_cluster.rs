@@ -1,6 +1,10 @@
 //! The redis_cluster profile: the create split covers every slot for every master count,
 //! the key → slot rule on its published examples, and the document checks.
 
+mod common;
+
+use common::doc;
+use serde_json::json;
 use shardroute::strategy::compat::redis_cluster::{create_split, key_slot, SLOTS};
 use shardroute::{Key, Router};
 
@@ -44,22 +48,16 @@ fn key_slot_follows_the_hash_tag_rule() {
 
 #[test]
 fn document_checks() {
-    let load = |hashing: &str, strategy: &str| {
-        Router::from_json(&format!(
-            r#"{{"format": "shardroute/1", "epoch": 1, {hashing} "nodes": [{{"id": "a"}}, {{"id": "b"}}], "strategy": {strategy}}}"#
-        ))
-    };
-    let even = load("", r#"{"type": "redis_cluster"}"#).unwrap();
+    let cluster = doc(&["a", "b"]).strategy(json!({"type": "redis_cluster"}));
+    let even = Router::from_json(&cluster.clone().text()).unwrap();
     assert_eq!(even.route("somekey").unwrap(), 11058);
     assert_eq!(even.node("somekey").unwrap(), "b");
-    let err = load(r#""hashing": {"function": "crc32"},"#, r#"{"type": "redis_cluster"}"#).unwrap_err();
+    let err = Router::from_json(&cluster.hashing(json!({"function": "crc32"})).text()).unwrap_err();
     assert_eq!(err.code(), "invalid_topology");
     assert!(err.message().starts_with("hashing:"), "{}", err.message());
-    let gap = load(
-        "",
-        r#"{"type": "redis_cluster", "slots": [{"start": 0, "end": 9, "nodes": ["a"]}, {"start": 11, "end": 16383, "nodes": ["b"]}]}"#,
-    );
-    assert!(gap.unwrap_err().message().contains("slots 10..=10 belong to no range"));
+    let gap = doc(&["a", "b"]).strategy(json!({"type": "redis_cluster", "slots": [
+        {"start": 0, "end": 9, "nodes": ["a"]}, {"start": 11, "end": 16383, "nodes": ["b"]}]}));
+    assert!(Router::from_json(&gap.text()).unwrap_err().message().contains("slots 10..=10 belong to no range"));
     // A canonical document loads back to the same router.
     let again = Router::from_json(&even.to_json()).unwrap();
     assert_eq!(again.to_json(), even.to_json());

@@ -2,8 +2,11 @@
 //! at its edges, generated tokens, movement on add and remove measured exactly (with
 //! the donors of a new node counted), ownership, the document, and the operations.
 
+mod common;
+
+use common::doc;
 use proptest::prelude::*;
-use serde_json::{json, Value};
+use serde_json::json;
 use shardroute::disruption::{self, Method};
 use shardroute::strategy::partitioned::token_ring::{fnv1a64, generated_tokens, TokenRing, TokenRingSpec};
 use shardroute::{ops, Node, Router, Topology};
@@ -18,11 +21,6 @@ fn nodes(count: usize) -> Vec<Node> {
 
 fn spec(tokens_per_node: u32, token_seed: u64) -> TokenRingSpec {
     TokenRingSpec { tokens_per_node, token_seed, tokens: Vec::new() }
-}
-
-fn doc(ids: &[&str], strategy: Value) -> Value {
-    let nodes: Vec<Value> = ids.iter().map(|id| json!({ "id": id })).collect();
-    json!({"format": "shardroute/1", "epoch": 1, "nodes": nodes, "strategy": strategy})
 }
 
 /// Naive ownership: every `(token, node)` pair, the smallest token `>= key` (ties to
@@ -94,12 +92,11 @@ proptest! {
 #[test]
 fn ranges_are_open_below_and_closed_above() {
     // Cassandra's evenly spaced tokens for three nodes (Murmur3Partitioner).
-    let ring = Router::from_value(&json!({"format": "shardroute/1", "epoch": 1,
-        "hashing": {"integers": "identity"},
-        "nodes": [{"id": "a"}, {"id": "b"}, {"id": "c"}],
-        "strategy": {"type": "token_ring", "tokens": {
-            "a": ["-9223372036854775808"], "b": ["-3074457345618258603"], "c": [3074457345618258602i64]}}}))
-    .unwrap();
+    let ring = doc(&["a", "b", "c"])
+        .strategy(json!({"type": "token_ring", "tokens": {
+            "a": ["-9223372036854775808"], "b": ["-3074457345618258603"], "c": [3074457345618258602i64]}}))
+        .hashing(json!({"integers": "identity"}))
+        .router();
     let at = |token: i64| ring.node(token as u64).unwrap().to_string();
     assert_eq!(at(i64::MIN), "a");
     assert_eq!(at(i64::MIN + 1), "b");
@@ -139,11 +136,7 @@ fn ownership_follows_tokens_and_weights() {
         assert!((0.75..1.30).contains(&ratio), "share {ratio:.3} of fair");
     }
     // Keys follow the exact shares.
-    let router = Router::from_value(&doc(
-        &["n0", "n1", "n2"],
-        json!({"type": "token_ring", "tokens_per_node": 8, "token_seed": 99}),
-    ))
-    .unwrap();
+    let router = doc(3).strategy(json!({"type": "token_ring", "tokens_per_node": 8, "token_seed": 99})).router();
     let ring = TokenRing::new(&spec(8, 99), &nodes[..3]).unwrap();
     let shares = ring.ownership();
     let mut counts = [0u32; 3];
@@ -239,8 +232,8 @@ fn node_order_does_not_matter() {
     let ids = ["a", "b", "c", "d", "e"];
     let reversed = ["e", "d", "c", "b", "a"];
     let strategy = json!({"type": "token_ring", "token_seed": "18446744073709551615", "tokens": {"c": [5, "-5"]}});
-    let x = Router::from_value(&doc(&ids, strategy.clone())).unwrap();
-    let y = Router::from_value(&doc(&reversed, strategy)).unwrap();
+    let x = doc(&ids).strategy(strategy.clone()).router();
+    let y = doc(&reversed).strategy(strategy).router();
     for i in 0..3_000 {
         let key = format!("user:{i}");
         assert_eq!(x.node(key.as_str()).unwrap(), y.node(key.as_str()).unwrap());
@@ -252,7 +245,7 @@ fn node_order_does_not_matter() {
 fn canonical_form_round_trips() {
     let strategy = json!({"type": "token_ring", "tokens_per_node": 3, "token_seed": 9007199254740993u64,
         "tokens": {"b": [3, "-9223372036854775808", "9223372036854775807"]}});
-    let router = Router::from_value(&doc(&["a", "b", "c"], strategy)).unwrap();
+    let router = doc(&["a", "b", "c"]).strategy(strategy).router();
     let canonical = router.to_json();
     assert!(canonical.contains(r#""token_seed":"9007199254740993""#), "{canonical}");
     assert!(canonical.contains(r#""tokens":{"b":["-9223372036854775808","3","9223372036854775807"]}"#), "{canonical}");
@@ -260,7 +253,7 @@ fn canonical_form_round_trips() {
     let again = Router::from_json(&canonical).unwrap();
     assert_eq!(again.topology(), router.topology());
     assert_eq!(again.to_json(), canonical);
-    let defaults = Router::from_value(&doc(&["a"], json!({"type": "token_ring"}))).unwrap();
+    let defaults = doc(&["a"]).strategy(json!({"type": "token_ring"})).router();
     assert!(defaults.to_json().contains(r#""strategy":{"token_seed":0,"tokens_per_node":8,"type":"token_ring"}"#));
 }
 
@@ -296,33 +289,32 @@ fn bad_documents_are_refused_with_the_field() {
         (json!({"type": "token_ring", "points_per_node": 8}), "invalid_topology", "strategy.points_per_node"),
     ];
     for (strategy, code, path) in cases {
-        let err = Router::from_value(&doc(&["a", "b"], strategy.clone())).unwrap_err();
+        let err = doc(&["a", "b"]).strategy(strategy.clone()).load().unwrap_err();
         assert_eq!(err.code(), code, "{strategy}: {err}");
         assert!(err.message().starts_with(path), "{strategy}: {err}");
     }
     // Explicit tokens fix a node's share: a weight on it is refused.
-    let weighted = json!({"format": "shardroute/1", "epoch": 1, "nodes": [{"id": "a", "weight": 2}, {"id": "b"}],
-        "strategy": {"type": "token_ring", "tokens": {"a": [1]}}});
-    let err = Router::from_value(&weighted).unwrap_err();
+    let weighted = doc(&["a", "b"]).strategy(json!({"type": "token_ring", "tokens": {"a": [1]}})).node_field(
+        0,
+        "weight",
+        json!(2),
+    );
+    let err = weighted.load().unwrap_err();
     assert!(err.message().starts_with("nodes[0].weight"), "{err}");
     // 32-bit key hashes cannot spread over a 64-bit ring.
-    let mut crc = doc(&["a", "b"], json!({"type": "token_ring"}));
-    crc["hashing"] = json!({"function": "crc32"});
-    let err = Router::from_value(&crc).unwrap_err();
+    let crc = doc(&["a", "b"]).strategy(json!({"type": "token_ring"})).hashing(json!({"function": "crc32"}));
+    let err = crc.load().unwrap_err();
     assert_eq!(err.code(), "invalid_topology");
     assert!(err.message().starts_with("hashing.function"), "{err}");
     // Too many tokens in all.
-    let many: Vec<String> = (0..300).map(|i| format!("n{i}")).collect();
-    let ids: Vec<&str> = many.iter().map(String::as_str).collect();
-    let err = Router::from_value(&doc(&ids, json!({"type": "token_ring", "tokens_per_node": 65536}))).unwrap_err();
+    let err = doc(300).strategy(json!({"type": "token_ring", "tokens_per_node": 65536})).load().unwrap_err();
     assert_eq!(err.code(), "limit_exceeded");
 }
 
 #[test]
 fn operations_keep_explicit_tokens_consistent() {
     let topology =
-        Topology::from_value(&doc(&["a", "b", "c"], json!({"type": "token_ring", "tokens": {"b": ["-5", "7"]}})))
-            .unwrap();
+        doc(&["a", "b", "c"]).strategy(json!({"type": "token_ring", "tokens": {"b": ["-5", "7"]}})).topology();
     let added = ops::apply(&topology, &json!({"op": "add_node", "node": {"id": "d"}})).unwrap();
     assert_eq!(added["added"], "d");
     let report = &added["disruption"];
@@ -342,7 +334,7 @@ fn operations_keep_explicit_tokens_consistent() {
     Topology::from_value(&removed["topology"]).unwrap();
 
     // The disruption operation compares with any document, here a modulo one (sampled).
-    let to = doc(&["a", "b", "c"], json!({"type": "modulo"}));
+    let to = doc(&["a", "b", "c"]).strategy(json!({"type": "modulo"})).value();
     let compared = ops::apply(&topology, &json!({"op": "disruption", "to": to})).unwrap();
     assert_eq!(compared["disruption"]["method"], "sample");
     assert_eq!(compared["disruption"]["total"], 16_384);
@@ -354,7 +346,7 @@ fn operations_keep_explicit_tokens_consistent() {
         (json!({"op": "disruption", "to": "{}"}), "invalid_argument"),
         (json!({"op": "disruption", "to": {}, "extra": 1}), "invalid_argument"),
         (json!({"op": "disruption", "to": {"format": "shardroute/1"}}), "invalid_topology"),
-        (json!({"op": "disruption", "to": doc(&[], json!({"type": "jump"}))}), "no_nodes"),
+        (json!({"op": "disruption", "to": doc(0).strategy(json!({"type": "jump"})).value()}), "no_nodes"),
     ] {
         let err = ops::apply(&topology, &operation).unwrap_err();
         assert_eq!(err.code(), code, "{operation}: {err}");
@@ -368,9 +360,7 @@ fn equal_tokens_go_to_the_smaller_id() {
     let generated = generated_tokens(0, "a", 1)[0];
     for ids in [["a", "b"], ["b", "a"]] {
         let strategy = json!({"type": "token_ring", "tokens_per_node": 1, "tokens": {"b": [generated.to_string()]}});
-        let mut identity = doc(&ids, strategy);
-        identity["hashing"] = json!({"integers": "identity"});
-        let router = Router::from_value(&identity).unwrap();
+        let router = doc(&ids).strategy(strategy).hashing(json!({"integers": "identity"})).router();
         assert_eq!(router.node(generated as u64).unwrap(), "a");
         assert_eq!(router.replicas(generated as u64, 2).unwrap(), ["a", "b"]);
         let ring = TokenRing::new(
@@ -397,8 +387,8 @@ fn equal_tokens_go_to_the_smaller_id() {
 
 #[test]
 fn sampled_disruption_of_other_strategies() {
-    let three = Topology::from_value(&doc(&["a", "b", "c"], json!({"type": "jump"}))).unwrap();
-    let four = Topology::from_value(&doc(&["a", "b", "c", "d"], json!({"type": "jump"}))).unwrap();
+    let three = doc(&["a", "b", "c"]).strategy(json!({"type": "jump"})).topology();
+    let four = doc(&["a", "b", "c", "d"]).strategy(json!({"type": "jump"})).topology();
     let report = disruption::between(&three, &four).unwrap();
     assert_eq!(report.method, Method::Sample);
     assert!((0.23..0.27).contains(&report.fraction()), "{}", report.fraction());

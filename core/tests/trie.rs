@@ -4,23 +4,24 @@
 
 use std::collections::HashMap;
 
+mod common;
+
+use common::{doc, Doc};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use shardroute::strategy::partitioned::trie::{Prefix, TrieSpec};
 use shardroute::{ops, Key, Router, Strategy, Topology};
 
-/// A trie document with identity integer hashing (a `u64` key is its own hash), leaves
-/// given as `(prefix, node id)` in trie order, nodes in the given order.
-fn trie_doc(node_ids: &[String], leaves: &[(String, String)], identity: bool) -> Value {
-    let mut doc = json!({
-        "format": "shardroute/1", "epoch": 1,
-        "nodes": node_ids.iter().map(|id| json!({"id": id})).collect::<Vec<_>>(),
-        "strategy": {"type": "trie", "leaves": leaves.iter().map(|(p, n)| json!({"prefix": p, "node": n})).collect::<Vec<_>>()},
-    });
+/// A trie document, with identity integer hashing (a `u64` key is its own hash) when
+/// `identity`, leaves given as `(prefix, node id)` in trie order, nodes in the given order.
+fn trie_doc(node_ids: &[String], leaves: &[(String, String)], identity: bool) -> Doc {
+    let leaves: Vec<Value> = leaves.iter().map(|(p, n)| json!({"prefix": p, "node": n})).collect();
+    let trie = doc(node_ids).strategy(json!({"type": "trie", "leaves": leaves}));
     if identity {
-        doc["hashing"] = json!({"integers": "identity"});
+        trie.hashing(json!({"integers": "identity"}))
+    } else {
+        trie
     }
-    doc
 }
 
 /// The leaves of a topology as `(prefix string, node id)`, in document order.
@@ -80,8 +81,7 @@ fn apply(topology: &Topology, op: Value) -> (Topology, Value) {
 /// A trie grown from the root by `splits`: each picks a leaf by `selector % leaves`
 /// (`chain`: the leaf created last, to reach deep leaves), new node `n{i}`.
 fn grown(splits: &[(u16, bool)], identity: bool) -> Topology {
-    let mut topology =
-        Topology::from_value(&trie_doc(&["n0".into()], &[(String::new(), "n0".into())], identity)).unwrap();
+    let mut topology = trie_doc(&["n0".into()], &[(String::new(), "n0".into())], identity).topology();
     let mut last = String::new();
     for (i, &(selector, chain)) in splits.iter().enumerate() {
         let leaves = leaves_of(&topology);
@@ -112,6 +112,11 @@ fn probe_hashes(leaves: &[(String, String)], random: &[u64]) -> Vec<u64> {
 
 fn split_plan() -> impl proptest::strategy::Strategy<Value = Vec<(u16, bool)>> {
     proptest::collection::vec((any::<u16>(), prop::bool::weighted(0.3)), 0..40)
+}
+
+/// A grown trie's plan, a leaf selector and random hashes to probe.
+fn leaf_change() -> impl proptest::strategy::Strategy<Value = (Vec<(u16, bool)>, u16, Vec<u64>)> {
+    (split_plan(), any::<u16>(), proptest::collection::vec(any::<u64>(), 32))
 }
 
 proptest! {
@@ -171,11 +176,7 @@ proptest! {
     }
 
     #[test]
-    fn split_moves_exactly_the_upper_half_of_the_leaf_to_the_new_node(
-        plan in split_plan(),
-        selector in any::<u16>(),
-        random in proptest::collection::vec(any::<u64>(), 32),
-    ) {
+    fn split_moves_exactly_the_upper_half_of_the_leaf_to_the_new_node((plan, selector, random) in leaf_change()) {
         let before = grown(&plan, true);
         let leaves = leaves_of(&before);
         let (prefix, owner) = leaves[selector as usize % leaves.len()].clone();
@@ -195,11 +196,7 @@ proptest! {
     }
 
     #[test]
-    fn remove_moves_only_the_keys_under_the_parent_to_the_survivor(
-        plan in split_plan(),
-        selector in any::<u16>(),
-        random in proptest::collection::vec(any::<u64>(), 32),
-    ) {
+    fn remove_moves_only_the_keys_under_the_parent_to_the_survivor((plan, selector, random) in leaf_change()) {
         let before = grown(&plan, true);
         prop_assume!(before.nodes.len() > 1);
         let leaves = leaves_of(&before);
@@ -249,7 +246,7 @@ proptest! {
         let ids: Vec<String> = (0..4).map(|i| format!("n{i}")).collect();
         let leaves: Vec<(String, String)> = leaves.into_iter().map(|(p, n)| (p, format!("n{n}"))).collect();
         for identity in [false, true] {
-            let outcome = Router::from_value(&trie_doc(&ids, &leaves, identity));
+            let outcome = trie_doc(&ids, &leaves, identity).load();
             let (sum, free) = kraft_and_prefix_free(&leaves);
             let mut sorted = leaves.clone();
             sorted.sort();
@@ -278,7 +275,7 @@ fn a_split_moves_about_half_of_the_leafs_keys() {
     // binomial noise (sd 1/sqrt(4 * 3000) < 1%; the bound is 6 sd).
     let ids: Vec<String> = ["a", "b", "c"].iter().map(|s| s.to_string()).collect();
     let leaves = [("0", "a"), ("10", "b"), ("11", "c")].map(|(p, n)| (p.to_string(), n.to_string()));
-    let before = Topology::from_value(&trie_doc(&ids, &leaves, false)).unwrap();
+    let before = trie_doc(&ids, &leaves, false).topology();
     for (prefix, owner) in &leaves {
         let (after, _) = apply(&before, json!({"op": "trie_split", "leaf": prefix, "node": {"id": "new"}}));
         let (old, new) = (Router::new(before.clone()).unwrap(), Router::new(after).unwrap());
@@ -312,9 +309,7 @@ fn default_trie_is_balanced_in_node_order() {
         assert!(spec.leaves.iter().enumerate().all(|(i, leaf)| leaf.node == i as u32));
     }
     // Key shares match 2^-depth: 5 nodes get 1/4, 1/4, 1/4, 1/8, 1/8.
-    let ids: Vec<String> = (0..5).map(|i| format!("n{i}")).collect();
-    let doc = json!({"format": "shardroute/1", "epoch": 1, "nodes": ids.iter().map(|id| json!({"id": id})).collect::<Vec<_>>(), "strategy": {"type": "trie"}});
-    let router = Router::from_value(&doc).unwrap();
+    let router = doc(5).strategy(json!({"type": "trie"})).router();
     assert_eq!(
         leaves_of(router.topology()).iter().map(|(p, _)| p.as_str()).collect::<Vec<_>>(),
         ["00", "01", "10", "110", "111"]
@@ -338,7 +333,7 @@ fn deep_trie_routes_every_power_of_two_to_its_own_leaf() {
         leaves.push((format!("{}1", "0".repeat(63 - j)), format!("d{}", j + 1)));
     }
     let ids: Vec<String> = leaves.iter().map(|(_, n)| n.clone()).collect();
-    let router = Router::from_value(&trie_doc(&ids, &leaves, true)).unwrap();
+    let router = trie_doc(&ids, &leaves, true).router();
     assert_eq!(router.route(0u64).unwrap(), 0);
     for j in 0..64u32 {
         let hash = 1u64 << j;
@@ -357,7 +352,7 @@ fn malformed_tries_are_rejected_naming_the_field() {
     let ids: Vec<String> = ["a", "b", "c"].iter().map(|s| s.to_string()).collect();
     let case = |leaves: &[(&str, &str)]| -> (String, String) {
         let leaves: Vec<(String, String)> = leaves.iter().map(|(p, n)| (p.to_string(), n.to_string())).collect();
-        let err = Router::from_value(&trie_doc(&ids, &leaves, false)).unwrap_err();
+        let err = trie_doc(&ids, &leaves, false).load().unwrap_err();
         (err.code().to_string(), err.message().to_string())
     };
     let expect = |leaves: &[(&str, &str)], code: &str, text: &str| {
@@ -385,8 +380,7 @@ fn malformed_tries_are_rejected_naming_the_field() {
         "strategy.leaves[0].prefix: leaves must be listed in trie order",
     );
     expect(&[], "invalid_topology", "at least one leaf");
-    let doc =
-        |strategy: Value| json!({"format": "shardroute/1", "epoch": 1, "nodes": [{"id": "a"}], "strategy": strategy});
+    let one = |strategy: Value| doc(&["a"]).strategy(strategy);
     for (strategy, text) in [
         (
             json!({"type": "trie", "leaves": [{"prefix": 0, "node": "a"}]}),
@@ -399,15 +393,14 @@ fn malformed_tries_are_rejected_naming_the_field() {
         ),
         (json!({"type": "trie", "leaves": {"": "a"}}), "strategy.leaves: expected an array"),
     ] {
-        let err = Router::from_value(&doc(strategy)).unwrap_err();
+        let err = one(strategy).load().unwrap_err();
         assert_eq!(err.code(), "invalid_topology");
         assert!(err.message().contains(text), "{err}");
     }
-    let mut weighted = doc(json!({"type": "trie"}));
-    weighted["nodes"][0]["weight"] = json!(2);
-    assert_eq!(Router::from_value(&weighted).unwrap_err().code(), "invalid_topology");
+    let weighted = one(json!({"type": "trie"})).node_field(0, "weight", json!(2));
+    assert_eq!(weighted.load().unwrap_err().code(), "invalid_topology");
     // A spec built in code is checked when compiled, never trusted.
-    let mut topology = Topology::from_value(&doc(json!({"type": "trie"}))).unwrap();
+    let mut topology = one(json!({"type": "trie"})).topology();
     topology.strategy = Strategy::Trie(TrieSpec { leaves: Vec::new() });
     assert_eq!(Router::new(topology).unwrap_err().code(), "invalid_topology");
 }
@@ -416,7 +409,7 @@ fn malformed_tries_are_rejected_naming_the_field() {
 fn operations_report_and_reject() {
     let ids: Vec<String> = ["a", "b", "c"].iter().map(|s| s.to_string()).collect();
     let leaves = [("0", "a"), ("10", "b"), ("11", "c")].map(|(p, n)| (p.to_string(), n.to_string()));
-    let trie = Topology::from_value(&trie_doc(&ids, &leaves, false)).unwrap();
+    let trie = trie_doc(&ids, &leaves, false).topology();
     let (split, report) = apply(&trie, json!({"op": "trie_split", "leaf": "10", "node": {"id": "d", "zone": "z"}}));
     assert_eq!(report["added"], "d");
     assert_eq!(report["split"], "10");
@@ -452,10 +445,7 @@ fn operations_report_and_reject() {
     );
     assert_eq!(code(&trie, json!({"op": "trie_split", "leaf": "10", "node": {"name": "d"}})), "invalid_topology");
     assert_eq!(code(&trie, json!({"op": "remove_node", "id": "a"})), "invalid_argument");
-    let ring = Topology::from_value(
-        &json!({"format": "shardroute/1", "epoch": 1, "nodes": [{"id": "a"}], "strategy": {"type": "ring"}}),
-    )
-    .unwrap();
+    let ring = doc(&["a"]).strategy(json!({"type": "ring"})).topology();
     assert_eq!(code(&ring, json!({"op": "trie_split", "leaf": "", "node": {"id": "d"}})), "invalid_argument");
 }
 
@@ -463,7 +453,7 @@ fn operations_report_and_reject() {
 fn integer_keys_route_as_their_own_hash_under_identity() {
     let ids: Vec<String> = ["a", "b", "c"].iter().map(|s| s.to_string()).collect();
     let leaves = [("0", "a"), ("10", "b"), ("11", "c")].map(|(p, n)| (p.to_string(), n.to_string()));
-    let router = Router::from_value(&trie_doc(&ids, &leaves, true)).unwrap();
+    let router = trie_doc(&ids, &leaves, true).router();
     for (hash, shard) in [
         (0u64, 0u32),
         (u64::MAX >> 1, 0),

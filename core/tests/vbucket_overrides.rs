@@ -1,32 +1,20 @@
 //! Vbucket per-key overrides: listed keys go to their vbucket, nothing else moves, and
 //! documents without overrides keep their exact canonical form.
 
+mod common;
+
+use common::{doc, key_object, Doc};
 use proptest::prelude::*;
 use serde_json::{json, Value};
 use shardroute::{ops, OwnedKey, Router, Topology};
 
-fn document(vbuckets: u32, map: Option<Value>, overrides: Option<Value>, hashing: Option<Value>) -> Value {
-    let mut strategy = json!({"type": "vbucket", "vbuckets": vbuckets});
-    match map {
-        Some(map) => strategy["map"] = map,
-        None => strategy["replicas"] = json!(1),
-    }
-    if let Some(overrides) = overrides {
-        strategy["overrides"] = overrides;
-    }
-    let mut doc = json!({"format": "shardroute/1", "epoch": 1,
-        "nodes": [{"id": "a"}, {"id": "b"}, {"id": "c"}, {"id": "d"}], "strategy": strategy});
-    if let Some(hashing) = hashing {
-        doc["hashing"] = hashing;
-    }
-    doc
-}
-
-fn key_object(key: &OwnedKey) -> Value {
-    match key {
-        OwnedKey::Bytes(bytes) => json!({"hex": bytes.iter().map(|b| format!("{b:02x}")).collect::<String>()}),
-        OwnedKey::U64(value) => json!({"u64": value.to_string()}),
-    }
+/// `count` vbuckets over a, b, c and d: the round-robin map with one replica, or `map`.
+fn vbucket_doc(count: u32, map: Option<Value>) -> Doc {
+    let strategy = match map {
+        Some(map) => json!({"type": "vbucket", "vbuckets": count, "map": map}),
+        None => json!({"type": "vbucket", "vbuckets": count, "replicas": 1}),
+    };
+    doc(&["a", "b", "c", "d"]).strategy(strategy)
 }
 
 proptest! {
@@ -46,8 +34,8 @@ proptest! {
     ) {
         let listed: Vec<(OwnedKey, u32)> = listed.into_iter().map(|(key, v)| (key, v % vbuckets)).collect();
         let rows: Vec<Value> = listed.iter().map(|(key, v)| json!({"key": key_object(key), "vbucket": v})).collect();
-        let plain = Router::from_value(&document(vbuckets, None, None, None)).unwrap();
-        let with = Router::from_value(&document(vbuckets, None, Some(json!(rows)), None)).unwrap();
+        let plain = vbucket_doc(vbuckets, None).router();
+        let with = vbucket_doc(vbuckets, None).strategy_field("overrides", json!(rows)).router();
         for key in listed.iter().map(|(key, _)| key.clone()).chain(probes) {
             let key = key.as_key();
             match listed.iter().find(|(other, _)| other.as_key() == key) {
@@ -72,21 +60,16 @@ proptest! {
 #[test]
 fn documents_without_overrides_keep_their_form() {
     let map = json!([["b", "a"], ["c"]]);
-    for doc in [
-        document(1024, None, None, None),
-        document(2, Some(map.clone()), None, None),
-        document(2, Some(map), Some(json!([])), None),
+    for document in [
+        vbucket_doc(1024, None),
+        vbucket_doc(2, Some(map.clone())),
+        vbucket_doc(2, Some(map)).strategy_field("overrides", json!([])),
     ] {
-        let router = Router::from_value(&doc).unwrap();
+        let router = document.router();
         assert!(!router.to_json().contains("overrides"), "{}", router.to_json());
     }
-    let router = Router::from_value(&document(
-        8,
-        None,
-        Some(json!([{"key": {"u64": 5}, "vbucket": 1}, {"key": {"utf8": "z"}, "vbucket": 7}, {"key": {"hex": "00"}, "vbucket": 0}])),
-        None,
-    ))
-    .unwrap();
+    let overrides = json!([{"key": {"u64": 5}, "vbucket": 1}, {"key": {"utf8": "z"}, "vbucket": 7}, {"key": {"hex": "00"}, "vbucket": 0}]);
+    let router = vbucket_doc(8, None).strategy_field("overrides", overrides).router();
     let written: Value = serde_json::from_str(&router.to_json()).unwrap();
     assert_eq!(
         written["strategy"]["overrides"],
@@ -96,23 +79,15 @@ fn documents_without_overrides_keep_their_form() {
 
 #[test]
 fn overrides_follow_the_hash_tag() {
-    let doc = document(
-        16,
-        None,
-        Some(json!([{"key": {"utf8": "user:1"}, "vbucket": 9}])),
-        Some(json!({"hash_tag": "redis"})),
-    );
-    let router = Router::from_value(&doc).unwrap();
+    let tagged = |key: &str| {
+        let overrides = json!([{"key": {"utf8": key}, "vbucket": 9}]);
+        vbucket_doc(16, None).strategy_field("overrides", overrides).hashing(json!({"hash_tag": "redis"}))
+    };
+    let router = tagged("user:1").router();
     for key in ["user:1", "{user:1}.a", "{user:1}.b"] {
         assert_eq!(router.route(key).unwrap(), 9, "{key}");
     }
-    let dead = document(
-        16,
-        None,
-        Some(json!([{"key": {"utf8": "{user:1}.a"}, "vbucket": 9}])),
-        Some(json!({"hash_tag": "redis"})),
-    );
-    let err = Router::from_value(&dead).unwrap_err();
+    let err = tagged("{user:1}.a").load().unwrap_err();
     assert_eq!(err.code(), "invalid_topology");
     assert!(err.message().starts_with("strategy.overrides: the entry for"), "{err}");
 }
@@ -120,7 +95,7 @@ fn overrides_follow_the_hash_tag() {
 #[test]
 fn bad_overrides_name_the_field() {
     let check = |overrides: Value, start: &str| {
-        let err = Router::from_value(&document(4, None, Some(overrides.clone()), None)).unwrap_err();
+        let err = vbucket_doc(4, None).strategy_field("overrides", overrides.clone()).load().unwrap_err();
         assert_eq!(err.code(), "invalid_topology", "{overrides}");
         assert!(err.message().starts_with(start), "{overrides}: {err}");
     };
@@ -143,7 +118,7 @@ fn bad_overrides_name_the_field() {
 
 #[test]
 fn override_operations_move_one_key_and_report_it() {
-    let start = Topology::from_value(&document(64, None, None, None)).unwrap();
+    let start = vbucket_doc(64, None).topology();
     let before = Router::new(start.clone()).unwrap();
     let natural = before.route("user:9").unwrap();
     let target = (natural + 1) % 64;
@@ -182,9 +157,6 @@ fn override_operations_move_one_key_and_report_it() {
     assert_eq!(code(&start, json!({"op": "vbucket_override", "key": {"utf8": "k"}})), "invalid_argument");
     assert_eq!(code(&start, json!({"op": "vbucket_override", "key": 7, "vbucket": 1})), "invalid_argument");
     assert_eq!(code(&start, json!({"op": "vbucket_override_remove", "key": {"utf8": "k"}})), "invalid_argument");
-    let jump = Topology::from_value(
-        &json!({"format": "shardroute/1", "epoch": 1, "nodes": [{"id": "a"}], "strategy": {"type": "jump"}}),
-    )
-    .unwrap();
+    let jump = doc(&["a"]).strategy(json!({"type": "jump"})).topology();
     assert_eq!(code(&jump, json!({"op": "vbucket_override", "key": {"utf8": "k"}, "vbucket": 0})), "invalid_argument");
 }

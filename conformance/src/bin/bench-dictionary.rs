@@ -12,14 +12,14 @@ use std::time::Instant;
 
 use serde_json::{json, Value};
 use shardroute::{dictionary, ops, Topology};
+use shardroute_conformance::documents::doc;
 
 fn document(vbuckets: u32, nodes: usize, replicas: u32) -> Topology {
     let ids: Vec<Value> = (0..nodes)
         .map(|i| json!({"id": format!("node-{i:04}"), "address": format!("10.{}.{}.{}:11210", i / 65536, (i / 256) % 256, i % 256), "zone": format!("zone-{}", i % 2)}))
         .collect();
-    let base = Topology::from_value(&json!({"format": "shardroute/1", "epoch": 1, "nodes": ids,
-        "strategy": {"type": "vbucket", "vbuckets": vbuckets, "replicas": replicas}}))
-    .expect("base");
+    let base = doc(Value::Array(ids), json!({"type": "vbucket", "vbuckets": vbuckets, "replicas": replicas}));
+    let base = Topology::from_value(&base).expect("base");
     // Make the map explicit and balanced by planning once from the round-robin table.
     let planned = ops::apply(&base, &json!({"op": "plan_rebalance"})).expect("plan");
     let during = Topology::from_value(&planned["topology"]).expect("during");

@@ -11,30 +11,15 @@
 //! wrapping global allocator. Timing is the median of 5 passes; the machine is shared,
 //! so treat ns/key as a ratio between rows of one run, not an absolute.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicIsize, Ordering};
 use std::time::Instant;
 
 use serde_json::{json, Value};
 use shardroute::{ops, Router};
+use shardroute_conformance::documents::{doc, nodes, Document};
 
-struct Counting;
-
-static LIVE: AtomicIsize = AtomicIsize::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        LIVE.fetch_add(layout.size() as isize, Ordering::Relaxed);
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        LIVE.fetch_sub(layout.size() as isize, Ordering::Relaxed);
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
-#[global_allocator]
-static ALLOCATOR: Counting = Counting;
+/// The counting allocator of the core's benchmark, so both count memory alike.
+#[path = "../../../core/benches/heap/mod.rs"]
+mod heap;
 
 /// What keys a row routes: text keys `user:<i>`, or integer ids for id strategies.
 #[derive(Clone, Copy, PartialEq)]
@@ -68,12 +53,9 @@ fn op(operation: Value) -> Option<Change> {
     Some(Change::Operations(vec![operation]))
 }
 
-fn nodes(count: usize) -> Value {
-    Value::Array((0..count).map(|i| json!({"id": format!("n{i}")})).collect())
-}
-
-fn doc(strategy: Value) -> Value {
-    json!({"format": "shardroute/1", "epoch": 1, "nodes": nodes(10), "strategy": strategy})
+/// A document over `n0..n9`.
+fn ten(strategy: Value) -> Value {
+    doc(10, strategy)
 }
 
 /// The topology an operation produces from `document`.
@@ -82,83 +64,80 @@ fn applied(document: Value, operation: Value) -> Value {
     ops::apply(&topology, &operation).expect("scenario operation applies")["topology"].clone()
 }
 
+impl Scenario {
+    /// A row over text keys that adds node `n10` and removes `n3` with the generic node
+    /// operations.
+    fn text(name: &'static str, range_scans: &'static str, strategy: Value) -> Scenario {
+        Scenario {
+            name,
+            range_scans,
+            keys: Keys::Text,
+            document: ten(strategy),
+            add: op(json!({"op": "add_node", "node": {"id": "n10"}})),
+            remove: op(json!({"op": "remove_node", "id": "n3"})),
+        }
+    }
+
+    /// The same row, adding and removing a node by other means.
+    fn changed_by(self, add: Option<Change>, remove: Option<Change>) -> Scenario {
+        Scenario { add, remove, ..self }
+    }
+}
+
 fn scenarios(count: u64) -> Vec<Scenario> {
-    let add = || op(json!({"op": "add_node", "node": {"id": "n10"}}));
-    let remove = || op(json!({"op": "remove_node", "id": "n3"}));
-    let text = |name, range_scans, strategy: Value, add: Option<Change>, remove: Option<Change>| Scenario {
-        name,
-        range_scans,
-        keys: Keys::Text,
-        document: doc(strategy),
-        add,
-        remove,
-    };
     // A key-range table pre-split from a 1% sample of the keys into 10 equal ranges.
     let sample: Vec<Value> = (0..count).step_by(100).map(|i| json!({"utf8": format!("user:{i}")})).collect();
     let node_ids: Vec<String> = (0..10).map(|i| format!("n{i}")).collect();
     let key_range = applied(
-        doc(json!({"type": "key_range"})),
+        ten(json!({"type": "key_range"})),
         json!({"op": "range_presplit", "ranges": 10, "sample": sample, "nodes": node_ids}),
     );
     let groups: Vec<Value> = (0..5)
         .map(|g| json!({"id": format!("g{g}"), "nodes": [format!("n{}", 2 * g), format!("n{}", 2 * g + 1)]}))
         .collect();
     let id_groups =
-        doc(json!({"type": "id_groups", "groups": [{"id": "g1", "intervals": [[0, count.max(1)]], "writable": true,
+        ten(json!({"type": "id_groups", "groups": [{"id": "g1", "intervals": [[0, count.max(1)]], "writable": true,
         "shards": (0..10).map(|i| json!({"node": format!("n{i}")})).collect::<Vec<_>>()}]}));
-    let mut id_groups_after = id_groups.clone();
-    id_groups_after["epoch"] = json!(2);
+    let mut id_groups_after = id_groups.clone().epoch(2);
     id_groups_after["strategy"]["groups"][0]["writable"] = json!(false);
     let new_group = json!({"id": "g2", "intervals": [[count.max(1), 2 * count.max(1)]], "writable": true, "shards": [{"node": "n10"}]});
     id_groups_after["strategy"]["groups"].as_array_mut().expect("groups").push(new_group);
+    let shard_high = json!({"type": "id_bits", "layout": "shard_high", "shard_bits": 8});
+    let every_shard = "no (every shard)";
     vec![
-        text("modulo", "no (every shard)", json!({"type": "modulo"}), add(), remove()),
-        text("jump", "no (every shard)", json!({"type": "jump"}), add(), remove()),
-        text(
-            "ring (160 points per node)",
-            "no (every shard)",
-            json!({"type": "ring", "points_per_node": 160}),
-            add(),
-            remove(),
-        ),
-        text("rendezvous", "no (every shard)", json!({"type": "rendezvous"}), add(), remove()),
-        text("maglev (M = 65537)", "no (every shard)", json!({"type": "maglev"}), add(), remove()),
-        text("token ring (8 tokens per node)", "no (every shard)", json!({"type": "token_ring"}), add(), remove()),
-        text(
+        Scenario::text("modulo", every_shard, json!({"type": "modulo"})),
+        Scenario::text("jump", every_shard, json!({"type": "jump"})),
+        Scenario::text("ring (160 points per node)", every_shard, json!({"type": "ring", "points_per_node": 160})),
+        Scenario::text("rendezvous", every_shard, json!({"type": "rendezvous"})),
+        Scenario::text("maglev (M = 65537)", every_shard, json!({"type": "maglev"})),
+        Scenario::text("token ring (8 tokens per node)", every_shard, json!({"type": "token_ring"})),
+        Scenario::text(
             "vbucket (1024, round-robin map)",
             "no (every vbucket)",
             json!({"type": "vbucket", "vbuckets": 1024}),
-            add(),
-            remove(),
         ),
-        text(
+        Scenario::text(
             "multilevel (4096 partitions, 5 groups of 2, rendezvous)",
             "no (every partition)",
             json!({"type": "multilevel", "partitions": 4096, "groups": groups}),
+        )
+        .changed_by(
             Some(Change::Operations(vec![
                 json!({"op": "add_node", "node": {"id": "n10"}}),
                 json!({"op": "multilevel_group_set", "group": "g1", "nodes": ["n2", "n3", "n10"]}),
             ])),
             op(json!({"op": "multilevel_group_set", "group": "g1", "nodes": ["n2"]})),
         ),
-        text(
+        Scenario::text(
             "directory (empty table, jump fallback)",
-            "no (every shard)",
+            every_shard,
             json!({"type": "directory", "fallback": {"type": "jump"}}),
-            add(),
-            remove(),
         ),
-        text(
-            "bit trie (balanced, 10 leaves)",
-            "no (every leaf)",
-            json!({"type": "trie"}),
+        Scenario::text("bit trie (balanced, 10 leaves)", "no (every leaf)", json!({"type": "trie"})).changed_by(
             op(json!({"op": "trie_split", "leaf": "000", "node": {"id": "n10"}})),
             op(json!({"op": "trie_remove", "node": "n3"})),
         ),
-        text(
-            "hash range (10 equal ranges)",
-            "no (every range)",
-            json!({"type": "hash_range"}),
+        Scenario::text("hash range (10 equal ranges)", "no (every range)", json!({"type": "hash_range"})).changed_by(
             op(json!({"op": "range_split", "shard": 0, "at": "922337203685477580", "node": {"id": "n10"}})),
             op(json!({"op": "range_merge", "shard": 2})),
         ),
@@ -175,10 +154,9 @@ fn scenarios(count: u64) -> Vec<Scenario> {
             name: "id_bits shard_high (ids carry their shard)",
             range_scans: "by shard field",
             keys: Keys::ShardHighIds,
-            document: doc(json!({"type": "id_bits", "layout": "shard_high", "shard_bits": 8})),
+            document: ten(shard_high.clone()),
             // A new node serves a new shard number; ids already minted keep theirs.
-            add: Some(Change::Document(json!({"format": "shardroute/1", "epoch": 2, "nodes": nodes(11),
-                "strategy": {"type": "id_bits", "layout": "shard_high", "shard_bits": 8}}))),
+            add: Some(Change::Document(doc(11, shard_high).epoch(2))),
             remove: None,
         },
         Scenario {
@@ -188,11 +166,7 @@ fn scenarios(count: u64) -> Vec<Scenario> {
             document: id_groups,
             // Expansion: a new writable group for new ids on the new node (the document
             // after `id_groups_add_group`, with the node added to the node list).
-            add: Some(Change::Document({
-                let mut after = id_groups_after.clone();
-                after["nodes"] = nodes(11);
-                after
-            })),
+            add: Some(Change::Document(id_groups_after.with("nodes", nodes(11)))),
             remove: None,
         },
     ]
@@ -262,9 +236,7 @@ fn main() {
     for scenario in scenarios(count) {
         let keys = OwnedKeys::build(scenario.keys, count);
         let text = scenario.document.to_string();
-        let before_heap = LIVE.load(Ordering::Relaxed);
-        let router = Router::from_json(&text).expect("scenario loads");
-        let heap = LIVE.load(Ordering::Relaxed) - before_heap;
+        let (heap, router) = heap::heap_of(|| Router::from_json(&text).expect("scenario loads"));
         let old = owners(&router, &keys);
         let mut load = std::collections::HashMap::<&str, u64>::new();
         for owner in &old {

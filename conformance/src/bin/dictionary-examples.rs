@@ -7,6 +7,7 @@
 
 use serde_json::{json, Value};
 use shardroute::{ops, Topology};
+use shardroute_conformance::documents::{doc, Document};
 
 fn pretty(value: &Value) -> String {
     let mut text = serde_json::to_string_pretty(value).expect("json");
@@ -17,20 +18,18 @@ fn pretty(value: &Value) -> String {
 fn main() {
     let dir = shardroute_conformance::root().join("../docs/examples");
     std::fs::create_dir_all(&dir).expect("docs/examples");
-    let start = Topology::from_value(&json!({
-        "format": "shardroute/1", "epoch": 41,
-        "hashing": {"function": "crc32", "hash_tag": "redis"},
-        "nodes": [
-            {"id": "cb-1", "address": "10.0.1.1:11210", "zone": "eu-west-1a"},
-            {"id": "cb-2", "address": "10.0.1.2:11210", "zone": "eu-west-1b"},
-            {"id": "cb-3", "address": "10.0.1.3:11210", "zone": "eu-west-1a"},
-            {"id": "cb-4", "address": "10.0.1.4:11210", "zone": "eu-west-1b"}
-        ],
-        "strategy": {"type": "vbucket", "vbuckets": 16, "replicas": 1},
-        "placement": {"bucket": "travel-sample"},
-        "hot_keys": {"keys": {"airline:10": 4}}
-    }))
-    .expect("start");
+    let nodes = json!([
+        {"id": "cb-1", "address": "10.0.1.1:11210", "zone": "eu-west-1a"},
+        {"id": "cb-2", "address": "10.0.1.2:11210", "zone": "eu-west-1b"},
+        {"id": "cb-3", "address": "10.0.1.3:11210", "zone": "eu-west-1a"},
+        {"id": "cb-4", "address": "10.0.1.4:11210", "zone": "eu-west-1b"}
+    ]);
+    let start = doc(nodes, json!({"type": "vbucket", "vbuckets": 16, "replicas": 1}))
+        .epoch(41)
+        .hashing(json!({"function": "crc32", "hash_tag": "redis"}))
+        .with("placement", json!({"bucket": "travel-sample"}))
+        .with("hot_keys", json!({"keys": {"airline:10": 4}}));
+    let start = Topology::from_value(&start).expect("start");
     std::fs::write(dir.join("dictionary-derived.json"), pretty(&start.to_value())).expect("write");
     let planned = ops::apply(&start, &json!({"op": "plan_rebalance"})).expect("plan");
     let balanced = Topology::from_value(&planned["topology"]).expect("t");

@@ -4,16 +4,18 @@
 //! `modulo_moves`.
 
 use serde_json::{json, Value};
-use shardroute::{ops, Router, Topology};
 
-use super::{expect_error, hex, owned_key, standard_keys, u64_key, utf8, VectorFile};
+use super::cases::{applied, apply_refused, expect_error, On};
+use super::keys::{hex, owned_key, standard_keys, u64_key, utf8};
+use super::vector_file::VectorFile;
+use crate::documents::{doc, Document};
 
 fn hot_doc() -> Value {
-    json!({"format": "shardroute/1", "epoch": 9,
-        "nodes": [{"id": "cache-a", "address": "10.0.0.1:11211", "zone": "z1"}, {"id": "cache-b", "address": "10.0.0.2:11211"}, {"id": "cache-c"}],
-        "strategy": {"type": "rendezvous"},
-        "placement": {"database": "db_{shard}", "table": "posts_{shard:02}", "dsn": "{node}/main"},
-        "hot_keys": {"separator": "#", "keys": {"celebrity:1": 8, "trend": 3}}})
+    let nodes = json!([{"id": "cache-a", "address": "10.0.0.1:11211", "zone": "z1"}, {"id": "cache-b", "address": "10.0.0.2:11211"}, {"id": "cache-c"}]);
+    doc(nodes, json!({"type": "rendezvous"}))
+        .epoch(9)
+        .with("placement", json!({"database": "db_{shard}", "table": "posts_{shard:02}", "dsn": "{node}/main"}))
+        .with("hot_keys", json!({"separator": "#", "keys": {"celebrity:1": 8, "trend": 3}}))
 }
 
 pub(crate) fn file() -> VectorFile {
@@ -24,8 +26,7 @@ pub(crate) fn file() -> VectorFile {
     );
     let router = file.topology("hot-3", hot_doc());
     for (label, key) in standard_keys().into_iter().take(24) {
-        let owned = owned_key(&key);
-        let location = router.locate(owned.as_key()).expect("locate").to_value();
+        let location = router.locate(owned_key(&key).as_key()).expect("locate").to_value();
         file.case(
             &format!("locate/{label}"),
             json!({"op": "locate", "topology": "hot-3", "key": key, "expect": location}),
@@ -66,11 +67,9 @@ pub(crate) fn file() -> VectorFile {
         Err(shardroute::key::utf8_from_utf16(&[0xD800]).unwrap_err()),
     );
     // Hash strategies scatter every range over every shard.
-    let jump = file.topology("jump-4", super::doc(1, super::nodes(&["a", "b", "c", "d"]), json!({"type": "jump"})));
-    let one_based = file.topology(
-        "modulo-one-based-3",
-        super::doc(1, super::nodes(&["s1", "s2", "s3"]), json!({"type": "modulo", "one_based": true})),
-    );
+    let jump = file.topology("jump-4", doc(&["a", "b", "c", "d"], json!({"type": "jump"})));
+    let one_based =
+        file.topology("modulo-one-based-3", doc(&["s1", "s2", "s3"], json!({"type": "modulo", "one_based": true})));
     for (id, router) in [("jump-4", &jump), ("modulo-one-based-3", &one_based)] {
         for (label, start, end) in [("all", utf8(""), Value::Null), ("a-to-m", utf8("a"), utf8("m"))] {
             let shards = router.shards_for_range(owned_key(&start).as_key(), None).expect("range");
@@ -91,10 +90,8 @@ pub(crate) fn file() -> VectorFile {
         ("hot-3", json!({"op": "add_node", "node": {"id": "cache-d", "weight": 2, "zone": "z2"}})),
         ("hot-3", json!({"op": "remove_node", "id": "cache-a"})),
     ] {
-        let topology = Topology::from_value(&file_topology(&file, id)).expect("topology");
-        let result = ops::apply(&topology, &operation).expect("apply");
         let what = format!("apply/{id}/{}", operation["op"].as_str().unwrap_or("?"));
-        file.case(&what, json!({"op": "apply", "topology": id, "operation": operation, "expect": {"result": result}}));
+        applied(&mut file, &what, On::Topology(id), operation);
     }
     for (label, operation, code) in [
         ("unknown-op", json!({"op": "teleport"}), "invalid_argument"),
@@ -102,20 +99,10 @@ pub(crate) fn file() -> VectorFile {
         ("duplicate-id", json!({"op": "add_node", "node": {"id": "a"}}), "invalid_topology"),
         ("jump-weight", json!({"op": "add_node", "node": {"id": "e", "weight": 3}}), "invalid_topology"),
     ] {
-        let topology = Topology::from_value(&file_topology(&file, "jump-4")).expect("topology");
-        let outcome = ops::apply(&topology, &operation).map(drop);
-        expect_error(
-            &mut file,
-            &format!("apply/reject-{label}"),
-            json!({"op": "apply", "topology": "jump-4", "operation": operation}),
-            code,
-            outcome,
-        );
+        apply_refused(&mut file, &format!("apply/reject-{label}"), On::Topology("jump-4"), operation, code);
     }
-    let raw = super::doc(3, super::nodes(&["x"]), json!({"type": "rendezvous"})).to_string();
-    let result = ops::apply(&Topology::from_json(&raw).expect("raw"), &json!({"op": "add_node", "node": {"id": "y"}}))
-        .expect("apply");
-    file.case("apply/from-json-text", json!({"op": "apply", "topology_json": raw, "operation": {"op": "add_node", "node": {"id": "y"}}, "expect": {"result": result}}));
+    let raw = doc(&["x"], json!({"type": "rendezvous"})).epoch(3).to_string();
+    applied(&mut file, "apply/from-json-text", On::Text(&raw), json!({"op": "add_node", "node": {"id": "y"}}));
     for (old, new) in [(1u32, 3u32), (2, 4), (4, 2), (3, 6), (6, 3), (5, 5), (4, 12)] {
         let moves = shardroute::strategy::hashed::modulo::moves(old, new).expect("moves");
         file.case(
@@ -140,10 +127,5 @@ pub(crate) fn file() -> VectorFile {
             outcome,
         );
     }
-    let _ = Router::from_value(&hot_doc());
     file
-}
-
-fn file_topology(file: &VectorFile, id: &str) -> Value {
-    file.topologies.iter().find(|(name, _)| name == id).map(|(_, doc)| doc.clone()).expect("known topology")
 }

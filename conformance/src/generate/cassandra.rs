@@ -5,9 +5,11 @@
 //! node; rejected documents; and `import_cassandra_ring` operations.
 
 use serde_json::{json, Map, Value};
-use shardroute::Router;
 
-use super::{apply_case, apply_error, doc, expect_error, hex, nodes, routing_cases, u64_key, utf8, VectorFile};
+use super::cases::{applied, apply_refused, routed, stated_route, On, Refusals};
+use super::keys::{hex, u64_key, utf8};
+use super::vector_file::VectorFile;
+use crate::documents::{doc, Document};
 
 /// Cassandra's initial tokens for three nodes under Murmur3Partitioner.
 const EVEN_3: [(&str, i64); 3] = [
@@ -38,7 +40,7 @@ fn ring_doc(epoch: u64, tokens: &[(&str, Vec<i64>)]) -> Value {
         .iter()
         .map(|(id, list)| (id.to_string(), Value::Array(list.iter().map(|t| Value::String(t.to_string())).collect())))
         .collect();
-    doc(epoch, nodes(&ids), json!({"type": "cassandra", "tokens": lists}))
+    doc(&ids[..], json!({"type": "cassandra", "tokens": lists})).epoch(epoch)
 }
 
 fn even_doc() -> Value {
@@ -67,10 +69,8 @@ pub(crate) fn file() -> VectorFile {
         "The cassandra profile: Murmur3Partitioner tokens (murmur3_x64_128 h1 with Java's signed tail bytes, MIN -> MAX; integer keys as bigint big-endian bytes) over explicit tokens, (previous, token] ownership, SimpleStrategy replicas; oracle tokens; rejected documents; import_cassandra_ring.",
         "the `oracle` cases: tokens computed by cassandra-driver 3.30.1 from PyPI (Murmur3Token.hash_fn; conformance/oracles/test_cassandra.py compares over 12,000 keys with it and with npm cassandra-driver 4.10.0); the rest: generator",
     );
-    let router = file.topology("cassandra-even-3", even_doc());
-    routing_cases(&mut file, "cassandra-even-3", &router);
-    let router = file.topology("cassandra-vnodes-4", vnode_doc());
-    routing_cases(&mut file, "cassandra-vnodes-4", &router);
+    routed(&mut file, "cassandra-even-3", even_doc());
+    routed(&mut file, "cassandra-vnodes-4", vnode_doc());
 
     // Oracle tokens: node `t` owns exactly the key's token (`gap` holds token - 1).
     for (label, key, token) in oracle_tokens() {
@@ -80,12 +80,7 @@ pub(crate) fn file() -> VectorFile {
             tokens.push(("gap", vec![token - 1]));
         }
         let router = file.topology(&id, ring_doc(1, &tokens));
-        let owned = super::owned_key(&key);
-        assert_eq!(router.node(owned.as_key()).expect("node"), "t", "{label}: core disagrees with cassandra-driver");
-        file.case(
-            &format!("{id}/oracle"),
-            json!({"op": "route", "topology": id, "key": key, "expect": {"shard": 0, "node": "t"}}),
-        );
+        stated_route(&mut file, &id, &router, "oracle", key, (0, "t"));
     }
     rejected(&mut file);
     imports(&mut file);
@@ -93,59 +88,43 @@ pub(crate) fn file() -> VectorFile {
 }
 
 fn rejected(file: &mut VectorFile) {
-    let base = || even_doc();
-    let mut bad: Vec<(&str, Value, &str)> = Vec::new();
-    let mut hashing = base();
-    hashing["hashing"] = json!({"function": "crc32"});
-    bad.push(("hashing-crc32", hashing, "invalid_topology"));
-    let mut seeded = base();
-    seeded["hashing"] = json!({"seed": "00112233445566778899aabbccddeeff"});
-    bad.push(("hashing-seed", seeded, "invalid_topology"));
-    let mut tagged = base();
-    tagged["hashing"] = json!({"hash_tag": "redis"});
-    bad.push(("hashing-hash-tag", tagged, "invalid_topology"));
-    let mut missing = base();
-    missing["nodes"].as_array_mut().expect("nodes").push(json!({"id": "10.0.0.4"}));
-    bad.push(("node-without-tokens", missing, "invalid_topology"));
-    let mut weighted = base();
-    weighted["nodes"][0]["weight"] = json!(2);
-    bad.push(("weight", weighted, "invalid_topology"));
-    let mut no_tokens = base();
-    no_tokens["strategy"] = json!({"type": "cassandra"});
-    bad.push(("tokens-missing", no_tokens, "invalid_topology"));
-    let mut duplicate = base();
-    duplicate["strategy"]["tokens"]["10.0.0.2"] = json!(["-9223372036854775808"]);
-    bad.push(("token-duplicate", duplicate, "invalid_topology"));
-    let mut range = base();
-    range["strategy"]["tokens"]["10.0.0.2"] = json!(["9223372036854775808"]);
-    bad.push(("token-above-i64", range, "invalid_topology"));
-    let mut unknown = base();
-    unknown["strategy"]["tokens_per_node"] = json!(8);
-    bad.push(("unknown-field", unknown, "invalid_topology"));
-    for (label, document, code) in bad {
-        let raw = document.to_string();
-        let outcome = Router::from_json(&raw).map(drop);
-        expect_error(file, &format!("load/reject-{label}"), json!({"op": "load", "topology_json": raw}), code, outcome);
-    }
+    let mut bad = Refusals::of(even_doc());
+    bad.edit("hashing-crc32", "invalid_topology", |d| d["hashing"] = json!({"function": "crc32"}));
+    bad.edit("hashing-seed", "invalid_topology", |d| {
+        d["hashing"] = json!({"seed": "00112233445566778899aabbccddeeff"})
+    });
+    bad.edit("hashing-hash-tag", "invalid_topology", |d| d["hashing"] = json!({"hash_tag": "redis"}));
+    bad.edit("node-without-tokens", "invalid_topology", |d| {
+        d["nodes"].as_array_mut().expect("nodes").push(json!({"id": "10.0.0.4"}))
+    });
+    bad.edit("weight", "invalid_topology", |d| d["nodes"][0]["weight"] = json!(2));
+    bad.strategy("tokens-missing", "invalid_topology", json!({"type": "cassandra"}));
+    let token =
+        |node: &'static str, token: &'static str| move |d: &mut Value| d["strategy"]["tokens"][node] = json!([token]);
+    bad.edit("token-duplicate", "invalid_topology", token("10.0.0.2", "-9223372036854775808"));
+    bad.edit("token-above-i64", "invalid_topology", token("10.0.0.2", "9223372036854775808"));
+    bad.edit("unknown-field", "invalid_topology", |d| d["strategy"]["tokens_per_node"] = json!(8));
+    bad.write(file, "load/reject-");
 }
 
 fn imports(file: &mut VectorFile) {
     let id = "cassandra-import-from";
-    let mut from = doc(
-        4,
+    let from = doc(
         json!([{"id": "10.0.0.1", "address": "10.0.0.1:9042", "zone": "rack1"}, {"id": "old"}]),
         json!({"type": "jump"}),
     );
-    from["hashing"] = json!({"function": "crc32"});
-    file.topology(id, from.clone());
+    file.topology(id, from.epoch(4).hashing(json!({"function": "crc32"})));
     let dump = json!({"10.0.0.1": ["-9223372036854775808", "3074457345618258602"], "10.0.0.2": ["-3074457345618258603"], "10.0.0.3": [0]});
-    apply_case(file, id, &from, "import", json!({"op": "import_cassandra_ring", "tokens": dump}));
-    let even = even_doc();
-    apply_case(
+    applied(
         file,
-        "cassandra-even-3",
-        &even,
-        "reimport-moved-token",
+        &format!("{id}/apply/import"),
+        On::Topology(id),
+        json!({"op": "import_cassandra_ring", "tokens": dump}),
+    );
+    applied(
+        file,
+        "cassandra-even-3/apply/reimport-moved-token",
+        On::Topology("cassandra-even-3"),
         json!({"op": "import_cassandra_ring", "tokens": {"10.0.0.1": ["-9223372036854775808"], "10.0.0.2": ["-3074457345618258603"], "10.0.0.3": ["1"]}}),
     );
     for (what, operation) in [
@@ -157,6 +136,6 @@ fn imports(file: &mut VectorFile) {
         ("missing", json!({"op": "import_cassandra_ring"})),
         ("unknown-field", json!({"op": "import_cassandra_ring", "tokens": {"a": ["1"]}, "epoch": 2})),
     ] {
-        apply_error(file, id, &from, what, operation, "invalid_argument");
+        apply_refused(file, &format!("{id}/apply/reject-{what}"), On::Topology(id), operation, "invalid_argument");
     }
 }

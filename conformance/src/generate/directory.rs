@@ -6,9 +6,15 @@
 //! `vbucket_override_remove`.
 
 use serde_json::{json, Value};
-use shardroute::{ops, Router, Topology};
+use shardroute::Router;
 
-use super::{doc, expect_error, hex, nodes, owned_key, routing_cases, u64_key, utf8, VectorFile};
+use super::cases::{applied, apply_refused, routed, stated_replicas, stated_route, On, Refusals};
+use super::keys::{hex, owned_key, u64_key, utf8};
+use super::vector_file::VectorFile;
+use crate::documents::{doc, identity, Document};
+
+const DIRECTORY: &str = "directory-jump-4";
+const OVERRIDES: &str = "vbucket-overrides-16";
 
 /// The entries of `directory-jump-4`, as `(key object, node)`.
 fn jump_entries() -> Vec<(Value, &'static str)> {
@@ -29,17 +35,11 @@ fn directory(entries: &[(Value, &str)], fallback: Value) -> Value {
     json!({"type": "directory", "entries": rows, "fallback": fallback})
 }
 
-/// A route case whose expected node is stated by hand (shard = the node's index); the
-/// core is checked to agree.
-fn stated_route(file: &mut VectorFile, router: &Router, id: &str, what: &str, key: &Value, node: &str) {
-    let owned = owned_key(key);
+/// A route case for a listed key, whose node is read off the table (shard = the node's
+/// index); the core is checked to agree.
+fn listed_route(file: &mut VectorFile, router: &Router, id: &str, what: &str, key: &Value, node: &str) {
     let shard = router.nodes().iter().position(|n| n.id == node).expect("node in topology") as u32;
-    assert_eq!(router.route(owned.as_key()).expect("route"), shard, "{id}/{what}: core disagrees");
-    assert_eq!(router.node(owned.as_key()).expect("node"), node, "{id}/{what}: core disagrees");
-    file.case(
-        &format!("{id}/stated/{what}"),
-        json!({"op": "route", "topology": id, "key": key, "expect": {"shard": shard, "node": node}}),
-    );
+    stated_route(file, id, router, &format!("stated/{what}"), key.clone(), (shard, node));
 }
 
 /// A route case for a key the directory does not list: the expected answer is the
@@ -48,11 +48,7 @@ fn fallback_route(file: &mut VectorFile, router: &Router, alone: &Router, id: &s
     let owned = owned_key(key);
     let node = alone.node(owned.as_key()).expect("node");
     let shard = alone.node_index(owned.as_key()).expect("node index");
-    assert_eq!(router.node(owned.as_key()).expect("node"), node, "{id}/{what}: not the fallback's node");
-    file.case(
-        &format!("{id}/fallback/{what}"),
-        json!({"op": "route", "topology": id, "key": key, "expect": {"shard": shard, "node": node}}),
-    );
+    stated_route(file, id, router, &format!("fallback/{what}"), key.clone(), (shard, node));
 }
 
 pub(crate) fn file() -> VectorFile {
@@ -63,11 +59,10 @@ pub(crate) fn file() -> VectorFile {
     );
     let ids = ["d0", "d1", "d2", "d3"];
     let entries = jump_entries();
-    let router = file.topology("directory-jump-4", doc(1, nodes(&ids), directory(&entries, json!({"type": "jump"}))));
-    let alone = Router::from_value(&doc(1, nodes(&ids), json!({"type": "jump"}))).expect("jump alone");
-    routing_cases(&mut file, "directory-jump-4", &router);
+    let router = routed(&mut file, DIRECTORY, doc(&ids, directory(&entries, json!({"type": "jump"}))));
+    let alone = Router::from_value(&doc(&ids, json!({"type": "jump"}))).expect("jump alone");
     for (index, (key, node)) in entries.iter().enumerate() {
-        stated_route(&mut file, &router, "directory-jump-4", &format!("entry-{index}"), key, node);
+        listed_route(&mut file, &router, DIRECTORY, &format!("entry-{index}"), key, node);
     }
     // Near misses: prefixes and extensions of listed keys, neighbours of listed
     // integers, and the other key kind with the same spelling.
@@ -86,31 +81,25 @@ pub(crate) fn file() -> VectorFile {
         ("u64-0", u64_key(0)),
         ("tag-followers", utf8("{user1000}.followers")),
     ] {
-        fallback_route(&mut file, &router, &alone, "directory-jump-4", what, &key);
+        fallback_route(&mut file, &router, &alone, DIRECTORY, what, &key);
     }
     // A listed key's replicas: its node, then the fallback's order without it.
     for (what, key) in [("user-1", utf8("user:1")), ("u64-42", u64_key(42)), ("empty", utf8(""))] {
         let owned = owned_key(&key);
-        let nodes = router.replicas(owned.as_key(), 4).expect("replicas");
         let entry = router.node(owned.as_key()).expect("node");
         let mut expected = vec![entry];
         expected.extend(alone.replicas(owned.as_key(), 4).expect("replicas").into_iter().filter(|n| *n != entry));
-        assert_eq!(nodes, expected, "{what}: replicas are the owner then the fallback's order");
-        file.case(
-            &format!("directory-jump-4/stated/replicas-{what}"),
-            json!({"op": "replicas", "topology": "directory-jump-4", "key": key, "count": 4, "expect": {"nodes": nodes}}),
-        );
+        stated_replicas(&mut file, DIRECTORY, &router, &format!("stated/replicas-{what}"), key, &expected);
     }
 
     // Hash tags: an entry for the tag moves every key carrying it; weighted ring fallback.
     let weighted =
         json!([{"id": "r0"}, {"id": "r1", "weight": 2}, {"id": "r2"}, {"id": "r3", "weight": 0.5}, {"id": "r4"}]);
     let tagged_entries = [(utf8("user:1"), "r4"), (utf8("user1000"), "r0"), (u64_key(1), "r3")];
-    let mut tagged =
-        doc(2, weighted.clone(), directory(&tagged_entries, json!({"type": "ring", "points_per_node": 40})));
-    tagged["hashing"] = json!({"hash_tag": "redis"});
-    let router = file.topology("directory-tagged-ring-5", tagged);
-    routing_cases(&mut file, "directory-tagged-ring-5", &router);
+    let ring = json!({"type": "ring", "points_per_node": 40});
+    let tagged = doc(weighted.clone(), directory(&tagged_entries, ring.clone())).epoch(2);
+    let id = "directory-tagged-ring-5";
+    let router = routed(&mut file, id, tagged.hashing(json!({"hash_tag": "redis"})));
     for (what, key, node) in [
         ("user-1", "user:1", "r4"),
         ("user-1-profile", "{user:1}.profile", "r4"),
@@ -119,23 +108,19 @@ pub(crate) fn file() -> VectorFile {
         ("user1000-following", "{user1000}.following", "r0"),
         ("user1000-followers", "{user1000}.followers", "r0"),
     ] {
-        stated_route(&mut file, &router, "directory-tagged-ring-5", what, &utf8(key), node);
+        listed_route(&mut file, &router, id, what, &utf8(key), node);
     }
-    let mut ring_alone = doc(2, weighted, json!({"type": "ring", "points_per_node": 40}));
-    ring_alone["hashing"] = json!({"hash_tag": "redis"});
+    let ring_alone = doc(weighted, ring).epoch(2).hashing(json!({"hash_tag": "redis"}));
     let ring_alone = Router::from_value(&ring_alone).expect("ring alone");
     for (what, key) in [("empty-tag", utf8("{}user:1")), ("other-tag", utf8("{user:2}.profile")), ("u64-2", u64_key(2))]
     {
-        fallback_route(&mut file, &router, &ring_alone, "directory-tagged-ring-5", what, &key);
+        fallback_route(&mut file, &router, &ring_alone, id, what, &key);
     }
 
     // No entries: the fallback, exactly; rendezvous with weights.
     let weights = json!([{"id": "w0", "weight": 3}, {"id": "w1"}, {"id": "w2", "weight": 0.25}]);
-    let router = file.topology(
-        "directory-empty-rendezvous-3",
-        doc(3, weights, json!({"type": "directory", "fallback": {"type": "rendezvous"}})),
-    );
-    routing_cases(&mut file, "directory-empty-rendezvous-3", &router);
+    let empty = doc(weights, json!({"type": "directory", "fallback": {"type": "rendezvous"}}));
+    routed(&mut file, "directory-empty-rendezvous-3", empty.epoch(3));
 
     overrides(&mut file);
     rejected(&mut file);
@@ -149,317 +134,174 @@ fn override_map() -> Value {
     Value::Array((0..16).map(|v| json!([format!("o{}", v % 3), format!("o{}", (v + 1) % 3)])).collect())
 }
 
-fn overrides_doc() -> Value {
-    let mut document = doc(
-        4,
-        nodes(&["o0", "o1", "o2"]),
-        json!({"type": "vbucket", "vbuckets": 16, "map": override_map(), "overrides": [
-            {"key": {"u64": 5}, "vbucket": 9},
-            {"key": {"utf8": "user:1"}, "vbucket": 0},
-            {"key": {"hex": "00ff"}, "vbucket": 15},
-            {"key": {"u64": "18446744073709551615"}, "vbucket": 1},
-        ]}),
-    );
-    document["hashing"] = json!({"integers": "identity"});
-    document
-}
-
 fn overrides(file: &mut VectorFile) {
-    let id = "vbucket-overrides-16";
-    let router = file.topology(id, overrides_doc());
-    routing_cases(file, id, &router);
+    let overrides = json!([
+        {"key": {"u64": 5}, "vbucket": 9},
+        {"key": {"utf8": "user:1"}, "vbucket": 0},
+        {"key": {"hex": "00ff"}, "vbucket": 15},
+        {"key": {"u64": "18446744073709551615"}, "vbucket": 1},
+    ]);
+    let plain = doc(&["o0", "o1", "o2"], json!({"type": "vbucket", "vbuckets": 16, "map": override_map()})).epoch(4);
+    let mut listed = plain.clone().hashing(identity());
+    listed["strategy"]["overrides"] = overrides;
+    let router = routed(file, OVERRIDES, listed);
     // Integer keys are their own hash: vbucket `k % 16` unless overridden. Only the
     // listed key 5 moves; 21 (also `% 16 == 5`) stays in vbucket 5.
-    let chain = |v: u64| vec![format!("o{}", v % 3), format!("o{}", (v + 1) % 3)];
+    let chain = |v: u64| [format!("o{}", v % 3), format!("o{}", (v + 1) % 3)];
     for key in 0u64..24 {
         let vbucket = if key == 5 { 9 } else { key % 16 };
-        let expected = chain(vbucket);
-        assert_eq!(router.route(key).expect("route"), vbucket as u32, "{key}");
-        file.case(&format!("{id}/stated/route-{key}"), json!({"op": "route", "topology": id, "key": u64_key(key), "expect": {"shard": vbucket, "node": expected[0]}}));
-        file.case(
-            &format!("{id}/stated/chain-{key}"),
-            json!({"op": "replicas", "topology": id, "key": u64_key(key), "count": 2, "expect": {"nodes": expected}}),
-        );
+        let [owner, replica] = chain(vbucket);
+        stated_route(file, OVERRIDES, &router, &format!("stated/route-{key}"), u64_key(key), (vbucket as u32, &owner));
+        stated_replicas(file, OVERRIDES, &router, &format!("stated/chain-{key}"), u64_key(key), &[&owner, &replica]);
     }
     for (what, key, vbucket) in
         [("max", u64_key(u64::MAX), 1u64), ("user-1", utf8("user:1"), 0), ("hex-00ff", hex(&[0, 0xff]), 15)]
     {
-        let expected = chain(vbucket);
-        let owned = owned_key(&key);
-        assert_eq!(router.route(owned.as_key()).expect("route"), vbucket as u32, "{what}");
-        file.case(
-            &format!("{id}/stated/route-{what}"),
-            json!({"op": "route", "topology": id, "key": key, "expect": {"shard": vbucket, "node": expected[0]}}),
-        );
+        let [owner, _] = chain(vbucket);
+        stated_route(file, OVERRIDES, &router, &format!("stated/route-{what}"), key, (vbucket as u32, &owner));
     }
     // The same bytes spelled as text route alike; the text "5" is not the integer 5.
-    let plain = Router::from_value(&doc(
-        4,
-        nodes(&["o0", "o1", "o2"]),
-        json!({"type": "vbucket", "vbuckets": 16, "map": override_map()}),
-    ))
-    .expect("plain");
+    let plain = Router::from_value(&plain).expect("plain");
     for (what, key) in [("text-5", utf8("5")), ("user-10", utf8("user:10")), ("hex-00", hex(&[0]))] {
         let owned = owned_key(&key);
-        let shard = plain.route(owned.as_key()).expect("route");
-        assert_eq!(router.route(owned.as_key()).expect("route"), shard, "{what}");
-        file.case(&format!("{id}/unlisted/{what}"), json!({"op": "route", "topology": id, "key": key, "expect": {"shard": shard, "node": plain.node(owned.as_key()).expect("node")}}));
+        let expected = (plain.route(owned.as_key()).expect("route"), plain.node(owned.as_key()).expect("node"));
+        stated_route(file, OVERRIDES, &router, &format!("unlisted/{what}"), key, expected);
     }
 }
 
 fn rejected(file: &mut VectorFile) {
-    let base = |strategy: Value| doc(1, nodes(&["a", "b", "c"]), strategy);
-    let with_entries =
-        |entries: Value| base(json!({"type": "directory", "entries": entries, "fallback": {"type": "jump"}}));
-    let mut tagged = base(
-        json!({"type": "directory", "entries": [{"key": {"utf8": "{user:1}.profile"}, "node": "a"}], "fallback": {"type": "jump"}}),
-    );
-    tagged["hashing"] = json!({"hash_tag": "redis"});
-    let mut tagged_override =
-        base(json!({"type": "vbucket", "vbuckets": 4, "overrides": [{"key": {"utf8": "{t}x"}, "vbucket": 1}]}));
-    tagged_override["hashing"] = json!({"hash_tag": "redis"});
-    let mut weighted = base(json!({"type": "directory", "fallback": {"type": "jump"}}));
-    weighted["nodes"][0]["weight"] = json!(2);
-    let bad: Vec<(&str, Value, &str)> = vec![
-        ("directory-no-fallback", base(json!({"type": "directory", "entries": []})), "invalid_topology"),
-        (
-            "directory-fallback-vbucket",
-            base(json!({"type": "directory", "fallback": {"type": "vbucket"}})),
-            "invalid_topology",
-        ),
+    let mut bad = Refusals::of(doc(&["a", "b", "c"], json!({"type": "directory", "fallback": {"type": "jump"}})));
+    for (label, strategy) in [
+        ("directory-no-fallback", json!({"type": "directory", "entries": []})),
+        ("directory-fallback-vbucket", json!({"type": "directory", "fallback": {"type": "vbucket"}})),
         (
             "directory-fallback-directory",
-            base(json!({"type": "directory", "fallback": {"type": "directory", "fallback": {"type": "jump"}}})),
-            "invalid_topology",
+            json!({"type": "directory", "fallback": {"type": "directory", "fallback": {"type": "jump"}}}),
         ),
         (
             "directory-fallback-one-based",
-            base(json!({"type": "directory", "fallback": {"type": "modulo", "one_based": true}})),
-            "invalid_topology",
+            json!({"type": "directory", "fallback": {"type": "modulo", "one_based": true}}),
         ),
-        (
-            "directory-fallback-unknown",
-            base(json!({"type": "directory", "fallback": {"type": "random"}})),
-            "invalid_topology",
-        ),
-        ("directory-fallback-weights", weighted, "invalid_topology"),
-        ("directory-entries-object", with_entries(json!({"user:1": "a"})), "invalid_topology"),
-        ("directory-unknown-node", with_entries(json!([{"key": {"utf8": "k"}, "node": "z"}])), "invalid_topology"),
-        (
-            "directory-duplicate-key",
-            with_entries(json!([{"key": {"utf8": "k"}, "node": "a"}, {"key": {"hex": "6b"}, "node": "b"}])),
-            "invalid_topology",
-        ),
-        (
-            "directory-duplicate-u64",
-            with_entries(json!([{"key": {"u64": 1}, "node": "a"}, {"key": {"u64": "1"}, "node": "b"}])),
-            "invalid_topology",
-        ),
-        (
-            "directory-key-two-forms",
-            with_entries(json!([{"key": {"utf8": "k", "u64": 1}, "node": "a"}])),
-            "invalid_topology",
-        ),
-        ("directory-key-no-form", with_entries(json!([{"key": {}, "node": "a"}])), "invalid_topology"),
-        ("directory-key-string", with_entries(json!([{"key": "k", "node": "a"}])), "invalid_topology"),
-        ("directory-key-odd-hex", with_entries(json!([{"key": {"hex": "abc"}, "node": "a"}])), "invalid_topology"),
-        (
-            "directory-key-u64-2p64",
-            with_entries(json!([{"key": {"u64": "18446744073709551616"}, "node": "a"}])),
-            "invalid_topology",
-        ),
-        ("directory-key-utf16", with_entries(json!([{"key": {"utf16": [104]}, "node": "a"}])), "invalid_topology"),
-        (
-            "directory-entry-unknown-field",
-            with_entries(json!([{"key": {"utf8": "k"}, "node": "a", "weight": 1}])),
-            "invalid_topology",
-        ),
-        ("directory-entry-missing-node", with_entries(json!([{"key": {"utf8": "k"}}])), "invalid_topology"),
-        ("directory-tagged-entry-never-matches", tagged, "invalid_topology"),
-        (
-            "vbucket-override-out-of-range",
-            base(json!({"type": "vbucket", "vbuckets": 4, "overrides": [{"key": {"utf8": "k"}, "vbucket": 4}]})),
-            "invalid_topology",
-        ),
-        (
-            "vbucket-override-duplicate",
-            base(
-                json!({"type": "vbucket", "vbuckets": 4, "overrides": [{"key": {"u64": 3}, "vbucket": 1}, {"key": {"u64": 3}, "vbucket": 2}]}),
-            ),
-            "invalid_topology",
-        ),
-        (
-            "vbucket-override-missing-vbucket",
-            base(json!({"type": "vbucket", "vbuckets": 4, "overrides": [{"key": {"u64": 3}}]})),
-            "invalid_topology",
-        ),
-        (
-            "vbucket-override-node-field",
-            base(json!({"type": "vbucket", "vbuckets": 4, "overrides": [{"key": {"u64": 3}, "node": "a"}]})),
-            "invalid_topology",
-        ),
-        ("vbucket-override-tagged-never-matches", tagged_override, "invalid_topology"),
-    ];
-    for (label, document, code) in bad {
-        let raw = document.to_string();
-        let outcome = Router::from_json(&raw).map(drop);
-        expect_error(file, &format!("reject/{label}"), json!({"op": "load", "topology_json": raw}), code, outcome);
+        ("directory-fallback-unknown", json!({"type": "directory", "fallback": {"type": "random"}})),
+    ] {
+        bad.strategy(label, "invalid_topology", strategy);
     }
+    bad.edit("directory-fallback-weights", "invalid_topology", |d| d["nodes"][0]["weight"] = json!(2));
+    for (label, entries) in [
+        ("directory-entries-object", json!({"user:1": "a"})),
+        ("directory-unknown-node", json!([{"key": {"utf8": "k"}, "node": "z"}])),
+        ("directory-duplicate-key", json!([{"key": {"utf8": "k"}, "node": "a"}, {"key": {"hex": "6b"}, "node": "b"}])),
+        ("directory-duplicate-u64", json!([{"key": {"u64": 1}, "node": "a"}, {"key": {"u64": "1"}, "node": "b"}])),
+        ("directory-key-two-forms", json!([{"key": {"utf8": "k", "u64": 1}, "node": "a"}])),
+        ("directory-key-no-form", json!([{"key": {}, "node": "a"}])),
+        ("directory-key-string", json!([{"key": "k", "node": "a"}])),
+        ("directory-key-odd-hex", json!([{"key": {"hex": "abc"}, "node": "a"}])),
+        ("directory-key-u64-2p64", json!([{"key": {"u64": "18446744073709551616"}, "node": "a"}])),
+        ("directory-key-utf16", json!([{"key": {"utf16": [104]}, "node": "a"}])),
+        ("directory-entry-unknown-field", json!([{"key": {"utf8": "k"}, "node": "a", "weight": 1}])),
+        ("directory-entry-missing-node", json!([{"key": {"utf8": "k"}}])),
+    ] {
+        bad.edit(label, "invalid_topology", |d| d["strategy"]["entries"] = entries);
+    }
+    bad.edit("directory-tagged-entry-never-matches", "invalid_topology", |d| {
+        d["strategy"]["entries"] = json!([{"key": {"utf8": "{user:1}.profile"}, "node": "a"}]);
+        d["hashing"] = json!({"hash_tag": "redis"});
+    });
+    let overridden = |overrides: Value| json!({"type": "vbucket", "vbuckets": 4, "overrides": overrides});
+    for (label, overrides) in [
+        ("vbucket-override-out-of-range", json!([{"key": {"utf8": "k"}, "vbucket": 4}])),
+        ("vbucket-override-duplicate", json!([{"key": {"u64": 3}, "vbucket": 1}, {"key": {"u64": 3}, "vbucket": 2}])),
+        ("vbucket-override-missing-vbucket", json!([{"key": {"u64": 3}}])),
+        ("vbucket-override-node-field", json!([{"key": {"u64": 3}, "node": "a"}])),
+    ] {
+        bad.strategy(label, "invalid_topology", overridden(overrides));
+    }
+    bad.edit("vbucket-override-tagged-never-matches", "invalid_topology", |d| {
+        d["strategy"] = overridden(json!([{"key": {"utf8": "{t}x"}, "vbucket": 1}]));
+        d["hashing"] = json!({"hash_tag": "redis"});
+    });
+    bad.write(file, "reject/");
 }
 
 /// `apply` cases: the operations on the topologies above, and their rejections.
 pub(crate) fn call_cases(file: &mut VectorFile) {
-    let directory_topology = Topology::from_value(&doc(
-        1,
-        nodes(&["d0", "d1", "d2", "d3"]),
-        directory(&jump_entries(), json!({"type": "jump"})),
-    ))
-    .expect("directory topology");
-    let overrides_topology = Topology::from_value(&overrides_doc()).expect("overrides topology");
-    let cases: Vec<(&str, &str, &Topology, Value)> = vec![
-        (
-            "directory-set-new",
-            "directory-jump-4",
-            &directory_topology,
-            json!({"op": "directory_set", "key": {"utf8": "user:2"}, "node": "d3"}),
-        ),
-        (
-            "directory-set-replace",
-            "directory-jump-4",
-            &directory_topology,
-            json!({"op": "directory_set", "key": {"utf8": "user:1"}, "node": "d0"}),
-        ),
+    for (label, id, operation) in [
+        ("directory-set-new", DIRECTORY, json!({"op": "directory_set", "key": {"utf8": "user:2"}, "node": "d3"})),
+        ("directory-set-replace", DIRECTORY, json!({"op": "directory_set", "key": {"utf8": "user:1"}, "node": "d0"})),
         (
             "directory-set-u64",
-            "directory-jump-4",
-            &directory_topology,
+            DIRECTORY,
             json!({"op": "directory_set", "key": {"u64": "9007199254740993"}, "node": "d1"}),
         ),
-        (
-            "directory-set-hex",
-            "directory-jump-4",
-            &directory_topology,
-            json!({"op": "directory_set", "key": {"hex": "00"}, "node": "d2"}),
-        ),
-        (
-            "directory-remove",
-            "directory-jump-4",
-            &directory_topology,
-            json!({"op": "directory_remove", "key": {"u64": 42}}),
-        ),
-        (
-            "directory-remove-empty-key",
-            "directory-jump-4",
-            &directory_topology,
-            json!({"op": "directory_remove", "key": {"utf8": ""}}),
-        ),
-        (
-            "vbucket-override-new",
-            "vbucket-overrides-16",
-            &overrides_topology,
-            json!({"op": "vbucket_override", "key": {"u64": 6}, "vbucket": 3}),
-        ),
-        (
-            "vbucket-override-replace",
-            "vbucket-overrides-16",
-            &overrides_topology,
-            json!({"op": "vbucket_override", "key": {"u64": 5}, "vbucket": 10}),
-        ),
-        (
-            "vbucket-override-remove",
-            "vbucket-overrides-16",
-            &overrides_topology,
-            json!({"op": "vbucket_override_remove", "key": {"utf8": "user:1"}}),
-        ),
-    ];
-    for (label, id, topology, operation) in cases {
-        let result = ops::apply(topology, &operation).expect("apply");
-        file.case(
-            &format!("apply/{label}"),
-            json!({"op": "apply", "topology": id, "operation": operation, "expect": {"result": result}}),
-        );
+        ("directory-set-hex", DIRECTORY, json!({"op": "directory_set", "key": {"hex": "00"}, "node": "d2"})),
+        ("directory-remove", DIRECTORY, json!({"op": "directory_remove", "key": {"u64": 42}})),
+        ("directory-remove-empty-key", DIRECTORY, json!({"op": "directory_remove", "key": {"utf8": ""}})),
+        ("vbucket-override-new", OVERRIDES, json!({"op": "vbucket_override", "key": {"u64": 6}, "vbucket": 3})),
+        ("vbucket-override-replace", OVERRIDES, json!({"op": "vbucket_override", "key": {"u64": 5}, "vbucket": 10})),
+        ("vbucket-override-remove", OVERRIDES, json!({"op": "vbucket_override_remove", "key": {"utf8": "user:1"}})),
+    ] {
+        applied(file, &format!("apply/{label}"), On::Topology(id), operation);
     }
-    let rejections: Vec<(&str, &str, &Topology, Value)> = vec![
+    for (label, id, operation, code) in [
         (
             "directory-set-unknown-node",
-            "directory-jump-4",
-            &directory_topology,
+            DIRECTORY,
             json!({"op": "directory_set", "key": {"utf8": "k"}, "node": "zz"}),
+            "invalid_argument",
         ),
-        (
-            "directory-set-no-node",
-            "directory-jump-4",
-            &directory_topology,
-            json!({"op": "directory_set", "key": {"utf8": "k"}}),
-        ),
+        ("directory-set-no-node", DIRECTORY, json!({"op": "directory_set", "key": {"utf8": "k"}}), "invalid_argument"),
         (
             "directory-set-bad-key",
-            "directory-jump-4",
-            &directory_topology,
+            DIRECTORY,
             json!({"op": "directory_set", "key": "k", "node": "d0"}),
+            "invalid_argument",
         ),
         (
             "directory-set-extra-field",
-            "directory-jump-4",
-            &directory_topology,
+            DIRECTORY,
             json!({"op": "directory_set", "key": {"utf8": "k"}, "node": "d0", "vbucket": 1}),
+            "invalid_argument",
         ),
         (
             "directory-remove-unlisted",
-            "directory-jump-4",
-            &directory_topology,
+            DIRECTORY,
             json!({"op": "directory_remove", "key": {"utf8": "user:2"}}),
+            "invalid_argument",
         ),
         (
             "directory-remove-other-kind",
-            "directory-jump-4",
-            &directory_topology,
+            DIRECTORY,
             json!({"op": "directory_remove", "key": {"utf8": "42"}}),
+            "invalid_argument",
         ),
         (
             "directory-set-on-vbucket",
-            "vbucket-overrides-16",
-            &overrides_topology,
+            OVERRIDES,
             json!({"op": "directory_set", "key": {"utf8": "k"}, "node": "o0"}),
+            "invalid_argument",
         ),
         (
             "vbucket-override-out-of-range",
-            "vbucket-overrides-16",
-            &overrides_topology,
+            OVERRIDES,
             json!({"op": "vbucket_override", "key": {"utf8": "k"}, "vbucket": 16}),
+            "invalid_argument",
         ),
         (
             "vbucket-override-remove-unlisted",
-            "vbucket-overrides-16",
-            &overrides_topology,
+            OVERRIDES,
             json!({"op": "vbucket_override_remove", "key": {"u64": 21}}),
+            "invalid_argument",
         ),
         (
             "vbucket-override-on-directory",
-            "directory-jump-4",
-            &directory_topology,
+            DIRECTORY,
             json!({"op": "vbucket_override", "key": {"utf8": "k"}, "vbucket": 0}),
-        ),
-    ];
-    for (label, id, topology, operation) in rejections {
-        let outcome = ops::apply(topology, &operation).map(drop);
-        expect_error(
-            file,
-            &format!("apply/reject-{label}"),
-            json!({"op": "apply", "topology": id, "operation": operation}),
             "invalid_argument",
-            outcome,
-        );
+        ),
+        // Removing a node an entry names gives an invalid document.
+        ("remove-node-named-by-entry", DIRECTORY, json!({"op": "remove_node", "id": "d1"}), "invalid_topology"),
+    ] {
+        apply_refused(file, &format!("apply/reject-{label}"), On::Topology(id), operation, code);
     }
-    // Removing a node an entry names gives an invalid document.
-    let outcome = ops::apply(&directory_topology, &json!({"op": "remove_node", "id": "d1"})).map(drop);
-    expect_error(
-        file,
-        "apply/reject-remove-node-named-by-entry",
-        json!({"op": "apply", "topology": "directory-jump-4", "operation": {"op": "remove_node", "id": "d1"}}),
-        "invalid_topology",
-        outcome,
-    );
-    let result = ops::apply(&directory_topology, &json!({"op": "add_node", "node": {"id": "d4"}})).expect("add_node");
-    file.case("apply/add-node", json!({"op": "apply", "topology": "directory-jump-4", "operation": {"op": "add_node", "node": {"id": "d4"}}, "expect": {"result": result}}));
+    applied(file, "apply/add-node", On::Topology(DIRECTORY), json!({"op": "add_node", "node": {"id": "d4"}}));
 }

@@ -6,7 +6,10 @@
 use serde_json::{json, Value};
 use shardroute::Router;
 
-use super::{doc, expect_error, nodes, owned_key, standard_keys, utf8, VectorFile};
+use super::cases::{load_case, route_case, stated_route, Refusals};
+use super::keys::{standard_keys, utf8};
+use super::vector_file::VectorFile;
+use crate::documents::{doc, strategy, Document};
 
 /// Elasticsearch `Murmur3HashFunctionTests.testKnownValues`:
 /// `Murmur3HashFunction.hash(text)` (x86_32, seed 0, over UTF-16LE).
@@ -21,30 +24,20 @@ const ES_MURMUR3: [(&str, u32); 7] = [
 ];
 
 fn es(fields: Value) -> Value {
-    let mut strategy = json!({"type": "elasticsearch"});
-    for (name, value) in fields.as_object().expect("fields") {
-        strategy[name] = value.clone();
-    }
-    strategy
+    strategy("elasticsearch", fields)
 }
 
-/// `route` cases for every standard key (errors recorded as such: byte keys that are
-/// not UTF-8 are `invalid_key`), extra keys, and a `load` case.
-fn cases(file: &mut VectorFile, id: &str, router: &Router, extra: &[(&str, &str)]) {
+/// Adds topology `id` with `route` cases for every standard key (errors recorded as
+/// such: byte keys that are not UTF-8 are `invalid_key`) and the `extra` keys, and a
+/// `load` case.
+fn routes(file: &mut VectorFile, id: &str, document: Value, extra: &[(&str, &str)]) {
+    let router = file.topology(id, document);
     let mut keys = standard_keys();
     keys.extend(extra.iter().map(|(label, text)| ((*label).to_string(), utf8(text))));
     for (label, key) in &keys {
-        let owned = owned_key(key);
-        let expect = match (router.route(owned.as_key()), router.node(owned.as_key())) {
-            (Ok(shard), Ok(node)) => json!({"shard": shard, "node": node}),
-            (Err(err), _) | (_, Err(err)) => json!({"error": err.code()}),
-        };
-        file.case(&format!("{id}/route/{label}"), json!({"op": "route", "topology": id, "key": key, "expect": expect}));
+        route_case(file, id, &router, label, key);
     }
-    file.case(
-        &format!("{id}/load"),
-        json!({"op": "load", "topology": id, "expect": {"epoch": router.epoch().to_string(), "to_json": router.to_json()}}),
-    );
+    load_case(file, id, &router);
 }
 
 pub(crate) fn file() -> VectorFile {
@@ -53,50 +46,31 @@ pub(crate) fn file() -> VectorFile {
         "The elasticsearch profile: floorMod(murmur3_x86_32(routing as UTF-16LE), routing shards) / factor with the 7.0+ default routing shards, explicit routing shards, routing_partition_size with routing\\0_id keys, primaries, invalid UTF-8 keys and rejected documents.",
         "es-ref cases: shards worked out by hand from the hashes of Elasticsearch Murmur3HashFunctionTests.testKnownValues; all other routing cases: generator, for a core whose elasticsearch profile agreed on every one of >= 10,000 keys per configuration with Elasticsearch's IndexRouting formula over PyPI mmh3 5.3.1 (conformance/oracles/test_elasticsearch.py)",
     );
-    let three = || nodes(&["es-0", "es-1", "es-2"]);
+    let three = &["es-0", "es-1", "es-2"];
     // The published hashes: with 2^20 shards and routing shards the shard is the hash's
     // low 20 bits; with 5 shards (640 routing shards, factor 128) floorMod(h, 640) / 128.
-    let router = file.topology(
-        "es-lowbits",
-        doc(1, three(), es(json!({"number_of_shards": 1_048_576, "number_of_routing_shards": 1_048_576}))),
-    );
-    let five = file.topology("es-5", doc(1, three(), es(json!({"number_of_shards": 5}))));
+    let lowbits = doc(three, es(json!({"number_of_shards": 1_048_576, "number_of_routing_shards": 1_048_576})));
+    let router = file.topology("es-lowbits", lowbits);
+    let five = doc(three, es(json!({"number_of_shards": 5})));
+    let five_router = Router::from_value(&five).expect("es-5");
     for (text, hash) in ES_MURMUR3 {
         let low = hash & 0xf_ffff;
-        assert_eq!(router.route(text).expect("route"), low, "{text:?} disagrees with Elasticsearch");
-        file.case(
-            &format!("es-lowbits/es-ref/{text}"),
-            json!({"op": "route", "topology": "es-lowbits", "key": utf8(text), "expect": {"shard": low, "node": format!("es-{}", low % 3)}}),
-        );
+        let node = format!("es-{}", low % 3);
+        stated_route(&mut file, "es-lowbits", &router, &format!("es-ref/{text}"), utf8(text), (low, &node));
         let shard = ((hash as i32).rem_euclid(640) / 128) as u32;
-        assert_eq!(five.route(text).expect("route"), shard, "{text:?} disagrees with Elasticsearch");
-        file.case(
-            &format!("es-5/es-ref/{text}"),
-            json!({"op": "route", "topology": "es-5", "key": utf8(text), "expect": {"shard": shard, "node": format!("es-{}", shard % 3)}}),
-        );
+        let node = format!("es-{}", shard % 3);
+        stated_route(&mut file, "es-5", &five_router, &format!("es-ref/{text}"), utf8(text), (shard, &node));
     }
-    file.case(
-        "es-lowbits/load",
-        json!({"op": "load", "topology": "es-lowbits", "expect": {"epoch": "1", "to_json": router.to_json()}}),
-    );
-    cases(&mut file, "es-5", &five, &[]);
-    let router = file.topology("es-1", doc(2, nodes(&["solo"]), es(json!({"number_of_shards": 1}))));
-    cases(&mut file, "es-1", &router, &[]);
-    let router = file.topology(
-        "es-5-routing-30",
-        doc(3, three(), es(json!({"number_of_shards": 5, "number_of_routing_shards": 30, "primaries": ["es-2", "es-2", "es-0", "es-1", "es-0"]}))),
-    );
-    cases(&mut file, "es-5-routing-30", &router, &[]);
-    let router = file.topology("es-600", doc(4, three(), es(json!({"number_of_shards": 600}))));
-    cases(&mut file, "es-600", &router, &[]);
-    let router = file.topology(
-        "es-12-partition-3",
-        doc(5, three(), es(json!({"number_of_shards": 12, "routing_partition_size": 3}))),
-    );
-    cases(
+    load_case(&mut file, "es-lowbits", &router);
+    routes(&mut file, "es-5", five, &[]);
+    routes(&mut file, "es-1", doc(&["solo"], es(json!({"number_of_shards": 1}))).epoch(2), &[]);
+    let primaries = json!({"number_of_shards": 5, "number_of_routing_shards": 30, "primaries": ["es-2", "es-2", "es-0", "es-1", "es-0"]});
+    routes(&mut file, "es-5-routing-30", doc(three, es(primaries)).epoch(3), &[]);
+    routes(&mut file, "es-600", doc(three, es(json!({"number_of_shards": 600}))).epoch(4), &[]);
+    routes(
         &mut file,
         "es-12-partition-3",
-        &router,
+        doc(three, es(json!({"number_of_shards": 12, "routing_partition_size": 3}))).epoch(5),
         &[
             ("routing-and-id", "user-1\0doc-1"),
             ("routing-and-id-2", "user-1\0doc-2"),
@@ -112,55 +86,33 @@ pub(crate) fn file() -> VectorFile {
 }
 
 fn rejected(file: &mut VectorFile) {
-    let three = || nodes(&["a", "b", "c"]);
-    let mut hashed = doc(1, three(), es(json!({"number_of_shards": 2})));
-    hashed["hashing"] = json!({"integers": "identity"});
-    let weighted = doc(1, json!([{"id": "a", "weight": 2}, {"id": "b"}]), es(json!({"number_of_shards": 2})));
-    let bad: Vec<(&str, Value, &str)> = vec![
-        ("hashing-identity", hashed, "invalid_topology"),
-        ("shards-missing", doc(1, three(), json!({"type": "elasticsearch"})), "invalid_topology"),
-        ("shards-zero", doc(1, three(), es(json!({"number_of_shards": 0}))), "invalid_topology"),
-        ("shards-over-limit", doc(1, three(), es(json!({"number_of_shards": 1_048_577}))), "limit_exceeded"),
+    let mut bad = Refusals::of(doc(&["a", "b", "c"], es(json!({"number_of_shards": 2}))));
+    bad.edit("hashing-identity", "invalid_topology", |d| d["hashing"] = json!({"integers": "identity"}));
+    bad.strategy("shards-missing", "invalid_topology", json!({"type": "elasticsearch"}));
+    for (label, code, fields) in [
+        ("shards-zero", "invalid_topology", json!({"number_of_shards": 0})),
+        ("shards-over-limit", "limit_exceeded", json!({"number_of_shards": 1_048_577})),
         (
             "routing-shards-not-multiple",
-            doc(1, three(), es(json!({"number_of_shards": 5, "number_of_routing_shards": 32}))),
             "invalid_topology",
+            json!({"number_of_shards": 5, "number_of_routing_shards": 32}),
         ),
         (
             "routing-shards-over-int",
-            doc(1, three(), es(json!({"number_of_shards": 1, "number_of_routing_shards": 2_147_483_648u64}))),
             "invalid_topology",
+            json!({"number_of_shards": 1, "number_of_routing_shards": 2_147_483_648u64}),
         ),
         (
             "partition-not-below-routing-shards",
-            doc(
-                1,
-                three(),
-                es(json!({"number_of_shards": 5, "number_of_routing_shards": 5, "routing_partition_size": 5})),
-            ),
             "invalid_topology",
+            json!({"number_of_shards": 5, "number_of_routing_shards": 5, "routing_partition_size": 5}),
         ),
-        (
-            "partition-zero",
-            doc(1, three(), es(json!({"number_of_shards": 5, "routing_partition_size": 0}))),
-            "invalid_topology",
-        ),
-        (
-            "primaries-wrong-length",
-            doc(1, three(), es(json!({"number_of_shards": 2, "primaries": ["a"]}))),
-            "invalid_topology",
-        ),
-        ("weights", weighted, "invalid_topology"),
-        ("unknown-field", doc(1, three(), es(json!({"number_of_shards": 2, "shards": 2}))), "invalid_topology"),
-    ];
-    for (label, document, code) in bad {
-        let outcome = Router::from_value(&document).map(drop);
-        expect_error(
-            file,
-            &format!("reject/{label}"),
-            json!({"op": "load", "topology_json": document.to_string()}),
-            code,
-            outcome,
-        );
+        ("partition-zero", "invalid_topology", json!({"number_of_shards": 5, "routing_partition_size": 0})),
+        ("primaries-wrong-length", "invalid_topology", json!({"number_of_shards": 2, "primaries": ["a"]})),
+    ] {
+        bad.strategy(label, code, es(fields));
     }
+    bad.edit("weights", "invalid_topology", |d| d["nodes"] = json!([{"id": "a", "weight": 2}, {"id": "b"}]));
+    bad.strategy("unknown-field", "invalid_topology", es(json!({"number_of_shards": 2, "shards": 2})));
+    bad.write(file, "reject/");
 }

@@ -5,9 +5,14 @@
 //! suffix), `shards_for_range` and the group operations through `apply`.
 
 use serde_json::{json, Value};
-use shardroute::{ops, Key, Router, Topology};
+use shardroute::{Key, Router};
 
-use super::{doc, expect_error, hex, nodes, owned_key, u64_key, utf8, VectorFile};
+use super::cases::{
+    applied, apply_refused, expect_error, load_case, refused_key, refused_text, stated_replicas, stated_route, On,
+};
+use super::keys::{hex, owned_key, u64_key, utf8};
+use super::vector_file::VectorFile;
+use crate::documents::{doc, Document};
 
 const NODES: [&str; 4] = ["db-a", "db-b", "db-c", "db-d"];
 
@@ -23,32 +28,15 @@ fn orders() -> Value {
         "tables": {"interval": 100_000, "rule": "orders_{n}"}})
 }
 
-/// A route case stated by hand; the core is checked to agree.
+/// A route case `<topology>/stated/<what>` stated by hand; the core is checked to agree.
 fn stated(file: &mut VectorFile, router: &Router, topology: &str, what: &str, id: u64, shard: u32, node: &str) {
-    assert_eq!(router.route(id).expect("route"), shard, "{topology}/{what}: core disagrees");
-    assert_eq!(router.node(id).expect("node"), node, "{topology}/{what}: core disagrees");
-    file.case(
-        &format!("{topology}/stated/{what}"),
-        json!({"op": "route", "topology": topology, "key": u64_key(id), "expect": {"shard": shard, "node": node}}),
-    );
+    stated_route(file, topology, router, &format!("stated/{what}"), u64_key(id), (shard, node));
 }
 
+/// `route` and `replicas` cases that must fail with `invalid_key`.
 fn rejected(file: &mut VectorFile, router: &Router, topology: &str, what: &str, key: Value) {
-    let outcome = || router.route(owned_key(&key).as_key()).map(drop);
-    expect_error(
-        file,
-        &format!("{topology}/rejected/route-{what}"),
-        json!({"op": "route", "topology": topology, "key": key}),
-        "invalid_key",
-        outcome(),
-    );
-    expect_error(
-        file,
-        &format!("{topology}/rejected/replicas-{what}"),
-        json!({"op": "replicas", "topology": topology, "key": key, "count": 1}),
-        "invalid_key",
-        outcome(),
-    );
+    let outcome = router.route(owned_key(&key).as_key()).map(drop);
+    refused_key(file, topology, &key, None, outcome, |op| format!("{topology}/rejected/{op}-{what}"));
 }
 
 pub(crate) fn file() -> VectorFile {
@@ -57,11 +45,8 @@ pub(crate) fn file() -> VectorFile {
         "Id-interval shard groups: an id goes to the group whose interval holds it, then to the shard owning id % total weight; interval edges, weights, ids outside every interval, rejected documents; decode_id with group and table suffix, shards_for_range, and the add-group / add-interval / set-writable operations.",
         "generator; `stated` routes are read off the groups by hand (and checked against the core)",
     );
-    let router = file.topology("orders", doc(1, nodes(&NODES), orders()));
-    file.case(
-        "orders/load",
-        json!({"op": "load", "topology": "orders", "expect": {"epoch": "1", "to_json": router.to_json()}}),
-    );
+    let router = file.topology("orders", doc(&NODES, orders()));
+    load_case(&mut file, "orders", &router);
     // g1: residue id % 3: 0 -> shard 0 (db-a), 1 and 2 -> shard 1 (db-b).
     // g2: id % 2: 0 -> shard 2 (db-c), 1 -> shard 3 (db-d).
     let stated_ids: [(&str, u64, u32, &str); 14] = [
@@ -94,14 +79,10 @@ pub(crate) fn file() -> VectorFile {
         json!({"op": "route_many", "topology": "orders", "keys": keys, "expect": {"shards": shards}}),
     );
     for (what, id) in [("g1-residue-1", 1u64), ("g2-odd", 1_000_001)] {
-        let expected = router.replicas(id, 3).expect("replicas");
+        // The owner, then the next nodes in list order.
         let owner = NODES.iter().position(|n| *n == router.node(id).expect("node")).expect("owner");
         let successors: Vec<&str> = (0..3).map(|step| NODES[(owner + step) % 4]).collect();
-        assert_eq!(expected, successors, "replicas are the owner then the next nodes in list order");
-        file.case(
-            &format!("orders/stated/replicas-3-{what}"),
-            json!({"op": "replicas", "topology": "orders", "key": u64_key(id), "count": 3, "expect": {"nodes": expected}}),
-        );
+        stated_replicas(&mut file, "orders", &router, &format!("stated/replicas-3-{what}"), u64_key(id), &successors);
     }
     for (what, key) in [
         ("gap-3000000", u64_key(3_000_000)),
@@ -118,11 +99,8 @@ pub(crate) fn file() -> VectorFile {
     let big = json!({"type": "id_groups", "groups": [
         {"id": "high", "intervals": [["18446744073709551000", "18446744073709551615"]], "writable": true,
          "shards": [{"node": "db-d", "weight": 3}, {"node": "db-a", "weight": 1}, {"node": "db-c", "weight": 4}]}]});
-    let router = file.topology("high-ids", doc(2, nodes(&NODES), big));
-    file.case(
-        "high-ids/load",
-        json!({"op": "load", "topology": "high-ids", "expect": {"epoch": "2", "to_json": router.to_json()}}),
-    );
+    let router = file.topology("high-ids", doc(&NODES, big).epoch(2));
+    load_case(&mut file, "high-ids", &router);
     // Residues of id % 8: 0..=2 -> shard 0 (db-d), 3 -> shard 1 (db-a), 4..=7 -> shard 2 (db-c).
     for id in [18_446_744_073_709_551_000u64, 18_446_744_073_709_551_003, 18_446_744_073_709_551_614] {
         let (shard, node) = match id % 8 {
@@ -177,16 +155,13 @@ fn document_errors(file: &mut VectorFile) {
     for (what, code, change) in edits {
         let mut strategy = orders();
         change(&mut strategy);
-        let raw = doc(1, nodes(&NODES), strategy).to_string();
-        let outcome = Router::from_json(&raw).map(drop);
-        expect_error(file, &format!("load/{what}"), json!({"op": "load", "topology_json": raw}), code, outcome);
+        refused_text(file, &format!("load/{what}"), &doc(&NODES, strategy).to_string(), code);
     }
 }
 
 /// `decode_id`, `shards_for_range` and `apply` cases.
-pub(crate) fn call_cases(file: &mut VectorFile) {
-    let document = doc(1, nodes(&NODES), orders());
-    let router = Router::from_value(&document).expect("orders");
+fn call_cases(file: &mut VectorFile) {
+    let router = file.router("orders");
     // group index, then table suffix id / 100000.
     for (id, shard, group, table) in [
         (0u64, 0u32, 0u64, 0u64),
@@ -237,16 +212,15 @@ pub(crate) fn call_cases(file: &mut VectorFile) {
         outcome,
     );
 
-    let topology = Topology::from_value(&document).expect("orders");
     let g3 = json!({"id": "g3", "intervals": [[3_000_000, 4_000_000]], "shards": [{"node": "db-a"}, {"node": "db-d", "weight": 3}]});
-    let applied: Vec<(&str, Value)> = vec![
+    let changes: Vec<(&str, Value)> = vec![
         ("add-group", json!({"op": "id_groups_add_group", "group": g3})),
         ("add-group-read-only", json!({"op": "id_groups_add_group", "group": g3, "writable": false})),
         ("add-interval", json!({"op": "id_groups_add_interval", "group": "g2", "interval": [3_000_000, "4000000"]})),
         ("set-writable", json!({"op": "id_groups_set_writable", "group": "g1"})),
     ];
-    for (what, operation) in applied {
-        let result = ops::apply(&topology, &operation).expect("apply");
+    for (what, operation) in changes {
+        let result = applied(file, &format!("orders/apply/{what}"), On::Topology("orders"), operation);
         let next = Router::from_value(&result["topology"]).expect("next topology");
         assert_eq!(next.epoch(), 2);
         // No id that routed before moves.
@@ -256,10 +230,6 @@ pub(crate) fn call_cases(file: &mut VectorFile) {
                 assert_eq!(next.node(id).expect("node"), router.node(id).expect("node"));
             }
         }
-        file.case(
-            &format!("orders/apply/{what}"),
-            json!({"op": "apply", "topology": "orders", "operation": operation, "expect": {"result": result}}),
-        );
     }
     let refused: Vec<(&str, Value, &str)> = vec![
         (
@@ -297,13 +267,6 @@ pub(crate) fn call_cases(file: &mut VectorFile) {
         ("node-edits-refused", json!({"op": "add_node", "node": {"id": "db-e"}}), "invalid_argument"),
     ];
     for (what, operation, code) in refused {
-        let outcome = ops::apply(&topology, &operation).map(drop);
-        expect_error(
-            file,
-            &format!("orders/apply/refused-{what}"),
-            json!({"op": "apply", "topology": "orders", "operation": operation}),
-            code,
-            outcome,
-        );
+        apply_refused(file, &format!("orders/apply/refused-{what}"), On::Topology("orders"), operation, code);
     }
 }

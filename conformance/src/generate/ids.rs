@@ -6,9 +6,15 @@
 //! generator operations through `apply`.
 
 use serde_json::{json, Value};
-use shardroute::{ops, Router, Topology};
+use shardroute::Router;
 
-use super::{doc, expect_error, hex, nodes, owned_key, reference_lines, u64_key, utf8, VectorFile};
+use super::cases::{
+    applied, apply_refused, expect_error, load_case, refused_key, stated_replicas, stated_route, On, Refusals,
+};
+use super::keys::{hex, owned_key, u64_key, utf8};
+use super::reference::reference_lines;
+use super::vector_file::VectorFile;
+use crate::documents::{doc, Document};
 
 /// A published id from `reference/snowflake-ids.txt`.
 struct Published {
@@ -53,50 +59,19 @@ fn mysql_series() -> Vec<(String, u32, u32, u64, Vec<u64>)> {
         .collect()
 }
 
-/// A route case whose shard and node are stated by the caller (read off the layout by
-/// hand, or from a published source); the core is checked to agree.
+/// A route case `<topology>/stated/<what>` of an id whose shard and node are stated
+/// by the caller (read off the layout by hand, or from a published source); the core is
+/// checked to agree.
 fn stated(file: &mut VectorFile, router: &Router, topology: &str, what: &str, id: u64, shard: u32, node: &str) {
-    assert_eq!(router.route(id).expect("route"), shard, "{topology}/{what}: core disagrees");
-    assert_eq!(router.node(id).expect("node"), node, "{topology}/{what}: core disagrees");
-    file.case(
-        &format!("{topology}/stated/{what}"),
-        json!({"op": "route", "topology": topology, "key": u64_key(id), "expect": {"shard": shard, "node": node}}),
-    );
+    stated_route(file, topology, router, &format!("stated/{what}"), u64_key(id), (shard, node));
 }
 
 /// `route`, `replicas` and `route_many` (after the routable id `fine`) cases that must
 /// fail with `invalid_key`.
 fn rejected(file: &mut VectorFile, router: &Router, topology: &str, what: &str, fine: u64, key: Value) {
     assert!(router.route(fine).is_ok(), "{topology}: {fine} must route");
-    let outcome = || router.route(owned_key(&key).as_key()).map(drop);
-    expect_error(
-        file,
-        &format!("{topology}/rejected/route-{what}"),
-        json!({"op": "route", "topology": topology, "key": key}),
-        "invalid_key",
-        outcome(),
-    );
-    expect_error(
-        file,
-        &format!("{topology}/rejected/replicas-{what}"),
-        json!({"op": "replicas", "topology": topology, "key": key, "count": 1}),
-        "invalid_key",
-        outcome(),
-    );
-    expect_error(
-        file,
-        &format!("{topology}/rejected/route_many-{what}"),
-        json!({"op": "route_many", "topology": topology, "keys": [u64_key(fine), key]}),
-        "invalid_key",
-        outcome(),
-    );
-}
-
-fn load(file: &mut VectorFile, router: &Router, topology: &str) {
-    file.case(
-        &format!("{topology}/load"),
-        json!({"op": "load", "topology": topology, "expect": {"epoch": router.epoch().to_string(), "to_json": router.to_json()}}),
-    );
+    let outcome = router.route(owned_key(&key).as_key()).map(drop);
+    refused_key(file, topology, &key, Some(u64_key(fine)), outcome, |op| format!("{topology}/rejected/{op}-{what}"));
 }
 
 /// A shards table putting shard `s` on `names[s % names.len()]`, for `count` shards.
@@ -113,8 +88,8 @@ pub(crate) fn file() -> VectorFile {
 
     // The layout: an 8-bit shard in the top byte, identity shard table.
     let ids = ["s0", "s1", "s2", "s3"];
-    let router = file.topology("shard-high-4", doc(1, nodes(&ids), json!({"type": "id_bits", "layout": "shard_high"})));
-    load(&mut file, &router, "shard-high-4");
+    let router = file.topology("shard-high-4", doc(&ids, json!({"type": "id_bits", "layout": "shard_high"})));
+    load_case(&mut file, "shard-high-4", &router);
     let mut all = Vec::new();
     for shard in 0..4u32 {
         for (what, local) in [("local-0", 0u64), ("local-1", 1), ("local-max", (1 << 56) - 1)] {
@@ -132,11 +107,8 @@ pub(crate) fn file() -> VectorFile {
         }
         let id = u64::from(shard) << 56 | 42;
         let expected: Vec<&str> = (0..3).map(|step| ids[(shard as usize + step) % 4]).collect();
-        assert_eq!(router.replicas(id, 3).expect("replicas"), expected);
-        file.case(
-            &format!("shard-high-4/stated/replicas-3-shard-{shard}"),
-            json!({"op": "replicas", "topology": "shard-high-4", "key": u64_key(id), "count": 3, "expect": {"nodes": expected}}),
-        );
+        let what = format!("stated/replicas-3-shard-{shard}");
+        stated_replicas(&mut file, "shard-high-4", &router, &what, u64_key(id), &expected);
     }
     let shards: Vec<u64> = all.iter().map(|id| id >> 56).collect();
     assert_eq!(
@@ -171,9 +143,9 @@ pub(crate) fn file() -> VectorFile {
     let table = cycling(&tw, 1024);
     let router = file.topology(
         "twitter-snowflake",
-        doc(2, nodes(&tw), json!({"type": "id_bits", "layout": "snowflake", "shards": table})),
+        doc(&tw, json!({"type": "id_bits", "layout": "snowflake", "shards": table})).epoch(2),
     );
-    load(&mut file, &router, "twitter-snowflake");
+    load_case(&mut file, "twitter-snowflake", &router);
     let twitter = reference("twitter-wikipedia");
     let node = tw[twitter.field as usize % 4];
     stated(&mut file, &router, "twitter-snowflake", "wikipedia-example", twitter.id, twitter.field, node);
@@ -190,13 +162,13 @@ pub(crate) fn file() -> VectorFile {
     let router = file.topology(
         "discord-cells",
         doc(
-            3,
-            nodes(&["d0", "d1"]),
+            &["d0", "d1"],
             json!({"type": "id_bits", "layout": "snowflake", "timestamp_bits": 42, "epoch_ms": 1_420_070_400_000u64,
                    "shards": ["d0", "d1"], "cells": {"32": 0, "3": 1}}),
-        ),
+        )
+        .epoch(3),
     );
-    load(&mut file, &router, "discord-cells");
+    load_case(&mut file, "discord-cells", &router);
     stated(&mut file, &router, "discord-cells", "docs-example", reference("discord-docs").id, 0, "d0");
     stated(&mut file, &router, "discord-cells", "npm-example", reference("discord-snowflake-npm").id, 1, "d1");
     let fine = reference("discord-docs").id;
@@ -206,13 +178,13 @@ pub(crate) fn file() -> VectorFile {
     let router = file.topology(
         "pinterest-cells",
         doc(
-            4,
-            nodes(&["db-1", "db-2"]),
+            &["db-1", "db-2"],
             json!({"type": "id_bits", "layout": "shard_high", "shard_bits": 16, "shard_shift": 46,
                    "shards": ["db-1", "db-2"], "cells": {"0": 0, "3429": 1}}),
-        ),
+        )
+        .epoch(4),
     );
-    load(&mut file, &router, "pinterest-cells");
+    load_case(&mut file, "pinterest-cells", &router);
     let pinterest = reference("pinterest-blog");
     stated(&mut file, &router, "pinterest-cells", "blog-example", pinterest.id, 1, "db-2");
     stated(&mut file, &router, "pinterest-cells", "cell-0", 12345, 0, "db-1");
@@ -222,23 +194,20 @@ pub(crate) fn file() -> VectorFile {
     // Ticket servers: MySQL's series route to the server (offset - 1) that made them.
     let router = file.topology(
         "flickr-tickets",
-        doc(5, nodes(&["odd", "even"]), json!({"type": "id_bits", "layout": "ticket", "servers": 2})),
+        doc(&["odd", "even"], json!({"type": "id_bits", "layout": "ticket", "servers": 2})).epoch(5),
     );
-    load(&mut file, &router, "flickr-tickets");
+    load_case(&mut file, "flickr-tickets", &router);
+    let ten = ["m0", "m1", "m2", "m3", "m4", "m5", "m6", "m7", "m8", "m9"];
     let mysql = file.topology(
         "mysql-tickets-10",
-        doc(
-            6,
-            nodes(&["m0", "m1", "m2", "m3", "m4", "m5", "m6", "m7", "m8", "m9"]),
-            json!({"type": "id_bits", "layout": "ticket", "servers": 10}),
-        ),
+        doc(&ten, json!({"type": "id_bits", "layout": "ticket", "servers": 10})).epoch(6),
     );
-    load(&mut file, &mysql, "mysql-tickets-10");
+    load_case(&mut file, "mysql-tickets-10", &mysql);
     for (label, offset, increment, _, series) in mysql_series() {
         let (topology, router, names): (&str, &Router, &[&str]) = if increment == 2 {
             ("flickr-tickets", &router, &["odd", "even"])
         } else {
-            ("mysql-tickets-10", &mysql, &["m0", "m1", "m2", "m3", "m4", "m5", "m6", "m7", "m8", "m9"])
+            ("mysql-tickets-10", &mysql, &ten)
         };
         for id in series {
             let shard = offset - 1;
@@ -279,30 +248,20 @@ fn document_errors(file: &mut VectorFile) {
         ("cells-unknown-shard", json!({"type": "id_bits", "layout": "shard_high", "cells": {"1": 3}})),
         ("cells-array", json!({"type": "id_bits", "layout": "shard_high", "cells": [0]})),
     ];
+    let mut bad = Refusals::of(doc(&["a", "b", "c"], json!({"type": "id_bits", "layout": "shard_high"})));
     for (what, strategy) in invalid {
-        let raw = doc(1, nodes(&["a", "b", "c"]), strategy).to_string();
-        let outcome = Router::from_json(&raw).map(drop);
-        expect_error(
-            file,
-            &format!("load/{what}"),
-            json!({"op": "load", "topology_json": raw}),
-            "invalid_topology",
-            outcome,
-        );
+        bad.strategy(what, "invalid_topology", strategy);
     }
-    let mut weighted = doc(1, nodes(&["a", "b"]), json!({"type": "id_bits", "layout": "shard_high"}));
-    weighted["nodes"][1]["weight"] = json!(2);
-    let raw = weighted.to_string();
-    let outcome = Router::from_json(&raw).map(drop);
-    expect_error(file, "load/node-weight", json!({"op": "load", "topology_json": raw}), "invalid_topology", outcome);
+    bad.edit("node-weight", "invalid_topology", |d| d["nodes"] = json!([{"id": "a"}, {"id": "b", "weight": 2}]));
+    bad.write(file, "load/");
 }
 
 /// `decode_id`, `shards_for_range` and `apply` cases.
-pub(crate) fn call_cases(file: &mut VectorFile) {
+fn call_cases(file: &mut VectorFile) {
     let routers: Vec<(&str, Router)> =
         ["shard-high-4", "twitter-snowflake", "discord-cells", "pinterest-cells", "flickr-tickets", "mysql-tickets-10"]
             .into_iter()
-            .map(|id| (id, file_router(file, id)))
+            .map(|id| (id, file.router(id)))
             .collect();
     let router = |id: &str| &routers.iter().find(|(name, _)| *name == id).expect("topology").1;
 
@@ -462,16 +421,11 @@ pub(crate) fn call_cases(file: &mut VectorFile) {
             json!({"first": ids[0], "last": ids[ids.len() - 1], "step": increment, "count": series.len(), "auto_increment": next.to_string()})));
     }
     for (topology, what, operation, report) in generated {
-        let before = Topology::from_value(file_doc(file, topology)).expect("topology");
-        let result = ops::apply(&before, &operation).expect("apply");
+        let result = applied(file, &format!("{topology}/apply/{what}"), On::Topology(topology), operation);
         let mut expected = report;
         // Generators return the topology unchanged (same epoch).
-        expected["topology"] = before.to_value();
+        expected["topology"] = file.parsed(topology).to_value();
         assert_eq!(result, expected, "{topology}/{what}: core disagrees");
-        file.case(
-            &format!("{topology}/apply/{what}"),
-            json!({"op": "apply", "topology": topology, "operation": operation, "expect": {"result": result}}),
-        );
     }
     let refused: Vec<(&str, &str, Value)> = vec![
         (
@@ -510,38 +464,10 @@ pub(crate) fn call_cases(file: &mut VectorFile) {
         ),
     ];
     for (topology, what, operation) in refused {
-        let before = Topology::from_value(file_doc(file, topology)).expect("topology");
-        let outcome = ops::apply(&before, &operation).map(drop);
-        expect_error(
-            file,
-            &format!("{topology}/apply/refused-{what}"),
-            json!({"op": "apply", "topology": topology, "operation": operation}),
-            "invalid_argument",
-            outcome,
-        );
+        let name = format!("{topology}/apply/refused-{what}");
+        apply_refused(file, &name, On::Topology(topology), operation, "invalid_argument");
     }
-    let outcome = ops::apply(
-        &Topology::from_value(file_doc(file, "flickr-tickets")).expect("topology"),
-        &json!({"op": "id_bits_tickets", "shard": 0, "auto_increment": 1, "count": 65537}),
-    )
-    .map(drop);
-    expect_error(
-        file,
-        "flickr-tickets/apply/refused-batch-over-limit",
-        json!({"op": "apply", "topology": "flickr-tickets", "operation": {"op": "id_bits_tickets", "shard": 0, "auto_increment": 1, "count": 65537}}),
-        "limit_exceeded",
-        outcome,
-    );
-}
-
-fn file_doc<'f>(file: &'f VectorFile, id: &str) -> &'f Value {
-    file.topologies
-        .iter()
-        .find(|(name, _)| name == id)
-        .map(|(_, doc)| doc)
-        .unwrap_or_else(|| panic!("no topology {id}"))
-}
-
-fn file_router(file: &VectorFile, id: &str) -> Router {
-    Router::from_value(file_doc(file, id)).expect("router")
+    let operation = json!({"op": "id_bits_tickets", "shard": 0, "auto_increment": 1, "count": 65537});
+    let name = "flickr-tickets/apply/refused-batch-over-limit";
+    apply_refused(file, name, On::Topology("flickr-tickets"), operation, "limit_exceeded");
 }

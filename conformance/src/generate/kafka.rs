@@ -3,9 +3,11 @@
 //! kafkajs itself, and rejected documents.
 
 use serde_json::{json, Value};
-use shardroute::Router;
 
-use super::{doc, expect_error, nodes, routing_cases, utf8, VectorFile};
+use super::cases::{routed, stated_route, Refusals};
+use super::keys::utf8;
+use super::vector_file::VectorFile;
+use crate::documents::{doc, Document};
 
 /// `(key, legacy murmur2, java murmur2)` as kafkajs 2.2.4 computes them
 /// (`src/producer/partitioners/legacy/murmur2.js`, `default/murmur2.js`, Node 20).
@@ -28,82 +30,48 @@ pub(crate) fn file() -> VectorFile {
         "The kafka profile: the Java client's default partitioner (toPositive(murmur2(key)) % partitions) and kafkajs' LegacyPartitioner, default and explicit leaders, integer keys as decimal strings, rejected documents.",
         "kafkajs-ref cases: partitions computed by hand from murmur2 values printed by kafkajs 2.2.4 (legacy and default murmur2.js); all other routing cases: generator, for a core whose kafka profile agreed with kafka-python 3.0.12 DefaultPartitioner and kafkajs 2.2.4 DefaultPartitioner/JavaCompatiblePartitioner/LegacyPartitioner on every one of >= 10,000 keys per partition count (conformance/oracles/test_kafka.py, kafka.test.mjs)",
     );
-    let brokers = nodes(&["broker-0", "broker-1", "broker-2"]);
-    let router = file.topology("kafka-java-12", doc(1, brokers.clone(), kafka(json!(12), "java")));
-    routing_cases(&mut file, "kafka-java-12", &router);
-    let router = file.topology("kafka-legacy-12", doc(1, brokers.clone(), kafka(json!(12), "kafkajs_legacy")));
-    routing_cases(&mut file, "kafka-legacy-12", &router);
-    let router = file
-        .topology("kafka-default-partitioner-1", doc(2, nodes(&["solo"]), json!({"type": "kafka", "partitions": 1})));
-    routing_cases(&mut file, "kafka-default-partitioner-1", &router);
+    let brokers = &["broker-0", "broker-1", "broker-2"];
+    routed(&mut file, "kafka-java-12", doc(brokers, kafka(json!(12), "java")));
+    routed(&mut file, "kafka-legacy-12", doc(brokers, kafka(json!(12), "kafkajs_legacy")));
+    let solo = doc(&["solo"], json!({"type": "kafka", "partitions": 1})).epoch(2);
+    routed(&mut file, "kafka-default-partitioner-1", solo);
     let leaders = json!({"type": "kafka", "partitions": 5, "leaders": ["broker-2", "broker-0", "broker-0", "broker-1", "broker-2"]});
-    let router = file.topology("kafka-leaders-5", doc(3, brokers.clone(), leaders));
-    routing_cases(&mut file, "kafka-leaders-5", &router);
+    routed(&mut file, "kafka-leaders-5", doc(brokers, leaders).epoch(3));
     reference(&mut file);
     rejected(&mut file);
     file
 }
 
 fn reference(file: &mut VectorFile) {
-    let ids: Vec<String> = (0..4).map(|i| format!("b{i}")).collect();
-    let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
     for (partitioner, legacy) in [("java", false), ("kafkajs_legacy", true)] {
         let id = format!("kafka-{partitioner}-1000");
-        let router = file.topology(&id, doc(1, nodes(&ids), kafka(json!(1000), partitioner)));
+        let router = file.topology(&id, doc(&["b0", "b1", "b2", "b3"], kafka(json!(1000), partitioner)));
         for (key, legacy_hash, java_hash) in KAFKAJS_MURMUR2 {
             let hash = if legacy { legacy_hash } else { java_hash };
             let partition = (hash & 0x7fff_ffff) as u32 % 1000;
-            assert_eq!(router.route(key).expect("route"), partition, "{id}: {key:?} disagrees with kafkajs");
             let node = format!("b{}", partition % 4);
-            file.case(
-                &format!("{id}/kafkajs-ref/{key:?}"),
-                json!({"op": "route", "topology": id, "key": utf8(key), "expect": {"shard": partition, "node": node}}),
-            );
+            stated_route(file, &id, &router, &format!("kafkajs-ref/{key:?}"), utf8(key), (partition, &node));
         }
     }
 }
 
 fn rejected(file: &mut VectorFile) {
-    let three = || nodes(&["a", "b", "c"]);
-    let mut hashed = doc(1, three(), kafka(json!(4), "java"));
-    hashed["hashing"] = json!({"function": "crc32"});
-    let mut tagged = doc(1, three(), kafka(json!(4), "java"));
-    tagged["hashing"] = json!({"hash_tag": "redis"});
-    let weighted = doc(1, json!([{"id": "a", "weight": 2}, {"id": "b"}]), kafka(json!(4), "java"));
-    let bad: Vec<(&str, Value, &str)> = vec![
-        ("hashing-crc32", hashed, "invalid_topology"),
-        ("hashing-hash-tag", tagged, "invalid_topology"),
-        ("partitions-missing", doc(1, three(), json!({"type": "kafka"})), "invalid_topology"),
-        ("partitions-zero", doc(1, three(), kafka(json!(0), "java")), "invalid_topology"),
-        ("partitions-string", doc(1, three(), kafka(json!("12"), "java")), "invalid_topology"),
-        ("partitions-over-limit", doc(1, three(), kafka(json!(1_048_577), "java")), "limit_exceeded"),
-        ("partitioner-unknown", doc(1, three(), kafka(json!(4), "murmur2")), "invalid_topology"),
-        ("partitioner-legacy-typo", doc(1, three(), kafka(json!(4), "legacy")), "invalid_topology"),
-        (
-            "leaders-too-few",
-            doc(1, three(), json!({"type": "kafka", "partitions": 3, "leaders": ["a", "b"]})),
-            "invalid_topology",
-        ),
-        (
-            "leaders-unknown-node",
-            doc(1, three(), json!({"type": "kafka", "partitions": 2, "leaders": ["a", "z"]})),
-            "invalid_topology",
-        ),
-        ("weights", weighted, "invalid_topology"),
-        (
-            "unknown-field",
-            doc(1, three(), json!({"type": "kafka", "partitions": 2, "replication": 3})),
-            "invalid_topology",
-        ),
-    ];
-    for (label, document, code) in bad {
-        let outcome = Router::from_value(&document).map(drop);
-        expect_error(
-            file,
-            &format!("reject/{label}"),
-            json!({"op": "load", "topology_json": document.to_string()}),
-            code,
-            outcome,
-        );
+    let mut bad = Refusals::of(doc(&["a", "b", "c"], kafka(json!(4), "java")));
+    bad.edit("hashing-crc32", "invalid_topology", |d| d["hashing"] = json!({"function": "crc32"}));
+    bad.edit("hashing-hash-tag", "invalid_topology", |d| d["hashing"] = json!({"hash_tag": "redis"}));
+    for (label, code, strategy) in [
+        ("partitions-missing", "invalid_topology", json!({"type": "kafka"})),
+        ("partitions-zero", "invalid_topology", kafka(json!(0), "java")),
+        ("partitions-string", "invalid_topology", kafka(json!("12"), "java")),
+        ("partitions-over-limit", "limit_exceeded", kafka(json!(1_048_577), "java")),
+        ("partitioner-unknown", "invalid_topology", kafka(json!(4), "murmur2")),
+        ("partitioner-legacy-typo", "invalid_topology", kafka(json!(4), "legacy")),
+        ("leaders-too-few", "invalid_topology", json!({"type": "kafka", "partitions": 3, "leaders": ["a", "b"]})),
+        ("leaders-unknown-node", "invalid_topology", json!({"type": "kafka", "partitions": 2, "leaders": ["a", "z"]})),
+    ] {
+        bad.strategy(label, code, strategy);
     }
+    bad.edit("weights", "invalid_topology", |d| d["nodes"] = json!([{"id": "a", "weight": 2}, {"id": "b"}]));
+    bad.strategy("unknown-field", "invalid_topology", json!({"type": "kafka", "partitions": 2, "replication": 3}));
+    bad.write(file, "reject/");
 }

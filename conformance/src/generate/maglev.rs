@@ -5,9 +5,12 @@
 //! cases of `add_node`, `remove_node` and `disruption` with their disruption reports.
 
 use serde_json::{json, Value};
-use shardroute::{ops, Router, Topology};
 
-use super::{doc, expect_error, nodes, reference_lines, routing_cases, u64_key, VectorFile};
+use super::cases::{applied, apply_refused, load_case, refused_documents, routed, stated_route, On};
+use super::keys::u64_key;
+use super::reference::reference_lines;
+use super::vector_file::VectorFile;
+use crate::documents::{doc, identity, Document};
 
 /// One line of `reference/maglev-envoy.txt`: test name, table size, `(host, weight)`s
 /// and the expected host index of every entry.
@@ -38,6 +41,8 @@ fn envoy_tables() -> Vec<EnvoyTable> {
         .collect()
 }
 
+const FIVE: [&str; 5] = ["m0", "m1", "m2", "m3", "m4"];
+
 fn envoy_doc(table: &EnvoyTable) -> Value {
     let nodes: Vec<Value> = table
         .hosts
@@ -53,14 +58,12 @@ fn envoy_doc(table: &EnvoyTable) -> Value {
             },
         )
         .collect();
-    let mut document = doc(1, Value::Array(nodes), json!({"type": "maglev", "table_size": table.size}));
-    document["hashing"] = json!({"integers": "identity"});
-    document
+    doc(Value::Array(nodes), json!({"type": "maglev", "table_size": table.size})).hashing(identity())
 }
 
 fn weighted_doc() -> Value {
     let weighted = json!([{"id": "half", "weight": 0.5}, {"id": "base"}, {"id": "double", "weight": 2}, {"id": "x1.5", "weight": 1.5, "zone": "z2", "address": "10.1.0.4:11211"}]);
-    doc(2, weighted, json!({"type": "maglev", "table_size": 1009}))
+    doc(weighted, json!({"type": "maglev", "table_size": 1009})).epoch(2)
 }
 
 pub(crate) fn file() -> VectorFile {
@@ -76,34 +79,22 @@ pub(crate) fn file() -> VectorFile {
         for key in 0..3 * table.size {
             let host = table.assignments[(key % table.size) as usize];
             let node = &table.hosts[host as usize].0;
-            assert_eq!(router.route(u64::from(key)).expect("route"), host, "{id}: key {key} disagrees with Envoy");
-            file.case(
-                &format!("{id}/envoy/{key}"),
-                json!({"op": "route", "topology": id, "key": u64_key(u64::from(key)), "expect": {"shard": host, "node": node}}),
-            );
+            stated_route(&mut file, &id, &router, &format!("envoy/{key}"), u64_key(u64::from(key)), (host, node));
         }
-        file.case(
-            &format!("{id}/load"),
-            json!({"op": "load", "topology": id, "expect": {"epoch": "1", "to_json": router.to_json()}}),
-        );
+        load_case(&mut file, &id, &router);
     }
-    let router = file.topology("maglev-5", doc(1, nodes(&["m0", "m1", "m2", "m3", "m4"]), json!({"type": "maglev"})));
-    routing_cases(&mut file, "maglev-5", &router);
-    let router = file.topology("maglev-weighted-4", weighted_doc());
-    routing_cases(&mut file, "maglev-weighted-4", &router);
-    let mut tagged = doc(3, nodes(&["t0", "t1", "t2"]), json!({"type": "maglev", "table_size": 13}));
-    tagged["hashing"] = json!({"function": "crc32", "hash_tag": "redis"});
-    let router = file.topology("maglev-crc32-tag-3", tagged);
-    routing_cases(&mut file, "maglev-crc32-tag-3", &router);
-    let router = file.topology("maglev-single", doc(4, nodes(&["only"]), json!({"type": "maglev", "table_size": 2})));
-    routing_cases(&mut file, "maglev-single", &router);
+    routed(&mut file, "maglev-5", doc(&FIVE, json!({"type": "maglev"})));
+    routed(&mut file, "maglev-weighted-4", weighted_doc());
+    let tagged = doc(&["t0", "t1", "t2"], json!({"type": "maglev", "table_size": 13})).epoch(3);
+    routed(&mut file, "maglev-crc32-tag-3", tagged.hashing(json!({"function": "crc32", "hash_tag": "redis"})));
+    routed(&mut file, "maglev-single", doc(&["only"], json!({"type": "maglev", "table_size": 2})).epoch(4));
     rejected(&mut file);
     call_cases(&mut file);
     file
 }
 
 fn rejected(file: &mut VectorFile) {
-    let base = |size: Value| doc(1, nodes(&["a", "b", "c"]), json!({"type": "maglev", "table_size": size}));
+    let base = |size: Value| doc(&["a", "b", "c"], json!({"type": "maglev", "table_size": size}));
     let mut bad: Vec<(&str, Value, &str)> = vec![
         ("not-prime", base(json!(65_536)), "invalid_topology"),
         ("not-prime-odd", base(json!(65_535)), "invalid_topology"),
@@ -115,75 +106,47 @@ fn rejected(file: &mut VectorFile) {
         ("string", base(json!("65537")), "invalid_topology"),
         ("over-limit", base(json!(1_048_583)), "limit_exceeded"),
         ("over-u32", base(json!(4_294_967_311u64)), "limit_exceeded"),
-        ("unknown-field", doc(1, nodes(&["a"]), json!({"type": "maglev", "points_per_node": 3})), "invalid_topology"),
+        ("unknown-field", doc(&["a"], json!({"type": "maglev", "points_per_node": 3})), "invalid_topology"),
     ];
     let mut weighted = base(json!(13));
     weighted["nodes"][1]["weight"] = json!(0);
     bad.push(("weight-zero", weighted, "invalid_topology"));
-    for (label, document, code) in bad {
-        let raw = document.to_string();
-        let outcome = Router::from_json(&raw).map(drop);
-        expect_error(file, &format!("load/reject-{label}"), json!({"op": "load", "topology_json": raw}), code, outcome);
-    }
+    refused_documents(file, "load/reject-", bad);
 }
 
 /// `apply` cases: `add_node` and `remove_node` report the exact table disruption;
 /// `disruption` compares with another document (same table size: entry by entry;
 /// another size or strategy: sampled keys).
-pub(crate) fn call_cases(file: &mut VectorFile) {
-    let five = Topology::from_value(&doc(1, nodes(&["m0", "m1", "m2", "m3", "m4"]), json!({"type": "maglev"})))
-        .expect("maglev-5");
-    let weighted = Topology::from_value(&weighted_doc()).expect("weighted");
-    let bigger = doc(7, nodes(&["m0", "m1", "m2", "m3", "m4"]), json!({"type": "maglev", "table_size": 131_071}));
-    let swapped = doc(1, nodes(&["m0", "m1", "m2", "m3", "m5"]), json!({"type": "maglev"}));
-    let jump = doc(1, nodes(&["m0", "m1", "m2", "m3", "m4"]), json!({"type": "jump"}));
-    let applied = [
-        ("add-node", "maglev-5", &five, json!({"op": "add_node", "node": {"id": "m5", "zone": "z9"}})),
-        ("remove-node", "maglev-5", &five, json!({"op": "remove_node", "id": "m2"})),
-        (
-            "add-weighted-node",
-            "maglev-weighted-4",
-            &weighted,
-            json!({"op": "add_node", "node": {"id": "triple", "weight": 3}}),
-        ),
-        ("remove-weighted-node", "maglev-weighted-4", &weighted, json!({"op": "remove_node", "id": "double"})),
-        ("disruption-replace-node", "maglev-5", &five, json!({"op": "disruption", "to": swapped})),
-        ("disruption-bigger-table", "maglev-5", &five, json!({"op": "disruption", "to": bigger})),
-        ("disruption-to-jump", "maglev-5", &five, json!({"op": "disruption", "to": jump})),
-    ];
-    for (label, id, topology, operation) in applied {
-        let result = ops::apply(topology, &operation).expect("apply");
-        file.case(
-            &format!("apply/{label}"),
-            json!({"op": "apply", "topology": id, "operation": operation, "expect": {"result": result}}),
-        );
+fn call_cases(file: &mut VectorFile) {
+    let bigger = doc(&FIVE, json!({"type": "maglev", "table_size": 131_071})).epoch(7);
+    let swapped = doc(&["m0", "m1", "m2", "m3", "m5"], json!({"type": "maglev"}));
+    let jump = doc(&FIVE, json!({"type": "jump"}));
+    for (label, id, operation) in [
+        ("add-node", "maglev-5", json!({"op": "add_node", "node": {"id": "m5", "zone": "z9"}})),
+        ("remove-node", "maglev-5", json!({"op": "remove_node", "id": "m2"})),
+        ("add-weighted-node", "maglev-weighted-4", json!({"op": "add_node", "node": {"id": "triple", "weight": 3}})),
+        ("remove-weighted-node", "maglev-weighted-4", json!({"op": "remove_node", "id": "double"})),
+        ("disruption-replace-node", "maglev-5", json!({"op": "disruption", "to": swapped})),
+        ("disruption-bigger-table", "maglev-5", json!({"op": "disruption", "to": bigger})),
+        ("disruption-to-jump", "maglev-5", json!({"op": "disruption", "to": jump})),
+    ] {
+        applied(file, &format!("apply/{label}"), On::Topology(id), operation);
     }
-    let tight = doc(1, nodes(&["a", "b", "c"]), json!({"type": "maglev", "table_size": 3}));
-    let tight_topology = Topology::from_value(&tight).expect("tight");
-    let rejected = [
-        ("add-node-table-full", &tight_topology, json!({"op": "add_node", "node": {"id": "d"}}), "invalid_topology"),
-        ("disruption-no-to", &five, json!({"op": "disruption"}), "invalid_argument"),
-        ("disruption-to-text", &five, json!({"op": "disruption", "to": "{}"}), "invalid_argument"),
+    let tight = doc(&["a", "b", "c"], json!({"type": "maglev", "table_size": 3})).to_string();
+    let not_prime = doc(&["a"], json!({"type": "maglev", "table_size": 9}));
+    let five = On::Topology("maglev-5");
+    for (label, on, operation, code) in [
+        ("add-node-table-full", On::Text(&tight), json!({"op": "add_node", "node": {"id": "d"}}), "invalid_topology"),
+        ("disruption-no-to", five, json!({"op": "disruption"}), "invalid_argument"),
+        ("disruption-to-text", five, json!({"op": "disruption", "to": "{}"}), "invalid_argument"),
         (
             "disruption-to-invalid",
-            &five,
+            five,
             json!({"op": "disruption", "to": {"format": "shardroute/1"}}),
             "invalid_topology",
         ),
-        (
-            "disruption-to-not-prime",
-            &five,
-            json!({"op": "disruption", "to": doc(1, nodes(&["a"]), json!({"type": "maglev", "table_size": 9}))}),
-            "invalid_topology",
-        ),
-    ];
-    for (label, topology, operation, code) in rejected {
-        let outcome = ops::apply(topology, &operation).map(drop);
-        let case = if std::ptr::eq(topology, &tight_topology) {
-            json!({"op": "apply", "topology_json": tight.to_string(), "operation": operation})
-        } else {
-            json!({"op": "apply", "topology": "maglev-5", "operation": operation})
-        };
-        expect_error(file, &format!("apply/reject-{label}"), case, code, outcome);
+        ("disruption-to-not-prime", five, json!({"op": "disruption", "to": not_prime}), "invalid_topology"),
+    ] {
+        apply_refused(file, &format!("apply/reject-{label}"), on, operation, code);
     }
 }

@@ -6,9 +6,12 @@
 //! operations, and rejected documents (non-default hashing, gaps, overlaps).
 
 use serde_json::{json, Value};
-use shardroute::{ops, Router, Topology};
 
-use super::{doc, expect_error, hex, nodes, reference_lines, routing_cases, u64_key, VectorFile};
+use super::cases::{applied, apply_refused, expect_error, refused_documents, routing_cases, On};
+use super::keys::{hex, owned_key, u64_key};
+use super::reference::reference_lines;
+use super::vector_file::VectorFile;
+use crate::documents::{doc, Document};
 
 pub(crate) fn file() -> VectorFile {
     let mut file = VectorFile::new(
@@ -16,37 +19,27 @@ pub(crate) fn file() -> VectorFile {
         "The redis_cluster profile: CRC16 hash slots with Redis hash tags, integers as decimal text, slot ranges with replicas, the redis-cli --cluster create split, CLUSTER SLOTS / CLUSTER SHARDS import, and rejected documents.",
         "keyslot-ref cases: CLUSTER KEYSLOT of a real redis-server 7.0.15 (reference/redis-cluster-keyslot.txt); the default split: redis-cli 7.0 clusterManagerCommandCreate (0..=5460, 5461..=10922, 10923..=16383); all other values: generator, checked against redis-server, redis-py 8.1.0 and cluster-key-slot 1.1.2 by conformance/oracles",
     );
-    let even = file.topology("even3", doc(1, nodes(&["m0", "m1", "m2"]), json!({"type": "redis_cluster"})));
+    let even = file.topology("even3", doc(&["m0", "m1", "m2"], json!({"type": "redis_cluster"})));
     let mapped_doc = doc(
-        2,
-        nodes(&["a", "a-r1", "a-r2", "b", "b-r1", "c", "c-r1", "spare"]),
+        &["a", "a-r1", "a-r2", "b", "b-r1", "c", "c-r1", "spare"],
         json!({"type": "redis_cluster", "slots": [
             {"start": 12000, "end": 16383, "nodes": ["a", "a-r1", "a-r2"]},
             {"start": 0, "end": 8000, "nodes": ["a", "a-r2", "a-r1"]},
             {"start": 8001, "end": 11000, "nodes": ["b", "b-r1", "a-r1"]},
             {"start": 11001, "end": 11999, "nodes": ["c", "c-r1", "b-r1"]}
         ]}),
-    );
+    )
+    .epoch(2);
     let mapped = file.topology("mapped", mapped_doc.clone());
     // Slots from the real server: the core must agree before anything is written.
     for (index, line) in reference_lines("redis-cluster-keyslot.txt").iter().enumerate() {
         let words: Vec<&str> = line.split_whitespace().collect();
-        let (key, owned): (Value, shardroute::OwnedKey) = match words[0] {
-            "u64" => {
-                let value: u64 = words[1].parse().expect("u64");
-                (u64_key(value), shardroute::OwnedKey::U64(value))
-            }
-            _ => {
-                let bytes: Vec<u8> = if words[1] == "-" {
-                    Vec::new()
-                } else {
-                    (0..words[1].len() / 2)
-                        .map(|i| u8::from_str_radix(&words[1][2 * i..2 * i + 2], 16).expect("hex"))
-                        .collect()
-                };
-                (hex(&bytes), shardroute::OwnedKey::Bytes(bytes))
-            }
+        let key = match (words[0], words[1]) {
+            ("u64", value) => u64_key(value.parse().expect("u64")),
+            (_, "-") => hex(&[]),
+            (_, digits) => json!({ "hex": digits }),
         };
+        let owned = owned_key(&key);
         let slot: u32 = words[2].parse().expect("slot");
         assert_eq!(even.route(owned.as_key()).expect("route"), slot, "{line}: core disagrees with redis-server");
         let node = mapped.node(owned.as_key()).expect("node");
@@ -58,42 +51,25 @@ pub(crate) fn file() -> VectorFile {
     routing_cases(&mut file, "even3", &even);
     routing_cases(&mut file, "mapped", &mapped);
     // Rejected documents.
-    let reject = |file: &mut VectorFile, what: &str, document: Value| {
-        let text = document.to_string();
-        let outcome = Router::from_json(&text).map(|_| ());
-        expect_error(
-            file,
-            &format!("reject/{what}"),
-            json!({"op": "load", "topology_json": text}),
-            "invalid_topology",
-            outcome,
-        );
-    };
-    let mut with_hashing = mapped_doc.clone();
-    with_hashing["hashing"] = json!({"hash_tag": "redis"});
-    reject(&mut file, "hashing-section", with_hashing);
-    let mut crc = mapped_doc.clone();
-    crc["hashing"] = json!({"function": "crc32"});
-    reject(&mut file, "hashing-crc32", crc);
-    let slots = |rows: Value| doc(1, nodes(&["a", "b"]), json!({"type": "redis_cluster", "slots": rows}));
-    reject(
-        &mut file,
-        "gap",
-        slots(json!([{"start": 0, "end": 100, "nodes": ["a"]}, {"start": 102, "end": 16383, "nodes": ["b"]}])),
-    );
-    reject(
-        &mut file,
-        "overlap",
-        slots(json!([{"start": 0, "end": 100, "nodes": ["a"]}, {"start": 100, "end": 16383, "nodes": ["b"]}])),
-    );
-    reject(&mut file, "short", slots(json!([{"start": 0, "end": 16382, "nodes": ["a"]}])));
-    reject(&mut file, "slot-16384", slots(json!([{"start": 0, "end": 16384, "nodes": ["a"]}])));
-    reject(&mut file, "end-below-start", slots(json!([{"start": 5, "end": 4, "nodes": ["a"]}])));
-    reject(&mut file, "unknown-node", slots(json!([{"start": 0, "end": 16383, "nodes": ["z"]}])));
-    reject(&mut file, "no-master", slots(json!([{"start": 0, "end": 16383, "nodes": []}])));
-    reject(&mut file, "node-twice", slots(json!([{"start": 0, "end": 16383, "nodes": ["a", "a"]}])));
-    reject(&mut file, "weight", doc(1, json!([{"id": "a", "weight": 2}]), json!({"type": "redis_cluster"})));
-    reject(&mut file, "unknown-field", doc(1, nodes(&["a"]), json!({"type": "redis_cluster", "slot": []})));
+    let slots = |rows: Value| doc(&["a", "b"], json!({"type": "redis_cluster", "slots": rows}));
+    let bad = [
+        ("hashing-section", mapped_doc.clone().hashing(json!({"hash_tag": "redis"}))),
+        ("hashing-crc32", mapped_doc.clone().hashing(json!({"function": "crc32"}))),
+        ("gap", slots(json!([{"start": 0, "end": 100, "nodes": ["a"]}, {"start": 102, "end": 16383, "nodes": ["b"]}]))),
+        (
+            "overlap",
+            slots(json!([{"start": 0, "end": 100, "nodes": ["a"]}, {"start": 100, "end": 16383, "nodes": ["b"]}])),
+        ),
+        ("short", slots(json!([{"start": 0, "end": 16382, "nodes": ["a"]}]))),
+        ("slot-16384", slots(json!([{"start": 0, "end": 16384, "nodes": ["a"]}]))),
+        ("end-below-start", slots(json!([{"start": 5, "end": 4, "nodes": ["a"]}]))),
+        ("unknown-node", slots(json!([{"start": 0, "end": 16383, "nodes": ["z"]}]))),
+        ("no-master", slots(json!([{"start": 0, "end": 16383, "nodes": []}]))),
+        ("node-twice", slots(json!([{"start": 0, "end": 16383, "nodes": ["a", "a"]}]))),
+        ("weight", doc(json!([{"id": "a", "weight": 2}]), json!({"type": "redis_cluster"}))),
+        ("unknown-field", doc(&["a"], json!({"type": "redis_cluster", "slot": []}))),
+    ];
+    refused_documents(&mut file, "reject/", bad.map(|(label, document)| (label, document, "invalid_topology")));
     // Replicas beyond a range's chain.
     let key = json!({"utf8": "{user1000}.following"});
     let count = 4;
@@ -105,13 +81,13 @@ pub(crate) fn file() -> VectorFile {
         "invalid_argument",
         outcome,
     );
-    import_cases(&mut file, &mapped_doc);
+    import_cases(&mut file);
     file
 }
 
 /// `apply` cases of the import operations, with replies shaped as redis-server 7.0
 /// returns them (RESP2 arrays; CLUSTER SHARDS also as RESP3 maps).
-fn import_cases(file: &mut VectorFile, base: &Value) {
+fn import_cases(file: &mut VectorFile) {
     let id = |c: char| c.to_string().repeat(40);
     let slots_reply = json!([
         [0, 8000, ["10.0.0.1", 6379, id('a'), []], ["10.0.0.3", 6379, id('c'), []]],
@@ -154,13 +130,8 @@ fn import_cases(file: &mut VectorFile, base: &Value) {
         ("import-shards-resp2", json!({"op": "import_redis_cluster_shards", "reply": shards_resp2})),
         ("import-shards-resp3", json!({"op": "import_redis_cluster_shards", "reply": shards_resp3})),
     ];
-    let topology = Topology::from_value(base).expect("base");
     for (what, operation) in cases {
-        let result = ops::apply(&topology, &operation).unwrap_or_else(|err| panic!("{what}: {err}"));
-        file.case(
-            &format!("mapped/{what}"),
-            json!({"op": "apply", "topology": "mapped", "operation": operation, "expect": {"result": result}}),
-        );
+        applied(file, &format!("mapped/{what}"), On::Topology("mapped"), operation);
     }
     let bad = [
         ("import-gap", json!({"op": "import_redis_cluster_slots", "reply": [[0, 100, ["h", 1, id('a')]]]})),
@@ -175,13 +146,6 @@ fn import_cases(file: &mut VectorFile, base: &Value) {
         ),
     ];
     for (what, operation) in bad {
-        let outcome = ops::apply(&topology, &operation).map(|_| ());
-        expect_error(
-            file,
-            &format!("mapped/{what}"),
-            json!({"op": "apply", "topology": "mapped", "operation": operation}),
-            "invalid_argument",
-            outcome,
-        );
+        apply_refused(file, &format!("mapped/{what}"), On::Topology("mapped"), operation, "invalid_argument");
     }
 }

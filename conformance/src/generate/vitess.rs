@@ -8,14 +8,17 @@
 use serde_json::{json, Value};
 use shardroute::Router;
 
-use super::{doc, expect_error, hex, nodes, owned_key, routing_cases, standard_keys, u64_key, utf8, VectorFile};
+use super::cases::{route_case, routed, stated_route, Refusals};
+use super::keys::{hex, standard_keys, u64_key, utf8};
+use super::vector_file::VectorFile;
+use crate::documents::{doc, identity, Document};
 
 fn keyspace(epoch: u64, vindex: &str, shards: &[(&str, &str)]) -> Value {
     let mut ids: Vec<&str> = shards.iter().map(|(_, node)| *node).collect();
     ids.sort_unstable();
     ids.dedup();
     let list: Vec<Value> = shards.iter().map(|(name, node)| json!({"name": name, "node": node})).collect();
-    doc(epoch, nodes(&ids), json!({"type": "vitess", "vindex": vindex, "shards": list}))
+    doc(&ids[..], json!({"type": "vitess", "vindex": vindex, "shards": list})).epoch(epoch)
 }
 
 const FOUR: [(&str, &str); 4] = [("-40", "a"), ("40-80", "b"), ("80-c0", "a"), ("c0-", "b")];
@@ -34,18 +37,8 @@ fn integer_routing(file: &mut VectorFile, id: &str, router: &Router) {
     ] {
         keys.push((label.into(), utf8(text)));
     }
-    for (label, key) in keys {
-        let owned = owned_key(&key);
-        let case = json!({"op": "route", "topology": id, "key": key});
-        match router.route(owned.as_key()) {
-            Ok(shard) => {
-                let node = router.node(owned.as_key()).expect("node");
-                let mut case = case;
-                case["expect"] = json!({"shard": shard, "node": node});
-                file.case(&format!("{id}/route/{label}"), case);
-            }
-            Err(err) => expect_error(file, &format!("{id}/route/{label}"), case, err.code(), Err(err)),
-        }
+    for (label, key) in &keys {
+        route_case(file, id, router, label, key);
     }
 }
 
@@ -60,10 +53,8 @@ pub(crate) fn file() -> VectorFile {
     let router = file.topology("vitess-numeric-4", keyspace(1, "numeric", &FOUR));
     integer_routing(&mut file, "vitess-numeric-4", &router);
     let uneven = [("-4000", "a"), ("4000-80", "b"), ("80-c0a0", "c"), ("c0a0-", "a")];
-    let router = file.topology("vitess-xxhash-uneven", keyspace(2, "xxhash", &uneven));
-    routing_cases(&mut file, "vitess-xxhash-uneven", &router);
-    let router = file.topology("vitess-xxhash-single", keyspace(1, "xxhash", &[("-", "only")]));
-    routing_cases(&mut file, "vitess-xxhash-single", &router);
+    routed(&mut file, "vitess-xxhash-uneven", keyspace(2, "xxhash", &uneven));
+    routed(&mut file, "vitess-xxhash-single", keyspace(1, "xxhash", &[("-", "only")]));
 
     // Oracle keyspace ids: shard 1 of `-k`, `k-(k+1)`, `(k+1)-` is the id k alone.
     let oracle: [(&str, &str, Value, u64); 12] = [
@@ -86,15 +77,7 @@ pub(crate) fn file() -> VectorFile {
         let names = [format!("-{start}"), format!("{start}-{end}"), format!("{end}-")];
         let shards: Vec<(&str, &str)> = names.iter().map(|name| (name.as_str(), "a")).collect();
         let router = file.topology(&id, keyspace(1, vindex, &shards));
-        assert_eq!(
-            router.route(owned_key(&key).as_key()).expect("route"),
-            1,
-            "{label}: core disagrees with the oracle"
-        );
-        file.case(
-            &format!("{id}/oracle"),
-            json!({"op": "route", "topology": id, "key": key, "expect": {"shard": 1, "node": "a"}}),
-        );
+        stated_route(&mut file, &id, &router, "oracle", key, (1, "a"));
     }
 
     // Keyrange edges under numeric (the keyspace id is the id): [start, end), trailing zeros ignored.
@@ -109,59 +92,37 @@ pub(crate) fn file() -> VectorFile {
         ("at-c0..01", 0xc000_0000_0000_0001, 2),
         ("max", u64::MAX, 2),
     ] {
-        assert_eq!(router.route(value).expect("route"), shard, "{what}");
         let node = ["a", "b", "c"][shard as usize];
-        file.case(
-            &format!("{id}/stated/{what}"),
-            json!({"op": "route", "topology": id, "key": u64_key(value), "expect": {"shard": shard, "node": node}}),
-        );
+        stated_route(&mut file, id, &router, &format!("stated/{what}"), u64_key(value), (shard, node));
     }
     rejected(&mut file);
     file
 }
 
 fn rejected(file: &mut VectorFile) {
-    let with = |shards: &[&str]| {
-        let list: Vec<(&str, &str)> = shards.iter().map(|name| (*name, "a")).collect();
-        keyspace(1, "hash", &list)
-    };
-    let mut bad: Vec<(&str, Value, &str)> = vec![
-        ("gap", with(&["-80", "c0-"]), "invalid_topology"),
-        ("overlap", with(&["-80", "40-"]), "invalid_topology"),
-        ("missing-start", with(&["80-"]), "invalid_topology"),
-        ("missing-end", with(&["-80"]), "invalid_topology"),
-        ("open-end-not-last", with(&["-80", "80-", "c0-"]), "invalid_topology"),
-        ("out-of-order", with(&["80-", "-80"]), "invalid_topology"),
-        ("empty-range", with(&["-80", "80-80", "80-"]), "invalid_topology"),
-        ("reversed-range", with(&["-80", "80-40", "40-"]), "invalid_topology"),
-        ("odd-hex", with(&["-8", "8-"]), "invalid_topology"),
-        ("not-hex", with(&["-zz", "zz-"]), "invalid_topology"),
-        ("no-dash", with(&["0"]), "invalid_topology"),
-        ("past-8-bytes", with(&["-800000000000000001", "800000000000000001-"]), "invalid_topology"),
-        (
-            "no-shards",
-            doc(1, nodes(&["a"]), json!({"type": "vitess", "vindex": "hash", "shards": []})),
-            "invalid_topology",
-        ),
-    ];
-    let mut vindex = with(&["-"]);
-    vindex["strategy"]["vindex"] = json!("md5");
-    bad.push(("unknown-vindex", vindex, "invalid_topology"));
-    let mut no_vindex = with(&["-"]);
-    no_vindex["strategy"].as_object_mut().expect("strategy").remove("vindex");
-    bad.push(("vindex-missing", no_vindex, "invalid_topology"));
-    let mut hashing = with(&["-"]);
-    hashing["hashing"] = json!({"integers": "identity"});
-    bad.push(("hashing-not-default", hashing, "invalid_topology"));
-    let mut node = with(&["-"]);
-    node["strategy"]["shards"][0]["node"] = json!("z");
-    bad.push(("unknown-node", node, "invalid_topology"));
-    let mut weighted = with(&["-"]);
-    weighted["nodes"][0]["weight"] = json!(2);
-    bad.push(("weight", weighted, "invalid_topology"));
-    for (label, document, code) in bad {
-        let raw = document.to_string();
-        let outcome = Router::from_json(&raw).map(drop);
-        expect_error(file, &format!("load/reject-{label}"), json!({"op": "load", "topology_json": raw}), code, outcome);
+    let mut bad = Refusals::of(keyspace(1, "hash", &[("-", "a")]));
+    for (label, names) in [
+        ("gap", &["-80", "c0-"][..]),
+        ("overlap", &["-80", "40-"]),
+        ("missing-start", &["80-"]),
+        ("missing-end", &["-80"]),
+        ("open-end-not-last", &["-80", "80-", "c0-"]),
+        ("out-of-order", &["80-", "-80"]),
+        ("empty-range", &["-80", "80-80", "80-"]),
+        ("reversed-range", &["-80", "80-40", "40-"]),
+        ("odd-hex", &["-8", "8-"]),
+        ("not-hex", &["-zz", "zz-"]),
+        ("no-dash", &["0"]),
+        ("past-8-bytes", &["-800000000000000001", "800000000000000001-"]),
+        ("no-shards", &[]),
+    ] {
+        let shards: Vec<Value> = names.iter().map(|name| json!({"name": name, "node": "a"})).collect();
+        bad.edit(label, "invalid_topology", |d| d["strategy"]["shards"] = json!(shards));
     }
+    bad.edit("unknown-vindex", "invalid_topology", |d| d["strategy"]["vindex"] = json!("md5"));
+    bad.edit("vindex-missing", "invalid_topology", |d| drop(d["strategy"].as_object_mut().map(|s| s.remove("vindex"))));
+    bad.edit("hashing-not-default", "invalid_topology", |d| d["hashing"] = identity());
+    bad.edit("unknown-node", "invalid_topology", |d| d["strategy"]["shards"][0]["node"] = json!("z"));
+    bad.edit("weight", "invalid_topology", |d| d["nodes"][0]["weight"] = json!(2));
+    bad.write(file, "load/reject-");
 }

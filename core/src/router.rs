@@ -367,7 +367,7 @@ impl Router {
     {
         let mut owners = Vec::new();
         self.node_index_many_into(keys, &mut owners)?;
-        Ok(group_indices(&owners))
+        Ok(group_indices(&owners, self.topology.nodes.len()))
     }
 
     /// Replaces this router by `next` when `next` is newer: returns `next`, or refuses.
@@ -539,9 +539,31 @@ impl Router {
     }
 }
 
-/// `(owner, indices)` groups of a list of owners: the indices of each distinct owner, in
-/// order, groups in owner order.
-pub(crate) fn group_indices(owners: &[u32]) -> Vec<(u32, Vec<u32>)> {
+/// `(owner, indices)` groups of a list of owners (each below `node_count`): the indices
+/// of each distinct owner, in order, groups in owner order. A counting pass when the
+/// owners outnumber a quarter of the nodes (linear), a stable sort of the indices
+/// otherwise (a handful of keys over thousands of nodes need no node-sized table).
+pub(crate) fn group_indices(owners: &[u32], node_count: usize) -> Vec<(u32, Vec<u32>)> {
+    if owners.len() * 4 >= node_count {
+        let mut counts = alloc::vec![0u32; node_count];
+        for &owner in owners {
+            counts[owner as usize] += 1;
+        }
+        let mut groups: Vec<(u32, Vec<u32>)> = counts
+            .iter()
+            .enumerate()
+            .filter(|(_, &count)| count > 0)
+            .map(|(owner, &count)| (owner as u32, Vec::with_capacity(count as usize)))
+            .collect();
+        // Each owner's position among the groups, reusing the counts.
+        for (position, (owner, _)) in groups.iter().enumerate() {
+            counts[*owner as usize] = position as u32;
+        }
+        for (index, &owner) in owners.iter().enumerate() {
+            groups[counts[owner as usize] as usize].1.push(index as u32);
+        }
+        return groups;
+    }
     let mut order: Vec<u32> = (0..owners.len() as u32).collect();
     // Stable, so each group keeps its keys in input order.
     order.sort_by_key(|&index| owners[index as usize]);

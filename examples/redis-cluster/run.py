@@ -163,6 +163,8 @@ def problems(rows: list[dict[str, Any]]) -> list[str]:
     found = []
     for row in rows:
         where = f"{row['service']} {row['command']} {row['phase']}"
+        if row.get("failure"):
+            found.append(f"{where}: failed with {row['failure']}")
         if row["command"] in ("load", "settle") and (row["moved"] or row["ask"]):
             found.append(f"{where}: {row['moved']} MOVED, {row['ask']} ASK (expected 0 with a fresh table)")
         if row["stale_reads"]:

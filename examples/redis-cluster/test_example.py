@@ -36,6 +36,10 @@ def pick(rows: list[dict[str, Any]], command: str, phase: str) -> list[dict[str,
     return found
 
 
+def test_no_step_failed(rows: list[dict[str, Any]]) -> None:
+    assert [row for row in rows if row.get("failure")] == []
+
+
 def test_steady_state_has_no_redirect(rows: list[dict[str, Any]]) -> None:
     for row in pick(rows, "load", "steady"):
         assert row["keys"] == KEYS

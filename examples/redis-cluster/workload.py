@@ -88,6 +88,14 @@ class Service:
         self.report("load", "steady", ops, keys=len(self.keys))
 
     def churn(self, phase: str) -> None:
+        try:
+            self._churn(phase)
+        except Exception as err:  # noqa: BLE001 - reported, never a silent hang
+            self.stop.wait()
+            self.stop.clear()
+            self.report("churn", phase, 0, failure=repr(err))
+
+    def _churn(self, phase: str) -> None:
         wait = phase == "failover"
         ops = unacknowledged = 0
         rng = random.Random(phase)
@@ -163,12 +171,11 @@ def main() -> None:
         elif command == "churn":
             worker = threading.Thread(target=service.churn, args=(argument,))
             worker.start()
-        elif command == "load":
-            service.load()
-        elif command == "settle":
-            service.settle(argument)
-        elif command == "verify":
-            service.verify()
+        elif command in ("load", "settle", "verify"):
+            try:
+                getattr(service, command)(*([argument] if command == "settle" else []))
+            except Exception as err:  # noqa: BLE001 - reported to run.py, which fails
+                service.report(command, argument or command, 0, failure=repr(err))
         elif command == "quit":
             break
     service.client.close()

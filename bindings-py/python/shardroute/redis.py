@@ -95,6 +95,28 @@ def _text(value: Any) -> Any:
     return value
 
 
+def _redirect(err: redis.ResponseError) -> str | None:
+    """The ``MOVED``/``ASK`` line of a redirect error (redis-py parses it into
+    ``MovedError``/``AskError`` and keeps only ``<slot> <host:port>``), else None."""
+    if isinstance(err, redis.exceptions.MovedError):
+        return f"MOVED {err}"
+    if isinstance(err, redis.exceptions.AskError):
+        return f"ASK {err}"
+    message = str(err)
+    return message if message.startswith(("MOVED ", "ASK ")) else None
+
+
+def _transient(err: redis.ResponseError) -> str | None:
+    """The kind of an error worth retrying after a pause (a slot in motion, a cluster
+    electing a new primary), else None."""
+    if isinstance(err, redis.exceptions.TryAgainError):
+        return "TRYAGAIN"
+    if isinstance(err, redis.exceptions.ClusterDownError):
+        return "CLUSTERDOWN"
+    kind = str(err).split(" ", 1)[0]
+    return kind if kind in ("TRYAGAIN", "CLUSTERDOWN", "LOADING", "MASTERDOWN") else None
+
+
 def _address(node: str | tuple[str, int]) -> str:
     return node if isinstance(node, str) else f"{node[0]}:{node[1]}"
 
@@ -250,13 +272,12 @@ class ClusterClient:
                 try:
                     return attempt(self.connection(address, readonly=readonly), asking is not None)
                 except redis.ResponseError as err:
-                    message = str(err)
-                    if message.startswith(("MOVED ", "ASK ")):
-                        redirect = message
-                    elif not message.startswith(("TRYAGAIN", "CLUSTERDOWN", "LOADING")):
-                        raise
-                    else:
-                        self.stats.error(message.split(" ", 1)[0])
+                    redirect = _redirect(err)
+                    if redirect is None:
+                        transient = _transient(err)
+                        if transient is None:
+                            raise
+                        self.stats.error(transient)
                 except (redis.ConnectionError, redis.TimeoutError) as err:
                     self.stats.error(type(err).__name__)
                     asking = None
@@ -357,11 +378,10 @@ class ClusterClient:
                     # Redirected or cut off: that command alone takes the careful path,
                     # starting from the redirect it got.
                     self.stats.commands -= 1
-                    message = str(reply) if isinstance(reply, redis.ResponseError) else None
-                    if message is not None and not message.startswith(("MOVED ", "ASK ", "TRYAGAIN", "CLUSTERDOWN", "LOADING")):
+                    redirect = _redirect(reply) if isinstance(reply, redis.ResponseError) else None
+                    if isinstance(reply, redis.ResponseError) and redirect is None and _transient(reply) is None:
                         raise reply
                     command = commands[index]
-                    redirect = message if message is not None and message.startswith(("MOVED ", "ASK ")) else None
                     reply = self._run(
                         command[0], keys[index], read, lambda client, asking, command=command: self._once(client, asking, command), redirect
                     )

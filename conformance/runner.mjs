@@ -149,6 +149,33 @@ function runCase(api, file, routers, kase) {
         actual = { nodes: routerFor(kase.topology).routeWrite(toKey(kase.key)) };
         break;
       }
+      case 'read_replica': {
+        actual = { node: routerFor(kase.topology).readReplica(toKey(kase.key), kase.turn) };
+        break;
+      }
+      case 'same_slot': {
+        actual = { shard: routerFor(kase.topology).sameSlot(kase.keys.map(toKey)) };
+        break;
+      }
+      case 'group_by_node': {
+        const groups = routerFor(kase.topology).groupByNode(kase.keys.map(toKey));
+        actual = { groups: groups.map(({ node, indices }) => [node, indices]) };
+        break;
+      }
+      case 'moved': {
+        actual = { to_json: routerFor(kase.topology).moved(kase.slot, kase.address).toJson() };
+        break;
+      }
+      case 'ask': {
+        actual = { address: routerFor(kase.topology).ask(kase.slot, kase.address) };
+        break;
+      }
+      case 'parse_redirect': {
+        const { kind, slot, address, ...rest } = api.parseRedirect(kase.line);
+        if (Object.keys(rest).length) return `parseRedirect returned extra fields ${Object.keys(rest)}`;
+        actual = { kind, slot, address };
+        break;
+      }
       case 'replace': {
         const next = routerFor(kase.topology).replace(file.topologies[kase.next]);
         if (!(next instanceof api.Router)) return 'replace did not return a Router';

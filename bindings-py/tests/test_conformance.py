@@ -111,6 +111,22 @@ def run_case(file: Dict[str, Any], routers: Dict[str, Any], case: Dict[str, Any]
             return {"node": router_for(case["topology"]).route_read(vector_key(case["key"]))}
         if op == "route_write":
             return {"nodes": router_for(case["topology"]).route_write(vector_key(case["key"]))}
+        if op == "read_replica":
+            return {"node": router_for(case["topology"]).read_replica(vector_key(case["key"]), case["turn"])}
+        if op == "same_slot":
+            return {"shard": router_for(case["topology"]).same_slot([vector_key(key) for key in case["keys"]])}
+        if op == "group_by_node":
+            groups = router_for(case["topology"]).group_by_node([vector_key(key) for key in case["keys"]])
+            return {"groups": [[node, indices] for node, indices in groups]}
+        if op == "moved":
+            return {"to_json": router_for(case["topology"]).moved(case["slot"], case["address"]).to_json()}
+        if op == "ask":
+            return {"address": router_for(case["topology"]).ask(case["slot"], case["address"])}
+        if op == "parse_redirect":
+            redirect = shardroute.parse_redirect(case["line"])
+            if type(redirect) is not shardroute.Redirect:
+                raise MalformedVector(f"parse_redirect returned {type(redirect).__name__}, not Redirect")
+            return {"kind": redirect.kind, "slot": redirect.slot, "address": redirect.address}
         if op == "replace":
             replaced = router_for(case["topology"]).replace(document(case["next"]))
             if type(replaced) is not shardroute.Router:

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use serde_json::{json, Value};
+use shardroute::strategy::compat::redis_cluster::redirect::Redirect;
 use shardroute::{key, KeyHashing, Router};
 
 pub use shardroute::OwnedKey;
@@ -49,6 +50,12 @@ fn text<'v>(case: &'v Value, name: &str) -> Result<&'v str, String> {
 
 /// The case's `keys` array: `Ok(Err(error))` is the core's rejection of the first key it
 /// refuses, `Err(reason)` a malformed vector.
+/// A field holding an integer in `0..2^32` (slots and turns may be out of range in a
+/// vector only through the call's own refusal, never the runner's).
+fn u32_field(case: &Value, name: &str) -> Result<u32, String> {
+    field(case, name)?.as_u64().and_then(|n| u32::try_from(n).ok()).ok_or(format!("bad {name}"))
+}
+
 fn keys_of(case: &Value) -> Result<Result<Vec<OwnedKey>, shardroute::Error>, String> {
     field(case, "keys")?.as_array().ok_or("keys is not an array")?.iter().map(to_key).collect()
 }
@@ -243,6 +250,56 @@ fn evaluate(file: &Value, routers: &mut HashMap<String, Router>, case: &Value) -
                 }
             }
         }
+        "read_replica" => {
+            let router = core_or_case!(router_for(text(case, "topology")?)?);
+            let key = core_or_case!(to_key(field(case, "key")?)?);
+            let turn = u32_field(case, "turn")?;
+            match router.read_replica(key.as_key(), turn) {
+                Ok(node) => json!({ "node": node }),
+                Err(err) => error(err),
+            }
+        }
+        "same_slot" | "group_by_node" => {
+            let router = core_or_case!(router_for(text(case, "topology")?)?);
+            let keys = core_or_case!(keys_of(case)?);
+            let keys = keys.iter().map(OwnedKey::as_key);
+            if op == "same_slot" {
+                match router.same_slot(keys) {
+                    Ok(shard) => json!({ "shard": shard }),
+                    Err(err) => error(err),
+                }
+            } else {
+                match router.group_by_node(keys) {
+                    Ok(groups) => {
+                        let node = |index: u32| router.nodes()[index as usize].id.as_str();
+                        json!({ "groups": groups.iter().map(|(n, indices)| json!([node(*n), indices])).collect::<Vec<_>>() })
+                    }
+                    Err(err) => error(err),
+                }
+            }
+        }
+        "moved" | "ask" => {
+            let router = core_or_case!(router_for(text(case, "topology")?)?);
+            let slot = u32_field(case, "slot")?;
+            let address = text(case, "address")?;
+            if op == "moved" {
+                match router.moved(slot, address) {
+                    Ok(next) => json!({ "to_json": next.to_json() }),
+                    Err(err) => error(err),
+                }
+            } else {
+                match router.ask(slot, address) {
+                    Ok(target) => json!({ "address": target }),
+                    Err(err) => error(err),
+                }
+            }
+        }
+        "parse_redirect" => match Redirect::parse(text(case, "line")?) {
+            Ok(redirect) => {
+                json!({ "kind": redirect.kind.as_str(), "slot": redirect.slot, "address": redirect.address })
+            }
+            Err(err) => error(err),
+        },
         "replace" => {
             let current = core_or_case!(router_for(text(case, "topology")?)?);
             let next = core_or_case!(router_for(text(case, "next")?)?);

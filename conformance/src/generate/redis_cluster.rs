@@ -8,7 +8,9 @@
 use serde_json::{json, Value};
 
 use super::cases::{applied, apply_refused, expect_error, refused_documents, routing_cases, On};
-use super::keys::{hex, owned_key, u64_key};
+use shardroute::strategy::compat::redis_cluster::redirect::Redirect;
+
+use super::keys::{hex, owned_key, standard_keys, u64_key, utf8};
 use super::reference::reference_lines;
 use super::vector_file::VectorFile;
 use crate::documents::{doc, Document};
@@ -82,7 +84,180 @@ pub(crate) fn file() -> VectorFile {
         outcome,
     );
     import_cases(&mut file);
+    redirect_cases(&mut file);
     file
+}
+
+/// What a smart client asks while the cluster changes: MOVED and ASK (the calls and the
+/// `redis_moved` operation), redirect lines, one-slot multi-key commands, grouping by
+/// node, and replica reads.
+fn redirect_cases(file: &mut VectorFile) {
+    let cluster = file.topology(
+        "cluster6",
+        doc(
+            json!([
+                {"id": "m1", "address": "127.0.0.1:7001"}, {"id": "m2", "address": "127.0.0.1:7002"},
+                {"id": "m3", "address": "127.0.0.1:7003"}, {"id": "r1", "address": "127.0.0.1:7004"},
+                {"id": "r2", "address": "127.0.0.1:7005"}, {"id": "r3", "address": "127.0.0.1:7006"}
+            ]),
+            json!({"type": "redis_cluster", "slots": [
+                {"start": 0, "end": 5460, "nodes": ["m1", "r1"]},
+                {"start": 5461, "end": 10922, "nodes": ["m2", "r2"]},
+                {"start": 10923, "end": 16383, "nodes": ["m3", "r3"]}
+            ]}),
+        )
+        .epoch(5),
+    );
+    let even = file.router("even3");
+    let mapped = file.router("mapped");
+    // MOVED: to a known node, to a new address, to the owner itself, at both ends.
+    let moves = [
+        ("cluster6", 7, "127.0.0.1:7003"),
+        ("cluster6", 5461, "127.0.0.1:7010"),
+        ("cluster6", 0, "127.0.0.1:7001"),
+        ("cluster6", 16383, "[::1]:7000"),
+        ("even3", 100, "10.0.0.9:6379"),
+    ];
+    for (index, (topology, slot, address)) in moves.into_iter().enumerate() {
+        let router = if topology == "even3" { &even } else { &cluster };
+        let next = router.moved(slot, address).expect("moved");
+        file.case(
+            &format!("moved/{index}"),
+            json!({"op": "moved", "topology": topology, "slot": slot, "address": address,
+                   "expect": {"to_json": next.to_json()}}),
+        );
+        applied(
+            file,
+            &format!("redis-moved/{index}"),
+            On::Topology(topology),
+            json!({"op": "redis_moved", "slot": slot, "address": address}),
+        );
+        file.case(
+            &format!("ask/{index}"),
+            json!({"op": "ask", "topology": topology, "slot": slot, "address": address,
+                   "expect": {"address": router.ask(slot, address).expect("ask")}}),
+        );
+    }
+    let jump = file.topology("jump2", doc(&["a", "b"], json!({"type": "jump"})));
+    for (index, (slot, address)) in
+        [(16384, "127.0.0.1:7001"), (1, "127.0.0.1"), (1, "127.0.0.1:0"), (1, "bad host:1"), (1, "")]
+            .into_iter()
+            .enumerate()
+    {
+        for op in ["moved", "ask"] {
+            let outcome = if op == "moved" {
+                cluster.moved(slot, address).map(drop)
+            } else {
+                cluster.ask(slot, address).map(drop)
+            };
+            expect_error(
+                file,
+                &format!("{op}/refused-{index}"),
+                json!({"op": op, "topology": "cluster6", "slot": slot, "address": address}),
+                "invalid_argument",
+                outcome,
+            );
+        }
+    }
+    for op in ["moved", "ask"] {
+        let outcome = if op == "moved" { jump.moved(1, "h:1").map(drop) } else { jump.ask(1, "h:1").map(drop) };
+        let case = json!({"op": op, "topology": "jump2", "slot": 1, "address": "h:1"});
+        expect_error(file, &format!("{op}/not-redis"), case, "invalid_argument", outcome);
+        apply_refused(
+            file,
+            &format!("redis-moved/{op}-not-redis"),
+            On::Topology("jump2"),
+            json!({"op": "redis_moved", "slot": 1, "address": "h:1"}),
+            "invalid_argument",
+        );
+    }
+    apply_refused(
+        file,
+        "redis-moved/slot-16384",
+        On::Topology("cluster6"),
+        json!({"op": "redis_moved", "slot": 16384, "address": "127.0.0.1:7001"}),
+        "invalid_argument",
+    );
+    // Redirect lines as clients receive them.
+    let lines = [
+        "MOVED 3999 127.0.0.1:6381",
+        "ASK 0 127.0.0.1:7000",
+        "-ASK 16383 [::1]:7000\r\n",
+        "MOVED 1 :7000",
+        "  MOVED   12   10.0.0.1:6379  ",
+        "",
+        "MOVED",
+        "MOVED 1",
+        "MOVED abc h:1",
+        "MOVED -1 h:1",
+        "MOVED 16384 h:1",
+        "MOVED 1 h",
+        "MOVED 1 h:0",
+        "MOVED 1 h:65536",
+        "MOVED 1 h:1 extra",
+        "moved 1 h:1",
+        "ERR unknown command",
+    ];
+    for (index, line) in lines.iter().enumerate() {
+        let case = json!({"op": "parse_redirect", "line": line});
+        match Redirect::parse(line) {
+            Ok(redirect) => {
+                let mut case = case;
+                case["expect"] =
+                    json!({"kind": redirect.kind.as_str(), "slot": redirect.slot, "address": redirect.address});
+                file.case(&format!("parse-redirect/{index:02}"), case);
+            }
+            Err(err) => expect_error(file, &format!("parse-redirect/{index:02}"), case, "invalid_argument", Err(err)),
+        }
+    }
+    // Multi-key commands: one slot, or cross_slot.
+    let groups = [
+        vec![utf8("{user:1}.name"), utf8("{user:1}.mail"), utf8("user:1")],
+        vec![utf8("{42}"), u64_key(42)],
+        vec![hex(b"{\xff}a"), hex(b"{\xff}b")],
+        vec![utf8("{user:1}.name"), utf8("{user:2}.name")],
+        vec![utf8("a"), utf8("b"), utf8("c")],
+        vec![],
+    ];
+    for (index, keys) in groups.into_iter().enumerate() {
+        let owned: Vec<_> = keys.iter().map(owned_key).collect();
+        let case = json!({"op": "same_slot", "topology": "cluster6", "keys": keys});
+        match cluster.same_slot(owned.iter().map(|key| key.as_key())) {
+            Ok(shard) => {
+                let mut case = case;
+                case["expect"] = json!({"shard": shard});
+                file.case(&format!("same-slot/{index}"), case);
+            }
+            Err(err) => {
+                let code = err.code();
+                expect_error(file, &format!("same-slot/{index}"), case, code, Err(err));
+            }
+        }
+    }
+    // Pipelines: keys grouped by node, every key once, in input order.
+    let keys: Vec<Value> = standard_keys().into_iter().map(|(_, key)| key).take(60).collect();
+    let owned: Vec<_> = keys.iter().map(owned_key).collect();
+    for (topology, router) in [("cluster6", &cluster), ("mapped", &mapped), ("even3", &even)] {
+        let groups = router.group_by_node(owned.iter().map(|key| key.as_key())).expect("groups");
+        let groups: Vec<Value> =
+            groups.iter().map(|(node, indices)| json!([router.nodes()[*node as usize].id, indices])).collect();
+        file.case(
+            &format!("group-by-node/{topology}"),
+            json!({"op": "group_by_node", "topology": topology, "keys": keys, "expect": {"groups": groups}}),
+        );
+    }
+    // Replica reads: round-robin over the chain's replicas; the owner without one.
+    for (topology, router) in [("cluster6", &cluster), ("mapped", &mapped), ("even3", &even)] {
+        for (index, key) in keys.iter().take(8).enumerate() {
+            for turn in [0u32, 1, 2, 7] {
+                let node = router.read_replica(owned[index].as_key(), turn).expect("read_replica");
+                file.case(
+                    &format!("read-replica/{topology}/{index}-{turn}"),
+                    json!({"op": "read_replica", "topology": topology, "key": key, "turn": turn, "expect": {"node": node}}),
+                );
+            }
+        }
+    }
 }
 
 /// `apply` cases of the import operations, with replies shaped as redis-server 7.0

@@ -170,6 +170,30 @@ class Cluster:
             "--cluster-replicas", str(self._replicas), "--cluster-yes",
         )
         self.wait_until("the cluster is formed", self.healthy)
+        replicas = self._primaries * self._replicas
+        self.wait_until("every node knows every replica", lambda: self.replicas_known() == replicas)
+        self.wait_until("every replica is in sync", self.replicas_synced)
+
+    def replicas_synced(self) -> bool:
+        """Every replica's link to its primary is up (it has the data, it serves reads)."""
+        try:
+            for node in self.live():
+                info = node.info("replication")
+                if info.get("role") == "slave" and info.get("master_link_status") != "up":
+                    return False
+            return True
+        except (subprocess.CalledProcessError, subprocess.TimeoutExpired):
+            return False
+
+    def replicas_known(self) -> int:
+        """The fewest replicas any live node knows of (gossip takes a moment to agree)."""
+        try:
+            return min(
+                sum(1 for line in node.cli("CLUSTER", "NODES").splitlines() if " slave " in f" {line.split()[2].replace(',', ' ')} ")
+                for node in self.live()
+            )
+        except (subprocess.CalledProcessError, subprocess.TimeoutExpired):
+            return -1
 
     def stop(self) -> None:
         if self._stopped:

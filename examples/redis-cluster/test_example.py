@@ -27,7 +27,8 @@ def rows(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
     print(done.stdout)
     print(done.stderr, file=sys.stderr)
     assert out.exists(), f"run.py wrote no rows (exit {done.returncode}):\n{done.stderr[-4000:]}"
-    return json.loads(out.read_text())
+    rows: list[dict[str, Any]] = json.loads(out.read_text())
+    return rows
 
 
 def pick(rows: list[dict[str, Any]], command: str, phase: str) -> list[dict[str, Any]]:

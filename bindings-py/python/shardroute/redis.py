@@ -75,13 +75,26 @@ class ClusterStats:
 
 
 class _ReadOnlyConnection(redis.Connection):
-    """A connection to a replica that may serve reads of its master's slots."""
+    """A connection to a replica that may serve reads of its master's slots: it sends
+    ``READONLY`` right after the handshake (the hook is ``on_connect_check_health`` in
+    recent redis-py, ``on_connect`` before)."""
 
-    def on_connect(self) -> None:
-        super().on_connect()
+    def _readonly(self) -> None:
         self.send_command("READONLY")
         if self.read_response() not in (b"OK", "OK"):
             raise redis.ConnectionError("READONLY was refused")
+
+    if hasattr(redis.Connection, "on_connect_check_health"):
+
+        def on_connect_check_health(self, *args: Any, **kwargs: Any) -> None:
+            super().on_connect_check_health(*args, **kwargs)
+            self._readonly()
+
+    else:  # pragma: no cover - older redis-py
+
+        def on_connect(self) -> None:
+            super().on_connect()
+            self._readonly()
 
 
 def _text(value: Any) -> Any:

@@ -234,13 +234,20 @@ class Cluster:
         raise RuntimeError(f"{primary.address} has no replica")
 
     def healthy(self) -> bool:
-        """Every live node says cluster_state:ok and agrees on all 16384 slots."""
+        """Every live node says cluster_state:ok, covers all 16384 slots, suspects no
+        node, and sees the same slot owners (redis-cli refuses to reshard until gossip
+        has agreed)."""
         try:
+            views = set()
             for node in self.live():
                 info = node.info("cluster")
                 if info.get("cluster_state") != "ok" or info.get("cluster_slots_ok") != "16384":
                     return False
-            return not any("fail?" in fields[2] for fields in self.topology_lines())
+                lines = [line.split() for line in node.cli("CLUSTER", "NODES").splitlines() if line]
+                if any("fail?" in fields[2] for fields in lines):
+                    return False
+                views.add(tuple(sorted((fields[0], *fields[8:]) for fields in lines if "master" in fields[2])))
+            return len(views) == 1
         except (subprocess.CalledProcessError, subprocess.TimeoutExpired):
             return False
 

@@ -13,6 +13,8 @@ import pytest
 
 CONFORMANCE = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(CONFORMANCE / "python"))
+# The example's cluster script: one way to start redis-server on free ports.
+sys.path.insert(0, str(CONFORMANCE.parent / "examples" / "redis-cluster"))
 
 
 def pytest_configure(config: pytest.Config) -> None:

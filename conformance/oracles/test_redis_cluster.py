@@ -35,7 +35,9 @@ import redis
 import redis.crc
 
 import shardroute
+from cluster import free_port
 from oracle_keys import key_bytes
+from shardroute.redis import _text as decode
 from shardroute_testing import doc
 
 SLOTS = 16384
@@ -97,21 +99,6 @@ KEYS = edge_keys() + random_keys(12_000)
 # ------------------------------------------------------------------------ servers
 
 
-def free_port() -> int:
-    """A port p <= 55535 with p and p + 10000 (the cluster bus) both free."""
-    rng = random.Random()
-    for _ in range(200):
-        port = rng.randrange(20_000, 55_536)
-        try:
-            with socket.socket() as first, socket.socket() as bus:
-                first.bind(("127.0.0.1", port))
-                bus.bind(("127.0.0.1", port + 10_000))
-            return port
-        except OSError:
-            continue
-    raise AssertionError("no free port pair (p, p + 10000) found for redis-server")
-
-
 class Server:
     """One `redis-server --cluster-enabled yes` in its own temp dir, stopped by PID."""
 
@@ -168,16 +155,6 @@ class Server:
         self.client.close()
         self.client3.close()
         self.log.close()
-
-
-def decode(value: Any) -> Any:
-    if isinstance(value, bytes):
-        return value.decode()
-    if isinstance(value, list):
-        return [decode(item) for item in value]
-    if isinstance(value, dict):
-        return {decode(key): decode(item) for key, item in value.items()}
-    return value
 
 
 def wait_for(what: str, check: Any) -> Any:

@@ -8,7 +8,7 @@
 //! and replacing the surrogate would route two different strings as one key.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyByteArray, PyBytes, PyInt, PyMemoryView, PyString};
+use pyo3::types::{PyBool, PyByteArray, PyBytes, PyInt, PyList, PyMemoryView, PyString, PyTuple};
 use pyo3::IntoPyObjectExt;
 use shardroute as sr;
 
@@ -120,7 +120,13 @@ pub fn keys_from_py<'py>(keys: &Bound<'py, PyAny>) -> PyResult<Vec<Key<'py>>> {
     let iterator = keys.try_iter().map_err(|err| {
         errors::convert(keys.py(), err, sr::ErrorKind::InvalidArgument, "keys must be an iterable of keys")
     })?;
-    iterator.map(|key| Key::from_py_owned(key?)).collect()
+    // The iterator gives no length under abi3: a list's or tuple's saves the regrowing.
+    let known = keys.is_instance_of::<PyList>() || keys.is_instance_of::<PyTuple>();
+    let mut converted = Vec::with_capacity(if known { keys.len()? } else { 0 });
+    for key in iterator {
+        converted.push(Key::from_py_owned(key?)?);
+    }
+    Ok(converted)
 }
 
 /// How many keys [`for_each_key_chunk`] converts before handing them to core.
@@ -260,6 +266,22 @@ pub fn u32_from_py(value: &Bound<'_, PyAny>, what: &str) -> PyResult<u32> {
         let side = if value.lt(0).unwrap_or(false) { "negative" } else { "above 2**32-1" };
         errors::new(sr::ErrorKind::InvalidArgument, format!("{what} is {side}; expected an int in 0..2**32"))
     })
+}
+
+/// A `str` argument that is not a key nor a document (an address, a redirect line), as
+/// its text; `what` names the argument.
+///
+/// # Errors
+/// `invalid_argument` when the value is not a `str`, or has lone surrogates (no UTF-8
+/// form), with Python's error as the cause.
+pub fn str_from_py(value: &Bound<'_, PyAny>, what: &str) -> PyResult<String> {
+    let text = value.cast::<PyString>().map_err(|_| {
+        errors::new(sr::ErrorKind::InvalidArgument, format!("{what} must be a str, not {}", type_name(value)))
+    })?;
+    let text = text.to_cow().map_err(|err| {
+        errors::convert(value.py(), err, sr::ErrorKind::InvalidArgument, &format!("{what} is not valid Unicode"))
+    })?;
+    Ok(text.into_owned())
 }
 
 /// The name of a value's type, for messages.

@@ -4,7 +4,8 @@
 //!
 //! Modules mirror core: `router` (Router), `hashing` (hash_key), `strategy` (jump,
 //! modulo_moves, decoded ids), `operations` (apply), `diff` (diff), `dictionary`
-//! (encode_dictionary, decode_dictionary), `placement_names` (locations),
+//! (encode_dictionary, decode_dictionary), `redirect` (parse_redirect, Redis Cluster's
+//! MOVED and ASK errors), `placement_names` (locations),
 //! `key` (key and integer conversion, salted keys back), `json` (documents as text or
 //! mappings, JSON results), and `errors` (every exception class and the one mapping
 //! from core errors).
@@ -20,6 +21,7 @@ mod json;
 mod key;
 mod operations;
 mod placement_names;
+mod redirect;
 mod router;
 mod strategy;
 
@@ -35,7 +37,10 @@ mod strategy;
 /// (add_node, remove_node, plan_rebalance, ...); diff reports which keys move between
 /// two routers; encode_dictionary and decode_dictionary convert a vbucket dictionary
 /// to and from its compact binary form; hash_key, jump and modulo_moves expose the
-/// bare hash and shard functions.
+/// bare hash and shard functions. For Redis Cluster clients, parse_redirect reads MOVED
+/// and ASK errors, which Router.moved and Router.ask act on; Router.same_slot,
+/// Router.group_by_node and Router.read_replica serve multi-key commands, pipelines and
+/// replica reads.
 /// Every error is a ShardrouteError (a ValueError) with a stable .code.
 #[pymodule]
 fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -48,6 +53,7 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(diff::diff, module)?)?;
     module.add_function(wrap_pyfunction!(dictionary::encode_dictionary, module)?)?;
     module.add_function(wrap_pyfunction!(dictionary::decode_dictionary, module)?)?;
+    module.add_function(wrap_pyfunction!(redirect::parse_redirect, module)?)?;
     errors::register(module)?;
     Ok(())
 }

@@ -7,7 +7,10 @@ use shardroute as sr;
 use crate::arrays::{array_from_py, u32s_to_py, Array, Item, DETACH_MIN_KEYS};
 use crate::errors;
 use crate::json::document_text;
-use crate::key::{for_each_key_chunk, owned_to_py, single_key_error, type_name, u32_from_py, u64_from_py, Key};
+use crate::key::{
+    for_each_key_chunk, keys_from_py, owned_to_py, single_key_error, str_from_py, type_name, u32_from_py, u64_from_py,
+    Key,
+};
 use crate::placement_names::location_to_py;
 use crate::strategy::decoded_id_to_py;
 
@@ -225,6 +228,78 @@ impl Router {
         self.inner.route_write(key.as_core()).map_err(errors::to_py)
     }
 
+    /// The node to read a key from when reads may go to replicas (Redis READONLY
+    /// connections, Couchbase replica reads): one of the replicas of the key's chain,
+    /// picked by turn (turn % the number of replicas, so a growing counter spreads reads
+    /// round-robin), or the owner when the chain has none. Strategies without replica
+    /// chains (the hashed ones) answer node(key). Writes go to node(key).
+    ///
+    /// Raises InvalidKeyError for a value that is not a key, InvalidArgumentError when
+    /// turn is not an int in 0..2**32.
+    #[pyo3(signature = (key, turn = Turn(0)), text_signature = "($self, key, turn=0)")]
+    fn read_replica(&self, key: &Bound<'_, PyAny>, turn: Turn) -> PyResult<&str> {
+        let key = Key::from_py(key)?;
+        self.inner.read_replica(key.as_core(), turn.0).map_err(errors::to_py)
+    }
+
+    /// The one shard all keys share (for redis_cluster, their hash slot): what a
+    /// multi-key command (MGET, MSET, a transaction) needs, since one node must hold
+    /// every key. Hash tags ("{user1}.name", "{user1}.mail") are how keys share a slot.
+    /// Keys as for route_many.
+    ///
+    /// Raises CrossSlotError when two keys are in different shards (the message names
+    /// the first key that differs and both shards), InvalidArgumentError for no keys;
+    /// otherwise as route_many.
+    fn same_slot(&self, keys: &Bound<'_, PyAny>) -> PyResult<u32> {
+        with_all_keys(keys, |keys| self.inner.same_slot(keys))
+    }
+
+    /// The keys grouped by the node that owns them, for pipelines and for splitting
+    /// MGET/MSET by node: a list of (node id, indices of its keys in keys) tuples, one
+    /// for each node that owns at least one key, in the topology's node order, each
+    /// list of indices in input order. Every key is in exactly one group, the group of
+    /// node(key). Keys as for route_many (any iterable of keys, or a uint64 array).
+    ///
+    /// Raises as route_many.
+    fn group_by_node<'py>(
+        &self,
+        keys: &Bound<'py, PyAny>,
+    ) -> PyResult<Vec<(Bound<'py, PyString>, Bound<'py, PyList>)>> {
+        let py = keys.py();
+        let groups = with_all_keys(keys, |keys| self.inner.group_by_node(keys))?;
+        groups
+            .iter()
+            .map(|(node, indices)| Ok((self.ids[*node as usize].bind(py).clone(), PyList::new(py, indices)?)))
+            .collect()
+    }
+
+    /// The router after a Redis Cluster "MOVED <slot> <address>" reply: slot is served
+    /// by the node at address ("host:port"; a node with that address as its id is
+    /// added when no node has it), and the epoch is one more. This router is
+    /// unchanged. The same as apply() with {"op": "redis_moved", "slot": slot,
+    /// "address": address}. parse_redirect reads the reply.
+    ///
+    /// Raises InvalidArgumentError for a topology that is not redis_cluster, a slot that
+    /// is not an int in 0..16384, an address that is not a str with a port.
+    fn moved(&self, slot: &Bound<'_, PyAny>, address: &Bound<'_, PyAny>) -> PyResult<Router> {
+        let py = slot.py();
+        let slot = u32_from_py(slot, "slot")?;
+        let address = str_from_py(address, "address")?;
+        let inner = self.inner.moved(slot, &address).map_err(errors::to_py)?;
+        Ok(Router::wrap(py, inner))
+    }
+
+    /// Where the next command for a key of slot goes after a Redis Cluster "ASK <slot>
+    /// <address>" reply: address, once, preceded by ASKING. Nothing changes: the slot is
+    /// being migrated and stays with its owner until a MOVED (moved) says otherwise.
+    ///
+    /// Raises InvalidArgumentError as moved does.
+    fn ask(&self, slot: &Bound<'_, PyAny>, address: &Bound<'_, PyAny>) -> PyResult<String> {
+        let slot = u32_from_py(slot, "slot")?;
+        let address = str_from_py(address, "address")?;
+        self.inner.ask(slot, &address).map(str::to_owned).map_err(errors::to_py)
+    }
+
     /// A new Router for a newer topology (a document as for Router: JSON text or a
     /// mapping); this router is unchanged. Epochs only grow: a lower epoch is refused,
     /// and so is the same epoch with different content; the same document again is
@@ -274,12 +349,9 @@ impl Router {
     /// batch entry point for `output`, converts the results.
     fn many<'py>(&self, keys: &Bound<'py, PyAny>, output: Output) -> PyResult<Bound<'py, PyAny>> {
         let py = keys.py();
-        if Key::is_text_or_bytes(keys) && !is_array_view(keys) {
-            return Err(single_key_error());
-        }
         let mut out = Vec::new();
-        let numpy = match array_from_py(keys, "keys", &[Item::U64])? {
-            Some(array) => {
+        let numpy = match Batch::from_py(keys)? {
+            Batch::Array(array) => {
                 let keys = array.u64s();
                 detach_for(py, keys.len(), || match output {
                     Output::Shards => self.inner.route_u64s_into(&keys, &mut out),
@@ -288,7 +360,7 @@ impl Router {
                 .map_err(errors::to_py)?;
                 array.numpy
             }
-            None => {
+            Batch::Iterable => {
                 let mut chunk_out = Vec::new();
                 if keys.is_instance_of::<PyList>() || keys.is_instance_of::<PyTuple>() {
                     out.reserve(keys.len()?);
@@ -321,6 +393,82 @@ impl Router {
     fn node_ids<'py>(&self, py: Python<'py>, indices: &[u32]) -> PyResult<Bound<'py, PyAny>> {
         let items = indices.iter().map(|&index| self.ids[index as usize].bind(py));
         Ok(PyList::new(py, items)?.into_any())
+    }
+}
+
+/// The keys of a batch argument, as [`Router::many`] reads them.
+enum Batch<'py> {
+    /// A uint64 array of integer keys (numpy, read in place; or another buffer, copied).
+    Array(Array<'py>),
+    /// Any other value: an iterable of keys, converted key by key (or not iterable).
+    Iterable,
+}
+
+impl<'py> Batch<'py> {
+    /// # Errors
+    /// `invalid_argument` for a single `str` or bytes key, and for an array of another
+    /// item type than uint64, not 1-D or not contiguous.
+    fn from_py(keys: &Bound<'py, PyAny>) -> PyResult<Batch<'py>> {
+        if Key::is_text_or_bytes(keys) && !is_array_view(keys) {
+            return Err(single_key_error());
+        }
+        Ok(array_from_py(keys, "keys", &[Item::U64])?.map_or(Batch::Iterable, Batch::Array))
+    }
+}
+
+/// `call` over every key of a batch argument at once, for the core calls that need all
+/// keys together (`same_slot`, `group_by_node`). Keys as for `route_many`: a uint64
+/// array read in place (the GIL released for large batches), or any other iterable of
+/// keys converted as `route_many` converts them (no `bytes` object per `str`).
+fn with_all_keys<T: Send>(
+    keys: &Bound<'_, PyAny>,
+    call: impl for<'a, 'py> Fn(AllKeys<'a, 'py>) -> sr::Result<T> + Sync,
+) -> PyResult<T> {
+    match Batch::from_py(keys)? {
+        Batch::Array(array) => {
+            let integers = array.u64s();
+            detach_for(keys.py(), integers.len(), || call(AllKeys::Integers(integers.iter())))
+        }
+        Batch::Iterable => call(AllKeys::Converted(keys_from_py(keys)?.iter())),
+    }
+    .map_err(errors::to_py)
+}
+
+/// The keys [`with_all_keys`] hands to core: one concrete iterator over either source,
+/// so that core's batch loop is compiled for it (through a `dyn Iterator`, a call per
+/// key, a batch takes twice as long).
+enum AllKeys<'a, 'py> {
+    Integers(std::slice::Iter<'a, u64>),
+    Converted(std::slice::Iter<'a, Key<'py>>),
+}
+
+impl<'a> Iterator for AllKeys<'a, '_> {
+    type Item = sr::Key<'a>;
+
+    fn next(&mut self) -> Option<sr::Key<'a>> {
+        match self {
+            AllKeys::Integers(keys) => keys.next().map(|&key| sr::Key::U64(key)),
+            AllKeys::Converted(keys) => keys.next().map(Key::as_core),
+        }
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        match self {
+            AllKeys::Integers(keys) => keys.size_hint(),
+            AllKeys::Converted(keys) => keys.size_hint(),
+        }
+    }
+}
+
+/// The `turn` argument of `read_replica`: an int in 0..2**32, 0 when omitted; any other
+/// value, `None` included, is `InvalidArgumentError`, as for every count.
+struct Turn(u32);
+
+impl<'a, 'py> FromPyObject<'a, 'py> for Turn {
+    type Error = PyErr;
+
+    fn extract(turn: Borrowed<'a, 'py, PyAny>) -> PyResult<Turn> {
+        u32_from_py(&turn, "turn").map(Turn)
     }
 }
 

@@ -21,6 +21,7 @@ import pytest
 
 import shardroute
 from shardroute import (
+    CrossSlotError,
     DecodedId,
     InvalidArgumentError,
     InvalidKeyError,
@@ -29,6 +30,7 @@ from shardroute import (
     Location,
     NoNodesError,
     ReadOnlyError,
+    Redirect,
     Router,
     ShardrouteError,
     StaleEpochError,
@@ -39,6 +41,7 @@ from shardroute import (
     hash_key,
     jump,
     modulo_moves,
+    parse_redirect,
 )
 from shardroute_testing import doc
 
@@ -69,6 +72,20 @@ MOVING = doc(
     epoch=3,
     hashing={"integers": "identity"},
 )
+# Three masters and one replica each, with addresses, as CLUSTER SHARDS gives them (the
+# cluster of core/tests/redis_redirects.rs): what the Redis Cluster client calls read.
+CLUSTER = doc(
+    [{"id": node, "address": f"127.0.0.1:{7001 + i}"} for i, node in enumerate(["m1", "m2", "m3", "r1", "r2", "r3"])],
+    {
+        "type": "redis_cluster",
+        "slots": [
+            {"start": 0, "end": 5460, "nodes": ["m1", "r1"]},
+            {"start": 5461, "end": 10922, "nodes": ["m2", "r2"]},
+            {"start": 10923, "end": 16383, "nodes": ["m3", "r3"]},
+        ],
+    },
+    epoch=5,
+)
 KINDS = {
     "invalid_topology": InvalidTopologyError,
     "invalid_key": InvalidKeyError,
@@ -77,6 +94,7 @@ KINDS = {
     "invalid_argument": InvalidArgumentError,
     "stale_epoch": StaleEpochError,
     "read_only": ReadOnlyError,
+    "cross_slot": CrossSlotError,
 }
 
 
@@ -134,6 +152,7 @@ def test_error_classes_one_per_code() -> None:
         (InvalidArgumentError, lambda: Router(DOC).replicas("k", 4)),
         (StaleEpochError, lambda: Router(DOC).replace({**DOC, "epoch": 6})),
         (ReadOnlyError, lambda: Router(MOVING).route_write(2)),
+        (CrossSlotError, lambda: Router(CLUSTER).same_slot(["a", "b"])),
     ],
 )
 def test_each_kind_is_raised_with_code_and_message(kind: type[ShardrouteError], call: Callable[[], object]) -> None:
@@ -717,6 +736,182 @@ def test_encode_dictionary_errors() -> None:
         raises(InvalidTopologyError, lambda: encode_dictionary(bad))
 
 
+# --- Redis Cluster clients ----------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Router:
+    return Router(CLUSTER)
+
+
+def key_in_slot(router: Router, slot: int) -> str:
+    """A key (`k0`, `k1`, ...) in `slot`: test data, found by trying."""
+    return next(f"k{i}" for i in range(1_000_000) if router.route(f"k{i}") == slot)
+
+
+def test_moved_gives_one_slot_a_new_master_and_leaves_the_router(cluster: Router) -> None:
+    before = cluster.to_json()
+    slot = cluster.route("user:1")
+    assert cluster.node("user:1") == "m2"
+    moved = cluster.moved(slot, "127.0.0.1:7003")
+    assert isinstance(moved, Router)
+    assert (moved.epoch, cluster.epoch) == (6, 5)
+    assert cluster.to_json() == before, "the router moved from is unchanged"
+    assert moved.node("user:1") == "m3"
+    # MOVED names no replica: the slot's chain is its new master alone.
+    assert moved.replicas("user:1", 1) == ["m3"]
+    assert moved.read_replica("user:1") == "m3"
+    for other in [0, slot - 1, slot + 1, 5461, 16383]:
+        key = key_in_slot(cluster, other)
+        assert moved.node(key) == cluster.node(key), other
+    # The same as the redis_moved operation.
+    applied = apply(CLUSTER, {"op": "redis_moved", "slot": slot, "address": "127.0.0.1:7003"})
+    assert (applied["from"], applied["to"], applied["added"]) == ("m2", "m3", None)
+    assert Router(applied["topology"]).to_json() == moved.to_json()
+
+
+def test_moved_to_an_unknown_address_adds_the_node(cluster: Router) -> None:
+    key = key_in_slot(cluster, 100)
+    moved = cluster.moved(100, "10.0.0.9:6379").moved(101, "10.0.0.9:6379")
+    assert moved.epoch == 7
+    nodes = json.loads(moved.to_json())["nodes"]
+    assert len(nodes) == 7, "the node is added once"
+    assert (nodes[-1]["id"], nodes[-1]["address"]) == ("10.0.0.9:6379", "10.0.0.9:6379")
+    assert moved.node(key) == "10.0.0.9:6379"
+    assert moved.locate(key)["address"] == "10.0.0.9:6379"
+    assert cluster.node(key) == "m1"
+
+
+def test_ask_names_the_target_and_changes_nothing(cluster: Router) -> None:
+    before = cluster.to_json()
+    assert cluster.ask(42, "127.0.0.1:7009") == "127.0.0.1:7009"
+    assert cluster.ask(16383, "[::1]:7000") == "[::1]:7000"
+    assert cluster.to_json() == before
+
+
+@pytest.mark.parametrize("slot", [16384, 2**32, -1, 1.5, "1", None, True])
+def test_redirect_slots_must_be_ints_in_range(cluster: Router, slot: Any) -> None:
+    raises(InvalidArgumentError, lambda: cluster.moved(slot, "127.0.0.1:7001"))
+    raises(InvalidArgumentError, lambda: cluster.ask(slot, "127.0.0.1:7001"))
+
+
+@pytest.mark.parametrize(
+    "address", ["127.0.0.1", "127.0.0.1:0", "127.0.0.1:65536", "bad host:1", "", "\ud800:1", b"h:1", 7001, None]
+)
+def test_redirect_addresses_need_a_port(cluster: Router, address: Any) -> None:
+    raises(InvalidArgumentError, lambda: cluster.moved(1, address))
+    raises(InvalidArgumentError, lambda: cluster.ask(1, address))
+    assert cluster.epoch == 5
+
+
+def test_redirects_need_a_redis_cluster_topology(router: Router) -> None:
+    err = raises(InvalidArgumentError, lambda: router.moved(1, "127.0.0.1:7001"))
+    assert "redis_cluster" in err.message
+    raises(InvalidArgumentError, lambda: router.ask(1, "127.0.0.1:7001"))
+
+
+def test_parse_redirect_reads_moved_and_ask(cluster: Router) -> None:
+    moved = parse_redirect("MOVED 3999 127.0.0.1:6381")
+    assert isinstance(moved, Redirect) and isinstance(moved, tuple)
+    assert moved == ("MOVED", 3999, "127.0.0.1:6381")
+    assert (moved.kind, moved.slot, moved.address) == ("MOVED", 3999, "127.0.0.1:6381")
+    assert Redirect._fields == ("kind", "slot", "address")
+    # The raw RESP error, with its "-" and line end; IPv6 and host-less addresses.
+    assert parse_redirect("-ASK 0 [::1]:7000\r\n") == Redirect("ASK", 0, "[::1]:7000")
+    assert parse_redirect("MOVED 16383 :7000").address == ":7000"
+    # What a client does with them.
+    key = key_in_slot(cluster, 3999)
+    redirect = parse_redirect("MOVED 3999 127.0.0.1:7003")
+    assert cluster.moved(redirect.slot, redirect.address).node(key) == "m3"
+    kind, slot, address = parse_redirect("ASK 3999 127.0.0.1:7009")
+    assert (kind, cluster.ask(slot, address)) == ("ASK", "127.0.0.1:7009")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        *["", "MOVED", "MOVED 1", "MOVED abc h:1", "MOVED -1 h:1", "MOVED 16384 h:1", "MOVED 1 127.0.0.1"],
+        *["MOVED 1 h:0", "MOVED 1 h:1 extra", "moved 1 h:1", "ERR unknown command", "\ud800"],
+        "CROSSSLOT Keys in request don't hash to the same slot",
+        *[b"MOVED 1 h:1", None, 5],  # not a str
+    ],
+)
+def test_parse_redirect_refuses_other_lines(line: Any) -> None:
+    raises(InvalidArgumentError, lambda: parse_redirect(line))
+
+
+def test_same_slot_needs_a_shared_hash_tag(cluster: Router) -> None:
+    slot = cluster.route("user:1")
+    assert cluster.same_slot(["{user:1}.name", "{user:1}.mail", "user:1"]) == slot
+    assert cluster.same_slot([b"{user:1}.name", bytearray(b"user:1"), memoryview(b"{user:1}")]) == slot
+    assert cluster.same_slot(key for key in ["{user:1}.a", "{user:1}.b"]) == slot
+    assert cluster.same_slot((42, 42)) == cluster.route(42)
+    assert cluster.same_slot(["x"]) == cluster.route("x")
+    err = raises(CrossSlotError, lambda: cluster.same_slot(["{user:1}.name", "{user:1}.mail", "{user:2}.name"]))
+    assert err.message.startswith("key 2 is in shard")
+    assert isinstance(err, ValueError)
+    raises(CrossSlotError, lambda: cluster.same_slot(["user:1", 42]))
+
+
+def test_same_slot_bad_input(cluster: Router) -> None:
+    raises(InvalidArgumentError, lambda: cluster.same_slot([]))  # no keys
+    bad: Any
+    for bad in ["{user:1}.a", b"ab", 5, None]:  # a single key, or not an iterable
+        raises(InvalidArgumentError, lambda: cluster.same_slot(bad))
+    for bad in [None, -1, 2**64, True, 1.5, "\ud800"]:
+        raises(InvalidKeyError, lambda: cluster.same_slot(["a", bad]))
+
+
+@pytest.mark.parametrize("fixture", ["cluster", "router"])
+def test_group_by_node_partitions_the_keys_in_node_order(fixture: str, request: pytest.FixtureRequest) -> None:
+    local: Router = request.getfixturevalue(fixture)
+    keys: list[shardroute.Key] = [f"user:{i}" for i in range(300)]
+    keys += [b"bytes", bytearray(b"x"), 7, 2**64 - 1, "ключ"]
+    groups = local.group_by_node(keys)
+    ids = [node["id"] for node in json.loads(local.to_json())["nodes"]]
+    assert [ids.index(node) for node, _ in groups] == sorted({ids.index(node) for node, _ in groups})
+    assert sorted(index for _, indices in groups for index in indices) == list(range(len(keys)))
+    nodes = local.node_many(keys)
+    for node, indices in groups:
+        assert isinstance(node, str) and isinstance(indices, list) and indices
+        assert indices == sorted(indices)
+        assert all(nodes[index] == node for index in indices)
+    assert local.group_by_node(iter(keys)) == groups
+    assert local.group_by_node(tuple(keys)) == groups
+    assert local.group_by_node([]) == []
+
+
+def test_group_by_node_bad_input(cluster: Router) -> None:
+    bad: Any
+    for bad in ["ab", b"ab", 5, None]:
+        raises(InvalidArgumentError, lambda: cluster.group_by_node(bad))
+    for bad in [None, -1, 2**64, True, 1.5, "\ud800"]:
+        raises(InvalidKeyError, lambda: cluster.group_by_node(["a", bad]))
+
+
+def test_read_replica_goes_round_the_replicas(cluster: Router, router: Router) -> None:
+    owner = cluster.node("user:1")
+    replica = cluster.read_replica("user:1")
+    assert replica != owner
+    assert cluster.replicas("user:1", 2) == [owner, replica]
+    assert [cluster.read_replica("user:1", turn) for turn in range(4)] == [replica] * 4, "one replica: every turn"
+    assert cluster.read_replica("user:1", 2**32 - 1) == replica
+    whole = {"start": 0, "end": 16383, "nodes": ["m", "r1", "r2"]}
+    chain = Router(doc(["m", "r1", "r2"], {"type": "redis_cluster", "slots": [whole]}))
+    keys: list[shardroute.Key] = ["k", b"k", 7]
+    assert [chain.read_replica(key, turn) for key in keys for turn in range(3)] == ["r1", "r2", "r1"] * 3
+    for key in keys:
+        assert router.read_replica(key, 3) == router.node(key), "no chain: the owner"
+
+
+def test_read_replica_bad_input(cluster: Router) -> None:
+    bad: Any
+    for bad in [-1, 2**32, 1.5, "1", None, True]:
+        raises(InvalidArgumentError, lambda: cluster.read_replica("k", bad))
+    for bad in [None, -1, 2**64, True, 1.5, "\ud800"]:
+        raises(InvalidKeyError, lambda: cluster.read_replica(bad))
+
+
 # --- package --------------------------------------------------------------------------
 
 
@@ -729,8 +924,9 @@ def test_public_names_and_docs() -> None:
     methods += [Router.node_many, Router.node_index_many, Router.route_packed]
     methods += [Router.shards_for_range, Router.decode_id, Router.locate, Router.fanout]
     methods += [Router.salted_key, Router.salted_keys, Router.route_read, Router.route_write, Router.replace]
-    functions = [hash_key, jump, apply, modulo_moves, diff, encode_dictionary, decode_dictionary]
-    for item in [Router, *methods, *functions, DecodedId, Location]:
+    methods += [Router.read_replica, Router.same_slot, Router.group_by_node, Router.moved, Router.ask]
+    functions = [hash_key, jump, apply, modulo_moves, diff, encode_dictionary, decode_dictionary, parse_redirect]
+    for item in [Router, *methods, *functions, DecodedId, Location, Redirect]:
         assert item.__doc__, item
     assert Router.epoch.__doc__
 

@@ -1,8 +1,9 @@
-"""The batch methods (route_many, node_many, node_index_many, route_packed) against the
-single calls, over the keys of every route case of every vector file and every
-topology of that file, in every key form and through every input kind (lists,
-generators, numpy arrays, array.array, memoryview, packed bytes + offsets); their
-errors; and the package without numpy.
+"""The batch methods (route_many, node_many, node_index_many, route_packed; and
+group_by_node and same_slot, which take the same batches) against the single calls,
+over the keys of every route case of every vector file and every topology of that
+file, in every key form and through every input kind (lists, generators, numpy arrays,
+array.array, memoryview, packed bytes + offsets); their errors; and the package without
+numpy.
 """
 
 from __future__ import annotations
@@ -67,6 +68,19 @@ def outcome(call: Callable[[], Any]) -> Any:
         return ("error", err.code)
 
 
+def batch_methods(router: Router) -> List[Callable[[Any], Any]]:
+    """Every method that takes a batch of keys as route_many does."""
+    return [router.route_many, router.node_many, router.node_index_many, router.group_by_node, router.same_slot]
+
+
+def grouped(router: Router, nodes: List[str]) -> List[Tuple[str, List[int]]]:
+    """What group_by_node gives for keys owned by `nodes` (in key order), done the slow way:
+    each node of the topology, in document order, with the positions of its keys."""
+    ids = [node["id"] for node in json.loads(router.to_json())["nodes"]]
+    groups = [(node, [index for index, owner in enumerate(nodes) if owner == node]) for node in ids]
+    return [(node, indices) for node, indices in groups if indices]
+
+
 def test_every_route_file_has_topologies() -> None:
     assert len(ROUTE_FILES) >= 20
     assert len(CASES) >= 60
@@ -87,10 +101,11 @@ def test_batches_equal_single_calls(router: Router, keys: List[shardroute.Key]) 
         assert router.node_many(batch) == (nodes * repeat)[:count]
         indices = router.node_index_many(batch)
         assert [ids[index]["id"] for index in indices] == (nodes * repeat)[:count]
+        assert router.group_by_node(batch) == grouped(router, (nodes * repeat)[:count])
     # A key the single call rejects fails the batch with the same code, wherever it is.
     for key, result in singles:
         if isinstance(result, tuple):
-            for method in (router.route_many, router.node_many, router.node_index_many):
+            for method in (router.route_many, router.node_many, router.node_index_many, router.group_by_node):
                 assert outcome(lambda: method([*good[:3], key, *good[3:]])) == result
 
 
@@ -102,7 +117,7 @@ def test_integer_arrays_equal_single_calls(router: Router, keys: List[shardroute
     failing = [(key, result) for key, result in failing if isinstance(result, tuple)]
     for key, result in failing[:20]:  # a key the strategy refuses: the same code
         arr = np.array([0, key, 1], dtype=np.uint64)
-        for method in (router.route_many, router.node_many, router.node_index_many):
+        for method in (router.route_many, router.node_many, router.node_index_many, router.group_by_node):
             assert outcome(lambda: method(arr)) == result
     ints = [key for key in ints if key not in {key for key, _ in failing}]
     expected = [router.route(key) for key in ints]
@@ -118,11 +133,16 @@ def test_integer_arrays_equal_single_calls(router: Router, keys: List[shardroute
         assert isinstance(got_indices, np.ndarray) and got_indices.dtype == np.uint32
         assert got_indices.tolist() == indices[:n]
         assert router.node_many(arr) == nodes[:n]
+        assert router.group_by_node(arr) == grouped(router, nodes[:n])
+    if ints:
+        assert router.same_slot(keys_u64[:1]) == expected[0]
+        assert router.same_slot(np.array([ints[0]] * 3, dtype=np.uint64)) == expected[0]
     # Buffers that are not numpy: array.array("Q") and its memoryview, copied, give lists.
     packed = array.array("Q", ints)
     assert router.route_many(packed) == expected
     assert router.route_many(memoryview(packed)) == expected
     assert router.node_many(memoryview(packed)) == nodes
+    assert router.group_by_node(memoryview(packed)) == grouped(router, nodes)
     # A read-only array, a slice (contiguous), and an unaligned one (read by copy).
     readonly = np.frombuffer(keys_u64.tobytes(), dtype=np.uint64)
     assert router.route_many(readonly).tolist() == expected
@@ -185,7 +205,7 @@ def router() -> Router:
     ids=lambda keys: f"{type(keys).__name__}:{getattr(keys, 'dtype', getattr(keys, 'format', ''))}",
 )
 def test_bad_arrays_are_invalid_argument(router: Router, keys: Any) -> None:
-    for method in (router.route_many, router.node_many, router.node_index_many):
+    for method in batch_methods(router):
         with pytest.raises(InvalidArgumentError) as err:
             method(keys)
         assert err.value.code == "invalid_argument"
@@ -223,7 +243,7 @@ def test_bad_packed_keys_are_invalid_argument(router: Router, data: Any, offsets
 
 def test_single_keys_are_not_batches(router: Router) -> None:
     for keys in ("abc", b"abc", bytearray(b"abc"), memoryview(b"abc")):
-        for method in (router.route_many, router.node_many, router.node_index_many):
+        for method in batch_methods(router):
             with pytest.raises(InvalidArgumentError, match="single str or bytes key"):
                 method(keys)
 
@@ -232,7 +252,7 @@ def test_single_keys_are_not_batches(router: Router) -> None:
 def test_invalid_keys_have_the_single_call_code(router: Router, bad: Any) -> None:
     single = outcome(lambda: router.route(bad))
     assert single == ("error", "invalid_key")
-    for method in (router.route_many, router.node_many, router.node_index_many):
+    for method in batch_methods(router):
         with pytest.raises(InvalidKeyError):
             method(["fine", bad])
         with pytest.raises(InvalidKeyError):
@@ -274,6 +294,7 @@ router = shardroute.Router(sys.argv[1])
 keys = ["user:1", b"user:2", 3]
 assert router.route_many(keys) == [router.route(key) for key in keys]
 assert router.node_many(keys) == [router.node(key) for key in keys]
+assert sorted(i for _, indices in router.group_by_node(keys) for i in indices) == [0, 1, 2]
 assert router.route_many(array.array("Q", [1, 2])) == [router.route(1), router.route(2)]
 assert router.route_packed(b"ab", [0, 1, 2]) == [router.route(b"a"), router.route(b"b")]
 assert "numpy" not in sys.modules

@@ -31,4 +31,15 @@ class Location(_typing.TypedDict):
     names: _typing.Dict[str, str]
 
 
-__all__ = sorted([*_native.__all__, "DecodedId", "Key", "Location"])
+class Redirect(_typing.NamedTuple):
+    """What parse_redirect returns: a Redis Cluster redirection error read. kind is
+    "MOVED" (the slot has a new owner: Router.moved(slot, address)) or "ASK" (send the
+    next command for a key of the slot to address once, after ASKING: Router.ask);
+    slot is in 0..16384; address is the target's "host:port" as the node wrote it."""
+
+    kind: _typing.Literal["MOVED", "ASK"]
+    slot: int
+    address: str
+
+
+__all__ = sorted([*_native.__all__, "DecodedId", "Key", "Location", "Redirect"])

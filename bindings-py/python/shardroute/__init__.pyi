@@ -1,7 +1,7 @@
 # Type stubs for shardroute, checked against the compiled module by `python -m
 # mypy.stubtest shardroute` (bindings-py/test.sh). The docstrings live on the Rust side.
 from collections.abc import Iterable, Mapping
-from typing import Any, TypedDict, Union, final, overload
+from typing import Any, Literal, NamedTuple, TypedDict, Union, final, overload
 
 # numpy is optional at run time (the package imports without it); the batch methods
 # take and give numpy arrays, typed here. Without numpy installed, type checkers see
@@ -23,6 +23,11 @@ class Location(TypedDict):
     address: str | None
     zone: str | None
     names: dict[str, str]
+
+class Redirect(NamedTuple):
+    kind: Literal["MOVED", "ASK"]
+    slot: int
+    address: str
 
 @final
 class Router:
@@ -72,6 +77,12 @@ class Router:
     def salted_keys(self, key: int) -> list[tuple[int, int]]: ...
     def route_read(self, key: Key) -> str: ...
     def route_write(self, key: Key) -> list[str]: ...
+    # Redis Cluster clients: replica reads, multi-key commands, pipelines, redirections.
+    def read_replica(self, key: Key, turn: int = 0) -> str: ...
+    def same_slot(self, keys: Iterable[Key]) -> int: ...
+    def group_by_node(self, keys: Iterable[Key]) -> list[tuple[str, list[int]]]: ...
+    def moved(self, slot: int, address: str) -> Router: ...
+    def ask(self, slot: int, address: str) -> str: ...
     def replace(self, topology: str | Mapping[str, Any]) -> Router: ...
     @property
     def epoch(self) -> int: ...
@@ -85,6 +96,7 @@ def apply(topology: str | Mapping[str, Any], operation: str | Mapping[str, Any])
 def diff(old: Router, new: Router, keys: Iterable[Key]) -> dict[str, Any]: ...
 def encode_dictionary(topology: str | Mapping[str, Any]) -> bytes: ...
 def decode_dictionary(data: bytes | bytearray | memoryview) -> str: ...
+def parse_redirect(line: str) -> Redirect: ...
 
 class ShardrouteError(ValueError):
     code: str
@@ -97,8 +109,10 @@ class LimitExceededError(ShardrouteError): ...
 class InvalidArgumentError(ShardrouteError): ...
 class StaleEpochError(ShardrouteError): ...
 class ReadOnlyError(ShardrouteError): ...
+class CrossSlotError(ShardrouteError): ...
 
 __all__ = [
+    "CrossSlotError",
     "DecodedId",
     "InvalidArgumentError",
     "InvalidKeyError",
@@ -108,6 +122,7 @@ __all__ = [
     "Location",
     "NoNodesError",
     "ReadOnlyError",
+    "Redirect",
     "Router",
     "ShardrouteError",
     "StaleEpochError",
@@ -119,4 +134,5 @@ __all__ = [
     "hash_key",
     "jump",
     "modulo_moves",
+    "parse_redirect",
 ]

@@ -82,6 +82,24 @@ export interface Diff {
   flows: Flow[];
 }
 
+/** The keys one node owns, in a `Router.groupByNode` result. */
+export interface NodeGroup {
+  /** The node's id. */
+  node: string;
+  /** The positions of its keys in the array given, in increasing order. */
+  indices: number[];
+}
+
+/** A Redis Cluster redirection error read by `parseRedirect`. */
+export interface Redirect {
+  /** `MOVED`: the slot has a new owner (`Router.moved`); `ASK`: one command goes elsewhere (`Router.ask`). */
+  kind: 'MOVED' | 'ASK';
+  /** The slot, in `0..16384`. */
+  slot: number;
+  /** The target's `host:port` as the node wrote it. */
+  address: string;
+}
+
 /**
  * A router: a topology document compiled for lookups. The same document gives the same
  * answers in every language shardroute supports.
@@ -214,6 +232,57 @@ export declare class Router {
    */
   routeWrite(key: Key): string[];
   /**
+   * The id of the node to read `key` from when reads may go to replicas (Redis `READONLY`
+   * connections, Couchbase replica reads): one of the replicas of the key's chain,
+   * picked by `turn` (`turn % replicas`, so a growing counter spreads reads round-robin;
+   * omitted: 0), or the owner when the chain has none. Strategies without replica chains
+   * (the hashed ones) answer `node(key)`. Writes go to `node(key)`.
+   *
+   * @throws {ShardrouteError} `invalid_key`; `invalid_argument` when `turn` is not an
+   *   integer in `0..2^32`.
+   */
+  readReplica(key: Key, turn?: number): string;
+  /**
+   * The one shard all `keys` share (for `redis_cluster`, their hash slot): what a
+   * multi-key command (`MGET`, `MSET`, a transaction) needs, since one node must hold
+   * every key. Hash tags (`{user1}.name`, `{user1}.mail`) are how keys share a slot.
+   *
+   * @throws {ShardrouteError} `cross_slot` when two keys are in different shards (the
+   *   message names the first key that differs and both shards); `invalid_argument` for
+   *   no keys or when `keys` is not an array; `invalid_key` (the message names the key's
+   *   index).
+   */
+  sameSlot(keys: readonly Key[]): number;
+  /**
+   * The keys grouped by the node that owns them, for pipelines and for splitting
+   * `MGET`/`MSET` by node: one `{ node, indices }` for each node that owns a key, in the
+   * topology's node order, its keys' positions in `keys` in increasing order. Every key
+   * is in exactly one group, the group of `node(key)`.
+   *
+   * @throws {ShardrouteError} as `nodeMany`.
+   */
+  groupByNode(keys: readonly Key[]): NodeGroup[];
+  /**
+   * The router after a Redis Cluster `MOVED <slot> <address>` reply: `slot` is served by
+   * the node at `address` (`host:port`; a node with that address as its id is added
+   * when no node has it), and the epoch is one more. This router is unchanged. The same
+   * as `apply` with `{ op: 'redis_moved', slot, address }`; `parseRedirect` reads the
+   * reply.
+   *
+   * @throws {ShardrouteError} `invalid_argument` for a topology that is not
+   *   `redis_cluster`, a slot that is not an integer in `0..16384`, an address that is
+   *   not a string with a port.
+   */
+  moved(slot: number, address: string): Router;
+  /**
+   * Where the next command for a key of `slot` goes after a Redis Cluster `ASK <slot>
+   * <address>` reply: `address`, once, preceded by `ASKING`. Nothing changes: the slot is
+   * being migrated and stays with its owner until a `MOVED` says otherwise.
+   *
+   * @throws {ShardrouteError} `invalid_argument` as for `moved`.
+   */
+  ask(slot: number, address: string): string;
+  /**
    * A new `Router` for `topology` (JSON text or an object, as for the constructor) when
    * it is newer than this one's; this router is unchanged. Epochs only grow: the same
    * document again is accepted, a lower epoch or the same epoch with different content is
@@ -301,9 +370,21 @@ export declare function encodeDictionary(topology: string | object): Uint8Array;
 export declare function decodeDictionary(bytes: Uint8Array): string;
 
 /**
+ * Reads a Redis Cluster redirection error as a client receives it: `MOVED 3999
+ * 127.0.0.1:6381` or `ASK 3999 127.0.0.1:6381` (a leading `-` of the raw RESP error and
+ * surrounding white space are allowed). Pass a `MOVED`'s slot and address to
+ * `Router.moved`, an `ASK`'s to `Router.ask`.
+ *
+ * @throws {ShardrouteError} `invalid_argument` for any other line (another error, a slot
+ *   outside `0..16384`, an address without a port) and for a value that is not a string.
+ */
+export declare function parseRedirect(line: string): Redirect;
+
+/**
  * The error every failed call throws. `code` is stable across versions and languages:
  * `'invalid_topology'`, `'invalid_key'`, `'no_nodes'`, `'limit_exceeded'`,
- * `'invalid_argument'`, `'stale_epoch'` or `'read_only'`; `message` is for people.
+ * `'invalid_argument'`, `'stale_epoch'`, `'read_only'` or `'cross_slot'`; `message` is
+ * for people.
  */
 export declare class ShardrouteError extends Error {
   constructor(code: string, message: string, options?: { cause?: unknown });

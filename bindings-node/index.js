@@ -19,7 +19,7 @@ function load(file) {
 }
 
 const addon = load('./shardroute.node');
-const { ShardrouteError, documentToJson, nodesOf, packStrings } = load('./shared.js');
+const { ShardrouteError, documentToJson, groupsOf, nodesOf, packStrings } = load('./shared.js');
 
 /** The codes of shardroute's errors, from the core (`ErrorKind::ALL`). */
 const ERROR_CODES = new Set(addon.errorCodes());
@@ -65,8 +65,9 @@ function packed(keys) {
 }
 
 /**
- * Passed as the topology by `replace` (module-private): the constructor's second argument
- * is then a native router the addon made, which the new Router holds as it is.
+ * Passed as the topology by `replace` and `moved` (module-private): the constructor's
+ * second argument is then a native router the addon made, which the new Router holds as
+ * it is.
  */
 const WRAP = Symbol('shardroute.wrap');
 
@@ -138,6 +139,16 @@ class Router {
       routeRead: (router, key) => router.#inner.routeRead(key),
       routeWrite: (router, key) => router.#inner.routeWrite(key),
       replace: (router, topology) => new Router(WRAP, router.#inner.replace(documentText(topology, 'topology'))),
+      readReplica: (router, key, turn) => router.#inner.readReplica(key, turn),
+      sameSlot: (router, keys) => router.#inner.sameSlot(keys),
+      groupByNode: (router, keys) => {
+        const units = packed(keys);
+        const inner = router.#inner;
+        const flat = units === undefined ? inner.groupByNode(keys) : inner.groupByNodeUtf16(units[0], units[1]);
+        return groupsOf(flat, router.#ids);
+      },
+      moved: (router, slot, address) => new Router(WRAP, router.#inner.moved(slot, address)),
+      ask: (router, slot, address) => router.#inner.ask(slot, address),
     };
     for (const [name, call] of Object.entries(methods)) {
       // The attributes of a method written in the class body.
@@ -197,6 +208,7 @@ const moduloMoves = exported('moduloMoves', (_, oldCount, newCount) => addon.mod
 const diff = exported('diff', (_, oldRouter, newRouter, keys) => JSON.parse(addon.diff(nativeOf(oldRouter), nativeOf(newRouter), keys)));
 const encodeDictionary = exported('encodeDictionary', (_, topology) => addon.encodeDictionary(documentText(topology, 'topology')));
 const decodeDictionary = exported('decodeDictionary', (_, bytes) => addon.decodeDictionary(bytes));
+const parseRedirect = exported('parseRedirect', (_, line) => addon.parseRedirect(line));
 
 // Shorthand properties only: Node's ES module loader finds the names of a CommonJS
 // module's exports by reading this statement (cjs-module-lexer), for `import { Router }`.
@@ -209,5 +221,6 @@ module.exports = {
   diff,
   encodeDictionary,
   decodeDictionary,
+  parseRedirect,
   ShardrouteError,
 };

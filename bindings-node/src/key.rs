@@ -221,6 +221,25 @@ pub fn for_each_packed_utf16(units: &[u16], offsets: &[u32], mut each: impl FnMu
     Ok(())
 }
 
+/// The UTF-8 of every string key packed by `index.js` as UTF-16 code units (as for
+/// [`for_each_packed_utf16`]) in one buffer, with the byte offsets where the keys end,
+/// after a 0: key `i` is `data[ends[i]..ends[i + 1]]`. For core calls that take every
+/// key at once.
+///
+/// # Errors
+/// As [`for_each_packed_utf16`].
+pub fn utf8_from_packed_utf16(units: &[u16], offsets: &[u32]) -> Result<(Vec<u8>, Vec<usize>)> {
+    let mut data = Vec::with_capacity(units.len());
+    let mut ends = Vec::with_capacity(offsets.len());
+    ends.push(0);
+    for_each_packed_utf16(units, offsets, |bytes| {
+        data.extend_from_slice(bytes);
+        ends.push(data.len());
+        Ok(())
+    })?;
+    Ok((data, ends))
+}
+
 /// A typed array of element type `kind` (`BigUint64Array`, `Uint32Array`, ...) read in
 /// place: the slice borrows the array's memory for the duration of the call.
 ///

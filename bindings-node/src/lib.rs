@@ -3,14 +3,17 @@
 //! This crate only converts JavaScript values into core types and maps core errors:
 //! every routing and hashing decision is the core's (`sr::`). `index.js` is the package's
 //! public face: it serializes object documents (topologies, hashing specs, operations),
-//! parses the JSON results of `apply` and `diff`, wraps the native router `replace`
-//! returns, turns the `[name, value]` pairs of `decodeId` and `locate` into objects,
-//! looks up the node ids of the node indices `node` and `nodeMany` get (one shared string
-//! per node), copies arrays of string keys into one `Uint16Array` for `routeMany` and
-//! `nodeMany`, and turns thrown errors into `ShardrouteError`.
+//! parses the JSON results of `apply` and `diff`, wraps the native routers `replace` and
+//! `moved` return, turns the `[name, value]` pairs of `decodeId` and `locate` into
+//! objects, looks up the node ids of the node indices `node`, `nodeMany` and
+//! `groupByNode` get (one shared string per node), makes `groupByNode`'s groups from one
+//! flat `Uint32Array`, copies arrays of string keys into one `Uint16Array` for
+//! `routeMany`, `nodeMany` and `groupByNode`, and turns thrown errors into
+//! `ShardrouteError`.
 //!
 //! Modules mirror the core's: `router` (`Router`), `operations` (`apply`), `diff`
-//! (`diff`), `dictionary` (`encodeDictionary`, `decodeDictionary`), `key`
+//! (`diff`), `dictionary` (`encodeDictionary`, `decodeDictionary`), `redirect`
+//! (`parseRedirect`, Redis Cluster's `MOVED` and `ASK` errors), `key`
 //! (conversions), `errors` (the one error mapping); `hot` holds `Router.route` and
 //! `Router.node` as plain N-API functions, the one place that bypasses napi-rs's call glue
 //! for speed.
@@ -25,6 +28,7 @@ mod errors;
 mod hot;
 mod key;
 mod operations;
+mod redirect;
 mod router;
 
 use napi::bindgen_prelude::BigInt;
@@ -91,12 +95,39 @@ pub fn panic_for_testing() {
 /// `kind` (`invalid_topology` for documents, `invalid_argument` for operations) for a
 /// value that is not a string, or text with a lone surrogate.
 fn document_text(value: Unknown<'_>, what: &str, kind: sr::ErrorKind) -> Result<String> {
+    string_argument(value, &format!("{what} must be JSON text or an object"), kind)
+}
+
+/// Reads a string argument, read as UTF-16 so a lone surrogate is an error rather than
+/// U+FFFD.
+///
+/// # Errors
+/// `kind` for a value that is not a string (the message: `{expected}, got ...`), or text
+/// with a lone surrogate.
+fn string_argument(value: Unknown<'_>, expected: &str, kind: sr::ErrorKind) -> Result<String> {
     match value.get_type().or_throw()? {
         ValueType::String => key::text(value, kind),
-        other => Err(errors::new(
-            kind,
-            format!("{what} must be JSON text or an object, got {}", key::describe(value, other)?),
-        )),
+        other => Err(errors::new(kind, format!("{expected}, got {}", key::describe(value, other)?))),
+    }
+}
+
+/// Reads a text argument that is neither a key nor a document: an address, a redirect line.
+///
+/// # Errors
+/// `invalid_argument` for a value that is not a string, or text with a lone surrogate.
+fn text_argument(value: Unknown<'_>, what: &str) -> Result<String> {
+    string_argument(value, &format!("{what} must be a string"), sr::ErrorKind::InvalidArgument)
+}
+
+/// Reads an optional count argument (`readReplica`'s turn): `undefined` is 0, anything
+/// else as for [`u32_argument`].
+///
+/// # Errors
+/// As [`u32_argument`].
+fn optional_u32_argument(value: Unknown<'_>, what: &str) -> Result<u32> {
+    match value.get_type().or_throw()? {
+        ValueType::Undefined => Ok(0),
+        _ => u32_argument(value, what),
     }
 }
 

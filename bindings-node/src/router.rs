@@ -239,6 +239,80 @@ impl Router {
         Ok(ids.into_iter().map(str::to_owned).collect())
     }
 
+    /// The node id to read `key` from when reads may go to replicas
+    /// ([`sr::Router::read_replica`]): a replica of its chain picked by `turn`
+    /// (`undefined`: 0), or the owner when the chain has none.
+    ///
+    /// # Errors
+    /// `invalid_key`; `invalid_argument` when `turn` is not an integer in `0..=2^32-1`.
+    #[napi(catch_unwind)]
+    pub fn read_replica(&self, key: Unknown, turn: Unknown) -> Result<String> {
+        let key = key::from_js(key)?;
+        let turn = crate::optional_u32_argument(turn, "turn")?;
+        Ok(self.inner.read_replica(key.as_core(), turn).or_throw()?.to_owned())
+    }
+
+    /// The one shard all keys of an array share ([`sr::Router::same_slot`]).
+    ///
+    /// # Errors
+    /// As [`route_many`](Router::route_many); `cross_slot` for keys in different shards,
+    /// `invalid_argument` for no keys.
+    #[napi(catch_unwind)]
+    pub fn same_slot(&self, keys: Unknown) -> Result<u32> {
+        let keys = key::many_from_js(keys)?;
+        self.inner.same_slot(keys.iter().map(key::Key::as_core)).or_throw()
+    }
+
+    /// The keys of an array grouped by the node that owns them
+    /// ([`sr::Router::group_by_node`]), flattened ([`flat_groups`]) for `index.js`.
+    ///
+    /// # Errors
+    /// As [`route_many`](Router::route_many).
+    #[napi(catch_unwind)]
+    pub fn group_by_node(&self, keys: Unknown) -> Result<Uint32Array> {
+        let keys = key::many_from_js(keys)?;
+        Ok(flat_groups(self.inner.group_by_node(keys.iter().map(key::Key::as_core)).or_throw()?))
+    }
+
+    /// [`group_by_node`](Router::group_by_node) of string keys packed as UTF-16 code
+    /// units, as for [`route_many_utf16`](Router::route_many_utf16): the keys are
+    /// converted to UTF-8 into one buffer, then grouped in one core call.
+    ///
+    /// # Errors
+    /// As [`route_many_utf16`](Router::route_many_utf16).
+    #[napi(js_name = "groupByNodeUtf16", catch_unwind)]
+    pub fn group_by_node_utf16(&self, units: Unknown, offsets: Unknown) -> Result<Uint32Array> {
+        let (units, offsets) = packed_utf16(units, offsets)?;
+        let (data, ends) = key::utf8_from_packed_utf16(&units, &offsets)?;
+        let keys = ends.windows(2).map(|pair| &data[pair[0]..pair[1]]);
+        Ok(flat_groups(self.inner.group_by_node(keys).or_throw()?))
+    }
+
+    /// The router after a Redis Cluster `MOVED` ([`sr::Router::moved`]); this router is
+    /// unchanged. `index.js` wraps the result as a public `Router`.
+    ///
+    /// # Errors
+    /// `invalid_argument` for a slot that is not an integer in `0..16384`, an address
+    /// that is not a string with a port, a topology that is not `redis_cluster`.
+    #[napi(catch_unwind)]
+    pub fn moved(&self, slot: Unknown, address: Unknown) -> Result<Router> {
+        let slot = crate::u32_argument(slot, "slot")?;
+        let address = crate::text_argument(address, "address")?;
+        Ok(Router { inner: Arc::new(self.inner.moved(slot, &address).or_throw()?) })
+    }
+
+    /// Where the next command for a key of `slot` goes after a Redis Cluster `ASK`
+    /// ([`sr::Router::ask`]): `address`.
+    ///
+    /// # Errors
+    /// As [`moved`](Router::moved).
+    #[napi(catch_unwind)]
+    pub fn ask(&self, slot: Unknown, address: Unknown) -> Result<String> {
+        let slot = crate::u32_argument(slot, "slot")?;
+        let address = crate::text_argument(address, "address")?;
+        Ok(self.inner.ask(slot, &address).or_throw()?.to_owned())
+    }
+
     /// A new router for `topology` (JSON text, as for the constructor) when it is newer
     /// than this one's ([`sr::Router::replace`]); this router is unchanged. `index.js`
     /// wraps the result as a public `Router`.
@@ -282,6 +356,20 @@ fn each_key(
     // On error `results` holds the results before the failing key: its length is the index.
     done.or_throw().map_err(|err| key::at(results.len(), err))?;
     Ok(Uint32Array::new(results))
+}
+
+/// The groups of [`sr::Router::group_by_node`] in one array, for `index.js` to make the
+/// `{ node, indices }` objects (one N-API call in all, rather than one per index): for
+/// each group, its node index, its number of keys, then the keys' indices.
+fn flat_groups(groups: Vec<(u32, Vec<u32>)>) -> Uint32Array {
+    let keys: usize = groups.iter().map(|(_, indices)| indices.len()).sum();
+    let mut flat = Vec::with_capacity(2 * groups.len() + keys);
+    for (node, indices) in groups {
+        // Fewer keys than a JavaScript array holds: the count fits.
+        flat.extend([node, indices.len() as u32]);
+        flat.extend(indices);
+    }
+    Uint32Array::new(flat)
 }
 
 /// The `units` (a `Uint16Array`) and `offsets` (a `Uint32Array`) of string keys packed as

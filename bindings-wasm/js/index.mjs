@@ -4,7 +4,7 @@
 import init from '../pkg/web/shardroute_wasm.js';
 
 export {
-  Router, ShardrouteError, apply, decodeDictionary, diff, encodeDictionary, hashKey, jump, moduloMoves,
+  Router, ShardrouteError, apply, decodeDictionary, diff, encodeDictionary, hashKey, jump, moduloMoves, parseRedirect,
 } from '../pkg/web/shardroute_wasm.js';
 
 await init();

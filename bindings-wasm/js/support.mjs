@@ -3,9 +3,9 @@
 // (pkg/*/snippets/), and build.sh copies bindings-js/shared.mjs, the code this package
 // shares with the Node addon, beside it. The glue re-exports ShardrouteError, so the class
 // thrown is the class the package exports.
-import { ShardrouteError, documentToJson, nodesOf, packStrings as packStringsAs } from './shared.mjs';
+import { ShardrouteError, documentToJson, groupsOf, nodesOf, packStrings as packStringsAs } from './shared.mjs';
 
-export { ShardrouteError, documentToJson };
+export { ShardrouteError, documentToJson, groupsOf };
 
 /**
  * Calls `lend(router)`, for a Rust call that takes a Router argument (`diff`): the glue of

@@ -216,6 +216,15 @@ pub(crate) fn u64_from_js(value: &JsValue, what: &str) -> sr::Result<u64> {
     Err(invalid_key(format!("{what} must be a bigint or a decimal string, got {}", type_name(value))))
 }
 
+/// A string argument that is neither a key nor a document (an address, a redirect line),
+/// as UTF-8: `invalid_argument` for another type or a lone surrogate.
+pub(crate) fn text_argument(value: &JsValue, what: &str) -> sr::Result<String> {
+    let text = value
+        .dyn_ref::<JsString>()
+        .ok_or_else(|| invalid_argument(format!("{what} must be a string, got {}", type_name(value))))?;
+    utf8_from_js(text).map_err(|err| invalid_argument(format!("{what}: {}", err.message())))
+}
+
 /// A JavaScript string as UTF-8 without replacing lone surrogates: wasm-bindgen's own
 /// `String` conversion would replace them with U+FFFD, making two different strings one
 /// key, so a result holding U+FFFD is read again code unit by code unit, and the core

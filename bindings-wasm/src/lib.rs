@@ -8,7 +8,7 @@
 //! The core is used without its `std` feature: this crate is the proof that routing is
 //! `no_std` + `alloc`. The exported API is the same shape as the Node addon's:
 //! `Router`, `hashKey`, `jump`, `moduloMoves`, `apply`, `diff`, `encodeDictionary`,
-//! `decodeDictionary`, `ShardrouteError` (see `index.d.ts`).
+//! `decodeDictionary`, `parseRedirect`, `ShardrouteError` (see `index.d.ts`).
 
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
@@ -20,6 +20,7 @@ mod diff;
 mod errors;
 mod key;
 mod operations;
+mod redirect;
 mod router;
 mod topology;
 
@@ -35,6 +36,7 @@ use crate::key::{type_name, Key};
 pub use crate::dictionary::{decode_dictionary, encode_dictionary};
 pub use crate::diff::diff;
 pub use crate::operations::apply;
+pub use crate::redirect::parse_redirect;
 pub use crate::router::Router;
 
 /// The 64-bit hash of a key under a hashing spec (JSON text or an object; the default

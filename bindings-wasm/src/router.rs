@@ -6,13 +6,14 @@ use alloc::vec::Vec;
 
 use core::sync::atomic::{AtomicU8, Ordering};
 
-use js_sys::{Array, Object};
+use js_sys::{Array, Object, Uint32Array};
 use shardroute as sr;
 use wasm_bindgen::prelude::*;
 
-use crate::errors::{invalid_argument, result_not_built, thrown_message, Result};
+use crate::errors::{invalid_argument, Result};
 use crate::key::{self, type_name, Key};
-use crate::{numbers, topology, u32_from_js};
+use crate::topology::{self, record};
+use crate::{numbers, u32_from_js};
 
 /// A router: a validated topology compiled for lookups.
 ///
@@ -177,6 +178,67 @@ impl Router {
         Ok(self.inner.route_write(key.as_key())?.into_iter().map(String::from).collect())
     }
 
+    /// The id of the node to read a key from when reads may go to replicas (Redis
+    /// `READONLY` connections): a replica of the key's chain picked by `turn` (`turn %`
+    /// the number of replicas; omitted: 0), or the owner when the chain has none.
+    ///
+    /// Throws `invalid_argument` when `turn` is not an integer in `0..=2^32-1`.
+    #[wasm_bindgen(js_name = readReplica)]
+    pub fn read_replica(&self, key: &JsValue, turn: &JsValue) -> Result<String> {
+        let key = Key::from_js(key)?;
+        let turn = if turn.is_undefined() { 0 } else { u32_from_js(turn, "turn")? };
+        Ok(self.inner.read_replica(key.as_key(), turn)?.into())
+    }
+
+    /// The one shard all keys of an array share (for `redis_cluster`, their slot): what a
+    /// multi-key command needs.
+    ///
+    /// Throws `cross_slot` for keys in different shards, `invalid_argument` for no keys,
+    /// and as `routeMany` for the keys.
+    #[wasm_bindgen(js_name = sameSlot)]
+    pub fn same_slot(&self, keys: &JsValue) -> Result<u32> {
+        Ok(self.inner.same_slot(Batch::from_js(keys)?.keys())?)
+    }
+
+    /// The keys of an array grouped by the node that owns them: `{node, indices}` for each
+    /// node that owns a key, in node order, the indices in input order. Keys cross as for
+    /// `routeMany`.
+    #[wasm_bindgen(js_name = groupByNode)]
+    pub fn group_by_node(&self, keys: &JsValue) -> Result<Array> {
+        let groups = self.inner.group_by_node(Batch::from_js(keys)?.keys())?;
+        let keys: usize = groups.iter().map(|(_, indices)| indices.len()).sum();
+        // `groupsOf`'s layout: for each group, its node index, its number of keys, then
+        // the keys' indices (fewer than a JavaScript array holds: the count fits).
+        let mut flat = Vec::with_capacity(2 * groups.len() + keys);
+        for (node, indices) in groups {
+            flat.extend([node, indices.len() as u32]);
+            flat.extend(indices);
+        }
+        let ids: Array = self.ids.iter().collect();
+        Ok(groups_of(&Uint32Array::from(flat.as_slice()), &ids))
+    }
+
+    /// The router after a Redis Cluster `MOVED <slot> <address>` reply: the slot served by
+    /// the node at `address` (added when unknown), epoch + 1; this router is unchanged.
+    ///
+    /// Throws `invalid_argument` for a slot that is not an integer in `0..16384`, an
+    /// address that is not a string with a port, a topology that is not `redis_cluster`.
+    pub fn moved(&self, slot: &JsValue, address: &JsValue) -> Result<Router> {
+        let slot = u32_from_js(slot, "slot")?;
+        let address = key::text_argument(address, "address")?;
+        Ok(Router::wrap(self.inner.moved(slot, &address)?))
+    }
+
+    /// Where the next command for a key of `slot` goes after a Redis Cluster `ASK <slot>
+    /// <address>` reply: `address`, once; nothing changes.
+    ///
+    /// Throws as `moved` does.
+    pub fn ask(&self, slot: &JsValue, address: &JsValue) -> Result<String> {
+        let slot = u32_from_js(slot, "slot")?;
+        let address = key::text_argument(address, "address")?;
+        Ok(self.inner.ask(slot, &address)?.into())
+    }
+
     /// A new router for a newer topology document (JSON text or an object, as for the
     /// constructor); this router is unchanged. The same document again is accepted.
     ///
@@ -300,15 +362,73 @@ fn many(
     each: impl FnOnce(&[Key], &mut Vec<u32>) -> sr::Result<()>,
 ) -> Result<Vec<u32>> {
     let mut results = Vec::new();
-    let done = match key::packed_strings(keys) {
-        Some(strings) => {
-            let (data, offsets) = strings?;
-            packed(&data, &offsets, &mut results)
-        }
-        None => each(&key::keys_from_js(keys)?, &mut results),
+    let done = match Batch::from_js(keys)? {
+        Batch::Packed(data, offsets) => packed(&data, &offsets, &mut results),
+        Batch::Keys(keys) => each(&keys, &mut results),
     };
     done.map_err(|err| key::at(results.len(), err))?;
     Ok(results)
+}
+
+/// The keys of a batch argument (an array of keys), read as `routeMany` reads them.
+enum Batch {
+    /// An array of strings, packed ([`key::packed_strings`]): UTF-8 bytes and checked
+    /// offsets, key `i` being `data[offsets[i]..offsets[i + 1]]`.
+    Packed(Vec<u8>, Vec<u32>),
+    /// Any other array, read key by key ([`key::keys_from_js`]).
+    Keys(Vec<Key>),
+}
+
+impl Batch {
+    /// Reads `keys`: `invalid_argument` when it is not an array, `invalid_key` naming the
+    /// index of the first bad key.
+    fn from_js(keys: &JsValue) -> sr::Result<Batch> {
+        Ok(match key::packed_strings(keys) {
+            Some(strings) => {
+                let (data, offsets) = strings?;
+                Batch::Packed(data, offsets)
+            }
+            None => Batch::Keys(key::keys_from_js(keys)?),
+        })
+    }
+
+    /// Every key, for the core calls that take them all at once (`same_slot`,
+    /// `group_by_node`).
+    fn keys(&self) -> BatchKeys<'_> {
+        match self {
+            Batch::Packed(data, offsets) => BatchKeys::Packed(data, offsets.windows(2)),
+            Batch::Keys(keys) => BatchKeys::Keys(keys.iter()),
+        }
+    }
+}
+
+/// The keys of a [`Batch`]: one concrete iterator over either form, so that the core's
+/// batch loop is compiled for it (through a `dyn Iterator`, a call per key, a batch
+/// takes twice as long).
+enum BatchKeys<'a> {
+    Packed(&'a [u8], core::slice::Windows<'a, u32>),
+    Keys(core::slice::Iter<'a, Key>),
+}
+
+impl<'a> Iterator for BatchKeys<'a> {
+    type Item = sr::Key<'a>;
+
+    fn next(&mut self) -> Option<sr::Key<'a>> {
+        match self {
+            // The offsets were checked, so slicing does not fail.
+            BatchKeys::Packed(data, offsets) => {
+                offsets.next().map(|pair| sr::Key::Bytes(&data[pair[0] as usize..pair[1] as usize]))
+            }
+            BatchKeys::Keys(keys) => keys.next().map(Key::as_key),
+        }
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        match self {
+            BatchKeys::Packed(_, offsets) => offsets.size_hint(),
+            BatchKeys::Keys(keys) => keys.size_hint(),
+        }
+    }
 }
 
 /// Length of [`KEY_BUFFER`]: longer string keys take the general path.
@@ -338,10 +458,10 @@ extern "C" {
     /// throws, which `catch` makes an `Err`.
     #[wasm_bindgen(catch, js_name = lendRouter)]
     fn lend_router(router: &JsValue, lend: &mut dyn FnMut(&Router)) -> core::result::Result<(), JsValue>;
-}
 
-/// A plain object from `[name, value]` entries (`Object.fromEntries`: every name, even
-/// `__proto__`, becomes an own property, in entry order).
-fn record(entries: &Array) -> sr::Result<Object> {
-    Object::from_entries(entries).map_err(|thrown| result_not_built("result object", &thrown_message(&thrown)))
+    /// The `{node, indices}` objects of `groupByNode` from its groups in one array (the
+    /// layout `group_by_node` writes), the node ids looked up in `ids`: JavaScript makes
+    /// the arrays of indices several times faster than imported calls per index would.
+    #[wasm_bindgen(js_name = groupsOf)]
+    fn groups_of(flat: &Uint32Array, ids: &Array) -> Array;
 }

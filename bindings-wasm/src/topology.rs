@@ -1,12 +1,13 @@
 //! Topology documents (and hashing specs, and operations) from JavaScript: JSON text, or an
 //! object that is serialized with `JSON.stringify`, BigInt values written as decimal
 //! strings (the core reads u64 fields from them). Parsing and validation are the core's.
-//! JSON values the core returns (`apply`, `locate`) go back through `JSON.parse`.
+//! JSON values the core returns (`apply`, `locate`) go back through `JSON.parse`; other
+//! results are built as objects from their entries ([`record`]).
 
 use alloc::format;
 use alloc::string::String;
 
-use js_sys::{JsString, JSON};
+use js_sys::{Array, JsString, Object, JSON};
 use serde_json::Value;
 use shardroute as sr;
 use wasm_bindgen::prelude::*;
@@ -40,6 +41,12 @@ pub(crate) fn argument_value(value: &JsValue, what: &str) -> sr::Result<Value> {
 pub(crate) fn value_to_js(value: &Value, what: &str) -> sr::Result<JsValue> {
     let text = serde_json::to_string(value).map_err(|err| result_not_built(what, &format!("{err}")))?;
     JSON::parse(&text).map_err(|thrown| result_not_built(what, &thrown_message(&thrown)))
+}
+
+/// A plain object from `[name, value]` entries (`Object.fromEntries`: every name, even
+/// `__proto__`, becomes an own property, in entry order).
+pub(crate) fn record(entries: &Array) -> sr::Result<Object> {
+    Object::from_entries(entries).map_err(|thrown| result_not_built("result object", &thrown_message(&thrown)))
 }
 
 /// [`json_text`] with the error kind of the argument (`invalid_topology` for documents).

@@ -15,7 +15,7 @@ import { doc } from './documents.mjs';
 import { repoRoot } from './vectors.mjs';
 
 const CODES = ['invalid_topology', 'invalid_key', 'no_nodes', 'limit_exceeded', 'invalid_argument', 'stale_epoch',
-  'read_only'];
+  'read_only', 'cross_slot'];
 /** Values that are not keys, for every call that takes one. */
 const NOT_KEYS = [undefined, null, true, {}, [], new Uint16Array(1), '\ud800', -1n, 2n ** 64n, 2 ** 53, -1, 1.5];
 /** Values that are not counts (salts, shard counts): not integers in 0..2^32. */
@@ -28,7 +28,7 @@ const bytes = (text) => new TextEncoder().encode(text);
  */
 export function apiSuite(api, runtime) {
   const {
-    Router, ShardrouteError, apply, decodeDictionary, diff, encodeDictionary, hashKey, jump, moduloMoves,
+    Router, ShardrouteError, apply, decodeDictionary, diff, encodeDictionary, hashKey, jump, moduloMoves, parseRedirect,
   } = api;
   const { packageName, packageDir } = runtime;
 
@@ -66,6 +66,24 @@ export function apiSuite(api, runtime) {
     hot_keys: { separator: '#', keys: { hot: 4, 'ключ': 3 } },
   });
   const placed = new Router(PLACED);
+
+  /**
+   * Three masters and one replica each, with addresses, as CLUSTER SHARDS gives them (the
+   * cluster of core/tests/redis_redirects.rs): what the Redis Cluster client calls read.
+   */
+  const CLUSTER = doc({
+    epoch: 5,
+    nodes: ['m1', 'm2', 'm3', 'r1', 'r2', 'r3'].map((id, i) => ({ id, address: `127.0.0.1:${7001 + i}` })),
+    strategy: {
+      type: 'redis_cluster',
+      slots: [
+        { start: 0, end: 5460, nodes: ['m1', 'r1'] },
+        { start: 5461, end: 10922, nodes: ['m2', 'r2'] },
+        { start: 10923, end: 16383, nodes: ['m3', 'r3'] },
+      ],
+    },
+  });
+  const cluster = new Router(CLUSTER);
 
   /** A key (`key:0`, `key:1`, ...) that `local` sends to `shard`: test data, found by trying. */
   function keyOnShard(local, shard) {
@@ -108,6 +126,7 @@ export function apiSuite(api, runtime) {
       const cjs = require(packageName);
       assert.deepEqual(Object.keys(cjs).sort(), [
         'Router', 'ShardrouteError', 'apply', 'decodeDictionary', 'diff', 'encodeDictionary', 'hashKey', 'jump', 'moduloMoves',
+        'parseRedirect',
       ]);
       assert.equal(cjs.Router, Router);
       assert.equal(cjs.ShardrouteError, ShardrouteError);
@@ -120,7 +139,7 @@ export function apiSuite(api, runtime) {
       assert.deepEqual(declared.sort(), exported.sort());
       for (const method of ['route', 'node', 'replicas', 'routeMany', 'routeU64s', 'routePacked', 'nodeMany', 'epoch',
         'toJson', 'shardsForRange', 'decodeId', 'locate', 'fanout', 'saltedKey', 'saltedKeys', 'routeRead', 'routeWrite',
-        'replace']) {
+        'replace', 'readReplica', 'sameSlot', 'groupByNode', 'moved', 'ask']) {
         assert.ok(declaredMethods.includes(method), `index.d.ts declares Router.${method}`);
       }
     });
@@ -186,6 +205,7 @@ export function apiSuite(api, runtime) {
         throwsCode(() => router.replicas('k', 0), 'invalid_argument'),
         throwsCode(() => router.replace({ ...TOPOLOGY, epoch: 6 }), 'stale_epoch'),
         throwsCode(() => dictionary.routeWrite(keyOnShard(dictionary, 2)), 'read_only'),
+        throwsCode(() => cluster.sameSlot(['a', 'b']), 'cross_slot'),
       ].map((err) => err.code));
       assert.deepEqual([...seen].sort(), [...CODES].sort());
     });
@@ -824,6 +844,159 @@ export function apiSuite(api, runtime) {
     });
   });
 
+  describe('Redis Cluster clients', () => {
+    const nodeIds = (local) => JSON.parse(local.toJson()).nodes.map((node) => node.id);
+    /** Keys of every type and path: short and long arrays (read key by key, or packed), non-ASCII. */
+    const manyKeys = [...Array.from({ length: 300 }, (_, i) => `user:${i}`), 'ключ', '\ud83d\udd11'];
+    const mixedKeys = ['user:1', Uint8Array.of(1, 2), 7n, 7, 2n ** 64n - 1n, 'ключ', ''];
+
+    test('moved gives one slot a new master, epoch + 1, and leaves the router it is called on', () => {
+      const before = cluster.toJson();
+      const slot = cluster.route('user:1');
+      assert.equal(cluster.node('user:1'), 'm2');
+      const moved = cluster.moved(slot, '127.0.0.1:7003');
+      assert.ok(moved instanceof Router);
+      assert.equal(Object.getPrototypeOf(moved), Router.prototype);
+      assert.deepEqual([moved.epoch, cluster.epoch], [6n, 5n]);
+      assert.equal(cluster.toJson(), before, 'the router moved from is unchanged');
+      assert.equal(moved.node('user:1'), 'm3');
+      assert.deepEqual(moved.replicas('user:1', 1), ['m3'], 'MOVED names no replica: the chain is the master');
+      for (let i = 0; i < 200; i++) {
+        const key = `key:${i}`;
+        if (cluster.route(key) !== slot) assert.equal(moved.node(key), cluster.node(key), key);
+      }
+      const applied = apply(CLUSTER, { op: 'redis_moved', slot, address: '127.0.0.1:7003' });
+      assert.deepEqual([applied.from, applied.to, applied.added], ['m2', 'm3', null]);
+      assert.equal(new Router(applied.topology).toJson(), moved.toJson(), 'the same as the redis_moved operation');
+    });
+
+    test('moved to an unknown address adds the node, once', () => {
+      const slot = cluster.route('user:7');
+      const moved = cluster.moved(slot, '10.0.0.9:6379').moved((slot + 1) % 16384, '10.0.0.9:6379');
+      assert.equal(moved.epoch, 7n);
+      const nodes = JSON.parse(moved.toJson()).nodes;
+      assert.equal(nodes.length, 7);
+      assert.deepEqual([nodes.at(-1).id, nodes.at(-1).address], ['10.0.0.9:6379', '10.0.0.9:6379']);
+      assert.equal(moved.node('user:7'), '10.0.0.9:6379');
+      assert.equal(moved.locate('user:7').address, '10.0.0.9:6379');
+    });
+
+    test('ask returns the address and changes nothing', () => {
+      const before = cluster.toJson();
+      assert.equal(cluster.ask(42, '127.0.0.1:7009'), '127.0.0.1:7009');
+      assert.equal(cluster.ask(16383, '[::1]:7000'), '[::1]:7000');
+      assert.equal(cluster.toJson(), before);
+    });
+
+    test('slots must be integers in 0..16384, addresses strings with a port, the topology redis_cluster', () => {
+      for (const slot of [16384, ...NOT_COUNTS]) {
+        throwsCode(() => cluster.moved(slot, '127.0.0.1:7001'), 'invalid_argument');
+        throwsCode(() => cluster.ask(slot, '127.0.0.1:7001'), 'invalid_argument');
+      }
+      for (const address of ['127.0.0.1', '127.0.0.1:0', '127.0.0.1:65536', 'bad host:1', '', '\ud800:1', 7001, null,
+        undefined, bytes('h:1'), {}]) {
+        throwsCode(() => cluster.moved(1, address), 'invalid_argument');
+        throwsCode(() => cluster.ask(1, address), 'invalid_argument');
+      }
+      assert.match(throwsCode(() => router.moved(1, '127.0.0.1:7001'), 'invalid_argument').message, /redis_cluster/);
+      throwsCode(() => router.ask(1, '127.0.0.1:7001'), 'invalid_argument');
+      assert.equal(cluster.epoch, 5n);
+    });
+
+    test('parseRedirect reads MOVED and ASK lines as plain objects', () => {
+      const moved = parseRedirect('MOVED 3999 127.0.0.1:6381');
+      assert.deepEqual(moved, { kind: 'MOVED', slot: 3999, address: '127.0.0.1:6381' });
+      assert.deepEqual(Object.keys(moved), ['kind', 'slot', 'address']);
+      assert.equal(Object.getPrototypeOf(moved), Object.prototype);
+      assert.deepEqual(parseRedirect('-ASK 0 [::1]:7000\r\n'), { kind: 'ASK', slot: 0, address: '[::1]:7000' });
+      assert.equal(parseRedirect('MOVED 16383 :7000').address, ':7000');
+      // What a client does with them.
+      const { slot, address } = parseRedirect(`MOVED ${cluster.route('user:1')} 127.0.0.1:7003`);
+      assert.equal(cluster.moved(slot, address).node('user:1'), 'm3');
+      const ask = parseRedirect('ASK 3999 127.0.0.1:7009');
+      assert.equal(cluster.ask(ask.slot, ask.address), '127.0.0.1:7009');
+    });
+
+    test('parseRedirect refuses other lines and values that are not strings', () => {
+      for (const line of ['', 'MOVED', 'MOVED 1', 'MOVED abc h:1', 'MOVED -1 h:1', 'MOVED 16384 h:1', 'MOVED 1 127.0.0.1',
+        'MOVED 1 h:0', 'MOVED 1 h:1 extra', 'moved 1 h:1', 'ERR unknown command', '\ud800',
+        "CROSSSLOT Keys in request don't hash to the same slot", bytes('MOVED 1 h:1'), null, undefined, 5, {}]) {
+        throwsCode(() => parseRedirect(line), 'invalid_argument');
+      }
+    });
+
+    test('sameSlot: keys sharing a hash tag share a slot; other keys are cross_slot', () => {
+      const slot = cluster.route('user:1');
+      assert.equal(cluster.sameSlot(['{user:1}.name', '{user:1}.mail', 'user:1']), slot);
+      assert.equal(cluster.sameSlot([bytes('{user:1}.name'), bytes('user:1')]), slot);
+      assert.equal(cluster.sameSlot(Array.from({ length: 20 }, (_, i) => `{user:1}.${i}`)), slot, 'a packed batch');
+      assert.equal(cluster.sameSlot([42, 42n]), cluster.route(42));
+      assert.equal(cluster.sameSlot(['x']), cluster.route('x'));
+      const err = throwsCode(() => cluster.sameSlot(['{user:1}.name', '{user:1}.mail', '{user:2}.name']), 'cross_slot');
+      assert.match(err.message, /^key 2 is in shard/);
+      throwsCode(() => cluster.sameSlot(['user:1', 42]), 'cross_slot');
+      throwsCode(() => cluster.sameSlot([]), 'invalid_argument');
+      for (const notArray of ['ab', null, undefined, 3, new Set(['a']), bytes('a')]) {
+        throwsCode(() => cluster.sameSlot(notArray), 'invalid_argument');
+      }
+      for (const bad of NOT_KEYS) {
+        assert.match(throwsCode(() => cluster.sameSlot(['a', bad]), 'invalid_key').message, /^keys\[1\]: /);
+      }
+    });
+
+    test('groupByNode partitions every index once, in node order, each group the keys of node()', () => {
+      for (const local of [cluster, router]) {
+        const ids = nodeIds(local);
+        for (const keys of [manyKeys, mixedKeys, manyKeys.slice(0, 5), [...manyKeys, 7n]]) {
+          const groups = local.groupByNode(keys);
+          assert.ok(Array.isArray(groups));
+          const order = groups.map(({ node }) => ids.indexOf(node));
+          assert.deepEqual(order, [...new Set(order)].sort((a, b) => a - b), 'node order, one group a node');
+          const seen = groups.flatMap(({ indices }) => indices).sort((a, b) => a - b);
+          assert.deepEqual(seen, keys.map((_, i) => i), 'every index exactly once');
+          for (const group of groups) {
+            assert.deepEqual(Object.keys(group), ['node', 'indices']);
+            assert.ok(Array.isArray(group.indices) && group.indices.length > 0);
+            assert.deepEqual(group.indices, [...group.indices].sort((a, b) => a - b));
+            for (const index of group.indices) assert.equal(local.node(keys[index]), group.node);
+          }
+        }
+        assert.deepEqual(local.groupByNode([]), []);
+      }
+    });
+
+    test('groupByNode refuses what nodeMany refuses, naming the bad key', () => {
+      for (const notArray of ['ab', null, undefined, 3, { length: 1, 0: 'a' }, new Set(['a']), bytes('a')]) {
+        throwsCode(() => cluster.groupByNode(notArray), 'invalid_argument');
+      }
+      for (const bad of NOT_KEYS) {
+        assert.match(throwsCode(() => cluster.groupByNode(['a', bad]), 'invalid_key').message, /^keys\[1\]: /);
+      }
+      const packed = Array.from({ length: 12 }, (_, i) => `k${i}`);
+      packed[9] = 'x\ud800';
+      assert.match(throwsCode(() => cluster.groupByNode(packed), 'invalid_key').message, /^keys\[9\]: /);
+    });
+
+    test('readReplica goes round the replicas of a chain; the owner without one', () => {
+      const owner = cluster.node('user:1');
+      const replica = cluster.readReplica('user:1');
+      assert.notEqual(replica, owner);
+      assert.deepEqual(cluster.replicas('user:1', 2), [owner, replica]);
+      for (const turn of [0, 1, 2, 3, 2 ** 32 - 1]) assert.equal(cluster.readReplica('user:1', turn), replica);
+      const whole = { start: 0, end: 16383, nodes: ['m', 'r1', 'r2'] };
+      const chain = new Router(doc({ nodes: ['m', 'r1', 'r2'], strategy: { type: 'redis_cluster', slots: [whole] } }));
+      for (const key of mixedKeys) {
+        assert.deepEqual([0, 1, 2, 3].map((turn) => chain.readReplica(key, turn)), ['r1', 'r2', 'r1', 'r2']);
+        assert.equal(chain.readReplica(key), 'r1', 'turn omitted: 0');
+        assert.equal(router.readReplica(key, 3), router.node(key), 'no chain: the owner');
+      }
+      for (const turn of NOT_COUNTS.filter((value) => value !== undefined)) {
+        throwsCode(() => cluster.readReplica('k', turn), 'invalid_argument');
+      }
+      for (const bad of NOT_KEYS) throwsCode(() => cluster.readReplica(bad), 'invalid_key');
+    });
+  });
+
   describe('replace', () => {
     test('returns a new Router of the package class; the old one is unchanged', () => {
       const old = new Router(TOPOLOGY);
@@ -1038,7 +1211,9 @@ export function apiSuite(api, runtime) {
         () => moduloMoves(3, 5), () => moduloMoves(1.5, 3), () => local.routeRead({}), () => local.routeWrite(-1n),
         () => local.replace({ ...TOPOLOGY, epoch: 1 }), () => local.replace('{'), () => diff(local, {}, []),
         () => diff(local, local, [Symbol('k')]), () => encodeDictionary(TOPOLOGY), () => decodeDictionary(Uint8Array.of(1)),
-        () => decodeDictionary('x'),
+        () => decodeDictionary('x'), () => local.readReplica('x', -1), () => local.sameSlot([]), () => local.groupByNode('x'),
+        () => local.groupByNode(['a', 'b', 'c', 'd', 'e', 'f', 'g', '\ud800']), () => local.moved(1, 'h:1'),
+        () => cluster.moved(16384, 'h:1'), () => cluster.ask(1, 'h'), () => parseRedirect('MOVED'), () => parseRedirect(5),
       ];
       for (let round = 0; round < 50; round++) {
         for (const fn of bad) assert.throws(fn, ShardrouteError);

@@ -3,9 +3,11 @@
 // under test: each package's tsconfig.json maps it to the package's own index.d.ts, the
 // file it ships. Lines marked @ts-expect-error must stay errors.
 import {
-  Router, ShardrouteError, apply, decodeDictionary, diff, encodeDictionary, hashKey, jump, moduloMoves,
+  Router, ShardrouteError, apply, decodeDictionary, diff, encodeDictionary, hashKey, jump, moduloMoves, parseRedirect,
 } from 'shardroute-package';
-import type { DecodedId, Diff, Flow, Key, KeyMove, Location, SaltedKey } from 'shardroute-package';
+import type {
+  DecodedId, Diff, Flow, Key, KeyMove, Location, NodeGroup, Redirect, SaltedKey,
+} from 'shardroute-package';
 
 const router: Router = new Router('{"format": "shardroute/1", "epoch": 1, "nodes": [{"id": "a"}], "strategy": {"type": "jump"}}');
 const fromObject: Router = new Router({ format: 'shardroute/1', epoch: 2n, nodes: [{ id: 'a' }], strategy: { type: 'jump' } });
@@ -74,6 +76,17 @@ const byDefault: bigint = hashKey(Uint8Array.of(1), null);
 const bucket: number = jump(hash, 10);
 const fromText: number = jump('18446744073709551615', 10);
 
+// Redis Cluster clients.
+const replicaRead: string = router.readReplica('user:1') + router.readReplica(7n, 3);
+const slot: number = router.sameSlot(['{user:1}.name', new Uint8Array([1]), 7n, 7]);
+const slotFrozen: number = router.sameSlot(frozen);
+const groups: NodeGroup[] = router.groupByNode(keys);
+const group: { node: string; indices: number[] } | undefined = router.groupByNode(frozen)[0];
+const redirect: Redirect = parseRedirect('MOVED 3999 127.0.0.1:6381');
+const redirectKind: 'MOVED' | 'ASK' = redirect.kind;
+const afterMoved: Router = router.moved(redirect.slot, redirect.address);
+const askTarget: string = router.ask(parseRedirect('ASK 1 h:1').slot, 'h:1');
+
 // Batch calls.
 const fromU64s: Uint32Array = router.routeU64s(new BigUint64Array([1n, 2n]));
 const fromPacked: Uint32Array = router.routePacked(new Uint8Array(2), new Uint32Array([0, 1, 2]));
@@ -118,10 +131,19 @@ diff('{}', router, keys);
 const oneWriter: string = router.routeWrite('k');
 // @ts-expect-error: decodeDictionary takes bytes, not text
 decodeDictionary('5352');
+// @ts-expect-error: the turn is a number
+router.readReplica('k', 1n);
+// @ts-expect-error: a slot is a number
+router.moved('1', 'h:1');
+// @ts-expect-error: a redirect's kind is MOVED or ASK
+const notKind: 'moved' = redirect.kind;
+// @ts-expect-error: groups are objects, not pairs
+const notPair: [string, number[]] | undefined = groups[0];
 
 export const used = [shard, node, replicas, preference, shards, moreShards, epoch, objectEpoch, text, crc, seeded, tagged,
   byDefault, bucket, fromText, describeError, handMade, range, toEnd, toEndNull, scan, decodedText, decodedShard,
   decodedField, locationParts, names, fanout, saltedText, saltedBytes, saltedInt, saltedAny, saltedTexts,
   saltedBytesList, saltedInts, saltedNumbers, saltedAnyList, applied, appliedText, moves, readNode, writeNodes,
   replacedText, movedFrozen, moveParts, flowParts, inlineFlow, totals, encodedObject, decodedDictionary, fromU64s,
-  fromPacked, nodeIds, wrong, notNumber, notBytes, address, oneWriter];
+  fromPacked, nodeIds, wrong, notNumber, notBytes, address, oneWriter, replicaRead, slot, slotFrozen, group,
+  redirectKind, afterMoved, askTarget, notKind, notPair];

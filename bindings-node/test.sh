@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Builds the addon if needed, then runs every check of the Node package: the type check
-# of conformance/js/types.ts against index.d.ts, and `node --test`: the conformance
-# vectors and the suites shared with shardroute-wasm (conformance/js/: API, batches,
-# README example and demo), plus the addon's own panic tests. Exits non-zero on any failure.
+# Builds the addon if needed, then runs every check of the Node package: the type checks
+# (conformance/js/types.ts against index.d.ts, test/redis.types.ts against redis.d.ts),
+# and `node --test`: the conformance vectors and the suites shared with shardroute-wasm
+# (conformance/js/: API, batches, README example and demo), the addon's own panic tests,
+# and shardroute/redis against a real 3-node Redis Cluster it starts (redis-server,
+# redis-cli). Exits non-zero on any failure.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 

@@ -15,7 +15,8 @@
 #           conformance/requirements-dev.txt (jsonschema, for the dictionary schema test),
 #           conformance/requirements-oracles.txt (the real client libraries the profiles match)
 #   npm     also conformance/oracles (npm clients: cluster-key-slot, kafkajs, cassandra-driver, hashring)
-#   npm     bindings-node and bindings-wasm devDependencies (npm ci)
+#   npm     bindings-node and bindings-wasm devDependencies (npm ci), and examples/redis-cluster
+#           (its Node service: shardroute linked from bindings-node, and ioredis)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export DEBIAN_FRONTEND=noninteractive
@@ -57,7 +58,7 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$sum" ]; then
   echo "$sum" > "$stamp"
 fi
 
-for dir in bindings-node bindings-wasm conformance/oracles; do
+for dir in bindings-node bindings-wasm conformance/oracles examples/redis-cluster; do
   stamp="$dir/node_modules/.package-lock.sha"
   sum=$(sha256sum "$dir/package-lock.json" | cut -d' ' -f1)
   if [ "$(cat "$stamp" 2>/dev/null)" != "$sum" ]; then

@@ -1,0 +1,205 @@
+// The Node service of the example: writes and reads its own keys through
+// `ClusterClient` of shardroute/redis while the cluster changes, and reports what it saw.
+//
+// Driven by run.py over stdin/stdout, one line each way; the same protocol as the Python
+// service, workload.py (README.md specifies it):
+//
+//     load            write every key (MSET per hash-tag group), read them back with
+//                     pipelines grouped by node
+//     churn <phase>   write and read random keys until `stop`; in the phase `failover`
+//                     each write is `SET` + `WAIT 1`, so it counts as acknowledged only
+//                     once a replica has it
+//     settle <phase>  read every key once more (the table refreshed): MOVED must be 0
+//     verify          read every key: its last acknowledged value, or a write the server
+//                     accepted but never acknowledged (reported apart), else lost/stale
+//     quit
+//
+// Each command ends with one JSON line: {"event": "done", "command", "phase", "ops",
+// "moved", "ask", "errors", "refreshes", "longest_redirect_chain", "p50_us", "p99_us", ...}.
+import { createInterface } from 'node:readline';
+import { parseArgs } from 'node:util';
+
+import { ClusterClient } from 'shardroute/redis';
+
+const GROUP = 10; // keys per hash tag, written together with one MSET
+const BATCH = 1000; // keys per pipelined read
+
+/** A seeded generator of integers in [0, n) (mulberry32 over an FNV-1a hash of the seed). */
+function randomFrom(seed) {
+  let state = 2166136261;
+  for (const char of seed) state = Math.imul(state ^ char.charCodeAt(0), 16777619) >>> 0;
+  return (n) => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return Math.floor((((t ^ (t >>> 14)) >>> 0) / 4294967296) * n);
+  };
+}
+
+class Service {
+  constructor(client, prefix, count) {
+    this.client = client;
+    this.keys = Array.from({ length: count }, (_, i) => `{${prefix}:${Math.floor(i / GROUP)}}:${i % GROUP}`);
+    this.acknowledged = new Map(); // key -> last value a write was acknowledged with
+    this.unacknowledged = new Map(); // key -> values written since, not acknowledged
+    this.version = 0;
+    this.latencies = [];
+    this.staleReads = 0;
+    this.stopping = false;
+  }
+
+  value(index) {
+    this.version += 1;
+    return `${index}:${this.version}`;
+  }
+
+  report(command, phase, ops, extra = {}) {
+    const { stats } = this.client;
+    const samples = Float64Array.from(this.latencies).sort();
+    const percentile = (p) =>
+      samples.length ? Math.round(samples[Math.min(samples.length - 1, Math.floor(p * samples.length))] * 10000) / 10 : 0;
+    const line = {
+      event: 'done', command, phase, ops, moved: stats.moved, ask: stats.ask, errors: stats.errors,
+      error_kinds: stats.errorKinds, refreshes: stats.refreshes, longest_redirect_chain: stats.longestRedirectChain,
+      stale_reads: this.staleReads, p50_us: percentile(0.5), p99_us: percentile(0.99),
+      epoch: Number(this.client.router.epoch), ...extra,
+    };
+    process.stdout.write(`${JSON.stringify(line)}\n`);
+    stats.reset();
+    this.latencies = [];
+    this.staleReads = 0;
+  }
+
+  /** `call()` awaited, its time (ms) recorded. */
+  async timed(call) {
+    const start = performance.now();
+    const result = await call();
+    this.latencies.push(performance.now() - start);
+    return result;
+  }
+
+  // -- commands ------------------------------------------------------------------
+
+  async load() {
+    for (let start = 0; start < this.keys.length; start += GROUP) {
+      const group = new Map();
+      for (let i = start; i < Math.min(start + GROUP, this.keys.length); i += 1) group.set(this.keys[i], this.value(i));
+      await this.timed(() => this.client.mset(group));
+      for (const [key, value] of group) this.acknowledged.set(key, value);
+    }
+    let ops = Math.floor(this.keys.length / GROUP);
+    for (let start = 0; start < this.keys.length; start += BATCH) {
+      const batch = this.keys.slice(start, start + BATCH);
+      this.check(batch, await this.timed(() => this.client.pipelineGet(batch)));
+      ops += batch.length;
+    }
+    this.report('load', 'steady', ops, { keys: this.keys.length });
+  }
+
+  async churn(phase) {
+    const wait = phase === 'failover';
+    let ops = 0;
+    let unacknowledged = 0;
+    const random = randomFrom(phase);
+    while (!this.stopping) {
+      const index = random(this.keys.length);
+      const key = this.keys[index];
+      const value = this.value(index);
+      if (wait) {
+        if ((await this.timed(() => this.client.setAndWait(key, value, 1, 500))) >= 1) {
+          this.acknowledged.set(key, value);
+          this.unacknowledged.delete(key);
+        } else {
+          const pending = this.unacknowledged.get(key);
+          if (pending === undefined) this.unacknowledged.set(key, [value]);
+          else pending.push(value);
+          unacknowledged += 1;
+        }
+      } else {
+        await this.timed(() => this.client.set(key, value));
+        this.acknowledged.set(key, value);
+      }
+      const read = this.keys[random(this.keys.length)];
+      this.check([read], [await this.timed(() => this.client.get(read))]);
+      ops += 2;
+    }
+    this.stopping = false;
+    this.report('churn', phase, ops, { unacknowledged_writes: unacknowledged });
+  }
+
+  async settle(phase) {
+    for (let start = 0; start < this.keys.length; start += BATCH) {
+      const batch = this.keys.slice(start, start + BATCH);
+      this.check(batch, await this.timed(() => this.client.pipelineGet(batch)));
+    }
+    this.report('settle', phase, this.keys.length);
+  }
+
+  async verify() {
+    let lost = 0;
+    let stale = 0;
+    let unreplicatedLost = 0;
+    let unreplicatedKept = 0;
+    for (let start = 0; start < this.keys.length; start += BATCH) {
+      const batch = this.keys.slice(start, start + BATCH);
+      const values = await this.timed(() => this.client.pipelineGet(batch));
+      batch.forEach((key, i) => {
+        const value = values[i];
+        const pending = this.unacknowledged.get(key) ?? [];
+        if (pending.length && pending.includes(value)) unreplicatedKept += 1;
+        else if (value === (this.acknowledged.get(key) ?? null)) unreplicatedLost += pending.length ? 1 : 0;
+        else if (value === null) lost += 1;
+        else stale += 1;
+      });
+    }
+    this.report('verify', 'end', this.keys.length, {
+      lost, stale, unreplicated_writes_lost: unreplicatedLost, unreplicated_writes_kept: unreplicatedKept,
+    });
+  }
+
+  /** A read must see the last acknowledged value or a later unacknowledged one. */
+  check(keys, values) {
+    keys.forEach((key, i) => {
+      const value = values[i];
+      if (value !== (this.acknowledged.get(key) ?? null) && !(this.unacknowledged.get(key) ?? []).includes(value)) {
+        this.staleReads += 1;
+      }
+    });
+  }
+}
+
+async function main() {
+  const { values: args } = parseArgs({
+    options: { seeds: { type: 'string' }, prefix: { type: 'string', default: 'js' }, keys: { type: 'string', default: '100000' } },
+  });
+  if (args.seeds === undefined) throw new Error('--seeds host:port,... is required');
+  const client = await ClusterClient.connect(args.seeds.split(','), { retryMs: 30000 });
+  const service = new Service(client, args.prefix, Number(args.keys));
+  process.stdout.write(`${JSON.stringify({ event: 'ready', epoch: Number(client.router.epoch) })}\n`);
+  // Lines keep arriving while a churn runs: it is not awaited until `stop`.
+  let churning = null;
+  for await (const line of createInterface({ input: process.stdin, crlfDelay: Infinity })) {
+    const [command, argument = ''] = line.trim().split(/ (.*)/s);
+    if (command === 'stop') {
+      if (churning !== null) {
+        service.stopping = true;
+        await churning;
+        churning = null;
+      }
+    } else if (command === 'churn') {
+      churning = service.churn(argument);
+    } else if (command === 'load') {
+      await service.load();
+    } else if (command === 'settle') {
+      await service.settle(argument);
+    } else if (command === 'verify') {
+      await service.verify();
+    } else if (command === 'quit') {
+      break;
+    }
+  }
+  await client.close();
+}
+
+await main();

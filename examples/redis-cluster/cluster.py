@@ -279,17 +279,30 @@ class Cluster:
         self.wait_until("the reshard settles", self.healthy)
 
     def add_primary(self) -> Node:
-        """A new empty primary joins (`add-node`), then `rebalance` gives it its share."""
+        """A new empty primary joins (`add-node`) with a replica of its own, then
+        `rebalance` gives it its share."""
         node = Node(self.root)
         self.nodes.append(node)
         self.redis_cli("--cluster", "add-node", node.address, self.seed().address)
-        self.wait_until("the new node is known to all", lambda: all(node.id in n.cli("CLUSTER", "NODES") for n in self.live()))
+        self.wait_until("the new node is known to all", lambda: self.knows(node))
+        replica = Node(self.root)
+        self.nodes.append(replica)
+        self.redis_cli("--cluster", "add-node", replica.address, self.seed().address, "--cluster-slave", "--cluster-master-id", node.id)
+        self.wait_until("the new replica is known to all", lambda: self.knows(replica))
         self.wait_until("the cluster settles", self.healthy)
         self.redis_cli(
             "--cluster", "rebalance", self.seed().address, "--cluster-use-empty-masters", "--cluster-pipeline", "200",
         )
         self.wait_until("the rebalance settles", self.healthy)
+        self.wait_until("the new replica is in sync", self.replicas_synced)
         return node
+
+    def knows(self, node: Node) -> bool:
+        """Every live node lists `node` in `CLUSTER NODES`."""
+        try:
+            return all(node.id in other.cli("CLUSTER", "NODES") for other in self.live())
+        except (subprocess.CalledProcessError, subprocess.TimeoutExpired):
+            return False
 
     def kill_primary(self, primary: Node) -> Node:
         """SIGKILL a primary; returns its replica once the cluster has promoted it."""

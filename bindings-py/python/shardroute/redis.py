@@ -39,6 +39,8 @@ except ImportError:  # pragma: no cover - the message is the point
     raise ImportError("shardroute.redis needs redis-py: pip install 'shardroute[redis]'") from None
 
 import shardroute
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 
 __all__ = ["ClusterClient", "ClusterStats", "TooManyRedirects"]
 
@@ -161,7 +163,14 @@ class ClusterClient:
         self.max_redirects = max_redirects
         self.refresh_interval = refresh_interval
         self.retry_seconds = retry_seconds
-        self._connection_kwargs = {"socket_timeout": socket_timeout, "socket_connect_timeout": socket_timeout, **connection_kwargs}
+        # No retries inside redis-py: a dead node must fail at once, so that this
+        # client's own backoff, refresh and counters handle it.
+        self._connection_kwargs = {
+            "socket_timeout": socket_timeout,
+            "socket_connect_timeout": socket_timeout,
+            "retry": Retry(NoBackoff(), 0),
+            **connection_kwargs,
+        }
         self._pools: dict[tuple[str, bool], redis.Redis] = {}
         self._address_of: dict[str, str] = {}
         self._last_refresh = float("-inf")

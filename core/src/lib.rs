@@ -40,7 +40,8 @@
 //!   range, plan a rebalance, import a Redis slot table, ...), applied to a [`Topology`]
 //!   to give the next one and its report.
 //! * [`planner`], [`disruption`] and [`diff`]: what a change moves, planned with minimal
-//!   movement, measured, or listed key by key; [`dictionary`] is the vbucket
+//!   movement, measured, or listed key by key; [`migration`]: where services read and
+//!   write, and what a copy job moves, while the data moves; [`dictionary`] is the vbucket
 //!   dictionary's binary form.
 //! * [`hash`] holds the hash functions, [`hashing`] how a document hashes keys; across
 //!   strategies, [`placement_names`] (`locate`) and [`salting`] (hot keys).
@@ -85,6 +86,7 @@ pub mod hashing;
 mod json;
 pub mod key;
 pub mod limits;
+pub mod migration;
 pub mod node;
 pub mod ops;
 pub mod placement_names;

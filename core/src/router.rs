@@ -176,6 +176,24 @@ impl Router {
         self.placement.shard_range()
     }
 
+    /// The id of the node that owns a shard (a vbucket, a slot, a partition, a node
+    /// index for the hashed strategies).
+    ///
+    /// # Errors
+    /// `invalid_argument` for a shard outside [`shard_range`](Router::shard_range);
+    /// `no_nodes` for a Couchbase vbucket without an active node.
+    pub fn shard_owner(&self, shard: u32) -> Result<&str> {
+        let range = self.placement.shard_range();
+        if !range.contains(&shard) {
+            return Err(Error::argument(format!("shard {shard} is not in {}..{}", range.start, range.end)));
+        }
+        // A Couchbase row may have no active node (`-1`).
+        match self.topology.nodes.get(self.placement.owner(shard) as usize) {
+            Some(node) => Ok(&node.id),
+            None => Err(Error::new(crate::error::ErrorKind::NoNodes, format!("shard {shard} has no owner"))),
+        }
+    }
+
     /// The shards a scan over keys in `[start, end)` must visit, in key order (`end`
     /// `None`: to the end of the key space). Hash-based strategies scatter every range,
     /// so for them this is every shard; range-partitioned strategies return only the

@@ -1,0 +1,215 @@
+//! Migrations: moving data from one topology to the next while the application runs.
+//!
+//! A [`Migration`] holds the router data moves *from* and the router it moves *to*
+//! (any two topologies: modulo 5 → 10, a vbucket dictionary and its forward map, a
+//! ring that gained a node) and answers what a service and a copy job need while
+//! both are live:
+//!
+//! * [`moves`](Migration::moves): whether a key changes node, from where to where;
+//! * [`write_target`](Migration::write_target): where a write goes: the new owner,
+//!   always, so nothing written during the move is left behind on the old one;
+//! * [`read_targets`](Migration::read_targets): where a read looks: the new owner, then
+//!   the old one while the key's data may still be there (`moved` false), so a read
+//!   sees rows written before the move (old owner) and after it (new owner);
+//! * [`moving_shards`](Migration::moving_shards): the units a background copy job works
+//!   through, for topologies whose shards are fixed partitions (vbuckets, slots,
+//!   partitions, buckets): each shard whose owner changes, with both owners; and
+//!   [`moving_keys`](Migration::moving_keys) for a caller's list of keys otherwise.
+//!
+//! Both ways of moving the seed's messages table fit: **background** (a copy job copies
+//! each moving unit, then marks it moved; services read new then old until then) and
+//! **lazy** (nothing is copied ahead; the first read of a key under the new topology
+//! copies that key's data from the old owner, then marks it moved). Either way a
+//! `moved` flag per unit or per key, kept where the data lives, is what `read_targets`
+//! asks for; the core keeps no state of its own.
+//!
+//! ```
+//! use shardroute::{migration::Migration, Router};
+//! let doc = |n: u32, epoch: u64| {
+//!     let nodes: Vec<String> = (1..=n).map(|i| format!(r#"{{"id": "shard_{i}"}}"#)).collect();
+//!     format!(r#"{{"format": "shardroute/1", "epoch": {epoch}, "hashing": {{"integers": "identity"}},
+//!         "nodes": [{}], "strategy": {{"type": "modulo", "one_based": true}}}}"#, nodes.join(","))
+//! };
+//! let migration = Migration::new(Router::from_json(&doc(5, 1))?, Router::from_json(&doc(10, 2))?)?;
+//! // The seed's `id % n ?: n`: user 7 lives on shard 2 of 5, then on shard 7 of 10.
+//! assert_eq!(migration.moves(7u64)?, Some(("shard_2", "shard_7")));
+//! assert_eq!(migration.write_target(7u64)?, "shard_7");
+//! assert_eq!(migration.read_targets(7u64, false)?, ["shard_7", "shard_2"]);
+//! assert_eq!(migration.read_targets(7u64, true)?, ["shard_7"]);
+//! // User 12 stays on shard 2: one place to read and write.
+//! assert_eq!(migration.moves(12u64)?, None);
+//! # Ok::<(), shardroute::Error>(())
+//! ```
+
+use alloc::format;
+use alloc::vec::Vec;
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::key::Key;
+use crate::router::Router;
+use crate::strategy::Strategy;
+use crate::topology::Topology;
+
+/// A shard whose owner changes: its number (the same in both topologies) and both
+/// owners' node ids.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MovingShard<'a> {
+    /// The shard (vbucket, slot, partition, bucket).
+    pub shard: u32,
+    /// The node that owns it in the old topology.
+    pub from: &'a str,
+    /// The node that owns it in the new one.
+    pub to: &'a str,
+}
+
+/// A move from one topology to the next (see the module docs).
+#[derive(Clone, Debug)]
+pub struct Migration {
+    from: Router,
+    to: Router,
+}
+
+impl Migration {
+    /// The migration from `from` to `to`.
+    ///
+    /// # Errors
+    /// `stale_epoch` unless `to` has a higher epoch than `from`: a migration goes forward.
+    pub fn new(from: Router, to: Router) -> Result<Migration> {
+        if to.epoch() <= from.epoch() {
+            return Err(Error::new(
+                ErrorKind::StaleEpoch,
+                format!("a migration goes to a newer topology: from epoch {}, to epoch {}", from.epoch(), to.epoch()),
+            ));
+        }
+        Ok(Migration { from, to })
+    }
+
+    /// The migration a vbucket dictionary in motion describes: from its `map` to its
+    /// `forward_map` (the new side gets the next epoch).
+    ///
+    /// # Errors
+    /// `invalid_argument` for a topology that is not a vbucket dictionary with a
+    /// `forward_map`.
+    pub fn of_dictionary(router: &Router) -> Result<Migration> {
+        let Strategy::Vbucket(spec) = router.strategy() else {
+            return Err(Error::argument(format!(
+                "of_dictionary: needs a vbucket dictionary, not {}",
+                router.strategy().type_name()
+            )));
+        };
+        let Some(forward) = &spec.forward else {
+            return Err(Error::argument("of_dictionary: the dictionary has no forward_map: nothing is moving"));
+        };
+        let topology = router.topology();
+        let settled = |map, epoch| {
+            let spec = crate::strategy::partitioned::vbucket::VbucketSpec {
+                map: Some(map),
+                forward: None,
+                states: Vec::new(),
+                ..spec.clone()
+            };
+            Router::new(Topology { epoch, strategy: Strategy::Vbucket(spec), ..topology.clone() })
+        };
+        let from = settled(spec.map.clone().unwrap_or_default(), topology.epoch)?;
+        let to = settled(forward.clone(), topology.epoch.saturating_add(1))?;
+        Migration::new(from, to)
+    }
+
+    /// The router data moves from.
+    pub fn from(&self) -> &Router {
+        &self.from
+    }
+
+    /// The router data moves to.
+    pub fn to(&self) -> &Router {
+        &self.to
+    }
+
+    /// `Some((old node, new node))` when the key changes node, `None` when it stays.
+    ///
+    /// # Errors
+    /// As [`Router::route`] for either topology.
+    pub fn moves<'k>(&self, key: impl Into<Key<'k>>) -> Result<Option<(&str, &str)>> {
+        let key = key.into();
+        let (from, to) = (self.from.node(key)?, self.to.node(key)?);
+        Ok((from != to).then_some((from, to)))
+    }
+
+    /// Where a write of the key goes during the move: the new owner.
+    ///
+    /// # Errors
+    /// As [`Router::route`].
+    pub fn write_target<'k>(&self, key: impl Into<Key<'k>>) -> Result<&str> {
+        self.to.node(key)
+    }
+
+    /// Where a read of the key looks, in order: the new owner, then the old one unless
+    /// the key's data has `moved` (or the key does not move at all). A read that looks
+    /// at both merges what it finds (rows are in one place or the other, or both while a
+    /// copy is under way).
+    ///
+    /// # Errors
+    /// As [`Router::route`] for either topology.
+    pub fn read_targets<'k>(&self, key: impl Into<Key<'k>>, moved: bool) -> Result<Vec<&str>> {
+        let key = key.into();
+        let to = self.to.node(key)?;
+        let from = self.from.node(key)?;
+        Ok(if moved || from == to { alloc::vec![to] } else { alloc::vec![to, from] })
+    }
+
+    /// The shards whose owner changes, in shard order, for topologies whose shards are
+    /// the same fixed partitions on both sides (vbuckets, slots, partitions, buckets of
+    /// the same strategy and count): the units a background copy job moves.
+    ///
+    /// # Errors
+    /// `invalid_argument` when the shards are not stable units between the two (node
+    /// indices of modulo, jump or a ring, or different partition counts): then list the
+    /// keys that move with [`moving_keys`](Migration::moving_keys).
+    pub fn moving_shards(&self) -> Result<Vec<MovingShard<'_>>> {
+        let fixed = matches!(
+            self.from.strategy(),
+            Strategy::Vbucket(_)
+                | Strategy::Couchbase(_)
+                | Strategy::RedisCluster(_)
+                | Strategy::Multilevel(_)
+                | Strategy::Vshard(_)
+                | Strategy::Kafka(_)
+        );
+        let same_kind = self.from.strategy().type_name() == self.to.strategy().type_name();
+        if !fixed || !same_kind || self.from.shard_range() != self.to.shard_range() {
+            return Err(Error::argument(format!(
+                "moving_shards: the shards of {} and {} are not the same fixed partitions; list the keys that move (moving_keys)",
+                self.from.strategy().type_name(),
+                self.to.strategy().type_name()
+            )));
+        }
+        let mut moving = Vec::new();
+        for shard in self.from.shard_range() {
+            let (from, to) = (self.from.shard_owner(shard)?, self.to.shard_owner(shard)?);
+            if from != to {
+                moving.push(MovingShard { shard, from, to });
+            }
+        }
+        Ok(moving)
+    }
+
+    /// The indices of the keys that change node, in order.
+    ///
+    /// # Errors
+    /// As [`Router::route`] for either topology.
+    pub fn moving_keys<'k, I>(&self, keys: I) -> Result<Vec<u32>>
+    where
+        I: IntoIterator,
+        I::Item: Into<Key<'k>>,
+    {
+        let mut moving = Vec::new();
+        for (index, key) in keys.into_iter().enumerate() {
+            let key = key.into();
+            // By id: node indices differ between two node lists.
+            if self.from.node(key)? != self.to.node(key)? {
+                moving.push(index as u32);
+            }
+        }
+        Ok(moving)
+    }
+}

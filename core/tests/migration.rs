@@ -1,0 +1,78 @@
+//! Migrations between two topologies: what moves (checked against `diff`, the
+//! key-by-key listing), where services read and write, and the units a copy job moves.
+
+use serde_json::json;
+use shardroute::diff::diff;
+use shardroute::migration::Migration;
+use shardroute::{ops, Key, Router, Topology};
+
+/// The seed's `id % n ?: n` over servers `shard_1..shard_n`, integer user ids as their
+/// own hash.
+fn seed(servers: u32, epoch: u64) -> Router {
+    let nodes: Vec<_> = (1..=servers).map(|i| json!({"id": format!("shard_{i}")})).collect();
+    Router::from_value(&json!({"format": "shardroute/1", "epoch": epoch, "hashing": {"integers": "identity"},
+        "nodes": nodes, "strategy": {"type": "modulo", "one_based": true}}))
+    .unwrap()
+}
+
+#[test]
+fn five_to_ten_moves_what_diff_lists() {
+    let migration = Migration::new(seed(5, 1), seed(10, 2)).unwrap();
+    let users: Vec<u64> = (1..=5000).collect();
+    let listed = diff(migration.from(), migration.to(), users.iter().map(|&u| Key::U64(u))).unwrap();
+    let moving = migration.moving_keys(users.iter().map(|&u| Key::U64(u))).unwrap();
+    assert_eq!(moving.len() as u64, listed.moved);
+    // Half the users move: those whose id % 10 is 6..9 or 0 (to shards 6..10).
+    assert_eq!(moving.len(), 2500);
+    for (index, entry) in listed.keys.iter().enumerate() {
+        let user = users[index];
+        let moves = migration.moves(user).unwrap();
+        assert_eq!(moves.is_some(), entry.moved());
+        assert_eq!(migration.write_target(user).unwrap(), entry.new_node);
+        let expected =
+            if entry.moved() { vec![&entry.new_node[..], &entry.old_node[..]] } else { vec![&entry.new_node[..]] };
+        assert_eq!(migration.read_targets(user, false).unwrap(), expected);
+        assert_eq!(migration.read_targets(user, true).unwrap(), [&entry.new_node[..]]);
+        assert_eq!(moving.binary_search(&(index as u32)).is_ok(), entry.moved());
+    }
+    assert_eq!(migration.moving_shards().unwrap_err().code(), "invalid_argument");
+}
+
+#[test]
+fn a_migration_goes_forward() {
+    assert_eq!(Migration::new(seed(10, 2), seed(5, 2)).unwrap_err().code(), "stale_epoch");
+    assert_eq!(Migration::new(seed(10, 3), seed(5, 2)).unwrap_err().code(), "stale_epoch");
+}
+
+#[test]
+fn a_dictionary_in_motion_lists_its_moving_vbuckets() {
+    let nodes: Vec<_> = (1..=5).map(|i| json!({"id": format!("shard_{i}")})).collect();
+    let start = Topology::from_value(&json!({"format": "shardroute/1", "epoch": 1, "nodes": nodes,
+        "strategy": {"type": "vbucket", "vbuckets": 256}}))
+    .unwrap();
+    let added: Vec<_> = (6..=10).map(|i| json!({"id": format!("shard_{i}")})).collect();
+    let result = ops::apply(&start, &json!({"op": "plan_rebalance", "add": added})).unwrap();
+    let moving = Router::from_value(&result["topology"]).unwrap();
+    let migration = Migration::of_dictionary(&moving).unwrap();
+    assert_eq!((migration.from().epoch(), migration.to().epoch()), (2, 3));
+    let shards = migration.moving_shards().unwrap();
+    let document = &result["topology"]["strategy"];
+    let changed: Vec<u32> =
+        (0..256u32).filter(|&v| document["map"][v as usize][0] != document["forward_map"][v as usize][0]).collect();
+    assert_eq!(shards.iter().map(|s| s.shard).collect::<Vec<_>>(), changed);
+    // The planner moves the lower bound: the new nodes' share, 128 of 256.
+    assert_eq!(shards.len(), result["moved_actives"].as_u64().unwrap() as usize);
+    for shard in &shards {
+        assert_eq!(shard.from, document["map"][shard.shard as usize][0]);
+        assert_eq!(shard.to, document["forward_map"][shard.shard as usize][0]);
+        assert!(shard.to.as_bytes() >= b"shard_6".as_slice() || shard.to == "shard_10");
+    }
+    // A key of a moving vbucket reads new then old until it has moved.
+    let key = (0u64..)
+        .map(|i| format!("user:{i}"))
+        .find(|k| shards.iter().any(|s| s.shard == moving.route(k.as_str()).unwrap()))
+        .unwrap();
+    let (from, to) = migration.moves(key.as_str()).unwrap().unwrap();
+    assert_eq!(migration.read_targets(key.as_str(), false).unwrap(), [to, from]);
+    assert_eq!(Migration::of_dictionary(migration.to()).unwrap_err().code(), "invalid_argument");
+}

@@ -1,8 +1,8 @@
 //! Migrations: moving data from one topology to the next while the application runs.
 //!
-//! A [`Migration`] holds the router data moves *from* and the router it moves *to*
-//! (any two topologies: modulo 5 → 10, a vbucket dictionary and its forward map, a
-//! ring that gained a node) and answers what a service and a copy job need while
+//! A [`Migration`] holds the router data moves from (*before*) and the router it moves
+//! to (*after*), any two topologies (modulo 5 → 10, a vbucket dictionary and its
+//! forward map, a ring that gained a node), and answers what a service and a copy job need while
 //! both are live:
 //!
 //! * [`moves`](Migration::moves): whether a key changes node, from where to where;
@@ -65,23 +65,24 @@ pub struct MovingShard<'a> {
 /// A move from one topology to the next (see the module docs).
 #[derive(Clone, Debug)]
 pub struct Migration {
-    from: Router,
-    to: Router,
+    before: Router,
+    after: Router,
 }
 
 impl Migration {
-    /// The migration from `from` to `to`.
+    /// The migration from `before` to `after`.
     ///
     /// # Errors
-    /// `stale_epoch` unless `to` has a higher epoch than `from`: a migration goes forward.
-    pub fn new(from: Router, to: Router) -> Result<Migration> {
-        if to.epoch() <= from.epoch() {
+    /// `stale_epoch` unless `after` has a higher epoch than `before`: a migration goes
+    /// forward.
+    pub fn new(before: Router, after: Router) -> Result<Migration> {
+        if after.epoch() <= before.epoch() {
             return Err(Error::new(
                 ErrorKind::StaleEpoch,
                 format!("a migration goes to a newer topology: from epoch {}, to epoch {}", from.epoch(), to.epoch()),
             ));
         }
-        Ok(Migration { from, to })
+        Ok(Migration { before, after })
     }
 
     /// The migration a vbucket dictionary in motion describes: from its `map` to its
@@ -116,13 +117,13 @@ impl Migration {
     }
 
     /// The router data moves from.
-    pub fn from(&self) -> &Router {
-        &self.from
+    pub fn before(&self) -> &Router {
+        &self.before
     }
 
     /// The router data moves to.
-    pub fn to(&self) -> &Router {
-        &self.to
+    pub fn after(&self) -> &Router {
+        &self.after
     }
 
     /// `Some((old node, new node))` when the key changes node, `None` when it stays.
@@ -131,7 +132,7 @@ impl Migration {
     /// As [`Router::route`] for either topology.
     pub fn moves<'k>(&self, key: impl Into<Key<'k>>) -> Result<Option<(&str, &str)>> {
         let key = key.into();
-        let (from, to) = (self.from.node(key)?, self.to.node(key)?);
+        let (from, to) = (self.before.node(key)?, self.after.node(key)?);
         Ok((from != to).then_some((from, to)))
     }
 
@@ -140,7 +141,7 @@ impl Migration {
     /// # Errors
     /// As [`Router::route`].
     pub fn write_target<'k>(&self, key: impl Into<Key<'k>>) -> Result<&str> {
-        self.to.node(key)
+        self.after.node(key)
     }
 
     /// Where a read of the key looks, in order: the new owner, then the old one unless
@@ -152,8 +153,8 @@ impl Migration {
     /// As [`Router::route`] for either topology.
     pub fn read_targets<'k>(&self, key: impl Into<Key<'k>>, moved: bool) -> Result<Vec<&str>> {
         let key = key.into();
-        let to = self.to.node(key)?;
-        let from = self.from.node(key)?;
+        let to = self.after.node(key)?;
+        let from = self.before.node(key)?;
         Ok(if moved || from == to { alloc::vec![to] } else { alloc::vec![to, from] })
     }
 
@@ -167,7 +168,7 @@ impl Migration {
     /// keys that move with [`moving_keys`](Migration::moving_keys).
     pub fn moving_shards(&self) -> Result<Vec<MovingShard<'_>>> {
         let fixed = matches!(
-            self.from.strategy(),
+            self.before.strategy(),
             Strategy::Vbucket(_)
                 | Strategy::Couchbase(_)
                 | Strategy::RedisCluster(_)
@@ -175,17 +176,17 @@ impl Migration {
                 | Strategy::Vshard(_)
                 | Strategy::Kafka(_)
         );
-        let same_kind = self.from.strategy().type_name() == self.to.strategy().type_name();
-        if !fixed || !same_kind || self.from.shard_range() != self.to.shard_range() {
+        let same_kind = self.before.strategy().type_name() == self.after.strategy().type_name();
+        if !fixed || !same_kind || self.before.shard_range() != self.after.shard_range() {
             return Err(Error::argument(format!(
                 "moving_shards: the shards of {} and {} are not the same fixed partitions; list the keys that move (moving_keys)",
-                self.from.strategy().type_name(),
-                self.to.strategy().type_name()
+                self.before.strategy().type_name(),
+                self.after.strategy().type_name()
             )));
         }
         let mut moving = Vec::new();
-        for shard in self.from.shard_range() {
-            let (from, to) = (self.from.shard_owner(shard)?, self.to.shard_owner(shard)?);
+        for shard in self.before.shard_range() {
+            let (from, to) = (self.before.shard_owner(shard)?, self.after.shard_owner(shard)?);
             if from != to {
                 moving.push(MovingShard { shard, from, to });
             }
@@ -206,7 +207,7 @@ impl Migration {
         for (index, key) in keys.into_iter().enumerate() {
             let key = key.into();
             // By id: node indices differ between two node lists.
-            if self.from.node(key)? != self.to.node(key)? {
+            if self.before.node(key)? != self.after.node(key)? {
                 moving.push(index as u32);
             }
         }

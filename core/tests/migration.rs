@@ -19,7 +19,7 @@ fn seed(servers: u32, epoch: u64) -> Router {
 fn five_to_ten_moves_what_diff_lists() {
     let migration = Migration::new(seed(5, 1), seed(10, 2)).unwrap();
     let users: Vec<u64> = (1..=5000).collect();
-    let listed = diff(migration.from(), migration.to(), users.iter().map(|&u| Key::U64(u))).unwrap();
+    let listed = diff(migration.before(), migration.after(), users.iter().map(|&u| Key::U64(u))).unwrap();
     let moving = migration.moving_keys(users.iter().map(|&u| Key::U64(u))).unwrap();
     assert_eq!(moving.len() as u64, listed.moved);
     // Half the users move: those whose id % 10 is 6..9 or 0 (to shards 6..10).
@@ -54,7 +54,7 @@ fn a_dictionary_in_motion_lists_its_moving_vbuckets() {
     let result = ops::apply(&start, &json!({"op": "plan_rebalance", "add": added})).unwrap();
     let moving = Router::from_value(&result["topology"]).unwrap();
     let migration = Migration::of_dictionary(&moving).unwrap();
-    assert_eq!((migration.from().epoch(), migration.to().epoch()), (2, 3));
+    assert_eq!((migration.before().epoch(), migration.after().epoch()), (2, 3));
     let shards = migration.moving_shards().unwrap();
     let document = &result["topology"]["strategy"];
     let changed: Vec<u32> =
@@ -74,5 +74,5 @@ fn a_dictionary_in_motion_lists_its_moving_vbuckets() {
         .unwrap();
     let (from, to) = migration.moves(key.as_str()).unwrap().unwrap();
     assert_eq!(migration.read_targets(key.as_str(), false).unwrap(), [to, from]);
-    assert_eq!(Migration::of_dictionary(migration.to()).unwrap_err().code(), "invalid_argument");
+    assert_eq!(Migration::of_dictionary(migration.after()).unwrap_err().code(), "invalid_argument");
 }

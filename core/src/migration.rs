@@ -79,7 +79,11 @@ impl Migration {
         if after.epoch() <= before.epoch() {
             return Err(Error::new(
                 ErrorKind::StaleEpoch,
-                format!("a migration goes to a newer topology: from epoch {}, to epoch {}", from.epoch(), to.epoch()),
+                format!(
+                    "a migration goes to a newer topology: from epoch {}, to epoch {}",
+                    before.epoch(),
+                    after.epoch()
+                ),
             ));
         }
         Ok(Migration { before, after })

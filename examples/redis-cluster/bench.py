@@ -16,8 +16,10 @@ Run: .venv/bin/python examples/redis-cluster/bench.py (part of `make bench`).
 
 from __future__ import annotations
 
+import json
 import os
 import statistics
+import subprocess
 import sys
 import threading
 import time
@@ -114,9 +116,9 @@ def main() -> None:
         for kind, error in (("MOVED", redis.exceptions.MovedError), ("ASK", redis.exceptions.AskError)):
             original = error.__init__
 
-            def counting(self: Any, *args: Any, _kind: str = kind, _original: Any = original) -> None:
+            def counting(self: Any, *args: Any, _kind: str = kind, _original: Any = original, **kwargs: Any) -> None:
                 seen[_kind] += 1
-                _original(self, *args)
+                _original(self, *args, **kwargs)
 
             setattr(error, "__init__", counting)
         for name, client in (("shardroute", ours), ("redis-py RedisCluster", theirs)):
@@ -164,6 +166,7 @@ def main() -> None:
             moved.append(time.perf_counter() - start)
         theirs.close()
         ours.close()
+        node_lines = node_bench(cluster, keys)
 
     lines = [
         "## Redis Cluster client (Python)",
@@ -187,12 +190,59 @@ def main() -> None:
         f"`Router.moved` (one slot to a new master, new router): median {statistics.median(moved) * 1e6:.1f} µs.",
         "",
     ]
-    text = "\n".join(lines)
-    print(text)
     out = os.path.join(ROOT, "target", "bench")
     os.makedirs(out, exist_ok=True)
-    with open(os.path.join(out, "redis-python.md"), "w") as fragment:
-        fragment.write(text)
+    for name, part in (("redis-python", lines), ("redis-node", node_lines)):
+        text = "\n".join(part)
+        print(text)
+        with open(os.path.join(out, f"{name}.md"), "w") as fragment:
+            fragment.write(text)
+
+
+def node_bench(cluster: Cluster, keys: list[str]) -> list[str]:
+    """The same comparison in Node (bench.mjs): shardroute/redis next to ioredis' Cluster."""
+    seeds = cluster.seed().address
+    command = ["node", os.path.join(HERE, "bench.mjs"), "--seeds", seeds, "--keys", str(len(keys))]
+    done = subprocess.run([*command, "--passes", str(PASSES), "--mode", "steady"], capture_output=True, text=True, check=True)
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    rows = [
+        row("routing only: key → node (no I/O)", [result["routing"][0]], [result["routing"][1]], "ns"),
+        row("steady GET/SET, one connection at a time (await)", [result["steady"][0]], [result["steady"][1]], "µs", ops_per_second=True),
+    ]
+    reshard_rows = []
+    for name, client in (("shardroute/redis", "ours"), ("ioredis Cluster", "ioredis")):
+        process = subprocess.Popen([*command, "--mode", "loop", "--client", client], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        assert process.stdin is not None and process.stdout is not None
+        assert json.loads(process.stdout.readline())["event"] == "ready"
+        primaries = cluster.primaries()
+        cluster.reshard(primaries[0], primaries[1], 1000)
+        process.stdin.write("stop\n")
+        process.stdin.close()
+        loop = json.loads(process.stdout.readline())
+        process.wait(timeout=60)
+        refreshes = f", {loop['refreshes']} refreshes" if loop["refreshes"] is not None else ""
+        reshard_rows.append(f"| {name} | {loop['ops'] / loop['seconds']:,.0f} | {loop['moved']} MOVED, {loop['ask']} ASK{refreshes} |")
+    version = json.load(open(os.path.join(HERE, "node_modules", "ioredis", "package.json")))["version"]
+    return [
+        "## Redis Cluster client (Node)",
+        "",
+        f"Command: the same (`bench.mjs`, run by `bench.py`; {len(keys):,} keys, ioredis {version}, Node {platform_node()}). Medians.",
+        "",
+        "| workload | shardroute/redis | ioredis Cluster | ratio (ours / theirs) |",
+        "|---|---|---|---|",
+        *rows,
+        "",
+        "While `redis-cli --cluster reshard` moves 1,000 slots (each client alone, GET/SET in a loop; ioredis' redirects counted at its error handler):",
+        "",
+        "| client | ops/s | redirects |",
+        "|---|---|---|",
+        *reshard_rows,
+        "",
+    ]
+
+
+def platform_node() -> str:
+    return subprocess.run(["node", "--version"], capture_output=True, text=True).stdout.strip()
 
 
 def row(what: str, ours: list[float], theirs: list[float], unit: str, ops_per_second: bool = False) -> str:

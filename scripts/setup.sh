@@ -18,8 +18,9 @@
 #           conformance/requirements-oracles.txt (the real client libraries the profiles match),
 #           examples/postgres-messages/requirements.txt (psycopg 3, the example's Python service)
 #   npm     also conformance/oracles (npm clients: cluster-key-slot, kafkajs, cassandra-driver, hashring)
-#   npm     bindings-node and bindings-wasm devDependencies (npm ci), and examples/redis-cluster
-#           (its Node service: shardroute linked from bindings-node, and ioredis)
+#   npm     bindings-node and bindings-wasm devDependencies (npm ci), examples/redis-cluster
+#           (its Node service: shardroute linked from bindings-node, and ioredis) and
+#           examples/postgres-messages (its Node service: shardroute linked, and pg)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export DEBIAN_FRONTEND=noninteractive
@@ -61,7 +62,7 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$sum" ]; then
   echo "$sum" > "$stamp"
 fi
 
-for dir in bindings-node bindings-wasm conformance/oracles examples/redis-cluster; do
+for dir in bindings-node bindings-wasm conformance/oracles examples/redis-cluster examples/postgres-messages; do
   stamp="$dir/node_modules/.package-lock.sha"
   sum=$(sha256sum "$dir/package-lock.json" | cut -d' ' -f1)
   if [ "$(cat "$stamp" 2>/dev/null)" != "$sum" ]; then

@@ -297,9 +297,9 @@ def check(postgres: str, final: shardroute.Router, logs: dict[str, str], wanted:
     for path in logs.values():
         with open(path) as log:
             for line in log:
-                message_id, user, digest = line.split()
-                acknowledged_twice += int(message_id) in acknowledged
-                acknowledged[int(message_id)] = (int(user), digest)
+                logged_id, logged_user, digest = line.split()
+                acknowledged_twice += int(logged_id) in acknowledged
+                acknowledged[int(logged_id)] = (int(logged_user), digest)
     where: dict[int, list[str]] = {}
     stored: dict[int, tuple[int, str]] = {}
     misplaced = wrong_vbucket = 0
@@ -321,11 +321,11 @@ def check(postgres: str, final: shardroute.Router, logs: dict[str, str], wanted:
     lost = [message_id for message_id in acknowledged if message_id not in stored]
     duplicates = [message_id for message_id, places in where.items() if len(places) > 1]
     unacknowledged = [message_id for message_id in stored if message_id not in acknowledged]
-    servers = {number: name for name, number in TICKET_SERVER.items()}
+    minted_by = {number: name for name, number in TICKET_SERVER.items()}
     unacknowledged_by = {name: 0 for name in wanted}
     for message_id in unacknowledged:
-        name = servers[(message_id - 1) % len(TICKET_SERVER)]
-        unacknowledged_by[name] = unacknowledged_by.get(name, 0) + 1
+        minter = minted_by[(message_id - 1) % len(TICKET_SERVER)]
+        unacknowledged_by[minter] = unacknowledged_by.get(minter, 0) + 1
     body_mismatch = sum(1 for message_id, kept in stored.items() if message_id in acknowledged and acknowledged[message_id] != kept)
 
     def per_user(table: dict[int, tuple[int, str]], only: set[int] | None = None) -> dict[int, str]:

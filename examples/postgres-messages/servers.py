@@ -117,13 +117,13 @@ class Postgres(Server):
             # The temp root is root's; the server's user must reach and own its files.
             os.chmod(root, 0o755)
             os.chown(self.data, account.pw_uid, account.pw_gid)
-            open(self.log_path, "w").close()
-            os.chown(self.log_path, account.pw_uid, account.pw_gid)
-        drop = {"user": account.pw_uid, "group": account.pw_gid, "extra_groups": []} if as_root else {}
+        # As root the server runs as `postgres`; its log is a descriptor we open for it.
+        user, group = (account.pw_uid, account.pw_gid) if as_root else (None, None)
+        groups: list[int] | None = [] if as_root else None
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8", "HOME": self.data}
         subprocess.run(
             [f"{PG_BIN}/initdb", "-D", self.data, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync"],
-            check=True, capture_output=True, env=env, **drop,  # type: ignore[arg-type]
+            check=True, capture_output=True, env=env, user=user, group=group, extra_groups=groups,
         )
         with open(self.log_path, "ab") as log:
             self.process = subprocess.Popen(
@@ -134,7 +134,8 @@ class Postgres(Server):
                     # A test server: durability across a crash of the machine is not the point.
                     "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
                 ],
-                stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True, **drop,  # type: ignore[arg-type]
+                stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True,
+                user=user, group=group, extra_groups=groups,
             )
         deadline = time.monotonic() + 30
         while True:

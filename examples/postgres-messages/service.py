@@ -102,6 +102,8 @@ class Service:
         self.ids = Ids(self.etcd, name)
         self.acknowledged = open(log_path, "a")
         self.mine: dict[int, set[int]] = {}  # user -> ids this process saw acknowledged
+        self.rng = random.Random(f"{name}-{os.getpid()}")
+        self.watch_stop = threading.Event()
         self.lock = threading.Lock()
         self.counting = threading.Lock()
         self.counters: dict[str, int] = {}
@@ -114,8 +116,6 @@ class Service:
         if self.routing is None:
             raise SystemExit(f"[{name}] no usable topology in etcd at {TOPOLOGY}")
         self.reset()
-        self.rng = random.Random(f"{name}-{os.getpid()}")
-        self.watch_stop = threading.Event()
         self.etcd.watch(PREVIOUS, lambda: self.refresh("watch"), range_end=WATCH_END, stop=self.watch_stop)
 
     # -- the topology ------------------------------------------------------------------

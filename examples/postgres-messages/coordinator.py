@@ -44,6 +44,12 @@ class StalePlan(Exception):
     """The document a plan started from is no longer the one in etcd."""
 
 
+def expect(document: dict[str, Any], epoch: int | None) -> None:
+    """Refuses to plan unless etcd holds the epoch the operator planned from."""
+    if epoch is not None and document["epoch"] != epoch:
+        raise StalePlan(f"refused: planned from epoch {epoch}, but etcd holds epoch {document['epoch']}")
+
+
 def emit(event: str, **fields: Any) -> None:
     print(json.dumps({"event": event, **fields}), flush=True)
 
@@ -116,8 +122,7 @@ class Coordinator:
     def background(self, batch_size: int, throttle: float, expect_epoch: int | None) -> None:
         started = time.monotonic()
         document, revision = self.read()
-        if expect_epoch is not None and document["epoch"] != expect_epoch:
-            raise StalePlan(f"refused: planned from epoch {expect_epoch}, but etcd holds epoch {document['epoch']}")
+        expect(document, expect_epoch)
         strategy = document["strategy"]
         resumed = "forward_map" in strategy or len(document["nodes"]) == len(SHARD_NAMES)
         if not resumed:
@@ -167,10 +172,12 @@ class Coordinator:
 
     def lazy(self, wait: float, expect_epoch: int | None) -> None:
         started = time.monotonic()
-        document, revision = self.read()
-        if expect_epoch is not None and document["epoch"] != expect_epoch:
-            raise StalePlan(f"refused: planned from epoch {expect_epoch}, but etcd holds epoch {document['epoch']}")
-        previous_text, _ = self.etcd.get(PREVIOUS)
+        found, _ = self.etcd.get_many([TOPOLOGY, PREVIOUS])
+        (text, revision), (previous_text, _) = found[TOPOLOGY], found[PREVIOUS]
+        if text is None:
+            raise SystemExit(f"no topology in etcd at {TOPOLOGY}")
+        document: dict[str, Any] = json.loads(text)
+        expect(document, expect_epoch)
         resumed = previous_text is not None or len(document["nodes"]) == len(SHARD_NAMES)
         if previous_text is None and len(document["nodes"]) == len(SHARD_NAMES):
             emit("done", mode="lazy", epoch=document["epoch"], resumed=True, users_moved=0, rows_moved=0,

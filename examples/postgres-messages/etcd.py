@@ -66,29 +66,22 @@ class Etcd:
 
     # -- reads and writes -----------------------------------------------------------
 
-    def get(self, key: str, revision: int = 0) -> tuple[str | None, int]:
-        """The value of `key` and its `mod_revision`, or `(None, 0)` when absent; at
-        `revision` when given (a consistent view of several keys)."""
-        body: dict[str, Any] = {"key": _b64(key)}
-        if revision:
-            body["revision"] = str(revision)
-        kvs = self.call("/v3/kv/range", body).get("kvs", [])
+    def get(self, key: str) -> tuple[str | None, int]:
+        """The value of `key` and its `mod_revision`, or `(None, 0)` when absent."""
+        kvs = self.call("/v3/kv/range", {"key": _b64(key)}).get("kvs", [])
         if not kvs:
             return None, 0
         return _unb64(kvs[0].get("value", "")), int(kvs[0]["mod_revision"])
 
     def get_many(self, keys: list[str]) -> tuple[dict[str, tuple[str | None, int]], int]:
-        """Several keys read at one revision: `({key: (value, mod_revision)}, revision)`."""
-        first = self.call("/v3/kv/range", {"key": _b64(keys[0])})
-        revision = int(first["header"]["revision"])
+        """Several keys read in one transaction, so at one revision:
+        `({key: (value, mod_revision)}, revision)`."""
+        answer = self.call("/v3/kv/txn", {"success": [{"request_range": {"key": _b64(key)}} for key in keys]})
         found: dict[str, tuple[str | None, int]] = {}
-        for key in keys:
-            found[key] = self.get(key, revision)
-        return found, revision
-
-    def get_prefix(self, prefix: str) -> dict[str, str]:
-        answer = self.call("/v3/kv/range", {"key": _b64(prefix), "range_end": _b64(prefix_end(prefix))})
-        return {_unb64(kv["key"]): _unb64(kv.get("value", "")) for kv in answer.get("kvs", [])}
+        for key, response in zip(keys, answer["responses"]):
+            kvs = response["response_range"].get("kvs", [])
+            found[key] = (_unb64(kvs[0].get("value", "")), int(kvs[0]["mod_revision"])) if kvs else (None, 0)
+        return found, int(answer["header"]["revision"])
 
     def put(self, key: str, value: str) -> int:
         """Writes `key`; returns the new revision."""
@@ -133,15 +126,16 @@ class Etcd:
         on_change: Callable[[], None],
         range_end: str | None = None,
         stop: threading.Event | None = None,
+        start_revision: int = 0,
     ) -> threading.Thread:
         """A daemon thread that calls `on_change()` after every change of `key` (or of
-        the keys in `[key, range_end)`). The stream is reopened after a failure, from
-        the revision after the last one seen, with a call to `on_change` so a change
-        missed meanwhile is not lost."""
+        the keys in `[key, range_end)`) from `start_revision` on (0: from now). The
+        stream is reopened after a failure, from the revision after the last one seen,
+        with a call to `on_change` so a change missed meanwhile is not lost."""
         stop = stop or threading.Event()
 
         def run() -> None:
-            start = 0
+            start = start_revision
             while not stop.is_set():
                 create: dict[str, Any] = {"key": _b64(key)}
                 if range_end is not None:

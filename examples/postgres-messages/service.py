@@ -112,11 +112,16 @@ class Service:
         self.routing: Routing | None = None
         self.documents: tuple[str | None, str | None] = (None, None)
         self.epochs: list[int] = []
+        self.revision = 0  # the etcd revision of the last read of the documents
         self.refresh("start")
         if self.routing is None:
             raise SystemExit(f"[{name}] no usable topology in etcd at {TOPOLOGY}")
         self.reset()
-        self.etcd.watch(PREVIOUS, lambda: self.refresh("watch"), range_end=WATCH_END, stop=self.watch_stop)
+        # From the revision after the one read: a change in between is not missed.
+        self.etcd.watch(
+            PREVIOUS, lambda: self.refresh("watch"), range_end=WATCH_END, stop=self.watch_stop,
+            start_revision=self.revision + 1,
+        )
 
     # -- the topology ------------------------------------------------------------------
 
@@ -131,6 +136,7 @@ class Service:
             except Exception as err:  # noqa: BLE001 - etcd away: keep routing as we are
                 log(self.name, f"reading the topology failed ({err}); keeping epoch {self.epoch()}")
                 return
+            self.revision = max(self.revision, revision)
             text, previous_text = found[TOPOLOGY][0], found[PREVIOUS][0]
             if (text, previous_text) == self.documents or text is None:
                 return

@@ -100,6 +100,24 @@ export interface Redirect {
   address: string;
 }
 
+/** A key that changes node in a `Migration` (`moves`). */
+export interface Move {
+  /** Its node in the topology data moves from. */
+  from: string;
+  /** Its node in the topology data moves to. */
+  to: string;
+}
+
+/** A shard whose owner changes in a `Migration` (`movingShards`). */
+export interface MovingShard {
+  /** The shard (a vbucket, a slot, a partition, a bucket): the same number on both sides. */
+  shard: number;
+  /** Its owner in the topology data moves from. */
+  from: string;
+  /** Its owner in the topology data moves to. */
+  to: string;
+}
+
 /**
  * A router: a topology document compiled for lookups. The same document gives the same
  * answers in every language shardroute supports.
@@ -283,6 +301,16 @@ export declare class Router {
    */
   ask(slot: number, address: string): string;
   /**
+   * The id of the node that owns `shard`: a node index for `modulo`, `jump`, `ring` and
+   * `rendezvous` (`1..=n` for 1-based modulo), a vbucket, a slot, a partition. What a
+   * copy job needs to know where a unit lives (`Migration.movingShards` lists the units
+   * that change owner).
+   *
+   * @throws {ShardrouteError} `invalid_argument` when `shard` is not an integer of the
+   *   shards `route` can return; `no_nodes` for a Couchbase vbucket without an active node.
+   */
+  shardOwner(shard: number): string;
+  /**
    * A new `Router` for `topology` (JSON text or an object, as for the constructor) when
    * it is newer than this one's; this router is unchanged. Epochs only grow: the same
    * document again is accepted, a lower epoch or the same epoch with different content is
@@ -296,6 +324,75 @@ export declare class Router {
   get epoch(): bigint;
   /** The canonical JSON text of the topology, byte for byte the same in every language. */
   toJson(): string;
+}
+
+/**
+ * A move of data from one topology to the next while the application runs (any two
+ * topologies: `modulo` 5 to 10, a ring that gained a node, a vbucket dictionary and its
+ * forward map): where a key goes, where services write and read, and what a copy job
+ * moves. It keeps no state: whether a key or unit has moved is a flag the caller keeps
+ * where the data is. It holds copies of its routers: the `Router`s passed in are left as
+ * they were.
+ */
+export declare class Migration {
+  /**
+   * The migration from `before` to `after`.
+   *
+   * @throws {ShardrouteError} `invalid_argument` when either is not a `Router`;
+   *   `stale_epoch` unless `after.epoch > before.epoch` (a migration goes forward).
+   */
+  constructor(before: Router, after: Router);
+  /**
+   * The migration a vbucket dictionary in motion describes: from its `map` (at the
+   * dictionary's epoch) to its `forward_map` (at the next epoch). `router` is unchanged.
+   *
+   * @throws {ShardrouteError} `invalid_argument` when `router` is not a `Router`, not a
+   *   vbucket dictionary, or has no `forward_map` (nothing is moving).
+   */
+  static ofDictionary(router: Router): Migration;
+  /** A router of the topology data moves from. */
+  get before(): Router;
+  /** A router of the topology data moves to. */
+  get after(): Router;
+  /**
+   * `{ from, to }` when `key` changes node, `null` when it stays.
+   *
+   * @throws {ShardrouteError} `invalid_key`.
+   */
+  moves(key: Key): Move | null;
+  /**
+   * Where a write of `key` goes: its new owner, always, so that nothing written during
+   * the move is left behind on the old one.
+   *
+   * @throws {ShardrouteError} `invalid_key`.
+   */
+  writeTarget(key: Key): string;
+  /**
+   * Where a read of `key` looks, in order: `[new owner, old owner]` while its data may
+   * still be on the old owner, `[new owner]` once it has moved (`moved` true) or when the
+   * key does not change node. A read that looks at both merges what it finds.
+   *
+   * @throws {ShardrouteError} `invalid_key`; `invalid_argument` when `moved` is not a
+   *   boolean.
+   */
+  readTargets(key: Key, moved?: boolean): string[];
+  /**
+   * The shards whose owner changes, in shard order: the units a background copy job
+   * moves, for two topologies whose shards are the same fixed partitions (vbuckets,
+   * Redis slots, Kafka partitions, vshard buckets of one strategy and count).
+   *
+   * @throws {ShardrouteError} `invalid_argument` for any other two (shards that are node
+   *   indices, as for `modulo`, `jump` or a ring): list the keys that move with
+   *   `movingKeys`.
+   */
+  movingShards(): MovingShard[];
+  /**
+   * The positions in `keys` of the keys that change node, in increasing order.
+   *
+   * @throws {ShardrouteError} `invalid_key` (the message names the key's index);
+   *   `invalid_argument` when `keys` is not an array.
+   */
+  movingKeys(keys: readonly Key[]): number[];
 }
 
 /**

@@ -65,9 +65,9 @@ function packed(keys) {
 }
 
 /**
- * Passed as the topology by `replace` and `moved` (module-private): the constructor's
- * second argument is then a native router the addon made, which the new Router holds as
- * it is.
+ * Passed as the first argument by `replace`, `moved` and Migration (module-private): the
+ * constructor's second argument is then a native router or migration the addon made,
+ * which the new Router or Migration holds as it is.
  */
 const WRAP = Symbol('shardroute.wrap');
 
@@ -91,6 +91,13 @@ function exported(name, call) {
       }
     },
   }[name];
+}
+
+/** Defines each of `methods` on `Class.prototype` as an `exported` call, with the attributes of a class body's methods. */
+function defineMethods(Class, methods) {
+  for (const [name, call] of Object.entries(methods)) {
+    Object.defineProperty(Class.prototype, name, { value: exported(name, call), writable: true, configurable: true });
+  }
 }
 
 /** A router: a topology document compiled for lookups. index.d.ts documents the methods. */
@@ -149,11 +156,9 @@ class Router {
       },
       moved: (router, slot, address) => new Router(WRAP, router.#inner.moved(slot, address)),
       ask: (router, slot, address) => router.#inner.ask(slot, address),
+      shardOwner: (router, shard) => router.#inner.shardOwner(shard),
     };
-    for (const [name, call] of Object.entries(methods)) {
-      // The attributes of a method written in the class body.
-      Object.defineProperty(this.prototype, name, { value: exported(name, call), writable: true, configurable: true });
-    }
+    defineMethods(this, methods);
   }
 
   /** @param {string | object} topology the topology document, as JSON text or as an object */
@@ -197,6 +202,66 @@ class Router {
   }
 }
 
+/**
+ * A migration from one router to another: where keys go, where reads and writes go, what
+ * a copy job moves. index.d.ts documents the methods.
+ */
+class Migration {
+  #inner;
+  /**
+   * The public Routers `before` and `after` give: those passed to the constructor, or,
+   * for `ofDictionary`, the native migration's own, wrapped on first use.
+   */
+  #before;
+  #after;
+
+  static {
+    // One arrow per method, as for Router.
+    defineMethods(this, {
+      moves: (migration, key) => migration.#inner.moves(key),
+      writeTarget: (migration, key) => migration.#inner.writeTarget(key),
+      readTargets: (migration, key, moved) => migration.#inner.readTargets(key, moved),
+      movingShards: (migration) => migration.#inner.movingShards(),
+      movingKeys: (migration, keys) => migration.#inner.movingKeys(keys),
+    });
+  }
+
+  /**
+   * @param {Router} before the router data moves from
+   * @param {Router} after the router data moves to
+   */
+  constructor(before, after) {
+    if (before === WRAP) {
+      this.#inner = after;
+      return;
+    }
+    try {
+      // Anything but a Router goes to the addon as it is, which refuses it (invalid_argument).
+      this.#inner = new addon.Migration(nativeOf(before), nativeOf(after));
+    } catch (err) {
+      rethrow(err);
+    }
+    this.#before = before;
+    this.#after = after;
+  }
+
+  static ofDictionary(router) {
+    try {
+      return new Migration(WRAP, addon.Migration.ofDictionary(nativeOf(router)));
+    } catch (err) {
+      rethrow(err);
+    }
+  }
+
+  get before() {
+    return (this.#before ??= new Router(WRAP, this.#inner.before));
+  }
+
+  get after() {
+    return (this.#after ??= new Router(WRAP, this.#inner.after));
+  }
+}
+
 const hashKey = exported('hashKey', (_, key, hashing) => addon.hashKey(key, documentText(hashing, 'hashing spec')));
 const jump = exported('jump', (_, hash, buckets) => addon.jump(hash, buckets));
 const apply = exported('apply', (_, topology, operation) => {
@@ -214,6 +279,7 @@ const parseRedirect = exported('parseRedirect', (_, line) => addon.parseRedirect
 // module's exports by reading this statement (cjs-module-lexer), for `import { Router }`.
 module.exports = {
   Router,
+  Migration,
   hashKey,
   jump,
   apply,

@@ -2,8 +2,8 @@
 // Node and the WASM package in a browser page. It has no Node-only imports: the caller
 // reads the vector files and passes their parsed contents.
 //
-// `api` is the binding's public module: { Router, hashKey, jump, apply, moduloMoves, diff,
-// encodeDictionary, decodeDictionary }. The runner converts
+// `api` is the binding's public module: { Router, Migration, hashKey, jump, apply,
+// moduloMoves, diff, encodeDictionary, decodeDictionary, parseRedirect }. The runner converts
 // each vector into the binding's input types (see conformance/README.md) and compares
 // results; it contains no routing logic.
 
@@ -63,6 +63,12 @@ function runCase(api, file, routers, kase) {
       routers.set(id, new api.Router(doc));
     }
     return routers.get(id);
+  };
+  const migrationFor = () => {
+    const sides = ['dictionary', 'before', 'after'].filter((field) => kase[field] !== undefined).join(' ');
+    if (sides === 'dictionary') return api.Migration.ofDictionary(routerFor(kase.dictionary));
+    if (sides === 'before after') return new api.Migration(routerFor(kase.before), routerFor(kase.after));
+    throw new Error('a migration case names before and after, or dictionary');
   };
   let actual;
   try {
@@ -174,6 +180,39 @@ function runCase(api, file, routers, kase) {
         const { kind, slot, address, ...rest } = api.parseRedirect(kase.line);
         if (Object.keys(rest).length) return `parseRedirect returned extra fields ${Object.keys(rest)}`;
         actual = { kind, slot, address };
+        break;
+      }
+      case 'migration': {
+        const migration = migrationFor();
+        const key = toKey(kase.key);
+        const moves = migration.moves(key);
+        if (moves !== null) {
+          const { from, to, ...rest } = moves;
+          if (Object.keys(rest).length) return `moves returned extra fields ${Object.keys(rest)}`;
+        }
+        actual = {
+          moves: moves === null ? null : [moves.from, moves.to],
+          write_target: migration.writeTarget(key),
+          read_targets: migration.readTargets(key, kase.moved),
+        };
+        break;
+      }
+      case 'migration_shards': {
+        const shards = migrationFor().movingShards().map(({ shard, from, to, ...rest }) => {
+          if (Object.keys(rest).length) throw new Error(`movingShards returned extra fields ${Object.keys(rest)}`);
+          return [shard, from, to];
+        });
+        actual = { shards };
+        break;
+      }
+      case 'migration_keys': {
+        const indices = migrationFor().movingKeys(kase.keys.map(toKey));
+        if (!Array.isArray(indices)) return 'movingKeys did not return an array';
+        actual = { indices };
+        break;
+      }
+      case 'shard_owner': {
+        actual = { node: routerFor(kase.topology).shardOwner(kase.shard) };
         break;
       }
       case 'replace': {

@@ -1,13 +1,12 @@
 //! [`diff`]: key movement between two routers ([`sr::diff`]).
 
-use napi::bindgen_prelude::{ClassInstance, JavaScriptClassExt};
 use napi::{Env, Unknown};
 use napi_derive::napi;
 use shardroute as sr;
 
-use crate::errors::{self, Result, Throw};
+use crate::errors::{Result, Throw};
 use crate::key;
-use crate::router::Router;
+use crate::router;
 
 /// Routes every key of an array under `old` and `new` (native routers; `index.js`
 /// unwraps its public `Router`s) and reports what moves: the JSON text of
@@ -21,25 +20,9 @@ use crate::router::Router;
 #[cfg_attr(test, allow(dead_code))]
 #[napi(catch_unwind)]
 pub fn diff(env: &Env, old: Unknown, new: Unknown, keys: Unknown) -> Result<String> {
-    let old = router(env, old, "old router")?;
-    let new = router(env, new, "new router")?;
+    let old = router::argument(env, old, "the old router")?;
+    let new = router::argument(env, new, "the new router")?;
     let keys = key::many_from_js(keys)?;
     let diff = sr::diff::diff(&old.inner, &new.inner, keys.iter().map(key::Key::as_core)).or_throw()?;
     Ok(diff.to_value().to_string())
-}
-
-/// Reads a `Router` argument.
-///
-/// # Errors
-/// `invalid_argument` for any other value.
-fn router<'env>(env: &Env, value: Unknown<'env>, what: &str) -> Result<ClassInstance<'env, Router>> {
-    if !Router::instance_of(env, &value).or_throw()? {
-        let kind = value.get_type().or_throw()?;
-        return Err(errors::new(
-            sr::ErrorKind::InvalidArgument,
-            format!("the {what} must be a Router, got {}", key::describe(value, kind)?),
-        ));
-    }
-    // SAFETY: `instance_of` said this is a `Router`.
-    unsafe { value.cast() }.or_throw()
 }

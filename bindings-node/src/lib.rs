@@ -3,20 +3,20 @@
 //! This crate only converts JavaScript values into core types and maps core errors:
 //! every routing and hashing decision is the core's (`sr::`). `index.js` is the package's
 //! public face: it serializes object documents (topologies, hashing specs, operations),
-//! parses the JSON results of `apply` and `diff`, wraps the native routers `replace` and
-//! `moved` return, turns the `[name, value]` pairs of `decodeId` and `locate` into
-//! objects, looks up the node ids of the node indices `node`, `nodeMany` and
-//! `groupByNode` get (one shared string per node), makes `groupByNode`'s groups from one
-//! flat `Uint32Array`, copies arrays of string keys into one `Uint16Array` for
-//! `routeMany`, `nodeMany` and `groupByNode`, and turns thrown errors into
-//! `ShardrouteError`.
+//! parses the JSON results of `apply` and `diff`, wraps the native routers `replace`,
+//! `moved` and a `Migration` return and the native migrations, turns the `[name, value]`
+//! pairs of `decodeId` and `locate` into objects, looks up the node ids of the node
+//! indices `node`, `nodeMany` and `groupByNode` get (one shared string per node), makes
+//! `groupByNode`'s groups from one flat `Uint32Array`, copies arrays of string keys into
+//! one `Uint16Array` for `routeMany`, `nodeMany` and `groupByNode`, and turns thrown
+//! errors into `ShardrouteError`.
 //!
-//! Modules mirror the core's: `router` (`Router`), `operations` (`apply`), `diff`
-//! (`diff`), `dictionary` (`encodeDictionary`, `decodeDictionary`), `redirect`
-//! (`parseRedirect`, Redis Cluster's `MOVED` and `ASK` errors), `key`
-//! (conversions), `errors` (the one error mapping); `hot` holds `Router.route` and
-//! `Router.node` as plain N-API functions, the one place that bypasses napi-rs's call glue
-//! for speed.
+//! Modules mirror the core's: `router` (`Router`), `migration` (`Migration`),
+//! `operations` (`apply`), `diff` (`diff`), `dictionary` (`encodeDictionary`,
+//! `decodeDictionary`), `redirect` (`parseRedirect`, Redis Cluster's `MOVED` and `ASK`
+//! errors), `key` (conversions), `errors` (the one error mapping); `hot` holds
+//! `Router.route` and `Router.node` as plain N-API functions, the one place that bypasses
+//! napi-rs's call glue for speed.
 //!
 //! Every exported function and method is `#[napi(catch_unwind)]`, and `hot`'s functions
 //! catch panics the same way: a panic (which the core promises never to raise) becomes a
@@ -27,6 +27,7 @@ mod diff;
 mod errors;
 mod hot;
 mod key;
+mod migration;
 mod operations;
 mod redirect;
 mod router;
@@ -128,6 +129,23 @@ fn optional_u32_argument(value: Unknown<'_>, what: &str) -> Result<u32> {
     match value.get_type().or_throw()? {
         ValueType::Undefined => Ok(0),
         _ => u32_argument(value, what),
+    }
+}
+
+/// Reads an optional flag argument (`readTargets`' moved): `undefined` is false, a
+/// `boolean` its value.
+///
+/// # Errors
+/// `invalid_argument` for any other value.
+fn optional_bool_argument(value: Unknown<'_>, what: &str) -> Result<bool> {
+    match value.get_type().or_throw()? {
+        ValueType::Undefined => Ok(false),
+        // SAFETY: `get_type` said this is a boolean.
+        ValueType::Boolean => unsafe { value.cast::<bool>() }.or_throw(),
+        other => Err(errors::new(
+            sr::ErrorKind::InvalidArgument,
+            format!("{what} must be a boolean, got {}", key::describe(value, other)?),
+        )),
     }
 }
 

@@ -3,8 +3,8 @@
 use std::sync::Arc;
 
 use napi::bindgen_prelude::{
-    Array, BigInt, BigUint64ArraySlice, TypedArrayType, Uint16ArraySlice, Uint32Array, Uint32ArraySlice,
-    Uint8ArraySlice,
+    Array, BigInt, BigUint64ArraySlice, ClassInstance, JavaScriptClassExt, TypedArrayType, Uint16ArraySlice,
+    Uint32Array, Uint32ArraySlice, Uint8ArraySlice,
 };
 use napi::{Env, Unknown};
 use napi_derive::napi;
@@ -313,6 +313,17 @@ impl Router {
         Ok(self.inner.ask(slot, &address).or_throw()?.to_owned())
     }
 
+    /// The id of the node that owns a shard ([`sr::Router::shard_owner`]).
+    ///
+    /// # Errors
+    /// `invalid_argument` for a shard that is not an integer of the topology's shards;
+    /// `no_nodes` for a Couchbase vbucket without an active node.
+    #[napi(catch_unwind)]
+    pub fn shard_owner(&self, shard: Unknown) -> Result<String> {
+        let shard = crate::u32_argument(shard, "shard")?;
+        Ok(self.inner.shard_owner(shard).or_throw()?.to_owned())
+    }
+
     /// A new router for `topology` (JSON text, as for the constructor) when it is newer
     /// than this one's ([`sr::Router::replace`]); this router is unchanged. `index.js`
     /// wraps the result as a public `Router`.
@@ -338,6 +349,23 @@ impl Router {
     pub fn to_json(&self) -> String {
         self.inner.to_json()
     }
+}
+
+/// Reads a `Router` argument (a native router; `index.js` unwraps its public ones);
+/// `what` names it in the message.
+///
+/// # Errors
+/// `invalid_argument` for any other value.
+pub fn argument<'env>(env: &Env, value: Unknown<'env>, what: &str) -> Result<ClassInstance<'env, Router>> {
+    if !Router::instance_of(env, &value).or_throw()? {
+        let kind = value.get_type().or_throw()?;
+        return Err(errors::new(
+            sr::ErrorKind::InvalidArgument,
+            format!("{what} must be a Router, got {}", key::describe(value, kind)?),
+        ));
+    }
+    // SAFETY: `instance_of` said this is a `Router`.
+    unsafe { value.cast() }.or_throw()
 }
 
 /// `many_into` (a core batch call, appending a result per key) over an array of keys, read

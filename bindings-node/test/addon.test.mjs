@@ -39,12 +39,15 @@ test('every exported Rust function and method catches panics', () => {
       assert.match(match[1] ?? '', /\bcatch_unwind\b/, `${file}: fn ${fn[1]} lacks #[napi(catch_unwind)]`);
     }
   }
-  // As many as the addon exports: its functions, and each class's constructor and methods.
+  // As many as the addon exports: its functions, and each class's constructor, methods
+  // and static methods.
   const addon = createRequire(import.meta.url)('../shardroute.node');
   let expected = 0;
   for (const value of Object.values(addon)) {
     if (typeof value !== 'function') continue;
-    expected += 1 + Object.getOwnPropertyNames(value.prototype ?? {}).filter((name) => name !== 'constructor').length;
+    const statics = Object.getOwnPropertyNames(value).filter((name) => typeof value[name] === 'function');
+    expected += 1 + statics.length
+      + Object.getOwnPropertyNames(value.prototype ?? {}).filter((name) => name !== 'constructor').length;
   }
   assert.equal(exported, expected, 'the scan found every exported function and method');
 });

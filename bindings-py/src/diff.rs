@@ -5,8 +5,8 @@ use shardroute as sr;
 
 use crate::errors;
 use crate::json::value_to_py;
-use crate::key::{keys_from_py, type_name, Key};
-use crate::router::Router;
+use crate::key::{keys_from_py, Key};
+use crate::router::router_arg;
 
 /// Where keys go when a topology changes: routes every key under old and new and
 /// returns plain JSON data {"keys": [{"old_shard", "new_shard", "old_node",
@@ -32,11 +32,4 @@ pub fn diff<'py>(
     let report =
         sr::diff::diff(&old.get().inner, &new.get().inner, keys.iter().map(Key::as_core)).map_err(errors::to_py)?;
     value_to_py(old.py(), &report.to_value())
-}
-
-/// A `Router` argument; `what` names it in the error.
-fn router_arg<'a, 'py>(value: &'a Bound<'py, PyAny>, what: &str) -> PyResult<&'a Bound<'py, Router>> {
-    value.cast::<Router>().map_err(|_| {
-        errors::new(sr::ErrorKind::InvalidArgument, format!("{what} must be a Router, not {}", type_name(value)))
-    })
 }

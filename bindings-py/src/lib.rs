@@ -2,10 +2,10 @@
 //! crate (`sr::`). It converts arguments, calls core and maps errors; it holds no
 //! routing or hashing logic. The public package `shardroute` re-exports it.
 //!
-//! Modules mirror core: `router` (Router), `hashing` (hash_key), `strategy` (jump,
-//! modulo_moves, decoded ids), `operations` (apply), `diff` (diff), `dictionary`
-//! (encode_dictionary, decode_dictionary), `redirect` (parse_redirect, Redis Cluster's
-//! MOVED and ASK errors), `placement_names` (locations),
+//! Modules mirror core: `router` (Router), `migration` (Migration), `hashing`
+//! (hash_key), `strategy` (jump, modulo_moves, decoded ids), `operations` (apply),
+//! `diff` (diff), `dictionary` (encode_dictionary, decode_dictionary), `redirect`
+//! (parse_redirect, Redis Cluster's MOVED and ASK errors), `placement_names` (locations),
 //! `key` (key and integer conversion, salted keys back), `json` (documents as text or
 //! mappings, JSON results), and `errors` (every exception class and the one mapping
 //! from core errors).
@@ -19,6 +19,7 @@ mod errors;
 mod hashing;
 mod json;
 mod key;
+mod migration;
 mod operations;
 mod placement_names;
 mod redirect;
@@ -35,9 +36,10 @@ mod strategy;
 /// dictionary in motion it routes reads and writes (route_read, route_write) and
 /// refuses stale topologies (replace). apply edits a topology by operations
 /// (add_node, remove_node, plan_rebalance, ...); diff reports which keys move between
-/// two routers; encode_dictionary and decode_dictionary convert a vbucket dictionary
-/// to and from its compact binary form; hash_key, jump and modulo_moves expose the
-/// bare hash and shard functions. For Redis Cluster clients, parse_redirect reads MOVED
+/// two routers, and Migration(before, after) where services read and write and what a
+/// copy job moves while the data moves; encode_dictionary and decode_dictionary convert
+/// a vbucket dictionary to and from its compact binary form; hash_key, jump and
+/// modulo_moves expose the bare hash and shard functions. For Redis Cluster clients, parse_redirect reads MOVED
 /// and ASK errors, which Router.moved and Router.ask act on; Router.same_slot,
 /// Router.group_by_node and Router.read_replica serve multi-key commands, pipelines and
 /// replica reads.
@@ -46,6 +48,7 @@ mod strategy;
 fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add("__version__", env!("CARGO_PKG_VERSION"))?;
     module.add_class::<router::Router>()?;
+    module.add_class::<migration::Migration>()?;
     module.add_function(wrap_pyfunction!(hashing::hash_key, module)?)?;
     module.add_function(wrap_pyfunction!(strategy::jump, module)?)?;
     module.add_function(wrap_pyfunction!(strategy::modulo_moves, module)?)?;

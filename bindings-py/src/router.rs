@@ -228,6 +228,19 @@ impl Router {
         self.inner.route_write(key.as_core()).map_err(errors::to_py)
     }
 
+    /// The id of the node that owns a shard: a node index for the modulo, jump, ring and
+    /// rendezvous strategies (1-based for 1-based modulo), a vbucket, a slot, a partition.
+    /// What a copy job needs to know where a unit lives (Migration.moving_shards lists
+    /// the units that change owner).
+    ///
+    /// Raises InvalidArgumentError when shard is not an int of the topology's shards
+    /// (the range route can return), NoNodesError for a Couchbase vbucket without an
+    /// active node.
+    fn shard_owner(&self, shard: &Bound<'_, PyAny>) -> PyResult<&str> {
+        let shard = u32_from_py(shard, "shard")?;
+        self.inner.shard_owner(shard).map_err(errors::to_py)
+    }
+
     /// The node to read a key from when reads may go to replicas (Redis READONLY
     /// connections, Couchbase replica reads): one of the replicas of the key's chain,
     /// picked by turn (turn % the number of replicas, so a growing counter spreads reads
@@ -384,7 +397,7 @@ impl Router {
         }
     }
 
-    fn wrap(py: Python<'_>, inner: sr::Router) -> Router {
+    pub(crate) fn wrap(py: Python<'_>, inner: sr::Router) -> Router {
         let ids = inner.nodes().iter().map(|node| PyString::new(py, &node.id).unbind()).collect();
         Router { inner, ids }
     }
@@ -417,10 +430,11 @@ impl<'py> Batch<'py> {
 }
 
 /// `call` over every key of a batch argument at once, for the core calls that need all
-/// keys together (`same_slot`, `group_by_node`). Keys as for `route_many`: a uint64
-/// array read in place (the GIL released for large batches), or any other iterable of
-/// keys converted as `route_many` converts them (no `bytes` object per `str`).
-fn with_all_keys<T: Send>(
+/// keys together (`same_slot`, `group_by_node`, `Migration.moving_keys`). Keys as for
+/// `route_many`: a uint64 array read in place (the GIL released for large batches), or
+/// any other iterable of keys converted as `route_many` converts them (no `bytes` object
+/// per `str`).
+pub(crate) fn with_all_keys<T: Send>(
     keys: &Bound<'_, PyAny>,
     call: impl for<'a, 'py> Fn(AllKeys<'a, 'py>) -> sr::Result<T> + Sync,
 ) -> PyResult<T> {
@@ -437,7 +451,7 @@ fn with_all_keys<T: Send>(
 /// The keys [`with_all_keys`] hands to core: one concrete iterator over either source,
 /// so that core's batch loop is compiled for it (through a `dyn Iterator`, a call per
 /// key, a batch takes twice as long).
-enum AllKeys<'a, 'py> {
+pub(crate) enum AllKeys<'a, 'py> {
     Integers(std::slice::Iter<'a, u64>),
     Converted(std::slice::Iter<'a, Key<'py>>),
 }
@@ -527,4 +541,14 @@ fn packed_data<'py>(data: &Bound<'py, PyAny>) -> PyResult<PackedData<'py>> {
         sr::ErrorKind::InvalidArgument,
         format!("data must be bytes, bytearray, memoryview or a numpy uint8 array, not {}", type_name(data)),
     ))
+}
+
+/// A `Router` argument; `what` names it in the error.
+///
+/// # Errors
+/// `invalid_argument` for any other value.
+pub(crate) fn router_arg<'a, 'py>(value: &'a Bound<'py, PyAny>, what: &str) -> PyResult<&'a Bound<'py, Router>> {
+    value.cast::<Router>().map_err(|_| {
+        errors::new(sr::ErrorKind::InvalidArgument, format!("{what} must be a Router, not {}", type_name(value)))
+    })
 }

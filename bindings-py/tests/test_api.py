@@ -17,6 +17,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, Callable
 
+import numpy as np
 import pytest
 
 import shardroute
@@ -28,6 +29,7 @@ from shardroute import (
     InvalidTopologyError,
     LimitExceededError,
     Location,
+    Migration,
     NoNodesError,
     ReadOnlyError,
     Redirect,
@@ -912,6 +914,146 @@ def test_read_replica_bad_input(cluster: Router) -> None:
         raises(InvalidKeyError, lambda: cluster.read_replica(bad))
 
 
+# --- migrations ----------------------------------------------------------------------
+
+
+def seed(servers: int, epoch: int) -> Router:
+    """The seed's `id % n ?: n` over servers shard_1..shard_n, user ids as their own hash."""
+    nodes = [f"shard_{i}" for i in range(1, servers + 1)]
+    return Router(doc(nodes, {"type": "modulo", "one_based": True}, epoch=epoch, hashing={"integers": "identity"}))
+
+
+USERS = range(1, 5001)
+
+
+def test_migration_five_to_ten_moves_what_diff_lists() -> None:
+    five, ten = seed(5, 1), seed(10, 2)
+    migration = Migration(five, ten)
+    report = diff(five, ten, USERS)
+    moving = migration.moving_keys(USERS)
+    # Half the users move: those whose id % 10 is 6..9 or 0 (to shards 6..10).
+    assert len(moving) == report["moved"] == 2500
+    assert moving == [index for index, entry in enumerate(report["keys"]) if entry["moved"]]
+    for user, entry in zip(USERS, report["keys"]):
+        old, new = entry["old_node"], entry["new_node"]
+        assert migration.moves(user) == ((old, new) if entry["moved"] else None)
+        assert migration.write_target(user) == new
+        assert migration.read_targets(user) == ([new, old] if entry["moved"] else [new])
+        assert migration.read_targets(user, False) == migration.read_targets(user)
+        assert migration.read_targets(user, moved=True) == [new]
+    # The seed's own example: user 7 goes from shard 2 to shard 7, user 12 stays.
+    assert migration.moves(7) == ("shard_2", "shard_7")
+    assert migration.read_targets(7) == ["shard_7", "shard_2"]
+    assert migration.moves(12) is None and migration.read_targets(12) == ["shard_2"]
+    # Keys as for route_many: generators, numpy arrays, text.
+    assert migration.moving_keys(user for user in USERS) == moving
+    assert migration.moving_keys(np.arange(1, 5001, dtype=np.uint64)) == moving
+    assert migration.moving_keys([]) == []
+    texts = [f"user:{i}" for i in range(200)]
+    assert migration.moving_keys(texts) == [i for i, key in enumerate(texts) if five.node(key) != ten.node(key)]
+    # Node indices are not units a copy job can move.
+    err = raises(InvalidArgumentError, lambda: migration.moving_shards())
+    assert "moving_keys" in err.message
+
+
+def test_migration_of_a_dictionary_in_motion() -> None:
+    start = doc([f"shard_{i}" for i in range(1, 6)], {"type": "vbucket", "vbuckets": 256})
+    result = apply(start, {"op": "plan_rebalance", "add": [{"id": f"shard_{i}"} for i in range(6, 11)]})
+    dictionary = Router(result["topology"])
+    before = dictionary.to_json()
+    migration = Migration.of_dictionary(dictionary)
+    assert (migration.before.epoch, migration.after.epoch) == (2, 3)
+    strategy = result["topology"]["strategy"]
+    old, new = strategy["map"], strategy["forward_map"]
+    shards = migration.moving_shards()
+    assert shards == [(v, old[v][0], new[v][0]) for v in range(256) if old[v][0] != new[v][0]]
+    assert len(shards) == result["moved_actives"] > 0  # the vbuckets whose active copy moves
+    for shard, source, target in shards:
+        assert (migration.before.shard_owner(shard), migration.after.shard_owner(shard)) == (source, target)
+    # A key of a moving vbucket reads new then old until it has moved.
+    moving = {shard: (source, target) for shard, source, target in shards}
+    keys = [f"user:{i}" for i in range(300)]
+    assert migration.moving_keys(keys) == [i for i, key in enumerate(keys) if dictionary.route(key) in moving]
+    for key in keys:
+        shard = dictionary.route(key)
+        if shard in moving:
+            source, target = moving[shard]
+            assert migration.moves(key) == (source, target)
+            assert migration.read_targets(key) == [target, source]
+            assert migration.write_target(key) == target
+        else:
+            assert migration.moves(key) is None
+            assert migration.read_targets(key) == [migration.write_target(key)]
+    assert dictionary.to_json() == before, "the dictionary is unchanged"
+    # Nothing moves in a settled dictionary, or in a topology that is not one.
+    for settled in [migration.after, Router(start), Router(DOC)]:
+        raises(InvalidArgumentError, lambda: Migration.of_dictionary(settled))
+    # Two dictionaries, before and after the moves: the same vbuckets move.
+    done = apply(result["topology"], {"op": "complete_moves"})["topology"]
+    assert Migration(Router(start), Router(done)).moving_shards() == shards
+
+
+def test_a_migration_goes_forward() -> None:
+    err = raises(StaleEpochError, lambda: Migration(seed(5, 3), seed(10, 2)))
+    assert "3" in err.message and "2" in err.message
+    raises(StaleEpochError, lambda: Migration(seed(5, 2), seed(10, 2)))
+    five = seed(5, 1)
+    raises(StaleEpochError, lambda: Migration(five, five))
+    assert Migration(seed(10, 1), seed(5, 2)).moves(7) == ("shard_7", "shard_2"), "shrinking goes forward too"
+
+
+def test_migration_leaves_its_routers_usable() -> None:
+    five, ten = seed(5, 1), seed(10, 2)
+    texts = [five.to_json(), ten.to_json()]
+    migration = Migration(five, ten)
+    assert migration.before is five and migration.after is ten
+    del migration
+    assert [five.to_json(), ten.to_json()] == texts
+    assert (five.node(7), ten.node(7)) == ("shard_2", "shard_7")
+    copy = pickle.loads(pickle.dumps(Migration(five, ten)))
+    assert type(copy) is Migration and copy.moves(7) == ("shard_2", "shard_7")
+    assert copy.before.to_json() == texts[0] and copy.after.to_json() == texts[1]
+    assert repr(copy) == "<shardroute.Migration epoch 1 -> 2>"
+
+
+@pytest.mark.parametrize("bad", [None, DOC, "router", 5, json.dumps(DOC)])
+def test_migration_needs_routers(bad: Any) -> None:
+    ten = seed(10, 2)
+    assert "before" in raises(InvalidArgumentError, lambda: Migration(bad, ten)).message
+    assert "after" in raises(InvalidArgumentError, lambda: Migration(ten, bad)).message
+    assert "Router" in raises(InvalidArgumentError, lambda: Migration.of_dictionary(bad)).message
+
+
+def test_migration_bad_input() -> None:
+    migration = Migration(seed(5, 1), seed(10, 2))
+    bad: Any
+    for bad in [None, -1, 2**64, True, 1.5, "\ud800", ["k"]]:
+        raises(InvalidKeyError, lambda: migration.moves(bad))
+        raises(InvalidKeyError, lambda: migration.write_target(bad))
+        raises(InvalidKeyError, lambda: migration.read_targets(bad))
+        raises(InvalidKeyError, lambda: migration.moving_keys([1, bad]))
+    for bad in [1, 0, None, "yes", 1.0, np.bool_(True)]:
+        raises(InvalidArgumentError, lambda: migration.read_targets(7, bad))
+    for bad in ["ab", b"ab", 5, None]:
+        raises(InvalidArgumentError, lambda: migration.moving_keys(bad))
+    with pytest.raises(TypeError):
+        Migration(seed(5, 1))  # type: ignore[call-arg]
+    assert migration.moves(7) == ("shard_2", "shard_7"), "the migration still works"
+
+
+def test_shard_owner(router: Router) -> None:
+    five = seed(5, 1)
+    assert [five.shard_owner(shard) for shard in range(1, 6)] == [f"shard_{i}" for i in range(1, 6)]
+    keys: list[shardroute.Key] = ["user:1", b"\x00", 7, 2**64 - 1]
+    for key in keys:
+        assert router.shard_owner(router.route(key)) == router.node(key)
+        assert five.shard_owner(five.route(key)) == five.node(key)
+    bad: Any
+    for bad in [0, 6, -1, 2**32, True, "1", None, 1.5]:
+        raises(InvalidArgumentError, lambda: five.shard_owner(bad))
+    raises(InvalidArgumentError, lambda: router.shard_owner(3))
+
+
 # --- package --------------------------------------------------------------------------
 
 
@@ -926,10 +1068,12 @@ def test_public_names_and_docs() -> None:
     methods += [Router.shards_for_range, Router.decode_id, Router.locate, Router.fanout]
     methods += [Router.salted_key, Router.salted_keys, Router.route_read, Router.route_write, Router.replace]
     methods += [Router.read_replica, Router.same_slot, Router.group_by_node, Router.moved, Router.ask]
+    methods += [Router.shard_owner, Migration.of_dictionary, Migration.moves, Migration.write_target]
+    methods += [Migration.read_targets, Migration.moving_shards, Migration.moving_keys]
     functions = [hash_key, jump, apply, modulo_moves, diff, encode_dictionary, decode_dictionary, parse_redirect]
-    for item in [Router, *methods, *functions, DecodedId, Location, Redirect]:
+    for item in [Router, Migration, *methods, *functions, DecodedId, Location, Redirect]:
         assert item.__doc__, item
-    assert Router.epoch.__doc__
+    assert Router.epoch.__doc__ and Migration.before.__doc__ and Migration.after.__doc__
 
 
 def test_version_is_the_workspace_version() -> None:

@@ -56,6 +56,13 @@ def run_case(file: Dict[str, Any], routers: Dict[str, Any], case: Dict[str, Any]
         router: shardroute.Router = routers[topology_id]
         return router
 
+    def migration_for() -> shardroute.Migration:
+        if "dictionary" in case and "before" not in case and "after" not in case:
+            return shardroute.Migration.of_dictionary(router_for(case["dictionary"]))
+        if "dictionary" not in case and "before" in case and "after" in case:
+            return shardroute.Migration(router_for(case["before"]), router_for(case["after"]))
+        raise MalformedVector("a migration case names before and after, or dictionary")
+
     op = case["op"]
     try:
         if op == "load":
@@ -127,6 +134,21 @@ def run_case(file: Dict[str, Any], routers: Dict[str, Any], case: Dict[str, Any]
             if type(redirect) is not shardroute.Redirect:
                 raise MalformedVector(f"parse_redirect returned {type(redirect).__name__}, not Redirect")
             return {"kind": redirect.kind, "slot": redirect.slot, "address": redirect.address}
+        if op == "migration":
+            migration = migration_for()
+            key = vector_key(case["key"])
+            moves = migration.moves(key)
+            return {
+                "moves": None if moves is None else list(moves),
+                "write_target": migration.write_target(key),
+                "read_targets": migration.read_targets(key, case["moved"]),
+            }
+        if op == "migration_shards":
+            return {"shards": [list(shard) for shard in migration_for().moving_shards()]}
+        if op == "migration_keys":
+            return {"indices": migration_for().moving_keys([vector_key(key) for key in case["keys"]])}
+        if op == "shard_owner":
+            return {"node": router_for(case["topology"]).shard_owner(case["shard"])}
         if op == "replace":
             replaced = router_for(case["topology"]).replace(document(case["next"]))
             if type(replaced) is not shardroute.Router:

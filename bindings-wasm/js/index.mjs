@@ -4,7 +4,8 @@
 import init from '../pkg/web/shardroute_wasm.js';
 
 export {
-  Router, ShardrouteError, apply, decodeDictionary, diff, encodeDictionary, hashKey, jump, moduloMoves, parseRedirect,
+  Migration, Router, ShardrouteError, apply, decodeDictionary, diff, encodeDictionary, hashKey, jump, moduloMoves,
+  parseRedirect,
 } from '../pkg/web/shardroute_wasm.js';
 
 await init();

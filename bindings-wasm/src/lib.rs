@@ -7,8 +7,9 @@
 //!
 //! The core is used without its `std` feature: this crate is the proof that routing is
 //! `no_std` + `alloc`. The exported API is the same shape as the Node addon's:
-//! `Router`, `hashKey`, `jump`, `moduloMoves`, `apply`, `diff`, `encodeDictionary`,
-//! `decodeDictionary`, `parseRedirect`, `ShardrouteError` (see `index.d.ts`).
+//! `Router`, `Migration`, `hashKey`, `jump`, `moduloMoves`, `apply`, `diff`,
+//! `encodeDictionary`, `decodeDictionary`, `parseRedirect`, `ShardrouteError` (see
+//! `index.d.ts`).
 
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
@@ -19,6 +20,7 @@ mod dictionary;
 mod diff;
 mod errors;
 mod key;
+mod migration;
 mod operations;
 mod redirect;
 mod router;
@@ -35,6 +37,7 @@ use crate::key::{type_name, Key};
 
 pub use crate::dictionary::{decode_dictionary, encode_dictionary};
 pub use crate::diff::diff;
+pub use crate::migration::Migration;
 pub use crate::operations::apply;
 pub use crate::redirect::parse_redirect;
 pub use crate::router::Router;

@@ -218,6 +218,17 @@ impl Router {
         Ok(groups_of(&Uint32Array::from(flat.as_slice()), &ids))
     }
 
+    /// The id of the node that owns a shard: a node index for the hashed strategies
+    /// (1-based for 1-based modulo), a vbucket, a slot, a partition.
+    ///
+    /// Throws `invalid_argument` for a shard that is not an integer of the topology's
+    /// shards, `no_nodes` for a Couchbase vbucket without an active node.
+    #[wasm_bindgen(js_name = shardOwner)]
+    pub fn shard_owner(&self, shard: &JsValue) -> Result<String> {
+        let shard = u32_from_js(shard, "shard")?;
+        Ok(self.inner.shard_owner(shard)?.into())
+    }
+
     /// The router after a Redis Cluster `MOVED <slot> <address>` reply: the slot served by
     /// the node at `address` (added when unknown), epoch + 1; this router is unchanged.
     ///
@@ -333,7 +344,7 @@ impl Router {
 }
 
 impl Router {
-    fn wrap(inner: sr::Router) -> Router {
+    pub(crate) fn wrap(inner: sr::Router) -> Router {
         let ids = inner.nodes().iter().map(|node| JsValue::from_str(&node.id)).collect();
         Router { inner, ids }
     }
@@ -371,7 +382,7 @@ fn many(
 }
 
 /// The keys of a batch argument (an array of keys), read as `routeMany` reads them.
-enum Batch {
+pub(crate) enum Batch {
     /// An array of strings, packed ([`key::packed_strings`]): UTF-8 bytes and checked
     /// offsets, key `i` being `data[offsets[i]..offsets[i + 1]]`.
     Packed(Vec<u8>, Vec<u32>),
@@ -382,7 +393,7 @@ enum Batch {
 impl Batch {
     /// Reads `keys`: `invalid_argument` when it is not an array, `invalid_key` naming the
     /// index of the first bad key.
-    fn from_js(keys: &JsValue) -> sr::Result<Batch> {
+    pub(crate) fn from_js(keys: &JsValue) -> sr::Result<Batch> {
         Ok(match key::packed_strings(keys) {
             Some(strings) => {
                 let (data, offsets) = strings?;
@@ -393,8 +404,8 @@ impl Batch {
     }
 
     /// Every key, for the core calls that take them all at once (`same_slot`,
-    /// `group_by_node`).
-    fn keys(&self) -> BatchKeys<'_> {
+    /// `group_by_node`, `Migration.moving_keys`).
+    pub(crate) fn keys(&self) -> BatchKeys<'_> {
         match self {
             Batch::Packed(data, offsets) => BatchKeys::Packed(data, offsets.windows(2)),
             Batch::Keys(keys) => BatchKeys::Keys(keys.iter()),
@@ -405,7 +416,7 @@ impl Batch {
 /// The keys of a [`Batch`]: one concrete iterator over either form, so that the core's
 /// batch loop is compiled for it (through a `dyn Iterator`, a call per key, a batch
 /// takes twice as long).
-enum BatchKeys<'a> {
+pub(crate) enum BatchKeys<'a> {
     Packed(&'a [u8], core::slice::Windows<'a, u32>),
     Keys(core::slice::Iter<'a, Key>),
 }

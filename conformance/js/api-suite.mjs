@@ -28,7 +28,8 @@ const bytes = (text) => new TextEncoder().encode(text);
  */
 export function apiSuite(api, runtime) {
   const {
-    Router, ShardrouteError, apply, decodeDictionary, diff, encodeDictionary, hashKey, jump, moduloMoves, parseRedirect,
+    Migration, Router, ShardrouteError, apply, decodeDictionary, diff, encodeDictionary, hashKey, jump, moduloMoves,
+    parseRedirect,
   } = api;
   const { packageName, packageDir } = runtime;
 
@@ -115,9 +116,21 @@ export function apiSuite(api, runtime) {
   }
 
   const declarations = readFileSync(join(packageDir, 'index.d.ts'), 'utf8');
-  /** The Router methods index.d.ts declares (the `epoch` getter included). */
-  const declaredMethods = [...new Set([...declarations.matchAll(/^ {2}(?:get )?(\w+)\(/gm)].map((m) => m[1]))]
-    .filter((name) => name !== 'constructor');
+  /**
+   * The members index.d.ts declares for class `name`: `methods` (getters included, each
+   * once), the `getters` among them, and `statics`.
+   */
+  function declaredMembers(name) {
+    const body = new RegExp(`^export declare class ${name} [^{]*\\{\\n([\\s\\S]*?)^\\}`, 'm').exec(declarations)?.[1];
+    assert.ok(body, `index.d.ts declares class ${name}`);
+    const names = (pattern) => [...new Set([...body.matchAll(pattern)].map((m) => m[1]))];
+    return {
+      methods: names(/^ {2}(?:get )?(\w+)\(/gm).filter((member) => member !== 'constructor'),
+      getters: names(/^ {2}get (\w+)\(/gm),
+      statics: names(/^ {2}static (\w+)\(/gm),
+    };
+  }
+  const declaredMethods = declaredMembers('Router').methods;
 
   describe('package', () => {
     test('require resolves the package by name, and require and import share one module', () => {
@@ -125,9 +138,10 @@ export function apiSuite(api, runtime) {
       assert.equal(require.resolve(packageName), join(packageDir, runtime.main));
       const cjs = require(packageName);
       assert.deepEqual(Object.keys(cjs).sort(), [
-        'Router', 'ShardrouteError', 'apply', 'decodeDictionary', 'diff', 'encodeDictionary', 'hashKey', 'jump', 'moduloMoves',
-        'parseRedirect',
+        'Migration', 'Router', 'ShardrouteError', 'apply', 'decodeDictionary', 'diff', 'encodeDictionary', 'hashKey', 'jump',
+        'moduloMoves', 'parseRedirect',
       ]);
+      assert.equal(cjs.Migration, Migration);
       assert.equal(cjs.Router, Router);
       assert.equal(cjs.ShardrouteError, ShardrouteError);
     });
@@ -139,22 +153,40 @@ export function apiSuite(api, runtime) {
       assert.deepEqual(declared.sort(), exported.sort());
       for (const method of ['route', 'node', 'replicas', 'routeMany', 'routeU64s', 'routePacked', 'nodeMany', 'epoch',
         'toJson', 'shardsForRange', 'decodeId', 'locate', 'fanout', 'saltedKey', 'saltedKeys', 'routeRead', 'routeWrite',
-        'replace', 'readReplica', 'sameSlot', 'groupByNode', 'moved', 'ask']) {
+        'replace', 'readReplica', 'sameSlot', 'groupByNode', 'moved', 'ask', 'shardOwner']) {
         assert.ok(declaredMethods.includes(method), `index.d.ts declares Router.${method}`);
       }
+      assert.deepEqual(declaredMembers('Migration'), {
+        methods: ['before', 'after', 'moves', 'writeTarget', 'readTargets', 'movingShards', 'movingKeys'],
+        getters: ['before', 'after'],
+        statics: ['ofDictionary'],
+      });
     });
 
-    test('Router has the declared methods, plus only the runtime\'s own', () => {
-      const { methods, statics } = runtime.routerExtras;
-      assert.deepEqual(Object.getOwnPropertyNames(Router.prototype).sort(),
-        ['constructor', ...declaredMethods, ...methods].sort());
-      assert.deepEqual(Object.getOwnPropertyNames(Router).sort(), ['length', 'name', 'prototype', ...statics].sort());
-      for (const name of declaredMethods.filter((method) => method !== 'epoch')) {
-        const descriptor = Object.getOwnPropertyDescriptor(Router.prototype, name);
-        assert.equal(typeof descriptor.value, 'function', name);
-        assert.deepEqual([descriptor.writable, descriptor.enumerable, descriptor.configurable], [true, false, true], name);
-      }
-    });
+    for (const [name, Class] of [['Router', Router], ['Migration', Migration]]) {
+      test(`${name} has the declared methods, plus only the runtime's own`, () => {
+        const { methods, getters, statics } = declaredMembers(name);
+        const extras = runtime.classExtras;
+        assert.deepEqual(Object.getOwnPropertyNames(Class.prototype).sort(),
+          ['constructor', ...methods, ...extras.methods].sort());
+        assert.deepEqual(Object.getOwnPropertyNames(Class).sort(),
+          ['length', 'name', 'prototype', ...statics, ...extras.statics].sort());
+        for (const member of methods) {
+          const descriptor = Object.getOwnPropertyDescriptor(Class.prototype, member);
+          if (getters.includes(member)) {
+            assert.deepEqual([typeof descriptor.get, descriptor.set], ['function', undefined], member);
+            continue;
+          }
+          assert.equal(typeof descriptor.value, 'function', member);
+          assert.deepEqual([descriptor.writable, descriptor.enumerable, descriptor.configurable], [true, false, true], member);
+        }
+        for (const member of statics) {
+          const descriptor = Object.getOwnPropertyDescriptor(Class, member);
+          assert.equal(typeof descriptor.value, 'function', member);
+          assert.deepEqual([descriptor.writable, descriptor.enumerable, descriptor.configurable], [true, false, true], member);
+        }
+      });
+    }
 
     test('the version is the workspace version', () => {
       const manifest = JSON.parse(readFileSync(join(packageDir, 'package.json'), 'utf8'));
@@ -997,6 +1029,167 @@ export function apiSuite(api, runtime) {
     });
   });
 
+  describe('Migration', () => {
+    /** The seed's `id % n ?: n` over servers shard_1..shard_n, user ids as their own hash. */
+    const seed = (servers, epoch) => new Router(doc({
+      epoch,
+      hashing: { integers: 'identity' },
+      nodes: Array.from({ length: servers }, (_, i) => `shard_${i + 1}`),
+      strategy: { type: 'modulo', one_based: true },
+    }));
+    const users = Array.from({ length: 5000 }, (_, i) => i + 1);
+    /** The positions of the elements of `items` for which `test` holds. */
+    const where = (items, test) => items.flatMap((item, index) => (test(item, index) ? [index] : []));
+
+    test('modulo 5 to 10 moves what diff lists; writes go to the new owner, reads to the new then the old', () => {
+      const [five, ten] = [seed(5, 1), seed(10, 2)];
+      const migration = new Migration(five, ten);
+      assert.ok(migration instanceof Migration);
+      const report = diff(five, ten, users);
+      const moving = migration.movingKeys(users);
+      assert.ok(Array.isArray(moving), 'a plain array of numbers');
+      // Half the users move: those whose id % 10 is 6..9 or 0 (to shards 6..10).
+      assert.deepEqual([moving.length, report.moved], [2500, 2500]);
+      assert.deepEqual(moving, where(report.keys, (entry) => entry.moved));
+      for (const [index, { old_node: from, new_node: to, moved }] of report.keys.entries()) {
+        const user = users[index];
+        assert.deepEqual(migration.moves(user), moved ? { from, to } : null);
+        assert.equal(migration.writeTarget(user), to);
+        assert.deepEqual(migration.readTargets(user), moved ? [to, from] : [to]);
+        assert.deepEqual(migration.readTargets(user, false), migration.readTargets(user));
+        assert.deepEqual(migration.readTargets(user, true), [to]);
+      }
+      // The seed's own example: user 7 goes from shard 2 to shard 7, user 12 stays.
+      const seven = migration.moves(7n);
+      assert.deepEqual(seven, { from: 'shard_2', to: 'shard_7' });
+      assert.deepEqual(Object.keys(seven), ['from', 'to']);
+      assert.equal(Object.getPrototypeOf(seven), Object.prototype, 'a plain object');
+      assert.equal(migration.moves(12), null);
+      // Keys of every type; an array of strings crosses packed, as for routeMany.
+      const texts = Array.from({ length: 200 }, (_, i) => `user:${i}`);
+      assert.deepEqual(migration.movingKeys(texts), where(texts, (key) => five.node(key) !== ten.node(key)));
+      assert.deepEqual(migration.movingKeys(users.map(BigInt)), moving);
+      assert.deepEqual(migration.movingKeys(['a', Uint8Array.of(1), 7n, 7]).filter((index) => index >= 2), [2, 3], 'user 7 moves');
+      assert.deepEqual(migration.movingKeys([]), []);
+      // Node indices are not units a copy job can move.
+      assert.match(throwsCode(() => migration.movingShards(), 'invalid_argument').message, /moving_keys/);
+    });
+
+    test('a vbucket dictionary in motion: ofDictionary, movingShards and the keys of the moving vbuckets', () => {
+      const start = doc({ nodes: Array.from({ length: 5 }, (_, i) => `shard_${i + 1}`), strategy: { type: 'vbucket', vbuckets: 256 } });
+      const result = apply(start, { op: 'plan_rebalance', add: [6, 7, 8, 9, 10].map((i) => ({ id: `shard_${i}` })) });
+      const dictionary = new Router(result.topology);
+      const before = dictionary.toJson();
+      const migration = Migration.ofDictionary(dictionary);
+      assert.equal(Object.getPrototypeOf(migration), Migration.prototype);
+      assert.ok(migration.before instanceof Router && migration.after instanceof Router);
+      assert.deepEqual([migration.before.epoch, migration.after.epoch], [2n, 3n]);
+      const { map, forward_map: forward } = result.topology.strategy;
+      const shards = migration.movingShards();
+      assert.ok(Array.isArray(shards));
+      assert.deepEqual(shards, map.flatMap((chain, shard) => (chain[0] === forward[shard][0] ? []
+        : [{ shard, from: chain[0], to: forward[shard][0] }])));
+      assert.equal(shards.length, result.moved_actives, 'the vbuckets whose active copy moves');
+      assert.ok(shards.length > 0);
+      for (const { shard, from, to } of shards) {
+        assert.deepEqual([migration.before.shardOwner(shard), migration.after.shardOwner(shard)], [from, to]);
+      }
+      const moving = new Map(shards.map(({ shard, from, to }) => [shard, { from, to }]));
+      const keys = Array.from({ length: 300 }, (_, i) => `user:${i}`);
+      assert.deepEqual(migration.movingKeys(keys), where(keys, (key) => moving.has(dictionary.route(key))));
+      for (const key of keys) {
+        const move = moving.get(dictionary.route(key)) ?? null;
+        assert.deepEqual(migration.moves(key), move);
+        assert.equal(migration.writeTarget(key), move ? move.to : migration.after.node(key));
+        assert.deepEqual(migration.readTargets(key), move ? [move.to, move.from] : [migration.writeTarget(key)]);
+      }
+      assert.equal(dictionary.toJson(), before, 'the dictionary is unchanged');
+      // Nothing moves in a settled dictionary, or in a topology that is not one.
+      for (const settled of [migration.after, new Router(start), router]) {
+        throwsCode(() => Migration.ofDictionary(settled), 'invalid_argument');
+      }
+      // Two dictionaries, before and after the moves: the same vbuckets move.
+      const done = apply(result.topology, { op: 'complete_moves' }).topology;
+      assert.deepEqual(new Migration(new Router(start), new Router(done)).movingShards(), shards);
+    });
+
+    test('a migration goes forward: stale_epoch unless the epoch grows', () => {
+      const err = throwsCode(() => new Migration(seed(5, 3), seed(10, 2)), 'stale_epoch');
+      assert.match(err.message, /epoch 3\b.*epoch 2\b/);
+      throwsCode(() => new Migration(seed(5, 2), seed(10, 2)), 'stale_epoch');
+      const five = seed(5, 1);
+      throwsCode(() => new Migration(five, five), 'stale_epoch');
+      assert.deepEqual(new Migration(seed(10, 1), seed(5, 2)).moves(7), { from: 'shard_7', to: 'shard_2' }, 'shrinking');
+    });
+
+    test('the routers passed in are neither taken nor changed, and keep working', () => {
+      const [five, ten] = [seed(5, 1), seed(10, 2)];
+      const texts = [five.toJson(), ten.toJson()];
+      const migration = new Migration(five, ten);
+      assert.ok(migration.before instanceof Router && migration.after instanceof Router);
+      assert.deepEqual([migration.before.toJson(), migration.after.toJson()], texts);
+      assert.deepEqual([five.toJson(), ten.toJson()], texts);
+      assert.deepEqual([five.node(7), ten.node(7)], ['shard_2', 'shard_7']);
+      assert.deepEqual(diff(five, ten, [7]).moved, 1);
+      if (runtime.free) {
+        five.free();
+        ten.free();
+        assert.deepEqual(migration.moves(7), { from: 'shard_2', to: 'shard_7' }, 'the migration holds its own copies');
+        assert.equal(migration.before.node(7), 'shard_2');
+        migration.free();
+        assert.throws(() => migration.moves(7), /null pointer/);
+      }
+    });
+
+    test('arguments that are not live Routers are invalid_argument naming them', () => {
+      const ten = seed(10, 2);
+      const notRouters = [undefined, null, {}, 5, [], TOPOLOGY, JSON.stringify(TOPOLOGY), { __wbg_ptr: 8 },
+        Object.create(Router.prototype), new Migration(seed(5, 1), ten)];
+      if (runtime.free) {
+        const freed = seed(5, 1);
+        freed.free();
+        notRouters.push(freed);
+      }
+      for (const bad of notRouters) {
+        assert.match(throwsCode(() => new Migration(bad, ten), 'invalid_argument').message, /^before must be a Router/);
+        assert.match(throwsCode(() => new Migration(ten, bad), 'invalid_argument').message, /^after must be a Router/);
+        assert.match(throwsCode(() => Migration.ofDictionary(bad), 'invalid_argument').message, /^router must be a Router/);
+      }
+      assert.equal(ten.node(7), 'shard_7', 'the router survives');
+    });
+
+    test('keys must be keys, keys an array, moved a boolean', () => {
+      const migration = new Migration(seed(5, 1), seed(10, 2));
+      for (const bad of NOT_KEYS) {
+        throwsCode(() => migration.moves(bad), 'invalid_key');
+        throwsCode(() => migration.writeTarget(bad), 'invalid_key');
+        throwsCode(() => migration.readTargets(bad), 'invalid_key');
+        assert.match(throwsCode(() => migration.movingKeys([1, bad]), 'invalid_key').message, /^keys\[1\]: /);
+      }
+      for (const bad of [1, 0, null, 'true', {}, 1n, NaN, new Boolean(true)]) {
+        throwsCode(() => migration.readTargets(7, bad), 'invalid_argument');
+      }
+      for (const notArray of ['ab', null, undefined, 3, { length: 1, 0: 'a' }, new Set([1]), Uint8Array.of(1)]) {
+        throwsCode(() => migration.movingKeys(notArray), 'invalid_argument');
+      }
+      assert.deepEqual(migration.moves(7), { from: 'shard_2', to: 'shard_7' }, 'the migration still works');
+    });
+
+    test('shardOwner names the owner of each shard route can return', () => {
+      const five = seed(5, 1);
+      assert.deepEqual([1, 2, 3, 4, 5].map((shard) => five.shardOwner(shard)), ['shard_1', 'shard_2', 'shard_3', 'shard_4',
+        'shard_5']);
+      for (const local of [five, router, cluster, new Router(DICTIONARY)]) {
+        for (const key of ['user:1', Uint8Array.of(0), 7n, 7, 2n ** 64n - 1n]) {
+          assert.equal(local.shardOwner(local.route(key)), local.node(key));
+        }
+      }
+      for (const bad of [0, 6, ...NOT_COUNTS]) throwsCode(() => five.shardOwner(bad), 'invalid_argument');
+      throwsCode(() => router.shardOwner(4), 'invalid_argument');
+      throwsCode(() => cluster.shardOwner(16384), 'invalid_argument');
+    });
+  });
+
   describe('replace', () => {
     test('returns a new Router of the package class; the old one is unchanged', () => {
       const old = new Router(TOPOLOGY);
@@ -1214,6 +1407,8 @@ export function apiSuite(api, runtime) {
         () => decodeDictionary('x'), () => local.readReplica('x', -1), () => local.sameSlot([]), () => local.groupByNode('x'),
         () => local.groupByNode(['a', 'b', 'c', 'd', 'e', 'f', 'g', '\ud800']), () => local.moved(1, 'h:1'),
         () => cluster.moved(16384, 'h:1'), () => cluster.ask(1, 'h'), () => parseRedirect('MOVED'), () => parseRedirect(5),
+        () => local.shardOwner(4), () => new Migration(local, local), () => new Migration(local, {}),
+        () => Migration.ofDictionary(local), () => new Migration(local, local.replace({ ...TOPOLOGY, epoch: 8 })).movingShards(),
       ];
       for (let round = 0; round < 50; round++) {
         for (const fn of bad) assert.throws(fn, ShardrouteError);
@@ -1283,15 +1478,17 @@ export function apiSuite(api, runtime) {
         assert.equal(typeof router.route('k'), 'number');
       });
 
-    test('collected routers are released, and live ones keep working', () => {
+    test('collected routers and migrations are released, and live ones keep working', () => {
       // A child process with --expose-gc: the finalizers run while other routers are in use.
       const script = `
-        const { Router } = require(${JSON.stringify(packageName)});
+        const { Migration, Router } = require(${JSON.stringify(packageName)});
         const doc = ${JSON.stringify(doc({ nodes: ['a', 'b'], strategy: 'jump' }))};
         const kept = new Router(doc);
         const expected = kept.node('k');
+        const next = new Router({ ...doc, epoch: 2 });
         for (let round = 0; round < 20; round++) {
           for (let i = 0; i < 200; i++) new Router(doc).node('k');
+          for (let i = 0; i < 50; i++) new Migration(kept, next).before.node('k');
           global.gc();
           if (kept.node('k') !== expected || kept.route('k') !== kept.routeMany(['k'])[0]) throw new Error('changed');
         }

@@ -11,12 +11,13 @@ const DIFFERENCES = {
   packageDir: [join(repoRoot, 'bindings-node'), join(repoRoot, 'bindings-wasm')],
   // The file `require(packageName)` resolves to, relative to packageDir.
   main: ['index.js', 'pkg/node/shardroute_wasm.js'],
-  // Names on Router.prototype and Router beyond the API's: wasm-bindgen's memory
-  // management (`free`, and `__destroy_into_raw` and `__wrap`, its glue). The addon's
-  // Router is a JavaScript class over the native one with nothing of its own.
-  routerExtras: [{ methods: [], statics: [] }, { methods: ['__destroy_into_raw', 'free'], statics: ['__wrap'] }],
-  // Whether a router can be released by hand (`router.free()`; every call on it then
-  // throws). Otherwise only the garbage collector releases a router (both have that).
+  // Names on the prototypes and constructors of Router and Migration beyond the API's:
+  // wasm-bindgen's memory management (`free`, and `__destroy_into_raw` and `__wrap`, its
+  // glue). The addon's classes are JavaScript classes over the native ones with nothing of
+  // their own.
+  classExtras: [{ methods: [], statics: [] }, { methods: ['__destroy_into_raw', 'free'], statics: ['__wrap'] }],
+  // Whether a router or a migration can be released by hand (`router.free()`; every call
+  // on it then throws). Otherwise only the garbage collector releases one (both have that).
   free: [false, true],
   // How diff's invalid_argument message names its two router arguments.
   diffRouterNames: [['the old router', 'the new router'], ['oldRouter', 'newRouter']],

@@ -3,10 +3,11 @@
 // under test: each package's tsconfig.json maps it to the package's own index.d.ts, the
 // file it ships. Lines marked @ts-expect-error must stay errors.
 import {
-  Router, ShardrouteError, apply, decodeDictionary, diff, encodeDictionary, hashKey, jump, moduloMoves, parseRedirect,
+  Migration, Router, ShardrouteError, apply, decodeDictionary, diff, encodeDictionary, hashKey, jump, moduloMoves,
+  parseRedirect,
 } from 'shardroute-package';
 import type {
-  DecodedId, Diff, Flow, Key, KeyMove, Location, NodeGroup, Redirect, SaltedKey,
+  DecodedId, Diff, Flow, Key, KeyMove, Location, Move, MovingShard, NodeGroup, Redirect, SaltedKey,
 } from 'shardroute-package';
 
 const router: Router = new Router('{"format": "shardroute/1", "epoch": 1, "nodes": [{"id": "a"}], "strategy": {"type": "jump"}}');
@@ -87,6 +88,20 @@ const redirectKind: 'MOVED' | 'ASK' = redirect.kind;
 const afterMoved: Router = router.moved(redirect.slot, redirect.address);
 const askTarget: string = router.ask(parseRedirect('ASK 1 h:1').slot, 'h:1');
 
+// Migrations.
+const migration: Migration = new Migration(router, replaced);
+const fromDictionary: Migration = Migration.ofDictionary(router);
+const sides: [Router, Router] = [migration.before, fromDictionary.after];
+const move: Move | null = migration.moves('user:1');
+const movedParts: [string, string] | null = move && [move.from, move.to];
+const inlineMove: { from: string; to: string } | null = migration.moves(42n);
+const writeTarget: string = migration.writeTarget(7);
+const readTargets: string[] = migration.readTargets(Uint8Array.of(1)).concat(migration.readTargets('k', true));
+const movingShards: MovingShard[] = migration.movingShards();
+const movingShard: { shard: number; from: string; to: string } | undefined = movingShards[0];
+const movingKeys: number[] = migration.movingKeys(keys).concat(migration.movingKeys(frozen));
+const owner: string = router.shardOwner(0);
+
 // Batch calls.
 const fromU64s: Uint32Array = router.routeU64s(new BigUint64Array([1n, 2n]));
 const fromPacked: Uint32Array = router.routePacked(new Uint8Array(2), new Uint32Array([0, 1, 2]));
@@ -139,6 +154,18 @@ router.moved('1', 'h:1');
 const notKind: 'moved' = redirect.kind;
 // @ts-expect-error: groups are objects, not pairs
 const notPair: [string, number[]] | undefined = groups[0];
+// @ts-expect-error: a migration takes Routers, not documents
+new Migration(router.toJson(), router);
+// @ts-expect-error: a key that stays moves to null, not undefined
+const notUndefined: Move | undefined = migration.moves('k');
+// @ts-expect-error: moved is a boolean
+migration.readTargets('k', 1);
+// @ts-expect-error: the sides are read-only
+migration.before = router;
+// @ts-expect-error: moving shards are objects, not triples
+const notTriple: [number, string, string] | undefined = movingShards[0];
+// @ts-expect-error: a shard is a number
+router.shardOwner(0n);
 
 export const used = [shard, node, replicas, preference, shards, moreShards, epoch, objectEpoch, text, crc, seeded, tagged,
   byDefault, bucket, fromText, describeError, handMade, range, toEnd, toEndNull, scan, decodedText, decodedShard,
@@ -146,4 +173,5 @@ export const used = [shard, node, replicas, preference, shards, moreShards, epoc
   saltedBytesList, saltedInts, saltedNumbers, saltedAnyList, applied, appliedText, moves, readNode, writeNodes,
   replacedText, movedFrozen, moveParts, flowParts, inlineFlow, totals, encodedObject, decodedDictionary, fromU64s,
   fromPacked, nodeIds, wrong, notNumber, notBytes, address, oneWriter, replicaRead, slot, slotFrozen, group,
-  redirectKind, afterMoved, askTarget, notKind, notPair];
+  redirectKind, afterMoved, askTarget, notKind, notPair, sides, movedParts, inlineMove, writeTarget, readTargets,
+  movingShard, movingKeys, owner, notUndefined, notTriple];

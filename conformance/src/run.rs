@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use serde_json::{json, Value};
+use shardroute::migration::Migration;
 use shardroute::strategy::compat::redis_cluster::redirect::Redirect;
 use shardroute::{key, KeyHashing, Router};
 
@@ -300,6 +301,56 @@ fn evaluate(file: &Value, routers: &mut HashMap<String, Router>, case: &Value) -
             }
             Err(err) => error(err),
         },
+        "migration" | "migration_shards" | "migration_keys" => {
+            let migration = match (case.get("dictionary"), case.get("before"), case.get("after")) {
+                (Some(_), None, None) => {
+                    let router = core_or_case!(router_for(text(case, "dictionary")?)?);
+                    core_or_case!(Migration::of_dictionary(&router))
+                }
+                (None, Some(_), Some(_)) => {
+                    let before = core_or_case!(router_for(text(case, "before")?)?);
+                    let after = core_or_case!(router_for(text(case, "after")?)?);
+                    core_or_case!(Migration::new(before, after))
+                }
+                _ => return Err("a migration case names before and after, or dictionary".into()),
+            };
+            match op {
+                "migration" => {
+                    let key = core_or_case!(to_key(field(case, "key")?)?);
+                    let moved = field(case, "moved")?.as_bool().ok_or("moved is not a boolean")?;
+                    let key = key.as_key();
+                    let answer = migration.moves(key).and_then(|moves| {
+                        Ok(json!({
+                            "moves": moves.map(|(from, to)| [from, to]),
+                            "write_target": migration.write_target(key)?,
+                            "read_targets": migration.read_targets(key, moved)?,
+                        }))
+                    });
+                    answer.unwrap_or_else(error)
+                }
+                "migration_shards" => match migration.moving_shards() {
+                    Ok(shards) => {
+                        let shards: Vec<Value> = shards.iter().map(|s| json!([s.shard, s.from, s.to])).collect();
+                        json!({ "shards": shards })
+                    }
+                    Err(err) => error(err),
+                },
+                _ => {
+                    let keys = core_or_case!(keys_of(case)?);
+                    match migration.moving_keys(keys.iter().map(OwnedKey::as_key)) {
+                        Ok(indices) => json!({ "indices": indices }),
+                        Err(err) => error(err),
+                    }
+                }
+            }
+        }
+        "shard_owner" => {
+            let router = core_or_case!(router_for(text(case, "topology")?)?);
+            match router.shard_owner(u32_field(case, "shard")?) {
+                Ok(node) => json!({ "node": node }),
+                Err(err) => error(err),
+            }
+        }
         "replace" => {
             let current = core_or_case!(router_for(text(case, "topology")?)?);
             let next = core_or_case!(router_for(text(case, "next")?)?);

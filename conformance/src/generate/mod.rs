@@ -29,6 +29,7 @@ mod kafka;
 mod ketama;
 mod key_range;
 mod maglev;
+mod migration;
 mod modulo;
 mod multilevel;
 mod redis_cluster;
@@ -73,6 +74,7 @@ pub fn all() -> Vec<(String, String)> {
         redis_cluster::file(),
         couchbase::file(),
         vshard::file(),
+        migration::file(),
     ]
     .iter()
     .map(vector_file::VectorFile::render)

@@ -36,6 +36,11 @@ impl VectorFile {
             .unwrap_or_else(|| panic!("no topology {id}"))
     }
 
+    /// The ids of the topologies added so far, in order.
+    pub(crate) fn topology_ids(&self) -> Vec<String> {
+        self.topologies.iter().map(|(id, _)| id.clone()).collect()
+    }
+
     /// The router of topology `id`, added before.
     pub(crate) fn router(&self, id: &str) -> Router {
         Router::from_value(self.document(id)).expect("an added topology loads")

@@ -1,0 +1,152 @@
+//! `shardroute.Migration`: a shell over [`sr::migration::Migration`].
+
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyType};
+use shardroute as sr;
+
+use crate::errors;
+use crate::key::{type_name, Key};
+use crate::router::{router_arg, with_all_keys, Router};
+
+/// A move of data from one topology to the next while the application runs:
+/// Migration(before, after) over two Routers, the topology data moves from and the one
+/// it moves to (any two strategies: modulo 5 to 10, a ring that gained a node, a vbucket
+/// dictionary and its forward map). It answers where a key goes (moves), where services
+/// write (write_target: the new owner, always) and read (read_targets: the new owner,
+/// then the old one until the key's data has moved), and what a copy job works through
+/// (moving_shards for fixed partitions, moving_keys for a list of keys). It keeps no
+/// state: whether a key or unit has moved is the caller's flag, kept where the data is.
+///
+/// Neither router changes, and both stay usable; the migration holds its own copies.
+///
+/// Raises StaleEpochError unless after.epoch > before.epoch (a migration goes forward),
+/// InvalidArgumentError when before or after is not a Router.
+#[pyclass(module = "shardroute", frozen)]
+pub struct Migration {
+    inner: sr::migration::Migration,
+    /// The Routers the `before` and `after` properties give: those passed in, or for
+    /// `of_dictionary` the two sides of the dictionary, wrapped once.
+    before: Py<Router>,
+    after: Py<Router>,
+}
+
+#[pymethods]
+impl Migration {
+    #[new]
+    fn new(before: &Bound<'_, PyAny>, after: &Bound<'_, PyAny>) -> PyResult<Migration> {
+        let before = router_arg(before, "before")?;
+        let after = router_arg(after, "after")?;
+        let inner = sr::migration::Migration::new(before.get().inner.clone(), after.get().inner.clone())
+            .map_err(errors::to_py)?;
+        Ok(Migration { inner, before: before.clone().unbind(), after: after.clone().unbind() })
+    }
+
+    /// The migration a vbucket dictionary in motion describes: from its "map" (before,
+    /// at the dictionary's epoch) to its "forward_map" (after, at the next epoch), both
+    /// without vbucket states. The router is unchanged.
+    ///
+    /// Raises InvalidArgumentError when router is not a Router, not a vbucket
+    /// dictionary, or has no forward_map (nothing is moving).
+    #[staticmethod]
+    fn of_dictionary(router: &Bound<'_, PyAny>) -> PyResult<Migration> {
+        let py = router.py();
+        let router = router_arg(router, "router")?;
+        let inner = sr::migration::Migration::of_dictionary(&router.get().inner).map_err(errors::to_py)?;
+        let before = Py::new(py, Router::wrap(py, inner.before().clone()))?;
+        let after = Py::new(py, Router::wrap(py, inner.after().clone()))?;
+        Ok(Migration { inner, before, after })
+    }
+
+    /// The Router data moves from.
+    #[getter]
+    fn before(&self, py: Python<'_>) -> Py<Router> {
+        self.before.clone_ref(py)
+    }
+
+    /// The Router data moves to.
+    #[getter]
+    fn after(&self, py: Python<'_>) -> Py<Router> {
+        self.after.clone_ref(py)
+    }
+
+    /// (old node, new node) when the key changes node, None when it stays.
+    ///
+    /// Raises InvalidKeyError for a value that is not a key (or one either topology
+    /// refuses).
+    fn moves(&self, key: &Bound<'_, PyAny>) -> PyResult<Option<(&str, &str)>> {
+        let key = Key::from_py(key)?;
+        self.inner.moves(key.as_core()).map_err(errors::to_py)
+    }
+
+    /// Where a write of the key goes during the move: its new owner, after.node(key),
+    /// so that nothing written during the move is left behind on the old one.
+    ///
+    /// Raises InvalidKeyError for a value that is not a key.
+    fn write_target(&self, key: &Bound<'_, PyAny>) -> PyResult<&str> {
+        let key = Key::from_py(key)?;
+        self.inner.write_target(key.as_core()).map_err(errors::to_py)
+    }
+
+    /// Where a read of the key looks, in order: [new owner, old owner] while the key's
+    /// data may still be on the old owner, [new owner] once it has moved (moved=True) or
+    /// when the key does not change node. A read that looks at both merges what it finds.
+    ///
+    /// Raises InvalidKeyError for a value that is not a key, InvalidArgumentError when
+    /// moved is not a bool.
+    #[pyo3(signature = (key, moved = Moved(false)), text_signature = "($self, key, moved=False)")]
+    fn read_targets(&self, key: &Bound<'_, PyAny>, moved: Moved) -> PyResult<Vec<&str>> {
+        let key = Key::from_py(key)?;
+        self.inner.read_targets(key.as_core(), moved.0).map_err(errors::to_py)
+    }
+
+    /// The shards whose owner changes, in shard order, as (shard, old node, new node)
+    /// tuples: the units a background copy job moves. For topologies whose shards are
+    /// the same fixed partitions on both sides (vbuckets, Redis slots, Kafka partitions,
+    /// vshard buckets, multilevel partitions, of one strategy and count).
+    ///
+    /// Raises InvalidArgumentError otherwise (shards that are node indices, as for
+    /// modulo, jump or a ring, or different partition counts): list the keys that move
+    /// with moving_keys.
+    fn moving_shards(&self) -> PyResult<Vec<(u32, &str, &str)>> {
+        let shards = self.inner.moving_shards().map_err(errors::to_py)?;
+        Ok(shards.into_iter().map(|moving| (moving.shard, moving.from, moving.to)).collect())
+    }
+
+    /// The indices of the keys that change node, in increasing order. Keys as for
+    /// Router.route_many (any iterable of keys, or a numpy uint64 array).
+    ///
+    /// Raises as Router.route_many.
+    fn moving_keys(&self, keys: &Bound<'_, PyAny>) -> PyResult<Vec<u32>> {
+        with_all_keys(keys, |keys| self.inner.moving_keys(keys))
+    }
+
+    fn __repr__(&self) -> String {
+        let (before, after) = (self.inner.before().epoch(), self.inner.after().epoch());
+        format!("<shardroute.Migration epoch {before} -> {after}>")
+    }
+
+    /// Pickles as its two routers.
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> (Bound<'py, PyType>, (Py<Router>, Py<Router>)) {
+        let py = slf.py();
+        let migration = slf.get();
+        (slf.get_type(), (migration.before.clone_ref(py), migration.after.clone_ref(py)))
+    }
+}
+
+/// The `moved` argument of `read_targets`: a bool, False when omitted; any other value,
+/// an int included, is `InvalidArgumentError`.
+struct Moved(bool);
+
+impl<'a, 'py> FromPyObject<'a, 'py> for Moved {
+    type Error = PyErr;
+
+    fn extract(moved: Borrowed<'a, 'py, PyAny>) -> PyResult<Moved> {
+        match moved.cast::<PyBool>() {
+            Ok(flag) => Ok(Moved(flag.is_true())),
+            Err(_) => Err(errors::new(
+                sr::ErrorKind::InvalidArgument,
+                format!("moved must be a bool, not {}", type_name(&moved)),
+            )),
+        }
+    }
+}

@@ -1,0 +1,123 @@
+//! `Migration`: the core's [`sr::migration::Migration`] as a JavaScript class.
+
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use js_sys::{Array, Object};
+use shardroute as sr;
+use wasm_bindgen::prelude::*;
+
+use crate::errors::{invalid_argument, Result};
+use crate::key::{type_name, Key};
+use crate::numbers;
+use crate::router::{Batch, Router};
+use crate::topology::record;
+
+/// A move of data from one topology to the next while the application runs: where a key
+/// goes, where services write (the new owner) and read (the new owner, then the old one
+/// until the key's data has moved), and what a copy job moves.
+///
+/// It holds copies of its two routers: the `Router` objects passed in stay as they were,
+/// usable and free to be freed.
+#[wasm_bindgen]
+pub struct Migration {
+    inner: sr::migration::Migration,
+}
+
+#[wasm_bindgen]
+impl Migration {
+    /// The migration from `before` to `after`, two `Router`s.
+    ///
+    /// Throws `invalid_argument` when either is not a live `Router`, `stale_epoch` unless
+    /// `after`'s epoch is higher than `before`'s.
+    #[wasm_bindgen(constructor)]
+    pub fn new(before: &JsValue, after: &JsValue) -> Result<Migration> {
+        let before = Router::lend(before, "before", sr::Router::clone)?;
+        let after = Router::lend(after, "after", sr::Router::clone)?;
+        Ok(Migration { inner: sr::migration::Migration::new(before, after)? })
+    }
+
+    /// The migration a vbucket dictionary in motion describes: from its `map` (at its
+    /// epoch) to its `forward_map` (at the next). The router is not modified.
+    ///
+    /// Throws `invalid_argument` when `router` is not a live `Router`, not a vbucket
+    /// dictionary, or has no `forward_map`.
+    #[wasm_bindgen(js_name = ofDictionary)]
+    pub fn of_dictionary(router: &JsValue) -> Result<Migration> {
+        let inner = Router::lend(router, "router", sr::migration::Migration::of_dictionary)??;
+        Ok(Migration { inner })
+    }
+
+    /// A router of the topology data moves from (a new object each time).
+    #[wasm_bindgen(getter)]
+    pub fn before(&self) -> Router {
+        Router::wrap(self.inner.before().clone())
+    }
+
+    /// A router of the topology data moves to (a new object each time).
+    #[wasm_bindgen(getter)]
+    pub fn after(&self) -> Router {
+        Router::wrap(self.inner.after().clone())
+    }
+
+    /// `{from, to}` when the key changes node, `null` when it stays.
+    pub fn moves(&self, key: &JsValue) -> Result<JsValue> {
+        let key = Key::from_js(key)?;
+        Ok(match self.inner.moves(key.as_key())? {
+            Some((from, to)) => record(&Array::of2(
+                &Array::of2(&JsValue::from_str("from"), &JsValue::from_str(from)),
+                &Array::of2(&JsValue::from_str("to"), &JsValue::from_str(to)),
+            ))?
+            .into(),
+            None => JsValue::NULL,
+        })
+    }
+
+    /// Where a write of the key goes: its new owner.
+    #[wasm_bindgen(js_name = writeTarget)]
+    pub fn write_target(&self, key: &JsValue) -> Result<String> {
+        Ok(self.inner.write_target(Key::from_js(key)?.as_key())?.into())
+    }
+
+    /// Where a read of the key looks, in order: the new owner, then the old one unless
+    /// `moved` (omitted: false) or the key stays.
+    ///
+    /// Throws `invalid_argument` when `moved` is not a boolean.
+    #[wasm_bindgen(js_name = readTargets)]
+    pub fn read_targets(&self, key: &JsValue, moved: &JsValue) -> Result<Vec<String>> {
+        let key = Key::from_js(key)?;
+        let moved = match moved.as_bool() {
+            Some(flag) => flag,
+            None if moved.is_undefined() => false,
+            None => return Err(invalid_argument(format!("moved must be a boolean, got {}", type_name(moved))).into()),
+        };
+        Ok(self.inner.read_targets(key.as_key(), moved)?.into_iter().map(String::from).collect())
+    }
+
+    /// The shards whose owner changes, in shard order, as `{shard, from, to}`: for two
+    /// topologies whose shards are the same fixed partitions (vbuckets, slots, partitions).
+    ///
+    /// Throws `invalid_argument` for any other two (list the keys that move with
+    /// `movingKeys`).
+    #[wasm_bindgen(js_name = movingShards)]
+    pub fn moving_shards(&self) -> Result<Array> {
+        let shards = Array::new();
+        for moving in self.inner.moving_shards()? {
+            let shard: Object = record(&Array::of3(
+                &Array::of2(&JsValue::from_str("shard"), &moving.shard.into()),
+                &Array::of2(&JsValue::from_str("from"), &JsValue::from_str(moving.from)),
+                &Array::of2(&JsValue::from_str("to"), &JsValue::from_str(moving.to)),
+            ))?;
+            shards.push(&shard);
+        }
+        Ok(shards)
+    }
+
+    /// The indices of the keys of an array that change node, in increasing order, as a
+    /// plain array. Keys cross as for `Router.routeMany`.
+    #[wasm_bindgen(js_name = movingKeys)]
+    pub fn moving_keys(&self, keys: &JsValue) -> Result<Array> {
+        Ok(numbers(&self.inner.moving_keys(Batch::from_js(keys)?.keys())?))
+    }
+}

@@ -101,6 +101,15 @@ class Process:
                     raise RuntimeError(f"{self.name}: no {event!r} within {timeout}s")
                 self.arrived.wait(min(remaining, 1.0))
 
+    def next_event(self) -> dict[str, Any] | None:
+        """The next line, in order; None once the process has closed its output."""
+        with self.arrived:
+            while not self.lines:
+                if not self.reader.is_alive():
+                    return None
+                self.arrived.wait(0.5)
+            return self.lines.pop(0)
+
     def kill(self) -> None:
         """SIGKILL: no last words."""
         if self.process.poll() is None:
@@ -157,7 +166,7 @@ class CoordinatorRun:
     at its `kill_after`-th `copy` event of batch `kill_batch`, started again; done when
     a process says `done`."""
 
-    def __init__(self, command: list[str], kill_batch: int | None, kill_after: int = 2) -> None:
+    def __init__(self, command: list[str], kill_batch: int | None, kill_after: int = 1) -> None:
         self.command = command
         self.kill_batch = kill_batch
         self.kill_after = kill_after
@@ -171,41 +180,32 @@ class CoordinatorRun:
 
     def _run(self) -> None:
         try:
-            killed = False
-            while True:
-                process = Process("coordinator", self.command, stdin=False)
-                seen = 0
-                while True:
-                    with process.arrived:
-                        while not process.lines and (process.reader.is_alive()):
-                            process.arrived.wait(0.5)
-                        lines, process.lines = process.lines, []
-                    if not lines and not process.reader.is_alive():
-                        process.process.wait()
-                        raise RuntimeError(f"the coordinator exited with {process.process.returncode} before done")
-                    for event in lines:
-                        self.events.append(event)
-                        if event["event"] == "copy" and event["batch"] == self.kill_batch and not killed:
-                            seen += 1
-                            if seen == self.kill_after:
-                                process.kill()
-                                killed = True
-                                self.kills.append({"after_copy_event": event, "at_s": round(time.monotonic() - self.started, 3)})
-                                print(f"killed the coordinator (pid {process.process.pid}) in the middle of batch {self.kill_batch}", file=sys.stderr)
-                                break
-                        if event["event"] in ("done", "refused"):
-                            process.process.wait(timeout=30)
-                            self.seconds = time.monotonic() - self.started
-                            if event["event"] == "refused":
-                                self.failure = event["reason"]
-                            return
-                    if killed and process.process.poll() is not None:
-                        break
+            while self._follow(Process("coordinator", self.command, stdin=False)) == "killed":
+                pass
         except Exception as err:  # noqa: BLE001 - reported by run.py
             self.failure = repr(err)
         finally:
-            self.seconds = self.seconds or time.monotonic() - self.started
+            self.seconds = time.monotonic() - self.started
             self.finished.set()
+
+    def _follow(self, process: Process) -> str:
+        """One coordinator process to its end: "done", "refused" or "killed"."""
+        seen = 0
+        while (event := process.next_event()) is not None:
+            self.events.append(event)
+            if event["event"] == "copy" and event["batch"] == self.kill_batch and not self.kills:
+                seen += 1
+                if seen == self.kill_after:
+                    process.kill()
+                    self.kills.append({"after_copy_event": event, "at_s": round(time.monotonic() - self.started, 3)})
+                    print(f"killed the coordinator (pid {process.process.pid}) in the middle of batch {self.kill_batch}", file=sys.stderr)
+                    return "killed"
+            if event["event"] == "refused":
+                self.failure = event["reason"]
+            if event["event"] in ("done", "refused"):
+                process.process.wait(timeout=30)
+                return str(event["event"])
+        raise RuntimeError(f"the coordinator exited with {process.process.wait()} before done")
 
 
 def run_once(kind: str, servers: Servers, wanted: list[str], args: argparse.Namespace, work: str) -> dict[str, Any]:

@@ -294,9 +294,11 @@ def check(postgres: str, final: shardroute.Router, logs: dict[str, str], wanted:
     """The shards against the acknowledgement logs."""
     acknowledged: dict[int, tuple[int, str]] = {}
     acknowledged_twice = 0
-    for path in logs.values():
+    logged = {name: 0 for name in logs}
+    for name, path in logs.items():
         with open(path) as log:
             for line in log:
+                logged[name] += 1
                 logged_id, logged_user, digest = line.split()
                 acknowledged_twice += int(logged_id) in acknowledged
                 acknowledged[int(logged_id)] = (int(logged_user), digest)
@@ -340,7 +342,8 @@ def check(postgres: str, final: shardroute.Router, logs: dict[str, str], wanted:
     found = per_user(stored, only=set(acknowledged))
     users_differ = sum(1 for user in expected.keys() | found.keys() if expected.get(user) != found.get(user))
     return {
-        "acknowledged": len(acknowledged), "acknowledged_twice": acknowledged_twice, "stored": len(stored),
+        "acknowledged": len(acknowledged), "acknowledged_by": logged, "acknowledged_twice": acknowledged_twice,
+        "stored": len(stored),
         "lost": len(lost), "lost_sample": lost[:10], "duplicates": len(duplicates), "duplicate_sample": duplicates[:10],
         "misplaced": misplaced, "wrong_vbucket": wrong_vbucket, "body_mismatch": body_mismatch,
         "users_checked": len(expected), "users_differ": users_differ,

@@ -310,27 +310,31 @@ class Ids {
 }
 
 class Service {
+  constructor(etcd, shards, name, users, logPath) {
+    this.name = name;
+    this.users = users;
+    this.etcd = etcd;
+    this.shards = shards;
+    this.ids = new Ids(etcd, name);
+    this.acknowledged = openSync(logPath, 'a');
+    this.mine = new Map(); // user -> ids this process saw acknowledged
+    this.refreshing = Promise.resolve(); // refreshes run one at a time, in order
+    this.routing = null;
+    this.documents = [null, null];
+    this.epochs = [];
+    this.reset();
+  }
+
+  /** The service routing under the topology in etcd, watching it. */
   static async start(postgres, etcdUrl, name, users, logPath) {
-    const service = new Service();
-    service.name = name;
-    service.users = users;
-    service.etcd = new Etcd(etcdUrl);
-    service.shards = await Shards.connect(postgres, SHARD_NAMES);
-    service.ids = new Ids(service.etcd, name);
-    service.acknowledged = openSync(logPath, 'a');
-    service.mine = new Map(); // user -> ids this process saw acknowledged
-    service.refreshing = Promise.resolve(); // refreshes run one at a time, in order
-    service.routing = null;
-    service.documents = [null, null];
-    service.epochs = [];
-    service.reset();
+    const etcd = new Etcd(etcdUrl);
+    const service = new Service(etcd, await Shards.connect(postgres, SHARD_NAMES), name, users, logPath);
     const revision = await service.refresh('start');
-    if (service.routing === null) {
-      throw new Error(`no usable topology in etcd at ${TOPOLOGY}`);
-    }
+    if (service.routing === null) throw new Error(`no usable topology in etcd at ${TOPOLOGY}`);
     service.reset();
     service.watching = new AbortController();
-    service.watcher = service.etcd.watch(PREVIOUS, WATCH_END, revision + 1n, () => service.refresh('watch'), service.watching.signal);
+    // From the revision after the one read: a change in between is not missed.
+    service.watcher = etcd.watch(PREVIOUS, WATCH_END, revision + 1n, () => service.refresh('watch'), service.watching.signal);
     return service;
   }
 

@@ -379,10 +379,16 @@ def figures(result: dict[str, Any], wanted: list[str]) -> dict[str, Any]:
     if result["kind"] == "background":
         switched = [event for event in events if event["event"] == "switched"]
         rows_moved = switched[0]["rows_to_move"] if switched else 0
+        raced = 0
     else:
         done = [event for event in events if event["event"] == "done"]
         rows_moved = sum(answer.get("moved_rows", 0) for answer in answers) + (done[-1]["rows_moved"] if done else 0)
+        # Moves done by the services and the sweep, less the users flagged moved: the
+        # users more than one mover moved at the same time.
+        moves = sum(answer.get("moved_users", 0) for answer in answers) + (done[-1]["users_moved"] if done else 0)
+        raced = moves - result["moved_flags"]
     return {
+        "raced_moves": raced,
         "throughput_writes_per_s": throughput, "longest_stall_ms": stall, "epochs_seen": epochs, "rows_moved": rows_moved,
         "failures": [answer.get("failure") for answer in answers if answer.get("failure")],
         "stale_reads": sum(answer.get("stale_reads", 0) for answer in answers),
@@ -405,6 +411,7 @@ def table(results: list[dict[str, Any]]) -> str:
         lines.append(
             f"\nrun {r['run']}: {r['acknowledged']:,} acknowledged rows ({r['seeded']:,} seeded), {r['stored']:,} stored; "
             f"epochs seen: {epochs}; unacknowledged rows kept: {r['unacknowledged_kept']}; "
+            f"{'users moved by more than one mover at once: ' + str(r['raced_moves']) + '; ' if r['kind'] == 'lazy' else ''}"
             f"faults: {json.dumps(r['faults'])}"
         )
     return "\n".join(lines)

@@ -123,7 +123,10 @@ def test_the_data_moved_while_the_services_wrote(results: dict[str, dict[str, An
         lazily = sum(a.get("moved_users", 0) for a in result["answers"])
         swept = [e for e in result["coordinator_events"] if e["event"] == "done"][-1]["users_moved"]
         assert swept > 0, "the sweep moved the users nobody read"
-        assert lazily > 0 or "python" not in SERVICES, "reads moved users"
+        assert lazily > 0, "reads moved users"
+        # Two movers of one user at once happened, and lost or duplicated nothing
+        # (test_nothing_is_lost, test_no_duplicates).
+        assert result["raced_moves"] > 0
 
 
 @pytest.mark.parametrize("run", RUNS)

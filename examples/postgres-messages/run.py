@@ -176,17 +176,27 @@ class CoordinatorRun:
         self.started = time.monotonic()
         self.seconds = 0.0
         self.finished = threading.Event()
+        self.process: Process | None = None
+        self.stopping = False
         threading.Thread(target=self._run, daemon=True).start()
 
     def _run(self) -> None:
         try:
-            while self._follow(Process("coordinator", self.command, stdin=False)) == "killed":
-                pass
+            while not self.stopping:
+                self.process = Process("coordinator", self.command, stdin=False)
+                if self._follow(self.process) != "killed":
+                    break
         except Exception as err:  # noqa: BLE001 - reported by run.py
             self.failure = repr(err)
         finally:
             self.seconds = time.monotonic() - self.started
             self.finished.set()
+
+    def stop(self) -> None:
+        """Ends the coordinator if it still runs (run.py stopping early)."""
+        self.stopping = True
+        if self.process is not None:
+            self.process.kill()
 
     def _follow(self, process: Process) -> str:
         """One coordinator process to its end: "done", "refused" or "killed"."""
@@ -238,6 +248,7 @@ def run_once(kind: str, servers: Servers, wanted: list[str], args: argparse.Name
             answer = process.expect("done")
             answers.append(dict(answer, service=name, phase=phase, elapsed_s=round(time.monotonic() - began, 3)))
 
+    coordinator: CoordinatorRun | None = None
     try:
         for name in wanted:
             start_service(name)
@@ -280,6 +291,8 @@ def run_once(kind: str, servers: Servers, wanted: list[str], args: argparse.Name
         round_of("after", f"write {args.after}")
         round_of("verify", "read-all")
     finally:
+        if coordinator is not None:
+            coordinator.stop()
         for process in processes.values():
             process.stop()
 

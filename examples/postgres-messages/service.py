@@ -108,7 +108,6 @@ class Service:
         self.counting = threading.Lock()
         self.counters: dict[str, int] = {}
         self.latencies: list[float] = []
-        self.reset()
         self.routing: Routing | None = None
         self.documents: tuple[str | None, str | None] = (None, None)
         self.epochs: list[int] = []
@@ -125,12 +124,14 @@ class Service:
 
     # -- the topology ------------------------------------------------------------------
 
-    def refresh(self, reason: str) -> None:
+    def refresh(self, reason: str, again: bool = False) -> None:
         """Reads both documents at one etcd revision and swaps routers if the topology's
-        epoch grew. A document that does not parse, or an older epoch, is logged and
-        the current router kept."""
+        epoch grew. A document that does not parse, or an older epoch, is logged (once,
+        unless `again`) and the current router kept."""
         with self.lock:
             self.counters_add("refreshes")
+            if again:
+                self.documents = (None, None)
             try:
                 found, revision = self.etcd.get_many([TOPOLOGY, PREVIOUS])
             except Exception as err:  # noqa: BLE001 - etcd away: keep routing as we are
@@ -155,7 +156,8 @@ class Service:
             self.documents = (text, previous_text)
             if not self.epochs or self.epochs[-1] != routing.epoch:
                 self.epochs.append(routing.epoch)
-            log(self.name, f"epoch {routing.epoch} ({reason}){' lazy move from previous' if routing.lazy else ''}{' migrating vbuckets' if routing.migration and not routing.lazy else ''}")
+            moving = " (lazy moves from previous)" if routing.lazy else " (vbuckets migrating)" if routing.migration else ""
+            log(self.name, f"epoch {routing.epoch}{moving}, on {reason}")
 
     def epoch(self) -> int:
         return self.routing.epoch if self.routing else 0
@@ -165,8 +167,7 @@ class Service:
         after the document is written), which the watch may not have brought yet."""
         self.counters_add("refused_by_fence")
         held = self.epoch()
-        self.documents = (None, None)
-        self.refresh("fence")
+        self.refresh("fence", again=True)
         if self.epoch() <= held:
             time.sleep(0.01)
 

@@ -105,8 +105,6 @@ def test_epochs_seen_grow_to_the_final_one(results: dict[str, dict[str, Any]], r
         assert seen == sorted(set(seen))
         for answer in answers(result, service):
             assert answer["epochs_seen"] == sorted(set(answer["epochs_seen"])), answer
-        # The switch and the end were both taken by every service.
-        assert 2 in seen
 
 
 @pytest.mark.parametrize("run", RUNS)

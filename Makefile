@@ -3,10 +3,10 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 PY := .venv/bin/python
 
-.PHONY: help setup demo test test-rust test-python test-node test-wasm test-schema test-oracles test-examples example-redis bench check-counts check-versions vectors build clippy
+.PHONY: help setup demo test test-rust test-python test-node test-wasm test-schema test-oracles test-examples example-redis example-postgres bench check-counts check-versions vectors build clippy
 
 help: ## List the targets
-	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-15s %s\n", $$1, $$2}'
+	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
 
 setup: ## Install whatever is missing (apt, cargo, pip, npm); idempotent
 	@scripts/setup.sh
@@ -50,9 +50,14 @@ test-oracles: ## Every compatibility profile against the real systems and client
 
 test-examples: build ## The live-cluster examples against real servers, asserting their counts (examples/*/README.md)
 	$(PY) -m pytest -q -p no:cacheprovider -s examples/redis-cluster
+	$(PY) -m mypy --strict --no-incremental examples/postgres-messages
+	$(PY) -m pytest -q -p no:cacheprovider -s examples/postgres-messages
 
 example-redis: build ## A live Redis Cluster reshards and fails over under a Python and a Node service (examples/redis-cluster)
 	$(PY) examples/redis-cluster/run.py
+
+example-postgres: build ## Sharded PostgreSQL grows from 5 to 10 shards under a Python and a Node service, topology in etcd (examples/postgres-messages)
+	$(PY) examples/postgres-messages/run.py
 
 check-counts: ## Fail unless all five conformance runners passed the same non-zero count
 	python3 scripts/check-conformance-counts.py

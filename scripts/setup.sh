@@ -10,13 +10,17 @@
 #                                                    rustc-web, which --no-install-recommends skips)
 #           binaryen                                 wasm-opt, the WASM package's size optimizer
 #           chromium                                 the headless browser runner
+#           postgresql etcd-server                   examples/postgres-messages: the shards and the
+#                                                    topology store
 #   cargo   wasm-bindgen-cli, exactly the wasm-bindgen version in Cargo.lock
 #   pip     bindings-py/requirements-dev.txt into .venv (maturin, pytest, mypy), and
 #           conformance/requirements-dev.txt (jsonschema, for the dictionary schema test),
-#           conformance/requirements-oracles.txt (the real client libraries the profiles match)
+#           conformance/requirements-oracles.txt (the real client libraries the profiles match),
+#           examples/postgres-messages/requirements.txt (psycopg 3, the example's Python service)
 #   npm     also conformance/oracles (npm clients: cluster-key-slot, kafkajs, cassandra-driver, hashring)
-#   npm     bindings-node and bindings-wasm devDependencies (npm ci), and examples/redis-cluster
-#           (its Node service: shardroute linked from bindings-node, and ioredis)
+#   npm     bindings-node and bindings-wasm devDependencies (npm ci), examples/redis-cluster
+#           (its Node service: shardroute linked from bindings-node, and ioredis) and
+#           examples/postgres-messages (its Node service: shardroute linked, and pg)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export DEBIAN_FRONTEND=noninteractive
@@ -50,7 +54,7 @@ if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
 stamp=.venv/.requirements-dev.sha
-requirements=(bindings-py/requirements-dev.txt conformance/requirements-dev.txt conformance/requirements-oracles.txt)
+requirements=(bindings-py/requirements-dev.txt conformance/requirements-dev.txt conformance/requirements-oracles.txt examples/postgres-messages/requirements.txt)
 sum=$(cat "${requirements[@]}" | sha256sum | cut -d' ' -f1)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$sum" ]; then
   say "pip install -r ${requirements[*]}"
@@ -58,7 +62,7 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$sum" ]; then
   echo "$sum" > "$stamp"
 fi
 
-for dir in bindings-node bindings-wasm conformance/oracles examples/redis-cluster; do
+for dir in bindings-node bindings-wasm conformance/oracles examples/redis-cluster examples/postgres-messages; do
   stamp="$dir/node_modules/.package-lock.sha"
   sum=$(sha256sum "$dir/package-lock.json" | cut -d' ' -f1)
   if [ "$(cat "$stamp" 2>/dev/null)" != "$sum" ]; then

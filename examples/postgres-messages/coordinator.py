@@ -1,0 +1,237 @@
+"""The rebalance coordinator: grows the messages shards from 5 to 10 while the services
+run, the two ways docs/rebalancing.md describes.
+
+    python coordinator.py --etcd URL --postgres HOST:PORT background   # run A
+    python coordinator.py --etcd URL --postgres HOST:PORT lazy         # run B
+
+`background` (run A, a vbucket dictionary): `plan_rebalance` adding shard_6..shard_10,
+written with a compare-and-swap on the document it was planned from; the fence of every
+shard raised to the new epoch; then batch by batch: copy each moving vbucket old → new
+(`ON CONFLICT DO NOTHING`), `complete_moves` for the batch (another CAS), delete the
+batch's rows from the old owners.
+
+`lazy` (run B, the seed's `user_id % n ?: n`): one etcd transaction puts `topology` =
+modulo 10 and `previous` = modulo 5; the fences rise; the services move users on their
+first reads; after `--wait` seconds a sweep moves the users nobody read; then the final
+epoch, without `previous`.
+
+Both keep no state of their own: started again after a kill, they read etcd and the
+shards and go on (the vbuckets still `migrating` are copied again, already completed
+ones are not; rows of vbuckets a shard does not own under the current epoch are
+deleted). A plan whose source document is no longer the one in etcd is refused (the
+CAS fails, exit status 3).
+
+stdout: one JSON line per event (`switched`, `resumed`, `copy`, `batch`, `done`);
+stderr: log lines.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import Any
+
+import shardroute
+from etcd import Etcd, same_revision
+from shards import PREVIOUS, SHARD_NAMES, TOPOLOGY, Shards, modulo, nodes
+
+EXIT_STALE_PLAN = 3
+
+
+class StalePlan(Exception):
+    """The document a plan started from is no longer the one in etcd."""
+
+
+def expect(document: dict[str, Any], epoch: int | None) -> None:
+    """Refuses to plan unless etcd holds the epoch the operator planned from."""
+    if epoch is not None and document["epoch"] != epoch:
+        raise StalePlan(f"refused: planned from epoch {epoch}, but etcd holds epoch {document['epoch']}")
+
+
+def emit(event: str, **fields: Any) -> None:
+    print(json.dumps({"event": event, **fields}), flush=True)
+
+
+def log(message: str) -> None:
+    print(f"[coordinator] {message}", file=sys.stderr, flush=True)
+
+
+class Coordinator:
+    def __init__(self, etcd: Etcd, postgres: str) -> None:
+        self.etcd = etcd
+        self.shards = Shards(postgres, SHARD_NAMES)
+
+    def read(self) -> tuple[dict[str, Any], int]:
+        text, revision = self.etcd.get(TOPOLOGY)
+        if text is None:
+            raise SystemExit(f"no topology in etcd at {TOPOLOGY}")
+        document: dict[str, Any] = json.loads(text)
+        return document, revision
+
+    def commit(self, source: dict[str, Any], revision: int, document: dict[str, Any], **also: Any) -> int:
+        """Writes `document` in place of `source` (read at `revision`): a compare-and-swap,
+        so a plan made from an epoch that is no longer current is refused. `also`:
+        `previous=text` puts the previous document in the same transaction,
+        `drop_previous=True` deletes it."""
+        shardroute.Router(document)  # never publish what a service would refuse
+        puts = {TOPOLOGY: json.dumps(document)}
+        compare = [same_revision(TOPOLOGY, revision)]
+        if "previous" in also:
+            puts[PREVIOUS] = also["previous"]
+            compare.append(same_revision(PREVIOUS, 0))
+        written = self.etcd.txn(compare, puts, deletes=(PREVIOUS,) if also.get("drop_previous") else ())
+        if not written:
+            current, _ = self.read()
+            raise StalePlan(
+                f"refused: planned from epoch {source['epoch']} (etcd revision {revision}), "
+                f"but etcd now holds epoch {current['epoch']}"
+            )
+        return written
+
+    def raise_fences(self, epoch: int) -> None:
+        for shard in SHARD_NAMES:
+            self.shards.raise_fence(shard, epoch)
+
+    # -- run A ----------------------------------------------------------------------------
+
+    def owned(self, document: dict[str, Any]) -> dict[str, list[int]]:
+        """Shard -> the vbuckets whose rows it may hold: those it owns under the
+        dictionary, and those it receives while a forward map is in force."""
+        router = shardroute.Router(document)
+        sides = [router]
+        if "forward_map" in document["strategy"]:
+            sides.append(shardroute.Migration.of_dictionary(router).after)
+        owned: dict[str, set[int]] = {shard: set() for shard in SHARD_NAMES}
+        for vbucket in range(document["strategy"]["vbuckets"]):
+            for side in sides:
+                owned[side.shard_owner(vbucket)].add(vbucket)
+        return {shard: sorted(vbuckets) for shard, vbuckets in owned.items()}
+
+    def sweep_unowned(self, document: dict[str, Any]) -> int:
+        """Deletes from every shard the rows of vbuckets it does not own under
+        `document` (what a copy killed between its switch and its delete left)."""
+        deleted = 0
+        for shard, vbuckets in self.owned(document).items():
+            deleted += self.shards.write(
+                shard, document["epoch"], "DELETE FROM messages WHERE NOT (vbucket = ANY(%s))", (vbuckets,)
+            )
+        return deleted
+
+    def background(self, batch_size: int, throttle: float, expect_epoch: int | None) -> None:
+        started = time.monotonic()
+        document, revision = self.read()
+        expect(document, expect_epoch)
+        strategy = document["strategy"]
+        resumed = "forward_map" in strategy or len(document["nodes"]) == len(SHARD_NAMES)
+        if not resumed:
+            plan = shardroute.apply(document, {"op": "plan_rebalance", "add": nodes(10)[5:]})
+            source, document = document, plan["topology"]
+            revision = self.commit(source, revision, document)
+            self.raise_fences(document["epoch"])
+            moving = shardroute.Migration.of_dictionary(shardroute.Router(document)).moving_shards()
+            # With every fence raised, no write lands on an old owner of a moving
+            # vbucket any more: what is there now is exactly what the copy moves.
+            to_move = sum(
+                self.shards.read(old, document["epoch"], "SELECT count(*) FROM messages WHERE vbucket = ANY(%s)",
+                                 ([v for v, o, _ in moving if o == old],))[0][0]
+                for old in {old for _, old, _ in moving}
+            )
+            emit("switched", epoch=document["epoch"], moving_vbuckets=len(moving), rows_to_move=to_move)
+        else:
+            # A restart: the fence of the current epoch may never have been raised.
+            self.raise_fences(document["epoch"])
+            cleaned = self.sweep_unowned(document)
+            emit("resumed", epoch=document["epoch"], migrating=len(strategy.get("states", {})), rows_deleted=cleaned)
+        copied = already = 0
+        if "forward_map" in document["strategy"]:
+            moving = shardroute.Migration.of_dictionary(shardroute.Router(document)).moving_shards()
+            for number, start in enumerate(range(0, len(moving), batch_size)):
+                batch = moving[start:start + batch_size]
+                for vbucket, old, new in batch:
+                    read, inserted = self.shards.copy_vbucket(vbucket, old, new, document["epoch"])
+                    copied += inserted
+                    already += read - inserted
+                    emit("copy", batch=number, vbucket=vbucket, rows=read, inserted=inserted)
+                    time.sleep(throttle)
+                source = document
+                document = shardroute.apply(source, {"op": "complete_moves", "vbuckets": [v for v, _, _ in batch]})["topology"]
+                revision = self.commit(source, revision, document)
+                deleted = 0
+                for vbucket, old, _ in batch:
+                    deleted += self.shards.write(old, document["epoch"], "DELETE FROM messages WHERE vbucket = %s", (vbucket,))
+                emit("batch", batch=number, epoch=document["epoch"], vbuckets=len(batch), deleted=deleted)
+        leftover = self.sweep_unowned(document)
+        emit(
+            "done", mode="background", epoch=document["epoch"], resumed=resumed, rows_copied=copied,
+            rows_already_there=already, rows_deleted_by_sweep=leftover, seconds=round(time.monotonic() - started, 3),
+        )
+
+    # -- run B ----------------------------------------------------------------------------
+
+    def lazy(self, wait: float, expect_epoch: int | None) -> None:
+        started = time.monotonic()
+        found, _ = self.etcd.get_many([TOPOLOGY, PREVIOUS])
+        (text, revision), (previous_text, _) = found[TOPOLOGY], found[PREVIOUS]
+        if text is None:
+            raise SystemExit(f"no topology in etcd at {TOPOLOGY}")
+        document: dict[str, Any] = json.loads(text)
+        expect(document, expect_epoch)
+        resumed = previous_text is not None or len(document["nodes"]) == len(SHARD_NAMES)
+        if previous_text is None and len(document["nodes"]) == len(SHARD_NAMES):
+            emit("done", mode="lazy", epoch=document["epoch"], resumed=True, users_moved=0, rows_moved=0,
+                 seconds=round(time.monotonic() - started, 3))
+            return
+        if previous_text is None:
+            source, document = document, modulo(10, document["epoch"] + 1)
+            previous_text = json.dumps(source)
+            revision = self.commit(source, revision, document, previous=previous_text)
+            self.raise_fences(document["epoch"])
+            emit("switched", epoch=document["epoch"])
+            time.sleep(wait)
+        else:
+            self.raise_fences(document["epoch"])
+            emit("resumed", epoch=document["epoch"])
+        migration = shardroute.Migration(shardroute.Router(previous_text), shardroute.Router(document))
+        users_moved = rows_moved = 0
+        for shard in SHARD_NAMES:
+            users = [row[0] for row in self.shards.read(shard, document["epoch"], "SELECT DISTINCT user_id FROM messages")]
+            for index in migration.moving_keys(users):
+                user = users[index]
+                moves = migration.moves(user)
+                if moves is None or moves[0] != shard:
+                    continue
+                rows_moved += self.shards.move_user(user, moves[0], moves[1], document["epoch"])
+                users_moved += 1
+        source, document = document, modulo(10, document["epoch"] + 1)
+        self.commit(source, revision, document, drop_previous=True)
+        emit("done", mode="lazy", epoch=document["epoch"], resumed=resumed, users_moved=users_moved,
+             rows_moved=rows_moved, seconds=round(time.monotonic() - started, 3))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--etcd", required=True)
+    parser.add_argument("--postgres", required=True)
+    parser.add_argument("--batch", type=int, default=16, help="vbuckets per complete_moves (run A)")
+    parser.add_argument("--throttle-ms", type=float, default=20, help="pause after each vbucket's copy (run A)")
+    parser.add_argument("--wait", type=float, default=6, help="seconds of lazy moves before the sweep (run B)")
+    parser.add_argument("--expect-epoch", type=int, help="refuse unless etcd holds this epoch when the plan starts")
+    parser.add_argument("mode", choices=["background", "lazy"])
+    args = parser.parse_args()
+    coordinator = Coordinator(Etcd(args.etcd), args.postgres)
+    try:
+        if args.mode == "background":
+            coordinator.background(args.batch, args.throttle_ms / 1000, args.expect_epoch)
+        else:
+            coordinator.lazy(args.wait, args.expect_epoch)
+    except StalePlan as err:
+        log(str(err))
+        emit("refused", reason=str(err))
+        return EXIT_STALE_PLAN
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,485 @@
+"""Runs the example: sharded PostgreSQL grows from 5 to 10 shards under a Python and a
+Node service, twice (run A: background copy of a vbucket dictionary; run B: lazy moves
+of the seed's `user_id % n ?: n`), with the topology in etcd.
+
+For each run, on the same servers with fresh data (`servers.py`):
+
+1. the start topology goes to etcd (epoch 1) and 5,000 users get 10 messages each
+   (ids reserved from the Python ticket counter, logged in `seed.log`);
+2. both services start (`service.py`, `service.mjs`) and write for a few seconds
+   (throughput *before*);
+3. the coordinator runs (`coordinator.py background`, or `lazy`) while both services
+   write in rounds (*during*); the Node service is killed with SIGKILL in the first
+   round and started again; in run A the coordinator is killed with SIGKILL in the
+   middle of a vbucket copy and started again, and resumes from etcd and the shards;
+   in run B both services then read every user at once (racing first reads, and the
+   coordinator's sweep) before writing on;
+4. both services write again (*after*), then read every user's timeline at once;
+5. the shards are checked against the acknowledgement logs: lost, duplicates, rows
+   off their owner under the final epoch, per-user id sets and body checksums.
+
+Prints the report, writes it as JSON (`--json`), exits 1 when a figure is off.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+
+import shardroute  # noqa: E402
+from etcd import Etcd  # noqa: E402
+from servers import Servers  # noqa: E402
+from shards import SHARD_NAMES, TICKET_SERVER, TOPOLOGY, Shards, body_digest, modulo, vbucket_start  # noqa: E402
+from service import Ids  # noqa: E402
+
+PYTHON = os.environ.get("SHARDROUTE_PYTHON", os.path.join(ROOT, ".venv", "bin", "python"))
+
+
+class Process:
+    """A child speaking JSON lines on stdout; stderr passes through to ours (or to
+    the file given)."""
+
+    def __init__(self, name: str, command: list[str], stdin: bool = True, stderr: Any = None) -> None:
+        self.name = name
+        self.command = command
+        self.process = subprocess.Popen(
+            command, stdin=subprocess.PIPE if stdin else subprocess.DEVNULL, stdout=subprocess.PIPE, text=True,
+            bufsize=1, cwd=HERE, stderr=stderr,
+        )
+        self.lines: list[dict[str, Any]] = []
+        self.events: list[dict[str, Any]] = []  # every line, in order, never consumed
+        self.arrived = threading.Condition()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            try:
+                message = json.loads(line)
+            except json.JSONDecodeError:
+                print(f"[{self.name}] {line.rstrip()}", file=sys.stderr)
+                continue
+            with self.arrived:
+                self.lines.append(message)
+                self.events.append(message)
+                self.arrived.notify_all()
+        with self.arrived:
+            self.arrived.notify_all()
+
+    def send(self, line: str) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(line + "\n")
+        self.process.stdin.flush()
+
+    def expect(self, event: str, timeout: float = 300) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        with self.arrived:
+            while True:
+                for index, message in enumerate(self.lines):
+                    if message.get("event") == event:
+                        return self.lines.pop(index)
+                if self.process.poll() is not None and not self.reader.is_alive():
+                    raise RuntimeError(f"{self.name} exited with {self.process.returncode} before {event!r}")
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise RuntimeError(f"{self.name}: no {event!r} within {timeout}s")
+                self.arrived.wait(min(remaining, 1.0))
+
+    def next_event(self) -> dict[str, Any] | None:
+        """The next line, in order; None once the process has closed its output."""
+        with self.arrived:
+            while not self.lines:
+                if not self.reader.is_alive():
+                    return None
+                self.arrived.wait(0.5)
+            return self.lines.pop(0)
+
+    def kill(self) -> None:
+        """SIGKILL: no last words."""
+        if self.process.poll() is None:
+            os.kill(self.process.pid, signal.SIGKILL)
+        self.process.wait(timeout=10)
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            try:
+                self.send("quit")
+                self.process.wait(timeout=10)
+            except (OSError, subprocess.TimeoutExpired):
+                self.kill()
+
+
+def service_command(name: str, postgres: str, etcd: str, users: int, log: str) -> list[str]:
+    arguments = ["--postgres", postgres, "--etcd", etcd, "--service", name, "--users", str(users), "--log", log]
+    if name == "python":
+        return [PYTHON, os.path.join(HERE, "service.py"), *arguments]
+    return [shutil.which("node") or "node", os.path.join(HERE, "service.mjs"), *arguments]
+
+
+def seed(etcd: Etcd, postgres: str, start: dict[str, Any], users: int, per_user: int, log_path: str) -> int:
+    """Every user's first messages, under the start topology, straight into the shards
+    (COPY); ids from a block of the Python ticket counter, so no service reuses one."""
+    router = shardroute.Router(start)
+    vbuckets = start["strategy"]["type"] == "vbucket"
+    ids = Ids(etcd, "python").reserve(users * per_user)
+    by_shard: dict[str, list[tuple[Any, ...]]] = {}
+    at = datetime.now(timezone.utc) - timedelta(days=1)
+    with open(log_path, "w") as log:
+        for index, message_id in enumerate(ids):
+            user = index % users + 1
+            body = f"seed message {index // users} of user {user}"
+            row = (message_id, user, router.route(user) if vbuckets else 0, at + timedelta(seconds=index), body, "seed")
+            by_shard.setdefault(router.node(user), []).append(row)
+            log.write(f"{message_id} {user} {body_digest(body)}\n")
+    shards = Shards(postgres, by_shard)
+    try:
+        for shard, rows in by_shard.items():
+            with shards.connections[shard].cursor() as cursor:
+                with cursor.copy("COPY messages (id, user_id, vbucket, time, body, sender) FROM STDIN") as copy:
+                    for row in rows:
+                        copy.write_row(row)
+        for connection in shards.connections.values():
+            connection.execute("ANALYZE messages")
+    finally:
+        shards.close()
+    return len(ids)
+
+
+class CoordinatorRun:
+    """The coordinator in a thread of its own: started, optionally killed with SIGKILL
+    at its `kill_after`-th `copy` event of batch `kill_batch`, started again; done when
+    a process says `done`."""
+
+    def __init__(self, command: list[str], kill_batch: int | None, kill_after: int = 1) -> None:
+        self.command = command
+        self.kill_batch = kill_batch
+        self.kill_after = kill_after
+        self.events: list[dict[str, Any]] = []
+        self.kills: list[dict[str, Any]] = []
+        self.failure: str | None = None
+        self.started = time.monotonic()
+        self.seconds = 0.0
+        self.finished = threading.Event()
+        self.process: Process | None = None
+        self.stopping = False
+        threading.Thread(target=self._run, daemon=True).start()
+
+    def _run(self) -> None:
+        try:
+            while not self.stopping:
+                self.process = Process("coordinator", self.command, stdin=False)
+                if self._follow(self.process) != "killed":
+                    break
+        except Exception as err:  # noqa: BLE001 - reported by run.py
+            self.failure = repr(err)
+        finally:
+            self.seconds = time.monotonic() - self.started
+            self.finished.set()
+
+    def stop(self) -> None:
+        """Ends the coordinator if it still runs (run.py stopping early)."""
+        self.stopping = True
+        if self.process is not None:
+            self.process.kill()
+
+    def _follow(self, process: Process) -> str:
+        """One coordinator process to its end: "done", "refused" or "killed"."""
+        seen = 0
+        while (event := process.next_event()) is not None:
+            self.events.append(event)
+            if event["event"] == "copy" and event["batch"] == self.kill_batch and not self.kills:
+                seen += 1
+                if seen == self.kill_after:
+                    process.kill()
+                    self.kills.append({"after_copy_event": event, "at_s": round(time.monotonic() - self.started, 3)})
+                    print(f"killed the coordinator (pid {process.process.pid}) in the middle of batch {self.kill_batch}", file=sys.stderr)
+                    return "killed"
+            if event["event"] == "refused":
+                self.failure = event["reason"]
+            if event["event"] in ("done", "refused"):
+                process.process.wait(timeout=30)
+                return str(event["event"])
+        raise RuntimeError(f"the coordinator exited with {process.process.wait()} before done")
+
+
+def run_once(kind: str, servers: Servers, wanted: list[str], args: argparse.Namespace, work: str) -> dict[str, Any]:
+    assert servers.postgres is not None and servers.etcd is not None
+    postgres, etcd_url = servers.postgres.address, servers.etcd.url
+    etcd = Etcd(etcd_url)
+    servers.reset()
+    start = vbucket_start() if kind == "background" else modulo(5, 1)
+    etcd.put(TOPOLOGY, json.dumps(start))
+    logs = {name: os.path.join(work, f"{kind}-{name}.log") for name in ["seed", *wanted]}
+    for path in logs.values():
+        open(path, "w").close()
+    seeded = seed(etcd, postgres, start, args.users, args.per_user, logs["seed"])
+
+    processes: dict[str, Process] = {}
+    answers: list[dict[str, Any]] = []
+    faults: dict[str, Any] = {}
+
+    def start_service(name: str) -> Process:
+        process = Process(name, service_command(name, postgres, etcd_url, args.users, logs[name]))
+        processes[name] = process
+        process.expect("ready", timeout=60)
+        return process
+
+    def round_of(phase: str, command: str, seconds: float | None = None) -> None:
+        began = time.monotonic()
+        for process in processes.values():
+            process.send(command)
+        for name, process in processes.items():
+            answer = process.expect("done")
+            answers.append(dict(answer, service=name, phase=phase, elapsed_s=round(time.monotonic() - began, 3)))
+
+    coordinator: CoordinatorRun | None = None
+    try:
+        for name in wanted:
+            start_service(name)
+        round_of("before", f"write {args.before}")
+
+        coordinator_command = [PYTHON, os.path.join(HERE, "coordinator.py"), "--etcd", etcd_url, "--postgres", postgres]
+        if kind == "background":
+            coordinator_command += ["--throttle-ms", str(args.throttle_ms), "background"]
+        else:
+            coordinator_command += ["--wait", str(args.lazy_wait), "lazy"]
+        coordinator = CoordinatorRun(coordinator_command, kill_batch=2 if kind == "background" else None)
+        rounds = 0
+        while True:
+            began = time.monotonic()
+            for process in processes.values():
+                process.send(f"write {args.round}")
+            if rounds == 0 and "node" in processes:
+                # The Node service dies mid-write and comes back: same log, new id block.
+                time.sleep(args.round / 2)
+                processes["node"].kill()
+                killed_at = time.monotonic()
+                restarted = start_service("node")
+                faults["node_restart_s"] = round(time.monotonic() - killed_at, 3)
+                print(f"killed the Node service and started it again ({faults['node_restart_s']} s)", file=sys.stderr)
+                restarted.send(f"write {args.round / 2}")
+            for name, process in processes.items():
+                answer = process.expect("done")
+                answers.append(dict(answer, service=name, phase="during", elapsed_s=round(time.monotonic() - began, 3)))
+            rounds += 1
+            if rounds == 1 and kind == "lazy":
+                # Both services read every user, in the same order, at the same time,
+                # while the sweep runs: first reads of one user by two movers (three,
+                # with the sweep) race for real.
+                round_of("first-reads", "read-all")
+            if coordinator.finished.is_set():
+                break
+        faults["coordinator_kills"] = coordinator.kills
+        if coordinator.failure:
+            raise RuntimeError(f"the coordinator failed: {coordinator.failure}")
+        round_of("after", f"write {args.after}")
+        round_of("verify", "read-all")
+    finally:
+        if coordinator is not None:
+            coordinator.stop()
+        for process in processes.values():
+            process.stop()
+
+    final_text, _ = etcd.get(TOPOLOGY)
+    assert final_text is not None
+    result = {
+        "run": "A" if kind == "background" else "B", "kind": kind, "seeded": seeded,
+        "final_epoch": json.loads(final_text)["epoch"], "rebalance_s": round(coordinator.seconds, 3),
+        "coordinator_events": [event for event in coordinator.events if event["event"] != "copy"],
+        "copy_events": sum(1 for event in coordinator.events if event["event"] == "copy"),
+        "faults": faults, "answers": answers,
+    }
+    result.update(check(postgres, shardroute.Router(final_text), logs, wanted, kind))
+    result.update(figures(result, wanted))
+    return result
+
+
+def check(postgres: str, final: shardroute.Router, logs: dict[str, str], wanted: list[str], kind: str) -> dict[str, Any]:
+    """The shards against the acknowledgement logs."""
+    acknowledged: dict[int, tuple[int, str]] = {}
+    acknowledged_twice = 0
+    logged = {name: 0 for name in logs}
+    for name, path in logs.items():
+        with open(path) as log:
+            for line in log:
+                logged[name] += 1
+                logged_id, logged_user, digest = line.split()
+                acknowledged_twice += int(logged_id) in acknowledged
+                acknowledged[int(logged_id)] = (int(logged_user), digest)
+    where: dict[int, list[str]] = {}
+    stored: dict[int, tuple[int, str]] = {}
+    misplaced = wrong_vbucket = 0
+    shards = Shards(postgres)
+    try:
+        for shard in SHARD_NAMES:
+            rows = shards.connections[shard].execute("SELECT id, user_id, vbucket, body FROM messages").fetchall()
+            for message_id, user, vbucket, body in rows:
+                where.setdefault(message_id, []).append(shard)
+                stored[message_id] = (user, body_digest(body))
+                misplaced += final.node(user) != shard
+                wrong_vbucket += vbucket != (final.route(user) if kind == "background" else 0)
+        moved_flags = sum(
+            shards.connections[shard].execute("SELECT count(*) FROM moved").fetchone()[0]  # type: ignore[index]
+            for shard in SHARD_NAMES
+        )
+    finally:
+        shards.close()
+    lost = [message_id for message_id in acknowledged if message_id not in stored]
+    duplicates = [message_id for message_id, places in where.items() if len(places) > 1]
+    unacknowledged = [message_id for message_id in stored if message_id not in acknowledged]
+    minted_by = {number: name for name, number in TICKET_SERVER.items()}
+    unacknowledged_by = {name: 0 for name in wanted}
+    for message_id in unacknowledged:
+        minter = minted_by[(message_id - 1) % len(TICKET_SERVER)]
+        unacknowledged_by[minter] = unacknowledged_by.get(minter, 0) + 1
+    body_mismatch = sum(1 for message_id, kept in stored.items() if message_id in acknowledged and acknowledged[message_id] != kept)
+
+    def per_user(table: dict[int, tuple[int, str]], only: set[int] | None = None) -> dict[int, str]:
+        """user -> sha256 over its sorted (id, body digest) pairs."""
+        pairs: dict[int, list[str]] = {}
+        for message_id, (user, digest) in table.items():
+            if only is None or message_id in only:
+                pairs.setdefault(user, []).append(f"{message_id}:{digest}")
+        return {user: hashlib.sha256("\n".join(sorted(items)).encode()).hexdigest() for user, items in pairs.items()}
+
+    expected = per_user(acknowledged)
+    found = per_user(stored, only=set(acknowledged))
+    users_differ = sum(1 for user in expected.keys() | found.keys() if expected.get(user) != found.get(user))
+    return {
+        "acknowledged": len(acknowledged), "acknowledged_by": logged, "acknowledged_twice": acknowledged_twice,
+        "stored": len(stored),
+        "lost": len(lost), "lost_sample": lost[:10], "duplicates": len(duplicates), "duplicate_sample": duplicates[:10],
+        "misplaced": misplaced, "wrong_vbucket": wrong_vbucket, "body_mismatch": body_mismatch,
+        "users_checked": len(expected), "users_differ": users_differ,
+        "unacknowledged_kept": unacknowledged_by, "moved_flags": moved_flags,
+    }
+
+
+def figures(result: dict[str, Any], wanted: list[str]) -> dict[str, Any]:
+    """Throughput per phase, the longest stall, the epochs each service saw, rows moved."""
+    answers = result["answers"]
+    throughput: dict[str, float] = {}
+    for phase in ("before", "during", "after"):
+        rows = [answer for answer in answers if answer["phase"] == phase]
+        per_service = {}
+        for name in wanted:
+            mine = [answer for answer in rows if answer["service"] == name]
+            seconds = sum(answer["elapsed_s"] for answer in mine)
+            per_service[name] = sum(answer.get("writes", 0) for answer in mine) / seconds if seconds else 0.0
+        throughput[phase] = round(sum(per_service.values()), 1)
+    stall = max((answer.get("longest_stall_ms", 0) for answer in answers if answer["command"] == "write"), default=0)
+    epochs = {
+        name: sorted({epoch for answer in answers if answer["service"] == name for epoch in answer.get("epochs_seen", [])})
+        for name in wanted
+    }
+    events = result["coordinator_events"]
+    if result["kind"] == "background":
+        switched = [event for event in events if event["event"] == "switched"]
+        rows_moved = switched[0]["rows_to_move"] if switched else 0
+        raced = 0
+    else:
+        done = [event for event in events if event["event"] == "done"]
+        rows_moved = sum(answer.get("moved_rows", 0) for answer in answers) + (done[-1]["rows_moved"] if done else 0)
+        # Moves done by the services and the sweep, less the users flagged moved: the
+        # users more than one mover moved at the same time.
+        moves = sum(answer.get("moved_users", 0) for answer in answers) + (done[-1]["users_moved"] if done else 0)
+        raced = moves - result["moved_flags"]
+    return {
+        "raced_moves": raced,
+        "throughput_writes_per_s": throughput, "longest_stall_ms": stall, "epochs_seen": epochs, "rows_moved": rows_moved,
+        "failures": [answer.get("failure") for answer in answers if answer.get("failure")],
+        "stale_reads": sum(answer.get("stale_reads", 0) for answer in answers),
+    }
+
+
+def table(results: list[dict[str, Any]]) -> str:
+    lines = [
+        "| run | rows moved | rebalance s | writes/s before | during | after | longest stall ms | final epoch | lost | duplicates | misplaced | users differing |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in results:
+        t = r["throughput_writes_per_s"]
+        lines.append(
+            f"| {r['run']} ({r['kind']}) | {r['rows_moved']:,} | {r['rebalance_s']} | {t['before']} | {t['during']} | {t['after']} | "
+            f"{r['longest_stall_ms']} | {r['final_epoch']} | {r['lost']} | {r['duplicates']} | {r['misplaced']} | {r['users_differ']} |"
+        )
+    for r in results:
+        epochs = "; ".join(f"{name} {seen}" for name, seen in r["epochs_seen"].items())
+        lines.append(
+            f"\nrun {r['run']}: {r['acknowledged']:,} acknowledged rows ({r['seeded']:,} seeded), {r['stored']:,} stored; "
+            f"epochs seen: {epochs}; unacknowledged rows kept: {r['unacknowledged_kept']}; "
+            f"{'users moved by more than one mover at once: ' + str(r['raced_moves']) + '; ' if r['kind'] == 'lazy' else ''}"
+            f"faults: {json.dumps(r['faults'])}"
+        )
+    return "\n".join(lines)
+
+
+def problems(results: list[dict[str, Any]], wanted: list[str]) -> list[str]:
+    found = []
+    for r in results:
+        where = f"run {r['run']}"
+        for key in ("lost", "duplicates", "misplaced", "wrong_vbucket", "body_mismatch", "users_differ", "acknowledged_twice", "stale_reads"):
+            if r[key]:
+                found.append(f"{where}: {key} = {r[key]}")
+        if r["failures"]:
+            found.append(f"{where}: failed steps: {r['failures']}")
+        for name, kept in r["unacknowledged_kept"].items():
+            if kept > (1 if name == "node" else 0):
+                found.append(f"{where}: {kept} rows of {name} on the shards that it never acknowledged")
+        for name, seen in r["epochs_seen"].items():
+            if not seen or seen[-1] != r["final_epoch"]:
+                found.append(f"{where}: {name} saw epochs {seen}, not the final {r['final_epoch']}")
+    return found
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--users", type=int, default=5000)
+    parser.add_argument("--per-user", type=int, default=10, help="seeded messages per user")
+    parser.add_argument("--services", default="python,node", help="which services run (default python,node)")
+    parser.add_argument("--runs", default="A,B", help="A (background copy), B (lazy), or both")
+    parser.add_argument("--before", type=float, default=3.0, help="seconds of writes before the rebalance")
+    parser.add_argument("--after", type=float, default=3.0, help="seconds of writes after it")
+    parser.add_argument("--round", type=float, default=2.0, help="seconds per write round during it")
+    parser.add_argument("--throttle-ms", type=float, default=20.0, help="the copy's pause per vbucket (run A)")
+    parser.add_argument("--lazy-wait", type=float, default=2.0, help="seconds of lazy moves before the sweep (run B)")
+    parser.add_argument("--json", help="write the results here")
+    args = parser.parse_args()
+    wanted = args.services.split(",")
+    kinds = {"A": "background", "B": "lazy"}
+    results = []
+    work = tempfile.mkdtemp(prefix="shardroute-postgres-messages-logs-")
+    try:
+        with Servers() as servers:
+            for run in args.runs.split(","):
+                results.append(run_once(kinds[run], servers, wanted, args, work))
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print(table(results))
+    if args.json:
+        with open(args.json, "w") as out:
+            json.dump(results, out, indent=1)
+    found = problems(results, wanted)
+    for problem in found:
+        print(f"PROBLEM: {problem}", file=sys.stderr)
+    return 1 if found else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

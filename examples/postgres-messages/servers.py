@@ -1,0 +1,265 @@
+"""The example's servers on 127.0.0.1: one PostgreSQL and one etcd, run by this script.
+
+`Postgres` runs Debian's PostgreSQL 15 (`initdb`, then `postgres` itself, so the
+process we hold is the postmaster) as an unprivileged user in a temp data directory
+that user owns, on a free port of 127.0.0.1, with the databases `shard_1` ..
+`shard_10` and the example's schema in each. When this script runs as root the server
+runs as the `postgres` system user (initdb refuses root); otherwise as the caller.
+
+`EtcdServer` runs Debian's `etcd` (3.4) with a temp data directory on two free ports; its v3
+JSON gateway answers on the client port.
+
+`Servers` is both, stopped by PID when the context ends, also on failure and on
+SIGTERM/SIGINT of the running script.
+
+    with Servers() as servers:
+        servers.postgres.address     # "127.0.0.1:PORT"
+        servers.etcd.url             # "http://127.0.0.1:PORT"
+        servers.reset()              # empty tables, fences at 0, no etcd keys
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import pwd
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.request
+
+import psycopg
+from etcd import Etcd
+from shards import PREFIX, SHARD_NAMES
+
+PG_BIN = "/usr/lib/postgresql/15/bin"
+
+SCHEMA = """
+CREATE TABLE messages (
+    id      bigint PRIMARY KEY,
+    user_id bigint NOT NULL,
+    vbucket integer NOT NULL,
+    time    timestamptz NOT NULL,
+    body    text NOT NULL,
+    sender  text NOT NULL
+);
+CREATE INDEX ON messages (user_id, time);
+CREATE INDEX ON messages (vbucket);
+CREATE TABLE fence (min_epoch bigint NOT NULL);
+INSERT INTO fence VALUES (0);
+CREATE TABLE moved (unit bigint PRIMARY KEY);
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def stop_process(process: subprocess.Popen[bytes], signum: int, timeout: float = 20) -> None:
+    """`signum`, then SIGKILL if the process has not gone after `timeout` seconds."""
+    if process.poll() is not None:
+        return
+    try:
+        os.kill(process.pid, signum)
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait(timeout=10)
+    except ProcessLookupError:
+        pass
+
+
+class Server:
+    """A server process we started: its PID, its log, how it stops."""
+
+    process: subprocess.Popen[bytes]
+    log_path: str
+    stop_signal = signal.SIGTERM
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def stop(self) -> None:
+        stop_process(self.process, self.stop_signal)
+
+    def log_tail(self, lines: int = 20) -> str:
+        try:
+            with open(self.log_path, errors="replace") as log:
+                return "".join(log.readlines()[-lines:])
+        except OSError:
+            return "(no log)"
+
+
+class Postgres(Server):
+    """One PostgreSQL server with databases shard_1..shard_10."""
+
+    # PostgreSQL's fast shutdown: open sessions are ended, not waited for.
+    stop_signal = signal.SIGINT
+
+    def __init__(self, root: str) -> None:
+        assert os.path.exists(f"{PG_BIN}/postgres"), "needs PostgreSQL 15 (apt-get install -y postgresql)"
+        self.port = free_port()
+        self.address = f"127.0.0.1:{self.port}"
+        self.data = os.path.join(root, "postgres")
+        self.log_path = os.path.join(root, "postgres.log")
+        as_root = os.geteuid() == 0
+        account = pwd.getpwnam("postgres") if as_root else pwd.getpwuid(os.geteuid())
+        self.user = account.pw_name
+        os.makedirs(self.data, mode=0o700)
+        if as_root:
+            # The temp root is root's; the server's user must reach and own its files.
+            os.chmod(root, 0o755)
+            os.chown(self.data, account.pw_uid, account.pw_gid)
+        # As root the server runs as `postgres`; its log is a descriptor we open for it.
+        user, group = (account.pw_uid, account.pw_gid) if as_root else (None, None)
+        groups: list[int] | None = [] if as_root else None
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8", "HOME": self.data}
+        subprocess.run(
+            [f"{PG_BIN}/initdb", "-D", self.data, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync"],
+            check=True, capture_output=True, env=env, user=user, group=group, extra_groups=groups,
+        )
+        with open(self.log_path, "ab") as log:
+            self.process = subprocess.Popen(
+                [
+                    f"{PG_BIN}/postgres", "-D", self.data, "-p", str(self.port),
+                    "-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=",
+                    "-c", "max_connections=300", "-c", "shared_buffers=128MB",
+                    # A test server: durability across a crash of the machine is not the point.
+                    "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
+                ],
+                stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True,
+                user=user, group=group, extra_groups=groups,
+            )
+        deadline = time.monotonic() + 30
+        while True:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"postgres exited:\n{self.log_tail()}")
+            try:
+                with psycopg.connect(self.dsn("postgres"), connect_timeout=2):
+                    break
+            except psycopg.OperationalError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"postgres did not answer:\n{self.log_tail()}") from None
+                time.sleep(0.1)
+        with psycopg.connect(self.dsn("postgres"), autocommit=True) as admin:
+            for name in SHARD_NAMES:
+                admin.execute(f"CREATE DATABASE {name}")
+        for name in SHARD_NAMES:
+            with psycopg.connect(self.dsn(name), autocommit=True) as shard:
+                shard.execute(SCHEMA)
+
+    def dsn(self, database: str) -> str:
+        return f"host=127.0.0.1 port={self.port} user=postgres dbname={database}"
+
+    def reset(self) -> None:
+        """Every shard empty, its fence at 0."""
+        for name in SHARD_NAMES:
+            with psycopg.connect(self.dsn(name), autocommit=True) as shard:
+                shard.execute("TRUNCATE messages, moved")
+                shard.execute("UPDATE fence SET min_epoch = 0")
+
+
+
+class EtcdServer(Server):
+    """One etcd member on 127.0.0.1, its JSON gateway at `url`."""
+
+    def __init__(self, root: str) -> None:
+        binary = shutil.which("etcd")
+        assert binary, "needs etcd (apt-get install -y etcd-server)"
+        client, peer = free_port(), free_port()
+        while peer == client:
+            peer = free_port()
+        self.url = f"http://127.0.0.1:{client}"
+        self.log_path = os.path.join(root, "etcd.log")
+        peer_url = f"http://127.0.0.1:{peer}"
+        with open(self.log_path, "ab") as log:
+            self.process = subprocess.Popen(
+                [
+                    binary, "--name", "example", "--data-dir", os.path.join(root, "etcd"),
+                    "--listen-client-urls", self.url, "--advertise-client-urls", self.url,
+                    "--listen-peer-urls", peer_url, "--initial-advertise-peer-urls", peer_url,
+                    "--initial-cluster", f"example={peer_url}", "--initial-cluster-state", "new",
+                    "--log-level", "warn", "--logger", "zap",
+                ],
+                stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+            )
+        deadline = time.monotonic() + 30
+        while True:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"etcd exited:\n{self.log_tail()}")
+            try:
+                with urllib.request.urlopen(self.url + "/health", timeout=2) as answer:
+                    if b"true" in answer.read():
+                        break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"etcd did not answer:\n{self.log_tail()}")
+            time.sleep(0.1)
+
+
+class Servers:
+    """PostgreSQL and etcd, stopped by PID on exit, failure or SIGTERM/SIGINT."""
+
+    def __init__(self) -> None:
+        self.root = tempfile.mkdtemp(prefix="shardroute-postgres-messages-")
+        self.postgres: Postgres | None = None
+        self.etcd: EtcdServer | None = None
+        self._stopped = False
+
+    def __enter__(self) -> Servers:
+        atexit.register(self.stop)
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            previous = signal.getsignal(signum)
+
+            def handler(number: int, frame: object, previous: object = previous) -> None:
+                self.stop()
+                if callable(previous):
+                    previous(number, frame)
+                raise SystemExit(128 + number)
+
+            signal.signal(signum, handler)
+        try:
+            self.postgres = Postgres(self.root)
+            self.etcd = EtcdServer(self.root)
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    @property
+    def pids(self) -> list[int]:
+        return [server.pid for server in (self.postgres, self.etcd) if server is not None]
+
+    def reset(self) -> None:
+        """Fresh data for the next run: empty shards, fences at 0, no example keys in etcd."""
+        assert self.postgres is not None and self.etcd is not None
+        self.postgres.reset()
+        Etcd(self.etcd.url).delete_prefix(PREFIX)
+
+    def stop(self) -> None:
+        if self._stopped:
+            return
+        self._stopped = True
+        for server in (self.postgres, self.etcd):
+            if server is not None:
+                server.stop()
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    with Servers() as servers:
+        assert servers.postgres is not None and servers.etcd is not None
+        print(f"postgres {servers.postgres.address} (pid {servers.postgres.pid}), etcd {servers.etcd.url} (pid {servers.etcd.pid})")
+        print("Ctrl-C stops both")
+        signal.pause()

@@ -1,0 +1,152 @@
+"""The example's promises, checked on real servers: `run.py` end to end (runs A and B,
+both services, both faults), then its figures.
+
+Run: .venv/bin/python -m pytest examples/postgres-messages (part of `make test`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SERVICES = os.environ.get("SHARDROUTE_EXAMPLE_SERVICES", "python,node").split(",")
+RUNS = ["A", "B"]
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
+    out = tmp_path_factory.mktemp("postgres-messages") / "results.json"
+    done = subprocess.run(
+        [sys.executable, os.path.join(HERE, "run.py"), "--services", ",".join(SERVICES), "--json", str(out)],
+        capture_output=True, text=True, timeout=900,
+    )
+    print(done.stdout)
+    print(done.stderr[-20000:], file=sys.stderr)
+    assert out.exists(), f"run.py wrote no results (exit {done.returncode}):\n{done.stderr[-4000:]}"
+    return {result["run"]: result for result in json.loads(out.read_text())}
+
+
+def answers(result: dict[str, Any], service: str, phase: str | None = None) -> list[dict[str, Any]]:
+    return [a for a in result["answers"] if a["service"] == service and (phase is None or a["phase"] == phase)]
+
+
+@pytest.mark.parametrize("run", RUNS)
+def test_no_step_failed(results: dict[str, dict[str, Any]], run: str) -> None:
+    assert results[run]["failures"] == []
+    for service in SERVICES:
+        phases = {"before", "during", "after", "verify"} | ({"first-reads"} if run == "B" else set())
+        assert {a["phase"] for a in answers(results[run], service)} == phases
+
+
+@pytest.mark.parametrize("run", RUNS)
+def test_nothing_is_lost(results: dict[str, dict[str, Any]], run: str) -> None:
+    result = results[run]
+    assert result["lost"] == 0, result["lost_sample"]
+    # Per user: the ids and the checksum of the bodies on the shards equal the logs.
+    assert result["users_differ"] == 0
+    assert result["body_mismatch"] == 0
+    assert result["users_checked"] == 5000
+    assert result["seeded"] == result["acknowledged_by"]["seed"] == 50_000
+    assert result["acknowledged"] == sum(result["acknowledged_by"].values())
+    for service in SERVICES:
+        written = sum(a["writes"] for a in answers(result, service))
+        if service == "node":
+            # The killed process never answered for its last round, whose writes
+            # are in the log all the same.
+            assert result["acknowledged_by"][service] >= written
+        else:
+            assert result["acknowledged_by"][service] == written
+
+
+@pytest.mark.parametrize("run", RUNS)
+def test_no_duplicates(results: dict[str, dict[str, Any]], run: str) -> None:
+    assert results[run]["duplicates"] == 0, results[run]["duplicate_sample"]
+    assert results[run]["acknowledged_twice"] == 0
+
+
+@pytest.mark.parametrize("run", RUNS)
+def test_every_row_is_on_its_owner_under_the_final_epoch(results: dict[str, dict[str, Any]], run: str) -> None:
+    assert results[run]["misplaced"] == 0
+    assert results[run]["wrong_vbucket"] == 0
+
+
+@pytest.mark.parametrize("run", RUNS)
+def test_only_a_killed_writer_leaves_unacknowledged_rows(results: dict[str, dict[str, Any]], run: str) -> None:
+    """A row on a shard that no log names can only be the one insert the Node service
+    had in flight when it was killed; nothing from the Python service."""
+    kept = results[run]["unacknowledged_kept"]
+    assert kept.get("python", 0) == 0
+    assert kept.get("node", 0) <= 1
+
+
+@pytest.mark.parametrize("run", RUNS)
+def test_reads_saw_every_acknowledged_write(results: dict[str, dict[str, Any]], run: str) -> None:
+    assert results[run]["stale_reads"] == 0
+
+
+@pytest.mark.parametrize("run", RUNS)
+def test_epochs_seen_grow_to_the_final_one(results: dict[str, dict[str, Any]], run: str) -> None:
+    result = results[run]
+    # Run A: the plan, one epoch per batch of 16 of the ~126 moving vbuckets; run B:
+    # the switch with `previous`, then the final epoch.
+    if run == "A":
+        assert result["final_epoch"] >= 8
+    else:
+        assert result["final_epoch"] == 3
+    for service in SERVICES:
+        seen = result["epochs_seen"][service]
+        assert seen[0] == 1 and seen[-1] == result["final_epoch"], seen
+        assert seen == sorted(set(seen))
+        for answer in answers(result, service):
+            assert answer["epochs_seen"] == sorted(set(answer["epochs_seen"])), answer
+
+
+@pytest.mark.parametrize("run", RUNS)
+def test_the_data_moved_while_the_services_wrote(results: dict[str, dict[str, Any]], run: str) -> None:
+    result = results[run]
+    # About half the users change shard from 5 to 10 shards, with their messages.
+    assert 0.35 * result["seeded"] < result["rows_moved"] < 0.65 * result["acknowledged"]
+    throughput = result["throughput_writes_per_s"]
+    assert throughput["before"] > 0 and throughput["during"] > 0 and throughput["after"] > 0
+    for service in SERVICES:
+        assert sum(a["writes"] for a in answers(result, service, "during")) > 0
+    if run == "B":
+        assert result["moved_flags"] > 0
+        lazily = sum(a.get("moved_users", 0) for a in result["answers"])
+        swept = [e for e in result["coordinator_events"] if e["event"] == "done"][-1]["users_moved"]
+        assert swept > 0, "the sweep moved the users nobody read"
+        assert lazily > 0, "reads moved users"
+        # Two movers of one user at once happened, and lost or duplicated nothing
+        # (test_nothing_is_lost, test_no_duplicates).
+        assert result["raced_moves"] > 0
+
+
+@pytest.mark.parametrize("run", RUNS)
+def test_the_node_service_was_killed_and_restarted(results: dict[str, dict[str, Any]], run: str) -> None:
+    if "node" not in SERVICES:
+        pytest.skip("the Node service is not in SHARDROUTE_EXAMPLE_SERVICES")
+    assert results[run]["faults"]["node_restart_s"] > 0
+    # The restarted process came back at the epoch of the moment and kept writing.
+    during = answers(results[run], "node", "during")
+    assert all(a.get("failure") is None for a in during)
+    assert sum(a["writes"] for a in during) > 0
+
+
+def test_the_coordinator_resumed_a_copy_it_was_killed_in(results: dict[str, dict[str, Any]]) -> None:
+    result = results["A"]
+    assert len(result["faults"]["coordinator_kills"]) == 1
+    events = result["coordinator_events"]
+    resumed = [e for e in events if e["event"] == "resumed"]
+    assert len(resumed) == 1 and resumed[0]["migrating"] > 0, events
+    done = [e for e in events if e["event"] == "done"]
+    assert len(done) == 1 and done[0]["resumed"], events
+    # The kill fell in the middle of a batch: the restarted copy found rows of still
+    # migrating vbuckets already on their new owner, and skipped them.
+    assert done[0]["rows_already_there"] > 0, done
+    assert done[0]["rows_deleted_by_sweep"] == 0

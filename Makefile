@@ -38,7 +38,7 @@ test-python: ## The Python package: pytest (conformance + API) and mypy stubtest
 test-node: ## The Node addon: node --test (conformance + API) and tsc
 	bindings-node/test.sh
 
-test-wasm: ## The WASM package under Node and in headless Chromium, and tsc
+test-wasm: ## The WASM package under Node and in headless Chromium, its edge examples in workerd, Deno, workers and bundles, and tsc
 	bindings-wasm/test.sh
 
 test-schema: ## The dictionary JSON Schema against every committed example (needs the Python package)

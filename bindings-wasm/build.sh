@@ -65,6 +65,18 @@ install_if_changed() {
   fi
 }
 
+# Replaces the one occurrence of $2 in the generated glue $1 by $3, or fails: a new
+# wasm-bindgen that writes it differently must be looked at, not silently shipped.
+patch_glue() {
+  local count
+  count="$(grep -cF -- "$2" "$1" || true)"
+  if [ "$count" != 1 ]; then
+    echo "build.sh: expected one \`$2\` in $1, found $count" >&2
+    exit 1
+  fi
+  FROM="$2" TO="$3" perl -0pi -e 's/\Q$ENV{FROM}\E/$ENV{TO}/' "$1"
+}
+
 stamp="pkg/.stamp"
 if ! { [ -f "$stamp" ] && [ "$stamp" -nt "$wasm" ] && [ "$stamp" -nt "$here/build.sh" ]; }; then
   rm -rf pkg
@@ -90,6 +102,13 @@ if ! { [ -f "$stamp" ] && [ "$stamp" -nt "$wasm" ] && [ "$stamp" -nt "$here/buil
       printf '\nimport { installFastPaths } from "%s";\ninstallFastPaths(Router);\n' "$snippet" >> "$glue"
     fi
   done
+  # The .wasm ships once, in pkg/web: the nodejs glue reads that copy. The web glue's
+  # default URL gets a `./`, the form webpack and Vite resolve as a file beside the glue
+  # (and emit with the bundle) rather than as a package name.
+  rm pkg/node/shardroute_wasm_bg.wasm
+  patch_glue pkg/node/shardroute_wasm.js '${__dirname}/shardroute_wasm_bg.wasm' '${__dirname}/../web/shardroute_wasm_bg.wasm'
+  patch_glue pkg/web/shardroute_wasm.js "new URL('shardroute_wasm_bg.wasm', import.meta.url)" \
+    "new URL('./shardroute_wasm_bg.wasm', import.meta.url)"
   # The web glue is an ES module in a .js file: say so to Node-based bundlers and tools
   # (this package's own type is CommonJS, for the nodejs glue).
   echo '{"type": "module"}' > pkg/web/package.json

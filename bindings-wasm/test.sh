@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Builds shardroute-wasm if needed, then runs everything that checks it: the core built
 # alone for wasm32 without std (the no_std proof), the TypeScript declarations (tsc over
-# conformance/js/types.ts), the Node tests (the suites shared with the addon in
-# conformance/js/: API, batches, examples; the conformance vectors as `wasm-node`), and the
+# conformance/js/types.ts, and test/edge/web-types.ts for `shardroute-wasm/web`), the Node
+# tests (the suites shared with the addon in conformance/js/: API, batches, examples; the
+# conformance vectors as `wasm-node`; test/edge.test.mjs, the packed package in Node,
+# Deno, workerd, and Chromium's service and web workers and bundled pages), and the
 # conformance vectors in headless Chromium (`wasm-chromium`). Exits non-zero on any failure.
 set -euo pipefail
 
@@ -21,8 +23,9 @@ if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modu
   npm ci --no-audit --no-fund
 fi
 
-echo "== tsc --noEmit (index.d.ts, conformance/js/types.ts)"
+echo "== tsc --noEmit (index.d.ts, conformance/js/types.ts; web.d.ts, test/edge/web-types.ts)"
 ./node_modules/.bin/tsc --noEmit -p tsconfig.json
+./node_modules/.bin/tsc --noEmit -p tsconfig.web.json
 
 echo "== node --test"
 node --test test/*.test.mjs

@@ -27,7 +27,7 @@ test: setup ## Run every test: core, conformance in all five runners, bindings, 
 
 test-rust: ## Core unit, property and doc tests, no_std builds, the Rust conformance runner, clippy, rustdoc, the module graph
 	cargo test -p shardroute -p shardroute-conformance
-	cargo test -p shardroute --no-default-features --lib --tests
+	cargo test -p shardroute --no-default-features --features all-strategies --lib --tests
 	cargo clippy -q -p shardroute -p shardroute-conformance --all-targets -- -D warnings
 	RUSTDOCFLAGS="-D warnings" cargo doc -q -p shardroute --no-deps
 	python3 scripts/check-module-graph.py

@@ -29,9 +29,35 @@ export RUSTFLAGS="-Zunstable-options -Cpanic=immediate-abort"
 # elements that compare equal but differ (every such sort key is a total order). Measured:
 # 570 KB -> 475 KB raw, 208 KB -> 184 KB gzipped. The cost: building a ring of 160,000
 # points takes ~1.6x as long (26 -> 43 ms, heapsort); routing is unchanged.
+#
+# SHARDROUTE_WASM_FEATURES (say `jump,redis_cluster,vbucket`): a slim package in place of
+# the full one, with only the strategies named (the core's cargo features of the same
+# names: every other `type` is refused as not built in), and the topology operations only
+# when `operations` is named too (Cargo.toml). Each set has its own copy of the .wasm
+# here, so switching back and forth re-runs neither wasm-opt nor wasm-bindgen for nothing.
+wanted="${SHARDROUTE_WASM_FEATURES:-}"
+features=()
+variant=full
+if [ -n "$wanted" ]; then
+  if ! [[ "$wanted" =~ ^[a-z_]+(,[a-z_]+)*$ ]]; then
+    echo "build.sh: SHARDROUTE_WASM_FEATURES is a comma-separated list of strategy types and operations, not '$wanted'" >&2
+    exit 1
+  fi
+  list=()
+  for name in ${wanted//,/ }; do
+    if [ "$name" = operations ]; then list+=(operations); else list+=("shardroute/$name"); fi
+  done
+  features=(--no-default-features --features "$(IFS=,; echo "${list[*]}")")
+  variant="slim-${wanted//,/-}"
+fi
 "$cargo" build --quiet --profile wasm-release --target wasm32-unknown-unknown -p shardroute-wasm \
-  -Z build-std=std,panic_abort -Z build-std-features=optimize_for_size
-wasm="$CARGO_TARGET_DIR/wasm32-unknown-unknown/wasm-release/shardroute_wasm.wasm"
+  -Z build-std=std,panic_abort -Z build-std-features=optimize_for_size "${features[@]}"
+built="$CARGO_TARGET_DIR/wasm32-unknown-unknown/wasm-release/shardroute_wasm.wasm"
+wasm="${built%.wasm}.$variant.wasm"
+if ! cmp -s "$built" "$wasm"; then
+  cp "$built" "$wasm.tmp"
+  mv -f "$wasm.tmp" "$wasm"
+fi
 
 # Binaryen's size optimizer, before wasm-bindgen: Debian's binaryen (108) cannot read the
 # `table.fill` of wasm-bindgen's externref glue, so it runs on rustc's output (features
@@ -78,7 +104,7 @@ patch_glue() {
 }
 
 stamp="pkg/.stamp"
-if ! { [ -f "$stamp" ] && [ "$stamp" -nt "$wasm" ] && [ "$stamp" -nt "$here/build.sh" ]; }; then
+if ! { [ -f "$stamp" ] && [ "$stamp" -nt "$wasm" ] && [ "$stamp" -nt "$here/build.sh" ] && [ "$(cat "$stamp")" = "$variant" ]; }; then
   rm -rf pkg
   # `--out-name`: the input is the optimized copy, the outputs keep the crate's name.
   flags=(--no-typescript --remove-name-section --remove-producers-section --out-name shardroute_wasm)
@@ -112,7 +138,7 @@ if ! { [ -f "$stamp" ] && [ "$stamp" -nt "$wasm" ] && [ "$stamp" -nt "$here/buil
   # The web glue is an ES module in a .js file: say so to Node-based bundlers and tools
   # (this package's own type is CommonJS, for the nodejs glue).
   echo '{"type": "module"}' > pkg/web/package.json
-  touch "$stamp"
+  echo "$variant" > "$stamp"
 fi
 
 # What the package shares with the Node addon, from bindings-js/: the code js/support.mjs

@@ -4,8 +4,9 @@
 # conformance/js/types.ts, and test/edge/web-types.ts for `shardroute-wasm/web`), the Node
 # tests (the suites shared with the addon in conformance/js/: API, batches, examples; the
 # conformance vectors as `wasm-node`; test/edge.test.mjs, the packed package in Node,
-# Deno, workerd, and Chromium's service and web workers and bundled pages), and the
-# conformance vectors in headless Chromium (`wasm-chromium`). Exits non-zero on any failure.
+# Deno, workerd, and Chromium's service and web workers and bundled pages), the
+# conformance vectors in headless Chromium (`wasm-chromium`), and a slim package's
+# (test/slim.mjs). Exits non-zero on any failure.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -17,7 +18,7 @@ cd "$here"
 echo "== no_std: the core alone for wasm32-unknown-unknown, core + alloc only"
 RUSTC="${SHARDROUTE_WASM_RUSTC:-/usr/bin/rustc}" RUSTC_BOOTSTRAP=1 CARGO_TARGET_DIR="$root/target/wasm" \
   "${SHARDROUTE_WASM_CARGO:-/usr/bin/cargo}" build --quiet -p shardroute --no-default-features \
-  --target wasm32-unknown-unknown -Z build-std=core,alloc
+  --features all-strategies --target wasm32-unknown-unknown -Z build-std=core,alloc
 
 if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   npm ci --no-audit --no-fund
@@ -35,3 +36,10 @@ node test/browser.mjs
 
 wasm=pkg/web/shardroute_wasm_bg.wasm
 echo "shardroute-wasm: $wasm is $(stat -c %s "$wasm") bytes, $(gzip -9c "$wasm" | wc -c) gzipped"
+
+# Last, as it replaces pkg/ until the full package is built again (build.sh rebuilds it on
+# the next run whatever stops this one).
+echo "== a slim package: SHARDROUTE_WASM_FEATURES=jump,redis_cluster,vbucket (no operations)"
+SHARDROUTE_WASM_FEATURES=jump,redis_cluster,vbucket ./build.sh
+node test/slim.mjs
+./build.sh

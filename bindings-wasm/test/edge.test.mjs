@@ -7,16 +7,16 @@
 // a dedicated worker, and pages bundled by esbuild and by webpack. Every wait is bounded
 // and every process started here is stopped by its own handle.
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { createServer } from 'node:net';
-import { basename, join, relative } from 'node:path';
+import { join, relative } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 import { repoRoot } from '../../conformance/js/vectors.mjs';
 import { launchChromium, openPage, startServer } from './chromium.mjs';
+import { bundleForWorkerd, denoBinary, freePort, startServing, stop, workerdBinary } from './edge/runtimes.mjs';
 import { sliceSize, vectorSlice } from './edge/slice.mjs';
 
 const packageDir = fileURLToPath(new URL('..', import.meta.url));
@@ -25,7 +25,6 @@ const pagesDir = fileURLToPath(new URL('./edge/pages/', import.meta.url));
 const scratch = join(repoRoot, 'target', 'wasm-edge');
 const app = join(scratch, 'app');
 const require = createRequire(import.meta.url);
-const START_TIMEOUT_MS = 30_000;
 const PAGE_TIMEOUT_MS = 60_000;
 
 const batches = vectorSlice();
@@ -35,51 +34,6 @@ const requests = batches.map(({ topology, keys }) => ({ topology, keys }));
 function assertAnswers(answers) {
   assert.equal(answers.length, batches.length);
   batches.forEach((batch, i) => assert.deepEqual(answers[i], batch.expect, batch.name));
-}
-
-/** A port that was free a moment ago on 127.0.0.1. */
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/**
- * Starts `command` (its output kept for the failure message) and resolves with the process
- * once `url` answers; rejects after START_TIMEOUT_MS or when the process exits first.
- */
-async function startServing(command, args, url, options) {
-  const child = spawn(command, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout.on('data', (chunk) => { output += chunk; });
-  child.stderr.on('data', (chunk) => { output += chunk; });
-  const deadline = Date.now() + START_TIMEOUT_MS;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null || child.signalCode !== null) break;
-    try {
-      await fetch(url, { signal: AbortSignal.timeout(1000) });
-      return child;
-    } catch {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  }
-  child.kill('SIGKILL');
-  throw new Error(`${basename(command)} did not serve ${url}:\n${output}`);
-}
-
-/** Stops a process started here, and waits until it is gone. */
-async function stop(child) {
-  if (!child || child.exitCode !== null || child.signalCode !== null) return;
-  const gone = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-  await gone;
-  clearTimeout(timer);
 }
 
 /** Each batch POSTed to `url` as JSON, in order: the answers. */
@@ -147,13 +101,11 @@ describe('Deno (npm deno)', () => {
   let deno;
   after(() => stop(deno));
   test('a Deno.serve server importing the package (examples/edge/deno-server.mjs)', async () => {
-    // `deno` from npm: the platform package's binary, found as the package's own launcher finds it.
-    const binary = require(join(packageDir, 'node_modules', 'deno', 'install_api.cjs')).runInstall();
     const port = await freePort();
     const url = `http://127.0.0.1:${port}/`;
     const env = { ...process.env, PORT: String(port), DENO_DIR: join(scratch, 'deno-dir'), DENO_NO_UPDATE_CHECK: '1', NO_COLOR: '1' };
-    deno = await startServing(binary, ['run', '--no-prompt', '--allow-net=127.0.0.1', '--allow-env=PORT', 'deno-server.mjs'], url,
-      { cwd: app, env });
+    ({ child: deno } = await startServing(denoBinary(),
+      ['run', '--no-prompt', '--allow-net=127.0.0.1', '--allow-env=PORT', 'deno-server.mjs'], url, { cwd: app, env }));
     assertAnswers(await postBatches(url));
   });
 });
@@ -162,47 +114,12 @@ describe('workerd (npm workerd)', () => {
   let workerd;
   after(() => stop(workerd));
   test('a module worker importing the package (examples/edge/workerd-worker.mjs), bundled as wrangler bundles', async () => {
-    // wrangler's bundling: esbuild with the conditions workerd, worker, browser, and each
-    // .wasm import left to workerd as a compiled-module (`wasm`) module of the worker.
-    const esbuild = require('esbuild');
     const out = join(scratch, 'workerd');
-    mkdirSync(out, { recursive: true });
-    const wasmModules = new Map();
-    await esbuild.build({
-      entryPoints: [join(app, 'workerd-worker.mjs')],
-      outfile: join(out, 'worker.js'),
-      bundle: true,
-      format: 'esm',
-      platform: 'neutral',
-      mainFields: ['browser', 'module', 'main'],
-      conditions: ['workerd', 'worker', 'browser'],
-      logLevel: 'error',
-      plugins: [{
-        name: 'wasm-modules',
-        setup(build) {
-          build.onResolve({ filter: /\.wasm$/ }, ({ path, resolveDir }) => {
-            const name = basename(path);
-            wasmModules.set(name, join(resolveDir, path));
-            return { path: `./${name}`, external: true };
-          });
-        },
-      }],
-    });
-    assert.deepEqual([...wasmModules.keys()], ['shardroute_wasm_bg.wasm'], 'the workerd entry imports the .wasm');
-    for (const [name, path] of wasmModules) copyFileSync(path, join(out, name));
     const port = await freePort();
-    const modules = [
-      '(name = "worker.js", esModule = embed "worker.js")',
-      ...[...wasmModules.keys()].map((name) => `(name = "${name}", wasm = embed "${name}")`),
-    ];
-    writeFileSync(join(out, 'config.capnp'), `using Workerd = import "/workerd/workerd.capnp";
-const config :Workerd.Config = (
-  services = [(name = "main", worker = (modules = [${modules.join(', ')}], compatibilityDate = "2026-11-01"))],
-  sockets = [(name = "http", address = "127.0.0.1:${port}", http = (), service = "main")],
-);
-`);
+    const wasmModules = await bundleForWorkerd(join(app, 'workerd-worker.mjs'), out, port);
+    assert.deepEqual(wasmModules, ['shardroute_wasm_bg.wasm'], 'the workerd entry imports the .wasm');
     const url = `http://127.0.0.1:${port}/`;
-    workerd = await startServing(require('workerd').default, ['serve', 'config.capnp'], url, { cwd: out });
+    ({ child: workerd } = await startServing(workerdBinary(), ['serve', 'config.capnp'], url, { cwd: out }));
     assertAnswers(await postBatches(url));
   });
 });

@@ -116,7 +116,7 @@ describe('workerd (npm workerd)', () => {
   test('a module worker importing the package (examples/edge/workerd-worker.mjs), bundled as wrangler bundles', async () => {
     const out = join(scratch, 'workerd');
     const port = await freePort();
-    const wasmModules = await bundleForWorkerd(join(app, 'workerd-worker.mjs'), out, port);
+    const wasmModules = await bundleForWorkerd(join(app, 'workerd-worker.mjs'), out, [port]);
     assert.deepEqual(wasmModules, ['shardroute_wasm_bg.wasm'], 'the workerd entry imports the .wasm');
     const url = `http://127.0.0.1:${port}/`;
     ({ child: workerd } = await startServing(workerdBinary(), ['serve', 'config.capnp'], url, { cwd: out }));

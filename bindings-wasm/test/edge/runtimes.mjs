@@ -69,10 +69,11 @@ export async function stop(child) {
 /**
  * Bundles the module worker `entry` into `out` as wrangler bundles one (esbuild, the
  * conditions workerd, worker and browser; each `.wasm` import left to workerd as a
- * compiled-module module of the worker, beside the bundle), and writes `out`/config.capnp
- * serving it on 127.0.0.1:`port`. Returns the names of the .wasm modules.
+ * compiled-module module of the worker, beside the bundle), and writes `out`/config.capnp:
+ * one service per port of `ports`, each its own instance of the worker (its own isolate),
+ * served on 127.0.0.1 at that port. Returns the names of the .wasm modules.
  */
-export async function bundleForWorkerd(entry, out, port) {
+export async function bundleForWorkerd(entry, out, ports) {
   const esbuild = require('esbuild');
   mkdirSync(out, { recursive: true });
   const wasmModules = new Map();
@@ -100,11 +101,13 @@ export async function bundleForWorkerd(entry, out, port) {
   const modules = [
     '(name = "worker.js", esModule = embed "worker.js")',
     ...[...wasmModules.keys()].map((name) => `(name = "${name}", wasm = embed "${name}")`),
-  ];
+  ].join(', ');
+  const services = ports.map((_, i) => `(name = "w${i}", worker = (modules = [${modules}], compatibilityDate = "2026-11-01"))`);
+  const sockets = ports.map((port, i) => `(name = "s${i}", address = "127.0.0.1:${port}", http = (), service = "w${i}")`);
   writeFileSync(join(out, 'config.capnp'), `using Workerd = import "/workerd/workerd.capnp";
 const config :Workerd.Config = (
-  services = [(name = "main", worker = (modules = [${modules.join(', ')}], compatibilityDate = "2026-11-01"))],
-  sockets = [(name = "http", address = "127.0.0.1:${port}", http = (), service = "main")],
+  services = [${services.join(', ')}],
+  sockets = [${sockets.join(', ')}],
 );
 `);
   return [...wasmModules.keys()];

@@ -3,16 +3,17 @@
 // way a user installs it. Every example of examples/edge/ (the code the root README's
 // "Edge and browsers" section shows) routes the same slice of the conformance vectors
 // (edge/slice.mjs), and each answer must be the vectors' one: Node (ESM import and CJS
-// require), Deno and workerd from npm, and in Debian's Chromium a module service worker,
-// a dedicated worker, and pages bundled by esbuild and by webpack. Every wait is bounded
-// and every process started here is stopped by its own handle.
+// require; the web entry without FinalizationRegistry), Deno and workerd from npm, and in
+// Debian's Chromium a module service worker, a dedicated worker, and pages bundled by
+// esbuild and by webpack. Every wait is bounded and every process started here is stopped
+// by its own handle.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, relative } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
 import { repoRoot } from '../../conformance/js/vectors.mjs';
 import { launchChromium, openPage, startServer } from './chromium.mjs';
@@ -85,6 +86,28 @@ test('the root README\'s "Edge and browsers" snippets are the examples these tes
 describe('Node, from the packed tarball', () => {
   test('ES module import (examples/edge/node-route.mjs)', () => assertAnswers(runNode('node-route.mjs')));
   test('CommonJS require (examples/edge/node-route.cjs)', () => assertAnswers(runNode('node-route.cjs')));
+  test('the web entry works where FinalizationRegistry is missing (initSync from bytes)', () => {
+    const installed = join(app, 'node_modules', 'shardroute-wasm');
+    const script = `
+      delete globalThis.FinalizationRegistry;
+      const { readFileSync } = await import('node:fs');
+      const { initSync, Router } = await import(${JSON.stringify(pathToFileURL(join(installed, 'js', 'index.mjs')).href)});
+      initSync(readFileSync(${JSON.stringify(join(installed, 'pkg', 'web', 'shardroute_wasm_bg.wasm'))}));
+      const answers = [];
+      for (const { topology, keys } of JSON.parse(readFileSync(0, 'utf8'))) {
+        const router = new Router(topology);
+        answers.push({ shards: [...router.routeMany(keys)], nodes: router.nodeMany(keys) });
+        router.free();
+      }
+      console.log(typeof FinalizationRegistry, JSON.stringify(answers));`;
+    const output = execFileSync(process.execPath, ['--input-type=module', '--eval', script], {
+      cwd: app, input: JSON.stringify(requests), encoding: 'utf8', timeout: 30_000,
+    });
+    const [missing, answers] = [output.slice(0, output.indexOf(' ')), output.slice(output.indexOf(' ') + 1)];
+    assert.equal(missing, 'undefined');
+    assertAnswers(JSON.parse(answers));
+  });
+
   test('the .wasm ships once, and every file an export names is in the tarball', () => {
     const installed = join(app, 'node_modules', 'shardroute-wasm');
     const files = execFileSync('find', ['.', '-type', 'f'], { cwd: installed, encoding: 'utf8' }).split('\n');

@@ -1,7 +1,7 @@
 //! `apply`: the core's [`sr::ops::apply`], the one call for every topology
 //! operation (`add_node`, `remove_node`, ...), so a new operation needs no code here.
 //!
-//! The operations are the largest part of the core's code (about 130 KB of the .wasm).
+//! The operations are the largest part of the core's code (about 150 KB of the .wasm).
 //! A build without this crate's `operations` feature (on by default; build.sh's
 //! SHARDROUTE_WASM_FEATURES) leaves them out: `apply` and `Router.moved`, the two calls
 //! that reach them, then throw `invalid_argument`, and everything else is unchanged.

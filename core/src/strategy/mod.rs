@@ -41,8 +41,9 @@
 //! spec and the node list; `follows_node_list`/`node_removed` if adding and removing a
 //! node is the whole change) and a placement type implementing `Place` (shard, owner,
 //! and what differs from the defaults: replicas, range scans, batches), then add one
-//! line to the `catalogue!` below and an `Edit` implementation in [`crate::ops`] (empty
-//! when it takes no operation of its own). Bindings need no change: they only ever see
+//! line to the `catalogue!` below (with its cargo feature, named as its `type`, also in
+//! Cargo.toml's list) and an `Edit` implementation in [`crate::ops`] (empty when it takes
+//! no operation of its own). Bindings need no change: they only ever see
 //! [`Router`](crate::Router) and [`ops::apply`](crate::ops::apply).
 
 pub mod compat;
@@ -76,8 +77,9 @@ macro_rules! strategies {
             $($(#[doc = $doc])* $variant($spec),)*
         }
 
-        /// Every `type` name built in (its cargo feature on), for error messages.
+        /// Every `type` name, for error messages.
         const TYPES: &[&str] = &[$(<$spec as Spec>::TYPE,)*];
+        /// Whether each of `TYPES` is built in (its cargo feature on).
         const BUILT_IN: &[bool] = &[$(cfg!(feature = $feature),)*];
 
         impl Strategy {
@@ -262,7 +264,8 @@ macro_rules! strategies {
 }
 
 /// Calls `$callback!` with the catalogue: one `Variant => path::to::Spec,` line per
-/// strategy, each with its doc. The one list every per-strategy dispatch is built from
+/// strategy, each with its doc and `#[feature = "..."]`, the cargo feature that builds its
+/// parser in (Cargo.toml lists the same names). The one list every per-strategy dispatch is built from
 /// ([`Strategy`] and `Placement` here, the operations' dispatch in [`crate::ops`]).
 macro_rules! catalogue {
     ($callback:ident) => {

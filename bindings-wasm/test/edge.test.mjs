@@ -3,10 +3,10 @@
 // way a user installs it. Every example of examples/edge/ (the code the root README's
 // "Edge and browsers" section shows) routes the same slice of the conformance vectors
 // (edge/slice.mjs), and each answer must be the vectors' one: Node (ESM import and CJS
-// require; the web entry without FinalizationRegistry), Deno and workerd from npm, and in
-// Debian's Chromium a module service worker, a dedicated worker, and pages bundled by
-// esbuild and by webpack. Every wait is bounded and every process started here is stopped
-// by its own handle.
+// require; the web entry without FinalizationRegistry; no top-level await in any entry),
+// Deno and workerd from npm, and in Debian's Chromium a module service worker, a dedicated
+// worker, and pages bundled by esbuild and by webpack. Every wait is bounded and every
+// process started here is stopped by its own handle.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -30,6 +30,16 @@ const PAGE_TIMEOUT_MS = 60_000;
 
 const batches = vectorSlice();
 const requests = batches.map(({ topology, keys }) => ({ topology, keys }));
+
+/** The package as the scratch project installed it. */
+const installed = join(app, 'node_modules', 'shardroute-wasm');
+
+/** Every file the installed package's `exports` name, once each. */
+function exportTargets() {
+  const manifest = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8'));
+  const targets = (value) => (typeof value === 'string' ? [value] : Object.values(value).flatMap(targets));
+  return [...new Set(targets(manifest.exports))];
+}
 
 /** Asserts that `answers` (one per batch, `{ shards, nodes }`) are the vectors' answers. */
 function assertAnswers(answers) {
@@ -87,7 +97,6 @@ describe('Node, from the packed tarball', () => {
   test('ES module import (examples/edge/node-route.mjs)', () => assertAnswers(runNode('node-route.mjs')));
   test('CommonJS require (examples/edge/node-route.cjs)', () => assertAnswers(runNode('node-route.cjs')));
   test('the web entry works where FinalizationRegistry is missing (initSync from bytes)', () => {
-    const installed = join(app, 'node_modules', 'shardroute-wasm');
     const script = `
       delete globalThis.FinalizationRegistry;
       const { readFileSync } = await import('node:fs');
@@ -108,13 +117,22 @@ describe('Node, from the packed tarball', () => {
     assertAnswers(JSON.parse(answers));
   });
 
+  test('no entry has a top-level await (service workers refuse one), the entries\' imports included', async () => {
+    const entries = exportTargets().filter((target) => /\.m?js$/.test(target));
+    assert.ok(entries.length >= 5, entries.join(', '));
+    const options = {
+      bundle: true, format: 'esm', write: false, logLevel: 'silent', platform: 'neutral', mainFields: ['module', 'main'],
+      external: ['*.wasm', 'node:*', 'fs'], supported: { 'top-level-await': false },
+    };
+    const esbuild = require('esbuild');
+    await assert.rejects(esbuild.build({ ...options, stdin: { contents: 'await 0; export {};' } }), /Top-level await/);
+    for (const entry of entries) await esbuild.build({ ...options, entryPoints: [join(installed, entry)] });
+  });
+
   test('the .wasm ships once, and every file an export names is in the tarball', () => {
-    const installed = join(app, 'node_modules', 'shardroute-wasm');
     const files = execFileSync('find', ['.', '-type', 'f'], { cwd: installed, encoding: 'utf8' }).split('\n');
     assert.deepEqual(files.filter((file) => file.endsWith('.wasm')), ['./pkg/web/shardroute_wasm_bg.wasm']);
-    const manifest = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8'));
-    const targets = (value) => (typeof value === 'string' ? [value] : Object.values(value).flatMap(targets));
-    for (const target of targets(manifest.exports)) {
+    for (const target of exportTargets()) {
       assert.doesNotThrow(() => readFileSync(join(installed, target)), `${target} is in the tarball`);
     }
   });

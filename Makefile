@@ -27,7 +27,7 @@ test: setup ## Run every test: core, conformance in all five runners, bindings, 
 
 test-rust: ## Core unit, property and doc tests, no_std builds, the Rust conformance runner, clippy, rustdoc, the module graph
 	cargo test -p shardroute -p shardroute-conformance
-	cargo test -p shardroute --no-default-features --lib --tests
+	cargo test -p shardroute --no-default-features --features all-strategies --lib --tests
 	cargo clippy -q -p shardroute -p shardroute-conformance --all-targets -- -D warnings
 	RUSTDOCFLAGS="-D warnings" cargo doc -q -p shardroute --no-deps
 	python3 scripts/check-module-graph.py
@@ -38,7 +38,7 @@ test-python: ## The Python package: pytest (conformance + API) and mypy stubtest
 test-node: ## The Node addon: node --test (conformance + API) and tsc
 	bindings-node/test.sh
 
-test-wasm: ## The WASM package under Node and in headless Chromium, and tsc
+test-wasm: ## The WASM package under Node and in headless Chromium, its edge examples in workerd, Deno, workers and bundles, and tsc
 	bindings-wasm/test.sh
 
 test-schema: ## The dictionary JSON Schema against every committed example (needs the Python package)
@@ -78,6 +78,7 @@ bench: setup build ## Run every benchmark side by side with its peers and write 
 	@[ ! -f bench/python/bench.py ] || $(PY) bench/python/bench.py
 	@[ ! -f bench/node/bench.mjs ] || node bench/node/bench.mjs
 	@[ ! -f bench/browser/bench.mjs ] || node bench/browser/bench.mjs
+	node bench/edge/bench.mjs
 	$(PY) examples/redis-cluster/bench.py
 	@[ ! -f examples/redis-cluster/bench.mjs ] || node examples/redis-cluster/bench.mjs
 	python3 scripts/assemble-benchmarks.py

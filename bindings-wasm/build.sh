@@ -29,9 +29,35 @@ export RUSTFLAGS="-Zunstable-options -Cpanic=immediate-abort"
 # elements that compare equal but differ (every such sort key is a total order). Measured:
 # 570 KB -> 475 KB raw, 208 KB -> 184 KB gzipped. The cost: building a ring of 160,000
 # points takes ~1.6x as long (26 -> 43 ms, heapsort); routing is unchanged.
+#
+# SHARDROUTE_WASM_FEATURES (say `jump,redis_cluster,vbucket`): a slim package in place of
+# the full one, with only the strategies named (the core's cargo features of the same
+# names: every other `type` is refused as not built in), and the topology operations only
+# when `operations` is named too (Cargo.toml). Each set has its own copy of the .wasm
+# here, so switching back and forth re-runs neither wasm-opt nor wasm-bindgen for nothing.
+wanted="${SHARDROUTE_WASM_FEATURES:-}"
+features=()
+variant=full
+if [ -n "$wanted" ]; then
+  if ! [[ "$wanted" =~ ^[a-z_]+(,[a-z_]+)*$ ]]; then
+    echo "build.sh: SHARDROUTE_WASM_FEATURES is a comma-separated list of strategy types and operations, not '$wanted'" >&2
+    exit 1
+  fi
+  list=()
+  for name in ${wanted//,/ }; do
+    if [ "$name" = operations ]; then list+=(operations); else list+=("shardroute/$name"); fi
+  done
+  features=(--no-default-features --features "$(IFS=,; echo "${list[*]}")")
+  variant="slim-${wanted//,/-}"
+fi
 "$cargo" build --quiet --profile wasm-release --target wasm32-unknown-unknown -p shardroute-wasm \
-  -Z build-std=std,panic_abort -Z build-std-features=optimize_for_size
-wasm="$CARGO_TARGET_DIR/wasm32-unknown-unknown/wasm-release/shardroute_wasm.wasm"
+  -Z build-std=std,panic_abort -Z build-std-features=optimize_for_size "${features[@]}"
+built="$CARGO_TARGET_DIR/wasm32-unknown-unknown/wasm-release/shardroute_wasm.wasm"
+wasm="${built%.wasm}.$variant.wasm"
+if ! cmp -s "$built" "$wasm"; then
+  cp "$built" "$wasm.tmp"
+  mv -f "$wasm.tmp" "$wasm"
+fi
 
 # Binaryen's size optimizer, before wasm-bindgen: Debian's binaryen (108) cannot read the
 # `table.fill` of wasm-bindgen's externref glue, so it runs on rustc's output (features
@@ -65,8 +91,20 @@ install_if_changed() {
   fi
 }
 
+# Replaces the one occurrence of $2 in the generated glue $1 by $3, or fails: a new
+# wasm-bindgen that writes it differently must be looked at, not silently shipped.
+patch_glue() {
+  local count
+  count="$(grep -cF -- "$2" "$1" || true)"
+  if [ "$count" != 1 ]; then
+    echo "build.sh: expected one \`$2\` in $1, found $count" >&2
+    exit 1
+  fi
+  FROM="$2" TO="$3" perl -0pi -e 's/\Q$ENV{FROM}\E/$ENV{TO}/' "$1"
+}
+
 stamp="pkg/.stamp"
-if ! { [ -f "$stamp" ] && [ "$stamp" -nt "$wasm" ] && [ "$stamp" -nt "$here/build.sh" ]; }; then
+if ! { [ -f "$stamp" ] && [ "$stamp" -nt "$wasm" ] && [ "$stamp" -nt "$here/build.sh" ] && [ "$(cat "$stamp")" = "$variant" ]; }; then
   rm -rf pkg
   # `--out-name`: the input is the optimized copy, the outputs keep the crate's name.
   flags=(--no-typescript --remove-name-section --remove-producers-section --out-name shardroute_wasm)
@@ -90,10 +128,17 @@ if ! { [ -f "$stamp" ] && [ "$stamp" -nt "$wasm" ] && [ "$stamp" -nt "$here/buil
       printf '\nimport { installFastPaths } from "%s";\ninstallFastPaths(Router);\n' "$snippet" >> "$glue"
     fi
   done
+  # The .wasm ships once, in pkg/web: the nodejs glue reads that copy. The web glue's
+  # default URL gets a `./`, the form webpack and Vite resolve as a file beside the glue
+  # (and emit with the bundle) rather than as a package name.
+  rm pkg/node/shardroute_wasm_bg.wasm
+  patch_glue pkg/node/shardroute_wasm.js '${__dirname}/shardroute_wasm_bg.wasm' '${__dirname}/../web/shardroute_wasm_bg.wasm'
+  patch_glue pkg/web/shardroute_wasm.js "new URL('shardroute_wasm_bg.wasm', import.meta.url)" \
+    "new URL('./shardroute_wasm_bg.wasm', import.meta.url)"
   # The web glue is an ES module in a .js file: say so to Node-based bundlers and tools
   # (this package's own type is CommonJS, for the nodejs glue).
   echo '{"type": "module"}' > pkg/web/package.json
-  touch "$stamp"
+  echo "$variant" > "$stamp"
 fi
 
 # What the package shares with the Node addon, from bindings-js/: the code js/support.mjs

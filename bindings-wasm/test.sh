@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Builds shardroute-wasm if needed, then runs everything that checks it: the core built
 # alone for wasm32 without std (the no_std proof), the TypeScript declarations (tsc over
-# conformance/js/types.ts), the Node tests (the suites shared with the addon in
-# conformance/js/: API, batches, examples; the conformance vectors as `wasm-node`), and the
-# conformance vectors in headless Chromium (`wasm-chromium`). Exits non-zero on any failure.
+# conformance/js/types.ts, and test/edge/web-types.ts for `shardroute-wasm/web`), the Node
+# tests (the suites shared with the addon in conformance/js/: API, batches, examples; the
+# conformance vectors as `wasm-node`; test/edge.test.mjs, the packed package in Node,
+# Deno, workerd, and Chromium's service and web workers and bundled pages), the
+# conformance vectors in headless Chromium (`wasm-chromium`), and a slim package's
+# (test/slim.mjs). Exits non-zero on any failure.
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -15,14 +18,15 @@ cd "$here"
 echo "== no_std: the core alone for wasm32-unknown-unknown, core + alloc only"
 RUSTC="${SHARDROUTE_WASM_RUSTC:-/usr/bin/rustc}" RUSTC_BOOTSTRAP=1 CARGO_TARGET_DIR="$root/target/wasm" \
   "${SHARDROUTE_WASM_CARGO:-/usr/bin/cargo}" build --quiet -p shardroute --no-default-features \
-  --target wasm32-unknown-unknown -Z build-std=core,alloc
+  --features all-strategies --target wasm32-unknown-unknown -Z build-std=core,alloc
 
 if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   npm ci --no-audit --no-fund
 fi
 
-echo "== tsc --noEmit (index.d.ts, conformance/js/types.ts)"
+echo "== tsc --noEmit (index.d.ts, conformance/js/types.ts; web.d.ts, test/edge/web-types.ts)"
 ./node_modules/.bin/tsc --noEmit -p tsconfig.json
+./node_modules/.bin/tsc --noEmit -p tsconfig.web.json
 
 echo "== node --test"
 node --test test/*.test.mjs
@@ -32,3 +36,10 @@ node test/browser.mjs
 
 wasm=pkg/web/shardroute_wasm_bg.wasm
 echo "shardroute-wasm: $wasm is $(stat -c %s "$wasm") bytes, $(gzip -9c "$wasm" | wc -c) gzipped"
+
+# Last, as it replaces pkg/ until the full package is built again (build.sh rebuilds it on
+# the next run whatever stops this one).
+echo "== a slim package: SHARDROUTE_WASM_FEATURES=jump,redis_cluster,vbucket (no operations)"
+SHARDROUTE_WASM_FEATURES=jump,redis_cluster,vbucket ./build.sh
+node test/slim.mjs
+./build.sh

@@ -1,11 +1,44 @@
-// The browser entry of shardroute-wasm (the package's `browser` and `default` export).
-// It instantiates the WebAssembly module (fetching pkg/web/shardroute_wasm_bg.wasm, next to
-// the glue) before it exports anything, so the API is exactly the Node one: no init call.
-import init from '../pkg/web/shardroute_wasm.js';
+// The web entry of shardroute-wasm: the package's `browser`, `worker` and `default` export
+// and its `./web` subpath. A worker may import it, so it has no top-level `await` (service
+// workers refuse one): nothing is loaded until `init` or `initSync` is called, once, before
+// the first Router. Both are no-ops once the module is instantiated.
+import glueInit, { initSync as glueInitSync } from '../pkg/web/shardroute_wasm.js';
 
 export {
   Migration, Router, ShardrouteError, apply, decodeDictionary, diff, encodeDictionary, hashKey, jump, moduloMoves,
   parseRedirect,
 } from '../pkg/web/shardroute_wasm.js';
 
-await init();
+/**
+ * Loads and instantiates the WebAssembly module. `input` is where the module comes from:
+ * a URL or URL string (fetched), a `Response` or a promise of one (streamed), the bytes
+ * (`ArrayBuffer`, typed array), or a compiled `WebAssembly.Module`; omitted, the .wasm
+ * beside the glue, `new URL('./shardroute_wasm_bg.wasm', import.meta.url)`, which webpack
+ * and Vite see and emit with the bundle. Concurrent and repeated calls share one
+ * instantiation.
+ */
+export async function init(input) {
+  try {
+    await glueInit({ module_or_path: input });
+  } catch (err) {
+    throw new Error(`shardroute-wasm: cannot load the WebAssembly module from ${describe(input)}: ${err?.message ?? err}. `
+      + 'A bundler that leaves the .wasm behind (esbuild) needs it imported and passed: '
+      + "`import wasm from 'shardroute-wasm/shardroute_wasm.wasm'` (esbuild: --loader:.wasm=file), then `init(wasm)`", { cause: err });
+  }
+}
+
+/**
+ * Instantiates the module synchronously from a compiled `WebAssembly.Module` (what
+ * workerd and other edge runtimes give for `import mod from './x.wasm'`) or from its bytes
+ * (compiled here: not allowed on a browser's main thread above 8 MB, nor in workerd).
+ */
+export function initSync(module) {
+  glueInitSync({ module });
+}
+
+function describe(input) {
+  if (input === undefined) return 'the .wasm beside the glue';
+  if (input instanceof URL || typeof input === 'string') return String(input);
+  if (typeof Response === 'function' && input instanceof Response) return `a Response of ${input.url || 'unknown origin'}`;
+  return Object.prototype.toString.call(input);
+}

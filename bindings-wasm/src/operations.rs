@@ -1,5 +1,10 @@
 //! `apply`: the core's [`sr::ops::apply`], the one call for every topology
 //! operation (`add_node`, `remove_node`, ...), so a new operation needs no code here.
+//!
+//! The operations are the largest part of the core's code (about 150 KB of the .wasm).
+//! A build without this crate's `operations` feature (on by default; build.sh's
+//! SHARDROUTE_WASM_FEATURES) leaves them out: `apply` and `Router.moved`, the two calls
+//! that reach them, then throw `invalid_argument`, and everything else is unchanged.
 
 use shardroute as sr;
 use wasm_bindgen::prelude::*;
@@ -20,6 +25,38 @@ use crate::topology;
 pub fn apply(document: &JsValue, operation: &JsValue) -> Result<JsValue> {
     let document = sr::Topology::from_json(&topology::json_text(document, "topology")?)?;
     let operation = topology::argument_value(operation, "operation")?;
-    let result = sr::ops::apply(&document, &operation)?;
+    let result = applied(&document, &operation)?;
     Ok(topology::value_to_js(&result, "the result of apply")?)
+}
+
+/// The core's [`sr::ops::apply`].
+#[cfg(feature = "operations")]
+fn applied(document: &sr::Topology, operation: &serde_json::Value) -> sr::Result<serde_json::Value> {
+    sr::ops::apply(document, operation)
+}
+
+/// Without the `operations` feature: `invalid_argument`, naming the feature.
+#[cfg(not(feature = "operations"))]
+fn applied(_: &sr::Topology, _: &serde_json::Value) -> sr::Result<serde_json::Value> {
+    Err(not_built_in("apply"))
+}
+
+/// The core's [`sr::Router::moved`] (a `redis_moved` operation).
+#[cfg(feature = "operations")]
+pub(crate) fn moved(router: &sr::Router, slot: u32, address: &str) -> sr::Result<sr::Router> {
+    router.moved(slot, address)
+}
+
+/// Without the `operations` feature: `invalid_argument`, naming the feature.
+#[cfg(not(feature = "operations"))]
+pub(crate) fn moved(_: &sr::Router, _: u32, _: &str) -> sr::Result<sr::Router> {
+    Err(not_built_in("Router.moved"))
+}
+
+/// The error of a call whose code this build leaves out.
+#[cfg(not(feature = "operations"))]
+fn not_built_in(call: &str) -> sr::Error {
+    crate::errors::invalid_argument(alloc::format!(
+        "{call} is not built into this package (built without the `operations` feature of shardroute-wasm)"
+    ))
 }

@@ -237,7 +237,7 @@ impl Router {
     pub fn moved(&self, slot: &JsValue, address: &JsValue) -> Result<Router> {
         let slot = u32_from_js(slot, "slot")?;
         let address = key::text_argument(address, "address")?;
-        Ok(Router::wrap(self.inner.moved(slot, &address)?))
+        Ok(Router::wrap(crate::operations::moved(&self.inner, slot, &address)?))
     }
 
     /// Where the next command for a key of `slot` goes after a Redis Cluster `ASK <slot>

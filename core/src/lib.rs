@@ -67,6 +67,11 @@
 //!   instructions at run time (jump batches, CRC-32 of long keys). Everything else is
 //!   `no_std` + `alloc`: build with `default-features = false` for wasm or embedded;
 //!   answers are the same either way.
+//! * one per strategy, named as its `type` (`jump`, `redis_cluster`, `vbucket`, ...), all
+//!   in `all-strategies` (default): a build without a strategy's feature refuses its
+//!   documents (`invalid_topology`, "not built in") and leaves out its parsing code, for a
+//!   smaller WebAssembly package. With `default-features = false`, name the strategies,
+//!   or `all-strategies`.
 #![no_std]
 #![deny(missing_docs)]
 // One exception, in `strategy::hashed::jump`'s `isa` module: the run-time choice of

@@ -41,8 +41,9 @@
 //! spec and the node list; `follows_node_list`/`node_removed` if adding and removing a
 //! node is the whole change) and a placement type implementing `Place` (shard, owner,
 //! and what differs from the defaults: replicas, range scans, batches), then add one
-//! line to the `catalogue!` below and an `Edit` implementation in [`crate::ops`] (empty
-//! when it takes no operation of its own). Bindings need no change: they only ever see
+//! line to the `catalogue!` below (with its cargo feature, named as its `type`, also in
+//! Cargo.toml's list) and an `Edit` implementation in [`crate::ops`] (empty when it takes
+//! no operation of its own). Bindings need no change: they only ever see
 //! [`Router`](crate::Router) and [`ops::apply`](crate::ops::apply).
 
 pub mod compat;
@@ -67,17 +68,19 @@ use spec::{check_weights, Place, Spec};
 /// Declares the strategies: the public [`Strategy`] enum, the compiled `Placement`
 /// enum, and the dispatch between them. One line per strategy.
 macro_rules! strategies {
-    ($($(#[$doc:meta])* $variant:ident => $spec:path,)*) => {
+    ($($(#[doc = $doc:expr])* #[feature = $feature:literal] $variant:ident => $spec:path,)*) => {
         /// A parsed `strategy` section: one variant per shard function, holding that
         /// module's parameters.
         #[derive(Clone, Debug, PartialEq)]
         #[non_exhaustive]
         pub enum Strategy {
-            $($(#[$doc])* $variant($spec),)*
+            $($(#[doc = $doc])* $variant($spec),)*
         }
 
         /// Every `type` name, for error messages.
         const TYPES: &[&str] = &[$(<$spec as Spec>::TYPE,)*];
+        /// Whether each of `TYPES` is built in (its cargo feature on).
+        const BUILT_IN: &[bool] = &[$(cfg!(feature = $feature),)*];
 
         impl Strategy {
             /// The `type` name of this strategy in the document.
@@ -95,6 +98,14 @@ macro_rules! strategies {
                 };
                 $(
                     if kind == <$spec as Spec>::TYPE {
+                        // A build without the strategy's feature has none of its parsing
+                        // code, and so no way to make one (see `Cargo.toml`).
+                        if !cfg!(feature = $feature) {
+                            return Err(json::at(
+                                &json::join(path, "type"),
+                                format_args!("strategy {kind:?} is not built in (cargo feature {:?} of shardroute is off)", $feature),
+                            ));
+                        }
                         let object = Object::new(path, value, <$spec as Spec>::FIELDS)?;
                         check_weights(kind, <$spec as Spec>::WEIGHTED, nodes)?;
                         let spec = <$spec as Spec>::parse(&object, nodes)?;
@@ -102,9 +113,10 @@ macro_rules! strategies {
                         return Ok(Strategy::$variant(spec));
                     }
                 )*
+                let built: Vec<&str> = TYPES.iter().zip(BUILT_IN).filter(|(_, on)| **on).map(|(name, _)| *name).collect();
                 Err(json::at(
                     &json::join(path, "type"),
-                    format_args!("unknown strategy {kind:?}; expected one of {}", TYPES.join(", ")),
+                    format_args!("unknown strategy {kind:?}; expected one of {}", built.join(", ")),
                 ))
             }
 
@@ -252,54 +264,77 @@ macro_rules! strategies {
 }
 
 /// Calls `$callback!` with the catalogue: one `Variant => path::to::Spec,` line per
-/// strategy, each with its doc. The one list every per-strategy dispatch is built from
+/// strategy, each with its doc and `#[feature = "..."]`, the cargo feature that builds its
+/// parser in (Cargo.toml lists the same names). The one list every per-strategy dispatch is built from
 /// ([`Strategy`] and `Placement` here, the operations' dispatch in [`crate::ops`]).
 macro_rules! catalogue {
     ($callback:ident) => {
         $callback! {
             /// `hash % n`, or 1-based.
+            #[feature = "modulo"]
             Modulo => $crate::strategy::hashed::modulo::ModuloSpec,
             /// Jump consistent hash over the node list.
+            #[feature = "jump"]
             Jump => $crate::strategy::hashed::jump::JumpSpec,
             /// Consistent-hash ring with virtual nodes.
+            #[feature = "ring"]
             Ring => $crate::strategy::hashed::ring::RingSpec,
             /// Rendezvous (highest random weight) hashing.
+            #[feature = "rendezvous"]
             Rendezvous => $crate::strategy::hashed::rendezvous::RendezvousSpec,
             /// Fixed vbuckets with a dictionary.
+            #[feature = "vbucket"]
             Vbucket => $crate::strategy::partitioned::vbucket::VbucketSpec,
             /// Sorted boundaries over raw keys (byte order).
+            #[feature = "key_range"]
             KeyRange => $crate::strategy::partitioned::key_range::KeyRangeSpec,
             /// Sorted boundaries over the 64-bit hash space.
+            #[feature = "hash_range"]
             HashRange => $crate::strategy::partitioned::hash_range::HashRangeSpec,
             /// An explicit key → node table with a fallback strategy.
+            #[feature = "directory"]
             Directory => $crate::strategy::partitioned::directory::DirectorySpec,
             /// Partitions → groups → nodes: a small top map over remappable groups.
+            #[feature = "multilevel"]
             Multilevel => $crate::strategy::partitioned::multilevel::MultilevelSpec,
             /// Bit trie over the hash bits: one leaf per node.
+            #[feature = "trie"]
             Trie => $crate::strategy::partitioned::trie::TrieSpec,
             /// Cassandra-style token ring with seeded or explicit tokens.
+            #[feature = "token_ring"]
             TokenRing => $crate::strategy::partitioned::token_ring::TokenRingSpec,
             /// Maglev lookup table (Eisenbud et al., NSDI 2016).
+            #[feature = "maglev"]
             Maglev => $crate::strategy::hashed::maglev::MaglevSpec,
             /// Ids that carry their shard: bit fields, Snowflake, ticket servers, cells.
+            #[feature = "id_bits"]
             IdBits => $crate::strategy::ids::id_bits::IdBitsSpec,
             /// Id intervals owned by groups of weighted shards.
+            #[feature = "id_groups"]
             IdGroups => $crate::strategy::ids::id_groups::IdGroupsSpec,
             /// Cassandra's Murmur3Partitioner over explicit tokens (compatibility profile).
+            #[feature = "cassandra"]
             Cassandra => $crate::strategy::compat::cassandra::CassandraSpec,
             /// Redis Cluster: CRC16 hash slots over slot ranges (compatibility profile).
+            #[feature = "redis_cluster"]
             RedisCluster => $crate::strategy::compat::redis_cluster::RedisClusterSpec,
             /// Vitess vindexes (`hash`, `xxhash`, `numeric`) over keyranges (compatibility profile).
+            #[feature = "vitess"]
             Vitess => $crate::strategy::compat::vitess::VitessSpec,
             /// Kafka's keyed-record partitioner (Java client, or kafkajs' legacy one).
+            #[feature = "kafka"]
             Kafka => $crate::strategy::compat::kafka::KafkaSpec,
             /// Elasticsearch's document routing (Murmur3 over UTF-16, routing shards).
+            #[feature = "elasticsearch"]
             Elasticsearch => $crate::strategy::compat::elasticsearch::ElasticsearchSpec,
             /// Ketama continuum of memcached clients (libmemcached, libketama, Couchbase).
+            #[feature = "ketama"]
             Ketama => $crate::strategy::hashed::ketama::KetamaSpec,
             /// Couchbase's vbucket map: CRC-32 bits 16..31 % V (compatibility profile).
+            #[feature = "couchbase"]
             Couchbase => $crate::strategy::compat::couchbase::CouchbaseSpec,
             /// Tarantool vshard: CRC-32C (no final xor) % bucket_count + 1 (compatibility profile).
+            #[feature = "vshard"]
             Vshard => $crate::strategy::compat::vshard::VshardSpec,
         }
     };

@@ -1,0 +1,248 @@
+// The WebAssembly package where edge workers and browsers start it, for docs/benchmarks.md:
+//   - the .wasm's size, raw and gzip -9, for the full package and two slim builds
+//     (build.sh's SHARDROUTE_WASM_FEATURES), and what weighs most in it (function sizes
+//     from rustc's own output, which still has its `name` section, grouped by crate and
+//     module: bench/edge/wasm-sizes.mjs);
+//   - cold start, module compile + instantiate + first route, median over 20 fresh
+//     isolates: in workerd (npm), 20 processes each serving cold-workerd.mjs, and in
+//     Chromium (Debian's, through playwright-core), 20 dedicated workers (cold.html);
+//   - batch routing per key, the WASM package's nodejs build against the Node addon.
+// Writes target/bench/wasm-edge.md and prints it. Runs build.sh for the slim builds and
+// the full one again at the end. Needs bindings-wasm's npm dev dependencies (make setup)
+// and, for the batch rows, the Node addon (bindings-node/build.sh; `make bench` builds it).
+//
+//   node bench/edge/bench.mjs      (COLD_RUNS=20 BATCH_KEYS=200000 BATCH_RUNS=7 by default)
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
+
+import { median } from '../stats.mjs';
+import { makeKeys, makeTimer } from '../browser/workloads.mjs';
+import { functionSizes, grouped, identifiers, origin, sections } from './wasm-sizes.mjs';
+
+const here = fileURLToPath(new URL('.', import.meta.url));
+const root = resolve(here, '..', '..');
+const wasmDir = join(root, 'bindings-wasm');
+const COLD_RUNS = Number(process.env.COLD_RUNS ?? 20);
+const BATCH_KEYS = Number(process.env.BATCH_KEYS ?? 200_000);
+const BATCH_RUNS = Number(process.env.BATCH_RUNS ?? 7);
+const SLIM = [
+  { features: 'jump,redis_cluster,vbucket,operations', what: '`jump`, `redis_cluster`, `vbucket`, with the operations' },
+  { features: 'jump,redis_cluster,vbucket', what: '`jump`, `redis_cluster`, `vbucket`, without the operations (`apply` and `Router.moved` refused)' },
+];
+const KB = 1000;
+const TARGETS = { raw: 250 * KB, gzip: 90 * KB, coldMs: 5, batchRatio: 1.5 };
+
+const { launchChromium, openPage, startServer } = await import('../../bindings-wasm/test/chromium.mjs');
+const { bundleForWorkerd, freePort, startServing, stop, workerdBinary } = await import('../../bindings-wasm/test/edge/runtimes.mjs');
+const wasmRequire = createRequire(join(wasmDir, 'package.json'));
+
+const shipped = join(wasmDir, 'pkg', 'web', 'shardroute_wasm_bg.wasm');
+/** rustc's output for a build variant (build.sh keeps one copy per variant). */
+const rustcOutput = (variant) => join(root, 'target', 'wasm', 'wasm32-unknown-unknown', 'wasm-release', `shardroute_wasm.${variant}.wasm`);
+
+function build(features) {
+  const env = { ...process.env };
+  if (features) env.SHARDROUTE_WASM_FEATURES = features;
+  else delete env.SHARDROUTE_WASM_FEATURES;
+  execFileSync(join(wasmDir, 'build.sh'), { env, stdio: 'inherit' });
+}
+
+function sizes(path) {
+  const bytes = readFileSync(path);
+  return { raw: bytes.length, gzip: gzipSync(bytes, { level: 9 }).length };
+}
+
+const bytesText = (n) => n.toLocaleString('en-US');
+const verdict = (ok) => (ok ? 'met' : '**not met**');
+const ms = (value) => value.toFixed(value >= 10 ? 1 : 2);
+
+// ---- sizes, and cold start of each build ----
+const BUILDS = [{ features: undefined, what: 'full: every strategy and the topology operations' }, ...SLIM];
+
+/** Each build's sizes and cold starts (build.sh makes it in place; the full one again last). */
+async function measureBuilds() {
+  const results = [];
+  try {
+    for (const variant of BUILDS) {
+      build(variant.features);
+      results.push({ ...variant, ...sizes(shipped), workerd: await coldWorkerd(), chromium: await coldChromium() });
+    }
+  } finally {
+    build();
+  }
+  return results;
+}
+
+/** The weight table: crates and modules of the full build, and the largest functions. */
+function weights() {
+  const bytes = readFileSync(rustcOutput('full'));
+  const functions = functionSizes(bytes);
+  const total = functions.reduce((sum, f) => sum + f.size, 0);
+  const groups = grouped(functions, origin).slice(0, 14);
+  const largest = [...functions].sort((a, b) => b.size - a.size).slice(0, 8);
+  const shippedSections = sections(readFileSync(shipped)).filter((s) => s.size > 1000);
+  return { total, groups, largest, shippedSections };
+}
+
+// ---- cold start in workerd ----
+/** Start-ups of workerd with COLD_RUNS workers (isolates) of each kind, per kind. */
+const WORKERD_STARTS = 9;
+
+/**
+ * workerd with COLD_RUNS copies of cold-workerd.mjs, one isolate each, against the same
+ * with cold-workerd-baseline.mjs (no package), started in turn WORKERD_STARTS times each:
+ * the in-isolate time of every copy's first request, and the compile and load of the
+ * package per isolate (the difference of the median start-ups, process start to first
+ * answer, over the isolates).
+ */
+async function coldWorkerd() {
+  const out = join(root, 'target', 'bench', 'wasm-edge', 'workerd');
+  const configs = {};
+  for (const [name, entry] of [['wasm', 'cold-workerd.mjs'], ['baseline', 'cold-workerd-baseline.mjs']]) {
+    const ports = [];
+    for (let i = 0; i < COLD_RUNS; i++) ports.push(await freePort());
+    configs[name] = { dir: join(out, name), ports };
+    await bundleForWorkerd(join(here, entry), configs[name].dir, ports);
+  }
+  const starts = { wasm: [], baseline: [] };
+  const inIsolate = [];
+  for (let run = 0; run < WORKERD_STARTS; run++) {
+    for (const name of ['baseline', 'wasm']) {
+      const { dir, ports } = configs[name];
+      const started = process.hrtime.bigint();
+      const { child, response } = await startServing(workerdBinary(), ['serve', 'config.capnp'],
+        `http://127.0.0.1:${ports[0]}/`, { cwd: dir, pollMs: 2 });
+      starts[name].push(Number(process.hrtime.bigint() - started) / 1e6);
+      try {
+        if (name === 'wasm' && run === 0) {
+          const answers = [response];
+          for (const port of ports.slice(1)) answers.push(await (await fetch(`http://127.0.0.1:${port}/`)).text());
+          for (const text of answers) {
+            const answer = JSON.parse(text);
+            if (typeof answer.shard !== 'number') throw new Error(`the workerd worker answered ${text}`);
+            inIsolate.push(answer.ms);
+          }
+        }
+      } finally {
+        await stop(child);
+      }
+    }
+  }
+  return { inIsolate, starts, share: (median(starts.wasm) - median(starts.baseline)) / COLD_RUNS };
+}
+
+// ---- cold start in Chromium ----
+async function coldChromium() {
+  const server = await startServer();
+  let browser;
+  try {
+    browser = await launchChromium();
+    const page = await openPage(browser, 60_000);
+    await page.goto(`http://127.0.0.1:${server.address().port}/bench/edge/cold.html`, { waitUntil: 'load' });
+    const runs = { inWorker: [], total: [] };
+    for (let run = 0; run < COLD_RUNS; run++) {
+      const answer = await page.evaluate(() => window.coldStart());
+      if (typeof answer.shard !== 'number') throw new Error(`the worker answered ${JSON.stringify(answer)}`);
+      runs.inWorker.push(answer.ms);
+      runs.total.push(answer.total);
+    }
+    return { ...runs, version: browser.version() };
+  } finally {
+    await browser?.close().catch(() => {});
+    await new Promise((done) => server.close(done));
+  }
+}
+
+// ---- batch routing: WASM (nodejs build) against the addon ----
+function batch() {
+  const addonPath = join(root, 'bindings-node', 'index.js');
+  if (!existsSync(join(root, 'bindings-node', 'shardroute.node'))) return undefined;
+  const addon = createRequire(import.meta.url)(addonPath);
+  const wasm = wasmRequire('shardroute-wasm');
+  const data = makeKeys(BATCH_KEYS);
+  const timers = { addon: makeTimer(addon, data), wasm: makeTimer(wasm, data) };
+  const rows = [];
+  for (const table of ['jump-10', 'jump-1000']) {
+    for (const call of ['`routeMany(string[])`', '`routePacked` (one buffer + offsets)', '`routeU64s(BigUint64Array)`']) {
+      const times = { addon: [], wasm: [] };
+      for (const name of ['addon', 'wasm']) timers[name].time(table, call); // warm-up
+      for (let run = 0; run < BATCH_RUNS; run++) {
+        for (const name of run % 2 ? ['wasm', 'addon'] : ['addon', 'wasm']) times[name].push(timers[name].time(table, call));
+      }
+      rows.push({ table, call, addon: median(times.addon), wasm: median(times.wasm) });
+    }
+  }
+  return rows;
+}
+
+// ---- the fragment ----
+async function main() {
+  const builds = await measureBuilds();
+  const [full, ...slim] = builds;
+  const weight = weights();
+  const batchRows = batch();
+
+  const lines = ['## WASM at the edge: size, cold start, batches (bench/edge/bench.mjs)', ''];
+  lines.push(`- machine: ${os.cpus().length} CPUs, ${os.cpus()[0]?.model ?? 'unknown'}; load average at the end ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  lines.push(`- date: ${new Date().toISOString()}; Node ${process.version}; workerd ${JSON.parse(readFileSync(wasmRequire.resolve('workerd/package.json'), 'utf8')).version} (npm); Chromium ${full.chromium.version} (/usr/bin/chromium, headless)`);
+  lines.push('- command: `node bench/edge/bench.mjs` (in `make bench`); sizes are of `pkg/web/shardroute_wasm_bg.wasm` as build.sh makes it (`SHARDROUTE_WASM_FEATURES` for the slim builds), gzip: zlib at level 9', '');
+
+  lines.push('### Size of the .wasm', '', '| build | raw bytes | gzip -9 bytes |', '|---|---:|---:|');
+  lines.push(`| full: every strategy and the topology operations | ${bytesText(full.raw)} | ${bytesText(full.gzip)} |`);
+  for (const s of slim) lines.push(`| slim: ${s.what} | ${bytesText(s.raw)} | ${bytesText(s.gzip)} |`);
+  lines.push('');
+  lines.push(`What weighs most, by the code of each function in rustc's output for the full build (${bytesText(weight.total)} bytes of code before wasm-opt and wasm-bindgen, whose \`name\` section says whose each function is; functions the compiler inlined count where they were inlined). The shipped file: ${weight.shippedSections.map((s) => `${s.name} ${bytesText(s.size)}`).join(', ')} bytes.`, '');
+  lines.push('| crate or module | bytes of code | share |', '|---|---:|---:|');
+  for (const [group, size] of weight.groups) lines.push(`| \`${group}\` | ${bytesText(size)} | ${(100 * size / weight.total).toFixed(1)}% |`);
+  lines.push('', '| largest functions | bytes |', '|---|---:|');
+  for (const f of weight.largest) lines.push(`| \`${identifiers(f.name).slice(0, 9).join('::')}\` | ${bytesText(f.size)} |`);
+  lines.push('');
+
+  lines.push(`### Cold start, median over ${COLD_RUNS} fresh isolates (ms)`, '');
+  lines.push(`In workerd, ${COLD_RUNS} copies of a worker (bench/edge/cold-workerd.mjs), each its own isolate, in one \`workerd serve\`: each copy's first request times \`initSync(module)\` + \`new Router\` + first \`route\` inside the isolate (workerd's clock ticks in whole ms); the module itself is compiled when workerd loads the worker, before any request, so it is measured from outside: the start-up of that process (start to first answer) minus that of the same process with ${COLD_RUNS} copies of a worker without the package, medians of ${WORKERD_STARTS} starts each, divided by ${COLD_RUNS}. In Chromium, ${COLD_RUNS} dedicated workers, each a fresh isolate (bench/edge/cold.html): \`await init(bytes)\` (compile + instantiate) + \`new Router\` + first \`route\` timed inside, and \`new Worker\` to its answer (the worker's own start-up, the glue fetched and compiled, and the above).`, '');
+  lines.push(`| build | workerd: instantiate + first route, in the isolate | workerd: compile and load, per isolate | workerd: start-up with ${COLD_RUNS} workers without the package | Chromium: compile + instantiate + first route, in the worker | Chromium: \`new Worker\` to answer |`);
+  lines.push('|---|---:|---:|---:|---:|---:|');
+  const spread = (values) => `${ms(median(values))} (${ms(Math.min(...values))}-${ms(Math.max(...values))})`;
+  for (const b of builds) {
+    lines.push(`| ${b.features ?? 'full'} | ${spread(b.workerd.inIsolate)} | ${ms(b.workerd.share)} | ${spread(b.workerd.starts.baseline)} | ${spread(b.chromium.inWorker)} | ${spread(b.chromium.total)} |`);
+  }
+  lines.push('');
+
+  if (batchRows) {
+    lines.push(`### Batch routing, WASM (nodejs build) against the Node addon (ns/key, median of ${BATCH_RUNS} runs over ${bytesText(BATCH_KEYS)} keys)`, '');
+    lines.push('| table | call | addon | WASM | WASM / addon |', '|---|---|---:|---:|---:|');
+    for (const r of batchRows) lines.push(`| ${r.table} | ${r.call} | ${r.addon.toFixed(1)} | ${r.wasm.toFixed(1)} | ${(r.wasm / r.addon).toFixed(2)}x |`);
+    lines.push('');
+  }
+
+  const gate = batchRows?.find((r) => r.table === 'jump-1000' && r.call === '`routeMany(string[])`');
+  lines.push('### Targets (edge and browsers)', '', '| target | measured | verdict |', '|---|---|---|');
+  lines.push(`| full .wasm <= 250 KB raw | ${bytesText(full.raw)} bytes | ${verdict(full.raw <= TARGETS.raw)} |`);
+  lines.push(`| full .wasm <= 90 KB gzip | ${bytesText(full.gzip)} bytes | ${verdict(full.gzip <= TARGETS.gzip)} |`);
+  for (const s of slim) {
+    lines.push(`| slim (${s.features}) <= 250 KB raw, 90 KB gzip | ${bytesText(s.raw)} / ${bytesText(s.gzip)} bytes | ${verdict(s.raw <= TARGETS.raw && s.gzip <= TARGETS.gzip)} |`);
+  }
+  for (const b of builds) {
+    const share = b.workerd.share + median(b.workerd.inIsolate);
+    const inWorker = median(b.chromium.inWorker);
+    lines.push(`| cold start in workerd <= 5 ms, ${b.features ?? 'full'} (compile and load per isolate + instantiate and first route in it) | ${ms(share)} ms (${ms(b.workerd.share)} + ${ms(median(b.workerd.inIsolate))}) | ${verdict(share <= TARGETS.coldMs)} |`);
+    lines.push(`| cold start in Chromium <= 5 ms, ${b.features ?? 'full'} (compile + instantiate + first route, median) | ${ms(inWorker)} ms | ${verdict(inWorker <= TARGETS.coldMs)} |`);
+  }
+  if (gate) lines.push(`| batch <= 1.5x the addon per key (\`routeMany(string[])\`, jump, 1000 nodes) | ${(gate.wasm / gate.addon).toFixed(2)}x | ${verdict(gate.wasm / gate.addon <= TARGETS.batchRatio)} |`);
+  else lines.push('| batch <= 1.5x the addon per key | not measured: no addon (bindings-node/build.sh) | **not met** |');
+
+  const text = `${lines.join('\n')}\n`;
+  mkdirSync(join(root, 'target', 'bench'), { recursive: true });
+  writeFileSync(join(root, 'target', 'bench', 'wasm-edge.md'), text);
+  process.stdout.write(text);
+}
+
+main().catch((err) => {
+  console.error(`bench/edge: ${(err && err.stack) || err}`);
+  process.exitCode = 1;
+});

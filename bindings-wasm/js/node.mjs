@@ -1,0 +1,12 @@
+// The `./web` subpath under Node: the Node build (instantiated on load, the same module
+// `shardroute-wasm` gives) with the web entry's `init` and `initSync` as no-ops, so code
+// written for the web entry runs unchanged in Node.
+export {
+  Router, ShardrouteError, apply, decodeDictionary, diff, encodeDictionary, hashKey, jump, moduloMoves, parseRedirect,
+} from '../pkg/node/shardroute_wasm.js';
+
+/** Nothing to load: the Node build instantiated the module when it was first imported. */
+export async function init(_input) {}
+
+/** Nothing to load: the Node build instantiated the module when it was first imported. */
+export function initSync(_module) {}

@@ -1,0 +1,44 @@
+// A slim package, as build.sh makes it with SHARDROUTE_WASM_FEATURES=jump,redis_cluster,vbucket
+// (test.sh builds it, runs this, then builds the full package again): the conformance
+// vectors of those strategies and of key hashing pass, except the calls that need the
+// topology operations this build leaves out; other strategies are refused as not built
+// in, and `apply` and `Router.moved` say that they are not built in. Exits non-zero on any
+// failure. Reads the nodejs build directly: `node test/slim.mjs`.
+import assert from 'node:assert/strict';
+import { readFileSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+
+import { runVectors, summaryLine } from '../../conformance/runner.mjs';
+import { vectorsDir } from '../../conformance/js/vectors.mjs';
+
+const STRATEGIES = ['jump', 'redis_cluster', 'vbucket'];
+const OPERATIONS = new Set(['apply', 'moved']);
+const packageDir = new URL('..', import.meta.url).pathname;
+assert.equal(readFileSync(join(packageDir, 'pkg', '.stamp'), 'utf8').trim(), `slim-${STRATEGIES.join('-')}`,
+  'pkg/ is not the slim build: run SHARDROUTE_WASM_FEATURES=jump,redis_cluster,vbucket ./build.sh');
+const api = createRequire(import.meta.url)(join(packageDir, 'pkg', 'node', 'shardroute_wasm.js'));
+
+const files = [...STRATEGIES, 'hashing'].map((name) => {
+  const file = JSON.parse(readFileSync(join(vectorsDir, `${name}.json`), 'utf8'));
+  return { ...file, cases: file.cases.filter((kase) => !OPERATIONS.has(kase.op)) };
+});
+const result = runVectors(api, files);
+for (const { name, reason } of result.failures) console.error(`FAIL ${name}: ${reason}`);
+console.log(summaryLine('wasm-slim', result));
+assert.equal(result.failed, 0);
+assert.ok(result.passed > 500, `only ${result.passed} cases ran`);
+
+const doc = (type) => ({ format: 'shardroute/1', epoch: 1, nodes: [{ id: 'a' }, { id: 'b' }], strategy: { type } });
+const refused = (fn, code, pattern) => assert.throws(fn, (err) => err instanceof api.ShardrouteError && err.code === code
+  && pattern.test(err.message));
+for (const type of ['ring', 'modulo', 'ketama']) {
+  refused(() => new api.Router(doc(type)), 'invalid_topology', new RegExp(`"${type}" is not built in`));
+}
+refused(() => new api.Router(doc('nope')), 'invalid_topology', /expected one of jump, vbucket, redis_cluster$/);
+refused(() => api.apply(doc('jump'), { op: 'add_node', node: { id: 'c' } }), 'invalid_argument', /^apply is not built into/);
+const cluster = new api.Router({ ...doc('redis_cluster'), nodes: [{ id: 'a', address: '10.0.0.1:6379' }] });
+refused(() => cluster.moved(1, '10.0.0.2:6379'), 'invalid_argument', /^Router.moved is not built into/);
+
+const wasm = join(packageDir, 'pkg', 'web', 'shardroute_wasm_bg.wasm');
+console.log(`wasm-slim: ok; ${wasm.slice(packageDir.length)} is ${statSync(wasm).size} bytes`);

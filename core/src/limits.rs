@@ -9,12 +9,23 @@ pub const MAX_DOCUMENT_BYTES: u64 = 64 << 20;
 pub const MAX_NODES: u32 = 65_536;
 /// Longest node id, in UTF-8 bytes.
 pub const MAX_NODE_ID_BYTES: u32 = 1024;
+/// Longest node `address` and `zone`, in UTF-8 bytes: the binary dictionary's cap (a
+/// 16-bit length, `0xFFFF` meaning absent), so every document that loads can be encoded.
+pub const MAX_NODE_TEXT_BYTES: u32 = 65_534;
 /// Largest `points_per_node` of a ring.
 pub const MAX_POINTS_PER_NODE: u32 = 65_536;
-/// Most points on one ring, all nodes and weights together (16 Mi points, 192 MiB).
-pub const MAX_RING_POINTS: u64 = 1 << 24;
+/// Most points on one ring, all nodes and weights together: 4 Mi points (48 MiB built).
+/// The same budget bounds a `ring`'s points, a `ketama` continuum and a `token_ring`'s
+/// tokens. It holds Cassandra's 256 vnodes on 16,384 nodes, ketama's 160 points on
+/// 26,214 servers, 64 points on each of the 65,536 nodes allowed.
+pub const MAX_RING_POINTS: u64 = 1 << 22;
 /// Most vbuckets.
 pub const MAX_VBUCKETS: u32 = 1 << 20;
+/// Most cells of a vbucket table, `vbuckets * (replicas + 1)` or the sum of a `map`'s
+/// (or `forward_map`'s) chain lengths: 4 Mi (a million vbuckets with three replicas).
+/// A 40-byte document can state a derived table, so the product is bounded, not only
+/// each factor.
+pub const MAX_TABLE_CELLS: u64 = 1 << 22;
 /// Most replicas per vbucket (a chain holds at most this plus its active node).
 pub const MAX_REPLICAS: u32 = 15;
 /// Largest node weight; weights are in `(0, MAX_WEIGHT]`.
@@ -51,3 +62,6 @@ pub const MAX_PARTITIONS: u32 = 1 << 20;
 /// Most work to build a `multilevel` router: the sum, over partitions, of the size of
 /// the partition's group (one score per node per partition), 64 Mi.
 pub const MAX_PARTITION_PLACEMENTS: u64 = 1 << 26;
+/// Most chain slots, `vbuckets * (replicas + 1)`, of one `plan_rebalance`: the planner's
+/// work and the size of its move report grow with them (see [`crate::planner`]).
+pub const MAX_PLAN_SLOTS: u64 = 1 << 18;

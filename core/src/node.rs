@@ -71,7 +71,11 @@ impl Node {
         let object = Object::new(path, value, FIELDS)?;
         let id = json::id(&object.path_of("id"), object.required("id")?)?;
         let text = |name: &str| -> Result<Option<String>> {
-            object.optional(name).map(|value| Ok(json::str(&object.path_of(name), value)?.to_string())).transpose()
+            let Some(value) = object.optional(name) else { return Ok(None) };
+            let path = object.path_of(name);
+            let text = json::str(&path, value)?;
+            check_text_length(&path, text)?;
+            Ok(Some(text.to_string()))
         };
         let (address, zone) = (text("address")?, text("zone")?);
         let weight = match object.optional("weight") {
@@ -131,11 +135,29 @@ pub(crate) fn parse_list(value: &Value) -> Result<Vec<Node>> {
 }
 
 /// The rules of a whole node list: not empty (`no_nodes`), at most
-/// [`MAX_NODES`](limits::MAX_NODES) (`limit_exceeded`), ids unique (`invalid_topology`
+/// [`MAX_NODES`](limits::MAX_NODES) and addresses and zones of at most
+/// [`MAX_NODE_TEXT_BYTES`](limits::MAX_NODE_TEXT_BYTES) (`limit_exceeded`), ids unique (`invalid_topology`
 /// naming the later entry). Every edit of the list ends with this check.
 pub(crate) fn check_list(nodes: &[Node]) -> Result<()> {
     check_count(nodes.len())?;
+    for (index, node) in nodes.iter().enumerate() {
+        for (name, text) in [("address", &node.address), ("zone", &node.zone)] {
+            if let Some(text) = text {
+                check_text_length(&format!("nodes[{index}].{name}"), text)?;
+            }
+        }
+    }
     check_unique(nodes)
+}
+
+/// An `address` or `zone` of at most [`MAX_NODE_TEXT_BYTES`](limits::MAX_NODE_TEXT_BYTES)
+/// bytes, the binary dictionary's cap (`limit_exceeded` naming the field otherwise).
+fn check_text_length(path: &str, text: &str) -> Result<()> {
+    let limit = limits::MAX_NODE_TEXT_BYTES;
+    if text.len() as u64 > u64::from(limit) {
+        return Err(Error::limit(format!("{path}: {} bytes; the limit is {limit}", text.len())));
+    }
+    Ok(())
 }
 
 fn check_count(count: usize) -> Result<()> {

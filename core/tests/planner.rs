@@ -1,8 +1,11 @@
 //! The rebalance planner's guarantees on random cases: balanced, minimal, safe,
 //! promotion first, throttled, deterministic.
 
+#[path = "common/naive_planner.rs"]
+mod naive_planner;
+
 use proptest::prelude::*;
-use shardroute::planner::{plan, quotas, PlanNode, Role};
+use shardroute::planner::{plan, quotas, Plan, PlanNode, Role};
 
 fn node(weight: f64, zone: Option<u32>) -> PlanNode {
     PlanNode { weight, zone, serving: true, failed: false }
@@ -169,4 +172,80 @@ fn rejects_impossible_plans() {
     nodes[0].serving = false;
     nodes[1].serving = false;
     assert_eq!(plan(&chains, &nodes, 0, 1).unwrap_err().code(), "invalid_argument");
+}
+
+/// The plan without its work count, for comparing two planners.
+fn decisions(plan: Plan) -> Plan {
+    Plan { work: 0, ..plan }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// The fast planner makes the first planner's every decision: same chains, same moves
+    /// in the same order, same steps, on arbitrary maps (chains of distinct nodes drawn
+    /// at random), zones, weights, and nodes added, drained or failed.
+    #[test]
+    fn matches_the_first_planner(
+        vbuckets in 1usize..200,
+        count in 2u32..12,
+        replicas in 0u32..4,
+        limit in 1u32..4,
+        seeds in proptest::collection::vec(any::<u64>(), 200),
+        states in proptest::collection::vec((1u32..4, 0u32..5, 0u8..6), 12),
+    ) {
+        let replicas = replicas.min(count - 1);
+        let chains: Vec<Vec<u32>> = (0..vbuckets)
+            .map(|v| {
+                // A chain of distinct nodes from a per-vbucket seed, of length 1..=replicas+1.
+                let mut seed = seeds[v % seeds.len()] ^ v as u64;
+                let length = 1 + (seed % u64::from(replicas + 1)) as usize;
+                let mut chain = Vec::new();
+                while chain.len() < length {
+                    seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    let node = ((seed >> 33) % u64::from(count)) as u32;
+                    if !chain.contains(&node) {
+                        chain.push(node);
+                    }
+                }
+                chain
+            })
+            .collect();
+        let nodes: Vec<PlanNode> = states
+            .iter()
+            .take(count as usize + 2)
+            .map(|&(weight, zone, state)| PlanNode {
+                weight: f64::from(weight),
+                zone: (zone < 4).then_some(zone),
+                serving: state < 4,
+                failed: state == 5,
+            })
+            .collect();
+        let fast = plan(&chains, &nodes, replicas, limit);
+        let first = naive_planner::plan(&chains, &nodes, replicas, limit);
+        match (fast, first) {
+            (Ok(fast), Ok(first)) => prop_assert_eq!(decisions(fast), decisions(first)),
+            (fast, first) => prop_assert_eq!(fast.map(decisions).map_err(|e| e.code()), first.map(decisions).map_err(|e| e.code())),
+        }
+    }
+}
+
+/// Removing 60,000 of 65,536 nodes from a 65,536-vbucket map with a replica: the first
+/// planner scanned every node per displaced vbucket and kept a row of 65,536 loads per
+/// step (it did not finish in 20 s). The work count must stay within the documented
+/// bound, `V (R + 1) (R + log N) + N log N` times a small constant.
+#[test]
+fn removing_most_nodes_costs_near_linear_work() {
+    let (vbuckets, count, replicas) = (65_536usize, 65_536u32, 1u32);
+    let chains = initial(vbuckets, count, replicas);
+    let nodes: Vec<PlanNode> =
+        (0..count).map(|i| PlanNode { weight: 1.0, zone: Some(i % 3), serving: i >= 60_000, failed: false }).collect();
+    let result = plan(&chains, &nodes, replicas, 2).unwrap();
+    let (v, r, n) = (vbuckets as u64, u64::from(replicas), u64::from(count));
+    let log_n = 64 - n.leading_zeros() as u64;
+    let bound = 64 * (v * (r + 1) * (r + 1 + log_n) + n * log_n);
+    assert!(result.work <= bound, "work {} above {bound}", result.work);
+    // And the plan is whole: every vbucket on the 5,536 serving nodes.
+    assert!(result.chains.iter().flatten().all(|&node| node >= 60_000));
+    assert_eq!(result.moves.iter().filter(|m| m.role == Role::Active).count(), 60_000);
 }

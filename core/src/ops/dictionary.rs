@@ -141,36 +141,77 @@ fn dictionary(topology: &Topology, nodes: Vec<Node>, spec: VbucketSpec, report: 
     Applied { topology, report }
 }
 
-fn node_index(nodes: &[Node], id: &str, path: &str) -> Result<usize> {
-    node::index_of(nodes, id)
-        .map(|index| index as usize)
-        .ok_or_else(|| Error::argument(format!("{path}: no node {id:?}")))
+/// Node ids in sorted order with their indices: an operation naming many nodes finds each
+/// in `O(log N)` (a scan per id would make removing most of 65,536 nodes quadratic).
+struct IdIndex<'n>(Vec<(&'n str, usize)>);
+
+impl<'n> IdIndex<'n> {
+    fn new(nodes: &'n [Node]) -> IdIndex<'n> {
+        let mut ids: Vec<(&str, usize)> = nodes.iter().enumerate().map(|(i, node)| (node.id.as_str(), i)).collect();
+        ids.sort_unstable();
+        IdIndex(ids)
+    }
+
+    fn get(&self, id: &str, path: &str) -> Result<usize> {
+        match self.0.binary_search_by(|(known, _)| (*known).cmp(id)) {
+            Ok(at) => Ok(self.0[at].1),
+            Err(_) => Err(Error::argument(format!("{path}: no node {id:?}"))),
+        }
+    }
+}
+
+/// The chain length of the current map: the longest chain of an explicit map, or the
+/// round-robin map's `replicas + 1`, without materializing the map.
+fn longest_chain(spec: &VbucketSpec) -> u32 {
+    match &spec.map {
+        Some(chains) => chains.iter().map(|chain| chain.len() as u32).max().unwrap_or(1),
+        None => spec.replicas + 1,
+    }
 }
 
 fn plan_rebalance(spec: &VbucketSpec, rebalance: &Rebalance, topology: &Topology) -> Result<Applied> {
     if spec.forward.is_some() {
         return Err(Error::argument("plan_rebalance: a rebalance is already running; complete its moves first"));
     }
+    // Every refusal comes before any work that grows with the map.
+    let replicas = rebalance.replicas.unwrap_or(longest_chain(spec).saturating_sub(1));
+    let slots = u64::from(spec.vbuckets) * (u64::from(replicas) + 1);
+    if slots > limits::MAX_PLAN_SLOTS {
+        let field = if rebalance.replicas.is_some() { "operation.replicas" } else { "strategy.vbuckets" };
+        return Err(Error::limit(format!(
+            "{field}: plan_rebalance over {} vbuckets x {} chain slots ({slots}) exceeds the planner's budget of {} \
+             (limits::MAX_PLAN_SLOTS)",
+            spec.vbuckets,
+            replicas + 1,
+            limits::MAX_PLAN_SLOTS
+        )));
+    }
     // Nodes: append the added ones, then mark removed and failed, then re-weight.
     let mut nodes = topology.nodes.clone();
     nodes.extend(rebalance.add.iter().cloned());
-    for (ids, state, path) in [
+    node::check_list(&nodes)?;
+    let ids = IdIndex::new(&nodes);
+    let mut states: Vec<Option<NodeState>> = vec![None; nodes.len()];
+    let mut weights: Vec<Option<f64>> = vec![None; nodes.len()];
+    for (ids_of, state, path) in [
         (&rebalance.remove, NodeState::Draining, "operation.remove"),
         (&rebalance.fail, NodeState::Failed, "operation.fail"),
     ] {
-        for id in ids {
-            let index = node_index(&nodes, id, path)?;
-            nodes[index].state = state;
+        for id in ids_of {
+            states[ids.get(id, path)?] = Some(state);
         }
     }
     for (id, weight) in &rebalance.weights {
-        let index = node_index(&nodes, id, "operation.weights")?;
-        nodes[index].weight = *weight;
+        weights[ids.get(id, "operation.weights")?] = Some(*weight);
     }
-    node::check_list(&nodes)?;
+    drop(ids);
+    for ((node, state), weight) in nodes.iter_mut().zip(states).zip(weights) {
+        node.state = state.unwrap_or(node.state);
+        node.weight = weight.unwrap_or(node.weight);
+    }
+    let serving = nodes.iter().filter(|node| node.state == NodeState::Active).count() as u32;
+    planner::check(serving, replicas, rebalance.max_moves_per_node)?;
     let chains = explicit_map(spec, topology.nodes.len() as u32);
-    let longest = chains.iter().map(|chain| chain.len() as u32).max().unwrap_or(1);
-    let replicas = rebalance.replicas.unwrap_or(longest.saturating_sub(1));
     let mut zones: Vec<&str> = nodes.iter().filter_map(|node| node.zone.as_deref()).collect();
     zones.sort_unstable();
     zones.dedup();
@@ -258,6 +299,10 @@ fn complete_moves(spec: &VbucketSpec, listed: Option<&[u32]>, topology: &Topolog
             &all
         }
     };
+    let mut is_listed = vec![false; spec.vbuckets as usize];
+    for &vbucket in listed {
+        is_listed[vbucket as usize] = true;
+    }
     let mut map = explicit_map(spec, topology.nodes.len() as u32);
     let mut completed = Vec::new();
     for &vbucket in listed {
@@ -271,7 +316,7 @@ fn complete_moves(spec: &VbucketSpec, listed: Option<&[u32]>, topology: &Topolog
         .states
         .iter()
         .copied()
-        .filter(|(v, _)| !listed.contains(v) && map[*v as usize] != forward[*v as usize])
+        .filter(|(v, _)| !is_listed[*v as usize] && map[*v as usize] != forward[*v as usize])
         .collect();
     let remaining = map.iter().zip(forward).filter(|(a, b)| a != b).count();
     let done = remaining == 0;

@@ -68,6 +68,10 @@ impl Spec for RingSpec {
         object.insert("points_per_node".into(), self.points_per_node.into());
     }
 
+    fn check(&self, nodes: &[Node]) -> Result<()> {
+        check_total(nodes, self.points_per_node).map(drop)
+    }
+
     fn follows_node_list(&self) -> bool {
         true
     }
@@ -135,22 +139,28 @@ pub(crate) fn points_for(points_per_node: u32, weight: f64) -> u64 {
     }
 }
 
+/// The points of a ring over `nodes`, refused past [`limits::MAX_RING_POINTS`] before
+/// anything is built (`limit_exceeded` naming `strategy.points_per_node`).
+fn check_total(nodes: &[Node], points_per_node: u32) -> Result<u64> {
+    let total: u64 = nodes.iter().map(|node| points_for(points_per_node, node.weight)).sum();
+    if total > limits::MAX_RING_POINTS {
+        return Err(Error::limit(format!(
+            "strategy.points_per_node: the ring would hold {total} points ({} nodes, weights included); the limit \
+             is {} in all",
+            nodes.len(),
+            limits::MAX_RING_POINTS
+        )));
+    }
+    Ok(total)
+}
+
 impl Ring {
     /// Builds the ring of `nodes` with `points_per_node` points per unit of weight.
     ///
     /// # Errors
     /// `limit_exceeded` when the ring would hold more than [`limits::MAX_RING_POINTS`] points.
     pub fn build(hashing: &KeyHashing, nodes: &[Node], points_per_node: u32) -> Result<Ring> {
-        let mut total: u64 = 0;
-        for node in nodes {
-            total += points_for(points_per_node, node.weight);
-            if total > limits::MAX_RING_POINTS {
-                return Err(Error::limit(format!(
-                    "strategy.points_per_node: the ring would hold more than {} points",
-                    limits::MAX_RING_POINTS
-                )));
-            }
-        }
+        let total = check_total(nodes, points_per_node)?;
         let mut points: Vec<(u64, u32, u32)> = Vec::with_capacity(total as usize);
         let mut label = Vec::new();
         for (index, node) in nodes.iter().enumerate() {

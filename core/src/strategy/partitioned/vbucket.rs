@@ -210,6 +210,17 @@ impl Spec for VbucketSpec {
                 "strategy.replicas",
                 format_args!("{} replicas need at least {} nodes", self.replicas, self.replicas + 1),
             ));
+        } else {
+            let cells = u64::from(self.vbuckets) * (u64::from(self.replicas) + 1);
+            if cells > limits::MAX_TABLE_CELLS {
+                return Err(Error::limit(format!(
+                    "strategy.replicas: {} vbuckets x {} nodes per chain = {cells} table cells; the limit is {} \
+                     (limits::MAX_TABLE_CELLS)",
+                    self.vbuckets,
+                    self.replicas + 1,
+                    limits::MAX_TABLE_CELLS
+                )));
+            }
         }
         if let Some(forward) = &self.forward {
             check_chains("strategy.forward_map", forward, self.vbuckets, nodes)?;
@@ -346,6 +357,13 @@ fn check_chains(path: &str, chains: &[Vec<u32>], vbuckets: u32, nodes: &[Node]) 
             path,
             format_args!("expected {vbuckets} chains (one per vbucket), found {}", chains.len()),
         ));
+    }
+    let cells: u64 = chains.iter().map(|chain| chain.len() as u64).sum();
+    if cells > limits::MAX_TABLE_CELLS {
+        return Err(Error::limit(format!(
+            "{path}: {cells} table cells; the limit is {} (limits::MAX_TABLE_CELLS)",
+            limits::MAX_TABLE_CELLS
+        )));
     }
     for (vbucket, chain) in chains.iter().enumerate() {
         let row_path = || format!("{path}[{vbucket}]");

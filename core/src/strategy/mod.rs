@@ -50,6 +50,7 @@ pub mod compat;
 pub mod hashed;
 pub mod ids;
 pub mod partitioned;
+pub(crate) mod points;
 pub(crate) mod spec;
 
 pub use spec::DecodedId;

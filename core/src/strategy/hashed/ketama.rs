@@ -73,6 +73,7 @@ use crate::json::{self, Object};
 use crate::key::Key;
 use crate::limits;
 use crate::node::Node;
+use crate::strategy::points::sort_points;
 use crate::strategy::spec::{distinct_successors, Place, Spec};
 
 /// Points of an average server in all three implementations: 40 MD5 digests of 4 points.
@@ -321,7 +322,7 @@ impl Ketama {
             _ => (0..count).collect(),
         };
         let total: u64 = digests.iter().map(|&d| u64::from(d) * 4).sum();
-        let mut all: Vec<(u32, u32, u32)> = Vec::with_capacity(total as usize);
+        let mut all: Vec<(u64, u32)> = Vec::with_capacity(total as usize);
         let mut label = Vec::new();
         for (index, node) in nodes.iter().enumerate() {
             let prefix = label_of(spec.variant, node.address.as_deref().unwrap_or(""));
@@ -332,14 +333,14 @@ impl Ketama {
                 crate::key::push_decimal(&mut label, u64::from(digest_index));
                 let digest = md5(&label);
                 for part in 0..4 {
-                    all.push((point(&digest, part), rank[index], index as u32));
+                    all.push((u64::from(point(&digest, part)), index as u32));
                 }
             }
         }
-        all.sort_unstable();
+        let sorted = sort_points(all, |a, b| rank[a as usize].cmp(&rank[b as usize]));
         Ketama {
-            points: all.iter().map(|p| p.0).collect(),
-            owners: all.iter().map(|p| p.2).collect(),
+            points: sorted.positions.iter().map(|&position| position as u32).collect(),
+            owners: sorted.owners,
             node_count: nodes.len() as u32,
         }
     }

@@ -16,7 +16,8 @@
 //! Removing a node moves only its own keys. Balance improves with points: with 160
 //! points per node the heaviest of 10 nodes carries within about 25% of the mean.
 //!
-//! **Cost.** Build `O(P log P)` for `P` points in total. Lookup is one read of a bucket
+//! **Cost.** Build: one hash per point and a bucket sort, linear in the `P` points on
+//! hashed positions ([`crate::strategy`]'s `points` module). Lookup is one read of a bucket
 //! table and a search of one bucket: the table has `2^b` entries for `b = floor(log2 P)`
 //! (at most 2^20), indexed by the `b` hash bits just below the leading zeros that every
 //! position shares, and entry `i` is the number of points whose index bits are below
@@ -32,6 +33,7 @@
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
+use core::cmp::Ordering;
 
 use serde_json::{Map, Value};
 
@@ -40,6 +42,7 @@ use crate::hashing::KeyHashing;
 use crate::json::Object;
 use crate::limits;
 use crate::node::Node;
+use crate::strategy::points::{shift_right, sort_points, SortedPoints};
 use crate::strategy::spec::{count_param, distinct_successors, NodeFromHash, Spec};
 
 /// Default points per unit of weight: libketama's 160.
@@ -95,37 +98,6 @@ pub struct Ring {
     shift: u32,
 }
 
-/// The most index bits: a table of 2^20 + 1 entries (4 MiB) in front of 2^24 points at most.
-const MAX_INDEX_BITS: u32 = 20;
-
-/// The bucket table of sorted `positions`: `(starts, shift)` as stored in [`Ring`].
-fn bucket_index(positions: &[u64]) -> (Vec<u32>, u32) {
-    let len = positions.len() as u64;
-    // floor(log2 P): between one and two points per bucket on a uniform hash.
-    let bits = (63 - len.max(1).leading_zeros()).min(MAX_INDEX_BITS);
-    // Only the bits below the leading zeros of the largest position vary.
-    let width = 64 - positions.last().copied().unwrap_or(0).leading_zeros();
-    let bits = bits.min(width);
-    let shift = width - bits;
-    let buckets = 1usize << bits;
-    let mut starts = Vec::with_capacity(buckets + 1);
-    let mut point = 0usize;
-    for bucket in 0..=buckets as u64 {
-        // Points with `position >> shift < bucket` come first: skip them.
-        while point < positions.len() && shift_right(positions[point], shift) < bucket {
-            point += 1;
-        }
-        starts.push(point as u32);
-    }
-    (starts, shift)
-}
-
-/// `value >> shift` for `shift` in `0..=64` (64 gives 0).
-#[inline]
-fn shift_right(value: u64, shift: u32) -> u64 {
-    value.checked_shr(shift).unwrap_or(0)
-}
-
 /// The number of points a node of `weight` gets: `round(points_per_node * weight)`, at least 1.
 ///
 /// IEEE multiplication is exact-rounded everywhere and `libm::round` is software, so
@@ -161,7 +133,7 @@ impl Ring {
     /// `limit_exceeded` when the ring would hold more than [`limits::MAX_RING_POINTS`] points.
     pub fn build(hashing: &KeyHashing, nodes: &[Node], points_per_node: u32) -> Result<Ring> {
         let total = check_total(nodes, points_per_node)?;
-        let mut points: Vec<(u64, u32, u32)> = Vec::with_capacity(total as usize);
+        let mut points: Vec<(u64, u32)> = Vec::with_capacity(total as usize);
         let mut label = Vec::new();
         for (index, node) in nodes.iter().enumerate() {
             for point in 0..points_for(points_per_node, node.weight) as u32 {
@@ -169,19 +141,18 @@ impl Ring {
                 label.extend_from_slice(node.id.as_bytes());
                 label.push(b'#');
                 crate::key::push_decimal(&mut label, u64::from(point));
-                points.push((hashing.hash_bytes(&label), index as u32, point));
+                points.push((hashing.hash_bytes(&label), index as u32));
             }
         }
-        points.sort_unstable();
-        let positions: Vec<u64> = points.iter().map(|p| p.0).collect();
-        let (starts, shift) = bucket_index(&positions);
-        Ok(Ring {
-            owners: points.iter().map(|p| p.1).collect(),
-            positions,
-            node_count: nodes.len() as u32,
-            starts,
-            shift,
-        })
+        // Generated in (node index, point number) order and sorted stably by position:
+        // the documented (position, node index, point number) order.
+        Ok(Ring::from_points(points, nodes.len() as u32))
+    }
+
+    /// The ring of `(position, owner)` points given in tie-break order.
+    fn from_points(points: Vec<(u64, u32)>, node_count: u32) -> Ring {
+        let SortedPoints { positions, owners, starts, shift } = sort_points(points, |_, _| Ordering::Equal);
+        Ring { positions, owners, node_count, starts, shift }
     }
 
     /// The index of the point owning `hash`: the first position `>= hash`, wrapping to 0.
@@ -326,9 +297,8 @@ mod tests {
             (0..1000u64).collect(),
             (0..1000u64).map(|i| i << 54).collect(),
         ] {
-            let (starts, shift) = bucket_index(&positions);
-            let owners = (0..positions.len() as u32).collect();
-            let ring = Ring { positions, owners, node_count: 1, starts, shift };
+            let points = positions.iter().enumerate().map(|(i, &p)| (p, i as u32)).collect();
+            let ring = Ring::from_points(points, 1);
             check(&ring);
         }
     }

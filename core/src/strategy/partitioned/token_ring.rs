@@ -56,7 +56,7 @@
 //! places an integer key `k` at token `k as i64`, which is the way to address token
 //! ranges directly (and a bad choice for sequential ids).
 //!
-//! **Cost.** Build `O(P log P)` for `P` tokens in total; lookup a binary search,
+//! **Cost.** Build: a bucket sort of the `P` tokens, linear on spread tokens; lookup a binary search,
 //! `O(log P)`; memory 12 bytes per token. At most [`limits::MAX_TOKENS_PER_NODE`] per
 //! node and [`limits::MAX_RING_POINTS`] tokens in all.
 
@@ -73,6 +73,7 @@ use crate::key::parse_decimal_u64;
 use crate::limits;
 use crate::node::Node;
 use crate::strategy::hashed::ring::points_for;
+use crate::strategy::points::sort_points;
 use crate::strategy::spec::{count_param, distinct_successors, NodeFromHash, Spec};
 
 /// Default tokens per unit of node weight.
@@ -407,16 +408,18 @@ impl TokenRing {
     /// ```
     pub fn new(spec: &TokenRingSpec, nodes: &[Node]) -> Result<TokenRing> {
         check(spec, nodes)?;
-        let mut entries: Vec<(i64, u32)> = Vec::new();
+        // Tokens as u64 with the sign bit flipped, which keeps their order, for the
+        // linear bucket sort; ties by node id bytes.
+        const SIGN: u64 = 1 << 63;
+        let mut entries: Vec<(u64, u32)> = Vec::new();
         for index in 0..nodes.len() as u32 {
-            entries.extend(spec.tokens_of(index, nodes).unwrap_or_default().into_iter().map(|token| (token, index)));
+            let tokens = spec.tokens_of(index, nodes).unwrap_or_default();
+            entries.extend(tokens.into_iter().map(|token| (token as u64 ^ SIGN, index)));
         }
-        entries.sort_unstable_by(|a, b| {
-            a.0.cmp(&b.0).then_with(|| nodes[a.1 as usize].id.as_bytes().cmp(nodes[b.1 as usize].id.as_bytes()))
-        });
+        let sorted = sort_points(entries, |a, b| nodes[a as usize].id.as_bytes().cmp(nodes[b as usize].id.as_bytes()));
         Ok(TokenRing {
-            tokens: entries.iter().map(|entry| entry.0).collect(),
-            owners: entries.iter().map(|entry| entry.1).collect(),
+            tokens: sorted.positions.iter().map(|&position| (position ^ SIGN) as i64).collect(),
+            owners: sorted.owners,
             node_count: nodes.len() as u32,
         })
     }

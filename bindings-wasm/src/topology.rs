@@ -28,11 +28,11 @@ pub(crate) fn json_text(value: &JsValue, what: &str) -> sr::Result<String> {
     text_of(value, what, invalid_topology)
 }
 
-/// An argument that is JSON but not a document (the operation of `apply`): text or an
-/// object as for [`json_text`], then parsed; every failure is `invalid_argument`.
+/// The operation of `apply`: text or an object as for [`json_text`], then read by the
+/// core ([`sr::ops::operation_from_json`]: a field named twice is refused); every failure
+/// is `invalid_argument`.
 pub(crate) fn argument_value(value: &JsValue, what: &str) -> sr::Result<Value> {
-    let text = text_of(value, what, invalid_argument)?;
-    serde_json::from_str(&text).map_err(|err| invalid_argument(format!("{what} is not valid JSON: {err}")))
+    sr::ops::operation_from_json(&text_of(value, what, invalid_argument)?)
 }
 
 /// A JSON value from the core as a JavaScript value: written by serde_json, read back by

@@ -331,7 +331,8 @@ pub fn decode(bytes: &[u8]) -> Result<Topology> {
     let extras_text = core::str::from_utf8(reader.take(extras_length)?).map_err(|_| invalid("extras are not UTF-8"))?;
     let mut document = Map::new();
     if !extras_text.is_empty() {
-        let extras: Value = serde_json::from_str(extras_text).map_err(|_| invalid("extras are not JSON"))?;
+        let extras = crate::json::parse(extras_text, "the extras", crate::error::ErrorKind::InvalidTopology)
+            .map_err(|_| invalid("extras are not JSON (or name a field twice)"))?;
         if let Some(overrides) = extras.get("overrides") {
             strategy.insert("overrides".into(), overrides.clone());
         }

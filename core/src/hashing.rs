@@ -32,13 +32,12 @@
 //! are already well-mixed hashes. Identity on sequential ids places badly under the
 //! ring and rendezvous strategies (their points are spread over all 64 bits).
 
-use alloc::format;
 use alloc::string::String;
 
 use serde_json::{Map, Value};
 use siphasher::sip::SipHasher24;
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::json::{self, Object};
 use crate::key::Key;
 
@@ -144,8 +143,7 @@ impl KeyHashing {
     /// # Errors
     /// `invalid_topology` naming the offending field.
     pub fn from_json(text: &str) -> Result<KeyHashing> {
-        let value: Value = serde_json::from_str(text)
-            .map_err(|err| Error::topology(format!("hashing spec is not valid JSON: {err}")))?;
+        let value = json::parse(text, "the hashing spec", crate::error::ErrorKind::InvalidTopology)?;
         KeyHashing::from_value("hashing", &value)
     }
 

@@ -4,14 +4,22 @@
 //! so that every error names the exact field (`nodes[3].weight: must be a finite
 //! number > 0`), unknown fields are rejected everywhere, and integers may be written
 //! as decimal strings (JavaScript cannot hold a u64 in a `Number`).
+//!
+//! JSON text becomes a value through [`parse`], never `serde_json::from_str`: an object
+//! that names a field twice is refused with the field's path (`nodes[2]: the field "id"
+//! appears twice`), where a plain parse keeps the last one. Two clients with different
+//! JSON parsers (first wins, last wins) would otherwise read different topologies from
+//! the same bytes. Nesting deeper than 128 arrays and objects is refused too (serde_json's
+//! recursion limit), so hostile text cannot exhaust the stack.
 
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 
+use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::key::parse_decimal_u64;
 
 /// The largest integer every JSON consumer (JavaScript included) reads exactly.
@@ -181,5 +189,116 @@ pub(crate) fn u64_value(value: u64) -> Value {
         Value::from(value)
     } else {
         Value::String(value.to_string())
+    }
+}
+
+/// Parses JSON text into a value, refusing an object that names a field twice and
+/// nesting past 128 levels. Errors are of `kind`, the message prefixed by `what`
+/// ("the document", "the operation"): `"{what} is not valid JSON: ..."`, or for a
+/// duplicate `"{path}: the field \"name\" appears twice ..."`.
+///
+/// # Errors
+/// `kind` (`invalid_topology` for documents, `invalid_argument` for operations).
+pub(crate) fn parse(text: &str, what: &str, kind: ErrorKind) -> Result<Value> {
+    let mut reader = serde_json::Deserializer::from_str(text);
+    let parsed = Strict { path: &Path::Root }.deserialize(&mut reader).and_then(|value| reader.end().map(|()| value));
+    parsed.map_err(|err| match err.classify() {
+        // The reader's own refusals (a duplicate field) name their path first.
+        serde_json::error::Category::Data => Error::new(kind, format!("{err}")),
+        _ => Error::new(kind, format!("{what} is not valid JSON: {err}")),
+    })
+}
+
+/// Where a value sits in the text being parsed, for the duplicate-field message; built
+/// on the stack as the reader descends, rendered only for an error.
+enum Path<'p> {
+    Root,
+    Field(&'p Path<'p>, &'p str),
+    Index(&'p Path<'p>, usize),
+}
+
+impl Path<'_> {
+    fn render(&self) -> String {
+        match self {
+            Path::Root => String::new(),
+            Path::Field(parent, name) => join(&parent.render(), name),
+            Path::Index(parent, index) => format!("{}[{index}]", parent.render()),
+        }
+    }
+}
+
+/// The seed and visitor of [`parse`]: a `serde_json::Value`, checking object keys.
+struct Strict<'p> {
+    path: &'p Path<'p>,
+}
+
+impl<'de> DeserializeSeed<'de> for Strict<'_> {
+    type Value = Value;
+
+    fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> core::result::Result<Value, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Strict<'_> {
+    type Value = Value;
+
+    fn expecting(&self, formatter: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        formatter.write_str("a JSON value")
+    }
+
+    fn visit_bool<E>(self, value: bool) -> core::result::Result<Value, E> {
+        Ok(Value::Bool(value))
+    }
+
+    fn visit_i64<E>(self, value: i64) -> core::result::Result<Value, E> {
+        Ok(Value::from(value))
+    }
+
+    fn visit_u64<E>(self, value: u64) -> core::result::Result<Value, E> {
+        Ok(Value::from(value))
+    }
+
+    fn visit_f64<E>(self, value: f64) -> core::result::Result<Value, E> {
+        // JSON text has no NaN or infinity, so every parsed float is finite.
+        Ok(serde_json::Number::from_f64(value).map_or(Value::Null, Value::Number))
+    }
+
+    fn visit_str<E>(self, value: &str) -> core::result::Result<Value, E> {
+        Ok(Value::String(value.to_string()))
+    }
+
+    fn visit_string<E>(self, value: String) -> core::result::Result<Value, E> {
+        Ok(Value::String(value))
+    }
+
+    fn visit_unit<E>(self) -> core::result::Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut items: A) -> core::result::Result<Value, A::Error> {
+        let mut array = Vec::with_capacity(items.size_hint().unwrap_or(0).min(4096));
+        while let Some(item) = items.next_element_seed(Strict { path: &Path::Index(self.path, array.len()) })? {
+            array.push(item);
+        }
+        Ok(Value::Array(array))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut fields: A) -> core::result::Result<Value, A::Error> {
+        let mut object = Map::new();
+        while let Some(name) = fields.next_key::<String>()? {
+            if object.contains_key(&name) {
+                return Err(de::Error::custom(format_args!(
+                    "{}: the field {name:?} appears twice; a document names each field once",
+                    match self.path.render() {
+                        path if path.is_empty() => String::from("the top level"),
+                        path => path,
+                    }
+                )));
+            }
+            let value = fields.next_value_seed(Strict { path: &Path::Field(self.path, &name) })?;
+            object.insert(name, value);
+        }
+        Ok(Value::Object(object))
     }
 }

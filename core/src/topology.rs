@@ -29,7 +29,8 @@
 //! | `hot_keys` | object | absent | keys salted over several shards (see [`crate::salting`]) |
 //! | `checksum` | `"xxh64:<16 hex digits>"` | absent | XXH64 (seed 0) of the canonical JSON of the rest of the document; verified on load, so a truncated or edited copy is refused |
 //!
-//! Parsing is strict: unknown fields anywhere, wrong types, duplicate ids and
+//! Parsing is strict: unknown fields anywhere, a field named twice in one object (JSON
+//! text), nesting past 128 levels, wrong types, duplicate ids and
 //! out-of-range values are `invalid_topology` errors whose message starts with the path
 //! of the field (`nodes[3].weight: ...`). Sizes beyond [`crate::limits`] are
 //! `limit_exceeded`. An empty node list is `no_nodes`.
@@ -44,7 +45,7 @@ use alloc::vec::Vec;
 
 use serde_json::{Map, Value};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::hashing::KeyHashing;
 use crate::json::{self, Object};
 use crate::limits;
@@ -89,8 +90,7 @@ impl Topology {
                 limits::MAX_DOCUMENT_BYTES
             )));
         }
-        let value: Value = serde_json::from_str(text)
-            .map_err(|err| Error::topology(format!("the document is not valid JSON: {err}")))?;
+        let value = json::parse(text, "the document", ErrorKind::InvalidTopology)?;
         Topology::from_value(&value)
     }
 

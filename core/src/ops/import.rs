@@ -69,8 +69,7 @@ pub(super) fn parse(name: &str, operation: &Value) -> Result<Op> {
             let parsed;
             let config = match raw {
                 Value::String(text) => {
-                    parsed = serde_json::from_str::<Value>(text)
-                        .map_err(|err| Error::argument(format!("operation.config: not valid JSON: {err}")))?;
+                    parsed = json::parse(text, "operation.config", ErrorKind::InvalidArgument)?;
                     &parsed
                 }
                 other => other,

@@ -425,6 +425,24 @@ pub fn apply(topology: &Topology, operation: &Value) -> Result<Value> {
     Ok(Value::Object(result))
 }
 
+/// Reads an operation from JSON text, as strictly as a document: a field named twice
+/// in one object, or nesting past 128 levels, is refused. What the bindings call on the
+/// operation text they are given, before [`apply`].
+///
+/// # Errors
+/// `invalid_argument`: `"the operation is not valid JSON: ..."`, or the path of a field
+/// named twice.
+///
+/// # Example
+/// ```
+/// let err = shardroute::ops::operation_from_json(r#"{"op": "add_node", "op": "remove_node"}"#).unwrap_err();
+/// assert_eq!(err.code(), "invalid_argument");
+/// assert!(err.message().starts_with("the top level: the field \"op\" appears twice"));
+/// ```
+pub fn operation_from_json(text: &str) -> Result<Value> {
+    json::parse(text, "the operation", crate::error::ErrorKind::InvalidArgument)
+}
+
 /// The next epoch: one more than the current, refusing to wrap.
 pub fn next_epoch(topology: &Topology) -> Result<u64> {
     topology.epoch.checked_add(1).ok_or_else(|| json::at("epoch", "already at its maximum; cannot advance"))

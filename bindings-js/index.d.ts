@@ -70,8 +70,8 @@ export interface Flow {
 
 /** The movement of a set of keys between two routers (`diff`). */
 export interface Diff {
-  /** One entry per key, in input order. */
-  keys: KeyMove[];
+  /** One entry per key, in input order: only when `diff` was given `{ perKey: true }`. */
+  keys?: KeyMove[];
   /** How many keys were given. */
   total: number;
   /** How many keys change node. */
@@ -436,15 +436,27 @@ export declare function apply(topology: string | object, operation: string | obj
  */
 export declare function moduloMoves(oldCount: number, newCount: number): number[][];
 
+/** Options of `diff`. */
+export interface DiffOptions {
+  /**
+   * Also list each key's shard and node before and after (`Diff.keys`), for at most
+   * 65,536 keys (`limit_exceeded` past that: diff a larger set in batches). Without it the
+   * counts and flows are tallied key by key, with no per-key storage in the core.
+   */
+  perKey?: boolean;
+}
+
 /**
- * Routes every key under `oldRouter` and `newRouter` and reports what moves: each key's
- * shard and node before and after, how many keys change node, and between which nodes.
+ * Routes every key under `oldRouter` and `newRouter` and reports what moves: how many
+ * keys change node and between which nodes, and with `{ perKey: true }` each key's shard
+ * and node before and after.
  *
- * @throws {ShardrouteError} `invalid_argument` when a router is not a `Router` or `keys`
- *   is not an array; `invalid_key` (the message names the key's index); either
- *   topology's routing errors.
+ * @throws {ShardrouteError} `invalid_argument` when a router is not a `Router`, `keys`
+ *   is not an array or `options` is not `{ perKey?: boolean }`; `invalid_key` (the
+ *   message names the key's index); `limit_exceeded` for a per-key list of more than
+ *   65,536 keys; either topology's routing errors.
  */
-export declare function diff(oldRouter: Router, newRouter: Router, keys: readonly Key[]): Diff;
+export declare function diff(oldRouter: Router, newRouter: Router, keys: readonly Key[], options?: DiffOptions | null): Diff;
 
 /**
  * The compact binary form of a vbucket dictionary (a topology document with the

@@ -83,9 +83,9 @@ let nativeOf;
  */
 function exported(name, call) {
   return {
-    [name](first, second, third) {
+    [name](first, second, third, fourth) {
       try {
-        return call(this, first, second, third);
+        return call(this, first, second, third, fourth);
       } catch (err) {
         rethrow(err);
       }
@@ -270,7 +270,7 @@ const apply = exported('apply', (_, topology, operation) => {
 });
 const moduloMoves = exported('moduloMoves', (_, oldCount, newCount) => addon.moduloMoves(oldCount, newCount));
 // Anything but a Router goes to the addon as it is, which refuses it (invalid_argument).
-const diff = exported('diff', (_, oldRouter, newRouter, keys) => JSON.parse(addon.diff(nativeOf(oldRouter), nativeOf(newRouter), keys)));
+const diff = exported('diff', (_, oldRouter, newRouter, keys, options) => JSON.parse(addon.diff(nativeOf(oldRouter), nativeOf(newRouter), keys, options)));
 const encodeDictionary = exported('encodeDictionary', (_, topology) => addon.encodeDictionary(documentText(topology, 'topology')));
 const decodeDictionary = exported('decodeDictionary', (_, bytes) => addon.decodeDictionary(bytes));
 const parseRedirect = exported('parseRedirect', (_, line) => addon.parseRedirect(line));

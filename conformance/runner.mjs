@@ -222,7 +222,7 @@ function runCase(api, file, routers, kase) {
         break;
       }
       case 'diff': {
-        actual = { result: api.diff(routerFor(kase.old), routerFor(kase.new), kase.keys.map(toKey)) };
+        actual = { result: api.diff(routerFor(kase.old), routerFor(kase.new), kase.keys.map(toKey), { perKey: kase.per_key ?? false }) };
         break;
       }
       case 'encode_dictionary': {

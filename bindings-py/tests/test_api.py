@@ -12,6 +12,7 @@ import pickle
 import re
 import subprocess
 import sys
+import textwrap
 import types
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -650,19 +651,54 @@ def modulo(nodes: int) -> dict[str, Any]:
 
 def test_diff_reports_moves_and_flows() -> None:
     five, ten = Router(modulo(5)), Router(modulo(10))
-    report = diff(five, ten, range(100))  # any iterable of keys
+    report = diff(five, ten, range(100), per_key=True)  # any iterable of keys
     assert (report["total"], report["moved"], report["moved_ppm"]) == (100, 50, 500_000)
     assert report["flows"][0] == {"from": "s0", "to": "s5", "keys": 10}
     assert len(report["flows"]) == 5
     assert report["keys"][7] == {"old_shard": 2, "new_shard": 7, "old_node": "s2", "new_node": "s7", "moved": True}
     assert report["keys"][3]["moved"] is False
     assert json.loads(json.dumps(report)) == report  # plain JSON data
+    # Without per_key: the same counts and flows, no per-key list.
+    counts = diff(five, ten, range(100))
+    assert counts == {name: value for name, value in report.items() if name != "keys"}
     # Mixed key types, a generator, and the same router on both sides.
     keys: list[shardroute.Key] = ["user:1", b"\x00", 42]
-    same = diff(five, five, (key for key in keys))
+    same = diff(five, five, (key for key in keys), per_key=True)
     assert (same["total"], same["moved"], same["flows"]) == (3, 0, [])
     assert [entry["old_shard"] for entry in same["keys"]] == five.route_many(keys)
-    assert diff(five, ten, []) == {"keys": [], "total": 0, "moved": 0, "moved_ppm": 0, "flows": []}
+    assert diff(five, ten, [], per_key=True) == {"keys": [], "total": 0, "moved": 0, "moved_ppm": 0, "flows": []}
+    assert diff(five, ten, []) == {"total": 0, "moved": 0, "moved_ppm": 0, "flows": []}
+
+
+@pytest.mark.parametrize("bad", [1, "yes", None.__class__])
+def test_diff_per_key_must_be_a_bool(router: Router, bad: Any) -> None:
+    raises(InvalidArgumentError, lambda: diff(router, router, ["k"], per_key=bad))
+
+
+def test_diff_caps_the_per_key_list_not_the_counts() -> None:
+    five, ten = Router(modulo(5)), Router(modulo(10))
+    assert len(diff(five, ten, range(65_536), per_key=True)["keys"]) == 65_536
+    err = raises(LimitExceededError, lambda: diff(five, ten, range(65_537), per_key=True))
+    assert err.message.startswith("keys: ")
+    assert diff(five, ten, range(65_537))["total"] == 65_537
+
+
+def test_diff_streams_three_million_keys_in_bounded_memory() -> None:
+    # A child process under a 1 GiB address-space limit: one entry per key (what diff
+    # built before it streamed) needs several GiB for three million keys.
+    script = textwrap.dedent(
+        """
+        import resource, shardroute
+        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+        doc = lambda n: {"format": "shardroute/1", "epoch": n, "hashing": {"integers": "identity"},
+                         "nodes": [{"id": f"s{i}"} for i in range(n)], "strategy": {"type": "modulo"}}
+        report = shardroute.diff(shardroute.Router(doc(5)), shardroute.Router(doc(10)), iter(range(3_000_000)))
+        print(report["total"], report["moved"], "keys" in report)
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["3000000", "1500000", "False"]
 
 
 @pytest.mark.parametrize("bad", [None, DOC, "router", 5])
@@ -929,7 +965,7 @@ USERS = range(1, 5001)
 def test_migration_five_to_ten_moves_what_diff_lists() -> None:
     five, ten = seed(5, 1), seed(10, 2)
     migration = Migration(five, ten)
-    report = diff(five, ten, USERS)
+    report = diff(five, ten, USERS, per_key=True)
     moving = migration.moving_keys(USERS)
     # Half the users move: those whose id % 10 is 6..9 or 0 (to shards 6..10).
     assert len(moving) == report["moved"] == 2500

@@ -156,7 +156,8 @@ def run_case(file: Dict[str, Any], routers: Dict[str, Any], case: Dict[str, Any]
             return {"epoch": str(replaced.epoch)}
         if op == "diff":
             keys = [vector_key(key) for key in case["keys"]]
-            return {"result": shardroute.diff(router_for(case["old"]), router_for(case["new"]), keys)}
+            per_key = case.get("per_key", False)
+            return {"result": shardroute.diff(router_for(case["old"]), router_for(case["new"]), keys, per_key=per_key)}
         if op == "encode_dictionary":
             encoded = shardroute.encode_dictionary(document(case["topology"]))
             if type(encoded) is not bytes:

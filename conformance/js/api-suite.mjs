@@ -1045,7 +1045,7 @@ export function apiSuite(api, runtime) {
       const [five, ten] = [seed(5, 1), seed(10, 2)];
       const migration = new Migration(five, ten);
       assert.ok(migration instanceof Migration);
-      const report = diff(five, ten, users);
+      const report = diff(five, ten, users, { perKey: true });
       const moving = migration.movingKeys(users);
       assert.ok(Array.isArray(moving), 'a plain array of numbers');
       // Half the users move: those whose id % 10 is 6..9 or 0 (to shards 6..10).
@@ -1258,9 +1258,9 @@ export function apiSuite(api, runtime) {
     }));
     const [five, ten] = [modulo(5), modulo(10)];
 
-    test('reports every key before and after, the moved count and the flows', () => {
+    test('reports every key before and after (perKey), the moved count and the flows', () => {
       const users = Array.from({ length: 100 }, (_, id) => BigInt(id));
-      const result = diff(five, ten, users);
+      const result = diff(five, ten, users, { perKey: true });
       assert.deepEqual(Object.keys(result).sort(), ['flows', 'keys', 'moved', 'moved_ppm', 'total']);
       assert.equal(result.total, 100);
       assert.equal(result.moved, 50, 'id % 5 vs id % 10: the ids with id % 10 >= 5 move');
@@ -1274,15 +1274,32 @@ export function apiSuite(api, runtime) {
         assert.equal(entry.new_node, ten.node(users[index]));
         assert.equal(entry.old_shard, five.route(users[index]));
       }
+      // Without perKey (absent, false, undefined or null options): the same counts, no list.
+      const { keys: _listed, ...counts } = result;
+      for (const options of [undefined, null, {}, { perKey: false }, { perKey: undefined }]) {
+        assert.deepEqual(diff(five, ten, users, options), counts);
+      }
+    });
+
+    test('options must be {perKey?: boolean}; the per-key list holds at most 65,536 keys, the counts any number', () => {
+      for (const bad of [1, 'yes', true, { perKey: 1 }, { perKey: 'true' }, { perKey: null }]) {
+        const err = throwsCode(() => diff(five, ten, [1], bad), 'invalid_argument');
+        assert.equal(err.message, 'options must be undefined, null or {perKey?: boolean}');
+      }
+      const ids = (count) => Array.from({ length: count }, (_, id) => id);
+      assert.equal(diff(five, ten, ids(65536), { perKey: true }).keys.length, 65536);
+      assert.match(throwsCode(() => diff(five, ten, ids(65537), { perKey: true }), 'limit_exceeded').message, /^keys: /);
+      assert.equal(diff(five, ten, ids(65537)).total, 65537);
     });
 
     test('keys of every type; numbers and bigints are the same keys; no keys is an empty report', () => {
       const mixed = diff(router, router.replace({ ...TOPOLOGY, epoch: 8, nodes: TOPOLOGY.nodes.slice(1) }),
-        ['user:1', Uint8Array.of(1, 2), 7n, 7]);
+        ['user:1', Uint8Array.of(1, 2), 7n, 7], { perKey: true });
       assert.equal(mixed.keys.length, 4);
       assert.deepEqual(mixed.keys[2], mixed.keys[3]);
       assert.equal(mixed.keys[0].old_node, router.node('user:1'));
-      assert.deepEqual(diff(five, ten, []), { keys: [], total: 0, moved: 0, moved_ppm: 0, flows: [] });
+      assert.deepEqual(diff(five, ten, [], { perKey: true }), { keys: [], total: 0, moved: 0, moved_ppm: 0, flows: [] });
+      assert.deepEqual(diff(five, ten, []), { total: 0, moved: 0, moved_ppm: 0, flows: [] });
     });
 
     test('neither router is modified or taken: both keep working; the same router twice moves nothing', () => {
@@ -1290,7 +1307,7 @@ export function apiSuite(api, runtime) {
       diff(five, ten, ['a', 1n, 2, Uint8Array.of(3)]);
       assert.deepEqual([five.toJson(), ten.toJson()], before);
       assert.equal(typeof five.route('a'), 'number');
-      assert.deepEqual(diff(five, five, ['a', 'b']), {
+      assert.deepEqual(diff(five, five, ['a', 'b'], { perKey: true }), {
         keys: ['a', 'b'].map((key) => ({ old_shard: five.route(key), new_shard: five.route(key),
           old_node: five.node(key), new_node: five.node(key), moved: false })),
         total: 2, moved: 0, moved_ppm: 0, flows: [],

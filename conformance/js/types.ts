@@ -56,9 +56,10 @@ const readNode: string = router.routeRead('user:1');
 const writeNodes: string[] = router.routeWrite(42n);
 const replaced: Router = router.replace({ format: 'shardroute/1', epoch: 2n, nodes: [{ id: 'a' }], strategy: { type: 'jump' } });
 const replacedText: Router = replaced.replace(replaced.toJson());
-const moved: Diff = diff(router, replaced, keys);
+const moved: Diff = diff(router, replaced, keys, { perKey: true });
 const movedFrozen: Diff = diff(router, replaced, frozen);
-const firstMove: KeyMove | undefined = moved.keys[0];
+const counted: Diff = diff(router, replaced, keys, null);
+const firstMove: KeyMove | undefined = moved.keys?.[0];
 const moveParts: [number, number, string, string, boolean] | undefined =
   firstMove && [firstMove.old_shard, firstMove.new_shard, firstMove.old_node, firstMove.new_node, firstMove.moved];
 const flow: Flow | undefined = moved.flows[0];
@@ -142,6 +143,8 @@ const address: string | undefined = location.address;
 moduloMoves(2n, 4n);
 // @ts-expect-error: diff takes Routers, not documents
 diff('{}', router, keys);
+// @ts-expect-error: perKey is a boolean
+diff(router, router, keys, { perKey: 1 });
 // @ts-expect-error: routeWrite returns an array of node ids
 const oneWriter: string = router.routeWrite('k');
 // @ts-expect-error: decodeDictionary takes bytes, not text
@@ -171,7 +174,7 @@ export const used = [shard, node, replicas, preference, shards, moreShards, epoc
   byDefault, bucket, fromText, describeError, handMade, range, toEnd, toEndNull, scan, decodedText, decodedShard,
   decodedField, locationParts, names, fanout, saltedText, saltedBytes, saltedInt, saltedAny, saltedTexts,
   saltedBytesList, saltedInts, saltedNumbers, saltedAnyList, applied, appliedText, moves, readNode, writeNodes,
-  replacedText, movedFrozen, moveParts, flowParts, inlineFlow, totals, encodedObject, decodedDictionary, fromU64s,
+  replacedText, movedFrozen, counted, moveParts, flowParts, inlineFlow, totals, encodedObject, decodedDictionary, fromU64s,
   fromPacked, nodeIds, wrong, notNumber, notBytes, address, oneWriter, replicaRead, slot, slotFrozen, group,
   redirectKind, afterMoved, askTarget, notKind, notPair, sides, movedParts, inlineMove, writeTarget, readTargets,
   movingShard, movingKeys, owner, notUndefined, notTriple];

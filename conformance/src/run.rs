@@ -363,7 +363,8 @@ fn evaluate(file: &Value, routers: &mut HashMap<String, Router>, case: &Value) -
             let old = core_or_case!(router_for(text(case, "old")?)?);
             let new = core_or_case!(router_for(text(case, "new")?)?);
             let keys = core_or_case!(keys_of(case)?);
-            match shardroute::diff::diff(&old, &new, keys.iter().map(OwnedKey::as_key)) {
+            let per_key = case.get("per_key").and_then(Value::as_bool).unwrap_or(false);
+            match shardroute::diff::diff(&old, &new, keys.iter().map(OwnedKey::as_key), per_key) {
                 Ok(report) => json!({ "result": report.to_value() }),
                 Err(err) => error(err),
             }

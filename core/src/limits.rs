@@ -65,3 +65,6 @@ pub const MAX_PARTITION_PLACEMENTS: u64 = 1 << 26;
 /// Most chain slots, `vbuckets * (replicas + 1)`, of one `plan_rebalance`: the planner's
 /// work and the size of its move report grow with them (see [`crate::planner`]).
 pub const MAX_PLAN_SLOTS: u64 = 1 << 18;
+/// Most keys `diff` lists one by one when asked for its per-key list (the counts and
+/// flows alone take any number of keys in bounded memory).
+pub const MAX_DIFF_LISTED_KEYS: u32 = 1 << 16;

@@ -19,12 +19,12 @@ fn seed(servers: u32, epoch: u64) -> Router {
 fn five_to_ten_moves_what_diff_lists() {
     let migration = Migration::new(seed(5, 1), seed(10, 2)).unwrap();
     let users: Vec<u64> = (1..=5000).collect();
-    let listed = diff(migration.before(), migration.after(), users.iter().map(|&u| Key::U64(u))).unwrap();
+    let listed = diff(migration.before(), migration.after(), users.iter().map(|&u| Key::U64(u)), true).unwrap();
     let moving = migration.moving_keys(users.iter().map(|&u| Key::U64(u))).unwrap();
     assert_eq!(moving.len() as u64, listed.moved);
     // Half the users move: those whose id % 10 is 6..9 or 0 (to shards 6..10).
     assert_eq!(moving.len(), 2500);
-    for (index, entry) in listed.keys.iter().enumerate() {
+    for (index, entry) in listed.keys.iter().flatten().enumerate() {
         let user = users[index];
         let moves = migration.moves(user).unwrap();
         assert_eq!(moves.is_some(), entry.moved());

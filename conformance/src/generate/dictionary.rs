@@ -195,10 +195,13 @@ pub(crate) fn file() -> VectorFile {
     // diff: the rebalance above, and the classic user_id % 5 -> % 10.
     let keys: Vec<Value> = standard_keys().into_iter().map(|(_, key)| key).collect();
     let owned: Vec<_> = keys.iter().map(owned_key).collect();
-    let report =
-        shardroute::diff::diff(&file.router("dict-4"), &file.router("dict-after"), owned.iter().map(|k| k.as_key()))
-            .expect("diff");
-    file.case("diff/dict-4-to-after", json!({"op": "diff", "old": "dict-4", "new": "dict-after", "keys": keys, "expect": {"result": report.to_value()}}));
+    let (before, after) = (file.router("dict-4"), file.router("dict-after"));
+    let report = shardroute::diff::diff(&before, &after, owned.iter().map(|k| k.as_key()), true).expect("diff");
+    file.case("diff/dict-4-to-after", json!({"op": "diff", "old": "dict-4", "new": "dict-after", "keys": keys, "per_key": true, "expect": {"result": report.to_value()}}));
+    // Without the per-key list: the same counts and flows, no "keys".
+    let mut counts = report.to_value();
+    counts.as_object_mut().expect("an object").remove("keys");
+    file.case("diff/dict-4-to-after-counts", json!({"op": "diff", "old": "dict-4", "new": "dict-after", "keys": keys, "expect": {"result": counts}}));
     let modulo = |n: usize, epoch: u64| {
         let ids: Vec<String> = (0..n).map(|i| format!("server-{i}")).collect();
         doc(&ids[..], json!({"type": "modulo"})).epoch(epoch).hashing(identity())
@@ -217,7 +220,7 @@ pub(crate) fn file() -> VectorFile {
         .collect();
     file.case(
         "diff/users-mod-5-to-10",
-        json!({"op": "diff", "old": "users-mod-5", "new": "users-mod-10", "keys": users,
+        json!({"op": "diff", "old": "users-mod-5", "new": "users-mod-10", "keys": users, "per_key": true,
         "expect": {"result": {"keys": moved, "total": 20, "moved": 10, "moved_ppm": 500000, "flows": flows}}}),
     );
     expect_error(

@@ -9,8 +9,9 @@
 //! that names a field twice is refused with the field's path (`nodes[2]: the field "id"
 //! appears twice`), where a plain parse keeps the last one. Two clients with different
 //! JSON parsers (first wins, last wins) would otherwise read different topologies from
-//! the same bytes. Nesting deeper than 128 arrays and objects is refused too (serde_json's
-//! recursion limit), so hostile text cannot exhaust the stack.
+//! the same bytes. Nesting deeper than [`MAX_JSON_NESTING`](crate::limits::MAX_JSON_NESTING)
+//! arrays and objects is refused too (`limit_exceeded`, naming the path where it happens),
+//! before serde_json's own recursion limit of 128, so hostile text cannot exhaust the stack.
 
 use alloc::format;
 use alloc::string::{String, ToString};
@@ -193,17 +194,21 @@ pub(crate) fn u64_value(value: u64) -> Value {
 }
 
 /// Parses JSON text into a value, refusing an object that names a field twice and
-/// nesting past 128 levels. Errors are of `kind`, the message prefixed by `what`
+/// nesting past [`MAX_JSON_NESTING`](crate::limits::MAX_JSON_NESTING) levels. Errors are of `kind`, the message prefixed by `what`
 /// ("the document", "the operation"): `"{what} is not valid JSON: ..."`, or for a
 /// duplicate `"{path}: the field \"name\" appears twice ..."`.
 ///
 /// # Errors
-/// `kind` (`invalid_topology` for documents, `invalid_argument` for operations).
+/// `kind` (`invalid_topology` for documents, `invalid_argument` for operations);
+/// `limit_exceeded` for nesting too deep.
 pub(crate) fn parse(text: &str, what: &str, kind: ErrorKind) -> Result<Value> {
     let mut reader = serde_json::Deserializer::from_str(text);
     let parsed = Strict { path: &Path::Root }.deserialize(&mut reader).and_then(|value| reader.end().map(|()| value));
     parsed.map_err(|err| match err.classify() {
-        // The reader's own refusals (a duplicate field) name their path first.
+        // The reader's own refusals (a duplicate field, nesting) name their path first.
+        serde_json::error::Category::Data if err.to_string().contains(NESTING_MARK) => {
+            Error::new(ErrorKind::LimitExceeded, format!("{err}"))
+        }
         serde_json::error::Category::Data => Error::new(kind, format!("{err}")),
         _ => Error::new(kind, format!("{what} is not valid JSON: {err}")),
     })
@@ -217,7 +222,26 @@ enum Path<'p> {
     Index(&'p Path<'p>, usize),
 }
 
+/// The end of the nesting refusal's message, which tells [`parse`] its kind.
+const NESTING_MARK: &str = "(limits::MAX_JSON_NESTING)";
+
 impl Path<'_> {
+    /// How many arrays and objects hold the value at this path.
+    fn depth(&self) -> u32 {
+        match self {
+            Path::Root => 0,
+            Path::Field(parent, _) | Path::Index(parent, _) => parent.depth() + 1,
+        }
+    }
+
+    /// The path as a message starts it: `nodes[2].id`, or `the top level`.
+    fn named(&self) -> String {
+        match self.render() {
+            path if path.is_empty() => String::from("the top level"),
+            path => path,
+        }
+    }
+
     fn render(&self) -> String {
         match self {
             Path::Root => String::new(),
@@ -236,6 +260,14 @@ impl<'de> DeserializeSeed<'de> for Strict<'_> {
     type Value = Value;
 
     fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> core::result::Result<Value, D::Error> {
+        if self.path.depth() >= crate::limits::MAX_JSON_NESTING {
+            return Err(de::Error::custom(format_args!(
+                "{}: nested in {} arrays and objects; the limit is {} {NESTING_MARK}",
+                self.path.named(),
+                self.path.depth(),
+                crate::limits::MAX_JSON_NESTING
+            )));
+        }
         deserializer.deserialize_any(self)
     }
 }
@@ -290,10 +322,7 @@ impl<'de> Visitor<'de> for Strict<'_> {
             if object.contains_key(&name) {
                 return Err(de::Error::custom(format_args!(
                     "{}: the field {name:?} appears twice; a document names each field once",
-                    match self.path.render() {
-                        path if path.is_empty() => String::from("the top level"),
-                        path => path,
-                    }
+                    self.path.named()
                 )));
             }
             let value = fields.next_value_seed(Strict { path: &Path::Field(self.path, &name) })?;

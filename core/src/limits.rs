@@ -5,6 +5,10 @@
 
 /// Largest topology document, in bytes of JSON text: 64 MiB.
 pub const MAX_DOCUMENT_BYTES: u64 = 64 << 20;
+/// Deepest nesting of arrays and objects in JSON text (documents, operations, hashing
+/// specs): a value may sit inside at most 64 of them. Documents need fewer than 10; the
+/// bound keeps hostile text from exhausting the stack, below serde_json's own 128.
+pub const MAX_JSON_NESTING: u32 = 64;
 /// Most nodes in one topology.
 pub const MAX_NODES: u32 = 65_536;
 /// Longest node id, in UTF-8 bytes.

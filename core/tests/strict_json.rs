@@ -52,25 +52,30 @@ fn hashing_specs_and_operations_are_read_as_strictly() {
 
 #[test]
 fn nesting_is_bounded_without_exhausting_the_stack() {
-    // 100,000 levels would overflow a recursive reader's stack; serde_json stops at 128.
-    for depth in [129usize, 100_000] {
+    // 100,000 levels would overflow a recursive reader's stack; the reader stops at 64.
+    for depth in [65usize, 129, 100_000] {
         let text = format!(
             r#"{{"format": "shardroute/1", "epoch": 1, "nodes": [{{"id": "a"}}], "strategy": {{"type": "jump"}}, "placement": {}{}}}"#,
             "[".repeat(depth),
             "]".repeat(depth)
         );
         let err = refused(&text);
-        assert_eq!(err.code(), "invalid_topology");
-        assert!(err.message().contains("recursion limit exceeded"), "{}", err.message());
+        assert_eq!(err.code(), "limit_exceeded");
+        // The path where the limit is reached: placement[0][0]... (63 indices below placement).
+        let path = format!("placement{}: nested in 64 arrays and objects; the limit is 64", "[0]".repeat(63));
+        assert!(err.message().starts_with(&path), "{}", err.message());
         let deep_operation = format!(r#"{{"op": {}{}}}"#, "{\"a\":".repeat(depth), "}".repeat(depth));
-        assert_eq!(operation_from_json(&deep_operation).unwrap_err().code(), "invalid_argument");
+        let err = operation_from_json(&deep_operation).unwrap_err();
+        assert_eq!(err.code(), "limit_exceeded");
+        assert!(err.message().starts_with(&format!("op{}: nested in 64", ".a".repeat(63))), "{}", err.message());
     }
     // Within the limit, depth is no error of the reader's (the field is simply wrong).
     let text = format!(
         r#"{{"format": "shardroute/1", "epoch": 1, "nodes": [{{"id": "a"}}], "strategy": {{"type": "jump"}}, "placement": {}{}}}"#,
-        "[".repeat(100),
-        "]".repeat(100)
+        "[".repeat(63),
+        "]".repeat(63)
     );
     let err = refused(&text);
+    assert_eq!(err.code(), "invalid_topology");
     assert!(err.message().starts_with("placement"), "{}", err.message());
 }

@@ -74,6 +74,8 @@ bench: setup build ## Run every benchmark side by side with its peers and write 
 	@[ ! -f bench/node/package-lock.json ] || (cd bench/node && npm ci --silent --no-audit --no-fund)
 	{ echo "## Strategies side by side (Rust core)"; echo; cargo run -q --release -p shardroute-conformance --bin compare-strategies; } > target/bench/strategies.md
 	{ echo "## Dictionary planner and encodings"; echo; cargo run -q --release -p shardroute-conformance --bin bench-dictionary; } > target/bench/dictionary.md
+	$(PY) bench/limits/bench.py --out target/bench/limits.md
+	$(PY) scripts/hash-flooding.py --out target/bench/flooding.md
 	cargo bench -q -p shardroute --bench peers
 	@[ ! -f bench/python/bench.py ] || $(PY) bench/python/bench.py
 	@[ ! -f bench/node/bench.mjs ] || node bench/node/bench.mjs

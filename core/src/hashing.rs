@@ -12,9 +12,13 @@
 //! **SipHash-2-4** (Aumasson & Bernstein, 2012) is the default: fast on short keys,
 //! well mixed in all 64 bits, and keyed. The default key is the byte string
 //! `00 01 .. 0f` of the paper's test vectors, so the SipHash reference outputs are
-//! this library's default hashes, and routing stays reproducible across languages;
-//! a key kept secret is not the point here (every client must know it), so choose a
-//! `seed` only to decorrelate one deployment's placement from another's.
+//! this library's default hashes, and routing stays reproducible across languages.
+//! That key is public, so anyone can compute where a key lands and choose keys that all
+//! land on one shard (hash flooding: 10,000 such keys for one shard of 10 take a fraction
+//! of a second, `core/tests/hash_flooding.rs`). When users choose keys, give the topology
+//! a secret `seed`: every client must then share it, and a change of seed moves almost
+//! every key. Compatibility profiles hash as their systems do and take no seed.
+//! `docs/security-and-limits.md` explains the trade-off.
 //!
 //! **CRC32** is the IEEE 802.3 polynomial (reflected `0xEDB88320`, init and final
 //! xor `0xFFFFFFFF`; the zlib / PNG / Ethernet CRC), zero-extended to 64 bits. Its check

@@ -104,7 +104,7 @@ macro_rules! strategies {
                 )*
                 Err(json::at(
                     &json::join(path, "type"),
-                    format_args!("unknown strategy {kind:?}; expected one of {}", TYPES.join(", ")),
+                    format_args!("unknown strategy {kind:?}; expected one of {}{}", TYPES.join(", "), json::hint(kind, TYPES)),
                 ))
             }
 

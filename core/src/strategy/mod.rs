@@ -242,6 +242,12 @@ macro_rules! strategies {
                 }
             }
 
+            pub(crate) fn explain(&self, hashing: &KeyHashing, key: Key<'_>) -> Result<(Option<crate::explain::Hashed>, crate::explain::Hit, u32)> {
+                match self {
+                    $(Placement::$variant(place) => place.explain(hashing, key),)*
+                }
+            }
+
             pub(crate) fn decode_id(&self, id: u64) -> Result<DecodedId> {
                 match self {
                     $(Placement::$variant(place) => place.decode_id(id),)*

@@ -25,10 +25,10 @@ test: setup ## Run every test: core, conformance in all five runners, bindings, 
 	$(MAKE) --no-print-directory test-rust test-python test-node test-wasm test-schema test-oracles test-examples
 	$(MAKE) --no-print-directory check-counts check-versions
 
-test-rust: ## Core unit, property and doc tests, no_std builds, the Rust conformance runner, clippy, rustdoc, the module graph
-	cargo test -p shardroute -p shardroute-conformance
+test-rust: ## Core unit, property and doc tests, no_std builds, the Rust conformance runner, the CLI, clippy, rustdoc, the module graph
+	cargo test -p shardroute -p shardroute-conformance -p shardroute-cli
 	cargo test -p shardroute --no-default-features --lib --tests
-	cargo clippy -q -p shardroute -p shardroute-conformance --all-targets -- -D warnings
+	cargo clippy -q -p shardroute -p shardroute-conformance -p shardroute-cli --all-targets -- -D warnings
 	RUSTDOCFLAGS="-D warnings" cargo doc -q -p shardroute --no-deps
 	python3 scripts/check-module-graph.py
 

@@ -63,7 +63,7 @@ test-oracles: ## Every compatibility profile against the real systems and client
 
 test-examples: build ## The live-cluster examples against real servers, asserting their counts (examples/*/README.md)
 	$(PY) -m pytest -q -p no:cacheprovider -s examples/redis-cluster
-	$(PY) -m mypy --strict --no-incremental examples/postgres-messages
+	MYPYPATH=examples $(PY) -m mypy --strict --no-incremental examples/postgres-messages
 	$(PY) -m pytest -q -p no:cacheprovider -s examples/postgres-messages
 
 example-redis: build ## A live Redis Cluster reshards and fails over under a Python and a Node service (examples/redis-cluster)

@@ -38,6 +38,7 @@ use core::cmp::Ordering;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
+use crate::explain::Hit;
 use crate::hashing::KeyHashing;
 use crate::json::Object;
 use crate::limits;
@@ -209,6 +210,10 @@ impl NodeFromHash for Ring {
 
     fn node_count(&self) -> u32 {
         self.node_count
+    }
+
+    fn hit(&self, hash: u64) -> Hit {
+        Hit::Point { point: self.positions[self.point_of(hash)] }
     }
 }
 

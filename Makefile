@@ -41,7 +41,7 @@ test-node: ## The Node addon: node --test (conformance + API) and tsc
 test-wasm: ## The WASM package under Node and in headless Chromium, its edge examples in workerd, Deno, workers and bundles, and tsc
 	bindings-wasm/test.sh
 
-test-schema: ## The dictionary JSON Schema against every committed example (needs the Python package)
+test-schema: ## The JSON Schemas (docs/topology.schema.json, docs/dictionary.schema.json) against the core, every committed example and the vectors (needs the Python package)
 	$(PY) -m pytest -q -p no:cacheprovider conformance/schema_tests
 
 test-oracles: ## Every compatibility profile against the real systems and client libraries (docs/compatibility.md)

@@ -20,6 +20,8 @@ import copy
 import json
 import pathlib
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -489,3 +491,11 @@ def test_an_optional_field_set_to_null_is_accepted_where_the_core_accepts_it(nam
             at(mutated, path)[field] = None
             if loads(mutated):
                 assert valid(mutated), f"{render([*path, field])} = null: {schema_errors(VALIDATOR, mutated)}"
+
+
+def test_the_document_types_are_what_this_schema_gives() -> None:
+    """bindings-py's shardroute/documents.py and the document types of bindings-js/index.d.ts."""
+    checked = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "document-types.py"), "--check"], capture_output=True, text=True, timeout=60
+    )
+    assert checked.returncode == 0, checked.stderr

@@ -204,20 +204,25 @@ function hashCircle(change) {
   return svg;
 }
 
+/** Many shards (vbuckets, slots) as a square grid; a few (ranges, partitions) as a labelled bar in shard order. */
 function shardGrid(owners, moving, after) {
-  const columns = owners.length > 64 ? Math.ceil(Math.sqrt(owners.length * 2)) : Math.min(owners.length, 16);
-  const cell = Math.max(2, Math.min(36, Math.floor(560 / columns)));
+  const few = owners.length <= 64;
+  const columns = few ? Math.min(owners.length, 16) : Math.ceil(Math.sqrt(owners.length * 2));
+  const width = few ? Math.min(140, Math.floor(560 / columns)) : Math.max(2, Math.floor(560 / columns));
+  const height = few ? 36 : width;
+  const gap = width > 4 ? 1 : 0;
   const rows = Math.ceil(owners.length / columns);
-  const svg = element('svg:svg', { width: columns * cell, height: rows * cell, role: 'img', 'aria-label': 'shards by owner' });
+  const svg = element('svg:svg', { width: columns * width, height: rows * height, role: 'img', 'aria-label': 'shards by owner' });
   owners.forEach(({ shard, owner }, i) => {
-    const x = (i % columns) * cell, y = Math.floor(i / columns) * cell;
+    const x = (i % columns) * width, y = Math.floor(i / columns) * height;
     const move = moving.get(shard);
     const fill = move ? colourAfter(move.to, after) : owner === null ? '#ffffff' : colour(owner);
-    const rect = element('svg:rect', { x, y, width: cell - (cell > 4 ? 1 : 0), height: cell - (cell > 4 ? 1 : 0), fill });
-    if (move) rect.setAttribute('stroke', '#1d232a'), rect.setAttribute('stroke-width', cell > 8 ? 2 : 0.6);
+    const rect = element('svg:rect', { x, y, width: width - gap, height: height - gap, fill });
+    if (move) rect.setAttribute('stroke', '#1d232a'), rect.setAttribute('stroke-width', width > 8 ? 2 : 0.6);
     rect.append(element('svg:title', {}, `shard ${shard}: ${owner ?? 'no owner'}${move ? ` → ${move.to}` : ''}`));
     svg.append(rect);
-    if (cell >= 24) svg.append(element('svg:text', { x: x + 3, y: y + cell - 6, 'font-size': 10, fill: '#fff' }, String(shard)));
+    const label = width >= 80 ? `${shard}: ${move ? move.to : owner ?? '–'}` : String(shard);
+    if (few) svg.append(element('svg:text', { x: x + 4, y: y + height - 12, 'font-size': 11, fill: '#fff' }, label));
   });
   return svg;
 }

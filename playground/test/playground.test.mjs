@@ -5,6 +5,7 @@
 // computes for the same document, operations and sample keys. Saves docs/playground.png
 // (the README's screenshot). Run by `make test-playground` (in `make test`).
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -17,6 +18,8 @@ const addon = require('../../bindings-node/index.js');
 const TIMEOUT_MS = 60_000;
 const SCREENSHOT = fileURLToPath(new URL('../../docs/playground.png', import.meta.url));
 const SAMPLE = 4000;
+/** The strategies a document can name: the schema's list (itself checked against the core by make test-schema). */
+const SCHEMA = JSON.parse(readFileSync(new URL('../../docs/topology.schema.json', import.meta.url), 'utf8'));
 
 let server, browser, page;
 const pageErrors = [];
@@ -26,7 +29,7 @@ before(async () => {
   browser = await launchChromium();
   page = await openPage(browser, TIMEOUT_MS);
   page.on('pageerror', (err) => pageErrors.push(err.message));
-  await page.setViewportSize({ width: 1400, height: 1050 });
+  await page.setViewportSize({ width: 1400, height: 1150 });
   await page.goto(`http://127.0.0.1:${server.address().port}/playground/`, { waitUntil: 'load' });
   await page.waitForSelector('body[data-ready="true"]');
 });
@@ -52,7 +55,9 @@ async function editDocument(text, expectedState) {
 /** The text keys of the page's sample: prefix + i, as the page makes them. */
 const textSample = (prefix, count) => Array.from({ length: count }, (_, i) => `${prefix}${i}`);
 
+/** Sets the sample size and waits for the load chart to be redrawn (an unchanged value triggers nothing to wait for). */
 async function setSample(count) {
+  if (await page.inputValue('#sample-count') === String(count)) return;
   await page.fill('#sample-count', String(count));
   await page.waitForFunction((n) => document.getElementById('load-stats').textContent.startsWith(`${n} keys`), count);
 }
@@ -108,7 +113,7 @@ test('an edited ring routes as the addon does, and adding a node moves what the 
   const flows = await page.$$eval('#flows tbody tr', (trs) => trs.map((tr) => [...tr.cells].map((td) => td.textContent)));
   assert.deepEqual(flows, expected.flows.map((flow) => [flow.from, flow.to, String(flow.keys)]));
 
-  await page.screenshot({ path: SCREENSHOT, fullPage: true });
+  await page.screenshot({ path: SCREENSHOT }); // the first screen: the document, the circle, keys, load, the moved count
 });
 
 test('a vbucket dictionary: the moved keys and moving vbuckets are the addon\'s plan_rebalance + complete_moves', async () => {
@@ -130,6 +135,18 @@ test('a vbucket dictionary: the moved keys and moving vbuckets are the addon\'s 
   const moving = new addon.Migration(before, afterRouter).movingShards();
   assert.ok(moving.length > 0);
   assert.match(await page.textContent('#moving-shards'), new RegExp(`^${moving.length} shards change owner`));
+});
+
+test('an example of every strategy is preloaded, valid, and drawn', async () => {
+  const labels = await page.$$eval('#example option', (options) => options.map((o) => o.textContent));
+  const types = new Set();
+  for (const [index, label] of labels.entries()) {
+    await rereads(() => page.selectOption('#example', String(index)));
+    assert.equal(await page.getAttribute('#status', 'data-state'), 'ok', `${label}: ${await page.textContent('#status')}`);
+    assert.equal(await page.locator('#picture svg').count(), 1, `${label}: ${await page.textContent('#picture-caption')}`);
+    types.add(JSON.parse(await page.inputValue('#editor')).strategy.type);
+  }
+  assert.deepEqual([...types].sort(), [...SCHEMA.$defs.strategy.properties.type.enum].sort());
 });
 
 test('no uncaught page error', () => {

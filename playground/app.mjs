@@ -60,14 +60,22 @@ function sampleKeys() {
   return Array.from({ length: count }, (_, i) => `${prefix}${i}`);
 }
 
+/** A JSON path as the core writes it at the start of a message: a document or operation field, then `.field` and `[index]` steps. */
+const PATH = /^((?:\$schema|format|epoch|hashing|nodes|strategy|placement|hot_keys|checksum|operation)(?:\.[\w$]+|\[\d+\])*): ([\s\S]*)$/;
+
 /**
  * A core error as code, JSON path and message: the core's messages start with the path of
- * the field at fault (`strategy.ranges[0]: names node "x", ...`).
+ * the field at fault (`strategy.ranges[0]: names node "x", ...`); an operation's error on
+ * a document it carries nests one path in another (`operation.to: nodes[0].weight: ...`).
  */
 export function describeError(err) {
-  const message = String(err?.message ?? err);
-  const match = /^([$A-Za-z_][\w$]*(?:\.[\w$]+|\[\d+\])*): ([\s\S]*)$/.exec(message);
-  return { code: err?.code ?? 'error', path: match ? match[1] : null, message: match ? match[2] : message };
+  let message = String(err?.message ?? err);
+  const steps = [];
+  for (let match = PATH.exec(message); match; match = PATH.exec(message)) {
+    steps.push(match[1]);
+    message = match[2];
+  }
+  return { code: err?.code ?? 'error', path: steps.length ? steps.join('.') : null, message };
 }
 
 function showError(target, err) {
@@ -173,9 +181,8 @@ function drawPictureOf(type) {
     const owners = shardOwners(state.router);
     const moving = new Map((change?.movingShards ?? []).map((move) => [move.shard, move]));
     $('picture-title').textContent = `${type}: ${owners.length} shards by owner`;
-    $('picture-caption').textContent = (owners.length > 64
-      ? 'Each cell is a shard (vbucket, slot, partition, bucket), in order, coloured by its owner (shardOwner).'
-      : 'Each cell is a shard (a range, partition or table entry), in key order, coloured by its owner (shardOwner).')
+    $('picture-caption').textContent = 'Each cell is a shard (a vbucket, slot, partition, bucket, or a range: ranges are in key order), '
+      + 'coloured by its owner (shardOwner).'
       + (change ? ` After the change, ${moving.size} shards change owner (Migration.movingShards): outlined, in the new owner's colour.` : '');
     picture.replaceChildren(shardGrid(owners, moving, change?.after));
   }
@@ -270,8 +277,10 @@ function drawLoad() {
  * dictionary is the document with the node's new weight, applied as a `disruption`
  * (the core replaces the topology and reports how much of the key space changes owner).
  * A strategy whose placement is a table refuses add_node and says which operation to use.
+ * `complete` finishes a dictionary's running rebalance (its forward_map) alone.
  */
 export function operationsFor(document, change) {
+  if (change.kind === 'complete') return [{ op: 'complete_moves' }];
   const node = { id: change.id, ...(change.weight !== undefined && change.weight !== 1 ? { weight: change.weight } : {}) };
   if (document.strategy.type === 'vbucket') {
     const plan = change.kind === 'add' ? { add: [node] } : change.kind === 'remove' ? { remove: [change.id] } : { weights: { [change.id]: change.weight } };
@@ -380,6 +389,7 @@ async function main() {
   const weightOf = (input) => Number($(input).value);
   $('add-button').addEventListener('click', () => runChange({ kind: 'add', id: $('add-id').value.trim(), weight: weightOf('add-weight') }));
   $('remove-button').addEventListener('click', () => runChange({ kind: 'remove', id: $('change-node').value }));
+  $('complete-button').addEventListener('click', () => runChange({ kind: 'complete' }));
   $('reweight-button').addEventListener('click', () => runChange({ kind: 'reweight', id: $('change-node').value, weight: weightOf('reweight') }));
   $('adopt-button').addEventListener('click', () => {
     $('editor').value = pretty(state.change.after);

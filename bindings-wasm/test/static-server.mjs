@@ -22,7 +22,8 @@ const TYPES = {
 
 /**
  * Serves the repository root read-only on 127.0.0.1, on `port` (0, the default: an
- * ephemeral one; `server.address().port`). A path ending in `/` serves its `index.html`.
+ * ephemeral one; `server.address().port`). A path ending in `/` serves its `index.html`; a
+ * directory's path without the `/` redirects to it.
  * `headers` go with every response; `routes` maps a path to a function giving the JSON
  * value served there (`/__vectors`, say).
  */
@@ -35,9 +36,10 @@ export function startServer({ headers = {}, routes = {}, port = 0 } = {}) {
       response.end(request.method === 'HEAD' ? undefined : body);
     };
     if (request.method !== 'GET' && request.method !== 'HEAD') return send(405, 'read-only\n');
-    let pathname;
+    let pathname, encoded;
     try {
-      pathname = decodeURIComponent(new URL(request.url, 'http://localhost').pathname);
+      encoded = new URL(request.url, 'http://localhost').pathname;
+      pathname = decodeURIComponent(encoded);
     } catch {
       return send(400, 'bad path\n');
     }
@@ -49,6 +51,11 @@ export function startServer({ headers = {}, routes = {}, port = 0 } = {}) {
     }
     try {
       const info = await stat(path);
+      if (info.isDirectory() && !pathname.endsWith('/')) {
+        // `/playground` → `/playground/`, so that the page's relative URLs resolve inside it.
+        response.writeHead(301, { location: `${encoded}/`, ...headers });
+        return response.end();
+      }
       if (!info.isFile()) return send(404, 'not a file\n');
       response.writeHead(200, { ...head(TYPES[extname(path)] ?? 'application/octet-stream'), 'content-length': info.size });
       if (request.method === 'HEAD') return response.end();

@@ -137,6 +137,23 @@ test('a vbucket dictionary: the moved keys and moving vbuckets are the addon\'s 
   assert.match(await page.textContent('#moving-shards'), new RegExp(`^${moving.length} shards change owner`));
 });
 
+test('a dictionary in the middle of a rebalance: completing its moves moves what the addon says', async () => {
+  const option = await page.$$eval('#example option', (options) => options.find((o) => o.textContent.includes('middle of a rebalance')).value);
+  await rereads(() => page.selectOption('#example', option));
+  const text = await page.inputValue('#editor');
+  await setSample(SAMPLE);
+  await page.click('#complete-button');
+  const shown = await shownMoves();
+
+  const before = new addon.Router(text);
+  const afterRouter = new addon.Router(addon.apply(text, { op: 'complete_moves' }).topology);
+  const expected = addon.diff(before, afterRouter, textSample('user:', SAMPLE));
+  assert.equal(shown.moved, expected.moved, shown.text);
+  assert.ok(expected.moved > 0);
+  const moving = new addon.Migration(before, afterRouter).movingShards();
+  assert.match(await page.textContent('#moving-shards'), new RegExp(`^${moving.length} shards change owner`));
+});
+
 test('an example of every strategy is preloaded, valid, and drawn', async () => {
   const labels = await page.$$eval('#example option', (options) => options.map((o) => o.textContent));
   const types = new Set();

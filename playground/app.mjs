@@ -20,18 +20,20 @@ const PALETTE = ['#4e79a7', '#f28e2b', '#e15759', '#76b7b2', '#59a14f', '#edc948
 /** The state the panels draw from: the editor's document and router, the sample, the last change. */
 const state = { text: '', document: null, router: null, sample: [], change: null };
 
+const paletteColour = (slot) => (slot < PALETTE.length ? PALETTE[slot] : `hsl(${(slot * 137) % 360} 55% 50%)`);
+
+/** A node's colour: its place in the document's node list (grey for a node it does not list). */
 function colour(nodeId) {
   const index = (state.document?.nodes ?? []).findIndex((node) => node.id === nodeId);
-  if (index < 0) return '#7f7f7f'; // a node the change added shows in its own colour below
-  return index < PALETTE.length ? PALETTE[index] : `hsl(${(index * 137) % 360} 55% 50%)`;
+  return index < 0 ? '#7f7f7f' : paletteColour(index);
 }
 
-/** A node's colour before or after a change: added nodes take the next palette slot. */
+/** A node's colour before or after a change: a node the change added takes the next free slot. */
 function colourAfter(nodeId, after) {
-  const index = (after?.nodes ?? []).findIndex((node) => node.id === nodeId);
-  if ((state.document?.nodes ?? []).some((node) => node.id === nodeId) || index < 0) return colour(nodeId);
-  const slot = state.document.nodes.length + index;
-  return slot < PALETTE.length ? PALETTE[slot] : `hsl(${(slot * 137) % 360} 55% 50%)`;
+  const known = (state.document?.nodes ?? []).some((node) => node.id === nodeId);
+  const added = (after?.nodes ?? []).filter((node) => !(state.document?.nodes ?? []).some((n) => n.id === node.id));
+  const index = added.findIndex((node) => node.id === nodeId);
+  return known || index < 0 ? colour(nodeId) : paletteColour(state.document.nodes.length + index);
 }
 
 function element(tag, attributes = {}, ...children) {
@@ -121,7 +123,12 @@ function clearChange() {
 
 function redraw() {
   if (!state.router) return;
-  state.sample = sampleKeys();
+  try {
+    state.sample = sampleKeys();
+  } catch (err) {
+    showError($('load-stats'), new Error(`the sample's step must be an integer: ${err.message}`));
+    return;
+  }
   drawKeys();
   drawPicture();
   drawLoad();
@@ -311,7 +318,7 @@ function runChange(change) {
   $('change-error').hidden = true;
   try {
     const operations = operationsFor(state.document, change);
-    let topology = state.document;
+    let topology = state.text; // the editor's text as typed: the core reads every integer exactly
     const reports = [];
     for (const operation of operations) {
       const { topology: next, ...report } = apply(topology, operation);

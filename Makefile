@@ -3,7 +3,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 PY := .venv/bin/python
 
-.PHONY: help setup demo dist test-dist test test-rust test-python test-node test-wasm test-schema test-oracles test-examples example-redis example-postgres bench check-counts check-versions vectors build clippy
+.PHONY: help setup demo dist test-dist test test-rust test-python test-node test-wasm test-schema test-playground test-oracles test-examples playground example-redis example-postgres bench check-counts check-versions vectors build clippy
 
 help: ## List the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -22,7 +22,7 @@ demo: build ## Route the demo keys through Rust, Python, Node and WASM and compa
 
 test: setup ## Run every test: core, conformance in all five runners, bindings, type stubs, the installable packages
 	rm -rf target/conformance
-	$(MAKE) --no-print-directory test-rust test-python test-node test-wasm test-schema test-oracles test-examples test-dist
+	$(MAKE) --no-print-directory test-rust test-python test-node test-wasm test-schema test-playground test-oracles test-examples test-dist
 	$(MAKE) --no-print-directory check-counts check-versions
 
 dist: setup ## Build the installable packages into dist/: the Python wheel (abi3, stripped) and sdist, the npm tarballs of the addon and the WASM package
@@ -54,8 +54,17 @@ test-node: ## The Node addon: node --test (conformance + API) and tsc
 test-wasm: ## The WASM package under Node and in headless Chromium, its edge examples in workerd, Deno, workers and bundles, and tsc
 	bindings-wasm/test.sh
 
-test-schema: ## The dictionary JSON Schema against every committed example (needs the Python package)
+test-schema: ## The JSON Schemas (docs/topology.schema.json, docs/dictionary.schema.json) against the core, every committed example and the vectors (needs the Python package)
 	$(PY) -m pytest -q -p no:cacheprovider conformance/schema_tests
+
+test-playground: ## The browser playground in headless Chromium, its moved counts checked against the Node addon (saves docs/playground.png)
+	bindings-wasm/build.sh
+	bindings-node/build.sh
+	node --test playground/test/playground.test.mjs
+
+playground: ## Serve the browser playground (playground/) on http://127.0.0.1:8000/playground/ (PORT=... for another port)
+	bindings-wasm/build.sh
+	node playground/serve.mjs
 
 test-oracles: ## Every compatibility profile against the real systems and client libraries (docs/compatibility.md)
 	$(PY) -m pytest -q -p no:cacheprovider conformance/oracles

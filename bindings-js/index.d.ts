@@ -124,12 +124,13 @@ export interface MovingShard {
  */
 export declare class Router {
   /**
-   * Parses, validates and compiles a topology document: its JSON text, or the parsed
-   * object (serialized with `JSON.stringify`; `bigint` fields become decimal strings).
+   * Parses, validates and compiles a topology document: its JSON text, or the document
+   * as a `Topology` object (serialized with `JSON.stringify`; `bigint` fields become
+   * decimal strings). A document typed `any` (`JSON.parse`'s) is accepted as it is.
    *
    * @throws {ShardrouteError} `invalid_topology`, `no_nodes` or `limit_exceeded`.
    */
-  constructor(topology: string | object);
+  constructor(topology: string | Topology);
   /**
    * The shard of `key`: a node index for `modulo`, `jump`, `ring` and `rendezvous`
    * (`1..=n` for 1-based modulo), the vbucket number for `vbucket`.
@@ -319,7 +320,7 @@ export declare class Router {
    * @throws {ShardrouteError} the topology's errors as for the constructor;
    *   `stale_epoch` (the message names the epoch this router holds).
    */
-  replace(topology: string | object): Router;
+  replace(topology: string | Topology): Router;
   /** The topology's epoch (a u64, exact above 2^53). */
   get epoch(): bigint;
   /** The canonical JSON text of the topology, byte for byte the same in every language. */
@@ -402,7 +403,7 @@ export declare class Migration {
  *
  * @throws {ShardrouteError} `invalid_key`; `invalid_topology` for a bad spec.
  */
-export declare function hashKey(key: Key, hashing?: string | object | null): bigint;
+export declare function hashKey(key: Key, hashing?: string | Hashing | null): bigint;
 
 /**
  * Jump consistent hash (Lamping & Veach, 2014): the bucket in `0..buckets` of a 64-bit
@@ -423,7 +424,15 @@ export declare function jump(hash: bigint | string, buckets: number): number;
  * @throws {ShardrouteError} the topology's errors as for `Router`; `invalid_argument`
  *   for an unknown operation, one that does not fit the strategy, or bad parameters.
  */
-export declare function apply(topology: string | object, operation: string | object): Record<string, unknown>;
+export declare function apply(topology: string | Topology, operation: string | Operation): Applied;
+
+/** What `apply` returns: the next document, and the operation's report beside it. */
+export interface Applied {
+  /** The topology after the change (canonical, epoch plus one; unchanged for the id generators). */
+  topology: Topology;
+  /** The report's fields, per operation (core/src/ops/mod.rs). */
+  [report: string]: unknown;
+}
 
 /**
  * Where each shard's keys can go when a `modulo` cluster goes from `oldCount` to
@@ -466,7 +475,7 @@ export declare function diff(oldRouter: Router, newRouter: Router, keys: readonl
  * @throws {ShardrouteError} the topology's errors as for `Router`; `invalid_argument`
  *   for a strategy other than `vbucket`, or ids, addresses or zones too long.
  */
-export declare function encodeDictionary(topology: string | object): Uint8Array;
+export declare function encodeDictionary(topology: string | Topology): Uint8Array;
 
 /**
  * Decodes the binary form of a vbucket dictionary, validated as a JSON document is:
@@ -500,3 +509,601 @@ export declare class ShardrouteError extends Error {
   /** The stable error code, the same in every binding. */
   readonly code: string;
 }
+
+// BEGIN document types: made by scripts/document-types.py from docs/topology.schema.json (edit those)
+
+/** A shardroute topology document (format shardroute/1): the epoch, how keys are hashed, the nodes and the strategy that places keys on them. A field set to null is read as absent. */
+export interface Topology {
+  /** Where editors find this schema (e.g. "./topology.schema.json"); the core ignores it and the canonical form leaves it out. */
+  '$schema'?: string;
+  /** The document format version. */
+  format: 'shardroute/1';
+  /** Version of this topology; higher is newer. Routers refuse an older one (stale_epoch). */
+  epoch: U64;
+  /** How keys become 64-bit hashes; SipHash-2-4 without a hash tag when absent. */
+  hashing?: Hashing;
+  /** The nodes, in order: the order is part of the placement. Ids are unique. */
+  nodes: TopologyNode[];
+  strategy: Strategy;
+  placement?: Placement;
+  hot_keys?: HotKeys;
+  /** XXH64 (seed 0) of the canonical JSON of the rest of the document; a truncated or edited copy is refused. */
+  checksum?: string;
+}
+
+/** An unsigned 64-bit integer: a JSON integer, or a decimal string (JavaScript cannot hold every u64 in a Number). */
+export type U64 = number | bigint | string;
+
+/** A u64 other than 0. */
+export type PositiveU64 = U64;
+
+/** A signed 64-bit token (Cassandra's Murmur3Partitioner range): a JSON integer, or a decimal string with an optional minus sign. */
+export type Token = number | bigint | string;
+
+/** The id of a node of `nodes`. */
+export type NodeId = string;
+
+/** A relative capacity, finite, in (0, 1e6]. */
+export type Weight = number;
+
+/** A node: what `node(key)` returns, what clients need to reach it, its weight and state. */
+export interface TopologyNode {
+  /** Unique, non-empty, at most 1024 bytes. */
+  id: NodeId;
+  /** Carried for clients (host:port); ketama hashes it. */
+  address?: string;
+  /** Relative capacity, default 1; only weighted strategies accept another value. */
+  weight?: Weight;
+  /** Failure domain, for clients and the rebalance planner. */
+  zone?: string;
+  /** A draining node is being emptied, a failed one has lost its data; default active. */
+  state?: 'active' | 'draining' | 'failed';
+}
+
+/** Key hashing (core/src/hashing.rs). */
+export interface Hashing {
+  /** The hash of the key bytes; default siphash-2-4. */
+  function?: 'siphash-2-4' | 'crc32';
+  /** The 16 SipHash key bytes as 32 hex digits (siphash-2-4 only); default 000102030405060708090a0b0c0d0e0f. */
+  seed?: string;
+  /** redis: hash only the {tag} of a key so related keys co-locate. */
+  hash_tag?: 'none' | 'redis';
+  /** An integer key is hashed as its 8 little-endian bytes, or is its own hash. */
+  integers?: 'le_bytes' | 'identity';
+}
+
+/** Name templates rendered per shard by `locate`: {shard}, {shard:0N} (N in 1..20), {node}, and {{ }} for literal braces. */
+export type Placement = Record<string, string>;
+
+/** Keys salted over several shards: a hot key is written under key + separator + i for i < fanout. */
+export interface HotKeys {
+  /** Default "#". */
+  separator?: string;
+  /** Each hot key (as text) and its fanout. */
+  keys: Record<string, number>;
+}
+
+/** A key written in a document: exactly one of utf8 (text), hex (bytes) or u64 (an integer key). */
+export interface KeyObject {
+  utf8?: string;
+  hex?: string;
+  u64?: U64;
+}
+
+/** A key_range boundary: a key object, not the empty key, of at most 4096 bytes. */
+export type BoundaryKey = KeyObject;
+
+/** A vbucket's chain of node ids: the active first, then its replicas. */
+export type Chain = NodeId[];
+
+/** The shard function and its parameters: one object per `type` (core/src/strategy/). */
+export type Strategy = ModuloStrategy | JumpStrategy | RingStrategy | RendezvousStrategy | VbucketStrategy | KeyRangeStrategy | HashRangeStrategy | DirectoryStrategy | MultilevelStrategy | TrieStrategy | TokenRingStrategy | MaglevStrategy | IdBitsStrategy | IdGroupsStrategy | CassandraStrategy | RedisClusterStrategy | VitessStrategy | KafkaStrategy | ElasticsearchStrategy | KetamaStrategy | CouchbaseStrategy | VshardStrategy;
+
+/** hash % n (node index), or 1-based: 0 becomes n. */
+export interface ModuloStrategy {
+  type: 'modulo';
+  /** Shards 1..=n (user_id % n with 0 meaning n); default false. */
+  one_based?: boolean;
+}
+
+/** Lamping-Veach jump consistent hash over the node list. */
+export interface JumpStrategy {
+  type: 'jump';
+}
+
+/** Consistent-hash ring with virtual nodes, weighted by points. */
+export interface RingStrategy {
+  type: 'ring';
+  /** Points of a weight-1 node; default 160. */
+  points_per_node?: number;
+}
+
+/** Rendezvous (highest random weight) hashing, weighted. */
+export interface RendezvousStrategy {
+  type: 'rendezvous';
+}
+
+/** Fixed vbuckets (hash % vbuckets) with a dictionary of chains (docs/dictionary-format.md). */
+export interface VbucketStrategy {
+  type: 'vbucket';
+  /** Default 1024. */
+  vbuckets?: number;
+  /** One chain per vbucket; default round-robin over the nodes. */
+  map?: Chain[];
+  /** Replicas of the round-robin table when there is no map; default 0. */
+  replicas?: number;
+  /** Keys sent to a chosen vbucket instead of hash % vbuckets. */
+  overrides?: VbucketOverride[];
+  /** The target table while vbuckets move (needs a map). */
+  forward_map?: Chain[];
+  /** The state of each vbucket in motion, by vbucket number; absent ones are active. */
+  states?: Record<string, 'active' | 'migrating' | 'read_only'>;
+}
+
+export interface VbucketOverride {
+  key: KeyObject;
+  vbucket: number;
+}
+
+/** Sorted byte-string boundaries over raw keys: range i holds keys from boundaries[i-1] up to boundaries[i]. */
+export interface KeyRangeStrategy {
+  type: 'key_range';
+  /** Strictly increasing, none the empty key; N boundaries make N + 1 ranges. */
+  boundaries?: BoundaryKey[];
+  /** The owner of each range; default round-robin over the nodes. */
+  ranges?: NodeId[];
+}
+
+/** Ranges of the 64-bit hash space. */
+export interface HashRangeStrategy {
+  type: 'hash_range';
+  /** Strictly increasing hashes, none 0; default equal widths. */
+  boundaries?: PositiveU64[];
+  /** The owner of each range; default one range per node. */
+  ranges?: NodeId[];
+}
+
+/** An explicit key -> node table, then a fallback strategy for unlisted keys. */
+export interface DirectoryStrategy {
+  type: 'directory';
+  entries?: DirectoryEntry[];
+  fallback: DirectoryFallback;
+}
+
+export interface DirectoryEntry {
+  key: KeyObject;
+  node: NodeId;
+}
+
+/** A strategy whose shards are node indices: modulo (0-based), jump, ring or rendezvous. */
+export type DirectoryFallback = ModuloFallback | JumpStrategy | RingStrategy | RendezvousStrategy;
+
+/** modulo as a directory's fallback: 0-based only. */
+export interface ModuloFallback {
+  type: 'modulo';
+  one_based?: false;
+}
+
+/** Partitions (hash % partitions) mapped to groups, a node chosen within the group. */
+export interface MultilevelStrategy {
+  type: 'multilevel';
+  /** Default 4096. */
+  partitions?: number;
+  groups: MultilevelGroup[];
+  /** The group id of each partition; default spread over the groups. */
+  map?: string[];
+  /** How a partition picks its node in the group; default rendezvous (weighted). */
+  within_group?: 'rendezvous' | 'jump';
+}
+
+export interface MultilevelGroup {
+  id: string;
+  nodes: NodeId[];
+}
+
+/** Leaves of a binary trie over the hash bits, one leaf per node. */
+export interface TrieStrategy {
+  type: 'trie';
+  /** In prefix order, covering the hash space exactly; default a balanced trie over the nodes. */
+  leaves?: TrieLeaf[];
+}
+
+export interface TrieLeaf {
+  /** Hash bits from the most significant, as '0' and '1'. */
+  prefix: string;
+  node: NodeId;
+}
+
+/** Node id -> its tokens. */
+export type Tokens = Record<string, Token[]>;
+
+/** Cassandra-style token ring (prev, token] from a seeded generator, or explicit tokens. */
+export interface TokenRingStrategy {
+  type: 'token_ring';
+  /** Generated tokens of a weight-1 node; default 16. */
+  tokens_per_node?: number;
+  /** Seed of the token generator; default 0. */
+  token_seed?: U64;
+  /** Explicit tokens of some nodes (weight 1); the others get generated ones. */
+  tokens?: Tokens;
+}
+
+/** Maglev lookup table (Envoy-compatible). */
+export interface MaglevStrategy {
+  type: 'maglev';
+  /** A prime; default 65537. */
+  table_size?: number;
+}
+
+/** Ids that carry their shard: a bit field (shard_high, snowflake) or a ticket server's residue. */
+export interface IdBitsStrategy {
+  type: 'id_bits';
+  layout: 'shard_high' | 'snowflake' | 'ticket';
+  /** shard_high (default 8), snowflake (default 10): width of the routing field. */
+  shard_bits?: number;
+  /** shard_high: the routing field's lowest bit; default 64 - shard_bits. */
+  shard_shift?: number;
+  /** snowflake: default 41. */
+  timestamp_bits?: number;
+  /** snowflake: default 12. */
+  sequence_bits?: number;
+  /** snowflake: Unix ms of timestamp 0; default 1288834974657 (Twitter's). */
+  epoch_ms?: U64;
+  /** ticket (required): the ticket servers' auto_increment_increment. */
+  servers?: number;
+  /** Shard -> node id; default the nodes in order. */
+  shards?: NodeId[];
+  /** Cell directory: the routing field is a cell, mapped to a shard. */
+  cells?: Record<string, number>;
+}
+
+/** Id intervals owned by groups of weighted shards; exactly one group is writable. */
+export interface IdGroupsStrategy {
+  type: 'id_groups';
+  groups: IdGroup[];
+  tables?: IdTables;
+}
+
+export interface IdGroup {
+  id: string;
+  intervals: Interval[];
+  shards: IdGroupShard[];
+  /** The group new ids come from; default false. */
+  writable?: boolean;
+}
+
+/** [start, end): start below end. */
+export type Interval = [U64, U64];
+
+export interface IdGroupShard {
+  node: NodeId;
+  /** Residues of id % W this shard owns; default 1. */
+  weight?: number;
+}
+
+/** Fragment tables: the table of id i is rule with {n} = i / interval. */
+export interface IdTables {
+  /** At least 1. */
+  interval: PositiveU64;
+  /** A name with one {n} or {n:0W} placeholder. */
+  rule: string;
+}
+
+/** Cassandra's Murmur3Partitioner over explicit tokens (compatibility profile). */
+export interface CassandraStrategy {
+  type: 'cassandra';
+  /** Every node's tokens, as nodetool ring lists them. */
+  tokens: Tokens;
+}
+
+/** Redis Cluster: CRC16 hash slots % 16384 (hash tags), node from the slot ranges (compatibility profile). */
+export interface RedisClusterStrategy {
+  type: 'redis_cluster';
+  /** Ranges covering every slot exactly once; default redis-cli's even split over the nodes. */
+  slots?: SlotRange[];
+}
+
+export interface SlotRange {
+  start: number;
+  end: number;
+  /** The master, then its replicas. */
+  nodes: NodeId[];
+}
+
+/** Vitess vindexes over keyranges (compatibility profile). */
+export interface VitessStrategy {
+  type: 'vitess';
+  vindex: 'hash' | 'xxhash' | 'numeric';
+  /** In keyspace order, without gaps or overlaps. */
+  shards: VitessShard[];
+}
+
+export interface VitessShard {
+  /** start-end in hex with whole bytes: "-80", "80-c0", "c0-", "-". */
+  name: string;
+  node: NodeId;
+}
+
+/** Kafka's keyed-record partitioner (compatibility profile). */
+export interface KafkaStrategy {
+  type: 'kafka';
+  partitions: number;
+  /** Default java. */
+  partitioner?: 'java' | 'kafkajs_legacy';
+  /** Each partition's leader; default partition % nodes. */
+  leaders?: NodeId[];
+}
+
+/** Elasticsearch's document routing (compatibility profile). */
+export interface ElasticsearchStrategy {
+  type: 'elasticsearch';
+  number_of_shards: number;
+  /** A whole multiple of number_of_shards; default Elasticsearch's. */
+  number_of_routing_shards?: number;
+  /** Default 1. */
+  routing_partition_size?: number;
+  /** Each shard's primary node; default shard % nodes. */
+  primaries?: NodeId[];
+}
+
+/** The ketama continuum of memcached clients: MD5 of each server's address (compatibility profile). */
+export interface KetamaStrategy {
+  type: 'ketama';
+  /** Default libmemcached. */
+  variant?: 'libmemcached' | 'libketama' | 'couchbase';
+  /** Default 160. */
+  points_per_server?: number;
+}
+
+/** Couchbase's vbucket map (compatibility profile). */
+export interface CouchbaseStrategy {
+  type: 'couchbase';
+  /** vBucketMap: one row per vbucket. */
+  map: CouchbaseRow[];
+  /** vBucketMapForward, as long as map. */
+  forward_map?: CouchbaseRow[];
+}
+
+/** The active's node id, then the replicas'; null where none is (-1 in Couchbase's config). Every row has the same length. */
+export type CouchbaseRow = (NodeId | null)[];
+
+/** Tarantool vshard buckets (compatibility profile). */
+export interface VshardStrategy {
+  type: 'vshard';
+  /** Default 3000. */
+  bucket_count?: number;
+  /** Contiguous bucket ranges from 1 to bucket_count; default an even split. */
+  ranges?: VshardRange[];
+}
+
+export interface VshardRange {
+  node: NodeId;
+  first: number;
+  last: number;
+}
+
+/** An existing node's id, or a node entry to append. */
+export type NodeChoice = NodeId | TopologyNode;
+
+/** A topology operation for apply(topology, operation) (core/src/ops/mod.rs lists what each does and reports). */
+export type Operation = AddNodeOperation | RemoveNodeOperation | DisruptionOperation | PlanRebalanceOperation | CompleteMovesOperation | VbucketDoubleOperation | VbucketHalveOperation | VbucketOverrideOperation | VbucketOverrideRemoveOperation | RangeSplitOperation | RangeSplitMedianOperation | RangeMergeOperation | RangeMoveOperation | RangePresplitOperation | DirectorySetOperation | DirectoryRemoveOperation | MultilevelRemapOperation | MultilevelGroupSetOperation | TrieSplitOperation | TrieRemoveOperation | IdBitsComposeOperation | IdBitsTicketsOperation | IdBitsReserveBlockOperation | IdGroupsAddGroupOperation | IdGroupsAddIntervalOperation | IdGroupsSetWritableOperation | RedisMovedOperation | ImportCassandraRingOperation | ImportRedisClusterSlotsOperation | ImportRedisClusterShardsOperation | ImportCouchbaseConfigOperation;
+
+/** Appends a node (strategies whose placement follows the node list). */
+export interface AddNodeOperation {
+  op: 'add_node';
+  node: TopologyNode;
+}
+
+/** Removes the node with this id. */
+export interface RemoveNodeOperation {
+  op: 'remove_node';
+  id: string;
+}
+
+/** Replaces the topology with `to` (its epoch is ignored) and reports how much of the key space changes owner. */
+export interface DisruptionOperation {
+  op: 'disruption';
+  to: Topology;
+}
+
+/** vbucket: plans a change of nodes and starts it (promotions at once, the rest in forward_map). */
+export interface PlanRebalanceOperation {
+  op: 'plan_rebalance';
+  add?: TopologyNode[];
+  remove?: string[];
+  fail?: string[];
+  /** Node id -> new weight. */
+  weights?: Record<string, Weight>;
+  replicas?: number;
+  /** Default 2. */
+  max_moves_per_node?: number;
+}
+
+/** vbucket: map takes the forward_map chains of `vbuckets` (default all). */
+export interface CompleteMovesOperation {
+  op: 'complete_moves';
+  vbuckets?: number[];
+}
+
+/** vbucket: V -> 2V; no key changes node. */
+export interface VbucketDoubleOperation {
+  op: 'vbucket_double';
+}
+
+/** vbucket: the inverse of vbucket_double. */
+export interface VbucketHalveOperation {
+  op: 'vbucket_halve';
+}
+
+/** vbucket: sends `key` to `vbucket`. */
+export interface VbucketOverrideOperation {
+  op: 'vbucket_override';
+  key: KeyObject;
+  vbucket: number;
+}
+
+/** vbucket: `key` goes back to hash % V. */
+export interface VbucketOverrideRemoveOperation {
+  op: 'vbucket_override_remove';
+  key: KeyObject;
+}
+
+/** key_range, hash_range: splits range `shard` (default the one holding `at`) at `at` (a key object, or a hash for hash_range). */
+export interface RangeSplitOperation {
+  op: 'range_split';
+  at: KeyObject | U64;
+  shard?: number;
+  /** The upper part's owner; default the range's. */
+  node?: NodeChoice;
+}
+
+/** key_range, hash_range: splits range `shard` at the median of the sample keys inside it. */
+export interface RangeSplitMedianOperation {
+  op: 'range_split_median';
+  shard: number;
+  sample: KeyObject[];
+  node?: NodeChoice;
+}
+
+/** key_range, hash_range: joins ranges `shard` and `shard + 1`. */
+export interface RangeMergeOperation {
+  op: 'range_merge';
+  shard: number;
+  node?: NodeChoice;
+}
+
+/** key_range, hash_range: gives range `shard` to `node`. */
+export interface RangeMoveOperation {
+  op: 'range_move';
+  shard: number;
+  node: NodeChoice;
+}
+
+/** key_range, hash_range: replaces the table with `ranges` ranges of equal sample counts, round-robin over `nodes`. */
+export interface RangePresplitOperation {
+  op: 'range_presplit';
+  ranges: number;
+  sample?: KeyObject[];
+  nodes?: NodeChoice[];
+}
+
+/** directory: lists `key` on node `node`. */
+export interface DirectorySetOperation {
+  op: 'directory_set';
+  key: KeyObject;
+  node: string;
+}
+
+/** directory: drops the entry of `key`. */
+export interface DirectoryRemoveOperation {
+  op: 'directory_remove';
+  key: KeyObject;
+}
+
+/** multilevel: maps `partition` to group `group`. */
+export interface MultilevelRemapOperation {
+  op: 'multilevel_remap';
+  partition: number;
+  group: string;
+}
+
+/** multilevel: sets group `group`'s nodes (creates it; [] removes an empty one). */
+export interface MultilevelGroupSetOperation {
+  op: 'multilevel_group_set';
+  group: string;
+  nodes: string[];
+}
+
+/** trie: leaf `leaf` becomes leaf+"0" (same node) and leaf+"1" for `node` (appended). */
+export interface TrieSplitOperation {
+  op: 'trie_split';
+  leaf: string;
+  node: TopologyNode;
+}
+
+/** trie: removes node `node`; its leaf merges with a sibling. */
+export interface TrieRemoveOperation {
+  op: 'trie_remove';
+  node: string;
+}
+
+/** id_bits generator: the id of `shard` (or `cell`) and the layout's other fields (shard_high: local; snowflake: timestamp_ms, sequence; ticket: sequence). */
+export interface IdBitsComposeOperation {
+  op: 'id_bits_compose';
+  shard?: U64;
+  cell?: U64;
+  local?: U64;
+  timestamp_ms?: U64;
+  sequence?: U64;
+}
+
+/** id_bits ticket generator: the next `count` ids of server `shard` (or `cell`) from `auto_increment`. */
+export interface IdBitsTicketsOperation {
+  op: 'id_bits_tickets';
+  shard?: U64;
+  cell?: U64;
+  auto_increment: U64;
+  count: U64;
+}
+
+/** id_bits ticket generator: reserves `block_size` ids of server `shard` (or `cell`) in one step. */
+export interface IdBitsReserveBlockOperation {
+  op: 'id_bits_reserve_block';
+  shard?: U64;
+  cell?: U64;
+  auto_increment: U64;
+  block_size: U64;
+}
+
+/** id_groups: appends `group` (without writable); it becomes the writable group unless `writable` is false. */
+export interface IdGroupsAddGroupOperation {
+  op: 'id_groups_add_group';
+  group: IdGroup;
+  writable?: boolean;
+}
+
+/** id_groups: gives group `group` the interval [start, end). */
+export interface IdGroupsAddIntervalOperation {
+  op: 'id_groups_add_interval';
+  group: string;
+  interval: Interval;
+}
+
+/** id_groups: makes group `group` the writable one. */
+export interface IdGroupsSetWritableOperation {
+  op: 'id_groups_set_writable';
+  group: string;
+}
+
+/** redis_cluster: a MOVED reply; slot `slot` is served by the node at `address` (appended when unknown). */
+export interface RedisMovedOperation {
+  op: 'redis_moved';
+  slot: number;
+  address: string;
+}
+
+/** Replaces the strategy with cassandra over `tokens` (node id -> token list). */
+export interface ImportCassandraRingOperation {
+  op: 'import_cassandra_ring';
+  tokens: Tokens;
+}
+
+/** Replaces the strategy with redis_cluster from a CLUSTER SLOTS reply (its JSON arrays). */
+export interface ImportRedisClusterSlotsOperation {
+  op: 'import_redis_cluster_slots';
+  reply: unknown[];
+}
+
+/** Replaces the strategy with redis_cluster from a CLUSTER SHARDS reply (objects or RESP2 flat arrays). */
+export interface ImportRedisClusterShardsOperation {
+  op: 'import_redis_cluster_shards';
+  reply: unknown[];
+}
+
+/** Replaces the topology with a couchbase one built from a bucket config (an object, or its JSON text). */
+export interface ImportCouchbaseConfigOperation {
+  op: 'import_couchbase_config';
+  config: Record<string, unknown> | string;
+}
+
+// END document types

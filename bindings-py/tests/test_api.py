@@ -37,6 +37,7 @@ from shardroute import (
     Router,
     ShardrouteError,
     StaleEpochError,
+    Topology,
     apply,
     decode_dictionary,
     diff,
@@ -52,9 +53,9 @@ HERE = Path(__file__).resolve().parent
 PACKAGE = HERE.parent
 ROOT = PACKAGE.parent
 
-DOC = doc(["a", "b", {"id": "c", "weight": 2}], "rendezvous", epoch=7)
+DOC: Topology = doc(["a", "b", {"id": "c", "weight": 2}], "rendezvous", epoch=7)
 # Addresses, zones, name templates and hot keys: what locate and the salting calls read.
-PLACED = doc(
+PLACED: Topology = doc(
     [{"id": "a", "address": "10.0.0.1:5432", "zone": "eu-1a"}, "b", "c"],
     "jump",
     placement={"database": "db_{shard}", "table": "t_{shard:03}", "owner": "{node}"},
@@ -63,7 +64,7 @@ PLACED = doc(
 # A vbucket dictionary in motion. Integer keys hash to themselves, so key k is in
 # vbucket k % 4: 0 and 3 are migrating (reads from the old owner, writes to the new one
 # first, then the old), 2 is read-only, 1 is at rest.
-MOVING = doc(
+MOVING: Topology = doc(
     [{"id": "a", "address": "10.0.0.1:11210", "zone": "z0"}, "b", "c"],
     {
         "type": "vbucket",
@@ -77,7 +78,7 @@ MOVING = doc(
 )
 # Three masters and one replica each, with addresses, as CLUSTER SHARDS gives them (the
 # cluster of core/tests/redis_redirects.rs): what the Redis Cluster client calls read.
-CLUSTER = doc(
+CLUSTER: Topology = doc(
     [{"id": node, "address": f"127.0.0.1:{7001 + i}"} for i, node in enumerate(["m1", "m2", "m3", "r1", "r2", "r3"])],
     {
         "type": "redis_cluster",
@@ -245,7 +246,8 @@ def test_dict_and_text_give_the_same_router() -> None:
     from_dict = Router(DOC)
     from_text = Router(json.dumps(DOC))
     assert from_dict.to_json() == from_text.to_json()
-    assert Router(types.MappingProxyType(DOC)).to_json() == from_dict.to_json()
+    # Any mapping is read at run time; the types ask for a Topology.
+    assert Router(types.MappingProxyType(DOC)).to_json() == from_dict.to_json()  # type: ignore[arg-type]
 
 
 def test_to_json_round_trips() -> None:
@@ -271,7 +273,7 @@ def test_bad_topologies_are_invalid_topology(topology: Any) -> None:
 
 
 def test_unserializable_mapping_keeps_the_cause() -> None:
-    err = raises(InvalidTopologyError, lambda: Router({**DOC, "epoch": float("inf")}))
+    err = raises(InvalidTopologyError, lambda: Router({**DOC, "epoch": float("inf")}))  # type: ignore[arg-type]
     assert isinstance(err.__cause__, ValueError)
 
 
@@ -287,7 +289,7 @@ def test_interrupts_are_not_turned_into_errors() -> None:
             return 1
 
     with pytest.raises(KeyboardInterrupt):
-        Router(Interrupting())
+        Router(Interrupting())  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("hashing", [5, b"{}", "{", {"function": "md5"}, ["crc32"]])
@@ -354,7 +356,7 @@ def test_shards_for_range_end_is_optional(router: Router) -> None:
     assert router.shards_for_range(b"a", "b") == [0, 1, 2]
     assert router.shards_for_range(0, 2**64 - 1) == [0, 1, 2]
     assert router.shards_for_range(bytearray(b"a"), memoryview(b"z")) == [0, 1, 2]
-    one_based = {**DOC, "nodes": [{"id": "a"}, {"id": "b"}], "strategy": {"type": "modulo", "one_based": True}}
+    one_based: Topology = {**DOC, "nodes": [{"id": "a"}, {"id": "b"}], "strategy": {"type": "modulo", "one_based": True}}
     assert Router(one_based).shards_for_range("a") == [1, 2]
 
 
@@ -495,7 +497,8 @@ def test_apply_adds_and_removes_nodes() -> None:
     shrunk = apply(result["topology"], {"op": "remove_node", "id": "a"})
     assert shrunk["removed"] == "a"
     assert Router(shrunk["topology"]).epoch == 9
-    assert apply(Router(DOC).to_json(), types.MappingProxyType({"op": "remove_node", "id": "b"}))["removed"] == "b"
+    operation = types.MappingProxyType({"op": "remove_node", "id": "b"})
+    assert apply(Router(DOC).to_json(), operation)["removed"] == "b"  # type: ignore[arg-type]
 
 
 def test_apply_big_epoch_is_exact() -> None:
@@ -531,7 +534,7 @@ def test_apply_errors_from_the_topology() -> None:
     raises(InvalidTopologyError, lambda: apply(5, {"op": "remove_node", "id": "a"}))  # type: ignore[arg-type]
     raises(InvalidTopologyError, lambda: apply(DOC, {"op": "add_node", "node": {"id": "a"}}))  # duplicate id
     raises(NoNodesError, lambda: apply({**DOC, "nodes": [{"id": "a"}]}, {"op": "remove_node", "id": "a"}))
-    err = raises(InvalidArgumentError, lambda: apply(DOC, {"op": "add_node", "node": {"id": float("inf")}}))
+    err = raises(InvalidArgumentError, lambda: apply(DOC, {"op": "add_node", "node": {"id": float("inf")}}))  # type: ignore[arg-type]
     assert isinstance(err.__cause__, ValueError)
 
 
@@ -623,7 +626,7 @@ def test_replace_refuses_a_stale_epoch_naming_the_held_one() -> None:
     current = Router({**MOVING, "epoch": 12345})
     err = raises(StaleEpochError, lambda: current.replace({**MOVING, "epoch": 12344}))
     assert "12345" in err.message and "12344" in err.message
-    other = {**MOVING, "epoch": 12345, "nodes": [*MOVING["nodes"], {"id": "d"}]}
+    other: Topology = {**MOVING, "epoch": 12345, "nodes": [*MOVING["nodes"], {"id": "d"}]}
     err = raises(StaleEpochError, lambda: current.replace(other))
     assert "12345" in err.message
     assert current.epoch == 12345
@@ -645,8 +648,9 @@ def test_replace_reports_errors_of_the_new_topology(router: Router) -> None:
     raises(NoNodesError, lambda: router.replace({**DOC, "epoch": 8, "nodes": []}))
 
 
-def modulo(nodes: int) -> dict[str, Any]:
-    return doc([f"s{i}" for i in range(nodes)], "modulo", epoch=nodes, hashing={"integers": "identity"})
+def modulo(nodes: int) -> Topology:
+    document: Topology = doc([f"s{i}" for i in range(nodes)], "modulo", epoch=nodes, hashing={"integers": "identity"})
+    return document
 
 
 def test_diff_reports_moves_and_flows() -> None:
@@ -740,7 +744,7 @@ def test_encode_decode_dictionary_round_trip(moving: Router) -> None:
     assert decode_dictionary(memoryview(b"xx" + encoded)[2:]) == text
     assert Router(text).route_write(0) == moving.route_write(0)
     # A derived (round-robin) map round-trips too.
-    plain = {**MOVING, "strategy": {"type": "vbucket", "vbuckets": 16, "replicas": 1}}
+    plain: Topology = {**MOVING, "strategy": {"type": "vbucket", "vbuckets": 16, "replicas": 1}}
     assert decode_dictionary(encode_dictionary(plain)) == Router(plain).to_json()
 
 

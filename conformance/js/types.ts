@@ -49,7 +49,8 @@ const saltedInts: Array<[bigint, number]> = router.saltedKeys(7n);
 const saltedNumbers: Array<[bigint, number]> = router.saltedKeys(7);
 const saltedAnyList: Array<[SaltedKey, number]> = router.saltedKeys(keys[1] ?? 'k');
 const applied: Record<string, unknown> = apply(router.toJson(), { op: 'add_node', node: { id: 'b' } });
-const appliedText: Record<string, unknown> = apply({ format: 'shardroute/1' }, '{"op": "remove_node", "id": "a"}');
+const appliedText: Record<string, unknown> = apply({ format: 'shardroute/1', epoch: 1, nodes: [{ id: 'a' }], strategy: { type: 'jump' } },
+  '{"op": "remove_node", "id": "a"}');
 const moves: number[][] = moduloMoves(2, 4);
 
 const readNode: string = router.routeRead('user:1');
@@ -67,7 +68,7 @@ const flowParts: [string, string, number] | undefined = flow && [flow.from, flow
 const inlineFlow: { from: string; to: string; keys: number } | undefined = moved.flows[0];
 const totals: [number, number, number] = [moved.total, moved.moved, moved.moved_ppm];
 const encoded: Uint8Array = encodeDictionary('{"format": "shardroute/1"}');
-const encodedObject: Uint8Array = encodeDictionary({ format: 'shardroute/1' });
+const encodedObject: Uint8Array = encodeDictionary({ format: 'shardroute/1', epoch: 1, nodes: [{ id: 'a' }], strategy: { type: 'vbucket' } });
 const decodedDictionary: string = decodeDictionary(encoded);
 
 const hash: bigint = hashKey('user:1');

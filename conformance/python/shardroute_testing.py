@@ -24,8 +24,10 @@ def doc(
     epoch: int = 1,
     hashing: Mapping[str, Any] | None = None,
     **fields: Any,
-) -> dict[str, Any]:
-    """A topology document, as `json.load` would give it.
+) -> Any:
+    """A topology document, as `json.load` would give it (typed `Any`, as json.load's is:
+    tests build documents the core must refuse as well, so they are not
+    `shardroute.Topology`; bindings-py/tests/typing/ checks the typed documents).
 
     `nodes` is a count (ids `n0`, `n1`, ...) or a list of node ids and node objects
     (`{"id", "address", "weight", ...}`) in order. `strategy` is a strategy object, or

@@ -28,6 +28,7 @@
 //! | `placement` | object: name → template | absent | names rendered per shard by `locate` (see [`crate::placement_names`]) |
 //! | `hot_keys` | object | absent | keys salted over several shards (see [`crate::salting`]) |
 //! | `checksum` | `"xxh64:<16 hex digits>"` | absent | XXH64 (seed 0) of the canonical JSON of the rest of the document; verified on load, so a truncated or edited copy is refused |
+//! | `$schema` | string | absent | where editors find the JSON Schema (`docs/topology.schema.json` in the repository); ignored, and left out of the canonical form (and so of the checksum) |
 //!
 //! Parsing is strict: unknown fields anywhere, a field named twice in one object (JSON
 //! text), nesting past 128 levels, wrong types, duplicate ids and
@@ -102,8 +103,13 @@ impl Topology {
         let object = Object::new(
             "",
             value,
-            &["format", "epoch", "hashing", "nodes", "strategy", "placement", "hot_keys", "checksum"],
+            &["$schema", "format", "epoch", "hashing", "nodes", "strategy", "placement", "hot_keys", "checksum"],
         )?;
+        // Where editors find the JSON Schema (docs/topology.schema.json): read, so a
+        // misspelt value is caught, and otherwise ignored (the canonical form leaves it out).
+        if let Some(value) = object.optional("$schema") {
+            json::str("$schema", value)?;
+        }
         let format = json::str("format", object.required("format")?)?;
         if format != FORMAT {
             return Err(json::at(

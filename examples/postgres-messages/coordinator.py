@@ -44,7 +44,7 @@ class StalePlan(Exception):
     """The document a plan started from is no longer the one in etcd."""
 
 
-def expect(document: dict[str, Any], epoch: int | None) -> None:
+def expect(document: Any, epoch: int | None) -> None:
     """Refuses to plan unless etcd holds the epoch the operator planned from."""
     if epoch is not None and document["epoch"] != epoch:
         raise StalePlan(f"refused: planned from epoch {epoch}, but etcd holds epoch {document['epoch']}")
@@ -63,14 +63,15 @@ class Coordinator:
         self.etcd = etcd
         self.shards = Shards(postgres, SHARD_NAMES)
 
-    def read(self) -> tuple[dict[str, Any], int]:
+    def read(self) -> tuple[Any, int]:
+        """The document in etcd (JSON, as json.loads gives it: the core checks it) and its revision."""
         text, revision = self.etcd.get(TOPOLOGY)
         if text is None:
             raise SystemExit(f"no topology in etcd at {TOPOLOGY}")
-        document: dict[str, Any] = json.loads(text)
+        document: Any = json.loads(text)
         return document, revision
 
-    def commit(self, source: dict[str, Any], revision: int, document: dict[str, Any], **also: Any) -> int:
+    def commit(self, source: Any, revision: int, document: Any, **also: Any) -> int:
         """Writes `document` in place of `source` (read at `revision`): a compare-and-swap,
         so a plan made from an epoch that is no longer current is refused. `also`:
         `previous=text` puts the previous document in the same transaction,
@@ -96,7 +97,7 @@ class Coordinator:
 
     # -- run A ----------------------------------------------------------------------------
 
-    def owned(self, document: dict[str, Any]) -> dict[str, list[int]]:
+    def owned(self, document: Any) -> dict[str, list[int]]:
         """Shard -> the vbuckets whose rows it may hold: those it owns under the
         dictionary, and those it receives while a forward map is in force."""
         router = shardroute.Router(document)
@@ -109,7 +110,7 @@ class Coordinator:
                 owned[side.shard_owner(vbucket)].add(vbucket)
         return {shard: sorted(vbuckets) for shard, vbuckets in owned.items()}
 
-    def sweep_unowned(self, document: dict[str, Any]) -> int:
+    def sweep_unowned(self, document: Any) -> int:
         """Deletes from every shard the rows of vbuckets it does not own under
         `document` (what a copy killed between its switch and its delete left)."""
         deleted = 0
@@ -176,7 +177,7 @@ class Coordinator:
         (text, revision), (previous_text, _) = found[TOPOLOGY], found[PREVIOUS]
         if text is None:
             raise SystemExit(f"no topology in etcd at {TOPOLOGY}")
-        document: dict[str, Any] = json.loads(text)
+        document: Any = json.loads(text)
         expect(document, expect_epoch)
         resumed = previous_text is not None or len(document["nodes"]) == len(SHARD_NAMES)
         if previous_text is None and len(document["nodes"]) == len(SHARD_NAMES):

@@ -64,7 +64,7 @@ def service_command(name: str, postgres: str, etcd: str, users: int, log: str) -
     return [shutil.which("node") or "node", os.path.join(HERE, "service.mjs"), *arguments]
 
 
-def seed(etcd: Etcd, postgres: str, start: dict[str, Any], users: int, per_user: int, log_path: str) -> int:
+def seed(etcd: Etcd, postgres: str, start: shardroute.Topology, users: int, per_user: int, log_path: str) -> int:
     """Every user's first messages, under the start topology, straight into the shards
     (COPY); ids from a block of the Python ticket counter, so no service reuses one."""
     router = shardroute.Router(start)

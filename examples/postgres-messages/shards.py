@@ -16,6 +16,9 @@ from typing import Any
 
 import psycopg
 
+import shardroute
+from shardroute.documents import TopologyNode
+
 PREFIX = "/shardroute/messages/"
 TOPOLOGY = PREFIX + "topology"
 PREVIOUS = PREFIX + "previous"
@@ -26,7 +29,7 @@ VBUCKETS = 256
 
 # Message ids: the ticket layout, one ticket server per service; blocks are reserved
 # by a compare-and-swap on the service's counter in etcd.
-TICKETS: dict[str, Any] = {
+TICKETS: shardroute.Topology = {
     "format": "shardroute/1", "epoch": 1,
     "nodes": [{"id": "python"}, {"id": "node"}],
     "strategy": {"type": "id_bits", "layout": "ticket", "servers": 2},
@@ -38,11 +41,11 @@ def ids_key(service: str) -> str:
     return f"{PREFIX}ids/{service}"
 
 
-def nodes(count: int) -> list[dict[str, str]]:
+def nodes(count: int) -> list[TopologyNode]:
     return [{"id": name} for name in SHARD_NAMES[:count]]
 
 
-def vbucket_start() -> dict[str, Any]:
+def vbucket_start() -> shardroute.Topology:
     """Run A's start: 256 vbuckets over shard_1..shard_5, round-robin."""
     return {
         "format": "shardroute/1", "epoch": 1, "nodes": nodes(5),
@@ -50,7 +53,7 @@ def vbucket_start() -> dict[str, Any]:
     }
 
 
-def modulo(count: int, epoch: int) -> dict[str, Any]:
+def modulo(count: int, epoch: int) -> shardroute.Topology:
     """Run B's topologies: the seed's `user_id % n ?: n`."""
     return {
         "format": "shardroute/1", "epoch": epoch, "hashing": {"integers": "identity"},

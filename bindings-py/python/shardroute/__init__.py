@@ -1,11 +1,14 @@
 # The public package: re-exports the compiled module `shardroute._native` (whose
 # docstrings, written once on the Rust side, are the documentation) and adds the types
-# below. Types: __init__.pyi, whose `__all__` mypy.stubtest holds equal to this one.
+# below, and the typed documents of `shardroute.documents` (Topology, Operation, and one
+# TypedDict per strategy and operation). Types: __init__.pyi, whose `__all__`
+# mypy.stubtest holds equal to this one.
 import typing as _typing
 
-from shardroute import _native
+from shardroute import _native, documents
 from shardroute._native import *  # noqa: F403 - every name of `_native.__all__`, errors included
 from shardroute._native import __doc__
+from shardroute.documents import Operation, Topology
 
 #: What a router routes: text (hashed as UTF-8), bytes, or an int in 0..2**64.
 Key = _typing.Union[str, bytes, bytearray, memoryview, int]
@@ -42,4 +45,4 @@ class Redirect(_typing.NamedTuple):
     address: str
 
 
-__all__ = sorted([*_native.__all__, "DecodedId", "Key", "Location", "Redirect"])
+__all__ = sorted([*_native.__all__, "DecodedId", "Key", "Location", "Operation", "Redirect", "Topology", "documents"])

@@ -47,7 +47,7 @@ __all__ = ["ClusterClient", "ClusterStats", "TooManyRedirects"]
 Key = str | bytes | int
 
 # The empty document a first import replaces: only its epoch (0) carries over.
-_EMPTY = {"format": "shardroute/1", "epoch": 0, "nodes": [{"id": "none"}], "strategy": {"type": "jump"}}
+_EMPTY: shardroute.Topology = {"format": "shardroute/1", "epoch": 0, "nodes": [{"id": "none"}], "strategy": {"type": "jump"}}
 
 
 class TooManyRedirects(redis.RedisError):

@@ -12,6 +12,8 @@ const $ = (id) => document.getElementById(id);
 const SVG = 'http://www.w3.org/2000/svg';
 /** Above this many sample keys the circle draws only the first ones: more dots add no information. */
 const CIRCLE_KEYS = 3000;
+/** The most keys a per-key diff lists (the core's limits::MAX_DIFF_LISTED_KEYS). */
+const LISTED_KEYS = 65536;
 /** The strategies of the hashed family (core/src/strategy/hashed/) that hash keys with the document's `hashing` section, so `hashKey` gives the point a key lands on. */
 const HASH_CIRCLE = new Set(['ring', 'jump', 'modulo', 'rendezvous', 'maglev']);
 /** Distinct colours, in order of nodes in the document; beyond them, hues around the wheel. */
@@ -326,7 +328,12 @@ function runChange(change) {
       topology = next;
     }
     const after = new Router(topology);
-    const moved = diff(state.router, after, state.sample);
+    // Counts and flows over the whole sample; each key's move (the circle, the first moved
+    // keys) for the first LISTED_KEYS only, the most a per-key diff lists.
+    const moved = {
+      ...diff(state.router, after, state.sample),
+      keys: diff(state.router, after, state.sample.slice(0, LISTED_KEYS), { perKey: true }).keys,
+    };
     state.change = {
       operations, reports, after: topology, afterRouter: after, diff: moved,
       added: topology.nodes.filter((n) => !state.document.nodes.some((m) => m.id === n.id)),

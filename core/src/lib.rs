@@ -44,7 +44,8 @@
 //!   write, and what a copy job moves, while the data moves; [`dictionary`] is the vbucket
 //!   dictionary's binary form.
 //! * [`hash`] holds the hash functions, [`hashing`] how a document hashes keys; across
-//!   strategies, [`placement_names`] (`locate`) and [`salting`] (hot keys).
+//!   strategies, [`placement_names`] (`locate`) and [`salting`] (hot keys); [`key`] and
+//!   [`js`] are what the bindings convert arguments with, and how they refuse them.
 //!
 //! `docs/architecture.md` in the repository draws the path of a key and of a change, and
 //! `docs/choosing.md` compares the strategies side by side, measured.
@@ -88,6 +89,7 @@ pub mod disruption;
 pub mod error;
 pub mod hash;
 pub mod hashing;
+pub mod js;
 mod json;
 pub mod key;
 pub mod limits;

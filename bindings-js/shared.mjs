@@ -68,12 +68,13 @@ export function documentToJson(value, what, code) {
   const fail = (path, problem) => {
     throw new ShardrouteError(code, `${path || what}: ${problem}`);
   };
+  const tooLong = () => {
+    throw new ShardrouteError('limit_exceeded',
+      `${what} is more than ${MAX_DOCUMENT_BYTES} bytes of JSON; the limit is ${MAX_DOCUMENT_BYTES}`);
+  };
   const push = (text) => {
     size += text.length;
-    if (size > MAX_DOCUMENT_BYTES) {
-      throw new ShardrouteError('limit_exceeded',
-        `${what} is more than ${MAX_DOCUMENT_BYTES} bytes of JSON; the limit is ${MAX_DOCUMENT_BYTES}`);
-    }
+    if (size > MAX_DOCUMENT_BYTES) tooLong();
     parts.push(text);
   };
   /** `holder[name]`, whose getter or proxy trap may throw: an error naming `path`. */
@@ -109,6 +110,9 @@ export function documentToJson(value, what, code) {
     if (ancestors.length >= MAX_DEPTH) fail(path, `nested more than ${MAX_DEPTH} levels deep`);
     ancestors.push(item);
     if (Array.isArray(item)) {
+      // Every element takes a character and a comma: a longer array cannot fit, and is
+      // refused before a sparse one's holes are walked.
+      if (item.length > MAX_DOCUMENT_BYTES / 2) tooLong();
       push('[');
       for (let i = 0, length = item.length; i < length; i++) {
         if (i > 0) push(',');
@@ -183,8 +187,8 @@ function zeroed(Type, length) {
  * buffer; packStrings writes every unit it passes on, so it need not be zeroed.
  */
 export function packStrings(keys, narrow = false, allocate = zeroed) {
-  if (!Array.isArray(keys)) return undefined;
   try {
+    if (!Array.isArray(keys)) return undefined; // a revoked proxy throws
     const count = keys.length; // a proxy's trap may throw
     if (!(count >= PACK_MIN_KEYS)) return undefined;
     const offsets = new Uint32Array(count + 1);

@@ -341,7 +341,7 @@ fn readable_view(view: Unknown<'_>) -> Result<bool> {
 
 /// Clears the JavaScript exception a failed N-API call left pending (a getter or proxy
 /// trap that threw), so that the call can throw its own error instead.
-fn clear_exception(env: sys::napi_env) {
+pub fn clear_exception(env: sys::napi_env) {
     let mut exception = ptr::null_mut();
     // SAFETY: the env of this call. With nothing pending, this does nothing.
     unsafe { sys::napi_get_and_clear_last_exception(env, &mut exception) };

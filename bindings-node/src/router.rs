@@ -357,7 +357,12 @@ impl Router {
 /// # Errors
 /// `invalid_argument` for any other value.
 pub fn argument<'env>(env: &Env, value: Unknown<'env>, what: &str) -> Result<ClassInstance<'env, Router>> {
-    if !Router::instance_of(env, &value).or_throw()? {
+    // `instanceof` asks a proxy for its prototype: a revoked one throws, and is no Router.
+    let is_router = Router::instance_of(env, &value).unwrap_or_else(|_| {
+        key::clear_exception(env.raw());
+        false
+    });
+    if !is_router {
         return Err(sr::js::not_a_router(what, key::js_type(value)?)).or_throw();
     }
     // SAFETY: `instance_of` said this is a `Router`.

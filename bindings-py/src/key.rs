@@ -112,7 +112,8 @@ impl<'py> Key<'py> {
 /// # Errors
 /// `invalid_argument` when `keys` is not iterable or is a single key (a `str` or bytes
 /// is iterable, but routing its characters is never what was meant); `invalid_key` at
-/// the first value that is not a key, or when the iterator raises (the cause).
+/// the first value that is not a key, or when the iterator raises (the cause), its
+/// message prefixed with the key's index (`keys[2]: ...`).
 pub fn keys_from_py<'py>(keys: &Bound<'py, PyAny>) -> PyResult<Vec<Key<'py>>> {
     if Key::is_text_or_bytes(keys) {
         return Err(single_key_error());
@@ -124,7 +125,8 @@ pub fn keys_from_py<'py>(keys: &Bound<'py, PyAny>) -> PyResult<Vec<Key<'py>>> {
     let known = keys.is_instance_of::<PyList>() || keys.is_instance_of::<PyTuple>();
     let mut converted = Vec::with_capacity(if known { keys.len()? } else { 0 });
     for (index, key) in iterator.enumerate() {
-        converted.push(Key::from_py_owned(key.map_err(|err| unreadable_key(keys.py(), index, err))?)?);
+        let key = key.map_err(|err| unreadable_key(keys.py(), index, err))?;
+        converted.push(Key::from_py_owned(key).map_err(|err| errors::at_index(keys.py(), index, err))?);
     }
     Ok(converted)
 }
@@ -147,7 +149,8 @@ pub fn for_each_key_chunk<'py>(
     })?;
     let mut chunk = Vec::with_capacity(CHUNK);
     for (index, key) in iterator.enumerate() {
-        chunk.push(Key::from_py_owned(key.map_err(|err| unreadable_key(keys.py(), index, err))?)?);
+        let key = key.map_err(|err| unreadable_key(keys.py(), index, err))?;
+        chunk.push(Key::from_py_owned(key).map_err(|err| errors::at_index(keys.py(), index, err))?);
         if chunk.len() == CHUNK {
             each(&chunk)?;
             chunk.clear();

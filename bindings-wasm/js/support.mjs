@@ -50,6 +50,15 @@ export function wellFormedText(key) {
   return typeof key === 'string' && key.isWellFormed?.() === true ? key : undefined;
 }
 
+/** `Array.isArray(value)`, false where it throws (a revoked proxy). Never throws. */
+export function isArray(value) {
+  try {
+    return Array.isArray(value);
+  } catch {
+    return false;
+  }
+}
+
 /** The getters every typed array inherits: they read its internal slots, not its own properties. */
 const TYPED_ARRAY = Object.getPrototypeOf(Uint8Array.prototype);
 const [tagOf, bufferOf, byteOffsetOf, lengthOf] = [Symbol.toStringTag, 'buffer', 'byteOffset', 'length']

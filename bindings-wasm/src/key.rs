@@ -96,7 +96,7 @@ impl Key {
 /// The keys of a JavaScript array, in order (`routeMany`, `diff`): `invalid_argument` when
 /// `keys` is not an array, `invalid_key` naming the index of the first bad key.
 pub(crate) fn keys_from_js(keys: &JsValue) -> sr::Result<Vec<Key>> {
-    if !Array::is_array(keys) {
+    if !is_array(keys) {
         return Err(with_type(keys, |got| sr::js::not_an_array("keys", got)));
     }
     // Read through `Reflect.get` (imported with `catch`): a proxy trap or getter that
@@ -304,6 +304,10 @@ extern "C" {
     #[wasm_bindgen(js_name = wellFormedText)]
     fn well_formed_text(key: &JsValue) -> Option<String>;
 
+    /// `Array.isArray(value)`, false where it throws (a revoked proxy).
+    #[wasm_bindgen(js_name = isArray)]
+    fn is_array(value: &JsValue) -> bool;
+
     /// The kind of a typed array (`Uint16Array`, of any realm), or `undefined` for any
     /// other value (never throws, runs no user code).
     #[wasm_bindgen(js_name = typedArrayName)]
@@ -347,7 +351,7 @@ pub(crate) fn with_type<R>(value: &JsValue, refuse: impl FnOnce(JsType<'_>) -> R
         JsType::BigInt
     } else if let Some(name) = typed_array_name(value) {
         return refuse(JsType::TypedArray(&name));
-    } else if Array::is_array(value) {
+    } else if is_array(value) {
         JsType::Array
     } else {
         JsType::Object

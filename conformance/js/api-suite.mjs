@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 
 import { doc } from './documents.mjs';
+import { hostileSuite } from './hostile-suite.mjs';
 import { repoRoot } from './vectors.mjs';
 
 const CODES = ['invalid_topology', 'invalid_key', 'no_nodes', 'limit_exceeded', 'invalid_argument', 'stale_epoch',
@@ -131,6 +132,8 @@ export function apiSuite(api, runtime) {
     };
   }
   const declaredMethods = declaredMembers('Router').methods;
+
+  hostileSuite(api, runtime, declarations);
 
   describe('package', () => {
     test('require resolves the package by name, and require and import share one module', () => {

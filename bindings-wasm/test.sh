@@ -14,6 +14,8 @@ root="$(cd "$here/.." && pwd)"
 cd "$here"
 
 ./build.sh
+# The hostile-argument suite compares this package's messages with the addon's.
+"$root/bindings-node/build.sh"
 
 echo "== no_std: the core alone for wasm32-unknown-unknown, core + alloc only"
 RUSTC="${SHARDROUTE_WASM_RUSTC:-/usr/bin/rustc}" RUSTC_BOOTSTRAP=1 CARGO_TARGET_DIR="$root/target/wasm" \

@@ -107,7 +107,7 @@ def dictionary_bytes(document: Mapping[str, Any], spec: Mapping[str, Any]) -> by
 
 def substitute(args: Any, value: Any) -> Any:
     """`args` with every placeholder "$" replaced by `value`."""
-    if args == "$":
+    if isinstance(args, str) and args == "$":
         return value
     if isinstance(args, list):
         return [substitute(item, value) for item in args]
@@ -136,8 +136,9 @@ def fixtures() -> Fixtures:
 
 
 def invoke(fixtures: Fixtures, call: Mapping[str, Any], value: Any) -> Any:
-    """Makes the call of a table entry with `value` in place of "$"."""
-    args = [fixtures.value(arg) for arg in substitute(call["args"], value)]
+    """Makes the call of a table entry with `value` (a Python value, not a table value:
+    test_properties.py passes its own) in place of "$"."""
+    args = substitute([fixtures.value(arg) for arg in call["args"]], value)
     owner, _, method = call["call"].rpartition(".")
     if owner in ("Router", "Migration") and "on" in call:
         target: Any = fixtures.routers[call["on"]] if owner == "Router" else fixtures.migrations[call["on"]]
@@ -151,10 +152,10 @@ def invoke(fixtures: Fixtures, call: Mapping[str, Any], value: Any) -> Any:
 @pytest.mark.parametrize(("call", "value", "code"), list(cases()))
 def test_hostile_call(fixtures: Fixtures, call: Mapping[str, Any], value: Mapping[str, Any], code: str | None) -> None:
     if code is None:
-        invoke(fixtures, call, value["value"])
+        invoke(fixtures, call, fixtures.value(value["value"]))
         return
     with pytest.raises(ShardrouteError) as raised:
-        invoke(fixtures, call, value["value"])
+        invoke(fixtures, call, fixtures.value(value["value"]))
     assert raised.value.code == code, raised.value.message
     assert type(raised.value).code == code, "the class of the error is its code's"
     if "message_contains" in value:

@@ -395,6 +395,24 @@ export function hostileSuite(api, runtime, declarations) {
       assert.ok(count > 300, `${count} calls`);
     });
 
+    // The bindings' findings of issue 17, one test each (the table covers them among the rest).
+    const found = (title, code, call) => test(title, () => {
+      const here = outcome(api, () => call(api, mine));
+      assert.equal(here.code, code, here.message);
+      assert.deepEqual(outcome(other, () => call(other, theirs)), here, 'the two packages differ');
+    });
+    found('a detached Uint8Array key is invalid_key, never the empty key', 'invalid_key', (_, f) => {
+      const bytes = Uint8Array.of(1, 2);
+      structuredClone(bytes.buffer, { transfer: [bytes.buffer] });
+      return f.routers.ring.route(bytes);
+    });
+    found('an array of keys whose getter throws is invalid_key with a code', 'invalid_key',
+      (_, f) => f.routers.ring.routeMany(Object.defineProperty(['a', 'b'], 1, { get() { throw new Error('no'); } })));
+    found('a Proxy array as a key is invalid_key', 'invalid_key', (_, f) => f.routers.ring.route(new Proxy(['a'], {})));
+    found('undefined as a key: the same words', 'invalid_key', (_, f) => f.routers.ring.route(undefined));
+    found('a replica count past the nodes: the same words', 'invalid_argument', (_, f) => f.routers.ring.replicas('k', 9));
+    found('a BigInt id out of range: the same words', 'invalid_key', (_, f) => f.routers.ids.decodeId(2n ** 64n));
+
     test('a NaN or an infinite weight in an object is refused as in its JSON text, naming the field', () => {
       const document = { format: 'shardroute/1', epoch: 1, nodes: [{ id: 'a' }, { id: 'b' }], strategy: { type: 'ring' } };
       for (const weight of [NaN, Infinity, -Infinity]) {

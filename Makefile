@@ -3,7 +3,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 PY := .venv/bin/python
 
-.PHONY: help setup demo test test-rust test-python test-node test-wasm test-schema test-oracles test-examples example-redis example-postgres bench check-counts check-versions vectors build clippy
+.PHONY: help setup demo dist test-dist test test-rust test-python test-node test-wasm test-schema test-oracles test-examples example-redis example-postgres bench check-counts check-versions vectors build clippy
 
 help: ## List the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -20,15 +20,28 @@ build: setup ## Build the core and all three bindings
 demo: build ## Route the demo keys through Rust, Python, Node and WASM and compare
 	$(PY) scripts/demo.py
 
-test: setup ## Run every test: core, conformance in all five runners, bindings, type stubs
+test: setup ## Run every test: core, conformance in all five runners, bindings, type stubs, the installable packages
 	rm -rf target/conformance
-	$(MAKE) --no-print-directory test-rust test-python test-node test-wasm test-schema test-oracles test-examples
+	$(MAKE) --no-print-directory test-rust test-python test-node test-wasm test-schema test-oracles test-examples test-dist
 	$(MAKE) --no-print-directory check-counts check-versions
 
-test-rust: ## Core unit, property and doc tests, no_std builds, the Rust conformance runner, clippy, rustdoc, the module graph
-	cargo test -p shardroute -p shardroute-conformance
+dist: setup ## Build the installable packages into dist/: the Python wheel (abi3, stripped) and sdist, the npm tarballs of the addon and the WASM package
+	rm -rf dist && mkdir -p dist
+	cd bindings-py && ../.venv/bin/maturin build --release --quiet --out ../dist
+	cd bindings-py && ../.venv/bin/maturin sdist --out ../dist
+	bindings-node/build.sh
+	cd bindings-node && npm pack --silent --pack-destination ../dist >/dev/null
+	bindings-wasm/build.sh
+	cd bindings-wasm && npm pack --silent --pack-destination ../dist >/dev/null
+	@ls -l dist
+
+test-dist: dist ## Install every package of dist/ in a clean venv or npm project (the sdist built from source by pip) and route a key with each
+	scripts/test-dist.sh dist
+
+test-rust: ## Core unit, property and doc tests, no_std builds, the Rust conformance runner, the CLI, clippy, rustdoc, the module graph
+	cargo test -p shardroute -p shardroute-conformance -p shardroute-cli
 	cargo test -p shardroute --no-default-features --features all-strategies --lib --tests
-	cargo clippy -q -p shardroute -p shardroute-conformance --all-targets -- -D warnings
+	cargo clippy -q -p shardroute -p shardroute-conformance -p shardroute-cli --all-targets -- -D warnings
 	RUSTDOCFLAGS="-D warnings" cargo doc -q -p shardroute --no-deps
 	python3 scripts/check-module-graph.py
 
@@ -50,7 +63,7 @@ test-oracles: ## Every compatibility profile against the real systems and client
 
 test-examples: build ## The live-cluster examples against real servers, asserting their counts (examples/*/README.md)
 	$(PY) -m pytest -q -p no:cacheprovider -s examples/redis-cluster
-	$(PY) -m mypy --strict --no-incremental examples/postgres-messages
+	MYPYPATH=examples $(PY) -m mypy --strict --no-incremental examples/postgres-messages
 	$(PY) -m pytest -q -p no:cacheprovider -s examples/postgres-messages
 
 example-redis: build ## A live Redis Cluster reshards and fails over under a Python and a Node service (examples/redis-cluster)

@@ -68,7 +68,7 @@ impl<'a> Object<'a> {
                 if let Some(name) = unknown.first() {
                     return Err(at(
                         &join(path, name),
-                        format_args!("unknown field; expected one of: {}", allowed.join(", ")),
+                        format_args!("unknown field; expected one of: {}{}", allowed.join(", "), hint(name, allowed)),
                     ));
                 }
                 Ok(Object { path: path.to_string(), map, allowed })
@@ -112,6 +112,51 @@ impl<'a> Object<'a> {
     pub(crate) fn required(&self, name: &str) -> Result<&'a Value> {
         self.optional(name).ok_or_else(|| at(&self.path_of(name), "missing required field"))
     }
+}
+
+/// `"; did you mean `x`?"` when one of `candidates` is within a few edits of `name`
+/// (a typo, a transposition), else nothing: appended to "unknown name" messages, whose
+/// prefix stays the same either way.
+pub(crate) fn hint(name: &str, candidates: &[&str]) -> String {
+    match nearest(name, candidates) {
+        Some(candidate) => format!("; did you mean `{candidate}`?"),
+        None => String::new(),
+    }
+}
+
+/// The candidate nearest to `name` by edit distance (the first of equals), if it is close:
+/// at most a third of the name's length in edits (rustc's rule for its suggestions), so
+/// `wieght` finds `weight` but `points` does not find `points_per_node`.
+pub(crate) fn nearest<'c>(name: &str, candidates: &[&'c str]) -> Option<&'c str> {
+    let limit = name.chars().count().max(3) / 3;
+    candidates
+        .iter()
+        .map(|&candidate| (edit_distance(name, candidate), candidate))
+        .filter(|&(distance, _)| distance <= limit)
+        .min_by_key(|&(distance, _)| distance)
+        .map(|(_, candidate)| candidate)
+}
+
+/// Edit distance with adjacent transpositions counted as one edit (optimal string
+/// alignment), over characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    // Three rows of the table: two back (for transpositions), one back, this one.
+    let mut before: Vec<usize> = Vec::new();
+    let mut previous: Vec<usize> = (0..=b.len()).collect();
+    for i in 1..=a.len() {
+        let mut row = alloc::vec![i; b.len() + 1];
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            row[j] = (previous[j] + 1).min(row[j - 1] + 1).min(previous[j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                row[j] = row[j].min(before[j - 2] + 1);
+            }
+        }
+        before = core::mem::replace(&mut previous, row);
+    }
+    previous[b.len()]
 }
 
 pub(crate) fn str<'v>(path: &str, value: &'v Value) -> Result<&'v str> {
@@ -181,5 +226,29 @@ pub(crate) fn u64_value(value: u64) -> Value {
         Value::from(value)
     } else {
         Value::String(value.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn edit_distance_counts_typos_and_transpositions() {
+        assert_eq!(edit_distance("weight", "weight"), 0);
+        assert_eq!(edit_distance("wieght", "weight"), 1);
+        assert_eq!(edit_distance("point_per_node", "points_per_node"), 1);
+        assert_eq!(edit_distance("", "abc"), 3);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+    }
+
+    #[test]
+    fn hints_only_close_names() {
+        let fields = ["type", "points_per_node"];
+        assert_eq!(nearest("point_per_node", &fields), Some("points_per_node"));
+        assert_eq!(nearest("points", &fields), None);
+        assert_eq!(nearest("tpye", &fields), Some("type"));
+        assert_eq!(hint("xyz", &fields), "");
+        assert_eq!(hint("rign", &["ring", "jump"]), "; did you mean `ring`?");
     }
 }

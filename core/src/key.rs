@@ -180,3 +180,13 @@ pub fn decimal(mut value: u64, buffer: &mut [u8; 20]) -> &[u8] {
 pub(crate) fn push_decimal(out: &mut Vec<u8>, value: u64) {
     out.extend_from_slice(decimal(value, &mut [0u8; 20]));
 }
+
+/// Calls `f` with the bytes the systems that read integers as text hash for a key
+/// (Couchbase, Kafka, Redis, vshard, memcached): byte keys as they are, integers as their
+/// decimal ASCII.
+pub(crate) fn with_key_bytes<T>(key: Key<'_>, f: impl FnOnce(&[u8]) -> T) -> T {
+    match key {
+        Key::Bytes(bytes) => f(bytes),
+        Key::U64(value) => f(decimal(value, &mut [0u8; 20])),
+    }
+}

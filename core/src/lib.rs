@@ -43,6 +43,8 @@
 //!   movement, measured, or listed key by key; [`migration`]: where services read and
 //!   write, and what a copy job moves, while the data moves; [`dictionary`] is the vbucket
 //!   dictionary's binary form.
+//! * [`explain`]: one lookup retraced (bytes hashed, hash, the vbucket, slot, token,
+//!   range, leaf or partition hit, owner) for tools and debugging.
 //! * [`hash`] holds the hash functions, [`hashing`] how a document hashes keys; across
 //!   strategies, [`placement_names`] (`locate`) and [`salting`] (hot keys); [`key`] and
 //!   [`js`] are what the bindings convert arguments with, and how they refuse them.
@@ -87,6 +89,7 @@ pub mod dictionary;
 pub mod diff;
 pub mod disruption;
 pub mod error;
+pub mod explain;
 pub mod hash;
 pub mod hashing;
 pub mod js;

@@ -213,6 +213,39 @@ impl Router {
         self.placement.decode_id(id)
     }
 
+    /// One lookup retraced: the bytes hashed (after any hash tag), the hash, what the
+    /// strategy hit (vbucket, slot, token, range, leaf, partition, ...), the shard and
+    /// its owner, with [`Explanation::why`](crate::explain::Explanation::why) in one
+    /// line. The shard is [`route`](Router::route)'s. See [`crate::explain`].
+    ///
+    /// # Errors
+    /// As [`route`](Router::route).
+    ///
+    /// # Example
+    /// ```
+    /// use shardroute::{explain::Hit, Router};
+    /// let router = Router::from_json(r#"{"format": "shardroute/1", "epoch": 1,
+    ///     "nodes": [{"id": "a"}, {"id": "b"}], "strategy": {"type": "vbucket", "vbuckets": 64}}"#)?;
+    /// let explanation = router.explain("user:42")?;
+    /// assert_eq!(explanation.shard, router.route("user:42")?);
+    /// assert_eq!(explanation.node, router.node("user:42")?);
+    /// assert!(matches!(explanation.hit, Hit::Vbucket { vbuckets: 64, overridden: false, .. }));
+    /// # Ok::<(), shardroute::Error>(())
+    /// ```
+    pub fn explain<'k>(&self, key: impl Into<Key<'k>>) -> Result<crate::explain::Explanation> {
+        let (hashed, hit, shard) = self.placement.explain(&self.topology.hashing, key.into())?;
+        let node_index = self.placement.owner(shard);
+        let node = self.topology.nodes[node_index as usize].id.clone();
+        Ok(crate::explain::Explanation {
+            strategy: self.topology.strategy.type_name(),
+            hashed,
+            hit,
+            shard,
+            node_index,
+            node,
+        })
+    }
+
     /// Where a key lives: shard, node id, the node's address and zone, and the
     /// topology's `placement` templates rendered for the shard (`db_{shard}` ...).
     ///

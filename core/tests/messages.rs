@@ -38,6 +38,26 @@ fn unknown_fields_are_named_with_their_path() {
     );
     let text = message(doc(&["a"]).strategy(json!({"type": "ring", "points": 3})));
     assert!(text.starts_with("invalid_topology: strategy.points: unknown field"), "{text}");
+    assert!(!text.contains("did you mean"), "too far from points_per_node for a hint: {text}");
+}
+
+#[test]
+fn close_names_get_a_hint() {
+    let text = message(doc(json!([{"id": "a", "wieght": 2}])).strategy(json!({"type": "jump"})));
+    assert!(text.ends_with("state; did you mean `weight`?"), "{text}");
+    let text = message(doc(&["a"]).strategy(json!({"type": "ring", "point_per_node": 3})));
+    assert!(text.starts_with("invalid_topology: strategy.point_per_node: unknown field; expected one of:"), "{text}");
+    assert!(text.ends_with("; did you mean `points_per_node`?"), "{text}");
+    let text = message(doc(&["a"]).strategy(json!({"type": "rendevous"})));
+    assert!(
+        text.starts_with(r#"invalid_topology: strategy.type: unknown strategy "rendevous"; expected one of modulo"#),
+        "{text}"
+    );
+    assert!(text.ends_with("; did you mean `rendezvous`?"), "{text}");
+    let text = message(doc(&["a"]).strategy(json!({"type": "consistent"})));
+    assert!(!text.contains("did you mean"), "{text}");
+    let text = message(doc(&["a"]).strategy(json!({"type": "jump"})).with("hashng", json!({})));
+    assert!(text.ends_with("; did you mean `hashing`?"), "{text}");
 }
 
 #[test]

@@ -28,8 +28,6 @@ import hashlib
 import json
 import os
 import shutil
-import signal
-import subprocess
 import sys
 import tempfile
 import threading
@@ -40,8 +38,10 @@ from typing import Any
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(HERE))  # examples/harness.py
 
 import shardroute  # noqa: E402
+from harness import JsonLinesChild  # noqa: E402
 from etcd import Etcd  # noqa: E402
 from servers import Servers  # noqa: E402
 from shards import SHARD_NAMES, TICKET_SERVER, TOPOLOGY, Shards, body_digest, modulo, vbucket_start  # noqa: E402
@@ -50,79 +50,11 @@ from service import Ids  # noqa: E402
 PYTHON = os.environ.get("SHARDROUTE_PYTHON", os.path.join(ROOT, ".venv", "bin", "python"))
 
 
-class Process:
-    """A child speaking JSON lines on stdout; stderr passes through to ours (or to
-    the file given)."""
+class Process(JsonLinesChild):
+    """A child of this example (a service or the coordinator), run in its folder."""
 
     def __init__(self, name: str, command: list[str], stdin: bool = True, stderr: Any = None) -> None:
-        self.name = name
-        self.command = command
-        self.process = subprocess.Popen(
-            command, stdin=subprocess.PIPE if stdin else subprocess.DEVNULL, stdout=subprocess.PIPE, text=True,
-            bufsize=1, cwd=HERE, stderr=stderr,
-        )
-        self.lines: list[dict[str, Any]] = []
-        self.events: list[dict[str, Any]] = []  # every line, in order, never consumed
-        self.arrived = threading.Condition()
-        self.reader = threading.Thread(target=self._read, daemon=True)
-        self.reader.start()
-
-    def _read(self) -> None:
-        assert self.process.stdout is not None
-        for line in self.process.stdout:
-            try:
-                message = json.loads(line)
-            except json.JSONDecodeError:
-                print(f"[{self.name}] {line.rstrip()}", file=sys.stderr)
-                continue
-            with self.arrived:
-                self.lines.append(message)
-                self.events.append(message)
-                self.arrived.notify_all()
-        with self.arrived:
-            self.arrived.notify_all()
-
-    def send(self, line: str) -> None:
-        assert self.process.stdin is not None
-        self.process.stdin.write(line + "\n")
-        self.process.stdin.flush()
-
-    def expect(self, event: str, timeout: float = 300) -> dict[str, Any]:
-        deadline = time.monotonic() + timeout
-        with self.arrived:
-            while True:
-                for index, message in enumerate(self.lines):
-                    if message.get("event") == event:
-                        return self.lines.pop(index)
-                if self.process.poll() is not None and not self.reader.is_alive():
-                    raise RuntimeError(f"{self.name} exited with {self.process.returncode} before {event!r}")
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    raise RuntimeError(f"{self.name}: no {event!r} within {timeout}s")
-                self.arrived.wait(min(remaining, 1.0))
-
-    def next_event(self) -> dict[str, Any] | None:
-        """The next line, in order; None once the process has closed its output."""
-        with self.arrived:
-            while not self.lines:
-                if not self.reader.is_alive():
-                    return None
-                self.arrived.wait(0.5)
-            return self.lines.pop(0)
-
-    def kill(self) -> None:
-        """SIGKILL: no last words."""
-        if self.process.poll() is None:
-            os.kill(self.process.pid, signal.SIGKILL)
-        self.process.wait(timeout=10)
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            try:
-                self.send("quit")
-                self.process.wait(timeout=10)
-            except (OSError, subprocess.TimeoutExpired):
-                self.kill()
+        super().__init__(name, command, cwd=HERE, stdin=stdin, stderr=stderr)
 
 
 def service_command(name: str, postgres: str, etcd: str, users: int, log: str) -> list[str]:

@@ -20,20 +20,23 @@ SIGTERM/SIGINT of the running script.
 
 from __future__ import annotations
 
-import atexit
 import os
 import pwd
 import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 import urllib.request
 
 import psycopg
 from etcd import Etcd
-from shards import PREFIX, SHARD_NAMES
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # examples/harness.py
+from harness import ServerProcess, StoppedOnExit  # noqa: E402
+from shards import PREFIX, SHARD_NAMES  # noqa: E402
 
 PG_BIN = "/usr/lib/postgresql/15/bin"
 
@@ -61,43 +64,7 @@ def free_port() -> int:
         return port
 
 
-def stop_process(process: subprocess.Popen[bytes], signum: int, timeout: float = 20) -> None:
-    """`signum`, then SIGKILL if the process has not gone after `timeout` seconds."""
-    if process.poll() is not None:
-        return
-    try:
-        os.kill(process.pid, signum)
-        process.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.kill(process.pid, signal.SIGKILL)
-        process.wait(timeout=10)
-    except ProcessLookupError:
-        pass
-
-
-class Server:
-    """A server process we started: its PID, its log, how it stops."""
-
-    process: subprocess.Popen[bytes]
-    log_path: str
-    stop_signal = signal.SIGTERM
-
-    @property
-    def pid(self) -> int:
-        return self.process.pid
-
-    def stop(self) -> None:
-        stop_process(self.process, self.stop_signal)
-
-    def log_tail(self, lines: int = 20) -> str:
-        try:
-            with open(self.log_path, errors="replace") as log:
-                return "".join(log.readlines()[-lines:])
-        except OSError:
-            return "(no log)"
-
-
-class Postgres(Server):
+class Postgres(ServerProcess):
     """One PostgreSQL server with databases shard_1..shard_10."""
 
     # PostgreSQL's fast shutdown: open sessions are ended, not waited for.
@@ -167,7 +134,7 @@ class Postgres(Server):
 
 
 
-class EtcdServer(Server):
+class EtcdServer(ServerProcess):
     """One etcd member on 127.0.0.1, its JSON gateway at `url`."""
 
     def __init__(self, root: str) -> None:
@@ -205,7 +172,7 @@ class EtcdServer(Server):
             time.sleep(0.1)
 
 
-class Servers:
+class Servers(StoppedOnExit):
     """PostgreSQL and etcd, stopped by PID on exit, failure or SIGTERM/SIGINT."""
 
     def __init__(self) -> None:
@@ -214,28 +181,13 @@ class Servers:
         self.etcd: EtcdServer | None = None
         self._stopped = False
 
+    def start(self) -> None:
+        self.postgres = Postgres(self.root)
+        self.etcd = EtcdServer(self.root)
+
     def __enter__(self) -> Servers:
-        atexit.register(self.stop)
-        for signum in (signal.SIGTERM, signal.SIGINT):
-            previous = signal.getsignal(signum)
-
-            def handler(number: int, frame: object, previous: object = previous) -> None:
-                self.stop()
-                if callable(previous):
-                    previous(number, frame)
-                raise SystemExit(128 + number)
-
-            signal.signal(signum, handler)
-        try:
-            self.postgres = Postgres(self.root)
-            self.etcd = EtcdServer(self.root)
-        except BaseException:
-            self.stop()
-            raise
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+        servers: Servers = super().__enter__()
+        return servers
 
     @property
     def pids(self) -> list[int]:

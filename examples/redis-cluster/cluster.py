@@ -13,16 +13,18 @@ not depend on the client library whose behaviour it tests.
 
 from __future__ import annotations
 
-import atexit
 import os
 import random
 import shutil
-import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Iterable
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # examples/harness.py
+from harness import ServerProcess, StoppedOnExit  # noqa: E402
 
 REDIS_SERVER = shutil.which("redis-server")
 REDIS_CLI = shutil.which("redis-cli")
@@ -46,7 +48,7 @@ def free_port() -> int:
     raise RuntimeError("no free port pair (p, p + 10000) for redis-server")
 
 
-class Node:
+class Node(ServerProcess):
     """One `redis-server --cluster-enabled yes`."""
 
     def __init__(self, root: str) -> None:
@@ -85,13 +87,6 @@ class Node:
             time.sleep(0.05)
         self.id = self.cli("CLUSTER", "MYID")
 
-    @property
-    def pid(self) -> int:
-        return self.process.pid
-
-    def alive(self) -> bool:
-        return self.process.poll() is None
-
     def cli(self, *args: str, timeout: float = 10) -> str:
         """One command through redis-cli; its reply as text."""
         assert REDIS_CLI, "needs redis-cli (apt-get install -y redis-tools)"
@@ -105,30 +100,7 @@ class Node:
         lines = self.cli("CLUSTER", "INFO") if section == "cluster" else self.cli("INFO", section)
         return dict(line.split(":", 1) for line in lines.splitlines() if ":" in line)
 
-    def kill(self) -> None:
-        """SIGKILL: no shutdown, no last words to the cluster."""
-        if self.alive():
-            os.kill(self.process.pid, signal.SIGKILL)
-            self.process.wait(timeout=10)
-
-    def stop(self) -> None:
-        if self.alive():
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(timeout=10)
-
-    def log_tail(self, lines: int = 20) -> str:
-        try:
-            with open(self.log_path, errors="replace") as log:
-                return "".join(log.readlines()[-lines:])
-        except OSError:
-            return "(no log)"
-
-
-class Cluster:
+class Cluster(StoppedOnExit):
     """3 primaries + 3 replicas (by default) on loopback, stopped by PID on exit."""
 
     def __init__(self, primaries: int = 3, replicas_per_primary: int = 1) -> None:
@@ -141,26 +113,8 @@ class Cluster:
     # -- life ---------------------------------------------------------------------
 
     def __enter__(self) -> Cluster:
-        atexit.register(self.stop)
-        for signum in (signal.SIGTERM, signal.SIGINT):
-            previous = signal.getsignal(signum)
-
-            def handler(number: int, frame: object, previous: object = previous) -> None:
-                self.stop()
-                if callable(previous):
-                    previous(number, frame)
-                raise SystemExit(128 + number)
-
-            signal.signal(signum, handler)
-        try:
-            self.start()
-        except BaseException:
-            self.stop()
-            raise
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+        cluster: Cluster = super().__enter__()
+        return cluster
 
     def start(self) -> None:
         count = self._primaries * (1 + self._replicas)

@@ -12,7 +12,7 @@ changes the cluster:
 3. failover: a primary is killed with SIGKILL and its replica promoted, while both
    services write with `WAIT 1` and read;
 
-after phases 2 and 3 each service reads every key once more (`settle`: the MOVED count
+after phases 2 and 3 each service refreshes its table and reads every key once more (`settle`: the MOVED count
 must be back at 0), and at the end every key must read back its last acknowledged
 value. Prints the table, writes it as JSON (`--json`), and exits 1 when a count is off.
 """
@@ -23,69 +23,21 @@ import argparse
 import json
 import os
 import shutil
-import subprocess
 import sys
-import threading
 import time
 from typing import Any
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(HERE))  # examples/harness.py
 
 from cluster import Cluster  # noqa: E402
+from harness import JsonLinesChild  # noqa: E402
 
 
-class Service:
+class Service(JsonLinesChild):
     """One service process, spoken to over its stdin/stdout."""
-
-    def __init__(self, name: str, command: list[str]) -> None:
-        self.name = name
-        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
-        self.lines: list[dict[str, Any]] = []
-        self.ready = threading.Event()
-        self.arrived = threading.Condition()
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        assert self.process.stdout is not None
-        for line in self.process.stdout:
-            try:
-                message = json.loads(line)
-            except json.JSONDecodeError:
-                print(f"[{self.name}] {line.rstrip()}", file=sys.stderr)
-                continue
-            with self.arrived:
-                self.lines.append(message)
-                self.arrived.notify_all()
-
-    def send(self, line: str) -> None:
-        assert self.process.stdin is not None
-        self.process.stdin.write(line + "\n")
-        self.process.stdin.flush()
-
-    def expect(self, event: str, timeout: float = 600) -> dict[str, Any]:
-        deadline = time.monotonic() + timeout
-        with self.arrived:
-            while True:
-                for index, message in enumerate(self.lines):
-                    if message.get("event") == event:
-                        return self.lines.pop(index)
-                if self.process.poll() is not None:
-                    raise RuntimeError(f"{self.name} exited with {self.process.returncode} before {event!r}")
-                remaining = deadline - time.monotonic()
-                if remaining <= 0:
-                    raise RuntimeError(f"{self.name}: no {event!r} within {timeout}s")
-                self.arrived.wait(remaining)
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            try:
-                self.send("quit")
-                self.process.wait(timeout=10)
-            except (OSError, subprocess.TimeoutExpired):
-                self.process.kill()
-                self.process.wait(timeout=10)
 
 
 def both(services: list[Service], line: str) -> list[dict[str, Any]]:

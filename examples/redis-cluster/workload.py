@@ -9,7 +9,7 @@ Driven by `run.py` over stdin/stdout, one line each way (the Node service,
     churn <phase>   write and read random keys until `stop`; in the phase `failover`
                     each write is `SET` + `WAIT 1`, so it counts as acknowledged only
                     once a replica has it
-    settle          read every key once more (the table refreshed): MOVED must be 0
+    settle          refresh the table, read every key once more: MOVED must be 0
     verify          read every key: its last acknowledged value, or a write the server
                     accepted but never acknowledged (reported apart), else lost/stale
     quit
@@ -119,6 +119,10 @@ class Service:
         self.report("churn", phase, ops, unacknowledged_writes=unacknowledged)
 
     def settle(self, phase: str) -> None:
+        # The change is over: refresh once, as a client's periodic refresh would. MOVEDs
+        # during the change refresh at most every `refresh_interval`, so slots moved in
+        # the last such window and not touched since may still be stale here.
+        self.client.refresh()
         for start in range(0, len(self.keys), 1000):
             batch = self.keys[start:start + 1000]
             self.check(batch, self.timed(self.client.pipeline_get, batch))

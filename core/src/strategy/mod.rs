@@ -116,7 +116,7 @@ macro_rules! strategies {
                 let built: Vec<&str> = TYPES.iter().zip(BUILT_IN).filter(|(_, on)| **on).map(|(name, _)| *name).collect();
                 Err(json::at(
                     &json::join(path, "type"),
-                    format_args!("unknown strategy {kind:?}; expected one of {}", built.join(", ")),
+                    format_args!("unknown strategy {kind:?}; expected one of {}{}", built.join(", "), json::hint(kind, &built)),
                 ))
             }
 
@@ -251,6 +251,12 @@ macro_rules! strategies {
             pub(crate) fn shard_is_node(&self) -> bool {
                 match self {
                     $(Placement::$variant(place) => place.shard_is_node(),)*
+                }
+            }
+
+            pub(crate) fn explain(&self, hashing: &KeyHashing, key: Key<'_>) -> Result<(Option<crate::explain::Hashed>, crate::explain::Hit, u32)> {
+                match self {
+                    $(Placement::$variant(place) => place.explain(hashing, key),)*
                 }
             }
 

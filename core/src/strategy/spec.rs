@@ -7,6 +7,7 @@ use alloc::vec::Vec;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
+use crate::explain::{Hashed, Hit};
 use crate::hashing::KeyHashing;
 use crate::json::{self, Object};
 use crate::key::Key;
@@ -125,6 +126,13 @@ pub(crate) trait Place {
     fn shard_is_node(&self) -> bool {
         false
     }
+    /// What a lookup of `key` hashed and hit, for [`Router::explain`](crate::Router::explain):
+    /// the shard must be [`shard`](Place::shard)'s. The default is the topology's key
+    /// hashing and no detail beyond the shard; strategies that hash keys themselves or
+    /// read them unhashed override it, and the others where their detail is cheap.
+    fn explain(&self, hashing: &KeyHashing, key: Key<'_>) -> Result<(Option<Hashed>, Hit, u32)> {
+        Ok((Some(Hashed::of(hashing, key)), Hit::Shard, self.shard(hashing, key)?))
+    }
     /// Decodes an id that carries its shard (id strategies override it).
     fn decode_id(&self, _id: u64) -> Result<DecodedId> {
         Err(Error::argument("this strategy's ids do not carry a shard; decode_id needs an id strategy"))
@@ -152,6 +160,11 @@ pub(crate) trait NodeFromHash {
     fn replicas_of(&self, hash: u64, count: u32, out: &mut Vec<u32>);
     /// How many nodes the placement spreads keys over.
     fn node_count(&self) -> u32;
+    /// What `hash` hits (a ring point, a table entry, a token), for
+    /// [`Place::explain`]; the default has no detail.
+    fn hit(&self, _hash: u64) -> Hit {
+        Hit::Shard
+    }
 }
 
 impl<T: NodeFromHash> Place for T {
@@ -180,6 +193,12 @@ impl<T: NodeFromHash> Place for T {
 
     fn shard_is_node(&self) -> bool {
         true
+    }
+
+    fn explain(&self, hashing: &KeyHashing, key: Key<'_>) -> Result<(Option<Hashed>, Hit, u32)> {
+        let hashed = Hashed::of(hashing, key);
+        let hit = self.hit(hashed.value);
+        Ok((Some(hashed), hit, self.node_of(hashing.hash(key))))
     }
 }
 

@@ -65,6 +65,7 @@ use alloc::vec::Vec;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
+use crate::explain::{Hashed, Hit};
 use crate::hashing::KeyHashing;
 use crate::json::{self, Object};
 use crate::key::Key;
@@ -212,6 +213,15 @@ impl Place for Cassandra {
     #[inline]
     fn shard(&self, _hashing: &KeyHashing, key: Key<'_>) -> Result<u32> {
         Ok(self.ring.node_of(key_token(key) as u64))
+    }
+
+    fn explain(&self, hashing: &KeyHashing, key: Key<'_>) -> Result<(Option<Hashed>, Hit, u32)> {
+        let token = key_token(key);
+        let hashed = match key {
+            Key::Bytes(bytes) => Hashed::own("murmur3", bytes, token as u64),
+            Key::U64(value) => Hashed::own("murmur3", &value.to_be_bytes(), token as u64),
+        };
+        Ok((Some(hashed), Hit::Token { token: self.ring.token_at(token) }, self.shard(hashing, key)?))
     }
 
     #[inline]

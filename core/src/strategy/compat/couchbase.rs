@@ -54,9 +54,11 @@ use alloc::vec::Vec;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::explain::{Hashed, Hit};
 use crate::hash::crc32;
 use crate::hashing::KeyHashing;
 use crate::json::{self, Object};
+use crate::key::with_key_bytes;
 use crate::key::Key;
 use crate::limits;
 use crate::node::Node;
@@ -89,14 +91,6 @@ pub struct CouchbaseSpec {
 pub fn vbucket_of(bytes: &[u8], vbuckets: u32) -> u32 {
     let digest = (crc32(bytes) >> 16) & 0x7fff;
     digest.checked_rem(vbuckets).unwrap_or(0)
-}
-
-/// The bytes Couchbase hashes for a key: byte keys as they are, integers as decimal ASCII.
-pub(crate) fn with_key_bytes<T>(key: Key<'_>, f: impl FnOnce(&[u8]) -> T) -> T {
-    match key {
-        Key::Bytes(bytes) => f(bytes),
-        Key::U64(value) => f(crate::key::decimal(value, &mut [0u8; 20])),
-    }
 }
 
 impl Spec for CouchbaseSpec {
@@ -283,6 +277,15 @@ impl Couchbase {
 impl Place for Couchbase {
     fn shard(&self, _hashing: &KeyHashing, key: Key<'_>) -> Result<u32> {
         self.served_vbucket(key)
+    }
+
+    fn explain(&self, hashing: &KeyHashing, key: Key<'_>) -> Result<(Option<Hashed>, Hit, u32)> {
+        // The digest Couchbase reduces: bits 16..30 of the CRC-32.
+        let hashed = with_key_bytes(key, |bytes| {
+            Hashed::own("crc32 bits 16-30", bytes, u64::from((crc32(bytes) >> 16) & 0x7fff))
+        });
+        let vbucket = self.shard(hashing, key)?;
+        Ok((Some(hashed), Hit::Vbucket { vbucket, vbuckets: self.vbuckets, overridden: false }, vbucket))
     }
 
     fn owner(&self, shard: u32) -> u32 {

@@ -68,6 +68,7 @@ use alloc::vec::Vec;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
+use crate::explain::{Hashed, Hit};
 use crate::hash::murmur3_x86_32;
 use crate::hashing::KeyHashing;
 use crate::json::{self, Object};
@@ -255,6 +256,20 @@ impl Place for Elasticsearch {
 
     fn owner(&self, shard: u32) -> u32 {
         self.owners.owner(shard)
+    }
+
+    fn explain(&self, hashing: &KeyHashing, key: Key<'_>) -> Result<(Option<Hashed>, Hit, u32)> {
+        let shard = self.shard(hashing, key)?;
+        // One hash of the whole routing value only without a routing partition (with one,
+        // the _id's hash adds an offset).
+        let hashed = match key {
+            Key::Bytes(bytes) if self.partition_size == 1 => core::str::from_utf8(bytes).ok().map(|text| {
+                let units: Vec<u8> = text.encode_utf16().flat_map(u16::to_le_bytes).collect();
+                Hashed::own("murmur3", &units, u64::from(routing_hash(text) as u32))
+            }),
+            _ => None,
+        };
+        Ok((hashed, Hit::Shard, shard))
     }
 
     fn max_replicas(&self) -> u32 {

@@ -67,9 +67,11 @@ use alloc::vec::Vec;
 use serde_json::{Map, Value};
 
 use crate::error::Result;
+use crate::explain::{Hashed, Hit};
 use crate::hash::murmur2_kafka;
 use crate::hashing::KeyHashing;
 use crate::json::{self, Object};
+use crate::key::with_key_bytes;
 use crate::key::Key;
 use crate::limits;
 use crate::node::index_from_value as node_index;
@@ -156,11 +158,16 @@ pub struct Kafka {
 impl Kafka {
     /// The partition of a serialized key.
     fn partition_of(&self, bytes: &[u8]) -> u32 {
+        self.positive_hash(bytes) % self.partitions
+    }
+
+    /// `toPositive(murmur2(bytes))`, the number the partition is the remainder of.
+    fn positive_hash(&self, bytes: &[u8]) -> u32 {
         let hash = match self.partitioner {
             Partitioner::Java => murmur2_kafka(bytes),
             Partitioner::KafkajsLegacy => murmur2_kafkajs_legacy(bytes),
         };
-        (hash & 0x7fff_ffff) % self.partitions
+        hash & 0x7fff_ffff
     }
 }
 
@@ -177,6 +184,12 @@ impl Place for Kafka {
 
     fn owner(&self, shard: u32) -> u32 {
         self.owners.owner(shard)
+    }
+
+    fn explain(&self, hashing: &KeyHashing, key: Key<'_>) -> Result<(Option<Hashed>, Hit, u32)> {
+        let hashed = with_key_bytes(key, |bytes| Hashed::own("murmur2", bytes, u64::from(self.positive_hash(bytes))));
+        let partition = self.shard(hashing, key)?;
+        Ok((Some(hashed), Hit::Partition { partition, partitions: self.partitions, group: None }, partition))
     }
 
     fn max_replicas(&self) -> u32 {

@@ -62,9 +62,11 @@ use core::cmp::Ordering;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
+use crate::explain::{Hashed, Hit};
 use crate::hash::Des;
 use crate::hashing::KeyHashing;
 use crate::json::{self, Object};
+use crate::key::with_key_bytes;
 use crate::key::{parse_decimal_u64, Key};
 use crate::limits;
 use crate::node::Node;
@@ -354,6 +356,16 @@ impl Place for Vitess {
     #[inline]
     fn shard(&self, _hashing: &KeyHashing, key: Key<'_>) -> Result<u32> {
         Ok(self.shard_of_keyspace_id(self.vindex.keyspace_id_with(&self.zero_key, key)?))
+    }
+
+    fn explain(&self, hashing: &KeyHashing, key: Key<'_>) -> Result<(Option<Hashed>, Hit, u32)> {
+        let keyspace_id = self.vindex.keyspace_id_with(&self.zero_key, key)?;
+        let hashed = match self.vindex {
+            Vindex::Hash => Hashed::own("des", &integer_of(key)?.to_be_bytes(), keyspace_id),
+            Vindex::Numeric => Hashed::own("numeric", &integer_of(key)?.to_be_bytes(), keyspace_id),
+            Vindex::Xxhash => with_key_bytes(key, |bytes| Hashed::own("xxh64", bytes, keyspace_id)),
+        };
+        Ok((Some(hashed), Hit::Shard, self.shard(hashing, key)?))
     }
 
     #[inline]

@@ -42,9 +42,11 @@ use alloc::vec::Vec;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
+use crate::explain::{Hashed, Hit};
 use crate::hash::crc32c_raw;
 use crate::hashing::KeyHashing;
 use crate::json::{self, Object};
+use crate::key::with_key_bytes;
 use crate::key::Key;
 use crate::limits;
 use crate::node::Node;
@@ -191,7 +193,13 @@ pub struct Vshard {
 
 impl Place for Vshard {
     fn shard(&self, _hashing: &KeyHashing, key: Key<'_>) -> Result<u32> {
-        Ok(crate::strategy::compat::couchbase::with_key_bytes(key, |bytes| bucket_id(bytes, self.bucket_count)))
+        Ok(with_key_bytes(key, |bytes| bucket_id(bytes, self.bucket_count)))
+    }
+
+    fn explain(&self, hashing: &KeyHashing, key: Key<'_>) -> Result<(Option<Hashed>, Hit, u32)> {
+        let hashed = with_key_bytes(key, |bytes| Hashed::own("crc32c", bytes, u64::from(crc32c_raw(bytes))));
+        let bucket = self.shard(hashing, key)?;
+        Ok((Some(hashed), Hit::Bucket { bucket, buckets: self.bucket_count }, bucket))
     }
 
     fn owner(&self, shard: u32) -> u32 {

@@ -52,6 +52,7 @@ use alloc::vec::Vec;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::explain::{Hashed, Hit};
 use crate::hashing::KeyHashing;
 use crate::json::Object;
 use crate::key::Key;
@@ -140,6 +141,10 @@ impl Place for Jump {
     #[inline]
     fn shard(&self, hashing: &KeyHashing, key: Key<'_>) -> Result<u32> {
         Ok(jump_unchecked(hashing.hash(key), self.nodes))
+    }
+
+    fn explain(&self, hashing: &KeyHashing, key: Key<'_>) -> Result<(Option<Hashed>, Hit, u32)> {
+        Ok((Some(Hashed::of(hashing, key)), Hit::Jump { buckets: self.nodes }, self.shard(hashing, key)?))
     }
 
     #[inline]

@@ -67,9 +67,11 @@ use alloc::vec::Vec;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
+use crate::explain::{Hashed, Hit};
 use crate::hash::md5;
 use crate::hashing::KeyHashing;
 use crate::json::{self, Object};
+use crate::key::with_key_bytes;
 use crate::key::Key;
 use crate::limits;
 use crate::node::Node;
@@ -382,6 +384,16 @@ impl Place for Ketama {
         // A continuum is never empty: the server of the largest weight gets at least
         // floor(40 * n * w / total) >= 40 digests (w >= total / n). Fall back to 0 anyway.
         Ok(self.node_of_hash(Ketama::hash_of(key)).unwrap_or(0))
+    }
+
+    fn explain(&self, hashing: &KeyHashing, key: Key<'_>) -> Result<(Option<Hashed>, Hit, u32)> {
+        let hash = Ketama::hash_of(key);
+        let hashed = with_key_bytes(key, |bytes| Hashed::own("md5", bytes, u64::from(hash)));
+        let hit = match self.points.get(self.point_of(hash)) {
+            Some(&point) => Hit::Point { point: u64::from(point) },
+            None => Hit::Shard,
+        };
+        Ok((Some(hashed), hit, self.shard(hashing, key)?))
     }
 
     fn owner(&self, shard: u32) -> u32 {

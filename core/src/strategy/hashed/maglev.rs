@@ -54,6 +54,7 @@ use core::cmp::Reverse;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::explain::Hit;
 use crate::hash::xxh64;
 use crate::hashing::KeyHashing;
 use crate::json::{self, Object};
@@ -327,6 +328,10 @@ impl NodeFromHash for Maglev {
 
     fn node_count(&self) -> u32 {
         self.node_count
+    }
+
+    fn hit(&self, hash: u64) -> Hit {
+        Hit::TableEntry { entry: self.entry_of(hash), size: self.table_size() }
     }
 }
 

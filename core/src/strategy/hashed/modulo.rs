@@ -23,6 +23,7 @@ use alloc::vec::Vec;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::explain::{Hashed, Hit};
 use crate::hashing::KeyHashing;
 use crate::json::{self, Object};
 use crate::key::Key;
@@ -74,6 +75,11 @@ impl Place for Modulo {
     fn shard(&self, hashing: &KeyHashing, key: Key<'_>) -> Result<u32> {
         let hash = hashing.hash(key);
         Ok(if self.one_based { shard_one_based(hash, self.nodes) } else { shard(hash, self.nodes) })
+    }
+
+    fn explain(&self, hashing: &KeyHashing, key: Key<'_>) -> Result<(Option<Hashed>, Hit, u32)> {
+        let hit = Hit::Modulo { nodes: self.nodes, one_based: self.one_based };
+        Ok((Some(Hashed::of(hashing, key)), hit, self.shard(hashing, key)?))
     }
 
     #[inline]

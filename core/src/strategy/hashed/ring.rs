@@ -36,6 +36,7 @@ use alloc::vec::Vec;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
+use crate::explain::Hit;
 use crate::hashing::KeyHashing;
 use crate::json::Object;
 use crate::limits;
@@ -228,6 +229,10 @@ impl NodeFromHash for Ring {
 
     fn node_count(&self) -> u32 {
         self.node_count
+    }
+
+    fn hit(&self, hash: u64) -> Hit {
+        Hit::Point { point: self.positions[self.point_of(hash)] }
     }
 }
 

@@ -89,6 +89,7 @@ use alloc::vec::Vec;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
+use crate::explain::{Hashed, Hit};
 use crate::hashing::KeyHashing;
 use crate::json::{self, Object};
 use crate::key::Key;
@@ -786,6 +787,10 @@ impl Place for IdBits {
     #[inline]
     fn shard(&self, _hashing: &KeyHashing, key: Key<'_>) -> Result<u32> {
         self.shard_of(id_of(key)?)
+    }
+
+    fn explain(&self, hashing: &KeyHashing, key: Key<'_>) -> Result<(Option<Hashed>, Hit, u32)> {
+        Ok((None, Hit::Shard, self.shard(hashing, key)?))
     }
 
     #[inline]

@@ -73,6 +73,7 @@ use alloc::vec::Vec;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
+use crate::explain::{Hashed, Hit};
 use crate::hashing::KeyHashing;
 use crate::json::{self, Object};
 use crate::key::Key;
@@ -548,6 +549,10 @@ impl Place for IdGroups {
     #[inline]
     fn shard(&self, _hashing: &KeyHashing, key: Key<'_>) -> Result<u32> {
         self.locate_id(id_of(key)?).map(|(_, shard)| shard)
+    }
+
+    fn explain(&self, hashing: &KeyHashing, key: Key<'_>) -> Result<(Option<Hashed>, Hit, u32)> {
+        Ok((None, Hit::Shard, self.shard(hashing, key)?))
     }
 
     #[inline]

@@ -75,6 +75,7 @@ use alloc::vec::Vec;
 use serde_json::{Map, Value};
 
 use crate::error::Result;
+use crate::explain::{Hashed, Hit};
 use crate::hashing::KeyHashing;
 use crate::json::{self, Object};
 use crate::key::Key;
@@ -319,6 +320,15 @@ impl Place for Directory {
             Some(node) => Ok(node),
             None => self.fallback.node_of(hashing, key),
         }
+    }
+
+    fn explain(&self, hashing: &KeyHashing, key: Key<'_>) -> Result<(Option<Hashed>, Hit, u32)> {
+        if let Some(node) = self.entry(hashing, key) {
+            return Ok((None, Hit::Listed, node));
+        }
+        let place = self.fallback.place();
+        let (hashed, hit, shard) = place.explain(hashing, key)?;
+        Ok((hashed, hit, place.owner(shard)))
     }
 
     #[inline]

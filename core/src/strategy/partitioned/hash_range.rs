@@ -62,6 +62,7 @@ use alloc::vec::Vec;
 use serde_json::{Map, Value};
 
 use crate::error::Result;
+use crate::explain::{Hashed, Hit};
 use crate::hashing::KeyHashing;
 use crate::json::{self, Object};
 use crate::key::Key;
@@ -201,6 +202,14 @@ impl Place for HashRanges {
     #[inline]
     fn shard(&self, hashing: &KeyHashing, key: Key<'_>) -> Result<u32> {
         Ok(self.range_of(hashing.hash(key)))
+    }
+
+    fn explain(&self, hashing: &KeyHashing, key: Key<'_>) -> Result<(Option<Hashed>, Hit, u32)> {
+        let hashed = Hashed::of(hashing, key);
+        let range = self.range_of(hashed.value);
+        let start = if range == 0 { 0 } else { self.boundaries[range as usize - 1] };
+        let end = self.boundaries.get(range as usize).copied();
+        Ok((Some(hashed), Hit::HashRange { range, start, end }, range))
     }
 
     #[inline]

@@ -79,6 +79,7 @@ use core::cmp::Ordering;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
+use crate::explain::{Hashed, Hit};
 use crate::hashing::{HashTag, KeyHashing};
 use crate::json::{self, Object};
 use crate::key::{Key, OwnedKey};
@@ -395,6 +396,13 @@ impl Place for KeyRanges {
     #[inline]
     fn shard(&self, _hashing: &KeyHashing, key: Key<'_>) -> Result<u32> {
         Ok(self.range_of(key))
+    }
+
+    fn explain(&self, _hashing: &KeyHashing, key: Key<'_>) -> Result<(Option<Hashed>, Hit, u32)> {
+        let range = self.range_of(key);
+        let start = (range > 0).then(|| self.boundary(range as usize - 1).to_vec());
+        let end = ((range as usize) < self.ends.len()).then(|| self.boundary(range as usize).to_vec());
+        Ok((None, Hit::KeyRange { range, start, end }, range))
     }
 
     #[inline]

@@ -71,6 +71,7 @@ use alloc::vec::Vec;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
+use crate::explain::{Hashed, Hit};
 use crate::hashing::KeyHashing;
 use crate::json::{self, Object};
 use crate::key::Key;
@@ -415,6 +416,13 @@ impl Place for Multilevel {
     #[inline]
     fn shard(&self, hashing: &KeyHashing, key: Key<'_>) -> Result<u32> {
         Ok((hashing.hash(key) % u64::from(self.partitions)) as u32)
+    }
+
+    fn explain(&self, hashing: &KeyHashing, key: Key<'_>) -> Result<(Option<Hashed>, Hit, u32)> {
+        let partition = self.shard(hashing, key)?;
+        let group = self.groups[self.group_of[partition as usize] as usize].id.clone();
+        let hit = Hit::Partition { partition, partitions: self.partitions, group: Some(group) };
+        Ok((Some(Hashed::of(hashing, key)), hit, partition))
     }
 
     #[inline]

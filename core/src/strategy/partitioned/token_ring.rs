@@ -67,6 +67,7 @@ use alloc::vec::Vec;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::explain::Hit;
 use crate::hashing::{HashFunction, KeyHashing};
 use crate::json::{self, Object};
 use crate::key::parse_decimal_u64;
@@ -432,6 +433,11 @@ impl TokenRing {
         }
     }
 
+    /// The token owning `token`: the first `>= token`, wrapping.
+    pub(crate) fn token_at(&self, token: i64) -> i64 {
+        self.tokens[self.position_of(token)]
+    }
+
     /// The node index owning a key hash (the key's token is `hash as i64`).
     #[inline]
     pub fn node_of(&self, hash: u64) -> u32 {
@@ -519,5 +525,9 @@ impl NodeFromHash for TokenRing {
 
     fn node_count(&self) -> u32 {
         self.node_count
+    }
+
+    fn hit(&self, hash: u64) -> Hit {
+        Hit::Token { token: self.token_at(hash as i64) }
     }
 }

@@ -81,6 +81,7 @@ use core::fmt;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::explain::{Hashed, Hit};
 use crate::hashing::KeyHashing;
 use crate::json::{self, Object};
 use crate::key::Key;
@@ -545,6 +546,21 @@ impl Place for Trie {
     #[inline]
     fn shard(&self, hashing: &KeyHashing, key: Key<'_>) -> Result<u32> {
         Ok(self.leaf_of(hashing.hash(key)))
+    }
+
+    fn explain(&self, hashing: &KeyHashing, key: Key<'_>) -> Result<(Option<Hashed>, Hit, u32)> {
+        let hashed = Hashed::of(hashing, key);
+        let leaf = self.leaf_of(hashed.value);
+        // A leaf spans a power of two of hashes, up to the next leaf's start: its depth is
+        // the bits that size leaves fixed.
+        let start = self.starts[leaf as usize];
+        let depth = match self.starts.get(leaf as usize + 1) {
+            Some(&next) => (next - start).leading_zeros() + 1,
+            None if start == 0 => 0,
+            None => start.wrapping_neg().leading_zeros() + 1,
+        };
+        let prefix = Prefix::of_hash(start, depth).unwrap_or(Prefix::ROOT).to_string();
+        Ok((Some(hashed), Hit::Leaf { prefix }, leaf))
     }
 
     #[inline]

@@ -58,6 +58,7 @@ use alloc::vec::Vec;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
+use crate::explain::{Hashed, Hit};
 use crate::hashing::KeyHashing;
 use crate::json::{self, Object};
 use crate::key::{Key, OwnedKey};
@@ -464,6 +465,13 @@ impl Place for VbucketTable {
     #[inline]
     fn shard(&self, hashing: &KeyHashing, key: Key<'_>) -> Result<u32> {
         Ok(self.vbucket_of_key(hashing, key))
+    }
+
+    fn explain(&self, hashing: &KeyHashing, key: Key<'_>) -> Result<(Option<Hashed>, Hit, u32)> {
+        let vbucket = self.vbucket_of_key(hashing, key);
+        let overridden =
+            !self.overrides.is_empty() && self.overrides.get(key_table::routing_key(hashing, key)).is_some();
+        Ok((Some(Hashed::of(hashing, key)), Hit::Vbucket { vbucket, vbuckets: self.vbuckets, overridden }, vbucket))
     }
 
     #[inline]

@@ -68,9 +68,11 @@ use alloc::vec::Vec;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
+use crate::explain::{Hashed, Hit};
 use crate::hash::crc16_xmodem;
 use crate::hashing::{redis_hash_tag, KeyHashing};
 use crate::json::{self, Object};
+use crate::key::with_key_bytes;
 use crate::key::Key;
 use crate::limits;
 use crate::node::Node;
@@ -406,6 +408,18 @@ impl Place for SlotTable {
     #[inline]
     fn shard(&self, _hashing: &KeyHashing, key: Key<'_>) -> Result<u32> {
         Ok(key_slot(key))
+    }
+
+    fn explain(&self, hashing: &KeyHashing, key: Key<'_>) -> Result<(Option<Hashed>, Hit, u32)> {
+        let hashed = with_key_bytes(key, |bytes| {
+            let tag = redis_hash_tag(bytes);
+            Hashed {
+                tagged: tag.len() != bytes.len(),
+                ..Hashed::own("crc16-xmodem", tag, u64::from(crc16_xmodem(tag)))
+            }
+        });
+        let slot = self.shard(hashing, key)?;
+        Ok((Some(hashed), Hit::Slot { slot }, slot))
     }
 
     #[inline]

@@ -1,0 +1,225 @@
+//! `shardroute`: the routing core on the command line. Every answer comes from the
+//! `shardroute` crate, the same code the Python, Node and WASM packages run.
+//!
+//! Exit codes: 0 done, 1 a problem found (`validate`), 2 bad usage or input (an
+//! unreadable file, text that is not JSON, a document or key the core refuses).
+
+/// `println!` that ignores a closed stdout (`shardroute ... | head`) instead of panicking.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout(), $($arg)*);
+    }};
+}
+
+/// `print!` that ignores a closed stdout.
+macro_rules! say_raw {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stdout(), $($arg)*);
+    }};
+}
+
+mod convert;
+mod input;
+mod lookup;
+mod measure;
+mod plan;
+mod progress;
+mod sample;
+mod svg;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use input::{Input, Outcome};
+
+#[derive(Parser)]
+#[command(name = "shardroute", version, about = "Route keys, explain, validate, plan, diff and measure shardroute topology documents.", long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// Where keys come from: arguments, `--keys FILE`, or stdin.
+#[derive(Args)]
+struct KeyOptions {
+    /// Read keys from FILE, one per line (`-`: stdin)
+    #[arg(long = "keys", value_name = "FILE")]
+    keys: Option<String>,
+    /// Read every key as an unsigned 64-bit integer (a u64 key, not its text)
+    #[arg(long)]
+    u64: bool,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Route keys: key, shard, node (and replicas) per line
+    Route {
+        /// The topology document (`-`: stdin)
+        topology: String,
+        /// Keys to route; without them, keys come from --keys or stdin
+        #[arg(value_name = "KEYS")]
+        key_args: Vec<String>,
+        #[command(flatten)]
+        key_options: KeyOptions,
+        /// Also list N replicas per key, owner first
+        #[arg(long, value_name = "N")]
+        replicas: Option<u32>,
+        /// One JSON object per line
+        #[arg(long)]
+        json: bool,
+    },
+    /// Explain how one key is routed: bytes hashed, hash, what the strategy hit, owner
+    Explain {
+        /// The topology document (`-`: stdin)
+        topology: String,
+        /// The key
+        key: String,
+        /// Read the key as an unsigned 64-bit integer
+        #[arg(long)]
+        u64: bool,
+        /// How many replicas to list (default: up to 3)
+        #[arg(long, value_name = "N")]
+        replicas: Option<u32>,
+        /// One JSON object
+        #[arg(long)]
+        json: bool,
+    },
+    /// Check a topology document: `ok`, or the problem and its JSON path (exit 1)
+    Validate {
+        /// The topology document (`-`: stdin)
+        topology: String,
+    },
+    /// Plan a change of nodes: the new document and what moves
+    Plan {
+        /// The topology document (`-`: stdin)
+        topology: String,
+        /// Add a node, `ID` or `ID:WEIGHT` (repeatable)
+        #[arg(long, value_name = "ID[:W]")]
+        add: Vec<String>,
+        /// Remove a node (drained first in a vbucket dictionary)
+        #[arg(long, value_name = "ID")]
+        remove: Vec<String>,
+        /// A node whose data is lost (its replicas are promoted in a vbucket dictionary)
+        #[arg(long, value_name = "ID")]
+        fail: Vec<String>,
+        /// Give a node a new weight, `ID:WEIGHT`
+        #[arg(long, value_name = "ID:W")]
+        reweight: Vec<String>,
+        /// Sampled keys measuring the movement of node-list strategies
+        #[arg(long, value_name = "N", default_value_t = 100_000)]
+        sample: u64,
+        /// Write the new document to FILE instead of printing it
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+        /// One JSON object: topology, moves, nodes
+        #[arg(long)]
+        json: bool,
+    },
+    /// Compare two topologies: moved fraction and the node-to-node flow matrix
+    Diff {
+        /// The topology before (`-`: stdin)
+        old: String,
+        /// The topology after (`-`: stdin)
+        new: String,
+        #[command(flatten)]
+        key_options: KeyOptions,
+        /// Without --keys, route N sampled keys
+        #[arg(long, value_name = "N", default_value_t = 100_000)]
+        sample: u64,
+        /// One JSON object
+        #[arg(long)]
+        json: bool,
+    },
+    /// Per-node load of sampled (or listed) keys: max/mean, coefficient of variation, a chart
+    Stats {
+        /// The topology document (`-`: stdin)
+        topology: String,
+        #[command(flatten)]
+        key_options: KeyOptions,
+        /// Without --keys, route N sampled keys
+        #[arg(long, value_name = "N", default_value_t = 100_000)]
+        sample: u64,
+        /// Write an SVG bar chart of the load to FILE
+        #[arg(long, value_name = "FILE")]
+        svg: Option<PathBuf>,
+        /// One JSON object
+        #[arg(long)]
+        json: bool,
+    },
+    /// Convert what a real system reports into a topology document
+    Convert {
+        /// The input's kind
+        #[arg(long, value_enum)]
+        from: Source,
+        /// The reply, config or token dump, as JSON (`-`: stdin)
+        input: String,
+        /// The document's epoch (default: 1, or a Couchbase config's revision)
+        #[arg(long)]
+        epoch: Option<u64>,
+        /// Write the document to FILE instead of stdout
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+    },
+}
+
+/// The inputs `convert` reads.
+#[derive(Clone, Copy, ValueEnum)]
+enum Source {
+    /// A `CLUSTER SHARDS` reply (objects or RESP2 flat arrays)
+    RedisShards,
+    /// A `CLUSTER SLOTS` reply
+    RedisSlots,
+    /// A Couchbase bucket config (what the server serves at /pools/default/buckets/NAME)
+    Couchbase,
+    /// A Cassandra token dump: node id → its tokens
+    Cassandra,
+}
+
+fn run(cli: Cli) -> Outcome {
+    match cli.command {
+        Command::Route { topology, key_args, key_options, replicas, json } => {
+            lookup::route(&Input(topology), key_args, key_options.keys.map(Input), key_options.u64, replicas, json)
+        }
+        Command::Explain { topology, key, u64, replicas, json } => {
+            lookup::explain(&Input(topology), &key, u64, replicas, json)
+        }
+        Command::Validate { topology } => lookup::validate(&Input(topology)),
+        Command::Plan { topology, add, remove, fail, reweight, sample, out, json } => {
+            let change = plan::Change { add, remove, fail, reweight };
+            plan::plan(&Input(topology), &change, sample, out.as_deref(), json)
+        }
+        Command::Diff { old, new, key_options, sample, json } => {
+            let keys = key_options.keys.map(Input);
+            measure::diff(&Input(old), &Input(new), keys.as_ref(), sample, key_options.u64, json)
+        }
+        Command::Stats { topology, key_options, sample, svg, json } => {
+            let keys = key_options.keys.map(Input);
+            measure::stats(&Input(topology), keys.as_ref(), sample, key_options.u64, svg.as_deref(), json)
+        }
+        Command::Convert { from, input, epoch, out } => convert::convert(from, &Input(input), epoch, out.as_deref()),
+    }
+}
+
+fn main() -> ExitCode {
+    match run(Cli::parse()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(failure) => {
+            eprintln!("shardroute: {}", failure.message);
+            ExitCode::from(failure.code)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        super::Cli::command().debug_assert();
+    }
+}

@@ -1,0 +1,188 @@
+"""What the live examples' drivers share: child processes spoken to in JSON lines, and
+servers stopped by their PID whatever happens.
+
+This is test harness, not what a user copies: the examples' services (`workload.py`,
+`service.py`, their Node twins) use shardroute exactly as an application would, and
+know nothing of this module. The drivers (`run.py`, `cluster.py`, `servers.py`) use it
+to start, steer and stop them.
+
+- `JsonLinesChild`: a child process whose stdout carries one JSON object a line
+  (`{"event": "ready"}`, `{"event": "done", ...}`); `expect(event)` waits for the next
+  line with that event, `send(line)` writes a command to its stdin.
+- `ServerProcess`: a server we started, with its PID, its log and how it stops
+  (its signal, then SIGKILL if it lingers).
+- `StoppedOnExit`: a context manager base whose `stop()` runs on leaving the block,
+  on a failure while starting, at interpreter exit and on SIGTERM/SIGINT, so a killed
+  test run leaves no server behind.
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from typing import Any
+
+
+class JsonLinesChild:
+    """A child speaking JSON lines on stdout; stderr passes through to ours (or to the
+    file given). Lines that are not JSON are echoed to our stderr with its name."""
+
+    def __init__(self, name: str, command: list[str], *, cwd: str | None = None, stdin: bool = True, stderr: Any = None) -> None:
+        self.name = name
+        self.command = command
+        self.process = subprocess.Popen(
+            command, stdin=subprocess.PIPE if stdin else subprocess.DEVNULL, stdout=subprocess.PIPE, text=True,
+            bufsize=1, cwd=cwd, stderr=stderr,
+        )
+        self.lines: list[dict[str, Any]] = []  # not yet taken by expect/next_event
+        self.events: list[dict[str, Any]] = []  # every line, in order, never consumed
+        self.arrived = threading.Condition()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            try:
+                message = json.loads(line)
+            except json.JSONDecodeError:
+                print(f"[{self.name}] {line.rstrip()}", file=sys.stderr)
+                continue
+            with self.arrived:
+                self.lines.append(message)
+                self.events.append(message)
+                self.arrived.notify_all()
+        with self.arrived:
+            self.arrived.notify_all()
+
+    def send(self, line: str) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(line + "\n")
+        self.process.stdin.flush()
+
+    def expect(self, event: str, timeout: float = 600) -> dict[str, Any]:
+        """The first waiting line whose `event` is `event` (taken out of the queue);
+        an error when the child exits first or `timeout` seconds pass."""
+        deadline = time.monotonic() + timeout
+        with self.arrived:
+            while True:
+                for index, message in enumerate(self.lines):
+                    if message.get("event") == event:
+                        return self.lines.pop(index)
+                if self.process.poll() is not None and not self.reader.is_alive():
+                    raise RuntimeError(f"{self.name} exited with {self.process.returncode} before {event!r}")
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise RuntimeError(f"{self.name}: no {event!r} within {timeout}s")
+                # Wake at least once a second: an exit is seen by polling, not notified.
+                self.arrived.wait(min(remaining, 1.0))
+
+    def next_event(self) -> dict[str, Any] | None:
+        """The next line, in order; None once the process has closed its output."""
+        with self.arrived:
+            while not self.lines:
+                if not self.reader.is_alive():
+                    return None
+                self.arrived.wait(0.5)
+            return self.lines.pop(0)
+
+    def kill(self) -> None:
+        """SIGKILL: no last words."""
+        if self.process.poll() is None:
+            os.kill(self.process.pid, signal.SIGKILL)
+        self.process.wait(timeout=10)
+
+    def stop(self) -> None:
+        """Ask it to `quit`; kill it if it has not gone within 10 s."""
+        if self.process.poll() is None:
+            try:
+                self.send("quit")
+                self.process.wait(timeout=10)
+            except (OSError, subprocess.TimeoutExpired):
+                self.kill()
+
+
+def stop_process(process: subprocess.Popen[Any], signum: int, timeout: float = 20) -> None:
+    """`signum`, then SIGKILL if the process has not gone after `timeout` seconds."""
+    if process.poll() is not None:
+        return
+    try:
+        os.kill(process.pid, signum)
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait(timeout=10)
+    except ProcessLookupError:
+        pass
+
+
+class ServerProcess:
+    """A server process we started: its PID, its log, how it stops."""
+
+    process: subprocess.Popen[Any]
+    log_path: str
+    stop_signal = signal.SIGTERM
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def stop(self) -> None:
+        stop_process(self.process, self.stop_signal)
+
+    def kill(self) -> None:
+        """SIGKILL: no shutdown, no last words."""
+        if self.alive():
+            os.kill(self.process.pid, signal.SIGKILL)
+            self.process.wait(timeout=10)
+
+    def log_tail(self, lines: int = 20) -> str:
+        try:
+            with open(self.log_path, errors="replace") as log:
+                return "".join(log.readlines()[-lines:])
+        except OSError:
+            return "(no log)"
+
+
+class StoppedOnExit:
+    """`with Subclass() as running:` calls `start()`, and `stop()` on every way out:
+    the end of the block, a failure inside `start()`, interpreter exit, SIGTERM or
+    SIGINT (after which the previous handler runs and the script exits 128 + signal).
+    `stop()` must be safe to call twice."""
+
+    def start(self) -> None:
+        raise NotImplementedError
+
+    def stop(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Any:
+        atexit.register(self.stop)
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            previous = signal.getsignal(signum)
+
+            def handler(number: int, frame: object, previous: object = previous) -> None:
+                self.stop()
+                if callable(previous):
+                    previous(number, frame)
+                raise SystemExit(128 + number)
+
+            signal.signal(signum, handler)
+        try:
+            self.start()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

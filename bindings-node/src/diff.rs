@@ -20,8 +20,8 @@ use crate::router;
 #[cfg_attr(test, allow(dead_code))]
 #[napi(catch_unwind)]
 pub fn diff(env: &Env, old: Unknown, new: Unknown, keys: Unknown) -> Result<String> {
-    let old = router::argument(env, old, "the old router")?;
-    let new = router::argument(env, new, "the new router")?;
+    let old = router::argument(env, old, "oldRouter")?;
+    let new = router::argument(env, new, "newRouter")?;
     let keys = key::many_from_js(keys)?;
     let diff = sr::diff::diff(&old.inner, &new.inner, keys.iter().map(key::Key::as_core)).or_throw()?;
     Ok(diff.to_value().to_string())

@@ -4,7 +4,7 @@ use napi::Unknown;
 use napi_derive::napi;
 use shardroute as sr;
 
-use crate::errors::{self, Result, Throw};
+use crate::errors::{Result, Throw};
 
 /// Applies an operation to a topology: both are JSON text (`index.js` serializes
 /// objects). Returns the result object's JSON text, which `index.js` parses: the new
@@ -22,9 +22,7 @@ pub fn apply(topology: Unknown, operation: Unknown) -> Result<String> {
     let topology = crate::document_text(topology, "topology", sr::ErrorKind::InvalidTopology)?;
     let topology = sr::Topology::from_json(&topology).or_throw()?;
     let operation = crate::document_text(operation, "operation", sr::ErrorKind::InvalidArgument)?;
-    let operation: serde_json::Value = serde_json::from_str(&operation).map_err(|err| {
-        errors::new(sr::ErrorKind::InvalidArgument, format!("the operation is not valid JSON: {err}"))
-    })?;
+    let operation = sr::ops::operation_from_json(&operation).or_throw()?;
     let result = sr::ops::apply(&topology, &operation).or_throw()?;
     Ok(result.to_string())
 }

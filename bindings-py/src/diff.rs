@@ -3,10 +3,8 @@
 use pyo3::prelude::*;
 use shardroute as sr;
 
-use crate::errors;
 use crate::json::value_to_py;
-use crate::key::{keys_from_py, Key};
-use crate::router::router_arg;
+use crate::router::{router_arg, with_all_keys};
 
 /// Where keys go when a topology changes: routes every key under old and new and
 /// returns plain JSON data {"keys": [{"old_shard", "new_shard", "old_node",
@@ -15,7 +13,8 @@ use crate::router::router_arg;
 /// pair of nodes that exchange keys, sorted by node ids)}. A key moves when its node
 /// changes; the two routers may use different strategies.
 ///
-/// keys is any iterable of keys (a list, a generator, ...).
+/// keys is any iterable of keys (a list, a generator, ...), or a uint64 array as for
+/// Router.route_many.
 ///
 /// Raises InvalidArgumentError when old or new is not a Router or keys is not an
 /// iterable of keys, InvalidKeyError at the first value that is not a key, and the
@@ -28,8 +27,7 @@ pub fn diff<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     let old = router_arg(old, "old")?;
     let new = router_arg(new, "new")?;
-    let keys = keys_from_py(keys)?;
-    let report =
-        sr::diff::diff(&old.get().inner, &new.get().inner, keys.iter().map(Key::as_core)).map_err(errors::to_py)?;
+    let (old_router, new_router) = (&old.get().inner, &new.get().inner);
+    let report = with_all_keys(keys, |keys| sr::diff::diff(old_router, new_router, keys))?;
     value_to_py(old.py(), &report.to_value())
 }

@@ -26,9 +26,7 @@ pub fn apply<'py>(topology: &Bound<'py, PyAny>, operation: &Bound<'py, PyAny>) -
     let py = topology.py();
     let topology = sr::Topology::from_json(&document_text(topology, "topology")?).map_err(errors::to_py)?;
     let text = json_text(operation, "operation", sr::ErrorKind::InvalidArgument)?;
-    let operation: serde_json::Value = serde_json::from_str(&text).map_err(|err| {
-        errors::new(sr::ErrorKind::InvalidArgument, format!("the operation is not valid JSON: {err}"))
-    })?;
+    let operation = sr::ops::operation_from_json(&text).map_err(errors::to_py)?;
     let result = sr::ops::apply(&topology, &operation).map_err(errors::to_py)?;
     value_to_py(py, &result)
 }

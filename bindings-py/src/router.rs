@@ -131,8 +131,15 @@ impl Router {
             };
         let mut out = Vec::new();
         let bytes = data.bytes();
-        detach_for(py, offsets.len(), || self.inner.route_packed_into(bytes, &offsets, &mut out))
-            .map_err(errors::to_py)?;
+        detach_for(py, offsets.len(), || self.inner.route_packed_into(bytes, &offsets, &mut out)).map_err(|err| {
+            // A key's own error (not the offsets' `invalid_argument`) names the key, as the
+            // JavaScript packages do: `out` then holds the shards before it.
+            if err.kind() == sr::ErrorKind::InvalidArgument {
+                errors::to_py(err)
+            } else {
+                errors::to_py(sr::js::at_index(out.len(), err))
+            }
+        })?;
         u32s_to_py(py, &out, data.numpy || offsets_numpy)
     }
 
@@ -384,7 +391,8 @@ impl Router {
                         Output::Shards => self.inner.route_many_into(chunk, &mut chunk_out),
                         _ => self.inner.node_index_many_into(chunk, &mut chunk_out),
                     }
-                    .map_err(errors::to_py)?;
+                    // `chunk_out` holds the results before the failing key.
+                    .map_err(|err| errors::to_py(sr::js::at_index(out.len() + chunk_out.len(), err)))?;
                     out.extend_from_slice(&chunk_out);
                     Ok(())
                 })?;

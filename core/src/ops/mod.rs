@@ -425,6 +425,24 @@ pub fn apply(topology: &Topology, operation: &Value) -> Result<Value> {
     Ok(Value::Object(result))
 }
 
+/// Reads an operation's JSON text, as the bindings receive it (a string, or an object
+/// they serialized): one reader, so that every binding refuses the same text in the same
+/// words. Pass the value to [`apply`].
+///
+/// # Errors
+/// `invalid_argument` for text that is not JSON: `the operation is not valid JSON: ...`.
+///
+/// # Example
+/// ```
+/// let operation = shardroute::ops::operation_from_json(r#"{"op": "remove_node", "id": "a"}"#)?;
+/// assert_eq!(operation["op"], "remove_node");
+/// assert_eq!(shardroute::ops::operation_from_json("{").unwrap_err().code(), "invalid_argument");
+/// # Ok::<(), shardroute::Error>(())
+/// ```
+pub fn operation_from_json(text: &str) -> Result<Value> {
+    serde_json::from_str(text).map_err(|err| Error::argument(format!("the operation is not valid JSON: {err}")))
+}
+
 /// The next epoch: one more than the current, refusing to wrap.
 pub fn next_epoch(topology: &Topology) -> Result<u64> {
     topology.epoch.checked_add(1).ok_or_else(|| json::at("epoch", "already at its maximum; cannot advance"))

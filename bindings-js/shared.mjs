@@ -30,13 +30,134 @@ Object.defineProperty(ShardrouteError.prototype, 'name', {
   configurable: true,
 });
 
+/** The core's limit on a document's JSON text, in bytes (`limits::MAX_DOCUMENT_BYTES`). */
+const MAX_DOCUMENT_BYTES = 64 * 2 ** 20;
+/** Deepest nesting documentToJson writes: serde_json's, the core's JSON reader's, limit. */
+const MAX_DEPTH = 128;
+
 /**
- * The JSON text of a topology, hashing spec or operation object; a BigInt becomes its
- * decimal string, which the core reads as a u64. Throws what JSON.stringify throws (a
- * cycle, a throwing toJSON).
+ * The JSON text of a topology, hashing spec or operation given as an object (`what`
+ * names it in messages), for the core to parse as it parses text. Strict where
+ * JSON.stringify is lenient, so that an object means what its JSON text would, in both
+ * packages and as Python's `json.dumps(..., allow_nan=False)` reads a dict:
+ *
+ * - a bigint is its decimal string, which the core reads as a u64;
+ * - NaN and the infinities are refused (JSON.stringify writes `null`, which the core
+ *   reads as an absent field: a NaN weight would have been weight 1); -0 is 0, as
+ *   JSON.stringify and `==` have it;
+ * - a function or a symbol is refused (JSON.stringify drops it: it would have been
+ *   absent too); `undefined` is absent in an object, as JSON.stringify has it (Python's
+ *   None, JSON's null, is absent to the core too), and `null` in an array;
+ * - only plain objects (prototype Object.prototype or null) and arrays are objects:
+ *   another class (Map, Date, a typed array) is refused, and `toJSON` is not called;
+ * - a string with a lone surrogate is refused (the core reads text as UTF-8);
+ * - a cycle, nesting deeper than MAX_DEPTH, and text longer than MAX_DOCUMENT_BYTES
+ *   (counted in UTF-16 units, never more than UTF-8 bytes, so the core would refuse it
+ *   too) are refused as soon as they are met, in bounded time and memory: a sparse
+ *   array of length 2^32-1 is not written out;
+ * - a getter or proxy trap that throws is an error, not an unwind.
+ *
+ * Throws a ShardrouteError: `code` (invalid_topology for documents, invalid_argument for
+ * operations) naming the field by the core's path syntax (`nodes[2].weight: ...`), or
+ * limit_exceeded for text past the limit.
  */
-export function documentToJson(value) {
-  return JSON.stringify(value, (_name, item) => (typeof item === 'bigint' ? item.toString() : item));
+export function documentToJson(value, what, code) {
+  const parts = [];
+  let size = 0;
+  const ancestors = [];
+  const fail = (path, problem) => {
+    throw new ShardrouteError(code, `${path || what}: ${problem}`);
+  };
+  const tooLong = () => {
+    throw new ShardrouteError('limit_exceeded',
+      `${what} is more than ${MAX_DOCUMENT_BYTES} bytes of JSON; the limit is ${MAX_DOCUMENT_BYTES}`);
+  };
+  const push = (text) => {
+    size += text.length;
+    if (size > MAX_DOCUMENT_BYTES) tooLong();
+    parts.push(text);
+  };
+  /** `holder[name]`, whose getter or proxy trap may throw: an error naming `path`. */
+  const read = (holder, name, path) => {
+    try {
+      return holder[name];
+    } catch (err) {
+      return fail(path, `reading it threw: ${describeThrown(err)}`);
+    }
+  };
+  const write = (item, path) => {
+    switch (typeof item) {
+      case 'string':
+        if (!item.isWellFormed()) fail(path, 'a string with a lone surrogate is not text');
+        return push(JSON.stringify(item));
+      case 'number':
+        if (!Number.isFinite(item)) fail(path, `${item} is not a JSON number`);
+        return push(JSON.stringify(item));
+      case 'bigint':
+        return push(`"${item}"`);
+      case 'boolean':
+        return push(item ? 'true' : 'false');
+      case 'undefined':
+        return push('null');
+      case 'function':
+      case 'symbol':
+        return fail(path, `a ${typeof item} is not JSON data`);
+      default:
+        break;
+    }
+    if (item === null) return push('null');
+    if (ancestors.includes(item)) fail(path, 'the object contains itself (a cycle)');
+    if (ancestors.length >= MAX_DEPTH) fail(path, `nested more than ${MAX_DEPTH} levels deep`);
+    ancestors.push(item);
+    if (Array.isArray(item)) {
+      // Every element takes a character and a comma: a longer array cannot fit, and is
+      // refused before a sparse one's holes are walked.
+      if (item.length > MAX_DOCUMENT_BYTES / 2) tooLong();
+      push('[');
+      for (let i = 0, length = item.length; i < length; i++) {
+        if (i > 0) push(',');
+        write(read(item, i, `${path}[${i}]`), `${path}[${i}]`);
+      }
+      push(']');
+    } else {
+      const prototype = Object.getPrototypeOf(item);
+      if (prototype !== Object.prototype && prototype !== null) {
+        const name = prototype?.constructor?.name;
+        fail(path, `${typeof name === 'string' && name ? `a ${name}` : 'an object of a class'} is not JSON data `
+          + '(only plain objects, arrays, strings, finite numbers, bigints, booleans and null are)');
+      }
+      push('{');
+      let first = true;
+      for (const name of Object.keys(item)) {
+        const member = read(item, name, path ? `${path}.${name}` : name);
+        if (member === undefined) continue;
+        if (!first) push(',');
+        first = false;
+        push(`${JSON.stringify(name)}:`);
+        write(member, path ? `${path}.${name}` : name);
+      }
+      push('}');
+    }
+    ancestors.pop();
+    return undefined;
+  };
+  try {
+    write(value, '');
+  } catch (err) {
+    if (err instanceof ShardrouteError) throw err;
+    // A proxy trap (ownKeys, getPrototypeOf, length): user code threw while the object was read.
+    throw new ShardrouteError(code, `${what}: reading it threw: ${describeThrown(err)}`);
+  }
+  return parts.join('');
+}
+
+/** What a thrown value says, read without running more user code that could throw. */
+function describeThrown(thrown) {
+  try {
+    return thrown instanceof Error ? String(thrown.message) : String(thrown);
+  } catch {
+    return 'an exception';
+  }
 }
 
 /** Below this many keys, routeMany and nodeMany convert each key natively (packing would not pay). */
@@ -66,8 +187,8 @@ function zeroed(Type, length) {
  * buffer; packStrings writes every unit it passes on, so it need not be zeroed.
  */
 export function packStrings(keys, narrow = false, allocate = zeroed) {
-  if (!Array.isArray(keys)) return undefined;
   try {
+    if (!Array.isArray(keys)) return undefined; // a revoked proxy throws
     const count = keys.length; // a proxy's trap may throw
     if (!(count >= PACK_MIN_KEYS)) return undefined;
     const offsets = new Uint32Array(count + 1);

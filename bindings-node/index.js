@@ -35,18 +35,12 @@ function rethrow(err) {
 }
 
 /**
- * A document argument as the addon takes it: objects become JSON text; other values pass
- * unchanged. `code` is the error of an object that cannot be serialized.
+ * A document argument as the addon takes it: an object becomes its JSON text
+ * (shared.js's documentToJson, strict: a NaN, a function or a cycle throws a
+ * ShardrouteError of `code`); other values pass unchanged, for the addon to read or refuse.
  */
 function documentText(value, what, code = 'invalid_topology') {
-  if (typeof value !== 'object' || value === null) return value;
-  try {
-    return documentToJson(value);
-  } catch (err) {
-    throw new ShardrouteError(code, `${what} cannot be serialized as JSON: ${err && err.message}`, {
-      cause: err,
-    });
-  }
+  return typeof value === 'object' && value !== null ? documentToJson(value, what, code) : value;
 }
 
 /**
@@ -262,7 +256,7 @@ class Migration {
   }
 }
 
-const hashKey = exported('hashKey', (_, key, hashing) => addon.hashKey(key, documentText(hashing, 'hashing spec')));
+const hashKey = exported('hashKey', (_, key, hashing) => addon.hashKey(key, documentText(hashing, 'hashing')));
 const jump = exported('jump', (_, hash, buckets) => addon.jump(hash, buckets));
 const apply = exported('apply', (_, topology, operation) => {
   const topologyText = documentText(topology, 'topology');

@@ -2,13 +2,16 @@
 # Builds the addon if needed, then runs every check of the Node package: the type checks
 # (conformance/js/types.ts against index.d.ts, test/redis.types.ts against redis.d.ts),
 # and `node --test`: the conformance vectors and the suites shared with shardroute-wasm
-# (conformance/js/: API, batches, README example and demo), the addon's own panic tests,
+# (conformance/js/: API with the hostile arguments, which needs shardroute-wasm built too,
+# batches, worker_threads, README example and demo), the addon's own panic tests,
 # and shardroute/redis against a real 3-node Redis Cluster it starts (redis-server,
 # redis-cli). Exits non-zero on any failure.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
 "$here/build.sh"
+# The hostile-argument suite compares the addon's messages with the WASM package's.
+"$here/../bindings-wasm/build.sh"
 
 cd "$here"
 if [ ! -d node_modules ]; then

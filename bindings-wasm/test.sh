@@ -2,8 +2,9 @@
 # Builds shardroute-wasm if needed, then runs everything that checks it: the core built
 # alone for wasm32 without std (the no_std proof), the TypeScript declarations (tsc over
 # conformance/js/types.ts, and test/edge/web-types.ts for `shardroute-wasm/web`), the Node
-# tests (the suites shared with the addon in conformance/js/: API, batches, examples; the
-# conformance vectors as `wasm-node`; test/edge.test.mjs, the packed package in Node,
+# tests (the suites shared with the addon in conformance/js/: API with the hostile
+# arguments, whose messages are compared with the addon's, built too; batches,
+# worker_threads, examples; the conformance vectors as `wasm-node`; test/edge.test.mjs, the packed package in Node,
 # Deno, workerd, and Chromium's service and web workers and bundled pages), the
 # conformance vectors in headless Chromium (`wasm-chromium`), and a slim package's
 # (test/slim.mjs). Exits non-zero on any failure.
@@ -14,6 +15,8 @@ root="$(cd "$here/.." && pwd)"
 cd "$here"
 
 ./build.sh
+# The hostile-argument suite compares this package's messages with the addon's.
+"$root/bindings-node/build.sh"
 
 echo "== no_std: the core alone for wasm32-unknown-unknown, core + alloc only"
 RUSTC="${SHARDROUTE_WASM_RUSTC:-/usr/bin/rustc}" RUSTC_BOOTSTRAP=1 CARGO_TARGET_DIR="$root/target/wasm" \

@@ -13,7 +13,7 @@
 #           postgresql etcd-server                   examples/postgres-messages: the shards and the
 #                                                    topology store
 #   cargo   wasm-bindgen-cli, exactly the wasm-bindgen version in Cargo.lock
-#   pip     bindings-py/requirements-dev.txt into .venv (maturin, pytest, mypy), and
+#   pip     bindings-py/requirements-dev.txt into .venv (maturin, pytest, mypy, hypothesis), and
 #           conformance/requirements-dev.txt (jsonschema, for the dictionary schema test),
 #           conformance/requirements-oracles.txt (the real client libraries the profiles match),
 #           examples/postgres-messages/requirements.txt (psycopg 3, the example's Python service)

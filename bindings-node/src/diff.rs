@@ -24,8 +24,8 @@ use crate::router;
 #[cfg_attr(test, allow(dead_code))]
 #[napi(catch_unwind)]
 pub fn diff(env: &Env, old: Unknown, new: Unknown, keys: Unknown, options: Option<Unknown>) -> Result<String> {
-    let old = router::argument(env, old, "the old router")?;
-    let new = router::argument(env, new, "the new router")?;
+    let old = router::argument(env, old, "oldRouter")?;
+    let new = router::argument(env, new, "newRouter")?;
     let per_key = match options {
         Some(options) => per_key(options)?,
         None => false,

@@ -40,6 +40,11 @@ pub fn new(kind: sr::ErrorKind, message: impl Into<String>) -> Error {
     napi::Error::new(Code::Core(kind), message.into())
 }
 
+/// A core error as thrown.
+pub fn from_core(err: sr::Error) -> Error {
+    new(err.kind(), err.message())
+}
+
 /// Converts a core or N-API result into one that throws with the right code.
 pub trait Throw<T> {
     /// The same result, its error mapped to an [`Error`].
@@ -48,7 +53,7 @@ pub trait Throw<T> {
 
 impl<T> Throw<T> for sr::Result<T> {
     fn or_throw(self) -> Result<T> {
-        self.map_err(|err| new(err.kind(), err.message()))
+        self.map_err(from_core)
     }
 }
 

@@ -3,7 +3,7 @@
 //! | JavaScript | key | rejected with `invalid_key` |
 //! |---|---|---|
 //! | `string` | its UTF-8 bytes | lone surrogates ([`sr::key::utf8_from_utf16`]) |
-//! | `Uint8Array` (and `Buffer`) | its bytes | other typed arrays |
+//! | `Uint8Array` (and `Buffer`) | its bytes | other typed arrays; a view of a detached buffer, or out of its bounds |
 //! | `bigint` | `Key::U64` | negative, or `2n ** 64n` and above |
 //! | `number` | `Key::U64` | not a safe non-negative integer ([`sr::key::u64_from_js_number`]) |
 //! | anything else | | always |
@@ -13,10 +13,16 @@
 //!
 //! Keys the core makes (salting) go back as the type they came in as: a string key
 //! gives a string, a `Uint8Array` a `Uint8Array`, a `bigint` or `number` a `bigint`.
+//!
+//! Every refusal is the core's ([`sr::js`]), from the value's [`JsType`] ([`js_type`]),
+//! so the WebAssembly package, which reads values by the same rules, says the same.
 
-use napi::bindgen_prelude::{Array, BigInt, Either3, TypedArray, TypedArrayType, Uint8Array, Uint8ArraySlice};
-use napi::{JsString, JsValue, Unknown, ValueType};
+use std::ptr;
+
+use napi::bindgen_prelude::{BigInt, Either3, TypedArray, TypedArrayType, Uint8Array, Uint8ArraySlice};
+use napi::{sys, JsString, JsValue, Unknown, ValueType};
 use shardroute as sr;
+use sr::js::JsType;
 
 use crate::errors::{self, Result, Throw};
 
@@ -55,8 +61,8 @@ pub fn from_js<'env>(value: Unknown<'env>) -> Result<Key<'env>> {
         return Ok(key);
     }
     match value.get_type().or_throw()? {
-        ValueType::String => Ok(Key::Text(text(value, sr::ErrorKind::InvalidKey)?)),
-        ValueType::BigInt => Ok(Key::U64(u64_from_bigint(value, "bigint key")?)),
+        ValueType::String => Ok(Key::Text(key_text(value)?)),
+        ValueType::BigInt => Ok(Key::U64(u64_from_bigint(value, "key")?)),
         ValueType::Number => {
             // SAFETY: `get_type` said this is a number.
             let number: f64 = unsafe { value.cast() }.or_throw()?;
@@ -66,12 +72,16 @@ pub fn from_js<'env>(value: Unknown<'env>) -> Result<Key<'env>> {
             // SAFETY: `is_typedarray` said this is a typed array.
             let view: TypedArray = unsafe { value.cast() }.or_throw()?;
             if view.typed_array_type != TypedArrayType::Uint8 {
-                return Err(invalid_key(&format!("a {}Array", view.typed_array_type.as_ref())));
+                return Err(sr::js::not_a_key(JsType::TypedArray(typed_array_name(view.typed_array_type)))).or_throw();
             }
             // SAFETY: a typed array of element type Uint8.
-            Ok(Key::Bytes(unsafe { value.cast() }.or_throw()?))
+            let bytes: Uint8ArraySlice = unsafe { value.cast() }.or_throw()?;
+            if bytes.is_empty() && !readable_view(value)? {
+                return Err(sr::js::unreadable_view("the Uint8Array key", sr::ErrorKind::InvalidKey)).or_throw();
+            }
+            Ok(Key::Bytes(bytes))
         }
-        other => Err(invalid_key(&describe(value, other)?)),
+        _ => Err(sr::js::not_a_key(js_type(value)?)).or_throw(),
     }
 }
 
@@ -128,7 +138,7 @@ pub fn utf8_into(units: &[u16], out: &mut [u8]) -> Option<usize> {
 }
 
 /// The `invalid_key` error of a string key whose UTF-16 `units` [`utf8_into`] refused for a
-/// lone surrogate: the core's message, the same as [`text`] gives for that string.
+/// lone surrogate: the core's message, the same as [`from_js`] gives for that string.
 pub fn utf16_error(units: &[u16]) -> errors::Error {
     match sr::key::utf8_from_utf16(units) {
         Err(err) => errors::new(err.kind(), err.message()),
@@ -148,29 +158,61 @@ pub fn optional_from_js<'env>(value: Unknown<'env>) -> Result<Option<Key<'env>>>
     }
 }
 
-/// Reads an array of routing keys, in order.
+/// Reads an array of routing keys, in order: an array, or anything `Array.isArray`
+/// holds for (a `Proxy` of an array), read element by element as the WebAssembly
+/// package reads it.
 ///
 /// # Errors
-/// `invalid_argument` when `keys` is not an array; a key's error as [`from_js`], its
-/// message prefixed with the key's index ([`at`]).
+/// `invalid_argument` when `keys` is not an array, or its `length` cannot be read; a
+/// key's error as [`from_js`], or `invalid_key` when reading it throws (a getter, a
+/// proxy trap), its message prefixed with the key's index ([`at`]).
 pub fn many_from_js<'env>(keys: Unknown<'env>) -> Result<Vec<Key<'env>>> {
-    if !keys.is_array().or_throw()? {
-        let kind = keys.get_type().or_throw()?;
-        return Err(errors::new(
-            sr::ErrorKind::InvalidArgument,
-            format!("keys must be an array, got {}", describe(keys, kind)?),
-        ));
+    let raw = keys.value();
+    let length = if keys.is_array().or_throw()? {
+        let mut length = 0u32;
+        // SAFETY: a live array value of this call's env.
+        check(unsafe { sys::napi_get_array_length(raw.env, raw.value, &mut length) }).or_throw()?;
+        length
+    } else if js_type(keys)? == JsType::Array {
+        // A proxy of an array: N-API's array calls refuse it, JavaScript reads it.
+        property_length(keys)?
+    } else {
+        return Err(sr::js::not_an_array("keys", js_type(keys)?)).or_throw();
+    };
+    // The length comes from JavaScript: reserve no more than a small batch up front.
+    let mut converted = Vec::with_capacity(length.min(1024) as usize);
+    for index in 0..length {
+        let mut element = ptr::null_mut();
+        // SAFETY: a live object value of this call's env; a getter or trap may throw.
+        let status = unsafe { sys::napi_get_element(raw.env, raw.value, index, &mut element) };
+        if status != sys::Status::napi_ok {
+            clear_exception(raw.env);
+            return Err(at(index as usize, errors::from_core(sr::js::unreadable_key())));
+        }
+        // SAFETY: `element` is a live value of this call's env.
+        let element = unsafe { Unknown::from_raw_unchecked(raw.env, element) };
+        converted.push(from_js(element).map_err(|err| at(index as usize, err))?);
     }
-    // SAFETY: `is_array` said this is an array.
-    let array: Array = unsafe { keys.cast() }.or_throw()?;
-    (0..array.len())
-        .map(|index| {
-            let value: Option<Unknown<'env>> = array.get(index).or_throw()?;
-            let value =
-                value.ok_or_else(|| errors::new(sr::ErrorKind::InvalidArgument, "the array changed while it was read"));
-            value.and_then(from_js).map_err(|err| at(index as usize, err))
-        })
-        .collect()
+    Ok(converted)
+}
+
+/// The `length` of an array proxy, read as JavaScript reads it.
+///
+/// # Errors
+/// `invalid_argument` when the read throws or gives no array length (an integer in
+/// `0..=2^32-1`).
+fn property_length(keys: Unknown<'_>) -> Result<u32> {
+    let raw = keys.value();
+    let mut length = ptr::null_mut();
+    // SAFETY: a live object value of this call's env; the trap may throw.
+    let status = unsafe { sys::napi_get_named_property(raw.env, raw.value, c"length".as_ptr(), &mut length) };
+    if status != sys::Status::napi_ok {
+        clear_exception(raw.env);
+        return Err(sr::js::unreadable_length("keys")).or_throw();
+    }
+    // SAFETY: `length` is a live value of this call's env.
+    let length = unsafe { Unknown::from_raw_unchecked(raw.env, length) };
+    sr::js::count("keys.length", js_type(length)?).map_err(|_| sr::js::unreadable_length("keys")).or_throw()
 }
 
 /// The UTF-8 of string keys packed by `index.js` as UTF-16 code units when every unit is
@@ -244,33 +286,102 @@ pub fn utf8_from_packed_utf16(units: &[u16], offsets: &[u32]) -> Result<(Vec<u8>
 /// place: the slice borrows the array's memory for the duration of the call.
 ///
 /// # Errors
-/// `invalid_argument` naming `what` for any other value.
+/// `invalid_argument` naming `what` for any other value, and for a view of a detached
+/// buffer or out of its bounds ([`sr::js::unreadable_view`]).
 pub fn typed_array<'env, T>(value: Unknown<'env>, kind: TypedArrayType, what: &str) -> Result<T>
 where
     T: napi::bindgen_prelude::FromNapiValue + 'env,
 {
-    let value_type = value.get_type().or_throw()?;
-    if value_type == ValueType::Object && value.is_typedarray().or_throw()? {
+    if value.get_type().or_throw()? == ValueType::Object && value.is_typedarray().or_throw()? {
         // SAFETY: `is_typedarray` said this is a typed array.
         let view: TypedArray = unsafe { value.cast() }.or_throw()?;
         if view.typed_array_type == kind {
+            if view.arraybuffer.is_empty() && !readable_view(value)? {
+                return Err(sr::js::unreadable_view(what, sr::ErrorKind::InvalidArgument)).or_throw();
+            }
             // SAFETY: a typed array of element type `kind`, the element type of `T`.
             return unsafe { value.cast() }.or_throw();
         }
-        return Err(errors::new(
-            sr::ErrorKind::InvalidArgument,
-            format!("{what} must be a {}Array, got a {}Array", kind.as_ref(), view.typed_array_type.as_ref()),
-        ));
     }
-    Err(errors::new(
-        sr::ErrorKind::InvalidArgument,
-        format!("{what} must be a {}Array, got {}", kind.as_ref(), describe(value, value_type)?),
-    ))
+    Err(sr::js::not_a_typed_array(what, typed_array_name(kind), js_type(value)?)).or_throw()
+}
+
+/// Whether an empty typed array can be read: a copy of it (`new Uint8Array(view)`, or
+/// `new BigUint64Array(view)` for bigint elements: the two kinds do not convert, even
+/// empty), which copies no element, throws for a view of a detached buffer or one out of
+/// its bounds after a resize, as the WebAssembly package's check does
+/// (`typedArrayView`). N-API gives such a view as empty: without this, a detached key
+/// would route as the empty key.
+///
+/// # Errors
+/// N-API's, if the constructor cannot be reached.
+fn readable_view(view: Unknown<'_>) -> Result<bool> {
+    let raw = view.value();
+    let env = raw.env;
+    // SAFETY: every caller checked that `view` is a typed array.
+    let kind = unsafe { view.cast::<TypedArray>() }.or_throw()?.typed_array_type;
+    let name = match kind {
+        TypedArrayType::BigInt64 | TypedArrayType::BigUint64 => c"BigUint64Array",
+        _ => c"Uint8Array",
+    };
+    let mut global = ptr::null_mut();
+    let mut constructor = ptr::null_mut();
+    let mut copy = ptr::null_mut();
+    // SAFETY: the env of this call; `view` is a live value of it.
+    unsafe {
+        check(sys::napi_get_global(env, &mut global)).or_throw()?;
+        check(sys::napi_get_named_property(env, global, name.as_ptr(), &mut constructor)).or_throw()?;
+        if sys::napi_new_instance(env, constructor, 1, &raw.value, &mut copy) != sys::Status::napi_ok {
+            clear_exception(env);
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// Clears the JavaScript exception a failed N-API call left pending (a getter or proxy
+/// trap that threw), so that the call can throw its own error instead.
+pub fn clear_exception(env: sys::napi_env) {
+    let mut exception = ptr::null_mut();
+    // SAFETY: the env of this call. With nothing pending, this does nothing.
+    unsafe { sys::napi_get_and_clear_last_exception(env, &mut exception) };
+}
+
+/// An N-API status as a result.
+fn check(status: sys::napi_status) -> napi::Result<()> {
+    if status == sys::Status::napi_ok {
+        Ok(())
+    } else {
+        Err(napi::Error::new(napi::Status::from(status), "N-API call failed".to_owned()))
+    }
+}
+
+/// The name of a typed array kind, as JavaScript names its constructor.
+fn typed_array_name(kind: TypedArrayType) -> &'static str {
+    match kind {
+        TypedArrayType::Int8 => "Int8Array",
+        TypedArrayType::Uint8 => "Uint8Array",
+        TypedArrayType::Uint8Clamped => "Uint8ClampedArray",
+        TypedArrayType::Int16 => "Int16Array",
+        TypedArrayType::Uint16 => "Uint16Array",
+        TypedArrayType::Int32 => "Int32Array",
+        TypedArrayType::Uint32 => "Uint32Array",
+        TypedArrayType::Float32 => "Float32Array",
+        TypedArrayType::Float64 => "Float64Array",
+        TypedArrayType::BigInt64 => "BigInt64Array",
+        TypedArrayType::BigUint64 => "BigUint64Array",
+        // A kind newer than napi-rs knows (Float16Array).
+        _ => "typed array",
+    }
 }
 
 /// `err` with its message prefixed by the index of the key it is about (`keys[2]: ...`).
 pub fn at(index: usize, err: errors::Error) -> errors::Error {
-    napi::Error::new(err.status, format!("keys[{index}]: {}", err.reason))
+    match err.status {
+        errors::Code::Core(kind) => errors::from_core(sr::js::at_index(index, sr::Error::new(kind, err.reason))),
+        // Not a refusal of the key: N-API itself failed.
+        errors::Code::Napi(_) => err,
+    }
 }
 
 /// A key made by the core, as JavaScript returns it.
@@ -305,29 +416,40 @@ pub fn to_js(source: &Key<'_>, key: sr::OwnedKey) -> Result<JsKey> {
 pub fn u64_from_js(value: Unknown<'_>, what: &str) -> Result<u64> {
     match value.get_type().or_throw()? {
         ValueType::BigInt => u64_from_bigint(value, what),
-        ValueType::String => sr::key::parse_u64(&text(value, sr::ErrorKind::InvalidKey)?).or_throw(),
-        other => Err(errors::new(
-            sr::ErrorKind::InvalidKey,
-            format!("{what} must be a bigint or a decimal string, got {}", describe(value, other)?),
-        )),
+        ValueType::String => sr::key::parse_u64(&key_text(value)?).or_throw(),
+        _ => Err(sr::js::not_a_u64(what, js_type(value)?)).or_throw(),
     }
 }
 
-/// Reads a JavaScript string as UTF-8 without replacing lone surrogates.
+/// Reads a JavaScript string key as UTF-8 without replacing lone surrogates.
 ///
 /// # Errors
-/// `kind` for a lone surrogate (the core's message); N-API's status if the read fails.
-pub fn text(value: Unknown<'_>, kind: sr::ErrorKind) -> Result<String> {
+/// `invalid_key` for a lone surrogate (the core's message); N-API's status if the read
+/// fails.
+fn key_text(value: Unknown<'_>) -> Result<String> {
+    sr::key::utf8_from_utf16(&utf16(value)?).or_throw()
+}
+
+/// Reads a JavaScript string that is not a key (`what`: a document, an address) as
+/// UTF-8 without replacing lone surrogates.
+///
+/// # Errors
+/// `kind` for a lone surrogate ([`sr::js::text`]); N-API's status if the read fails.
+pub fn text(value: Unknown<'_>, what: &str, kind: sr::ErrorKind) -> Result<String> {
+    sr::js::text(what, &utf16(value)?, kind).or_throw()
+}
+
+/// The UTF-16 code units of a string value.
+fn utf16(value: Unknown<'_>) -> Result<Vec<u16>> {
     // SAFETY: every caller checked that `value` is a string (and N-API's read would
     // fail, not misbehave, on any other value).
     let string: JsString = unsafe { value.cast() }.or_throw()?;
     let length = string.utf16_len().or_throw()?;
     let units = string.into_utf16().or_throw()?;
     // napi-rs's buffer also holds the terminating NUL: take the string's own units only.
-    let units = units.as_slice().get(..length).ok_or_else(|| {
+    units.as_slice().get(..length).map(<[u16]>::to_vec).ok_or_else(|| {
         napi::Error::new(errors::Code::Napi(napi::Status::GenericFailure), "short UTF-16 read".to_owned())
-    })?;
-    sr::key::utf8_from_utf16(units).map_err(|err| errors::new(kind, err.message()))
+    })
 }
 
 /// A `bigint` as a `u64`, losslessly.
@@ -339,37 +461,60 @@ fn u64_from_bigint(value: Unknown<'_>, what: &str) -> Result<u64> {
     let big: BigInt = unsafe { value.cast() }.or_throw()?;
     match big.get_u64() {
         (false, value, true) => Ok(value),
-        (negative, _, _) => Err(errors::new(
-            sr::ErrorKind::InvalidKey,
-            format!(
-                "{what} is {}; it must be in 0n..=18446744073709551615n",
-                if negative { "negative" } else { "2n ** 64n or more" }
-            ),
-        )),
+        (negative, _, _) => Err(sr::js::bigint_out_of_range(what, negative)).or_throw(),
     }
 }
 
-fn invalid_key(what: &str) -> errors::Error {
-    errors::new(
-        sr::ErrorKind::InvalidKey,
-        format!("{what} is not a key; a key is a string, a Uint8Array, a bigint or a safe non-negative integer number"),
-    )
+/// What a JavaScript value is, for the core's refusals ([`sr::js::JsType`]): its `typeof`,
+/// and for an object whether it is a typed array (of which kind), an array
+/// (`Array.isArray`: a `Proxy` of an array too, which N-API's own check misses) or
+/// another object. The WebAssembly package reads the same by the same rules.
+///
+/// # Errors
+/// N-API's, if a check fails.
+pub fn js_type(value: Unknown<'_>) -> Result<JsType<'static>> {
+    Ok(match value.get_type().or_throw()? {
+        ValueType::Undefined => JsType::Undefined,
+        ValueType::Null => JsType::Null,
+        // SAFETY (both): `get_type` said which type this is.
+        ValueType::Boolean => JsType::Boolean(unsafe { value.cast() }.or_throw()?),
+        ValueType::Number => JsType::Number(unsafe { value.cast() }.or_throw()?),
+        ValueType::String => JsType::String,
+        ValueType::Symbol => JsType::Symbol,
+        ValueType::Function => JsType::Function,
+        ValueType::BigInt => JsType::BigInt,
+        ValueType::Object if value.is_typedarray().or_throw()? => {
+            // SAFETY: `is_typedarray` said this is a typed array.
+            let view: TypedArray = unsafe { value.cast() }.or_throw()?;
+            JsType::TypedArray(typed_array_name(view.typed_array_type))
+        }
+        ValueType::Object if value.is_array().or_throw()? || is_array_proxy(value)? => JsType::Array,
+        ValueType::Object | ValueType::External | ValueType::Unknown => JsType::Object,
+    })
 }
 
-/// Names a JavaScript value's type for an error message (`"null"`, `"an array"`, ...).
-pub fn describe(value: Unknown<'_>, kind: ValueType) -> Result<String> {
-    Ok(match kind {
-        ValueType::Undefined => "undefined".to_owned(),
-        ValueType::Null => "null".to_owned(),
-        ValueType::Boolean => "a boolean".to_owned(),
-        ValueType::Number => "a number".to_owned(),
-        ValueType::String => "a string".to_owned(),
-        ValueType::Symbol => "a symbol".to_owned(),
-        ValueType::Function => "a function".to_owned(),
-        ValueType::BigInt => "a bigint".to_owned(),
-        ValueType::Object if value.is_array().or_throw()? => "an array".to_owned(),
-        ValueType::Object if value.is_typedarray().or_throw()? => "a typed array".to_owned(),
-        ValueType::Object => "an object".to_owned(),
-        ValueType::External | ValueType::Unknown => "a native value".to_owned(),
-    })
+/// `Array.isArray(value)`, for an object N-API does not see as an array: a `Proxy` of one.
+///
+/// # Errors
+/// N-API's, if `Array.isArray` cannot be reached.
+fn is_array_proxy(value: Unknown<'_>) -> Result<bool> {
+    let raw = value.value();
+    let env = raw.env;
+    let (mut global, mut array, mut is_array, mut result) =
+        (ptr::null_mut(), ptr::null_mut(), ptr::null_mut(), ptr::null_mut());
+    let mut answer = false;
+    // SAFETY: the env of this call; `value` is a live value of it. `Array.isArray` runs no
+    // user code, not even a proxy's traps.
+    unsafe {
+        check(sys::napi_get_global(env, &mut global)).or_throw()?;
+        check(sys::napi_get_named_property(env, global, c"Array".as_ptr(), &mut array)).or_throw()?;
+        check(sys::napi_get_named_property(env, array, c"isArray".as_ptr(), &mut is_array)).or_throw()?;
+        if sys::napi_call_function(env, array, is_array, 1, &raw.value, &mut result) != sys::Status::napi_ok {
+            // Only a revoked proxy makes it throw.
+            clear_exception(env);
+            return Ok(false);
+        }
+        check(sys::napi_get_value_bool(env, result, &mut answer)).or_throw()?;
+    }
+    Ok(answer)
 }

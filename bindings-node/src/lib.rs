@@ -49,8 +49,9 @@ pub fn hash_key(key: Unknown, hashing: Unknown) -> Result<BigInt> {
     let key = key::from_js(key)?;
     let spec = match hashing.get_type().or_throw()? {
         ValueType::Undefined | ValueType::Null => sr::KeyHashing::default(),
-        _ => sr::KeyHashing::from_json(&document_text(hashing, "hashing spec", sr::ErrorKind::InvalidTopology)?)
-            .or_throw()?,
+        _ => {
+            sr::KeyHashing::from_json(&document_text(hashing, "hashing", sr::ErrorKind::InvalidTopology)?).or_throw()?
+        }
     };
     Ok(BigInt::from(sr::hash_key(key.as_core(), &spec)))
 }
@@ -62,8 +63,8 @@ pub fn hash_key(key: Unknown, hashing: Unknown) -> Result<BigInt> {
 /// that is not an integer in `0..=2^32-1`; `no_nodes` for zero buckets.
 #[napi(catch_unwind)]
 pub fn jump(hash: Unknown, buckets: Unknown) -> Result<u32> {
-    let hash = key::u64_from_js(hash, "jump hash")?;
-    let buckets = u32_argument(buckets, "bucket count")?;
+    let hash = key::u64_from_js(hash, "hash")?;
+    let buckets = u32_argument(buckets, "buckets")?;
     sr::jump(hash, buckets).or_throw()
 }
 
@@ -76,8 +77,8 @@ pub fn jump(hash: Unknown, buckets: Unknown) -> Result<u32> {
 /// `limit_exceeded`).
 #[napi(catch_unwind)]
 pub fn modulo_moves(old: Unknown, new: Unknown) -> Result<Vec<Vec<u32>>> {
-    let old = u32_argument(old, "old shard count")?;
-    let new = u32_argument(new, "new shard count")?;
+    let old = u32_argument(old, "oldCount")?;
+    let new = u32_argument(new, "newCount")?;
     sr::strategy::hashed::modulo::moves(old, new).or_throw()
 }
 
@@ -90,25 +91,16 @@ pub fn panic_for_testing() {
 }
 
 /// Reads a JSON document argument (a topology, a hashing spec, an operation): a string,
-/// read as UTF-16 so a lone surrogate is an error rather than U+FFFD.
+/// read as UTF-16 so a lone surrogate is an error rather than U+FFFD. (`index.js` turns
+/// object documents into their text first.)
 ///
 /// # Errors
 /// `kind` (`invalid_topology` for documents, `invalid_argument` for operations) for a
 /// value that is not a string, or text with a lone surrogate.
 fn document_text(value: Unknown<'_>, what: &str, kind: sr::ErrorKind) -> Result<String> {
-    string_argument(value, &format!("{what} must be JSON text or an object"), kind)
-}
-
-/// Reads a string argument, read as UTF-16 so a lone surrogate is an error rather than
-/// U+FFFD.
-///
-/// # Errors
-/// `kind` for a value that is not a string (the message: `{expected}, got ...`), or text
-/// with a lone surrogate.
-fn string_argument(value: Unknown<'_>, expected: &str, kind: sr::ErrorKind) -> Result<String> {
     match value.get_type().or_throw()? {
-        ValueType::String => key::text(value, kind),
-        other => Err(errors::new(kind, format!("{expected}, got {}", key::describe(value, other)?))),
+        ValueType::String => key::text(value, what, kind),
+        _ => Err(sr::js::not_a_document(what, key::js_type(value)?, kind)).or_throw(),
     }
 }
 
@@ -117,7 +109,10 @@ fn string_argument(value: Unknown<'_>, expected: &str, kind: sr::ErrorKind) -> R
 /// # Errors
 /// `invalid_argument` for a value that is not a string, or text with a lone surrogate.
 fn text_argument(value: Unknown<'_>, what: &str) -> Result<String> {
-    string_argument(value, &format!("{what} must be a string"), sr::ErrorKind::InvalidArgument)
+    match value.get_type().or_throw()? {
+        ValueType::String => key::text(value, what, sr::ErrorKind::InvalidArgument),
+        _ => Err(sr::js::not_text(what, key::js_type(value)?)).or_throw(),
+    }
 }
 
 /// Reads an optional count argument (`readReplica`'s turn): `undefined` is 0, anything
@@ -126,10 +121,7 @@ fn text_argument(value: Unknown<'_>, what: &str) -> Result<String> {
 /// # Errors
 /// As [`u32_argument`].
 fn optional_u32_argument(value: Unknown<'_>, what: &str) -> Result<u32> {
-    match value.get_type().or_throw()? {
-        ValueType::Undefined => Ok(0),
-        _ => u32_argument(value, what),
-    }
+    sr::js::optional_count(what, key::js_type(value)?).or_throw()
 }
 
 /// Reads an optional flag argument (`readTargets`' moved): `undefined` is false, a
@@ -138,37 +130,13 @@ fn optional_u32_argument(value: Unknown<'_>, what: &str) -> Result<u32> {
 /// # Errors
 /// `invalid_argument` for any other value.
 fn optional_bool_argument(value: Unknown<'_>, what: &str) -> Result<bool> {
-    match value.get_type().or_throw()? {
-        ValueType::Undefined => Ok(false),
-        // SAFETY: `get_type` said this is a boolean.
-        ValueType::Boolean => unsafe { value.cast::<bool>() }.or_throw(),
-        other => Err(errors::new(
-            sr::ErrorKind::InvalidArgument,
-            format!("{what} must be a boolean, got {}", key::describe(value, other)?),
-        )),
-    }
+    sr::js::optional_flag(what, key::js_type(value)?).or_throw()
 }
 
 /// Reads a count argument: a `number` that is an integer in `0..=2^32-1`.
 ///
 /// # Errors
-/// `invalid_argument` for any other value.
+/// `invalid_argument` for any other value ([`sr::js::count`]).
 fn u32_argument(value: Unknown<'_>, what: &str) -> Result<u32> {
-    let kind = value.get_type().or_throw()?;
-    if kind == ValueType::Number {
-        // SAFETY: `get_type` said this is a number.
-        let number: f64 = unsafe { value.cast() }.or_throw()?;
-        // Exact for every integer in range; NaN and fractions fail the round trip.
-        if (0.0..=f64::from(u32::MAX)).contains(&number) && f64::from(number as u32) == number {
-            return Ok(number as u32);
-        }
-        return Err(errors::new(
-            sr::ErrorKind::InvalidArgument,
-            format!("{what} must be an integer in 0..=4294967295, got {number}"),
-        ));
-    }
-    Err(errors::new(
-        sr::ErrorKind::InvalidArgument,
-        format!("{what} must be a number, got {}", key::describe(value, kind)?),
-    ))
+    sr::js::count(what, key::js_type(value)?).or_throw()
 }

@@ -53,7 +53,7 @@ impl Router {
     #[napi(catch_unwind)]
     pub fn replicas(&self, key: Unknown, count: Unknown) -> Result<Vec<String>> {
         let key = key::from_js(key)?;
-        let count = crate::u32_argument(count, "replica count")?;
+        let count = crate::u32_argument(count, "count")?;
         let ids = self.inner.replicas(key.as_core(), count).or_throw()?;
         Ok(ids.into_iter().map(str::to_owned).collect())
     }
@@ -357,12 +357,13 @@ impl Router {
 /// # Errors
 /// `invalid_argument` for any other value.
 pub fn argument<'env>(env: &Env, value: Unknown<'env>, what: &str) -> Result<ClassInstance<'env, Router>> {
-    if !Router::instance_of(env, &value).or_throw()? {
-        let kind = value.get_type().or_throw()?;
-        return Err(errors::new(
-            sr::ErrorKind::InvalidArgument,
-            format!("{what} must be a Router, got {}", key::describe(value, kind)?),
-        ));
+    // `instanceof` asks a proxy for its prototype: a revoked one throws, and is no Router.
+    let is_router = Router::instance_of(env, &value).unwrap_or_else(|_| {
+        key::clear_exception(env.raw());
+        false
+    });
+    if !is_router {
+        return Err(sr::js::not_a_router(what, key::js_type(value)?)).or_throw();
     }
     // SAFETY: `instance_of` said this is a `Router`.
     unsafe { value.cast() }.or_throw()

@@ -6,8 +6,7 @@ use shardroute as sr;
 
 use crate::errors;
 use crate::json::value_to_py;
-use crate::key::{for_each_key_chunk, single_key_error, Key};
-use crate::router::router_arg;
+use crate::router::{for_each_batch_key, router_arg};
 
 /// Where keys go when a topology changes: routes every key under old and new and
 /// returns plain JSON data {"total", "moved", "moved_ppm" (moved keys per million, an
@@ -16,8 +15,9 @@ use crate::router::router_arg;
 /// "old_node", "new_node", "moved"}, ...] (one per key, in order). A key moves when its
 /// node changes; the two routers may use different strategies.
 ///
-/// keys is any iterable of keys (a list, a generator, ...), read as it is routed: the
-/// counts take any number of keys in bounded memory. The per-key list holds at most
+/// keys is any iterable of keys (a list, a generator, ...), read as it is routed, or a
+/// uint64 array as for Router.route_many: the counts take any number of keys in bounded
+/// memory. The per-key list holds at most
 /// 65,536 keys (LimitExceededError past that; diff a larger set in batches).
 ///
 /// Raises InvalidArgumentError when old or new is not a Router, keys is not an iterable
@@ -39,13 +39,7 @@ pub fn diff<'py>(
             errors::new(sr::ErrorKind::InvalidArgument, "per_key must be a bool")
         })?,
     };
-    if Key::is_text_or_bytes(keys) {
-        return Err(single_key_error());
-    }
-    let (old_router, new_router) = (&old.get().inner, &new.get().inner);
-    let mut tally = sr::diff::Tally::new(old_router, new_router, per_key);
-    for_each_key_chunk(keys, |chunk| {
-        chunk.iter().try_for_each(|key| tally.add(key.as_core())).map_err(errors::to_py)
-    })?;
+    let mut tally = sr::diff::Tally::new(&old.get().inner, &new.get().inner, per_key);
+    for_each_batch_key(keys, |key| tally.add(key))?;
     value_to_py(old.py(), &tally.finish().to_value())
 }

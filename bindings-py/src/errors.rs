@@ -125,6 +125,25 @@ pub(crate) fn new(kind: sr::ErrorKind, message: impl Into<String>) -> PyErr {
     to_py(sr::Error::new(kind, message))
 }
 
+/// `err` raised for the key at `index` of a batch, with its message prefixed
+/// `keys[index]: ` as the JavaScript packages name a bad key of an array
+/// ([`sr::js::at_index`]), its cause kept; an exception that is not a `ShardrouteError`
+/// is returned unchanged.
+pub(crate) fn at_index(py: Python<'_>, index: usize, err: PyErr) -> PyErr {
+    let Ok(classes) = classes(py) else { return err };
+    let value = err.value(py);
+    if !value.is_instance(classes.base.bind(py)).unwrap_or(false) {
+        return err;
+    }
+    let code = value.getattr("code").and_then(|code| code.extract::<String>());
+    let message = value.getattr("message").and_then(|message| message.extract::<String>());
+    let (Ok(code), Ok(message)) = (code, message) else { return err };
+    let Some(kind) = sr::ErrorKind::ALL.into_iter().find(|kind| kind.code() == code) else { return err };
+    let named = to_py(sr::js::at_index(index, sr::Error::new(kind, message)));
+    named.set_cause(py, err.cause(py));
+    named
+}
+
 /// A Python exception met while converting an argument (`json.dumps` failing, a `str`
 /// that cannot be encoded, a non-iterable), re-raised as an error of `kind` whose message
 /// is `"{what}: {original}"`, with the original as `__cause__`. A `BaseException` that is

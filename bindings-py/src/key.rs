@@ -112,7 +112,8 @@ impl<'py> Key<'py> {
 /// # Errors
 /// `invalid_argument` when `keys` is not iterable or is a single key (a `str` or bytes
 /// is iterable, but routing its characters is never what was meant); `invalid_key` at
-/// the first value that is not a key; an exception raised by the iterator propagates.
+/// the first value that is not a key, or when the iterator raises (the cause), its
+/// message prefixed with the key's index (`keys[2]: ...`).
 pub fn keys_from_py<'py>(keys: &Bound<'py, PyAny>) -> PyResult<Vec<Key<'py>>> {
     if Key::is_text_or_bytes(keys) {
         return Err(single_key_error());
@@ -123,8 +124,9 @@ pub fn keys_from_py<'py>(keys: &Bound<'py, PyAny>) -> PyResult<Vec<Key<'py>>> {
     // The iterator gives no length under abi3: a list's or tuple's saves the regrowing.
     let known = keys.is_instance_of::<PyList>() || keys.is_instance_of::<PyTuple>();
     let mut converted = Vec::with_capacity(if known { keys.len()? } else { 0 });
-    for key in iterator {
-        converted.push(Key::from_py_owned(key?)?);
+    for (index, key) in iterator.enumerate() {
+        let key = key.map_err(|err| unreadable_key(keys.py(), index, err))?;
+        converted.push(Key::from_py_owned(key).map_err(|err| errors::at_index(keys.py(), index, err))?);
     }
     Ok(converted)
 }
@@ -146,8 +148,9 @@ pub fn for_each_key_chunk<'py>(
         errors::convert(keys.py(), err, sr::ErrorKind::InvalidArgument, "keys must be an iterable of keys")
     })?;
     let mut chunk = Vec::with_capacity(CHUNK);
-    for key in iterator {
-        chunk.push(Key::from_py_owned(key?)?);
+    for (index, key) in iterator.enumerate() {
+        let key = key.map_err(|err| unreadable_key(keys.py(), index, err))?;
+        chunk.push(Key::from_py_owned(key).map_err(|err| errors::at_index(keys.py(), index, err))?);
         if chunk.len() == CHUNK {
             each(&chunk)?;
             chunk.clear();
@@ -157,6 +160,15 @@ pub fn for_each_key_chunk<'py>(
         each(&chunk)?;
     }
     Ok(())
+}
+
+/// The `invalid_key` error of a key the iterable of keys failed to give (its iterator
+/// raised), with what it raised as the cause, as the JavaScript packages refuse an
+/// element whose getter throws; a `BaseException` that is not an `Exception`
+/// (KeyboardInterrupt) propagates unchanged.
+fn unreadable_key(py: Python<'_>, index: usize, raised: PyErr) -> PyErr {
+    let core = sr::js::at_index(index, sr::js::unreadable_key());
+    errors::convert(py, raised, sr::ErrorKind::InvalidKey, core.message())
 }
 
 /// The error for a single `str` or bytes key passed where an iterable of keys is expected.

@@ -131,8 +131,15 @@ impl Router {
             };
         let mut out = Vec::new();
         let bytes = data.bytes();
-        detach_for(py, offsets.len(), || self.inner.route_packed_into(bytes, &offsets, &mut out))
-            .map_err(errors::to_py)?;
+        detach_for(py, offsets.len(), || self.inner.route_packed_into(bytes, &offsets, &mut out)).map_err(|err| {
+            // A key's own error (not the offsets' `invalid_argument`) names the key, as the
+            // JavaScript packages do: `out` then holds the shards before it.
+            if err.kind() == sr::ErrorKind::InvalidArgument {
+                errors::to_py(err)
+            } else {
+                errors::to_py(sr::js::at_index(out.len(), err))
+            }
+        })?;
         u32s_to_py(py, &out, data.numpy || offsets_numpy)
     }
 
@@ -384,7 +391,8 @@ impl Router {
                         Output::Shards => self.inner.route_many_into(chunk, &mut chunk_out),
                         _ => self.inner.node_index_many_into(chunk, &mut chunk_out),
                     }
-                    .map_err(errors::to_py)?;
+                    // `chunk_out` holds the results before the failing key.
+                    .map_err(|err| errors::to_py(sr::js::at_index(out.len() + chunk_out.len(), err)))?;
                     out.extend_from_slice(&chunk_out);
                     Ok(())
                 })?;
@@ -446,6 +454,21 @@ pub(crate) fn with_all_keys<T: Send>(
         Batch::Iterable => call(AllKeys::Converted(keys_from_py(keys)?.iter())),
     }
     .map_err(errors::to_py)
+}
+
+/// `each` over every key of a batch argument, one at a time, for the core calls that
+/// stream (`diff`): a uint64 array read in place, or any other iterable read in chunks
+/// as it is iterated, so no call holds more than a chunk of converted keys.
+pub(crate) fn for_each_batch_key(
+    keys: &Bound<'_, PyAny>,
+    mut each: impl for<'k> FnMut(sr::Key<'k>) -> sr::Result<()>,
+) -> PyResult<()> {
+    match Batch::from_py(keys)? {
+        Batch::Array(array) => array.u64s().iter().try_for_each(|&key| each(sr::Key::U64(key))).map_err(errors::to_py),
+        Batch::Iterable => for_each_key_chunk(keys, |chunk| {
+            chunk.iter().try_for_each(|key| each(key.as_core())).map_err(errors::to_py)
+        }),
+    }
 }
 
 /// The keys [`with_all_keys`] hands to core: one concrete iterator over either source,

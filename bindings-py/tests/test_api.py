@@ -320,13 +320,16 @@ def test_route_many_equals_route_per_key(router: Router) -> None:
     assert router.route_many([]) == []
 
 
-def test_route_many_propagates_iterator_errors(router: Router) -> None:
+def test_route_many_wraps_iterator_errors_keeping_the_cause(router: Router) -> None:
+    # As the JavaScript packages do for an array whose getter throws: invalid_key naming
+    # the index, the iterator's own exception as the cause.
     def broken() -> Iterator[str]:
         yield "fine"
         raise RuntimeError("boom")
 
-    with pytest.raises(RuntimeError, match="boom"):
+    with pytest.raises(InvalidKeyError, match=r"^keys\[1\]: .*boom") as raised:
         router.route_many(broken())
+    assert isinstance(raised.value.__cause__, RuntimeError)
 
 
 @pytest.mark.parametrize("keys", [5, None, "abc", b"abc", bytearray(b"abc")])

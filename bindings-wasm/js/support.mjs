@@ -5,7 +5,20 @@
 // thrown is the class the package exports.
 import { ShardrouteError, documentToJson, groupsOf, nodesOf, packStrings as packStringsAs } from './shared.mjs';
 
-export { ShardrouteError, documentToJson, groupsOf };
+export { ShardrouteError, groupsOf };
+
+/**
+ * The JSON text of a document object (shared.mjs's documentToJson), or the
+ * ShardrouteError saying why there is none, returned rather than thrown: Rust reads its
+ * code and message. Never throws.
+ */
+export function documentJsonOrError(value, what, code) {
+  try {
+    return documentToJson(value, what, code);
+  } catch (err) {
+    return err instanceof ShardrouteError ? err : new ShardrouteError(code, `${what} cannot be read as JSON data`);
+  }
+}
 
 /**
  * Calls `lend(router)`, for a Rust call that takes a Router argument (`diff`): the glue of
@@ -37,14 +50,52 @@ export function wellFormedText(key) {
   return typeof key === 'string' && key.isWellFormed?.() === true ? key : undefined;
 }
 
-/** The name of an object's constructor (`Int32Array`), or `undefined`. Never throws. */
-export function constructorName(value) {
+/** `Array.isArray(value)`, false where it throws (a revoked proxy). Never throws. */
+export function isArray(value) {
   try {
-    const name = Object.getPrototypeOf(value)?.constructor?.name;
-    return typeof name === 'string' ? name : undefined;
+    return Array.isArray(value);
   } catch {
-    return undefined;
+    return false;
   }
+}
+
+/** The getters every typed array inherits: they read its internal slots, not its own properties. */
+const TYPED_ARRAY = Object.getPrototypeOf(Uint8Array.prototype);
+const [tagOf, bufferOf, byteOffsetOf, lengthOf] = [Symbol.toStringTag, 'buffer', 'byteOffset', 'length']
+  .map((name) => Object.getOwnPropertyDescriptor(TYPED_ARRAY, name).get);
+/** The constructors of the typed arrays Rust reads, by name. */
+const KINDS = { Uint8Array, Uint16Array, Uint32Array, BigUint64Array };
+
+/**
+ * The kind of a typed array ('Uint16Array'; a Buffer is a 'Uint8Array'), of this realm or
+ * another, or `undefined` for any other value (a Proxy, a DataView). Never throws, runs no
+ * user code.
+ */
+export function typedArrayName(value) {
+  return tagOf.call(value);
+}
+
+/**
+ * A fresh view of the memory of `value` when it is a typed array of kind `name`, with its
+ * real bounds: read through the built-in getters, so an own `length` property cannot make
+ * a copy into WebAssembly memory overrun or fall short, and an array of another realm is
+ * read. `null` when it cannot be read: its buffer was detached, or it is out of bounds
+ * after a resize (a copy of an empty view, which copies nothing, throws for both; the
+ * addon asks N-API the same way). `undefined` for any other value. Never
+ * throws.
+ */
+export function typedArrayView(value, name) {
+  if (tagOf.call(value) !== name) return undefined;
+  const length = lengthOf.call(value);
+  if (length === 0) {
+    try {
+      // Bigint and number elements do not convert, even for an empty view.
+      new (name.startsWith('Big') ? BigUint64Array : Uint8Array)(value);
+    } catch {
+      return null;
+    }
+  }
+  return new KINDS[name](bufferOf.call(value), byteOffsetOf.call(value), length);
 }
 
 /** Where installFastPaths keeps a router's node ids (made once per router, on first use). */

@@ -1,17 +1,14 @@
 //! The vbucket dictionary's compact binary form: the core's [`sr::dictionary::encode`] and
 //! [`sr::dictionary::decode`] (format: `docs/dictionary-format.md`).
 
-use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use js_sys::Uint8Array;
 use shardroute as sr;
 use wasm_bindgen::prelude::*;
-use wasm_bindgen::JsCast;
 
-use crate::errors::{invalid_argument, Result};
-use crate::key::{self, type_name};
+use crate::errors::Result;
+use crate::key;
 use crate::topology;
 
 /// The binary form of a `vbucket` topology document (JSON text or an object, as for
@@ -34,9 +31,6 @@ pub fn encode_dictionary(topology: &JsValue) -> Result<Vec<u8>> {
 /// a readable `Uint8Array`.
 #[wasm_bindgen(js_name = decodeDictionary)]
 pub fn decode_dictionary(bytes: &JsValue) -> Result<String> {
-    let Some(view) = bytes.dyn_ref::<Uint8Array>() else {
-        return Err(invalid_argument(format!("bytes must be a Uint8Array, got {}", type_name(bytes))).into());
-    };
-    let bytes = key::bytes_from_js(view, "the dictionary bytes", invalid_argument)?;
+    let bytes = key::bytes_from_js(bytes, "bytes")?;
     Ok(sr::dictionary::decode(&bytes)?.to_json())
 }

@@ -51,11 +51,6 @@ pub(crate) fn invalid_argument(message: String) -> sr::Error {
     sr::Error::new(sr::ErrorKind::InvalidArgument, message)
 }
 
-/// An `invalid_topology` error: a document (or hashing spec) of an unsupported type.
-pub(crate) fn invalid_topology(message: String) -> sr::Error {
-    sr::Error::new(sr::ErrorKind::InvalidTopology, message)
-}
-
 /// A `limit_exceeded` error: a result could not be built (the JavaScript engine threw,
 /// which only running out of memory or past an engine size limit makes it do).
 pub(crate) fn result_not_built(what: &str, reason: &str) -> sr::Error {

@@ -4,7 +4,7 @@
 //! | JavaScript | key | rejected with `invalid_key` |
 //! |---|---|---|
 //! | `string` | its UTF-8 bytes, read from the UTF-16 code units | lone surrogates ([`sr::key::utf8_from_utf16`]; never replaced by U+FFFD) |
-//! | `Uint8Array` (and `Buffer`) | its bytes | |
+//! | `Uint8Array` (and `Buffer`, of any realm) | its bytes | a view of a detached buffer, or out of its bounds |
 //! | `bigint` | `u64` | outside `0..=2^64-1` |
 //! | `number` | `u64` | not a safe non-negative integer ([`sr::key::u64_from_js_number`]) |
 //! | anything else | | always |
@@ -15,6 +15,9 @@
 //!
 //! An array of keys (`routeMany`, `diff`) is read by [`keys_from_js`]; a bad key's error
 //! names its index (`keys[2]: ...`).
+//!
+//! Every refusal is the core's ([`sr::js`]), from the value's [`JsType`] ([`with_type`]),
+//! so the Node addon, which reads values by the same rules, says the same.
 
 use alloc::format;
 use alloc::string::String;
@@ -22,12 +25,12 @@ use alloc::vec::Vec;
 
 use js_sys::{Array, BigInt, BigUint64Array, JsString, Reflect, Uint16Array, Uint32Array, Uint8Array};
 use shardroute as sr;
+use sr::js::JsType;
 use wasm_bindgen::convert::TryFromJsValue;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
 use crate::errors::{invalid_argument, invalid_key};
-use crate::u32_from_js;
 
 /// A key converted from JavaScript, owning its bytes; [`Key::as_key`] lends it to the core.
 /// Text and bytes are the same key to the core; the variant only remembers which JS type
@@ -49,16 +52,20 @@ impl Key {
         if let Some(text) = value.dyn_ref::<JsString>() {
             return utf8_from_js(text).map(Key::Text);
         }
-        if let Some(bytes) = value.dyn_ref::<Uint8Array>() {
-            return bytes_from_js(bytes, "a Uint8Array key", invalid_key).map(Key::Bytes);
-        }
         if value.is_bigint() {
             return u64_from_bigint(value, "key").map(Key::U64);
         }
         if let Some(number) = value.as_f64() {
             return sr::key::u64_from_js_number(number).map(Key::U64);
         }
-        Err(invalid_key(format!("a key must be a string, Uint8Array, bigint or number, got {}", type_name(value))))
+        if let Some(bytes) =
+            typed_view::<Uint8Array>(value, "the Uint8Array key", "Uint8Array", sr::ErrorKind::InvalidKey)
+        {
+            return bytes
+                .and_then(|bytes| copied(bytes.length(), "bytes", |items| bytes.copy_to(items)))
+                .map(Key::Bytes);
+        }
+        Err(with_type(value, sr::js::not_a_key))
     }
 
     /// The core's view of this key.
@@ -89,20 +96,20 @@ impl Key {
 /// The keys of a JavaScript array, in order (`routeMany`, `diff`): `invalid_argument` when
 /// `keys` is not an array, `invalid_key` naming the index of the first bad key.
 pub(crate) fn keys_from_js(keys: &JsValue) -> sr::Result<Vec<Key>> {
-    if !Array::is_array(keys) {
-        return Err(invalid_argument(format!("keys must be an array, got {}", type_name(keys))));
+    if !is_array(keys) {
+        return Err(with_type(keys, |got| sr::js::not_an_array("keys", got)));
     }
     // Read through `Reflect.get` (imported with `catch`): a proxy trap or getter that
     // throws becomes an error here instead of a JS exception unwinding through this call.
     let length = Reflect::get(keys, &JsValue::from_str("length"))
         .ok()
-        .and_then(|length| u32_from_js(&length, "keys.length").ok())
-        .ok_or_else(|| invalid_argument(String::from("keys has no readable length")))?;
+        .and_then(|length| with_type(&length, |got| sr::js::count("keys.length", got)).ok())
+        .ok_or_else(|| sr::js::unreadable_length("keys"))?;
     // The length comes from JavaScript: never reserve more than a small batch up front.
     let mut converted = Vec::with_capacity(length.min(1024) as usize);
     for index in 0..length {
         let key = Reflect::get_u32(keys, index)
-            .map_err(|_| invalid_key(String::from("cannot be read (a getter or proxy trap threw)")))
+            .map_err(|_| sr::js::unreadable_key())
             .and_then(|item| Key::from_js(&item))
             .map_err(|err| at(index as usize, err))?;
         converted.push(key);
@@ -112,7 +119,7 @@ pub(crate) fn keys_from_js(keys: &JsValue) -> sr::Result<Vec<Key>> {
 
 /// `err` with its message prefixed by the index of the key it is about (`keys[2]: ...`).
 pub(crate) fn at(index: usize, err: sr::Error) -> sr::Error {
-    sr::Error::new(err.kind(), format!("keys[{index}]: {}", err.message()))
+    sr::js::at_index(index, err)
 }
 
 /// The keys of `routeMany` / `nodeMany` as UTF-8 in one buffer plus byte offsets (key `i`
@@ -173,35 +180,43 @@ fn utf8_from_packed_utf16(units: &[u16], offsets: &[u32]) -> sr::Result<(Vec<u8>
 
 /// The elements of a `BigUint64Array`, or `invalid_argument` naming `what`.
 pub(crate) fn u64s_from_js(value: &JsValue, what: &str) -> sr::Result<Vec<u64>> {
-    let array = value.dyn_ref::<BigUint64Array>().ok_or_else(|| not_a(value, what, "BigUint64Array"))?;
+    let array = typed_argument::<BigUint64Array>(value, what, "BigUint64Array")?;
     copied(array.length(), "keys", |items| array.copy_to(items))
 }
 
 /// The elements of a `Uint32Array`, or `invalid_argument` naming `what`.
 pub(crate) fn u32s_from_js(value: &JsValue, what: &str) -> sr::Result<Vec<u32>> {
-    let array = value.dyn_ref::<Uint32Array>().ok_or_else(|| not_a(value, what, "Uint32Array"))?;
+    let array = typed_argument::<Uint32Array>(value, what, "Uint32Array")?;
     copied(array.length(), "offsets", |items| array.copy_to(items))
 }
 
 /// The bytes of a `Uint8Array` (a `Buffer` too), or `invalid_argument` naming `what`.
-pub(crate) fn packed_data_from_js(value: &JsValue, what: &str) -> sr::Result<Vec<u8>> {
-    let bytes = value.dyn_ref::<Uint8Array>().ok_or_else(|| not_a(value, what, "Uint8Array"))?;
-    bytes_from_js(bytes, what, invalid_argument)
+pub(crate) fn bytes_from_js(value: &JsValue, what: &str) -> sr::Result<Vec<u8>> {
+    let bytes = typed_argument::<Uint8Array>(value, what, "Uint8Array")?;
+    copied(bytes.length(), "bytes", |items| bytes.copy_to(items))
 }
 
-/// The `invalid_argument` error of an argument `what` that is not a `class` (a typed array).
-fn not_a(value: &JsValue, what: &str, class: &str) -> sr::Error {
-    invalid_argument(format!("{what} must be a {class}, got {}", typed_name(value)))
+/// A typed array argument of kind `name` as a fresh view ([`typed_view`]), or
+/// `invalid_argument` naming `what`.
+fn typed_argument<T: JsCast>(value: &JsValue, what: &str, name: &str) -> sr::Result<T> {
+    typed_view(value, what, name, sr::ErrorKind::InvalidArgument)
+        .unwrap_or_else(|| Err(with_type(value, |got| sr::js::not_a_typed_array(what, name, got))))
 }
 
-/// The `typeof` of a value, or its constructor's name for an object (`Int32Array`).
-fn typed_name(value: &JsValue) -> String {
-    if value.is_object() {
-        if let Some(name) = constructor_name(value) {
-            return format!("a {name}");
-        }
+/// `value` as a fresh view of its memory when it is a typed array of kind `name`
+/// (`typedArrayView` in `js/support.mjs`: its real bounds, whatever an own `length`
+/// property says, and of any realm), which js-sys's copies then read exactly; an error
+/// of `kind` for a view of a detached buffer or out of its bounds; `None` for any other
+/// value.
+fn typed_view<T: JsCast>(value: &JsValue, what: &str, name: &str, kind: sr::ErrorKind) -> Option<sr::Result<T>> {
+    let view = typed_array_view(value, name);
+    if view.is_undefined() {
+        return None;
     }
-    type_name(value)
+    if view.is_null() {
+        return Some(Err(sr::js::unreadable_view(what, kind)));
+    }
+    Some(Ok(view.unchecked_into()))
 }
 
 /// A `u64` given as a bigint or a decimal string ([`sr::key::parse_u64`]), such as the
@@ -213,46 +228,50 @@ pub(crate) fn u64_from_js(value: &JsValue, what: &str) -> sr::Result<u64> {
     if let Some(text) = value.dyn_ref::<JsString>() {
         return sr::key::parse_u64(&utf8_from_js(text)?);
     }
-    Err(invalid_key(format!("{what} must be a bigint or a decimal string, got {}", type_name(value))))
+    Err(with_type(value, |got| sr::js::not_a_u64(what, got)))
 }
 
 /// A string argument that is neither a key nor a document (an address, a redirect line),
 /// as UTF-8: `invalid_argument` for another type or a lone surrogate.
 pub(crate) fn text_argument(value: &JsValue, what: &str) -> sr::Result<String> {
-    let text = value
-        .dyn_ref::<JsString>()
-        .ok_or_else(|| invalid_argument(format!("{what} must be a string, got {}", type_name(value))))?;
-    utf8_from_js(text).map_err(|err| invalid_argument(format!("{what}: {}", err.message())))
+    match value.dyn_ref::<JsString>() {
+        Some(text) => text_from_js(text, what, sr::ErrorKind::InvalidArgument),
+        None => Err(with_type(value, |got| sr::js::not_text(what, got))),
+    }
 }
 
-/// A JavaScript string as UTF-8 without replacing lone surrogates: wasm-bindgen's own
+/// A JavaScript string that is not a key (`what`: a document, an address) as UTF-8,
+/// without replacing lone surrogates: `kind` for one ([`sr::js::text`]).
+pub(crate) fn text_from_js(text: &JsString, what: &str, kind: sr::ErrorKind) -> sr::Result<String> {
+    match exact_utf8(text) {
+        Some(utf8) => Ok(utf8),
+        None => sr::js::text(what, &utf16_from_js(text)?, kind),
+    }
+}
+
+/// A JavaScript string key as UTF-8 without replacing lone surrogates: wasm-bindgen's own
 /// `String` conversion would replace them with U+FFFD, making two different strings one
 /// key, so a result holding U+FFFD is read again code unit by code unit, and the core
 /// rejects lone surrogates (`invalid_key`).
 pub(crate) fn utf8_from_js(text: &JsString) -> sr::Result<String> {
-    // Fast path: wasm-bindgen's one-step copy (TextEncoder) is exact unless the result has
-    // a U+FFFD, which is either in the text or a replaced lone surrogate: only then read
-    // the code units to tell which.
-    if let Some(utf8) = text.as_string() {
-        if !utf8.contains('\u{FFFD}') {
-            return Ok(utf8);
-        }
+    match exact_utf8(text) {
+        Some(utf8) => Ok(utf8),
+        None => sr::key::utf8_from_utf16(&utf16_from_js(text)?),
     }
-    let mut units = reserve(text.length(), "code units")?;
-    units.extend(text.iter());
-    sr::key::utf8_from_utf16(&units)
 }
 
-/// The bytes of a `Uint8Array` (a key, or an encoded dictionary), from a fresh copy made by
-/// `new Uint8Array(view)`: the copy's length is the view's real one (an own `length`
-/// property on the caller's object cannot make the copy into wasm memory overrun or fall
-/// short), and a view over a detached buffer is an `error` of the caller's kind (the
-/// constructor throws; `catch` makes it a `Result`).
-pub(crate) fn bytes_from_js(view: &Uint8Array, what: &str, error: fn(String) -> sr::Error) -> sr::Result<Vec<u8>> {
-    let copy: Uint8Array = Uint8ArrayCopy::new(view)
-        .map_err(|_| error(format!("{what} cannot be read (detached buffer?)")))?
-        .unchecked_into();
-    copied(copy.length(), "bytes", |bytes| copy.copy_to(bytes))
+/// wasm-bindgen's one-step copy (TextEncoder) of a string, when it is exact: unless the
+/// result has a U+FFFD, which is either in the text or a replaced lone surrogate (then
+/// `None`, and the caller reads the code units to tell which).
+fn exact_utf8(text: &JsString) -> Option<String> {
+    text.as_string().filter(|utf8| !utf8.contains('\u{FFFD}'))
+}
+
+/// The UTF-16 code units of a string.
+fn utf16_from_js(text: &JsString) -> sr::Result<Vec<u16>> {
+    let mut units = reserve(text.length(), "code units")?;
+    units.extend(text.iter());
+    Ok(units)
 }
 
 /// A vector of `length` items that `copy` fills from a typed array of that length (so that
@@ -285,32 +304,57 @@ extern "C" {
     #[wasm_bindgen(js_name = wellFormedText)]
     fn well_formed_text(key: &JsValue) -> Option<String>;
 
-    /// The name of an object's constructor, or `undefined` (never throws).
-    #[wasm_bindgen(js_name = constructorName)]
-    fn constructor_name(value: &JsValue) -> Option<String>;
-}
+    /// `Array.isArray(value)`, false where it throws (a revoked proxy).
+    #[wasm_bindgen(js_name = isArray)]
+    fn is_array(value: &JsValue) -> bool;
 
-#[wasm_bindgen]
-extern "C" {
-    /// `Uint8Array` under another Rust name, for a constructor import with `catch`.
-    #[wasm_bindgen(js_name = Uint8Array)]
-    type Uint8ArrayCopy;
+    /// The kind of a typed array (`Uint16Array`, of any realm), or `undefined` for any
+    /// other value (never throws, runs no user code).
+    #[wasm_bindgen(js_name = typedArrayName)]
+    fn typed_array_name(value: &JsValue) -> Option<String>;
 
-    #[wasm_bindgen(catch, constructor, js_class = "Uint8Array")]
-    fn new(view: &Uint8Array) -> Result<Uint8ArrayCopy, JsValue>;
+    /// A fresh view of `value`'s memory with its real bounds when it is a typed array of
+    /// kind `name`; `null` when its buffer is detached or it is out of bounds; `undefined`
+    /// for any other value (never throws).
+    #[wasm_bindgen(js_name = typedArrayView)]
+    fn typed_array_view(value: &JsValue, name: &str) -> JsValue;
 }
 
 fn u64_from_bigint(value: &JsValue, what: &str) -> sr::Result<u64> {
     u64::try_from_js_value_ref(value).ok_or_else(|| {
-        let shown = value.unchecked_ref::<BigInt>().to_string(10).map(String::from).unwrap_or_default();
-        invalid_key(format!("{what} {shown} is outside 0..=18446744073709551615"))
+        let negative = value.unchecked_ref::<BigInt>() < &BigInt::from(0);
+        sr::js::bigint_out_of_range(what, negative)
     })
 }
 
-/// The `typeof` of a value, for error messages (never calls user code).
-pub(crate) fn type_name(value: &JsValue) -> String {
-    if value.is_null() {
-        return String::from("null");
+/// `refuse` of what `value` is ([`JsType`]): its `typeof`, and for an object whether it is
+/// a typed array (of which kind), an array (`Array.isArray`) or another object, read as
+/// the Node addon reads it. Runs no user code.
+pub(crate) fn with_type<R>(value: &JsValue, refuse: impl FnOnce(JsType<'_>) -> R) -> R {
+    if let Some(number) = value.as_f64() {
+        return refuse(JsType::Number(number));
     }
-    value.js_typeof().as_string().unwrap_or_default()
+    if let Some(flag) = value.as_bool() {
+        return refuse(JsType::Boolean(flag));
+    }
+    let simple = if value.is_undefined() {
+        JsType::Undefined
+    } else if value.is_null() {
+        JsType::Null
+    } else if value.is_string() {
+        JsType::String
+    } else if value.is_symbol() {
+        JsType::Symbol
+    } else if value.is_function() {
+        JsType::Function
+    } else if value.is_bigint() {
+        JsType::BigInt
+    } else if let Some(name) = typed_array_name(value) {
+        return refuse(JsType::TypedArray(&name));
+    } else if is_array(value) {
+        JsType::Array
+    } else {
+        JsType::Object
+    };
+    refuse(simple)
 }

@@ -26,14 +26,12 @@ mod redirect;
 mod router;
 mod topology;
 
-use alloc::format;
-
 use js_sys::Array;
 use shardroute as sr;
 use wasm_bindgen::prelude::*;
 
-use crate::errors::{invalid_argument, Result};
-use crate::key::{type_name, Key};
+use crate::errors::Result;
+use crate::key::Key;
 
 pub use crate::dictionary::{decode_dictionary, encode_dictionary};
 pub use crate::diff::diff;
@@ -52,7 +50,7 @@ pub fn hash_key(key: &JsValue, hashing: &JsValue) -> Result<u64> {
     let spec = if hashing.is_undefined() || hashing.is_null() {
         sr::KeyHashing::default()
     } else {
-        sr::KeyHashing::from_json(&topology::json_text(hashing, "hashing spec")?)?
+        sr::KeyHashing::from_json(&topology::json_text(hashing, "hashing")?)?
     };
     Ok(sr::hash_key(key.as_key(), &spec))
 }
@@ -79,8 +77,8 @@ pub fn jump(hash: &JsValue, buckets: &JsValue) -> Result<u32> {
 /// the vbucket limit.
 #[wasm_bindgen(js_name = moduloMoves)]
 pub fn modulo_moves(old_count: &JsValue, new_count: &JsValue) -> Result<Array> {
-    let old_count = u32_from_js(old_count, "old count")?;
-    let new_count = u32_from_js(new_count, "new count")?;
+    let old_count = u32_from_js(old_count, "oldCount")?;
+    let new_count = u32_from_js(new_count, "newCount")?;
     Ok(sr::strategy::hashed::modulo::moves(old_count, new_count)?.iter().map(|to| numbers(to)).collect())
 }
 
@@ -90,15 +88,9 @@ pub(crate) fn numbers(values: &[u32]) -> Array {
     values.iter().map(|&value| JsValue::from(value)).collect()
 }
 
-/// A count argument: a JS number that is an integer in `0..=u32::MAX`, else `invalid_argument`.
-/// (wasm-bindgen's own `u32` conversion would wrap `-1` to 4294967295 silently.)
+/// A count argument: a JS number that is an integer in `0..=u32::MAX`, else
+/// `invalid_argument` ([`sr::js::count`]). (wasm-bindgen's own `u32` conversion would
+/// wrap `-1` to 4294967295 silently.)
 pub(crate) fn u32_from_js(value: &JsValue, what: &str) -> sr::Result<u32> {
-    match value.as_f64() {
-        // `n as u32` saturates; the round trip is exact only for integers in range.
-        Some(number) if (0.0..=4_294_967_295.0).contains(&number) && f64::from(number as u32) == number => {
-            Ok(number as u32)
-        }
-        Some(number) => Err(invalid_argument(format!("{what} must be an integer in 0..=4294967295, got {number}"))),
-        None => Err(invalid_argument(format!("{what} must be a number, got {}", type_name(value)))),
-    }
+    key::with_type(value, |got| sr::js::count(what, got))
 }

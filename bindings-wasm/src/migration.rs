@@ -1,6 +1,5 @@
 //! `Migration`: the core's [`sr::migration::Migration`] as a JavaScript class.
 
-use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
@@ -8,8 +7,8 @@ use js_sys::{Array, Object};
 use shardroute as sr;
 use wasm_bindgen::prelude::*;
 
-use crate::errors::{invalid_argument, Result};
-use crate::key::{type_name, Key};
+use crate::errors::Result;
+use crate::key::{self, Key};
 use crate::numbers;
 use crate::router::{Batch, Router};
 use crate::topology::record;
@@ -87,11 +86,7 @@ impl Migration {
     #[wasm_bindgen(js_name = readTargets)]
     pub fn read_targets(&self, key: &JsValue, moved: &JsValue) -> Result<Vec<String>> {
         let key = Key::from_js(key)?;
-        let moved = match moved.as_bool() {
-            Some(flag) => flag,
-            None if moved.is_undefined() => false,
-            None => return Err(invalid_argument(format!("moved must be a boolean, got {}", type_name(moved))).into()),
-        };
+        let moved = key::with_type(moved, |got| sr::js::optional_flag("moved", got))?;
         Ok(self.inner.read_targets(key.as_key(), moved)?.into_iter().map(String::from).collect())
     }
 

@@ -24,7 +24,7 @@ use crate::topology;
 #[wasm_bindgen]
 pub fn apply(document: &JsValue, operation: &JsValue) -> Result<JsValue> {
     let document = sr::Topology::from_json(&topology::json_text(document, "topology")?)?;
-    let operation = topology::argument_value(operation, "operation")?;
+    let operation = topology::operation_value(operation)?;
     let result = applied(&document, &operation)?;
     Ok(topology::value_to_js(&result, "the result of apply")?)
 }

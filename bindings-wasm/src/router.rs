@@ -1,6 +1,5 @@
 //! `Router`: the core's [`sr::Router`] as a JavaScript class.
 
-use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
@@ -10,8 +9,8 @@ use js_sys::{Array, Object, Uint32Array};
 use shardroute as sr;
 use wasm_bindgen::prelude::*;
 
-use crate::errors::{invalid_argument, Result};
-use crate::key::{self, type_name, Key};
+use crate::errors::Result;
+use crate::key::{self, Key};
 use crate::topology::{self, record};
 use crate::{numbers, u32_from_js};
 
@@ -131,10 +130,18 @@ impl Router {
     /// `Uint32Array`, or the offsets are empty, decrease or point past `data`.
     #[wasm_bindgen(js_name = routePacked)]
     pub fn route_packed(&self, data: &JsValue, offsets: &JsValue) -> Result<Vec<u32>> {
-        let data = key::packed_data_from_js(data, "data")?;
+        let data = key::bytes_from_js(data, "data")?;
         let offsets = key::u32s_from_js(offsets, "offsets")?;
         let mut shards = Vec::new();
-        self.inner.route_packed_into(&data, &offsets, &mut shards)?;
+        self.inner.route_packed_into(&data, &offsets, &mut shards).map_err(|err| {
+            // A key's own error (not the offsets' `invalid_argument`) names the key, as
+            // `routeMany` does: `shards` then holds the shards before it.
+            if err.kind() == sr::ErrorKind::InvalidArgument {
+                err
+            } else {
+                key::at(shards.len(), err)
+            }
+        })?;
         Ok(shards)
     }
 
@@ -186,7 +193,7 @@ impl Router {
     #[wasm_bindgen(js_name = readReplica)]
     pub fn read_replica(&self, key: &JsValue, turn: &JsValue) -> Result<String> {
         let key = Key::from_js(key)?;
-        let turn = if turn.is_undefined() { 0 } else { u32_from_js(turn, "turn")? };
+        let turn = key::with_type(turn, |got| sr::js::optional_count("turn", got))?;
         Ok(self.inner.read_replica(key.as_key(), turn)?.into())
     }
 
@@ -358,7 +365,7 @@ impl Router {
         let lent = lend_router(value, &mut |router: &Router| result = f.take().map(|f| f(&router.inner)));
         match (lent, result) {
             (Ok(()), Some(result)) => Ok(result),
-            _ => Err(invalid_argument(format!("{what} must be a Router, got {}", type_name(value)))),
+            _ => Err(key::with_type(value, |got| sr::js::not_a_router(what, got))),
         }
     }
 }

@@ -1,38 +1,40 @@
 //! Topology documents (and hashing specs, and operations) from JavaScript: JSON text, or an
-//! object that is serialized with `JSON.stringify`, BigInt values written as decimal
-//! strings (the core reads u64 fields from them). Parsing and validation are the core's.
+//! object serialized by `documentToJson` (`bindings-js/shared.mjs`, strict where
+//! `JSON.stringify` is lenient), BigInt values written as decimal strings (the core reads
+//! u64 fields from them). Parsing and validation are the core's.
 //! JSON values the core returns (`apply`, `locate`) go back through `JSON.parse`; other
 //! results are built as objects from their entries ([`record`]).
 
 use alloc::format;
 use alloc::string::String;
 
-use js_sys::{Array, JsString, Object, JSON};
+use js_sys::{Array, JsString, Object, Reflect, JSON};
 use serde_json::Value;
 use shardroute as sr;
 use wasm_bindgen::prelude::*;
 
-use crate::errors::{invalid_argument, invalid_topology, result_not_built, thrown_message};
-use crate::key::{type_name, utf8_from_js};
+use crate::errors::{result_not_built, thrown_message};
+use crate::key::{text_from_js, with_type};
 
 #[wasm_bindgen(module = "/js/support.mjs")]
 extern "C" {
-    #[wasm_bindgen(catch, js_name = documentToJson)]
-    fn document_to_json(value: &JsValue) -> Result<JsValue, JsValue>;
+    /// The JSON text of a document object, or the `ShardrouteError` saying why there is
+    /// none (`documentToJson` in `shared.mjs`, strict: NaN, functions, cycles). Never throws.
+    #[wasm_bindgen(js_name = documentJsonOrError)]
+    fn document_json_or_error(value: &JsValue, what: &str, code: &str) -> JsValue;
 }
 
 /// The JSON text of a document argument: a string as is (lone surrogates rejected), an
-/// object serialized; anything else, or an object `JSON.stringify` refuses, is
+/// object serialized; anything else, or an object that is not JSON data, is
 /// `invalid_topology`.
 pub(crate) fn json_text(value: &JsValue, what: &str) -> sr::Result<String> {
-    text_of(value, what, invalid_topology)
+    text_of(value, what, sr::ErrorKind::InvalidTopology)
 }
 
-/// The operation of `apply`: text or an object as for [`json_text`], then read by the
-/// core ([`sr::ops::operation_from_json`]: a field named twice is refused); every failure
-/// is `invalid_argument`.
-pub(crate) fn argument_value(value: &JsValue, what: &str) -> sr::Result<Value> {
-    sr::ops::operation_from_json(&text_of(value, what, invalid_argument)?)
+/// An operation (of `apply`): text or an object as for [`json_text`], then read by the
+/// core ([`sr::ops::operation_from_json`]); every failure is `invalid_argument`.
+pub(crate) fn operation_value(value: &JsValue) -> sr::Result<Value> {
+    sr::ops::operation_from_json(&text_of(value, "operation", sr::ErrorKind::InvalidArgument)?)
 }
 
 /// A JSON value from the core as a JavaScript value: written by serde_json, read back by
@@ -50,21 +52,20 @@ pub(crate) fn record(entries: &Array) -> sr::Result<Object> {
 }
 
 /// [`json_text`] with the error kind of the argument (`invalid_topology` for documents).
-fn text_of(value: &JsValue, what: &str, error: fn(String) -> sr::Error) -> sr::Result<String> {
+fn text_of(value: &JsValue, what: &str, kind: sr::ErrorKind) -> sr::Result<String> {
     if let Some(text) = value.dyn_ref::<JsString>() {
-        // The core's decoder reports a lone surrogate as `invalid_key`; in a document (or
-        // an operation) it is the document that is invalid.
-        return utf8_from_js(text).map_err(|err| match err.kind() {
-            sr::ErrorKind::InvalidKey => error(format!("{what} text: {}", err.message())),
-            _ => err,
-        });
+        return text_from_js(text, what, kind);
     }
     if !value.is_object() {
-        return Err(error(format!("{what} must be JSON text or an object, got {}", type_name(value))));
+        return Err(with_type(value, |got| sr::js::not_a_document(what, got, kind)));
     }
-    match document_to_json(value) {
-        // JSON.stringify escapes lone surrogates, so its output converts losslessly.
-        Ok(text) => text.as_string().ok_or_else(|| error(format!("{what} has no JSON form"))),
-        Err(err) => Err(error(format!("{what} object cannot be written as JSON: {}", thrown_message(&err)))),
+    let json = document_json_or_error(value, what, kind.code());
+    if let Some(text) = json.as_string() {
+        // The text of a well-formed object (documentToJson refuses lone surrogates).
+        return Ok(text);
     }
+    // A ShardrouteError made by documentToJson: its code is one of the core's.
+    let code = Reflect::get(&json, &JsValue::from_str("code")).ok().and_then(|code| code.as_string());
+    let kind = sr::ErrorKind::ALL.into_iter().find(|kind| Some(kind.code()) == code.as_deref()).unwrap_or(kind);
+    Err(sr::Error::new(kind, thrown_message(&json)))
 }

@@ -19,22 +19,9 @@ const DIFFERENCES = {
   // Whether a router or a migration can be released by hand (`router.free()`; every call
   // on it then throws). Otherwise only the garbage collector releases one (both have that).
   free: [false, true],
-  // How diff's invalid_argument message names its two router arguments.
-  diffRouterNames: [['the old router', 'the new router'], ['oldRouter', 'newRouter']],
   // The order of the properties of locate's result: as index.d.ts declares them (the
   // addon), or sorted (the WASM build parses the core's JSON, whose keys are sorted).
   locateKeys: [['shard', 'node', 'address', 'zone', 'names'], ['address', 'names', 'node', 'shard', 'zone']],
-  // A Uint8Array over a detached buffer: N-API reads no bytes, so the addon takes it as
-  // empty (the empty key; a truncated dictionary); the WASM build refuses it
-  // (invalid_key as a key, invalid_argument for decodeDictionary).
-  detachedBytes: ['empty', 'refused'],
-  // An exception thrown while routeMany reads the array (a getter): the addon lets the
-  // exception itself propagate; the WASM build throws invalid_key naming the index.
-  throwingGetter: ['propagated', 'invalid_key'],
-  // A Proxy of an array given to routeMany: N-API does not see it as an array, so the
-  // addon refuses it (invalid_argument) unless it holds 8 or more strings, which index.js
-  // packs before N-API looks; the WASM build reads any.
-  arrayProxies: ['short ones refused', 'read'],
 };
 
 /** One column of DIFFERENCES: 0 for the addon, 1 for the WASM package. */

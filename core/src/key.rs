@@ -104,25 +104,7 @@ impl From<u64> for Key<'_> {
 /// assert!(err.message().ends_with("unpaired surrogate 0xD800 at code unit 2"));
 /// ```
 pub fn utf8_from_utf16(units: &[u16]) -> Result<String> {
-    let mut out = String::with_capacity(units.len());
-    // `offset` counts code units, so the error points where a JS `text[i]` would.
-    let mut offset = 0usize;
-    for unit in char::decode_utf16(units.iter().copied()) {
-        match unit {
-            Ok(ch) => {
-                out.push(ch);
-                offset += ch.len_utf16();
-            }
-            Err(err) => {
-                return Err(Error::key(alloc::format!(
-                    "text key is not valid Unicode: unpaired surrogate 0x{:04X} at code unit {}",
-                    err.unpaired_surrogate(),
-                    offset
-                )))
-            }
-        }
-    }
-    Ok(out)
+    crate::js::decode_utf16(units).map_err(|lone| Error::key(alloc::format!("text key is not valid Unicode: {lone}")))
 }
 
 /// Parses a decimal string as a `u64` (the JSON and JavaScript spelling of big integers).
@@ -166,7 +148,8 @@ pub fn u64_from_js_number(value: f64) -> Result<u64> {
         Ok(value as u64)
     } else {
         Err(Error::key(alloc::format!(
-            "number key {value} is not a safe non-negative integer; pass integers above 2^53-1 as BigInt"
+            "number key {} is not a safe non-negative integer; pass integers above 2^53-1 as BigInt",
+            crate::js::JsNumber(value)
         )))
     }
 }

@@ -46,7 +46,8 @@
 //! * [`explain`]: one lookup retraced (bytes hashed, hash, the vbucket, slot, token,
 //!   range, leaf or partition hit, owner) for tools and debugging.
 //! * [`hash`] holds the hash functions, [`hashing`] how a document hashes keys; across
-//!   strategies, [`placement_names`] (`locate`) and [`salting`] (hot keys).
+//!   strategies, [`placement_names`] (`locate`) and [`salting`] (hot keys); [`key`] and
+//!   [`js`] are what the bindings convert arguments with, and how they refuse them.
 //!
 //! `docs/architecture.md` in the repository draws the path of a key and of a change, and
 //! `docs/choosing.md` compares the strategies side by side, measured.
@@ -91,6 +92,7 @@ pub mod error;
 pub mod explain;
 pub mod hash;
 pub mod hashing;
+pub mod js;
 mod json;
 pub mod key;
 pub mod limits;

@@ -425,19 +425,25 @@ pub fn apply(topology: &Topology, operation: &Value) -> Result<Value> {
     Ok(Value::Object(result))
 }
 
-/// Reads an operation from JSON text, as strictly as a document: a field named twice
-/// in one object, or nesting past 128 levels, is refused. What the bindings call on the
-/// operation text they are given, before [`apply`].
+/// Reads an operation's JSON text, as the bindings receive it (a string, or an object
+/// they serialized): one reader, so that every binding refuses the same text in the same
+/// words, and as strictly as a document: a field named twice in one object is refused,
+/// and nesting past [`MAX_JSON_NESTING`](crate::limits::MAX_JSON_NESTING) levels. Pass
+/// the value to [`apply`].
 ///
 /// # Errors
-/// `invalid_argument`: `"the operation is not valid JSON: ..."`, or the path of a field
-/// named twice.
+/// `invalid_argument` for text that is not JSON (`the operation is not valid JSON: ...`)
+/// or names a field twice (the field's path); `limit_exceeded` for nesting too deep.
 ///
 /// # Example
 /// ```
+/// let operation = shardroute::ops::operation_from_json(r#"{"op": "remove_node", "id": "a"}"#)?;
+/// assert_eq!(operation["op"], "remove_node");
+/// assert_eq!(shardroute::ops::operation_from_json("{").unwrap_err().code(), "invalid_argument");
 /// let err = shardroute::ops::operation_from_json(r#"{"op": "add_node", "op": "remove_node"}"#).unwrap_err();
 /// assert_eq!(err.code(), "invalid_argument");
 /// assert!(err.message().starts_with("the top level: the field \"op\" appears twice"));
+/// # Ok::<(), shardroute::Error>(())
 /// ```
 pub fn operation_from_json(text: &str) -> Result<Value> {
     json::parse(text, "the operation", crate::error::ErrorKind::InvalidArgument)

@@ -32,8 +32,8 @@ Object.defineProperty(ShardrouteError.prototype, 'name', {
 
 /** The core's limit on a document's JSON text, in bytes (`limits::MAX_DOCUMENT_BYTES`). */
 const MAX_DOCUMENT_BYTES = 64 * 2 ** 20;
-/** Deepest nesting documentToJson writes: serde_json's, the core's JSON reader's, limit. */
-const MAX_DEPTH = 128;
+/** Deepest nesting documentToJson writes: the core's JSON reader's limit (`limits::MAX_JSON_NESTING`). */
+const MAX_DEPTH = 64;
 
 /**
  * The JSON text of a topology, hashing spec or operation given as an object (`what`
@@ -59,7 +59,7 @@ const MAX_DEPTH = 128;
  *
  * Throws a ShardrouteError: `code` (invalid_topology for documents, invalid_argument for
  * operations) naming the field by the core's path syntax (`nodes[2].weight: ...`), or
- * limit_exceeded for text past the limit.
+ * limit_exceeded for text past the limit or nesting past MAX_DEPTH.
  */
 export function documentToJson(value, what, code) {
   const parts = [];
@@ -107,7 +107,11 @@ export function documentToJson(value, what, code) {
     }
     if (item === null) return push('null');
     if (ancestors.includes(item)) fail(path, 'the object contains itself (a cycle)');
-    if (ancestors.length >= MAX_DEPTH) fail(path, `nested more than ${MAX_DEPTH} levels deep`);
+    if (ancestors.length >= MAX_DEPTH) {
+      // The core's words for the same text (limit_exceeded at the same path).
+      throw new ShardrouteError('limit_exceeded',
+        `${path}: nested in ${MAX_DEPTH} arrays and objects; the limit is ${MAX_DEPTH} (limits::MAX_JSON_NESTING)`);
+    }
     ancestors.push(item);
     if (Array.isArray(item)) {
       // Every element takes a character and a comma: a longer array cannot fit, and is

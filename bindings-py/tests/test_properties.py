@@ -189,7 +189,7 @@ def test_text_routes_as_its_utf8_bytes(fixtures: Fixtures, text: str) -> None:
 
 @given(weight=st.floats(allow_nan=True, allow_infinity=True))
 def test_a_weight_is_a_finite_positive_number_or_refused(weight: float) -> None:
-    document = {**TABLE["fixtures"]["ring"], "nodes": [{"id": "a", "weight": weight}, {"id": "b"}]}
+    document: Any = {**TABLE["fixtures"]["ring"], "nodes": [{"id": "a", "weight": weight}, {"id": "b"}]}  # any float, NaN too
     router = settles(lambda: Router(document))
     if not math.isfinite(weight) or weight <= 0:
         assert router is None

@@ -24,7 +24,7 @@ import threading
 from typing import Any
 
 import numpy as np
-from shardroute import Router
+from shardroute import Router, Topology
 from shardroute_testing import doc
 
 READERS = 8
@@ -33,9 +33,10 @@ SWAPS = 100
 BATCH = 2_000  # past the native module's detach threshold (1,024 keys): the GIL is released
 
 
-def topology(epoch: int) -> dict[str, Any]:
+def topology(epoch: int) -> Topology:
     """Epoch `epoch`'s document: 3 to 10 nodes, every epoch different from the last."""
-    return doc(3 + epoch % 8, {"type": "ring", "points_per_node": 40}, epoch=epoch)
+    document: Topology = doc(3 + epoch % 8, {"type": "ring", "points_per_node": 40}, epoch=epoch)
+    return document
 
 
 NUMBERS = np.arange(BATCH, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)

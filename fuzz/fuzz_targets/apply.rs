@@ -53,7 +53,9 @@ fn run(u: &mut Unstructured) -> Result<()> {
         } else {
             assert_eq!(Some(next.epoch), topology.epoch.checked_add(1), "{name} did not advance the epoch by one");
         }
-        if let (Some(before), Some(after)) = (shardroute_fuzz::router(topology.clone()), shardroute_fuzz::router(next.clone())) {
+        if let (Some(before), Some(after)) =
+            (shardroute_fuzz::router(topology.clone()), shardroute_fuzz::router(next.clone()))
+        {
             compare(before, after, u)?;
         }
         topology = next;

@@ -39,7 +39,7 @@ fn run(u: &mut Unstructured) -> Result<()> {
     let chains = (0..vbuckets)
         .map(|_| {
             let length = if u.ratio(1, 16)? { u.int_in_range(0..=5usize)? } else { width };
-            (0..length).map(|_| Ok(u.int_in_range(0..=node_count as u32)?)).collect::<Result<Vec<u32>>>()
+            (0..length).map(|_| u.int_in_range(0..=node_count as u32)).collect::<Result<Vec<u32>>>()
         })
         .collect::<Result<Vec<_>>>()?;
     let replicas = u.int_in_range(0..=4u32)?;

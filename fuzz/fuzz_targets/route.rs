@@ -69,7 +69,8 @@ fn run(u: &mut Unstructured) -> Result<()> {
         let _ = router.shard_owner(u.arbitrary()?);
     }
     let end = shardroute_fuzz::key(u)?;
-    if let Ok(range) = router.shards_for_range(keys[0].as_key(), if u.arbitrary()? { Some(end.as_key()) } else { None }) {
+    if let Ok(range) = router.shards_for_range(keys[0].as_key(), if u.arbitrary()? { Some(end.as_key()) } else { None })
+    {
         assert!(range.iter().all(|shard| router.shard_range().contains(shard)));
     }
     // Batches agree with single lookups.
@@ -78,13 +79,15 @@ fn run(u: &mut Unstructured) -> Result<()> {
         let single: Vec<u32> = shards.iter().flatten().copied().collect();
         assert_eq!(batch.expect("every key routed alone"), single, "route_many disagrees with route");
     }
-    let integers: Vec<u64> = keys.iter().filter_map(|k| if let OwnedKey::U64(v) = k { Some(*v) } else { None }).collect();
+    let integers: Vec<u64> =
+        keys.iter().filter_map(|k| if let OwnedKey::U64(v) = k { Some(*v) } else { None }).collect();
     let mut out = Vec::new();
     if router.route_u64s_into(&integers, &mut out).is_ok() {
         let single: Vec<u32> = integers.iter().map(|&v| router.route(Key::U64(v)).expect("batch routed it")).collect();
         assert_eq!(out, single, "route_u64s_into disagrees with route");
     }
-    let byte_keys: Vec<&[u8]> = keys.iter().filter_map(|k| if let OwnedKey::Bytes(b) = k { Some(b.as_slice()) } else { None }).collect();
+    let byte_keys: Vec<&[u8]> =
+        keys.iter().filter_map(|k| if let OwnedKey::Bytes(b) = k { Some(b.as_slice()) } else { None }).collect();
     let mut packed = Vec::new();
     let mut offsets = vec![0u32];
     for bytes in &byte_keys {
@@ -93,7 +96,8 @@ fn run(u: &mut Unstructured) -> Result<()> {
     }
     out.clear();
     if router.route_packed_into(&packed, &offsets, &mut out).is_ok() {
-        let single: Vec<u32> = byte_keys.iter().map(|&b| router.route(Key::Bytes(b)).expect("batch routed it")).collect();
+        let single: Vec<u32> =
+            byte_keys.iter().map(|&b| router.route(Key::Bytes(b)).expect("batch routed it")).collect();
         assert_eq!(out, single, "route_packed_into disagrees with route");
     }
     let _ = router.group_by_node(keys.iter().map(OwnedKey::as_key));

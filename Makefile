@@ -3,7 +3,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 PY := .venv/bin/python
 
-.PHONY: help setup demo dist test-dist test test-rust test-python test-node test-wasm test-schema test-playground test-oracles test-examples playground example-redis example-postgres bench check-counts check-versions vectors build clippy
+.PHONY: help setup demo dist test-dist test fuzz fuzz-smoke test-rust test-python test-node test-wasm test-schema test-playground test-oracles test-examples playground example-redis example-postgres bench check-counts check-versions vectors build clippy
 
 help: ## List the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -22,7 +22,7 @@ demo: build ## Route the demo keys through Rust, Python, Node and WASM and compa
 
 test: setup ## Run every test: core, conformance in all five runners, bindings, type stubs, the installable packages
 	rm -rf target/conformance
-	$(MAKE) --no-print-directory test-rust test-python test-node test-wasm test-schema test-playground test-oracles test-examples test-dist
+	$(MAKE) --no-print-directory test-rust fuzz-smoke test-python test-node test-wasm test-schema test-playground test-oracles test-examples test-dist
 	$(MAKE) --no-print-directory check-counts check-versions
 
 dist: setup ## Build the installable packages into dist/: the Python wheel (abi3, stripped) and sdist, the npm tarballs of the addon and the WASM package
@@ -44,6 +44,12 @@ test-rust: ## Core unit, property and doc tests, no_std builds, the Rust conform
 	cargo clippy -q -p shardroute -p shardroute-conformance -p shardroute-cli --all-targets -- -D warnings
 	RUSTDOCFLAGS="-D warnings" cargo doc -q -p shardroute --no-deps
 	python3 scripts/check-module-graph.py
+
+fuzz-smoke: ## Every fuzz target of fuzz/ for 30 s, two at a time (docs/fuzzing.md); fails on a crash, hang or OOM
+	scripts/fuzz.sh 30
+
+fuzz: ## The fuzzing campaign: every target for 10 minutes, two at a time; figures in docs/fuzzing.md
+	scripts/fuzz.sh 600
 
 test-python: ## The Python package: pytest (conformance + API) and mypy stubtest
 	bindings-py/test.sh

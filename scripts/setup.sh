@@ -3,7 +3,9 @@
 # Debian (bookworm) machine with rustup, Python 3 and Node.js. Idempotent: each step
 # checks before it installs, so a second run takes a few seconds.
 #
-#   apt     rustc-web cargo-web rust-web-src lld-22  Debian's Rust 1.96 with the wasm32 std
+#   apt     g++                                      libFuzzer's C++ source (fuzz/, built by
+#                                                    libfuzzer-sys)
+#           rustc-web cargo-web rust-web-src lld-22  Debian's Rust 1.96 with the wasm32 std
 #                                                    sources (rustup here has only the host target)
 #           rust-web-llvm                            /usr/bin/rust-lld, the linker rustc-web's
 #                                                    wasm32 target calls (only a Recommends of
@@ -13,6 +15,8 @@
 #           postgresql etcd-server                   examples/postgres-messages: the shards and the
 #                                                    topology store
 #   cargo   wasm-bindgen-cli, exactly the wasm-bindgen version in Cargo.lock
+#           cargo-fuzz 0.13.2, exactly: the fuzz targets of fuzz/ (scripts/fuzz.sh; it runs
+#           on stable with RUSTC_BOOTSTRAP=1; libfuzzer-sys builds libFuzzer with g++)
 #   pip     bindings-py/requirements-dev.txt into .venv (maturin, pytest, mypy, hypothesis), and
 #           conformance/requirements-dev.txt (jsonschema, for the dictionary schema test),
 #           conformance/requirements-oracles.txt (the real client libraries the profiles match),
@@ -30,7 +34,7 @@ as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
 # The oracles of the compatibility profiles (conformance/oracles): a real Redis
 # server, libmemcached for the ketama harness, Tarantool for vshard's digest.crc32.
-apt_packages=(rustc-web cargo-web rust-web-src rust-web-llvm lld-22 binaryen chromium redis-server libmemcached-dev tarantool)
+apt_packages=(g++ rustc-web cargo-web rust-web-src rust-web-llvm lld-22 binaryen chromium redis-server libmemcached-dev tarantool)
 missing=()
 for package in "${apt_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed' || missing+=("$package")
@@ -47,6 +51,13 @@ have=$(wasm-bindgen --version 2>/dev/null | awk '{print $2}' || true)
 if [ -n "$wanted" ] && [ "$have" != "$wanted" ]; then
   say "cargo install wasm-bindgen-cli $wanted (a few minutes, once)"
   cargo install -q wasm-bindgen-cli --version "$wanted" --force
+fi
+
+# cargo-fuzz, pinned: `make fuzz-smoke` (part of `make test`) and `make fuzz`.
+cargo_fuzz=0.13.2
+if [ "$(cargo fuzz --version 2>/dev/null | awk '{print $2}')" != "$cargo_fuzz" ]; then
+  say "cargo install cargo-fuzz $cargo_fuzz (a minute or two, once)"
+  cargo install -q cargo-fuzz --version "$cargo_fuzz" --locked --force
 fi
 
 if [ ! -x .venv/bin/python ]; then

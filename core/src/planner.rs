@@ -130,11 +130,25 @@ pub fn quotas(total: u64, nodes: &[PlanNode]) -> Vec<u32> {
 ///
 /// # Errors
 /// `invalid_argument` when no node can serve, when `replicas` needs more serving nodes
-/// than there are, when `max_moves_per_node` is 0, or when a chain is empty or names a
-/// node past `nodes`.
+/// than there are, when `max_moves_per_node` is 0, when a serving node's weight is not
+/// in `(0, MAX_WEIGHT]` (as a document's), or when a chain is empty or names a node past
+/// `nodes`.
 pub fn plan(chains: &[Vec<u32>], nodes: &[PlanNode], replicas: u32, max_moves_per_node: u32) -> Result<Plan> {
     check(nodes.iter().filter(|n| n.serving).count() as u32, replicas, max_moves_per_node)?;
-    if let Some(vbucket) = chains.iter().position(|chain| chain.is_empty() || chain.iter().any(|&n| n as usize >= nodes.len())) {
+    // Quotas assume positive weights no larger than a document's: a negative sum gives
+    // no seats at all (found by fuzz/planner), a huge weight overflows the seat count.
+    if let Some((index, node)) =
+        nodes.iter().enumerate().find(|(_, n)| n.serving && !(n.weight > 0.0 && n.weight <= crate::limits::MAX_WEIGHT))
+    {
+        return Err(Error::argument(alloc::format!(
+            "plan: node {index} has weight {}; a serving node's weight must be in (0, {}]",
+            node.weight,
+            crate::limits::MAX_WEIGHT
+        )));
+    }
+    if let Some(vbucket) =
+        chains.iter().position(|chain| chain.is_empty() || chain.iter().any(|&n| n as usize >= nodes.len()))
+    {
         return Err(Error::argument(alloc::format!(
             "plan: the chain of vbucket {vbucket} is empty or names a node past the {} given",
             nodes.len()
@@ -242,7 +256,13 @@ fn place_actives(chains: &[Vec<u32>], nodes: &[PlanNode], quota: &[u32], work: &
         if let Some(node) = candidate {
             active[vbucket] = node;
             count[node as usize] += 1;
-            moves.push(Move { vbucket: vbucket as u32, role: Role::Active, from: Some(chain[0]), to: node, promotion: true });
+            moves.push(Move {
+                vbucket: vbucket as u32,
+                role: Role::Active,
+                from: Some(chain[0]),
+                to: node,
+                promotion: true,
+            });
         }
     }
     // Copies. Quotas sum to V, so the heap holds a node for every displaced vbucket.
@@ -261,7 +281,13 @@ fn place_actives(chains: &[Vec<u32>], nodes: &[PlanNode], quota: &[u32], work: &
             heap.push((room - 1, Reverse(node)));
         }
         active[vbucket] = node;
-        moves.push(Move { vbucket: vbucket as u32, role: Role::Active, from: Some(chain[0]), to: node, promotion: false });
+        moves.push(Move {
+            vbucket: vbucket as u32,
+            role: Role::Active,
+            from: Some(chain[0]),
+            to: node,
+            promotion: false,
+        });
     }
     (active, moves)
 }

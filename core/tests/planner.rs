@@ -174,6 +174,26 @@ fn rejects_impossible_plans() {
     assert_eq!(plan(&chains, &nodes, 0, 1).unwrap_err().code(), "invalid_argument");
 }
 
+/// Found by `fuzz/planner`: a negative weight left every quota at 0 and the planner
+/// indexed past the node list (a panic); weights outside a document's range are refused.
+#[test]
+fn rejects_weights_a_document_could_not_state() {
+    let chains = initial(16, 3, 1);
+    for weight in [-4.3e42, -1.0, 0.0, f64::NAN, f64::INFINITY, 1e300, 1_000_000.5] {
+        let nodes = vec![node(1.0, None), node(weight, None), node(1.0, None)];
+        let error = plan(&chains, &nodes, 1, 2).unwrap_err();
+        assert_eq!(error.code(), "invalid_argument", "weight {weight}");
+        assert!(error.message().starts_with("plan: node 1 has weight"), "{}", error.message());
+    }
+    // A node that does not serve keeps whatever weight it had: quotas ignore it.
+    let mut nodes = vec![node(1.0, None), node(-1.0, None), node(1.0, None)];
+    nodes[1].serving = false;
+    assert!(plan(&chains, &nodes, 1, 2).is_ok());
+    let mut nodes = vec![node(1.0, None), node(1_000_000.0, None), node(1.0, None)];
+    nodes[1].zone = Some(0);
+    assert!(plan(&chains, &nodes, 1, 2).is_ok());
+}
+
 /// The plan without its work count, for comparing two planners.
 fn decisions(plan: Plan) -> Plan {
     Plan { work: 0, ..plan }

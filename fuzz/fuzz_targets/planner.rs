@@ -1,0 +1,93 @@
+//! The rebalance planner on any map and any change of nodes (`shardroute::planner`).
+//!
+//! The input builds up to 48 nodes (weights, zones, serving, failed) and up to 1,024
+//! chains of any length naming any node, then plans with any replica count and
+//! throttle. Weights are mostly valid (in `(0, 1e6]`), sometimes any `f64`: `plan` is a
+//! public function and must refuse, not panic.
+//!
+//! Properties, for every plan of valid weights (the guarantees of the planner's docs):
+//! one chain per vbucket of `replicas + 1` distinct serving nodes; every serving node
+//! holds exactly its active quota; the actives that change node are exactly the lower
+//! bound `sum(max(0, actives - quota))`; the steps partition the moves in order, and in
+//! no step does a node take part in more than `max_moves_per_node` copies.
+#![no_main]
+
+use libfuzzer_sys::arbitrary::{Result, Unstructured};
+use libfuzzer_sys::fuzz_target;
+use shardroute::planner::{self, PlanNode};
+
+fn weight(u: &mut Unstructured) -> Result<f64> {
+    Ok(match u.int_in_range(0..=9u8)? {
+        0 => u.arbitrary()?,
+        1 => f64::from(u.int_in_range(1..=1_000_000u32)?) / 1000.0,
+        2..=4 => f64::from(u.int_in_range(1..=4u32)?) / 2.0,
+        _ => 1.0,
+    })
+}
+
+fn run(u: &mut Unstructured) -> Result<()> {
+    let node_count = u.int_in_range(1..=48usize)?;
+    let nodes = (0..node_count)
+        .map(|_| {
+            let zone = if u.arbitrary()? { Some(u.int_in_range(0..=3u32)?) } else { None };
+            let failed = u.ratio(1, 8)?;
+            Ok(PlanNode { weight: weight(u)?, zone, serving: !failed && u.ratio(7, 8)?, failed })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let vbuckets = u.int_in_range(1..=1024usize)?;
+    let width = u.int_in_range(1..=4usize)?;
+    let chains = (0..vbuckets)
+        .map(|_| {
+            let length = if u.ratio(1, 16)? { u.int_in_range(0..=5usize)? } else { width };
+            (0..length).map(|_| u.int_in_range(0..=node_count as u32)).collect::<Result<Vec<u32>>>()
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let replicas = u.int_in_range(0..=4u32)?;
+    let throttle = u.int_in_range(0..=8u32)?;
+    if std::env::var_os("FUZZ_DEBUG").is_some() {
+        eprintln!("nodes {nodes:?}\nchains {chains:?}\nreplicas {replicas} throttle {throttle}");
+    }
+    let Ok(plan) = planner::plan(&chains, &nodes, replicas, throttle) else { return Ok(()) };
+    if !nodes.iter().all(|n| n.weight.is_finite() && n.weight > 0.0 && n.weight <= 1e6) {
+        return Ok(());
+    }
+    assert_eq!(plan.chains.len(), vbuckets);
+    let mut actives = vec![0u32; node_count];
+    for chain in &plan.chains {
+        assert_eq!(chain.len(), replicas as usize + 1, "a chain of the wrong length");
+        for (slot, &node) in chain.iter().enumerate() {
+            assert!(nodes[node as usize].serving, "a chain names a node that cannot serve");
+            assert!(!chain[..slot].contains(&node), "two copies of a vbucket on one node");
+        }
+        actives[chain[0] as usize] += 1;
+    }
+    assert_eq!(actives, plan.active_quota, "actives are not the quotas");
+    let mut before = vec![0u32; node_count];
+    for chain in &chains {
+        before[chain[0] as usize] += 1;
+    }
+    let lower_bound: u32 = before.iter().zip(&plan.active_quota).map(|(&b, &q)| b.saturating_sub(q)).sum();
+    let moved = chains.iter().zip(&plan.chains).filter(|(old, new)| old[0] != new[0]).count();
+    assert_eq!(moved as u32, lower_bound, "more actives moved than needed");
+    let mut next = 0u32;
+    for step in &plan.steps {
+        assert_eq!(step.start, next, "steps do not partition the moves");
+        next = step.end;
+        let mut load = vec![0u32; node_count];
+        for mv in &plan.moves[step.start as usize..step.end as usize] {
+            if mv.promotion {
+                continue;
+            }
+            for node in mv.from.filter(|&n| !nodes[n as usize].failed).into_iter().chain([mv.to]) {
+                load[node as usize] += 1;
+                assert!(load[node as usize] <= throttle, "a node takes part in more copies than the throttle");
+            }
+        }
+    }
+    assert_eq!(next as usize, plan.moves.len(), "steps do not cover the moves");
+    Ok(())
+}
+
+fuzz_target!(|data: &[u8]| {
+    let _ = run(&mut Unstructured::new(data));
+});

@@ -36,6 +36,11 @@ fn shardroute() -> Command {
     Command::cargo_bin("shardroute").expect("the binary")
 }
 
+/// `shardroute ARGS...` with no standard input, run to its end.
+fn run<const N: usize>(args: [&str; N]) -> assert_cmd::assert::Assert {
+    shardroute().args(args).assert()
+}
+
 fn doc(nodes: &[&str], strategy: Value) -> Value {
     let nodes: Vec<Value> = nodes.iter().map(|id| json!({"id": id})).collect();
     json!({"format": "shardroute/1", "epoch": 1, "nodes": nodes, "strategy": strategy})
@@ -73,15 +78,11 @@ fn arg(path: &Path) -> &str {
 fn route_prints_key_shard_node_and_replicas() {
     let scratch = Scratch::new();
     let topology = scratch.json("modulo.json", &modulo(3));
-    shardroute()
-        .args(["route", arg(&topology), "--u64", "7", "9", "--replicas", "2"])
-        .assert()
+    run(["route", arg(&topology), "--u64", "7", "9", "--replicas", "2"])
         .success()
         .stdout("7\t1\ts1\ts1,s2\n9\t0\ts0\ts0,s1\n")
         .stderr("");
-    shardroute()
-        .args(["route", arg(&topology), "--u64", "7", "--json"])
-        .assert()
+    run(["route", arg(&topology), "--u64", "7", "--json"])
         .success()
         .stdout("{\"key\":7,\"shard\":1,\"node\":\"s1\"}\n");
 }
@@ -91,11 +92,7 @@ fn route_reads_keys_from_a_file_or_stdin_and_the_topology_from_stdin() {
     let scratch = Scratch::new();
     let topology = scratch.json("modulo.json", &modulo(4));
     let keys = scratch.write("keys.txt", "1\r\n2\n\n3\n");
-    shardroute()
-        .args(["route", arg(&topology), "--u64", "--keys", arg(&keys)])
-        .assert()
-        .success()
-        .stdout("1\t1\ts1\n2\t2\ts2\n3\t3\ts3\n");
+    run(["route", arg(&topology), "--u64", "--keys", arg(&keys)]).success().stdout("1\t1\ts1\n2\t2\ts2\n3\t3\ts3\n");
     shardroute()
         .args(["route", arg(&topology), "--u64"])
         .write_stdin("5\n6\n")
@@ -109,10 +106,8 @@ fn route_reads_keys_from_a_file_or_stdin_and_the_topology_from_stdin() {
         .success()
         .stdout("4\t0\ts0\n");
     // Text keys and integer keys are different keys.
-    shardroute().args(["explain", arg(&topology), "4"]).assert().success().stdout(contains("hash      siphash-2-4: "));
-    shardroute()
-        .args(["explain", arg(&topology), "4", "--u64"])
-        .assert()
+    run(["explain", arg(&topology), "4"]).success().stdout(contains("hash      siphash-2-4: "));
+    run(["explain", arg(&topology), "4", "--u64"])
         .success()
         .stdout(contains("hash      identity: 0x0000000000000004 (4)\n"));
 }
@@ -122,18 +117,12 @@ fn route_refuses_bad_keys_and_two_stdins() {
     let scratch = Scratch::new();
     let topology = scratch.json("modulo.json", &modulo(4));
     let keys = scratch.write("keys.txt", "1\nten\n");
-    shardroute()
-        .args(["route", arg(&topology), "--u64", "--keys", arg(&keys)])
-        .assert()
+    run(["route", arg(&topology), "--u64", "--keys", arg(&keys)])
         .code(2)
         .stderr(format!("shardroute: {}:2: \"ten\" is not an unsigned 64-bit integer (--u64)\n", arg(&keys)));
     shardroute().args(["route", "-"]).write_stdin("{}").assert().code(2).stderr(contains("only one input can be `-`"));
     let ids = scratch.json("ids.json", &doc(&["a"], json!({"type": "id_bits", "layout": "shard_high"})));
-    shardroute()
-        .args(["route", arg(&ids), "not-an-id"])
-        .assert()
-        .code(2)
-        .stderr(starts_with("shardroute: key \"not-an-id\": invalid_key"));
+    run(["route", arg(&ids), "not-an-id"]).code(2).stderr(starts_with("shardroute: key \"not-an-id\": invalid_key"));
 }
 
 #[test]
@@ -166,9 +155,7 @@ fn explain_names_vbuckets_ranges_and_the_owner_address() {
         "kr.json",
         &doc(&["a", "b"], json!({"type": "key_range", "boundaries": [{"utf8": "m"}], "ranges": ["a", "b"]})),
     );
-    shardroute()
-        .args(["explain", arg(&ranges), "zebra"])
-        .assert()
+    run(["explain", arg(&ranges), "zebra"])
         .success()
         .stdout(contains("hashed    nothing: the strategy reads the key itself\n"))
         .stdout(contains("hit       range 1 [\"m\", end)\n"))
@@ -184,15 +171,11 @@ fn explain_names_vbuckets_ranges_and_the_owner_address() {
 fn validate_says_ok_or_names_the_problem() {
     let scratch = Scratch::new();
     let good = scratch.json("good.json", &ring());
-    shardroute()
-        .args(["validate", arg(&good)])
-        .assert()
-        .success()
-        .stdout(format!("ok: {}: ring, 3 nodes, epoch 1\n", arg(&good)));
+    run(["validate", arg(&good)]).success().stdout(format!("ok: {}: ring, 3 nodes, epoch 1\n", arg(&good)));
     let mut typo = ring();
     typo["strategy"] = json!({"type": "ring", "point_per_node": 10});
     let typo = scratch.json("typo.json", &typo);
-    shardroute().args(["validate", arg(&typo)]).assert().code(1).stdout("").stderr(format!(
+    run(["validate", arg(&typo)]).code(1).stdout("").stderr(format!(
         "shardroute: {}: invalid_topology: strategy.point_per_node: unknown field; expected one of: type, points_per_node; did you mean `points_per_node`?\n",
         arg(&typo)
     ));
@@ -229,23 +212,17 @@ fn bad_files_and_bad_json_exit_2_naming_the_input() {
     }
     // A document the core refuses is bad input for every command but validate.
     let typo = scratch.json("typo.json", &doc(&["a"], json!({"type": "rign"})));
-    shardroute()
-        .args(["route", arg(&typo), "k"])
-        .assert()
+    run(["route", arg(&typo), "k"])
         .code(2)
         .stderr(contains("strategy.type: unknown strategy \"rign\"").and(contains("did you mean `ring`?")));
 }
 
 #[test]
 fn unknown_flags_and_commands_exit_2() {
-    shardroute().args(["route", "--bogus"]).assert().code(2).stderr(contains("unexpected argument '--bogus'"));
-    shardroute().args(["reroute"]).assert().code(2).stderr(contains("unrecognized subcommand 'reroute'"));
+    run(["route", "--bogus"]).code(2).stderr(contains("unexpected argument '--bogus'"));
+    run(["reroute"]).code(2).stderr(contains("unrecognized subcommand 'reroute'"));
     shardroute().assert().code(2).stderr(contains("Usage: shardroute <COMMAND>"));
-    shardroute()
-        .args(["convert", "--from", "mysql", "x.json"])
-        .assert()
-        .code(2)
-        .stderr(contains("invalid value 'mysql'"));
+    run(["convert", "--from", "mysql", "x.json"]).code(2).stderr(contains("invalid value 'mysql'"));
     shardroute().arg("--version").assert().success().stdout(starts_with("shardroute "));
 }
 
@@ -262,7 +239,7 @@ fn plan_adds_and_removes_nodes_of_a_ring_and_measures_the_move() {
     let ids: Vec<&str> = next["nodes"].as_array().unwrap().iter().map(|node| node["id"].as_str().unwrap()).collect();
     assert_eq!(ids, ["a", "c", "d"]);
     assert_eq!(next["nodes"][2]["weight"], 2.0);
-    shardroute().args(["validate", arg(&out)]).assert().success();
+    run(["validate", arg(&out)]).success();
 
     let planned = json_of(shardroute().args(["plan", arg(&topology), "--add", "d", "--sample", "20000", "--json"]));
     assert_eq!(planned["unit"], "keys");
@@ -301,18 +278,14 @@ fn plan_rebalances_a_vbucket_dictionary() {
 fn plan_refuses_what_the_strategy_cannot_do() {
     let scratch = Scratch::new();
     let redis = scratch.json("redis.json", &doc(&["a", "b"], json!({"type": "redis_cluster"})));
-    shardroute().args(["plan", arg(&redis), "--add", "c"]).assert().code(2).stderr(format!(
+    run(["plan", arg(&redis), "--add", "c"]).code(2).stderr(format!(
         "shardroute: {}: invalid_argument: add_node: the redis_cluster strategy's placement is a table; use its own operations\n",
         arg(&redis)
     ));
     let topology = scratch.json("ring.json", &ring());
-    shardroute().args(["plan", arg(&topology)]).assert().code(2).stderr(contains("nothing to change"));
-    shardroute().args(["plan", arg(&topology), "--remove", "zz"]).assert().code(2).stderr(contains("zz"));
-    shardroute()
-        .args(["plan", arg(&topology), "--reweight", "a"])
-        .assert()
-        .code(2)
-        .stderr(contains("expected ID:WEIGHT"));
+    run(["plan", arg(&topology)]).code(2).stderr(contains("nothing to change"));
+    run(["plan", arg(&topology), "--remove", "zz"]).code(2).stderr(contains("zz"));
+    run(["plan", arg(&topology), "--reweight", "a"]).code(2).stderr(contains("expected ID:WEIGHT"));
 }
 
 #[test]
@@ -330,7 +303,7 @@ fn diff_reports_the_moved_fraction_and_the_flow_matrix() {
     assert_eq!(report["flows"][0], json!({"from": "s0", "to": "s0", "keys": 100, "moved": false}));
     let same = stdout_of(shardroute().args(["diff", arg(&five), arg(&five), "--sample", "1000"]));
     assert!(same.starts_with("moved 0.00% (0 of 1,000 sampled keys)"), "{same}");
-    shardroute().args(["diff", "-", "-"]).assert().code(2).stderr(contains("only one input"));
+    run(["diff", "-", "-"]).code(2).stderr(contains("only one input"));
 }
 
 #[test]
@@ -353,8 +326,8 @@ fn stats_measures_the_load_and_draws_it() {
     let total: u64 = stats["nodes"].as_array().unwrap().iter().map(|node| node["keys"].as_u64().unwrap()).sum();
     assert_eq!(total, 30000);
     // Long runs stay quiet when stderr is not a terminal.
-    shardroute().args(["stats", arg(&topology), "--sample", "400000"]).assert().success().stderr("");
-    shardroute().args(["stats", arg(&topology), "--sample", "0"]).assert().code(2).stderr(contains("--sample"));
+    run(["stats", arg(&topology), "--sample", "400000"]).success().stderr("");
+    run(["stats", arg(&topology), "--sample", "0"]).code(2).stderr(contains("--sample"));
 }
 
 #[test]
@@ -374,18 +347,12 @@ fn convert_imports_what_real_systems_report() {
     let out = scratch.path("cassandra.json");
     let tokens =
         scratch.json("tokens.json", &json!({"c1": ["-9000000000000000000", "0"], "c2": ["4000000000000000000"]}));
-    shardroute()
-        .args(["convert", "--from", "cassandra", arg(&tokens), "--epoch", "9", "--out", arg(&out)])
-        .assert()
-        .success()
-        .stdout("");
-    shardroute().args(["validate", arg(&out)]).assert().success().stdout(contains("cassandra, 2 nodes, epoch 9"));
+    run(["convert", "--from", "cassandra", arg(&tokens), "--epoch", "9", "--out", arg(&out)]).success().stdout("");
+    run(["validate", arg(&out)]).success().stdout(contains("cassandra, 2 nodes, epoch 9"));
     let config = format!("{}/../conformance/reference/couchbase-bucket-config.json", env!("CARGO_MANIFEST_DIR"));
     let document = json_of(shardroute().args(["convert", "--from", "couchbase", &config]));
     assert_eq!(document["strategy"]["type"], "couchbase");
-    shardroute()
-        .args(["convert", "--from", "redis-shards", arg(&tokens)])
-        .assert()
+    run(["convert", "--from", "redis-shards", arg(&tokens)])
         .code(2)
         .stderr(starts_with(format!("shardroute: {}: invalid_argument: ", arg(&tokens))));
 }

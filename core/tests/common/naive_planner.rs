@@ -48,6 +48,17 @@ pub fn plan(chains: &[Vec<u32>], nodes: &[PlanNode], replicas: u32, max_moves_pe
         }
     }
     let old_active: Vec<Option<u32>> = chains.iter().map(|chain| chain.first().copied()).collect();
+    // A displaced vbucket gets its new active: a promotion when the node held a replica.
+    let assign_active = |vbucket: usize,
+                         node: u32,
+                         promotion: bool,
+                         active: &mut Vec<Option<u32>>,
+                         active_count: &mut Vec<u32>,
+                         moves: &mut Vec<Move>| {
+        active[vbucket] = Some(node);
+        active_count[node as usize] += 1;
+        moves.push(Move { vbucket: vbucket as u32, role: Role::Active, from: old_active[vbucket], to: node, promotion });
+    };
     // First pass: promotion. A displaced vbucket whose chain has a replica on a node with
     // room takes that replica as its active: no data is copied.
     for vbucket in 0..vbuckets {
@@ -66,15 +77,7 @@ pub fn plan(chains: &[Vec<u32>], nodes: &[PlanNode], replicas: u32, max_moves_pe
                 room(a).cmp(&room(b)).then(b.cmp(&a))
             });
         if let Some(node) = candidate {
-            active[vbucket] = Some(node);
-            active_count[node as usize] += 1;
-            moves.push(Move {
-                vbucket: vbucket as u32,
-                role: Role::Active,
-                from: old_active[vbucket],
-                to: node,
-                promotion: true,
-            });
+            assign_active(vbucket, node, true, &mut active, &mut active_count, &mut moves);
         }
     }
     // Second pass: copies, each displaced vbucket to the node with the most room left.
@@ -93,15 +96,7 @@ pub fn plan(chains: &[Vec<u32>], nodes: &[PlanNode], replicas: u32, max_moves_pe
         let Some(&(_, node)) = room.iter().max_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1))) else {
             return Err(argument("plan: internal quota mismatch"));
         };
-        active[vbucket] = Some(node);
-        active_count[node as usize] += 1;
-        moves.push(Move {
-            vbucket: vbucket as u32,
-            role: Role::Active,
-            from: old_active[vbucket],
-            to: node,
-            promotion: false,
-        });
+        assign_active(vbucket, node, false, &mut active, &mut active_count, &mut moves);
     }
 
     // --- Replicas --------------------------------------------------------------------

@@ -205,27 +205,9 @@ def typescript(schema: Schema) -> str:
     return "".join(out)
 
 
-PYTHON_HEADER = '''\
-# Made by scripts/document-types.py from docs/topology.schema.json (edit those, then run it;
-# `make test-schema` fails when this file is not what the schema gives).
-"""Typed topology documents and operations, for type checkers: `Topology` is a whole
-document, `Strategy` the union of every strategy's `strategy` object, `Operation` the
-union of the operations `apply` takes. They are TypedDicts, so a document is still a
-plain dict (`json.load` gives one as well): annotate it to have its fields checked.
-
-    from shardroute.documents import Topology
-    topology: Topology = {"format": "shardroute/1", "epoch": 1, "nodes": [{"id": "a"}],
-                          "strategy": {"type": "ring", "points_per_node": 64}}
-
-What the types cannot say (ranges, patterns, rules between fields) the core checks on
-load, with the JSON path of the field; docs/topology.schema.json says more of it for
-editors. null, which the core reads as absent, is left out: omit the field instead.
-"""
-
-from __future__ import annotations
-
-from typing import Any, Literal, TypedDict
-'''
+# The top of the Python file (its comment, docstring and imports), kept as text beside
+# this script.
+PYTHON_HEADER = (pathlib.Path(__file__).resolve().parent / "documents-header.txt").read_text(encoding="utf-8")
 
 
 def python(schema: Schema) -> str:

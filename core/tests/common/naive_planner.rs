@@ -57,7 +57,13 @@ pub fn plan(chains: &[Vec<u32>], nodes: &[PlanNode], replicas: u32, max_moves_pe
                          moves: &mut Vec<Move>| {
         active[vbucket] = Some(node);
         active_count[node as usize] += 1;
-        moves.push(Move { vbucket: vbucket as u32, role: Role::Active, from: old_active[vbucket], to: node, promotion });
+        moves.push(Move {
+            vbucket: vbucket as u32,
+            role: Role::Active,
+            from: old_active[vbucket],
+            to: node,
+            promotion,
+        });
     };
     // First pass: promotion. A displaced vbucket whose chain has a replica on a node with
     // room takes that replica as its active: no data is copied.
@@ -147,20 +153,18 @@ pub fn plan(chains: &[Vec<u32>], nodes: &[PlanNode], replicas: u32, max_moves_pe
     }
     // Replica moves: a slot whose node changed. A replica that was the active before is
     // not a copy (the data is there); any other new replica is a copy.
-    for (vbucket, chain) in next.iter().enumerate() {
-        let before = &chains[vbucket];
-        for (slot, &node) in chain.iter().enumerate().skip(1) {
-            let previous = before.get(slot).copied();
-            if previous == Some(node) {
-                continue;
-            }
-            let had_data = before.contains(&node) && !nodes[node as usize].failed;
+    // Written as a plain scan over (vbucket, slot) pairs, apart from the planner's own loop.
+    let slots = next.iter().enumerate().flat_map(|(vbucket, chain)| (1..chain.len()).map(move |slot| (vbucket, slot)));
+    for (vbucket, slot) in slots {
+        let (node, previous) = (next[vbucket][slot], chains[vbucket].get(slot).copied());
+        if previous != Some(node) {
+            let promotion = chains[vbucket].contains(&node) && !nodes[node as usize].failed;
             moves.push(Move {
                 vbucket: vbucket as u32,
                 role: Role::Replica(slot as u32),
                 from: previous,
                 to: node,
-                promotion: had_data,
+                promotion,
             });
         }
     }

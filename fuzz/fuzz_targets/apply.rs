@@ -71,7 +71,18 @@ fn compare(before: Router, after: Router, u: &mut Unstructured) -> Result<()> {
     if u.ratio(1, 8)? {
         let _ = disruption::between(before.topology(), after.topology());
     }
-    let _ = diff::diff(&before, &after, keys.iter().map(OwnedKey::as_key));
+    // The streamed counts (no per-key storage) agree with the per-key list.
+    let streamed = diff::diff(&before, &after, keys.iter().map(OwnedKey::as_key), false);
+    let listed = diff::diff(&before, &after, keys.iter().map(OwnedKey::as_key), true);
+    if let (Ok(streamed), Ok(listed)) = (&streamed, &listed) {
+        let per_key = listed.keys.as_ref().expect("the per-key list was asked for");
+        assert!(streamed.keys.is_none(), "a streamed diff holds no per-key list");
+        assert_eq!((streamed.total, streamed.moved, &streamed.flows), (listed.total, listed.moved, &listed.flows));
+        assert_eq!(per_key.len() as u64, listed.total);
+        assert_eq!(per_key.iter().filter(|key| key.moved()).count() as u64, listed.moved);
+    } else {
+        assert_eq!(streamed.is_ok(), listed.is_ok(), "streamed and listed diffs fail together");
+    }
     let _ = Migration::of_dictionary(&after);
     let Ok(migration) = Migration::new(before, after) else { return Ok(()) };
     let known = |name: &str| {

@@ -63,7 +63,10 @@ impl Router {
     /// Compiles a validated topology.
     ///
     /// # Errors
-    /// `limit_exceeded` when the compiled form would be too large (ring points).
+    /// `limit_exceeded` when the compiled form would be too large (ring points, table
+    /// cells); `invalid_topology` for pairings checked only when the strategy compiles
+    /// (a `token_ring` with 32-bit `crc32` hashing, a `key_range` with a hash tag);
+    /// `no_nodes` when a strategy is left with no node to place on.
     pub fn new(topology: Topology) -> Result<Router> {
         let placement = Placement::compile(&topology.strategy, &topology.hashing, &topology.nodes)?;
         let max_replicas = placement.max_replicas();

@@ -110,5 +110,4 @@ bench: setup build ## Run every benchmark side by side with its peers and write 
 	@[ ! -f bench/browser/bench.mjs ] || node bench/browser/bench.mjs
 	node bench/edge/bench.mjs
 	$(PY) examples/redis-cluster/bench.py
-	@[ ! -f examples/redis-cluster/bench.mjs ] || node examples/redis-cluster/bench.mjs
 	python3 scripts/assemble-benchmarks.py

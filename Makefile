@@ -3,7 +3,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 PY := .venv/bin/python
 
-.PHONY: help setup demo dist test-dist test fuzz fuzz-smoke test-rust test-python test-node test-wasm test-schema test-playground test-oracles test-examples playground example-redis example-postgres bench check-counts check-versions vectors build clippy
+.PHONY: help setup check check-servers demo dist test-dist test fuzz fuzz-smoke test-rust test-python test-node test-wasm test-schema test-playground test-oracles test-examples playground example-redis example-postgres bench check-counts check-versions vectors build clippy
 
 help: ## List the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -20,10 +20,23 @@ build: setup ## Build the core and all three bindings
 demo: build ## Route the demo keys through Rust, Python, Node and WASM and compare
 	$(PY) scripts/demo.py
 
-test: setup ## Run every test: core, conformance in all five runners, bindings, type stubs, the installable packages
+test: setup check-servers ## Run every test: core, conformance in all five runners, bindings, type stubs, live servers, the installable packages
 	rm -rf target/conformance
 	$(MAKE) --no-print-directory test-rust fuzz-smoke test-python test-node test-wasm test-schema test-playground test-oracles test-examples test-dist
 	$(MAKE) --no-print-directory check-counts check-versions
+
+check: setup ## The everyday loop (~3 min warm): Rust tests, four conformance runners (no browser), the bindings' unit tests, stubtest, tsc; no live server, fuzzing or browser
+	rm -rf target/conformance
+	cargo test -q -p shardroute -p shardroute-conformance -p shardroute-cli
+	cargo clippy -q -p shardroute -p shardroute-conformance -p shardroute-cli --all-targets -- -D warnings
+	SHARDROUTE_TIER=check bindings-py/test.sh
+	SHARDROUTE_TIER=check bindings-node/test.sh
+	SHARDROUTE_TIER=check bindings-wasm/test.sh
+	python3 scripts/check-conformance-counts.py --without wasm-chromium
+
+check-servers: ## Fail early unless every program a test starts is installed by setup's one package table (scripts/setup.sh)
+	@python3 scripts/check-servers.py
+	@$(PY) -m pytest -q -p no:cacheprovider scripts/tests
 
 dist: setup ## Build the installable packages into dist/: the Python wheel (abi3, stripped) and sdist, the npm tarballs of the addon and the WASM package
 	rm -rf dist && mkdir -p dist

@@ -31,6 +31,13 @@ echo "== tsc --noEmit (index.d.ts, conformance/js/types.ts; web.d.ts, test/edge/
 ./node_modules/.bin/tsc --noEmit -p tsconfig.json
 ./node_modules/.bin/tsc --noEmit -p tsconfig.web.json
 
+# SHARDROUTE_TIER=check (`make check`): Node only; the edge runtimes, the browser and the
+# slim package are `make test`'s.
+if [ "${SHARDROUTE_TIER:-}" = check ]; then
+  echo "== node --test (check tier: no edge runtimes, browser or slim package)"
+  node --test $(ls test/*.test.mjs | grep -v '^test/edge\.test\.mjs$')
+  exit 0
+fi
 echo "== node --test"
 node --test test/*.test.mjs
 

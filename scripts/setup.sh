@@ -3,17 +3,7 @@
 # Debian (bookworm) machine with rustup, Python 3 and Node.js. Idempotent: each step
 # checks before it installs, so a second run takes a few seconds.
 #
-#   apt     g++                                      libFuzzer's C++ source (fuzz/, built by
-#                                                    libfuzzer-sys)
-#           rustc-web cargo-web rust-web-src lld-22  Debian's Rust 1.96 with the wasm32 std
-#                                                    sources (rustup here has only the host target)
-#           rust-web-llvm                            /usr/bin/rust-lld, the linker rustc-web's
-#                                                    wasm32 target calls (only a Recommends of
-#                                                    rustc-web, which --no-install-recommends skips)
-#           binaryen                                 wasm-opt, the WASM package's size optimizer
-#           chromium                                 the headless browser runner
-#           postgresql etcd-server                   examples/postgres-messages: the shards and the
-#                                                    topology store
+#   apt     every package of the table below (SYSTEM_PACKAGES)
 #   cargo   wasm-bindgen-cli, exactly the wasm-bindgen version in Cargo.lock
 #           cargo-fuzz 0.13.2, exactly: the fuzz targets of fuzz/ (scripts/fuzz.sh; it runs
 #           on stable with RUSTC_BOOTSTRAP=1; libfuzzer-sys builds libFuzzer with g++)
@@ -32,9 +22,28 @@ export DEBIAN_FRONTEND=noninteractive
 say() { printf '[setup] %s\n' "$*"; }
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
-# The oracles of the compatibility profiles (conformance/oracles): a real Redis
-# server, libmemcached for the ketama harness, Tarantool for vshard's digest.crc32.
-apt_packages=(g++ rustc-web cargo-web rust-web-src rust-web-llvm lld-22 binaryen chromium redis-server libmemcached-dev tarantool)
+# The one table of the Debian packages setup installs. Columns: the package; the programs a
+# test, example or benchmark starts from it (a bare name is looked up on PATH, a path is
+# checked as it is; `-` where no test starts one); why the project needs it. README's
+# "System packages" says the same, and scripts/check-servers.py (run first by `make test`)
+# fails early when a test starts a program that is in no row, or a row's program is missing.
+SYSTEM_PACKAGES=$(cat <<'TABLE'
+g++              | -                                                                     | libFuzzer's C++ source, built by libfuzzer-sys for the fuzz targets (fuzz/)
+rustc-web        | -                                                                     | Debian's Rust with a wasm32 std (rustup here has only the host target): the WASM build
+cargo-web        | -                                                                     | the cargo that goes with rustc-web
+rust-web-src     | -                                                                     | the std sources that `-Z build-std` compiles for wasm32
+rust-web-llvm    | -                                                                     | /usr/bin/rust-lld, the linker rustc-web's wasm32 target calls
+lld-22           | -                                                                     | the LLVM linker behind rust-lld
+binaryen         | wasm-opt                                                              | wasm-opt, the WASM package's size optimizer
+chromium         | chromium                                                              | the headless browser: the wasm-chromium conformance runner, the playground, browser benchmarks
+redis-server     | redis-server,redis-cli                                                | Redis Cluster: the redis_cluster oracle, the Redis shells' tests, examples/redis-cluster
+libmemcached-dev | -                                                                     | libmemcached, the ketama oracle's C harness links it
+tarantool        | tarantool                                                             | Tarantool, the vshard oracle (digest.crc32)
+postgresql       | /usr/lib/postgresql/15/bin/postgres,/usr/lib/postgresql/15/bin/initdb | PostgreSQL 15, the shards of examples/postgres-messages
+etcd-server      | etcd                                                                  | etcd 3.4, the topology store of examples/postgres-messages (v3 JSON gateway)
+TABLE
+)
+mapfile -t apt_packages < <(cut -d'|' -f1 <<<"$SYSTEM_PACKAGES" | tr -d ' ')
 missing=()
 for package in "${apt_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed' || missing+=("$package")

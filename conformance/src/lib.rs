@@ -5,6 +5,7 @@
 pub mod documents;
 pub mod generate;
 pub mod run;
+pub mod session;
 pub mod write;
 
 use std::path::PathBuf;

@@ -295,6 +295,7 @@ fn evaluate(file: &Value, routers: &mut HashMap<String, Router>, case: &Value) -
                 }
             }
         }
+        "redis_session" => crate::session::redis_session(case)?,
         "parse_redirect" => match Redirect::parse(text(case, "line")?) {
             Ok(redirect) => {
                 json!({ "kind": redirect.kind.as_str(), "slot": redirect.slot, "address": redirect.address })

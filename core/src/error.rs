@@ -39,11 +39,17 @@ pub enum ErrorKind {
     /// The keys of one multi-key command map to different shards (Redis: different
     /// slots, its `CROSSSLOT` error), so no single node can run it. Code `cross_slot`.
     CrossSlot,
+    /// A client session followed more redirects (`MOVED`, `ASK`) for one command than
+    /// its limit allows: two nodes that disagree. Code `too_many_redirects`.
+    TooManyRedirects,
+    /// A client session found no node to serve a command within its retry budget (nodes
+    /// down, a cluster electing). Code `unavailable`.
+    Unavailable,
 }
 
 impl ErrorKind {
     /// Every kind, in declaration order (bindings use it to build their error classes).
-    pub const ALL: [ErrorKind; 8] = [
+    pub const ALL: [ErrorKind; 10] = [
         ErrorKind::InvalidTopology,
         ErrorKind::InvalidKey,
         ErrorKind::NoNodes,
@@ -52,6 +58,8 @@ impl ErrorKind {
         ErrorKind::StaleEpoch,
         ErrorKind::ReadOnly,
         ErrorKind::CrossSlot,
+        ErrorKind::TooManyRedirects,
+        ErrorKind::Unavailable,
     ];
 
     /// The stable string code of this kind, e.g. `"invalid_topology"`.
@@ -65,6 +73,8 @@ impl ErrorKind {
             ErrorKind::StaleEpoch => "stale_epoch",
             ErrorKind::ReadOnly => "read_only",
             ErrorKind::CrossSlot => "cross_slot",
+            ErrorKind::TooManyRedirects => "too_many_redirects",
+            ErrorKind::Unavailable => "unavailable",
         }
     }
 }

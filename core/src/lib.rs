@@ -103,6 +103,7 @@ pub mod placement_names;
 pub mod planner;
 pub mod router;
 pub mod salting;
+pub mod session;
 pub mod strategy;
 pub mod topology;
 

@@ -34,6 +34,7 @@ mod modulo;
 mod multilevel;
 mod redis_cluster;
 mod rendezvous;
+mod session_redis;
 mod ring;
 mod token_ring;
 mod topology;
@@ -75,6 +76,7 @@ pub fn all() -> Vec<(String, String)> {
         couchbase::file(),
         vshard::file(),
         migration::file(),
+        session_redis::file(),
     ]
     .iter()
     .map(vector_file::VectorFile::render)

@@ -386,7 +386,7 @@ pub struct SlotTable {
 }
 
 impl SlotTable {
-    fn new(ranges: Vec<SlotRange>) -> SlotTable {
+    pub(crate) fn new(ranges: Vec<SlotRange>) -> SlotTable {
         let mut range_of = vec![0u16; SLOTS as usize];
         for (index, range) in ranges.iter().enumerate() {
             for slot in range.start..=range.end {

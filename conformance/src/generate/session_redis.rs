@@ -1,0 +1,681 @@
+//! `session_redis.json`: scenarios of the Redis Cluster command session. Each case is a
+//! script of calls (a command begun, the outcomes of its attempts, refreshes) at fixed
+//! times, and the session's answer to each call. The answers are the core's, but every
+//! scenario below also states what it must answer, by hand, in a short form (`send
+//! 127.0.0.1:7001 asking`, `wait 40`, `refresh`, `fail too_many_redirects`, ...), and the
+//! generator refuses to write a file whose answers differ: the cases pin intended
+//! behaviour (the Redis Cluster specification's client rules, and the drifts between
+//! the old Python and Node clients), not whatever the core happened to do.
+
+use serde_json::{json, Value};
+
+use super::keys::utf8;
+use super::vector_file::VectorFile;
+
+/// One node of a `CLUSTER SHARDS` reply: its address and a letter for its 40-char id.
+struct Node(&'static str, char);
+
+/// One shard: its slot pairs, its master, its replicas.
+type Shard<'a> = (&'a [(u32, u32)], Node, &'a [Node]);
+
+/// A `CLUSTER SHARDS` reply (RESP3 maps, as redis-py and ioredis give them) of `layout`.
+fn shards(layout: &[Shard<'_>]) -> Value {
+    let node = |node: &Node, role: &str| {
+        let (host, port) = node.0.rsplit_once(':').expect("host:port");
+        let host = host.trim_start_matches('[').trim_end_matches(']');
+        json!({"id": node.1.to_string().repeat(40), "port": port.parse::<u16>().expect("port"), "ip": host,
+               "endpoint": host, "role": role, "replication-offset": 0, "health": "online"})
+    };
+    Value::Array(
+        layout
+            .iter()
+            .map(|(pairs, master, replicas)| {
+                let slots: Vec<u32> = pairs.iter().flat_map(|&(start, end)| [start, end]).collect();
+                let mut nodes = vec![node(master, "master")];
+                nodes.extend(replicas.iter().map(|replica| node(replica, "replica")));
+                json!({"slots": slots, "nodes": nodes})
+            })
+            .collect(),
+    )
+}
+
+const A: &str = "127.0.0.1:7000";
+const B: &str = "127.0.0.1:7001";
+const C: &str = "127.0.0.1:7002";
+const A2: &str = "127.0.0.1:7003";
+const B2: &str = "127.0.0.1:7004";
+const C2: &str = "127.0.0.1:7005";
+const D: &str = "127.0.0.1:7006";
+
+/// Three masters with a replica each, the `redis-cli --cluster create` split.
+fn three() -> Value {
+    shards(&[
+        (&[(0, 5460)], Node(A, 'a'), &[Node(A2, 'd')]),
+        (&[(5461, 10922)], Node(B, 'b'), &[Node(B2, 'e')]),
+        (&[(10923, 16383)], Node(C, 'c'), &[Node(C2, 'f')]),
+    ])
+}
+
+/// `three()` after A failed over to its replica A2 (A gone from the reply).
+fn three_after_failover() -> Value {
+    shards(&[
+        (&[(0, 5460)], Node(A2, 'd'), &[]),
+        (&[(5461, 10922)], Node(B, 'b'), &[Node(B2, 'e')]),
+        (&[(10923, 16383)], Node(C, 'c'), &[Node(C2, 'f')]),
+    ])
+}
+
+// Keys and their slots (CLUSTER KEYSLOT of redis-server 7.0, as in redis-cluster-keyslot.txt).
+/// "user:1" is in slot 10778: master B.
+const USER1: &str = "user:1";
+/// "somekey" is in slot 11058 (the specification's example): master C.
+const SOMEKEY: &str = "somekey";
+/// "a" is in slot 15495: master C; "b" in 3300: master A.
+const KEY_A: &str = "a";
+const KEY_B: &str = "b";
+
+fn begin(key: &str, access: &str, now: u64) -> Value {
+    json!({"call": "command", "keys": [utf8(key)], "access": access, "now_ms": now})
+}
+
+fn begin_many(keys: &[&str], access: &str, now: u64) -> Value {
+    json!({"call": "command", "keys": keys.iter().map(|k| utf8(k)).collect::<Vec<_>>(), "access": access, "now_ms": now})
+}
+
+fn poll(now: u64) -> Value {
+    json!({"call": "poll", "now_ms": now})
+}
+
+fn ok(now: u64) -> Value {
+    json!({"call": "succeeded", "now_ms": now})
+}
+
+fn failed(text: &str, names: &[&str], now: u64) -> Value {
+    json!({"call": "failed", "text": text, "names": names, "now_ms": now})
+}
+
+fn unreachable(why: &str, now: u64) -> Value {
+    json!({"call": "unreachable", "why": why, "now_ms": now})
+}
+
+fn refreshed(reply: Value, now: u64) -> Value {
+    json!({"call": "refreshed", "reply": reply, "now_ms": now})
+}
+
+fn refresh_failed(now: u64) -> Value {
+    json!({"call": "refresh_failed", "now_ms": now})
+}
+
+fn candidates() -> Value {
+    json!({"call": "candidates"})
+}
+
+fn stats() -> Value {
+    json!({"call": "stats"})
+}
+
+fn plan(keys: &[&str], access: &str) -> Value {
+    json!({"call": "plan", "keys": keys.iter().map(|k| utf8(k)).collect::<Vec<_>>(), "access": access})
+}
+
+/// The steps of a session that starts at time 0 and installs `three()`: a command on
+/// `key`, the refresh it asks for first, and its send to `owner`.
+fn started(key: &str, owner: &str) -> Vec<(Value, String)> {
+    vec![
+        (begin(key, "write", 0), "slot".into()),
+        (poll(0), "refresh".into()),
+        (candidates(), format!("candidates {A}")),
+        (refreshed(three(), 1), "ok".into()),
+        (poll(1), format!("send {owner}")),
+    ]
+}
+
+fn steps(list: &[(Value, &str)]) -> Vec<(Value, String)> {
+    list.iter().map(|(call, expect)| (call.clone(), (*expect).to_string())).collect()
+}
+
+struct Scenario {
+    name: &'static str,
+    seeds: Vec<&'static str>,
+    config: Option<Value>,
+    steps: Vec<(Value, String)>,
+}
+
+fn scenario(name: &'static str, steps: Vec<(Value, String)>) -> Scenario {
+    Scenario { name, seeds: vec![A], config: None, steps }
+}
+
+fn scenarios() -> Vec<Scenario> {
+    let mut all = Vec::new();
+    let chain = |prefix: Vec<(Value, String)>, rest: &[(Value, &str)]| {
+        let mut joined = prefix;
+        joined.extend(steps(rest));
+        joined
+    };
+
+    all.push(scenario(
+        "steady-state",
+        chain(
+            started(USER1, B),
+            &[
+                (ok(2), "done"),
+                (begin(SOMEKEY, "read", 3), "slot"),
+                (poll(3), &format!("send {C}")),
+                (ok(4), "done"),
+                (stats(), "stats commands=2 moved=0 ask=0 refreshes=1 retries=0"),
+            ],
+        ),
+    ));
+
+    // MOVED: the slot is updated at once and resent there before any refresh; the
+    // throttled refresh comes before a later command, once the interval has passed.
+    all.push(scenario(
+        "moved-updates-the-slot-then-refreshes-once",
+        chain(
+            started(USER1, B),
+            &[
+                (failed(&format!("MOVED 10778 {C}"), &[], 2), &format!("send {C}")),
+                (ok(3), "done"),
+                (begin(USER1, "write", 50), "slot"),
+                (poll(50), &format!("send {C}")),
+                (ok(51), "done"),
+                (begin(USER1, "write", 201), "slot"),
+                (poll(201), "refresh"),
+                (refreshed(three(), 202), "ok"),
+                (poll(202), &format!("send {B}")),
+                (stats(), "stats moved=1 refreshes=2 longest_redirect_chain=1"),
+            ],
+        ),
+    ));
+
+    all.push(scenario(
+        "ask-is-one-shot-and-changes-nothing",
+        chain(
+            started(USER1, B),
+            &[
+                (failed(&format!("ASK 10778 {C}"), &[], 2), &format!("send {C} asking")),
+                (ok(3), "done"),
+                (begin(USER1, "write", 500), "slot"),
+                (poll(500), &format!("send {B}")),
+                (stats(), "stats ask=1 moved=0 refreshes=1"),
+            ],
+        ),
+    ));
+
+    // A redirect that fails after ASK: the next attempt is not ASKING any more.
+    all.push(scenario(
+        "ask-then-moved",
+        chain(
+            started(USER1, B),
+            &[
+                (failed(&format!("ASK 10778 {C}"), &[], 2), &format!("send {C} asking")),
+                (failed(&format!("MOVED 10778 {C}"), &[], 3), &format!("send {C}")),
+                (ok(4), "done"),
+            ],
+        ),
+    ));
+
+    // Two nodes that disagree: five redirects followed, the sixth fails the command.
+    all.push(scenario(
+        "redirect-loop-ends-at-max-redirects",
+        chain(
+            started(USER1, B),
+            &[
+                (failed(&format!("MOVED 10778 {C}"), &[], 2), &format!("send {C}")),
+                (failed(&format!("MOVED 10778 {B}"), &[], 3), &format!("send {B}")),
+                (failed(&format!("ASK 10778 {C}"), &[], 4), &format!("send {C} asking")),
+                (failed(&format!("MOVED 10778 {B}"), &[], 5), &format!("send {B}")),
+                (failed(&format!("MOVED 10778 {C}"), &[], 6), &format!("send {C}")),
+                (failed(&format!("MOVED 10778 {B}"), &[], 7), "fail too_many_redirects"),
+                (poll(8), "fail invalid_argument"),
+                (stats(), "stats moved=4 ask=1 failed=1 longest_redirect_chain=6"),
+            ],
+        ),
+    ));
+
+    let mut two_redirects = scenario(
+        "max-redirects-from-config",
+        chain(
+            started(USER1, B),
+            &[
+                (failed(&format!("MOVED 10778 {C}"), &[], 2), &format!("send {C}")),
+                (failed(&format!("MOVED 10778 {B}"), &[], 3), "fail too_many_redirects"),
+            ],
+        ),
+    );
+    two_redirects.config = Some(json!({"max_redirects": 1}));
+    all.push(two_redirects);
+
+    // A failover: the master stops answering; the command backs off, the table is
+    // refreshed at once with the failed node asked last, and the command goes to the
+    // promoted replica.
+    all.push(scenario(
+        "failover-refreshes-and-retries-on-the-promoted-replica",
+        chain(
+            started(KEY_B, A),
+            &[
+                (unreachable("timeout", 1001), "wait 20"),
+                (poll(1010), "wait 11"),
+                (poll(1021), "refresh"),
+                (candidates(), &format!("candidates {A2},{B},{B2},{C},{C2},{A}")),
+                (refreshed(three_after_failover(), 1022), "ok"),
+                (poll(1022), &format!("send {A2}")),
+                (ok(1023), "done"),
+                (stats(), "stats retries=1 refreshes=2 errors.timeout=1"),
+            ],
+        ),
+    ));
+
+    // MOVED from the promoted replica, before any refresh noticed the failover.
+    all.push(scenario(
+        "moved-after-a-failover",
+        chain(
+            started(KEY_B, A),
+            &[
+                (failed(&format!("MOVED 3300 {A2}"), &[], 2), &format!("send {A2}")),
+                (ok(3), "done"),
+                (begin(KEY_B, "write", 4), "slot"),
+                (poll(4), &format!("send {A2}")),
+            ],
+        ),
+    ));
+
+    all.push(scenario(
+        "a-failed-refresh-keeps-the-slot-moved-updated",
+        chain(
+            started(USER1, B),
+            &[
+                (failed(&format!("MOVED 10778 {D}"), &[], 2), &format!("send {D}")),
+                (ok(3), "done"),
+                (begin(USER1, "write", 300), "slot"),
+                (poll(300), "refresh"),
+                (candidates(), &format!("candidates {A2},{B},{B2},{C},{C2},{D},{A}")),
+                (refresh_failed(301), "ok"),
+                (poll(301), &format!("send {D}")),
+                (stats(), "stats refresh_failures=1 refreshes=1"),
+            ],
+        ),
+    ));
+
+    all.push(scenario(
+        "an-empty-or-garbage-reply-is-refused-and-the-table-kept",
+        chain(
+            started(USER1, B),
+            &[
+                (failed(&format!("MOVED 10778 {C}"), &[], 2), &format!("send {C}")),
+                (ok(3), "done"),
+                (begin(USER1, "write", 300), "slot"),
+                (poll(300), "refresh"),
+                (refreshed(json!([]), 301), "error invalid_argument"),
+                (refreshed(json!("ERR unknown command"), 301), "error invalid_argument"),
+                (refreshed(json!([{"slots": [0, 100], "nodes": []}]), 301), "error invalid_argument"),
+                (refreshed(shards(&[(&[(0, 16000)], Node(A, 'a'), &[])]), 301), "error invalid_argument"),
+                (refresh_failed(302), "ok"),
+                (poll(302), &format!("send {C}")),
+                (stats(), "stats refused_replies=4 refresh_failures=1 refreshes=1"),
+            ],
+        ),
+    ));
+
+    // Redirects as client libraries hand them over: redis-py inside a pipeline keeps
+    // only "<slot> <address>" behind its own prefix, with the class saying MOVED.
+    all.push(scenario(
+        "a-redirect-wrapped-by-a-pipeline-is-a-redirect",
+        chain(
+            started(USER1, B),
+            &[
+                (
+                    failed(
+                        &format!("Command # 1 (SET user:1 v) of pipeline caused error: 10778 {C}"),
+                        &["MovedError", "AskError", "ResponseError", "RedisError", "Exception"],
+                        2,
+                    ),
+                    &format!("send {C}"),
+                ),
+                (
+                    failed(
+                        &format!("Command # 2 (SET user:1 v) of pipeline caused error: ASK 10778 {B}"),
+                        &["ResponseError", "RedisError"],
+                        3,
+                    ),
+                    &format!("send {B} asking"),
+                ),
+                (failed(&format!("-ASK 10778 {A}"), &["ReplyError", "Error"], 4), &format!("send {A} asking")),
+                (ok(5), "done"),
+            ],
+        ),
+    ));
+
+    all.push(scenario(
+        "an-application-error-stands",
+        chain(
+            started(USER1, B),
+            &[
+                (
+                    failed("WRONGTYPE Operation against a key holding the wrong kind of value", &["ResponseError"], 2),
+                    "done",
+                ),
+                (begin(USER1, "write", 3), "slot"),
+                (poll(3), &format!("send {B}")),
+                (failed("EXECABORT Transaction discarded because of previous errors.", &["ReplyError"], 4), "done"),
+            ],
+        ),
+    ));
+
+    // A WAIT released because its master turned replica, and a write refused by a
+    // demoted master: refresh and retry, not an error.
+    all.push(scenario(
+        "unblocked-during-wait-refreshes-and-retries",
+        chain(
+            started(KEY_B, A),
+            &[
+                (
+                    failed(
+                        "UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)",
+                        &["ResponseError"],
+                        2,
+                    ),
+                    "wait 20",
+                ),
+                (poll(22), "refresh"),
+                (refreshed(three_after_failover(), 23), "ok"),
+                (poll(23), &format!("send {A2}")),
+                (ok(24), "done"),
+                (stats(), "stats errors.unblocked=1 retries=1 refreshes=2"),
+            ],
+        ),
+    ));
+
+    all.push(scenario(
+        "readonly-from-a-demoted-master-refreshes-and-retries",
+        chain(
+            started(KEY_B, A),
+            &[
+                (
+                    failed("You can't write against a read only replica.", &["ReadOnlyError", "ResponseError"], 2),
+                    "wait 20",
+                ),
+                (poll(22), "refresh"),
+                (refreshed(three(), 23), "ok"),
+                (poll(23), &format!("send {A}")),
+                (failed("READONLY You can't write against a read only replica.", &[], 24), "wait 40"),
+                (poll(64), "refresh"),
+                (refreshed(three_after_failover(), 65), "ok"),
+                (poll(65), &format!("send {A2}")),
+                (stats(), "stats errors.read_only=2 retries=2 refreshes=3"),
+            ],
+        ),
+    ));
+
+    // TRYAGAIN (a multi-key command split by a migration): back off, doubling, no refresh.
+    all.push(scenario(
+        "tryagain-backs-off-doubling-without-a-refresh",
+        chain(
+            started(USER1, B),
+            &[
+                (failed("TRYAGAIN Multiple keys request during rehashing of slot", &[], 2), "wait 20"),
+                (poll(22), &format!("send {B}")),
+                (failed("TRYAGAIN Multiple keys request during rehashing of slot", &["TryAgainError"], 23), "wait 40"),
+                (poll(63), &format!("send {B}")),
+                (ok(64), "done"),
+                (stats(), "stats errors.try_again=2 retries=2 refreshes=1"),
+            ],
+        ),
+    ));
+
+    // Every busy reply is retried (the old Node client left out MASTERDOWN), and asks
+    // for a throttled refresh.
+    all.push(scenario(
+        "clusterdown-masterdown-loading-are-retried",
+        chain(
+            started(USER1, B),
+            &[
+                (failed("CLUSTERDOWN The cluster is down", &[], 300), "wait 20"),
+                (poll(320), "refresh"),
+                (refreshed(three(), 321), "ok"),
+                (poll(321), &format!("send {B}")),
+                (
+                    failed("MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.", &[], 322),
+                    "wait 40",
+                ),
+                (poll(362), &format!("send {B}")),
+                (failed("LOADING Redis is loading the dataset in memory", &[], 363), "wait 80"),
+                (poll(443), &format!("send {B}")),
+                (failed("Loading the dataset in memory", &["BusyLoadingError", "ConnectionError"], 444), "wait 160"),
+                (poll(604), "refresh"),
+                (stats(), "stats errors.cluster_down=1 errors.master_down=1 errors.loading=2 retries=4"),
+            ],
+        ),
+    ));
+
+    let mut budget = scenario(
+        "the-retry-budget-ends-in-unavailable",
+        chain(
+            started(USER1, B),
+            &[
+                (unreachable("refused", 10), "wait 20"),
+                (poll(30), "refresh"),
+                (refresh_failed(31), "ok"),
+                (poll(31), &format!("send {B}")),
+                (unreachable("reset", 32), "wait 40"),
+                (poll(72), "refresh"),
+                (refreshed(three(), 73), "ok"),
+                (poll(73), &format!("send {B}")),
+                (unreachable("timeout", 110), "fail unavailable"),
+                (stats(), "stats errors.refused=1 errors.reset=1 errors.timeout=1 failed=1 retries=2"),
+            ],
+        ),
+    );
+    budget.config = Some(json!({"retry_budget_ms": 100}));
+    all.push(budget);
+
+    // Before the first table: a startup node that does not answer is retried after a
+    // backoff, until the budget.
+    let mut startup = scenario(
+        "no-startup-node-answers",
+        steps(&[
+            (begin(USER1, "write", 0), "slot"),
+            (poll(0), "refresh"),
+            (refresh_failed(5), "ok"),
+            (poll(5), "wait 20"),
+            (poll(25), "refresh"),
+            (refresh_failed(26), "ok"),
+            (poll(26), "wait 40"),
+            (poll(66), "refresh"),
+            (refresh_failed(67), "ok"),
+            (poll(67), "wait 38"),
+            (poll(105), "fail unavailable"),
+        ]),
+    );
+    startup.config = Some(json!({"retry_budget_ms": 100}));
+    all.push(startup);
+
+    // Replica reads: the replicas in turn, over connections that sent READONLY; writes
+    // to the master.
+    let mut replicas = scenario(
+        "replica-reads-take-turns",
+        steps(&[
+            (begin(USER1, "read", 0), "slot"),
+            (poll(0), "refresh"),
+            (
+                refreshed(
+                    shards(&[
+                        (&[(0, 8191)], Node(A, 'a'), &[Node(A2, 'd')]),
+                        (&[(8192, 16383)], Node(B, 'b'), &[Node(B2, 'e'), Node(C2, 'f')]),
+                    ]),
+                    1,
+                ),
+                "ok",
+            ),
+            (poll(1), &format!("send {B2} readonly")),
+            (ok(2), "done"),
+            (begin(USER1, "read", 3), "slot"),
+            (poll(3), &format!("send {C2} readonly")),
+            (ok(4), "done"),
+            (begin(USER1, "read", 5), "slot"),
+            (poll(5), &format!("send {B2} readonly")),
+            (ok(6), "done"),
+            (begin(USER1, "write", 7), "slot"),
+            (poll(7), &format!("send {B}")),
+        ]),
+    );
+    replicas.config = Some(json!({"read_from_replicas": true}));
+    all.push(replicas);
+
+    // Addresses: IPv6 written as Redis writes it, and an empty host (a node that does
+    // not know its address) meaning the host the command went to.
+    all.push(Scenario {
+        name: "ipv6-and-empty-host-redirects",
+        seeds: vec!["[::1]:7000"],
+        config: None,
+        steps: steps(&[
+            (begin(USER1, "write", 0), "slot"),
+            (poll(0), "refresh"),
+            (candidates(), "candidates [::1]:7000"),
+            (
+                refreshed(
+                    shards(&[
+                        (&[(0, 8191)], Node("[::1]:7000", 'a'), &[]),
+                        (&[(8192, 16383)], Node("[::1]:7001", 'b'), &[]),
+                    ]),
+                    1,
+                ),
+                "ok",
+            ),
+            (poll(1), "send [::1]:7001"),
+            (failed("MOVED 10778 ::1:7002", &[], 2), "send [::1]:7002"),
+            (failed("ASK 10778 :7003", &[], 3), "send [::1]:7003 asking"),
+            (failed("MOVED 10778 :7004", &[], 4), "send [::1]:7004"),
+            (ok(5), "done"),
+        ]),
+    });
+
+    all.push(Scenario {
+        name: "hostnames",
+        seeds: vec!["redis-0.cluster.internal:6379", "redis-1.cluster.internal:6379"],
+        config: None,
+        steps: steps(&[
+            (begin(SOMEKEY, "write", 0), "slot"),
+            (poll(0), "refresh"),
+            (candidates(), "candidates redis-0.cluster.internal:6379,redis-1.cluster.internal:6379"),
+            (refreshed(shards(&[(&[(0, 16383)], Node("redis-2.cluster.internal:6379", 'c'), &[])]), 1), "ok"),
+            (poll(1), "send redis-2.cluster.internal:6379"),
+            (failed("MOVED 11058 redis-3.cluster.internal:6380", &[], 2), "send redis-3.cluster.internal:6380"),
+        ]),
+    });
+
+    // Multi-key commands share a slot or are refused; batches group by node and slot.
+    all.push(scenario(
+        "multi-key-commands-and-batches",
+        chain(
+            started(USER1, B),
+            &[
+                (ok(2), "done"),
+                (begin_many(&["{user:1}.name", "{user:1}.mail"], "write", 3), "slot"),
+                (begin_many(&[KEY_A, KEY_B], "write", 4), "error cross_slot"),
+                (json!({"call": "command", "keys": [], "access": "write", "now_ms": 5}), "error invalid_argument"),
+                (plan(&[KEY_A, KEY_B, USER1, SOMEKEY, "{user:1}.x"], "read"), &format!("groups {A},{B},{C}")),
+            ],
+        ),
+    ));
+
+    all.push(Scenario {
+        name: "bad-seeds-and-config",
+        seeds: vec![],
+        config: None,
+        steps: vec![],
+    });
+    all
+}
+
+pub(crate) fn file() -> VectorFile {
+    let mut file = VectorFile::new(
+        "session_redis",
+        "Scenarios of the Redis Cluster command session (sans-IO): commands, the outcomes of their attempts (MOVED, ASK, TRYAGAIN, CLUSTERDOWN, MASTERDOWN, LOADING, READONLY, UNBLOCKED, wrapped redirects, refused/reset/timed-out connections) and refreshes at fixed times, and the session's next action for each: send where (ASKING, READONLY), wait until when, refresh, done, or fail with which code.",
+        "generator; each scenario's answers are also stated by hand in conformance/src/generate/session_redis.rs and checked before writing; the rules: the Redis Cluster specification (Redirection and resharding, ASK, failover), Redis 7 error replies, redis-py 8 exception classes",
+    );
+    for scenario in scenarios() {
+        let mut case = json!({"op": "redis_session", "seeds": scenario.seeds});
+        if let Some(config) = &scenario.config {
+            case["config"] = config.clone();
+        }
+        case["steps"] = Value::Array(scenario.steps.iter().map(|(call, _)| call.clone()).collect());
+        let expect = crate::session::redis_session(&case).unwrap_or_else(|err| panic!("{}: {err}", scenario.name));
+        if scenario.steps.is_empty() {
+            assert_eq!(expect, json!({"error": "invalid_argument"}), "{}: no seeds must be refused", scenario.name);
+        }
+        let results = expect.get("results").and_then(Value::as_array).cloned().unwrap_or_default();
+        for ((call, wanted), got) in scenario.steps.iter().zip(&results) {
+            check(scenario.name, call, wanted, got);
+        }
+        case["expect"] = expect;
+        file.case(scenario.name, case);
+    }
+    // A config the session refuses.
+    for (what, config) in [
+        ("unknown-field", json!({"max_redirect": 3})),
+        ("negative", json!({"retry_budget_ms": -1})),
+        ("zero-backoff", json!({"backoff_first_ms": 0})),
+        ("backoff-max-below-first", json!({"backoff_first_ms": 100, "backoff_max_ms": 50})),
+        ("not-an-object", json!([1])),
+    ] {
+        let case = json!({"op": "redis_session", "seeds": [A], "config": config, "steps": []});
+        let expect = crate::session::redis_session(&case).expect("runs");
+        assert_eq!(expect, json!({"error": "invalid_argument"}), "config {what}");
+        let mut case = case;
+        case["expect"] = expect;
+        file.case(&format!("bad-config/{what}"), case);
+    }
+    for (what, seed) in [("no-port", "127.0.0.1"), ("no-host", ":7000"), ("port-zero", "h:0"), ("space", "a b:1")] {
+        let case = json!({"op": "redis_session", "seeds": [seed], "steps": []});
+        let expect = crate::session::redis_session(&case).expect("runs");
+        assert_eq!(expect, json!({"error": "invalid_argument"}), "seed {what}");
+        let mut case = case;
+        case["expect"] = expect;
+        file.case(&format!("bad-seed/{what}"), case);
+    }
+    file
+}
+
+/// Panics unless `got` (one step's result) is what `wanted` says, in the short form.
+fn check(scenario: &str, call: &Value, wanted: &str, got: &Value) {
+    let fail = || panic!("{scenario}: {call} answered {got}, the scenario says {wanted:?}");
+    let mut words = wanted.split(' ');
+    let head = words.next().unwrap_or("");
+    let rest: Vec<&str> = words.collect();
+    let ok = match head {
+        "send" => {
+            let send = &got["send"];
+            send["address"] == rest[0]
+                && send["asking"] == rest.contains(&"asking")
+                && send["readonly"] == rest.contains(&"readonly")
+        }
+        "wait" => got["wait"]["delay_ms"].as_u64().map(|ms| ms.to_string()).as_deref() == Some(rest[0]),
+        "refresh" => got == &json!({"refresh": {}}),
+        "done" => got == &json!({"done": {}}),
+        "fail" => got == &json!({"fail": {"code": rest[0]}}),
+        "ok" => got == &json!({"ok": true}),
+        "error" => got == &json!({"error": rest[0]}),
+        "slot" => got["slot"].is_u64(),
+        "candidates" => {
+            let addresses: Vec<&str> = got["addresses"].as_array().map_or(vec![], |a| a.iter().filter_map(Value::as_str).collect());
+            addresses.join(",") == rest[0]
+        }
+        "groups" => {
+            let addresses: Vec<&str> = got["groups"].as_array().map_or(vec![], |g| g.iter().filter_map(|g| g["address"].as_str()).collect());
+            addresses.join(",") == rest[0]
+        }
+        "stats" => rest.iter().all(|pair| {
+            let (name, value) = pair.split_once('=').expect("name=value");
+            let found = match name.split_once('.') {
+                Some((outer, inner)) => &got[outer][inner],
+                None => &got[name],
+            };
+            found.as_u64().map(|n| n.to_string()).as_deref() == Some(value)
+        }),
+        _ => panic!("{scenario}: unknown expectation {wanted:?}"),
+    };
+    if !ok {
+        fail();
+    }
+}

@@ -1,0 +1,110 @@
+//! The Rust runner of the session scenarios (`op: "redis_session"`): builds a
+//! [`ClusterSession`] from the case, makes each step's call, and writes each result the
+//! way every runner does (see conformance/README.md, "Session scenarios"). No decision
+//! is made here: the session makes them all.
+
+use serde_json::{json, Value};
+use shardroute::session::{Access, ClusterConfig, ClusterSession, Command, Transport};
+
+use crate::run::{to_key, OwnedKey};
+
+/// The `results` of a `redis_session` case, or `{"error": code}` when the session
+/// cannot be made; `Err` for a malformed vector.
+pub fn redis_session(case: &Value) -> Result<Value, String> {
+    let seeds: Vec<&str> = case["seeds"]
+        .as_array()
+        .ok_or("seeds is not an array")?
+        .iter()
+        .map(|seed| seed.as_str().ok_or("a seed is not a string"))
+        .collect::<Result<_, _>>()?;
+    let config = match case.get("config") {
+        Some(object) => ClusterConfig::from_value(object),
+        None => Ok(ClusterConfig::default()),
+    };
+    let mut session = match config.and_then(|config| ClusterSession::new(&seeds, config)) {
+        Ok(session) => session,
+        Err(err) => return Ok(json!({"error": err.code()})),
+    };
+    let mut command: Option<Command> = None;
+    let mut results = Vec::new();
+    for step in case["steps"].as_array().ok_or("steps is not an array")? {
+        let now = step.get("now_ms").map_or(Some(0), Value::as_u64).ok_or("now_ms is not an integer")?;
+        let call = step["call"].as_str().ok_or("a step has no call")?;
+        let missing = || format!("{call}: no command begun");
+        let result = match call {
+            "command" => match keys(step)? {
+                Err(err) => json!({"error": err.code()}),
+                Ok(keys) => {
+                    let keys: Vec<_> = keys.iter().map(OwnedKey::as_key).collect();
+                    match session.command(&keys, access(step)?, now) {
+                        Ok(begun) => {
+                            let slot = begun.slot();
+                            command = Some(begun);
+                            json!({"slot": slot})
+                        }
+                        Err(err) => json!({"error": err.code()}),
+                    }
+                }
+            },
+            "poll" => session.poll(command.as_mut().ok_or_else(missing)?, now).to_value(),
+            "succeeded" => session.succeeded(command.as_mut().ok_or_else(missing)?, now).to_value(),
+            "failed" => {
+                let text = step["text"].as_str().ok_or("text is not a string")?;
+                let names: Vec<&str> = step["names"]
+                    .as_array()
+                    .ok_or("names is not an array")?
+                    .iter()
+                    .map(|name| name.as_str().ok_or("a name is not a string"))
+                    .collect::<Result<_, _>>()?;
+                session.failed(command.as_mut().ok_or_else(missing)?, text, &names, now).to_value()
+            }
+            "unreachable" => {
+                let why = step["why"].as_str().and_then(Transport::from_name).ok_or("why is not refused|reset|timeout")?;
+                session.unreachable(command.as_mut().ok_or_else(missing)?, why, now).to_value()
+            }
+            "refreshed" => match session.refreshed(&step["reply"], now) {
+                Ok(()) => json!({"ok": true}),
+                Err(err) => json!({"error": err.code()}),
+            },
+            "refresh_failed" => {
+                session.refresh_failed(now);
+                json!({"ok": true})
+            }
+            "candidates" => {
+                let addresses: Vec<String> = session.refresh_candidates().iter().map(|e| e.address()).collect();
+                json!({"addresses": addresses})
+            }
+            "stats" => session.stats().to_value(),
+            "plan" => match keys(step)? {
+                Err(err) => json!({"error": err.code()}),
+                Ok(keys) => {
+                    let keys: Vec<_> = keys.iter().map(OwnedKey::as_key).collect();
+                    match session.plan(&keys, access(step)?) {
+                        Ok(groups) => {
+                            let groups: Vec<Value> = groups
+                                .iter()
+                                .map(|group| {
+                                    json!({"address": group.target.endpoint.address(), "readonly": group.target.readonly,
+                                           "slots": group.slots})
+                                })
+                                .collect();
+                            json!({"groups": groups})
+                        }
+                        Err(err) => json!({"error": err.code()}),
+                    }
+                }
+            },
+            other => return Err(format!("unknown session call {other:?}")),
+        };
+        results.push(result);
+    }
+    Ok(json!({ "results": results }))
+}
+
+fn keys(step: &Value) -> Result<Result<Vec<OwnedKey>, shardroute::Error>, String> {
+    step["keys"].as_array().ok_or("keys is not an array")?.iter().map(to_key).collect()
+}
+
+fn access(step: &Value) -> Result<Access, String> {
+    Access::from_name(step["access"].as_str().ok_or("access is not a string")?).map_err(|err| err.to_string())
+}

@@ -1,0 +1,23 @@
+//! Sans-IO sessions: the decisions a client makes around routing, written once.
+//!
+//! A session never opens a socket and never reads a clock. A shell (Python's
+//! `shardroute.redis`, Node's `shardroute/redis`) does the I/O: it asks the session what
+//! to do, does it, and hands back what happened and when (`now_ms`, the shell's
+//! monotonic clock in milliseconds). Replies and times in, actions out: so the same
+//! scenario gives the same actions in every language, and the conformance vectors
+//! (`conformance/vectors/session_*.json`) test behaviour the way they test routing.
+//!
+//! * [`redis`]: the Redis Cluster command session (MOVED, ASK, retries, refreshes,
+//!   replica reads, batches), with [`reply`], the one table that says what each error
+//!   means, and [`endpoint`], the one parser of `host:port`.
+//!
+//! The models: h11's `Connection` (bytes in, events out), quinn-proto (datagrams and
+//! `now` in, "send this, wake me at T" out), rustls' core against its stream adapters.
+
+pub mod endpoint;
+pub mod redis;
+pub mod reply;
+
+pub use endpoint::Endpoint;
+pub use redis::{defaults, Access, Action, ClusterConfig, ClusterSession, Command, Group, SessionStats, Target};
+pub use reply::{classify, Busy, Demoted, Outcome, Rule, Transport};

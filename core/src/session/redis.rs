@@ -1,0 +1,838 @@
+//! The Redis Cluster command session: what a smart client does around routing, decided
+//! once, for every language.
+//!
+//! The session never opens a socket and never reads a clock (the model is h11's
+//! `Connection` and quinn-proto's `Connection`). The shell asks it where to send a
+//! command ([`ClusterSession::poll`]), sends it there, and hands back what happened with
+//! the time it happened ([`ClusterSession::succeeded`], [`ClusterSession::failed`]); the
+//! session answers with the next [`Action`]: send (again) where, wait until when, refresh
+//! the table, or give up with which code. Replies and `now_ms` are the only inputs, so a
+//! scenario of replies and times gives the same actions in every language: the
+//! conformance vectors of `conformance/vectors/session_redis.json` are such scenarios.
+//!
+//! What the session decides (the Redis Cluster specification's client rules, and the
+//! table of [`reply`](super::reply)):
+//!
+//! * **MOVED** updates that slot at once (a new router, next epoch: [`Router::moved`]),
+//!   resends there, and asks for a full refresh at most once per
+//!   [`ClusterConfig::refresh_interval_ms`] (a reshard's burst of MOVEDs costs one
+//!   refresh). The refresh runs before the next command, never between a MOVED and its
+//!   resend.
+//! * **ASK** resends this command once to the migration's target after `ASKING`, and
+//!   changes nothing.
+//! * A command follows at most [`ClusterConfig::max_redirects`] redirects, then fails
+//!   with `too_many_redirects`: two nodes that disagree cannot bounce it forever.
+//! * **Busy** replies (`TRYAGAIN`, `CLUSTERDOWN`, `MASTERDOWN`, `LOADING`), a **demoted**
+//!   master (`READONLY`, `UNBLOCKED`) and a node that cannot be reached back off
+//!   ([`ClusterConfig::backoff_first_ms`] doubling to [`ClusterConfig::backoff_max_ms`])
+//!   and retry, refreshing first where the table may be wrong, until
+//!   [`ClusterConfig::retry_budget_ms`] from the first such failure; then `unavailable`.
+//! * A refresh asks the known nodes and the startup nodes in turn, the nodes that just
+//!   failed last ([`ClusterSession::refresh_candidates`]). A reply that does not make a
+//!   whole table (empty, garbage, slots uncovered) is refused and the table kept, with
+//!   the slots MOVED already updated.
+//! * Replica reads take the slot's replicas in turn; the turn is a `u32` that wraps.
+//! * Multi-key commands must share a slot (`cross_slot`); batches are grouped by the node
+//!   and the slot ([`ClusterSession::plan`]).
+//!
+//! Cost: [`poll`](ClusterSession::poll) and [`succeeded`](ClusterSession::succeeded) on
+//! the steady path are a slot lookup and a counter, well under a microsecond; MOVED
+//! builds a new router (tens of microseconds), a refresh imports the reply.
+
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+
+use serde_json::Value;
+
+use super::endpoint::Endpoint;
+use super::reply::{classify, Outcome, Transport};
+use crate::error::{Error, ErrorKind, Result};
+use crate::key::Key;
+use crate::ops::Op;
+use crate::router::Router;
+use crate::strategy::compat::redis_cluster::import::read_shards;
+use crate::strategy::compat::redis_cluster::{key_slot, SlotTable, SLOTS};
+use crate::strategy::spec::chain_replica;
+use crate::strategy::Strategy;
+use crate::topology::Topology;
+
+/// The defaults every shell uses: each is a field of [`ClusterConfig`], and the bindings
+/// re-export them (Python `shardroute.session.DEFAULTS`, JS `sessionDefaults()`).
+pub mod defaults {
+    /// Redirects one command may follow.
+    pub const MAX_REDIRECTS: u32 = 5;
+    /// The shortest time between two refreshes asked for by MOVED or a busy cluster.
+    pub const REFRESH_INTERVAL_MS: u64 = 200;
+    /// How long a command keeps retrying after its first retryable failure.
+    pub const RETRY_BUDGET_MS: u64 = 20_000;
+    /// The first backoff.
+    pub const BACKOFF_FIRST_MS: u64 = 20;
+    /// The longest backoff (each one doubles up to it).
+    pub const BACKOFF_MAX_MS: u64 = 500;
+    /// How long a shell waits for a connection.
+    pub const CONNECT_TIMEOUT_MS: u64 = 1_000;
+    /// How long a shell waits for a reply.
+    pub const COMMAND_TIMEOUT_MS: u64 = 5_000;
+}
+
+/// A session's settings; [`ClusterConfig::default`] is [`defaults`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClusterConfig {
+    /// Redirects (MOVED or ASK) one command may follow before `too_many_redirects`.
+    pub max_redirects: u32,
+    /// The shortest time between two throttled refreshes (after MOVED, a busy cluster).
+    pub refresh_interval_ms: u64,
+    /// How long a command retries after its first retryable failure, then `unavailable`.
+    pub retry_budget_ms: u64,
+    /// The first backoff of a command.
+    pub backoff_first_ms: u64,
+    /// The longest backoff.
+    pub backoff_max_ms: u64,
+    /// For the shell: how long to wait for a connection (the session does not time).
+    pub connect_timeout_ms: u64,
+    /// For the shell: how long to wait for a reply.
+    pub command_timeout_ms: u64,
+    /// Reads go to the slot's replicas in turn (connections that sent `READONLY`).
+    pub read_from_replicas: bool,
+}
+
+impl Default for ClusterConfig {
+    fn default() -> ClusterConfig {
+        ClusterConfig {
+            max_redirects: defaults::MAX_REDIRECTS,
+            refresh_interval_ms: defaults::REFRESH_INTERVAL_MS,
+            retry_budget_ms: defaults::RETRY_BUDGET_MS,
+            backoff_first_ms: defaults::BACKOFF_FIRST_MS,
+            backoff_max_ms: defaults::BACKOFF_MAX_MS,
+            connect_timeout_ms: defaults::CONNECT_TIMEOUT_MS,
+            command_timeout_ms: defaults::COMMAND_TIMEOUT_MS,
+            read_from_replicas: false,
+        }
+    }
+}
+
+impl ClusterConfig {
+    /// The defaults with the fields of `object` (snake_case names as above) in their
+    /// place: how every binding passes its options.
+    ///
+    /// # Errors
+    /// `invalid_argument` for an unknown field, a wrong type, `max_redirects` over 1000,
+    /// a time over 2^53 ms or zero `backoff_first_ms`, or `backoff_max_ms` below it.
+    ///
+    /// # Example
+    /// ```
+    /// use shardroute::session::ClusterConfig;
+    /// let config = ClusterConfig::from_value(&serde_json::json!({"max_redirects": 2}))?;
+    /// assert_eq!(config.max_redirects, 2);
+    /// assert_eq!(config.refresh_interval_ms, ClusterConfig::default().refresh_interval_ms);
+    /// # Ok::<(), shardroute::Error>(())
+    /// ```
+    pub fn from_value(object: &Value) -> Result<ClusterConfig> {
+        let Value::Object(fields) = object else {
+            return Err(Error::argument("config: expected an object"));
+        };
+        let mut config = ClusterConfig::default();
+        for (name, value) in fields {
+            let time = || {
+                value
+                    .as_u64()
+                    .filter(|&ms| ms <= 1 << 53)
+                    .ok_or_else(|| Error::argument(format!("config.{name}: expected milliseconds, an integer in 0..=2^53")))
+            };
+            match name.as_str() {
+                "max_redirects" => {
+                    config.max_redirects = value
+                        .as_u64()
+                        .filter(|&n| n <= 1000)
+                        .ok_or_else(|| Error::argument("config.max_redirects: expected an integer in 0..=1000"))?
+                        as u32
+                }
+                "refresh_interval_ms" => config.refresh_interval_ms = time()?,
+                "retry_budget_ms" => config.retry_budget_ms = time()?,
+                "backoff_first_ms" => config.backoff_first_ms = time()?,
+                "backoff_max_ms" => config.backoff_max_ms = time()?,
+                "connect_timeout_ms" => config.connect_timeout_ms = time()?,
+                "command_timeout_ms" => config.command_timeout_ms = time()?,
+                "read_from_replicas" => {
+                    config.read_from_replicas = value
+                        .as_bool()
+                        .ok_or_else(|| Error::argument("config.read_from_replicas: expected a boolean"))?
+                }
+                other => {
+                    return Err(Error::argument(format!(
+                        "config: unknown field {other:?} (max_redirects, refresh_interval_ms, retry_budget_ms, \
+                         backoff_first_ms, backoff_max_ms, connect_timeout_ms, command_timeout_ms, read_from_replicas)"
+                    )))
+                }
+            }
+        }
+        if config.backoff_first_ms == 0 || config.backoff_max_ms < config.backoff_first_ms {
+            return Err(Error::argument("config: backoff_first_ms must be at least 1 and at most backoff_max_ms"));
+        }
+        Ok(config)
+    }
+
+    /// This config as a JSON object (every field).
+    pub fn to_value(&self) -> Value {
+        serde_json::json!({
+            "max_redirects": self.max_redirects,
+            "refresh_interval_ms": self.refresh_interval_ms,
+            "retry_budget_ms": self.retry_budget_ms,
+            "backoff_first_ms": self.backoff_first_ms,
+            "backoff_max_ms": self.backoff_max_ms,
+            "connect_timeout_ms": self.connect_timeout_ms,
+            "command_timeout_ms": self.command_timeout_ms,
+            "read_from_replicas": self.read_from_replicas,
+        })
+    }
+}
+
+/// Whether a command reads or writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    /// A read: served by a replica when [`ClusterConfig::read_from_replicas`].
+    Read,
+    /// A write: always the slot's master.
+    Write,
+}
+
+impl Access {
+    /// `"read"` or `"write"`.
+    pub fn from_name(name: &str) -> Result<Access> {
+        match name {
+            "read" => Ok(Access::Read),
+            "write" => Ok(Access::Write),
+            other => Err(Error::argument(format!("access: expected \"read\" or \"write\", got {other:?}"))),
+        }
+    }
+}
+
+/// Where to send a command.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Target {
+    /// The node's endpoint.
+    pub endpoint: Endpoint,
+    /// Send `ASKING` first, on the same connection (after an `ASK`).
+    pub asking: bool,
+    /// Use a connection that sent `READONLY` (a replica read).
+    pub readonly: bool,
+}
+
+/// What the shell does next for a command.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Action {
+    /// Send the command to this target now.
+    Send(Target),
+    /// Sleep until `until_ms` (`delay_ms` from the time given), then [`poll`](ClusterSession::poll).
+    Wait {
+        /// When to poll again.
+        until_ms: u64,
+        /// `until_ms` less the time given, for a shell's `sleep`.
+        delay_ms: u32,
+    },
+    /// Refresh the table ([`refresh_candidates`](ClusterSession::refresh_candidates), then
+    /// [`refreshed`](ClusterSession::refreshed) or
+    /// [`refresh_failed`](ClusterSession::refresh_failed)), then [`poll`](ClusterSession::poll).
+    Refresh,
+    /// The last outcome stands: return the reply, or raise the command's own error as the
+    /// client library raised it.
+    Done,
+    /// Give up: raise an error with this code (`too_many_redirects`, `unavailable`).
+    Fail(Error),
+}
+
+impl Action {
+    /// The action as JSON, as the vectors write it: `{"send": {"address", "host", "port",
+    /// "asking", "readonly"}}`, `{"wait": {"until_ms", "delay_ms"}}`, `{"refresh": {}}`,
+    /// `{"done": {}}`, `{"fail": {"code"}}`. Times as integers.
+    pub fn to_value(&self) -> Value {
+        match self {
+            Action::Send(target) => serde_json::json!({"send": {
+                "address": target.endpoint.address(),
+                "host": target.endpoint.host(),
+                "port": target.endpoint.port(),
+                "asking": target.asking,
+                "readonly": target.readonly,
+            }}),
+            Action::Wait { until_ms, delay_ms } => serde_json::json!({"wait": {"until_ms": until_ms, "delay_ms": delay_ms}}),
+            Action::Refresh => serde_json::json!({"refresh": {}}),
+            Action::Done => serde_json::json!({"done": {}}),
+            Action::Fail(error) => serde_json::json!({"fail": {"code": error.code()}}),
+        }
+    }
+}
+
+/// One command's progress: its slot, its redirects and its retries. Made by
+/// [`ClusterSession::command`]; every call about it goes through the session.
+#[derive(Clone, Debug)]
+pub struct Command {
+    slot: u32,
+    access: Access,
+    redirects: u32,
+    /// The ASK target of the next attempt (one-shot).
+    asking: Option<Endpoint>,
+    /// A MOVED was just followed: resend before any refresh.
+    redirected: bool,
+    /// Where the last attempt went (an empty-host redirect keeps its host).
+    sent_to: Option<Endpoint>,
+    retry_deadline_ms: Option<u64>,
+    next_backoff_ms: u64,
+    wait_until_ms: Option<u64>,
+    finished: bool,
+}
+
+impl Command {
+    /// The command's slot.
+    pub fn slot(&self) -> u32 {
+        self.slot
+    }
+
+    /// Redirects followed so far.
+    pub fn redirects(&self) -> u32 {
+        self.redirects
+    }
+}
+
+/// What a session has seen: counters for a shell's `stats`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SessionStats {
+    /// Commands begun.
+    pub commands: u64,
+    /// MOVED replies followed.
+    pub moved: u64,
+    /// ASK replies followed.
+    pub ask: u64,
+    /// Tables installed by a refresh.
+    pub refreshes: u64,
+    /// Refreshes that found no node with a usable reply.
+    pub refresh_failures: u64,
+    /// Replies refused by a refresh (empty, garbage, uncovered slots).
+    pub refused_replies: u64,
+    /// Backoffs taken.
+    pub retries: u64,
+    /// Commands given up (`too_many_redirects`, `unavailable`).
+    pub failed: u64,
+    /// The longest redirect chain of one command.
+    pub longest_redirect_chain: u32,
+    /// Retryable failures by [`Outcome::name`] (`try_again`, `timeout`, ...), sorted by name.
+    pub errors: Vec<(&'static str, u64)>,
+}
+
+impl SessionStats {
+    fn count(&mut self, name: &'static str) {
+        match self.errors.binary_search_by(|(known, _)| known.cmp(&name)) {
+            Ok(index) => self.errors[index].1 += 1,
+            Err(index) => self.errors.insert(index, (name, 1)),
+        }
+    }
+
+    /// The counters as a JSON object (`errors` as an object name -> count).
+    pub fn to_value(&self) -> Value {
+        let errors: serde_json::Map<String, Value> =
+            self.errors.iter().map(|(name, count)| ((*name).to_string(), Value::from(*count))).collect();
+        serde_json::json!({
+            "commands": self.commands, "moved": self.moved, "ask": self.ask,
+            "refreshes": self.refreshes, "refresh_failures": self.refresh_failures,
+            "refused_replies": self.refused_replies, "retries": self.retries, "failed": self.failed,
+            "longest_redirect_chain": self.longest_redirect_chain, "errors": Value::Object(errors),
+        })
+    }
+}
+
+/// The table a session routes by: the router, its slot index and each node's endpoint.
+#[derive(Clone, Debug)]
+struct Table {
+    router: Router,
+    slots: SlotTable,
+    endpoints: Vec<Endpoint>,
+}
+
+impl Table {
+    fn new(router: Router) -> Result<Table> {
+        let Strategy::RedisCluster(spec) = router.strategy() else {
+            return Err(Error::argument("a Redis Cluster session needs a redis_cluster topology"));
+        };
+        let slots = SlotTable::new(spec.ranges(router.nodes().len() as u32));
+        let endpoints = router
+            .nodes()
+            .iter()
+            .map(|node| Endpoint::parse_with_host(node.address.as_deref().unwrap_or(&node.id)))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Table { router, slots, endpoints })
+    }
+}
+
+/// A Redis Cluster client's decisions (see the module docs).
+#[derive(Clone, Debug)]
+pub struct ClusterSession {
+    config: ClusterConfig,
+    seeds: Vec<Endpoint>,
+    table: Option<Table>,
+    /// When the last refresh ended (installed or failed).
+    last_refresh_ms: Option<u64>,
+    /// A throttled refresh was asked for.
+    refresh_soon: bool,
+    /// A refresh was asked for that does not wait for the interval.
+    refresh_now: bool,
+    /// Endpoints that failed since the last refresh: asked last.
+    suspects: Vec<Endpoint>,
+    /// Rotates the refresh candidates, so refreshes spread over the nodes.
+    refresh_turn: u32,
+    /// Before the first table: no refresh until then (the last one failed).
+    no_table_until_ms: Option<u64>,
+    /// The next wait before the first table.
+    no_table_backoff_ms: u64,
+    turn: u32,
+    stats: SessionStats,
+}
+
+impl ClusterSession {
+    /// A session with no table yet, which will read one from `seeds` (`host:port`, at
+    /// least one): the first [`poll`](ClusterSession::poll) asks for a refresh.
+    ///
+    /// # Errors
+    /// `invalid_argument` for no seeds or a seed that is not `host:port` with a host.
+    ///
+    /// # Example
+    /// ```
+    /// use shardroute::session::{Action, Access, ClusterConfig, ClusterSession};
+    /// let mut session = ClusterSession::new(&["127.0.0.1:7000"], ClusterConfig::default())?;
+    /// let mut command = session.command(&["user:1".into()], Access::Write, 0)?;
+    /// assert_eq!(session.poll(&mut command, 0), Action::Refresh);
+    /// # Ok::<(), shardroute::Error>(())
+    /// ```
+    pub fn new(seeds: &[&str], config: ClusterConfig) -> Result<ClusterSession> {
+        if seeds.is_empty() {
+            return Err(Error::argument("seeds: give at least one host:port"));
+        }
+        let seeds = seeds.iter().map(|seed| Endpoint::parse_with_host(seed)).collect::<Result<Vec<_>>>()?;
+        Ok(ClusterSession {
+            no_table_backoff_ms: config.backoff_first_ms,
+            config,
+            seeds,
+            table: None,
+            last_refresh_ms: None,
+            refresh_soon: false,
+            refresh_now: false,
+            suspects: Vec::new(),
+            refresh_turn: 0,
+            no_table_until_ms: None,
+            turn: 0,
+            stats: SessionStats::default(),
+        })
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &ClusterConfig {
+        &self.config
+    }
+
+    /// The current router (a `redis_cluster` topology), or `None` before the first table.
+    pub fn router(&self) -> Option<&Router> {
+        self.table.as_ref().map(|table| &table.router)
+    }
+
+    /// The counters.
+    pub fn stats(&self) -> &SessionStats {
+        &self.stats
+    }
+
+    /// Zeroes the counters.
+    pub fn reset_stats(&mut self) {
+        self.stats = SessionStats::default();
+    }
+
+    /// Begins a command on `keys` (one key, or the keys of a multi-key command), at
+    /// `now_ms` on the shell's monotonic clock.
+    ///
+    /// # Errors
+    /// `invalid_argument` for no keys; `cross_slot` when the keys are in different slots
+    /// (the message names the first key that differs); `invalid_key` as routing does.
+    pub fn command(&mut self, keys: &[Key<'_>], access: Access, now_ms: u64) -> Result<Command> {
+        let _ = now_ms;
+        let slot = same_slot(keys)?;
+        self.stats.commands += 1;
+        Ok(Command {
+            slot,
+            access,
+            redirects: 0,
+            asking: None,
+            redirected: false,
+            sent_to: None,
+            retry_deadline_ms: None,
+            next_backoff_ms: self.config.backoff_first_ms,
+            wait_until_ms: None,
+            finished: false,
+        })
+    }
+
+    /// What to do now for `command`: usually [`Action::Send`]; [`Action::Refresh`] when
+    /// there is no table yet or a refresh is due; [`Action::Wait`] while a backoff runs.
+    pub fn poll(&mut self, command: &mut Command, now_ms: u64) -> Action {
+        if command.finished {
+            return Action::Fail(Error::argument("this command is finished: begin a new one"));
+        }
+        if let Some(until_ms) = command.wait_until_ms {
+            if now_ms < until_ms {
+                return Action::Wait { until_ms, delay_ms: delay(until_ms, now_ms) };
+            }
+            command.wait_until_ms = None;
+        }
+        if self.table.is_none() {
+            return self.poll_without_table(command, now_ms);
+        }
+        if let Some(endpoint) = command.asking.clone() {
+            command.sent_to = Some(endpoint.clone());
+            return Action::Send(Target { endpoint, asking: true, readonly: false });
+        }
+        if !command.redirected && self.refresh_due(now_ms) {
+            return Action::Refresh;
+        }
+        command.redirected = false;
+        match self.target(command.slot, command.access) {
+            Some(target) => {
+                command.sent_to = Some(target.endpoint.clone());
+                Action::Send(target)
+            }
+            None => Action::Refresh,
+        }
+    }
+
+    /// Before the first table: refresh, or wait while the last refresh's backoff runs
+    /// (the command's retry budget counts from its first wait).
+    fn poll_without_table(&mut self, command: &mut Command, now_ms: u64) -> Action {
+        match self.no_table_until_ms {
+            Some(until_ms) if now_ms < until_ms => {
+                let deadline =
+                    *command.retry_deadline_ms.get_or_insert(now_ms.saturating_add(self.config.retry_budget_ms));
+                if now_ms >= deadline {
+                    return self.give_up(
+                        command,
+                        ErrorKind::Unavailable,
+                        format!("no startup node answered CLUSTER SHARDS within {} ms", self.config.retry_budget_ms),
+                    );
+                }
+                let until_ms = until_ms.min(deadline);
+                command.wait_until_ms = Some(until_ms);
+                Action::Wait { until_ms, delay_ms: delay(until_ms, now_ms) }
+            }
+            _ => Action::Refresh,
+        }
+    }
+
+    /// The attempt answered: the reply stands ([`Action::Done`]).
+    pub fn succeeded(&mut self, command: &mut Command, now_ms: u64) -> Action {
+        let _ = now_ms;
+        command.finished = true;
+        Action::Done
+    }
+
+    /// The attempt failed with `text` (a Redis error reply, or a connection error's
+    /// message) whose library class names or error codes are `names` (most derived
+    /// first; may be empty): the next action, by the table of [`reply`](super::reply).
+    pub fn failed(&mut self, command: &mut Command, text: &str, names: &[&str], now_ms: u64) -> Action {
+        let outcome = classify(text, names);
+        self.handle(command, outcome, now_ms)
+    }
+
+    /// The attempt could not reach its node: as [`failed`](ClusterSession::failed) with
+    /// that transport outcome.
+    pub fn unreachable(&mut self, command: &mut Command, why: Transport, now_ms: u64) -> Action {
+        self.handle(command, Outcome::Transport(why), now_ms)
+    }
+
+    fn handle(&mut self, command: &mut Command, outcome: Outcome, now_ms: u64) -> Action {
+        if command.finished {
+            return Action::Fail(Error::argument("this command is finished: begin a new one"));
+        }
+        let origin = command.sent_to.take();
+        command.asking = None;
+        let rule = outcome.rule();
+        match outcome {
+            Outcome::Application => {
+                command.finished = true;
+                return Action::Done;
+            }
+            Outcome::Moved(redirect) | Outcome::Ask(redirect) if command.redirects >= self.config.max_redirects => {
+                command.redirects += 1;
+                self.note_chain(command.redirects);
+                return self.give_up(
+                    command,
+                    ErrorKind::TooManyRedirects,
+                    format!(
+                        "more than {} redirects; the last was {} {} {}",
+                        self.config.max_redirects,
+                        redirect.kind.as_str(),
+                        redirect.slot,
+                        redirect.address
+                    ),
+                );
+            }
+            Outcome::Moved(redirect) => {
+                command.redirects += 1;
+                self.note_chain(command.redirects);
+                self.stats.moved += 1;
+                let endpoint = match self.redirect_endpoint(&redirect.address, origin.as_ref()) {
+                    Ok(endpoint) => endpoint,
+                    Err(error) => return self.give_up(command, error.kind(), error.message().to_string()),
+                };
+                self.follow_moved(redirect.slot, &endpoint);
+                command.redirected = true;
+            }
+            Outcome::Ask(redirect) => {
+                command.redirects += 1;
+                self.note_chain(command.redirects);
+                self.stats.ask += 1;
+                match self.redirect_endpoint(&redirect.address, origin.as_ref()) {
+                    Ok(endpoint) => command.asking = Some(endpoint),
+                    Err(error) => return self.give_up(command, error.kind(), error.message().to_string()),
+                }
+            }
+            ref other => {
+                self.stats.count(other.name());
+                if let (Outcome::Transport(_), Some(origin)) = (other, origin) {
+                    if !self.suspects.contains(&origin) {
+                        self.suspects.push(origin);
+                    }
+                }
+            }
+        }
+        self.refresh_soon |= rule.refresh_soon;
+        self.refresh_now |= rule.refresh_now;
+        if rule.backoff {
+            let deadline = *command.retry_deadline_ms.get_or_insert(now_ms.saturating_add(self.config.retry_budget_ms));
+            if now_ms >= deadline {
+                return self.give_up(
+                    command,
+                    ErrorKind::Unavailable,
+                    format!("slot {}: no answer within the retry budget of {} ms", command.slot, self.config.retry_budget_ms),
+                );
+            }
+            let until_ms = now_ms.saturating_add(command.next_backoff_ms).min(deadline);
+            command.next_backoff_ms = command.next_backoff_ms.saturating_mul(2).min(self.config.backoff_max_ms);
+            command.wait_until_ms = Some(until_ms);
+            self.stats.retries += 1;
+            return Action::Wait { until_ms, delay_ms: delay(until_ms, now_ms) };
+        }
+        self.poll(command, now_ms)
+    }
+
+    fn give_up(&mut self, command: &mut Command, kind: ErrorKind, message: String) -> Action {
+        command.finished = true;
+        self.stats.failed += 1;
+        Action::Fail(Error::new(kind, message))
+    }
+
+    fn note_chain(&mut self, redirects: u32) {
+        self.stats.longest_redirect_chain = self.stats.longest_redirect_chain.max(redirects);
+    }
+
+    fn redirect_endpoint(&self, address: &str, origin: Option<&Endpoint>) -> Result<Endpoint> {
+        let endpoint = Endpoint::parse(address)?;
+        match origin {
+            Some(origin) => Ok(endpoint.or_host_of(origin)),
+            None if endpoint.host().is_empty() => {
+                Err(Error::argument(format!("redirect to {address:?}: no host, and no node it came from")))
+            }
+            None => Ok(endpoint),
+        }
+    }
+
+    fn follow_moved(&mut self, slot: u32, endpoint: &Endpoint) {
+        let address = endpoint.address();
+        let Some(table) = &self.table else { return };
+        let owner = table.slots.chain(slot)[0] as usize;
+        if table.endpoints.get(owner) == Some(endpoint) {
+            return;
+        }
+        // A node the table lacks joins with its address as its id.
+        if let Ok(next) = table.router.moved(slot, &address).and_then(Table::new) {
+            self.table = Some(next);
+        }
+    }
+
+    fn refresh_due(&self, now_ms: u64) -> bool {
+        if self.table.is_none() {
+            return true;
+        }
+        if self.refresh_now {
+            return true;
+        }
+        self.refresh_soon
+            && self.last_refresh_ms.is_none_or(|last| now_ms.saturating_sub(last) >= self.config.refresh_interval_ms)
+    }
+
+    /// Whether a refresh is due at `now_ms` (for a shell that refreshes between commands).
+    pub fn wants_refresh(&self, now_ms: u64) -> bool {
+        self.refresh_due(now_ms)
+    }
+
+    fn target(&mut self, slot: u32, access: Access) -> Option<Target> {
+        let table = self.table.as_ref()?;
+        let chain = table.slots.chain(slot);
+        let (node, readonly) = if access == Access::Read && self.config.read_from_replicas && chain.len() > 1 {
+            let turn = self.turn;
+            self.turn = self.turn.wrapping_add(1);
+            (chain_replica(chain, turn), true)
+        } else {
+            (chain[0], false)
+        };
+        Some(Target { endpoint: table.endpoints[node as usize].clone(), asking: false, readonly })
+    }
+
+    /// Where a refresh asks for `CLUSTER SHARDS`, in order: every known node and startup
+    /// node once, rotated on each refresh so that refreshes spread, the nodes that failed
+    /// since the last refresh last. The shell asks each in turn until
+    /// [`refreshed`](ClusterSession::refreshed) accepts a reply.
+    pub fn refresh_candidates(&mut self) -> Vec<Endpoint> {
+        let mut all: Vec<Endpoint> = Vec::new();
+        let known = self.table.iter().flat_map(|table| table.endpoints.iter());
+        for endpoint in known.chain(self.seeds.iter()) {
+            if !all.contains(endpoint) {
+                all.push(endpoint.clone());
+            }
+        }
+        if !all.is_empty() {
+            let turn = self.refresh_turn as usize % all.len();
+            all.rotate_left(turn);
+        }
+        self.refresh_turn = self.refresh_turn.wrapping_add(1);
+        let (mut healthy, failed): (Vec<_>, Vec<_>) = all.into_iter().partition(|e| !self.suspects.contains(e));
+        healthy.extend(failed);
+        healthy
+    }
+
+    /// A `CLUSTER SHARDS` reply (as JSON: objects or RESP2 flat arrays) from one of the
+    /// [`refresh_candidates`](ClusterSession::refresh_candidates): installs its table
+    /// (the next epoch) at `now_ms`.
+    ///
+    /// # Errors
+    /// `invalid_argument` for a reply that does not make a whole table (empty, malformed,
+    /// slots not covered once, a node address that is not `host:port`): the table in use
+    /// is kept, and the shell asks the next candidate.
+    pub fn refreshed(&mut self, reply: &Value, now_ms: u64) -> Result<()> {
+        let installed = read_shards(reply).and_then(|import| {
+            let base = match &self.table {
+                Some(table) => table.router.topology().clone(),
+                None => empty_topology(),
+            };
+            let next = Op::ImportRedisClusterShards(import).apply(&base)?.topology;
+            Table::new(Router::new(next)?)
+        });
+        match installed {
+            Ok(table) => {
+                self.table = Some(table);
+                self.no_table_until_ms = None;
+                self.no_table_backoff_ms = self.config.backoff_first_ms;
+                self.stats.refreshes += 1;
+                self.refresh_ended(now_ms);
+                Ok(())
+            }
+            Err(error) => {
+                self.stats.refused_replies += 1;
+                Err(Error::argument(format!("CLUSTER SHARDS reply refused, the table kept: {}", error.message())))
+            }
+        }
+    }
+
+    /// No candidate gave a usable reply: the table (with the slots MOVED updated) is
+    /// kept, and the next refresh waits for the refresh interval.
+    pub fn refresh_failed(&mut self, now_ms: u64) {
+        self.stats.refresh_failures += 1;
+        self.refresh_ended(now_ms);
+        if self.table.is_none() {
+            self.no_table_until_ms = Some(now_ms.saturating_add(self.no_table_backoff_ms));
+            self.no_table_backoff_ms = self.no_table_backoff_ms.saturating_mul(2).min(self.config.backoff_max_ms);
+        }
+        // Still wanted, at the throttled pace.
+        self.refresh_soon = true;
+    }
+
+    fn refresh_ended(&mut self, now_ms: u64) {
+        self.last_refresh_ms = Some(now_ms);
+        self.refresh_soon = false;
+        self.refresh_now = false;
+        self.suspects.clear();
+    }
+
+    /// Keys grouped for a batch (a pipeline, or one `MGET` per slot): one group per
+    /// target node, in node order, each with its slots in slot order and each slot's
+    /// key indices in input order. A replica read takes one turn per group.
+    ///
+    /// # Errors
+    /// `invalid_key` as routing does; `invalid_argument` before the first table.
+    pub fn plan(&mut self, keys: &[Key<'_>], access: Access) -> Result<Vec<Group>> {
+        if self.table.is_none() {
+            return Err(Error::argument("no table yet: poll a command first"));
+        }
+        let mut by_slot: Vec<(u32, u32)> = keys.iter().enumerate().map(|(i, key)| (key_slot(*key), i as u32)).collect();
+        by_slot.sort_unstable();
+        let table = self.table.as_ref().map(|table| &table.slots);
+        let mut keyed: Vec<(u32, u32, u32)> =
+            by_slot.iter().map(|&(slot, index)| (table.map_or(0, |t| t.chain(slot)[0]), slot, index)).collect();
+        keyed.sort_unstable();
+        let mut groups: Vec<Group> = Vec::new();
+        let mut start = 0;
+        while start < keyed.len() {
+            let node = keyed[start].0;
+            let end = start + keyed[start..].iter().take_while(|entry| entry.0 == node).count();
+            let slot = keyed[start].1;
+            let target = self.target(slot, access).ok_or_else(|| Error::argument("no table yet"))?;
+            let mut slots: Vec<(u32, Vec<u32>)> = Vec::new();
+            for &(_, slot, index) in &keyed[start..end] {
+                match slots.last_mut() {
+                    Some((last, indices)) if *last == slot => indices.push(index),
+                    _ => slots.push((slot, alloc::vec![index])),
+                }
+            }
+            groups.push(Group { target, slots });
+            start = end;
+        }
+        Ok(groups)
+    }
+}
+
+/// One node's share of a batch ([`ClusterSession::plan`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Group {
+    /// Where the group goes.
+    pub target: Target,
+    /// `(slot, key indices)`, slots increasing, indices in input order.
+    pub slots: Vec<(u32, Vec<u32>)>,
+}
+
+fn delay(until_ms: u64, now_ms: u64) -> u32 {
+    u32::try_from(until_ms.saturating_sub(now_ms)).unwrap_or(u32::MAX)
+}
+
+fn same_slot(keys: &[Key<'_>]) -> Result<u32> {
+    let Some((first, rest)) = keys.split_first() else {
+        return Err(Error::argument("a command needs at least one key"));
+    };
+    let slot = key_slot(*first);
+    for (index, key) in rest.iter().enumerate() {
+        let other = key_slot(*key);
+        if other != slot {
+            return Err(Error::new(
+                ErrorKind::CrossSlot,
+                format!("key {} is in slot {other}, key 0 in slot {slot}: the keys of one command must share a slot (use a hash tag)", index + 1),
+            ));
+        }
+    }
+    debug_assert!(slot < SLOTS);
+    Ok(slot)
+}
+
+/// The topology a first import replaces: only its epoch (0) carries over.
+fn empty_topology() -> Topology {
+    Topology {
+        epoch: 0,
+        hashing: crate::hashing::KeyHashing::default(),
+        nodes: alloc::vec![crate::node::Node::new("none")],
+        strategy: Strategy::RedisCluster(crate::strategy::compat::redis_cluster::RedisClusterSpec { slots: None }),
+        placement: None,
+        hot_keys: None,
+        checksummed: false,
+    }
+}

@@ -6,7 +6,8 @@
 //! (hash_key), `strategy` (jump, modulo_moves, decoded ids), `operations` (apply),
 //! `diff` (diff), `dictionary` (encode_dictionary, decode_dictionary), `redirect`
 //! (parse_redirect, Redis Cluster's MOVED and ASK errors), `placement_names` (locations),
-//! `key` (key and integer conversion, salted keys back), `json` (documents as text or
+//! `session` (ClusterSession, the sans-IO Redis Cluster client
+//! session), `key` (key and integer conversion, salted keys back), `json` (documents as text or
 //! mappings, JSON results), and `errors` (every exception class and the one mapping
 //! from core errors).
 
@@ -24,6 +25,7 @@ mod operations;
 mod placement_names;
 mod redirect;
 mod router;
+mod session;
 mod strategy;
 
 /// shardroute: one deterministic routing core for sharded systems.
@@ -42,7 +44,8 @@ mod strategy;
 /// modulo_moves expose the bare hash and shard functions. For Redis Cluster clients, parse_redirect reads MOVED
 /// and ASK errors, which Router.moved and Router.ask act on; Router.same_slot,
 /// Router.group_by_node and Router.read_replica serve multi-key commands, pipelines and
-/// replica reads.
+/// replica reads; ClusterSession makes a Redis Cluster client's decisions (redirects,
+/// retries, refreshes) without I/O, for shardroute.redis and any other shell.
 /// Every error is a ShardrouteError (a ValueError) with a stable .code.
 #[pymodule]
 fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -57,6 +60,10 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(dictionary::encode_dictionary, module)?)?;
     module.add_function(wrap_pyfunction!(dictionary::decode_dictionary, module)?)?;
     module.add_function(wrap_pyfunction!(redirect::parse_redirect, module)?)?;
+    module.add_class::<session::ClusterSession>()?;
+    module.add_class::<session::Command>()?;
+    module.add_class::<session::Action>()?;
+    module.add_function(wrap_pyfunction!(session::session_defaults, module)?)?;
     errors::register(module)?;
     Ok(())
 }

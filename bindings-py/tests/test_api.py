@@ -24,6 +24,8 @@ import pytest
 import shardroute
 from shardroute import (
     CrossSlotError,
+    TooManyRedirectsError,
+    UnavailableError,
     DecodedId,
     InvalidArgumentError,
     InvalidKeyError,
@@ -99,6 +101,8 @@ KINDS = {
     "stale_epoch": StaleEpochError,
     "read_only": ReadOnlyError,
     "cross_slot": CrossSlotError,
+    "too_many_redirects": TooManyRedirectsError,
+    "unavailable": UnavailableError,
 }
 
 

@@ -41,6 +41,61 @@ def key_form(key: object) -> Dict[str, str]:
     raise MalformedVector(f"salted key of unexpected type {type(key).__name__}")
 
 
+def action_json(action: shardroute.Action) -> Dict[str, Any]:
+    """A session action as the vectors write it, from the fields a user reads."""
+    if action.kind == "send":
+        return {"send": {"address": action.address, "host": action.host, "port": action.port,
+                         "asking": action.asking, "readonly": action.readonly}}
+    if action.kind == "wait":
+        return {"wait": {"until_ms": str(action.until_ms), "delay_ms": action.delay_ms}}
+    if action.kind == "fail":
+        return {"fail": {"code": action.code}}
+    return {action.kind: {}}
+
+
+def session_step(session: shardroute.ClusterSession, current: List[shardroute.Command], step: Dict[str, Any]) -> Any:
+    """One step of a session scenario (conformance/README.md, "Session scenarios")."""
+    call, now = step["call"], step.get("now_ms", 0)
+    try:
+        if call == "command":
+            current[:] = [session.command([vector_key(key) for key in step["keys"]], step["access"], now)]
+            return {"slot": current[0].slot}
+        if call == "poll":
+            return action_json(session.poll(current[0], now))
+        if call == "succeeded":
+            return action_json(session.succeeded(current[0], now))
+        if call == "failed":
+            return action_json(session.failed(current[0], step["text"], step["names"], now))
+        if call == "unreachable":
+            return action_json(session.unreachable(current[0], step["why"], now))
+        if call == "refreshed":
+            session.refreshed(step["reply"], now)
+            return {"ok": True}
+        if call == "refresh_failed":
+            session.refresh_failed(now)
+            return {"ok": True}
+        if call == "candidates":
+            return {"addresses": session.refresh_candidates()}
+        if call == "stats":
+            return session.stats
+        if call == "plan":
+            groups = session.plan([vector_key(key) for key in step["keys"]], step["access"])
+            return {"groups": [{"address": address, "readonly": readonly, "slots": [[slot, list(indices)] for slot, indices in slots]}
+                               for address, readonly, slots in groups]}
+    except shardroute.ShardrouteError as err:
+        return {"error": err.code}
+    raise MalformedVector(f"unknown session call {call!r}")
+
+
+def run_session(case: Dict[str, Any]) -> Dict[str, Any]:
+    try:
+        session = shardroute.ClusterSession(case["seeds"], case.get("config"))
+    except shardroute.ShardrouteError as err:
+        return {"error": err.code}
+    current: List[shardroute.Command] = []
+    return {"results": [session_step(session, current, step) for step in case["steps"]]}
+
+
 def run_case(file: Dict[str, Any], routers: Dict[str, Any], case: Dict[str, Any]) -> Dict[str, Any]:
     """Runs one case; returns the result or `{"error": code}` to compare with `expect`."""
 
@@ -63,6 +118,8 @@ def run_case(file: Dict[str, Any], routers: Dict[str, Any], case: Dict[str, Any]
         raise MalformedVector("a migration case names before and after, or dictionary")
 
     op = case["op"]
+    if op == "redis_session":
+        return run_session(case)
     try:
         if op == "load":
             if "topology_json" in case:

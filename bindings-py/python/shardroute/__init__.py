@@ -45,4 +45,35 @@ class Redirect(_typing.NamedTuple):
     address: str
 
 
-__all__ = sorted([*_native.__all__, "DecodedId", "Key", "Location", "Operation", "Redirect", "Topology", "documents"])
+class SessionStats(_typing.TypedDict):
+    """What ClusterSession.stats returns: commands begun, MOVED and ASK followed,
+    tables installed by refreshes, refreshes that found no usable reply, replies
+    refused, backoffs taken, commands given up, the longest redirect chain, and the
+    retryable failures by outcome name ("try_again", "timeout", ...)."""
+
+    commands: int
+    moved: int
+    ask: int
+    refreshes: int
+    refresh_failures: int
+    refused_replies: int
+    retries: int
+    failed: int
+    longest_redirect_chain: int
+    errors: _typing.Dict[str, int]
+
+
+class SessionConfig(_typing.TypedDict, total=False):
+    """ClusterSession's settings (session_defaults() gives every field)."""
+
+    max_redirects: int
+    refresh_interval_ms: int
+    retry_budget_ms: int
+    backoff_first_ms: int
+    backoff_max_ms: int
+    connect_timeout_ms: int
+    command_timeout_ms: int
+    read_from_replicas: bool
+
+
+__all__ = sorted([*_native.__all__, "DecodedId", "Key", "Location", "Operation", "Redirect", "SessionConfig", "SessionStats", "Topology", "documents"])

@@ -245,7 +245,8 @@ pub enum Action {
 impl Action {
     /// The action as JSON, as the vectors write it: `{"send": {"address", "host", "port",
     /// "asking", "readonly"}}`, `{"wait": {"until_ms", "delay_ms"}}`, `{"refresh": {}}`,
-    /// `{"done": {}}`, `{"fail": {"code"}}`. Times as integers.
+    /// `{"done": {}}`, `{"fail": {"code"}}`; `until_ms` as a decimal string (a u64, as the
+    /// vectors write every u64), `delay_ms` and `port` as integers.
     pub fn to_value(&self) -> Value {
         match self {
             Action::Send(target) => serde_json::json!({"send": {
@@ -255,7 +256,9 @@ impl Action {
                 "asking": target.asking,
                 "readonly": target.readonly,
             }}),
-            Action::Wait { until_ms, delay_ms } => serde_json::json!({"wait": {"until_ms": until_ms, "delay_ms": delay_ms}}),
+            Action::Wait { until_ms, delay_ms } => {
+                serde_json::json!({"wait": {"until_ms": until_ms.to_string(), "delay_ms": delay_ms}})
+            }
             Action::Refresh => serde_json::json!({"refresh": {}}),
             Action::Done => serde_json::json!({"done": {}}),
             Action::Fail(error) => serde_json::json!({"fail": {"code": error.code()}}),

@@ -1,0 +1,365 @@
+//! `shardroute.ClusterSession`: a shell over core's sans-IO Redis Cluster session
+//! ([`sr::session`]). Converts arguments and actions; every decision is the core's.
+
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyInt, PyList, PyString};
+use shardroute as sr;
+use sr::session as ss;
+
+use crate::errors;
+use crate::json::value_to_py;
+use crate::key::{str_from_py, type_name, u64_from_py, Key};
+use crate::router::Router;
+
+/// The session's defaults as a dict (max_redirects, refresh_interval_ms,
+/// retry_budget_ms, backoff_first_ms, backoff_max_ms, connect_timeout_ms,
+/// command_timeout_ms, read_from_replicas): the core's constants, which every client
+/// uses unless told otherwise.
+#[pyfunction]
+pub fn session_defaults(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
+    value_to_py(py, &ss::ClusterConfig::default().to_value())
+}
+
+/// The decisions of a Redis Cluster client, without I/O (sans-IO, like h11's
+/// Connection): the shell asks where to send a command (poll), sends it, and hands back
+/// what happened and when (succeeded, failed, unreachable, with now_ms from its
+/// monotonic clock); the answer is the next Action: send where, wait until when,
+/// refresh the table, done, or fail with a code.
+///
+/// ClusterSession(seeds, config=None): seeds are "host:port" startup nodes (IPv6 as
+/// "[::1]:7000" or "::1:7000"); config a mapping of the fields of session_defaults().
+/// The first poll asks for a refresh (CLUSTER SHARDS from refresh_candidates(), given to
+/// refreshed()).
+///
+/// Raises InvalidArgumentError for no seeds, a seed that is not host:port, an unknown
+/// config field or a value out of range.
+#[pyclass(module = "shardroute")]
+pub struct ClusterSession {
+    inner: ss::ClusterSession,
+}
+
+/// One command's progress (its slot, its redirects, its retries), made by
+/// ClusterSession.command and passed back to the session's calls.
+#[pyclass(module = "shardroute")]
+pub struct Command {
+    inner: ss::Command,
+}
+
+/// What to do next for a command. kind is "send" (to address = host:port, after ASKING
+/// when asking, over a READONLY connection when readonly), "wait" (sleep delay_ms, until
+/// until_ms on the shell's clock, then poll), "refresh" (refresh the table, then poll),
+/// "done" (the reply stands: return it, or raise the command's own error) or "fail"
+/// (raise: code is "too_many_redirects" or "unavailable", message says why). Fields
+/// that do not apply to the kind are None.
+#[pyclass(module = "shardroute", frozen)]
+pub struct Action {
+    #[pyo3(get)]
+    kind: &'static str,
+    #[pyo3(get)]
+    address: Option<String>,
+    #[pyo3(get)]
+    host: Option<String>,
+    #[pyo3(get)]
+    port: Option<u16>,
+    #[pyo3(get)]
+    asking: Option<bool>,
+    #[pyo3(get)]
+    readonly: Option<bool>,
+    #[pyo3(get)]
+    until_ms: Option<u64>,
+    #[pyo3(get)]
+    delay_ms: Option<u32>,
+    #[pyo3(get)]
+    code: Option<&'static str>,
+    #[pyo3(get)]
+    message: Option<String>,
+}
+
+impl Action {
+    fn from_core(action: ss::Action) -> Action {
+        let mut out = Action {
+            kind: "done",
+            address: None,
+            host: None,
+            port: None,
+            asking: None,
+            readonly: None,
+            until_ms: None,
+            delay_ms: None,
+            code: None,
+            message: None,
+        };
+        match action {
+            ss::Action::Send(target) => {
+                out.kind = "send";
+                out.address = Some(target.endpoint.address());
+                out.host = Some(target.endpoint.host().to_string());
+                out.port = Some(target.endpoint.port());
+                out.asking = Some(target.asking);
+                out.readonly = Some(target.readonly);
+            }
+            ss::Action::Wait { until_ms, delay_ms } => {
+                out.kind = "wait";
+                out.until_ms = Some(until_ms);
+                out.delay_ms = Some(delay_ms);
+            }
+            ss::Action::Refresh => out.kind = "refresh",
+            ss::Action::Done => out.kind = "done",
+            ss::Action::Fail(error) => {
+                out.kind = "fail";
+                out.code = Some(error.code());
+                out.message = Some(error.message().to_string());
+            }
+        }
+        out
+    }
+}
+
+#[pymethods]
+impl Action {
+    /// The ShardrouteError of a "fail" action (TooManyRedirectsError, UnavailableError),
+    /// to raise or to chain; None for other kinds.
+    fn error(&self, py: Python<'_>) -> Option<Py<PyAny>> {
+        let code = self.code?;
+        let kind = sr::ErrorKind::ALL.into_iter().find(|kind| kind.code() == code)?;
+        let message = self.message.clone().unwrap_or_default();
+        Some(errors::to_py(sr::Error::new(kind, message)).into_value(py).into_any())
+    }
+
+    fn __repr__(&self) -> String {
+        match self.kind {
+            "send" => format!(
+                "Action(send {}{}{})",
+                self.address.as_deref().unwrap_or(""),
+                if self.asking == Some(true) { " asking" } else { "" },
+                if self.readonly == Some(true) { " readonly" } else { "" }
+            ),
+            "wait" => format!("Action(wait {} ms)", self.delay_ms.unwrap_or(0)),
+            "fail" => format!("Action(fail {})", self.code.unwrap_or("")),
+            kind => format!("Action({kind})"),
+        }
+    }
+}
+
+#[pymethods]
+impl Command {
+    /// The command's hash slot.
+    #[getter]
+    fn slot(&self) -> u32 {
+        self.inner.slot()
+    }
+
+    /// Redirects (MOVED, ASK) followed so far.
+    #[getter]
+    fn redirects(&self) -> u32 {
+        self.inner.redirects()
+    }
+}
+
+fn access(value: &Bound<'_, PyAny>) -> PyResult<ss::Access> {
+    ss::Access::from_name(&str_from_py(value, "access")?).map_err(errors::to_py)
+}
+
+/// `now_ms`: an `int` in `0..2**64` (`invalid_argument` otherwise: a time, not a key).
+fn now(value: &Bound<'_, PyAny>) -> PyResult<u64> {
+    if let Ok(int) = value.cast_exact::<PyInt>() {
+        if let Ok(ms) = int.extract::<u64>() {
+            return Ok(ms);
+        }
+    }
+    u64_from_py(value, "now_ms").map_err(|err| {
+        let message = err.value(value.py()).getattr("message").and_then(|m| m.extract::<String>()).unwrap_or_default();
+        errors::new(sr::ErrorKind::InvalidArgument, message)
+    })
+}
+
+/// A JSON value from Python data (`json.dumps` of it), refusing what JSON cannot hold.
+fn json_value(value: &Bound<'_, PyAny>, what: &str) -> PyResult<serde_json::Value> {
+    let py = value.py();
+    let dumps = py.import("json")?.getattr("dumps")?;
+    let kwargs = PyDict::new(py);
+    kwargs.set_item("allow_nan", false)?;
+    let text = dumps
+        .call((value,), Some(&kwargs))
+        .map_err(|err| errors::convert(py, err, sr::ErrorKind::InvalidArgument, &format!("{what} is not JSON data")))?;
+    let text = text.cast_into::<PyString>()?;
+    let text = text
+        .to_cow()
+        .map_err(|err| errors::convert(py, err, sr::ErrorKind::InvalidArgument, &format!("{what} is not valid Unicode")))?;
+    serde_json::from_str(&text).map_err(|err| errors::new(sr::ErrorKind::InvalidArgument, format!("{what}: {err}")))
+}
+
+fn keys_of<'py>(keys: &Bound<'py, PyAny>) -> PyResult<Vec<Key<'py>>> {
+    if Key::is_text_or_bytes(keys) {
+        return Err(errors::new(
+            sr::ErrorKind::InvalidArgument,
+            "keys: expected a list of keys, not a single key (wrap it: [key])",
+        ));
+    }
+    let iterator = keys.try_iter().map_err(|_| {
+        errors::new(sr::ErrorKind::InvalidArgument, format!("keys: expected a list of keys, not {}", type_name(keys)))
+    })?;
+    iterator.map(|key| Key::from_py_owned(key?)).collect()
+}
+
+#[pymethods]
+impl ClusterSession {
+    #[new]
+    #[pyo3(signature = (seeds, config = None))]
+    fn new(seeds: &Bound<'_, PyAny>, config: Option<&Bound<'_, PyAny>>) -> PyResult<ClusterSession> {
+        if Key::is_text_or_bytes(seeds) {
+            return Err(errors::new(sr::ErrorKind::InvalidArgument, "seeds: expected a list of \"host:port\", not one str"));
+        }
+        let seeds: Vec<String> = seeds
+            .try_iter()
+            .map_err(|_| errors::new(sr::ErrorKind::InvalidArgument, format!("seeds: expected a list, not {}", type_name(seeds))))?
+            .map(|seed| str_from_py(&seed?, "seed"))
+            .collect::<PyResult<_>>()?;
+        let config = match config {
+            None => ss::ClusterConfig::default(),
+            Some(config) if config.is_none() => ss::ClusterConfig::default(),
+            Some(config) => ss::ClusterConfig::from_value(&json_value(config, "config")?).map_err(errors::to_py)?,
+        };
+        let seeds: Vec<&str> = seeds.iter().map(String::as_str).collect();
+        let inner = ss::ClusterSession::new(&seeds, config).map_err(errors::to_py)?;
+        Ok(ClusterSession { inner })
+    }
+
+    /// Begins a command on keys (a list: one key, or the keys of a multi-key command)
+    /// with access "read" or "write", at now_ms.
+    ///
+    /// Raises CrossSlotError when the keys are in different slots, InvalidArgumentError
+    /// for no keys or a bad access, InvalidKeyError for a value that is not a key.
+    #[pyo3(signature = (keys, access, now_ms))]
+    fn command(&mut self, keys: &Bound<'_, PyAny>, access: &Bound<'_, PyAny>, now_ms: &Bound<'_, PyAny>) -> PyResult<Command> {
+        let access = self::access(access)?;
+        let now = now(now_ms)?;
+        let keys = keys_of(keys)?;
+        let keys: Vec<sr::Key<'_>> = keys.iter().map(Key::as_core).collect();
+        let inner = self.inner.command(&keys, access, now).map_err(errors::to_py)?;
+        Ok(Command { inner })
+    }
+
+    /// What to do now for command: usually send; refresh when there is no table yet or
+    /// a refresh is due; wait while a backoff runs.
+    fn poll(&mut self, mut command: PyRefMut<'_, Command>, now_ms: &Bound<'_, PyAny>) -> PyResult<Action> {
+        Ok(Action::from_core(self.inner.poll(&mut command.inner, now(now_ms)?)))
+    }
+
+    /// The attempt answered: "done".
+    fn succeeded(&mut self, mut command: PyRefMut<'_, Command>, now_ms: &Bound<'_, PyAny>) -> PyResult<Action> {
+        Ok(Action::from_core(self.inner.succeeded(&mut command.inner, now(now_ms)?)))
+    }
+
+    /// The attempt failed with text (the error's str) whose class names or error codes
+    /// are names (most derived first, e.g. [c.__name__ for c in type(err).__mro__]): the
+    /// next action, by the core's one table (MOVED, ASK, TRYAGAIN, CLUSTERDOWN,
+    /// MASTERDOWN, LOADING, READONLY, UNBLOCKED, connection errors; anything else is the
+    /// command's own error: "done").
+    fn failed(
+        &mut self,
+        mut command: PyRefMut<'_, Command>,
+        text: &Bound<'_, PyAny>,
+        names: &Bound<'_, PyAny>,
+        now_ms: &Bound<'_, PyAny>,
+    ) -> PyResult<Action> {
+        let text = str_from_py(text, "text")?;
+        if names.is_instance_of::<PyString>() {
+            return Err(errors::new(sr::ErrorKind::InvalidArgument, "names: expected a list of str, not one str"));
+        }
+        let names: Vec<String> = names
+            .try_iter()
+            .map_err(|_| errors::new(sr::ErrorKind::InvalidArgument, format!("names: expected a list of str, not {}", type_name(names))))?
+            .map(|name| str_from_py(&name?, "name"))
+            .collect::<PyResult<_>>()?;
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        Ok(Action::from_core(self.inner.failed(&mut command.inner, &text, &names, now(now_ms)?)))
+    }
+
+    /// The attempt could not reach its node: why is "refused", "reset" or "timeout".
+    fn unreachable(
+        &mut self,
+        mut command: PyRefMut<'_, Command>,
+        why: &Bound<'_, PyAny>,
+        now_ms: &Bound<'_, PyAny>,
+    ) -> PyResult<Action> {
+        let name = str_from_py(why, "why")?;
+        let why = ss::Transport::from_name(&name).ok_or_else(|| {
+            errors::new(sr::ErrorKind::InvalidArgument, format!("why: expected \"refused\", \"reset\" or \"timeout\", got {name:?}"))
+        })?;
+        Ok(Action::from_core(self.inner.unreachable(&mut command.inner, why, now(now_ms)?)))
+    }
+
+    /// Where a refresh asks for CLUSTER SHARDS, in order ("host:port" each): ask each
+    /// until refreshed() accepts a reply; refresh_failed() when none does.
+    fn refresh_candidates(&mut self) -> Vec<String> {
+        self.inner.refresh_candidates().iter().map(ss::Endpoint::address).collect()
+    }
+
+    /// A CLUSTER SHARDS reply (decoded: str, not bytes; RESP3 dicts or RESP2 lists)
+    /// installs its table (the next epoch).
+    ///
+    /// Raises InvalidArgumentError for a reply that does not make a whole table (empty,
+    /// malformed, slots uncovered): the table in use is kept; ask the next candidate.
+    fn refreshed(&mut self, reply: &Bound<'_, PyAny>, now_ms: &Bound<'_, PyAny>) -> PyResult<()> {
+        let now = now(now_ms)?;
+        let reply = json_value(reply, "reply")?;
+        self.inner.refreshed(&reply, now).map_err(errors::to_py)
+    }
+
+    /// No candidate gave a usable reply: the table is kept (with the slots MOVED
+    /// updated), and the next refresh waits for the refresh interval.
+    fn refresh_failed(&mut self, now_ms: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.inner.refresh_failed(now(now_ms)?);
+        Ok(())
+    }
+
+    /// Whether a refresh is due at now_ms (for a shell that refreshes between commands).
+    fn wants_refresh(&self, now_ms: &Bound<'_, PyAny>) -> PyResult<bool> {
+        Ok(self.inner.wants_refresh(now(now_ms)?))
+    }
+
+    /// Keys grouped for a batch (a pipeline, or one MGET per slot): a list of (address,
+    /// readonly, [(slot, [key indices])]) per target node, in node order, slots
+    /// increasing, indices in input order.
+    ///
+    /// Raises InvalidArgumentError before the first table, InvalidKeyError for a value
+    /// that is not a key.
+    fn plan<'py>(&mut self, keys: &Bound<'py, PyAny>, access: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
+        let py = keys.py();
+        let access = self::access(access)?;
+        let keys = keys_of(keys)?;
+        let keys: Vec<sr::Key<'_>> = keys.iter().map(Key::as_core).collect();
+        let groups = self.inner.plan(&keys, access).map_err(errors::to_py)?;
+        let items = groups
+            .iter()
+            .map(|group| (group.target.endpoint.address(), group.target.readonly, group.slots.clone()).into_pyobject(py))
+            .collect::<PyResult<Vec<_>>>()?;
+        PyList::new(py, items)
+    }
+
+    /// The counters: commands, moved, ask, refreshes, refresh_failures,
+    /// refused_replies, retries, failed, longest_redirect_chain, and errors (a dict:
+    /// outcome name, such as "try_again" or "timeout", to count).
+    #[getter]
+    fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        value_to_py(py, &self.inner.stats().to_value())
+    }
+
+    /// Zeroes the counters.
+    fn reset_stats(&mut self) {
+        self.inner.reset_stats();
+    }
+
+    /// The settings in force (every field of session_defaults()).
+    #[getter]
+    fn config<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        value_to_py(py, &self.inner.config().to_value())
+    }
+
+    /// The current router (a redis_cluster topology), or None before the first table.
+    #[getter]
+    fn router(&self, py: Python<'_>) -> Option<Router> {
+        self.inner.router().map(|router| Router::wrap(py, router.clone()))
+    }
+}

@@ -363,7 +363,7 @@ pub fn argument<'env>(env: &Env, value: Unknown<'env>, what: &str) -> Result<Cla
         false
     });
     if !is_router {
-        return Err(sr::js::not_a_router(what, key::js_type(value)?)).or_throw();
+        return Err(sr::argument::not_a_router(what, key::js_type(value)?)).or_throw();
     }
     // SAFETY: `instance_of` said this is a `Router`.
     unsafe { value.cast() }.or_throw()

@@ -104,7 +104,8 @@ impl From<u64> for Key<'_> {
 /// assert!(err.message().ends_with("unpaired surrogate 0xD800 at code unit 2"));
 /// ```
 pub fn utf8_from_utf16(units: &[u16]) -> Result<String> {
-    crate::js::decode_utf16(units).map_err(|lone| Error::key(alloc::format!("text key is not valid Unicode: {lone}")))
+    crate::argument::decode_utf16(units)
+        .map_err(|lone| Error::key(alloc::format!("text key is not valid Unicode: {lone}")))
 }
 
 /// Parses a decimal string as a `u64` (the JSON and JavaScript spelling of big integers).
@@ -149,7 +150,7 @@ pub fn u64_from_js_number(value: f64) -> Result<u64> {
     } else {
         Err(Error::key(alloc::format!(
             "number key {} is not a safe non-negative integer; pass integers above 2^53-1 as BigInt",
-            crate::js::JsNumber(value)
+            crate::argument::JsNumber(value)
         )))
     }
 }

@@ -230,25 +230,25 @@ pub fn ascii_from_packed_utf16(units: &[u16]) -> Option<Vec<u8>> {
 /// Calls `each` with the UTF-8 bytes of every string key packed by `index.js` as UTF-16
 /// code units (key `i` is `units[offsets[i]..offsets[i + 1]]`), in order, converting each
 /// key on its own into one reused buffer. Every key is checked before the first `each`,
-/// as [`many_from_js`] reads every key of an array before any is routed.
+/// as [`many_from_js`] reads every key of an array before any is routed. For calls that
+/// take every key at once, the core converts the batch itself
+/// ([`sr::key::utf8_from_packed_utf16`]).
 ///
 /// # Errors
-/// `invalid_argument` when the offsets are empty, do not start at 0, decrease or point
-/// past `units`; `invalid_key` for a key with a lone surrogate, its message prefixed with
-/// the key's index ([`at`]), as [`many_from_js`] reports it; the first error of `each`.
+/// `invalid_argument` when the offsets do not cut `units` ([`sr::key::check_packed_offsets`]);
+/// `invalid_key` for a key with a lone surrogate, its message prefixed with the key's
+/// index ([`at`]), as [`many_from_js`] reports it; the first error of `each`.
 pub fn for_each_packed_utf16(units: &[u16], offsets: &[u32], mut each: impl FnMut(&[u8]) -> Result<()>) -> Result<()> {
-    let bad_offsets =
-        || errors::new(sr::ErrorKind::InvalidArgument, "offsets must rise from 0 to at most the number of code units");
-    if offsets.first() != Some(&0) {
-        return Err(bad_offsets());
-    }
+    sr::key::check_packed_offsets(offsets, units).or_throw()?;
     // Only text with a surrogate unit can hold a lone one: most batches skip the decoding.
     // (A fold without early exit: the compiler vectorizes it.)
     let surrogates = units.iter().fold(false, |found, &unit| found | (unit & 0xF800 == 0xD800));
-    for (index, pair) in offsets.windows(2).enumerate() {
-        let key = units.get(pair[0] as usize..pair[1] as usize).ok_or_else(bad_offsets)?;
-        if surrogates && char::decode_utf16(key.iter().copied()).any(|decoded| decoded.is_err()) {
-            return Err(at(index, utf16_error(key)));
+    if surrogates {
+        for (index, pair) in offsets.windows(2).enumerate() {
+            let key = &units[pair[0] as usize..pair[1] as usize];
+            if char::decode_utf16(key.iter().copied()).any(|decoded| decoded.is_err()) {
+                return Err(at(index, utf16_error(key)));
+            }
         }
     }
     let mut scratch = vec![0u8; 3 * SHORT_TEXT];
@@ -262,25 +262,6 @@ pub fn for_each_packed_utf16(units: &[u16], offsets: &[u32], mut each: impl FnMu
         each(&scratch[..written])?;
     }
     Ok(())
-}
-
-/// The UTF-8 of every string key packed by `index.js` as UTF-16 code units (as for
-/// [`for_each_packed_utf16`]) in one buffer, with the byte offsets where the keys end,
-/// after a 0: key `i` is `data[ends[i]..ends[i + 1]]`. For core calls that take every
-/// key at once.
-///
-/// # Errors
-/// As [`for_each_packed_utf16`].
-pub fn utf8_from_packed_utf16(units: &[u16], offsets: &[u32]) -> Result<(Vec<u8>, Vec<usize>)> {
-    let mut data = Vec::with_capacity(units.len());
-    let mut ends = Vec::with_capacity(offsets.len());
-    ends.push(0);
-    for_each_packed_utf16(units, offsets, |bytes| {
-        data.extend_from_slice(bytes);
-        ends.push(data.len());
-        Ok(())
-    })?;
-    Ok((data, ends))
 }
 
 /// A typed array of element type `kind` (`BigUint64Array`, `Uint32Array`, ...) read in

@@ -30,7 +30,7 @@ use wasm_bindgen::convert::TryFromJsValue;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use crate::errors::{invalid_argument, invalid_key};
+use crate::errors::invalid_key;
 
 /// A key converted from JavaScript, owning its bytes; [`Key::as_key`] lends it to the core.
 /// Text and bytes are the same key to the core; the variant only remembers which JS type
@@ -125,8 +125,10 @@ pub(crate) fn at(index: usize, err: sr::Error) -> sr::Error {
 /// The keys of `routeMany` / `nodeMany` as UTF-8 in one buffer plus byte offsets (key `i`
 /// is `data[offsets[i]..offsets[i + 1]]`, the core's packed layout), when `packStrings`
 /// (`js/support.mjs`) packs them: an array of at least a few keys, every one a string.
-/// `None` otherwise (then [`keys_from_js`] reads them). A key with a lone surrogate is
-/// `invalid_key` naming its index, with the message a single key gets.
+/// `None` otherwise (then [`keys_from_js`] reads them). The offsets are checked, never
+/// assumed, so that slicing by them cannot fail ([`sr::key::check_packed_offsets`]); a
+/// key with a lone surrogate is `invalid_key` naming its index, with the message a single
+/// key gets ([`sr::key::utf8_from_packed_utf16`]).
 pub(crate) fn packed_strings(keys: &JsValue) -> Option<sr::Result<(Vec<u8>, Vec<u32>)>> {
     let packed = pack_strings(keys);
     let packed = packed.dyn_ref::<Array>()?;
@@ -135,47 +137,10 @@ pub(crate) fn packed_strings(keys: &JsValue) -> Option<sr::Result<(Vec<u8>, Vec<
     if let Some(ascii) = units.dyn_ref::<Uint8Array>() {
         // ASCII units are their UTF-8 bytes, and the unit offsets the byte offsets.
         let ascii = ascii.to_vec();
-        return Some(checked_offsets(&offsets, ascii.len()).map(|()| (ascii, offsets)));
+        return Some(sr::key::check_packed_offsets(&offsets, &ascii).map(|()| (ascii, offsets)));
     }
     let units = units.dyn_into::<Uint16Array>().ok()?.to_vec();
-    Some(checked_offsets(&offsets, units.len()).and_then(|()| utf8_from_packed_utf16(&units, &offsets)))
-}
-
-/// `Ok` when the offsets rise from 0 to at most `length` (they are packStrings's: checked,
-/// never assumed, so that slicing by them cannot fail).
-fn checked_offsets(offsets: &[u32], length: usize) -> sr::Result<()> {
-    let rising = offsets.first() == Some(&0)
-        && offsets.windows(2).all(|pair| pair[0] <= pair[1])
-        && offsets.last().is_some_and(|&end| end as usize <= length);
-    if rising {
-        Ok(())
-    } else {
-        Err(invalid_argument(String::from("packed keys: offsets do not rise within the code units")))
-    }
-}
-
-/// UTF-16 keys packed as code units plus (checked) unit offsets, as UTF-8 bytes plus byte
-/// offsets: each key converted on its own, so a surrogate pair split between two keys is
-/// two lone surrogates, as it is for two separate strings. Every key is converted before
-/// any is routed, as [`keys_from_js`] reads every key before any is routed.
-fn utf8_from_packed_utf16(units: &[u16], offsets: &[u32]) -> sr::Result<(Vec<u8>, Vec<u32>)> {
-    // `units` came from a typed array, whose length is a u32.
-    let mut data = reserve(units.len() as u32, "bytes of keys")?;
-    let mut byte_offsets = reserve(offsets.len() as u32, "offsets")?;
-    byte_offsets.push(0);
-    for (index, pair) in offsets.windows(2).enumerate() {
-        let key = &units[pair[0] as usize..pair[1] as usize];
-        if key.iter().all(|&unit| unit < 0x80) {
-            data.extend(key.iter().map(|&unit| unit as u8));
-        } else {
-            data.extend_from_slice(sr::key::utf8_from_utf16(key).map_err(|err| at(index, err))?.as_bytes());
-        }
-        // At most 3 bytes per unit, and packStrings packs at most 2^28 units.
-        let end = u32::try_from(data.len())
-            .map_err(|_| sr::Error::new(sr::ErrorKind::LimitExceeded, String::from("packed keys exceed 4 GiB")))?;
-        byte_offsets.push(end);
-    }
-    Ok((data, byte_offsets))
+    Some(sr::key::utf8_from_packed_utf16(&units, &offsets))
 }
 
 /// The elements of a `BigUint64Array`, or `invalid_argument` naming `what`.

@@ -160,17 +160,24 @@ impl fmt::Display for LoneSurrogate {
 /// key, [`text`] for any other text).
 pub fn decode_utf16(units: &[u16]) -> core::result::Result<String, LoneSurrogate> {
     let mut out = String::with_capacity(units.len());
+    decode_utf16_each(units, |ch| out.push(ch))?;
+    Ok(out)
+}
+
+/// Calls `each` with the characters of UTF-16 `units` in order, up to the first lone
+/// surrogate, which it returns ([`decode_utf16`] into any buffer).
+pub(crate) fn decode_utf16_each(units: &[u16], mut each: impl FnMut(char)) -> core::result::Result<(), LoneSurrogate> {
     let mut offset = 0usize;
     for decoded in char::decode_utf16(units.iter().copied()) {
         match decoded {
             Ok(ch) => {
-                out.push(ch);
+                each(ch);
                 offset += ch.len_utf16();
             }
             Err(err) => return Err(LoneSurrogate { unit: err.unpaired_surrogate(), offset }),
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 /// A string argument that is not a key (a document's text, an address, a redirect

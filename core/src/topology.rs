@@ -165,6 +165,16 @@ impl Topology {
         self.strategy.check(&self.nodes)
     }
 
+    /// The epoch of the topology that follows this one: one more, refusing to wrap. What
+    /// every operation ([`crate::ops::next_epoch`]) and [`Router::moved`](crate::Router::moved)
+    /// give their result.
+    ///
+    /// # Errors
+    /// `invalid_topology` at `u64::MAX`: `epoch: already at its maximum; cannot advance`.
+    pub(crate) fn next_epoch(&self) -> Result<u64> {
+        self.epoch.checked_add(1).ok_or_else(|| json::at("epoch", "already at its maximum; cannot advance"))
+    }
+
     /// The canonical JSON value of this topology.
     pub fn to_value(&self) -> Value {
         let mut map = Map::new();

@@ -14,7 +14,7 @@
 //! Keys the core makes (salting) go back as the type they came in as: a string key
 //! gives a string, a `Uint8Array` a `Uint8Array`, a `bigint` or `number` a `bigint`.
 //!
-//! Every refusal is the core's ([`sr::js`]), from the value's [`JsType`] ([`js_type`]),
+//! Every refusal is the core's ([`sr::argument`]), from the value's [`JsType`] ([`js_type`]),
 //! so the WebAssembly package, which reads values by the same rules, says the same.
 
 use std::ptr;
@@ -22,7 +22,7 @@ use std::ptr;
 use napi::bindgen_prelude::{BigInt, Either3, TypedArray, TypedArrayType, Uint8Array, Uint8ArraySlice};
 use napi::{sys, JsString, JsValue, Unknown, ValueType};
 use shardroute as sr;
-use sr::js::JsType;
+use sr::argument::JsType;
 
 use crate::errors::{self, Result, Throw};
 
@@ -72,16 +72,17 @@ pub fn from_js<'env>(value: Unknown<'env>) -> Result<Key<'env>> {
             // SAFETY: `is_typedarray` said this is a typed array.
             let view: TypedArray = unsafe { value.cast() }.or_throw()?;
             if view.typed_array_type != TypedArrayType::Uint8 {
-                return Err(sr::js::not_a_key(JsType::TypedArray(typed_array_name(view.typed_array_type)))).or_throw();
+                return Err(sr::argument::not_a_key(JsType::TypedArray(typed_array_name(view.typed_array_type))))
+                    .or_throw();
             }
             // SAFETY: a typed array of element type Uint8.
             let bytes: Uint8ArraySlice = unsafe { value.cast() }.or_throw()?;
             if bytes.is_empty() && !readable_view(value)? {
-                return Err(sr::js::unreadable_view("the Uint8Array key", sr::ErrorKind::InvalidKey)).or_throw();
+                return Err(sr::argument::unreadable_view("the Uint8Array key", sr::ErrorKind::InvalidKey)).or_throw();
             }
             Ok(Key::Bytes(bytes))
         }
-        _ => Err(sr::js::not_a_key(js_type(value)?)).or_throw(),
+        _ => Err(sr::argument::not_a_key(js_type(value)?)).or_throw(),
     }
 }
 
@@ -177,7 +178,7 @@ pub fn many_from_js<'env>(keys: Unknown<'env>) -> Result<Vec<Key<'env>>> {
         // A proxy of an array: N-API's array calls refuse it, JavaScript reads it.
         property_length(keys)?
     } else {
-        return Err(sr::js::not_an_array("keys", js_type(keys)?)).or_throw();
+        return Err(sr::argument::not_an_array("keys", js_type(keys)?)).or_throw();
     };
     // The length comes from JavaScript: reserve no more than a small batch up front.
     let mut converted = Vec::with_capacity(length.min(1024) as usize);
@@ -187,7 +188,7 @@ pub fn many_from_js<'env>(keys: Unknown<'env>) -> Result<Vec<Key<'env>>> {
         let status = unsafe { sys::napi_get_element(raw.env, raw.value, index, &mut element) };
         if status != sys::Status::napi_ok {
             clear_exception(raw.env);
-            return Err(at(index as usize, errors::from_core(sr::js::unreadable_key())));
+            return Err(at(index as usize, errors::from_core(sr::argument::unreadable_key())));
         }
         // SAFETY: `element` is a live value of this call's env.
         let element = unsafe { Unknown::from_raw_unchecked(raw.env, element) };
@@ -208,11 +209,11 @@ fn property_length(keys: Unknown<'_>) -> Result<u32> {
     let status = unsafe { sys::napi_get_named_property(raw.env, raw.value, c"length".as_ptr(), &mut length) };
     if status != sys::Status::napi_ok {
         clear_exception(raw.env);
-        return Err(sr::js::unreadable_length("keys")).or_throw();
+        return Err(sr::argument::unreadable_length("keys")).or_throw();
     }
     // SAFETY: `length` is a live value of this call's env.
     let length = unsafe { Unknown::from_raw_unchecked(raw.env, length) };
-    sr::js::count("keys.length", js_type(length)?).map_err(|_| sr::js::unreadable_length("keys")).or_throw()
+    sr::argument::count("keys.length", js_type(length)?).map_err(|_| sr::argument::unreadable_length("keys")).or_throw()
 }
 
 /// The UTF-8 of string keys packed by `index.js` as UTF-16 code units when every unit is
@@ -229,25 +230,25 @@ pub fn ascii_from_packed_utf16(units: &[u16]) -> Option<Vec<u8>> {
 /// Calls `each` with the UTF-8 bytes of every string key packed by `index.js` as UTF-16
 /// code units (key `i` is `units[offsets[i]..offsets[i + 1]]`), in order, converting each
 /// key on its own into one reused buffer. Every key is checked before the first `each`,
-/// as [`many_from_js`] reads every key of an array before any is routed.
+/// as [`many_from_js`] reads every key of an array before any is routed. For calls that
+/// take every key at once, the core converts the batch itself
+/// ([`sr::key::utf8_from_packed_utf16`]).
 ///
 /// # Errors
-/// `invalid_argument` when the offsets are empty, do not start at 0, decrease or point
-/// past `units`; `invalid_key` for a key with a lone surrogate, its message prefixed with
-/// the key's index ([`at`]), as [`many_from_js`] reports it; the first error of `each`.
+/// `invalid_argument` when the offsets do not cut `units` ([`sr::key::check_packed_offsets`]);
+/// `invalid_key` for a key with a lone surrogate, its message prefixed with the key's
+/// index ([`at`]), as [`many_from_js`] reports it; the first error of `each`.
 pub fn for_each_packed_utf16(units: &[u16], offsets: &[u32], mut each: impl FnMut(&[u8]) -> Result<()>) -> Result<()> {
-    let bad_offsets =
-        || errors::new(sr::ErrorKind::InvalidArgument, "offsets must rise from 0 to at most the number of code units");
-    if offsets.first() != Some(&0) {
-        return Err(bad_offsets());
-    }
+    sr::key::check_packed_offsets(offsets, units).or_throw()?;
     // Only text with a surrogate unit can hold a lone one: most batches skip the decoding.
     // (A fold without early exit: the compiler vectorizes it.)
     let surrogates = units.iter().fold(false, |found, &unit| found | (unit & 0xF800 == 0xD800));
-    for (index, pair) in offsets.windows(2).enumerate() {
-        let key = units.get(pair[0] as usize..pair[1] as usize).ok_or_else(bad_offsets)?;
-        if surrogates && char::decode_utf16(key.iter().copied()).any(|decoded| decoded.is_err()) {
-            return Err(at(index, utf16_error(key)));
+    if surrogates {
+        for (index, pair) in offsets.windows(2).enumerate() {
+            let key = &units[pair[0] as usize..pair[1] as usize];
+            if char::decode_utf16(key.iter().copied()).any(|decoded| decoded.is_err()) {
+                return Err(at(index, utf16_error(key)));
+            }
         }
     }
     let mut scratch = vec![0u8; 3 * SHORT_TEXT];
@@ -263,31 +264,12 @@ pub fn for_each_packed_utf16(units: &[u16], offsets: &[u32], mut each: impl FnMu
     Ok(())
 }
 
-/// The UTF-8 of every string key packed by `index.js` as UTF-16 code units (as for
-/// [`for_each_packed_utf16`]) in one buffer, with the byte offsets where the keys end,
-/// after a 0: key `i` is `data[ends[i]..ends[i + 1]]`. For core calls that take every
-/// key at once.
-///
-/// # Errors
-/// As [`for_each_packed_utf16`].
-pub fn utf8_from_packed_utf16(units: &[u16], offsets: &[u32]) -> Result<(Vec<u8>, Vec<usize>)> {
-    let mut data = Vec::with_capacity(units.len());
-    let mut ends = Vec::with_capacity(offsets.len());
-    ends.push(0);
-    for_each_packed_utf16(units, offsets, |bytes| {
-        data.extend_from_slice(bytes);
-        ends.push(data.len());
-        Ok(())
-    })?;
-    Ok((data, ends))
-}
-
 /// A typed array of element type `kind` (`BigUint64Array`, `Uint32Array`, ...) read in
 /// place: the slice borrows the array's memory for the duration of the call.
 ///
 /// # Errors
 /// `invalid_argument` naming `what` for any other value, and for a view of a detached
-/// buffer or out of its bounds ([`sr::js::unreadable_view`]).
+/// buffer or out of its bounds ([`sr::argument::unreadable_view`]).
 pub fn typed_array<'env, T>(value: Unknown<'env>, kind: TypedArrayType, what: &str) -> Result<T>
 where
     T: napi::bindgen_prelude::FromNapiValue + 'env,
@@ -297,13 +279,13 @@ where
         let view: TypedArray = unsafe { value.cast() }.or_throw()?;
         if view.typed_array_type == kind {
             if view.arraybuffer.is_empty() && !readable_view(value)? {
-                return Err(sr::js::unreadable_view(what, sr::ErrorKind::InvalidArgument)).or_throw();
+                return Err(sr::argument::unreadable_view(what, sr::ErrorKind::InvalidArgument)).or_throw();
             }
             // SAFETY: a typed array of element type `kind`, the element type of `T`.
             return unsafe { value.cast() }.or_throw();
         }
     }
-    Err(sr::js::not_a_typed_array(what, typed_array_name(kind), js_type(value)?)).or_throw()
+    Err(sr::argument::not_a_typed_array(what, typed_array_name(kind), js_type(value)?)).or_throw()
 }
 
 /// Whether an empty typed array can be read: a copy of it (`new Uint8Array(view)`, or
@@ -378,7 +360,7 @@ fn typed_array_name(kind: TypedArrayType) -> &'static str {
 /// `err` with its message prefixed by the index of the key it is about (`keys[2]: ...`).
 pub fn at(index: usize, err: errors::Error) -> errors::Error {
     match err.status {
-        errors::Code::Core(kind) => errors::from_core(sr::js::at_index(index, sr::Error::new(kind, err.reason))),
+        errors::Code::Core(kind) => errors::from_core(sr::argument::at_index(index, sr::Error::new(kind, err.reason))),
         // Not a refusal of the key: N-API itself failed.
         errors::Code::Napi(_) => err,
     }
@@ -417,7 +399,7 @@ pub fn u64_from_js(value: Unknown<'_>, what: &str) -> Result<u64> {
     match value.get_type().or_throw()? {
         ValueType::BigInt => u64_from_bigint(value, what),
         ValueType::String => sr::key::parse_u64(&key_text(value)?).or_throw(),
-        _ => Err(sr::js::not_a_u64(what, js_type(value)?)).or_throw(),
+        _ => Err(sr::argument::not_a_u64(what, js_type(value)?)).or_throw(),
     }
 }
 
@@ -434,9 +416,9 @@ fn key_text(value: Unknown<'_>) -> Result<String> {
 /// UTF-8 without replacing lone surrogates.
 ///
 /// # Errors
-/// `kind` for a lone surrogate ([`sr::js::text`]); N-API's status if the read fails.
+/// `kind` for a lone surrogate ([`sr::argument::text`]); N-API's status if the read fails.
 pub fn text(value: Unknown<'_>, what: &str, kind: sr::ErrorKind) -> Result<String> {
-    sr::js::text(what, &utf16(value)?, kind).or_throw()
+    sr::argument::text(what, &utf16(value)?, kind).or_throw()
 }
 
 /// The UTF-16 code units of a string value.
@@ -461,11 +443,11 @@ fn u64_from_bigint(value: Unknown<'_>, what: &str) -> Result<u64> {
     let big: BigInt = unsafe { value.cast() }.or_throw()?;
     match big.get_u64() {
         (false, value, true) => Ok(value),
-        (negative, _, _) => Err(sr::js::bigint_out_of_range(what, negative)).or_throw(),
+        (negative, _, _) => Err(sr::argument::bigint_out_of_range(what, negative)).or_throw(),
     }
 }
 
-/// What a JavaScript value is, for the core's refusals ([`sr::js::JsType`]): its `typeof`,
+/// What a JavaScript value is, for the core's refusals ([`sr::argument::JsType`]): its `typeof`,
 /// and for an object whether it is a typed array (of which kind), an array
 /// (`Array.isArray`: a `Proxy` of an array too, which N-API's own check misses) or
 /// another object. The WebAssembly package reads the same by the same rules.

@@ -100,7 +100,7 @@ pub fn panic_for_testing() {
 fn document_text(value: Unknown<'_>, what: &str, kind: sr::ErrorKind) -> Result<String> {
     match value.get_type().or_throw()? {
         ValueType::String => key::text(value, what, kind),
-        _ => Err(sr::js::not_a_document(what, key::js_type(value)?, kind)).or_throw(),
+        _ => Err(sr::argument::not_a_document(what, key::js_type(value)?, kind)).or_throw(),
     }
 }
 
@@ -111,7 +111,7 @@ fn document_text(value: Unknown<'_>, what: &str, kind: sr::ErrorKind) -> Result<
 fn text_argument(value: Unknown<'_>, what: &str) -> Result<String> {
     match value.get_type().or_throw()? {
         ValueType::String => key::text(value, what, sr::ErrorKind::InvalidArgument),
-        _ => Err(sr::js::not_text(what, key::js_type(value)?)).or_throw(),
+        _ => Err(sr::argument::not_text(what, key::js_type(value)?)).or_throw(),
     }
 }
 
@@ -121,7 +121,7 @@ fn text_argument(value: Unknown<'_>, what: &str) -> Result<String> {
 /// # Errors
 /// As [`u32_argument`].
 fn optional_u32_argument(value: Unknown<'_>, what: &str) -> Result<u32> {
-    sr::js::optional_count(what, key::js_type(value)?).or_throw()
+    sr::argument::optional_count(what, key::js_type(value)?).or_throw()
 }
 
 /// Reads an optional flag argument (`readTargets`' moved): `undefined` is false, a
@@ -130,13 +130,13 @@ fn optional_u32_argument(value: Unknown<'_>, what: &str) -> Result<u32> {
 /// # Errors
 /// `invalid_argument` for any other value.
 fn optional_bool_argument(value: Unknown<'_>, what: &str) -> Result<bool> {
-    sr::js::optional_flag(what, key::js_type(value)?).or_throw()
+    sr::argument::optional_flag(what, key::js_type(value)?).or_throw()
 }
 
 /// Reads a count argument: a `number` that is an integer in `0..=2^32-1`.
 ///
 /// # Errors
-/// `invalid_argument` for any other value ([`sr::js::count`]).
+/// `invalid_argument` for any other value ([`sr::argument::count`]).
 fn u32_argument(value: Unknown<'_>, what: &str) -> Result<u32> {
-    sr::js::count(what, key::js_type(value)?).or_throw()
+    sr::argument::count(what, key::js_type(value)?).or_throw()
 }

@@ -276,15 +276,16 @@ impl Router {
 
     /// [`group_by_node`](Router::group_by_node) of string keys packed as UTF-16 code
     /// units, as for [`route_many_utf16`](Router::route_many_utf16): the keys are
-    /// converted to UTF-8 into one buffer, then grouped in one core call.
+    /// converted to UTF-8 into one buffer ([`sr::key::utf8_from_packed_utf16`]), then
+    /// grouped in one core call.
     ///
     /// # Errors
     /// As [`route_many_utf16`](Router::route_many_utf16).
     #[napi(js_name = "groupByNodeUtf16", catch_unwind)]
     pub fn group_by_node_utf16(&self, units: Unknown, offsets: Unknown) -> Result<Uint32Array> {
         let (units, offsets) = packed_utf16(units, offsets)?;
-        let (data, ends) = key::utf8_from_packed_utf16(&units, &offsets)?;
-        let keys = ends.windows(2).map(|pair| &data[pair[0]..pair[1]]);
+        let (data, ends) = sr::key::utf8_from_packed_utf16(&units, &offsets).or_throw()?;
+        let keys = ends.windows(2).map(|pair| &data[pair[0] as usize..pair[1] as usize]);
         Ok(flat_groups(self.inner.group_by_node(keys).or_throw()?))
     }
 
@@ -363,7 +364,7 @@ pub fn argument<'env>(env: &Env, value: Unknown<'env>, what: &str) -> Result<Cla
         false
     });
     if !is_router {
-        return Err(sr::js::not_a_router(what, key::js_type(value)?)).or_throw();
+        return Err(sr::argument::not_a_router(what, key::js_type(value)?)).or_throw();
     }
     // SAFETY: `instance_of` said this is a `Router`.
     unsafe { value.cast() }.or_throw()

@@ -127,7 +127,7 @@ pub(crate) fn new(kind: sr::ErrorKind, message: impl Into<String>) -> PyErr {
 
 /// `err` raised for the key at `index` of a batch, with its message prefixed
 /// `keys[index]: ` as the JavaScript packages name a bad key of an array
-/// ([`sr::js::at_index`]), its cause kept; an exception that is not a `ShardrouteError`
+/// ([`sr::argument::at_index`]), its cause kept; an exception that is not a `ShardrouteError`
 /// is returned unchanged.
 pub(crate) fn at_index(py: Python<'_>, index: usize, err: PyErr) -> PyErr {
     let Ok(classes) = classes(py) else { return err };
@@ -139,7 +139,7 @@ pub(crate) fn at_index(py: Python<'_>, index: usize, err: PyErr) -> PyErr {
     let message = value.getattr("message").and_then(|message| message.extract::<String>());
     let (Ok(code), Ok(message)) = (code, message) else { return err };
     let Some(kind) = sr::ErrorKind::ALL.into_iter().find(|kind| kind.code() == code) else { return err };
-    let named = to_py(sr::js::at_index(index, sr::Error::new(kind, message)));
+    let named = to_py(sr::argument::at_index(index, sr::Error::new(kind, message)));
     named.set_cause(py, err.cause(py));
     named
 }

@@ -167,7 +167,7 @@ pub fn for_each_key_chunk<'py>(
 /// element whose getter throws; a `BaseException` that is not an `Exception`
 /// (KeyboardInterrupt) propagates unchanged.
 fn unreadable_key(py: Python<'_>, index: usize, raised: PyErr) -> PyErr {
-    let core = sr::js::at_index(index, sr::js::unreadable_key());
+    let core = sr::argument::at_index(index, sr::argument::unreadable_key());
     errors::convert(py, raised, sr::ErrorKind::InvalidKey, core.message())
 }
 

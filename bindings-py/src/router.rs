@@ -137,7 +137,7 @@ impl Router {
             if err.kind() == sr::ErrorKind::InvalidArgument {
                 errors::to_py(err)
             } else {
-                errors::to_py(sr::js::at_index(out.len(), err))
+                errors::to_py(sr::argument::at_index(out.len(), err))
             }
         })?;
         u32s_to_py(py, &out, data.numpy || offsets_numpy)
@@ -392,7 +392,7 @@ impl Router {
                         _ => self.inner.node_index_many_into(chunk, &mut chunk_out),
                     }
                     // `chunk_out` holds the results before the failing key.
-                    .map_err(|err| errors::to_py(sr::js::at_index(out.len() + chunk_out.len(), err)))?;
+                    .map_err(|err| errors::to_py(sr::argument::at_index(out.len() + chunk_out.len(), err)))?;
                     out.extend_from_slice(&chunk_out);
                     Ok(())
                 })?;

@@ -45,12 +45,6 @@ pub(crate) fn invalid_key(message: String) -> sr::Error {
     sr::Error::new(sr::ErrorKind::InvalidKey, message)
 }
 
-/// An `invalid_argument` error: an argument of the wrong type (a count, keys that are not an
-/// array, a router that is not a `Router`, bytes that are not a `Uint8Array`) or out of range.
-pub(crate) fn invalid_argument(message: String) -> sr::Error {
-    sr::Error::new(sr::ErrorKind::InvalidArgument, message)
-}
-
 /// A `limit_exceeded` error: a result could not be built (the JavaScript engine threw,
 /// which only running out of memory or past an engine size limit makes it do).
 pub(crate) fn result_not_built(what: &str, reason: &str) -> sr::Error {

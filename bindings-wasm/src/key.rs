@@ -16,7 +16,7 @@
 //! An array of keys (`routeMany`, `diff`) is read by [`keys_from_js`]; a bad key's error
 //! names its index (`keys[2]: ...`).
 //!
-//! Every refusal is the core's ([`sr::js`]), from the value's [`JsType`] ([`with_type`]),
+//! Every refusal is the core's ([`sr::argument`]), from the value's [`JsType`] ([`with_type`]),
 //! so the Node addon, which reads values by the same rules, says the same.
 
 use alloc::format;
@@ -25,12 +25,12 @@ use alloc::vec::Vec;
 
 use js_sys::{Array, BigInt, BigUint64Array, JsString, Reflect, Uint16Array, Uint32Array, Uint8Array};
 use shardroute as sr;
-use sr::js::JsType;
+use sr::argument::JsType;
 use wasm_bindgen::convert::TryFromJsValue;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use crate::errors::{invalid_argument, invalid_key};
+use crate::errors::invalid_key;
 
 /// A key converted from JavaScript, owning its bytes; [`Key::as_key`] lends it to the core.
 /// Text and bytes are the same key to the core; the variant only remembers which JS type
@@ -65,7 +65,7 @@ impl Key {
                 .and_then(|bytes| copied(bytes.length(), "bytes", |items| bytes.copy_to(items)))
                 .map(Key::Bytes);
         }
-        Err(with_type(value, sr::js::not_a_key))
+        Err(with_type(value, sr::argument::not_a_key))
     }
 
     /// The core's view of this key.
@@ -97,19 +97,19 @@ impl Key {
 /// `keys` is not an array, `invalid_key` naming the index of the first bad key.
 pub(crate) fn keys_from_js(keys: &JsValue) -> sr::Result<Vec<Key>> {
     if !is_array(keys) {
-        return Err(with_type(keys, |got| sr::js::not_an_array("keys", got)));
+        return Err(with_type(keys, |got| sr::argument::not_an_array("keys", got)));
     }
     // Read through `Reflect.get` (imported with `catch`): a proxy trap or getter that
     // throws becomes an error here instead of a JS exception unwinding through this call.
     let length = Reflect::get(keys, &JsValue::from_str("length"))
         .ok()
-        .and_then(|length| with_type(&length, |got| sr::js::count("keys.length", got)).ok())
-        .ok_or_else(|| sr::js::unreadable_length("keys"))?;
+        .and_then(|length| with_type(&length, |got| sr::argument::count("keys.length", got)).ok())
+        .ok_or_else(|| sr::argument::unreadable_length("keys"))?;
     // The length comes from JavaScript: never reserve more than a small batch up front.
     let mut converted = Vec::with_capacity(length.min(1024) as usize);
     for index in 0..length {
         let key = Reflect::get_u32(keys, index)
-            .map_err(|_| sr::js::unreadable_key())
+            .map_err(|_| sr::argument::unreadable_key())
             .and_then(|item| Key::from_js(&item))
             .map_err(|err| at(index as usize, err))?;
         converted.push(key);
@@ -119,14 +119,16 @@ pub(crate) fn keys_from_js(keys: &JsValue) -> sr::Result<Vec<Key>> {
 
 /// `err` with its message prefixed by the index of the key it is about (`keys[2]: ...`).
 pub(crate) fn at(index: usize, err: sr::Error) -> sr::Error {
-    sr::js::at_index(index, err)
+    sr::argument::at_index(index, err)
 }
 
 /// The keys of `routeMany` / `nodeMany` as UTF-8 in one buffer plus byte offsets (key `i`
 /// is `data[offsets[i]..offsets[i + 1]]`, the core's packed layout), when `packStrings`
 /// (`js/support.mjs`) packs them: an array of at least a few keys, every one a string.
-/// `None` otherwise (then [`keys_from_js`] reads them). A key with a lone surrogate is
-/// `invalid_key` naming its index, with the message a single key gets.
+/// `None` otherwise (then [`keys_from_js`] reads them). The offsets are checked, never
+/// assumed, so that slicing by them cannot fail ([`sr::key::check_packed_offsets`]); a
+/// key with a lone surrogate is `invalid_key` naming its index, with the message a single
+/// key gets ([`sr::key::utf8_from_packed_utf16`]).
 pub(crate) fn packed_strings(keys: &JsValue) -> Option<sr::Result<(Vec<u8>, Vec<u32>)>> {
     let packed = pack_strings(keys);
     let packed = packed.dyn_ref::<Array>()?;
@@ -135,47 +137,10 @@ pub(crate) fn packed_strings(keys: &JsValue) -> Option<sr::Result<(Vec<u8>, Vec<
     if let Some(ascii) = units.dyn_ref::<Uint8Array>() {
         // ASCII units are their UTF-8 bytes, and the unit offsets the byte offsets.
         let ascii = ascii.to_vec();
-        return Some(checked_offsets(&offsets, ascii.len()).map(|()| (ascii, offsets)));
+        return Some(sr::key::check_packed_offsets(&offsets, &ascii).map(|()| (ascii, offsets)));
     }
     let units = units.dyn_into::<Uint16Array>().ok()?.to_vec();
-    Some(checked_offsets(&offsets, units.len()).and_then(|()| utf8_from_packed_utf16(&units, &offsets)))
-}
-
-/// `Ok` when the offsets rise from 0 to at most `length` (they are packStrings's: checked,
-/// never assumed, so that slicing by them cannot fail).
-fn checked_offsets(offsets: &[u32], length: usize) -> sr::Result<()> {
-    let rising = offsets.first() == Some(&0)
-        && offsets.windows(2).all(|pair| pair[0] <= pair[1])
-        && offsets.last().is_some_and(|&end| end as usize <= length);
-    if rising {
-        Ok(())
-    } else {
-        Err(invalid_argument(String::from("packed keys: offsets do not rise within the code units")))
-    }
-}
-
-/// UTF-16 keys packed as code units plus (checked) unit offsets, as UTF-8 bytes plus byte
-/// offsets: each key converted on its own, so a surrogate pair split between two keys is
-/// two lone surrogates, as it is for two separate strings. Every key is converted before
-/// any is routed, as [`keys_from_js`] reads every key before any is routed.
-fn utf8_from_packed_utf16(units: &[u16], offsets: &[u32]) -> sr::Result<(Vec<u8>, Vec<u32>)> {
-    // `units` came from a typed array, whose length is a u32.
-    let mut data = reserve(units.len() as u32, "bytes of keys")?;
-    let mut byte_offsets = reserve(offsets.len() as u32, "offsets")?;
-    byte_offsets.push(0);
-    for (index, pair) in offsets.windows(2).enumerate() {
-        let key = &units[pair[0] as usize..pair[1] as usize];
-        if key.iter().all(|&unit| unit < 0x80) {
-            data.extend(key.iter().map(|&unit| unit as u8));
-        } else {
-            data.extend_from_slice(sr::key::utf8_from_utf16(key).map_err(|err| at(index, err))?.as_bytes());
-        }
-        // At most 3 bytes per unit, and packStrings packs at most 2^28 units.
-        let end = u32::try_from(data.len())
-            .map_err(|_| sr::Error::new(sr::ErrorKind::LimitExceeded, String::from("packed keys exceed 4 GiB")))?;
-        byte_offsets.push(end);
-    }
-    Ok((data, byte_offsets))
+    Some(sr::key::utf8_from_packed_utf16(&units, &offsets))
 }
 
 /// The elements of a `BigUint64Array`, or `invalid_argument` naming `what`.
@@ -200,7 +165,7 @@ pub(crate) fn bytes_from_js(value: &JsValue, what: &str) -> sr::Result<Vec<u8>> 
 /// `invalid_argument` naming `what`.
 fn typed_argument<T: JsCast>(value: &JsValue, what: &str, name: &str) -> sr::Result<T> {
     typed_view(value, what, name, sr::ErrorKind::InvalidArgument)
-        .unwrap_or_else(|| Err(with_type(value, |got| sr::js::not_a_typed_array(what, name, got))))
+        .unwrap_or_else(|| Err(with_type(value, |got| sr::argument::not_a_typed_array(what, name, got))))
 }
 
 /// `value` as a fresh view of its memory when it is a typed array of kind `name`
@@ -214,7 +179,7 @@ fn typed_view<T: JsCast>(value: &JsValue, what: &str, name: &str, kind: sr::Erro
         return None;
     }
     if view.is_null() {
-        return Some(Err(sr::js::unreadable_view(what, kind)));
+        return Some(Err(sr::argument::unreadable_view(what, kind)));
     }
     Some(Ok(view.unchecked_into()))
 }
@@ -228,7 +193,7 @@ pub(crate) fn u64_from_js(value: &JsValue, what: &str) -> sr::Result<u64> {
     if let Some(text) = value.dyn_ref::<JsString>() {
         return sr::key::parse_u64(&utf8_from_js(text)?);
     }
-    Err(with_type(value, |got| sr::js::not_a_u64(what, got)))
+    Err(with_type(value, |got| sr::argument::not_a_u64(what, got)))
 }
 
 /// A string argument that is neither a key nor a document (an address, a redirect line),
@@ -236,16 +201,16 @@ pub(crate) fn u64_from_js(value: &JsValue, what: &str) -> sr::Result<u64> {
 pub(crate) fn text_argument(value: &JsValue, what: &str) -> sr::Result<String> {
     match value.dyn_ref::<JsString>() {
         Some(text) => text_from_js(text, what, sr::ErrorKind::InvalidArgument),
-        None => Err(with_type(value, |got| sr::js::not_text(what, got))),
+        None => Err(with_type(value, |got| sr::argument::not_text(what, got))),
     }
 }
 
 /// A JavaScript string that is not a key (`what`: a document, an address) as UTF-8,
-/// without replacing lone surrogates: `kind` for one ([`sr::js::text`]).
+/// without replacing lone surrogates: `kind` for one ([`sr::argument::text`]).
 pub(crate) fn text_from_js(text: &JsString, what: &str, kind: sr::ErrorKind) -> sr::Result<String> {
     match exact_utf8(text) {
         Some(utf8) => Ok(utf8),
-        None => sr::js::text(what, &utf16_from_js(text)?, kind),
+        None => sr::argument::text(what, &utf16_from_js(text)?, kind),
     }
 }
 
@@ -323,7 +288,7 @@ extern "C" {
 fn u64_from_bigint(value: &JsValue, what: &str) -> sr::Result<u64> {
     u64::try_from_js_value_ref(value).ok_or_else(|| {
         let negative = value.unchecked_ref::<BigInt>() < &BigInt::from(0);
-        sr::js::bigint_out_of_range(what, negative)
+        sr::argument::bigint_out_of_range(what, negative)
     })
 }
 

@@ -89,8 +89,8 @@ pub(crate) fn numbers(values: &[u32]) -> Array {
 }
 
 /// A count argument: a JS number that is an integer in `0..=u32::MAX`, else
-/// `invalid_argument` ([`sr::js::count`]). (wasm-bindgen's own `u32` conversion would
+/// `invalid_argument` ([`sr::argument::count`]). (wasm-bindgen's own `u32` conversion would
 /// wrap `-1` to 4294967295 silently.)
 pub(crate) fn u32_from_js(value: &JsValue, what: &str) -> sr::Result<u32> {
-    key::with_type(value, |got| sr::js::count(what, got))
+    key::with_type(value, |got| sr::argument::count(what, got))
 }

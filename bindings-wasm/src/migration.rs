@@ -86,7 +86,7 @@ impl Migration {
     #[wasm_bindgen(js_name = readTargets)]
     pub fn read_targets(&self, key: &JsValue, moved: &JsValue) -> Result<Vec<String>> {
         let key = Key::from_js(key)?;
-        let moved = key::with_type(moved, |got| sr::js::optional_flag("moved", got))?;
+        let moved = key::with_type(moved, |got| sr::argument::optional_flag("moved", got))?;
         Ok(self.inner.read_targets(key.as_key(), moved)?.into_iter().map(String::from).collect())
     }
 

@@ -56,7 +56,10 @@ pub(crate) fn moved(_: &sr::Router, _: u32, _: &str) -> sr::Result<sr::Router> {
 /// The error of a call whose code this build leaves out.
 #[cfg(not(feature = "operations"))]
 fn not_built_in(call: &str) -> sr::Error {
-    crate::errors::invalid_argument(alloc::format!(
-        "{call} is not built into this package (built without the `operations` feature of shardroute-wasm)"
-    ))
+    sr::Error::new(
+        sr::ErrorKind::InvalidArgument,
+        alloc::format!(
+            "{call} is not built into this package (built without the `operations` feature of shardroute-wasm)"
+        ),
+    )
 }

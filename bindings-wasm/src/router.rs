@@ -193,7 +193,7 @@ impl Router {
     #[wasm_bindgen(js_name = readReplica)]
     pub fn read_replica(&self, key: &JsValue, turn: &JsValue) -> Result<String> {
         let key = Key::from_js(key)?;
-        let turn = key::with_type(turn, |got| sr::js::optional_count("turn", got))?;
+        let turn = key::with_type(turn, |got| sr::argument::optional_count("turn", got))?;
         Ok(self.inner.read_replica(key.as_key(), turn)?.into())
     }
 
@@ -365,7 +365,7 @@ impl Router {
         let lent = lend_router(value, &mut |router: &Router| result = f.take().map(|f| f(&router.inner)));
         match (lent, result) {
             (Ok(()), Some(result)) => Ok(result),
-            _ => Err(key::with_type(value, |got| sr::js::not_a_router(what, got))),
+            _ => Err(key::with_type(value, |got| sr::argument::not_a_router(what, got))),
         }
     }
 }

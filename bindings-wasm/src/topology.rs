@@ -57,7 +57,7 @@ fn text_of(value: &JsValue, what: &str, kind: sr::ErrorKind) -> sr::Result<Strin
         return text_from_js(text, what, kind);
     }
     if !value.is_object() {
-        return Err(with_type(value, |got| sr::js::not_a_document(what, got, kind)));
+        return Err(with_type(value, |got| sr::argument::not_a_document(what, got, kind)));
     }
     let json = document_json_or_error(value, what, kind.code());
     if let Some(text) = json.as_string() {

@@ -12,6 +12,7 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
+use crate::argument::{at_index, LoneSurrogate};
 use crate::error::{Error, Result};
 
 /// A routing key: bytes, or an unsigned 64-bit integer.
@@ -104,7 +105,121 @@ impl From<u64> for Key<'_> {
 /// assert!(err.message().ends_with("unpaired surrogate 0xD800 at code unit 2"));
 /// ```
 pub fn utf8_from_utf16(units: &[u16]) -> Result<String> {
-    crate::js::decode_utf16(units).map_err(|lone| Error::key(alloc::format!("text key is not valid Unicode: {lone}")))
+    crate::argument::decode_utf16(units).map_err(not_unicode)
+}
+
+/// The `invalid_key` error of a text key with a lone surrogate.
+fn not_unicode(lone: LoneSurrogate) -> Error {
+    Error::key(alloc::format!("text key is not valid Unicode: {lone}"))
+}
+
+/// String keys packed as UTF-16 code units (how the JavaScript packages hand over an
+/// array of strings in one call: key `i` is `units[offsets[i]..offsets[i + 1]]`) as UTF-8
+/// in one buffer, with the byte offsets of the keys in the same layout: key `i` is
+/// `data[ends[i]..ends[i + 1]]`, as
+/// [`Router::route_packed_into`](crate::Router::route_packed_into) takes them.
+///
+/// Each key is converted on its own, as [`utf8_from_utf16`] converts one string: a lone
+/// surrogate is refused, never replaced by U+FFFD, and a surrogate pair split between two
+/// keys is two lone surrogates, as it is for two separate strings. The offsets are checked
+/// before any key is read ([`check_packed_offsets`]), and every key is converted before
+/// the call returns, so a caller routes nothing of a batch with a bad key. `ends` are
+/// `u32` on every platform; `ends[0]` is 0 and `ends` has as many entries as `offsets`.
+/// The same as `utf8_from_utf16` of each key, concatenated, but in one buffer, ASCII keys
+/// copied unit by unit. Never panics.
+///
+/// # Errors
+/// * `invalid_argument` when `offsets` is empty, does not start at 0, decreases or
+///   points past `units` (as [`check_packed_offsets`]);
+/// * `invalid_key` for the first key with a lone surrogate, with the message of
+///   [`utf8_from_utf16`] prefixed with the key's index
+///   ([`crate::argument::at_index`]): `keys[1]: text key is not valid Unicode:
+///   unpaired surrogate 0xD800 at code unit 0`;
+/// * `limit_exceeded` when the UTF-8 of the keys is more than `u32::MAX` bytes, or the
+///   memory for it cannot be reserved.
+///
+/// # Example
+/// ```
+/// use shardroute::key::utf8_from_packed_utf16;
+/// // "a", "é", "🔑" (a surrogate pair) and "": 1, 2, 4 and 0 bytes of UTF-8.
+/// let units = [0x61, 0xE9, 0xD83D, 0xDD11];
+/// let (data, ends) = utf8_from_packed_utf16(&units, &[0, 1, 2, 4, 4])?;
+/// assert_eq!(data, "aé🔑".as_bytes());
+/// assert_eq!(ends, [0, 1, 3, 7, 7]);
+///
+/// // The pair split between two keys: two lone surrogates.
+/// let err = utf8_from_packed_utf16(&units, &[0, 3, 4]).unwrap_err();
+/// assert_eq!(err.code(), "invalid_key");
+/// assert_eq!(err.message(), "keys[0]: text key is not valid Unicode: unpaired surrogate 0xD83D at code unit 2");
+/// assert_eq!(utf8_from_packed_utf16(&units, &[0, 5]).unwrap_err().code(), "invalid_argument");
+/// # Ok::<(), shardroute::Error>(())
+/// ```
+pub fn utf8_from_packed_utf16(units: &[u16], offsets: &[u32]) -> Result<(Vec<u8>, Vec<u32>)> {
+    check_packed_offsets(offsets, units)?;
+    // At least one byte per code unit, and one end per offset.
+    let mut data = reserved(units.len(), "bytes")?;
+    let mut ends = reserved(offsets.len(), "offsets")?;
+    ends.push(0);
+    for (index, pair) in offsets.windows(2).enumerate() {
+        // Checked above: this is `Some`.
+        let key = units.get(pair[0] as usize..pair[1] as usize).ok_or_else(bad_packed_offsets)?;
+        if key.iter().all(|&unit| unit < 0x80) {
+            data.extend(key.iter().map(|&unit| unit as u8));
+        } else {
+            crate::argument::decode_utf16_each(key, |ch| {
+                data.extend_from_slice(ch.encode_utf8(&mut [0; 4]).as_bytes());
+            })
+            .map_err(|lone| at_index(index, not_unicode(lone)))?;
+        }
+        let end = u32::try_from(data.len())
+            .map_err(|_| Error::limit("packed keys: their UTF-8 is more than 4 GiB (u32::MAX bytes)"))?;
+        ends.push(end);
+    }
+    Ok((data, ends))
+}
+
+/// `Ok` when `offsets` cut `units` into packed keys (key `i` is
+/// `units[offsets[i]..offsets[i + 1]]`): at least one entry, the first 0, none smaller
+/// than the one before, the last at most `units.len()`. What [`utf8_from_packed_utf16`]
+/// checks first, for a binding that slices packed keys itself (string keys packed as
+/// bytes when all are ASCII).
+///
+/// # Errors
+/// `invalid_argument` otherwise: `offsets must rise from 0 to at most the number of code
+/// units`.
+///
+/// # Example
+/// ```
+/// use shardroute::key::check_packed_offsets;
+/// assert!(check_packed_offsets(&[0, 2, 2, 5], b"user1").is_ok());
+/// for bad in [&[][..], &[1, 5], &[0, 3, 2], &[0, 6]] {
+///     assert_eq!(check_packed_offsets(bad, b"user1").unwrap_err().code(), "invalid_argument");
+/// }
+/// ```
+pub fn check_packed_offsets<T>(offsets: &[u32], units: &[T]) -> Result<()> {
+    let rising = offsets.first() == Some(&0)
+        && offsets.windows(2).all(|pair| pair[0] <= pair[1])
+        && offsets.last().is_some_and(|&end| end as usize <= units.len());
+    if rising {
+        Ok(())
+    } else {
+        Err(bad_packed_offsets())
+    }
+}
+
+/// The `invalid_argument` error of packed keys' offsets that do not cut their units.
+fn bad_packed_offsets() -> Error {
+    Error::argument("offsets must rise from 0 to at most the number of code units")
+}
+
+/// An empty vector with room for `length` items, or `limit_exceeded` when memory cannot
+/// hold them (instead of the allocator aborting, which traps in WebAssembly).
+fn reserved<T>(length: usize, what: &str) -> Result<Vec<T>> {
+    let mut buffer = Vec::new();
+    buffer
+        .try_reserve_exact(length)
+        .map_err(|_| Error::limit(alloc::format!("packed keys: {length} {what} do not fit in memory")))?;
+    Ok(buffer)
 }
 
 /// Parses a decimal string as a `u64` (the JSON and JavaScript spelling of big integers).
@@ -149,7 +264,7 @@ pub fn u64_from_js_number(value: f64) -> Result<u64> {
     } else {
         Err(Error::key(alloc::format!(
             "number key {} is not a safe non-negative integer; pass integers above 2^53-1 as BigInt",
-            crate::js::JsNumber(value)
+            crate::argument::JsNumber(value)
         )))
     }
 }
@@ -188,5 +303,84 @@ pub(crate) fn with_key_bytes<T>(key: Key<'_>, f: impl FnOnce(&[u8]) -> T) -> T {
     match key {
         Key::Bytes(bytes) => f(bytes),
         Key::U64(value) => f(decimal(value, &mut [0u8; 20])),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::vec;
+
+    /// UTF-16 of `keys`, packed as the JavaScript packages pack them.
+    fn packed(keys: &[&str]) -> (Vec<u16>, Vec<u32>) {
+        let mut units = Vec::new();
+        let mut offsets = vec![0];
+        for key in keys {
+            units.extend(key.encode_utf16());
+            offsets.push(units.len() as u32);
+        }
+        (units, offsets)
+    }
+
+    #[test]
+    fn packed_utf16_gives_each_key_its_utf8_and_byte_offsets() {
+        let keys = ["", "user:1", "café", "ключ", "日本語", "🔑", "a\u{0}b", "\u{FFFD}", "x🔑é", ""];
+        let (units, offsets) = packed(&keys);
+        let (data, ends) = utf8_from_packed_utf16(&units, &offsets).unwrap();
+        assert_eq!(data, keys.concat().as_bytes());
+        assert_eq!(ends.len(), offsets.len());
+        assert_eq!(ends[0], 0);
+        for (i, key) in keys.iter().enumerate() {
+            assert_eq!(&data[ends[i] as usize..ends[i + 1] as usize], key.as_bytes(), "key {i}");
+        }
+        assert_eq!(ends, [0, 0, 6, 11, 19, 28, 32, 35, 38, 45, 45]);
+        // No keys at all.
+        assert_eq!(utf8_from_packed_utf16(&[], &[0]).unwrap(), (vec![], vec![0]));
+        // Units past the last offset are not read.
+        assert_eq!(utf8_from_packed_utf16(&[0x61, 0xD800], &[0, 1]).unwrap(), (b"a".to_vec(), vec![0, 1]));
+    }
+
+    #[test]
+    fn packed_utf16_refuses_lone_surrogates_naming_the_key() {
+        let ok = "k".encode_utf16().collect::<Vec<u16>>();
+        let cases: [(&[u16], &str); 5] = [
+            (&[0xD800], "unpaired surrogate 0xD800 at code unit 0"),
+            (&[0x61, 0xDC00], "unpaired surrogate 0xDC00 at code unit 1"),
+            (&[0xDE00, 0xD83D], "unpaired surrogate 0xDE00 at code unit 0"),
+            (&[0xD83D, 0xDE00, 0xDFFF], "unpaired surrogate 0xDFFF at code unit 2"),
+            (&[0xE9, 0xD83D], "unpaired surrogate 0xD83D at code unit 1"),
+        ];
+        for (bad, why) in cases {
+            let units = [&ok[..], &ok[..], bad, &ok[..]].concat();
+            let offsets = [0, 1, 2, 2 + bad.len() as u32, 3 + bad.len() as u32];
+            let err = utf8_from_packed_utf16(&units, &offsets).unwrap_err();
+            assert_eq!(err.code(), "invalid_key", "{bad:X?}");
+            assert_eq!(err.message(), alloc::format!("keys[2]: text key is not valid Unicode: {why}"));
+            // The single key's own error, prefixed with its index.
+            assert_eq!(err.message(), alloc::format!("keys[2]: {}", utf8_from_utf16(bad).unwrap_err().message()));
+        }
+        // A pair split between two keys is two lone surrogates; whole, it is one character.
+        let pair = [0xD83D, 0xDD11];
+        assert_eq!(utf8_from_packed_utf16(&pair, &[0, 2]).unwrap().0, "🔑".as_bytes());
+        let err = utf8_from_packed_utf16(&pair, &[0, 1, 2]).unwrap_err();
+        assert_eq!(err.message(), "keys[0]: text key is not valid Unicode: unpaired surrogate 0xD83D at code unit 0");
+    }
+
+    #[test]
+    fn packed_utf16_refuses_offsets_that_do_not_cut_the_units() {
+        let units = [0x61, 0x62, 0x63];
+        for bad in [&[][..], &[1], &[1, 3], &[0, 2, 1], &[0, 4], &[0, 1, 1, 0], &[0, u32::MAX]] {
+            let err = utf8_from_packed_utf16(&units, bad).unwrap_err();
+            assert_eq!(err.code(), "invalid_argument", "{bad:?}");
+            assert_eq!(err.message(), "offsets must rise from 0 to at most the number of code units");
+            assert_eq!(check_packed_offsets(bad, &units).unwrap_err(), err);
+        }
+        // The offsets are checked before any key: a bad one after a lone surrogate wins.
+        let err = utf8_from_packed_utf16(&[0xD800, 0x61], &[0, 1, 3]).unwrap_err();
+        assert_eq!(err.code(), "invalid_argument");
+        for good in [&[0][..], &[0, 0], &[0, 3], &[0, 1, 1, 3], &[0, 2]] {
+            assert!(check_packed_offsets(good, &units).is_ok(), "{good:?}");
+            assert!(utf8_from_packed_utf16(&units, good).is_ok(), "{good:?}");
+        }
     }
 }

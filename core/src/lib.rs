@@ -47,7 +47,7 @@
 //!   range, leaf or partition hit, owner) for tools and debugging.
 //! * [`hash`] holds the hash functions, [`hashing`] how a document hashes keys; across
 //!   strategies, [`placement_names`] (`locate`) and [`salting`] (hot keys); [`key`] and
-//!   [`js`] are what the bindings convert arguments with, and how they refuse them.
+//!   [`argument`] are what the bindings convert arguments with, and how they refuse them.
 //!
 //! `docs/architecture.md` in the repository draws the path of a key and of a change, and
 //! `docs/choosing.md` compares the strategies side by side, measured.
@@ -85,6 +85,7 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
+pub mod argument;
 pub mod dictionary;
 pub mod diff;
 pub mod disruption;
@@ -92,7 +93,6 @@ pub mod error;
 pub mod explain;
 pub mod hash;
 pub mod hashing;
-pub mod js;
 mod json;
 pub mod key;
 pub mod limits;

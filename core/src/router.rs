@@ -11,6 +11,8 @@ use crate::hashing::{IntegerKeys, KeyHashing};
 use crate::key::{Key, OwnedKey};
 use crate::node::Node;
 use crate::placement_names::Location;
+use crate::strategy::compat::redis_cluster::redirect::{check_address, check_slot};
+use crate::strategy::compat::redis_cluster::RedisClusterSpec;
 use crate::strategy::{Placement, Strategy};
 use crate::topology::Topology;
 
@@ -460,6 +462,66 @@ impl Router {
             ));
         }
         Ok(next)
+    }
+
+    /// The router after a `MOVED <slot> <address>` reply: the slot is served by the node
+    /// at `address` (added, with that address as its id, when the topology does not know
+    /// it), and the epoch advances by one. `self` is unchanged. The same as the
+    /// `redis_moved` operation ([`crate::ops`]).
+    ///
+    /// # Errors
+    /// `invalid_argument` for a topology that is not `redis_cluster`, a slot outside
+    /// `0..16384` or an address without a port; `invalid_topology` when the epoch
+    /// cannot advance.
+    ///
+    /// # Example
+    /// ```
+    /// use shardroute::Router;
+    /// let router = Router::from_json(r#"{"format": "shardroute/1", "epoch": 1,
+    ///     "nodes": [{"id": "a", "address": "10.0.0.1:6379"}, {"id": "b", "address": "10.0.0.2:6379"}],
+    ///     "strategy": {"type": "redis_cluster"}}"#)?;
+    /// let slot = router.route("user:1")?;
+    /// let moved = router.moved(slot, "10.0.0.9:6379")?;
+    /// assert_eq!(moved.node("user:1")?, "10.0.0.9:6379");
+    /// assert_eq!(moved.epoch(), 2);
+    /// # Ok::<(), shardroute::Error>(())
+    /// ```
+    pub fn moved(&self, slot: u32, address: &str) -> Result<Router> {
+        let slot = check_slot(slot)?;
+        check_address(address).map_err(Error::argument)?;
+        // Worded as the operation words a strategy that does not take it.
+        let spec = self.redis_cluster("redis_moved")?;
+        let mut next = self.topology.clone();
+        let moved = spec.moved(&mut next.nodes, slot, address);
+        next.strategy = Strategy::RedisCluster(moved.spec);
+        next.epoch = self.topology.next_epoch()?;
+        next.check()?;
+        Router::new(next)
+    }
+
+    /// Where the next command for a key of `slot` goes after an `ASK <slot> <address>`
+    /// reply: `address`, once, preceded by `ASKING`. Nothing changes: the slot is being
+    /// migrated and stays with its owner until a `MOVED` (or a refresh) says otherwise.
+    ///
+    /// # Errors
+    /// `invalid_argument` for a topology that is not `redis_cluster`, a slot outside
+    /// `0..16384` or an address without a port.
+    pub fn ask<'a>(&self, slot: u32, address: &'a str) -> Result<&'a str> {
+        self.redis_cluster("ask")?;
+        check_slot(slot)?;
+        check_address(address).map_err(Error::argument)?;
+        Ok(address)
+    }
+
+    /// The slot table of a `redis_cluster` router; `invalid_argument` naming `call` for
+    /// any other strategy.
+    fn redis_cluster(&self, call: &str) -> Result<&RedisClusterSpec> {
+        match self.strategy() {
+            Strategy::RedisCluster(spec) => Ok(spec),
+            other => {
+                Err(Error::argument(format!("{call}: applies to redis_cluster topologies, not {}", other.type_name())))
+            }
+        }
     }
 
     /// The shards of many keys written into `out` (cleared first), reusing its

@@ -31,10 +31,11 @@
 //! | `$schema` | string | absent | where editors find the JSON Schema (`docs/topology.schema.json` in the repository); ignored, and left out of the canonical form (and so of the checksum) |
 //!
 //! Parsing is strict: unknown fields anywhere, a field named twice in one object (JSON
-//! text), nesting past 128 levels, wrong types, duplicate ids and
-//! out-of-range values are `invalid_topology` errors whose message starts with the path
-//! of the field (`nodes[3].weight: ...`). Sizes beyond [`crate::limits`] are
-//! `limit_exceeded`. An empty node list is `no_nodes`.
+//! text), wrong types, duplicate ids and out-of-range values are `invalid_topology`
+//! errors whose message starts with the path of the field (`nodes[3].weight: ...`).
+//! Sizes beyond [`crate::limits`] are `limit_exceeded`, nesting of arrays and objects
+//! past [`MAX_JSON_NESTING`](crate::limits::MAX_JSON_NESTING) (64) levels among them. An
+//! empty node list is `no_nodes`.
 //!
 //! [`Topology::to_json`] writes the canonical form: every field spelled out (defaults
 //! included), object keys sorted, u64 values above 2^53 - 1 as decimal strings so that
@@ -162,6 +163,16 @@ impl Topology {
     pub(crate) fn check(&self) -> Result<()> {
         node::check_list(&self.nodes)?;
         self.strategy.check(&self.nodes)
+    }
+
+    /// The epoch of the topology that follows this one: one more, refusing to wrap. What
+    /// every operation ([`crate::ops::next_epoch`]) and [`Router::moved`](crate::Router::moved)
+    /// give their result.
+    ///
+    /// # Errors
+    /// `invalid_topology` at `u64::MAX`: `epoch: already at its maximum; cannot advance`.
+    pub(crate) fn next_epoch(&self) -> Result<u64> {
+        self.epoch.checked_add(1).ok_or_else(|| json::at("epoch", "already at its maximum; cannot advance"))
     }
 
     /// The canonical JSON value of this topology.

@@ -120,6 +120,25 @@ fn moved_is_the_redis_moved_operation() {
 }
 
 #[test]
+fn moved_refuses_as_the_redis_moved_operation_does() {
+    // `Router::moved` makes the operation's change itself (the router sits below `ops`
+    // in the module graph): its refusals must stay the operation's, word for word.
+    let jump = Router::from_json(
+        r#"{"format": "shardroute/1", "epoch": 1, "nodes": [{"id": "a"}], "strategy": {"type": "jump"}}"#,
+    )
+    .unwrap();
+    let mut last_epoch = cluster().topology().to_value();
+    last_epoch["epoch"] = json!(u64::MAX.to_string());
+    let last_epoch = Router::from_value(&last_epoch).unwrap();
+    for router in [jump, last_epoch] {
+        let via_op =
+            ops::apply(router.topology(), &json!({"op": "redis_moved", "slot": 1, "address": "127.0.0.1:7001"}))
+                .unwrap_err();
+        assert_eq!(router.moved(1, "127.0.0.1:7001").unwrap_err(), via_op);
+    }
+}
+
+#[test]
 fn bad_redirects_are_refused_and_change_nothing() {
     let router = cluster();
     for (slot, address) in [(16384, "127.0.0.1:7001"), (1, "127.0.0.1"), (1, "127.0.0.1:0"), (1, "bad host:1")] {

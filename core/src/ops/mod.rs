@@ -451,7 +451,7 @@ pub fn operation_from_json(text: &str) -> Result<Value> {
 
 /// The next epoch: one more than the current, refusing to wrap.
 pub fn next_epoch(topology: &Topology) -> Result<u64> {
-    topology.epoch.checked_add(1).ok_or_else(|| json::at("epoch", "already at its maximum; cannot advance"))
+    topology.next_epoch()
 }
 
 /// A strategy's side of the operations: the ones it takes, applied to its part of the

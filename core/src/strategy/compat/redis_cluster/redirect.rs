@@ -19,9 +19,12 @@
 
 use alloc::format;
 use alloc::string::{String, ToString};
+use alloc::vec;
+use alloc::vec::Vec;
 
-use super::SLOTS;
+use super::{RedisClusterSpec, SlotRange, SLOTS};
 use crate::error::{Error, Result};
+use crate::node::Node;
 
 /// Which redirection a node answered.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -118,4 +121,72 @@ pub fn check_address(address: &str) -> core::result::Result<(), String> {
         return Err(format!("the address {address:?} has white space in its host"));
     }
     Ok(())
+}
+
+/// What a `MOVED <slot> <address>` did to a slot table ([`RedisClusterSpec::moved`]).
+pub(crate) struct Moved {
+    /// The slot table after it.
+    pub(crate) spec: RedisClusterSpec,
+    /// The slot's master before, an index into the nodes.
+    pub(crate) from: u32,
+    /// The slot's master after (the node at the address), an index into the nodes.
+    pub(crate) to: u32,
+    /// The id of the node appended for the address, when no node had it.
+    pub(crate) added: Option<String>,
+}
+
+impl RedisClusterSpec {
+    /// The slot table after `MOVED <slot> <address>`, for both the `redis_moved`
+    /// operation and [`Router::moved`](crate::Router::moved): slot `slot` is served by
+    /// the node at `address` alone (appended to `nodes`, with the address as its id, when
+    /// no node has it); its range is cut around the slot, and neighbouring ranges left
+    /// with the same chain are joined. `slot` is in `0..16384` ([`check_slot`]) and
+    /// `address` checked ([`check_address`]); the caller sets the epoch and checks the
+    /// topology.
+    pub(crate) fn moved(&self, nodes: &mut Vec<Node>, slot: u32, address: &str) -> Moved {
+        let mut ranges = self.ranges(nodes.len() as u32);
+        let (target, added) = node_at(nodes, address);
+        let index = ranges.partition_point(|range| range.end < slot);
+        let range = ranges[index].clone();
+        let from = range.nodes[0];
+        let mut pieces = Vec::with_capacity(3);
+        if range.start < slot {
+            pieces.push(SlotRange { start: range.start, end: slot - 1, nodes: range.nodes.clone() });
+        }
+        pieces.push(SlotRange { start: slot, end: slot, nodes: vec![target] });
+        if slot < range.end {
+            pieces.push(SlotRange { start: slot + 1, end: range.end, nodes: range.nodes });
+        }
+        ranges.splice(index..=index, pieces);
+        Moved { spec: RedisClusterSpec { slots: Some(joined(ranges)) }, from, to: target, added }
+    }
+}
+
+/// The index of the node at `address`, appending one (id = address) when no node has
+/// that address; with the id of the new node.
+fn node_at(nodes: &mut Vec<Node>, address: &str) -> (u32, Option<String>) {
+    let known = nodes.iter().position(|node| node.address.as_deref() == Some(address)).or_else(|| {
+        // A topology written without addresses names its nodes by `host:port`.
+        nodes.iter().position(|node| node.address.is_none() && node.id == address)
+    });
+    match known {
+        Some(index) => (index as u32, None),
+        None => {
+            nodes.push(Node { address: Some(address.to_string()), ..Node::new(address) });
+            (nodes.len() as u32 - 1, Some(address.to_string()))
+        }
+    }
+}
+
+/// Joins neighbouring ranges with the same chain, so a run of MOVEDs for consecutive
+/// slots leaves one range, not one per slot.
+fn joined(ranges: Vec<SlotRange>) -> Vec<SlotRange> {
+    let mut out: Vec<SlotRange> = Vec::with_capacity(ranges.len());
+    for range in ranges {
+        match out.last_mut() {
+            Some(last) if last.nodes == range.nodes && last.end + 1 == range.start => last.end = range.end,
+            _ => out.push(range),
+        }
+    }
+    out
 }

@@ -1,22 +1,33 @@
-//! JavaScript arguments: how both JavaScript packages (the Node addon over N-API, the
-//! WebAssembly build over wasm-bindgen) read the values a call is given, and above all
-//! how they say no.
+//! Arguments of the bindings' calls: how a binding reads the values a call is given,
+//! and above all how it says no: each refusal made here has one wording, whichever
+//! binding makes it.
 //!
-//! The two packages reach the same JavaScript value through different interfaces, and
-//! each used to word its refusals itself: the same bad argument gave the same code in
-//! different words (`got undefined` in one, `got a number` against `got number`, a
-//! replica count named `replica count` in one and `count` in the other). Every refusal
-//! of an argument is made here instead, from a [`JsType`] that each package reads off
-//! the value by the rules written on its variants, so one input gives one error, code
-//! and message, in both. The shared API suite (`conformance/js/`) compares the two
-//! packages' messages over a table of bad inputs.
+//! Who uses what:
+//!
+//! * the JavaScript packages (the Node addon over N-API, the WebAssembly build over
+//!   wasm-bindgen) use all of it: they reach the same JavaScript value through
+//!   different interfaces, read what it is as a [`JsType`] by the rules written on its
+//!   variants, and leave the refusal to a function here ([`count`], [`not_a_key`],
+//!   [`not_a_typed_array`], ...);
+//! * the Python binding names the bad key of a batch as they do ([`at_index`]:
+//!   `keys[2]: ...`), and refuses a key its iterator failed to give with
+//!   [`unreadable_key`];
+//! * the core itself decodes UTF-16 text with [`decode_utf16`] and writes numbers with
+//!   [`JsNumber`] ([`crate::key::utf8_from_utf16`], [`crate::key::u64_from_js_number`]).
+//!
+//! Before, each JavaScript package worded its refusals itself: the same bad argument gave
+//! the same code in different words (`got undefined` in one, `got a number` against `got
+//! number`, a replica count named `replica count` in one and `count` in the other). Every
+//! refusal of an argument is made here instead, so one input gives one error, code and
+//! message, in every binding that reads it. The shared API suite (`conformance/js/`)
+//! compares the two JavaScript packages' messages over a table of bad inputs.
 //!
 //! Argument names in the messages are the parameter names of the packages' `index.d.ts`
 //! (`count`, `buckets`, `oldRouter`, ...). Numbers are written as JavaScript writes them
 //! ([`JsNumber`]: `NaN`, `Infinity`, `1e+300`), since that is what a JavaScript user
 //! typed.
 //!
-//! Costs nothing on the way in: a package only calls these to build an error, or
+//! Costs nothing on the way in: a binding only calls these to build an error, or
 //! ([`count`], [`optional_flag`]) to check a number it had to check anyway.
 
 use alloc::format;
@@ -91,7 +102,7 @@ fn article(name: &str) -> &'static str {
 ///
 /// # Example
 /// ```
-/// use shardroute::js::JsNumber;
+/// use shardroute::argument::JsNumber;
 /// let written: Vec<String> = [1.5, f64::NAN, f64::NEG_INFINITY, -0.0, 1e300, 4294967296.0, 1e-7]
 ///     .iter().map(|&x| JsNumber(x).to_string()).collect();
 /// assert_eq!(written, ["1.5", "NaN", "-Infinity", "0", "1e+300", "4294967296", "1e-7"]);
@@ -149,17 +160,24 @@ impl fmt::Display for LoneSurrogate {
 /// key, [`text`] for any other text).
 pub fn decode_utf16(units: &[u16]) -> core::result::Result<String, LoneSurrogate> {
     let mut out = String::with_capacity(units.len());
+    decode_utf16_each(units, |ch| out.push(ch))?;
+    Ok(out)
+}
+
+/// Calls `each` with the characters of UTF-16 `units` in order, up to the first lone
+/// surrogate, which it returns ([`decode_utf16`] into any buffer).
+pub(crate) fn decode_utf16_each(units: &[u16], mut each: impl FnMut(char)) -> core::result::Result<(), LoneSurrogate> {
     let mut offset = 0usize;
     for decoded in char::decode_utf16(units.iter().copied()) {
         match decoded {
             Ok(ch) => {
-                out.push(ch);
+                each(ch);
                 offset += ch.len_utf16();
             }
             Err(err) => return Err(LoneSurrogate { unit: err.unpaired_surrogate(), offset }),
         }
     }
-    Ok(out)
+    Ok(())
 }
 
 /// A string argument that is not a key (a document's text, an address, a redirect
@@ -181,7 +199,7 @@ pub fn text(what: &str, units: &[u16], kind: ErrorKind) -> Result<String> {
 ///
 /// # Example
 /// ```
-/// use shardroute::js::{count, JsType};
+/// use shardroute::argument::{count, JsType};
 /// assert_eq!(count("count", JsType::Number(3.0)).unwrap(), 3);
 /// let err = count("count", JsType::Number(f64::NAN)).unwrap_err();
 /// assert_eq!(err.message(), "count must be an integer in 0..=4294967295, got NaN");

@@ -64,6 +64,7 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<session::Command>()?;
     module.add_class::<session::Action>()?;
     module.add_function(wrap_pyfunction!(session::session_defaults, module)?)?;
+    module.add_function(wrap_pyfunction!(session::parse_address, module)?)?;
     errors::register(module)?;
     Ok(())
 }

@@ -363,3 +363,16 @@ impl ClusterSession {
         self.inner.router().map(|router| Router::wrap(py, router.clone()))
     }
 }
+
+/// The host and port of a "host:port" address as core reads it: the port after the last
+/// ":", an IPv6 host bracketed ("[::1]:7000") or not ("::1:7000", as Redis writes it),
+/// brackets removed; ("", port) for ":port" (a redirect from a node that does not know
+/// its own address). The one parser every shell uses.
+///
+/// Raises InvalidArgumentError for no port, a port outside 1..=65535, or a host with
+/// white space, a control character or unbalanced brackets.
+#[pyfunction]
+pub fn parse_address(address: &Bound<'_, PyAny>) -> PyResult<(String, u16)> {
+    let endpoint = ss::Endpoint::parse(&str_from_py(address, "address")?).map_err(errors::to_py)?;
+    Ok((endpoint.host().to_string(), endpoint.port()))
+}

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sys
 from collections.abc import Iterator
@@ -119,3 +120,62 @@ def test_refresh_reads_the_live_table(cluster: Cluster, client: ClusterClient) -
     assert sorted(client.address_of(node) for node in [client.router.node(f"k{i}") for i in range(200)])[0] in {
         node.address for node in cluster.primaries()
     }
+
+
+def move_slot(cluster: Cluster, key: str, slot: int) -> Node:
+    """Moves `slot` (holding `key`) to another primary by hand, as redis-cli does
+    (IMPORTING, MIGRATING, MIGRATE of every key, SETSLOT NODE); the new owner."""
+    source = owner_of(cluster, slot)
+    target = next(node for node in cluster.primaries() if node is not source)
+    target.cli("CLUSTER", "SETSLOT", str(slot), "IMPORTING", source.id)
+    source.cli("CLUSTER", "SETSLOT", str(slot), "MIGRATING", target.id)
+    # Every key of the slot (other tests wrote some), so that the source lets it go.
+    while keys := source.cli("CLUSTER", "GETKEYSINSLOT", str(slot), "1000").split():
+        source.cli("MIGRATE", "127.0.0.1", str(target.port), "", "0", "5000", "KEYS", *keys)
+    for node in [target, source, *cluster.primaries()]:
+        assert node.cli("CLUSTER", "SETSLOT", str(slot), "NODE", target.id).strip() == "OK"
+    cluster.wait_until("the move is known everywhere", cluster.healthy)
+    return target
+
+
+def test_set_and_wait_follows_moved(cluster: Cluster, client: ClusterClient) -> None:
+    # The old shell raised InvalidArgumentError here: redis-py rewrites a pipeline's
+    # MOVED as "Command # 1 (SET k v) of pipeline caused error: <slot> <address>".
+    key = "{waited}:1"
+    assert client.set_and_wait(key, "one", 1, 2000) == 1
+    target = move_slot(cluster, key, client.router.route(key))
+    assert client.set_and_wait(key, "two", 1, 2000) == 1
+    assert (client.stats.moved, client.stats.errors) == (1, 0)
+    assert client.address_of(client.router.node(key)) == target.address
+    assert client.connection(target.address).get(key) == b"two"
+
+
+def test_pipeline_and_mget_entries_redirected_take_the_sessions_path(cluster: Cluster, client: ClusterClient) -> None:
+    tagged = [f"{{piped}}:{i}" for i in range(5)]
+    keys = tagged + [f"other:{i}" for i in range(20)]
+    client.pipeline_set([(key, key) for key in keys])
+    move_slot(cluster, tagged[0], client.router.route(tagged[0]))
+    client.stats.reset()
+    # One MGET for the moved slot is answered MOVED inside a pipeline, then resent.
+    assert client.mget(keys) == [key.encode() for key in keys]
+    assert (client.stats.moved, client.stats.errors) == (1, 0), client._session.stats
+    assert client.pipeline_get(keys) == [key.encode() for key in keys]
+    assert client.stats.moved == 1, "the table already follows the move"
+
+
+def test_the_asyncio_client(cluster: Cluster) -> None:
+    from shardroute.redis import AsyncClusterClient
+
+    async def main() -> None:
+        async with AsyncClusterClient([cluster.seed().address]) as client:
+            await asyncio.gather(*(client.set(f"async:{i}", str(i)) for i in range(500)))
+            assert await client.mget([f"async:{i}" for i in range(500)]) == [str(i).encode() for i in range(500)]
+            assert await client.pipeline_get(["async:1", "async:2"]) == [b"1", b"2"]
+            key = "{async-moved}:1"
+            assert await client.set_and_wait(key, "one", 1, 2000) == 1
+            target = move_slot(cluster, key, (await client.router()).route(key))
+            assert await client.get(key) == b"one"
+            assert (client.stats.moved, client.stats.errors) == (1, 0), client._session.stats
+            assert client.address_of((await client.router()).node(key)) == target.address
+
+    asyncio.run(main())

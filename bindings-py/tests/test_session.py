@@ -4,7 +4,7 @@ defaults it re-exports. Its behaviour is the conformance scenarios'
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 import pytest
 
@@ -15,7 +15,7 @@ SHARDS = [{"slots": [0, 16383], "nodes": [{"id": "a" * 40, "ip": "127.0.0.1", "p
 
 
 def session_with_table(**config: Any) -> ClusterSession:
-    session = ClusterSession(["127.0.0.1:7000"], config or None)
+    session = ClusterSession(["127.0.0.1:7000"], config or None)  # type: ignore[arg-type]
     session.refreshed(SHARDS, 0)
     return session
 
@@ -48,15 +48,15 @@ def test_bad_seeds_and_config_are_invalid_argument(seeds: Any, config: Any) -> N
 def test_bad_call_arguments() -> None:
     session = session_with_table()
     command = session.command(["k"], "write", 0)
-    bad_calls = [
+    bad_calls: list[Callable[[], object]] = [
         lambda: session.command("k", "write", 0),
         lambda: session.command([], "write", 0),
-        lambda: session.command(["k"], "append", 0),
+        lambda: session.command(["k"], "append", 0),  # type: ignore[arg-type]
         lambda: session.command(["k"], "write", -1),
         lambda: session.command(["k"], "write", 2**64),
-        lambda: session.command(["k"], "write", 1.5),
-        lambda: session.unreachable(command, "gone", 0),
-        lambda: session.failed(command, b"MOVED 1 h:1", [], 0),
+        lambda: session.command(["k"], "write", 1.5),  # type: ignore[arg-type]
+        lambda: session.unreachable(command, "gone", 0),  # type: ignore[arg-type]
+        lambda: session.failed(command, b"MOVED 1 h:1", [], 0),  # type: ignore[arg-type]
         lambda: session.failed(command, "MOVED 1 h:1", "MovedError", 0),
         lambda: session.refreshed({1, 2}, 0),
         lambda: session.refreshed([], 0),

@@ -35,7 +35,7 @@ GROUP = 10  # keys per hash tag, written together with one MSET
 
 class Service:
     def __init__(self, seeds: list[str], prefix: str, keys: int) -> None:
-        self.client = ClusterClient(seeds, retry_seconds=30.0)
+        self.client = ClusterClient(seeds, config={"retry_budget_ms": 30_000})
         self.keys = [f"{{{prefix}:{i // GROUP}}}:{i % GROUP}" for i in range(keys)]
         self.acknowledged: dict[str, str] = {}  # key -> last value a write was acknowledged with
         self.unacknowledged: dict[str, list[str]] = {}  # key -> values written since, not acknowledged

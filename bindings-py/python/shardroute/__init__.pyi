@@ -144,6 +144,7 @@ class SessionConfig(TypedDict, total=False):
     read_from_replicas: bool
 
 def session_defaults() -> SessionConfig: ...
+def parse_address(address: str) -> tuple[str, int]: ...
 @final
 class Command:
     @property
@@ -245,6 +246,7 @@ __all__ = [
     "hash_key",
     "jump",
     "modulo_moves",
+    "parse_address",
     "parse_redirect",
     "session_defaults",
 ]

@@ -1,40 +1,34 @@
-"""A Redis Cluster client whose every routing decision is shardroute's.
+"""Redis Cluster clients whose every decision is shardroute's core.
 
-It keeps one plain connection pool per node (redis-py's ``redis.Redis``, no cluster
-mode), builds its slot table from ``CLUSTER SHARDS``, and sends each command straight to
-the node that owns the key's slot. When the cluster changes under it, it does what the
-Redis Cluster specification asks of a smart client, with the core's calls:
+``ClusterClient`` (redis-py, sync) and ``AsyncClusterClient`` (``redis.asyncio``) keep one
+plain connection pool per node and send each command straight to the node that owns its
+slot. What to do when the cluster changes under them (MOVED, ASK, TRYAGAIN, CLUSTERDOWN,
+a failover, a lost connection) is decided by the core's sans-IO session
+(``shardroute.ClusterSession``): these shells only connect, send, sleep and raise. The
+rules, the classification table and the defaults (``shardroute.session_defaults()``) are
+the core's, the same in the Node client (``shardroute/redis``) and checked by the
+conformance scenarios (``conformance/vectors/session_redis.json``).
 
-* ``MOVED <slot> <host:port>``: the slot has a new master. The client applies it at once
-  (``Router.moved``: a new router, next epoch), retries there, and refreshes the whole
-  table from ``CLUSTER SHARDS`` (at most once per ``refresh_interval``, so a burst of
-  MOVEDs during a reshard costs one refresh, not thousands).
-* ``ASK <slot> <host:port>``: the slot is migrating and this key is already on the
-  target: the next command for it goes there once, after ``ASKING`` (``Router.ask``);
-  nothing changes.
-* A lost connection (a primary killed, a failover under way), ``TRYAGAIN`` or
-  ``CLUSTERDOWN``: the client backs off, refreshes from any node that answers, and
-  retries until ``retry_seconds`` run out.
-
-Each command follows at most ``max_redirects`` redirects (``TooManyRedirects`` past
-that), so two nodes that disagree during a migration cannot bounce it forever.
-``stats`` counts commands, MOVED, ASK, refreshes and errors, and the longest redirect
-chain seen. Multi-key commands stay in one slot as Redis requires: ``mset`` refuses keys
-of several slots (``cross_slot``), ``mget`` and the pipelines split by node and slot.
+The clients connect lazily: the first command (or ``refresh()``, or reading ``router``)
+reads the slot table from the startup nodes. A command that cannot be served raises
+``TooManyRedirects`` (two nodes that disagree) or ``ClusterUnavailable`` (no node served
+it within the retry budget); any other Redis error is raised as redis-py raises it.
 
 Needs redis-py: ``pip install 'shardroute[redis]'``.
 """
 
 from __future__ import annotations
 
-import random
+import asyncio
+import json
 import time
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from functools import partial
+from typing import Any, Awaitable, Generic, Literal, TypeVar
 
 try:
     import redis
+    import redis.asyncio
 except ImportError:  # pragma: no cover - the message is the point
     raise ImportError("shardroute.redis needs redis-py: pip install 'shardroute[redis]'") from None
 
@@ -42,61 +36,37 @@ import shardroute
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-__all__ = ["ClusterClient", "ClusterStats", "TooManyRedirects"]
+__all__ = ["AsyncClusterClient", "ClusterClient", "ClusterStats", "ClusterUnavailable", "TooManyRedirects"]
 
 Key = str | bytes | int
-
-# The empty document a first import replaces: only its epoch (0) carries over.
-_EMPTY: shardroute.Topology = {"format": "shardroute/1", "epoch": 0, "nodes": [{"id": "none"}], "strategy": {"type": "jump"}}
+T = TypeVar("T")
 
 
-class TooManyRedirects(redis.RedisError):
-    """A command was redirected more than ``max_redirects`` times."""
+class TooManyRedirects(shardroute.TooManyRedirectsError, redis.RedisError):
+    """A command was redirected more than ``max_redirects`` times (code ``too_many_redirects``)."""
 
 
-@dataclass
-class ClusterStats:
-    """What the client has seen since it was made (or since ``reset``)."""
-
-    commands: int = 0
-    moved: int = 0
-    ask: int = 0
-    refreshes: int = 0
-    errors: int = 0
-    longest_redirect_chain: int = 0
-    error_kinds: dict[str, int] = field(default_factory=dict)
-
-    def reset(self) -> None:
-        self.commands = self.moved = self.ask = self.refreshes = self.errors = 0
-        self.longest_redirect_chain = 0
-        self.error_kinds = {}
-
-    def error(self, kind: str) -> None:
-        self.errors += 1
-        self.error_kinds[kind] = self.error_kinds.get(kind, 0) + 1
+class ClusterUnavailable(shardroute.UnavailableError, redis.ConnectionError):
+    """No node served a command within the retry budget (code ``unavailable``)."""
 
 
-class _ReadOnlyConnection(redis.Connection):
-    """A connection to a replica that may serve reads of its master's slots: it sends
-    ``READONLY`` right after the handshake (the hook is ``on_connect_check_health`` in
-    recent redis-py, ``on_connect`` before)."""
+_FAILURES: dict[str, type[Exception]] = {"too_many_redirects": TooManyRedirects, "unavailable": ClusterUnavailable}
 
-    def _readonly(self) -> None:
-        self.send_command("READONLY")
-        if self.read_response() not in (b"OK", "OK"):
-            raise redis.ConnectionError("READONLY was refused")
 
-    if hasattr(redis.Connection, "on_connect_check_health"):
+def _now_ms() -> int:
+    return time.monotonic_ns() // 1_000_000
 
-        def on_connect_check_health(self, *args: Any, **kwargs: Any) -> None:
-            super().on_connect_check_health(*args, **kwargs)
-            self._readonly()
 
-    else:  # pragma: no cover - older redis-py
+def _names(err: BaseException) -> list[str]:
+    return [cls.__name__ for cls in type(err).__mro__]
 
-        def on_connect(self) -> None:
-            super().on_connect()
-            self._readonly()
+
+def _failure(action: shardroute.Action, cause: BaseException | None) -> Exception:
+    error = _FAILURES.get(action.code or "", shardroute.ShardrouteError)(action.message)
+    error.code = action.code  # type: ignore[attr-defined]
+    error.message = action.message  # type: ignore[attr-defined]
+    error.__cause__ = cause
+    return error
 
 
 def _text(value: Any) -> Any:
@@ -110,232 +80,184 @@ def _text(value: Any) -> Any:
     return value
 
 
-def _redirect(err: redis.ResponseError) -> str | None:
-    """The ``MOVED``/``ASK`` line of a redirect error (redis-py parses it into
-    ``MovedError``/``AskError`` and keeps only ``<slot> <host:port>``), else None."""
-    if isinstance(err, redis.exceptions.MovedError):
-        return f"MOVED {err}"
-    if isinstance(err, redis.exceptions.AskError):
-        return f"ASK {err}"
-    message = str(err)
-    return message if message.startswith(("MOVED ", "ASK ")) else None
+class ClusterStats:
+    """What a client has seen since it was made (or since ``reset``): the session's
+    counters (``shardroute.SessionStats``), read when asked."""
+
+    def __init__(self, session: shardroute.ClusterSession) -> None:
+        self._session = session
+
+    def reset(self) -> None:
+        self._session.reset_stats()
+
+    def __getattr__(self, name: str) -> Any:
+        stats: dict[str, Any] = dict(self._session.stats)
+        if name == "error_kinds":
+            return dict(stats["errors"])
+        if name == "errors":
+            return sum(stats["errors"].values()) + stats["failed"]
+        if name in stats:
+            return stats[name]
+        raise AttributeError(name)
 
 
-def _transient(err: redis.ResponseError) -> str | None:
-    """The kind of an error worth retrying after a pause (a slot in motion, a cluster
-    electing a new primary), else None."""
-    if isinstance(err, redis.exceptions.TryAgainError):
-        return "TRYAGAIN"
-    if isinstance(err, redis.exceptions.ClusterDownError):
-        return "CLUSTERDOWN"
-    kind = str(err).split(" ", 1)[0]
-    return kind if kind in ("TRYAGAIN", "CLUSTERDOWN", "LOADING", "MASTERDOWN") else None
+class _ReadOnlyConnection(redis.Connection):
+    """A connection that sends ``READONLY`` after its handshake (replica reads)."""
+
+    def on_connect_check_health(self, *args: Any, **kwargs: Any) -> None:
+        super().on_connect_check_health(*args, **kwargs)
+        self.send_command("READONLY")
+        if self.read_response() not in (b"OK", "OK"):
+            raise redis.ConnectionError("READONLY was refused")
 
 
-def _address(node: str | tuple[str, int]) -> str:
-    return node if isinstance(node, str) else f"{node[0]}:{node[1]}"
+class _AsyncReadOnlyConnection(redis.asyncio.Connection):
+    async def on_connect_check_health(self, *args: Any, **kwargs: Any) -> None:
+        await super().on_connect_check_health(*args, **kwargs)
+        await self.send_command("READONLY")
+        if await self.read_response() not in (b"OK", "OK"):
+            raise redis.ConnectionError("READONLY was refused")
 
 
-class ClusterClient:
-    """A Redis Cluster client routed by shardroute (see the module docs).
+Client = TypeVar("Client")
 
-    ``startup_nodes`` are ``"host:port"`` strings or ``(host, port)`` pairs; any one that
-    answers ``CLUSTER SHARDS`` is enough. With ``read_from_replicas`` reads go to a
-    replica of the key's slot (``READONLY`` connections, ``Router.read_replica``
-    round-robin), writes always to the primary.
-    """
 
-    def __init__(
-        self,
-        startup_nodes: Iterable[str | tuple[str, int]],
-        *,
-        read_from_replicas: bool = False,
-        max_redirects: int = 5,
-        refresh_interval: float = 0.2,
-        retry_seconds: float = 20.0,
-        socket_timeout: float = 5.0,
-        **connection_kwargs: Any,
-    ) -> None:
-        self._seeds = [_address(node) for node in startup_nodes]
-        if not self._seeds:
-            raise ValueError("startup_nodes: give at least one host:port")
-        self.read_from_replicas = read_from_replicas
-        self.max_redirects = max_redirects
-        self.refresh_interval = refresh_interval
-        self.retry_seconds = retry_seconds
-        # No retries inside redis-py: a dead node must fail at once, so that this
-        # client's own backoff, refresh and counters handle it.
+class _Shell(Generic[Client]):
+    """What the two clients share: the session, the connection table, the stats."""
+
+    _module: Any = redis
+    _readonly_class: Any = _ReadOnlyConnection
+
+    def __init__(self, startup_nodes: Iterable[str | tuple[str, int]], *, read_from_replicas: bool = False,
+                 config: shardroute.SessionConfig | None = None, **connection_kwargs: Any) -> None:
+        seeds = [node if isinstance(node, str) else f"{node[0]}:{node[1]}" for node in startup_nodes]
+        settings: dict[str, Any] = dict(config or {})
+        if read_from_replicas:
+            settings["read_from_replicas"] = True
+        self._session = shardroute.ClusterSession(seeds, settings)  # type: ignore[arg-type]
+        timeouts = self._session.config
+        # No retries inside redis-py: every failure reaches the session.
         self._connection_kwargs = {
-            "socket_timeout": socket_timeout,
-            "socket_connect_timeout": socket_timeout,
+            "socket_connect_timeout": timeouts["connect_timeout_ms"] / 1000,
+            "socket_timeout": timeouts["command_timeout_ms"] / 1000,
             "retry": Retry(NoBackoff(), 0),
             **connection_kwargs,
         }
-        self._pools: dict[tuple[str, bool], redis.Redis] = {}
-        self._address_of: dict[str, str] = {}
-        self._last_refresh = float("-inf")
-        self._turn = 0
-        self.stats = ClusterStats()
-        self.router: shardroute.Router = shardroute.Router(_EMPTY)
-        self._refresh_or_retry()
+        self._pools: dict[tuple[str, bool], Client] = {}
+        self._addresses: tuple[int | None, dict[str, str]] = (None, {})
+        self.stats = ClusterStats(self._session)
 
-    # -- connections and the table ------------------------------------------------
-
-    def connection(self, address: str, *, readonly: bool = False) -> redis.Redis:
-        """The client (one connection pool) of the node at ``address``."""
+    def connection(self, address: str, *, readonly: bool = False) -> Client:
+        """The client (one connection pool) of the node at ``address`` (``host:port``)."""
         pool = self._pools.get((address, readonly))
         if pool is None:
-            host, _, port = address.rpartition(":")
-            kwargs = dict(self._connection_kwargs)
-            if readonly:
-                kwargs["connection_pool"] = redis.ConnectionPool(
-                    connection_class=_ReadOnlyConnection, host=host, port=int(port), **self._connection_kwargs
-                )
-            pool = redis.Redis(host=host, port=int(port), **kwargs)
+            host, port = shardroute.parse_address(address)
+            connection_class = self._readonly_class if readonly else self._module.Connection
+            pool = self._module.Redis(connection_pool=self._pool(connection_class=connection_class, host=host, port=port))
             self._pools[(address, readonly)] = pool
         return pool
 
+    def _pool(self, **kwargs: Any) -> Any:
+        return self._module.ConnectionPool(**kwargs, **self._connection_kwargs)
+
     def address_of(self, node: str) -> str:
         """The ``host:port`` of a node id of the current router."""
-        return self._address_of[node]
+        router = self._session.router
+        if router is not None and self._addresses[0] != router.epoch:
+            nodes = json.loads(router.to_json())["nodes"]
+            self._addresses = (router.epoch, {entry["id"]: entry.get("address", entry["id"]) for entry in nodes})
+        return self._addresses[1][node]
 
-    def refresh(self) -> None:
-        """Reads the slot table from the first node that answers ``CLUSTER SHARDS``
-        (known nodes first, then the startup nodes) and replaces the router."""
-        candidates = list(dict.fromkeys([*self._address_of.values(), *self._seeds]))
-        random.shuffle(candidates)
-        failure: Exception | None = None
-        for address in candidates:
+    def _sent(self, action: shardroute.Action) -> Client:
+        return self.connection(action.address or "", readonly=bool(action.readonly))
+
+    def _failed(self, command: shardroute.Command, err: BaseException) -> shardroute.Action:
+        return self._session.failed(command, str(err), _names(err), _now_ms())
+
+
+class ClusterClient(_Shell[redis.Redis]):
+    """A Redis Cluster client routed by shardroute (see the module docs).
+
+    ``startup_nodes`` are ``"host:port"`` strings or ``(host, port)`` pairs; any one that
+    answers ``CLUSTER SHARDS`` is enough. ``read_from_replicas``: reads go to a replica
+    of the key's slot, in turn. ``config``: the session's settings
+    (``shardroute.session_defaults()`` lists them). Other keyword arguments go to each
+    node's ``redis.Redis``.
+    """
+
+    @property
+    def router(self) -> shardroute.Router:
+        """The current router (a ``redis_cluster`` topology); reads the table first if
+        there is none yet."""
+        router = self._session.router
+        if router is None:
+            self._ensure_table()
+            router = self._session.router
+        assert router is not None
+        return router
+
+    def refresh(self) -> bool:
+        """Reads the slot table from the first candidate that answers ``CLUSTER SHARDS``
+        with a whole table (the session's order); False when none did."""
+        session = self._session
+        for address in session.refresh_candidates():
             try:
                 reply = self._raw(address, "CLUSTER", "SHARDS")
-            except (redis.ConnectionError, redis.TimeoutError, redis.ResponseError) as err:
-                failure = err
+                session.refreshed(reply, _now_ms())
+                return True
+            except (redis.RedisError, OSError, shardroute.ShardrouteError):
                 continue
-            result = shardroute.apply(self.router.to_json(), {"op": "import_redis_cluster_shards", "reply": reply})
-            self.router = self.router.replace(result["topology"])
-            self._address_of = {node["id"]: node["address"] for node in result["topology"]["nodes"]}
-            self._last_refresh = time.monotonic()
-            self.stats.refreshes += 1
-            return
-        raise redis.ConnectionError(f"no node answered CLUSTER SHARDS (tried {candidates}): {failure}")
+        session.refresh_failed(_now_ms())
+        return False
+
+    def _ensure_table(self) -> None:
+        """Reads the first table under the session's rules (refresh, backoff, budget):
+        a command that sends nothing."""
+        self._run(["table"], "read", lambda client, asking: None)
 
     def _raw(self, address: str, *args: Any) -> Any:
-        """A reply without redis-py's response callbacks, decoded (RESP2 flat arrays)."""
-        client = self.connection(address)
-        connection = client.connection_pool.get_connection()
+        """A reply without redis-py's response callbacks, decoded."""
+        pool = self.connection(address).connection_pool
+        connection = pool.get_connection()
         try:
             connection.send_command(*args)
             return _text(connection.read_response())
         finally:
-            client.connection_pool.release(connection)
+            pool.release(connection)
 
-    def _refresh_or_retry(self) -> None:
-        deadline = time.monotonic() + self.retry_seconds
-        delay = 0.05
+    def _run(self, keys: Sequence[Key], access: Literal["read", "write"], attempt: Callable[[redis.Redis, bool], T],
+             error: BaseException | None = None) -> T:
+        """Runs ``attempt(client, asking)`` where the session says, until it is done.
+        ``error``: what the command already got (an entry of a pipeline)."""
+        session = self._session
+        command = session.command(keys, access, _now_ms())
+        action = self._failed(command, error) if error is not None else session.poll(command, _now_ms())
         while True:
-            try:
-                self.refresh()
-                return
-            except redis.ConnectionError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(delay)
-                delay = min(delay * 2, 1.0)
-
-    def _refresh_soon(self) -> None:
-        """After a MOVED: one refresh per ``refresh_interval`` at most."""
-        if time.monotonic() - self._last_refresh >= self.refresh_interval:
-            try:
-                self.refresh()
-            except redis.ConnectionError:
-                # The MOVED already fixed this slot; the next one will try again.
-                self.stats.error("refresh")
-
-    # -- one command ---------------------------------------------------------------
-
-    def _target(self, key: Key, read: bool) -> tuple[str, bool]:
-        if read and self.read_from_replicas:
-            self._turn += 1
-            return self.address_of(self.router.read_replica(key, self._turn)), True
-        return self.address_of(self.router.node(key)), False
-
-    def execute(self, *args: Any, key: Key, read: bool = False) -> Any:
-        """Runs one command for ``key`` on the node that owns its slot, following
-        redirects (see the module docs). Other errors are raised as redis-py raises them."""
-        return self._run(args[0], key, read, lambda client, asking: self._once(client, asking, args))
-
-    def set_and_wait(self, key: Key, value: Any, replicas: int = 1, timeout_ms: int = 500) -> int:
-        """``SET`` then ``WAIT replicas timeout_ms`` on the same connection: how many
-        replicas acknowledged the write (Redis replicates asynchronously; a write no
-        replica acknowledged may be lost in a failover)."""
-
-        def attempt(client: redis.Redis, asking: bool) -> int:
-            pipe = client.pipeline(transaction=False)
-            if asking:
-                pipe.execute_command("ASKING")
-            pipe.execute_command("SET", key, value)
-            pipe.execute_command("WAIT", replicas, timeout_ms)
-            return int(pipe.execute()[-1])
-
-        return int(self._run("SET", key, False, attempt))
-
-    def _run(self, name: Any, key: Key, read: bool, attempt: Any, redirect: str | None = None) -> Any:
-        """Calls ``attempt(client, asking)`` on the key's node until it answers: follows
-        MOVED and ASK (at most ``max_redirects``), backs off and refreshes on lost
-        connections, ``TRYAGAIN`` and ``CLUSTERDOWN`` (at most ``retry_seconds``)."""
-        self.stats.commands += 1
-        redirects = 0
-        asking: str | None = None
-        deadline: float | None = None
-        delay = 0.02
-        while True:
-            if redirect is None:
-                address, readonly = (asking, False) if asking else self._target(key, read)
+            kind = action.kind
+            if kind == "send":
                 try:
-                    return attempt(self.connection(address, readonly=readonly), asking is not None)
-                except redis.ResponseError as err:
-                    redirect = _redirect(err)
-                    if redirect is None:
-                        transient = _transient(err)
-                        if transient is None:
-                            raise
-                        self.stats.error(transient)
-                except (redis.ConnectionError, redis.TimeoutError) as err:
-                    self.stats.error(type(err).__name__)
-                    asking = None
-            if redirect is not None:
-                redirects += 1
-                self.stats.longest_redirect_chain = max(self.stats.longest_redirect_chain, redirects)
-                if redirects > self.max_redirects:
-                    raise TooManyRedirects(f"{name!r}: more than {self.max_redirects} redirects, last {redirect}")
-                parsed = shardroute.parse_redirect(redirect)
-                redirect = None
-                if parsed.kind == "MOVED":
-                    self.stats.moved += 1
-                    asking = None
-                    self._follow_moved(parsed.slot, parsed.address)
-                else:
-                    self.stats.ask += 1
-                    asking = self.router.ask(parsed.slot, parsed.address)
-                continue
-            # A node is down or busy: back off, refresh, retry until the deadline.
-            now = time.monotonic()
-            deadline = deadline or now + self.retry_seconds
-            if now > deadline:
-                raise redis.ConnectionError(f"{name!r} for {key!r}: no answer within {self.retry_seconds}s")
-            time.sleep(delay)
-            delay = min(delay * 2, 0.5)
-            try:
+                    reply = attempt(self._sent(action), bool(action.asking))
+                except (redis.RedisError, OSError) as err:
+                    error, action = err, self._failed(command, err)
+                    continue
+                session.succeeded(command, _now_ms())
+                return reply
+            if kind == "wait":
+                time.sleep((action.delay_ms or 0) / 1000)
+            elif kind == "refresh":
                 self.refresh()
-            except redis.ConnectionError:
-                pass
-
-    def _follow_moved(self, slot: int, address: str) -> None:
-        self.router = self.router.moved(slot, address)
-        self._address_of.setdefault(address, address)
-        self._refresh_soon()
+            elif kind == "done":
+                assert error is not None
+                raise error
+            else:
+                raise _failure(action, error)
+            action = session.poll(command, _now_ms())
 
     # -- commands ------------------------------------------------------------------
+
+    def execute(self, *args: Any, key: Key, read: bool = False) -> Any:
+        """Runs one command for ``key`` where the session says, following its actions."""
+        return self._run([key], "read" if read else "write", lambda client, asking: _once(client, asking, args))
 
     def get(self, key: Key) -> Any:
         return self.execute("GET", key, key=key, read=True)
@@ -346,78 +268,66 @@ class ClusterClient:
     def delete(self, key: Key) -> Any:
         return self.execute("DEL", key, key=key)
 
+    def set_and_wait(self, key: Key, value: Any, replicas: int = 1, timeout_ms: int = 500) -> int:
+        """``SET`` then ``WAIT replicas timeout_ms`` on one connection: how many replicas
+        acknowledged the write."""
+        return int(self._run([key], "write", lambda client, asking: _once(
+            client, asking, ("SET", key, value), ("WAIT", replicas, timeout_ms))))
+
     def mset(self, mapping: Mapping[Key, Any]) -> Any:
         """``MSET`` of keys that share a slot (a hash tag); ``cross_slot`` otherwise."""
-        keys = list(mapping)
-        self.router.same_slot(keys)
         args: list[Any] = ["MSET"]
         for key, value in mapping.items():
             args += [key, value]
-        return self.execute(*args, key=keys[0])
+        return self._run(list(mapping), "write", lambda client, asking: _once(client, asking, args))
 
     def mget(self, keys: Sequence[Key]) -> list[Any]:
-        """Values of ``keys`` in order: one ``MGET`` per slot, pipelined per node."""
+        """Values of ``keys`` in order: one ``MGET`` per slot, those of a node pipelined."""
         keys = list(keys)
-        slots = self.router.route_many(keys)
         values: list[Any] = [None] * len(keys)
-        for _node, indices in self.router.group_by_node(keys):
-            by_slot: dict[int, list[int]] = {}
-            for index in indices:
-                by_slot.setdefault(slots[index], []).append(index)
-            for members in by_slot.values():
-                got = self.execute("MGET", *(keys[i] for i in members), key=keys[members[0]], read=True)
-                for index, value in zip(members, got):
+        for address, readonly, slots in self._plan(keys, "read"):
+            batches = [[keys[i] for i in indices] for _, indices in slots]
+            replies = self._pipeline(address, readonly, [("MGET", *batch) for batch in batches])
+            for (_, indices), batch, reply in zip(slots, batches, replies):
+                if isinstance(reply, BaseException):
+                    reply = self._run(batch, "read", partial(_resend, ("MGET", *batch)), reply)
+                for index, value in zip(indices, reply):
                     values[index] = value
         return values
 
     def pipeline_get(self, keys: Sequence[Key]) -> list[Any]:
-        """``GET`` of every key, one pipeline per node (grouped by the core)."""
-        return self._pipelined([("GET", key) for key in keys], keys, read=True)
+        """``GET`` of every key, one pipeline per node."""
+        return self._pipelined([("GET", key) for key in keys], list(keys), "read")
 
     def pipeline_set(self, items: Sequence[tuple[Key, Any]]) -> list[Any]:
         """``SET`` of every pair, one pipeline per node."""
-        return self._pipelined([("SET", key, value) for key, value in items], [key for key, _ in items], read=False)
+        return self._pipelined([("SET", key, value) for key, value in items], [key for key, _ in items], "write")
 
-    def _pipelined(self, commands: list[tuple[Any, ...]], keys: Sequence[Key], *, read: bool) -> list[Any]:
+    def _plan(self, keys: list[Key], access: Literal["read", "write"]) -> list[tuple[str, bool, list[tuple[int, list[int]]]]]:
+        if self._session.router is None:
+            self._ensure_table()
+        return self._session.plan(keys, access)
+
+    def _pipelined(self, commands: list[tuple[Any, ...]], keys: list[Key], access: Literal["read", "write"]) -> list[Any]:
         results: list[Any] = [None] * len(commands)
-        self.stats.commands += len(commands)
-        for node, indices in self.router.group_by_node(keys):
-            address = self.address_of(node)
-            readonly = False
-            if read and self.read_from_replicas:
-                self._turn += 1
-                address, readonly = self.address_of(self.router.read_replica(keys[indices[0]], self._turn)), True
-            try:
-                pipe = self.connection(address, readonly=readonly).pipeline(transaction=False)
-                for index in indices:
-                    pipe.execute_command(*commands[index])
-                replies = pipe.execute(raise_on_error=False)
-            except (redis.ConnectionError, redis.TimeoutError) as err:
-                self.stats.error(type(err).__name__)
-                replies = [err] * len(indices)
+        for address, readonly, slots in self._plan(keys, access):
+            indices = [index for _, members in slots for index in members]
+            replies = self._pipeline(address, readonly, [commands[i] for i in indices])
             for index, reply in zip(indices, replies):
-                if isinstance(reply, Exception):
-                    # Redirected or cut off: that command alone takes the careful path,
-                    # starting from the redirect it got.
-                    self.stats.commands -= 1
-                    redirect = _redirect(reply) if isinstance(reply, redis.ResponseError) else None
-                    if isinstance(reply, redis.ResponseError) and redirect is None and _transient(reply) is None:
-                        raise reply
-                    command = commands[index]
-                    reply = self._run(
-                        command[0], keys[index], read, lambda client, asking, command=command: self._once(client, asking, command), redirect
-                    )
+                if isinstance(reply, BaseException):
+                    # That command alone takes the session's path, from the error it got.
+                    reply = self._run([keys[index]], access, partial(_resend, commands[index]), reply)
                 results[index] = reply
         return results
 
-    @staticmethod
-    def _once(client: redis.Redis, asking: bool, command: tuple[Any, ...]) -> Any:
-        if not asking:
-            return client.execute_command(*command)
-        pipe = client.pipeline(transaction=False)
-        pipe.execute_command("ASKING")
-        pipe.execute_command(*command)
-        return pipe.execute()[1]
+    def _pipeline(self, address: str, readonly: bool, commands: list[tuple[Any, ...]]) -> list[Any]:
+        try:
+            pipe = self.connection(address, readonly=readonly).pipeline(transaction=False)
+            for command in commands:
+                pipe.execute_command(*command)
+            return list(pipe.execute(raise_on_error=False))
+        except (redis.RedisError, OSError) as err:
+            return [err] * len(commands)
 
     def close(self) -> None:
         for client in self._pools.values():
@@ -429,3 +339,199 @@ class ClusterClient:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _once(client: Any, asking: bool, *commands: Sequence[Any]) -> Any:
+    """The commands on one connection (after ``ASKING`` when asking); the last reply.
+    A pipeline raises the first error, as the session reads it."""
+    if not asking and len(commands) == 1:
+        return client.execute_command(*commands[0])
+    pipe = client.pipeline(transaction=False)
+    if asking:
+        pipe.execute_command("ASKING")
+    for command in commands:
+        pipe.execute_command(*command)
+    return pipe.execute()[-1]
+
+
+def _resend(command: Sequence[Any], client: Any, asking: bool) -> Any:
+    return _once(client, asking, command)
+
+
+async def _resend_async(command: Sequence[Any], client: Any, asking: bool) -> Any:
+    return await _once_async(client, asking, command)
+
+
+async def _once_async(client: Any, asking: bool, *commands: Sequence[Any]) -> Any:
+    if not asking and len(commands) == 1:
+        return await client.execute_command(*commands[0])
+    pipe = client.pipeline(transaction=False)
+    if asking:
+        pipe.execute_command("ASKING")
+    for command in commands:
+        pipe.execute_command(*command)
+    return (await pipe.execute())[-1]
+
+
+class AsyncClusterClient(_Shell[redis.asyncio.Redis]):
+    """``ClusterClient`` on ``redis.asyncio``: the same session, the same decisions;
+    every command is a coroutine. One refresh runs at a time (the others wait for it),
+    and ``mget`` and the pipelines send to every node at once."""
+
+    _module = redis.asyncio
+    _readonly_class = _AsyncReadOnlyConnection
+
+    def __init__(self, startup_nodes: Iterable[str | tuple[str, int]], **kwargs: Any) -> None:
+        super().__init__(startup_nodes, **kwargs)
+        self._refreshing: asyncio.Task[bool] | None = None
+
+    def _pool(self, **kwargs: Any) -> Any:
+        # Many tasks share a node's pool: a task waits for a free connection (up to the
+        # command timeout) rather than failing at the pool's limit.
+        return redis.asyncio.BlockingConnectionPool(
+            **kwargs, timeout=self._session.config["command_timeout_ms"] / 1000, **self._connection_kwargs)
+
+    async def router(self) -> shardroute.Router:
+        """The current router; reads the table first if there is none yet."""
+        if self._session.router is None:
+            await self._run(["table"], "read", lambda client, asking: _noop())
+        router = self._session.router
+        assert router is not None
+        return router
+
+    def refresh(self) -> Awaitable[bool]:
+        """Reads the slot table (as ``ClusterClient.refresh``); one at a time."""
+        if self._refreshing is None or self._refreshing.done():
+            self._refreshing = asyncio.ensure_future(self._refresh_once())
+        return asyncio.shield(self._refreshing)
+
+    async def _refresh_once(self) -> bool:
+        session = self._session
+        for address in session.refresh_candidates():
+            try:
+                pool = self.connection(address).connection_pool
+                connection = await pool.get_connection()
+                try:
+                    await connection.send_command("CLUSTER", "SHARDS")
+                    reply = _text(await connection.read_response())
+                finally:
+                    await pool.release(connection)
+                session.refreshed(reply, _now_ms())
+                return True
+            except (redis.RedisError, OSError, shardroute.ShardrouteError):
+                continue
+        session.refresh_failed(_now_ms())
+        return False
+
+    async def _run(self, keys: Sequence[Key], access: Literal["read", "write"], attempt: Callable[[Any, bool], Awaitable[T]],
+                   error: BaseException | None = None) -> T:
+        session = self._session
+        command = session.command(keys, access, _now_ms())
+        action = self._failed(command, error) if error is not None else session.poll(command, _now_ms())
+        while True:
+            kind = action.kind
+            if kind == "send":
+                try:
+                    reply = await attempt(self._sent(action), bool(action.asking))
+                except (redis.RedisError, OSError) as err:
+                    error, action = err, self._failed(command, err)
+                    continue
+                session.succeeded(command, _now_ms())
+                return reply
+            if kind == "wait":
+                await asyncio.sleep((action.delay_ms or 0) / 1000)
+            elif kind == "refresh":
+                await self.refresh()
+            elif kind == "done":
+                assert error is not None
+                raise error
+            else:
+                raise _failure(action, error)
+            action = session.poll(command, _now_ms())
+
+    async def execute(self, *args: Any, key: Key, read: bool = False) -> Any:
+        return await self._run([key], "read" if read else "write", lambda client, asking: _once_async(client, asking, args))
+
+    async def get(self, key: Key) -> Any:
+        return await self.execute("GET", key, key=key, read=True)
+
+    async def set(self, key: Key, value: Any) -> Any:
+        return await self.execute("SET", key, value, key=key)
+
+    async def delete(self, key: Key) -> Any:
+        return await self.execute("DEL", key, key=key)
+
+    async def set_and_wait(self, key: Key, value: Any, replicas: int = 1, timeout_ms: int = 500) -> int:
+        return int(await self._run([key], "write", lambda client, asking: _once_async(
+            client, asking, ("SET", key, value), ("WAIT", replicas, timeout_ms))))
+
+    async def mset(self, mapping: Mapping[Key, Any]) -> Any:
+        args: list[Any] = ["MSET"]
+        for key, value in mapping.items():
+            args += [key, value]
+        return await self._run(list(mapping), "write", lambda client, asking: _once_async(client, asking, args))
+
+    async def mget(self, keys: Sequence[Key]) -> list[Any]:
+        keys = list(keys)
+        values: list[Any] = [None] * len(keys)
+
+        async def group(address: str, readonly: bool, slots: list[tuple[int, list[int]]]) -> None:
+            batches = [[keys[i] for i in indices] for _, indices in slots]
+            replies = await self._pipeline(address, readonly, [("MGET", *batch) for batch in batches])
+            for (_, indices), batch, reply in zip(slots, batches, replies):
+                if isinstance(reply, BaseException):
+                    reply = await self._run(batch, "read", partial(_resend_async, ("MGET", *batch)), reply)
+                for index, value in zip(indices, reply):
+                    values[index] = value
+
+        await asyncio.gather(*(group(*entry) for entry in await self._plan(keys, "read")))
+        return values
+
+    async def pipeline_get(self, keys: Sequence[Key]) -> list[Any]:
+        return await self._pipelined([("GET", key) for key in keys], list(keys), "read")
+
+    async def pipeline_set(self, items: Sequence[tuple[Key, Any]]) -> list[Any]:
+        return await self._pipelined([("SET", key, value) for key, value in items], [key for key, _ in items], "write")
+
+    async def _plan(self, keys: list[Key], access: Literal["read", "write"]) -> list[tuple[str, bool, list[tuple[int, list[int]]]]]:
+        if self._session.router is None:
+            await self.router()
+        return self._session.plan(keys, access)
+
+    async def _pipelined(self, commands: list[tuple[Any, ...]], keys: list[Key], access: Literal["read", "write"]) -> list[Any]:
+        results: list[Any] = [None] * len(commands)
+
+        async def group(address: str, readonly: bool, slots: list[tuple[int, list[int]]]) -> None:
+            indices = [index for _, members in slots for index in members]
+            replies = await self._pipeline(address, readonly, [commands[i] for i in indices])
+            for index, reply in zip(indices, replies):
+                if isinstance(reply, BaseException):
+                    reply = await self._run([keys[index]], access, partial(_resend_async, commands[index]), reply)
+                results[index] = reply
+
+        await asyncio.gather(*(group(*entry) for entry in await self._plan(keys, access)))
+        return results
+
+    async def _pipeline(self, address: str, readonly: bool, commands: list[tuple[Any, ...]]) -> list[Any]:
+        try:
+            pipe = self.connection(address, readonly=readonly).pipeline(transaction=False)
+            for command in commands:
+                pipe.execute_command(*command)
+            return list(await pipe.execute(raise_on_error=False))
+        except (redis.RedisError, OSError) as err:
+            return [err] * len(commands)
+
+    async def close(self) -> None:
+        pools = list(self._pools.values())
+        self._pools.clear()
+        await asyncio.gather(*(pool.aclose() for pool in pools), return_exceptions=True)
+
+    async def __aenter__(self) -> AsyncClusterClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+
+async def _noop() -> None:
+    return None

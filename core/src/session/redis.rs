@@ -549,7 +549,8 @@ impl ClusterSession {
         if command.finished {
             return Action::Fail(Error::argument("this command is finished: begin a new one"));
         }
-        let origin = command.sent_to.take();
+        // A command sent by a batch (a pipeline's entry) was sent where its slot's master is.
+        let origin = command.sent_to.take().or_else(|| self.master_endpoint(command.slot));
         command.asking = None;
         let rule = outcome.rule();
         match outcome {
@@ -669,6 +670,11 @@ impl ClusterSession {
     /// Whether a refresh is due at `now_ms` (for a shell that refreshes between commands).
     pub fn wants_refresh(&self, now_ms: u64) -> bool {
         self.refresh_due(now_ms)
+    }
+
+    fn master_endpoint(&self, slot: u32) -> Option<Endpoint> {
+        let table = self.table.as_ref()?;
+        table.endpoints.get(table.slots.chain(slot)[0] as usize).cloned()
     }
 
     fn target(&mut self, slot: u32, access: Access) -> Option<Target> {

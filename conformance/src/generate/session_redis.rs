@@ -346,6 +346,35 @@ fn scenarios() -> Vec<Scenario> {
         ),
     ));
 
+    // Connection failures as the client libraries report them: redis-py's classes,
+    // Node's socket codes, ioredis' plain texts.
+    all.push(scenario(
+        "transport-errors-as-libraries-report-them",
+        chain(
+            started(USER1, B),
+            &[
+                (failed("Error 111 connecting to 127.0.0.1:7001. Connection refused.", &["ConnectionError", "RedisError"], 2), "wait 20"),
+                (poll(22), "refresh"),
+                (refreshed(three(), 23), "ok"),
+                (poll(23), &format!("send {B}")),
+                (failed("Timeout reading from socket", &["TimeoutError", "RedisError"], 24), "wait 40"),
+                (poll(64), "refresh"),
+                (refreshed(three(), 65), "ok"),
+                (poll(65), &format!("send {B}")),
+                (failed("connect ECONNREFUSED 127.0.0.1:7001", &["ECONNREFUSED", "Error"], 66), "wait 80"),
+                (poll(146), "refresh"),
+                (refreshed(three(), 147), "ok"),
+                (poll(147), &format!("send {B}")),
+                (failed("Command timed out", &["Error"], 148), "wait 160"),
+                (poll(308), "refresh"),
+                (refreshed(three(), 309), "ok"),
+                (poll(309), &format!("send {B}")),
+                (failed("Connection is closed.", &["Error"], 310), "wait 320"),
+                (stats(), "stats errors.reset=2 errors.timeout=2 errors.refused=1 retries=5"),
+            ],
+        ),
+    ));
+
     all.push(scenario(
         "an-application-error-stands",
         chain(

@@ -20,7 +20,8 @@
 //! Client libraries wrap these texts. redis-py keeps only `<slot> <host:port>` in a
 //! `MovedError`/`AskError`, and prefixes errors inside a pipeline with `Command # 1 (SET
 //! k v) of pipeline caused error: `; so the class names are read too ([`CLASS_TABLE`]),
-//! and a known wrapper prefix is looked through ([`WRAPPERS`]).
+//! and a known wrapper prefix is looked through ([`WRAPPERS`]). ioredis reports a lost
+//! connection or a command timeout as a plain `Error` with a fixed text ([`TEXT_TABLE`]).
 //!
 //! Sources: the Redis Cluster specification (redirection and resharding, failover), the
 //! error replies of Redis 7 (`cluster.c`, `replication.c`: `-UNBLOCKED force unblock from
@@ -187,6 +188,15 @@ pub const CLASS_TABLE: &[(&str, ClassMeaning)] = &[
     ("EHOSTUNREACH", ClassMeaning::Is(Outcome::Transport(Transport::Timeout))),
 ];
 
+/// Connection failures that a client library reports by their text alone (ioredis
+/// rejects with a plain `Error`), matched at the start of the text.
+pub const TEXT_TABLE: &[(&str, Outcome)] = &[
+    // ioredis: `commandTimeout` elapsed; the socket closed; a write with no connection.
+    ("Command timed out", Outcome::Transport(Transport::Timeout)),
+    ("Connection is closed", Outcome::Transport(Transport::Reset)),
+    ("Stream isn't writeable", Outcome::Transport(Transport::Reset)),
+];
+
 /// Text that client libraries put before a node's error; the error follows it.
 pub const WRAPPERS: &[&str] = &[
     // redis-py, an error inside a pipeline or transaction.
@@ -223,6 +233,9 @@ pub fn classify(text: &str, names: &[&str]) -> Outcome {
         }
     }
     if let Some((_, outcome)) = WORD_TABLE.iter().find(|(known, _)| *known == word) {
+        return outcome.clone();
+    }
+    if let Some((_, outcome)) = TEXT_TABLE.iter().find(|(known, _)| body.starts_with(known)) {
         return outcome.clone();
     }
     for name in names {
@@ -267,6 +280,8 @@ mod tests {
             Outcome::Transport(Transport::Reset));
         assert_eq!(classify("connect ECONNREFUSED 127.0.0.1:7000", &["ECONNREFUSED", "Error"]), Outcome::Transport(Transport::Refused));
         assert_eq!(classify("Command timed out", &["TimeoutError"]), Outcome::Transport(Transport::Timeout));
+        assert_eq!(classify("Command timed out", &["Error"]), Outcome::Transport(Transport::Timeout));
+        assert_eq!(classify("Connection is closed.", &["Error"]), Outcome::Transport(Transport::Reset));
         // A MOVED word without a valid slot is not a redirect; nor is a class with a bad text.
         assert_eq!(classify("MOVED 99999 h:1", &[]), Outcome::Application);
         assert_eq!(classify("nonsense", &["MovedError"]), Outcome::Application);

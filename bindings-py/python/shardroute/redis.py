@@ -1,18 +1,19 @@
 """Redis Cluster clients whose every decision is shardroute's core.
 
 ``ClusterClient`` (redis-py, sync) and ``AsyncClusterClient`` (``redis.asyncio``) keep one
-plain connection pool per node and send each command straight to the node that owns its
-slot. What to do when the cluster changes under them (MOVED, ASK, TRYAGAIN, CLUSTERDOWN,
-a failover, a lost connection) is decided by the core's sans-IO session
-(``shardroute.ClusterSession``): these shells only connect, send, sleep and raise. The
-rules, the classification table and the defaults (``shardroute.session_defaults()``) are
-the core's, the same in the Node client (``shardroute/redis``) and checked by the
-conformance scenarios (``conformance/vectors/session_redis.json``).
+connection pool per node and send each command straight to the node that owns its slot.
+What to do when the cluster changes under them (MOVED, ASK, TRYAGAIN, CLUSTERDOWN, a
+failover, a lost connection) is decided by the core's sans-IO session
+(``shardroute.ClusterSession``); the rules, the classification table and the defaults
+(``shardroute.session_defaults()``) are the core's, the same in the Node client
+(``shardroute/redis``), and checked by ``conformance/vectors/session_redis.json``.
 
-The clients connect lazily: the first command (or ``refresh()``, or reading ``router``)
-reads the slot table from the startup nodes. A command that cannot be served raises
-``TooManyRedirects`` (two nodes that disagree) or ``ClusterUnavailable`` (no node served
-it within the retry budget); any other Redis error is raised as redis-py raises it.
+The commands are written once, as generators that yield I/O requests (send, pipeline,
+sleep, refresh); the two clients differ only in how they perform them: blocking, or
+awaited (and the nodes of a batch at once). They connect lazily: the first command (or
+``refresh()``, or ``router``) reads the slot table. A command that cannot be served
+raises ``TooManyRedirects`` or ``ClusterUnavailable``; any other Redis error is raised as
+redis-py raises it.
 
 Needs redis-py: ``pip install 'shardroute[redis]'``.
 """
@@ -22,9 +23,8 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from functools import partial
-from typing import Any, Awaitable, Generic, Literal, TypeVar
+from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
+from typing import Any, Literal
 
 try:
     import redis
@@ -39,7 +39,11 @@ from redis.retry import Retry
 __all__ = ["AsyncClusterClient", "ClusterClient", "ClusterStats", "ClusterUnavailable", "TooManyRedirects"]
 
 Key = str | bytes | int
-T = TypeVar("T")
+#: What the command generators yield: ("send", action, commands) -> the last reply;
+#: ("pipeline", address, readonly, commands) -> replies or exceptions; ("sleep", s);
+#: ("refresh",); ("all", generators) -> their results.
+Steps = Generator[tuple[Any, ...], Any, Any]
+FAILED = (redis.RedisError, OSError)
 
 
 class TooManyRedirects(shardroute.TooManyRedirectsError, redis.RedisError):
@@ -50,23 +54,11 @@ class ClusterUnavailable(shardroute.UnavailableError, redis.ConnectionError):
     """No node served a command within the retry budget (code ``unavailable``)."""
 
 
-_FAILURES: dict[str, type[Exception]] = {"too_many_redirects": TooManyRedirects, "unavailable": ClusterUnavailable}
+_FAILURES: dict[str | None, type[Exception]] = {"too_many_redirects": TooManyRedirects, "unavailable": ClusterUnavailable}
 
 
 def _now_ms() -> int:
     return time.monotonic_ns() // 1_000_000
-
-
-def _names(err: BaseException) -> list[str]:
-    return [cls.__name__ for cls in type(err).__mro__]
-
-
-def _failure(action: shardroute.Action, cause: BaseException | None) -> Exception:
-    error = _FAILURES.get(action.code or "", shardroute.ShardrouteError)(action.message)
-    error.code = action.code  # type: ignore[attr-defined]
-    error.message = action.message  # type: ignore[attr-defined]
-    error.__cause__ = cause
-    return error
 
 
 def _text(value: Any) -> Any:
@@ -82,7 +74,8 @@ def _text(value: Any) -> Any:
 
 class ClusterStats:
     """What a client has seen since it was made (or since ``reset``): the session's
-    counters (``shardroute.SessionStats``), read when asked."""
+    counters (``shardroute.SessionStats``; ``errors`` is their sum with the commands given
+    up, ``error_kinds`` the counts by outcome), read when asked."""
 
     def __init__(self, session: shardroute.ClusterSession) -> None:
         self._session = session
@@ -92,10 +85,8 @@ class ClusterStats:
 
     def __getattr__(self, name: str) -> Any:
         stats: dict[str, Any] = dict(self._session.stats)
-        if name == "error_kinds":
-            return dict(stats["errors"])
-        if name == "errors":
-            return sum(stats["errors"].values()) + stats["failed"]
+        stats["error_kinds"] = stats["errors"]
+        stats["errors"] = sum(stats["errors"].values()) + stats["failed"]
         if name in stats:
             return stats[name]
         raise AttributeError(name)
@@ -107,33 +98,26 @@ class _ReadOnlyConnection(redis.Connection):
     def on_connect_check_health(self, *args: Any, **kwargs: Any) -> None:
         super().on_connect_check_health(*args, **kwargs)
         self.send_command("READONLY")
-        if self.read_response() not in (b"OK", "OK"):
-            raise redis.ConnectionError("READONLY was refused")
+        self.read_response()
 
 
 class _AsyncReadOnlyConnection(redis.asyncio.Connection):
     async def on_connect_check_health(self, *args: Any, **kwargs: Any) -> None:
         await super().on_connect_check_health(*args, **kwargs)
         await self.send_command("READONLY")
-        if await self.read_response() not in (b"OK", "OK"):
-            raise redis.ConnectionError("READONLY was refused")
+        await self.read_response()
 
 
-Client = TypeVar("Client")
-
-
-class _Shell(Generic[Client]):
-    """What the two clients share: the session, the connection table, the stats."""
+class _Client:
+    """The commands, once, as generators of I/O requests; a subclass performs them."""
 
     _module: Any = redis
-    _readonly_class: Any = _ReadOnlyConnection
+    _readonly: Any = _ReadOnlyConnection
 
     def __init__(self, startup_nodes: Iterable[str | tuple[str, int]], *, read_from_replicas: bool = False,
                  config: shardroute.SessionConfig | None = None, **connection_kwargs: Any) -> None:
         seeds = [node if isinstance(node, str) else f"{node[0]}:{node[1]}" for node in startup_nodes]
-        settings: dict[str, Any] = dict(config or {})
-        if read_from_replicas:
-            settings["read_from_replicas"] = True
+        settings: dict[str, Any] = {**(config or {}), **({"read_from_replicas": True} if read_from_replicas else {})}
         self._session = shardroute.ClusterSession(seeds, settings)  # type: ignore[arg-type]
         timeouts = self._session.config
         # No retries inside redis-py: every failure reaches the session.
@@ -143,16 +127,16 @@ class _Shell(Generic[Client]):
             "retry": Retry(NoBackoff(), 0),
             **connection_kwargs,
         }
-        self._pools: dict[tuple[str, bool], Client] = {}
+        self._pools: dict[tuple[str, bool], Any] = {}
         self._addresses: tuple[int | None, dict[str, str]] = (None, {})
         self.stats = ClusterStats(self._session)
 
-    def connection(self, address: str, *, readonly: bool = False) -> Client:
+    def connection(self, address: str, *, readonly: bool = False) -> Any:
         """The client (one connection pool) of the node at ``address`` (``host:port``)."""
         pool = self._pools.get((address, readonly))
         if pool is None:
             host, port = shardroute.parse_address(address)
-            connection_class = self._readonly_class if readonly else self._module.Connection
+            connection_class = self._readonly if readonly else self._module.Connection
             pool = self._module.Redis(connection_pool=self._pool(connection_class=connection_class, host=host, port=port))
             self._pools[(address, readonly)] = pool
         return pool
@@ -168,96 +152,86 @@ class _Shell(Generic[Client]):
             self._addresses = (router.epoch, {entry["id"]: entry.get("address", entry["id"]) for entry in nodes})
         return self._addresses[1][node]
 
-    def _sent(self, action: shardroute.Action) -> Client:
-        return self.connection(action.address or "", readonly=bool(action.readonly))
-
     def _failed(self, command: shardroute.Command, err: BaseException) -> shardroute.Action:
-        return self._session.failed(command, str(err), _names(err), _now_ms())
+        names = [cls.__name__ for cls in type(err).__mro__]
+        return self._session.failed(command, str(err), names, _now_ms())
 
+    # -- the steps -----------------------------------------------------------------
 
-class ClusterClient(_Shell[redis.Redis]):
-    """A Redis Cluster client routed by shardroute (see the module docs).
-
-    ``startup_nodes`` are ``"host:port"`` strings or ``(host, port)`` pairs; any one that
-    answers ``CLUSTER SHARDS`` is enough. ``read_from_replicas``: reads go to a replica
-    of the key's slot, in turn. ``config``: the session's settings
-    (``shardroute.session_defaults()`` lists them). Other keyword arguments go to each
-    node's ``redis.Redis``.
-    """
-
-    @property
-    def router(self) -> shardroute.Router:
-        """The current router (a ``redis_cluster`` topology); reads the table first if
-        there is none yet."""
-        router = self._session.router
-        if router is None:
-            self._ensure_table()
-            router = self._session.router
-        assert router is not None
-        return router
-
-    def refresh(self) -> bool:
-        """Reads the slot table from the first candidate that answers ``CLUSTER SHARDS``
-        with a whole table (the session's order); False when none did."""
-        session = self._session
-        for address in session.refresh_candidates():
-            try:
-                reply = self._raw(address, "CLUSTER", "SHARDS")
-                session.refreshed(reply, _now_ms())
-                return True
-            except (redis.RedisError, OSError, shardroute.ShardrouteError):
-                continue
-        session.refresh_failed(_now_ms())
-        return False
-
-    def _ensure_table(self) -> None:
-        """Reads the first table under the session's rules (refresh, backoff, budget):
-        a command that sends nothing."""
-        self._run(["table"], "read", lambda client, asking: None)
-
-    def _raw(self, address: str, *args: Any) -> Any:
-        """A reply without redis-py's response callbacks, decoded."""
-        pool = self.connection(address).connection_pool
-        connection = pool.get_connection()
-        try:
-            connection.send_command(*args)
-            return _text(connection.read_response())
-        finally:
-            pool.release(connection)
-
-    def _run(self, keys: Sequence[Key], access: Literal["read", "write"], attempt: Callable[[redis.Redis, bool], T],
-             error: BaseException | None = None) -> T:
-        """Runs ``attempt(client, asking)`` where the session says, until it is done.
-        ``error``: what the command already got (an entry of a pipeline)."""
+    def _command(self, keys: Sequence[Key], access: Literal["read", "write"], commands: Sequence[Sequence[Any]],
+                 error: BaseException | None = None) -> Steps:
+        """One command where the session says, until it is done. ``commands`` run on one
+        connection (the last reply is the result); ``error``: what it already got."""
         session = self._session
         command = session.command(keys, access, _now_ms())
         action = self._failed(command, error) if error is not None else session.poll(command, _now_ms())
         while True:
-            kind = action.kind
-            if kind == "send":
+            if action.kind == "send":
                 try:
-                    reply = attempt(self._sent(action), bool(action.asking))
-                except (redis.RedisError, OSError) as err:
+                    reply = yield ("send", action, commands)
+                except FAILED as err:
                     error, action = err, self._failed(command, err)
                     continue
                 session.succeeded(command, _now_ms())
                 return reply
-            if kind == "wait":
-                time.sleep((action.delay_ms or 0) / 1000)
-            elif kind == "refresh":
-                self.refresh()
-            elif kind == "done":
-                assert error is not None
+            if action.kind == "wait":
+                yield ("sleep", (action.delay_ms or 0) / 1000)
+            elif action.kind == "refresh":
+                yield ("refresh",)
+            elif action.kind == "done" and error is not None:
                 raise error
             else:
-                raise _failure(action, error)
+                failure = _FAILURES.get(action.code, shardroute.ShardrouteError)(action.message)
+                failure.code, failure.message = action.code, action.message  # type: ignore[attr-defined]
+                raise failure from error
             action = session.poll(command, _now_ms())
 
-    # -- commands ------------------------------------------------------------------
+    def _table(self) -> Steps:
+        """The first table, under the session's rules (refresh, backoff, budget)."""
+        if self._session.router is None:
+            yield from self._command(["table"], "read", [])
+
+    def _batch(self, keys: list[Key], access: Literal["read", "write"],
+               command_for: Callable[[list[int]], tuple[Any, ...]], per_slot: bool) -> Steps:
+        """One pipeline per node: ``command_for(indices)`` for each key's index or, when
+        ``per_slot``, for the indices of each slot (an MGET); the results in key order. An
+        entry that fails takes the command's path from the error it got."""
+        yield from self._table()
+        results: list[Any] = [None] * len(keys)
+
+        def node(address: str, readonly: bool, slots: list[tuple[int, list[int]]]) -> Steps:
+            groups = [indices for _, indices in slots] if per_slot else [[i] for _, indices in slots for i in indices]
+            commands = [command_for(group) for group in groups]
+            replies = yield ("pipeline", address, readonly, commands)
+            for group, command, reply in zip(groups, commands, replies):
+                if isinstance(reply, BaseException):
+                    reply = yield from self._command([keys[i] for i in group], access, [command], reply)
+                for i, value in zip(group, reply if per_slot else [reply]):
+                    results[i] = value
+
+        yield ("all", [node(*entry) for entry in self._session.plan(keys, access)])
+        return results
+
+    def _refresh(self) -> Steps:
+        session = self._session
+        for address in session.refresh_candidates():
+            try:
+                reply = yield ("raw", address, ("CLUSTER", "SHARDS"))
+                session.refreshed(_text(reply), _now_ms())
+                return True
+            except (*FAILED, shardroute.ShardrouteError):
+                continue
+        session.refresh_failed(_now_ms())
+        return False
+
+    # -- the commands ------------------------------------------------------------------
+
+    def _run(self, steps: Steps) -> Any:
+        raise NotImplementedError
 
     def execute(self, *args: Any, key: Key, read: bool = False) -> Any:
-        """Runs one command for ``key`` where the session says, following its actions."""
-        return self._run([key], "read" if read else "write", lambda client, asking: _once(client, asking, args))
+        """One command for ``key``, where the session says."""
+        return self._run(self._command([key], "read" if read else "write", [args]))
 
     def get(self, key: Key) -> Any:
         return self.execute("GET", key, key=key, read=True)
@@ -268,66 +242,102 @@ class ClusterClient(_Shell[redis.Redis]):
     def delete(self, key: Key) -> Any:
         return self.execute("DEL", key, key=key)
 
-    def set_and_wait(self, key: Key, value: Any, replicas: int = 1, timeout_ms: int = 500) -> int:
+    def set_and_wait(self, key: Key, value: Any, replicas: int = 1, timeout_ms: int = 500) -> Any:
         """``SET`` then ``WAIT replicas timeout_ms`` on one connection: how many replicas
         acknowledged the write."""
-        return int(self._run([key], "write", lambda client, asking: _once(
-            client, asking, ("SET", key, value), ("WAIT", replicas, timeout_ms))))
+        return self._run(self._command([key], "write", [("SET", key, value), ("WAIT", replicas, timeout_ms)]))
 
     def mset(self, mapping: Mapping[Key, Any]) -> Any:
         """``MSET`` of keys that share a slot (a hash tag); ``cross_slot`` otherwise."""
-        args: list[Any] = ["MSET"]
-        for key, value in mapping.items():
-            args += [key, value]
-        return self._run(list(mapping), "write", lambda client, asking: _once(client, asking, args))
+        return self._run(self._command(list(mapping), "write", [("MSET", *(x for item in mapping.items() for x in item))]))
 
-    def mget(self, keys: Sequence[Key]) -> list[Any]:
+    def mget(self, keys: Sequence[Key]) -> Any:
         """Values of ``keys`` in order: one ``MGET`` per slot, those of a node pipelined."""
         keys = list(keys)
-        values: list[Any] = [None] * len(keys)
-        for address, readonly, slots in self._plan(keys, "read"):
-            batches = [[keys[i] for i in indices] for _, indices in slots]
-            replies = self._pipeline(address, readonly, [("MGET", *batch) for batch in batches])
-            for (_, indices), batch, reply in zip(slots, batches, replies):
-                if isinstance(reply, BaseException):
-                    reply = self._run(batch, "read", partial(_resend, ("MGET", *batch)), reply)
-                for index, value in zip(indices, reply):
-                    values[index] = value
-        return values
+        return self._run(self._batch(keys, "read", lambda group: ("MGET", *(keys[i] for i in group)), per_slot=True))
 
-    def pipeline_get(self, keys: Sequence[Key]) -> list[Any]:
+    def pipeline_get(self, keys: Sequence[Key]) -> Any:
         """``GET`` of every key, one pipeline per node."""
-        return self._pipelined([("GET", key) for key in keys], list(keys), "read")
+        keys = list(keys)
+        return self._run(self._batch(keys, "read", lambda group: ("GET", keys[group[0]]), per_slot=False))
 
-    def pipeline_set(self, items: Sequence[tuple[Key, Any]]) -> list[Any]:
+    def pipeline_set(self, items: Sequence[tuple[Key, Any]]) -> Any:
         """``SET`` of every pair, one pipeline per node."""
-        return self._pipelined([("SET", key, value) for key, value in items], [key for key, _ in items], "write")
+        items = list(items)
+        keys = [key for key, _ in items]
+        return self._run(self._batch(keys, "write", lambda group: ("SET", *items[group[0]]), per_slot=False))
 
-    def _plan(self, keys: list[Key], access: Literal["read", "write"]) -> list[tuple[str, bool, list[tuple[int, list[int]]]]]:
-        if self._session.router is None:
-            self._ensure_table()
-        return self._session.plan(keys, access)
 
-    def _pipelined(self, commands: list[tuple[Any, ...]], keys: list[Key], access: Literal["read", "write"]) -> list[Any]:
-        results: list[Any] = [None] * len(commands)
-        for address, readonly, slots in self._plan(keys, access):
-            indices = [index for _, members in slots for index in members]
-            replies = self._pipeline(address, readonly, [commands[i] for i in indices])
-            for index, reply in zip(indices, replies):
-                if isinstance(reply, BaseException):
-                    # That command alone takes the session's path, from the error it got.
-                    reply = self._run([keys[index]], access, partial(_resend, commands[index]), reply)
-                results[index] = reply
-        return results
+def _queue(pipe: Any, asking: bool, commands: Sequence[Sequence[Any]]) -> Any:
+    if asking:
+        pipe.execute_command("ASKING")
+    for command in commands:
+        pipe.execute_command(*command)
+    return pipe
 
-    def _pipeline(self, address: str, readonly: bool, commands: list[tuple[Any, ...]]) -> list[Any]:
-        try:
-            pipe = self.connection(address, readonly=readonly).pipeline(transaction=False)
-            for command in commands:
-                pipe.execute_command(*command)
-            return list(pipe.execute(raise_on_error=False))
-        except (redis.RedisError, OSError) as err:
-            return [err] * len(commands)
+
+class ClusterClient(_Client):
+    """A Redis Cluster client routed by shardroute (see the module docs).
+
+    ``startup_nodes`` are ``"host:port"`` strings or ``(host, port)`` pairs; any one that
+    answers ``CLUSTER SHARDS`` is enough. ``read_from_replicas``: reads go to the slot's
+    replicas in turn. ``config``: the session's settings (``shardroute.session_defaults()``).
+    Other keyword arguments go to each node's connection pool.
+    """
+
+    @property
+    def router(self) -> shardroute.Router:
+        """The current router (a ``redis_cluster`` topology); reads the table first."""
+        self._run(self._table())
+        return self._session.router  # type: ignore[return-value]
+
+    def refresh(self) -> bool:
+        """Reads the slot table from the first candidate with a whole table; False when none."""
+        return bool(self._run(self._refresh()))
+
+    def _run(self, steps: Steps) -> Any:
+        reply: Any = None
+        error: BaseException | None = None
+        while True:
+            try:
+                request = steps.throw(error) if error is not None else steps.send(reply)
+            except StopIteration as done:
+                return done.value
+            reply, error = None, None
+            try:
+                reply = self._perform(request)
+            except FAILED as err:
+                error = err
+
+    def _perform(self, request: tuple[Any, ...]) -> Any:
+        kind = request[0]
+        if kind == "send":
+            action, commands = request[1:]
+            if not commands:
+                return None
+            client = self.connection(action.address, readonly=action.readonly)
+            if not action.asking and len(commands) == 1:
+                return client.execute_command(*commands[0])
+            return _queue(client.pipeline(transaction=False), action.asking, commands).execute()[-1]
+        if kind == "pipeline":
+            _, address, readonly, commands = request
+            try:
+                return _queue(self.connection(address, readonly=readonly).pipeline(transaction=False), False, commands).execute(raise_on_error=False)
+            except FAILED as err:
+                return [err] * len(commands)
+        if kind == "raw":
+            pool = self.connection(request[1]).connection_pool
+            connection = pool.get_connection()
+            try:
+                connection.send_command(*request[2])
+                return connection.read_response()
+            finally:
+                pool.release(connection)
+        if kind == "sleep":
+            return time.sleep(request[1])
+        if kind == "refresh":
+            return self.refresh()
+        return [self._run(steps) for steps in request[1]]
 
     def close(self) -> None:
         for client in self._pools.values():
@@ -341,185 +351,78 @@ class ClusterClient(_Shell[redis.Redis]):
         self.close()
 
 
-def _once(client: Any, asking: bool, *commands: Sequence[Any]) -> Any:
-    """The commands on one connection (after ``ASKING`` when asking); the last reply.
-    A pipeline raises the first error, as the session reads it."""
-    if not asking and len(commands) == 1:
-        return client.execute_command(*commands[0])
-    pipe = client.pipeline(transaction=False)
-    if asking:
-        pipe.execute_command("ASKING")
-    for command in commands:
-        pipe.execute_command(*command)
-    return pipe.execute()[-1]
-
-
-def _resend(command: Sequence[Any], client: Any, asking: bool) -> Any:
-    return _once(client, asking, command)
-
-
-async def _resend_async(command: Sequence[Any], client: Any, asking: bool) -> Any:
-    return await _once_async(client, asking, command)
-
-
-async def _once_async(client: Any, asking: bool, *commands: Sequence[Any]) -> Any:
-    if not asking and len(commands) == 1:
-        return await client.execute_command(*commands[0])
-    pipe = client.pipeline(transaction=False)
-    if asking:
-        pipe.execute_command("ASKING")
-    for command in commands:
-        pipe.execute_command(*command)
-    return (await pipe.execute())[-1]
-
-
-class AsyncClusterClient(_Shell[redis.asyncio.Redis]):
-    """``ClusterClient`` on ``redis.asyncio``: the same session, the same decisions;
-    every command is a coroutine. One refresh runs at a time (the others wait for it),
-    and ``mget`` and the pipelines send to every node at once."""
+class AsyncClusterClient(_Client):
+    """``ClusterClient`` on ``redis.asyncio``: the same session and the same commands,
+    each a coroutine. One refresh runs at a time (the others wait for it), and ``mget``
+    and the pipelines send to every node at once."""
 
     _module = redis.asyncio
-    _readonly_class = _AsyncReadOnlyConnection
+    _readonly = _AsyncReadOnlyConnection
 
     def __init__(self, startup_nodes: Iterable[str | tuple[str, int]], **kwargs: Any) -> None:
         super().__init__(startup_nodes, **kwargs)
-        self._refreshing: asyncio.Task[bool] | None = None
+        self._refreshing: asyncio.Future[bool] | None = None
 
     def _pool(self, **kwargs: Any) -> Any:
-        # Many tasks share a node's pool: a task waits for a free connection (up to the
-        # command timeout) rather than failing at the pool's limit.
-        return redis.asyncio.BlockingConnectionPool(
-            **kwargs, timeout=self._session.config["command_timeout_ms"] / 1000, **self._connection_kwargs)
+        # Tasks share a node's pool: a task waits for a free connection (up to the command
+        # timeout) rather than failing at the pool's limit.
+        timeout = self._session.config["command_timeout_ms"] / 1000
+        return redis.asyncio.BlockingConnectionPool(**kwargs, timeout=timeout, **self._connection_kwargs)
 
     async def router(self) -> shardroute.Router:
-        """The current router; reads the table first if there is none yet."""
-        if self._session.router is None:
-            await self._run(["table"], "read", lambda client, asking: _noop())
-        router = self._session.router
-        assert router is not None
-        return router
+        """The current router; reads the table first."""
+        await self._run(self._table())
+        return self._session.router  # type: ignore[return-value]
 
-    def refresh(self) -> Awaitable[bool]:
+    def refresh(self) -> asyncio.Future[bool]:
         """Reads the slot table (as ``ClusterClient.refresh``); one at a time."""
         if self._refreshing is None or self._refreshing.done():
-            self._refreshing = asyncio.ensure_future(self._refresh_once())
+            self._refreshing = asyncio.ensure_future(self._run(self._refresh()))
         return asyncio.shield(self._refreshing)
 
-    async def _refresh_once(self) -> bool:
-        session = self._session
-        for address in session.refresh_candidates():
-            try:
-                pool = self.connection(address).connection_pool
-                connection = await pool.get_connection()
-                try:
-                    await connection.send_command("CLUSTER", "SHARDS")
-                    reply = _text(await connection.read_response())
-                finally:
-                    await pool.release(connection)
-                session.refreshed(reply, _now_ms())
-                return True
-            except (redis.RedisError, OSError, shardroute.ShardrouteError):
-                continue
-        session.refresh_failed(_now_ms())
-        return False
-
-    async def _run(self, keys: Sequence[Key], access: Literal["read", "write"], attempt: Callable[[Any, bool], Awaitable[T]],
-                   error: BaseException | None = None) -> T:
-        session = self._session
-        command = session.command(keys, access, _now_ms())
-        action = self._failed(command, error) if error is not None else session.poll(command, _now_ms())
+    async def _run(self, steps: Steps) -> Any:
+        reply: Any = None
+        error: BaseException | None = None
         while True:
-            kind = action.kind
-            if kind == "send":
-                try:
-                    reply = await attempt(self._sent(action), bool(action.asking))
-                except (redis.RedisError, OSError) as err:
-                    error, action = err, self._failed(command, err)
-                    continue
-                session.succeeded(command, _now_ms())
-                return reply
-            if kind == "wait":
-                await asyncio.sleep((action.delay_ms or 0) / 1000)
-            elif kind == "refresh":
-                await self.refresh()
-            elif kind == "done":
-                assert error is not None
-                raise error
-            else:
-                raise _failure(action, error)
-            action = session.poll(command, _now_ms())
+            try:
+                request = steps.throw(error) if error is not None else steps.send(reply)
+            except StopIteration as done:
+                return done.value
+            reply, error = None, None
+            try:
+                reply = await self._perform(request)
+            except FAILED as err:
+                error = err
 
-    async def execute(self, *args: Any, key: Key, read: bool = False) -> Any:
-        return await self._run([key], "read" if read else "write", lambda client, asking: _once_async(client, asking, args))
-
-    async def get(self, key: Key) -> Any:
-        return await self.execute("GET", key, key=key, read=True)
-
-    async def set(self, key: Key, value: Any) -> Any:
-        return await self.execute("SET", key, value, key=key)
-
-    async def delete(self, key: Key) -> Any:
-        return await self.execute("DEL", key, key=key)
-
-    async def set_and_wait(self, key: Key, value: Any, replicas: int = 1, timeout_ms: int = 500) -> int:
-        return int(await self._run([key], "write", lambda client, asking: _once_async(
-            client, asking, ("SET", key, value), ("WAIT", replicas, timeout_ms))))
-
-    async def mset(self, mapping: Mapping[Key, Any]) -> Any:
-        args: list[Any] = ["MSET"]
-        for key, value in mapping.items():
-            args += [key, value]
-        return await self._run(list(mapping), "write", lambda client, asking: _once_async(client, asking, args))
-
-    async def mget(self, keys: Sequence[Key]) -> list[Any]:
-        keys = list(keys)
-        values: list[Any] = [None] * len(keys)
-
-        async def group(address: str, readonly: bool, slots: list[tuple[int, list[int]]]) -> None:
-            batches = [[keys[i] for i in indices] for _, indices in slots]
-            replies = await self._pipeline(address, readonly, [("MGET", *batch) for batch in batches])
-            for (_, indices), batch, reply in zip(slots, batches, replies):
-                if isinstance(reply, BaseException):
-                    reply = await self._run(batch, "read", partial(_resend_async, ("MGET", *batch)), reply)
-                for index, value in zip(indices, reply):
-                    values[index] = value
-
-        await asyncio.gather(*(group(*entry) for entry in await self._plan(keys, "read")))
-        return values
-
-    async def pipeline_get(self, keys: Sequence[Key]) -> list[Any]:
-        return await self._pipelined([("GET", key) for key in keys], list(keys), "read")
-
-    async def pipeline_set(self, items: Sequence[tuple[Key, Any]]) -> list[Any]:
-        return await self._pipelined([("SET", key, value) for key, value in items], [key for key, _ in items], "write")
-
-    async def _plan(self, keys: list[Key], access: Literal["read", "write"]) -> list[tuple[str, bool, list[tuple[int, list[int]]]]]:
-        if self._session.router is None:
-            await self.router()
-        return self._session.plan(keys, access)
-
-    async def _pipelined(self, commands: list[tuple[Any, ...]], keys: list[Key], access: Literal["read", "write"]) -> list[Any]:
-        results: list[Any] = [None] * len(commands)
-
-        async def group(address: str, readonly: bool, slots: list[tuple[int, list[int]]]) -> None:
-            indices = [index for _, members in slots for index in members]
-            replies = await self._pipeline(address, readonly, [commands[i] for i in indices])
-            for index, reply in zip(indices, replies):
-                if isinstance(reply, BaseException):
-                    reply = await self._run([keys[index]], access, partial(_resend_async, commands[index]), reply)
-                results[index] = reply
-
-        await asyncio.gather(*(group(*entry) for entry in await self._plan(keys, access)))
-        return results
-
-    async def _pipeline(self, address: str, readonly: bool, commands: list[tuple[Any, ...]]) -> list[Any]:
-        try:
-            pipe = self.connection(address, readonly=readonly).pipeline(transaction=False)
-            for command in commands:
-                pipe.execute_command(*command)
-            return list(await pipe.execute(raise_on_error=False))
-        except (redis.RedisError, OSError) as err:
-            return [err] * len(commands)
+    async def _perform(self, request: tuple[Any, ...]) -> Any:
+        kind = request[0]
+        if kind == "send":
+            action, commands = request[1:]
+            if not commands:
+                return None
+            client = self.connection(action.address, readonly=action.readonly)
+            if not action.asking and len(commands) == 1:
+                return await client.execute_command(*commands[0])
+            return (await _queue(client.pipeline(transaction=False), action.asking, commands).execute())[-1]
+        if kind == "pipeline":
+            _, address, readonly, commands = request
+            try:
+                return await _queue(self.connection(address, readonly=readonly).pipeline(transaction=False), False, commands).execute(raise_on_error=False)
+            except FAILED as err:
+                return [err] * len(commands)
+        if kind == "raw":
+            pool = self.connection(request[1]).connection_pool
+            connection = await pool.get_connection()
+            try:
+                await connection.send_command(*request[2])
+                return await connection.read_response()
+            finally:
+                await pool.release(connection)
+        if kind == "sleep":
+            return await asyncio.sleep(request[1])
+        if kind == "refresh":
+            return await self.refresh()
+        return await asyncio.gather(*(self._run(steps) for steps in request[1]))
 
     async def close(self) -> None:
         pools = list(self._pools.values())
@@ -531,7 +434,3 @@ class AsyncClusterClient(_Shell[redis.asyncio.Redis]):
 
     async def __aexit__(self, *exc: object) -> None:
         await self.close()
-
-
-async def _noop() -> None:
-    return None

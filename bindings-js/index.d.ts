@@ -498,11 +498,260 @@ export declare function decodeDictionary(bytes: Uint8Array): string;
  */
 export declare function parseRedirect(line: string): Redirect;
 
+/** A node address read by `parseAddress`. */
+export interface Endpoint {
+  /** The host, without the brackets of an IPv6 host; empty for `':7000'` (a node that does not know its own address). */
+  host: string;
+  /** The port, in `1..=65535`. */
+  port: number;
+}
+
+/**
+ * Reads a node address, `'host:port'` as Redis writes it (`MOVED`, `CLUSTER SHARDS`) and
+ * users give startup nodes, by the core's one parser: the port follows the last `:`; an
+ * IPv6 host may be bracketed (`'[::1]:7000'`) or not (`'::1:7000'`).
+ *
+ * @throws {ShardrouteError} `invalid_argument` for a value that is not a string, no port,
+ *   a port outside `1..=65535`, or a host with white space, a control character or
+ *   unbalanced brackets.
+ */
+export declare function parseAddress(address: string): Endpoint;
+
+/**
+ * A time on the shell's monotonic clock, in milliseconds (`performance.now()` rounded, or
+ * `process.hrtime.bigint() / 1_000_000n`): a safe non-negative integer `number`, or a
+ * `bigint` in `0n..2n ** 64n`. The session reads no clock of its own.
+ */
+export type Milliseconds = number | bigint;
+
+/** Whether a command reads (served by a replica with `read_from_replicas`) or writes (always the master). */
+export type Access = 'read' | 'write';
+
+/** Why a node could not be reached (`ClusterSession.unreachable`): connection refused, reset, or no answer in time. */
+export type Unreachable = 'refused' | 'reset' | 'timeout';
+
+/**
+ * A `ClusterSession`'s settings, the core's names (`sessionDefaults()` gives every field);
+ * a config passes only those to change. Times are milliseconds, integers up to 2^53.
+ */
+export interface SessionConfig {
+  /** Redirects (MOVED or ASK) one command may follow before `too_many_redirects`; 0 to 1000. */
+  max_redirects?: number;
+  /** The shortest time between two refreshes asked for by MOVED or a busy cluster. */
+  refresh_interval_ms?: number;
+  /** How long a command retries after its first retryable failure, then `unavailable`. */
+  retry_budget_ms?: number;
+  /** The first backoff of a command (at least 1). */
+  backoff_first_ms?: number;
+  /** The longest backoff (each doubles up to it; at least `backoff_first_ms`). */
+  backoff_max_ms?: number;
+  /** For the shell: how long to wait for a connection (the session does not time). */
+  connect_timeout_ms?: number;
+  /** For the shell: how long to wait for a reply. */
+  command_timeout_ms?: number;
+  /** Reads go to the slot's replicas in turn, over connections that sent `READONLY`. */
+  read_from_replicas?: boolean;
+}
+
+/** What a `ClusterSession` has seen (`stats`): the core's counters, each `u64` a `bigint`. */
+export interface SessionStats {
+  /** Commands begun. */
+  commands: bigint;
+  /** MOVED replies followed. */
+  moved: bigint;
+  /** ASK replies followed. */
+  ask: bigint;
+  /** Tables installed by a refresh. */
+  refreshes: bigint;
+  /** Refreshes that found no node with a usable reply. */
+  refresh_failures: bigint;
+  /** Replies refused by a refresh (empty, garbage, uncovered slots). */
+  refused_replies: bigint;
+  /** Backoffs taken. */
+  retries: bigint;
+  /** Commands given up (`too_many_redirects`, `unavailable`). */
+  failed: bigint;
+  /** The longest redirect chain of one command (a `u32`: a number). */
+  longest_redirect_chain: number;
+  /** Retryable failures by outcome name (`try_again`, `cluster_down`, `read_only`, `timeout`, ...). */
+  errors: Record<string, bigint>;
+}
+
+/** One node's share of a batch (`ClusterSession.plan`). */
+export interface PlanGroup {
+  /** The node's `host:port`. */
+  address: string;
+  /** Over a connection that sent `READONLY` (a replica read). */
+  readonly: boolean;
+  /** `[slot, key indices]`, slots increasing, each slot's indices (into the keys given) in input order. */
+  slots: Array<[number, number[]]>;
+}
+
+/**
+ * One command's progress (its slot, its redirects, its retries), made by
+ * `ClusterSession.command` and passed back to the session's calls.
+ */
+export declare class Command {
+  private constructor();
+  /** The command's hash slot, in `0..16384`. */
+  get slot(): number;
+  /** Redirects (`MOVED`, `ASK`) followed so far. */
+  get redirects(): number;
+}
+
+/**
+ * What a shell does next for a command (`ClusterSession.poll`, `succeeded`, `failed`,
+ * `unreachable`): `send` it to `address` (after `ASKING` when `asking`, over a `READONLY`
+ * connection when `readonly`); `wait` until `untilMs` on the shell's clock (`delayMs`
+ * from the time given), then `poll`; `refresh` the table (`refreshCandidates`, then
+ * `refreshed` or `refreshFailed`), then `poll`; `done`: the reply stands (return it, or
+ * raise the command's own error as its library raised it); `fail`: give up, with `code`
+ * and `message` (`error()` makes the error). Fields that do not apply to `kind` are `null`.
+ */
+export declare class Action {
+  private constructor();
+  readonly kind: 'send' | 'wait' | 'refresh' | 'done' | 'fail';
+  /** send: the node's `host:port` (an IPv6 host bracketed). */
+  readonly address: string | null;
+  /** send: the node's host. */
+  readonly host: string | null;
+  /** send: the node's port. */
+  readonly port: number | null;
+  /** send: send `ASKING` first, on the same connection (after an `ASK`). */
+  readonly asking: boolean | null;
+  /** send: over a connection that sent `READONLY` (a replica read). */
+  readonly readonly: boolean | null;
+  /** wait: when to poll again, on the shell's clock (a u64). */
+  readonly untilMs: bigint | null;
+  /** wait: `untilMs` less the time given, for a shell's timer. */
+  readonly delayMs: number | null;
+  /** fail: the error's code, `'too_many_redirects'` or `'unavailable'` (`'invalid_argument'` for a finished command). */
+  readonly code: string | null;
+  /** fail: the error's message. */
+  readonly message: string | null;
+  /** The `ShardrouteError` of a `fail` action, to throw or to chain; `null` for other kinds. */
+  error(): ShardrouteError | null;
+}
+
+/**
+ * A Redis Cluster client's decisions, without I/O (sans-IO, like h11's `Connection`): the
+ * shell asks where to send a command (`poll`), sends it, and hands back what happened and
+ * when (`succeeded`, `failed`, `unreachable`, with `nowMs` from its monotonic clock); the
+ * answer is the next `Action`. MOVED updates the slot at once and refreshes the table at
+ * most once per `refresh_interval_ms`; ASK resends once after `ASKING`; busy replies
+ * (`TRYAGAIN`, `CLUSTERDOWN`, `LOADING`, ...), demoted masters and unreachable nodes back
+ * off and retry within `retry_budget_ms`. Every decision is the Rust core's, the same in
+ * every language (`conformance/vectors/session_redis.json`).
+ */
+export declare class ClusterSession {
+  /**
+   * A session with no table yet, which reads one from `seeds` (`'host:port'` startup
+   * nodes; IPv6 as `'[::1]:7000'` or `'::1:7000'`): the first `poll` asks for a refresh.
+   * `config` gives the fields of `sessionDefaults()` to change (omitted or `null`: the
+   * defaults).
+   *
+   * @throws {ShardrouteError} `invalid_argument` for seeds that are not an array of
+   *   `host:port` strings, none, an unknown config field or a value out of range.
+   */
+  constructor(seeds: readonly string[], config?: SessionConfig | null);
+  /**
+   * Begins a command on `keys` (one key, or the keys of a multi-key command), at `nowMs`.
+   *
+   * @throws {ShardrouteError} `cross_slot` when the keys are in different slots;
+   *   `invalid_key` (the message names the key's index); `invalid_argument` for no keys,
+   *   a bad access or time.
+   */
+  command(keys: readonly Key[], access: Access, nowMs: Milliseconds): Command;
+  /**
+   * What to do now for `command`: usually `send`; `refresh` when there is no table yet or
+   * a refresh is due; `wait` while a backoff runs.
+   *
+   * @throws {ShardrouteError} `invalid_argument` for a `command` that is not a `Command`,
+   *   or a bad time.
+   */
+  poll(command: Command, nowMs: Milliseconds): Action;
+  /**
+   * The attempt answered: `done`.
+   *
+   * @throws {ShardrouteError} as `poll`.
+   */
+  succeeded(command: Command, nowMs: Milliseconds): Action;
+  /**
+   * The attempt failed with `text` (a Redis error reply, or the error's message) whose
+   * class names or error codes are `names` (most derived first: ioredis's `[err.code,
+   * err.name]`; may be empty): the next action, by the core's one table (MOVED, ASK,
+   * TRYAGAIN, CLUSTERDOWN, MASTERDOWN, LOADING, READONLY, UNBLOCKED, `ECONNREFUSED`,
+   * `ECONNRESET`, `ETIMEDOUT`, ...; anything else is the command's own error: `done`).
+   *
+   * @throws {ShardrouteError} as `poll`; `invalid_argument` when `text` is not a string or
+   *   `names` not an array of strings.
+   */
+  failed(command: Command, text: string, names: readonly string[], nowMs: Milliseconds): Action;
+  /**
+   * The attempt could not reach its node.
+   *
+   * @throws {ShardrouteError} as `poll`; `invalid_argument` for another `why`.
+   */
+  unreachable(command: Command, why: Unreachable, nowMs: Milliseconds): Action;
+  /**
+   * Where a refresh asks for `CLUSTER SHARDS`, in order (`'host:port'` each): ask each
+   * until `refreshed` accepts a reply; `refreshFailed` when none does.
+   */
+  refreshCandidates(): string[];
+  /**
+   * A `CLUSTER SHARDS` reply (RESP3 maps as objects, or RESP2 flat arrays; strings, not
+   * `Buffer`s) installs its table, the next epoch.
+   *
+   * @throws {ShardrouteError} `invalid_argument` for a reply that does not make a whole
+   *   table (empty, malformed, slots uncovered: the table in use is kept; ask the next
+   *   candidate), data JSON cannot hold, or a bad time.
+   */
+  refreshed(reply: unknown, nowMs: Milliseconds): void;
+  /**
+   * No candidate gave a usable reply: the table is kept (with the slots MOVED updated),
+   * and the next refresh waits for the refresh interval.
+   *
+   * @throws {ShardrouteError} `invalid_argument` for a bad time.
+   */
+  refreshFailed(nowMs: Milliseconds): void;
+  /**
+   * Whether a refresh is due at `nowMs` (for a shell that refreshes between commands).
+   *
+   * @throws {ShardrouteError} `invalid_argument` for a bad time.
+   */
+  wantsRefresh(nowMs: Milliseconds): boolean;
+  /**
+   * Keys grouped for a batch (a pipeline, or one `MGET` per slot): one group per target
+   * node, in node order. A replica read takes one turn per group.
+   *
+   * @throws {ShardrouteError} `invalid_argument` before the first table or for a bad
+   *   access; `invalid_key` (the message names the key's index).
+   */
+  plan(keys: readonly Key[], access: Access): PlanGroup[];
+  /** The counters (a new object each time). */
+  get stats(): SessionStats;
+  /** Zeroes the counters. */
+  resetStats(): void;
+  /** The settings in force: every field of `sessionDefaults()`. */
+  get config(): Required<SessionConfig>;
+  /** The current router (a `redis_cluster` topology), or `null` before the first table. */
+  get router(): Router | null;
+}
+
+/**
+ * The session's defaults, the Rust core's constants, which every client uses unless told
+ * otherwise: `{ max_redirects: 5, refresh_interval_ms: 200, retry_budget_ms: 20000,
+ * backoff_first_ms: 20, backoff_max_ms: 500, connect_timeout_ms: 1000,
+ * command_timeout_ms: 5000, read_from_replicas: false }` (a new object each time).
+ */
+export declare function sessionDefaults(): Required<SessionConfig>;
+
 /**
  * The error every failed call throws. `code` is stable across versions and languages:
  * `'invalid_topology'`, `'invalid_key'`, `'no_nodes'`, `'limit_exceeded'`,
- * `'invalid_argument'`, `'stale_epoch'`, `'read_only'` or `'cross_slot'`; `message` is
- * for people.
+ * `'invalid_argument'`, `'stale_epoch'`, `'read_only'`, `'cross_slot'`, and from a
+ * session's `fail` actions `'too_many_redirects'` and `'unavailable'`; `message` is for
+ * people.
  */
 export declare class ShardrouteError extends Error {
   constructor(code: string, message: string, options?: { cause?: unknown });

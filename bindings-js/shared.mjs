@@ -1,8 +1,9 @@
-// The JavaScript both npm packages run: the error class, the serialization of document
-// objects, the packing of string batches and the unpacking of node groups. An installed package cannot reach a sibling
-// directory, so each package's build.sh copies this file into the package: bindings-node
-// as CommonJS (shared.js, for index.js), bindings-wasm next to the snippet its glue loads
-// (pkg/*/snippets/*/js/shared.mjs, for js/support.mjs).
+// The JavaScript both npm packages run: the error class, the session's Action, the
+// serialization of document objects, the packing of string batches and the unpacking of
+// node groups. An installed package cannot reach a sibling directory, so each package's
+// build.sh copies this file into the package: bindings-node as CommonJS (shared.js, for
+// index.js), bindings-wasm next to the snippet its glue loads (pkg/*/snippets/*/js/
+// shared.mjs, for js/support.mjs).
 //
 // Plain declarations only, each public one starting its line with `export class`,
 // `export function` or `export const`, and no imports: bindings-node/build.sh makes the
@@ -19,7 +20,8 @@ export class ShardrouteError extends Error {
     super(message, options);
     /**
      * The stable error code: 'invalid_topology', 'invalid_key', 'no_nodes', 'limit_exceeded',
-     * 'invalid_argument', 'stale_epoch', 'read_only' or 'cross_slot'.
+     * 'invalid_argument', 'stale_epoch', 'read_only', 'cross_slot', 'too_many_redirects' or
+     * 'unavailable'.
      */
     this.code = code;
   }
@@ -29,6 +31,42 @@ Object.defineProperty(ShardrouteError.prototype, 'name', {
   writable: true,
   configurable: true,
 });
+
+/**
+ * What a shell does next for a command of a ClusterSession: the core's action
+ * (`session::redis::Action`), made by the package from the fields the native side gives
+ * (`FlatAction` in bindings-js/session.rs, in this constructor's order). Every field is
+ * an own property; those that do not apply to `kind` are `null`.
+ */
+export class Action {
+  constructor(kind, address, host, port, asking, readonly, untilMs, delayMs, code, message) {
+    /** 'send', 'wait', 'refresh', 'done' or 'fail'. */
+    this.kind = kind;
+    /** send: the node's 'host:port' (an IPv6 host bracketed). */
+    this.address = address ?? null;
+    /** send: the node's host. */
+    this.host = host ?? null;
+    /** send: the node's port, a number. */
+    this.port = port ?? null;
+    /** send: send ASKING first, on the same connection. */
+    this.asking = asking ?? null;
+    /** send: over a connection that sent READONLY (a replica read). */
+    this.readonly = readonly ?? null;
+    /** wait: when to poll again on the shell's clock, a bigint (a u64). */
+    this.untilMs = untilMs ?? null;
+    /** wait: how long that is from the time given, a number. */
+    this.delayMs = delayMs ?? null;
+    /** fail: the error's code ('too_many_redirects', 'unavailable', ...). */
+    this.code = code ?? null;
+    /** fail: the error's message. */
+    this.message = message ?? null;
+  }
+
+  /** The ShardrouteError of a 'fail' action, to throw or to chain; null for other kinds. */
+  error() {
+    return this.code === null ? null : new ShardrouteError(this.code, this.message);
+  }
+}
 
 /** The core's limit on a document's JSON text, in bytes (`limits::MAX_DOCUMENT_BYTES`). */
 const MAX_DOCUMENT_BYTES = 64 * 2 ** 20;

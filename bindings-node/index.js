@@ -1,7 +1,8 @@
 'use strict';
 // shardroute for Node.js: the public module over the native addon (shardroute.node,
 // built from src/ by build.sh). Everything here is conversion: object documents become
-// JSON text, and errors the addon throws with a shardroute code become ShardrouteError.
+// JSON text, a session's actions become Actions, and errors the addon throws with a
+// shardroute code become ShardrouteError.
 // Every routing and hashing decision is made by the Rust core. What this file shares with
 // the WASM package (the error class, document serialization, string packing) is
 // shared.js, copied by build.sh from bindings-js/shared.mjs.
@@ -19,7 +20,7 @@ function load(file) {
 }
 
 const addon = load('./shardroute.node');
-const { ShardrouteError, documentToJson, groupsOf, nodesOf, packStrings } = load('./shared.js');
+const { Action, ShardrouteError, documentToJson, groupsOf, nodesOf, packStrings } = load('./shared.js');
 
 /** The codes of shardroute's errors, from the core (`ErrorKind::ALL`). */
 const ERROR_CODES = new Set(addon.errorCodes());
@@ -256,6 +257,105 @@ class Migration {
   }
 }
 
+/** `read()`, an error the addon throws with a shardroute code rethrown as a ShardrouteError (for getters). */
+function guarded(read) {
+  try {
+    return read();
+  } catch (err) {
+    return rethrow(err);
+  }
+}
+
+/**
+ * The native command of a public Command, any other value unchanged (module-private; set
+ * in Command's static block).
+ */
+let nativeCommandOf;
+
+/** One command's progress, made by ClusterSession.command: a native command. index.d.ts documents it. */
+class Command {
+  #inner;
+
+  static {
+    // A Command made by `new` holds none: the addon refuses it as the object it is.
+    nativeCommandOf = (value) => (typeof value === 'object' && value !== null && #inner in value ? value.#inner ?? value : value);
+  }
+
+  constructor(wrap, inner) {
+    if (wrap === WRAP) this.#inner = inner;
+  }
+
+  get slot() {
+    return guarded(() => this.#inner.slot);
+  }
+
+  get redirects() {
+    return guarded(() => this.#inner.redirects);
+  }
+}
+
+/** The package's Action of the fields a native session call returns (bindings-js/session.rs's FlatAction). */
+function actionOf(fields) {
+  return new Action(...fields);
+}
+
+/** JavaScript data (a config, a CLUSTER SHARDS reply) as the JSON text the addon reads: strict, invalid_argument. */
+function dataText(value, what) {
+  return documentToJson(value, what, 'invalid_argument');
+}
+
+/**
+ * A Redis Cluster client's decisions, without I/O: the core's session, over the native
+ * one. index.d.ts documents the methods.
+ */
+class ClusterSession {
+  #inner;
+
+  static {
+    // One arrow per method, as for Router.
+    defineMethods(this, {
+      command: (session, keys, access, nowMs) => new Command(WRAP, session.#inner.command(keys, access, nowMs)),
+      poll: (session, command, nowMs) => actionOf(session.#inner.poll(nativeCommandOf(command), nowMs)),
+      succeeded: (session, command, nowMs) => actionOf(session.#inner.succeeded(nativeCommandOf(command), nowMs)),
+      failed: (session, command, text, names, nowMs) =>
+        actionOf(session.#inner.failed(nativeCommandOf(command), text, names, nowMs)),
+      unreachable: (session, command, why, nowMs) => actionOf(session.#inner.unreachable(nativeCommandOf(command), why, nowMs)),
+      refreshCandidates: (session) => session.#inner.refreshCandidates(),
+      refreshed: (session, reply, nowMs) => session.#inner.refreshed(dataText(reply, 'reply'), nowMs),
+      refreshFailed: (session, nowMs) => session.#inner.refreshFailed(nowMs),
+      wantsRefresh: (session, nowMs) => session.#inner.wantsRefresh(nowMs),
+      plan: (session, keys, access) => session.#inner.plan(keys, access),
+      resetStats: (session) => session.#inner.resetStats(),
+    });
+  }
+
+  /**
+   * @param {string[]} seeds startup nodes, 'host:port'
+   * @param {object} [config] fields of sessionDefaults() to change
+   */
+  constructor(seeds, config) {
+    try {
+      this.#inner = new addon.ClusterSession(seeds, config === undefined || config === null ? config : dataText(config, 'config'));
+    } catch (err) {
+      rethrow(err);
+    }
+  }
+
+  get stats() {
+    return guarded(() => this.#inner.stats);
+  }
+
+  get config() {
+    return guarded(() => JSON.parse(this.#inner.config));
+  }
+
+  get router() {
+    const router = guarded(() => this.#inner.router);
+    return router === null ? null : new Router(WRAP, router);
+  }
+}
+
+const sessionDefaults = exported('sessionDefaults', () => JSON.parse(addon.sessionDefaults()));
 const hashKey = exported('hashKey', (_, key, hashing) => addon.hashKey(key, documentText(hashing, 'hashing')));
 const jump = exported('jump', (_, hash, buckets) => addon.jump(hash, buckets));
 const apply = exported('apply', (_, topology, operation) => {
@@ -268,12 +368,17 @@ const diff = exported('diff', (_, oldRouter, newRouter, keys, options) => JSON.p
 const encodeDictionary = exported('encodeDictionary', (_, topology) => addon.encodeDictionary(documentText(topology, 'topology')));
 const decodeDictionary = exported('decodeDictionary', (_, bytes) => addon.decodeDictionary(bytes));
 const parseRedirect = exported('parseRedirect', (_, line) => addon.parseRedirect(line));
+const parseAddress = exported('parseAddress', (_, address) => addon.parseAddress(address));
 
 // Shorthand properties only: Node's ES module loader finds the names of a CommonJS
 // module's exports by reading this statement (cjs-module-lexer), for `import { Router }`.
 module.exports = {
   Router,
   Migration,
+  ClusterSession,
+  Command,
+  Action,
+  sessionDefaults,
   hashKey,
   jump,
   apply,
@@ -282,5 +387,6 @@ module.exports = {
   encodeDictionary,
   decodeDictionary,
   parseRedirect,
+  parseAddress,
   ShardrouteError,
 };

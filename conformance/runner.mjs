@@ -3,9 +3,10 @@
 // reads the vector files and passes their parsed contents.
 //
 // `api` is the binding's public module: { Router, Migration, hashKey, jump, apply,
-// moduloMoves, diff, encodeDictionary, decodeDictionary, parseRedirect }. The runner converts
-// each vector into the binding's input types (see conformance/README.md) and compares
-// results; it contains no routing logic.
+// moduloMoves, diff, encodeDictionary, decodeDictionary, parseRedirect, ClusterSession,
+// ShardrouteError }. The runner converts each vector into the binding's input types (see
+// conformance/README.md) and compares results; it contains no routing logic, and no
+// session decision.
 
 const textDecoderHex = (hex) => {
   const bytes = new Uint8Array(hex.length / 2);
@@ -52,6 +53,92 @@ function keyForm(source, key) {
   if (typeof key === 'string') return { utf8: key };
   if (key instanceof Uint8Array) return { hex: Array.from(key, (b) => b.toString(16).padStart(2, '0')).join('') };
   throw new Error(`salted key of unexpected type ${typeof key} for ${JSON.stringify(source)}`);
+}
+
+/** A session Action as the vectors write it, from the fields a user reads. */
+function actionJson(action) {
+  switch (action.kind) {
+    case 'send':
+      return { send: { address: action.address, host: action.host, port: action.port, asking: action.asking,
+        readonly: action.readonly } };
+    case 'wait':
+      if (typeof action.untilMs !== 'bigint') throw new Error(`untilMs is ${typeof action.untilMs}, not bigint`);
+      return { wait: { until_ms: String(action.untilMs), delay_ms: action.delayMs } };
+    case 'fail':
+      return { fail: { code: action.code } };
+    default:
+      return { [action.kind]: {} };
+  }
+}
+
+/**
+ * A session's stats as the vectors write them: the u64 counters are bigints, compared by
+ * value (as numbers; a counter past 2^53 would not compare equal, as it must not).
+ */
+function statsJson(stats) {
+  const counted = (value, name) => {
+    if (typeof value !== 'bigint') throw new Error(`stats ${name} is ${typeof value}, not bigint`);
+    return value <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(value) : String(value);
+  };
+  const { errors, longest_redirect_chain: longest, ...counters } = stats;
+  return {
+    ...Object.fromEntries(Object.entries(counters).map(([name, value]) => [name, counted(value, name)])),
+    longest_redirect_chain: longest,
+    errors: Object.fromEntries(Object.entries(errors).map(([name, value]) => [name, counted(value, `errors.${name}`)])),
+  };
+}
+
+/** One step of a session scenario (conformance/README.md, "Session scenarios"). */
+function sessionStep(api, session, current, step) {
+  const now = step.now_ms ?? 0;
+  try {
+    switch (step.call) {
+      case 'command':
+        current[0] = session.command(step.keys.map(toKey), step.access, now);
+        return { slot: current[0].slot };
+      case 'poll':
+        return actionJson(session.poll(current[0], now));
+      case 'succeeded':
+        return actionJson(session.succeeded(current[0], now));
+      case 'failed':
+        return actionJson(session.failed(current[0], step.text, step.names, now));
+      case 'unreachable':
+        return actionJson(session.unreachable(current[0], step.why, now));
+      case 'refreshed':
+        session.refreshed(step.reply, now);
+        return { ok: true };
+      case 'refresh_failed':
+        session.refreshFailed(now);
+        return { ok: true };
+      case 'candidates':
+        return { addresses: session.refreshCandidates() };
+      case 'stats':
+        return statsJson(session.stats);
+      case 'plan':
+        return { groups: session.plan(step.keys.map(toKey), step.access).map(({ address, readonly, slots, ...rest }) => {
+          if (Object.keys(rest).length) throw new Error(`plan returned extra fields ${Object.keys(rest)}`);
+          return { address, readonly, slots };
+        }) };
+      default:
+        throw new Error(`unknown session call ${step.call}`);
+    }
+  } catch (err) {
+    if (err instanceof api.ShardrouteError) return { error: err.code };
+    throw err;
+  }
+}
+
+/** A `redis_session` case: `{ results }`, or `{ error }` when the session cannot be made. */
+function runSession(api, kase) {
+  let session;
+  try {
+    session = new api.ClusterSession(kase.seeds, kase.config);
+  } catch (err) {
+    if (err instanceof api.ShardrouteError) return { error: err.code };
+    throw err;
+  }
+  const current = [];
+  return { results: kase.steps.map((step) => sessionStep(api, session, current, step)) };
 }
 
 /** Runs one case; returns null when it passed, or a reason string when it failed. */
@@ -233,6 +320,10 @@ function runCase(api, file, routers, kase) {
       }
       case 'decode_dictionary': {
         actual = { to_json: api.decodeDictionary(textDecoderHex(kase.hex)) };
+        break;
+      }
+      case 'redis_session': {
+        actual = runSession(api, kase);
         break;
       }
       default:

@@ -19,8 +19,11 @@
 
 use std::ptr;
 
-use napi::bindgen_prelude::{BigInt, Either3, TypedArray, TypedArrayType, Uint8Array, Uint8ArraySlice};
-use napi::{sys, JsString, JsValue, Unknown, ValueType};
+use napi::bindgen_prelude::{
+    BigInt, ClassInstance, Either3, JavaScriptClassExt, MaybeTypeTag, TypedArray, TypedArrayType, Uint8Array,
+    Uint8ArraySlice,
+};
+use napi::{sys, Env, JsString, JsValue, Unknown, ValueType};
 use shardroute as sr;
 use sr::argument::JsType;
 
@@ -168,17 +171,55 @@ pub fn optional_from_js<'env>(value: Unknown<'env>) -> Result<Option<Key<'env>>>
 /// key's error as [`from_js`], or `invalid_key` when reading it throws (a getter, a
 /// proxy trap), its message prefixed with the key's index ([`at`]).
 pub fn many_from_js<'env>(keys: Unknown<'env>) -> Result<Vec<Key<'env>>> {
-    let raw = keys.value();
-    let length = if keys.is_array().or_throw()? {
+    elements(
+        keys,
+        "keys",
+        |index| at(index, errors::from_core(sr::argument::unreadable_key())),
+        |index, key| from_js(key).map_err(|err| at(index, err)),
+    )
+}
+
+/// Reads an array of strings that are not keys (`what`: `seeds`, `names`), as
+/// [`many_from_js`] reads keys.
+///
+/// # Errors
+/// `invalid_argument` when `array` is not an array or its `length` cannot be read, for an
+/// element that is not a string (naming it: `names[1] must be a string, got ...`), has a
+/// lone surrogate, or cannot be read.
+pub fn strings_from_js(array: Unknown<'_>, what: &str) -> Result<Vec<String>> {
+    elements(
+        array,
+        what,
+        |index| errors::from_core(crate::js_session::unreadable_element(what, index)),
+        |index, item| crate::text_argument(item, &format!("{what}[{index}]")),
+    )
+}
+
+/// `each` of every element of an array (`what` names it), in order: an array, or anything
+/// `Array.isArray` holds for (a `Proxy` of an array), read element by element as the
+/// WebAssembly package reads it; `unreadable(index)` is the error of an element whose
+/// read throws (a getter, a proxy trap).
+///
+/// # Errors
+/// `invalid_argument` when `array` is not an array, or its `length` cannot be read; the
+/// first error of `unreadable` or `each`.
+fn elements<'env, T>(
+    array: Unknown<'env>,
+    what: &str,
+    unreadable: impl Fn(usize) -> errors::Error,
+    mut each: impl FnMut(usize, Unknown<'env>) -> Result<T>,
+) -> Result<Vec<T>> {
+    let raw = array.value();
+    let length = if array.is_array().or_throw()? {
         let mut length = 0u32;
         // SAFETY: a live array value of this call's env.
         check(unsafe { sys::napi_get_array_length(raw.env, raw.value, &mut length) }).or_throw()?;
         length
-    } else if js_type(keys)? == JsType::Array {
+    } else if js_type(array)? == JsType::Array {
         // A proxy of an array: N-API's array calls refuse it, JavaScript reads it.
-        property_length(keys)?
+        property_length(array, what)?
     } else {
-        return Err(sr::argument::not_an_array("keys", js_type(keys)?)).or_throw();
+        return Err(sr::argument::not_an_array(what, js_type(array)?)).or_throw();
     };
     // The length comes from JavaScript: reserve no more than a small batch up front.
     let mut converted = Vec::with_capacity(length.min(1024) as usize);
@@ -188,32 +229,32 @@ pub fn many_from_js<'env>(keys: Unknown<'env>) -> Result<Vec<Key<'env>>> {
         let status = unsafe { sys::napi_get_element(raw.env, raw.value, index, &mut element) };
         if status != sys::Status::napi_ok {
             clear_exception(raw.env);
-            return Err(at(index as usize, errors::from_core(sr::argument::unreadable_key())));
+            return Err(unreadable(index as usize));
         }
         // SAFETY: `element` is a live value of this call's env.
         let element = unsafe { Unknown::from_raw_unchecked(raw.env, element) };
-        converted.push(from_js(element).map_err(|err| at(index as usize, err))?);
+        converted.push(each(index as usize, element)?);
     }
     Ok(converted)
 }
 
-/// The `length` of an array proxy, read as JavaScript reads it.
+/// The `length` of an array proxy (`what` names it), read as JavaScript reads it.
 ///
 /// # Errors
 /// `invalid_argument` when the read throws or gives no array length (an integer in
 /// `0..=2^32-1`).
-fn property_length(keys: Unknown<'_>) -> Result<u32> {
-    let raw = keys.value();
+fn property_length(array: Unknown<'_>, what: &str) -> Result<u32> {
+    let raw = array.value();
     let mut length = ptr::null_mut();
     // SAFETY: a live object value of this call's env; the trap may throw.
     let status = unsafe { sys::napi_get_named_property(raw.env, raw.value, c"length".as_ptr(), &mut length) };
     if status != sys::Status::napi_ok {
         clear_exception(raw.env);
-        return Err(sr::argument::unreadable_length("keys")).or_throw();
+        return Err(sr::argument::unreadable_length(what)).or_throw();
     }
     // SAFETY: `length` is a live value of this call's env.
     let length = unsafe { Unknown::from_raw_unchecked(raw.env, length) };
-    sr::argument::count("keys.length", js_type(length)?).map_err(|_| sr::argument::unreadable_length("keys")).or_throw()
+    sr::argument::count(what, js_type(length)?).map_err(|_| sr::argument::unreadable_length(what)).or_throw()
 }
 
 /// The UTF-8 of string keys packed by `index.js` as UTF-16 code units when every unit is
@@ -439,11 +480,46 @@ fn utf16(value: Unknown<'_>) -> Result<Vec<u16>> {
 /// # Errors
 /// `invalid_key` for a negative value or one of `2n ** 64n` or more.
 fn u64_from_bigint(value: Unknown<'_>, what: &str) -> Result<u64> {
+    bigint_u64(value)?.map_err(|negative| sr::argument::bigint_out_of_range(what, negative)).or_throw()
+}
+
+/// A `bigint` (every caller checked that `value` is one) as a `u64`: its value, or
+/// `Err(negative)` when it is outside `0..2^64`.
+///
+/// # Errors
+/// N-API's, if the read fails.
+pub fn bigint_u64(value: Unknown<'_>) -> Result<core::result::Result<u64, bool>> {
     // SAFETY: every caller checked that `value` is a bigint.
     let big: BigInt = unsafe { value.cast() }.or_throw()?;
-    match big.get_u64() {
+    Ok(match big.get_u64() {
         (false, value, true) => Ok(value),
-        (negative, _, _) => Err(sr::argument::bigint_out_of_range(what, negative)).or_throw(),
+        (negative, _, _) => Err(negative),
+    })
+}
+
+/// `value` as an instance of the addon's class `T` (a `Router`, a `Command`), or the
+/// error `refuse` makes of what it is.
+///
+/// # Errors
+/// `refuse`'s for any other value.
+pub fn instance<'env, T>(
+    env: &Env,
+    value: Unknown<'env>,
+    refuse: impl FnOnce(JsType<'_>) -> sr::Error,
+) -> Result<ClassInstance<'env, T>>
+where
+    T: JavaScriptClassExt + MaybeTypeTag + 'env,
+{
+    // `instanceof` asks a proxy for its prototype: a revoked one throws, and is no instance.
+    let is_instance = T::instance_of(env, &value).unwrap_or_else(|_| {
+        clear_exception(env.raw());
+        false
+    });
+    // SAFETY: `instance_of` said this is a `T`, or a proxy of one, which N-API cannot
+    // unwrap (an error, no exception pending): no instance either.
+    match is_instance.then(|| unsafe { value.cast() }.ok()).flatten() {
+        Some(instance) => Ok(instance),
+        None => Err(refuse(js_type(value)?)).or_throw(),
     }
 }
 

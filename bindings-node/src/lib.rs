@@ -8,13 +8,17 @@
 //! pairs of `decodeId` and `locate` into objects, looks up the node ids of the node
 //! indices `node`, `nodeMany` and `groupByNode` get (one shared string per node), makes
 //! `groupByNode`'s groups from one flat `Uint32Array`, copies arrays of string keys into
-//! one `Uint16Array` for `routeMany`, `nodeMany` and `groupByNode`, and turns thrown
-//! errors into `ShardrouteError`.
+//! one `Uint16Array` for `routeMany`, `nodeMany` and `groupByNode`, wraps the native
+//! session as the public `ClusterSession` (its actions become the package's `Action`),
+//! and turns thrown errors into `ShardrouteError`.
 //!
 //! Modules mirror the core's: `router` (`Router`), `migration` (`Migration`),
 //! `operations` (`apply`), `diff` (`diff`), `dictionary` (`encodeDictionary`,
 //! `decodeDictionary`), `redirect` (`parseRedirect`, Redis Cluster's `MOVED` and `ASK`
-//! errors), `key` (conversions), `errors` (the one error mapping); `hot` holds
+//! errors), `session` (`ClusterSession`, `Command`, `sessionDefaults`, `parseAddress`: the
+//! sans-IO Redis Cluster session, with `js_session`, the part the WASM package compiles
+//! too), `key`
+//! (conversions), `errors` (the one error mapping); `hot` holds
 //! `Router.route` and `Router.node` as plain N-API functions, the one place that bypasses
 //! napi-rs's call glue for speed.
 //!
@@ -31,6 +35,11 @@ mod migration;
 mod operations;
 mod redirect;
 mod router;
+mod session;
+
+/// The session's glue both JavaScript packages compile (`bindings-js/session.rs`).
+#[path = "../../bindings-js/session.rs"]
+mod js_session;
 
 use napi::bindgen_prelude::BigInt;
 use napi::{Unknown, ValueType};

@@ -3,8 +3,8 @@
 use std::sync::Arc;
 
 use napi::bindgen_prelude::{
-    Array, BigInt, BigUint64ArraySlice, ClassInstance, JavaScriptClassExt, TypedArrayType, Uint16ArraySlice,
-    Uint32Array, Uint32ArraySlice, Uint8ArraySlice,
+    Array, BigInt, BigUint64ArraySlice, ClassInstance, TypedArrayType, Uint16ArraySlice, Uint32Array, Uint32ArraySlice,
+    Uint8ArraySlice,
 };
 use napi::{Env, Unknown};
 use napi_derive::napi;
@@ -358,16 +358,7 @@ impl Router {
 /// # Errors
 /// `invalid_argument` for any other value.
 pub fn argument<'env>(env: &Env, value: Unknown<'env>, what: &str) -> Result<ClassInstance<'env, Router>> {
-    // `instanceof` asks a proxy for its prototype: a revoked one throws, and is no Router.
-    let is_router = Router::instance_of(env, &value).unwrap_or_else(|_| {
-        key::clear_exception(env.raw());
-        false
-    });
-    if !is_router {
-        return Err(sr::argument::not_a_router(what, key::js_type(value)?)).or_throw();
-    }
-    // SAFETY: `instance_of` said this is a `Router`.
-    unsafe { value.cast() }.or_throw()
+    key::instance(env, value, |got| sr::argument::not_a_router(what, got))
 }
 
 /// `many_into` (a core batch call, appending a result per key) over an array of keys, read

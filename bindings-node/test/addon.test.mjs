@@ -41,12 +41,14 @@ test('every exported Rust function and method catches panics', () => {
   }
   // As many as the addon exports: its functions, and each class's constructor, methods
   // and static methods.
+  // A Command is made only by ClusterSession.command: its class's constructor is napi-rs's
+  // stub, which throws and runs nothing of ours.
   const addon = createRequire(import.meta.url)('../shardroute.node');
   let expected = 0;
   for (const value of Object.values(addon)) {
     if (typeof value !== 'function') continue;
     const statics = Object.getOwnPropertyNames(value).filter((name) => typeof value[name] === 'function');
-    expected += 1 + statics.length
+    expected += (value === addon.Command ? 0 : 1) + statics.length
       + Object.getOwnPropertyNames(value.prototype ?? {}).filter((name) => name !== 'constructor').length;
   }
   assert.equal(exported, expected, 'the scan found every exported function and method');

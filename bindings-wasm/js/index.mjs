@@ -5,8 +5,8 @@
 import glueInit, { initSync as glueInitSync } from '../pkg/web/shardroute_wasm.js';
 
 export {
-  Migration, Router, ShardrouteError, apply, decodeDictionary, diff, encodeDictionary, hashKey, jump, moduloMoves,
-  parseRedirect,
+  Action, ClusterSession, Command, Migration, Router, ShardrouteError, apply, decodeDictionary, diff, encodeDictionary,
+  hashKey, jump, moduloMoves, parseAddress, parseRedirect, sessionDefaults,
 } from '../pkg/web/shardroute_wasm.js';
 
 /**

@@ -2,7 +2,8 @@
 // `shardroute-wasm` gives) with the web entry's `init` and `initSync` as no-ops, so code
 // written for the web entry runs unchanged in Node.
 export {
-  Router, ShardrouteError, apply, decodeDictionary, diff, encodeDictionary, hashKey, jump, moduloMoves, parseRedirect,
+  Action, ClusterSession, Command, Migration, Router, ShardrouteError, apply, decodeDictionary, diff, encodeDictionary,
+  hashKey, jump, moduloMoves, parseAddress, parseRedirect, sessionDefaults,
 } from '../pkg/node/shardroute_wasm.js';
 
 /** Nothing to load: the Node build instantiated the module when it was first imported. */

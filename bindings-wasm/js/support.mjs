@@ -1,11 +1,19 @@
-// The JavaScript half of the Rust binding (src/errors.rs, src/topology.rs, src/key.rs and
-// src/router.rs import it). wasm-bindgen copies this file next to the generated glue
-// (pkg/*/snippets/), and build.sh copies bindings-js/shared.mjs, the code this package
-// shares with the Node addon, beside it. The glue re-exports ShardrouteError, so the class
-// thrown is the class the package exports.
-import { ShardrouteError, documentToJson, groupsOf, nodesOf, packStrings as packStringsAs } from './shared.mjs';
+// The JavaScript half of the Rust binding (src/errors.rs, src/topology.rs, src/key.rs,
+// src/router.rs and src/session.rs import it). wasm-bindgen copies this file next to the
+// generated glue (pkg/*/snippets/), and build.sh copies bindings-js/shared.mjs, the code
+// this package shares with the Node addon, beside it. The glue re-exports ShardrouteError
+// and Action, so the classes thrown and returned are the classes the package exports.
+import { Action, ShardrouteError, documentToJson, groupsOf, nodesOf, packStrings as packStringsAs } from './shared.mjs';
 
-export { ShardrouteError, groupsOf };
+export { Action, ShardrouteError, groupsOf };
+
+/**
+ * The package's Action of a session call's fields, in the order of bindings-js/session.rs's
+ * FlatAction (src/session.rs calls it; the glue re-exports Action).
+ */
+export function makeAction(kind, address, host, port, asking, readonly, untilMs, delayMs, code, message) {
+  return new Action(kind, address, host, port, asking, readonly, untilMs, delayMs, code, message);
+}
 
 /**
  * The JSON text of a document object (shared.mjs's documentToJson), or the
@@ -21,12 +29,13 @@ export function documentJsonOrError(value, what, code) {
 }
 
 /**
- * Calls `lend(router)`, for a Rust call that takes a Router argument (`diff`): the glue of
- * the callback checks that `router` is a live Router and lends it to Rust, which leaves it
- * with its owner; when the check throws, the Rust side reports `invalid_argument`.
+ * Calls `callback(value)`, for a Rust call that takes a Router or a Command argument
+ * (`diff`, `ClusterSession.poll`): the glue of the callback checks that `value` is a live
+ * object of the class and lends it to Rust, which leaves it with its owner; when the check
+ * throws, the Rust side reports `invalid_argument`.
  */
-export function lendRouter(router, lend) {
-  lend(router);
+export function lend(value, callback) {
+  callback(value);
 }
 
 /**

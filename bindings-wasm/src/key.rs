@@ -96,23 +96,50 @@ impl Key {
 /// The keys of a JavaScript array, in order (`routeMany`, `diff`): `invalid_argument` when
 /// `keys` is not an array, `invalid_key` naming the index of the first bad key.
 pub(crate) fn keys_from_js(keys: &JsValue) -> sr::Result<Vec<Key>> {
-    if !is_array(keys) {
-        return Err(with_type(keys, |got| sr::argument::not_an_array("keys", got)));
+    elements(
+        keys,
+        "keys",
+        |index| at(index, sr::argument::unreadable_key()),
+        |index, key| Key::from_js(key).map_err(|err| at(index, err)),
+    )
+}
+
+/// The strings of a JavaScript array that are not keys (`what`: `seeds`, `names`), read as
+/// [`keys_from_js`] reads keys: `invalid_argument` when `array` is not an array, for an
+/// element that is not a string (naming it: `names[1] must be a string, got ...`), has a
+/// lone surrogate, or cannot be read.
+pub(crate) fn strings_from_js(array: &JsValue, what: &str) -> sr::Result<Vec<String>> {
+    elements(
+        array,
+        what,
+        |index| crate::js_session::unreadable_element(what, index),
+        |index, item| text_argument(item, &format!("{what}[{index}]")),
+    )
+}
+
+/// `each` of every element of a JavaScript array (`what` names it), in order;
+/// `unreadable(index)` is the error of an element whose read throws. `invalid_argument`
+/// when `array` is not an array (`Array.isArray`) or its `length` cannot be read.
+fn elements<T>(
+    array: &JsValue,
+    what: &str,
+    unreadable: impl Fn(usize) -> sr::Error,
+    mut each: impl FnMut(usize, &JsValue) -> sr::Result<T>,
+) -> sr::Result<Vec<T>> {
+    if !is_array(array) {
+        return Err(with_type(array, |got| sr::argument::not_an_array(what, got)));
     }
     // Read through `Reflect.get` (imported with `catch`): a proxy trap or getter that
     // throws becomes an error here instead of a JS exception unwinding through this call.
-    let length = Reflect::get(keys, &JsValue::from_str("length"))
+    let length = Reflect::get(array, &JsValue::from_str("length"))
         .ok()
-        .and_then(|length| with_type(&length, |got| sr::argument::count("keys.length", got)).ok())
-        .ok_or_else(|| sr::argument::unreadable_length("keys"))?;
+        .and_then(|length| with_type(&length, |got| sr::argument::count(what, got)).ok())
+        .ok_or_else(|| sr::argument::unreadable_length(what))?;
     // The length comes from JavaScript: never reserve more than a small batch up front.
     let mut converted = Vec::with_capacity(length.min(1024) as usize);
     for index in 0..length {
-        let key = Reflect::get_u32(keys, index)
-            .map_err(|_| sr::argument::unreadable_key())
-            .and_then(|item| Key::from_js(&item))
-            .map_err(|err| at(index as usize, err))?;
-        converted.push(key);
+        let item = Reflect::get_u32(array, index).map_err(|_| unreadable(index as usize))?;
+        converted.push(each(index as usize, &item)?);
     }
     Ok(converted)
 }
@@ -286,10 +313,13 @@ extern "C" {
 }
 
 fn u64_from_bigint(value: &JsValue, what: &str) -> sr::Result<u64> {
-    u64::try_from_js_value_ref(value).ok_or_else(|| {
-        let negative = value.unchecked_ref::<BigInt>() < &BigInt::from(0);
-        sr::argument::bigint_out_of_range(what, negative)
-    })
+    bigint_u64(value).map_err(|negative| sr::argument::bigint_out_of_range(what, negative))
+}
+
+/// A bigint (the caller checked that `value` is one) as a `u64`: its value, or
+/// `Err(negative)` when it is outside `0..2^64`.
+pub(crate) fn bigint_u64(value: &JsValue) -> Result<u64, bool> {
+    u64::try_from_js_value_ref(value).ok_or_else(|| value.unchecked_ref::<BigInt>() < &BigInt::from(0))
 }
 
 /// `refuse` of what `value` is ([`JsType`]): its `typeof`, and for an object whether it is

@@ -8,7 +8,8 @@
 //! The core is used without its `std` feature: this crate is the proof that routing is
 //! `no_std` + `alloc`. The exported API is the same shape as the Node addon's:
 //! `Router`, `Migration`, `hashKey`, `jump`, `moduloMoves`, `apply`, `diff`,
-//! `encodeDictionary`, `decodeDictionary`, `parseRedirect`, `ShardrouteError` (see
+//! `encodeDictionary`, `decodeDictionary`, `parseRedirect`, `parseAddress`,
+//! `ClusterSession`, `Command`, `Action`, `sessionDefaults`, `ShardrouteError` (see
 //! `index.d.ts`).
 
 #![deny(missing_docs)]
@@ -24,7 +25,12 @@ mod migration;
 mod operations;
 mod redirect;
 mod router;
+mod session;
 mod topology;
+
+/// The session's glue both JavaScript packages compile (`bindings-js/session.rs`).
+#[path = "../../bindings-js/session.rs"]
+mod js_session;
 
 use js_sys::Array;
 use shardroute as sr;
@@ -39,6 +45,7 @@ pub use crate::migration::Migration;
 pub use crate::operations::apply;
 pub use crate::redirect::parse_redirect;
 pub use crate::router::Router;
+pub use crate::session::{parse_address, session_defaults, ClusterSession, Command};
 
 /// The 64-bit hash of a key under a hashing spec (JSON text or an object; the default
 /// spec, SipHash-2-4 keyed `00..0f`, when omitted), as a BigInt.

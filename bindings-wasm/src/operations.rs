@@ -3,8 +3,9 @@
 //!
 //! The operations are the largest part of the core's code (about 150 KB of the .wasm).
 //! A build without this crate's `operations` feature (on by default; build.sh's
-//! SHARDROUTE_WASM_FEATURES) leaves them out: `apply` and `Router.moved`, the two calls
-//! that reach them, then throw `invalid_argument`, and everything else is unchanged.
+//! SHARDROUTE_WASM_FEATURES) leaves them out: `apply`, `Router.moved` and `new
+//! ClusterSession` (a session's refreshes and MOVEDs are operations), the calls that reach
+//! them, then throw `invalid_argument`, and everything else is unchanged.
 
 use shardroute as sr;
 use wasm_bindgen::prelude::*;
@@ -53,9 +54,23 @@ pub(crate) fn moved(_: &sr::Router, _: u32, _: &str) -> sr::Result<sr::Router> {
     Err(not_built_in("Router.moved"))
 }
 
+/// A new core session ([`sr::session::ClusterSession::new`]): its refreshes and MOVEDs
+/// are topology operations.
+#[cfg(feature = "operations")]
+pub(crate) fn session(seeds: &[&str], config: sr::session::ClusterConfig) -> sr::Result<sr::session::ClusterSession> {
+    sr::session::ClusterSession::new(seeds, config)
+}
+
+/// Without the `operations` feature: `invalid_argument`, naming the feature (after the
+/// arguments were read, as the full build reads them).
+#[cfg(not(feature = "operations"))]
+pub(crate) fn session(_: &[&str], _: sr::session::ClusterConfig) -> sr::Result<sr::session::ClusterSession> {
+    Err(not_built_in("ClusterSession"))
+}
+
 /// The error of a call whose code this build leaves out.
 #[cfg(not(feature = "operations"))]
-fn not_built_in(call: &str) -> sr::Error {
+pub(crate) fn not_built_in(call: &str) -> sr::Error {
     sr::Error::new(
         sr::ErrorKind::InvalidArgument,
         alloc::format!(

@@ -474,7 +474,7 @@ extern "C" {
     /// Calls `lend(router)`. The glue of the callback checks that `router` is a `Router`
     /// (`instanceof`, not freed) and borrows it, as for `this` in a method; a failed check
     /// throws, which `catch` makes an `Err`.
-    #[wasm_bindgen(catch, js_name = lendRouter)]
+    #[wasm_bindgen(catch, js_name = lend)]
     fn lend_router(router: &JsValue, lend: &mut dyn FnMut(&Router)) -> core::result::Result<(), JsValue>;
 
     /// The `{node, indices}` objects of `groupByNode` from its groups in one array (the

@@ -1,7 +1,8 @@
 //! Topology documents (and hashing specs, and operations) from JavaScript: JSON text, or an
 //! object serialized by `documentToJson` (`bindings-js/shared.mjs`, strict where
 //! `JSON.stringify` is lenient), BigInt values written as decimal strings (the core reads
-//! u64 fields from them). Parsing and validation are the core's.
+//! u64 fields from them); a session's config and replies, always serialized
+//! ([`data_json`]). Parsing and validation are the core's.
 //! JSON values the core returns (`apply`, `locate`) go back through `JSON.parse`; other
 //! results are built as objects from their entries ([`record`]).
 
@@ -51,6 +52,14 @@ pub(crate) fn record(entries: &Array) -> sr::Result<Object> {
     Object::from_entries(entries).map_err(|thrown| result_not_built("result object", &thrown_message(&thrown)))
 }
 
+/// The JSON text of JavaScript data that is never text itself (a session's `config`, a
+/// `CLUSTER SHARDS` reply): any value, a string too, serialized by `documentToJson`; what
+/// JSON cannot hold is `invalid_argument`. (The addon's `index.js` serializes the same
+/// arguments with the same function.)
+pub(crate) fn data_json(value: &JsValue, what: &str) -> sr::Result<String> {
+    serialized(value, what, sr::ErrorKind::InvalidArgument)
+}
+
 /// [`json_text`] with the error kind of the argument (`invalid_topology` for documents).
 fn text_of(value: &JsValue, what: &str, kind: sr::ErrorKind) -> sr::Result<String> {
     if let Some(text) = value.dyn_ref::<JsString>() {
@@ -59,6 +68,11 @@ fn text_of(value: &JsValue, what: &str, kind: sr::ErrorKind) -> sr::Result<Strin
     if !value.is_object() {
         return Err(with_type(value, |got| sr::argument::not_a_document(what, got, kind)));
     }
+    serialized(value, what, kind)
+}
+
+/// `value` serialized by `documentToJson`, or its error (`kind` unless it says otherwise).
+fn serialized(value: &JsValue, what: &str, kind: sr::ErrorKind) -> sr::Result<String> {
     let json = document_json_or_error(value, what, kind.code());
     if let Some(text) = json.as_string() {
         // The text of a well-formed object (documentToJson refuses lone surrogates).

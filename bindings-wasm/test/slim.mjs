@@ -2,8 +2,8 @@
 // (test.sh builds it, runs this, then builds the full package again): the conformance
 // vectors of those strategies and of key hashing pass, except the calls that need the
 // topology operations this build leaves out; other strategies are refused as not built
-// in, and `apply` and `Router.moved` say that they are not built in. Exits non-zero on any
-// failure. Reads the nodejs build directly: `node test/slim.mjs`.
+// in, and `apply`, `Router.moved` and `new ClusterSession` say that they are not built
+// in. Exits non-zero on any failure. Reads the nodejs build directly: `node test/slim.mjs`.
 import assert from 'node:assert/strict';
 import { readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -39,6 +39,7 @@ refused(() => new api.Router(doc('nope')), 'invalid_topology', /expected one of 
 refused(() => api.apply(doc('jump'), { op: 'add_node', node: { id: 'c' } }), 'invalid_argument', /^apply is not built into/);
 const cluster = new api.Router({ ...doc('redis_cluster'), nodes: [{ id: 'a', address: '10.0.0.1:6379' }] });
 refused(() => cluster.moved(1, '10.0.0.2:6379'), 'invalid_argument', /^Router.moved is not built into/);
+refused(() => new api.ClusterSession(['10.0.0.1:6379']), 'invalid_argument', /^ClusterSession is not built into/);
 
 const wasm = join(packageDir, 'pkg', 'web', 'shardroute_wasm_bg.wasm');
 console.log(`wasm-slim: ok; ${wasm.slice(packageDir.length)} is ${statSync(wasm).size} bytes`);

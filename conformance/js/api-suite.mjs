@@ -141,8 +141,8 @@ export function apiSuite(api, runtime) {
       assert.equal(require.resolve(packageName), join(packageDir, runtime.main));
       const cjs = require(packageName);
       assert.deepEqual(Object.keys(cjs).sort(), [
-        'Migration', 'Router', 'ShardrouteError', 'apply', 'decodeDictionary', 'diff', 'encodeDictionary', 'hashKey', 'jump',
-        'moduloMoves', 'parseRedirect',
+        'Action', 'ClusterSession', 'Command', 'Migration', 'Router', 'ShardrouteError', 'apply', 'decodeDictionary', 'diff',
+        'encodeDictionary', 'hashKey', 'jump', 'moduloMoves', 'parseAddress', 'parseRedirect', 'sessionDefaults',
       ]);
       assert.equal(cjs.Migration, Migration);
       assert.equal(cjs.Router, Router);

@@ -3,11 +3,12 @@
 // under test: each package's tsconfig.json maps it to the package's own index.d.ts, the
 // file it ships. Lines marked @ts-expect-error must stay errors.
 import {
-  Migration, Router, ShardrouteError, apply, decodeDictionary, diff, encodeDictionary, hashKey, jump, moduloMoves,
-  parseRedirect,
+  Action, ClusterSession, Command, Migration, Router, ShardrouteError, apply, decodeDictionary, diff, encodeDictionary,
+  hashKey, jump, moduloMoves, parseAddress, parseRedirect, sessionDefaults,
 } from 'shardroute-package';
 import type {
-  DecodedId, Diff, Flow, Key, KeyMove, Location, Move, MovingShard, NodeGroup, Redirect, SaltedKey,
+  Access, DecodedId, Diff, Endpoint, Flow, Key, KeyMove, Location, Milliseconds, Move, MovingShard, NodeGroup, PlanGroup,
+  Redirect, SaltedKey, SessionConfig, SessionStats, Unreachable,
 } from 'shardroute-package';
 
 const router: Router = new Router('{"format": "shardroute/1", "epoch": 1, "nodes": [{"id": "a"}], "strategy": {"type": "jump"}}');
@@ -109,6 +110,44 @@ const fromU64s: Uint32Array = router.routeU64s(new BigUint64Array([1n, 2n]));
 const fromPacked: Uint32Array = router.routePacked(new Uint8Array(2), new Uint32Array([0, 1, 2]));
 const nodeIds: string[] = router.nodeMany(['a', new Uint8Array(1), 1n, 2]);
 
+// The Redis Cluster session.
+const defaults: Required<SessionConfig> = sessionDefaults();
+const redirectsAllowed: number = defaults.max_redirects;
+const replicaReads: boolean = defaults.read_from_replicas;
+const session: ClusterSession = new ClusterSession(['127.0.0.1:7000', '[::1]:7001'], { max_redirects: 2, read_from_replicas: true });
+const withDefaults: ClusterSession = new ClusterSession(Object.freeze(['h:1']), null);
+const copied: ClusterSession = new ClusterSession(['h:1'], session.config);
+const access: Access = 'read';
+const now: Milliseconds = 1n;
+const begun: Command = session.command(['{user:1}.name', new Uint8Array([1]), 7n, 7], access, 0);
+const begunFrozen: Command = withDefaults.command(frozen, 'write', now);
+const commandSlot: number = begun.slot + begun.redirects;
+const polled: Action = session.poll(begun, 0);
+const kind: 'send' | 'wait' | 'refresh' | 'done' | 'fail' = polled.kind;
+const target: [string | null, string | null, number | null, boolean | null, boolean | null] =
+  [polled.address, polled.host, polled.port, polled.asking, polled.readonly];
+const until: bigint | null = polled.untilMs;
+const delay: number | null = polled.delayMs;
+const failure: [string | null, string | null, ShardrouteError | null] = [polled.code, polled.message, polled.error()];
+const why: Unreachable = 'timeout';
+const afterFailure: Action[] = [
+  session.succeeded(begun, 1n), session.failed(begun, 'MOVED 1 h:1', ['ReplyError'], 2),
+  session.failed(begun, 'x', Object.freeze(['ECONNRESET']), 2n), session.unreachable(begun, why, 3),
+];
+const candidates: string[] = session.refreshCandidates();
+session.refreshed([{ slots: [0, 16383], nodes: [{ id: 'a', ip: '127.0.0.1', port: 7000, role: 'master' }] }], 4);
+session.refreshFailed(5n);
+const due: boolean = session.wantsRefresh(6);
+const plan: PlanGroup[] = session.plan(keys, 'write');
+const planned: { address: string; readonly: boolean; slots: Array<[number, number[]]> } | undefined = plan[0];
+const stats: SessionStats = session.stats;
+const counters: [bigint, bigint, number, bigint | undefined] =
+  [stats.commands, stats.moved, stats.longest_redirect_chain, stats.errors['try_again']];
+session.resetStats();
+const sessionRouter: Router | null = session.router;
+const seed: Endpoint = parseAddress('[::1]:7000');
+const seedParts: [string, number] = [seed.host, parseAddress(redirect.address).port];
+
 function describeError(err: unknown): string {
   if (err instanceof ShardrouteError) {
     const code: string = err.code;
@@ -170,6 +209,24 @@ migration.before = router;
 const notTriple: [number, string, string] | undefined = movingShards[0];
 // @ts-expect-error: a shard is a number
 router.shardOwner(0n);
+// @ts-expect-error: access is 'read' or 'write'
+session.command(['k'], 'append', 0);
+// @ts-expect-error: a time is a number or a bigint, not text
+session.poll(begun, '1');
+// @ts-expect-error: untilMs is a bigint (a u64), never a number
+const untilNumber: number | null = polled.untilMs;
+// @ts-expect-error: stats counters are bigints
+const commandsNumber: number = stats.commands;
+// @ts-expect-error: why is refused, reset or timeout
+session.unreachable(begun, 'gone', 0);
+// @ts-expect-error: names are an array
+session.failed(begun, 'x', 'MovedError', 0);
+// @ts-expect-error: commands are made by ClusterSession.command
+new Command();
+// @ts-expect-error: a config's fields are the core's names
+new ClusterSession(['h:1'], { maxRedirects: 2 });
+// @ts-expect-error: an action's fields are read-only
+polled.kind = 'done';
 
 export const used = [shard, node, replicas, preference, shards, moreShards, epoch, objectEpoch, text, crc, seeded, tagged,
   byDefault, bucket, fromText, describeError, handMade, range, toEnd, toEndNull, scan, decodedText, decodedShard,
@@ -178,4 +235,6 @@ export const used = [shard, node, replicas, preference, shards, moreShards, epoc
   replacedText, movedFrozen, counted, moveParts, flowParts, inlineFlow, totals, encodedObject, decodedDictionary, fromU64s,
   fromPacked, nodeIds, wrong, notNumber, notBytes, address, oneWriter, replicaRead, slot, slotFrozen, group,
   redirectKind, afterMoved, askTarget, notKind, notPair, sides, movedParts, inlineMove, writeTarget, readTargets,
-  movingShard, movingKeys, owner, notUndefined, notTriple];
+  movingShard, movingKeys, owner, notUndefined, notTriple, redirectsAllowed, replicaReads, copied, begunFrozen,
+  commandSlot, kind, target, until, delay, failure, afterFailure, candidates, due, planned, counters, sessionRouter,
+  untilNumber, commandsNumber, seedParts];

@@ -1,0 +1,156 @@
+//! The Rust side of `ClusterSession` that both JavaScript packages compile: each crate
+//! includes this file (`#[path]` in its `src/session.rs`), so that the two packages refuse
+//! the session's arguments in one wording and flatten its actions one way.
+//!
+//! The refusals belong in core's `shardroute::argument`, beside the other JavaScript
+//! refusals (their `got ...` is its [`JsType`]); until they move there, they are written
+//! once here. Everything else a refusal says comes from the core.
+
+use shardroute as sr;
+use sr::argument::JsType;
+use sr::session as ss;
+
+/// An `invalid_argument` error saying `message`.
+fn argument(message: impl Into<String>) -> sr::Error {
+    sr::Error::new(sr::ErrorKind::InvalidArgument, message.into())
+}
+
+/// A time argument (`nowMs`, the shell's monotonic clock): a `number` that is a safe
+/// non-negative integer, or a `bigint` in `0n..2n ** 64n`. `value` is what the argument
+/// is; `bigint` reads it when it is a `bigint`: its value, or `Err(negative)` when it is
+/// out of range.
+///
+/// # Errors
+/// `invalid_argument` for anything else: `"nowMs must be milliseconds, a safe non-negative
+/// integer or a bigint in 0n..=18446744073709551615n, got the number 1.5"`.
+pub fn milliseconds(what: &str, value: JsType<'_>, bigint: impl FnOnce() -> Result<u64, bool>) -> sr::Result<u64> {
+    let got = match value {
+        JsType::Number(number) => match sr::key::u64_from_js_number(number) {
+            Ok(ms) => return Ok(ms),
+            Err(_) => value.to_string(),
+        },
+        JsType::BigInt => match bigint() {
+            Ok(ms) => return Ok(ms),
+            Err(true) => String::from("a negative bigint"),
+            Err(false) => String::from("a bigint of 2n ** 64n or more"),
+        },
+        other => other.to_string(),
+    };
+    Err(argument(format!(
+        "{what} must be milliseconds, a safe non-negative integer or a bigint in 0n..=18446744073709551615n, got {got}"
+    )))
+}
+
+/// Why a node could not be reached (`unreachable`'s `why`), by its name.
+///
+/// # Errors
+/// `invalid_argument` for another name.
+pub fn transport(name: &str) -> sr::Result<ss::Transport> {
+    ss::Transport::from_name(name)
+        .ok_or_else(|| argument(format!("why must be \"refused\", \"reset\" or \"timeout\", got {name:?}")))
+}
+
+/// The `invalid_argument` error of an argument that must be a `Command` of the package
+/// (one its `ClusterSession.command` made, not freed).
+pub fn not_a_command(what: &str, value: JsType<'_>) -> sr::Error {
+    argument(format!("{what} must be a Command, got {value}"))
+}
+
+/// The `invalid_argument` error of an element of an array of strings (`seeds`, `names`)
+/// whose getter or proxy trap threw.
+pub fn unreadable_element(what: &str, index: usize) -> sr::Error {
+    argument(format!("{what}[{index}] cannot be read (a getter or proxy trap threw)"))
+}
+
+/// The `invalid_argument` error of the session when a call is made on it while another
+/// runs (neither package lets JavaScript run then: not reached).
+pub fn busy() -> sr::Error {
+    argument("the ClusterSession is in use by another call")
+}
+
+/// JSON text of JavaScript data (`config`, `reply`: written by `documentToJson` in
+/// `bindings-js/shared.mjs`, which refuses what JSON cannot hold) as a JSON value.
+///
+/// # Errors
+/// `invalid_argument` for text that is not JSON (`documentToJson` never writes any).
+pub fn json(text: &str, what: &str) -> sr::Result<serde_json::Value> {
+    serde_json::from_str(text).map_err(|err| argument(format!("{what} is not JSON data: {err}")))
+}
+
+/// The session's settings from `config`'s JSON text ([`json`]); the defaults for `None`
+/// (`undefined` or `null`).
+///
+/// # Errors
+/// `invalid_argument` as [`ss::ClusterConfig::from_value`].
+pub fn config(text: Option<&str>) -> sr::Result<ss::ClusterConfig> {
+    match text {
+        Some(text) => ss::ClusterConfig::from_value(&json(text, "config")?),
+        None => Ok(ss::ClusterConfig::default()),
+    }
+}
+
+/// An [`ss::Action`] as the fields of the package's `Action` (`bindings-js/shared.mjs`),
+/// in its constructor's order: `kind`, then the fields of each kind, `None` (`null`) for
+/// those of other kinds.
+pub struct FlatAction {
+    /// `send`, `wait`, `refresh`, `done` or `fail`.
+    pub kind: &'static str,
+    /// `send`: the node's `host:port` (an IPv6 host bracketed).
+    pub address: Option<String>,
+    /// `send`: the node's host.
+    pub host: Option<String>,
+    /// `send`: the node's port.
+    pub port: Option<u16>,
+    /// `send`: `ASKING` first.
+    pub asking: Option<bool>,
+    /// `send`: over a `READONLY` connection.
+    pub readonly: Option<bool>,
+    /// `wait`: when to poll again, on the shell's clock.
+    pub until_ms: Option<u64>,
+    /// `wait`: how long from the time given.
+    pub delay_ms: Option<u32>,
+    /// `fail`: the error's code.
+    pub code: Option<&'static str>,
+    /// `fail`: the error's message.
+    pub message: Option<String>,
+}
+
+impl From<ss::Action> for FlatAction {
+    fn from(action: ss::Action) -> FlatAction {
+        let mut flat = FlatAction {
+            kind: "done",
+            address: None,
+            host: None,
+            port: None,
+            asking: None,
+            readonly: None,
+            until_ms: None,
+            delay_ms: None,
+            code: None,
+            message: None,
+        };
+        match action {
+            ss::Action::Send(target) => {
+                flat.kind = "send";
+                flat.address = Some(target.endpoint.address());
+                flat.host = Some(target.endpoint.host().to_owned());
+                flat.port = Some(target.endpoint.port());
+                flat.asking = Some(target.asking);
+                flat.readonly = Some(target.readonly);
+            }
+            ss::Action::Wait { until_ms, delay_ms } => {
+                flat.kind = "wait";
+                flat.until_ms = Some(until_ms);
+                flat.delay_ms = Some(delay_ms);
+            }
+            ss::Action::Refresh => flat.kind = "refresh",
+            ss::Action::Done => flat.kind = "done",
+            ss::Action::Fail(error) => {
+                flat.kind = "fail";
+                flat.code = Some(error.code());
+                flat.message = Some(error.message().to_owned());
+            }
+        }
+        flat
+    }
+}

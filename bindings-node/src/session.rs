@@ -1,0 +1,358 @@
+//! [`ClusterSession`] and [`Command`]: the core's sans-IO Redis Cluster session
+//! ([`ss`]) for JavaScript. Conversion only, every decision is the core's; what the two
+//! JavaScript packages share of it (the refusals the core does not word yet, the flat
+//! action) is `bindings-js/session.rs`, included as [`crate::js_session`].
+//!
+//! `index.js` wraps the native session as the public `ClusterSession`: it serializes
+//! `config` and the `CLUSTER SHARDS` reply of `refreshed` (`documentToJson`, strict), makes
+//! the package's `Action` from the fields [`RawAction`] gives, parses the JSON text of
+//! `config` and `sessionDefaults`, and wraps the native `router` as a public `Router`.
+//! Its public `Command` holds a native [`Command`], which it passes back.
+//!
+//! Both objects keep their core state in a `RefCell`, borrowed mutably only while the core
+//! runs, after every argument was read: reading an argument may run JavaScript (a getter,
+//! a proxy trap), which may call the session again.
+
+use std::cell::RefCell;
+use std::sync::Arc;
+
+use napi::bindgen_prelude::{BigInt, ClassInstance, Object};
+use napi::{Env, Unknown, ValueType};
+use napi_derive::napi;
+use shardroute as sr;
+use sr::argument::JsType;
+use sr::session as ss;
+
+use crate::errors::{self, Result, Throw};
+use crate::js_session::{self as shared, FlatAction};
+use crate::key;
+use crate::router::Router;
+
+/// The session's defaults (`ClusterConfig::default`, the core's constants) as JSON text,
+/// which `index.js` parses: `sessionDefaults()`.
+// Only `#[napi]`'s registration calls it, and test builds leave that out.
+#[cfg_attr(test, allow(dead_code))]
+#[napi(catch_unwind)]
+pub fn session_defaults() -> String {
+    ss::ClusterConfig::default().to_value().to_string()
+}
+
+/// A node address read by the core's one parser ([`ss::Endpoint::parse`]): `{ host, port }`.
+#[napi(object, object_from_js = false)]
+pub struct Endpoint {
+    /// The host, without the brackets of an IPv6 host; empty for `:port`.
+    pub host: String,
+    /// The port, in `1..=65535`.
+    pub port: u16,
+}
+
+/// Reads a node address, `host:port` (IPv6 as `[::1]:7000` or `::1:7000`) as Redis writes
+/// it and users give startup nodes: `parseAddress`.
+///
+/// # Errors
+/// `invalid_argument` for a value that is not a string, no port, a port outside
+/// `1..=65535`, or a host with white space, a control character or unbalanced brackets.
+// Only `#[napi]`'s registration calls it, and test builds leave that out.
+#[cfg_attr(test, allow(dead_code))]
+#[napi(catch_unwind)]
+pub fn parse_address(address: Unknown) -> Result<Endpoint> {
+    let endpoint = ss::Endpoint::parse(&crate::text_argument(address, "address")?).or_throw()?;
+    Ok(Endpoint { host: endpoint.host().to_owned(), port: endpoint.port() })
+}
+
+/// A Redis Cluster client's decisions ([`ss::ClusterSession`]); `index.js` wraps it as the
+/// public `ClusterSession`.
+#[napi]
+pub struct ClusterSession {
+    inner: RefCell<ss::ClusterSession>,
+}
+
+/// One command's progress, made by [`ClusterSession::command`] and passed back to the
+/// session's calls; `index.js` wraps it as the public `Command`.
+#[napi]
+pub struct Command {
+    inner: RefCell<ss::Command>,
+}
+
+#[napi]
+impl Command {
+    /// The command's hash slot.
+    #[napi(getter, catch_unwind)]
+    pub fn slot(&self) -> Result<u32> {
+        Ok(self.inner.try_borrow().map_err(|_| errors::from_core(shared::busy()))?.slot())
+    }
+
+    /// Redirects (`MOVED`, `ASK`) followed so far.
+    #[napi(getter, catch_unwind)]
+    pub fn redirects(&self) -> Result<u32> {
+        Ok(self.inner.try_borrow().map_err(|_| errors::from_core(shared::busy()))?.redirects())
+    }
+}
+
+/// An action as the fields of the package's `Action`, in its constructor's order
+/// ([`FlatAction`]); `None` is `null`.
+pub type RawAction = (
+    &'static str,
+    Option<String>,
+    Option<String>,
+    Option<u16>,
+    Option<bool>,
+    Option<bool>,
+    Option<BigInt>,
+    Option<u32>,
+    Option<&'static str>,
+    Option<String>,
+);
+
+fn raw(action: ss::Action) -> RawAction {
+    let flat = FlatAction::from(action);
+    (
+        flat.kind,
+        flat.address,
+        flat.host,
+        flat.port,
+        flat.asking,
+        flat.readonly,
+        flat.until_ms.map(BigInt::from),
+        flat.delay_ms,
+        flat.code,
+        flat.message,
+    )
+}
+
+/// One node's share of a batch ([`ss::Group`]): `{ address, readonly, slots }`, `slots`
+/// as `[slot, key indices]` pairs.
+#[napi(object, object_from_js = false)]
+pub struct PlanGroup {
+    /// The node's `host:port`.
+    pub address: String,
+    /// Over a `READONLY` connection (a replica read).
+    pub readonly: bool,
+    /// `[slot, indices]`, slots increasing, each slot's key indices in input order.
+    pub slots: Vec<(u32, Vec<u32>)>,
+}
+
+#[napi]
+impl ClusterSession {
+    /// A session with no table yet over `seeds` (an array of `host:port`), with `config`
+    /// (JSON text from `index.js`, or `undefined` or `null` for the defaults).
+    ///
+    /// # Errors
+    /// `invalid_argument` for seeds that are not an array of `host:port` strings, none, or
+    /// a bad config ([`ss::ClusterConfig::from_value`]).
+    #[napi(constructor, catch_unwind)]
+    pub fn new(seeds: Unknown, config: Unknown) -> Result<Self> {
+        let seeds = key::strings_from_js(seeds, "seeds")?;
+        let config = match config.get_type().or_throw()? {
+            ValueType::Undefined | ValueType::Null => None,
+            _ => Some(crate::text_argument(config, "config")?),
+        };
+        let config = shared::config(config.as_deref()).or_throw()?;
+        let seeds: Vec<&str> = seeds.iter().map(String::as_str).collect();
+        Ok(ClusterSession { inner: RefCell::new(ss::ClusterSession::new(&seeds, config).or_throw()?) })
+    }
+
+    /// Begins a command on `keys` (an array: one key, or the keys of a multi-key command)
+    /// with `access` `"read"` or `"write"`, at `nowMs`.
+    ///
+    /// # Errors
+    /// As [`key::many_from_js`]; `invalid_argument` for no keys, a bad access or time;
+    /// `cross_slot` for keys in different slots.
+    #[napi(catch_unwind)]
+    pub fn command(&self, keys: Unknown, access: Unknown, now_ms: Unknown) -> Result<Command> {
+        let keys = key::many_from_js(keys)?;
+        let access = access_argument(access)?;
+        let now = milliseconds(now_ms)?;
+        let keys: Vec<sr::Key<'_>> = keys.iter().map(key::Key::as_core).collect();
+        let command = self.session()?.command(&keys, access, now).or_throw()?;
+        Ok(Command { inner: RefCell::new(command) })
+    }
+
+    /// What to do now for `command` ([`ss::ClusterSession::poll`]).
+    #[napi(catch_unwind)]
+    pub fn poll(&self, env: &Env, command: Unknown, now_ms: Unknown) -> Result<RawAction> {
+        let command = command_argument(env, command)?;
+        let now = milliseconds(now_ms)?;
+        self.step(&command, |session, command| session.poll(command, now))
+    }
+
+    /// The attempt answered ([`ss::ClusterSession::succeeded`]).
+    #[napi(catch_unwind)]
+    pub fn succeeded(&self, env: &Env, command: Unknown, now_ms: Unknown) -> Result<RawAction> {
+        let command = command_argument(env, command)?;
+        let now = milliseconds(now_ms)?;
+        self.step(&command, |session, command| session.succeeded(command, now))
+    }
+
+    /// The attempt failed with `text` whose class names or error codes are `names`
+    /// ([`ss::ClusterSession::failed`]).
+    #[napi(catch_unwind)]
+    pub fn failed(
+        &self,
+        env: &Env,
+        command: Unknown,
+        text: Unknown,
+        names: Unknown,
+        now_ms: Unknown,
+    ) -> Result<RawAction> {
+        let command = command_argument(env, command)?;
+        let text = crate::text_argument(text, "text")?;
+        let names = key::strings_from_js(names, "names")?;
+        let now = milliseconds(now_ms)?;
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        self.step(&command, |session, command| session.failed(command, &text, &names, now))
+    }
+
+    /// The attempt could not reach its node: `why` is `"refused"`, `"reset"` or
+    /// `"timeout"` ([`ss::ClusterSession::unreachable`]).
+    #[napi(catch_unwind)]
+    pub fn unreachable(&self, env: &Env, command: Unknown, why: Unknown, now_ms: Unknown) -> Result<RawAction> {
+        let command = command_argument(env, command)?;
+        let why = shared::transport(&crate::text_argument(why, "why")?).or_throw()?;
+        let now = milliseconds(now_ms)?;
+        self.step(&command, |session, command| session.unreachable(command, why, now))
+    }
+
+    /// Where a refresh asks for `CLUSTER SHARDS`, in order, as `host:port`.
+    #[napi(catch_unwind)]
+    pub fn refresh_candidates(&self) -> Result<Vec<String>> {
+        Ok(self.session()?.refresh_candidates().iter().map(ss::Endpoint::address).collect())
+    }
+
+    /// A `CLUSTER SHARDS` reply (JSON text from `index.js`) installs its table at `nowMs`.
+    ///
+    /// # Errors
+    /// `invalid_argument` for a bad time, or a reply that does not make a whole table.
+    #[napi(catch_unwind)]
+    pub fn refreshed(&self, reply: Unknown, now_ms: Unknown) -> Result<()> {
+        let now = milliseconds(now_ms)?;
+        let reply = shared::json(&crate::text_argument(reply, "reply")?, "reply").or_throw()?;
+        self.session()?.refreshed(&reply, now).or_throw()
+    }
+
+    /// No candidate gave a usable reply ([`ss::ClusterSession::refresh_failed`]).
+    #[napi(catch_unwind)]
+    pub fn refresh_failed(&self, now_ms: Unknown) -> Result<()> {
+        let now = milliseconds(now_ms)?;
+        self.session()?.refresh_failed(now);
+        Ok(())
+    }
+
+    /// Whether a refresh is due at `nowMs`.
+    #[napi(catch_unwind)]
+    pub fn wants_refresh(&self, now_ms: Unknown) -> Result<bool> {
+        let now = milliseconds(now_ms)?;
+        Ok(self.session()?.wants_refresh(now))
+    }
+
+    /// Keys grouped for a batch ([`ss::ClusterSession::plan`]).
+    ///
+    /// # Errors
+    /// As [`key::many_from_js`]; `invalid_argument` for a bad access, or before the first
+    /// table.
+    #[napi(catch_unwind)]
+    pub fn plan(&self, keys: Unknown, access: Unknown) -> Result<Vec<PlanGroup>> {
+        let keys = key::many_from_js(keys)?;
+        let access = access_argument(access)?;
+        let keys: Vec<sr::Key<'_>> = keys.iter().map(key::Key::as_core).collect();
+        let groups = self.session()?.plan(&keys, access).or_throw()?;
+        Ok(groups
+            .into_iter()
+            .map(|group| PlanGroup {
+                address: group.target.endpoint.address(),
+                readonly: group.target.readonly,
+                slots: group.slots,
+            })
+            .collect())
+    }
+
+    /// The counters, as the core's `SessionStats::to_value` names them: every `u64` a
+    /// `bigint` (`errors` too: outcome name to count), `longest_redirect_chain` a number.
+    #[napi(getter, catch_unwind)]
+    pub fn stats<'env>(&self, env: &'env Env) -> Result<Object<'env>> {
+        let session = self.session()?;
+        let stats = session.stats();
+        let mut object = Object::new(env).or_throw()?;
+        let counters = [
+            ("commands", stats.commands),
+            ("moved", stats.moved),
+            ("ask", stats.ask),
+            ("refreshes", stats.refreshes),
+            ("refresh_failures", stats.refresh_failures),
+            ("refused_replies", stats.refused_replies),
+            ("retries", stats.retries),
+            ("failed", stats.failed),
+        ];
+        for (name, count) in counters {
+            object.set(name, BigInt::from(count)).or_throw()?;
+        }
+        object.set("longest_redirect_chain", stats.longest_redirect_chain).or_throw()?;
+        let mut errors = Object::new(env).or_throw()?;
+        for &(name, count) in &stats.errors {
+            errors.set(name, BigInt::from(count)).or_throw()?;
+        }
+        object.set("errors", errors).or_throw()?;
+        Ok(object)
+    }
+
+    /// Zeroes the counters.
+    #[napi(catch_unwind)]
+    pub fn reset_stats(&self) -> Result<()> {
+        self.session()?.reset_stats();
+        Ok(())
+    }
+
+    /// The settings in force, as JSON text (`index.js` parses it).
+    #[napi(getter, catch_unwind)]
+    pub fn config(&self) -> Result<String> {
+        Ok(self.session()?.config().to_value().to_string())
+    }
+
+    /// The current router (`index.js` wraps it as a public `Router`), or `null` before the
+    /// first table.
+    #[napi(getter, catch_unwind)]
+    pub fn router(&self) -> Result<Option<Router>> {
+        Ok(self.session()?.router().map(|router| Router { inner: Arc::new(router.clone()) }))
+    }
+}
+
+impl ClusterSession {
+    /// The core session, borrowed for one call after its arguments were read.
+    fn session(&self) -> Result<std::cell::RefMut<'_, ss::ClusterSession>> {
+        self.inner.try_borrow_mut().map_err(|_| errors::from_core(shared::busy()))
+    }
+
+    /// `call` on the session and `command`, its action as the package's `Action` takes it.
+    fn step(
+        &self,
+        command: &Command,
+        call: impl FnOnce(&mut ss::ClusterSession, &mut ss::Command) -> ss::Action,
+    ) -> Result<RawAction> {
+        let mut command = command.inner.try_borrow_mut().map_err(|_| errors::from_core(shared::busy()))?;
+        let mut session = self.session()?;
+        Ok(raw(call(&mut session, &mut command)))
+    }
+}
+
+/// The `command` argument: a [`Command`] of this addon.
+///
+/// # Errors
+/// `invalid_argument` for any other value.
+fn command_argument<'env>(env: &Env, value: Unknown<'env>) -> Result<ClassInstance<'env, Command>> {
+    key::instance(env, value, |got| shared::not_a_command("command", got))
+}
+
+/// The `access` argument: `"read"` or `"write"` ([`ss::Access::from_name`]).
+fn access_argument(value: Unknown<'_>) -> Result<ss::Access> {
+    ss::Access::from_name(&crate::text_argument(value, "access")?).or_throw()
+}
+
+/// A `nowMs` argument ([`shared::milliseconds`]).
+fn milliseconds(value: Unknown<'_>) -> Result<u64> {
+    let got = key::js_type(value)?;
+    let bigint = match got {
+        JsType::BigInt => key::bigint_u64(value)?,
+        _ => Err(false),
+    };
+    shared::milliseconds("nowMs", got, || bigint).or_throw()
+}

@@ -1,0 +1,353 @@
+//! `ClusterSession` and `Command`: the core's sans-IO Redis Cluster session ([`ss`]) as
+//! JavaScript classes, the same shape as the Node addon's. Conversion only, every decision
+//! is the core's; what the two JavaScript packages share of it (the refusals the core does
+//! not word yet, the flat action) is `bindings-js/session.rs`, included as
+//! [`crate::js_session`]. Actions are the package's `Action` (`bindings-js/shared.mjs`,
+//! made by `makeAction` in `js/support.mjs`).
+//!
+//! Both classes keep their core state in a `RefCell`, borrowed mutably only while the core
+//! runs, after every argument was read: reading an argument may run JavaScript (a getter,
+//! a proxy trap), which may call the session again.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::cell::RefCell;
+
+use js_sys::{Array, Object};
+use shardroute as sr;
+use sr::session as ss;
+use wasm_bindgen::prelude::*;
+
+use crate::errors::Result;
+use crate::js_session::{self as shared, FlatAction};
+use crate::key::{self, Key};
+use crate::numbers;
+use crate::router::Router;
+use crate::topology::{self, record};
+
+/// The session's defaults (the core's constants, `ClusterConfig::default`) as an object of
+/// the core's field names: `max_redirects`, `refresh_interval_ms`, `retry_budget_ms`,
+/// `backoff_first_ms`, `backoff_max_ms`, `connect_timeout_ms`, `command_timeout_ms`,
+/// `read_from_replicas`.
+#[wasm_bindgen(js_name = sessionDefaults)]
+pub fn session_defaults() -> Result<JsValue> {
+    Ok(topology::value_to_js(&ss::ClusterConfig::default().to_value(), "sessionDefaults")?)
+}
+
+/// Reads a node address, `host:port` (IPv6 as `[::1]:7000` or `::1:7000`) as Redis writes
+/// it and users give startup nodes, by the core's one parser: `{host, port}`, the host
+/// without an IPv6 host's brackets (empty for `:port`).
+///
+/// Throws `invalid_argument` for a value that is not a string, no port, a port outside
+/// `1..=65535`, or a host with white space, a control character or unbalanced brackets.
+#[wasm_bindgen(js_name = parseAddress)]
+pub fn parse_address(address: &JsValue) -> Result<Object> {
+    let endpoint = ss::Endpoint::parse(&key::text_argument(address, "address")?)?;
+    Ok(record(&Array::of2(
+        &Array::of2(&"host".into(), &endpoint.host().into()),
+        &Array::of2(&"port".into(), &endpoint.port().into()),
+    ))?)
+}
+
+/// A Redis Cluster client's decisions, without I/O: the shell asks where to send a
+/// command (`poll`), sends it, and hands back what happened and when (`succeeded`,
+/// `failed`, `unreachable`, with `nowMs` from its monotonic clock); the answer is the next
+/// `Action`.
+#[wasm_bindgen]
+pub struct ClusterSession {
+    // Read only by `with`, which a build without the `operations` feature leaves out.
+    #[cfg_attr(not(feature = "operations"), allow(dead_code))]
+    inner: RefCell<ss::ClusterSession>,
+}
+
+/// One command's progress (its slot, redirects and retries), made by
+/// `ClusterSession.command` and passed back to the session's calls.
+#[wasm_bindgen]
+pub struct Command {
+    inner: RefCell<ss::Command>,
+}
+
+#[wasm_bindgen]
+impl Command {
+    /// The command's hash slot.
+    #[wasm_bindgen(getter)]
+    pub fn slot(&self) -> Result<u32> {
+        Ok(self.inner.try_borrow().map_err(|_| shared::busy())?.slot())
+    }
+
+    /// Redirects (`MOVED`, `ASK`) followed so far.
+    #[wasm_bindgen(getter)]
+    pub fn redirects(&self) -> Result<u32> {
+        Ok(self.inner.try_borrow().map_err(|_| shared::busy())?.redirects())
+    }
+}
+
+#[wasm_bindgen]
+impl ClusterSession {
+    /// A session with no table yet over `seeds` (an array of `host:port`), with `config`
+    /// (the fields of `sessionDefaults()` to change; `undefined` or `null`: the defaults).
+    ///
+    /// Throws `invalid_argument` for seeds that are not an array of `host:port` strings,
+    /// none, or a bad config.
+    #[wasm_bindgen(constructor)]
+    pub fn new(seeds: &JsValue, config: &JsValue) -> Result<ClusterSession> {
+        // The order of the addon, whose index.js serializes `config` before the call.
+        let config =
+            if config.is_undefined() || config.is_null() { None } else { Some(topology::data_json(config, "config")?) };
+        let seeds = key::strings_from_js(seeds, "seeds")?;
+        let config = shared::config(config.as_deref())?;
+        let seeds: Vec<&str> = seeds.iter().map(String::as_str).collect();
+        Ok(ClusterSession { inner: RefCell::new(crate::operations::session(&seeds, config)?) })
+    }
+
+    /// Begins a command on `keys` (an array: one key, or the keys of a multi-key command)
+    /// with `access` `"read"` or `"write"`, at `nowMs`.
+    ///
+    /// Throws `invalid_key` for a bad key (naming its index), `invalid_argument` for no
+    /// keys, a bad access or time, `cross_slot` for keys in different slots.
+    pub fn command(&self, keys: &JsValue, access: &JsValue, now_ms: &JsValue) -> Result<Command> {
+        let keys = key::keys_from_js(keys)?;
+        let access = access_argument(access)?;
+        let now = milliseconds(now_ms)?;
+        let keys: Vec<sr::Key<'_>> = keys.iter().map(Key::as_key).collect();
+        let command = self.with(|session| session.command(&keys, access, now))??;
+        Ok(Command { inner: RefCell::new(command) })
+    }
+
+    /// What to do now for `command`: usually send; refresh when there is no table yet or a
+    /// refresh is due; wait while a backoff runs.
+    pub fn poll(&self, command: &JsValue, now_ms: &JsValue) -> Result<Action> {
+        self.step(command, || milliseconds(now_ms), |session, command, now| session.poll(command, now))
+    }
+
+    /// The attempt answered: `done`.
+    pub fn succeeded(&self, command: &JsValue, now_ms: &JsValue) -> Result<Action> {
+        self.step(command, || milliseconds(now_ms), |session, command, now| session.succeeded(command, now))
+    }
+
+    /// The attempt failed with `text` whose class names or error codes are `names` (most
+    /// derived first): the next action, by the core's one table.
+    pub fn failed(&self, command: &JsValue, text: &JsValue, names: &JsValue, now_ms: &JsValue) -> Result<Action> {
+        self.step(
+            command,
+            || {
+                let text = key::text_argument(text, "text")?;
+                let names = key::strings_from_js(names, "names")?;
+                Ok((text, names, milliseconds(now_ms)?))
+            },
+            |session, command, (text, names, now)| {
+                let names: Vec<&str> = names.iter().map(String::as_str).collect();
+                session.failed(command, &text, &names, now)
+            },
+        )
+    }
+
+    /// The attempt could not reach its node: `why` is `"refused"`, `"reset"` or `"timeout"`.
+    pub fn unreachable(&self, command: &JsValue, why: &JsValue, now_ms: &JsValue) -> Result<Action> {
+        self.step(
+            command,
+            || Ok((shared::transport(&key::text_argument(why, "why")?)?, milliseconds(now_ms)?)),
+            |session, command, (why, now)| session.unreachable(command, why, now),
+        )
+    }
+
+    /// Where a refresh asks for `CLUSTER SHARDS`, in order, as `host:port`: ask each until
+    /// `refreshed` accepts a reply; `refreshFailed` when none does.
+    #[wasm_bindgen(js_name = refreshCandidates)]
+    pub fn refresh_candidates(&self) -> Result<Vec<String>> {
+        Ok(self.with(|session| session.refresh_candidates().iter().map(ss::Endpoint::address).collect())?)
+    }
+
+    /// A `CLUSTER SHARDS` reply (JavaScript data: RESP3 maps as objects, or RESP2 flat
+    /// arrays) installs its table at `nowMs`.
+    ///
+    /// Throws `invalid_argument` for a bad time, data JSON cannot hold, or a reply that does
+    /// not make a whole table (the table in use is kept).
+    pub fn refreshed(&self, reply: &JsValue, now_ms: &JsValue) -> Result<()> {
+        // The order of the addon, whose index.js serializes `reply` before the call.
+        let reply = topology::data_json(reply, "reply")?;
+        let now = milliseconds(now_ms)?;
+        let reply = shared::json(&reply, "reply")?;
+        Ok(self.with(|session| session.refreshed(&reply, now))??)
+    }
+
+    /// No candidate gave a usable reply: the table is kept, and the next refresh waits for
+    /// the refresh interval.
+    #[wasm_bindgen(js_name = refreshFailed)]
+    pub fn refresh_failed(&self, now_ms: &JsValue) -> Result<()> {
+        let now = milliseconds(now_ms)?;
+        Ok(self.with(|session| session.refresh_failed(now))?)
+    }
+
+    /// Whether a refresh is due at `nowMs`.
+    #[wasm_bindgen(js_name = wantsRefresh)]
+    pub fn wants_refresh(&self, now_ms: &JsValue) -> Result<bool> {
+        let now = milliseconds(now_ms)?;
+        Ok(self.with(|session| session.wants_refresh(now))?)
+    }
+
+    /// Keys grouped for a batch: `{address, readonly, slots}` per target node, in node
+    /// order, `slots` as `[slot, key indices]` pairs, slots increasing.
+    ///
+    /// Throws `invalid_argument` before the first table, and as `command` for the keys.
+    pub fn plan(&self, keys: &JsValue, access: &JsValue) -> Result<Array> {
+        let keys = key::keys_from_js(keys)?;
+        let access = access_argument(access)?;
+        let keys: Vec<sr::Key<'_>> = keys.iter().map(Key::as_key).collect();
+        let groups = self.with(|session| session.plan(&keys, access))??;
+        let plan = Array::new();
+        for group in groups {
+            let slots: Array =
+                group.slots.iter().map(|(slot, indices)| Array::of2(&(*slot).into(), &numbers(indices))).collect();
+            let group: Object = record(&Array::of3(
+                &Array::of2(&"address".into(), &group.target.endpoint.address().into()),
+                &Array::of2(&"readonly".into(), &group.target.readonly.into()),
+                &Array::of2(&"slots".into(), &slots),
+            ))?;
+            plan.push(&group);
+        }
+        Ok(plan)
+    }
+
+    /// The counters, as the core names them: every `u64` a bigint (`errors` too: outcome
+    /// name to count), `longest_redirect_chain` a number.
+    #[wasm_bindgen(getter)]
+    pub fn stats(&self) -> Result<Object> {
+        let stats = self.with(|session| session.stats().clone())?;
+        let entry = |name: &str, value: JsValue| Array::of2(&name.into(), &value);
+        let entries: Array = [
+            ("commands", stats.commands),
+            ("moved", stats.moved),
+            ("ask", stats.ask),
+            ("refreshes", stats.refreshes),
+            ("refresh_failures", stats.refresh_failures),
+            ("refused_replies", stats.refused_replies),
+            ("retries", stats.retries),
+            ("failed", stats.failed),
+        ]
+        .iter()
+        .map(|&(name, count)| entry(name, count.into()))
+        .collect();
+        entries.push(&entry("longest_redirect_chain", stats.longest_redirect_chain.into()));
+        let errors: Array = stats.errors.iter().map(|&(name, count)| entry(name, count.into())).collect();
+        entries.push(&entry("errors", record(&errors)?.into()));
+        Ok(record(&entries)?)
+    }
+
+    /// Zeroes the counters.
+    #[wasm_bindgen(js_name = resetStats)]
+    pub fn reset_stats(&self) -> Result<()> {
+        Ok(self.with(ss::ClusterSession::reset_stats)?)
+    }
+
+    /// The settings in force: every field of `sessionDefaults()`.
+    #[wasm_bindgen(getter)]
+    pub fn config(&self) -> Result<JsValue> {
+        let config = self.with(|session| session.config().to_value())?;
+        Ok(topology::value_to_js(&config, "config")?)
+    }
+
+    /// The current router (a `redis_cluster` topology; a new object each time), or `null`
+    /// before the first table.
+    #[wasm_bindgen(getter)]
+    pub fn router(&self) -> Result<JsValue> {
+        Ok(match self.with(|session| session.router().cloned())? {
+            Some(router) => Router::wrap(router).into(),
+            None => JsValue::NULL,
+        })
+    }
+}
+
+impl ClusterSession {
+    /// `call` on the core session, borrowed for one call after its arguments were read.
+    #[cfg(feature = "operations")]
+    fn with<R>(&self, call: impl FnOnce(&mut ss::ClusterSession) -> R) -> sr::Result<R> {
+        Ok(call(&mut *self.inner.try_borrow_mut().map_err(|_| shared::busy())?))
+    }
+
+    /// Without the `operations` feature no session is made (the constructor refuses), and
+    /// `call` is never made: so none of the session's code is in the build (a refresh
+    /// imports with the topology operations, a MOVED is one).
+    #[cfg(not(feature = "operations"))]
+    fn with<R>(&self, _: impl FnOnce(&mut ss::ClusterSession) -> R) -> sr::Result<R> {
+        Err(crate::operations::not_built_in("ClusterSession"))
+    }
+
+    /// A call about `command` (a `Command` of this package, checked first, as the addon
+    /// checks it): its other arguments read by `read`, then `call` on the session and the
+    /// command, its action as the package's `Action`.
+    fn step<A>(
+        &self,
+        command: &JsValue,
+        read: impl FnOnce() -> sr::Result<A>,
+        call: impl FnOnce(&mut ss::ClusterSession, &mut ss::Command, A) -> ss::Action,
+    ) -> Result<Action> {
+        let mut step = Some((read, call));
+        let mut result = None;
+        let lent = lend_command(command, &mut |command: &Command| {
+            if let Some((read, call)) = step.take() {
+                result = Some(read().and_then(|arguments| {
+                    let mut inner = command.inner.try_borrow_mut().map_err(|_| shared::busy())?;
+                    self.with(|session| call(session, &mut inner, arguments))
+                }));
+            }
+        });
+        let action = match (lent, result) {
+            (Ok(()), Some(action)) => action?,
+            _ => return Err(key::with_type(command, |got| shared::not_a_command("command", got)).into()),
+        };
+        let flat = FlatAction::from(action);
+        Ok(make_action(
+            flat.kind,
+            flat.address,
+            flat.host,
+            flat.port,
+            flat.asking,
+            flat.readonly,
+            flat.until_ms,
+            flat.delay_ms,
+            flat.code,
+            flat.message,
+        ))
+    }
+}
+
+/// The `access` argument: `"read"` or `"write"` ([`ss::Access::from_name`]).
+fn access_argument(value: &JsValue) -> sr::Result<ss::Access> {
+    ss::Access::from_name(&key::text_argument(value, "access")?)
+}
+
+/// A `nowMs` argument ([`shared::milliseconds`]).
+fn milliseconds(value: &JsValue) -> sr::Result<u64> {
+    key::with_type(value, |got| shared::milliseconds("nowMs", got, || key::bigint_u64(value)))
+}
+
+#[wasm_bindgen(module = "/js/support.mjs")]
+extern "C" {
+    /// The package's `Action` (`bindings-js/shared.mjs`); the glue re-exports it.
+    #[wasm_bindgen(reexport)]
+    pub type Action;
+
+    /// A new `Action` of the fields of a [`FlatAction`], in its order (`undefined` for
+    /// `None`, which the constructor makes `null`).
+    #[allow(clippy::too_many_arguments)]
+    #[wasm_bindgen(js_name = makeAction)]
+    fn make_action(
+        kind: &str,
+        address: Option<String>,
+        host: Option<String>,
+        port: Option<u16>,
+        asking: Option<bool>,
+        readonly: Option<bool>,
+        until_ms: Option<u64>,
+        delay_ms: Option<u32>,
+        code: Option<&str>,
+        message: Option<String>,
+    ) -> Action;
+
+    /// Calls `lend(command)`: the glue of the callback checks that `command` is a live
+    /// `Command` and lends it, as for `this` in a method; a failed check throws, which
+    /// `catch` makes an `Err`.
+    #[wasm_bindgen(catch, js_name = lend)]
+    fn lend_command(command: &JsValue, lend: &mut dyn FnMut(&Command)) -> core::result::Result<(), JsValue>;
+}

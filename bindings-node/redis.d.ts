@@ -1,8 +1,8 @@
 // Type declarations of `shardroute/redis` (redis.js): a Redis Cluster client over ioredis
-// whose every routing decision is shardroute's. Needs ioredis, an optional peer
+// whose every decision is shardroute's core session (`ClusterSession`). Needs ioredis, an optional peer
 // dependency (`npm install ioredis`); the types do not depend on ioredis's own.
 
-import type { Key, Router } from './index.js';
+import type { Key, Router, SessionConfig } from './index.js';
 
 /** A command argument as ioredis sends it. */
 export type Argument = string | Uint8Array | number;
@@ -12,48 +12,42 @@ export type StartupNode = string | { host: string; port: number | string };
 
 /** The options of a `ClusterClient`; any other option is passed to every ioredis connection (`password`, `tls`, ...). */
 export interface ClusterClientOptions {
-  /** Reads (`get`, `mget`, `pipelineGet`) go to a replica of the key's slot, round-robin (`READONLY` connections). Default `false`. */
+  /** Reads (`get`, `mget`, `pipelineGet`) go to the slot's replicas in turn (`READONLY` connections). Default `false`. */
   readFromReplicas?: boolean;
-  /** How many MOVED/ASK redirects one command follows before `TooManyRedirects`. Default 5. */
-  maxRedirects?: number;
-  /** A MOVED refreshes the whole table from `CLUSTER SHARDS` at most once per this many ms. Default 200. */
-  refreshIntervalMs?: number;
-  /** How long a command (or the first table read) is retried, with backoff, while nodes are down or busy. Default 20,000. */
-  retryMs?: number;
-  /** How long connecting to a node may take. Default 5,000 ms. */
-  connectTimeoutMs?: number;
-  /** How long a reply may take before the command fails as a `TimeoutError` (and is retried). Default 5,000 ms. */
-  commandTimeoutMs?: number;
+  /** The session's settings (`sessionDefaults()` lists them and their defaults: `max_redirects`, `refresh_interval_ms`, `retry_budget_ms`, timeouts, ...). */
+  config?: SessionConfig;
   [ioredisOption: string]: unknown;
 }
 
-/** What the client has seen since it was made (or since `reset`). */
+/** What the client has seen since it was made (or since `reset`): the session's counters, as numbers. */
 export declare class ClusterStats {
-  /** Commands sent (a pipeline counts each of its commands). */
-  commands: number;
+  /** Commands begun (reading the first table is one). */
+  readonly commands: number;
   /** MOVED replies followed. */
-  moved: number;
+  readonly moved: number;
   /** ASK replies followed. */
-  ask: number;
-  /** Tables read from `CLUSTER SHARDS`. */
-  refreshes: number;
-  /** Errors retried: lost connections, timeouts, TRYAGAIN, CLUSTERDOWN, LOADING, failed refreshes. */
-  errors: number;
-  /** `errors` by kind: `ConnectionError`, `TimeoutError`, `TRYAGAIN`, `CLUSTERDOWN`, `LOADING`, `refresh`. */
-  errorKinds: Record<string, number>;
+  readonly ask: number;
+  /** Tables installed from `CLUSTER SHARDS`. */
+  readonly refreshes: number;
+  /** Failures retried (by kind in `errorKinds`) plus the commands given up. */
+  readonly errors: number;
+  /** Retried failures by the session's outcome name: `try_again`, `cluster_down`, `timeout`, `reset`, ... */
+  readonly errorKinds: Record<string, number>;
   /** The most redirects one command followed. */
-  longestRedirectChain: number;
+  readonly longestRedirectChain: number;
   /** Sets every count back to 0. */
   reset(): void;
-  /** Counts one error of `kind`. */
-  error(kind: string): void;
 }
 
-/** A command was redirected more than `maxRedirects` times. */
-export declare class TooManyRedirects extends Error {}
+/** A command was redirected more than `max_redirects` times; `code` is `too_many_redirects`. */
+export declare class TooManyRedirects extends Error {
+  code: string;
+}
 
-/** No node answered within `retryMs`; `cause` is the last error seen. */
-export declare class ConnectionError extends Error {}
+/** No node served a command within the retry budget; `code` is `unavailable`, `cause` the last error seen. */
+export declare class ConnectionError extends Error {
+  code: string;
+}
 
 /** The connection to one node: an ioredis `Redis` (typed here by the calls the client makes). */
 export interface NodeConnection {
@@ -80,19 +74,15 @@ export declare class ClusterClient {
   static connect(startupNodes: Iterable<StartupNode>, options?: ClusterClientOptions): Promise<ClusterClient>;
   /** Reads the table for the first time (commands do it themselves). @throws {ConnectionError} */
   ready(): Promise<void>;
-  readFromReplicas: boolean;
-  maxRedirects: number;
-  refreshIntervalMs: number;
-  retryMs: number;
   readonly stats: ClusterStats;
-  /** The current router (`redis_cluster`), replaced on every MOVED and refresh. */
-  get router(): Router;
+  /** The current router (`redis_cluster`), replaced on every MOVED and refresh; null before the first table. */
+  get router(): Router | null;
   /** The connection to the node at `host:port`, made on first use; `readonly` sends `READONLY` first. */
   connection(address: string, options?: { readonly?: boolean }): Promise<NodeConnection>;
   /** The `host:port` of a node id of the current router. */
   addressOf(node: string): string;
-  /** Reads the table from the first node that answers `CLUSTER SHARDS`. @throws {ConnectionError} */
-  refresh(): Promise<void>;
+  /** Reads the table from the first candidate that answers `CLUSTER SHARDS` with a whole table: false when none did. */
+  refresh(): Promise<boolean>;
   /**
    * Runs `command` (`[name, ...arguments]`) for `key` on the node that owns its slot,
    * following redirects; a read may go to a replica.

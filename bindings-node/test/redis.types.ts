@@ -5,10 +5,10 @@ import type { ClusterClientOptions } from '../redis.js';
 import type { Router } from '../index.js';
 
 export async function typed(): Promise<void> {
-  const options: ClusterClientOptions = { readFromReplicas: true, maxRedirects: 3, retryMs: 1000, password: 'secret' };
+  const options: ClusterClientOptions = { readFromReplicas: true, config: { max_redirects: 3, retry_budget_ms: 1000 }, password: 'secret' };
   const client: ClusterClient = await ClusterClient.connect(['127.0.0.1:7000', { host: '127.0.0.1', port: 7001 }], options);
   await new ClusterClient(['127.0.0.1:7000']).ready();
-  const router: Router = client.router;
+  const router: Router = client.router!;
   const node: string = router.node('user:1');
   const address: string = client.addressOf(node);
   const value: string | null = await client.get('user:1');
@@ -26,8 +26,8 @@ export async function typed(): Promise<void> {
   const counts: number[] = [stats.commands, stats.moved, stats.ask, stats.refreshes, stats.errors, stats.longestRedirectChain];
   const kinds: Record<string, number> = stats.errorKinds;
   stats.reset();
-  await client.refresh();
+  const refreshed: boolean = await client.refresh();
   await client.close();
   const errors: Error[] = [new TooManyRedirects('x'), new ConnectionError('y', { cause: 1 })];
-  void [ok, removed, replicas, values, piped, reply, counts, kinds, errors];
+  void [refreshed, ok, removed, replicas, values, piped, reply, counts, kinds, errors];
 }

@@ -130,7 +130,7 @@ class Service {
 
   async settle(phase) {
     // The change is over: refresh once, as a client's periodic refresh would. MOVEDs
-    // during the change refresh at most every `refreshIntervalMs`, so slots moved in
+    // during the change refresh at most every `refresh_interval_ms`, so slots moved in
     // the last such window and not touched since may still be stale here.
     await this.client.refresh();
     for (let start = 0; start < this.keys.length; start += BATCH) {
@@ -178,7 +178,7 @@ async function main() {
     options: { seeds: { type: 'string' }, prefix: { type: 'string', default: 'js' }, keys: { type: 'string', default: '100000' } },
   });
   if (args.seeds === undefined) throw new Error('--seeds host:port,... is required');
-  const client = await ClusterClient.connect(args.seeds.split(','), { retryMs: 30000 });
+  const client = await ClusterClient.connect(args.seeds.split(','), { config: { retry_budget_ms: 30000 } });
   const service = new Service(client, args.prefix, Number(args.keys));
   process.stdout.write(`${JSON.stringify({ event: 'ready', epoch: Number(client.router.epoch) })}\n`);
   // Lines keep arriving while a churn runs: it is not awaited until `stop`.

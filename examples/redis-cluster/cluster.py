@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import random
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -109,6 +110,7 @@ class Cluster(StoppedOnExit):
         self._primaries = primaries
         self._replicas = replicas_per_primary
         self._stopped = False
+        self.paused: set[int] = set()  # PIDs stopped with SIGSTOP (not live until resumed)
 
     # -- life ---------------------------------------------------------------------
 
@@ -153,6 +155,8 @@ class Cluster(StoppedOnExit):
         if self._stopped:
             return
         self._stopped = True
+        for pid in list(self.paused):
+            os.kill(pid, signal.SIGCONT)
         for node in self.nodes:
             try:
                 node.stop()
@@ -167,7 +171,7 @@ class Cluster(StoppedOnExit):
     # -- state --------------------------------------------------------------------
 
     def live(self) -> list[Node]:
-        return [node for node in self.nodes if node.alive()]
+        return [node for node in self.nodes if node.alive() and node.pid not in self.paused]
 
     def seed(self) -> Node:
         return self.live()[0]
@@ -262,15 +266,77 @@ class Cluster(StoppedOnExit):
         """SIGKILL a primary; returns its replica once the cluster has promoted it."""
         replica = self.replica_of(primary)
         primary.kill()
-
-        def promoted() -> bool:
-            try:
-                return replica.info("replication").get("role") == "master" and self.healthy()
-            except (subprocess.CalledProcessError, subprocess.TimeoutExpired):
-                return False
-
-        self.wait_until(f"{replica.address} is promoted", promoted)
+        self.wait_until(f"{replica.address} is promoted", lambda: self.promoted(replica))
         return replica
+
+    def promoted(self, replica: Node) -> bool:
+        """`replica` is a master and the live nodes agree the cluster is whole."""
+        try:
+            return replica.info("replication").get("role") == "master" and self.healthy()
+        except (subprocess.CalledProcessError, subprocess.TimeoutExpired):
+            return False
+
+    def pause_primary(self, primary: Node, seconds: float) -> Node:
+        """SIGSTOP a primary for `seconds` (past cluster-node-timeout: its replica is
+        promoted meanwhile), then SIGCONT: it comes back as a replica. The promoted replica."""
+        replica = self.replica_of(primary)
+        os.kill(primary.pid, signal.SIGSTOP)
+        self.paused.add(primary.pid)
+        try:
+            self.wait_until(f"{replica.address} is promoted", lambda: self.promoted(replica))
+            time.sleep(max(0.0, seconds))
+        finally:
+            os.kill(primary.pid, signal.SIGCONT)
+            self.paused.discard(primary.pid)
+        self.wait_until(f"{primary.address} rejoins as a replica",
+                        lambda: primary.info("replication").get("role") == "slave" and self.healthy())
+        self.wait_until("every replica is in sync", self.replicas_synced)
+        return replica
+
+    def graceful_failover(self, primary: Node) -> Node:
+        """`CLUSTER FAILOVER` on the primary's replica: the two swap roles without loss."""
+        replica = self.replica_of(primary)
+        replica.cli("CLUSTER", "FAILOVER")
+        self.wait_until(f"{replica.address} takes over", lambda: self.promoted(replica))
+        self.wait_until("every replica is in sync", self.replicas_synced)
+        return replica
+
+    def migrate_slots(self, source: Node, target: Node, slots: list[int], batch: int = 5) -> None:
+        """Moves `slots` by hand as redis-cli does, in small batches of keys so that
+        clients meet the ASK and TRYAGAIN windows: IMPORTING on the target, MIGRATING
+        on the source, MIGRATE `batch` keys at a time, then SETSLOT NODE everywhere."""
+        for slot in slots:
+            target.cli("CLUSTER", "SETSLOT", str(slot), "IMPORTING", source.id)
+            source.cli("CLUSTER", "SETSLOT", str(slot), "MIGRATING", target.id)
+            while keys := source.cli("CLUSTER", "GETKEYSINSLOT", str(slot), str(batch)).split():
+                source.cli("MIGRATE", "127.0.0.1", str(target.port), "", "0", "5000", "KEYS", *keys)
+                time.sleep(0.005)
+            for node in [target, source, *(n for n in self.primaries() if n not in (source, target))]:
+                node.cli("CLUSTER", "SETSLOT", str(slot), "NODE", target.id)
+        self.wait_until("the migration is known everywhere", self.healthy)
+
+    def remove_primary(self, primary: Node) -> None:
+        """Moves every slot of `primary` to the other primaries, then removes it and its
+        replicas from the cluster (`redis-cli --cluster del-node`, which shuts them down)."""
+        replicas = [node for node in self.live() if node is not primary and self.is_replica_of(node, primary)]
+        others = [node for node in self.primaries() if node is not primary]
+        for index, target in enumerate(others):
+            left = self.slot_owners().get(primary.address, 0)
+            share = left if index == len(others) - 1 else left // (len(others) - index)
+            if share:
+                self.redis_cli(
+                    "--cluster", "reshard", self.seed().address, "--cluster-from", primary.id, "--cluster-to", target.id,
+                    "--cluster-slots", str(share), "--cluster-yes", "--cluster-pipeline", "200",
+                )
+                self.wait_until("the reshard settles", self.healthy)
+        for node in [*replicas, primary]:
+            seed = next(other for other in self.live() if other is not node and other not in replicas)
+            self.redis_cli("--cluster", "del-node", seed.address, node.id)
+            node.stop()
+        self.wait_until("the cluster forgets them", self.healthy)
+
+    def is_replica_of(self, node: Node, primary: Node) -> bool:
+        return any(fields[0] == node.id and fields[3] == primary.id for fields in self.topology_lines())
 
     def slot_owners(self) -> dict[str, int]:
         """Primary address -> number of slots, from `CLUSTER NODES`."""

@@ -1,20 +1,27 @@
-"""Runs the example: a live Redis Cluster changes under two services at once.
+"""Runs the example: a live Redis Cluster changes under three services at once.
 
-Starts 6 redis-servers (3 primaries + 3 replicas, `cluster.py`), then a Python service
-(`workload.py`, `shardroute.redis`) and a Node service (`workload.mjs`,
-`shardroute/redis`) as separate processes, and drives them through the phases while it
-changes the cluster:
+Starts 6 redis-servers (3 primaries + 3 replicas, `cluster.py`), then three services as
+separate processes: Python (`workload.py`, `shardroute.redis.ClusterClient`), Python
+asyncio (`workload.py --asyncio`, `AsyncClusterClient`) and Node (`workload.mjs`,
+`shardroute/redis`), and drives them through the phases while it changes the cluster:
 
 1. steady: each service writes its keys (MSET per hash tag) and reads them back with
    pipelines grouped by node;
 2. reshard: `redis-cli --cluster reshard` moves slots between primaries, then a 4th
    primary joins (`add-node` + `rebalance`), while both services write and read;
-3. failover: a primary is killed with SIGKILL and its replica promoted, while both
-   services write with `WAIT 1` and read;
+3. failover: a primary is killed with SIGKILL and its replica promoted;
+4. pause: a primary is stopped with SIGSTOP past cluster-node-timeout, its replica
+   promoted, then resumed (it comes back as a replica);
+5. graceful: `CLUSTER FAILOVER` on a replica;
+6. migrate: slots moved by hand (SETSLOT IMPORTING/MIGRATING, MIGRATE 5 keys at a time)
+   with keys in flight, so the ASK and TRYAGAIN windows are met;
+7. remove: a primary's slots are moved away and it leaves the cluster;
 
-after phases 2 and 3 each service refreshes its table and reads every key once more (`settle`: the MOVED count
-must be back at 0), and at the end every key must read back its last acknowledged
-value. Prints the table, writes it as JSON (`--json`), and exits 1 when a count is off.
+in phases 3 to 5 the services write with `WAIT 1` (a write counts as acknowledged once a
+replica has it). After each change every service refreshes its table and reads every
+key once more (`settle`: the MOVED count must be back at 0), and at the end every key must
+read back its last acknowledged value. What the clients raised to the services is counted
+by kind (`app_errors`). Prints the table, writes it as JSON (`--json`), and exits 1 when a count is off.
 """
 
 from __future__ import annotations
@@ -25,7 +32,7 @@ import os
 import shutil
 import sys
 import time
-from typing import Any
+from typing import Any, Callable
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -52,9 +59,11 @@ def run(keys: int, services_wanted: list[str]) -> list[dict[str, Any]]:
         seeds = ",".join(node.address for node in cluster.live())
         services: list[Service] = []
         try:
+            python = os.environ.get("SHARDROUTE_PYTHON", os.path.join(ROOT, ".venv", "bin", "python"))
             if "python" in services_wanted:
-                python = os.environ.get("SHARDROUTE_PYTHON", os.path.join(ROOT, ".venv", "bin", "python"))
                 services.append(Service("python", [python, os.path.join(HERE, "workload.py"), "--seeds", seeds, "--prefix", "py", "--keys", str(keys)]))
+            if "python-asyncio" in services_wanted:
+                services.append(Service("python-asyncio", [python, os.path.join(HERE, "workload.py"), "--asyncio", "--seeds", seeds, "--prefix", "pa", "--keys", str(keys)]))
             if "node" in services_wanted:
                 node = shutil.which("node") or "node"
                 services.append(Service("node", [node, os.path.join(HERE, "workload.mjs"), "--seeds", seeds, "--prefix", "js", "--keys", str(keys)]))
@@ -76,15 +85,26 @@ def run(keys: int, services_wanted: list[str]) -> list[dict[str, Any]]:
             rows += both(services, "settle reshard")
 
             # Phase 3: a primary is killed; its replica takes over.
-            for service in services:
-                service.send("churn failover")
-            time.sleep(1.0)
-            victim = cluster.primaries()[0]
-            promoted = cluster.kill_primary(victim)
-            print(f"killed {victim.address} (pid {victim.pid}); {promoted.address} promoted", file=sys.stderr)
-            time.sleep(2.0)
-            rows += both(services, "stop")
-            rows += both(services, "settle failover")
+            def victim() -> Any:
+                return cluster.primaries()[0]
+
+            changes: list[tuple[str, Callable[[], object]]] = [
+                ("failover", lambda: cluster.kill_primary(victim())),
+                ("pause", lambda: cluster.pause_primary(victim(), seconds=1.0)),
+                ("graceful", lambda: cluster.graceful_failover(victim())),
+                ("migrate", lambda: cluster.migrate_slots(victim(), cluster.primaries()[1], slots_of(cluster, victim(), 20))),
+                ("remove", lambda: cluster.remove_primary(victim())),
+            ]
+            for phase, change in changes:
+                for service in services:
+                    service.send(f"churn {phase}")
+                time.sleep(1.0)
+                started = time.monotonic()
+                change()
+                print(f"{phase}: the cluster changed in {time.monotonic() - started:.1f} s", file=sys.stderr)
+                time.sleep(1.0)
+                rows += both(services, "stop")
+                rows += both(services, f"settle {phase}")
             rows += both(services, "verify")
         finally:
             for service in services:
@@ -92,13 +112,33 @@ def run(keys: int, services_wanted: list[str]) -> list[dict[str, Any]]:
     return rows
 
 
+def slots_of(cluster: Cluster, primary: Any, count: int) -> list[int]:
+    """The first `count` slots `primary` serves that hold keys (the services' keys, so
+    that their commands meet the migration)."""
+    for fields in cluster.topology_lines():
+        if fields[0] == primary.id:
+            slots: list[int] = []
+            for part in fields[8:]:
+                if not part.startswith("["):
+                    start, _, end = part.partition("-")
+                    slots.extend(range(int(start), int(end or start) + 1))
+            with_keys: list[int] = []
+            for slot in slots:
+                if len(with_keys) == count:
+                    break
+                if primary.cli("CLUSTER", "COUNTKEYSINSLOT", str(slot)) != "0":
+                    with_keys.append(slot)
+            return with_keys
+    raise RuntimeError(f"{primary.address} is not in CLUSTER NODES")
+
+
 def table(rows: list[dict[str, Any]]) -> str:
-    header = "| service | phase | command | ops | MOVED | ASK | errors | refreshes | longest redirect chain | p50 µs | p99 µs |"
+    header = "| service | phase | command | ops | MOVED | ASK | errors retried | raised to the service | refreshes | longest redirect chain | p50 µs | p99 µs |"
     lines = [header, "|---" * (header.count("|") - 1) + "|"]
     for row in rows:
         lines.append(
             f"| {row['service']} | {row['phase']} | {row['command']} | {row['ops']:,} | {row['moved']} | {row['ask']} | "
-            f"{row['errors']} | {row['refreshes']} | {row['longest_redirect_chain']} | {row['p50_us']} | {row['p99_us']} |"
+            f"{row['errors']} | {raised(row)} | {row['refreshes']} | {row['longest_redirect_chain']} | {row['p50_us']} | {row['p99_us']} |"
         )
     ends = [row for row in rows if row["command"] == "verify"]
     for row in ends:
@@ -108,6 +148,11 @@ def table(rows: list[dict[str, Any]]) -> str:
             f"{row['unreplicated_writes_lost']} lost, {row['unreplicated_writes_kept']} kept"
         )
     return "\n".join(lines)
+
+
+def raised(row: dict[str, Any]) -> str:
+    kinds = row.get("app_errors") or {}
+    return ", ".join(f"{kind} {count}" for kind, count in sorted(kinds.items())) or "0"
 
 
 def problems(rows: list[dict[str, Any]]) -> list[str]:
@@ -125,13 +170,15 @@ def problems(rows: list[dict[str, Any]]) -> list[str]:
             found.append(f"{where}: {row['lost']} keys lost, {row['stale']} stale")
         if row["command"] != "churn" and row["errors"]:
             found.append(f"{where}: {row['errors']} errors ({row['error_kinds']})")
+        if row.get("app_errors"):
+            found.append(f"{where}: the client raised {raised(row)} to the service")
     return found
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--keys", type=int, default=100_000, help="keys per service (default 100,000)")
-    parser.add_argument("--services", default="python,node", help="which services run (default python,node)")
+    parser.add_argument("--services", default="python,python-asyncio,node", help="which services run (default all three)")
     parser.add_argument("--json", help="write the rows here")
     args = parser.parse_args()
     rows = run(args.keys, args.services.split(","))

@@ -21,6 +21,7 @@ import { parseArgs } from 'node:util';
 
 import { ClusterClient } from 'shardroute/redis';
 
+const WAITED = ['failover', 'pause', 'graceful']; // phases whose writes are SET + WAIT 1
 const GROUP = 10; // keys per hash tag, written together with one MSET
 const BATCH = 1000; // keys per pipelined read
 
@@ -46,6 +47,7 @@ class Service {
     this.version = 0;
     this.latencies = [];
     this.staleReads = 0;
+    this.appErrors = {}; // what the client threw to the service, by kind
     this.stopping = false;
   }
 
@@ -63,12 +65,13 @@ class Service {
       event: 'done', command, phase, ops, moved: stats.moved, ask: stats.ask, errors: stats.errors,
       error_kinds: stats.errorKinds, refreshes: stats.refreshes, longest_redirect_chain: stats.longestRedirectChain,
       stale_reads: this.staleReads, p50_us: percentile(0.5), p99_us: percentile(0.99),
-      epoch: Number(this.client.router.epoch), ...extra,
+      epoch: Number(this.client.router.epoch), app_errors: this.appErrors, ...extra,
     };
     process.stdout.write(`${JSON.stringify(line)}\n`);
     stats.reset();
     this.latencies = [];
     this.staleReads = 0;
+    this.appErrors = {};
   }
 
   /** `call()` awaited, its time (ms) recorded. */
@@ -98,34 +101,50 @@ class Service {
   }
 
   async churn(phase) {
-    const wait = phase === 'failover';
+    const wait = WAITED.includes(phase);
     let ops = 0;
     let unacknowledged = 0;
     const random = randomFrom(phase);
+    const counted = (err) => {
+      const kind = err?.name ?? 'Error';
+      this.appErrors[kind] = (this.appErrors[kind] ?? 0) + 1;
+    };
     while (!this.stopping) {
       const index = random(this.keys.length);
       const key = this.keys[index];
       const value = this.value(index);
-      if (wait) {
-        if ((await this.timed(() => this.client.setAndWait(key, value, 1, 500))) >= 1) {
+      try {
+        if (!wait) {
+          await this.timed(() => this.client.set(key, value));
+          this.acknowledged.set(key, value);
+        } else if ((await this.timed(() => this.client.setAndWait(key, value, 1, 500))) >= 1) {
           this.acknowledged.set(key, value);
           this.unacknowledged.delete(key);
         } else {
-          const pending = this.unacknowledged.get(key);
-          if (pending === undefined) this.unacknowledged.set(key, [value]);
-          else pending.push(value);
+          this.pending(key, value);
           unacknowledged += 1;
         }
-      } else {
-        await this.timed(() => this.client.set(key, value));
-        this.acknowledged.set(key, value);
+      } catch (err) {
+        // What the application sees, counted; the write may or may not have been applied.
+        this.pending(key, value);
+        counted(err);
       }
       const read = this.keys[random(this.keys.length)];
-      this.check([read], [await this.timed(() => this.client.get(read))]);
+      try {
+        this.check([read], [await this.timed(() => this.client.get(read))]);
+      } catch (err) {
+        counted(err);
+      }
       ops += 2;
     }
     this.stopping = false;
     this.report('churn', phase, ops, { unacknowledged_writes: unacknowledged });
+  }
+
+  pending(key, value) {
+    const values = this.unacknowledged.get(key);
+    if (values === undefined) this.unacknowledged.set(key, [value]);
+    else values.push(value);
   }
 
   async settle(phase) {

@@ -6,9 +6,10 @@ Driven by `run.py` over stdin/stdout, one line each way (the Node service,
 
     load            write every key (MSET per hash-tag group), read them back with
                     pipelines grouped by node
-    churn <phase>   write and read random keys until `stop`; in the phase `failover`
-                    each write is `SET` + `WAIT 1`, so it counts as acknowledged only
-                    once a replica has it
+    churn <phase>   write and read random keys until `stop`; in the phases that
+                    change masters (WAITED) each write is `SET` + `WAIT 1`, so it counts
+                    as acknowledged only once a replica has it. An error the client raises
+                    is counted by kind (`app_errors`) and the churn goes on
     settle          refresh the table, read every key once more: MOVED must be 0
     verify          read every key: its last acknowledged value, or a write the server
                     accepted but never acknowledged (reported apart), else lost/stale
@@ -21,6 +22,7 @@ Each command ends with one JSON line: {"event": "done", "command", "phase", "ops
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import random
 import sys
@@ -28,20 +30,42 @@ import threading
 import time
 from typing import Any
 
-from shardroute.redis import ClusterClient
+from shardroute.redis import AsyncClusterClient, ClusterClient
 
 GROUP = 10  # keys per hash tag, written together with one MSET
+WAITED = ("failover", "pause", "graceful")  # phases whose writes are SET + WAIT 1
+
+
+class Blocking:
+    """``AsyncClusterClient`` driven from the service's threads: every call runs on one
+    event loop of its own thread, so the service's code is the same for both clients."""
+
+    def __init__(self, client: AsyncClusterClient) -> None:
+        self.client = client
+        self.stats = client.stats
+        self.loop = asyncio.new_event_loop()
+        threading.Thread(target=self.loop.run_forever, daemon=True).start()
+
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(self.client, name)
+        return lambda *args: asyncio.run_coroutine_threadsafe(method(*args), self.loop).result()
+
+    @property
+    def router(self) -> Any:
+        return asyncio.run_coroutine_threadsafe(self.client.router(), self.loop).result()
 
 
 class Service:
-    def __init__(self, seeds: list[str], prefix: str, keys: int) -> None:
-        self.client = ClusterClient(seeds, config={"retry_budget_ms": 30_000})
+    def __init__(self, seeds: list[str], prefix: str, keys: int, use_asyncio: bool) -> None:
+        config: Any = {"retry_budget_ms": 30_000}
+        self.client: Any = Blocking(AsyncClusterClient(seeds, config=config)) if use_asyncio else ClusterClient(seeds, config=config)
         self.keys = [f"{{{prefix}:{i // GROUP}}}:{i % GROUP}" for i in range(keys)]
         self.acknowledged: dict[str, str] = {}  # key -> last value a write was acknowledged with
         self.unacknowledged: dict[str, list[str]] = {}  # key -> values written since, not acknowledged
         self.version = 0
         self.latencies: list[float] = []
         self.stale_reads = 0
+        self.app_errors: dict[str, int] = {}  # what the client raised to the service, by kind
         self.stop = threading.Event()
 
     def value(self, index: int) -> str:
@@ -59,12 +83,14 @@ class Service:
             "event": "done", "command": command, "phase": phase, "ops": ops, "moved": stats.moved, "ask": stats.ask,
             "errors": stats.errors, "error_kinds": stats.error_kinds, "refreshes": stats.refreshes,
             "longest_redirect_chain": stats.longest_redirect_chain, "stale_reads": self.stale_reads,
-            "p50_us": percentile(0.50), "p99_us": percentile(0.99), "epoch": self.client.router.epoch, **extra,
+            "p50_us": percentile(0.50), "p99_us": percentile(0.99), "epoch": self.client.router.epoch,
+            "app_errors": self.app_errors, **extra,
         }
         print(json.dumps(line), flush=True)
         stats.reset()
         self.latencies = []
         self.stale_reads = 0
+        self.app_errors = {}
 
     def timed(self, call: Any, *args: Any) -> Any:
         start = time.perf_counter()
@@ -96,27 +122,39 @@ class Service:
             self.report("churn", phase, 0, failure=repr(err))
 
     def _churn(self, phase: str) -> None:
-        wait = phase == "failover"
+        wait = phase in WAITED
         ops = unacknowledged = 0
         rng = random.Random(phase)
         while not self.stop.is_set():
             index = rng.randrange(len(self.keys))
             key, value = self.keys[index], self.value(index)
-            if wait:
-                if self.timed(self.client.set_and_wait, key, value, 1, 500) >= 1:
+            try:
+                if not wait:
+                    self.timed(self.client.set, key, value)
+                    self.acknowledged[key] = value
+                elif self.timed(self.client.set_and_wait, key, value, 1, 500) >= 1:
                     self.acknowledged[key] = value
                     self.unacknowledged.pop(key, None)
                 else:
                     self.unacknowledged.setdefault(key, []).append(value)
                     unacknowledged += 1
-            else:
-                self.timed(self.client.set, key, value)
-                self.acknowledged[key] = value
+            except Exception as err:  # noqa: BLE001 - what the application sees, counted
+                # The write may or may not have been applied: not acknowledged.
+                self.unacknowledged.setdefault(key, []).append(value)
+                self.count(err)
             read = self.keys[rng.randrange(len(self.keys))]
-            self.check([read], [self.timed(self.client.get, read)])
+            try:
+                self.check([read], [self.timed(self.client.get, read)])
+            except Exception as err:  # noqa: BLE001
+                self.count(err)
             ops += 2
         self.stop.clear()
         self.report("churn", phase, ops, unacknowledged_writes=unacknowledged)
+
+    def count(self, err: Exception) -> None:
+        kind = type(err).__name__
+        self.app_errors[kind] = self.app_errors.get(kind, 0) + 1
+        print(json.dumps({"event": "app_error", "kind": kind, "message": str(err)[:300]}), file=sys.stderr, flush=True)
 
     def settle(self, phase: str) -> None:
         # The change is over: refresh once, as a client's periodic refresh would. MOVEDs
@@ -161,8 +199,9 @@ def main() -> None:
     parser.add_argument("--seeds", required=True)
     parser.add_argument("--prefix", default="py")
     parser.add_argument("--keys", type=int, default=100_000)
+    parser.add_argument("--asyncio", action="store_true", help="use AsyncClusterClient (redis.asyncio)")
     args = parser.parse_args()
-    service = Service(args.seeds.split(","), args.prefix, args.keys)
+    service = Service(args.seeds.split(","), args.prefix, args.keys, args.asyncio)
     print(json.dumps({"event": "ready", "epoch": service.client.router.epoch}), flush=True)
     worker: threading.Thread | None = None
     for line in sys.stdin:

@@ -374,11 +374,11 @@ class AsyncClusterClient(_Client):
         await self._run(self._table())
         return self._session.router  # type: ignore[return-value]
 
-    def refresh(self) -> asyncio.Future[bool]:
+    async def refresh(self) -> bool:
         """Reads the slot table (as ``ClusterClient.refresh``); one at a time."""
         if self._refreshing is None or self._refreshing.done():
             self._refreshing = asyncio.ensure_future(self._run(self._refresh()))
-        return asyncio.shield(self._refreshing)
+        return bool(await asyncio.shield(self._refreshing))
 
     async def _run(self, steps: Steps) -> Any:
         reply: Any = None

@@ -341,7 +341,16 @@ fn scenarios() -> Vec<Scenario> {
                     &format!("send {B} asking"),
                 ),
                 (failed(&format!("-ASK 10778 {A}"), &["ReplyError", "Error"], 4), &format!("send {A} asking")),
-                (ok(5), "done"),
+                // redis.asyncio writes the wrapped error's args tuple.
+                (
+                    failed(
+                        &format!("Command # 1 (SET user:1 v) of pipeline caused error: ('10778 {C}',)"),
+                        &["MovedError", "AskError", "ResponseError", "RedisError", "Exception"],
+                        5,
+                    ),
+                    &format!("send {C}"),
+                ),
+                (ok(6), "done"),
             ],
         ),
     ));
@@ -409,8 +418,19 @@ fn scenarios() -> Vec<Scenario> {
                 (poll(22), "refresh"),
                 (refreshed(three_after_failover(), 23), "ok"),
                 (poll(23), &format!("send {A2}")),
-                (ok(24), "done"),
-                (stats(), "stats errors.unblocked=1 retries=1 refreshes=2"),
+                (
+                    failed(
+                        "Command # 2 (WAIT 1 500) of pipeline caused error: ('UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)',)",
+                        &["ResponseError", "RedisError", "Exception"],
+                        24,
+                    ),
+                    "wait 40",
+                ),
+                (poll(64), "refresh"),
+                (refreshed(three_after_failover(), 65), "ok"),
+                (poll(65), &format!("send {A2}")),
+                (ok(66), "done"),
+                (stats(), "stats errors.unblocked=2 retries=2 refreshes=3"),
             ],
         ),
     ));

@@ -20,7 +20,8 @@
 //! Client libraries wrap these texts. redis-py keeps only `<slot> <host:port>` in a
 //! `MovedError`/`AskError`, and prefixes errors inside a pipeline with `Command # 1 (SET
 //! k v) of pipeline caused error: `; so the class names are read too ([`CLASS_TABLE`]),
-//! and a known wrapper prefix is looked through ([`WRAPPERS`]). ioredis reports a lost
+//! and a known wrapper prefix is looked through ([`WRAPPERS`]); `redis.asyncio` writes the
+//! wrapped error as a Python tuple, `('<slot> <host:port>',)`, which is looked through too. ioredis reports a lost
 //! connection or a command timeout as a plain `Error` with a fixed text ([`TEXT_TABLE`]).
 //!
 //! Sources: the Redis Cluster specification (redirection and resharding, failover), the
@@ -225,6 +226,12 @@ pub fn classify(text: &str, names: &[&str]) -> Outcome {
             body = after.trim();
         }
     }
+    // redis.asyncio writes the wrapped error's `args` tuple: `('MOVED 1 h:1',)`.
+    for (open, close) in [("('", "',)"), ("(\"", "\",)")] {
+        if let Some(inner) = body.strip_prefix(open).and_then(|rest| rest.strip_suffix(close)) {
+            body = inner.trim();
+        }
+    }
     let body = body.strip_prefix('-').unwrap_or(body);
     let word = body.split(' ').next().unwrap_or("");
     if word == "MOVED" || word == "ASK" {
@@ -270,6 +277,7 @@ mod tests {
         assert!(matches!(moved, Outcome::Moved(ref r) if r.address == ":7001"));
         assert_eq!(classify("Command # 3 (SET a b) of pipeline caused error: MOVED 1 :7001", &[]), moved);
         assert_eq!(classify("1 :7001", &["MovedError"]), moved);
+        assert_eq!(classify("Command # 1 (SET a b) of pipeline caused error: ('1 :7001',)", &["MovedError"]), moved);
         assert!(matches!(classify("2 10.0.0.1:7000", &["AskError", "ResponseError"]), Outcome::Ask(_)));
         assert_eq!(classify("UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)", &["ResponseError"]),
             Outcome::Demoted(Demoted::Unblocked));

@@ -37,6 +37,14 @@ pub fn encode_dictionary<'py>(topology: &Bound<'py, PyAny>) -> PyResult<Bound<'p
 /// is not bytes-like (as the JavaScript packages for a value that is not a Uint8Array).
 #[pyfunction]
 pub fn decode_dictionary(data: &Bound<'_, PyAny>) -> PyResult<String> {
+    let bytes = dictionary_bytes(data)?;
+    let topology = sr::dictionary::decode(bytes.as_bytes()).map_err(errors::to_py)?;
+    Ok(topology.to_json())
+}
+
+/// A binary dictionary argument's bytes: `bytes` itself, or a copy of a `bytearray` or
+/// `memoryview`; `invalid_argument` for anything else.
+pub fn dictionary_bytes<'py>(data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyBytes>> {
     let py = data.py();
     let bytes = if let Ok(bytes) = data.cast::<PyBytes>() {
         bytes.clone()
@@ -53,6 +61,5 @@ pub fn decode_dictionary(data: &Bound<'_, PyAny>) -> PyResult<String> {
             format!("a binary dictionary must be bytes, bytearray or memoryview, not {}", type_name(data)),
         ));
     };
-    let topology = sr::dictionary::decode(bytes.as_bytes()).map_err(errors::to_py)?;
-    Ok(topology.to_json())
+    Ok(bytes)
 }

@@ -17,6 +17,7 @@ mod arrays;
 mod dictionary;
 mod diff;
 mod errors;
+mod follower;
 mod hashing;
 mod json;
 mod key;
@@ -65,6 +66,9 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<session::Action>()?;
     module.add_function(wrap_pyfunction!(session::session_defaults, module)?)?;
     module.add_function(wrap_pyfunction!(session::parse_address, module)?)?;
+    module.add_class::<follower::TopologyFollower>()?;
+    module.add_class::<follower::Offered>()?;
+    module.add_function(wrap_pyfunction!(follower::follower_defaults, module)?)?;
     errors::register(module)?;
     Ok(())
 }

@@ -183,9 +183,9 @@ fn json_value(value: &Bound<'_, PyAny>, what: &str) -> PyResult<serde_json::Valu
         .call((value,), Some(&kwargs))
         .map_err(|err| errors::convert(py, err, sr::ErrorKind::InvalidArgument, &format!("{what} is not JSON data")))?;
     let text = text.cast_into::<PyString>()?;
-    let text = text
-        .to_cow()
-        .map_err(|err| errors::convert(py, err, sr::ErrorKind::InvalidArgument, &format!("{what} is not valid Unicode")))?;
+    let text = text.to_cow().map_err(|err| {
+        errors::convert(py, err, sr::ErrorKind::InvalidArgument, &format!("{what} is not valid Unicode"))
+    })?;
     serde_json::from_str(&text).map_err(|err| errors::new(sr::ErrorKind::InvalidArgument, format!("{what}: {err}")))
 }
 
@@ -208,11 +208,16 @@ impl ClusterSession {
     #[pyo3(signature = (seeds, config = None))]
     fn new(seeds: &Bound<'_, PyAny>, config: Option<&Bound<'_, PyAny>>) -> PyResult<ClusterSession> {
         if Key::is_text_or_bytes(seeds) {
-            return Err(errors::new(sr::ErrorKind::InvalidArgument, "seeds: expected a list of \"host:port\", not one str"));
+            return Err(errors::new(
+                sr::ErrorKind::InvalidArgument,
+                "seeds: expected a list of \"host:port\", not one str",
+            ));
         }
         let seeds: Vec<String> = seeds
             .try_iter()
-            .map_err(|_| errors::new(sr::ErrorKind::InvalidArgument, format!("seeds: expected a list, not {}", type_name(seeds))))?
+            .map_err(|_| {
+                errors::new(sr::ErrorKind::InvalidArgument, format!("seeds: expected a list, not {}", type_name(seeds)))
+            })?
             .map(|seed| str_from_py(&seed?, "seed"))
             .collect::<PyResult<_>>()?;
         let config = match config {
@@ -231,7 +236,12 @@ impl ClusterSession {
     /// Raises CrossSlotError when the keys are in different slots, InvalidArgumentError
     /// for no keys or a bad access, InvalidKeyError for a value that is not a key.
     #[pyo3(signature = (keys, access, now_ms))]
-    fn command(&mut self, keys: &Bound<'_, PyAny>, access: &Bound<'_, PyAny>, now_ms: &Bound<'_, PyAny>) -> PyResult<Command> {
+    fn command(
+        &mut self,
+        keys: &Bound<'_, PyAny>,
+        access: &Bound<'_, PyAny>,
+        now_ms: &Bound<'_, PyAny>,
+    ) -> PyResult<Command> {
         let access = self::access(access)?;
         let now = now(now_ms)?;
         let keys = keys_of(keys)?;
@@ -269,7 +279,12 @@ impl ClusterSession {
         }
         let names: Vec<String> = names
             .try_iter()
-            .map_err(|_| errors::new(sr::ErrorKind::InvalidArgument, format!("names: expected a list of str, not {}", type_name(names))))?
+            .map_err(|_| {
+                errors::new(
+                    sr::ErrorKind::InvalidArgument,
+                    format!("names: expected a list of str, not {}", type_name(names)),
+                )
+            })?
             .map(|name| str_from_py(&name?, "name"))
             .collect::<PyResult<_>>()?;
         let names: Vec<&str> = names.iter().map(String::as_str).collect();
@@ -285,7 +300,10 @@ impl ClusterSession {
     ) -> PyResult<Action> {
         let name = str_from_py(why, "why")?;
         let why = ss::Transport::from_name(&name).ok_or_else(|| {
-            errors::new(sr::ErrorKind::InvalidArgument, format!("why: expected \"refused\", \"reset\" or \"timeout\", got {name:?}"))
+            errors::new(
+                sr::ErrorKind::InvalidArgument,
+                format!("why: expected \"refused\", \"reset\" or \"timeout\", got {name:?}"),
+            )
         })?;
         Ok(Action::from_core(self.inner.unreachable(&mut command.inner, why, now(now_ms)?)))
     }
@@ -333,7 +351,9 @@ impl ClusterSession {
         let groups = self.inner.plan(&keys, access).map_err(errors::to_py)?;
         let items = groups
             .iter()
-            .map(|group| (group.target.endpoint.address(), group.target.readonly, group.slots.clone()).into_pyobject(py))
+            .map(|group| {
+                (group.target.endpoint.address(), group.target.readonly, group.slots.clone()).into_pyobject(py)
+            })
             .collect::<PyResult<Vec<_>>>()?;
         PyList::new(py, items)
     }

@@ -96,6 +96,54 @@ def run_session(case: Dict[str, Any]) -> Dict[str, Any]:
     return {"results": [session_step(session, current, step) for step in case["steps"]]}
 
 
+def follower_step(file: Dict[str, Any], follower: shardroute.TopologyFollower, step: Dict[str, Any]) -> Any:
+    """One step of a follower scenario (conformance/README.md, "Session scenarios")."""
+    call, now = step["call"], step.get("now_ms", 0)
+
+    def document() -> Any:
+        if "document" in step:
+            return json.dumps(file["topologies"][step["document"]])
+        return step["document_json"]
+
+    try:
+        if call == "offer":
+            offered = follower.offer(document(), step["revision"], now)
+        elif call == "offer_dictionary":
+            offered = follower.offer_dictionary(bytes.fromhex(step["hex"]), step["revision"], now)
+        elif call == "disconnected":
+            return {"reconnect_at_ms": str(follower.disconnected(now))}
+        elif call == "connected":
+            follower.connected()
+            return {"ok": True}
+        elif call == "publish":
+            write = follower.publish(document())
+            revision = write["expected_revision"]
+            return {"expected_revision": None if revision is None else str(revision), "epoch": str(write["epoch"]),
+                    "document": write["document"]}
+        elif call == "state":
+            router, revision = follower.router, follower.revision
+            return {"epoch": None if router is None else str(router.epoch), "revision": None if revision is None else str(revision)}
+        elif call == "stats":
+            return follower.stats
+        else:
+            raise MalformedVector(f"unknown follower call {call!r}")
+    except shardroute.ShardrouteError as err:
+        return {"error": err.code}
+    if offered.kind == "installed":
+        return {"installed": {"epoch": str(offered.epoch)}}
+    if offered.kind == "refused":
+        return {"refused": {"code": offered.code}}
+    return {offered.kind: {}}
+
+
+def run_follower(file: Dict[str, Any], case: Dict[str, Any]) -> Dict[str, Any]:
+    try:
+        follower = shardroute.TopologyFollower(case.get("config"))
+    except shardroute.ShardrouteError as err:
+        return {"error": err.code}
+    return {"results": [follower_step(file, follower, step) for step in case["steps"]]}
+
+
 def run_case(file: Dict[str, Any], routers: Dict[str, Any], case: Dict[str, Any]) -> Dict[str, Any]:
     """Runs one case; returns the result or `{"error": code}` to compare with `expect`."""
 
@@ -120,6 +168,8 @@ def run_case(file: Dict[str, Any], routers: Dict[str, Any], case: Dict[str, Any]
     op = case["op"]
     if op == "redis_session":
         return run_session(case)
+    if op == "topology_follower":
+        return run_follower(file, case)
     try:
         if op == "load":
             if "topology_json" in case:

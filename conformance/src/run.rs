@@ -31,7 +31,7 @@ pub fn to_key(value: &Value) -> Result<Result<OwnedKey, shardroute::Error>, Stri
     })
 }
 
-fn decode_hex(hex: &str) -> Result<Vec<u8>, String> {
+pub fn decode_hex(hex: &str) -> Result<Vec<u8>, String> {
     if !hex.len().is_multiple_of(2) {
         return Err(format!("odd-length hex {hex:?}"));
     }
@@ -296,6 +296,7 @@ fn evaluate(file: &Value, routers: &mut HashMap<String, Router>, case: &Value) -
             }
         }
         "redis_session" => crate::session::redis_session(case)?,
+        "topology_follower" => crate::session::topology_follower(file, case)?,
         "parse_redirect" => match Redirect::parse(text(case, "line")?) {
             Ok(redirect) => {
                 json!({ "kind": redirect.kind.as_str(), "slot": redirect.slot, "address": redirect.address })

@@ -4,7 +4,7 @@
 //! is made here: the session makes them all.
 
 use serde_json::{json, Value};
-use shardroute::session::{Access, ClusterConfig, ClusterSession, Command, Transport};
+use shardroute::session::{Access, ClusterConfig, ClusterSession, Command, Follower, FollowerConfig, Transport};
 
 use crate::run::{to_key, OwnedKey};
 
@@ -59,7 +59,8 @@ pub fn redis_session(case: &Value) -> Result<Value, String> {
                 session.failed(command.as_mut().ok_or_else(missing)?, text, &names, now).to_value()
             }
             "unreachable" => {
-                let why = step["why"].as_str().and_then(Transport::from_name).ok_or("why is not refused|reset|timeout")?;
+                let why =
+                    step["why"].as_str().and_then(Transport::from_name).ok_or("why is not refused|reset|timeout")?;
                 session.unreachable(command.as_mut().ok_or_else(missing)?, why, now).to_value()
             }
             "refreshed" => match session.refreshed(&step["reply"], now) {
@@ -107,4 +108,59 @@ fn keys(step: &Value) -> Result<Result<Vec<OwnedKey>, shardroute::Error>, String
 
 fn access(step: &Value) -> Result<Access, String> {
     Access::from_name(step["access"].as_str().ok_or("access is not a string")?).map_err(|err| err.to_string())
+}
+
+/// The `results` of a `topology_follower` case (conformance/README.md, "Session
+/// scenarios"); `Err` for a malformed vector.
+pub fn topology_follower(file: &Value, case: &Value) -> Result<Value, String> {
+    let config = match case.get("config") {
+        Some(object) => FollowerConfig::from_value(object),
+        None => Ok(FollowerConfig::default()),
+    };
+    let mut follower = match config {
+        Ok(config) => Follower::new(config),
+        Err(err) => return Ok(json!({"error": err.code()})),
+    };
+    let document = |step: &Value| -> Result<String, String> {
+        match (step.get("document"), step.get("document_json")) {
+            (Some(Value::String(id)), None) => {
+                file["topologies"].get(id).map(Value::to_string).ok_or_else(|| format!("unknown topology {id:?}"))
+            }
+            (None, Some(Value::String(text))) => Ok(text.clone()),
+            _ => Err("a step names document (an id) or document_json (text)".into()),
+        }
+    };
+    let mut results = Vec::new();
+    for step in case["steps"].as_array().ok_or("steps is not an array")? {
+        let now = step.get("now_ms").map_or(Some(0), Value::as_u64).ok_or("now_ms is not an integer")?;
+        let revision = || step["revision"].as_u64().ok_or("revision is not an integer");
+        let result = match step["call"].as_str().ok_or("a step has no call")? {
+            "offer" => follower.offer(&document(step)?, revision()?, now).to_value(),
+            "offer_dictionary" => {
+                let bytes = crate::run::decode_hex(step["hex"].as_str().ok_or("hex is not a string")?)?;
+                follower.offer_dictionary(&bytes, revision()?, now).to_value()
+            }
+            "disconnected" => json!({"reconnect_at_ms": follower.disconnected(now).to_string()}),
+            "connected" => {
+                follower.connected();
+                json!({"ok": true})
+            }
+            "publish" => match follower.publish(&document(step)?) {
+                Ok(write) => json!({
+                    "expected_revision": write.expected_revision.map(|r| r.to_string()),
+                    "epoch": write.epoch.to_string(),
+                    "document": write.document,
+                }),
+                Err(err) => json!({"error": err.code()}),
+            },
+            "state" => json!({
+                "epoch": follower.router().map(|router| router.epoch().to_string()),
+                "revision": follower.revision().map(|revision| revision.to_string()),
+            }),
+            "stats" => follower.stats().to_value(),
+            other => return Err(format!("unknown follower call {other:?}")),
+        };
+        results.push(result);
+    }
+    Ok(json!({ "results": results }))
 }

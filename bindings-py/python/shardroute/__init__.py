@@ -76,4 +76,35 @@ class SessionConfig(_typing.TypedDict, total=False):
     read_from_replicas: bool
 
 
-__all__ = sorted([*_native.__all__, "DecodedId", "Key", "Location", "Operation", "Redirect", "SessionConfig", "SessionStats", "Topology", "documents"])
+class FollowerConfig(_typing.TypedDict, total=False):
+    """TopologyFollower's settings (follower_defaults() gives every field)."""
+
+    reconnect_first_ms: int
+    reconnect_max_ms: int
+
+
+class FollowerStats(_typing.TypedDict):
+    """What TopologyFollower.stats returns: documents offered, installed, offered again
+    unchanged, sources lost, and refusals by error code."""
+
+    offered: int
+    installed: int
+    unchanged: int
+    disconnects: int
+    refused: _typing.Dict[str, int]
+
+
+class Publish(_typing.TypedDict):
+    """What TopologyFollower.publish returns: the compare-and-swap write. expected_revision
+    is the revision the source must hold (None: the key must not exist yet), epoch the
+    epoch written (the held one + 1), document the canonical JSON text to write."""
+
+    expected_revision: _typing.Optional[int]
+    epoch: int
+    document: str
+
+
+__all__ = sorted([
+    *_native.__all__, "DecodedId", "FollowerConfig", "FollowerStats", "Key", "Location", "Operation", "Publish",
+    "Redirect", "SessionConfig", "SessionStats", "Topology", "documents",
+])

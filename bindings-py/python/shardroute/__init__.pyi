@@ -144,6 +144,51 @@ class SessionConfig(TypedDict, total=False):
     read_from_replicas: bool
 
 def session_defaults() -> SessionConfig: ...
+
+class FollowerConfig(TypedDict, total=False):
+    reconnect_first_ms: int
+    reconnect_max_ms: int
+
+class FollowerStats(TypedDict):
+    offered: int
+    installed: int
+    unchanged: int
+    disconnects: int
+    refused: dict[str, int]
+
+class Publish(TypedDict):
+    expected_revision: int | None
+    epoch: int
+    document: str
+
+def follower_defaults() -> FollowerConfig: ...
+@final
+class Offered:
+    @property
+    def kind(self) -> Literal["installed", "unchanged", "refused"]: ...
+    @property
+    def epoch(self) -> int | None: ...
+    @property
+    def code(self) -> str | None: ...
+    @property
+    def message(self) -> str | None: ...
+
+@final
+class TopologyFollower:
+    def __new__(cls, config: FollowerConfig | None = None) -> TopologyFollower: ...
+    def offer(self, document: str | Topology, revision: int, now_ms: int) -> Offered: ...
+    def offer_dictionary(self, data: bytes | bytearray | memoryview, revision: int, now_ms: int) -> Offered: ...
+    def disconnected(self, now_ms: int) -> int: ...
+    def connected(self) -> None: ...
+    def publish(self, document: str | Topology) -> Publish: ...
+    @property
+    def router(self) -> Router | None: ...
+    @property
+    def revision(self) -> int | None: ...
+    @property
+    def stats(self) -> FollowerStats: ...
+    @property
+    def config(self) -> FollowerConfig: ...
 def parse_address(address: str) -> tuple[str, int]: ...
 @final
 class Command:
@@ -218,6 +263,8 @@ __all__ = [
     "Command",
     "CrossSlotError",
     "DecodedId",
+    "FollowerConfig",
+    "FollowerStats",
     "InvalidArgumentError",
     "InvalidKeyError",
     "InvalidTopologyError",
@@ -226,7 +273,9 @@ __all__ = [
     "Location",
     "Migration",
     "NoNodesError",
+    "Offered",
     "Operation",
+    "Publish",
     "ReadOnlyError",
     "Redirect",
     "Router",
@@ -236,6 +285,7 @@ __all__ = [
     "StaleEpochError",
     "TooManyRedirectsError",
     "Topology",
+    "TopologyFollower",
     "UnavailableError",
     "__version__",
     "apply",
@@ -243,6 +293,7 @@ __all__ = [
     "diff",
     "documents",
     "encode_dictionary",
+    "follower_defaults",
     "hash_key",
     "jump",
     "modulo_moves",

@@ -34,6 +34,7 @@ mod modulo;
 mod multilevel;
 mod redis_cluster;
 mod rendezvous;
+mod session_follower;
 mod session_redis;
 mod ring;
 mod token_ring;
@@ -77,6 +78,7 @@ pub fn all() -> Vec<(String, String)> {
         vshard::file(),
         migration::file(),
         session_redis::file(),
+        session_follower::file(),
     ]
     .iter()
     .map(vector_file::VectorFile::render)

@@ -362,7 +362,14 @@ fn scenarios() -> Vec<Scenario> {
         chain(
             started(USER1, B),
             &[
-                (failed("Error 111 connecting to 127.0.0.1:7001. Connection refused.", &["ConnectionError", "RedisError"], 2), "wait 20"),
+                (
+                    failed(
+                        "Error 111 connecting to 127.0.0.1:7001. Connection refused.",
+                        &["ConnectionError", "RedisError"],
+                        2,
+                    ),
+                    "wait 20",
+                ),
                 (poll(22), "refresh"),
                 (refreshed(three(), 23), "ok"),
                 (poll(23), &format!("send {B}")),
@@ -484,7 +491,11 @@ fn scenarios() -> Vec<Scenario> {
                 (refreshed(three(), 321), "ok"),
                 (poll(321), &format!("send {B}")),
                 (
-                    failed("MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.", &[], 322),
+                    failed(
+                        "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.",
+                        &[],
+                        322,
+                    ),
                     "wait 40",
                 ),
                 (poll(362), &format!("send {B}")),
@@ -628,12 +639,7 @@ fn scenarios() -> Vec<Scenario> {
         ),
     ));
 
-    all.push(Scenario {
-        name: "bad-seeds-and-config",
-        seeds: vec![],
-        config: None,
-        steps: vec![],
-    });
+    all.push(Scenario { name: "bad-seeds-and-config", seeds: vec![], config: None, steps: vec![] });
     all
 }
 
@@ -707,11 +713,13 @@ fn check(scenario: &str, call: &Value, wanted: &str, got: &Value) {
         "error" => got == &json!({"error": rest[0]}),
         "slot" => got["slot"].is_u64(),
         "candidates" => {
-            let addresses: Vec<&str> = got["addresses"].as_array().map_or(vec![], |a| a.iter().filter_map(Value::as_str).collect());
+            let addresses: Vec<&str> =
+                got["addresses"].as_array().map_or(vec![], |a| a.iter().filter_map(Value::as_str).collect());
             addresses.join(",") == rest[0]
         }
         "groups" => {
-            let addresses: Vec<&str> = got["groups"].as_array().map_or(vec![], |g| g.iter().filter_map(|g| g["address"].as_str()).collect());
+            let addresses: Vec<&str> =
+                got["groups"].as_array().map_or(vec![], |g| g.iter().filter_map(|g| g["address"].as_str()).collect());
             addresses.join(",") == rest[0]
         }
         "stats" => rest.iter().all(|pair| {

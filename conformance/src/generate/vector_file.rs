@@ -51,6 +51,12 @@ impl VectorFile {
         Topology::from_value(self.document(id)).expect("an added topology loads")
     }
 
+    /// The file as the runners read it so far: `{"topologies": {id: document}}`.
+    pub(crate) fn to_value(&self) -> Value {
+        let topologies: serde_json::Map<String, Value> = self.topologies.iter().cloned().collect();
+        json!({ "topologies": topologies })
+    }
+
     /// Adds a case named `<file>/<what>`.
     pub(crate) fn case(&mut self, what: &str, mut case: Value) {
         let name = format!("{}/{}", self.name, what);

@@ -131,7 +131,8 @@ mod tests {
         assert_eq!(parsed("[fe80::1%eth0]:7000").unwrap(), ("fe80::1%eth0".into(), 7000));
         assert_eq!(parsed("fe80::1:7000").unwrap(), ("fe80::1".into(), 7000));
         assert_eq!(parsed(":7000").unwrap(), ("".into(), 7000));
-        for bad in ["", "host", "host:", "host:0", "host:65536", "host:+1", "[::1:7000", "::1]:7000", "a b:1", "h\n:1"] {
+        for bad in ["", "host", "host:", "host:0", "host:65536", "host:+1", "[::1:7000", "::1]:7000", "a b:1", "h\n:1"]
+        {
             assert_eq!(Endpoint::parse(bad).unwrap_err().code(), "invalid_argument", "{bad:?}");
         }
         let long = format!("{}:1", "h".repeat(256));

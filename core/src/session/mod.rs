@@ -9,15 +9,19 @@
 //!
 //! * [`redis`]: the Redis Cluster command session (MOVED, ASK, retries, refreshes,
 //!   replica reads, batches), with [`reply`], the one table that says what each error
-//!   means, and [`endpoint`], the one parser of `host:port`.
+//!   means, and [`endpoint`], the one parser of `host:port`;
+//! * [`follower`]: the topology follower (documents from etcd, ZooKeeper or HTTP in, the
+//!   router to use out; refusals counted; reconnect backoff; the publisher's CAS write).
 //!
 //! The models: h11's `Connection` (bytes in, events out), quinn-proto (datagrams and
 //! `now` in, "send this, wake me at T" out), rustls' core against its stream adapters.
 
 pub mod endpoint;
+pub mod follower;
 pub mod redis;
 pub mod reply;
 
 pub use endpoint::Endpoint;
+pub use follower::{Follower, FollowerConfig, FollowerStats, Offered, Publish};
 pub use redis::{defaults, Access, Action, ClusterConfig, ClusterSession, Command, Group, SessionStats, Target};
 pub use reply::{classify, Busy, Demoted, Outcome, Rule, Transport};

@@ -135,10 +135,9 @@ impl ClusterConfig {
         let mut config = ClusterConfig::default();
         for (name, value) in fields {
             let time = || {
-                value
-                    .as_u64()
-                    .filter(|&ms| ms <= 1 << 53)
-                    .ok_or_else(|| Error::argument(format!("config.{name}: expected milliseconds, an integer in 0..=2^53")))
+                value.as_u64().filter(|&ms| ms <= 1 << 53).ok_or_else(|| {
+                    Error::argument(format!("config.{name}: expected milliseconds, an integer in 0..=2^53"))
+                })
             };
             match name.as_str() {
                 "max_redirects" => {
@@ -610,7 +609,10 @@ impl ClusterSession {
                 return self.give_up(
                     command,
                     ErrorKind::Unavailable,
-                    format!("slot {}: no answer within the retry budget of {} ms", command.slot, self.config.retry_budget_ms),
+                    format!(
+                        "slot {}: no answer within the retry budget of {} ms",
+                        command.slot, self.config.retry_budget_ms
+                    ),
                 );
             }
             let until_ms = now_ms.saturating_add(command.next_backoff_ms).min(deadline);

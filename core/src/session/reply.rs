@@ -279,14 +279,29 @@ mod tests {
         assert_eq!(classify("1 :7001", &["MovedError"]), moved);
         assert_eq!(classify("Command # 1 (SET a b) of pipeline caused error: ('1 :7001',)", &["MovedError"]), moved);
         assert!(matches!(classify("2 10.0.0.1:7000", &["AskError", "ResponseError"]), Outcome::Ask(_)));
-        assert_eq!(classify("UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)", &["ResponseError"]),
-            Outcome::Demoted(Demoted::Unblocked));
-        assert_eq!(classify("You can't write against a read only replica.", &["ReadOnlyError", "ResponseError"]),
-            Outcome::Demoted(Demoted::ReadOnly));
-        assert_eq!(classify("Loading the dataset in memory", &["BusyLoadingError", "ConnectionError"]), Outcome::Busy(Busy::Loading));
-        assert_eq!(classify("Error 111 connecting to 127.0.0.1:7000. Connection refused.", &["ConnectionError", "RedisError"]),
-            Outcome::Transport(Transport::Reset));
-        assert_eq!(classify("connect ECONNREFUSED 127.0.0.1:7000", &["ECONNREFUSED", "Error"]), Outcome::Transport(Transport::Refused));
+        assert_eq!(
+            classify(
+                "UNBLOCKED force unblock from blocking operation, instance state changed (master -> replica?)",
+                &["ResponseError"]
+            ),
+            Outcome::Demoted(Demoted::Unblocked)
+        );
+        assert_eq!(
+            classify("You can't write against a read only replica.", &["ReadOnlyError", "ResponseError"]),
+            Outcome::Demoted(Demoted::ReadOnly)
+        );
+        assert_eq!(
+            classify("Loading the dataset in memory", &["BusyLoadingError", "ConnectionError"]),
+            Outcome::Busy(Busy::Loading)
+        );
+        assert_eq!(
+            classify("Error 111 connecting to 127.0.0.1:7000. Connection refused.", &["ConnectionError", "RedisError"]),
+            Outcome::Transport(Transport::Reset)
+        );
+        assert_eq!(
+            classify("connect ECONNREFUSED 127.0.0.1:7000", &["ECONNREFUSED", "Error"]),
+            Outcome::Transport(Transport::Refused)
+        );
         assert_eq!(classify("Command timed out", &["TimeoutError"]), Outcome::Transport(Transport::Timeout));
         assert_eq!(classify("Command timed out", &["Error"]), Outcome::Transport(Transport::Timeout));
         assert_eq!(classify("Connection is closed.", &["Error"]), Outcome::Transport(Transport::Reset));

@@ -22,6 +22,7 @@ mod hashing;
 mod json;
 mod key;
 mod migration;
+mod migration_session;
 mod operations;
 mod placement_names;
 mod redirect;
@@ -67,6 +68,7 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(session::session_defaults, module)?)?;
     module.add_function(wrap_pyfunction!(session::parse_address, module)?)?;
     module.add_class::<follower::TopologyFollower>()?;
+    module.add_class::<migration_session::MigrationSession>()?;
     module.add_class::<follower::Offered>()?;
     module.add_function(wrap_pyfunction!(follower::follower_defaults, module)?)?;
     errors::register(module)?;

@@ -23,7 +23,7 @@ use crate::router::{router_arg, with_all_keys, Router};
 /// InvalidArgumentError when before or after is not a Router.
 #[pyclass(module = "shardroute", frozen)]
 pub struct Migration {
-    inner: sr::migration::Migration,
+    pub(crate) inner: sr::migration::Migration,
     /// The Routers the `before` and `after` properties give: those passed in, or for
     /// `of_dictionary` the two sides of the dictionary, wrapped once.
     before: Py<Router>,

@@ -144,6 +144,43 @@ def run_follower(file: Dict[str, Any], case: Dict[str, Any]) -> Dict[str, Any]:
     return {"results": [follower_step(file, follower, step) for step in case["steps"]]}
 
 
+def migration_step(session: shardroute.MigrationSession, step: Dict[str, Any]) -> Any:
+    """One step of a migration session scenario."""
+    call = step["call"]
+    try:
+        if call == "fence_epoch":
+            return {"epoch": str(session.fence_epoch)}
+        if call == "read_plan":
+            return {"nodes": session.read_plan(vector_key(step["key"]), step["moved"])}
+        if call == "write_plan":
+            node, epoch = session.write_plan(vector_key(step["key"]))
+            return {"node": node, "fence_epoch": str(epoch)}
+        if call == "lazy_steps":
+            steps = session.lazy_steps(vector_key(step["key"]))
+            return {"steps": None if steps is None else {**steps, "fence_epoch": str(steps["fence_epoch"])}}
+        if call == "copy_batch":
+            batch = session.copy_batch(step["cursor"], step["max"])
+            return {"units": [list(unit) for unit in batch["units"]], "next": batch["next"]}
+        if call == "fenced":
+            return {session.fenced(int(step["min_epoch"])): {}}
+    except shardroute.ShardrouteError as err:
+        return {"error": err.code}
+    raise MalformedVector(f"unknown migration session call {call!r}")
+
+
+def run_migration_session(file: Dict[str, Any], case: Dict[str, Any]) -> Dict[str, Any]:
+    try:
+        if "dictionary" in case:
+            migration = shardroute.Migration.of_dictionary(shardroute.Router(file["topologies"][case["dictionary"]]))
+        else:
+            before, after = (shardroute.Router(file["topologies"][case[side]]) for side in ("before", "after"))
+            migration = shardroute.Migration(before, after)
+        session = shardroute.MigrationSession(migration, case["mode"])
+    except shardroute.ShardrouteError as err:
+        return {"error": err.code}
+    return {"results": [migration_step(session, step) for step in case["steps"]]}
+
+
 def run_case(file: Dict[str, Any], routers: Dict[str, Any], case: Dict[str, Any]) -> Dict[str, Any]:
     """Runs one case; returns the result or `{"error": code}` to compare with `expect`."""
 
@@ -170,6 +207,8 @@ def run_case(file: Dict[str, Any], routers: Dict[str, Any], case: Dict[str, Any]
         return run_session(case)
     if op == "topology_follower":
         return run_follower(file, case)
+    if op == "migration_session":
+        return run_migration_session(file, case)
     try:
         if op == "load":
             if "topology_json" in case:

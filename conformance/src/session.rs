@@ -4,7 +4,11 @@
 //! is made here: the session makes them all.
 
 use serde_json::{json, Value};
-use shardroute::session::{Access, ClusterConfig, ClusterSession, Command, Follower, FollowerConfig, Transport};
+use shardroute::migration::Migration;
+use shardroute::session::{
+    Access, ClusterConfig, ClusterSession, Command, Fenced, Follower, FollowerConfig, MigrationSession, Mode, Transport,
+};
+use shardroute::Router;
 
 use crate::run::{to_key, OwnedKey};
 
@@ -159,6 +163,83 @@ pub fn topology_follower(file: &Value, case: &Value) -> Result<Value, String> {
             }),
             "stats" => follower.stats().to_value(),
             other => return Err(format!("unknown follower call {other:?}")),
+        };
+        results.push(result);
+    }
+    Ok(json!({ "results": results }))
+}
+
+/// The `results` of a `migration_session` case (conformance/README.md, "Session
+/// scenarios"); `Err` for a malformed vector.
+pub fn migration_session(file: &Value, case: &Value) -> Result<Value, String> {
+    let router = |id: &Value| -> Result<Result<Router, shardroute::Error>, String> {
+        let id = id.as_str().ok_or("a topology id is not a string")?;
+        let doc = file["topologies"].get(id).ok_or_else(|| format!("unknown topology {id:?}"))?;
+        Ok(Router::from_value(doc))
+    };
+    let built = match (case.get("before"), case.get("after"), case.get("dictionary")) {
+        (Some(before), Some(after), None) => {
+            let (before, after) = (router(before)?, router(after)?);
+            before.and_then(|before| after.and_then(|after| Migration::new(before, after)))
+        }
+        (None, None, Some(dictionary)) => router(dictionary)?.and_then(|router| Migration::of_dictionary(&router)),
+        _ => return Err("a migration_session case names before and after, or dictionary".into()),
+    };
+    let mode = Mode::from_name(case["mode"].as_str().ok_or("mode is not a string")?);
+    let session = match built.and_then(|migration| mode.map(|mode| MigrationSession::new(migration, mode))) {
+        Ok(session) => session,
+        Err(err) => return Ok(json!({"error": err.code()})),
+    };
+    let mut results = Vec::new();
+    for step in case["steps"].as_array().ok_or("steps is not an array")? {
+        let key = || to_key(&step["key"]);
+        let result = match step["call"].as_str().ok_or("a step has no call")? {
+            "fence_epoch" => json!({"epoch": session.fence_epoch().to_string()}),
+            "read_plan" => {
+                let moved = step["moved"].as_bool().ok_or("moved is not a boolean")?;
+                match key()?.and_then(|key| session.read_plan(key.as_key(), moved).map(|nodes| json!({"nodes": nodes})))
+                {
+                    Ok(found) => found,
+                    Err(err) => json!({"error": err.code()}),
+                }
+            }
+            "write_plan" => match key()?.and_then(|key| {
+                session
+                    .write_plan(key.as_key())
+                    .map(|plan| json!({"node": plan.node, "fence_epoch": plan.fence_epoch.to_string()}))
+            }) {
+                Ok(found) => found,
+                Err(err) => json!({"error": err.code()}),
+            },
+            "lazy_steps" => match key()?.and_then(|key| {
+                session.lazy_steps(key.as_key()).map(|steps| {
+                    json!({"steps": steps.map(|s| json!({"read_from": s.read_from, "write_to": s.write_to,
+                        "retire_from": s.retire_from, "fence_epoch": s.fence_epoch.to_string()}))})
+                })
+            }) {
+                Ok(found) => found,
+                Err(err) => json!({"error": err.code()}),
+            },
+            "copy_batch" => {
+                let number =
+                    |name: &str| step[name].as_u64().and_then(|n| u32::try_from(n).ok()).ok_or(format!("bad {name}"));
+                match session.copy_batch(number("cursor")?, number("max")?) {
+                    Ok(batch) => json!({
+                        "units": batch.units.iter().map(|u| json!([u.shard, u.from, u.to])).collect::<Vec<_>>(),
+                        "next": batch.next,
+                    }),
+                    Err(err) => json!({"error": err.code()}),
+                }
+            }
+            "fenced" => {
+                let epoch =
+                    step["min_epoch"].as_str().and_then(|text| text.parse::<u64>().ok()).ok_or("bad min_epoch")?;
+                match session.fenced(epoch) {
+                    Ok(Fenced::Refresh) => json!({"refresh": {}}),
+                    Err(err) => json!({"error": err.code()}),
+                }
+            }
+            other => return Err(format!("unknown migration session call {other:?}")),
         };
         results.push(result);
     }

@@ -104,7 +104,25 @@ class Publish(_typing.TypedDict):
     document: str
 
 
+class LazySteps(_typing.TypedDict):
+    """What MigrationSession.lazy_steps returns: read the key from read_from, write it to
+    write_to under fence_epoch, then delete it from retire_from and mark it moved."""
+
+    read_from: str
+    write_to: str
+    retire_from: str
+    fence_epoch: int
+
+
+class CopyBatch(_typing.TypedDict):
+    """What MigrationSession.copy_batch returns: the units (shard, from, to) to copy now,
+    and the cursor to store once they are copied (None: the copy is complete)."""
+
+    units: _typing.List[_typing.Tuple[int, str, str]]
+    next: _typing.Optional[int]
+
+
 __all__ = sorted([
-    *_native.__all__, "DecodedId", "FollowerConfig", "FollowerStats", "Key", "Location", "Operation", "Publish",
+    *_native.__all__, "CopyBatch", "DecodedId", "FollowerConfig", "LazySteps", "FollowerStats", "Key", "Location", "Operation", "Publish",
     "Redirect", "SessionConfig", "SessionStats", "Topology", "documents",
 ])

@@ -162,6 +162,27 @@ class Publish(TypedDict):
     document: str
 
 def follower_defaults() -> FollowerConfig: ...
+
+class LazySteps(TypedDict):
+    read_from: str
+    write_to: str
+    retire_from: str
+    fence_epoch: int
+
+class CopyBatch(TypedDict):
+    units: list[tuple[int, str, str]]
+    next: int | None
+
+@final
+class MigrationSession:
+    def __new__(cls, migration: Migration, mode: Literal["background", "lazy"]) -> MigrationSession: ...
+    @property
+    def fence_epoch(self) -> int: ...
+    def read_plan(self, key: Key, moved: bool = False) -> list[str]: ...
+    def write_plan(self, key: Key) -> tuple[str, int]: ...
+    def lazy_steps(self, key: Key) -> LazySteps | None: ...
+    def copy_batch(self, cursor: int, max: int) -> CopyBatch: ...
+    def fenced(self, min_epoch: int) -> Literal["refresh"]: ...
 @final
 class Offered:
     @property
@@ -271,7 +292,10 @@ __all__ = [
     "Key",
     "LimitExceededError",
     "Location",
+    "CopyBatch",
+    "LazySteps",
     "Migration",
+    "MigrationSession",
     "NoNodesError",
     "Offered",
     "Operation",

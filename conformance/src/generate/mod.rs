@@ -35,6 +35,7 @@ mod multilevel;
 mod redis_cluster;
 mod rendezvous;
 mod session_follower;
+mod session_migration;
 mod session_redis;
 mod ring;
 mod token_ring;
@@ -79,6 +80,7 @@ pub fn all() -> Vec<(String, String)> {
         migration::file(),
         session_redis::file(),
         session_follower::file(),
+        session_migration::file(),
     ]
     .iter()
     .map(vector_file::VectorFile::render)

@@ -11,17 +11,21 @@
 //!   replica reads, batches), with [`reply`], the one table that says what each error
 //!   means, and [`endpoint`], the one parser of `host:port`;
 //! * [`follower`]: the topology follower (documents from etcd, ZooKeeper or HTTP in, the
-//!   router to use out; refusals counted; reconnect backoff; the publisher's CAS write).
+//!   router to use out; refusals counted; reconnect backoff; the publisher's CAS write);
+//! * [`migration`]: the migration session (read and write plans under the fence epoch,
+//!   the lazy move of a key, the background copy's resumable cursor, fence refusals).
 //!
 //! The models: h11's `Connection` (bytes in, events out), quinn-proto (datagrams and
 //! `now` in, "send this, wake me at T" out), rustls' core against its stream adapters.
 
 pub mod endpoint;
 pub mod follower;
+pub mod migration;
 pub mod redis;
 pub mod reply;
 
 pub use endpoint::Endpoint;
 pub use follower::{Follower, FollowerConfig, FollowerStats, Offered, Publish};
+pub use migration::{CopyBatch, Fenced, LazySteps, MigrationSession, Mode, WritePlan};
 pub use redis::{defaults, Access, Action, ClusterConfig, ClusterSession, Command, Group, SessionStats, Target};
 pub use reply::{classify, Busy, Demoted, Outcome, Rule, Transport};

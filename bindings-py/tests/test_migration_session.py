@@ -1,0 +1,46 @@
+"""MigrationSession from Python: the arguments it refuses and the types it returns. Its
+behaviour is the conformance scenarios' (conformance/vectors/session_migration.json)."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import pytest
+
+from shardroute import Migration, MigrationSession, Router, ShardrouteError, Topology
+
+
+def shards(n: int, epoch: int) -> Topology:
+    return {"format": "shardroute/1", "epoch": epoch, "hashing": {"integers": "identity"},
+            "nodes": [{"id": f"shard_{i}"} for i in range(1, n + 1)], "strategy": {"type": "modulo", "one_based": True}}
+
+
+def test_the_seeds_5_to_10_lazily() -> None:
+    session = MigrationSession(Migration(Router(shards(5, 1)), Router(shards(10, 2))), "lazy")
+    assert session.fence_epoch == 2
+    assert session.read_plan(7) == ["shard_7", "shard_2"]
+    assert session.read_plan(7, moved=True) == ["shard_7"]
+    assert session.write_plan(7) == ("shard_7", 2)
+    assert session.lazy_steps(7) == {"read_from": "shard_2", "write_to": "shard_7", "retire_from": "shard_2", "fence_epoch": 2}
+    assert session.lazy_steps(12) is None
+    assert session.fenced(3) == "refresh"
+
+
+def test_bad_arguments() -> None:
+    migration = Migration(Router(shards(5, 1)), Router(shards(10, 2)))
+    session = MigrationSession(migration, "lazy")
+    cases: list[tuple[Callable[[], object], str]] = [
+        (lambda: MigrationSession(migration, "eager"), "invalid_argument"),  # type: ignore[arg-type]
+        (lambda: MigrationSession(Router(shards(5, 1)), "lazy"), "invalid_argument"),  # type: ignore[arg-type]
+        (lambda: MigrationSession(migration, 1), "invalid_argument"),  # type: ignore[arg-type]
+        (lambda: session.copy_batch(0, 10), "invalid_argument"),
+        (lambda: session.copy_batch(-1, 10), "invalid_argument"),
+        (lambda: session.fenced(2), "invalid_argument"),
+        (lambda: session.fenced(-1), "invalid_argument"),
+        (lambda: session.read_plan(-1), "invalid_key"),
+        (lambda: session.lazy_steps("\ud800"), "invalid_key"),
+    ]
+    for call, code in cases:
+        with pytest.raises(ShardrouteError) as raised:
+            call()
+        assert raised.value.code == code, raised.value.message

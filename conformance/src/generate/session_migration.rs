@@ -1,0 +1,128 @@
+//! `session_migration.json`: scenarios of the migration session, seed 002's two ways of
+//! moving data: the seed's messages table grown from 5 to 10 shards (`id % n ?: n`)
+//! moved lazily, and a vbucket dictionary in motion copied in the background from a
+//! stored cursor. Each step's answer is the core's; the generator refuses to write the
+//! file unless every answer is also what the scenario states by hand below.
+
+use serde_json::{json, Value};
+
+use super::keys::u64_key;
+use super::vector_file::VectorFile;
+use crate::documents::{doc, Document};
+
+fn step(call: &str, fields: Value) -> Value {
+    let mut step = fields;
+    step["call"] = json!(call);
+    step
+}
+
+/// Panics unless `got` is `wanted`, a JSON literal written by hand.
+fn check(scenario: &str, call: &Value, wanted: &Value, got: &Value) {
+    assert_eq!(got, wanted, "{scenario}: {call} answered {got}, the scenario says {wanted}");
+}
+
+/// A scenario: its name, the case's migration fields, its steps with their answers.
+type Scenario<'a> = (&'a str, Value, Vec<(Value, Value)>);
+
+pub(crate) fn file() -> VectorFile {
+    let mut file = VectorFile::new(
+        "session_migration",
+        "Scenarios of the migration session (seed 002): the read plan (new owner, then old until moved), the write plan under the fence epoch, the lazy move of a key, the background copy's resumable cursor over moving units, and what a fence refusal means; for the seed's 5 -> 10 messages shards (lazy) and a vbucket dictionary in motion (background).",
+        "generator; the answers are also written by hand in conformance/src/generate/session_migration.rs and checked before writing; the 5 -> 10 layout is seed 002's `id % n ?: n`",
+    );
+    let shards = |n: u32, epoch: u64| {
+        let nodes: Vec<Value> = (1..=n).map(|i| json!({"id": format!("shard_{i}")})).collect();
+        doc(Value::Array(nodes), json!({"type": "modulo", "one_based": true}))
+            .hashing(json!({"integers": "identity"}))
+            .epoch(epoch)
+    };
+    file.topology("five", shards(5, 4));
+    file.topology("ten", shards(10, 5));
+    let nodes: Vec<Value> = ["a", "b", "c"].iter().map(|id| json!({"id": id})).collect();
+    let moving = doc(
+        Value::Array(nodes),
+        json!({"type": "vbucket", "vbuckets": 8,
+               "map": [["a"], ["a"], ["b"], ["b"], ["c"], ["c"], ["a"], ["b"]],
+               "forward_map": [["a"], ["c"], ["b"], ["a"], ["c"], ["b"], ["c"], ["b"]]}),
+    )
+    .epoch(9);
+    file.topology("moving", moving);
+
+    let user = |id: u64| u64_key(id);
+    let scenarios: Vec<Scenario<'_>> = vec![
+        (
+            "lazy-5-to-10",
+            json!({"before": "five", "after": "ten", "mode": "lazy"}),
+            vec![
+                (step("fence_epoch", json!({})), json!({"epoch": "5"})),
+                // User 7: shard 2 of 5, shard 7 of 10.
+                (step("read_plan", json!({"key": user(7), "moved": false})), json!({"nodes": ["shard_7", "shard_2"]})),
+                (step("read_plan", json!({"key": user(7), "moved": true})), json!({"nodes": ["shard_7"]})),
+                (step("write_plan", json!({"key": user(7)})), json!({"node": "shard_7", "fence_epoch": "5"})),
+                (
+                    step("lazy_steps", json!({"key": user(7)})),
+                    json!({"steps": {"read_from": "shard_2", "write_to": "shard_7", "retire_from": "shard_2", "fence_epoch": "5"}}),
+                ),
+                // User 12 stays on shard 2; user 10 goes from shard 5 (0 -> n) to shard 10.
+                (step("read_plan", json!({"key": user(12), "moved": false})), json!({"nodes": ["shard_2"]})),
+                (step("lazy_steps", json!({"key": user(12)})), json!({"steps": null})),
+                (
+                    step("lazy_steps", json!({"key": user(10)})),
+                    json!({"steps": {"read_from": "shard_5", "write_to": "shard_10", "retire_from": "shard_5", "fence_epoch": "5"}}),
+                ),
+                // A lazy migration copies no units; modulo shards are not fixed units anyway.
+                (step("copy_batch", json!({"cursor": 0, "max": 10})), json!({"error": "invalid_argument"})),
+                // A shard fenced at epoch 6: the topology moved on past this migration.
+                (step("fenced", json!({"min_epoch": "6"})), json!({"refresh": {}})),
+                (step("fenced", json!({"min_epoch": "5"})), json!({"error": "invalid_argument"})),
+                (step("read_plan", json!({"key": {"u64": "-1"}, "moved": false})), json!({"error": "invalid_key"})),
+            ],
+        ),
+        (
+            "background-vbucket-copy-resumes-from-its-cursor",
+            json!({"dictionary": "moving", "mode": "background"}),
+            vec![
+                (step("fence_epoch", json!({})), json!({"epoch": "10"})),
+                // Moving vbuckets: 1 a->c, 3 b->a, 5 c->b, 6 a->c.
+                (
+                    step("copy_batch", json!({"cursor": 0, "max": 3})),
+                    json!({"units": [[1, "a", "c"], [3, "b", "a"], [5, "c", "b"]], "next": 3}),
+                ),
+                // A copy job that crashed after storing cursor 3 resumes there.
+                (step("copy_batch", json!({"cursor": 3, "max": 3})), json!({"units": [[6, "a", "c"]], "next": null})),
+                (step("copy_batch", json!({"cursor": 4, "max": 3})), json!({"units": [], "next": null})),
+                (step("copy_batch", json!({"cursor": 5, "max": 3})), json!({"error": "invalid_argument"})),
+                (step("copy_batch", json!({"cursor": 0, "max": 0})), json!({"error": "invalid_argument"})),
+                (step("lazy_steps", json!({"key": user(1)})), json!({"error": "invalid_argument"})),
+                (step("fenced", json!({"min_epoch": "11"})), json!({"refresh": {}})),
+            ],
+        ),
+        ("a-migration-goes-forward", json!({"before": "ten", "after": "five", "mode": "lazy"}), vec![]),
+        ("an-unknown-mode", json!({"before": "five", "after": "ten", "mode": "eager"}), vec![]),
+        ("a-settled-dictionary-has-nothing-to-move", json!({"dictionary": "ten", "mode": "background"}), vec![]),
+    ];
+    let refused = [
+        ("a-migration-goes-forward", "stale_epoch"),
+        ("an-unknown-mode", "invalid_argument"),
+        ("a-settled-dictionary-has-nothing-to-move", "invalid_argument"),
+    ];
+    for (name, fields, steps) in scenarios {
+        let mut case = fields;
+        case["op"] = json!("migration_session");
+        case["steps"] = Value::Array(steps.iter().map(|(call, _)| call.clone()).collect());
+        let expect =
+            crate::session::migration_session(&file.to_value(), &case).unwrap_or_else(|err| panic!("{name}: {err}"));
+        if let Some((_, code)) = refused.iter().find(|(refused, _)| *refused == name) {
+            assert_eq!(expect, json!({"error": code}), "{name}");
+        } else {
+            let results = expect["results"].as_array().cloned().unwrap_or_default();
+            assert_eq!(results.len(), steps.len(), "{name}: {expect}");
+            for ((call, wanted), got) in steps.iter().zip(&results) {
+                check(name, call, wanted, got);
+            }
+        }
+        case["expect"] = expect;
+        file.case(name, case);
+    }
+    file
+}

@@ -747,6 +747,142 @@ export declare class ClusterSession {
 export declare function sessionDefaults(): Required<SessionConfig>;
 
 /**
+ * A source's revision of the value a `TopologyFollower` is offered (etcd's
+ * `mod_revision`, ZooKeeper's `mzxid`, a counter for HTTP): a safe non-negative integer
+ * `number`, or a `bigint` in `0n..2n ** 64n`.
+ */
+export type Revision = number | bigint;
+
+/**
+ * A `TopologyFollower`'s settings, the core's names (`followerDefaults()` gives every
+ * field); a config passes only those to change. Milliseconds, integers up to 2^53.
+ */
+export interface FollowerConfig {
+  /** The first wait before reconnecting to a lost source (at least 1). */
+  reconnect_first_ms?: number;
+  /** The longest wait before reconnecting (each doubles up to it; at least `reconnect_first_ms`). */
+  reconnect_max_ms?: number;
+}
+
+/** What a `TopologyFollower` has seen (`stats`): the core's counters, each `u64` a `bigint`. */
+export interface FollowerStats {
+  /** Documents offered (`offer`, `offerDictionary`). */
+  offered: bigint;
+  /** Documents installed. */
+  installed: bigint;
+  /** The held document offered again. */
+  unchanged: bigint;
+  /** Sources lost (`disconnected`). */
+  disconnects: bigint;
+  /** Refusals by error code (`invalid_topology`, `stale_epoch`, `limit_exceeded`, `no_nodes`, ...). */
+  refused: Record<string, bigint>;
+}
+
+/** A publisher's compare-and-swap write (`TopologyFollower.publish`). */
+export interface Publish {
+  /** The revision the write expects the source to hold: the follower's; `null` to create the value (none held). */
+  expected_revision: bigint | null;
+  /** The epoch written: the held epoch + 1 (the document's own when none is held). */
+  epoch: bigint;
+  /** The document to write, in its canonical JSON form (as `Router.toJson` writes it). */
+  document: string;
+}
+
+/**
+ * What became of a document offered to a `TopologyFollower` (`offer`,
+ * `offerDictionary`): `installed` (it is the follower's router now, of `epoch`);
+ * `unchanged` (the held document again); `refused` (the follower keeps the router it had;
+ * `code` and `message` say why, `error()` makes the error). Fields that do not apply to
+ * `kind` are `null`.
+ */
+export declare class Offered {
+  private constructor();
+  readonly kind: 'installed' | 'unchanged' | 'refused';
+  /** installed: the new router's epoch (a u64). */
+  readonly epoch: bigint | null;
+  /**
+   * refused: the error's code: the document's (`'invalid_topology'`, `'limit_exceeded'`,
+   * `'no_nodes'`), or `'stale_epoch'` for a lower epoch, the same epoch with other content,
+   * or a revision older than the installed document's.
+   */
+  readonly code: string | null;
+  /** refused: the error's message. */
+  readonly message: string | null;
+  /** The `ShardrouteError` of a refusal, to throw or to log; `null` for other kinds. */
+  error(): ShardrouteError | null;
+}
+
+/**
+ * Follows a topology from a source (etcd, ZooKeeper, an HTTP endpoint), without I/O
+ * (sans-IO): the shell watches its source and hands the follower every value it sees,
+ * with the source's revision and the time. The follower installs a document of a newer
+ * epoch, refuses (and counts) one it must not install (an invalid document, a lower
+ * epoch, an older revision) while keeping the last good router, says when to reconnect
+ * after the source is lost (the wait doubles up to `reconnect_max_ms`), and builds a
+ * publisher's compare-and-swap write. Every decision is the Rust core's, the same in every
+ * language (`conformance/vectors/session_follower.json`).
+ */
+export declare class TopologyFollower {
+  /**
+   * A follower holding no router yet. `config` gives the fields of `followerDefaults()` to
+   * change (omitted or `null`: the defaults).
+   *
+   * @throws {ShardrouteError} `invalid_argument` for an unknown config field or a value
+   *   out of range.
+   */
+  constructor(config?: FollowerConfig | null);
+  /**
+   * A document (JSON text, or an object as `new Router` takes it) from the source at
+   * `revision`, seen at `nowMs`. A document the follower refuses is a result (`kind`
+   * `'refused'`), not a throw.
+   *
+   * @throws {ShardrouteError} `invalid_topology` for a document that is neither text nor
+   *   an object, or an object JSON cannot hold (a NaN, a function, a cycle; as for `new
+   *   Router`); `invalid_argument` for a bad revision or time.
+   */
+  offer(document: string | Topology, revision: Revision, nowMs: Milliseconds): Offered;
+  /**
+   * A binary dictionary (as `encodeDictionary` writes it) from the source at `revision`,
+   * seen at `nowMs`; damaged bytes are a refusal (`invalid_topology`).
+   *
+   * @throws {ShardrouteError} `invalid_argument` for bytes that are not a readable
+   *   `Uint8Array`, a bad revision or time.
+   */
+  offerDictionary(bytes: Uint8Array, revision: Revision, nowMs: Milliseconds): Offered;
+  /**
+   * The source was lost at `nowMs`: when to reconnect, on the same clock (a u64). Each
+   * loss waits twice the last, up to `reconnect_max_ms`, until `connected`.
+   *
+   * @throws {ShardrouteError} `invalid_argument` for a bad time.
+   */
+  disconnected(nowMs: Milliseconds): bigint;
+  /** The source answers again: the next loss waits `reconnect_first_ms`. */
+  connected(): void;
+  /**
+   * The compare-and-swap write of `document` (text or an object): what a publisher
+   * writes, expecting the source to hold the follower's revision.
+   *
+   * @throws {ShardrouteError} the document's errors as for `new Router` (`invalid_topology`,
+   *   `limit_exceeded`, `no_nodes`); `stale_epoch` unless its epoch is the held one + 1.
+   */
+  publish(document: string | Topology): Publish;
+  /** The router installed last (a new `Router` each time), or `null` before the first. */
+  get router(): Router | null;
+  /** The source revision of the document installed last, or `null` before the first. */
+  get revision(): bigint | null;
+  /** The counters (a new object each time). */
+  get stats(): FollowerStats;
+  /** The settings in force: every field of `followerDefaults()`. */
+  get config(): Required<FollowerConfig>;
+}
+
+/**
+ * The follower's defaults, the Rust core's constants: `{ reconnect_first_ms: 100,
+ * reconnect_max_ms: 5000 }` (a new object each time).
+ */
+export declare function followerDefaults(): Required<FollowerConfig>;
+
+/**
  * The error every failed call throws. `code` is stable across versions and languages:
  * `'invalid_topology'`, `'invalid_key'`, `'no_nodes'`, `'limit_exceeded'`,
  * `'invalid_argument'`, `'stale_epoch'`, `'read_only'`, `'cross_slot'`, and from a

@@ -24,6 +24,22 @@ fn argument(message: impl Into<String>) -> sr::Error {
 /// `invalid_argument` for anything else: `"nowMs must be milliseconds, a safe non-negative
 /// integer or a bigint in 0n..=18446744073709551615n, got the number 1.5"`.
 pub fn milliseconds(what: &str, value: JsType<'_>, bigint: impl FnOnce() -> Result<u64, bool>) -> sr::Result<u64> {
+    unsigned(what, "milliseconds", value, bigint)
+}
+
+/// A `u64` argument (a time, a follower's source revision), read as [`milliseconds`]
+/// reads a time: a safe non-negative integer `number`, or a `bigint` in `0n..2n ** 64n`.
+///
+/// # Errors
+/// `invalid_argument` for anything else, saying that `what` must be `unit` (`"revision
+/// must be a u64, a safe non-negative integer or a bigint in 0n..=18446744073709551615n,
+/// got a negative bigint"`).
+pub fn unsigned(
+    what: &str,
+    unit: &str,
+    value: JsType<'_>,
+    bigint: impl FnOnce() -> Result<u64, bool>,
+) -> sr::Result<u64> {
     let got = match value {
         JsType::Number(number) => match sr::key::u64_from_js_number(number) {
             Ok(ms) => return Ok(ms),
@@ -37,7 +53,7 @@ pub fn milliseconds(what: &str, value: JsType<'_>, bigint: impl FnOnce() -> Resu
         other => other.to_string(),
     };
     Err(argument(format!(
-        "{what} must be milliseconds, a safe non-negative integer or a bigint in 0n..=18446744073709551615n, got {got}"
+        "{what} must be {unit}, a safe non-negative integer or a bigint in 0n..=18446744073709551615n, got {got}"
     )))
 }
 
@@ -65,7 +81,13 @@ pub fn unreadable_element(what: &str, index: usize) -> sr::Error {
 /// The `invalid_argument` error of the session when a call is made on it while another
 /// runs (neither package lets JavaScript run then: not reached).
 pub fn busy() -> sr::Error {
-    argument("the ClusterSession is in use by another call")
+    in_use("ClusterSession")
+}
+
+/// The `invalid_argument` error of an object of `class` (`ClusterSession`,
+/// `TopologyFollower`) called while another call on it runs ([`busy`]).
+pub fn in_use(class: &str) -> sr::Error {
+    argument(format!("the {class} is in use by another call"))
 }
 
 /// JSON text of JavaScript data (`config`, `reply`: written by `documentToJson` in

@@ -1,9 +1,9 @@
 // The JavaScript both npm packages run: the error class, the session's Action, the
-// serialization of document objects, the packing of string batches and the unpacking of
-// node groups. An installed package cannot reach a sibling directory, so each package's
-// build.sh copies this file into the package: bindings-node as CommonJS (shared.js, for
-// index.js), bindings-wasm next to the snippet its glue loads (pkg/*/snippets/*/js/
-// shared.mjs, for js/support.mjs).
+// follower's Offered, the serialization of document objects, the packing of string
+// batches and the unpacking of node groups. An installed package cannot reach a sibling
+// directory, so each package's build.sh copies this file into the package: bindings-node
+// as CommonJS (shared.js, for index.js), bindings-wasm next to the snippet its glue loads
+// (pkg/*/snippets/*/js/shared.mjs, for js/support.mjs).
 //
 // Plain declarations only, each public one starting its line with `export class`,
 // `export function` or `export const`, and no imports: bindings-node/build.sh makes the
@@ -63,6 +63,30 @@ export class Action {
   }
 
   /** The ShardrouteError of a 'fail' action, to throw or to chain; null for other kinds. */
+  error() {
+    return this.code === null ? null : new ShardrouteError(this.code, this.message);
+  }
+}
+
+/**
+ * What became of a document offered to a TopologyFollower: the core's outcome
+ * (`session::follower::Offered`), made by the package from the fields the native side
+ * gives (`FlatOffered` in bindings-js/follower.rs, in this constructor's order). Every
+ * field is an own property; those that do not apply to `kind` are `null`.
+ */
+export class Offered {
+  constructor(kind, epoch, code, message) {
+    /** 'installed', 'unchanged' or 'refused'. */
+    this.kind = kind;
+    /** installed: the new router's epoch, a bigint (a u64). */
+    this.epoch = epoch ?? null;
+    /** refused: the error's code ('invalid_topology', 'stale_epoch', ...). */
+    this.code = code ?? null;
+    /** refused: the error's message. */
+    this.message = message ?? null;
+  }
+
+  /** The ShardrouteError of a refusal, to throw or to log; null for other kinds. */
   error() {
     return this.code === null ? null : new ShardrouteError(this.code, this.message);
   }

@@ -1,8 +1,8 @@
 'use strict';
 // shardroute for Node.js: the public module over the native addon (shardroute.node,
 // built from src/ by build.sh). Everything here is conversion: object documents become
-// JSON text, a session's actions become Actions, and errors the addon throws with a
-// shardroute code become ShardrouteError.
+// JSON text, a session's actions become Actions, a follower's outcomes become Offereds,
+// and errors the addon throws with a shardroute code become ShardrouteError.
 // Every routing and hashing decision is made by the Rust core. What this file shares with
 // the WASM package (the error class, document serialization, string packing) is
 // shared.js, copied by build.sh from bindings-js/shared.mjs.
@@ -20,7 +20,7 @@ function load(file) {
 }
 
 const addon = load('./shardroute.node');
-const { Action, ShardrouteError, documentToJson, groupsOf, nodesOf, packStrings } = load('./shared.js');
+const { Action, Offered, ShardrouteError, documentToJson, groupsOf, nodesOf, packStrings } = load('./shared.js');
 
 /** The codes of shardroute's errors, from the core (`ErrorKind::ALL`). */
 const ERROR_CODES = new Set(addon.errorCodes());
@@ -355,7 +355,60 @@ class ClusterSession {
   }
 }
 
+/** The package's Offered of the fields a native follower call returns (bindings-js/follower.rs's FlatOffered). */
+function offeredOf(fields) {
+  return new Offered(...fields);
+}
+
+/**
+ * Follows a topology from a source (etcd, ZooKeeper, an HTTP endpoint), without I/O: the
+ * core's follower, over the native one. index.d.ts documents the methods.
+ */
+class TopologyFollower {
+  #inner;
+
+  static {
+    // One arrow per method, as for Router. Object documents become JSON text here, as for
+    // `new Router`; the native follower reads the text, the revision and the time.
+    defineMethods(this, {
+      offer: (follower, document, revision, nowMs) =>
+        offeredOf(follower.#inner.offer(documentText(document, 'document'), revision, nowMs)),
+      offerDictionary: (follower, bytes, revision, nowMs) => offeredOf(follower.#inner.offerDictionary(bytes, revision, nowMs)),
+      disconnected: (follower, nowMs) => follower.#inner.disconnected(nowMs),
+      connected: (follower) => follower.#inner.connected(),
+      publish: (follower, document) => follower.#inner.publish(documentText(document, 'document')),
+    });
+  }
+
+  /** @param {object} [config] fields of followerDefaults() to change */
+  constructor(config) {
+    try {
+      this.#inner = new addon.TopologyFollower(config === undefined || config === null ? config : dataText(config, 'config'));
+    } catch (err) {
+      rethrow(err);
+    }
+  }
+
+  get router() {
+    const router = guarded(() => this.#inner.router);
+    return router === null ? null : new Router(WRAP, router);
+  }
+
+  get revision() {
+    return guarded(() => this.#inner.revision);
+  }
+
+  get stats() {
+    return guarded(() => this.#inner.stats);
+  }
+
+  get config() {
+    return guarded(() => JSON.parse(this.#inner.config));
+  }
+}
+
 const sessionDefaults = exported('sessionDefaults', () => JSON.parse(addon.sessionDefaults()));
+const followerDefaults = exported('followerDefaults', () => JSON.parse(addon.followerDefaults()));
 const hashKey = exported('hashKey', (_, key, hashing) => addon.hashKey(key, documentText(hashing, 'hashing')));
 const jump = exported('jump', (_, hash, buckets) => addon.jump(hash, buckets));
 const apply = exported('apply', (_, topology, operation) => {
@@ -379,6 +432,9 @@ module.exports = {
   Command,
   Action,
   sessionDefaults,
+  TopologyFollower,
+  Offered,
+  followerDefaults,
   hashKey,
   jump,
   apply,

@@ -4,7 +4,7 @@
 //
 // `api` is the binding's public module: { Router, Migration, hashKey, jump, apply,
 // moduloMoves, diff, encodeDictionary, decodeDictionary, parseRedirect, ClusterSession,
-// ShardrouteError }. The runner converts each vector into the binding's input types (see
+// TopologyFollower, Offered, ShardrouteError }. The runner converts each vector into the binding's input types (see
 // conformance/README.md) and compares results; it contains no routing logic, and no
 // session decision.
 
@@ -72,20 +72,31 @@ function actionJson(action) {
 }
 
 /**
- * A session's stats as the vectors write them: the u64 counters are bigints, compared by
- * value (as numbers; a counter past 2^53 would not compare equal, as it must not).
+ * A u64 counter of a session's or a follower's stats as the vectors write it: a bigint,
+ * compared by value (as a number; a counter past 2^53 would not compare equal, as it must
+ * not).
  */
+function counterJson(value, name) {
+  if (typeof value !== 'bigint') throw new Error(`stats ${name} is ${typeof value}, not bigint`);
+  return value <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(value) : String(value);
+}
+
+/** The counters of `counts` (name to bigint) as the vectors write them; `prefix` names them in errors. */
+function countersJson(counts, prefix = '') {
+  return Object.fromEntries(Object.entries(counts).map(([name, value]) => [name, counterJson(value, `${prefix}${name}`)]));
+}
+
+/** A u64 result (a bigint, or null) as the vectors write it: its decimal text. */
+function u64Json(value, name) {
+  if (value === null) return null;
+  if (typeof value !== 'bigint') throw new Error(`${name} is ${typeof value}, not bigint`);
+  return String(value);
+}
+
+/** A session's stats as the vectors write them (counterJson), the longest chain a number. */
 function statsJson(stats) {
-  const counted = (value, name) => {
-    if (typeof value !== 'bigint') throw new Error(`stats ${name} is ${typeof value}, not bigint`);
-    return value <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(value) : String(value);
-  };
   const { errors, longest_redirect_chain: longest, ...counters } = stats;
-  return {
-    ...Object.fromEntries(Object.entries(counters).map(([name, value]) => [name, counted(value, name)])),
-    longest_redirect_chain: longest,
-    errors: Object.fromEntries(Object.entries(errors).map(([name, value]) => [name, counted(value, `errors.${name}`)])),
-  };
+  return { ...countersJson(counters), longest_redirect_chain: longest, errors: countersJson(errors, 'errors.') };
 }
 
 /** One step of a session scenario (conformance/README.md, "Session scenarios"). */
@@ -139,6 +150,74 @@ function runSession(api, kase) {
   }
   const current = [];
   return { results: kase.steps.map((step) => sessionStep(api, session, current, step)) };
+}
+
+/** One step of a follower scenario (conformance/README.md, "Session scenarios"). */
+function followerStep(api, file, follower, step) {
+  const now = step.now_ms ?? 0;
+  // A topology id gives the document as the object a user's JSON.parse gives (the package
+  // serializes it); document_json is text, as it comes.
+  const document = () => {
+    if (step.document === undefined) return step.document_json;
+    if (file.topologies[step.document] === undefined) throw new Error(`unknown topology id ${step.document}`);
+    return file.topologies[step.document];
+  };
+  try {
+    switch (step.call) {
+      case 'offer':
+        return offeredJson(api, follower.offer(document(), step.revision, now));
+      case 'offer_dictionary':
+        return offeredJson(api, follower.offerDictionary(textDecoderHex(step.hex), step.revision, now));
+      case 'disconnected':
+        return { reconnect_at_ms: u64Json(follower.disconnected(now), 'disconnected') };
+      case 'connected':
+        follower.connected();
+        return { ok: true };
+      case 'publish': {
+        const { expected_revision: revision, epoch, document: text, ...rest } = follower.publish(document());
+        if (Object.keys(rest).length) throw new Error(`publish returned extra fields ${Object.keys(rest)}`);
+        return { expected_revision: u64Json(revision, 'expected_revision'), epoch: u64Json(epoch, 'epoch'), document: text };
+      }
+      case 'state': {
+        const router = follower.router;
+        return { epoch: router === null ? null : u64Json(router.epoch, 'epoch'), revision: u64Json(follower.revision, 'revision') };
+      }
+      case 'stats': {
+        const { refused, ...counters } = follower.stats;
+        return { ...countersJson(counters), refused: countersJson(refused, 'refused.') };
+      }
+      default:
+        throw new Error(`unknown follower call ${step.call}`);
+    }
+  } catch (err) {
+    if (err instanceof api.ShardrouteError) return { error: err.code };
+    throw err;
+  }
+}
+
+/** An Offered as the vectors write it, from the fields a user reads. */
+function offeredJson(api, offered) {
+  if (!(offered instanceof api.Offered)) throw new Error('the follower did not return an Offered');
+  switch (offered.kind) {
+    case 'installed':
+      return { installed: { epoch: u64Json(offered.epoch, 'epoch') } };
+    case 'refused':
+      return { refused: { code: offered.code } };
+    default:
+      return { [offered.kind]: {} };
+  }
+}
+
+/** A `topology_follower` case: `{ results }`, or `{ error }` when the follower cannot be made. */
+function runFollower(api, file, kase) {
+  let follower;
+  try {
+    follower = new api.TopologyFollower(kase.config);
+  } catch (err) {
+    if (err instanceof api.ShardrouteError) return { error: err.code };
+    throw err;
+  }
+  return { results: kase.steps.map((step) => followerStep(api, file, follower, step)) };
 }
 
 /** Runs one case; returns null when it passed, or a reason string when it failed. */
@@ -324,6 +403,10 @@ function runCase(api, file, routers, kase) {
       }
       case 'redis_session': {
         actual = runSession(api, kase);
+        break;
+      }
+      case 'topology_follower': {
+        actual = runFollower(api, file, kase);
         break;
       }
       default:

@@ -9,16 +9,18 @@
 //! indices `node`, `nodeMany` and `groupByNode` get (one shared string per node), makes
 //! `groupByNode`'s groups from one flat `Uint32Array`, copies arrays of string keys into
 //! one `Uint16Array` for `routeMany`, `nodeMany` and `groupByNode`, wraps the native
-//! session as the public `ClusterSession` (its actions become the package's `Action`),
-//! and turns thrown errors into `ShardrouteError`.
+//! session as the public `ClusterSession` (its actions become the package's `Action`) and
+//! the native follower as the public `TopologyFollower` (its outcomes become the package's
+//! `Offered`), and turns thrown errors into `ShardrouteError`.
 //!
 //! Modules mirror the core's: `router` (`Router`), `migration` (`Migration`),
 //! `operations` (`apply`), `diff` (`diff`), `dictionary` (`encodeDictionary`,
 //! `decodeDictionary`), `redirect` (`parseRedirect`, Redis Cluster's `MOVED` and `ASK`
 //! errors), `session` (`ClusterSession`, `Command`, `sessionDefaults`, `parseAddress`: the
 //! sans-IO Redis Cluster session, with `js_session`, the part the WASM package compiles
-//! too), `key`
-//! (conversions), `errors` (the one error mapping); `hot` holds
+//! too), `follower` (`TopologyFollower`, `followerDefaults`: the sans-IO topology
+//! follower, with `js_follower`, likewise shared), `key` (conversions), `errors` (the one
+//! error mapping); `hot` holds
 //! `Router.route` and `Router.node` as plain N-API functions, the one place that bypasses
 //! napi-rs's call glue for speed.
 //!
@@ -29,6 +31,7 @@
 mod dictionary;
 mod diff;
 mod errors;
+mod follower;
 mod hot;
 mod key;
 mod migration;
@@ -40,6 +43,10 @@ mod session;
 /// The session's glue both JavaScript packages compile (`bindings-js/session.rs`).
 #[path = "../../bindings-js/session.rs"]
 mod js_session;
+
+/// The follower's glue both JavaScript packages compile (`bindings-js/follower.rs`).
+#[path = "../../bindings-js/follower.rs"]
+mod js_follower;
 
 use napi::bindgen_prelude::BigInt;
 use napi::{Unknown, ValueType};

@@ -348,11 +348,20 @@ fn access_argument(value: Unknown<'_>) -> Result<ss::Access> {
 }
 
 /// A `nowMs` argument ([`shared::milliseconds`]).
-fn milliseconds(value: Unknown<'_>) -> Result<u64> {
+pub(crate) fn milliseconds(value: Unknown<'_>) -> Result<u64> {
+    unsigned(value, |got, bigint| shared::milliseconds("nowMs", got, || bigint))
+}
+
+/// A `u64` argument that is a `number` or a `bigint` (a time, a revision): `read` (one of
+/// the refusals of `bindings-js/`) of what `value` is and, for a `bigint`, its value.
+pub(crate) fn unsigned(
+    value: Unknown<'_>,
+    read: impl FnOnce(JsType<'_>, core::result::Result<u64, bool>) -> sr::Result<u64>,
+) -> Result<u64> {
     let got = key::js_type(value)?;
     let bigint = match got {
         JsType::BigInt => key::bigint_u64(value)?,
         _ => Err(false),
     };
-    shared::milliseconds("nowMs", got, || bigint).or_throw()
+    read(got, bigint).or_throw()
 }

@@ -1,11 +1,14 @@
 // The JavaScript half of the Rust binding (src/errors.rs, src/topology.rs, src/key.rs,
-// src/router.rs and src/session.rs import it). wasm-bindgen copies this file next to the
-// generated glue (pkg/*/snippets/), and build.sh copies bindings-js/shared.mjs, the code
-// this package shares with the Node addon, beside it. The glue re-exports ShardrouteError
-// and Action, so the classes thrown and returned are the classes the package exports.
-import { Action, ShardrouteError, documentToJson, groupsOf, nodesOf, packStrings as packStringsAs } from './shared.mjs';
+// src/router.rs, src/session.rs and src/follower.rs import it). wasm-bindgen copies this
+// file next to the generated glue (pkg/*/snippets/), and build.sh copies
+// bindings-js/shared.mjs, the code this package shares with the Node addon, beside it.
+// The glue re-exports ShardrouteError, Action and Offered, so the classes thrown and
+// returned are the classes the package exports.
+import {
+  Action, Offered, ShardrouteError, documentToJson, groupsOf, nodesOf, packStrings as packStringsAs,
+} from './shared.mjs';
 
-export { Action, ShardrouteError, groupsOf };
+export { Action, Offered, ShardrouteError, groupsOf };
 
 /**
  * The package's Action of a session call's fields, in the order of bindings-js/session.rs's
@@ -13,6 +16,15 @@ export { Action, ShardrouteError, groupsOf };
  */
 export function makeAction(kind, address, host, port, asking, readonly, untilMs, delayMs, code, message) {
   return new Action(kind, address, host, port, asking, readonly, untilMs, delayMs, code, message);
+}
+
+/**
+ * The package's Offered of a follower call's fields, in the order of
+ * bindings-js/follower.rs's FlatOffered (src/follower.rs calls it; the glue re-exports
+ * Offered).
+ */
+export function makeOffered(kind, epoch, code, message) {
+  return new Offered(kind, epoch, code, message);
 }
 
 /**

@@ -9,8 +9,8 @@
 //! `no_std` + `alloc`. The exported API is the same shape as the Node addon's:
 //! `Router`, `Migration`, `hashKey`, `jump`, `moduloMoves`, `apply`, `diff`,
 //! `encodeDictionary`, `decodeDictionary`, `parseRedirect`, `parseAddress`,
-//! `ClusterSession`, `Command`, `Action`, `sessionDefaults`, `ShardrouteError` (see
-//! `index.d.ts`).
+//! `ClusterSession`, `Command`, `Action`, `sessionDefaults`, `TopologyFollower`,
+//! `Offered`, `followerDefaults`, `ShardrouteError` (see `index.d.ts`).
 
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
@@ -20,6 +20,7 @@ extern crate alloc;
 mod dictionary;
 mod diff;
 mod errors;
+mod follower;
 mod key;
 mod migration;
 mod operations;
@@ -32,6 +33,10 @@ mod topology;
 #[path = "../../bindings-js/session.rs"]
 mod js_session;
 
+/// The follower's glue both JavaScript packages compile (`bindings-js/follower.rs`).
+#[path = "../../bindings-js/follower.rs"]
+mod js_follower;
+
 use js_sys::Array;
 use shardroute as sr;
 use wasm_bindgen::prelude::*;
@@ -41,6 +46,7 @@ use crate::key::Key;
 
 pub use crate::dictionary::{decode_dictionary, encode_dictionary};
 pub use crate::diff::diff;
+pub use crate::follower::{follower_defaults, TopologyFollower};
 pub use crate::migration::Migration;
 pub use crate::operations::apply;
 pub use crate::redirect::parse_redirect;

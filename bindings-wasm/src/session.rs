@@ -318,7 +318,7 @@ fn access_argument(value: &JsValue) -> sr::Result<ss::Access> {
 }
 
 /// A `nowMs` argument ([`shared::milliseconds`]).
-fn milliseconds(value: &JsValue) -> sr::Result<u64> {
+pub(crate) fn milliseconds(value: &JsValue) -> sr::Result<u64> {
     key::with_type(value, |got| shared::milliseconds("nowMs", got, || key::bigint_u64(value)))
 }
 

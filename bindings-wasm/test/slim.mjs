@@ -1,9 +1,9 @@
 // A slim package, as build.sh makes it with SHARDROUTE_WASM_FEATURES=jump,redis_cluster,vbucket
 // (test.sh builds it, runs this, then builds the full package again): the conformance
 // vectors of those strategies and of key hashing pass, except the calls that need the
-// topology operations this build leaves out; other strategies are refused as not built
-// in, and `apply`, `Router.moved` and `new ClusterSession` say that they are not built
-// in. Exits non-zero on any failure. Reads the nodejs build directly: `node test/slim.mjs`.
+// topology operations this build leaves out, and so do the topology follower's
+// scenarios; other strategies are refused as not built in, and `apply`, `Router.moved`
+// and `new ClusterSession` say that they are not built in. Exits non-zero on any failure. Reads the nodejs build directly: `node test/slim.mjs`.
 import assert from 'node:assert/strict';
 import { readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -19,7 +19,9 @@ assert.equal(readFileSync(join(packageDir, 'pkg', '.stamp'), 'utf8').trim(), `sl
   'pkg/ is not the slim build: run SHARDROUTE_WASM_FEATURES=jump,redis_cluster,vbucket ./build.sh');
 const api = createRequire(import.meta.url)(join(packageDir, 'pkg', 'node', 'shardroute_wasm.js'));
 
-const files = [...STRATEGIES, 'hashing'].map((name) => {
+// The follower needs routing only (its scenarios' documents are jump and vbucket): it is
+// in the slim package whole.
+const files = [...STRATEGIES, 'hashing', 'session_follower'].map((name) => {
   const file = JSON.parse(readFileSync(join(vectorsDir, `${name}.json`), 'utf8'));
   return { ...file, cases: file.cases.filter((kase) => !OPERATIONS.has(kase.op)) };
 });

@@ -21,6 +21,8 @@ import { repoRoot } from './vectors.mjs';
 
 /** The classes of the session, whose calls session-suite.mjs covers instead of the table. */
 export const SESSION_CLASSES = ['ClusterSession', 'Command', 'Action'];
+/** The classes of the topology follower, whose calls follower-suite.mjs covers instead of the table. */
+export const FOLLOWER_CLASSES = ['TopologyFollower', 'Offered'];
 const TABLE = JSON.parse(readFileSync(join(repoRoot, 'conformance', 'hostile', 'calls.json'), 'utf8'));
 const FLOATS = { nan: NaN, inf: Infinity, '-inf': -Infinity, '-0': -0 };
 const ARRAYS = {
@@ -347,9 +349,11 @@ export function hostileSuite(api, runtime, declarations) {
       const declared = new Set();
       for (const [, kind, name] of declarations.matchAll(/^export declare (class|function) (\w+)/gm)) {
         if (kind === 'function') declared.add(name);
-        // The session's classes hold state between calls: session-suite.mjs gives every one
-        // of their calls its bad arguments, and checks that it covers them all.
-        if (kind !== 'class' || name === 'ShardrouteError' || SESSION_CLASSES.includes(name)) continue;
+        // The session's and the follower's classes hold state between calls:
+        // session-suite.mjs and follower-suite.mjs give every one of their calls its bad
+        // arguments, and check that they cover them all.
+        if (kind !== 'class' || name === 'ShardrouteError') continue;
+        if (SESSION_CLASSES.includes(name) || FOLLOWER_CLASSES.includes(name)) continue;
         declared.add(name);
         const body = new RegExp(`^export declare class ${name} [^{]*\\{\\n([\\s\\S]*?)^\\}`, 'm').exec(declarations)[1];
         for (const [, member] of body.matchAll(/^ {2}(?:get |static )?(\w+)\(/gm)) {

@@ -3,12 +3,12 @@
 // under test: each package's tsconfig.json maps it to the package's own index.d.ts, the
 // file it ships. Lines marked @ts-expect-error must stay errors.
 import {
-  Action, ClusterSession, Command, Migration, Router, ShardrouteError, apply, decodeDictionary, diff, encodeDictionary,
-  hashKey, jump, moduloMoves, parseAddress, parseRedirect, sessionDefaults,
+  Action, ClusterSession, Command, Migration, Offered, Router, ShardrouteError, TopologyFollower, apply, decodeDictionary, diff,
+  encodeDictionary, followerDefaults, hashKey, jump, moduloMoves, parseAddress, parseRedirect, sessionDefaults,
 } from 'shardroute-package';
 import type {
-  Access, DecodedId, Diff, Endpoint, Flow, Key, KeyMove, Location, Milliseconds, Move, MovingShard, NodeGroup, PlanGroup,
-  Redirect, SaltedKey, SessionConfig, SessionStats, Unreachable,
+  Access, DecodedId, Diff, Endpoint, Flow, FollowerConfig, FollowerStats, Key, KeyMove, Location, Milliseconds, Move,
+  MovingShard, NodeGroup, PlanGroup, Publish, Redirect, Revision, SaltedKey, SessionConfig, SessionStats, Unreachable,
 } from 'shardroute-package';
 
 const router: Router = new Router('{"format": "shardroute/1", "epoch": 1, "nodes": [{"id": "a"}], "strategy": {"type": "jump"}}');
@@ -148,6 +148,43 @@ const sessionRouter: Router | null = session.router;
 const seed: Endpoint = parseAddress('[::1]:7000');
 const seedParts: [string, number] = [seed.host, parseAddress(redirect.address).port];
 
+// The topology follower.
+const followerConfig: Required<FollowerConfig> = followerDefaults();
+const firstWait: number = followerConfig.reconnect_first_ms + followerConfig.reconnect_max_ms;
+const follower: TopologyFollower = new TopologyFollower({ reconnect_first_ms: 10 });
+const defaultFollower: TopologyFollower = new TopologyFollower(null);
+const copiedFollower: TopologyFollower = new TopologyFollower(follower.config);
+const revision: Revision = 7n;
+const offered: Offered = follower.offer({ format: 'shardroute/1', epoch: 1, nodes: [{ id: 'a' }], strategy: { type: 'jump' } }, 7, 0);
+const offeredKind: 'installed' | 'unchanged' | 'refused' = offered.kind;
+const offeredParts: [bigint | null, string | null, string | null, ShardrouteError | null] =
+  [offered.epoch, offered.code, offered.message, offered.error()];
+const offeredAgain: Offered[] = [follower.offer(router.toJson(), revision, now), follower.offerDictionary(encodedObject, 8n, 1)];
+const reconnectAt: bigint = follower.disconnected(2) + defaultFollower.disconnected(3n);
+follower.connected();
+const write: Publish = follower.publish(router.toJson());
+const writeParts: [bigint | null, bigint, string] = [write.expected_revision, write.epoch, write.document];
+const inlineWrite: { expected_revision: bigint | null; epoch: bigint; document: string } = copiedFollower.publish(fromObject.toJson());
+const followed: [Router | null, bigint | null] = [follower.router, follower.revision];
+const followerStats: FollowerStats = follower.stats;
+const followerCounters: [bigint, bigint, bigint, bigint, bigint, bigint | undefined] = [followerStats.offered,
+  followerStats.installed, followerStats.unchanged, followerStats.disconnects, followerStats.refused['stale_epoch'] ?? 0n,
+  followerStats.refused['no_nodes']];
+// @ts-expect-error: a revision is a number or a bigint, not text
+follower.offer(router.toJson(), '7', 0);
+// @ts-expect-error: offerDictionary takes bytes, not a document
+follower.offerDictionary(router.toJson(), 1, 0);
+// @ts-expect-error: the reconnect time is a bigint (a u64), never a number
+const reconnectNumber: number = follower.disconnected(0);
+// @ts-expect-error: an offered epoch is a bigint
+const offeredNumber: number | null = offered.epoch;
+// @ts-expect-error: a config's fields are the core's names
+new TopologyFollower({ reconnectFirstMs: 10 });
+// @ts-expect-error: outcomes are made by the follower
+new Offered();
+// @ts-expect-error: follower counters are bigints
+const offeredCount: number = followerStats.offered;
+
 function describeError(err: unknown): string {
   if (err instanceof ShardrouteError) {
     const code: string = err.code;
@@ -237,4 +274,5 @@ export const used = [shard, node, replicas, preference, shards, moreShards, epoc
   redirectKind, afterMoved, askTarget, notKind, notPair, sides, movedParts, inlineMove, writeTarget, readTargets,
   movingShard, movingKeys, owner, notUndefined, notTriple, redirectsAllowed, replicaReads, copied, begunFrozen,
   commandSlot, kind, target, until, delay, failure, afterFailure, candidates, due, planned, counters, sessionRouter,
-  untilNumber, commandsNumber, seedParts];
+  untilNumber, commandsNumber, seedParts, firstWait, offeredKind, offeredParts, offeredAgain, reconnectAt, writeParts,
+  inlineWrite, followed, followerCounters, reconnectNumber, offeredNumber, offeredCount];

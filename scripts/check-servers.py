@@ -10,7 +10,7 @@
 2. checks that every program of the table is there (on PATH, or at its path), and fails
    with the setup command and the package when one is not.
 
-So a new live test that starts, say, `zkServer.sh` fails here, on every machine, until a row
+So a new live test that starts, say, a new server fails here, on every machine, until a row
 of the table installs it: it cannot pass only where somebody installed it by hand.
 
     python3 scripts/check-servers.py           # both checks

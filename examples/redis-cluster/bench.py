@@ -1,257 +1,782 @@
-"""Side by side on one real Redis Cluster: shardroute.redis.ClusterClient and redis-py's
-own cluster client (`redis.cluster.RedisCluster`), same workload, passes interleaved.
+"""Side by side on one real Redis Cluster, in one run: shardroute's Redis Cluster clients
+next to the peers of each language, same workload, passes interleaved (the order rotates
+each pass), medians.
 
-* routing: what each client computes to pick a node for a key (no I/O): ours is
-  `Router.node` and a dict lookup, redis-py's `keyslot` and
-  `nodes_manager.get_node_from_slot`;
-* steady: single-threaded GET/SET over keys already written, ops/s;
-* reshard: the same while `redis-cli --cluster reshard` moves 1,000 slots, ops/s and
-  the redirects each client followed;
-* refresh: rebuilding the table from `CLUSTER SHARDS` (ours: the reply, the import, a
-  new router) and applying one MOVED (`Router.moved`).
+* Python sync (one thread): ``shardroute.redis.ClusterClient``, redis-py's
+  ``RedisCluster`` and Valkey GLIDE sync (``glide_sync.GlideClusterClient``);
+* Python asyncio (50 tasks): ``AsyncClusterClient``, ``redis.asyncio.RedisCluster`` and
+  GLIDE (``glide.GlideClusterClient``);
+* Node (bench.mjs, run from here): ``shardroute/redis``, ioredis' ``Cluster`` and GLIDE
+  (``@valkey/valkey-glide``), one command at a time and 50 in flight.
 
-Writes target/bench/redis-python.md (a fragment of docs/benchmarks.md) and prints it.
-Run: .venv/bin/python examples/redis-cluster/bench.py (part of `make bench`).
+Rows: routing (key → node, no I/O) and what the session adds per command (no I/O);
+steady GET/SET (ops/s); multi-key reads of 1,000 keys across slots, as MGET (ours
+``mget``, redis-py ``mget_nonatomic``, GLIDE ``mget``) and as pipelined GETs (ours
+``pipeline_get``, redis-py's cluster pipeline, GLIDE's non-atomic ``ClusterBatch``)
+(keys/s); GET/SET while ``redis-cli --cluster reshard`` moves 1,000 slots (each client
+alone during its own reshards, after reading every key once), with the error replies
+the servers sent it (``INFO errorstats``), the redirects it reports itself and the errors
+it raised; and refresh (``CLUSTER SHARDS``) and ``Router.moved``. Then the issue's
+targets, each marked met or not met.
+
+GLIDE comes from its registry packages (pinned in bench/python/requirements.txt and the
+example's package.json). When it cannot be imported or connected, its column says so and
+the error text is printed under the table; no number is made up.
+
+Writes target/bench/redis-python.md and redis-node.md (fragments of docs/benchmarks.md)
+and prints them. Run: .venv/bin/python examples/redis-cluster/bench.py (part of
+`make bench`); SHARDROUTE_BENCH_REDIS_KEYS (default 5,000: the keys, and the commands of a
+pass) and SHARDROUTE_BENCH_PASSES (default 5) size it.
 """
 
 from __future__ import annotations
 
+import asyncio
+import datetime
+import importlib.metadata
 import json
 import os
+import platform
 import statistics
 import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import redis
+import redis.asyncio.cluster
 import redis.cluster
 
-from shardroute.redis import ClusterClient
+import shardroute
+from shardroute.redis import AsyncClusterClient, ClusterClient
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
-from cluster import Cluster  # noqa: E402
+from cluster import REDIS_SERVER, Cluster  # noqa: E402
 
-KEYS = int(os.environ.get("SHARDROUTE_BENCH_REDIS_KEYS", "20000"))
+KEYS = int(os.environ.get("SHARDROUTE_BENCH_REDIS_KEYS", "5000"))
 PASSES = int(os.environ.get("SHARDROUTE_BENCH_PASSES", "5"))
+TASKS = 50  # asyncio tasks, and Node commands in flight
+BATCH = 1000  # keys of one multi-key read
+SLOTS = 1000  # slots one reshard moves
+ROUNDS = min(PASSES, 3)  # reshards per client (and mode)
+OURS, REDIS_PY, IOREDIS, GLIDE = "ours", "redis-py", "ioredis", "glide"
+COMMAND = ".venv/bin/python examples/redis-cluster/bench.py"
+
+# redis-py keeps no count of the redirects it follows: count the MovedError and AskError
+# replies its parser makes (sync and asyncio share them) while its run is the only one.
+REPLIES = {"MOVED": 0, "ASK": 0}
 
 
-def per_op(seconds: float, ops: int) -> float:
-    return seconds / ops
+def count_redirect_replies() -> None:
+    for kind, error in (("MOVED", redis.exceptions.MovedError), ("ASK", redis.exceptions.AskError)):
+        original = error.__init__
+
+        def counting(self: Any, *args: Any, _kind: str = kind, _original: Any = original, **kwargs: Any) -> None:
+            REPLIES[_kind] += 1
+            _original(self, *args, **kwargs)
+
+        setattr(error, "__init__", counting)
 
 
-def timed(run: Callable[[], int]) -> tuple[float, int]:
-    start = time.perf_counter()
-    ops = run()
-    return time.perf_counter() - start, ops
+# -- timing -------------------------------------------------------------------------
 
 
-def interleaved(ours: Callable[[], int], theirs: Callable[[], int]) -> tuple[list[float], list[float]]:
-    """Seconds per op of each side over PASSES passes, alternating which goes first."""
-    a: list[float] = []
-    b: list[float] = []
+def interleaved(sides: dict[str, Callable[[], int]]) -> dict[str, float]:
+    """Median seconds per unit (op or key; `run()` returns how many) of each side over
+    PASSES passes, the first side rotating each pass."""
+    names = list(sides)
+    samples: dict[str, list[float]] = {name: [] for name in names}
     for round_ in range(PASSES):
-        sides = [(ours, a), (theirs, b)] if round_ % 2 == 0 else [(theirs, b), (ours, a)]
-        for run, samples in sides:
-            seconds, ops = timed(run)
-            samples.append(per_op(seconds, ops))
-    return a, b
+        for i in range(len(names)):
+            name = names[(round_ + i) % len(names)]
+            start = time.perf_counter()
+            units = sides[name]()
+            samples[name].append((time.perf_counter() - start) / units)
+    return {name: statistics.median(values) for name, values in samples.items()}
 
 
-def main() -> None:
-    keys = [f"bench:{i}" for i in range(KEYS)]
-    rows: list[str] = []
-    with Cluster() as cluster:
-        seed = cluster.seed()
-        ours = ClusterClient([seed.address])
-        theirs = redis.cluster.RedisCluster(host="127.0.0.1", port=seed.port)
+async def interleaved_async(sides: dict[str, Callable[[], Awaitable[int]]]) -> dict[str, float]:
+    names = list(sides)
+    samples: dict[str, list[float]] = {name: [] for name in names}
+    for round_ in range(PASSES):
+        for i in range(len(names)):
+            name = names[(round_ + i) % len(names)]
+            start = time.perf_counter()
+            units = await sides[name]()
+            samples[name].append((time.perf_counter() - start) / units)
+    return {name: statistics.median(values) for name, values in samples.items()}
+
+
+def batches(keys: list[str]) -> list[list[str]]:
+    return [keys[i : i + BATCH] for i in range(0, len(keys), BATCH)]
+
+
+# -- tables -------------------------------------------------------------------------
+
+
+@dataclass
+class Table:
+    """Rows of medians, one column per client (`columns`: key -> header), the first
+    being ours; the last column compares ours with the best peer of the row."""
+
+    columns: dict[str, str]
+    failures: dict[str, str]
+    targets: Targets
+    lines: list[str] = field(default_factory=list)
+
+    def header(self) -> list[str]:
+        heads = " | ".join(self.columns.values())
+        return [f"| workload | {heads} | ours vs best peer |", "|---" * (len(self.columns) + 2) + "|"]
+
+    def row(self, what: str, medians: dict[str, float], unit: str, absent: str | None = None,
+            target: str | None = None) -> None:
+        """`medians`: seconds per op (`unit` "ns" or "ops") or per key ("keys"). The ratio
+        is ours' speed over the best peer's (> 1: ours is faster). With `target`, the row
+        is also the throughput target of that name."""
+        cells = []
+        for name in self.columns:
+            if name in medians:
+                cells.append(cell(medians[name], unit))
+            else:
+                cells.append(absent or ("failed (below)" if name in self.failures else "—"))
+        peers = {name: value for name, value in medians.items() if name != OURS}
+        ratio = None
+        if OURS in medians and peers:
+            best = min(peers, key=lambda name: peers[name])
+            ratio = peers[best] / medians[OURS]
+            cells.append(f"{ratio:.2f}x (vs {self.columns[best]})")
+        else:
+            cells.append("—")
+        self.lines.append(f"| {what} | {' | '.join(cells)} |")
+        if target is not None:
+            self.targets.throughput(target, ratio, self.failures)
+
+    def text(self, what: str, cells: dict[str, str]) -> None:
+        values = [cells.get(name, "failed (below)" if name in self.failures else "—") for name in self.columns]
+        self.lines.append(f"| {what} | {' | '.join(values)} | |")
+
+    def render(self) -> list[str]:
+        notes = [f"- {self.columns[name]} failed: `{' '.join(text.split())[:500]}`" for name, text in self.failures.items()]
+        return [*self.header(), *self.lines, *([""] + notes if notes else [])]
+
+
+def cell(seconds: float, unit: str) -> str:
+    if unit == "ns":
+        return f"{seconds * 1e9:,.1f} ns/op"
+    if unit == "keys":
+        return f"{1 / seconds:,.0f} keys/s"
+    return f"{1 / seconds:,.0f} ops/s ({seconds * 1e6:.1f} µs/op)"
+
+
+@dataclass
+class Targets:
+    rows: list[str] = field(default_factory=list)
+
+    def add(self, target: str, measured: str, met: bool | None) -> None:
+        verdict = "no peer measured" if met is None else "met" if met else "**not met**"
+        self.rows.append(f"| {target} | {measured} | {verdict} |")
+
+    def throughput(self, what: str, ratio: float | None, failures: dict[str, str]) -> None:
+        measured = "—" if ratio is None else f"{ratio:.2f}x the best peer"
+        if GLIDE in failures:
+            measured += " (GLIDE failed: not compared)"
+        self.add(f"throughput ≥ best peer's, GLIDE included: {what}", measured, None if ratio is None else ratio >= 1)
+
+    def session(self, seconds: float) -> None:
+        self.add("the session adds under 1 µs per command (command + poll + succeeded, no I/O)",
+                 f"{seconds * 1e9:,.0f} ns", seconds < 1e-6)
+
+    def mget(self, what: str, medians: dict[str, float], pipelined: dict[str, float]) -> None:
+        mget, pipe = 1 / medians[OURS], 1 / pipelined[OURS]
+        self.add(f"mget ≥ pipeline_get keys/s: {what}", f"{mget:,.0f} vs {pipe:,.0f} keys/s ({mget / pipe:.2f}x)", mget >= pipe)
+
+    def render(self) -> list[str]:
+        met = sum(row.endswith("| met |") for row in self.rows)
+        return ["| target (issue 22) | measured | |", "|---|---|---|", *self.rows, "", f"{met} of {len(self.rows)} met."]
+
+
+# -- reshards -----------------------------------------------------------------------
+
+
+class Reshards:
+    """Moves SLOTS slots per call, round the primaries (0 → 1, 1 → 2, 2 → 0, ...), so that
+    none runs out however many reshards there are."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
+        self.done = 0
+
+    def next(self) -> None:
+        primaries = self.cluster.primaries()
+        source, target = primaries[self.done % len(primaries)], primaries[(self.done + 1) % len(primaries)]
+        self.cluster.reshard(source, target, SLOTS)
+        self.done += 1
+
+    def order(self, names: list[str]) -> list[str]:
+        """ROUNDS rounds of every client, the first rotating each round."""
+        return [names[(r + i) % len(names)] for r in range(ROUNDS) for i in range(len(names))]
+
+
+def error_replies(cluster: Cluster) -> Counter[str]:
+    """The error replies the live nodes have sent, by kind (`INFO errorstats`: MOVED,
+    ASK, TRYAGAIN, ...): the same count for every client, whatever it reports itself."""
+    total: Counter[str] = Counter()
+    for node in cluster.live():
+        for name, value in node.info("errorstats").items():
+            if name.startswith("errorstat_"):
+                total[name.removeprefix("errorstat_")] += int(value.split("count=", 1)[1].split(",", 1)[0])
+    return total
+
+
+@dataclass
+class Windows:
+    """What each client did while slots moved, summed over its reshards: ops/s per
+    reshard, the error replies the servers sent it (`error_replies`), the redirects it
+    reports itself (None: it reports none), the errors it raised to the loop by class."""
+
+    rates: dict[str, list[float]] = field(default_factory=dict)
+    server: dict[str, Counter[str]] = field(default_factory=dict)
+    reported: dict[str, Counter[str] | None] = field(default_factory=dict)
+    errors: dict[str, Counter[str]] = field(default_factory=dict)
+
+    def add(self, name: str, ops: int, seconds: float, server: Counter[str], reported: dict[str, int] | None,
+            errors: Counter[str]) -> None:
+        self.rates.setdefault(name, []).append(ops / seconds)
+        self.server.setdefault(name, Counter()).update(server)
+        total = self.reported.setdefault(name, None if reported is None else Counter())
+        if total is not None and reported is not None:
+            total.update(reported)
+        self.errors.setdefault(name, Counter()).update(errors)
+
+    def medians(self) -> dict[str, float]:
+        """Median seconds per op (the table's unit)."""
+        return {name: 1 / statistics.median(rates) for name, rates in self.rates.items()}
+
+    def describe(self, name: str, how: str = "") -> str:
+        def listed(counts: Counter[str]) -> str:
+            first = ("MOVED", "ASK", "refreshes")
+            kinds = [kind for kind in first if kind in counts] + sorted(kind for kind in counts if kind not in first)
+            return ", ".join(f"{counts[kind]} {kind}" for kind in kinds) or "0"
+
+        reported = self.reported[name]
+        said = "it keeps no count (its core only logs them)" if reported is None else f"it reports {listed(reported)}{how}"
+        return f"servers sent {listed(self.server[name])}; {said}; errors raised: {listed(self.errors[name])}"
+
+
+def raised(err: BaseException) -> str:
+    """An error's class and the start of its message: a kind to count."""
+    return f"{type(err).__name__} ({str(err)[:60]})"
+
+
+def ours_redirects(client: ClusterClient | AsyncClusterClient) -> dict[str, int]:
+    return {"MOVED": client.stats.moved, "ASK": client.stats.ask, "refreshes": client.stats.refreshes}
+
+
+# -- GLIDE --------------------------------------------------------------------------
+
+
+def glide_sync_client(port: int) -> Any:
+    from glide_sync import GlideClusterClient, GlideClusterClientConfiguration, Logger, LogLevel, NodeAddress
+
+    # Its core logs every redirect it follows as a warning, on the console.
+    Logger.set_logger_config(LogLevel.ERROR)
+    return GlideClusterClient.create(GlideClusterClientConfiguration([NodeAddress("127.0.0.1", port)]))
+
+
+async def glide_async_client(port: int) -> Any:
+    from glide import GlideClusterClient, GlideClusterClientConfiguration, Logger, LogLevel, NodeAddress
+
+    Logger.set_logger_config(LogLevel.ERROR)
+    return await GlideClusterClient.create(GlideClusterClientConfiguration([NodeAddress("127.0.0.1", port)]))
+
+
+def failure(err: BaseException) -> str:
+    return f"{type(err).__name__}: {err}".replace("\n", " ")[:500]
+
+
+def version(distribution: str) -> str:
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return "not installed"
+
+
+# -- the session, no I/O --------------------------------------------------------------
+
+
+def now_ms() -> int:
+    return time.monotonic_ns() // 1_000_000
+
+
+def decoded(value: Any) -> Any:
+    if isinstance(value, bytes):
+        return value.decode()
+    if isinstance(value, list):
+        return [decoded(item) for item in value]
+    if isinstance(value, dict):
+        return {decoded(k): decoded(v) for k, v in value.items()}
+    return value
+
+
+def session_with_table(address: str, port: int) -> shardroute.ClusterSession:
+    """A session that has read the cluster's table (raw `CLUSTER SHARDS`)."""
+    node = redis.Redis(host="127.0.0.1", port=port)
+    connection = node.connection_pool.get_connection()
+    try:
+        connection.send_command("CLUSTER", "SHARDS")
+        reply = connection.read_response()
+    finally:
+        node.connection_pool.release(connection)
+        node.close()
+    session = shardroute.ClusterSession([address])
+    session.refreshed(decoded(reply), now_ms())
+    return session
+
+
+def session_calls(session: shardroute.ClusterSession, keys: list[str]) -> str:
+    """Median ns per call of each session method, alone (a fixed now)."""
+    commands = [session.command([key], "read", 0) for key in keys]
+
+    def each(call: Callable[[Any], Any], over: list[Any]) -> Callable[[], int]:
+        def run() -> int:
+            for item in over:
+                call(item)
+            return len(over)
+
+        return run
+
+    medians = interleaved({
+        "command": each(lambda key: session.command([key], "read", 0), list(keys)),
+        "poll": each(lambda command: session.poll(command, 0), commands),
+        "succeeded": each(lambda command: session.succeeded(command, 0), commands),
+    })
+    return ", ".join(f"`{name}` {seconds * 1e9:,.0f} ns" for name, seconds in medians.items())
+
+
+# -- Python, sync ----------------------------------------------------------------------
+
+
+def python_sync(cluster: Cluster, keys: list[str], targets: Targets) -> list[str]:
+    seed = cluster.seed()
+    failures: dict[str, str] = {}
+    ours = ClusterClient([seed.address])
+    theirs = redis.cluster.RedisCluster(host="127.0.0.1", port=seed.port)
+    glide: Any = None
+    try:
+        glide = glide_sync_client(seed.port)
+    except Exception as err:  # noqa: BLE001 - recorded, not faked
+        failures[GLIDE] = failure(err)
+    clients: dict[str, Any] = {OURS: ours, REDIS_PY: theirs, **({GLIDE: glide} if glide is not None else {})}
+    table = Table({OURS: "shardroute ClusterClient", REDIS_PY: "redis-py RedisCluster", GLIDE: "GLIDE sync"}, failures, targets)
+    for key in keys:
+        ours.set(key, key)
+
+    # Ours: Router.node and a dict lookup (node id -> address, built once per table as
+    # address_of caches it); redis-py's: keyslot and get_node_from_slot.
+    router = ours.router
+    address = {node: ours.address_of(node) for node in set(router.node_many(keys))}
+    manager = theirs.nodes_manager
+
+    def route_ours() -> int:
         for key in keys:
-            ours.set(key, key)
+            address[router.node(key)]
+        return len(keys)
 
-        # Routing alone.
-        router = ours.router
-        address_of = ours.address_of
+    def route_theirs() -> int:
+        for key in keys:
+            manager.get_node_from_slot(theirs.keyslot(key))
+        return len(keys)
 
-        def route_ours() -> int:
-            for key in keys:
-                address_of(router.node(key))
+    table.row("routing only: key → node (no I/O)", interleaved({OURS: route_ours, REDIS_PY: route_theirs}), "ns",
+              absent="— (inside its Rust core)")
+
+    session = session_with_table(seed.address, seed.port)
+    assert session.poll(session.command([keys[0]], "read", now_ms()), now_ms()).kind == "send"
+
+    def per_command() -> int:
+        for i, key in enumerate(keys):
+            command = session.command([key], "read" if i % 2 else "write", now_ms())
+            session.poll(command, now_ms())
+            session.succeeded(command, now_ms())
+        return len(keys)
+
+    medians = interleaved({OURS: per_command})
+    table.row("session per command: command + poll + succeeded (no I/O)", medians, "ns", absent="— (no session)")
+    targets.session(medians[OURS])
+    calls = session_calls(session, keys)
+
+    def work(client: Any) -> Callable[[], int]:
+        def run() -> int:
+            for i, key in enumerate(keys):
+                client.get(key) if i % 2 else client.set(key, key)
             return len(keys)
 
-        manager = theirs.nodes_manager
+        return run
 
-        def route_theirs() -> int:
-            for key in keys:
-                manager.get_node_from_slot(theirs.keyslot(key))
+    ours.stats.reset()
+    table.row("steady GET/SET", interleaved({name: work(client) for name, client in clients.items()}), "ops",
+              target="Python sync, steady GET/SET")
+    steady_redirects = ours.stats.moved + ours.stats.ask
+
+    def per_key(read: Callable[[list[str]], Any]) -> Callable[[], int]:
+        def run() -> int:
+            for batch in batches(keys):
+                read(batch)
             return len(keys)
 
-        a, b = interleaved(route_ours, route_theirs)
-        rows.append(row("routing only: key → node (no I/O)", a, b, "ns"))
+        return run
 
-        # Steady GET/SET.
-        def work(client: Any) -> Callable[[], int]:
-            def run() -> int:
-                for i, key in enumerate(keys):
-                    if i % 2:
-                        client.get(key)
-                    else:
-                        client.set(key, key)
-                return len(keys)
+    def redis_py_pipeline(batch: list[str]) -> Any:
+        pipe = theirs.pipeline()
+        for key in batch:
+            pipe.get(key)
+        return pipe.execute()
 
-            return run
+    def glide_batch(batch: list[str]) -> Any:
+        from glide_sync import ClusterBatch
 
+        pipe = ClusterBatch(is_atomic=False)
+        for key in batch:
+            pipe.get(key)
+        return glide.exec(pipe, raise_on_error=False)
+
+    reads = {OURS: ours.mget, REDIS_PY: theirs.mget_nonatomic, **({GLIDE: glide.mget} if glide is not None else {})}
+    mget = interleaved({name: per_key(read) for name, read in reads.items()})
+    table.row("1,000 keys across slots: MGET (ours `mget`, redis-py `mget_nonatomic`, GLIDE `mget`)", mget, "keys",
+              target="Python sync, MGET of 1,000 keys")
+    pipelined = interleaved({OURS: per_key(ours.pipeline_get), REDIS_PY: per_key(redis_py_pipeline),
+                             **({GLIDE: per_key(glide_batch)} if glide is not None else {})})
+    table.row("1,000 keys across slots: pipelined GETs (ours `pipeline_get`, redis-py cluster pipeline, GLIDE "
+              "`ClusterBatch`)", pipelined, "keys", target="Python sync, 1,000 pipelined GETs")
+    targets.mget("Python sync", mget, pipelined)
+
+    reshards = Reshards(cluster)
+    windows = Windows()
+    for name in reshards.order(list(clients)):
+        client = clients[name]
+        reads[name](keys)  # every key once: what earlier reshards moved is known
         ours.stats.reset()
-        a, b = interleaved(work(ours), work(theirs))
-        rows.append(row("steady GET/SET, one thread", a, b, "µs", ops_per_second=True))
-        steady_redirects = ours.stats.moved + ours.stats.ask
+        REPLIES.update(MOVED=0, ASK=0)
+        done = threading.Event()
+        counts = {"ops": 0}
+        errors: Counter[str] = Counter()
 
-        # While slots move: each client runs alone during its own reshard of 1,000 slots.
-        reshard_rows = []
-        # redis-py keeps no count of the redirects it follows: count the MovedError and
-        # AskError replies its parser makes while its run is the only one.
-        seen = {"MOVED": 0, "ASK": 0}
-        for kind, error in (("MOVED", redis.exceptions.MovedError), ("ASK", redis.exceptions.AskError)):
-            original = error.__init__
-
-            def counting(self: Any, *args: Any, _kind: str = kind, _original: Any = original, **kwargs: Any) -> None:
-                seen[_kind] += 1
-                _original(self, *args, **kwargs)
-
-            setattr(error, "__init__", counting)
-        for name, client in (("shardroute", ours), ("redis-py RedisCluster", theirs)):
-            seen.update(MOVED=0, ASK=0)
-            primaries = cluster.primaries()
-            if isinstance(client, ClusterClient):
-                client.stats.reset()
-            done = threading.Event()
-            ops = 0
-
-            def loop(client: Any = client) -> None:
-                nonlocal ops
-                i = 0
-                while not done.is_set():
-                    key = keys[i % len(keys)]
+        def loop(client: Any = client) -> None:
+            i = 0
+            while not done.is_set():
+                key = keys[i % len(keys)]
+                try:
                     client.set(key, key) if i % 2 else client.get(key)
-                    i += 1
-                ops = i
+                    counts["ops"] += 1
+                except Exception as err:  # noqa: BLE001 - counted: what the application would see
+                    errors[raised(err)] += 1
+                i += 1
 
-            worker = threading.Thread(target=loop)
-            start = time.perf_counter()
-            worker.start()
-            cluster.reshard(primaries[0], primaries[1], 1000)
-            done.set()
-            worker.join()
-            seconds = time.perf_counter() - start
-            redirects = (
-                f"{client.stats.moved} MOVED, {client.stats.ask} ASK, {client.stats.refreshes} refreshes"
-                if isinstance(client, ClusterClient)
-                else f"{seen['MOVED']} MOVED, {seen['ASK']} ASK (replies parsed)"
-            )
-            reshard_rows.append(f"| {name} | {ops / seconds:,.0f} | {redirects} |")
+        worker = threading.Thread(target=loop)
+        before = error_replies(cluster)
+        start = time.perf_counter()
+        worker.start()
+        reshards.next()
+        done.set()
+        worker.join()
+        seconds = time.perf_counter() - start
+        redirects = ours_redirects(ours) if name == OURS else dict(REPLIES) if name == REDIS_PY else None
+        windows.add(name, counts["ops"], seconds, error_replies(cluster) - before, redirects, errors)
+    table.row(f"GET/SET while {SLOTS:,} slots move (median of {ROUNDS} reshards each)", windows.medians(), "ops",
+              target="Python sync, GET/SET during reshards")
+    table.text("redirects and errors during those reshards (summed)", {
+        name: windows.describe(name, " (replies parsed)" if name == REDIS_PY else "") for name in windows.rates
+    })
 
-        # Refresh and MOVED.
-        refresh = []
-        for _ in range(PASSES):
-            start = time.perf_counter()
-            ours.refresh()
-            refresh.append(time.perf_counter() - start)
-        moved = []
-        slot_owner = ours.address_of(ours.router.node(keys[0]))
-        for slot in range(200):
-            start = time.perf_counter()
-            ours.router.moved(slot, slot_owner)
-            moved.append(time.perf_counter() - start)
-        theirs.close()
-        ours.close()
-        node_lines = node_bench(cluster, keys)
-
-    lines = [
-        "## Redis Cluster client (Python)",
+    refresh = []
+    for _ in range(PASSES):
+        start = time.perf_counter()
+        ours.refresh()
+        refresh.append(time.perf_counter() - start)
+    moved = []
+    slot_owner = ours.address_of(ours.router.node(keys[0]))
+    for slot in range(200):
+        start = time.perf_counter()
+        ours.router.moved(slot, slot_owner)
+        moved.append(time.perf_counter() - start)
+    theirs.close()
+    ours.close()
+    if glide is not None:
+        glide.close()
+    return [
+        f"### Sync, one thread (valkey-glide-sync {version('valkey-glide-sync')})",
         "",
-        f"Command: `.venv/bin/python examples/redis-cluster/bench.py` ({KEYS:,} keys, {PASSES} interleaved passes, "
-        f"redis-py {redis.__version__}, a 3 + 3 node redis-server cluster on loopback). Medians.",
+        *table.render(),
         "",
-        "| workload | shardroute.redis | redis-py RedisCluster | ratio (ours / theirs) |",
-        "|---|---|---|---|",
-        *rows,
-        "",
-        f"Steady state: {steady_redirects} redirects for shardroute (counted from the replies).",
-        "",
-        "While `redis-cli --cluster reshard` moves 1,000 slots (each client alone, GET/SET in a loop):",
-        "",
-        "| client | ops/s | redirects |",
-        "|---|---|---|",
-        *reshard_rows,
-        "",
+        f"Session calls alone: {calls}. "
+        f"Steady state: {steady_redirects} redirects for shardroute (counted from the replies). "
         f"Refresh from `CLUSTER SHARDS` (round trip, import, new router): median {statistics.median(refresh) * 1e3:.2f} ms; "
         f"`Router.moved` (one slot to a new master, new router): median {statistics.median(moved) * 1e6:.1f} µs.",
         "",
     ]
+
+
+# -- Python, asyncio -------------------------------------------------------------------
+
+
+async def python_async(cluster: Cluster, keys: list[str], targets: Targets) -> list[str]:
+    seed = cluster.seed()
+    failures: dict[str, str] = {}
+    ours = AsyncClusterClient([seed.address])
+    theirs = redis.asyncio.cluster.RedisCluster(host="127.0.0.1", port=seed.port)
+    await theirs.initialize()
+    glide: Any = None
+    try:
+        glide = await glide_async_client(seed.port)
+    except Exception as err:  # noqa: BLE001 - recorded, not faked
+        failures[GLIDE] = failure(err)
+    clients: dict[str, Any] = {OURS: ours, REDIS_PY: theirs, **({GLIDE: glide} if glide is not None else {})}
+    table = Table({OURS: "shardroute AsyncClusterClient", REDIS_PY: "redis.asyncio RedisCluster", GLIDE: "GLIDE asyncio"},
+                  failures, targets)
+    await ours.router()
+
+    def work(client: Any) -> Callable[[], Awaitable[int]]:
+        async def task(t: int) -> None:
+            for i in range(t, len(keys), TASKS):
+                key = keys[i]
+                await (client.get(key) if i % 2 else client.set(key, key))
+
+        async def run() -> int:
+            await asyncio.gather(*(task(t) for t in range(TASKS)))
+            return len(keys)
+
+        return run
+
+    ours.stats.reset()
+    table.row(f"steady GET/SET, {TASKS} tasks", await interleaved_async({name: work(c) for name, c in clients.items()}),
+              "ops", target=f"Python asyncio ({TASKS} tasks), steady GET/SET")
+    steady_redirects = ours.stats.moved + ours.stats.ask
+
+    def per_key(read: Callable[[list[str]], Awaitable[Any]]) -> Callable[[], Awaitable[int]]:
+        async def run() -> int:
+            for batch in batches(keys):
+                await read(batch)
+            return len(keys)
+
+        return run
+
+    async def redis_py_pipeline(batch: list[str]) -> Any:
+        pipe = theirs.pipeline()
+        for key in batch:
+            pipe.get(key)
+        return await pipe.execute()
+
+    async def glide_batch(batch: list[str]) -> Any:
+        from glide import ClusterBatch
+
+        pipe = ClusterBatch(is_atomic=False)
+        for key in batch:
+            pipe.get(key)
+        return await glide.exec(pipe, raise_on_error=False)
+
+    reads = {OURS: ours.mget, REDIS_PY: theirs.mget_nonatomic, **({GLIDE: glide.mget} if glide is not None else {})}
+    mget = await interleaved_async({name: per_key(read) for name, read in reads.items()})
+    table.row("1,000 keys across slots: MGET (one caller)", mget, "keys", target="Python asyncio, MGET of 1,000 keys")
+    pipelined = await interleaved_async({OURS: per_key(ours.pipeline_get), REDIS_PY: per_key(redis_py_pipeline),
+                                         **({GLIDE: per_key(glide_batch)} if glide is not None else {})})
+    table.row("1,000 keys across slots: pipelined GETs (one caller)", pipelined, "keys",
+              target="Python asyncio, 1,000 pipelined GETs")
+    targets.mget("Python asyncio", mget, pipelined)
+
+    reshards = Reshards(cluster)
+    windows = Windows()
+    for name in reshards.order(list(clients)):
+        client = clients[name]
+        await reads[name](keys)  # every key once: what earlier reshards moved is known
+        ours.stats.reset()
+        REPLIES.update(MOVED=0, ASK=0)
+        stop = False
+        counts = {"ops": 0}
+        errors: Counter[str] = Counter()
+
+        async def loop(t: int, client: Any = client) -> None:
+            i = t
+            while not stop:
+                key = keys[i % len(keys)]
+                try:
+                    await (client.set(key, key) if i % 2 else client.get(key))
+                    counts["ops"] += 1
+                except Exception as err:  # noqa: BLE001 - counted: what the application would see
+                    errors[raised(err)] += 1
+                i += TASKS
+
+        before = error_replies(cluster)
+        start = time.perf_counter()
+        tasks = [asyncio.ensure_future(loop(t)) for t in range(TASKS)]
+        await asyncio.to_thread(reshards.next)
+        stop = True
+        await asyncio.gather(*tasks)
+        seconds = time.perf_counter() - start
+        redirects = ours_redirects(ours) if name == OURS else dict(REPLIES) if name == REDIS_PY else None
+        windows.add(name, counts["ops"], seconds, error_replies(cluster) - before, redirects, errors)
+    table.row(f"GET/SET, {TASKS} tasks, while {SLOTS:,} slots move (median of {ROUNDS} reshards each)",
+              windows.medians(), "ops", target="Python asyncio, GET/SET during reshards")
+    table.text("redirects and errors during those reshards (summed)", {
+        name: windows.describe(name, " (replies parsed)" if name == REDIS_PY else "") for name in windows.rates
+    })
+    await theirs.aclose()
+    await ours.close()
+    if glide is not None:
+        await glide.close()
+    return [
+        f"### asyncio, {TASKS} tasks (valkey-glide {version('valkey-glide')})",
+        "",
+        *table.render(),
+        "",
+        f"Steady state: {steady_redirects} redirects for shardroute.",
+        "",
+    ]
+
+
+# -- Node --------------------------------------------------------------------------------
+
+
+def json_line(process: subprocess.Popen[str]) -> dict[str, Any]:
+    """The next JSON line of a bench.mjs child; other lines (a library's log) go to stderr."""
+    assert process.stdout is not None
+    for line in process.stdout:
+        if line.startswith("{"):
+            message: dict[str, Any] = json.loads(line)
+            return message
+        print(f"[bench.mjs] {line.rstrip()}", file=sys.stderr)
+    raise RuntimeError(f"bench.mjs exited ({process.wait()}) without a JSON line")
+
+
+def node_bench(cluster: Cluster, keys: list[str], targets: Targets) -> tuple[list[str], dict[str, str]]:
+    """The same in Node (bench.mjs): shardroute/redis, ioredis' Cluster, GLIDE."""
+    seeds = cluster.seed().address
+    command = ["node", os.path.join(HERE, "bench.mjs"), "--seeds", seeds, "--keys", str(len(keys))]
+    done = subprocess.run([*command, "--passes", str(PASSES), "--mode", "steady"], stdout=subprocess.PIPE, text=True,
+                          check=True)
+    result = json.loads([line for line in done.stdout.splitlines() if line.startswith("{")][-1])
+    rows, failures = result["rows"], dict(result["failures"])
+    table = Table({OURS: "shardroute/redis", IOREDIS: "ioredis Cluster", GLIDE: "GLIDE"}, failures, targets)
+    table.row("routing only: key → node (no I/O)", rows["routing"], "ns", absent="— (inside its Rust core)")
+    table.row("session per command: command + poll + succeeded (no I/O)", rows["session"], "ns", absent="— (no session)")
+    targets.session(rows["session"][OURS])
+    table.row("steady GET/SET, one at a time (await each)", rows["sequential"], "ops",
+              target="Node, steady GET/SET, one at a time")
+    table.row(f"steady GET/SET, {TASKS} in flight", rows["inflight"], "ops", target=f"Node, steady GET/SET, {TASKS} in flight")
+    table.row("1,000 keys across slots: MGET (ours `mget`; ioredis one MGET per slot, all in flight; GLIDE `mget`)",
+              rows["mget"], "keys", target="Node, MGET of 1,000 keys")
+    table.row("1,000 keys across slots: pipelined GETs (ours `pipelineGet`; ioredis 1,000 GETs in flight; GLIDE "
+              "`ClusterBatch`)", rows["pipeline"], "keys", target="Node, 1,000 pipelined GETs")
+    targets.mget("Node", rows["mget"], rows["pipeline"])
+
+    reshards = Reshards(cluster)
+    names = [OURS, IOREDIS, *([] if GLIDE in failures else [GLIDE])]
+    for inflight in (1, TASKS):
+        windows = Windows()
+        for name in reshards.order(names):
+            process = subprocess.Popen([*command, "--mode", "loop", "--client", name, "--inflight", str(inflight)],
+                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+            assert process.stdin is not None
+            ready = json_line(process)
+            if ready["event"] == "failed":
+                failures[name] = ready["error"]
+                process.wait(timeout=60)
+                continue
+            before = error_replies(cluster)
+            reshards.next()
+            process.stdin.write("stop\n")
+            process.stdin.close()
+            loop = json_line(process)
+            process.wait(timeout=60)
+            redirects = None if loop["moved"] is None else {"MOVED": loop["moved"], "ASK": loop["ask"]}
+            if redirects is not None and loop["refreshes"] is not None:
+                redirects["refreshes"] = loop["refreshes"]
+            windows.add(name, loop["ops"], loop["seconds"], error_replies(cluster) - before, redirects,
+                        Counter(loop["errors"]))
+        what = "one at a time" if inflight == 1 else f"{TASKS} in flight"
+        table.row(f"GET/SET {what} while {SLOTS:,} slots move (median of {ROUNDS} reshards each)", windows.medians(),
+                  "ops", target=f"Node, GET/SET during reshards, {what}")
+        table.text(f"redirects and errors during those reshards ({what}, summed)", {
+            name: windows.describe(name, " (at its error handler)" if name == IOREDIS else "") for name in windows.rates
+        })
+    calls = ", ".join(f"`{name}` {seconds * 1e9:,.0f} ns" for name, seconds in result["calls"].items())
+    return [*table.render(), "", f"Session calls alone: {calls}."], result["versions"]
+
+
+# -- the report --------------------------------------------------------------------------
+
+
+def server_version() -> str:
+    assert REDIS_SERVER
+    words = subprocess.run([REDIS_SERVER, "--version"], capture_output=True, text=True).stdout.split()
+    return next((word.split("=", 1)[1] for word in words if word.startswith("v=")), "unknown")
+
+
+def main() -> None:
+    keys = [f"bench:{i}" for i in range(KEYS)]
+    count_redirect_replies()
+    python_targets, node_targets = Targets(), Targets()
+    started = time.monotonic()
+    with Cluster() as cluster:
+        sync_lines = python_sync(cluster, keys, python_targets)
+        async_lines = asyncio.run(python_async(cluster, keys, python_targets))
+        node_lines, node_versions = node_bench(cluster, keys, node_targets)
+    minutes = (time.monotonic() - started) / 60
+    setup = (
+        f"Date: {datetime.date.today().isoformat()}. Command: `{COMMAND}` (part of `make bench`; "
+        f"SHARDROUTE_BENCH_REDIS_KEYS={KEYS}, SHARDROUTE_BENCH_PASSES={PASSES}; the whole Redis part took {minutes:.1f} min). "
+        f"{KEYS:,} keys, {PASSES} interleaved passes (the order rotates each pass), medians; multi-key rows read the keys "
+        f"{BATCH:,} at a time; a 3 + 3 node redis-server {server_version()} cluster on loopback, sharing the machine's "
+        "cores with the clients. Each client runs alone during its own reshards (`redis-cli --cluster reshard`, "
+        f"{SLOTS:,} slots each, round the primaries), after reading every key once; \"servers sent\" is the change in the "
+        "nodes' `INFO errorstats` over its "
+        "windows (the same count for every client), whose `ERR` are the handshake of a new redis-py or ioredis connection "
+        "(`CLIENT SETINFO`, redis-py's `CLIENT MAINT_NOTIFICATIONS`), which redis-server 7.0 refuses: they count "
+        "reconnections, not failures; \"errors raised\" are what the loop caught. "
+        "The last column is ours' speed over the best peer's in that row (above 1.00x: ours is faster)."
+    )
+    python_lines = [
+        "## Redis Cluster clients (Python)",
+        "",
+        setup,
+        "",
+        f"Versions: shardroute {shardroute.__version__}, redis-py {redis.__version__}, valkey-glide {version('valkey-glide')}, "
+        f"valkey-glide-sync {version('valkey-glide-sync')}, Python {platform.python_version()}.",
+        "",
+        *sync_lines,
+        *async_lines,
+        "### Targets (Python)",
+        "",
+        *python_targets.render(),
+        "",
+    ]
+    node_lines = [
+        "## Redis Cluster clients (Node)",
+        "",
+        f"Date: {datetime.date.today().isoformat()}. Command: the same (`bench.mjs`, run by `bench.py`, same cluster, "
+        f"same sizes; {TASKS} in flight = {TASKS} async loops over one client). Versions: shardroute "
+        f"{shardroute.__version__}, ioredis {node_versions['ioredis']}, @valkey/valkey-glide {node_versions['glide']}, "
+        f"Node {node_versions['node']}.",
+        "",
+        *node_lines,
+        "",
+        "### Targets (Node)",
+        "",
+        *node_targets.render(),
+        "",
+    ]
     out = os.path.join(ROOT, "target", "bench")
     os.makedirs(out, exist_ok=True)
-    for name, part in (("redis-python", lines), ("redis-node", node_lines)):
+    for name, part in (("redis-python", python_lines), ("redis-node", node_lines)):
         text = "\n".join(part)
         print(text)
         with open(os.path.join(out, f"{name}.md"), "w") as fragment:
             fragment.write(text)
-
-
-def node_bench(cluster: Cluster, keys: list[str]) -> list[str]:
-    """The same comparison in Node (bench.mjs): shardroute/redis next to ioredis' Cluster."""
-    seeds = cluster.seed().address
-    command = ["node", os.path.join(HERE, "bench.mjs"), "--seeds", seeds, "--keys", str(len(keys))]
-    done = subprocess.run([*command, "--passes", str(PASSES), "--mode", "steady"], capture_output=True, text=True, check=True)
-    result = json.loads(done.stdout.strip().splitlines()[-1])
-    rows = [
-        row("routing only: key → node (no I/O)", [result["routing"][0]], [result["routing"][1]], "ns"),
-        row("steady GET/SET, one connection at a time (await)", [result["steady"][0]], [result["steady"][1]], "µs", ops_per_second=True),
-    ]
-    reshard_rows = []
-    for name, client in (("shardroute/redis", "ours"), ("ioredis Cluster", "ioredis")):
-        process = subprocess.Popen([*command, "--mode", "loop", "--client", client], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        assert process.stdin is not None and process.stdout is not None
-        assert json.loads(process.stdout.readline())["event"] == "ready"
-        primaries = cluster.primaries()
-        cluster.reshard(primaries[0], primaries[1], 1000)
-        process.stdin.write("stop\n")
-        process.stdin.close()
-        loop = json.loads(process.stdout.readline())
-        process.wait(timeout=60)
-        refreshes = f", {loop['refreshes']} refreshes" if loop["refreshes"] is not None else ""
-        reshard_rows.append(f"| {name} | {loop['ops'] / loop['seconds']:,.0f} | {loop['moved']} MOVED, {loop['ask']} ASK{refreshes} |")
-    version = json.load(open(os.path.join(HERE, "node_modules", "ioredis", "package.json")))["version"]
-    return [
-        "## Redis Cluster client (Node)",
-        "",
-        f"Command: the same (`bench.mjs`, run by `bench.py`; {len(keys):,} keys, ioredis {version}, Node {platform_node()}). Medians.",
-        "",
-        "| workload | shardroute/redis | ioredis Cluster | ratio (ours / theirs) |",
-        "|---|---|---|---|",
-        *rows,
-        "",
-        "While `redis-cli --cluster reshard` moves 1,000 slots (each client alone, GET/SET in a loop; ioredis' redirects counted at its error handler):",
-        "",
-        "| client | ops/s | redirects |",
-        "|---|---|---|",
-        *reshard_rows,
-        "",
-    ]
-
-
-def platform_node() -> str:
-    return subprocess.run(["node", "--version"], capture_output=True, text=True).stdout.strip()
-
-
-def row(what: str, ours: list[float], theirs: list[float], unit: str, ops_per_second: bool = False) -> str:
-    a, b = statistics.median(ours), statistics.median(theirs)
-    scale = 1e9 if unit == "ns" else 1e6
-    cells = f"{a * scale:.1f} {unit}/op", f"{b * scale:.1f} {unit}/op"
-    if ops_per_second:
-        cells = f"{a * scale:.1f} µs/op ({1 / a:,.0f} ops/s)", f"{b * scale:.1f} µs/op ({1 / b:,.0f} ops/s)"
-    return f"| {what} | {cells[0]} | {cells[1]} | {a / b:.2f}x |"
 
 
 if __name__ == "__main__":

@@ -36,6 +36,9 @@ pub fn session_defaults(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
 #[pyclass(module = "shardroute")]
 pub struct ClusterSession {
     inner: ss::ClusterSession,
+    /// The `Router` the `router` property gave last, by epoch: a router of one epoch is
+    /// one document (epochs only grow), so it is wrapped once, not once per read.
+    router: Option<(u64, Py<Router>)>,
 }
 
 /// One command's progress (its slot, its redirects, its retries), made by
@@ -227,7 +230,7 @@ impl ClusterSession {
         };
         let seeds: Vec<&str> = seeds.iter().map(String::as_str).collect();
         let inner = ss::ClusterSession::new(&seeds, config).map_err(errors::to_py)?;
-        Ok(ClusterSession { inner })
+        Ok(ClusterSession { inner, router: None })
     }
 
     /// Begins a command on keys (a list: one key, or the keys of a multi-key command)
@@ -379,8 +382,16 @@ impl ClusterSession {
 
     /// The current router (a redis_cluster topology), or None before the first table.
     #[getter]
-    fn router(&self, py: Python<'_>) -> Option<Router> {
-        self.inner.router().map(|router| Router::wrap(py, router.clone()))
+    fn router(&mut self, py: Python<'_>) -> PyResult<Option<Py<Router>>> {
+        let Some(router) = self.inner.router() else { return Ok(None) };
+        match &self.router {
+            Some((epoch, wrapped)) if *epoch == router.epoch() => Ok(Some(wrapped.clone_ref(py))),
+            _ => {
+                let wrapped = Py::new(py, Router::wrap(py, router.clone()))?;
+                self.router = Some((router.epoch(), wrapped.clone_ref(py)));
+                Ok(Some(wrapped))
+            }
+        }
     }
 }
 

@@ -84,37 +84,21 @@ async function once(connection, asking, ...commands) {
   return replies.at(-1)[1];
 }
 
-/**
- * What the client has seen since it was made (or since `reset`): the session's counters
- * (`SessionStats`), read when asked, as numbers. `errors` is the sum of the retried
- * failures and the commands given up; `errorKinds` the failures by outcome name.
- */
+/** The session's counters as numbers (ClusterStats in redis.d.ts), read when asked. */
+const STATS = {
+  commands: (s) => Number(s.commands), moved: (s) => Number(s.moved), ask: (s) => Number(s.ask),
+  refreshes: (s) => Number(s.refreshes), longestRedirectChain: (s) => s.longest_redirect_chain,
+  errorKinds: (s) => Object.fromEntries(Object.entries(s.errors).map(([kind, n]) => [kind, Number(n)])),
+  errors: (s) => Object.values(s.errors).reduce((sum, n) => sum + Number(n), 0) + Number(s.failed),
+};
+
+/** What the client has seen since it was made (or since `reset`). */
 class ClusterStats {
-  #session;
-
   constructor(session) {
-    this.#session = session;
-  }
-
-  #read() {
-    const stats = this.#session.stats;
-    const errorKinds = Object.fromEntries(Object.entries(stats.errors).map(([kind, count]) => [kind, Number(count)]));
-    return { stats, errorKinds };
-  }
-
-  get commands() { return Number(this.#read().stats.commands); }
-  get moved() { return Number(this.#read().stats.moved); }
-  get ask() { return Number(this.#read().stats.ask); }
-  get refreshes() { return Number(this.#read().stats.refreshes); }
-  get longestRedirectChain() { return this.#read().stats.longest_redirect_chain; }
-  get errorKinds() { return this.#read().errorKinds; }
-  get errors() {
-    const { stats, errorKinds } = this.#read();
-    return Object.values(errorKinds).reduce((sum, count) => sum + count, 0) + Number(stats.failed);
-  }
-
-  reset() {
-    this.#session.resetStats();
+    for (const [name, read] of Object.entries(STATS)) {
+      Object.defineProperty(this, name, { get: () => read(session.stats), enumerable: true });
+    }
+    Object.defineProperty(this, 'reset', { value: () => session.resetStats() });
   }
 }
 

@@ -883,6 +883,111 @@ export declare class TopologyFollower {
 export declare function followerDefaults(): Required<FollowerConfig>;
 
 /**
+ * How a `MigrationSession` moves the data: `'background'`, a copy job moves every moving
+ * unit (vbucket, slot, partition) ahead of the services, a batch at a time
+ * (`copyBatch`); `'lazy'`, nothing is copied ahead and the first read of a key under the
+ * new topology moves it (`lazySteps`).
+ */
+export type MigrationMode = 'background' | 'lazy';
+
+/** Where a write goes while data moves (`MigrationSession.writePlan`); the core's names. */
+export interface WritePlan {
+  /** The new owner's id. */
+  node: string;
+  /** The epoch the write runs under (a u64): the new topology's, which the shard's fence must admit. */
+  fence_epoch: bigint;
+}
+
+/**
+ * The lazy move of one key (`MigrationSession.lazySteps`), the core's names: read it from
+ * `read_from`, write it to `write_to` under `fence_epoch`, then delete it from
+ * `retire_from` and mark it moved.
+ */
+export interface LazySteps {
+  /** The old owner, read first. */
+  read_from: string;
+  /** The new owner, written. */
+  write_to: string;
+  /** The old owner, whose copy is deleted last. */
+  retire_from: string;
+  /** The epoch the write runs under (a u64). */
+  fence_epoch: bigint;
+}
+
+/** One batch of a background copy (`MigrationSession.copyBatch`). */
+export interface CopyBatch {
+  /** The units to copy now, in shard order: `[shard, from node, to node]`. */
+  units: Array<[number, string, string]>;
+  /** The cursor to store once they are copied and marked; `null` when the copy is complete. */
+  next: number | null;
+}
+
+/**
+ * What services and a copy job do while data moves from one topology to the next (a
+ * `Migration`), decided once, for every language: the read plan (the new owner, then the
+ * old one until the key, or in background mode its unit, is marked moved), the write plan
+ * under the **fence epoch** (the new topology's: a shard fenced at a newer epoch refuses
+ * the write), a key's lazy move, the background copy's batches from a cursor the job
+ * stores (resumable after a crash), and what a fence refusal means. It keeps no state:
+ * the `moved` marks and the cursor live where the data lives. Every decision is the Rust
+ * core's (`conformance/vectors/session_migration.json`).
+ */
+export declare class MigrationSession {
+  /**
+   * The session of `migration` in `mode`. It holds a copy of the migration: the one passed
+   * in is left as it was.
+   *
+   * @throws {ShardrouteError} `invalid_argument` when `migration` is not a `Migration`, or
+   *   for another mode.
+   */
+  constructor(migration: Migration, mode: MigrationMode);
+  /** The epoch writes run under: the new topology's (a u64). */
+  get fenceEpoch(): bigint;
+  /**
+   * Where a read of `key` looks, in order: `[new owner, old owner]` until the key (in
+   * background mode, its unit) is marked `moved`, `[new owner]` then or when the key does
+   * not change node.
+   *
+   * @throws {ShardrouteError} `invalid_key`; `invalid_argument` when `moved` is not a
+   *   boolean.
+   */
+  readPlan(key: Key, moved?: boolean): string[];
+  /**
+   * Where a write of `key` goes: its new owner, under the fence epoch.
+   *
+   * @throws {ShardrouteError} `invalid_key`.
+   */
+  writePlan(key: Key): WritePlan;
+  /**
+   * The lazy move of `key` when it changes node (its first read under the new topology),
+   * or `null` when it stays.
+   *
+   * @throws {ShardrouteError} `invalid_key`; `invalid_argument` in background mode (the
+   *   copy job moves units: `copyBatch`).
+   */
+  lazySteps(key: Key): LazySteps | null;
+  /**
+   * The next `max` units a background copy moves, from the stored `cursor` (0 to start):
+   * store the batch's `next` once its units are copied and marked.
+   *
+   * @throws {ShardrouteError} `invalid_argument` for a cursor or max that is not an
+   *   integer in `0..=2^32-1`, in lazy mode (`lazySteps`), for `max` 0, a cursor past the
+   *   number of moving units, or two topologies whose shards are not the same fixed units
+   *   (as `Migration.movingShards`).
+   */
+  copyBatch(cursor: number, max: number): CopyBatch;
+  /**
+   * What a write's refusal by a shard fenced at `minEpoch` means: `'refresh'` (the
+   * topology moved on: follow it, plan the write again, retry). `minEpoch` is a safe
+   * non-negative integer `number` or a `bigint` in `0n..2n ** 64n`.
+   *
+   * @throws {ShardrouteError} `invalid_argument` for a bad epoch, or one that admits the
+   *   fence epoch (a fence did not refuse that write: the refusal is something else).
+   */
+  fenced(minEpoch: number | bigint): 'refresh';
+}
+
+/**
  * The error every failed call throws. `code` is stable across versions and languages:
  * `'invalid_topology'`, `'invalid_key'`, `'no_nodes'`, `'limit_exceeded'`,
  * `'invalid_argument'`, `'stale_epoch'`, `'read_only'`, `'cross_slot'`, and from a

@@ -27,8 +27,9 @@ pub fn milliseconds(what: &str, value: JsType<'_>, bigint: impl FnOnce() -> Resu
     unsigned(what, "milliseconds", value, bigint)
 }
 
-/// A `u64` argument (a time, a follower's source revision), read as [`milliseconds`]
-/// reads a time: a safe non-negative integer `number`, or a `bigint` in `0n..2n ** 64n`.
+/// A `u64` argument (a time, a follower's source revision, a fence's epoch), read as
+/// [`milliseconds`] reads a time: a safe non-negative integer `number`, or a `bigint` in
+/// `0n..2n ** 64n`.
 ///
 /// # Errors
 /// `invalid_argument` for anything else, saying that `what` must be `unit` (`"revision

@@ -2,7 +2,8 @@
 // shardroute for Node.js: the public module over the native addon (shardroute.node,
 // built from src/ by build.sh). Everything here is conversion: object documents become
 // JSON text, a session's actions become Actions, a follower's outcomes become Offereds,
-// and errors the addon throws with a shardroute code become ShardrouteError.
+// a MigrationSession is given its Migration's native one, and errors the addon throws with
+// a shardroute code become ShardrouteError.
 // Every routing and hashing decision is made by the Rust core. What this file shares with
 // the WASM package (the error class, document serialization, string packing) is
 // shared.js, copied by build.sh from bindings-js/shared.mjs.
@@ -71,6 +72,12 @@ const WRAP = Symbol('shardroute.wrap');
  * Router's static block).
  */
 let nativeOf;
+
+/**
+ * The native migration of a public Migration, any other value unchanged (module-private;
+ * set in Migration's static block).
+ */
+let nativeMigrationOf;
 
 /**
  * `call` as the public method or function `name`: the same arguments, and an error the
@@ -211,6 +218,7 @@ class Migration {
   #after;
 
   static {
+    nativeMigrationOf = (value) => (typeof value === 'object' && value !== null && #inner in value ? value.#inner : value);
     // One arrow per method, as for Router.
     defineMethods(this, {
       moves: (migration, key) => migration.#inner.moves(key),
@@ -407,6 +415,42 @@ class TopologyFollower {
   }
 }
 
+/**
+ * What services and a copy job do while data moves: the core's migration session, over
+ * the native one. index.d.ts documents the methods.
+ */
+class MigrationSession {
+  #inner;
+
+  static {
+    // One arrow per method, as for Router.
+    defineMethods(this, {
+      readPlan: (session, key, moved) => session.#inner.readPlan(key, moved),
+      writePlan: (session, key) => session.#inner.writePlan(key),
+      lazySteps: (session, key) => session.#inner.lazySteps(key),
+      copyBatch: (session, cursor, max) => session.#inner.copyBatch(cursor, max),
+      fenced: (session, minEpoch) => session.#inner.fenced(minEpoch),
+    });
+  }
+
+  /**
+   * @param {Migration} migration the migration
+   * @param {'background' | 'lazy'} mode how the data moves
+   */
+  constructor(migration, mode) {
+    try {
+      // Anything but a Migration goes to the addon as it is, which refuses it (invalid_argument).
+      this.#inner = new addon.MigrationSession(nativeMigrationOf(migration), mode);
+    } catch (err) {
+      rethrow(err);
+    }
+  }
+
+  get fenceEpoch() {
+    return this.#inner.fenceEpoch;
+  }
+}
+
 const sessionDefaults = exported('sessionDefaults', () => JSON.parse(addon.sessionDefaults()));
 const followerDefaults = exported('followerDefaults', () => JSON.parse(addon.followerDefaults()));
 const hashKey = exported('hashKey', (_, key, hashing) => addon.hashKey(key, documentText(hashing, 'hashing')));
@@ -435,6 +479,7 @@ module.exports = {
   TopologyFollower,
   Offered,
   followerDefaults,
+  MigrationSession,
   hashKey,
   jump,
   apply,

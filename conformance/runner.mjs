@@ -4,9 +4,9 @@
 //
 // `api` is the binding's public module: { Router, Migration, hashKey, jump, apply,
 // moduloMoves, diff, encodeDictionary, decodeDictionary, parseRedirect, ClusterSession,
-// TopologyFollower, Offered, ShardrouteError }. The runner converts each vector into the binding's input types (see
-// conformance/README.md) and compares results; it contains no routing logic, and no
-// session decision.
+// TopologyFollower, Offered, MigrationSession, ShardrouteError }. The runner converts
+// each vector into the binding's input types (see conformance/README.md) and compares
+// results; it contains no routing logic, and no session decision.
 
 const textDecoderHex = (hex) => {
   const bytes = new Uint8Array(hex.length / 2);
@@ -220,6 +220,60 @@ function runFollower(api, file, kase) {
   return { results: kase.steps.map((step) => followerStep(api, file, follower, step)) };
 }
 
+/** One step of a migration session scenario (conformance/README.md, "Session scenarios"). */
+function migrationStep(api, session, step) {
+  const key = () => toKey(step.key);
+  try {
+    switch (step.call) {
+      case 'fence_epoch':
+        return { epoch: u64Json(session.fenceEpoch, 'fenceEpoch') };
+      case 'read_plan':
+        return { nodes: session.readPlan(key(), step.moved) };
+      case 'write_plan': {
+        const { node, fence_epoch: epoch, ...rest } = session.writePlan(key());
+        if (Object.keys(rest).length) throw new Error(`writePlan returned extra fields ${Object.keys(rest)}`);
+        return { node, fence_epoch: u64Json(epoch, 'fence_epoch') };
+      }
+      case 'lazy_steps': {
+        const steps = session.lazySteps(key());
+        if (steps === null) return { steps: null };
+        const { read_from: readFrom, write_to: writeTo, retire_from: retireFrom, fence_epoch: epoch, ...rest } = steps;
+        if (Object.keys(rest).length) throw new Error(`lazySteps returned extra fields ${Object.keys(rest)}`);
+        return { steps: { read_from: readFrom, write_to: writeTo, retire_from: retireFrom,
+          fence_epoch: u64Json(epoch, 'fence_epoch') } };
+      }
+      case 'copy_batch': {
+        const { units, next, ...rest } = session.copyBatch(step.cursor, step.max);
+        if (Object.keys(rest).length) throw new Error(`copyBatch returned extra fields ${Object.keys(rest)}`);
+        return { units, next };
+      }
+      case 'fenced':
+        // The decimal text as a bigint, as a user holds a u64 epoch.
+        return { [session.fenced(BigInt(step.min_epoch))]: {} };
+      default:
+        throw new Error(`unknown migration session call ${step.call}`);
+    }
+  } catch (err) {
+    if (err instanceof api.ShardrouteError) return { error: err.code };
+    throw err;
+  }
+}
+
+/**
+ * A `migration_session` case: `{ results }`, or `{ error }` when the migration
+ * (`migration()`) or the session cannot be made.
+ */
+function runMigrationSession(api, kase, migration) {
+  let session;
+  try {
+    session = new api.MigrationSession(migration(), kase.mode);
+  } catch (err) {
+    if (err instanceof api.ShardrouteError) return { error: err.code };
+    throw err;
+  }
+  return { results: kase.steps.map((step) => migrationStep(api, session, step)) };
+}
+
 /** Runs one case; returns null when it passed, or a reason string when it failed. */
 function runCase(api, file, routers, kase) {
   const routerFor = (id) => {
@@ -407,6 +461,10 @@ function runCase(api, file, routers, kase) {
       }
       case 'topology_follower': {
         actual = runFollower(api, file, kase);
+        break;
+      }
+      case 'migration_session': {
+        actual = runMigrationSession(api, kase, migrationFor);
         break;
       }
       default:

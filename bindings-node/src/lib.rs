@@ -9,9 +9,10 @@
 //! indices `node`, `nodeMany` and `groupByNode` get (one shared string per node), makes
 //! `groupByNode`'s groups from one flat `Uint32Array`, copies arrays of string keys into
 //! one `Uint16Array` for `routeMany`, `nodeMany` and `groupByNode`, wraps the native
-//! session as the public `ClusterSession` (its actions become the package's `Action`) and
+//! session as the public `ClusterSession` (its actions become the package's `Action`),
 //! the native follower as the public `TopologyFollower` (its outcomes become the package's
-//! `Offered`), and turns thrown errors into `ShardrouteError`.
+//! `Offered`) and the native migration session as the public `MigrationSession`, and turns
+//! thrown errors into `ShardrouteError`.
 //!
 //! Modules mirror the core's: `router` (`Router`), `migration` (`Migration`),
 //! `operations` (`apply`), `diff` (`diff`), `dictionary` (`encodeDictionary`,
@@ -19,8 +20,9 @@
 //! errors), `session` (`ClusterSession`, `Command`, `sessionDefaults`, `parseAddress`: the
 //! sans-IO Redis Cluster session, with `js_session`, the part the WASM package compiles
 //! too), `follower` (`TopologyFollower`, `followerDefaults`: the sans-IO topology
-//! follower, with `js_follower`, likewise shared), `key` (conversions), `errors` (the one
-//! error mapping); `hot` holds
+//! follower, with `js_follower`, likewise shared), `migration_session`
+//! (`MigrationSession`: the core's `session::migration`, with `js_migration_session`,
+//! likewise shared), `key` (conversions), `errors` (the one error mapping); `hot` holds
 //! `Router.route` and `Router.node` as plain N-API functions, the one place that bypasses
 //! napi-rs's call glue for speed.
 //!
@@ -35,6 +37,7 @@ mod follower;
 mod hot;
 mod key;
 mod migration;
+mod migration_session;
 mod operations;
 mod redirect;
 mod router;
@@ -47,6 +50,11 @@ mod js_session;
 /// The follower's glue both JavaScript packages compile (`bindings-js/follower.rs`).
 #[path = "../../bindings-js/follower.rs"]
 mod js_follower;
+
+/// The migration session's glue both JavaScript packages compile
+/// (`bindings-js/migration_session.rs`).
+#[path = "../../bindings-js/migration_session.rs"]
+mod js_migration_session;
 
 use napi::bindgen_prelude::BigInt;
 use napi::{Unknown, ValueType};

@@ -13,7 +13,7 @@ use crate::router::{self, Router};
 /// A migration between two routers; `index.js` wraps it as the public `Migration`.
 #[napi]
 pub struct Migration {
-    inner: sr::migration::Migration,
+    pub(crate) inner: sr::migration::Migration,
 }
 
 #[napi]

@@ -5,8 +5,9 @@
 import glueInit, { initSync as glueInitSync } from '../pkg/web/shardroute_wasm.js';
 
 export {
-  Action, ClusterSession, Command, Migration, Offered, Router, ShardrouteError, TopologyFollower, apply, decodeDictionary,
-  diff, encodeDictionary, followerDefaults, hashKey, jump, moduloMoves, parseAddress, parseRedirect, sessionDefaults,
+  Action, ClusterSession, Command, Migration, MigrationSession, Offered, Router, ShardrouteError, TopologyFollower, apply,
+  decodeDictionary, diff, encodeDictionary, followerDefaults, hashKey, jump, moduloMoves, parseAddress, parseRedirect,
+  sessionDefaults,
 } from '../pkg/web/shardroute_wasm.js';
 
 /**

@@ -1,7 +1,8 @@
 // The JavaScript half of the Rust binding (src/errors.rs, src/topology.rs, src/key.rs,
-// src/router.rs, src/session.rs and src/follower.rs import it). wasm-bindgen copies this
-// file next to the generated glue (pkg/*/snippets/), and build.sh copies
-// bindings-js/shared.mjs, the code this package shares with the Node addon, beside it.
+// src/router.rs, src/session.rs, src/follower.rs and src/migration_session.rs import it).
+// wasm-bindgen copies this file next to the generated glue (pkg/*/snippets/), and
+// build.sh copies bindings-js/shared.mjs, the code this package shares with the Node
+// addon, beside it.
 // The glue re-exports ShardrouteError, Action and Offered, so the classes thrown and
 // returned are the classes the package exports.
 import {
@@ -41,8 +42,8 @@ export function documentJsonOrError(value, what, code) {
 }
 
 /**
- * Calls `callback(value)`, for a Rust call that takes a Router or a Command argument
- * (`diff`, `ClusterSession.poll`): the glue of the callback checks that `value` is a live
+ * Calls `callback(value)`, for a Rust call that takes a Router, a Command or a Migration
+ * argument (`diff`, `ClusterSession.poll`, `new MigrationSession`): the glue of the callback checks that `value` is a live
  * object of the class and lends it to Rust, which leaves it with its owner; when the check
  * throws, the Rust side reports `invalid_argument`.
  */

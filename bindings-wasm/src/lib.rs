@@ -10,7 +10,8 @@
 //! `Router`, `Migration`, `hashKey`, `jump`, `moduloMoves`, `apply`, `diff`,
 //! `encodeDictionary`, `decodeDictionary`, `parseRedirect`, `parseAddress`,
 //! `ClusterSession`, `Command`, `Action`, `sessionDefaults`, `TopologyFollower`,
-//! `Offered`, `followerDefaults`, `ShardrouteError` (see `index.d.ts`).
+//! `Offered`, `followerDefaults`, `MigrationSession`, `ShardrouteError` (see
+//! `index.d.ts`).
 
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
@@ -23,6 +24,7 @@ mod errors;
 mod follower;
 mod key;
 mod migration;
+mod migration_session;
 mod operations;
 mod redirect;
 mod router;
@@ -37,6 +39,11 @@ mod js_session;
 #[path = "../../bindings-js/follower.rs"]
 mod js_follower;
 
+/// The migration session's glue both JavaScript packages compile
+/// (`bindings-js/migration_session.rs`).
+#[path = "../../bindings-js/migration_session.rs"]
+mod js_migration_session;
+
 use js_sys::Array;
 use shardroute as sr;
 use wasm_bindgen::prelude::*;
@@ -48,6 +55,7 @@ pub use crate::dictionary::{decode_dictionary, encode_dictionary};
 pub use crate::diff::diff;
 pub use crate::follower::{follower_defaults, TopologyFollower};
 pub use crate::migration::Migration;
+pub use crate::migration_session::MigrationSession;
 pub use crate::operations::apply;
 pub use crate::redirect::parse_redirect;
 pub use crate::router::Router;

@@ -21,7 +21,7 @@ use crate::topology::record;
 /// usable and free to be freed.
 #[wasm_bindgen]
 pub struct Migration {
-    inner: sr::migration::Migration,
+    pub(crate) inner: sr::migration::Migration,
 }
 
 #[wasm_bindgen]

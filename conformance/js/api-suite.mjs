@@ -141,9 +141,9 @@ export function apiSuite(api, runtime) {
       assert.equal(require.resolve(packageName), join(packageDir, runtime.main));
       const cjs = require(packageName);
       assert.deepEqual(Object.keys(cjs).sort(), [
-        'Action', 'ClusterSession', 'Command', 'Migration', 'Offered', 'Router', 'ShardrouteError', 'TopologyFollower', 'apply',
-        'decodeDictionary', 'diff', 'encodeDictionary', 'followerDefaults', 'hashKey', 'jump', 'moduloMoves', 'parseAddress',
-        'parseRedirect', 'sessionDefaults',
+        'Action', 'ClusterSession', 'Command', 'Migration', 'MigrationSession', 'Offered', 'Router', 'ShardrouteError',
+        'TopologyFollower', 'apply', 'decodeDictionary', 'diff', 'encodeDictionary', 'followerDefaults', 'hashKey', 'jump',
+        'moduloMoves', 'parseAddress', 'parseRedirect', 'sessionDefaults',
       ]);
       assert.equal(cjs.Migration, Migration);
       assert.equal(cjs.Router, Router);

@@ -23,6 +23,8 @@ import { repoRoot } from './vectors.mjs';
 export const SESSION_CLASSES = ['ClusterSession', 'Command', 'Action'];
 /** The classes of the topology follower, whose calls follower-suite.mjs covers instead of the table. */
 export const FOLLOWER_CLASSES = ['TopologyFollower', 'Offered'];
+/** The class of the migration session, whose calls migration-session-suite.mjs covers instead of the table. */
+export const MIGRATION_SESSION_CLASSES = ['MigrationSession'];
 const TABLE = JSON.parse(readFileSync(join(repoRoot, 'conformance', 'hostile', 'calls.json'), 'utf8'));
 const FLOATS = { nan: NaN, inf: Infinity, '-inf': -Infinity, '-0': -0 };
 const ARRAYS = {
@@ -349,11 +351,12 @@ export function hostileSuite(api, runtime, declarations) {
       const declared = new Set();
       for (const [, kind, name] of declarations.matchAll(/^export declare (class|function) (\w+)/gm)) {
         if (kind === 'function') declared.add(name);
-        // The session's and the follower's classes hold state between calls:
-        // session-suite.mjs and follower-suite.mjs give every one of their calls its bad
+        // The session's and the follower's classes hold state between calls, and a
+        // migration session is made of a Migration: session-suite.mjs, follower-suite.mjs
+        // and migration-session-suite.mjs give every one of their calls its bad
         // arguments, and check that they cover them all.
         if (kind !== 'class' || name === 'ShardrouteError') continue;
-        if (SESSION_CLASSES.includes(name) || FOLLOWER_CLASSES.includes(name)) continue;
+        if ([...SESSION_CLASSES, ...FOLLOWER_CLASSES, ...MIGRATION_SESSION_CLASSES].includes(name)) continue;
         declared.add(name);
         const body = new RegExp(`^export declare class ${name} [^{]*\\{\\n([\\s\\S]*?)^\\}`, 'm').exec(declarations)[1];
         for (const [, member] of body.matchAll(/^ {2}(?:get |static )?(\w+)\(/gm)) {

@@ -19,9 +19,10 @@ const DIFFERENCES = {
   // Whether a router or a migration can be released by hand (`router.free()`; every call
   // on it then throws). Otherwise only the garbage collector releases one (both have that).
   free: [false, true],
-  // Whether a Proxy of a Router or a Command passes as one (`diff`, `ClusterSession.poll`):
-  // wasm-bindgen's glue checks `instanceof` and reads the object's pointer through the
-  // proxy; N-API cannot unwrap a proxy, so the addon refuses it (invalid_argument).
+  // Whether a Proxy of a Router, a Command or a Migration passes as one (`diff`,
+  // `ClusterSession.poll`, `new MigrationSession`): wasm-bindgen's glue checks
+  // `instanceof` and reads the object's pointer through the proxy; N-API cannot unwrap a
+  // proxy, so the addon refuses it (invalid_argument).
   proxiesPass: [false, true],
   // The order of the properties of locate's result: as index.d.ts declares them (the
   // addon), or sorted (the WASM build parses the core's JSON, whose keys are sorted).

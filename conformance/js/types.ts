@@ -3,12 +3,14 @@
 // under test: each package's tsconfig.json maps it to the package's own index.d.ts, the
 // file it ships. Lines marked @ts-expect-error must stay errors.
 import {
-  Action, ClusterSession, Command, Migration, Offered, Router, ShardrouteError, TopologyFollower, apply, decodeDictionary, diff,
-  encodeDictionary, followerDefaults, hashKey, jump, moduloMoves, parseAddress, parseRedirect, sessionDefaults,
+  Action, ClusterSession, Command, Migration, MigrationSession, Offered, Router, ShardrouteError, TopologyFollower, apply,
+  decodeDictionary, diff, encodeDictionary, followerDefaults, hashKey, jump, moduloMoves, parseAddress, parseRedirect,
+  sessionDefaults,
 } from 'shardroute-package';
 import type {
-  Access, DecodedId, Diff, Endpoint, Flow, FollowerConfig, FollowerStats, Key, KeyMove, Location, Milliseconds, Move,
-  MovingShard, NodeGroup, PlanGroup, Publish, Redirect, Revision, SaltedKey, SessionConfig, SessionStats, Unreachable,
+  Access, CopyBatch, DecodedId, Diff, Endpoint, Flow, FollowerConfig, FollowerStats, Key, KeyMove, LazySteps, Location,
+  MigrationMode, Milliseconds, Move, MovingShard, NodeGroup, PlanGroup, Publish, Redirect, Revision, SaltedKey,
+  SessionConfig, SessionStats, Unreachable, WritePlan,
 } from 'shardroute-package';
 
 const router: Router = new Router('{"format": "shardroute/1", "epoch": 1, "nodes": [{"id": "a"}], "strategy": {"type": "jump"}}');
@@ -185,6 +187,36 @@ new Offered();
 // @ts-expect-error: follower counters are bigints
 const offeredCount: number = followerStats.offered;
 
+// The migration session.
+const mode: MigrationMode = 'lazy';
+const migrationSession: MigrationSession = new MigrationSession(migration, mode);
+const backgroundSession: MigrationSession = new MigrationSession(fromDictionary, 'background');
+const fenceEpoch: bigint = migrationSession.fenceEpoch;
+const readPlan: string[] = migrationSession.readPlan('user:1').concat(migrationSession.readPlan(7n, true));
+const writePlan: WritePlan = migrationSession.writePlan(7);
+const writePlanParts: [string, bigint] = [writePlan.node, writePlan.fence_epoch];
+const lazySteps: LazySteps | null = migrationSession.lazySteps(new Uint8Array([7]));
+const lazyParts: [string, string, string, bigint] | null = lazySteps === null ? null
+  : [lazySteps.read_from, lazySteps.write_to, lazySteps.retire_from, lazySteps.fence_epoch];
+const inlineSteps: { read_from: string; write_to: string; retire_from: string; fence_epoch: bigint } | null =
+  migrationSession.lazySteps(7);
+const batch: CopyBatch = backgroundSession.copyBatch(0, 16);
+const batchUnit: [number, string, string] | undefined = batch.units[0];
+const resumeAt: number | null = batch.next;
+const refreshed: 'refresh' = migrationSession.fenced(3) === 'refresh' ? backgroundSession.fenced(11n) : 'refresh';
+// @ts-expect-error: a mode is 'background' or 'lazy'
+new MigrationSession(migration, 'eager');
+// @ts-expect-error: a session is made of a Migration, not a Router
+new MigrationSession(router, 'lazy');
+// @ts-expect-error: the fence epoch is a bigint (a u64), never a number
+const fenceNumber: number = migrationSession.fenceEpoch;
+// @ts-expect-error: a plan's fields are the core's names
+const camelEpoch: bigint = writePlan.fenceEpoch;
+// @ts-expect-error: a cursor is a number (a u32), not a bigint
+backgroundSession.copyBatch(0n, 16);
+// @ts-expect-error: a fence's epoch is a number or a bigint, not text
+migrationSession.fenced('3');
+
 function describeError(err: unknown): string {
   if (err instanceof ShardrouteError) {
     const code: string = err.code;
@@ -275,4 +307,5 @@ export const used = [shard, node, replicas, preference, shards, moreShards, epoc
   movingShard, movingKeys, owner, notUndefined, notTriple, redirectsAllowed, replicaReads, copied, begunFrozen,
   commandSlot, kind, target, until, delay, failure, afterFailure, candidates, due, planned, counters, sessionRouter,
   untilNumber, commandsNumber, seedParts, firstWait, offeredKind, offeredParts, offeredAgain, reconnectAt, writeParts,
-  inlineWrite, followed, followerCounters, reconnectNumber, offeredNumber, offeredCount];
+  inlineWrite, followed, followerCounters, reconnectNumber, offeredNumber, offeredCount, fenceEpoch, readPlan,
+  writePlanParts, lazyParts, inlineSteps, batchUnit, resumeAt, refreshed, fenceNumber, camelEpoch];

@@ -1,0 +1,67 @@
+//! The Rust side of `MigrationSession` that both JavaScript packages compile: each crate
+//! includes this file (`#[path]` in its `src/lib.rs`, as `js_migration_session`), beside
+//! `session.rs` (`js_session`) and `follower.rs` (`js_follower`), so that the two packages
+//! refuse the migration session's arguments in one wording and name its results' fields
+//! one way. Everything else a refusal says comes from the core.
+
+use shardroute as sr;
+use sr::argument::JsType;
+use sr::session as ss;
+
+use crate::js_session;
+
+/// The field of a plan's fence epoch (a `bigint`), the core's name, as the Python package
+/// and the vectors name it.
+pub const FENCE_EPOCH: &str = "fence_epoch";
+
+/// The `invalid_argument` error of a `migration` argument that is not a `Migration` of
+/// the package (a live one, for the WASM package).
+pub fn not_a_migration(value: JsType<'_>) -> sr::Error {
+    sr::Error::new(sr::ErrorKind::InvalidArgument, format!("migration must be a Migration, got {value}"))
+}
+
+/// A `minEpoch` argument (the epoch of a shard's fence): read as a time or a revision is
+/// ([`js_session::unsigned`]).
+///
+/// # Errors
+/// `invalid_argument`: `"minEpoch must be a u64, a safe non-negative integer or a bigint
+/// in 0n..=18446744073709551615n, got the number 1.5"`.
+pub fn min_epoch(value: JsType<'_>, bigint: impl FnOnce() -> Result<u64, bool>) -> sr::Result<u64> {
+    js_session::unsigned("minEpoch", "a u64", value, bigint)
+}
+
+/// What a fence refusal means, as the package returns it: `'refresh'`.
+pub fn fenced(fenced: ss::Fenced) -> &'static str {
+    match fenced {
+        ss::Fenced::Refresh => "refresh",
+    }
+}
+
+/// A [`ss::WritePlan`] or [`ss::LazySteps`] as the fields of the package's plain object:
+/// its node ids by field name, in the core's order and with its names, then
+/// [`FENCE_EPOCH`].
+pub struct FlatPlan<'a> {
+    /// The node ids: `node`, or `read_from`, `write_to` and `retire_from`.
+    pub nodes: Vec<(&'static str, &'a str)>,
+    /// The epoch the write runs under.
+    pub fence_epoch: u64,
+}
+
+impl<'a> From<ss::WritePlan<'a>> for FlatPlan<'a> {
+    fn from(plan: ss::WritePlan<'a>) -> FlatPlan<'a> {
+        FlatPlan { nodes: vec![("node", plan.node)], fence_epoch: plan.fence_epoch }
+    }
+}
+
+impl<'a> From<ss::LazySteps<'a>> for FlatPlan<'a> {
+    fn from(steps: ss::LazySteps<'a>) -> FlatPlan<'a> {
+        FlatPlan {
+            nodes: vec![
+                ("read_from", steps.read_from),
+                ("write_to", steps.write_to),
+                ("retire_from", steps.retire_from),
+            ],
+            fence_epoch: steps.fence_epoch,
+        }
+    }
+}

@@ -1,0 +1,123 @@
+//! [`MigrationSession`]: the core's migration session ([`ss::migration`]) for JavaScript.
+//! Conversion only, every decision is the core's; what the two JavaScript packages share
+//! of it (the refusals the core does not word, the names of its results' fields) is
+//! `bindings-js/migration_session.rs`, included as [`crate::js_migration_session`].
+//!
+//! `index.js` wraps the native session as the public `MigrationSession`, handing it the
+//! native migration of its public `Migration`. The session keeps no state, so no call
+//! borrows it mutably.
+
+use napi::bindgen_prelude::{BigInt, Object};
+use napi::{Env, Unknown};
+use napi_derive::napi;
+use shardroute as sr;
+use sr::session as ss;
+
+use crate::errors::{Result, Throw};
+use crate::js_migration_session::{self as shared, FlatPlan};
+use crate::key;
+use crate::migration::Migration;
+use crate::session::unsigned;
+
+/// A migration in one mode ([`ss::MigrationSession`]); `index.js` wraps it as the public
+/// `MigrationSession`.
+#[napi]
+pub struct MigrationSession {
+    inner: ss::MigrationSession,
+}
+
+#[napi]
+impl MigrationSession {
+    /// The session of `migration` (a native migration; `index.js` unwraps its public
+    /// `Migration`) in `mode`, `"background"` or `"lazy"`, over a copy of the migration.
+    ///
+    /// # Errors
+    /// `invalid_argument` when `migration` is not a `Migration` or for another mode.
+    #[napi(constructor, catch_unwind)]
+    pub fn new(env: &Env, migration: Unknown, mode: Unknown) -> Result<Self> {
+        let migration = key::instance::<Migration>(env, migration, shared::not_a_migration)?;
+        let mode = ss::Mode::from_name(&crate::text_argument(mode, "mode")?).or_throw()?;
+        Ok(MigrationSession { inner: ss::MigrationSession::new(migration.inner.clone(), mode) })
+    }
+
+    /// The epoch writes run under: the new topology's.
+    #[napi(getter, catch_unwind)]
+    pub fn fence_epoch(&self) -> BigInt {
+        BigInt::from(self.inner.fence_epoch())
+    }
+
+    /// Where a read of `key` looks, in order: the new owner, then the old one unless
+    /// `moved` (a boolean; `undefined`: false).
+    ///
+    /// # Errors
+    /// `invalid_key`; `invalid_argument` when `moved` is not a boolean or `undefined`.
+    #[napi(catch_unwind)]
+    pub fn read_plan(&self, key: Unknown, moved: Unknown) -> Result<Vec<String>> {
+        let key = key::from_js(key)?;
+        let moved = crate::optional_bool_argument(moved, "moved")?;
+        let nodes = self.inner.read_plan(key.as_core(), moved).or_throw()?;
+        Ok(nodes.into_iter().map(str::to_owned).collect())
+    }
+
+    /// Where a write of `key` goes: `{ node, fence_epoch }`.
+    ///
+    /// # Errors
+    /// `invalid_key`, and the new topology's routing errors.
+    #[napi(catch_unwind)]
+    pub fn write_plan<'env>(&self, env: &'env Env, key: Unknown) -> Result<Object<'env>> {
+        let key = key::from_js(key)?;
+        plan(env, self.inner.write_plan(key.as_core()).or_throw()?.into())
+    }
+
+    /// The lazy move of `key`, `{ read_from, write_to, retire_from, fence_epoch }`, or
+    /// `null` when it stays.
+    ///
+    /// # Errors
+    /// `invalid_key`; `invalid_argument` in background mode.
+    #[napi(catch_unwind)]
+    pub fn lazy_steps<'env>(&self, env: &'env Env, key: Unknown) -> Result<Option<Object<'env>>> {
+        let key = key::from_js(key)?;
+        let steps = self.inner.lazy_steps(key.as_core()).or_throw()?;
+        steps.map(|steps| plan(env, steps.into())).transpose()
+    }
+
+    /// The next `max` units of a background copy from the stored `cursor`: `{ units, next }`,
+    /// each unit `[shard, from, to]`, `next` `null` when the copy is complete.
+    ///
+    /// # Errors
+    /// `invalid_argument` for a cursor or max that is not an integer in `0..=2^32-1`, and
+    /// the core's (lazy mode, max 0, a cursor past the moving units, shards that are not
+    /// fixed units).
+    #[napi(catch_unwind)]
+    pub fn copy_batch<'env>(&self, env: &'env Env, cursor: Unknown, max: Unknown) -> Result<Object<'env>> {
+        let cursor = crate::u32_argument(cursor, "cursor")?;
+        let max = crate::u32_argument(max, "max")?;
+        let batch = self.inner.copy_batch(cursor, max).or_throw()?;
+        let units: Vec<(u32, &str, &str)> = batch.units.iter().map(|unit| (unit.shard, unit.from, unit.to)).collect();
+        let mut object = Object::new(env).or_throw()?;
+        object.set("units", units).or_throw()?;
+        object.set("next", batch.next).or_throw()?;
+        Ok(object)
+    }
+
+    /// What a write's refusal by a shard fenced at `minEpoch` means: `"refresh"`.
+    ///
+    /// # Errors
+    /// `invalid_argument` for a bad epoch ([`shared::min_epoch`]), or one that admits the
+    /// fence epoch (the core's).
+    #[napi(catch_unwind)]
+    pub fn fenced(&self, min_epoch: Unknown) -> Result<&'static str> {
+        let min_epoch = unsigned(min_epoch, |got, bigint| shared::min_epoch(got, || bigint))?;
+        Ok(shared::fenced(self.inner.fenced(min_epoch).or_throw()?))
+    }
+}
+
+/// A plan as the package's plain object: its node ids, then `fence_epoch` (a `bigint`).
+fn plan<'env>(env: &'env Env, plan: FlatPlan<'_>) -> Result<Object<'env>> {
+    let mut object = Object::new(env).or_throw()?;
+    for (name, node) in plan.nodes {
+        object.set(name, node).or_throw()?;
+    }
+    object.set(shared::FENCE_EPOCH, BigInt::from(plan.fence_epoch)).or_throw()?;
+    Ok(object)
+}

@@ -1,0 +1,134 @@
+//! `MigrationSession`: the core's migration session ([`ss::migration`]) as a JavaScript
+//! class, the same shape as the Node addon's. Conversion only, every decision is the
+//! core's; what the two JavaScript packages share of it (the refusals the core does not
+//! word, the names of its results' fields) is `bindings-js/migration_session.rs`, included
+//! as [`crate::js_migration_session`].
+//!
+//! The session needs routing only, not the topology operations: it is in every build, a
+//! slim one too. It keeps no state, so no call borrows it mutably.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use js_sys::{Array, Object};
+use shardroute as sr;
+use sr::session as ss;
+use wasm_bindgen::prelude::*;
+
+use crate::errors::Result;
+use crate::js_migration_session::{self as shared, FlatPlan};
+use crate::key::{self, Key};
+use crate::migration::Migration;
+use crate::topology::record;
+use crate::u32_from_js;
+
+/// What services and a copy job do while data moves from one topology to the next: the
+/// read plan (the new owner, then the old one until the key or unit has moved), the write
+/// plan under the fence epoch, a key's lazy move (mode `"lazy"`), the background copy's
+/// batches from a stored cursor (mode `"background"`), and what a fence refusal means.
+#[wasm_bindgen]
+pub struct MigrationSession {
+    inner: ss::MigrationSession,
+}
+
+#[wasm_bindgen]
+impl MigrationSession {
+    /// The session of `migration` (a live `Migration`, copied: it stays usable and free to
+    /// be freed) in `mode`, `"background"` or `"lazy"`.
+    ///
+    /// Throws `invalid_argument` when `migration` is not a live `Migration`, or for another
+    /// mode.
+    #[wasm_bindgen(constructor)]
+    pub fn new(migration: &JsValue, mode: &JsValue) -> Result<MigrationSession> {
+        let mut copied = None;
+        let lent = lend_migration(migration, &mut |migration: &Migration| copied = Some(migration.inner.clone()));
+        let migration = match (lent, copied) {
+            (Ok(()), Some(migration)) => migration,
+            _ => return Err(key::with_type(migration, shared::not_a_migration).into()),
+        };
+        let mode = ss::Mode::from_name(&key::text_argument(mode, "mode")?)?;
+        Ok(MigrationSession { inner: ss::MigrationSession::new(migration, mode) })
+    }
+
+    /// The epoch writes run under (the new topology's), a bigint.
+    #[wasm_bindgen(getter, js_name = fenceEpoch)]
+    pub fn fence_epoch(&self) -> u64 {
+        self.inner.fence_epoch()
+    }
+
+    /// Where a read of the key looks, in order: the new owner, then the old one unless
+    /// `moved` (omitted: false).
+    ///
+    /// Throws `invalid_key`; `invalid_argument` when `moved` is not a boolean.
+    #[wasm_bindgen(js_name = readPlan)]
+    pub fn read_plan(&self, key: &JsValue, moved: &JsValue) -> Result<Vec<String>> {
+        let key = Key::from_js(key)?;
+        let moved = key::with_type(moved, |got| sr::argument::optional_flag("moved", got))?;
+        Ok(self.inner.read_plan(key.as_key(), moved)?.into_iter().map(String::from).collect())
+    }
+
+    /// Where a write of the key goes: `{node, fence_epoch}`.
+    ///
+    /// Throws `invalid_key`.
+    #[wasm_bindgen(js_name = writePlan)]
+    pub fn write_plan(&self, key: &JsValue) -> Result<Object> {
+        let key = Key::from_js(key)?;
+        Ok(plan(self.inner.write_plan(key.as_key())?.into())?)
+    }
+
+    /// The lazy move of the key, `{read_from, write_to, retire_from, fence_epoch}`, or
+    /// `null` when it stays.
+    ///
+    /// Throws `invalid_key`; `invalid_argument` in background mode.
+    #[wasm_bindgen(js_name = lazySteps)]
+    pub fn lazy_steps(&self, key: &JsValue) -> Result<JsValue> {
+        let key = Key::from_js(key)?;
+        Ok(match self.inner.lazy_steps(key.as_key())? {
+            Some(steps) => plan(steps.into())?.into(),
+            None => JsValue::NULL,
+        })
+    }
+
+    /// The next `max` units of a background copy from the stored `cursor` (0 to start):
+    /// `{units, next}`, each unit `[shard, from, to]`, `next` the cursor to store once they
+    /// are copied (`null`: the copy is complete).
+    ///
+    /// Throws `invalid_argument` for a cursor or max that is not an integer in
+    /// `0..=2^32-1`, in lazy mode, for max 0, a cursor past the moving units, or shards
+    /// that are not fixed units.
+    #[wasm_bindgen(js_name = copyBatch)]
+    pub fn copy_batch(&self, cursor: &JsValue, max: &JsValue) -> Result<Object> {
+        let cursor = u32_from_js(cursor, "cursor")?;
+        let max = u32_from_js(max, "max")?;
+        let batch = self.inner.copy_batch(cursor, max)?;
+        let units: Array =
+            batch.units.iter().map(|unit| Array::of3(&unit.shard.into(), &unit.from.into(), &unit.to.into())).collect();
+        let next = batch.next.map_or(JsValue::NULL, JsValue::from);
+        Ok(record(&Array::of2(&Array::of2(&"units".into(), &units), &Array::of2(&"next".into(), &next)))?)
+    }
+
+    /// What a write's refusal by a shard fenced at `minEpoch` means: `"refresh"` (the
+    /// topology moved on: follow it, plan again, retry).
+    ///
+    /// Throws `invalid_argument` for a bad epoch, or one that admits the fence epoch (not a
+    /// fence's refusal).
+    pub fn fenced(&self, min_epoch: &JsValue) -> Result<String> {
+        let min_epoch = key::with_type(min_epoch, |got| shared::min_epoch(got, || key::bigint_u64(min_epoch)))?;
+        Ok(shared::fenced(self.inner.fenced(min_epoch)?).into())
+    }
+}
+
+/// A plan as the package's plain object: its node ids, then `fence_epoch` (a bigint).
+fn plan(plan: FlatPlan<'_>) -> sr::Result<Object> {
+    let entries: Array = plan.nodes.iter().map(|&(name, node)| Array::of2(&name.into(), &node.into())).collect();
+    entries.push(&Array::of2(&shared::FENCE_EPOCH.into(), &plan.fence_epoch.into()));
+    record(&entries)
+}
+
+#[wasm_bindgen(module = "/js/support.mjs")]
+extern "C" {
+    /// Calls `lend(migration)`: the glue of the callback checks that `migration` is a live
+    /// `Migration` and lends it; a failed check throws, which `catch` makes an `Err`.
+    #[wasm_bindgen(catch, js_name = lend)]
+    fn lend_migration(migration: &JsValue, lend: &mut dyn FnMut(&Migration)) -> core::result::Result<(), JsValue>;
+}

@@ -1,0 +1,271 @@
+// The migration session of both JavaScript packages (`MigrationSession`), as a user sees
+// it: the types its calls return, and every call's bad arguments, each with the code it
+// must throw, word for word the same in the addon and the WASM build (and what a call
+// returns, value for value). What the session decides is the conformance scenarios'
+// (conformance/vectors/session_migration.json, run by runner.mjs); this checks the
+// boundary. Its calls are covered here rather than in the hostile table
+// (hostile-suite.mjs), whose calls take no Migration; a test checks that every call
+// index.d.ts declares for the class has cases here.
+//
+// Each package's test/migration-session.test.mjs calls `migrationSessionSuite(api,
+// runtime)`; the other package is loaded from its directory, so both must be built.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+
+import { MIGRATION_SESSION_CLASSES, otherPackage, outcome } from './hostile-suite.mjs';
+import { NOT_TIMES, boundaryTests, membersTest } from './session-suite.mjs';
+
+/** The seed's `user_id % n ?: n` over `n` shards at `epoch` (an object, as a user's JSON.parse gives it). */
+const shards = (n, epoch) => ({
+  format: 'shardroute/1', epoch, hashing: { integers: 'identity' },
+  nodes: Array.from({ length: n }, (_, i) => ({ id: `shard_${i + 1}` })), strategy: { type: 'modulo', one_based: true },
+});
+/** A vbucket dictionary in motion (session_migration.json's `moving`): units 1, 3, 5 and 6 move. */
+const MOVING = {
+  format: 'shardroute/1', epoch: 9, nodes: [{ id: 'a' }, { id: 'b' }, { id: 'c' }], strategy: {
+    type: 'vbucket', vbuckets: 8, map: [['a'], ['a'], ['b'], ['b'], ['c'], ['c'], ['a'], ['b']],
+    forward_map: [['a'], ['c'], ['b'], ['a'], ['c'], ['b'], ['c'], ['b']],
+  },
+};
+/** The fence epoch of the lazy session `made` gives (the new topology's). */
+const FENCE = 2;
+
+/** Values that are not keys: each is invalid_key. */
+const NOT_KEYS = [
+  ['undefined', undefined], ['null', null], ['an object', {}], ['an array', ['k']], ['a fraction', 1.5], ['negative', -1],
+  ['a negative bigint', -1n], ['a huge bigint', 2n ** 64n], ['a lone surrogate', '\ud800'], ['a symbol', Symbol('k')],
+  ['a boolean', true], ['a Uint16Array', new Uint16Array(1)],
+];
+/** Values that are not counts (u32): each is invalid_argument. */
+const NOT_COUNTS = [
+  ['negative', -1], ['fraction', 1.5], ['nan', NaN], ['infinity', Infinity], ['2^32', 2 ** 32], ['a bigint', 0n],
+  ['text', '0'], ['null', null], ['undefined', undefined], ['an object', {}], ['a symbol', Symbol('c')],
+];
+
+/**
+ * Bad arguments for every call of the migration session, by call: `[label, call, code]`,
+ * `call(api, made)` with `made` fresh for each case: `lazy`, a lazy session of the seed's
+ * 5 -> 10 shards; `background`, a background session of the dictionary in motion;
+ * `migration`, the lazy one's migration; `foreign`, a migration of the other package.
+ * `code` null for a call that must return.
+ */
+function cases() {
+  const notMigrations = [
+    ['undefined', () => undefined], ['null', () => null], ['an object', () => ({})], ['a number', () => 5],
+    ['text', () => 'lazy'], ['a router', (api, made) => made.migration.after], ['the session', (api, made) => made.lazy],
+    ['a migration of the other package', (api, made) => made.foreign], ['a fake pointer', () => ({ __wbg_ptr: 8 })],
+    ['a revoked proxy', () => { const { proxy, revoke } = Proxy.revocable({}, {}); revoke(); return proxy; }],
+  ];
+  const notModes = [
+    ['eager', 'eager'], ['capitalised', 'Lazy'], ['empty', ''], ['undefined', undefined], ['null', null], ['a number', 1],
+    ['a symbol', Symbol('m')], ['a boxed string', new String('lazy')], ['an array', ['lazy']], ['a lone surrogate', 'lazy\ud800'],
+  ];
+  const keys = (call) => NOT_KEYS.map(([label, key]) => [`key ${label}`, (api, made) => call(made, key), 'invalid_key']);
+  const counts = (call) => NOT_COUNTS.map(([label, count]) => [label, (api, made) => call(made, count), 'invalid_argument']);
+  return {
+    MigrationSession: [
+      ...notMigrations.map(([label, value]) => [`migration ${label}`,
+        (api, made) => new api.MigrationSession(value(api, made), 'lazy'), 'invalid_argument']),
+      ...notModes.map(([label, mode]) => [`mode ${label}`, (api, made) => new api.MigrationSession(made.migration, mode),
+        'invalid_argument']),
+      ['both bad: the migration first', (api) => new api.MigrationSession({}, 1), 'invalid_argument'],
+      ['lazy', (api, made) => new api.MigrationSession(made.migration, 'lazy'), null],
+      ['background', (api, made) => new api.MigrationSession(made.migration, 'background'), null],
+      ['of a dictionary', (api) => new api.MigrationSession(api.Migration.ofDictionary(new api.Router(MOVING)), 'lazy'), null],
+    ],
+    fenceEpoch: [['no arguments', (api, made) => made.lazy.fenceEpoch, null]],
+    readPlan: [
+      ...keys((made, key) => made.lazy.readPlan(key)),
+      ...[['null', null], ['a number', 1], ['text', 'true'], ['an object', {}]].map(([label, moved]) => [`moved ${label}`,
+        (api, made) => made.lazy.readPlan(7, moved), 'invalid_argument']),
+      ['both bad: the key first', (api, made) => made.lazy.readPlan(-1, 1), 'invalid_key'],
+      ['moved omitted', (api, made) => made.lazy.readPlan(7), null],
+      ['moved undefined', (api, made) => made.lazy.readPlan(7n, undefined), null],
+      ['moved', (api, made) => made.lazy.readPlan('7', true), null],
+      ['bytes in background', (api, made) => made.background.readPlan(Uint8Array.of(1, 2), false), null],
+    ],
+    writePlan: [
+      ...keys((made, key) => made.lazy.writePlan(key)),
+      ['a number', (api, made) => made.lazy.writePlan(7), null],
+      ['in background', (api, made) => made.background.writePlan('k'), null],
+    ],
+    lazySteps: [
+      ...keys((made, key) => made.lazy.lazySteps(key)),
+      ['in background', (api, made) => made.background.lazySteps('k'), 'invalid_argument'],
+      ['in background, a bad key: the key first', (api, made) => made.background.lazySteps(-1), 'invalid_key'],
+      ['a key that moves', (api, made) => made.lazy.lazySteps(7), null],
+      ['a key that stays', (api, made) => made.lazy.lazySteps(12n), null],
+    ],
+    copyBatch: [
+      ...counts((made, cursor) => made.background.copyBatch(cursor, 1)).map(([label, ...rest]) => [`cursor ${label}`, ...rest]),
+      ...counts((made, max) => made.background.copyBatch(0, max)).map(([label, ...rest]) => [`max ${label}`, ...rest]),
+      ['max 0', (api, made) => made.background.copyBatch(0, 0), 'invalid_argument'],
+      ['a cursor past the moving units', (api, made) => made.background.copyBatch(5, 1), 'invalid_argument'],
+      ['the largest cursor', (api, made) => made.background.copyBatch(2 ** 32 - 1, 1), 'invalid_argument'],
+      ['lazy', (api, made) => made.lazy.copyBatch(0, 1), 'invalid_argument'],
+      ['lazy, a bad cursor: the cursor first', (api, made) => made.lazy.copyBatch(-1, 1), 'invalid_argument'],
+      ['both bad: the cursor first', (api, made) => made.background.copyBatch(-1, 'x'), 'invalid_argument'],
+      ['shards that are not fixed units', (api, made) => new api.MigrationSession(made.migration, 'background').copyBatch(0, 1),
+        'invalid_argument'],
+      ['the first batch', (api, made) => made.background.copyBatch(0, 3), null],
+      ['the largest max', (api, made) => made.background.copyBatch(1, 2 ** 32 - 1), null],
+      ['the cursor at the end', (api, made) => made.background.copyBatch(4, 1), null],
+    ],
+    fenced: [
+      ...NOT_TIMES.map(([label, epoch]) => [`minEpoch ${label}`, (api, made) => made.lazy.fenced(epoch), 'invalid_argument']),
+      ['the fence epoch', (api, made) => made.lazy.fenced(FENCE), 'invalid_argument'],
+      ['an older epoch', (api, made) => made.lazy.fenced(0n), 'invalid_argument'],
+      ['a newer epoch', (api, made) => made.lazy.fenced(FENCE + 1), null],
+      ['the largest epochs', (api, made) => made.lazy.fenced(2n ** 64n - 1n) + made.lazy.fenced(Number.MAX_SAFE_INTEGER), null],
+    ],
+  };
+}
+
+/**
+ * What a call did, as outcome() says, with the value it returned when that is data (a
+ * session is not: two packages' sessions are of two classes), so that both packages'
+ * results are compared too.
+ */
+function outcomeWithValue(api, run) {
+  let value;
+  const got = outcome(api, () => {
+    value = run();
+  });
+  return got.ok && !(value instanceof api.MigrationSession) ? { ...got, value } : got;
+}
+
+/**
+ * Defines the migration session tests for one package: `api` is its module, `runtime` its
+ * column of runtimes.mjs.
+ */
+export function migrationSessionSuite(api, runtime) {
+  const { Migration, MigrationSession, Router } = api;
+  const other = otherPackage(runtime);
+  const declarations = readFileSync(join(runtime.packageDir, 'index.d.ts'), 'utf8');
+
+  /** The sessions of `pkg` the cases use (cases()); `foreign`, a migration of `foreignPkg`. */
+  function made(pkg, foreignPkg) {
+    const migration = new pkg.Migration(new pkg.Router(shards(5, FENCE - 1)), new pkg.Router(shards(10, FENCE)));
+    return {
+      migration,
+      lazy: new pkg.MigrationSession(migration, 'lazy'),
+      background: new pkg.MigrationSession(pkg.Migration.ofDictionary(new pkg.Router(MOVING)), 'background'),
+      foreign: new foreignPkg.Migration(new foreignPkg.Router(shards(5, 1)), new foreignPkg.Router(shards(10, 2))),
+    };
+  }
+
+  /** The lazy session of the seed's 5 -> 10 shards, from epoch `FENCE - 1` to `FENCE`. */
+  const seed = () => new MigrationSession(new Migration(new Router(shards(5, FENCE - 1)), new Router(shards(10, FENCE))), 'lazy');
+
+  describe('MigrationSession: the same boundary in both packages', () => {
+    boundaryTests({
+      cases: cases(),
+      both: (call) => [outcomeWithValue(api, () => call(api, made(api, other))),
+        outcomeWithValue(other, () => call(other, made(other, api)))],
+      minimum: 100,
+      classes: MIGRATION_SESSION_CLASSES,
+      declarations,
+      what: 'migration session',
+    });
+
+    test('messages say what was wrong', () => {
+      const session = seed();
+      const background = new MigrationSession(Migration.ofDictionary(new Router(MOVING)), 'background');
+      const migration = new Migration(new Router(shards(5, 1)), new Router(shards(10, 2)));
+      const message = (fn) => outcome(api, fn).message;
+      assert.equal(message(() => new MigrationSession({}, 'lazy')), 'migration must be a Migration, got an object');
+      assert.equal(message(() => new MigrationSession(migration.after, 'lazy')), 'migration must be a Migration, got an object');
+      assert.equal(message(() => new MigrationSession(migration, 'eager')), 'mode: expected "background" or "lazy", got "eager"');
+      assert.equal(message(() => new MigrationSession(migration, 1)), 'mode must be a string, got the number 1');
+      assert.equal(message(() => session.readPlan(7, 1)), 'moved must be a boolean, got the number 1');
+      assert.equal(message(() => background.copyBatch(-1, 1)), 'cursor must be an integer in 0..=4294967295, got -1');
+      assert.equal(message(() => background.copyBatch(0, '1')), 'max must be a number, got a string');
+      assert.equal(message(() => background.copyBatch(5, 1)), 'copy_batch: cursor 5 is past the 4 moving units');
+      assert.equal(message(() => session.lazySteps(-1)),
+        'number key -1 is not a safe non-negative integer; pass integers above 2^53-1 as BigInt');
+      assert.equal(message(() => background.lazySteps(1)),
+        'lazy_steps: a background migration moves units (copy_batch), not keys');
+      assert.equal(message(() => session.fenced(1.5)),
+        'minEpoch must be a u64, a safe non-negative integer or a bigint in 0n..=18446744073709551615n, got the number 1.5');
+      assert.equal(message(() => session.fenced(-1n)),
+        'minEpoch must be a u64, a safe non-negative integer or a bigint in 0n..=18446744073709551615n, got a negative bigint');
+      assert.equal(message(() => session.fenced(FENCE)),
+        `fenced: a fence at epoch ${FENCE} admits writes under epoch ${FENCE}; the refusal is not the fence's`);
+    });
+
+    test('a proxy of a migration: refused by the addon, passed through by the WASM build (runtimes.mjs)', () => {
+      const migration = new Migration(new Router(shards(5, 1)), new Router(shards(10, 2)));
+      const got = outcome(api, () => new MigrationSession(new Proxy(migration, {}), 'lazy'));
+      assert.deepEqual(got, runtime.proxiesPass ? { ok: true }
+        : { code: 'invalid_argument', message: 'migration must be a Migration, got an object' });
+    });
+
+    if (runtime.free) {
+      test('a freed migration is refused; a freed session throws, never a trap', () => {
+        const migration = new Migration(new Router(shards(5, 1)), new Router(shards(10, 2)));
+        const session = new MigrationSession(migration, 'lazy');
+        migration.free();
+        assert.equal(session.writePlan(7).node, 'shard_7', 'the session holds a copy of its migration');
+        assert.equal(outcome(api, () => new MigrationSession(migration, 'lazy')).code, 'invalid_argument');
+        session.free();
+        assert.throws(() => session.writePlan(7));
+      });
+    }
+  });
+
+  describe('MigrationSession: what its calls return', () => {
+    test('the seed\'s 5 -> 10 lazily: plans with the core\'s field names, the fence epoch a bigint', () => {
+      const session = seed();
+      assert.equal(session.fenceEpoch, BigInt(FENCE));
+      assert.deepEqual(session.readPlan(7), ['shard_7', 'shard_2']);
+      assert.deepEqual(session.readPlan(7n, true), ['shard_7']);
+      assert.deepEqual(session.readPlan(12), ['shard_2'], 'a key that stays has one place');
+      const write = session.writePlan(7);
+      assert.deepEqual(Object.keys(write), ['node', 'fence_epoch']);
+      assert.deepEqual(write, { node: 'shard_7', fence_epoch: BigInt(FENCE) });
+      assert.notEqual(session.writePlan(7), write, 'a new object each time');
+      const steps = session.lazySteps(7);
+      assert.deepEqual(Object.keys(steps), ['read_from', 'write_to', 'retire_from', 'fence_epoch']);
+      assert.deepEqual(steps, { read_from: 'shard_2', write_to: 'shard_7', retire_from: 'shard_2', fence_epoch: BigInt(FENCE) });
+      assert.equal(session.lazySteps(12), null);
+      assert.equal(session.fenced(FENCE + 1), 'refresh');
+      assert.equal(session.fenced(BigInt(FENCE + 1)), 'refresh');
+    });
+
+    test('a key is a key: a number, a bigint, text and bytes route as the router routes them', () => {
+      const session = seed();
+      const router = new Router(shards(10, FENCE));
+      for (const key of [7, 7n, 'user:7', Uint8Array.of(7)]) assert.equal(session.writePlan(key).node, router.node(key));
+    });
+
+    test('the background copy resumes from its cursor: units as [shard, from, to], next a number or null', () => {
+      const migration = Migration.ofDictionary(new Router(MOVING));
+      const session = new MigrationSession(migration, 'background');
+      assert.equal(session.fenceEpoch, 10n);
+      const first = session.copyBatch(0, 3);
+      assert.deepEqual(Object.keys(first), ['units', 'next']);
+      assert.deepEqual(first, { units: [[1, 'a', 'c'], [3, 'b', 'a'], [5, 'c', 'b']], next: 3 });
+      assert.ok(first.units.every(Array.isArray), 'plain arrays');
+      assert.deepEqual(session.copyBatch(first.next, 3), { units: [[6, 'a', 'c']], next: null });
+      assert.deepEqual(session.copyBatch(4, 3), { units: [], next: null });
+      assert.deepEqual(session.copyBatch(0, 2 ** 32 - 1).units, migration.movingShards().map(({ shard, from, to }) => [shard, from, to]));
+      assert.deepEqual(session.readPlan('k'), migration.readTargets('k'));
+    });
+
+    test('the session copies its migration, which stays as it was', () => {
+      const before = new Router(shards(5, 1));
+      const migration = new Migration(before, new Router(shards(10, 2)));
+      new MigrationSession(migration, 'lazy');
+      assert.equal(migration.before.toJson(), before.toJson());
+      assert.deepEqual(migration.readTargets(7), ['shard_7', 'shard_2']);
+    });
+
+    // The glue gives `__wrap` only to the classes its calls return: a MigrationSession is
+    // only constructed.
+    const extras = runtime.classExtras;
+    const constructed = { ...extras, statics: extras.statics.filter((name) => name !== '__wrap') };
+    membersTest(declarations, [['MigrationSession', MigrationSession, constructed]]);
+  });
+}

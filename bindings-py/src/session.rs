@@ -80,41 +80,9 @@ pub struct Action {
 
 impl Action {
     fn from_core(action: ss::Action) -> Action {
-        let mut out = Action {
-            kind: "done",
-            address: None,
-            host: None,
-            port: None,
-            asking: None,
-            readonly: None,
-            until_ms: None,
-            delay_ms: None,
-            code: None,
-            message: None,
-        };
-        match action {
-            ss::Action::Send(target) => {
-                out.kind = "send";
-                out.address = Some(target.endpoint.address());
-                out.host = Some(target.endpoint.host().to_string());
-                out.port = Some(target.endpoint.port());
-                out.asking = Some(target.asking);
-                out.readonly = Some(target.readonly);
-            }
-            ss::Action::Wait { until_ms, delay_ms } => {
-                out.kind = "wait";
-                out.until_ms = Some(until_ms);
-                out.delay_ms = Some(delay_ms);
-            }
-            ss::Action::Refresh => out.kind = "refresh",
-            ss::Action::Done => out.kind = "done",
-            ss::Action::Fail(error) => {
-                out.kind = "fail";
-                out.code = Some(error.code());
-                out.message = Some(error.message().to_string());
-            }
-        }
-        out
+        let ss::ActionFields { kind, address, host, port, asking, readonly, until_ms, delay_ms, code, message } =
+            action.into();
+        Action { kind, address, host, port, asking, readonly, until_ms, delay_ms, code, message }
     }
 }
 

@@ -265,6 +265,72 @@ impl Action {
     }
 }
 
+/// An [`Action`] as flat fields, as the bindings hand it to their languages: `kind`,
+/// then the fields of that kind, `None` for the fields of the other kinds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ActionFields {
+    /// `send`, `wait`, `refresh`, `done` or `fail`.
+    pub kind: &'static str,
+    /// `send`: the node's `host:port` (an IPv6 host bracketed).
+    pub address: Option<String>,
+    /// `send`: the node's host.
+    pub host: Option<String>,
+    /// `send`: the node's port.
+    pub port: Option<u16>,
+    /// `send`: `ASKING` first.
+    pub asking: Option<bool>,
+    /// `send`: over a `READONLY` connection.
+    pub readonly: Option<bool>,
+    /// `wait`: when to poll again, on the shell's clock.
+    pub until_ms: Option<u64>,
+    /// `wait`: how long from the time given.
+    pub delay_ms: Option<u32>,
+    /// `fail`: the error's code.
+    pub code: Option<&'static str>,
+    /// `fail`: the error's message.
+    pub message: Option<String>,
+}
+
+impl From<Action> for ActionFields {
+    fn from(action: Action) -> ActionFields {
+        let mut fields = ActionFields {
+            kind: "done",
+            address: None,
+            host: None,
+            port: None,
+            asking: None,
+            readonly: None,
+            until_ms: None,
+            delay_ms: None,
+            code: None,
+            message: None,
+        };
+        match action {
+            Action::Send(target) => {
+                fields.kind = "send";
+                fields.address = Some(target.endpoint.address());
+                fields.host = Some(target.endpoint.host().to_string());
+                fields.port = Some(target.endpoint.port());
+                fields.asking = Some(target.asking);
+                fields.readonly = Some(target.readonly);
+            }
+            Action::Wait { until_ms, delay_ms } => {
+                fields.kind = "wait";
+                fields.until_ms = Some(until_ms);
+                fields.delay_ms = Some(delay_ms);
+            }
+            Action::Refresh => fields.kind = "refresh",
+            Action::Done => fields.kind = "done",
+            Action::Fail(error) => {
+                fields.kind = "fail";
+                fields.code = Some(error.code());
+                fields.message = Some(error.message().to_string());
+            }
+        }
+        fields
+    }
+}
+
 /// One command's progress: its slot, its redirects and its retries. Made by
 /// [`ClusterSession::command`]; every call about it goes through the session.
 #[derive(Clone, Debug)]

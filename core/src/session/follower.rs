@@ -162,7 +162,7 @@ impl FollowerStats {
 }
 
 /// A topology follower (see the module docs).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Follower {
     config: FollowerConfig,
     router: Option<Router>,
@@ -188,7 +188,13 @@ impl Follower {
     /// # Ok::<(), shardroute::Error>(())
     /// ```
     pub fn new(config: FollowerConfig) -> Follower {
-        Follower { next_reconnect_ms: config.reconnect_first_ms, config, ..Follower::default() }
+        Follower {
+            next_reconnect_ms: config.reconnect_first_ms,
+            config,
+            router: None,
+            revision: None,
+            stats: FollowerStats::default(),
+        }
     }
 
     /// The settings.

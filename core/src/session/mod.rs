@@ -27,5 +27,7 @@ pub mod reply;
 pub use endpoint::Endpoint;
 pub use follower::{Follower, FollowerConfig, FollowerStats, Offered, Publish};
 pub use migration::{CopyBatch, Fenced, LazySteps, MigrationSession, Mode, WritePlan};
-pub use redis::{defaults, Access, Action, ActionFields, ClusterConfig, ClusterSession, Command, Group, SessionStats, Target};
+pub use redis::{
+    defaults, Access, Action, ActionFields, ClusterConfig, ClusterSession, Command, Group, SessionStats, Target,
+};
 pub use reply::{classify, Busy, Demoted, Outcome, Rule, Transport};

@@ -838,16 +838,23 @@ impl ClusterSession {
     /// key indices in input order. A replica read takes one turn per group.
     ///
     /// # Errors
-    /// `invalid_key` as routing does; `invalid_argument` before the first table.
+    /// `invalid_argument` before the first table; `limit_exceeded` for 2^32 keys or more.
     pub fn plan(&mut self, keys: &[Key<'_>], access: Access) -> Result<Vec<Group>> {
-        if self.table.is_none() {
+        let Some(table) = &self.table else {
             return Err(Error::argument("no table yet: poll a command first"));
+        };
+        if u32::try_from(keys.len()).is_err() {
+            return Err(Error::limit(format!("a batch of {} keys; at most 2^32 - 1", keys.len())));
         }
-        let mut by_slot: Vec<(u32, u32)> = keys.iter().enumerate().map(|(i, key)| (key_slot(*key), i as u32)).collect();
-        by_slot.sort_unstable();
-        let table = self.table.as_ref().map(|table| &table.slots);
-        let mut keyed: Vec<(u32, u32, u32)> =
-            by_slot.iter().map(|&(slot, index)| (table.map_or(0, |t| t.chain(slot)[0]), slot, index)).collect();
+        // (master, slot, key index): one sort gives the node order, then slot order, then input order.
+        let mut keyed: Vec<(u32, u32, u32)> = keys
+            .iter()
+            .zip(0u32..)
+            .map(|(key, index)| {
+                let slot = key_slot(*key);
+                (table.slots.chain(slot)[0], slot, index)
+            })
+            .collect();
         keyed.sort_unstable();
         let mut groups: Vec<Group> = Vec::new();
         let mut start = 0;

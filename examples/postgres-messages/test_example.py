@@ -122,9 +122,11 @@ def test_the_data_moved_while_the_services_wrote(results: dict[str, dict[str, An
         swept = [e for e in result["coordinator_events"] if e["event"] == "done"][-1]["users_moved"]
         assert swept > 0, "the sweep moved the users nobody read"
         assert lazily > 0, "reads moved users"
-        # Two movers of one user at once happened, and lost or duplicated nothing
-        # (test_nothing_is_lost, test_no_duplicates).
-        assert result["raced_moves"] > 0
+        # Services and the sweep moved users at the same time; that they lost and
+        # duplicated nothing is test_nothing_is_lost and test_no_duplicates. How many
+        # users two movers moved at once is only reported (`raced_moves`), not asserted:
+        # it is counted from the movers' in-memory counters, and the Node service killed
+        # mid-run takes its count with it, so the figure can even come out negative.
 
 
 @pytest.mark.parametrize("run", RUNS)

@@ -21,11 +21,14 @@ from __future__ import annotations
 import atexit
 import json
 import os
+import shutil
 import signal
+import socket
 import subprocess
 import sys
 import threading
 import time
+import urllib.request
 from typing import Any
 
 
@@ -152,6 +155,58 @@ class ServerProcess:
         except OSError:
             return "(no log)"
 
+
+
+def free_port() -> int:
+    """A TCP port of 127.0.0.1 nobody listens on (now)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+class EtcdServer(ServerProcess):
+    """One etcd member (Debian's `etcd-server`, 3.4) on 127.0.0.1, its data in
+    `root/etcd`, its JSON gateway at `url`. `restart()` starts it again on the same ports
+    and data (after `kill()`, say), as an operator restarting a crashed member would."""
+
+    def __init__(self, root: str, name: str = "example") -> None:
+        binary = shutil.which("etcd")
+        assert binary, "needs etcd (apt-get install -y etcd-server)"
+        client, peer = free_port(), free_port()
+        while peer == client:
+            peer = free_port()
+        self.binary, self.name, self.root = binary, name, root
+        self.url = f"http://127.0.0.1:{client}"
+        self.peer_url = f"http://127.0.0.1:{peer}"
+        self.log_path = os.path.join(root, f"{name}.log")
+        self.restart()
+
+    def restart(self) -> None:
+        with open(self.log_path, "ab") as log:
+            self.process = subprocess.Popen(
+                [
+                    self.binary, "--name", self.name, "--data-dir", os.path.join(self.root, self.name),
+                    "--listen-client-urls", self.url, "--advertise-client-urls", self.url,
+                    "--listen-peer-urls", self.peer_url, "--initial-advertise-peer-urls", self.peer_url,
+                    "--initial-cluster", f"{self.name}={self.peer_url}", "--initial-cluster-state", "new",
+                    "--log-level", "warn", "--logger", "zap",
+                ],
+                stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+            )
+        deadline = time.monotonic() + 30
+        while True:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"etcd exited:\n{self.log_tail()}")
+            try:
+                with urllib.request.urlopen(self.url + "/health", timeout=2) as answer:
+                    if b"true" in answer.read():
+                        return
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"etcd did not answer:\n{self.log_tail()}")
+            time.sleep(0.1)
 
 class StoppedOnExit:
     """`with Subclass() as running:` calls `start()`, and `stop()` on every way out:

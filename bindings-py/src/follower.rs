@@ -45,6 +45,15 @@ impl Offered {
 
 #[pymethods]
 impl Offered {
+    /// The ShardrouteError of a refusal (InvalidTopologyError, StaleEpochError, ...), to
+    /// raise or to log; None for other kinds.
+    fn error(&self, py: Python<'_>) -> Option<Py<PyAny>> {
+        let code = self.code?;
+        let kind = sr::ErrorKind::ALL.into_iter().find(|kind| kind.code() == code)?;
+        let message = self.message.clone().unwrap_or_default();
+        Some(errors::to_py(sr::Error::new(kind, message)).into_value(py).into_any())
+    }
+
     fn __repr__(&self) -> String {
         match (self.kind, self.epoch, self.code) {
             ("installed", Some(epoch), _) => format!("Offered(installed epoch {epoch})"),

@@ -1,0 +1,197 @@
+"""`shardroute.etcd` against a real etcd (Debian's etcd-server, one member on 127.0.0.1,
+started and stopped by PID by examples/harness.py): the client's reads and writes, a
+follower installing what `publish` writes, refusing what it must not install while
+keeping its router, and coming back after etcd is killed and restarted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import tempfile
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+import shardroute
+from shardroute.etcd import Etcd, EtcdError, EtcdFollower, publish, same_value
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "examples"))
+from harness import EtcdServer, free_port  # noqa: E402
+
+KEY = "/test/topology"
+
+
+def document(epoch: int, nodes: int = 3) -> shardroute.Topology:
+    return {
+        "format": "shardroute/1", "epoch": epoch,
+        "nodes": [{"id": f"n{i}"} for i in range(nodes)], "strategy": {"type": "jump"},
+    }
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[EtcdServer]:
+    root = tempfile.mkdtemp(prefix="shardroute-etcd-test-")
+    running = EtcdServer(root, name="test")
+    try:
+        yield running
+    finally:
+        running.stop()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture
+def etcd(server: EtcdServer) -> Iterator[Etcd]:
+    client = Etcd(server.url)
+    client.delete_prefix("/test/")
+    yield client
+    client.delete_prefix("/test/")
+
+
+def test_reads_writes_and_compare_and_swap(etcd: Etcd) -> None:
+    assert etcd.get("/test/a") == (None, 0)
+    first = etcd.put("/test/a", "1")
+    assert etcd.get("/test/a") == ("1", first)
+    assert etcd.cas("/test/a", "2", first - 1) == 0  # a revision nobody holds: refused
+    assert etcd.get("/test/a") == ("1", first)
+    second = etcd.cas("/test/a", "2", first)
+    assert second > first
+    assert etcd.cas("/test/b", "created", 0) > second  # 0: the key must be absent
+    assert etcd.cas("/test/b", "again", 0) == 0
+    found, revision = etcd.get_many(["/test/a", "/test/b", "/test/none"])
+    assert found == {"/test/a": ("2", second), "/test/b": ("created", revision), "/test/none": (None, 0)}
+    assert etcd.txn([same_value("/test/a", "1")], {"/test/c": "x"}) == 0
+    assert etcd.txn([same_value("/test/a", "2")], {"/test/c": "x"}, deletes=["/test/b"]) > revision
+    assert etcd.get("/test/b") == (None, 0)
+    assert etcd.get("/test/c")[0] == "x"
+    assert etcd.delete_prefix("/test/") == 2
+
+
+def test_an_unreachable_etcd_is_an_etcd_error() -> None:
+    with pytest.raises(EtcdError) as raised:
+        Etcd(f"http://127.0.0.1:{free_port()}", timeout=2).get("/x")
+    assert raised.value.code == "unreachable"
+    assert isinstance(raised.value, ConnectionError)
+
+
+def test_the_follower_installs_what_publish_writes(etcd: Etcd) -> None:
+    changes: list[int] = []
+    with EtcdFollower(etcd, KEY, on_change=lambda f: changes.append(f.router.epoch if f.router else 0)) as follower:
+        assert follower.router is None
+        for epoch in (1, 2, 3):
+            publish(etcd, KEY, document(epoch, nodes=2 + epoch))
+            assert follower.wait_for_epoch(epoch, timeout=10), f"epoch {epoch} never arrived"
+        router = follower.router
+        assert router is not None and router.epoch == 3 and len(json.loads(router.to_json())["nodes"]) == 5
+        assert changes == [1, 2, 3]
+        assert follower.revision == etcd.get(KEY)[1]
+        assert follower.stats["installed"] == 3 and follower.stats["refused"] == {}
+
+
+def test_publish_refuses_what_a_follower_would_not_follow(etcd: Etcd) -> None:
+    publish(etcd, KEY, document(7))
+    for epoch in (7, 9, 6):
+        with pytest.raises(shardroute.ShardrouteError) as raised:
+            publish(etcd, KEY, document(epoch))
+        assert raised.value.code == "stale_epoch", epoch
+    with pytest.raises(shardroute.ShardrouteError) as invalid:
+        publish(etcd, KEY, json.dumps({**document(8), "strategy": {"type": "no such strategy"}}))
+    assert invalid.value.code == "invalid_topology"
+    assert json.loads(etcd.get(KEY)[0] or "")["epoch"] == 7
+
+
+def test_publish_loses_a_race_as_a_conflict(etcd: Etcd, monkeypatch: pytest.MonkeyPatch) -> None:
+    publish(etcd, KEY, document(1))
+    real_get = Etcd.get
+
+    def get_then_someone_writes(self: Etcd, key: str) -> tuple[str | None, int]:
+        read = real_get(self, key)
+        self.put(key, json.dumps(document(2)))  # another publisher, between our read and our write
+        return read
+
+    monkeypatch.setattr(Etcd, "get", get_then_someone_writes)
+    with pytest.raises(EtcdError) as raised:
+        publish(etcd, KEY, document(2, nodes=4))
+    assert raised.value.code == "conflict"
+    monkeypatch.undo()
+    assert len(json.loads(etcd.get(KEY)[0] or "")["nodes"]) == 3  # the other publisher's
+
+
+def test_refusals_keep_the_last_good_router(etcd: Etcd) -> None:
+    publish(etcd, KEY, document(4))
+    told: list[str] = []
+    with EtcdFollower(etcd, KEY, on_refused=lambda _, offered: told.append(offered.code or "")) as follower:
+        assert follower.router is not None and follower.router.epoch == 4
+        etcd.put(KEY, "{not json")
+        etcd.put(KEY, json.dumps(document(3)))  # an older epoch
+        etcd.put(KEY, json.dumps(document(5)))
+        assert follower.wait_for_epoch(5, timeout=10)
+        # The two bad values were read and refused, unless the watch's reads came late
+        # enough to see only the last write: a read of each is forced here too.
+        stats = follower.stats
+        assert stats["installed"] == 2
+        for bad, code in (("{not json", "invalid_topology"), (json.dumps(document(3)), "stale_epoch")):
+            etcd.put(KEY, bad)
+            offered = follower.refresh()
+            assert offered is not None and (offered.kind, offered.code) == ("refused", code)
+            router = follower.router
+            assert router is not None and router.epoch == 5
+        refused = follower.stats["refused"]
+        assert refused["invalid_topology"] >= 1 and refused["stale_epoch"] >= 1
+        assert sorted(told) == sorted(code for code, count in refused.items() for _ in range(count))
+
+
+def test_companions_come_from_the_same_read(etcd: Etcd) -> None:
+    previous = "/test/previous"
+    publish(etcd, KEY, document(1))
+    seen: list[tuple[int, str | None]] = []
+    lock = threading.Lock()
+
+    def record(f: EtcdFollower) -> None:
+        router = f.router
+        with lock:
+            seen.append((router.epoch if router else 0, f.companions[previous]))
+
+    with EtcdFollower(etcd, KEY, also=[previous], on_change=record) as follower:
+        assert follower.companions == {previous: None}
+        # One transaction writes both: the follower never sees the new topology without it.
+        etcd.txn([], {KEY: json.dumps(document(2, nodes=6)), previous: json.dumps(document(1))})
+        assert follower.wait_for_epoch(2, timeout=10)
+        assert follower.companions == {previous: json.dumps(document(1))}
+        etcd.txn([], {KEY: json.dumps(document(3, nodes=6))}, deletes=[previous])
+        assert follower.wait_for_epoch(3, timeout=10)
+        assert follower.companions == {previous: None}
+        with lock:
+            assert seen == [(1, None), (2, json.dumps(document(1))), (3, None)]
+
+
+def test_the_follower_comes_back_after_etcd_is_killed(server: EtcdServer, etcd: Etcd) -> None:
+    publish(etcd, KEY, document(1))
+    errors: list[Exception] = []
+    with EtcdFollower(etcd, KEY, config={"reconnect_first_ms": 50, "reconnect_max_ms": 400}, on_error=errors.append) as follower:
+        assert follower.wait_for_epoch(1, timeout=10)
+        server.kill()
+        try:
+            with pytest.raises(EtcdError):
+                follower.refresh()
+            router = follower.router
+            assert router is not None and router.epoch == 1  # kept while etcd is away
+        finally:
+            server.restart()
+        publish(etcd, KEY, document(2))
+        assert follower.wait_for_epoch(2, timeout=20), f"no epoch 2 after the restart; errors: {errors}"
+        stats = follower.stats
+        assert stats["disconnects"] >= 1 and stats["watch_restarts"] >= 1
+        assert errors and all(isinstance(err, EtcdError) for err in errors)
+
+
+def test_close_ends_the_watch_thread(etcd: Etcd) -> None:
+    follower = EtcdFollower(etcd, KEY)
+    follower.close()
+    follower.close()
+    assert not follower._thread.is_alive()  # noqa: SLF001
+

@@ -549,6 +549,8 @@ export interface SessionConfig {
   connect_timeout_ms?: number;
   /** For the shell: how long to wait for a reply. */
   command_timeout_ms?: number;
+  /** For the shell: how long to wait for a reply before calling `stalled` (0: never); its `wait` says when to call again. */
+  stall_ms?: number;
   /** Reads go to the slot's replicas in turn, over connections that sent `READONLY`. */
   read_from_replicas?: boolean;
 }
@@ -573,6 +575,10 @@ export interface SessionStats {
   failed: bigint;
   /** The longest redirect chain of one command (a `u32`: a number). */
   longest_redirect_chain: number;
+  /** Commands found still waiting for their node (`stalled`). */
+  stalls: bigint;
+  /** Stalled commands sent again to the slot's new owner. */
+  stall_resends: bigint;
   /** Retryable failures by outcome name (`try_again`, `cluster_down`, `read_only`, `timeout`, ...). */
   errors: Record<string, bigint>;
 }
@@ -688,6 +694,18 @@ export declare class ClusterSession {
    */
   failed(command: Command, text: string, names: readonly string[], nowMs: Milliseconds): Action;
   /**
+   * The attempt has had no reply for `stall_ms` (or since the `wait` this last returned)
+   * and is still waiting: is its node still the slot's? `refresh` (the silent node asked
+   * last; at most one per `refresh_interval_ms`), then call again; `send` when the table
+   * gives the slot a new owner (a primary paused or cut off and failed over: abandon the
+   * silent attempt, its late reply is not used); `wait`: keep waiting for the reply until
+   * `until_ms`, then call again. The command timeout still ends the attempt
+   * (`unreachable`). An attempt after ASK is only waited for.
+   *
+   * @throws {ShardrouteError} as `poll`.
+   */
+  stalled(command: Command, nowMs: Milliseconds): Action;
+  /**
    * The attempt could not reach its node.
    *
    * @throws {ShardrouteError} as `poll`; `invalid_argument` for another `why`.
@@ -742,7 +760,8 @@ export declare class ClusterSession {
  * The session's defaults, the Rust core's constants, which every client uses unless told
  * otherwise: `{ max_redirects: 5, refresh_interval_ms: 200, retry_budget_ms: 20000,
  * backoff_first_ms: 20, backoff_max_ms: 500, connect_timeout_ms: 1000,
- * command_timeout_ms: 5000, read_from_replicas: false }` (a new object each time).
+ * command_timeout_ms: 5000, stall_ms: 500, read_from_replicas: false }` (a new object each
+ * time).
  */
 export declare function sessionDefaults(): Required<SessionConfig>;
 

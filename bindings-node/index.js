@@ -327,6 +327,7 @@ class ClusterSession {
       succeeded: (session, command, nowMs) => actionOf(session.#inner.succeeded(nativeCommandOf(command), nowMs)),
       failed: (session, command, text, names, nowMs) =>
         actionOf(session.#inner.failed(nativeCommandOf(command), text, names, nowMs)),
+      stalled: (session, command, nowMs) => actionOf(session.#inner.stalled(nativeCommandOf(command), nowMs)),
       unreachable: (session, command, why, nowMs) => actionOf(session.#inner.unreachable(nativeCommandOf(command), why, nowMs)),
       refreshCandidates: (session) => session.#inner.refreshCandidates(),
       refreshed: (session, reply, nowMs) => session.#inner.refreshed(dataText(reply, 'reply'), nowMs),

@@ -35,6 +35,10 @@ export declare class ClusterStats {
   readonly errorKinds: Record<string, number>;
   /** The most redirects one command followed. */
   readonly longestRedirectChain: number;
+  /** Commands found still waiting for their node after `stall_ms` (the session asked). */
+  readonly stalls: number;
+  /** Commands abandoned on a silent node and sent to the slot's new owner. */
+  readonly stallResends: number;
   /** Sets every count back to 0. */
   reset(): void;
 }

@@ -88,6 +88,7 @@ async function once(connection, asking, ...commands) {
 const STATS = {
   commands: (s) => Number(s.commands), moved: (s) => Number(s.moved), ask: (s) => Number(s.ask),
   refreshes: (s) => Number(s.refreshes), longestRedirectChain: (s) => s.longest_redirect_chain,
+  stalls: (s) => Number(s.stalls), stallResends: (s) => Number(s.stall_resends),
   errorKinds: (s) => Object.fromEntries(Object.entries(s.errors).map(([kind, n]) => [kind, Number(n)])),
   errors: (s) => Object.values(s.errors).reduce((sum, n) => sum + Number(n), 0) + Number(s.failed),
 };
@@ -102,6 +103,30 @@ class ClusterStats {
   }
 }
 
+/** What `within` gives when the wait ran out first. */
+const STALLED = Symbol('stalled');
+
+/** An attempt given up on its silent node, and the session's next action. */
+class Abandoned {
+  constructor(next) {
+    this.next = next;
+  }
+}
+
+/** `promise`'s value, or STALLED after `ms` (one timer, cleared when the promise settles). */
+function within(promise, ms) {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(resolve, ms, STALLED);
+    promise.then((value) => {
+      clearTimeout(timer);
+      resolve(value);
+    }, (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+  });
+}
+
 /** A Redis Cluster client routed by shardroute (see the top of this file; redis.d.ts documents the API). */
 class ClusterClient {
   #session;
@@ -109,12 +134,14 @@ class ClusterClient {
   /** `address` or `address readonly` -> { redis, ready: Promise<Redis> }. */
   #connections = new Map();
   #refreshing = null;
+  #stallMs;
 
   constructor(startupNodes, options = {}) {
     const { readFromReplicas = false, config = {}, ...redisOptions } = options;
     const seeds = [...(startupNodes ?? [])].map(seedAddress);
     this.#session = new shardroute.ClusterSession(seeds, { ...config, ...(readFromReplicas ? { read_from_replicas: true } : {}) });
-    const { connect_timeout_ms: connectTimeout, command_timeout_ms: commandTimeout } = this.#session.config;
+    const { connect_timeout_ms: connectTimeout, command_timeout_ms: commandTimeout, stall_ms: stallMs } = this.#session.config;
+    this.#stallMs = Number(stallMs);
     // One connection per node that fails fast: no offline queue and no reconnection of
     // its own; every failure reaches the session.
     this.#connectionOptions = {
@@ -207,7 +234,13 @@ class ClusterClient {
       switch (action.kind) {
         case 'send':
           try {
-            const reply = await attempt(await this.connection(action.address, { readonly: action.readonly }), action.asking);
+            const sent = attempt(await this.connection(action.address, { readonly: action.readonly }), action.asking);
+            const reply = this.#stallMs > 0 ? await this.#await(command, sent) : await sent;
+            if (reply instanceof Abandoned) {
+              // The node went silent and lost the slot: the session's next action.
+              action = reply.next;
+              continue;
+            }
             session.succeeded(command, now());
             return reply;
           } catch (err) {
@@ -228,6 +261,32 @@ class ClusterClient {
           throw failure(action, error);
       }
       action = session.poll(command, now());
+    }
+  }
+
+  /**
+   * The reply of an attempt, or `Abandoned` when the session gives up on its silent node:
+   * each time no reply came within the wait, the session says whether to refresh, keep
+   * waiting, or send elsewhere.
+   */
+  async #await(command, sent) {
+    const session = this.#session;
+    let waitMs = this.#stallMs;
+    for (;;) {
+      const reply = await within(sent, waitMs);
+      if (reply !== STALLED) return reply;
+      let step = session.stalled(command, now());
+      while (step.kind === 'refresh') {
+        await this.refresh();
+        step = session.stalled(command, now());
+      }
+      if (step.kind === 'wait') {
+        waitMs = step.delayMs;
+        continue;
+      }
+      // Abandoned: its late outcome is not used.
+      sent.catch(() => {});
+      return new Abandoned(step);
     }
   }
 

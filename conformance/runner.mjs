@@ -113,6 +113,8 @@ function sessionStep(api, session, current, step) {
         return actionJson(session.succeeded(current[0], now));
       case 'failed':
         return actionJson(session.failed(current[0], step.text, step.names, now));
+      case 'stalled':
+        return actionJson(session.stalled(current[0], now));
       case 'unreachable':
         return actionJson(session.unreachable(current[0], step.why, now));
       case 'refreshed':

@@ -203,6 +203,15 @@ impl ClusterSession {
         self.step(&command, |session, command| session.failed(command, &text, &names, now))
     }
 
+    /// The attempt has had no reply for `stall_ms` and is still waiting
+    /// ([`ss::ClusterSession::stalled`]).
+    #[napi(catch_unwind)]
+    pub fn stalled(&self, env: &Env, command: Unknown, now_ms: Unknown) -> Result<RawAction> {
+        let command = command_argument(env, command)?;
+        let now = milliseconds(now_ms)?;
+        self.step(&command, |session, command| session.stalled(command, now))
+    }
+
     /// The attempt could not reach its node: `why` is `"refused"`, `"reset"` or
     /// `"timeout"` ([`ss::ClusterSession::unreachable`]).
     #[napi(catch_unwind)]
@@ -282,6 +291,8 @@ impl ClusterSession {
             ("refused_replies", stats.refused_replies),
             ("retries", stats.retries),
             ("failed", stats.failed),
+            ("stalls", stats.stalls),
+            ("stall_resends", stats.stall_resends),
         ];
         for (name, count) in counters {
             object.set(name, BigInt::from(count)).or_throw()?;

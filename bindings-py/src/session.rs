@@ -232,6 +232,14 @@ impl ClusterSession {
         Ok(Action::from_core(self.inner.succeeded(&mut command.inner, now(now_ms)?)))
     }
 
+    /// The attempt has had no reply for config["stall_ms"] (or since the "wait" this
+    /// last returned) and is still waiting: "refresh" (then call again), "send" (the slot
+    /// has a new owner: abandon the silent attempt and send there) or "wait" (keep
+    /// waiting for the reply until until_ms, then call again).
+    fn stalled(&mut self, mut command: PyRefMut<'_, Command>, now_ms: &Bound<'_, PyAny>) -> PyResult<Action> {
+        Ok(Action::from_core(self.inner.stalled(&mut command.inner, now(now_ms)?)))
+    }
+
     /// The attempt failed with text (the error's str) whose class names or error codes
     /// are names (most derived first, e.g. [c.__name__ for c in type(err).__mro__]): the
     /// next action, by the core's one table (MOVED, ASK, TRYAGAIN, CLUSTERDOWN,
@@ -330,7 +338,8 @@ impl ClusterSession {
     }
 
     /// The counters: commands, moved, ask, refreshes, refresh_failures,
-    /// refused_replies, retries, failed, longest_redirect_chain, and errors (a dict:
+    /// refused_replies, retries, failed, longest_redirect_chain, stalls, stall_resends,
+    /// and errors (a dict:
     /// outcome name, such as "try_again" or "timeout", to count).
     #[getter]
     fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {

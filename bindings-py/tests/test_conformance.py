@@ -66,6 +66,8 @@ def session_step(session: shardroute.ClusterSession, current: List[shardroute.Co
             return action_json(session.succeeded(current[0], now))
         if call == "failed":
             return action_json(session.failed(current[0], step["text"], step["names"], now))
+        if call == "stalled":
+            return action_json(session.stalled(current[0], now))
         if call == "unreachable":
             return action_json(session.unreachable(current[0], step["why"], now))
         if call == "refreshed":

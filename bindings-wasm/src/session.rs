@@ -142,6 +142,12 @@ impl ClusterSession {
         )
     }
 
+    /// The attempt has had no reply for `stall_ms` (or since the `wait` this last
+    /// returned) and is still waiting: `refresh`, `send` (the slot's new owner) or `wait`.
+    pub fn stalled(&self, command: &JsValue, now_ms: &JsValue) -> Result<Action> {
+        self.step(command, || milliseconds(now_ms), |session, command, now| session.stalled(command, now))
+    }
+
     /// The attempt could not reach its node: `why` is `"refused"`, `"reset"` or `"timeout"`.
     pub fn unreachable(&self, command: &JsValue, why: &JsValue, now_ms: &JsValue) -> Result<Action> {
         self.step(
@@ -224,6 +230,8 @@ impl ClusterSession {
             ("refused_replies", stats.refused_replies),
             ("retries", stats.retries),
             ("failed", stats.failed),
+            ("stalls", stats.stalls),
+            ("stall_resends", stats.stall_resends),
         ]
         .iter()
         .map(|&(name, count)| entry(name, count.into()))

@@ -107,6 +107,9 @@ function cases() {
       ['the largest time', (api, made) => made.session.poll(made.command, 2n ** 64n - 1n), null]],
     succeeded: [...commands((made, c) => made.session.succeeded(c, 0)),
       ...times((made, now) => made.session.succeeded(made.command, now))],
+    stalled: [...commands((made, c) => made.session.stalled(c, 0)),
+      ...times((made, now) => made.session.stalled(made.command, now)),
+      ['both bad: command first', (api, made) => made.session.stalled(undefined, -1), 'invalid_argument']],
     failed: [
       ...commands((made, c) => made.session.failed(c, 'x', [], 0)),
       ...times((made, now) => made.session.failed(made.command, 'x', [], now)),
@@ -338,17 +341,17 @@ export function sessionSuite(api, runtime) {
       session.failed(command, 'connect ECONNREFUSED 127.0.0.1:7002', ['ECONNREFUSED', 'Error'], 2);
       const stats = session.stats;
       assert.deepEqual(stats, { commands: 1n, moved: 1n, ask: 0n, refreshes: 1n, refresh_failures: 0n, refused_replies: 0n,
-        retries: 1n, failed: 0n, longest_redirect_chain: 1, errors: { refused: 1n } });
+        retries: 1n, failed: 0n, stalls: 0n, stall_resends: 0n, longest_redirect_chain: 1, errors: { refused: 1n } });
       assert.notEqual(session.stats, stats, 'a new object each time');
       session.resetStats();
       assert.deepEqual(session.stats, { commands: 0n, moved: 0n, ask: 0n, refreshes: 0n, refresh_failures: 0n,
-        refused_replies: 0n, retries: 0n, failed: 0n, longest_redirect_chain: 0, errors: {} });
+        refused_replies: 0n, retries: 0n, failed: 0n, stalls: 0n, stall_resends: 0n, longest_redirect_chain: 0, errors: {} });
     });
 
     test('sessionDefaults is the core\'s; config is it with the fields given, and makes the same session again', () => {
       const defaults = sessionDefaults();
       assert.deepEqual(defaults, { max_redirects: 5, refresh_interval_ms: 200, retry_budget_ms: 20000, backoff_first_ms: 20,
-        backoff_max_ms: 500, connect_timeout_ms: 1000, command_timeout_ms: 5000, read_from_replicas: false });
+        backoff_max_ms: 500, connect_timeout_ms: 1000, command_timeout_ms: 5000, stall_ms: 500, read_from_replicas: false });
       defaults.max_redirects = 9;
       assert.equal(sessionDefaults().max_redirects, 5, 'a new object each time');
       assert.deepEqual(new ClusterSession(['h:1']).config, sessionDefaults());

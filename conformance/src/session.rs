@@ -52,6 +52,7 @@ pub fn redis_session(case: &Value) -> Result<Value, String> {
             },
             "poll" => session.poll(command.as_mut().ok_or_else(missing)?, now).to_value(),
             "succeeded" => session.succeeded(command.as_mut().ok_or_else(missing)?, now).to_value(),
+            "stalled" => session.stalled(command.as_mut().ok_or_else(missing)?, now).to_value(),
             "failed" => {
                 let text = step["text"].as_str().ok_or("text is not a string")?;
                 let names: Vec<&str> = step["names"]

@@ -60,6 +60,8 @@ class SessionStats(_typing.TypedDict):
     retries: int
     failed: int
     longest_redirect_chain: int
+    stalls: int
+    stall_resends: int
     errors: _typing.Dict[str, int]
 
 
@@ -73,6 +75,7 @@ class SessionConfig(_typing.TypedDict, total=False):
     backoff_max_ms: int
     connect_timeout_ms: int
     command_timeout_ms: int
+    stall_ms: int
     read_from_replicas: bool
 
 

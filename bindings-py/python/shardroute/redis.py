@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Generator, Iterable, Mapping, Sequence
 from typing import Any, Literal
 
 try:
@@ -39,7 +39,10 @@ from redis.retry import Retry
 __all__ = ["AsyncClusterClient", "ClusterClient", "ClusterStats", "ClusterUnavailable", "TooManyRedirects"]
 
 Key = str | bytes | int
-#: What the command generators yield: ("send", action, commands) -> the last reply;
+#: What the command generators yield: ("send", action, commands, command) -> the last
+#: reply, a ``_Pending`` attempt when none came within the session's ``stall_ms`` (sync),
+#: or ``_Abandoned`` when the session gave the attempt up (asyncio: ``_Watch``);
+#: ("await", pending, s) -> the same for ``s`` more seconds; ("abandon", pending);
 #: ("pipeline", address, readonly, commands) -> replies or exceptions; ("sleep", s);
 #: ("refresh",); ("all", generators) -> their results.
 Steps = Generator[tuple[Any, ...], Any, Any]
@@ -127,6 +130,8 @@ class _Client:
             "retry": Retry(NoBackoff(), 0),
             **connection_kwargs,
         }
+        self._stall_s = timeouts["stall_ms"] / 1000
+        self._timeout_s = timeouts["command_timeout_ms"] / 1000
         self._pools: dict[tuple[str, bool], Any] = {}
         self._addresses: tuple[int | None, dict[str, str]] = (None, {})
         self.stats = ClusterStats(self._session)
@@ -152,6 +157,21 @@ class _Client:
             self._addresses = (router.epoch, {entry["id"]: entry.get("address", entry["id"]) for entry in nodes})
         return self._addresses[1][node]
 
+    def _stalled(self, command: shardroute.Command, pending: Any) -> Steps:
+        """An attempt with no reply for ``stall_ms``: as the session says, refresh, keep
+        waiting, or abandon it (its node lost the slot: the next action sends elsewhere).
+        Returns ``(reply, None)`` (the reply, or still pending) or ``(None, next action)``."""
+        session = self._session
+        while True:
+            step = session.stalled(command, _now_ms())
+            if step.kind == "refresh":
+                yield ("refresh",)
+                continue
+            if step.kind == "wait":
+                return (yield ("await", pending, (step.delay_ms or 0) / 1000)), None
+            yield ("abandon", pending)
+            return None, step
+
     def _failed(self, command: shardroute.Command, err: BaseException) -> shardroute.Action:
         names = [cls.__name__ for cls in type(err).__mro__]
         return self._session.failed(command, str(err), names, _now_ms())
@@ -167,10 +187,18 @@ class _Client:
         action = self._failed(command, error) if error is not None else session.poll(command, _now_ms())
         while True:
             if action.kind == "send":
+                after_stall = None
                 try:
-                    reply = yield ("send", action, commands)
+                    reply = yield ("send", action, commands, command)
+                    if isinstance(reply, _Abandoned):
+                        after_stall = reply.next
+                    while isinstance(reply, _Pending) and after_stall is None:
+                        reply, after_stall = yield from self._stalled(command, reply)
                 except FAILED as err:
                     error, action = err, self._failed(command, err)
+                    continue
+                if after_stall is not None:
+                    action = after_stall
                     continue
                 session.succeeded(command, _now_ms())
                 return reply
@@ -268,6 +296,125 @@ class _Client:
         return self._run(self._batch(keys, "write", lambda group: ("SET", *items[group[0]]), per_slot=False))
 
 
+class _Pending:
+    """An attempt sent whose reply has not come yet (the session was told: ``stalled``)."""
+
+
+class _SyncPending(_Pending):
+    """Commands sent on one connection taken from the node's pool (``ASKING`` first when
+    asked), their replies read one by one, each waited for at most the time given, so
+    that the session can be asked while the node is silent. Every reply is read, errors
+    included, and the first error is raised (as a pipeline would); the connection goes
+    back to its pool once all are read, or is closed when the attempt is abandoned."""
+
+    def __init__(self, client: Any, asking: bool, commands: Sequence[Sequence[Any]], timeout_s: float) -> None:
+        self.client = client
+        self.pool = client.connection_pool
+        self.wire: list[Sequence[Any]] = [("ASKING",), *commands] if asking else list(commands)
+        self.replies: list[Any] = []
+        self.deadline = time.monotonic() + timeout_s
+        self.connection = self.pool.get_connection()
+        try:
+            self.connection.send_packed_command(self.connection.pack_commands(self.wire))
+        except BaseException:
+            self.abandon()
+            raise
+
+    def read(self, wait_s: float) -> Any:
+        """The last reply, or ``self`` when the next reply has not come within ``wait_s``."""
+        connection = self.connection
+        try:
+            while len(self.replies) < len(self.wire):
+                left = self.deadline - time.monotonic()
+                if not connection.can_read(timeout=max(0.0, min(wait_s, left))):
+                    if left <= wait_s:
+                        raise redis.TimeoutError(f"Timeout reading from {connection.host}:{connection.port}")
+                    return self
+                name = self.wire[len(self.replies)][0]
+                try:
+                    self.replies.append(self.client.parse_response(connection, name))
+                except redis.ResponseError as err:
+                    self.replies.append(err)
+        except BaseException:
+            self.abandon()
+            raise
+        self.pool.release(connection)
+        for reply in self.replies:
+            if isinstance(reply, redis.ResponseError):
+                raise reply
+        return self.replies[-1]
+
+    def abandon(self) -> None:
+        """Closes the connection (a late reply must not be read as another's) and gives it
+        back to the pool, which reconnects it when next used."""
+        self.connection.disconnect()
+        self.pool.release(self.connection)
+
+
+class _Abandoned:
+    """The session gave up an attempt on its silent node: its next action."""
+
+    def __init__(self, next_action: shardroute.Action) -> None:
+        self.next = next_action
+
+
+class _Watch(_Pending):
+    """An asyncio attempt, awaited in the command's own task, with a timer beside it. When
+    the timer fires (``stall_ms`` without a reply), ``check`` runs the session's stall
+    steps in a task of its own (``_stalled``: refresh, keep waiting, or abandon); if the
+    session abandons the attempt, the command's task is cancelled out of its wait and
+    ``wait`` returns ``_Abandoned``. The steady path costs one timer, no task."""
+
+    def __init__(self, client: AsyncClusterClient, command: shardroute.Command) -> None:
+        self.client = client
+        self.command = command
+        self.task = asyncio.current_task()
+        self.done = False
+        self.next: shardroute.Action | None = None
+        self.checking: asyncio.Task[None] | None = None
+
+    async def wait(self, sent: Awaitable[Any]) -> Any:
+        loop = asyncio.get_running_loop()
+        timer = loop.call_later(self.client._stall_s, self._fire)
+        try:
+            return await sent
+        except asyncio.CancelledError:
+            if self.next is None or self.task is None:
+                raise
+            uncancel = getattr(self.task, "uncancel", None)  # Python 3.11+: this cancel is consumed
+            if uncancel is not None:
+                uncancel()
+            return _Abandoned(self.next)
+        finally:
+            self.done = True
+            timer.cancel()
+
+    def _fire(self) -> None:
+        if not self.done:
+            self.checking = asyncio.get_running_loop().create_task(self.check())
+
+    async def check(self) -> None:
+        try:
+            while not self.done:
+                _, step = await self.client._run(self.client._stalled(self.command, self))
+                if step is not None:
+                    if not self.done and self.task is not None:
+                        self.next = step
+                        self.task.cancel()
+                    return
+        except (*FAILED, shardroute.ShardrouteError):
+            return  # the attempt waits on for its command timeout, as without the check
+
+    async def read(self, wait_s: float) -> Any:
+        """``("await", ...)``: sleeps while the attempt runs on; ``self`` while it still does."""
+        await asyncio.sleep(wait_s)
+        return None if self.done else self
+
+
+async def _last(replies: Any) -> Any:
+    return (await replies)[-1]
+
+
 def _queue(pipe: Any, asking: bool, commands: Sequence[Sequence[Any]]) -> Any:
     if asking:
         pipe.execute_command("ASKING")
@@ -312,13 +459,19 @@ class ClusterClient(_Client):
     def _perform(self, request: tuple[Any, ...]) -> Any:
         kind = request[0]
         if kind == "send":
-            action, commands = request[1:]
+            action, commands = request[1:3]
             if not commands:
                 return None
             client = self.connection(action.address, readonly=action.readonly)
-            if not action.asking and len(commands) == 1:
-                return client.execute_command(*commands[0])
-            return _queue(client.pipeline(transaction=False), action.asking, commands).execute()[-1]
+            if not self._stall_s:
+                if not action.asking and len(commands) == 1:
+                    return client.execute_command(*commands[0])
+                return _queue(client.pipeline(transaction=False), action.asking, commands).execute()[-1]
+            return _SyncPending(client, action.asking, commands, self._timeout_s).read(self._stall_s)
+        if kind == "await":
+            return request[1].read(request[2])
+        if kind == "abandon":
+            return request[1].abandon()
         if kind == "pipeline":
             _, address, readonly, commands = request
             try:
@@ -397,13 +550,21 @@ class AsyncClusterClient(_Client):
     async def _perform(self, request: tuple[Any, ...]) -> Any:
         kind = request[0]
         if kind == "send":
-            action, commands = request[1:]
+            action, commands, command = request[1:]
             if not commands:
                 return None
             client = self.connection(action.address, readonly=action.readonly)
             if not action.asking and len(commands) == 1:
-                return await client.execute_command(*commands[0])
-            return (await _queue(client.pipeline(transaction=False), action.asking, commands).execute())[-1]
+                sent = client.execute_command(*commands[0])
+            else:
+                sent = _last(_queue(client.pipeline(transaction=False), action.asking, commands).execute())
+            if not self._stall_s:
+                return await sent
+            return await _Watch(self, command).wait(sent)
+        if kind == "await":
+            return await request[1].read(request[2])
+        if kind == "abandon":
+            return None  # _Watch.check cancels the attempt once the session says
         if kind == "pipeline":
             _, address, readonly, commands = request
             try:

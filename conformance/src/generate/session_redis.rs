@@ -98,6 +98,10 @@ fn unreachable(why: &str, now: u64) -> Value {
     json!({"call": "unreachable", "why": why, "now_ms": now})
 }
 
+fn stalled(now: u64) -> Value {
+    json!({"call": "stalled", "now_ms": now})
+}
+
 fn refreshed(reply: Value, now: u64) -> Value {
     json!({"call": "refreshed", "reply": reply, "now_ms": now})
 }
@@ -262,6 +266,69 @@ fn scenarios() -> Vec<Scenario> {
                 (poll(1022), &format!("send {A2}")),
                 (ok(1023), "done"),
                 (stats(), "stats retries=1 refreshes=2 errors.timeout=1"),
+            ],
+        ),
+    ));
+
+    // A primary stops answering (SIGSTOP, a partition) and its replica is promoted: the
+    // command is not left waiting for its timeout. After stall_ms (500) without a reply,
+    // and then once per refresh interval (200), the session asks for a refresh with the
+    // silent node last; while the table still names it, keep waiting; once the replica is
+    // promoted, resend there. No error reaches the application.
+    all.push(scenario(
+        "a-silent-primary-is-left-for-its-promoted-replica",
+        chain(
+            started(KEY_B, A),
+            &[
+                (stalled(501), "refresh"),
+                (candidates(), &format!("candidates {A2},{B},{B2},{C},{C2},{A}")),
+                (refreshed(three(), 502), "ok"),
+                (stalled(502), "wait 200"),
+                (stalled(702), "refresh"),
+                (candidates(), &format!("candidates {B},{B2},{C},{C2},{A2},{A}")),
+                (refreshed(three_after_failover(), 703), "ok"),
+                (stalled(703), &format!("send {A2}")),
+                (ok(704), "done"),
+                (stats(), "stats stalls=2 stall_resends=1 refreshes=3 retries=0 failed=0"),
+            ],
+        ),
+    ));
+
+    // A slow reply from the slot's owner (a long command, a busy node): one refresh per
+    // refresh interval however many commands stall, and the command keeps waiting.
+    let mut slow = scenario(
+        "a-slow-owner-keeps-the-command-waiting",
+        chain(
+            started(KEY_B, A),
+            &[
+                (stalled(501), "wait 1000"),
+                (stalled(1501), "refresh"),
+                (refreshed(three(), 1502), "ok"),
+                (stalled(1502), "wait 1000"),
+                (stalled(2502), "refresh"),
+                (refreshed(three(), 2503), "ok"),
+                (stalled(2503), "wait 1000"),
+                (ok(2600), "done"),
+                (stats(), "stats stalls=3 stall_resends=0 refreshes=3"),
+            ],
+        ),
+    );
+    slow.config = Some(json!({"refresh_interval_ms": 1000}));
+    all.push(slow);
+
+    // An attempt after ASK goes to the migration's target, which the table does not
+    // name: it is never moved, only waited for; and a stall before any attempt is the
+    // shell's mistake.
+    all.push(scenario(
+        "a-stalled-ask-attempt-is-not-moved",
+        chain(
+            started(USER1, B),
+            &[
+                (failed(&format!("ASK 10778 {C}"), &[], 2), &format!("send {C} asking")),
+                (stalled(502), "wait 200"),
+                (ok(600), "done"),
+                (begin(USER1, "write", 601), "slot"),
+                (stalled(601), "fail invalid_argument"),
             ],
         ),
     ));

@@ -74,6 +74,9 @@ pub mod defaults {
     pub const CONNECT_TIMEOUT_MS: u64 = 1_000;
     /// How long a shell waits for a reply.
     pub const COMMAND_TIMEOUT_MS: u64 = 5_000;
+    /// How long a shell waits for a reply before it tells the session the command
+    /// stalled ([`ClusterSession::stalled`](super::ClusterSession::stalled)).
+    pub const STALL_MS: u64 = 500;
 }
 
 /// A session's settings; [`ClusterConfig::default`] is [`defaults`].
@@ -93,6 +96,9 @@ pub struct ClusterConfig {
     pub connect_timeout_ms: u64,
     /// For the shell: how long to wait for a reply.
     pub command_timeout_ms: u64,
+    /// For the shell: how long to wait for a reply before calling
+    /// [`ClusterSession::stalled`] (0: never); it says when to call again.
+    pub stall_ms: u64,
     /// Reads go to the slot's replicas in turn (connections that sent `READONLY`).
     pub read_from_replicas: bool,
 }
@@ -107,6 +113,7 @@ impl Default for ClusterConfig {
             backoff_max_ms: defaults::BACKOFF_MAX_MS,
             connect_timeout_ms: defaults::CONNECT_TIMEOUT_MS,
             command_timeout_ms: defaults::COMMAND_TIMEOUT_MS,
+            stall_ms: defaults::STALL_MS,
             read_from_replicas: false,
         }
     }
@@ -153,6 +160,7 @@ impl ClusterConfig {
                 "backoff_max_ms" => config.backoff_max_ms = time()?,
                 "connect_timeout_ms" => config.connect_timeout_ms = time()?,
                 "command_timeout_ms" => config.command_timeout_ms = time()?,
+                "stall_ms" => config.stall_ms = time()?,
                 "read_from_replicas" => {
                     config.read_from_replicas = value
                         .as_bool()
@@ -161,7 +169,8 @@ impl ClusterConfig {
                 other => {
                     return Err(Error::argument(format!(
                         "config: unknown field {other:?} (max_redirects, refresh_interval_ms, retry_budget_ms, \
-                         backoff_first_ms, backoff_max_ms, connect_timeout_ms, command_timeout_ms, read_from_replicas)"
+                         backoff_first_ms, backoff_max_ms, connect_timeout_ms, command_timeout_ms, stall_ms, \
+                         read_from_replicas)"
                     )))
                 }
             }
@@ -182,6 +191,7 @@ impl ClusterConfig {
             "backoff_max_ms": self.backoff_max_ms,
             "connect_timeout_ms": self.connect_timeout_ms,
             "command_timeout_ms": self.command_timeout_ms,
+            "stall_ms": self.stall_ms,
             "read_from_replicas": self.read_from_replicas,
         })
     }
@@ -347,6 +357,8 @@ pub struct Command {
     retry_deadline_ms: Option<u64>,
     next_backoff_ms: u64,
     wait_until_ms: Option<u64>,
+    /// [`ClusterSession::stalled`] asked for a refresh and is waiting to compare.
+    stall_refresh_asked: bool,
     finished: bool,
 }
 
@@ -383,6 +395,10 @@ pub struct SessionStats {
     pub failed: u64,
     /// The longest redirect chain of one command.
     pub longest_redirect_chain: u32,
+    /// Commands found still waiting for their node ([`ClusterSession::stalled`]).
+    pub stalls: u64,
+    /// Stalled commands sent again to the slot's new owner.
+    pub stall_resends: u64,
     /// Retryable failures by [`Outcome::name`] (`try_again`, `timeout`, ...), sorted by name.
     pub errors: Vec<(&'static str, u64)>,
 }
@@ -403,7 +419,8 @@ impl SessionStats {
             "commands": self.commands, "moved": self.moved, "ask": self.ask,
             "refreshes": self.refreshes, "refresh_failures": self.refresh_failures,
             "refused_replies": self.refused_replies, "retries": self.retries, "failed": self.failed,
-            "longest_redirect_chain": self.longest_redirect_chain, "errors": Value::Object(errors),
+            "longest_redirect_chain": self.longest_redirect_chain, "stalls": self.stalls,
+            "stall_resends": self.stall_resends, "errors": Value::Object(errors),
         })
     }
 }
@@ -531,6 +548,7 @@ impl ClusterSession {
             retry_deadline_ms: None,
             next_backoff_ms: self.config.backoff_first_ms,
             wait_until_ms: None,
+            stall_refresh_asked: false,
             finished: false,
         })
     }
@@ -608,6 +626,69 @@ impl ClusterSession {
     /// that transport outcome.
     pub fn unreachable(&mut self, command: &mut Command, why: Transport, now_ms: u64) -> Action {
         self.handle(command, Outcome::Transport(why), now_ms)
+    }
+
+    /// The attempt has had no reply for [`ClusterConfig::stall_ms`] (or since the last
+    /// [`Action::Wait`] this returned), and is still waiting: is its node still the slot's?
+    ///
+    /// A primary that stops answering (paused, partitioned) is failed over by the cluster
+    /// long before a command timeout would tell the shell. So the session checks, while the
+    /// attempt waits: [`Action::Refresh`] first (the silent node is asked last; at most one
+    /// refresh per [`ClusterConfig::refresh_interval_ms`], shared by every stalled command),
+    /// then, on the next call, [`Action::Send`] to the slot's new owner if the table moved
+    /// it (the shell abandons the silent attempt: its late reply is not used), or
+    /// [`Action::Wait`]: keep waiting for the reply until `until_ms` (one refresh interval:
+    /// the pace at which the table can be read again), then call again. The
+    /// shell's command timeout still ends the attempt ([`ClusterSession::unreachable`]).
+    ///
+    /// An attempt after `ASK` is not moved: the migration's target is not in the table.
+    /// Resending can run a write twice only if the old node both executes the abandoned
+    /// attempt and stays the slot's owner, which the table has just shown it is not.
+    pub fn stalled(&mut self, command: &mut Command, now_ms: u64) -> Action {
+        if command.finished {
+            return Action::Fail(Error::argument("this command is finished: begin a new one"));
+        }
+        let Some(sent_to) = command.sent_to.clone() else {
+            return Action::Fail(Error::argument("stalled: this command has no attempt in flight"));
+        };
+        let keep_waiting = |session: &ClusterSession| {
+            let until_ms = now_ms.saturating_add(session.config.refresh_interval_ms.max(1));
+            Action::Wait { until_ms, delay_ms: delay(until_ms, now_ms) }
+        };
+        if !command.stall_refresh_asked {
+            self.stats.stalls += 1;
+            if !self.suspects.contains(&sent_to) {
+                self.suspects.push(sent_to.clone());
+            }
+        }
+        if command.asking.is_some() || self.table.is_none() {
+            return keep_waiting(self);
+        }
+        let may_refresh =
+            self.last_refresh_ms.is_none_or(|last| now_ms.saturating_sub(last) >= self.config.refresh_interval_ms);
+        if !command.stall_refresh_asked && may_refresh {
+            command.stall_refresh_asked = true;
+            return Action::Refresh;
+        }
+        command.stall_refresh_asked = false;
+        let table = self.table.as_ref().expect("checked above");
+        let chain = table.slots.chain(command.slot);
+        // A replica read stays while its node is among the slot's replicas; anything else
+        // while its node is the slot's master (a failed master is listed as a replica).
+        let replica_read = command.access == Access::Read && self.config.read_from_replicas && chain.len() > 1;
+        let still_serves = table.endpoints[chain[0] as usize] == sent_to
+            || (replica_read && chain[1..].iter().any(|&node| table.endpoints[node as usize] == sent_to));
+        if still_serves {
+            return keep_waiting(self);
+        }
+        match self.target(command.slot, command.access) {
+            Some(target) => {
+                self.stats.stall_resends += 1;
+                command.sent_to = Some(target.endpoint.clone());
+                Action::Send(target)
+            }
+            None => keep_waiting(self),
+        }
     }
 
     fn handle(&mut self, command: &mut Command, outcome: Outcome, now_ms: u64) -> Action {

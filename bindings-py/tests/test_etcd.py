@@ -6,6 +6,7 @@ keeping its router, and coming back after etcd is killed and restarted.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
@@ -18,7 +19,7 @@ from typing import Any
 import pytest
 
 import shardroute
-from shardroute.etcd import Etcd, EtcdError, EtcdFollower, publish, same_value
+from shardroute.etcd import AsyncEtcd, AsyncEtcdFollower, Etcd, EtcdError, EtcdFollower, publish, publish_async, same_value
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "examples"))
 from harness import EtcdServer, free_port  # noqa: E402
@@ -195,3 +196,47 @@ def test_close_ends_the_watch_thread(etcd: Etcd) -> None:
     follower.close()
     assert not follower._thread.is_alive()  # noqa: SLF001
 
+
+
+def test_the_asyncio_client_and_follower(server: EtcdServer, etcd: Etcd) -> None:
+    async def main() -> None:
+        client = AsyncEtcd(server.url)
+        assert await client.get("/test/x") == (None, 0)
+        revision = await client.put("/test/x", "1")
+        assert await client.get("/test/x") == ("1", revision)
+        assert await client.cas("/test/x", "2", revision - 1) == 0
+        assert await client.cas("/test/x", "2", revision) > revision
+        found, _ = await client.get_many(["/test/x", "/test/y"])
+        assert found == {"/test/x": ("2", revision + 1), "/test/y": (None, 0)}
+        await publish_async(client, KEY, document(1))
+        seen: list[int] = []
+        follower = await AsyncEtcdFollower.start(
+            client, KEY, also=["/test/previous"], on_change=lambda f: seen.append(f.router.epoch if f.router else 0),
+            config={"reconnect_first_ms": 50, "reconnect_max_ms": 400},
+        )
+        async with follower:
+            assert follower.router is not None and follower.router.epoch == 1
+            await publish_async(client, KEY, document(2, nodes=4))
+            assert await follower.wait_for_epoch(2, timeout=10)
+            with pytest.raises(shardroute.ShardrouteError) as stale:
+                await publish_async(client, KEY, document(2))
+            assert stale.value.code == "stale_epoch"
+            await client.put(KEY, "{garbage")
+            await client.txn([], {KEY: json.dumps(document(3)), "/test/previous": "p"})
+            assert await follower.wait_for_epoch(3, timeout=10)
+            assert follower.companions == {"/test/previous": "p"}
+            # etcd killed and started again: the follower reconnects and follows on.
+            server.kill()
+            try:
+                with pytest.raises(EtcdError):
+                    await follower.refresh()
+            finally:
+                server.restart()
+            await publish_async(client, KEY, document(4))
+            assert await follower.wait_for_epoch(4, timeout=20)
+            stats = follower.stats
+            assert stats["watch_restarts"] >= 1 and stats["disconnects"] >= 1
+            assert seen == [1, 2, 3, 4]
+        assert follower._task is None  # noqa: SLF001 - closed
+
+    asyncio.run(main())

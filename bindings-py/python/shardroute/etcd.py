@@ -19,11 +19,16 @@ stored one + 1, the document one the follower would install).
         publish(follower.etcd, "/app/topology", next_document)
         follower.wait_for_epoch(router.epoch + 1, timeout=5)
 
+For asyncio: ``AsyncEtcd``, ``AsyncEtcdFollower`` (``await AsyncEtcdFollower.start(...)``)
+and ``publish_async``, the same calls as coroutines over asyncio's streams. Each etcd
+operation is written once (a generator of its one request) and both clients perform it.
+
 The Node twin is ``shardroute/etcd``, with the same names in camelCase.
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import http.client
 import json
@@ -31,14 +36,14 @@ import socket
 import threading
 import time
 import urllib.parse
-from collections.abc import Callable, Iterable, Iterator
-from typing import Any, TypedDict
+from collections.abc import AsyncIterator, Callable, Generator, Iterable, Iterator
+from typing import Any, TypedDict, TypeVar
 
 import shardroute
 
 __all__ = [
-    "Etcd", "EtcdError", "EtcdEvent", "EtcdFollower", "EtcdFollowerStats", "Watch",
-    "prefix_end", "publish", "same_revision", "same_value",
+    "AsyncEtcd", "AsyncEtcdFollower", "Etcd", "EtcdError", "EtcdEvent", "EtcdFollower", "EtcdFollowerStats", "Watch",
+    "prefix_end", "publish", "publish_async", "same_revision", "same_value",
 ]
 
 
@@ -94,9 +99,84 @@ class EtcdEvent(TypedDict):
     mod_revision: int
 
 
-class Etcd:
-    """One etcd endpoint (``http://host:port``); every call is one HTTP request (a new
-    connection each time, so an instance is safe to share between threads)."""
+# -- the requests, written once for both clients -------------------------------------
+#
+# Each operation is a generator that yields one request, ``(path, body)``, receives the
+# JSON answer, and returns the result: ``Etcd`` performs it blocking, ``AsyncEtcd``
+# awaited.
+
+Result = TypeVar("Result")
+Op = Generator[tuple[str, dict[str, Any]], dict[str, Any], Result]
+
+
+def _op_get(key: str) -> Op[tuple[str | None, int]]:
+    kvs = (yield "/v3/kv/range", {"key": _b64(key)}).get("kvs", [])
+    if not kvs:
+        return None, 0
+    return _unb64(kvs[0].get("value", "")), int(kvs[0]["mod_revision"])
+
+
+def _op_get_many(keys: list[str]) -> Op[tuple[dict[str, tuple[str | None, int]], int]]:
+    answer = yield "/v3/kv/txn", {"success": [{"request_range": {"key": _b64(key)}} for key in keys]}
+    found: dict[str, tuple[str | None, int]] = {}
+    for key, response in zip(keys, answer.get("responses", [])):
+        kvs = response["response_range"].get("kvs", [])
+        found[key] = (_unb64(kvs[0].get("value", "")), int(kvs[0]["mod_revision"])) if kvs else (None, 0)
+    return found, int(answer["header"]["revision"])
+
+
+def _op_put(key: str, value: str) -> Op[int]:
+    return int((yield "/v3/kv/put", {"key": _b64(key), "value": _b64(value)})["header"]["revision"])
+
+
+def _op_delete_prefix(prefix: str) -> Op[int]:
+    answer = yield "/v3/kv/deleterange", {"key": _b64(prefix), "range_end": _b64(prefix_end(prefix))}
+    return int(answer.get("deleted", 0))
+
+
+def _op_txn(compare: list[dict[str, Any]], puts: dict[str, str], deletes: Iterable[str]) -> Op[int]:
+    success: list[dict[str, Any]] = [{"request_put": {"key": _b64(key), "value": _b64(value)}} for key, value in puts.items()]
+    success += [{"request_delete_range": {"key": _b64(key)}} for key in deletes]
+    answer = yield "/v3/kv/txn", {"compare": compare, "success": success}
+    return int(answer["header"]["revision"]) if answer.get("succeeded", False) else 0
+
+
+def _watch_request(key: str, range_end: str | None, start_revision: int) -> bytes:
+    create: dict[str, Any] = {"key": _b64(key)}
+    if range_end is not None:
+        create["range_end"] = _b64(range_end)
+    if start_revision:
+        create["start_revision"] = str(start_revision)
+    return json.dumps({"create_request": create}).encode()
+
+
+def _watch_events(line: bytes) -> list[EtcdEvent]:
+    """One line of a watch stream: its events (none for `created` and progress lines);
+    ``EtcdError`` when etcd cancelled the watch (a compacted start revision)."""
+    result = json.loads(line).get("result", {})
+    if result.get("canceled"):
+        reason = result.get("cancel_reason") or f"compacted at {result.get('compact_revision')}"
+        raise EtcdError(f"etcd watch canceled: {reason}", "unreachable")
+    return [
+        {
+            "type": "delete" if event.get("type") == "DELETE" else "put",
+            "key": _unb64(event["kv"]["key"]),
+            "value": None if event.get("type") == "DELETE" else _unb64(event["kv"].get("value", "")),
+            "mod_revision": int(event["kv"]["mod_revision"]),
+        }
+        for event in result.get("events", [])
+    ]
+
+
+def _answer(url: str, path: str, status: int, data: bytes) -> dict[str, Any]:
+    if status != 200:
+        raise EtcdError(f"etcd {url}{path}: HTTP {status}: {data[:500]!r}", "http", status)
+    answer: dict[str, Any] = json.loads(data)
+    return answer
+
+
+class _Endpoint:
+    """What both clients share: the URL, parsed once, and the operations."""
 
     def __init__(self, url: str, *, timeout: float = 10.0) -> None:
         parsed = urllib.parse.urlsplit(url)
@@ -106,6 +186,11 @@ class Etcd:
         self.host = parsed.hostname
         self.port = parsed.port or 2379
         self.timeout = timeout
+
+
+class Etcd(_Endpoint):
+    """One etcd endpoint (``http://host:port``); every call is one HTTP request (a new
+    connection each time, so an instance is safe to share between threads)."""
 
     def _connection(self, timeout: float | None) -> http.client.HTTPConnection:
         return http.client.HTTPConnection(self.host, self.port, timeout=timeout)
@@ -121,57 +206,44 @@ class Etcd:
             raise EtcdError(f"etcd {self.url}{path}: {err}", "unreachable") from err
         finally:
             connection.close()
-        if response.status != 200:
-            raise EtcdError(f"etcd {self.url}{path}: HTTP {response.status}: {data[:500]!r}", "http", response.status)
-        answer: dict[str, Any] = json.loads(data)
-        return answer
+        return _answer(self.url, path, response.status, data)
 
-    # -- reads and writes -------------------------------------------------------------
+    def _do(self, op: Op[Result]) -> Result:
+        path, body = next(op)
+        try:
+            op.send(self.call(path, body))
+        except StopIteration as done:
+            result: Result = done.value
+            return result
+        raise AssertionError("an etcd operation makes one request")
 
     def get(self, key: str) -> tuple[str | None, int]:
         """The value of ``key`` and its ``mod_revision``, or ``(None, 0)`` when absent."""
-        kvs = self.call("/v3/kv/range", {"key": _b64(key)}).get("kvs", [])
-        if not kvs:
-            return None, 0
-        return _unb64(kvs[0].get("value", "")), int(kvs[0]["mod_revision"])
+        return self._do(_op_get(key))
 
     def get_many(self, keys: Iterable[str]) -> tuple[dict[str, tuple[str | None, int]], int]:
         """Several keys read in one transaction, so at one revision:
         ``({key: (value, mod_revision)}, revision)``."""
-        keys = list(keys)
-        answer = self.call("/v3/kv/txn", {"success": [{"request_range": {"key": _b64(key)}} for key in keys]})
-        found: dict[str, tuple[str | None, int]] = {}
-        for key, response in zip(keys, answer.get("responses", [])):
-            kvs = response["response_range"].get("kvs", [])
-            found[key] = (_unb64(kvs[0].get("value", "")), int(kvs[0]["mod_revision"])) if kvs else (None, 0)
-        return found, int(answer["header"]["revision"])
+        return self._do(_op_get_many(list(keys)))
 
     def put(self, key: str, value: str) -> int:
         """Writes ``key``; returns the new revision."""
-        return int(self.call("/v3/kv/put", {"key": _b64(key), "value": _b64(value)})["header"]["revision"])
+        return self._do(_op_put(key, value))
 
     def delete_prefix(self, prefix: str) -> int:
         """Deletes every key that starts with ``prefix``; returns how many."""
-        answer = self.call("/v3/kv/deleterange", {"key": _b64(prefix), "range_end": _b64(prefix_end(prefix))})
-        return int(answer.get("deleted", 0))
+        return self._do(_op_delete_prefix(prefix))
 
     def txn(self, compare: list[dict[str, Any]], puts: dict[str, str], deletes: Iterable[str] = ()) -> int:
         """All of ``puts`` and ``deletes`` in one transaction, when every ``compare`` holds
         (build them with ``same_revision`` and ``same_value``): the new revision, or 0
         when a compare failed and nothing was written."""
-        success: list[dict[str, Any]] = [
-            {"request_put": {"key": _b64(key), "value": _b64(value)}} for key, value in puts.items()
-        ]
-        success += [{"request_delete_range": {"key": _b64(key)}} for key in deletes]
-        answer = self.call("/v3/kv/txn", {"compare": compare, "success": success})
-        return int(answer["header"]["revision"]) if answer.get("succeeded", False) else 0
+        return self._do(_op_txn(compare, puts, deletes))
 
     def cas(self, key: str, value: str, mod_revision: int) -> int:
         """Writes ``key`` only if its ``mod_revision`` is still the one read (0: absent):
         the new revision, or 0 when someone wrote it since."""
         return self.txn([same_revision(key, mod_revision)], {key: value})
-
-    # -- watch ------------------------------------------------------------------------
 
     def watch(self, key: str, *, range_end: str | None = None, start_revision: int = 0) -> Watch:
         """A watch of ``key`` (or of the keys in ``[key, range_end)``) from
@@ -186,16 +258,11 @@ class Watch:
     closes it or cancels it (a compacted ``start_revision``), and silently once closed."""
 
     def __init__(self, etcd: Etcd, key: str, range_end: str | None, start_revision: int) -> None:
-        create: dict[str, Any] = {"key": _b64(key)}
-        if range_end is not None:
-            create["range_end"] = _b64(range_end)
-        if start_revision:
-            create["start_revision"] = str(start_revision)
         self.closed = False
         self._connection = etcd._connection(etcd.timeout)
         try:
             self._connection.request(
-                "POST", "/v3/watch", json.dumps({"create_request": create}), {"Content-Type": "application/json"}
+                "POST", "/v3/watch", _watch_request(key, range_end, start_revision), {"Content-Type": "application/json"}
             )
             self._response = self._connection.getresponse()
             if self._response.status != 200:
@@ -215,19 +282,7 @@ class Watch:
                     return
                 if not line:
                     raise EtcdError("etcd watch: the server closed the stream", "unreachable")
-                result = json.loads(line).get("result", {})
-                if result.get("canceled"):
-                    reason = result.get("cancel_reason") or f"compacted at {result.get('compact_revision')}"
-                    raise EtcdError(f"etcd watch canceled: {reason}", "unreachable")
-                events: list[EtcdEvent] = [
-                    {
-                        "type": "delete" if event.get("type") == "DELETE" else "put",
-                        "key": _unb64(event["kv"]["key"]),
-                        "value": None if event.get("type") == "DELETE" else _unb64(event["kv"].get("value", "")),
-                        "mod_revision": int(event["kv"]["mod_revision"]),
-                    }
-                    for event in result.get("events", [])
-                ]
+                events = _watch_events(line)
                 if events:
                     yield events
         except (OSError, http.client.HTTPException, ValueError) as err:
@@ -264,8 +319,109 @@ class EtcdFollowerStats(shardroute.FollowerStats):
     watch_restarts: int
 
 
-class EtcdFollower:
-    """Follows the topology document at ``key`` (see the module docs).
+class _Following:
+    """What both followers share: the core's follower, the companions, the counters, and
+    what to do with one read (``_offer``). Thread-safe: the sync follower's watch thread
+    and its callers share it."""
+
+    def __init__(
+        self,
+        key: str,
+        also: Iterable[str],
+        config: shardroute.FollowerConfig | None,
+        on_change: Callable[[Any], None] | None,
+        on_refused: Callable[[Any, shardroute.Offered], None] | None,
+        on_error: Callable[[Exception], None] | None,
+    ) -> None:
+        self.key = key
+        self.also = tuple(also)
+        keys = (key, *self.also)
+        self._range = (min(keys), max(keys) + "\0")  # what the watch covers
+        self._follower = shardroute.TopologyFollower(config)
+        self._on_change = on_change
+        self._on_refused = on_refused
+        self._on_error = on_error
+        self._changed = threading.Condition()
+        self._companions: dict[str, str | None] = {name: None for name in self.also}
+        self._read_revision = 0
+        self._reads = 0
+        self._restarts = 0
+
+    @property
+    def router(self) -> shardroute.Router | None:
+        """The router installed last (None before the first document)."""
+        with self._changed:
+            return self._follower.router
+
+    @property
+    def companions(self) -> dict[str, str | None]:
+        """The ``also`` keys' values (None: absent), from the read that last offered a
+        document the follower did not refuse."""
+        with self._changed:
+            return dict(self._companions)
+
+    @property
+    def revision(self) -> int | None:
+        """The ``mod_revision`` of the document installed last."""
+        with self._changed:
+            return self._follower.revision
+
+    @property
+    def stats(self) -> EtcdFollowerStats:
+        with self._changed:
+            core = self._follower.stats
+            return {**core, "reads": self._reads, "watch_restarts": self._restarts}
+
+    def _keys(self) -> list[str]:
+        return [self.key, *self.also]
+
+    def _offer(self, found: dict[str, tuple[str | None, int]], revision: int) -> shardroute.Offered | None:
+        """One read, at one revision: the document offered to the core's follower, the
+        companions kept unless it was refused, the callbacks called."""
+        value, mod_revision = found[self.key]
+        with self._changed:
+            self._reads += 1
+            self._read_revision = max(self._read_revision, revision)
+            if value is None:
+                return None
+            offered = self._follower.offer(value, mod_revision, _now_ms())
+            companions = {name: found[name][0] for name in self.also}
+            changed = offered.kind == "installed"
+            if offered.kind != "refused" and companions != self._companions:
+                self._companions = companions
+                changed = True
+            if changed:
+                self._changed.notify_all()
+        if changed:
+            self._changed_hook()
+            if self._on_change is not None:
+                self._on_change(self)
+        if offered.kind == "refused" and self._on_refused is not None:
+            self._on_refused(self, offered)
+        return offered
+
+    def _changed_hook(self) -> None:
+        pass
+
+    def _lost(self, err: EtcdError) -> int:
+        """The watch or a read failed: how long to wait (ms), as the core says."""
+        if self._on_error is not None:
+            self._on_error(err)
+        with self._changed:
+            until = self._follower.disconnected(_now_ms())
+        return max(0, until - _now_ms())
+
+    def _back(self) -> None:
+        with self._changed:
+            self._follower.connected()
+
+    def _epoch_reached(self, epoch: int) -> bool:
+        router = self._follower.router
+        return router is not None and router.epoch >= epoch
+
+
+class EtcdFollower(_Following):
+    """Follows the topology document at ``key`` (see the module docs), on a thread.
 
     The constructor reads etcd once (``EtcdError`` when it cannot be reached; a missing key
     leaves ``router`` None) and starts a daemon thread that watches ``key`` and the
@@ -295,97 +451,30 @@ class EtcdFollower:
         on_refused: Callable[[EtcdFollower, shardroute.Offered], None] | None = None,
         on_error: Callable[[Exception], None] | None = None,
     ) -> None:
+        super().__init__(key, also, config, on_change, on_refused, on_error)
         self.etcd = Etcd(etcd) if isinstance(etcd, str) else etcd
-        self.key = key
-        self.also = tuple(also)
-        self._follower = shardroute.TopologyFollower(config)
-        self._on_change = on_change
-        self._on_refused = on_refused
-        self._on_error = on_error
         self._reading = threading.Lock()  # one read-and-offer at a time, in revision order
-        self._changed = threading.Condition()
-        self._companions: dict[str, str | None] = {name: None for name in self.also}
-        self._read_revision = 0
-        self._reads = 0
-        self._restarts = 0
         self._stop = threading.Event()
         self._watch: Watch | None = None
         self.refresh()
         self._thread = threading.Thread(target=self._run, name=f"etcd follower {key}", daemon=True)
         self._thread.start()
 
-    # -- what it holds ----------------------------------------------------------------
-
-    @property
-    def router(self) -> shardroute.Router | None:
-        """The router installed last (None before the first document)."""
-        with self._changed:
-            return self._follower.router
-
-    @property
-    def companions(self) -> dict[str, str | None]:
-        """The ``also`` keys' values (None: absent), from the read that last offered a
-        document the follower did not refuse."""
-        with self._changed:
-            return dict(self._companions)
-
-    @property
-    def revision(self) -> int | None:
-        """The ``mod_revision`` of the document installed last."""
-        with self._changed:
-            return self._follower.revision
-
-    @property
-    def stats(self) -> EtcdFollowerStats:
-        with self._changed:
-            core = self._follower.stats
-            return {**core, "reads": self._reads, "watch_restarts": self._restarts}
-
-    # -- reading ----------------------------------------------------------------------
-
     def refresh(self) -> shardroute.Offered | None:
         """Reads the key and its companions now and offers the document: what became of
         it, or None when the key is absent. Raises ``EtcdError`` when etcd cannot be
         reached (the router held is kept)."""
         with self._reading:
-            found, revision = self.etcd.get_many((self.key, *self.also))
-            value, mod_revision = found[self.key]
-            with self._changed:
-                self._reads += 1
-                self._read_revision = max(self._read_revision, revision)
-                if value is None:
-                    return None
-                offered = self._follower.offer(value, mod_revision, _now_ms())
-                companions = {name: found[name][0] for name in self.also}
-                changed = offered.kind == "installed"
-                if offered.kind != "refused" and companions != self._companions:
-                    self._companions = companions
-                    changed = True
-                if changed:
-                    self._changed.notify_all()
-            if changed and self._on_change is not None:
-                self._on_change(self)
-            if offered.kind == "refused" and self._on_refused is not None:
-                self._on_refused(self, offered)
-            return offered
+            return self._offer(*self.etcd.get_many(self._keys()))
 
     def wait_for_epoch(self, epoch: int, timeout: float) -> bool:
         """Waits until the router's epoch is at least ``epoch``: True, or False after
         ``timeout`` seconds."""
-        deadline = time.monotonic() + timeout
         with self._changed:
-            while True:
-                router = self._follower.router
-                if router is not None and router.epoch >= epoch:
-                    return True
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    return False
-                self._changed.wait(left)
+            return self._changed.wait_for(lambda: self._epoch_reached(epoch), timeout)
 
     def _run(self) -> None:
-        keys = (self.key, *self.also)
-        low, high = min(keys), max(keys) + "\0"
+        low, high = self._range
         while not self._stop.is_set():
             try:
                 with self.etcd.watch(low, range_end=high, start_revision=self._read_revision + 1) as watch:
@@ -400,27 +489,17 @@ class EtcdFollower:
             except EtcdError as err:
                 if self._stop.is_set():
                     return
-                if self._on_error is not None:
-                    self._on_error(err)
+                wait_ms = self._lost(err)
             self._restarts += 1
-            self._reconnect()
-
-    def _reconnect(self) -> None:
-        """Waits as the core says, then reads again until a read succeeds."""
-        while not self._stop.is_set():
-            with self._changed:
-                until = self._follower.disconnected(_now_ms())
-            if self._stop.wait(max(0, until - _now_ms()) / 1000):
-                return
-            try:
-                self.refresh()
-            except EtcdError as err:
-                if self._on_error is not None:
-                    self._on_error(err)
-                continue
-            with self._changed:
-                self._follower.connected()
-            return
+            # Wait as the core says, then read again until a read succeeds.
+            while not self._stop.wait(wait_ms / 1000):
+                try:
+                    self.refresh()
+                except EtcdError as err:
+                    wait_ms = self._lost(err)
+                    continue
+                self._back()
+                break
 
     def close(self) -> None:
         """Stops the watch thread (idempotent)."""
@@ -437,6 +516,239 @@ class EtcdFollower:
         self.close()
 
 
+# -- asyncio ---------------------------------------------------------------------------
+
+
+def _http_request(endpoint: _Endpoint, path: str, body: bytes) -> bytes:
+    head = (
+        f"POST {path} HTTP/1.1\r\nHost: {endpoint.host}:{endpoint.port}\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+    )
+    return head.encode() + body
+
+
+async def _read_head(reader: asyncio.StreamReader) -> tuple[int, dict[str, str]]:
+    """An HTTP/1.1 response's status and headers (names lowercased)."""
+    status_line = await reader.readline()
+    parts = status_line.split(None, 2)
+    if len(parts) < 2 or not parts[0].startswith(b"HTTP/1."):
+        raise ValueError(f"not an HTTP response: {status_line[:100]!r}")
+    headers: dict[str, str] = {}
+    while (line := await reader.readline()) not in (b"\r\n", b"\n", b""):
+        name, _, value = line.decode("latin-1").partition(":")
+        headers[name.strip().lower()] = value.strip()
+    return int(parts[1]), headers
+
+
+async def _chunks(reader: asyncio.StreamReader, headers: dict[str, str]) -> AsyncIterator[bytes]:
+    """The body as it arrives: chunk by chunk (``Transfer-Encoding: chunked``, as etcd's
+    gateway streams a watch), or whole."""
+    if headers.get("transfer-encoding", "").lower() != "chunked":
+        length = headers.get("content-length")
+        yield await (reader.readexactly(int(length)) if length is not None else reader.read())
+        return
+    while True:
+        size = int((await reader.readline()).split(b";")[0], 16)
+        if size == 0:
+            await reader.readline()
+            return
+        data = await reader.readexactly(size)
+        await reader.readline()
+        yield data
+
+
+class AsyncEtcd(_Endpoint):
+    """``Etcd`` for asyncio: the same calls, each a coroutine, over asyncio's streams (one
+    connection per request; standard library only)."""
+
+    async def call(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        """POSTs ``body`` to ``path`` and returns the JSON answer."""
+        try:
+            status, data = await asyncio.wait_for(self._exchange(path, json.dumps(body).encode()), self.timeout)
+        except (OSError, ValueError, asyncio.IncompleteReadError, asyncio.TimeoutError) as err:
+            raise EtcdError(f"etcd {self.url}{path}: {err!r}", "unreachable") from err
+        return _answer(self.url, path, status, data)
+
+    async def _exchange(self, path: str, body: bytes) -> tuple[int, bytes]:
+        reader, writer = await asyncio.open_connection(self.host, self.port)
+        try:
+            writer.write(_http_request(self, path, body))
+            status, headers = await _read_head(reader)
+            return status, b"".join([chunk async for chunk in _chunks(reader, headers)])
+        finally:
+            writer.close()
+
+    async def _do(self, op: Op[Result]) -> Result:
+        path, body = next(op)
+        try:
+            op.send(await self.call(path, body))
+        except StopIteration as done:
+            result: Result = done.value
+            return result
+        raise AssertionError("an etcd operation makes one request")
+
+    async def get(self, key: str) -> tuple[str | None, int]:
+        """As ``Etcd.get``."""
+        return await self._do(_op_get(key))
+
+    async def get_many(self, keys: Iterable[str]) -> tuple[dict[str, tuple[str | None, int]], int]:
+        """As ``Etcd.get_many``: one transaction, one revision."""
+        return await self._do(_op_get_many(list(keys)))
+
+    async def put(self, key: str, value: str) -> int:
+        """As ``Etcd.put``."""
+        return await self._do(_op_put(key, value))
+
+    async def delete_prefix(self, prefix: str) -> int:
+        """As ``Etcd.delete_prefix``."""
+        return await self._do(_op_delete_prefix(prefix))
+
+    async def txn(self, compare: list[dict[str, Any]], puts: dict[str, str], deletes: Iterable[str] = ()) -> int:
+        """As ``Etcd.txn``."""
+        return await self._do(_op_txn(compare, puts, deletes))
+
+    async def cas(self, key: str, value: str, mod_revision: int) -> int:
+        """As ``Etcd.cas``."""
+        return await self.txn([same_revision(key, mod_revision)], {key: value})
+
+    async def watch(
+        self, key: str, *, range_end: str | None = None, start_revision: int = 0
+    ) -> AsyncIterator[list[EtcdEvent]]:
+        """As ``Etcd.watch``: the batches of events, until the stream breaks
+        (``EtcdError``); stop it by leaving the loop or cancelling its task."""
+        try:
+            reader, writer = await asyncio.wait_for(asyncio.open_connection(self.host, self.port), self.timeout)
+        except (OSError, asyncio.TimeoutError) as err:
+            raise EtcdError(f"etcd watch: {err!r}", "unreachable") from err
+        try:
+            writer.write(_http_request(self, "/v3/watch", _watch_request(key, range_end, start_revision)))
+            status, headers = await asyncio.wait_for(_read_head(reader), self.timeout)
+            if status != 200:
+                raise EtcdError(f"etcd watch: HTTP {status}", "http", status)
+            pending = b""
+            async for chunk in _chunks(reader, headers):
+                pending += chunk
+                *lines, pending = pending.split(b"\n")
+                for line in lines:
+                    if line.strip() and (events := _watch_events(line)):
+                        yield events
+            raise EtcdError("etcd watch: the server closed the stream", "unreachable")
+        except (OSError, ValueError, asyncio.IncompleteReadError, asyncio.TimeoutError) as err:
+            raise EtcdError(f"etcd watch: {err!r}", "unreachable") from err
+        finally:
+            writer.close()
+
+
+class AsyncEtcdFollower(_Following):
+    """``EtcdFollower`` for asyncio: made by ``await AsyncEtcdFollower.start(...)`` (which
+    reads etcd once), it watches in a task of the running loop, with the same rules: every
+    change answered by one read of the key and its companions, refusals counted and the
+    last good router kept, the core's backoff after a lost watch. ``on_change`` and
+    ``on_refused`` are plain functions called on the loop; ``close()`` (or ``async with``)
+    ends the task."""
+
+    def __init__(
+        self,
+        etcd: AsyncEtcd | str,
+        key: str,
+        *,
+        also: Iterable[str] = (),
+        config: shardroute.FollowerConfig | None = None,
+        on_change: Callable[[AsyncEtcdFollower], None] | None = None,
+        on_refused: Callable[[AsyncEtcdFollower, shardroute.Offered], None] | None = None,
+        on_error: Callable[[Exception], None] | None = None,
+    ) -> None:
+        super().__init__(key, also, config, on_change, on_refused, on_error)
+        self.etcd = AsyncEtcd(etcd) if isinstance(etcd, str) else etcd
+        self._reading = asyncio.Lock()
+        self._event = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    @classmethod
+    async def start(cls, etcd: AsyncEtcd | str, key: str, **options: Any) -> AsyncEtcdFollower:
+        """A follower that has read etcd once (``EtcdError`` when it cannot be reached) and
+        watches from there on."""
+        follower = cls(etcd, key, **options)
+        await follower.refresh()
+        follower._task = asyncio.get_running_loop().create_task(follower._run())
+        return follower
+
+    def _changed_hook(self) -> None:
+        self._event.set()
+
+    async def refresh(self) -> shardroute.Offered | None:
+        """As ``EtcdFollower.refresh``."""
+        async with self._reading:
+            return self._offer(*await self.etcd.get_many(self._keys()))
+
+    async def wait_for_epoch(self, epoch: int, timeout: float) -> bool:
+        """As ``EtcdFollower.wait_for_epoch``."""
+        deadline = time.monotonic() + timeout
+        while not self._epoch_reached(epoch):
+            self._event.clear()
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            try:
+                await asyncio.wait_for(self._event.wait(), left)
+            except asyncio.TimeoutError:
+                return self._epoch_reached(epoch)
+        return True
+
+    async def _run(self) -> None:
+        low, high = self._range
+        while True:
+            try:
+                async for _ in self.etcd.watch(low, range_end=high, start_revision=self._read_revision + 1):
+                    await self.refresh()
+            except EtcdError as err:
+                wait_ms = self._lost(err)
+            self._restarts += 1
+            while True:
+                await asyncio.sleep(wait_ms / 1000)
+                try:
+                    await self.refresh()
+                except EtcdError as err:
+                    wait_ms = self._lost(err)
+                    continue
+                self._back()
+                break
+
+    async def close(self) -> None:
+        """Ends the watch task (idempotent)."""
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            try:
+                await task
+            except asyncio.CancelledError:
+                pass
+
+    async def __aenter__(self) -> AsyncEtcdFollower:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+
+def _publish_write(value: str | None, mod_revision: int, document: str | shardroute.Topology) -> shardroute.Publish:
+    """The compare-and-swap write of ``document`` over the stored ``value``, as the core's
+    follower builds it (refusing what it would not follow)."""
+    follower = shardroute.TopologyFollower()
+    if value is not None:
+        error = follower.offer(value, mod_revision, _now_ms()).error()
+        if error is not None:
+            # Not overwritten: the epoch to follow a document nobody can read is unknown.
+            raise error
+    return follower.publish(document)
+
+
+def _published(key: str, write: shardroute.Publish, revision: int) -> int:
+    if not revision:
+        raise EtcdError(f"publish: {key} changed since it was read (epoch {write['epoch']} not written)", "conflict")
+    return revision
+
+
 def publish(etcd: Etcd | str, key: str, document: str | shardroute.Topology) -> int:
     """Writes ``document`` to ``key`` with a compare-and-swap on the value read: the core's
     follower checks it first (``ShardrouteError``: ``invalid_topology``, ``no_nodes``,
@@ -444,17 +756,12 @@ def publish(etcd: Etcd | str, key: str, document: str | shardroute.Topology) -> 
     document may have any epoch). Returns the new revision; ``EtcdError`` with code
     ``"conflict"`` when someone wrote the key between the read and the write."""
     etcd = Etcd(etcd) if isinstance(etcd, str) else etcd
-    follower = shardroute.TopologyFollower()
-    value, mod_revision = etcd.get(key)
-    if value is not None:
-        offered = follower.offer(value, mod_revision, _now_ms())
-        error = offered.error()
-        if error is not None:
-            # Not overwritten: the epoch to follow a document nobody can read is unknown.
-            raise error
-    write = follower.publish(document)
-    revision = etcd.cas(key, write["document"], write["expected_revision"] or 0)
-    if not revision:
-        raise EtcdError(f"publish: {key} changed since it was read (epoch {write['epoch']} not written)", "conflict")
-    return revision
+    write = _publish_write(*etcd.get(key), document)
+    return _published(key, write, etcd.cas(key, write["document"], write["expected_revision"] or 0))
 
+
+async def publish_async(etcd: AsyncEtcd | str, key: str, document: str | shardroute.Topology) -> int:
+    """``publish`` for asyncio."""
+    etcd = AsyncEtcd(etcd) if isinstance(etcd, str) else etcd
+    write = _publish_write(*await etcd.get(key), document)
+    return _published(key, write, await etcd.cas(key, write["document"], write["expected_revision"] or 0))

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Builds the addon if needed, then runs every check of the Node package: the type checks
-# (conformance/js/types.ts against index.d.ts, test/redis.types.ts against redis.d.ts),
+# (conformance/js/types.ts against index.d.ts, test/redis.types.ts and test/etcd.types.ts
+# against redis.d.ts and etcd.d.ts),
 # and `node --test`: the conformance vectors and the suites shared with shardroute-wasm
 # (conformance/js/: API with the hostile arguments, which needs shardroute-wasm built too,
 # batches, worker_threads, README example and demo), the addon's own panic tests,
-# and shardroute/redis against a real 3-node Redis Cluster it starts (redis-server,
-# redis-cli). Exits non-zero on any failure.
+# shardroute/redis against a real 3-node Redis Cluster it starts (redis-server,
+# redis-cli), and shardroute/etcd against a real etcd member it starts (etcd). Exits
+# non-zero on any failure.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
@@ -20,7 +22,7 @@ fi
 npx tsc --noEmit -p tsconfig.json
 # SHARDROUTE_TIER=check (`make check`): everything but the tests that start live servers.
 if [ "${SHARDROUTE_TIER:-}" = check ]; then
-  node --test $(ls test/*.test.mjs | grep -v '^test/redis\.test\.mjs$')
+  node --test $(ls test/*.test.mjs | grep -Ev '^test/(redis|etcd)\.test\.mjs$')
 else
   node --test test/
 fi

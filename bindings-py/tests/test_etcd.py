@@ -19,7 +19,9 @@ from typing import Any
 import pytest
 
 import shardroute
-from shardroute.etcd import AsyncEtcd, AsyncEtcdFollower, Etcd, EtcdError, EtcdFollower, publish, publish_async, same_value
+from shardroute.etcd import (
+    AsyncEtcd, AsyncEtcdFollower, Etcd, EtcdError, EtcdFollower, prefix_end, publish, publish_async, same_value,
+)
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "examples"))
 from harness import EtcdServer, free_port  # noqa: E402
@@ -240,3 +242,12 @@ def test_the_asyncio_client_and_follower(server: EtcdServer, etcd: Etcd) -> None
         assert follower._task is None  # noqa: SLF001 - closed
 
     asyncio.run(main())
+
+
+def test_a_prefix_whose_last_byte_is_past_ascii(etcd: Etcd) -> None:
+    # "é" is 0xC3 0xA9 in UTF-8: the range end is 0xC3 0xAA, not UTF-8, and must stay bytes.
+    assert prefix_end("/test/é") == "/test/é".encode()[:-1] + b"\xaa"
+    etcd.put("/test/é1", "in")
+    etcd.put("/test/ê", "out")  # 0xC3 0xAA: just past the prefix's range
+    assert etcd.delete_prefix("/test/é") == 1
+    assert etcd.get("/test/ê") == ("out", etcd.get("/test/ê")[1])

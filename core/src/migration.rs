@@ -67,6 +67,9 @@ pub struct MovingShard<'a> {
 pub struct Migration {
     before: Router,
     after: Router,
+    /// The epoch of the published document that describes the move (see
+    /// [`Migration::published_epoch`]).
+    published_epoch: u64,
 }
 
 impl Migration {
@@ -86,7 +89,8 @@ impl Migration {
                 ),
             ));
         }
-        Ok(Migration { before, after })
+        let published_epoch = after.epoch();
+        Ok(Migration { before, after, published_epoch })
     }
 
     /// The migration a vbucket dictionary in motion describes: from its `map` to its
@@ -117,7 +121,17 @@ impl Migration {
         };
         let from = settled(spec.map.clone().unwrap_or_default(), topology.epoch)?;
         let to = settled(forward.clone(), topology.epoch.saturating_add(1))?;
-        Migration::new(from, to)
+        // The dictionary itself is what clients follow and shards are fenced at.
+        Ok(Migration { published_epoch: topology.epoch, ..Migration::new(from, to)? })
+    }
+
+    /// The epoch of the published document that describes this move, the epoch shards
+    /// are fenced at while it runs: the new topology's for [`Migration::new`], the
+    /// dictionary's own for [`Migration::of_dictionary`] (whose `after` side, the
+    /// forward map settled, is never published and carries the next epoch only to be
+    /// ordered after `before`).
+    pub fn published_epoch(&self) -> u64 {
+        self.published_epoch
     }
 
     /// The router data moves from.

@@ -34,7 +34,7 @@ import time
 from typing import Any
 
 import shardroute
-from etcd import Etcd, same_revision
+from shardroute.etcd import Etcd, same_revision
 from shards import PREVIOUS, SHARD_NAMES, TOPOLOGY, Shards, modulo, nodes
 
 EXIT_STALE_PLAN = 3
@@ -76,9 +76,13 @@ class Coordinator:
         so a plan made from an epoch that is no longer current is refused. `also`:
         `previous=text` puts the previous document in the same transaction,
         `drop_previous=True` deletes it."""
-        shardroute.Router(document)  # never publish what a service would refuse
-        puts = {TOPOLOGY: json.dumps(document)}
-        compare = [same_revision(TOPOLOGY, revision)]
+        # The core's follower builds the write: never publish what a service's follower
+        # would refuse (an invalid document, an epoch other than the source's + 1).
+        follower = shardroute.TopologyFollower()
+        follower.offer(json.dumps(source), revision, 0)
+        write = follower.publish(document)
+        puts = {TOPOLOGY: write["document"]}
+        compare = [same_revision(TOPOLOGY, write["expected_revision"] or 0)]
         if "previous" in also:
             puts[PREVIOUS] = also["previous"]
             compare.append(same_revision(PREVIOUS, 0))
@@ -146,23 +150,30 @@ class Coordinator:
             cleaned = self.sweep_unowned(document)
             emit("resumed", epoch=document["epoch"], migrating=len(strategy.get("states", {})), rows_deleted=cleaned)
         copied = already = 0
-        if "forward_map" in document["strategy"]:
-            moving = shardroute.Migration.of_dictionary(shardroute.Router(document)).moving_shards()
-            for number, start in enumerate(range(0, len(moving), batch_size)):
-                batch = moving[start:start + batch_size]
-                for vbucket, old, new in batch:
-                    read, inserted = self.shards.copy_vbucket(vbucket, old, new, document["epoch"])
-                    copied += inserted
-                    already += read - inserted
-                    emit("copy", batch=number, vbucket=vbucket, rows=read, inserted=inserted)
-                    time.sleep(throttle)
-                source = document
-                document = shardroute.apply(source, {"op": "complete_moves", "vbuckets": [v for v, _, _ in batch]})["topology"]
-                revision = self.commit(source, revision, document)
-                deleted = 0
-                for vbucket, old, _ in batch:
-                    deleted += self.shards.write(old, document["epoch"], "DELETE FROM messages WHERE vbucket = %s", (vbucket,))
-                emit("batch", batch=number, epoch=document["epoch"], vbuckets=len(batch), deleted=deleted)
+        number = 0
+        while "forward_map" in document["strategy"]:
+            # The core's background session names the next batch. Its cursor is the
+            # document itself: complete_moves drops a batch's vbuckets from the moving
+            # set, so the next batch always starts at 0, and a restarted coordinator
+            # resumes where the stored document says.
+            session = shardroute.MigrationSession(shardroute.Migration.of_dictionary(shardroute.Router(document)), "background")
+            batch = session.copy_batch(0, batch_size)["units"]
+            if not batch:
+                break
+            for vbucket, old, new in batch:
+                read, inserted = self.shards.copy_vbucket(vbucket, old, new, session.fence_epoch)
+                copied += inserted
+                already += read - inserted
+                emit("copy", batch=number, vbucket=vbucket, rows=read, inserted=inserted)
+                time.sleep(throttle)
+            source = document
+            document = shardroute.apply(source, {"op": "complete_moves", "vbuckets": [v for v, _, _ in batch]})["topology"]
+            revision = self.commit(source, revision, document)
+            deleted = 0
+            for vbucket, old, _ in batch:
+                deleted += self.shards.write(old, document["epoch"], "DELETE FROM messages WHERE vbucket = %s", (vbucket,))
+            emit("batch", batch=number, epoch=document["epoch"], vbuckets=len(batch), deleted=deleted)
+            number += 1
         leftover = self.sweep_unowned(document)
         emit(
             "done", mode="background", epoch=document["epoch"], resumed=resumed, rows_copied=copied,
@@ -195,15 +206,16 @@ class Coordinator:
             self.raise_fences(document["epoch"])
             emit("resumed", epoch=document["epoch"])
         migration = shardroute.Migration(shardroute.Router(previous_text), shardroute.Router(document))
+        session = shardroute.MigrationSession(migration, "lazy")
         users_moved = rows_moved = 0
         for shard in SHARD_NAMES:
             users = [row[0] for row in self.shards.read(shard, document["epoch"], "SELECT DISTINCT user_id FROM messages")]
             for index in migration.moving_keys(users):
                 user = users[index]
-                moves = migration.moves(user)
-                if moves is None or moves[0] != shard:
+                steps = session.lazy_steps(user)  # the same move a service makes on a first read
+                if steps is None or steps["read_from"] != shard:
                     continue
-                rows_moved += self.shards.move_user(user, moves[0], moves[1], document["epoch"])
+                rows_moved += self.shards.move_user(user, steps)
                 users_moved += 1
         source, document = document, modulo(10, document["epoch"] + 1)
         self.commit(source, revision, document, drop_previous=True)

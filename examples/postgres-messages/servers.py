@@ -6,7 +6,7 @@ that user owns, on a free port of 127.0.0.1, with the databases `shard_1` ..
 `shard_10` and the example's schema in each. When this script runs as root the server
 runs as the `postgres` system user (initdb refuses root); otherwise as the caller.
 
-`EtcdServer` runs Debian's `etcd` (3.4) with a temp data directory on two free ports; its v3
+`EtcdServer` (examples/harness.py) runs Debian's `etcd` (3.4) with a temp data directory on two free ports; its v3
 JSON gateway answers on the client port.
 
 `Servers` is both, stopped by PID when the context ends, also on failure and on
@@ -24,18 +24,17 @@ import os
 import pwd
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 
 import psycopg
-from etcd import Etcd
+
+from shardroute.etcd import Etcd
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # examples/harness.py
-from harness import ServerProcess, StoppedOnExit  # noqa: E402
+from harness import EtcdServer, ServerProcess, StoppedOnExit, free_port  # noqa: E402
 from shards import PREFIX, SHARD_NAMES  # noqa: E402
 
 PG_BIN = "/usr/lib/postgresql/15/bin"
@@ -54,14 +53,8 @@ CREATE INDEX ON messages (vbucket);
 CREATE TABLE fence (min_epoch bigint NOT NULL);
 INSERT INTO fence VALUES (0);
 CREATE TABLE moved (unit bigint PRIMARY KEY);
+CREATE TABLE moves (unit bigint NOT NULL);
 """
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 class Postgres(ServerProcess):
@@ -129,47 +122,9 @@ class Postgres(ServerProcess):
         """Every shard empty, its fence at 0."""
         for name in SHARD_NAMES:
             with psycopg.connect(self.dsn(name), autocommit=True) as shard:
-                shard.execute("TRUNCATE messages, moved")
+                shard.execute("TRUNCATE messages, moved, moves")
                 shard.execute("UPDATE fence SET min_epoch = 0")
 
-
-
-class EtcdServer(ServerProcess):
-    """One etcd member on 127.0.0.1, its JSON gateway at `url`."""
-
-    def __init__(self, root: str) -> None:
-        binary = shutil.which("etcd")
-        assert binary, "needs etcd (apt-get install -y etcd-server)"
-        client, peer = free_port(), free_port()
-        while peer == client:
-            peer = free_port()
-        self.url = f"http://127.0.0.1:{client}"
-        self.log_path = os.path.join(root, "etcd.log")
-        peer_url = f"http://127.0.0.1:{peer}"
-        with open(self.log_path, "ab") as log:
-            self.process = subprocess.Popen(
-                [
-                    binary, "--name", "example", "--data-dir", os.path.join(root, "etcd"),
-                    "--listen-client-urls", self.url, "--advertise-client-urls", self.url,
-                    "--listen-peer-urls", peer_url, "--initial-advertise-peer-urls", peer_url,
-                    "--initial-cluster", f"example={peer_url}", "--initial-cluster-state", "new",
-                    "--log-level", "warn", "--logger", "zap",
-                ],
-                stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-            )
-        deadline = time.monotonic() + 30
-        while True:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"etcd exited:\n{self.log_tail()}")
-            try:
-                with urllib.request.urlopen(self.url + "/health", timeout=2) as answer:
-                    if b"true" in answer.read():
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"etcd did not answer:\n{self.log_tail()}")
-            time.sleep(0.1)
 
 
 class Servers(StoppedOnExit):

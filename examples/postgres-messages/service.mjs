@@ -9,28 +9,33 @@
 // stdin, one command a line: `write <seconds>`, `read-all`, `quit`; stdout, one JSON line
 // each, after `{"event": "ready", "epoch": N}`. Log lines go to stderr.
 //
-// Routing, by what etcd holds:
+// The topology comes from `EtcdFollower` of shardroute/etcd (the core's follower: newer
+// epochs installed, bad documents refused and counted, the last good router kept), with
+// `previous` read at the same etcd revision. What each statement does is the core's
+// migration session (`MigrationSession`), by what etcd holds:
 //
-// - `topology` only, no forward map: `router.node(user)`;
-// - `topology` a vbucket dictionary with a `forward_map` (run A):
-//   `Migration.ofDictionary(router)`: writes to the new owner, reads new and old;
-// - `topology` and `previous` (run B): `new Migration(previous, topology)`; the first
-//   read of a user that moves, with no moved flag on the new owner, moves the user's rows.
+// - `topology` only, no forward map: no session, `router.node(user)`;
+// - `topology` a vbucket dictionary with a `forward_map` (run A): a `background` session
+//   of `Migration.ofDictionary(router)`: writes to the new owner, reads new and old;
+// - `topology` and `previous` (run B): a `lazy` session of `new Migration(previous,
+//   topology)`: the first read of a user that moves, with no moved flag on the new owner,
+//   makes the session's `lazySteps`.
 //
-// etcd is reached through its v3 JSON gateway with fetch (keys and values base64,
-// revisions decimal strings), so the service needs nothing but `pg` and shardroute.
+// A shard fenced above the statement's epoch refuses it; `session.fenced` says what that
+// means (follow the topology: the follower reads etcd again), and the statement is
+// planned again. Epochs are bigints end to end (to PostgreSQL as decimal strings).
 import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 
 import pg from 'pg';
-import { Migration, Router, ShardrouteError, apply } from 'shardroute';
+import { Migration, MigrationSession, Router, ShardrouteError, apply } from 'shardroute';
+import { Etcd, EtcdError, EtcdFollower } from 'shardroute/etcd';
 
 const PREFIX = '/shardroute/messages/';
 const TOPOLOGY = `${PREFIX}topology`;
 const PREVIOUS = `${PREFIX}previous`;
-const WATCH_END = `${TOPOLOGY}\0`; // the watched range [previous, topology]: both documents
 const SHARD_NAMES = Array.from({ length: 10 }, (_, i) => `shard_${i + 1}`);
 const COLUMNS = 'id, user_id, vbucket, time, body, sender';
 
@@ -52,86 +57,12 @@ function log(message) {
 }
 
 const sleep = (ms) => new Promise((resolve) => { setTimeout(resolve, ms); });
-const b64 = (text) => Buffer.from(text).toString('base64');
-const unb64 = (text) => Buffer.from(text ?? '', 'base64').toString();
 const bodyDigest = (body) => createHash('sha256').update(body).digest('hex');
 
-/** etcd over its v3 JSON gateway: reads at one revision, compare-and-swap, watches. */
-class Etcd {
-  constructor(url) {
-    this.url = url.replace(/\/+$/, '');
-  }
-
-  async call(path, body, signal = AbortSignal.timeout(10000)) {
-    const response = await fetch(`${this.url}${path}`, {
-      method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body), signal,
-    });
-    if (!response.ok) throw new Error(`etcd ${path}: HTTP ${response.status}: ${(await response.text()).slice(0, 500)}`);
-    return response;
-  }
-
-  /** The values of `keys` (null when absent) and their `mod_revision`s (0), read at one revision. */
-  async getMany(keys) {
-    const answer = await (await this.call('/v3/kv/txn', {
-      success: keys.map((key) => ({ request_range: { key: b64(key) } })),
-    })).json();
-    const found = new Map();
-    keys.forEach((key, i) => {
-      const kv = answer.responses[i].response_range.kvs?.[0];
-      found.set(key, kv === undefined ? [null, 0n] : [unb64(kv.value), BigInt(kv.mod_revision)]);
-    });
-    return { found, revision: BigInt(answer.header.revision) };
-  }
-
-  /**
-   * Writes `key` only if its `mod_revision` is still the one read (0: absent); true if it
-   * did, false when someone wrote it since.
-   */
-  async cas(key, value, modRevision) {
-    const answer = await (await this.call('/v3/kv/txn', {
-      compare: [{ key: b64(key), target: 'MOD', result: 'EQUAL', mod_revision: String(modRevision) }],
-      success: [{ request_put: { key: b64(key), value: b64(value) } }],
-    })).json();
-    return answer.succeeded === true;
-  }
-
-  /**
-   * Calls `onChange()` after every change of the keys in `[key, rangeEnd)` from
-   * `revision` on, until `signal` aborts. A lost stream is opened again from the revision
-   * after the last one seen, with a call to `onChange()`, so a change missed meanwhile is
-   * not lost.
-   */
-  async watch(key, rangeEnd, revision, onChange, signal) {
-    let start = revision;
-    while (!signal.aborted) {
-      try {
-        const response = await this.call('/v3/watch', {
-          create_request: { key: b64(key), range_end: b64(rangeEnd), start_revision: String(start) },
-        }, signal);
-        const decoder = new TextDecoder();
-        let buffered = '';
-        for await (const chunk of response.body) {
-          buffered += decoder.decode(chunk, { stream: true });
-          for (let end = buffered.indexOf('\n'); end >= 0; end = buffered.indexOf('\n')) {
-            const line = buffered.slice(0, end);
-            buffered = buffered.slice(end + 1);
-            const events = line.trim() ? JSON.parse(line).result?.events ?? [] : [];
-            for (const event of events) {
-              const next = BigInt(event.kv.mod_revision) + 1n;
-              if (next > start) start = next;
-            }
-            if (events.length) await onChange();
-          }
-        }
-      } catch (err) {
-        if (signal.aborted) return;
-        log(`the watch of ${key} broke (${err.message}); watching again`);
-      }
-      if (signal.aborted) return;
-      await sleep(200);
-      await onChange();
-    }
-  }
+/** One JSON line on stdout; bigints (epochs) are written as JSON numbers, exactly. */
+function emit(line) {
+  const text = JSON.stringify(line, (_, value) => (typeof value === 'bigint' ? `${value}n\u0000` : value));
+  process.stdout.write(`${text.replace(/"(\d+)n\\u0000"/g, '$1')}\n`);
 }
 
 /** The shard's fence is above the statement's epoch: re-read etcd and retry. */
@@ -139,6 +70,8 @@ class Fenced extends Error {
   constructor(shard, epoch, minEpoch) {
     super(`${shard} refused epoch ${epoch}: its fence is at ${minEpoch}`);
     this.name = 'Fenced';
+    this.epoch = epoch;
+    this.minEpoch = minEpoch;
   }
 }
 
@@ -182,7 +115,8 @@ class Shards {
     await client.query('BEGIN');
     try {
       const { rows } = await client.query(`SELECT min_epoch FROM fence${lock ? ' FOR SHARE' : ''}`);
-      if (BigInt(rows[0].min_epoch) > epoch) throw new Fenced(shard, epoch, rows[0].min_epoch);
+      const minEpoch = BigInt(rows[0].min_epoch);
+      if (minEpoch > epoch) throw new Fenced(shard, epoch, minEpoch);
       const result = await body(client);
       await client.query('COMMIT');
       return result;
@@ -216,7 +150,10 @@ class Shards {
         );
         inserted += result.rowCount;
       }
-      if (movedUnit !== null) await client.query('INSERT INTO moved (unit) VALUES ($1) ON CONFLICT DO NOTHING', [movedUnit]);
+      if (movedUnit !== null) {
+        await client.query('INSERT INTO moved (unit) VALUES ($1) ON CONFLICT DO NOTHING', [movedUnit]);
+        await client.query('INSERT INTO moves (unit) VALUES ($1)', [movedUnit]); // every move, kept
+      }
       return inserted;
     });
   }
@@ -230,16 +167,19 @@ class Shards {
   }
 
   /**
-   * The lazy move of docs/rebalancing.md, run B: raise the old owner's fence, copy the
-   * user's rows to the new owner with the moved flag, delete them from the old one. Every
-   * step is idempotent, so two movers of one user (two services, or a service and the
-   * sweep) neither lose nor duplicate a row. Returns the rows this call inserted.
+   * The lazy move of docs/rebalancing.md, run B, as the core's migration session gives it
+   * (`MigrationSession.lazySteps`): raise the old owner's fence, copy the user's rows from
+   * `read_from` to `write_to` with the moved flag, delete them from `retire_from`, all
+   * under `fence_epoch`. Every step is idempotent, so two movers of one user (two
+   * services, or a service and the sweep) neither lose nor duplicate a row. Returns the
+   * rows this call inserted.
    */
-  async moveUser(user, old, now, epoch) {
-    await this.raiseFence(old, epoch);
-    const rows = await this.read(old, epoch, `SELECT ${COLUMNS} FROM messages WHERE user_id = $1`, [user]);
-    const inserted = await this.insertRows(now, epoch, rows, user);
-    await this.write(old, epoch, 'DELETE FROM messages WHERE user_id = $1', [user]);
+  async moveUser(user, steps) {
+    const { read_from: from, write_to: to, retire_from: retire, fence_epoch: epoch } = steps;
+    await this.raiseFence(retire, epoch);
+    const rows = await this.read(from, epoch, `SELECT ${COLUMNS} FROM messages WHERE user_id = $1`, [user]);
+    const inserted = await this.insertRows(to, epoch, rows, user);
+    await this.write(retire, epoch, 'DELETE FROM messages WHERE user_id = $1', [user]);
     return inserted;
   }
 
@@ -248,15 +188,16 @@ class Shards {
   }
 }
 
-/** The documents in force and what they mean for each statement (immutable). */
+/** The router in force and, while data moves, its migration session (immutable). */
 class Routing {
-  constructor(topology, previous, strategy) {
-    this.router = topology;
-    this.epoch = topology.epoch;
+  constructor(router, previous) {
+    this.router = router;
+    this.epoch = router.epoch;
+    const { strategy } = JSON.parse(router.toJson());
     this.lazy = previous !== null;
-    this.migration = null;
-    if (previous !== null) this.migration = new Migration(previous, topology);
-    else if ('forward_map' in strategy) this.migration = Migration.ofDictionary(topology);
+    this.session = null;
+    if (previous !== null) this.session = new MigrationSession(new Migration(new Router(previous), router), 'lazy');
+    else if ('forward_map' in strategy) this.session = new MigrationSession(Migration.ofDictionary(router), 'background');
     this.vbuckets = strategy.type === 'vbucket';
   }
 
@@ -265,16 +206,18 @@ class Routing {
     return this.vbuckets ? this.router.route(user) : 0;
   }
 
-  writeTarget(user) {
-    return this.migration ? this.migration.writeTarget(user) : this.router.node(user);
+  /** `{ node, fence_epoch }`: the shard a write goes to and the epoch it runs under. */
+  writePlan(user) {
+    return this.session ? this.session.writePlan(user) : { node: this.router.node(user), fence_epoch: this.epoch };
   }
 
-  moves(user) {
-    return this.migration ? this.migration.moves(user) : null;
+  /** The lazy move of a user that changes node (run B), or null. */
+  lazySteps(user) {
+    return this.session && this.lazy ? this.session.lazySteps(user) : null;
   }
 
-  readTargets(user, moved) {
-    return this.migration ? this.migration.readTargets(user, moved) : [this.router.node(user)];
+  readPlan(user, moved) {
+    return this.session ? this.session.readPlan(user, moved) : [this.router.node(user)];
   }
 }
 
@@ -289,12 +232,12 @@ class Ids {
 
   async reserve(size = ID_BLOCK) {
     for (;;) {
-      const [value, revision] = (await this.etcd.getMany([this.key])).found.get(this.key);
+      const { value, modRevision } = await this.etcd.get(this.key);
       const counter = value ? BigInt(value) : 1n;
       const block = apply(TICKETS, {
         op: 'id_bits_reserve_block', shard: this.server, auto_increment: counter, block_size: size,
       });
-      if (await this.etcd.cas(this.key, String(block.auto_increment), revision)) {
+      if ((await this.etcd.cas(this.key, String(block.auto_increment), modRevision)) !== 0n) {
         const [first, last, step] = [BigInt(block.first), BigInt(block.last), BigInt(block.step)];
         const ids = [];
         for (let id = first; id <= last; id += step) ids.push(id);
@@ -318,90 +261,74 @@ class Service {
     this.ids = new Ids(etcd, name);
     this.acknowledged = openSync(logPath, 'a');
     this.mine = new Map(); // user -> ids this process saw acknowledged
-    this.refreshing = Promise.resolve(); // refreshes run one at a time, in order
     this.routing = null;
-    this.documents = [null, null];
-    this.epochs = [];
+    this.epochs = []; // bigints, ascending
+    this.follower = null;
+    this.readsBefore = 0n; // the follower's etcd reads at the last reset
     this.reset();
   }
 
-  /** The service routing under the topology in etcd, watching it. */
+  /** The service routing under the topology in etcd, following it. */
   static async start(postgres, etcdUrl, name, users, logPath) {
     const etcd = new Etcd(etcdUrl);
     const service = new Service(etcd, await Shards.connect(postgres, SHARD_NAMES), name, users, logPath);
-    const revision = await service.refresh('start');
+    service.follower = await EtcdFollower.start(etcd, TOPOLOGY, {
+      also: [PREVIOUS],
+      onChange: (follower) => service.follow(follower),
+      onRefused: (follower, offered) => log(`refused the topology in etcd: ${offered.code}: ${offered.message}; keeping epoch ${service.epoch()}`),
+      onError: (err) => log(`following etcd: ${err.message ?? err}`),
+    });
     if (service.routing === null) throw new Error(`no usable topology in etcd at ${TOPOLOGY}`);
     service.reset();
-    service.watching = new AbortController();
-    // From the revision after the one read: a change in between is not missed.
-    service.watcher = etcd.watch(PREVIOUS, WATCH_END, revision + 1n, () => service.refresh('watch'), service.watching.signal);
     return service;
   }
 
   // -- the topology --------------------------------------------------------------------
 
   /**
-   * Reads both documents at one etcd revision and swaps routers if the topology's epoch
-   * grew. A document that does not parse, or an older epoch, is logged and the current
-   * router kept. Returns the revision read (0n when etcd could not be read).
+   * A new router (or new companions): the statements' routing from now on. A `previous`
+   * document that does not parse keeps the routing in force.
    */
-  refresh(reason) {
-    const done = this.refreshing.then(() => this.refreshNow(reason));
-    this.refreshing = done.catch(() => {});
-    return done;
-  }
-
-  async refreshNow(reason) {
-    this.count('refreshes');
-    let found;
-    let revision;
-    try {
-      ({ found, revision } = await this.etcd.getMany([TOPOLOGY, PREVIOUS]));
-    } catch (err) {
-      log(`reading the topology failed (${err.message}); keeping epoch ${this.epoch()}`);
-      return 0n;
-    }
-    const [text, previousText] = [found.get(TOPOLOGY)[0], found.get(PREVIOUS)[0]];
-    if (text === null || (text === this.documents[0] && previousText === this.documents[1])) return revision;
+  follow(follower) {
+    const { router } = follower;
+    if (router === null) return;
     let routing;
     try {
-      const router = this.routing ? this.routing.router.replace(text) : new Router(text);
-      if (this.routing && router.epoch === this.routing.epoch) {
-        this.documents = [text, previousText];
-        return revision;
-      }
-      const previous = previousText !== null ? new Router(previousText) : null;
-      routing = new Routing(router, previous, JSON.parse(text).strategy);
+      routing = new Routing(router, follower.companions.get(PREVIOUS) ?? null);
     } catch (err) {
       if (!(err instanceof ShardrouteError)) throw err;
-      log(`refused the topology at etcd revision ${revision} (${reason}): ${err.code}: ${err.message}; keeping epoch ${this.epoch()}`);
-      this.documents = [text, previousText];
-      return revision;
+      log(`refused epoch ${router.epoch}: previous: ${err.code}: ${err.message}; keeping epoch ${this.epoch()}`);
+      return;
     }
     this.routing = routing;
-    this.documents = [text, previousText];
-    const epoch = Number(routing.epoch);
-    if (this.epochs.at(-1) !== epoch) this.epochs.push(epoch);
-    const lazy = routing.lazy ? ' lazy move from previous' : '';
-    const migrating = routing.migration && !routing.lazy ? ' migrating vbuckets' : '';
-    log(`epoch ${epoch} (${reason})${lazy}${migrating}`);
-    return revision;
+    if (this.epochs.at(-1) !== routing.epoch) this.epochs.push(routing.epoch);
+    const moving = routing.lazy ? ' (lazy moves from previous)' : routing.session ? ' (vbuckets migrating)' : '';
+    log(`epoch ${routing.epoch}${moving}`);
   }
 
   epoch() {
-    return this.routing ? Number(this.routing.epoch) : 0;
+    return this.routing ? this.routing.epoch : 0n;
   }
 
   /**
-   * A shard refused our epoch: etcd has a newer one (the fence is raised only after the
-   * document is written), which the watch may not have brought yet.
+   * A shard refused a statement planned under `routing`: etcd has a newer epoch (the fence
+   * is raised only after the document is written), which the watch may not have brought
+   * yet. What a refusal of a write under the fence epoch means is the session's; either
+   * way the follower reads etcd again and the statement is planned again.
    */
-  async fenced() {
+  async fenced(routing, err) {
     this.count('refused_by_fence');
-    const held = this.epoch();
-    this.documents = [null, null];
-    await this.refresh('fence');
-    if (this.epoch() <= held) await sleep(10);
+    if (routing.session !== null && err.epoch === routing.session.fenceEpoch) {
+      const action = routing.session.fenced(err.minEpoch);
+      if (action !== 'refresh') throw new Error(`the migration session answered ${action} to a fence refusal`);
+    }
+    try {
+      await this.follower.refresh();
+    } catch (failure) {
+      if (!(failure instanceof EtcdError)) throw failure;
+      log(`reading the topology failed (${failure.message}); keeping epoch ${this.epoch()}`);
+    }
+    if (this.epoch() <= routing.epoch) await sleep(10);
   }
 
   // -- statements ----------------------------------------------------------------------
@@ -411,15 +338,16 @@ class Service {
     const body = `${this.name} says ${randomBytes(8).toString('hex')} to user ${user}`;
     for (;;) {
       const { routing } = this;
+      const { node, fence_epoch: epoch } = routing.writePlan(user);
       try {
         await this.shards.write(
-          routing.writeTarget(user), routing.epoch,
+          node, epoch,
           `INSERT INTO messages (${COLUMNS}) VALUES ($1, $2, $3, now(), $4, $5)`,
           [String(id), user, routing.vbucket(user), body, this.name],
         );
       } catch (err) {
         if (!(err instanceof Fenced)) throw err;
-        await this.fenced();
+        await this.fenced(routing, err);
         continue;
       }
       break;
@@ -432,34 +360,31 @@ class Service {
     this.count('writes');
   }
 
-  /** The user's messages, newest first (union by id of the read targets). */
+  /** The user's messages, newest first (union by id of the read plan). */
   async timeline(user) {
     for (;;) {
       const { routing } = this;
       const found = new Map();
       try {
         let moved = false;
-        if (routing.lazy) {
-          const moves = routing.moves(user);
-          if (moves !== null) {
-            const { from, to } = moves;
-            if (!(await this.shards.isMoved(to, routing.epoch, user))) {
-              this.count('moved_rows', await this.shards.moveUser(user, from, to, routing.epoch));
-              this.count('moved_users');
-            }
-            moved = true;
+        const steps = routing.lazySteps(user);
+        if (steps !== null) {
+          if (!(await this.shards.isMoved(steps.write_to, steps.fence_epoch, user))) {
+            this.count('moved_rows', await this.shards.moveUser(user, steps));
+            this.count('moved_users');
           }
+          moved = true;
         }
         // Old owner first: a copy that finishes between the two reads then leaves every
         // row on the new owner, which is read second.
-        for (const shard of routing.readTargets(user, moved).reverse()) {
+        for (const shard of routing.readPlan(user, moved).reverse()) {
           for (const row of await this.shards.read(shard, routing.epoch, 'SELECT id, time, body FROM messages WHERE user_id = $1', [user])) {
             found.set(row.id, row);
           }
         }
       } catch (err) {
         if (!(err instanceof Fenced)) throw err;
-        await this.fenced();
+        await this.fenced(routing, err);
         continue;
       }
       if (![...(this.mine.get(user) ?? [])].every((id) => found.has(id))) this.count('stale_reads');
@@ -475,9 +400,8 @@ class Service {
   }
 
   reset() {
-    this.counters = {
-      writes: 0, reads: 0, refused_by_fence: 0, refreshes: 0, moved_rows: 0, moved_users: 0, stale_reads: 0,
-    };
+    this.counters = { writes: 0, reads: 0, refused_by_fence: 0, moved_rows: 0, moved_users: 0, stale_reads: 0 };
+    this.readsBefore = this.follower ? this.follower.stats.reads : 0n;
     this.latencies = [];
   }
 
@@ -516,18 +440,19 @@ class Service {
     const samples = Float64Array.from(this.latencies).sort();
     const percentile = (p) => (samples.length
       ? Math.round(samples[Math.min(samples.length - 1, Math.floor(p * samples.length))] * 10000) / 10 : 0);
-    const line = {
+    const { reads, refused } = this.follower.stats;
+    emit({
       event: 'done', command, ...result, ...this.counters,
+      refreshes: reads - this.readsBefore,
+      refused_documents: Object.values(refused).reduce((sum, n) => sum + n, 0n),
       epochs_seen: [...this.epochs], epoch: this.epoch(),
       p50_us: percentile(0.5), p99_us: percentile(0.99),
-    };
-    process.stdout.write(`${JSON.stringify(line)}\n`);
+    });
     this.reset();
   }
 
   async close() {
-    this.watching.abort();
-    await this.watcher;
+    this.follower.close();
     closeSync(this.acknowledged);
     await this.shards.close();
   }
@@ -549,7 +474,7 @@ async function main() {
   if (!(args.service in TICKET_SERVER)) throw new Error(`--service must be one of ${Object.keys(TICKET_SERVER).join(', ')}`);
   serviceName = args.service;
   const service = await Service.start(args.postgres, args.etcd, args.service, Number(args.users), args.log);
-  process.stdout.write(`${JSON.stringify({ event: 'ready', epoch: service.epoch() })}\n`);
+  emit({ event: 'ready', epoch: service.epoch() });
   for await (const line of createInterface({ input: process.stdin, crlfDelay: Infinity })) {
     const trimmed = line.trim();
     const space = trimmed.indexOf(' ');

@@ -9,13 +9,21 @@ etcd changes under it. The Node service, `service.mjs`, speaks the same protocol
 stdin, one command a line: `write <seconds>`, `read-all`, `quit`; stdout, one JSON line
 each, after `{"event": "ready", "epoch": N}`. Log lines go to stderr.
 
-Routing, by what etcd holds:
+The topology comes from `shardroute.etcd.EtcdFollower` (the core's follower: newer
+epochs installed, bad documents refused and counted, the last good router kept), with
+`previous` read at the same revision. What each statement does is the core's migration
+session (`shardroute.MigrationSession`), by what etcd holds:
 
-* `topology` only, no forward map: `router.node(user)`;
-* `topology` a vbucket dictionary with a `forward_map` (run A):
-  `Migration.of_dictionary(router)`: writes to the new owner, reads new and old;
-* `topology` and `previous` (run B): `Migration(previous, topology)`; the first read of
-  a user that moves, with no moved flag on the new owner, moves the user's rows.
+* `topology` only, no forward map: no session, `router.node(user)`;
+* `topology` a vbucket dictionary with a `forward_map` (run A): a `background` session
+  of `Migration.of_dictionary(router)`: writes to the new owner, reads new and old;
+* `topology` and `previous` (run B): a `lazy` session of `Migration(previous, topology)`:
+  the first read of a user that moves, with no moved flag on the new owner, makes the
+  session's `lazy_steps`.
+
+A shard fenced above the statement's epoch refuses it; `session.fenced` says what that
+means (follow the topology: the follower reads etcd again), and the statement is
+planned again.
 """
 
 from __future__ import annotations
@@ -30,8 +38,8 @@ import time
 from typing import Any
 
 import shardroute
-from etcd import Etcd
-from shards import PREVIOUS, SHARD_NAMES, TICKET_SERVER, TICKETS, TOPOLOGY, WATCH_END, Fenced, Shards, body_digest, ids_key
+from shardroute.etcd import Etcd, EtcdError, EtcdFollower
+from shards import PREVIOUS, SHARD_NAMES, TICKET_SERVER, TICKETS, TOPOLOGY, Fenced, Shards, body_digest, ids_key
 
 ID_BLOCK = 1000
 
@@ -41,31 +49,33 @@ def log(service: str, message: str) -> None:
 
 
 class Routing:
-    """The documents in force and what they mean for each statement (immutable)."""
+    """The router in force and, while data moves, its migration session (immutable)."""
 
-    def __init__(self, topology: shardroute.Router, previous: shardroute.Router | None, strategy: dict[str, Any]) -> None:
-        self.router = topology
-        self.epoch = topology.epoch
+    def __init__(self, router: shardroute.Router, previous: str | None) -> None:
+        self.router = router
+        self.epoch = router.epoch
+        strategy = json.loads(router.to_json())["strategy"]
         self.lazy = previous is not None
-        self.migration: shardroute.Migration | None = None
+        self.session: shardroute.MigrationSession | None = None
         if previous is not None:
-            self.migration = shardroute.Migration(previous, topology)
+            self.session = shardroute.MigrationSession(shardroute.Migration(shardroute.Router(previous), router), "lazy")
         elif "forward_map" in strategy:
-            self.migration = shardroute.Migration.of_dictionary(topology)
+            self.session = shardroute.MigrationSession(shardroute.Migration.of_dictionary(router), "background")
         self.vbuckets = strategy.get("type") == "vbucket"
 
     def vbucket(self, user: int) -> int:
         """The column `vbucket`: the user's vbucket in run A, 0 in run B."""
         return self.router.route(user) if self.vbuckets else 0
 
-    def write_target(self, user: int) -> str:
-        return self.migration.write_target(user) if self.migration else self.router.node(user)
+    def write_plan(self, user: int) -> tuple[str, int]:
+        """The shard a write goes to and the epoch it runs under."""
+        return self.session.write_plan(user) if self.session else (self.router.node(user), self.epoch)
 
-    def moves(self, user: int) -> tuple[str, str] | None:
-        return self.migration.moves(user) if self.migration else None
+    def lazy_steps(self, user: int) -> shardroute.LazySteps | None:
+        return self.session.lazy_steps(user) if self.session and self.lazy else None
 
-    def read_targets(self, user: int, moved: bool) -> list[str]:
-        return self.migration.read_targets(user, moved) if self.migration else [self.router.node(user)]
+    def read_plan(self, user: int, moved: bool) -> list[str]:
+        return self.session.read_plan(user, moved) if self.session else [self.router.node(user)]
 
 
 class Ids:
@@ -103,72 +113,56 @@ class Service:
         self.acknowledged = open(log_path, "a")
         self.mine: dict[int, set[int]] = {}  # user -> ids this process saw acknowledged
         self.rng = random.Random(f"{name}-{os.getpid()}")
-        self.watch_stop = threading.Event()
-        self.lock = threading.Lock()
         self.counting = threading.Lock()
         self.counters: dict[str, int] = {}
         self.latencies: list[float] = []
         self.routing: Routing | None = None
-        self.documents: tuple[str | None, str | None] = (None, None)
         self.epochs: list[int] = []
-        self.revision = 0  # the etcd revision of the last read of the documents
-        self.refresh("start")
+        self.reads_before = 0  # the follower's etcd reads at the last reset
+        self.follower = EtcdFollower(
+            self.etcd, TOPOLOGY, also=[PREVIOUS], on_change=self.follow,
+            on_refused=lambda follower, offered: log(
+                name, f"refused the topology in etcd: {offered.code}: {offered.message}; keeping epoch {self.epoch()}"
+            ),
+            on_error=lambda err: log(name, f"the etcd watch broke ({err}); reconnecting"),
+        )
         if self.routing is None:
             raise SystemExit(f"[{name}] no usable topology in etcd at {TOPOLOGY}")
         self.reset()
-        # From the revision after the one read: a change in between is not missed.
-        self.etcd.watch(
-            PREVIOUS, lambda: self.refresh("watch"), range_end=WATCH_END, stop=self.watch_stop,
-            start_revision=self.revision + 1,
-        )
 
     # -- the topology ------------------------------------------------------------------
 
-    def refresh(self, reason: str, again: bool = False) -> None:
-        """Reads both documents at one etcd revision and swaps routers if the topology's
-        epoch grew. A document that does not parse, or an older epoch, is logged (once,
-        unless `again`) and the current router kept."""
-        with self.lock:
-            self.counters_add("refreshes")
-            if again:
-                self.documents = (None, None)
-            try:
-                found, revision = self.etcd.get_many([TOPOLOGY, PREVIOUS])
-            except Exception as err:  # noqa: BLE001 - etcd away: keep routing as we are
-                log(self.name, f"reading the topology failed ({err}); keeping epoch {self.epoch()}")
-                return
-            self.revision = max(self.revision, revision)
-            text, previous_text = found[TOPOLOGY][0], found[PREVIOUS][0]
-            if (text, previous_text) == self.documents or text is None:
-                return
-            try:
-                router = self.routing.router.replace(text) if self.routing else shardroute.Router(text)
-                if self.routing and router.epoch == self.routing.epoch:
-                    self.documents = (text, previous_text)
-                    return
-                previous = shardroute.Router(previous_text) if previous_text is not None else None
-                routing = Routing(router, previous, json.loads(text)["strategy"])
-            except shardroute.ShardrouteError as err:
-                log(self.name, f"refused the topology at etcd revision {revision} ({reason}): {err.code}: {err}; keeping epoch {self.epoch()}")
-                self.documents = (text, previous_text)
-                return
-            self.routing = routing
-            self.documents = (text, previous_text)
-            if not self.epochs or self.epochs[-1] != routing.epoch:
-                self.epochs.append(routing.epoch)
-            moving = " (lazy moves from previous)" if routing.lazy else " (vbuckets migrating)" if routing.migration else ""
-            log(self.name, f"epoch {routing.epoch}{moving}, on {reason}")
+    def follow(self, follower: EtcdFollower) -> None:
+        """A new router (or new companions): the statements' routing from now on. A
+        `previous` document that does not parse keeps the routing in force."""
+        router = follower.router
+        if router is None:
+            return
+        try:
+            routing = Routing(router, follower.companions[PREVIOUS])
+        except shardroute.ShardrouteError as err:
+            log(self.name, f"refused epoch {router.epoch}: previous: {err.code}: {err}; keeping epoch {self.epoch()}")
+            return
+        self.routing = routing
+        if not self.epochs or self.epochs[-1] != routing.epoch:
+            self.epochs.append(routing.epoch)
+        moving = " (lazy moves from previous)" if routing.lazy else " (vbuckets migrating)" if routing.session else ""
+        log(self.name, f"epoch {routing.epoch}{moving}")
 
     def epoch(self) -> int:
         return self.routing.epoch if self.routing else 0
 
-    def fenced(self, err: Fenced) -> None:
-        """A shard refused our epoch: etcd has a newer one (the fence is raised only
-        after the document is written), which the watch may not have brought yet."""
+    def fenced(self, routing: Routing, err: Fenced) -> None:
+        """A shard refused the statement's epoch: etcd has a newer one (the fence is raised
+        only after the document is written), which the watch may not have brought yet."""
         self.counters_add("refused_by_fence")
-        held = self.epoch()
-        self.refresh("fence", again=True)
-        if self.epoch() <= held:
+        if routing.session is not None:
+            assert routing.session.fenced(err.min_epoch) == "refresh"  # the core's reading of a refusal
+        try:
+            self.follower.refresh()
+        except EtcdError as failure:
+            log(self.name, f"reading the topology failed ({failure}); keeping epoch {self.epoch()}")
+        if self.epoch() <= routing.epoch:
             time.sleep(0.01)
 
     # -- statements --------------------------------------------------------------------
@@ -179,15 +173,15 @@ class Service:
         while True:
             routing = self.routing
             assert routing is not None
-            target = routing.write_target(user)
+            target, epoch = routing.write_plan(user)
             try:
                 self.shards.write(
-                    target, routing.epoch,
+                    target, epoch,
                     "INSERT INTO messages (id, user_id, vbucket, time, body, sender) VALUES (%s, %s, %s, now(), %s, %s)",
                     (message_id, user, routing.vbucket(user), body, self.name),
                 )
             except Fenced as err:
-                self.fenced(err)
+                self.fenced(routing, err)
                 continue
             break
         # Logged (and flushed) before it counts: an insert this process never logged
@@ -204,24 +198,22 @@ class Service:
             assert routing is not None
             try:
                 moved = False
-                if routing.lazy:
-                    moves = routing.moves(user)
-                    if moves is not None:
-                        old, new = moves
-                        if not self.shards.is_moved(new, routing.epoch, user):
-                            self.counters_add("moved_rows", self.shards.move_user(user, old, new, routing.epoch))
-                            self.counters_add("moved_users")
-                        moved = True
+                steps = routing.lazy_steps(user)
+                if steps is not None:
+                    if not self.shards.is_moved(steps["write_to"], steps["fence_epoch"], user):
+                        self.counters_add("moved_rows", self.shards.move_user(user, steps))
+                        self.counters_add("moved_users")
+                    moved = True
                 found: dict[int, tuple[Any, str]] = {}
                 # Old owner first: a copy that finishes between the two reads then
                 # leaves every row on the new owner, which is read second.
-                for shard in reversed(routing.read_targets(user, moved)):
+                for shard in reversed(routing.read_plan(user, moved)):
                     for message_id, at, body in self.shards.read(
                         shard, routing.epoch, "SELECT id, time, body FROM messages WHERE user_id = %s", (user,)
                     ):
                         found[message_id] = (at, body)
             except Fenced as err:
-                self.fenced(err)
+                self.fenced(routing, err)
                 continue
             if not self.mine.get(user, set()) <= found.keys():
                 self.counters_add("stale_reads")
@@ -236,7 +228,8 @@ class Service:
 
     def reset(self) -> None:
         with self.counting:
-            self.counters = {"writes": 0, "reads": 0, "refused_by_fence": 0, "refreshes": 0, "moved_rows": 0, "moved_users": 0, "stale_reads": 0}
+            self.counters = {"writes": 0, "reads": 0, "refused_by_fence": 0, "moved_rows": 0, "moved_users": 0, "stale_reads": 0}
+        self.reads_before = self.follower.stats["reads"]
         self.latencies = []
 
     def timed(self, call: Any, *args: Any) -> None:
@@ -271,6 +264,8 @@ class Service:
 
         line = {
             "event": "done", "command": command, **result, **self.counters,
+            "refreshes": self.follower.stats["reads"] - self.reads_before,
+            "refused_documents": sum(self.follower.stats["refused"].values()),
             "epochs_seen": list(self.epochs), "epoch": self.epoch(),
             "p50_us": percentile(0.50), "p99_us": percentile(0.99),
         }
@@ -278,7 +273,7 @@ class Service:
         self.reset()
 
     def close(self) -> None:
-        self.watch_stop.set()
+        self.follower.close()
         self.acknowledged.close()
         self.shards.close()
 

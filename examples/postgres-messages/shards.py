@@ -125,6 +125,7 @@ class Shards:
                     inserted += cursor.rowcount
             if moved_unit is not None:
                 connection.execute("INSERT INTO moved (unit) VALUES (%s) ON CONFLICT DO NOTHING", (moved_unit,))
+                connection.execute("INSERT INTO moves (unit) VALUES (%s)", (moved_unit,))  # every move, kept
         return inserted
 
     def raise_fence(self, shard: str, epoch: int) -> None:
@@ -139,16 +140,18 @@ class Shards:
 
     # -- the two moves ----------------------------------------------------------------
 
-    def move_user(self, user: int, old: str, new: str, epoch: int) -> int:
-        """The lazy move of docs/rebalancing.md, run B: raise the old owner's fence, copy
-        the user's rows to the new owner with the moved flag, delete them from the old
-        one. Every step is idempotent, so two movers of one user (two services, or a
-        service and the sweep) neither lose nor duplicate a row. Returns the rows this
-        call inserted."""
-        self.raise_fence(old, epoch)
-        rows = self.read(old, epoch, f"SELECT {COLUMNS} FROM messages WHERE user_id = %s", (user,))
-        inserted = self.insert_rows(new, epoch, rows, moved_unit=user)
-        self.write(old, epoch, "DELETE FROM messages WHERE user_id = %s", (user,))
+    def move_user(self, user: int, steps: shardroute.LazySteps) -> int:
+        """The lazy move of docs/rebalancing.md, run B, as the core's migration session
+        gives it (`MigrationSession.lazy_steps`): raise the old owner's fence, copy the
+        user's rows from `read_from` to `write_to` with the moved flag, delete them from
+        `retire_from`, all under `fence_epoch`. Every step is idempotent, so two movers of
+        one user (two services, or a service and the sweep) neither lose nor duplicate a
+        row. Returns the rows this call inserted."""
+        epoch = steps["fence_epoch"]
+        self.raise_fence(steps["retire_from"], epoch)
+        rows = self.read(steps["read_from"], epoch, f"SELECT {COLUMNS} FROM messages WHERE user_id = %s", (user,))
+        inserted = self.insert_rows(steps["write_to"], epoch, rows, moved_unit=user)
+        self.write(steps["retire_from"], epoch, "DELETE FROM messages WHERE user_id = %s", (user,))
         return inserted
 
     def is_moved(self, shard: str, epoch: int, user: int) -> bool:

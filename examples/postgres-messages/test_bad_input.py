@@ -22,7 +22,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 from coordinator import Coordinator, StalePlan  # noqa: E402
-from etcd import Etcd  # noqa: E402
+from shardroute.etcd import Etcd  # noqa: E402
 from run import Process, service_command  # noqa: E402
 from servers import Servers  # noqa: E402
 from shards import TOPOLOGY, modulo, vbucket_start  # noqa: E402
@@ -81,6 +81,7 @@ def test_a_service_refuses_bad_topologies_and_keeps_its_router(
         assert answer.get("failure") is None, answer
         assert answer["writes"] > 0
         assert answer["epochs_seen"] == [7], answer
+        assert answer["refused_documents"] >= 2, answer  # counted by the core's follower
 
         # And still watching: a newer document is taken.
         etcd.put(TOPOLOGY, json.dumps(modulo(5, 9)))

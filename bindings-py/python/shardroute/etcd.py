@@ -47,8 +47,8 @@ __all__ = [
 ]
 
 
-def _b64(text: str) -> str:
-    return base64.b64encode(text.encode()).decode()
+def _b64(text: str | bytes) -> str:
+    return base64.b64encode(text.encode() if isinstance(text, str) else text).decode()
 
 
 def _unb64(text: str) -> str:
@@ -59,15 +59,17 @@ def _now_ms() -> int:
     return time.monotonic_ns() // 1_000_000
 
 
-def prefix_end(prefix: str) -> str:
-    """The end of the range of keys that start with ``prefix`` (etcd's ``range_end``)."""
+def prefix_end(prefix: str) -> bytes:
+    """The end of the range of keys that start with ``prefix`` (etcd's ``range_end``), as
+    bytes: the prefix's UTF-8 with its last byte below 0xFF raised by one, which need not
+    be UTF-8 any more (``b"\\0"``, every key, for an empty or all-0xFF prefix)."""
     raw = bytearray(prefix.encode())
     while raw and raw[-1] == 0xFF:
         raw.pop()
     if not raw:
-        return "\0"  # every key
+        return b"\0"
     raw[-1] += 1
-    return raw.decode("latin-1")
+    return bytes(raw)
 
 
 def same_revision(key: str, mod_revision: int) -> dict[str, Any]:
@@ -141,7 +143,7 @@ def _op_txn(compare: list[dict[str, Any]], puts: dict[str, str], deletes: Iterab
     return int(answer["header"]["revision"]) if answer.get("succeeded", False) else 0
 
 
-def _watch_request(key: str, range_end: str | None, start_revision: int) -> bytes:
+def _watch_request(key: str, range_end: str | bytes | None, start_revision: int) -> bytes:
     create: dict[str, Any] = {"key": _b64(key)}
     if range_end is not None:
         create["range_end"] = _b64(range_end)
@@ -245,7 +247,7 @@ class Etcd(_Endpoint):
         the new revision, or 0 when someone wrote it since."""
         return self.txn([same_revision(key, mod_revision)], {key: value})
 
-    def watch(self, key: str, *, range_end: str | None = None, start_revision: int = 0) -> Watch:
+    def watch(self, key: str, *, range_end: str | bytes | None = None, start_revision: int = 0) -> Watch:
         """A watch of ``key`` (or of the keys in ``[key, range_end)``) from
         ``start_revision`` (0: from now): iterate it for the batches of events; ``close()``
         it from any thread."""
@@ -257,7 +259,7 @@ class Watch:
     never empty). It ends by raising ``EtcdError`` when the stream breaks, the server
     closes it or cancels it (a compacted ``start_revision``), and silently once closed."""
 
-    def __init__(self, etcd: Etcd, key: str, range_end: str | None, start_revision: int) -> None:
+    def __init__(self, etcd: Etcd, key: str, range_end: str | bytes | None, start_revision: int) -> None:
         self.closed = False
         self._connection = etcd._connection(etcd.timeout)
         try:
@@ -612,7 +614,7 @@ class AsyncEtcd(_Endpoint):
         return await self.txn([same_revision(key, mod_revision)], {key: value})
 
     async def watch(
-        self, key: str, *, range_end: str | None = None, start_revision: int = 0
+        self, key: str, *, range_end: str | bytes | None = None, start_revision: int = 0
     ) -> AsyncIterator[list[EtcdEvent]]:
         """As ``Etcd.watch``: the batches of events, until the stream breaks
         (``EtcdError``); stop it by leaving the loop or cancelling its task."""

@@ -82,7 +82,9 @@ pub(crate) fn file() -> VectorFile {
             "background-vbucket-copy-resumes-from-its-cursor",
             json!({"dictionary": "moving", "mode": "background"}),
             vec![
-                (step("fence_epoch", json!({})), json!({"epoch": "10"})),
+                // The dictionary in motion is the published document: its own epoch fences.
+                (step("fence_epoch", json!({})), json!({"epoch": "9"})),
+                (step("write_plan", json!({"key": user(1)})), json!({"node": "c", "fence_epoch": "9"})),
                 // Moving vbuckets: 1 a->c, 3 b->a, 5 c->b, 6 a->c.
                 (
                     step("copy_batch", json!({"cursor": 0, "max": 3})),
@@ -94,7 +96,8 @@ pub(crate) fn file() -> VectorFile {
                 (step("copy_batch", json!({"cursor": 5, "max": 3})), json!({"error": "invalid_argument"})),
                 (step("copy_batch", json!({"cursor": 0, "max": 0})), json!({"error": "invalid_argument"})),
                 (step("lazy_steps", json!({"key": user(1)})), json!({"error": "invalid_argument"})),
-                (step("fenced", json!({"min_epoch": "11"})), json!({"refresh": {}})),
+                (step("fenced", json!({"min_epoch": "10"})), json!({"refresh": {}})),
+                (step("fenced", json!({"min_epoch": "9"})), json!({"error": "invalid_argument"})),
             ],
         ),
         ("a-migration-goes-forward", json!({"before": "ten", "after": "five", "mode": "lazy"}), vec![]),

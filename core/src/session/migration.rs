@@ -12,8 +12,9 @@
 //!   moves that key ([`MigrationSession::lazy_steps`]: read the old owner, write the new
 //!   one, retire the old copy), and marks it moved.
 //!
-//! Either way a write goes to the new owner under the **fence epoch** (the new
-//! topology's epoch): a shard that holds a fence `min_epoch` refuses a write routed under
+//! Either way a write goes to the new owner under the **fence epoch** (the epoch of the
+//! published document that describes the move: the new topology, or the dictionary in
+//! motion itself): a shard that holds a fence `min_epoch` refuses a write routed under
 //! an older epoch, and [`MigrationSession::fenced`] says what such a refusal means
 //! (follow the topology, re-plan, retry). The session keeps no state: the `moved` marks and
 //! the cursor live where the data lives.
@@ -128,9 +129,10 @@ impl MigrationSession {
         self.mode
     }
 
-    /// The epoch writes run under: the new topology's.
+    /// The epoch writes run under: that of the published document describing the move
+    /// ([`Migration::published_epoch`]: the new topology's, or a dictionary in motion's own).
     pub fn fence_epoch(&self) -> u64 {
-        self.migration.after().epoch()
+        self.migration.published_epoch()
     }
 
     /// Where a read of `key` looks, in order: the new owner, then the old one unless the

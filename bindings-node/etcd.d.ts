@@ -1,0 +1,202 @@
+// Type declarations of `shardroute/etcd` (etcd.js): a small etcd v3 client over etcd's JSON
+// gateway on Node's global `fetch`, a topology follower over the core's `TopologyFollower`,
+// and `publish`. Revisions (u64) are `bigint`s. The Python twin is `shardroute.etcd`.
+
+import type { FollowerConfig, FollowerStats, Offered, Router, Topology } from './index.js';
+
+/** A key: a string (its UTF-8 bytes) or bytes. */
+export type EtcdKey = string | Uint8Array;
+
+/** A key's value and its `mod_revision` (`{ value: null, modRevision: 0n }` when absent). */
+export interface EtcdValue {
+  value: string | null;
+  modRevision: bigint;
+}
+
+/** One change a watch saw. */
+export interface EtcdEvent {
+  type: 'put' | 'delete';
+  key: string;
+  /** The value written; `null` for a delete. */
+  value: string | null;
+  /** The revision of the change. */
+  modRevision: bigint;
+}
+
+/** A txn compare, as `sameRevision` and `sameValue` build it (etcd's JSON, base64 inside). */
+export interface EtcdCompare {
+  key: string;
+  target: 'MOD' | 'VALUE';
+  result: 'EQUAL';
+  mod_revision?: string;
+  value?: string;
+}
+
+/**
+ * etcd could not be reached (`code` `'unreachable'`: no connection, a timeout, a stream cut
+ * off or cancelled), answered with an HTTP error (`'http'`, with `status`), or a
+ * compare-and-swap of `publish` lost (`'conflict'`). `cause` is the error underneath,
+ * where there is one.
+ */
+export declare class EtcdError extends Error {
+  constructor(code: 'unreachable' | 'http' | 'conflict', message: string, options?: { status?: number | null; cause?: unknown });
+  readonly code: 'unreachable' | 'http' | 'conflict';
+  /** The HTTP status of an `'http'` error; `null` otherwise. */
+  readonly status: number | null;
+}
+
+/** The end of the range of keys that start with `prefix` (etcd's `range_end`), as bytes (a `Buffer`). */
+export declare function prefixEnd(prefix: EtcdKey): Uint8Array;
+/** A txn compare: `key`'s `mod_revision` is `modRevision` (`0n`: the key is absent). */
+export declare function sameRevision(key: EtcdKey, modRevision: bigint | number): EtcdCompare;
+/** A txn compare: `key` holds `value` (it fails for an absent key). */
+export declare function sameValue(key: EtcdKey, value: string | Uint8Array): EtcdCompare;
+
+/** The options of an `Etcd` client. */
+export interface EtcdOptions {
+  /** Each request's limit in milliseconds (a watch's: until its stream opens). Default 10,000. */
+  timeoutMs?: number;
+}
+
+/**
+ * An `AbortSignal`, typed by the members this module uses (so these types need neither the
+ * DOM nor Node's type library; a real `AbortSignal` is one).
+ */
+export interface AbortSignalLike {
+  readonly aborted: boolean;
+  addEventListener(type: 'abort', listener: () => void, options?: { once?: boolean }): void;
+  removeEventListener(type: 'abort', listener: () => void): void;
+}
+
+/** The options of `Etcd.watch`. */
+export interface WatchOptions {
+  /** Watch the keys in `[key, rangeEnd)` (`prefixEnd(prefix)` for a prefix); omitted: `key` alone. */
+  rangeEnd?: EtcdKey | null;
+  /** The first revision to see; omitted or `0n`: changes from now on. */
+  startRevision?: bigint;
+  /** Ends the iteration quietly (and closes the stream) when it aborts. */
+  signal?: AbortSignalLike;
+}
+
+/** One etcd endpoint; every call is one HTTP request to its JSON gateway (`/v3/...`). */
+export declare class Etcd {
+  /**
+   * @param url the gateway's `http://host:port` (or `https://`).
+   * @throws {TypeError} for a URL that is not http or https.
+   */
+  constructor(url: string, options?: EtcdOptions);
+  readonly url: string;
+  readonly timeoutMs: number;
+  /** The same as the module's `sameRevision`. */
+  static sameRevision(key: EtcdKey, modRevision: bigint | number): EtcdCompare;
+  /** The same as the module's `sameValue`. */
+  static sameValue(key: EtcdKey, value: string | Uint8Array): EtcdCompare;
+  /** POSTs `body` to `path` (`'/v3/kv/range'`, ...): the JSON answer. @throws {EtcdError} */
+  call(path: string, body: unknown): Promise<any>;
+  /** The value of `key` and its `mod_revision`. @throws {EtcdError} */
+  get(key: EtcdKey): Promise<EtcdValue>;
+  /**
+   * Several keys read in one transaction, so at one revision: `values` by key (as given),
+   * `revision` the store's.
+   * @throws {EtcdError}
+   */
+  getMany<K extends EtcdKey>(keys: Iterable<K>): Promise<{ values: Map<K, EtcdValue>; revision: bigint }>;
+  /** Writes `key`: the new revision. @throws {EtcdError} */
+  put(key: EtcdKey, value: string | Uint8Array): Promise<bigint>;
+  /** Deletes every key that starts with `prefix`: how many. @throws {EtcdError} */
+  deletePrefix(prefix: EtcdKey): Promise<number>;
+  /**
+   * All of `puts` and `deletes` in one transaction when every compare holds: the new
+   * revision, or `0n` when a compare failed and nothing was written.
+   * @throws {EtcdError}
+   */
+  txn(
+    compare: Iterable<EtcdCompare>,
+    puts: Record<string, string | Uint8Array> | Map<EtcdKey, string | Uint8Array>,
+    deletes?: Iterable<EtcdKey>,
+  ): Promise<bigint>;
+  /** Writes `key` only if its `mod_revision` is still `modRevision` (`0n`: absent): the new revision, or `0n`. @throws {EtcdError} */
+  cas(key: EtcdKey, value: string | Uint8Array, modRevision: bigint | number): Promise<bigint>;
+  /**
+   * The changes of `key` (or of `[key, rangeEnd)`) as batches of events (never empty).
+   * Throws an `EtcdError` when the stream cannot open, breaks, or is cancelled (a
+   * compacted `startRevision`); ends quietly when `signal` aborts or the loop leaves it.
+   * A stream that went idle past the HTTP client's limit is reopened, unseen.
+   */
+  watch(key: EtcdKey, options?: WatchOptions): AsyncGenerator<EtcdEvent[], void, undefined>;
+}
+
+/** The options of `EtcdFollower.start`. */
+export interface EtcdFollowerOptions {
+  /** Keys read in the same transaction as the document: `companions`. */
+  also?: Iterable<string>;
+  /** The core follower's settings (`followerDefaults()`): the reconnect backoff. */
+  config?: FollowerConfig | null;
+  /** After a new router is installed, or the companions changed under the same router. */
+  onChange?: ((follower: EtcdFollower) => void) | null;
+  /** After a document is refused (`offered.code`: `invalid_topology`, `stale_epoch`, ...); the router is kept. */
+  onRefused?: ((follower: EtcdFollower, offered: Offered) => void) | null;
+  /** Each watch failure (an `EtcdError`), and anything `onChange` or `onRefused` throws. */
+  onError?: ((error: unknown) => void) | null;
+}
+
+/** An `EtcdFollower`'s counters: the core's, and the shell's (every count a `bigint`). */
+export interface EtcdFollowerStats extends FollowerStats {
+  /** Reads of the key and its companions (the first, one per batch of watch events, `refresh`, reconnects). */
+  reads: bigint;
+  /** Watches reopened after a failure. */
+  watchRestarts: bigint;
+}
+
+/**
+ * Follows the topology document at `key` in etcd, with the core's `TopologyFollower`
+ * deciding what to install, what to refuse and when to reconnect. One watch covers the
+ * smallest range holding the key and its companions; each batch of events is answered by
+ * reading them all again at one revision, never by the events' values, so the router and
+ * `companions` always come from one revision. A broken watch waits as the core says, reads
+ * again (`connected()` once a read succeeds) and reopens after that read's revision.
+ */
+export declare class EtcdFollower {
+  private constructor();
+  /**
+   * A follower that has read `key` and the `also` keys once (an absent key leaves `router`
+   * null) and watches them from then on. `etcd`: a client or its URL.
+   * @throws {EtcdError} when etcd cannot be reached.
+   */
+  static start(etcd: Etcd | string, key: string, options?: EtcdFollowerOptions): Promise<EtcdFollower>;
+  /** The client it reads with. */
+  get etcd(): Etcd;
+  /** The router installed last (a new `Router` each time), or `null` before the first document. */
+  get router(): Router | null;
+  /**
+   * The `also` keys' values (`null`: absent, or nothing offered yet), from the read of
+   * the document last offered and not refused. Replaced on change, never mutated: do
+   * not mutate it either.
+   */
+  get companions(): ReadonlyMap<string, string | null>;
+  /** The `mod_revision` of the document installed last, or `null`. */
+  get revision(): bigint | null;
+  /** The counters (a new object each time). */
+  get stats(): EtcdFollowerStats;
+  /**
+   * Reads the key and its companions now, at one revision, and offers the document: what
+   * became of it, or `null` when the key is absent.
+   * @throws {EtcdError} when etcd cannot be reached (the router held is kept).
+   */
+  refresh(): Promise<Offered | null>;
+  /** True once the router's epoch is at least `epoch`; false after `timeoutMs` (omitted: never) or on `close`. */
+  waitForEpoch(epoch: bigint | number, timeoutMs?: number): Promise<boolean>;
+  /** Stops watching (aborts the stream and any wait); idempotent. */
+  close(): void;
+}
+
+/**
+ * Writes `document` to `key` with the compare-and-swap the core's follower builds from the
+ * value read: the new revision.
+ * @throws {ShardrouteError} `invalid_topology`, `no_nodes`, `limit_exceeded`, or
+ *   `stale_epoch` unless its epoch is the stored one + 1 (the first may have any epoch);
+ *   the refusal of a stored value the follower refuses (it is not overwritten).
+ * @throws {EtcdError} `conflict` when someone wrote the key between the read and the
+ *   write; `unreachable`, `http`.
+ */
+export declare function publish(etcd: Etcd | string, key: string, document: string | Topology): Promise<bigint>;

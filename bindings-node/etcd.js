@@ -1,0 +1,506 @@
+'use strict';
+// shardroute/etcd: follow a topology kept in etcd, and publish one, with the core's
+// follower deciding.
+//
+// `Etcd` is a small etcd v3 client over etcd's JSON gateway (`/v3/kv/...`, `/v3/watch`;
+// etcd 3.4 and later) on Node's global `fetch`, so it needs no npm package: keys and
+// values are strings (base64 on the wire), revisions `bigint`s (decimal strings on the
+// wire). `EtcdFollower` hands every value it reads to the core's `TopologyFollower`, which
+// decides: it installs a newer epoch, refuses an invalid document, a lower epoch or an
+// older revision (counted by code in `stats`) while keeping the last good router, and
+// says how long to wait before reconnecting to a lost etcd. `publish` writes a document
+// with the compare-and-swap the same follower builds. This shell only sends HTTP
+// requests, sets timers and calls back. The Python twin is `shardroute.etcd`, with the
+// same names in snake_case.
+
+const { TopologyFollower } = require('./index.js');
+
+/** The shell's clock for the follower: monotonic milliseconds (wall-clock jumps do not move it). */
+const now = () => Math.floor(performance.now());
+
+/** A key (or value) on the wire: its UTF-8 bytes (a string) or its bytes, base64. */
+const b64 = (key) => Buffer.from(key).toString('base64');
+const unb64 = (text) => Buffer.from(text ?? '', 'base64').toString('utf8');
+
+/** The words of a `fetch` failure: its cause's, which name the socket error (ECONNREFUSED, ...). */
+const reason = (err) => (err && err.cause && err.cause.message) || (err && err.message) || String(err);
+
+/**
+ * etcd could not be reached (`code` `'unreachable'`: no connection, a timeout, a stream cut
+ * off or cancelled), answered with an HTTP error (`'http'`, with `status`), or a
+ * compare-and-swap of `publish` lost (`'conflict'`). `cause` is the error underneath,
+ * where there is one.
+ */
+class EtcdError extends Error {
+  constructor(code, message, { status = null, cause } = {}) {
+    super(message, cause === undefined ? undefined : { cause });
+    this.code = code;
+    this.status = status;
+  }
+}
+Object.defineProperty(EtcdError.prototype, 'name', { value: 'EtcdError', writable: true, configurable: true });
+
+/** The end of the range of keys that start with `prefix` (etcd's `range_end`), as bytes. */
+function prefixEnd(prefix) {
+  const bytes = Buffer.from(prefix);
+  let end = bytes.length;
+  while (end > 0 && bytes[end - 1] === 0xff) end -= 1;
+  if (end === 0) return Buffer.from([0]); // every key from `prefix` on
+  const next = Buffer.from(bytes.subarray(0, end));
+  next[end - 1] += 1;
+  return next;
+}
+
+/** A txn compare: `key`'s `mod_revision` is `modRevision` (`0n`: the key is absent). */
+function sameRevision(key, modRevision) {
+  return { key: b64(key), target: 'MOD', result: 'EQUAL', mod_revision: String(modRevision) };
+}
+
+/** A txn compare: `key` holds `value` (it fails for an absent key). */
+function sameValue(key, value) {
+  return { key: b64(key), target: 'VALUE', result: 'EQUAL', value: b64(value) };
+}
+
+/** `{ value, modRevision }` of a range answer's first kv; `{ value: null, modRevision: 0n }` for none. */
+function entry(kvs) {
+  const kv = kvs && kvs[0];
+  return kv === undefined ? { value: null, modRevision: 0n } : { value: unb64(kv.value), modRevision: BigInt(kv.mod_revision) };
+}
+
+/** A watch event as `watch` yields it. */
+function event({ type, kv }) {
+  const deleted = type === 'DELETE';
+  return { type: deleted ? 'delete' : 'put', key: unb64(kv.key), value: deleted ? null : unb64(kv.value), modRevision: BigInt(kv.mod_revision) };
+}
+
+/** Whether a stream broke only because undici's idle limit (`bodyTimeout`, 300 s) passed. */
+const idle = (err) => Boolean(err && err.cause && err.cause.code === 'UND_ERR_BODY_TIMEOUT');
+
+/** One etcd endpoint (`http://host:port`); every call is one HTTP request. */
+class Etcd {
+  /**
+   * `url`: the gateway's `http://` (or `https://`) address; `timeoutMs`: each request's
+   * limit (a watch's: until its stream opens).
+   */
+  constructor(url, { timeoutMs = 10000 } = {}) {
+    const parsed = new URL(url);
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+      throw new TypeError(`etcd: expected an http://host:port URL, got ${JSON.stringify(url)}`);
+    }
+    this.url = String(url).replace(/\/+$/, '');
+    this.timeoutMs = timeoutMs;
+  }
+
+  /** POSTs `body` to `path` (under `signal`, else the timeout): the response, its status checked. */
+  async #post(path, body, signal = AbortSignal.timeout(this.timeoutMs)) {
+    let response;
+    try {
+      response = await fetch(`${this.url}${path}`, {
+        method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), signal,
+      });
+    } catch (err) {
+      throw new EtcdError('unreachable', `etcd ${this.url}${path}: ${reason(err)}`, { cause: err });
+    }
+    if (!response.ok) {
+      const text = await response.text().catch(() => '');
+      throw new EtcdError('http', `etcd ${this.url}${path}: HTTP ${response.status}: ${text.slice(0, 500)}`,
+        { status: response.status });
+    }
+    return response;
+  }
+
+  /** POSTs `body` to `path`; the JSON answer. */
+  async call(path, body) {
+    const response = await this.#post(path, body);
+    let text;
+    try {
+      text = await response.text();
+    } catch (err) {
+      throw new EtcdError('unreachable', `etcd ${this.url}${path}: ${reason(err)}`, { cause: err });
+    }
+    try {
+      return JSON.parse(text);
+    } catch (err) {
+      throw new EtcdError('http', `etcd ${this.url}${path}: not JSON: ${text.slice(0, 500)}`, { status: response.status, cause: err });
+    }
+  }
+
+  // -- reads and writes ---------------------------------------------------------------
+
+  /** The value of `key` and its `mod_revision`: `{ value, modRevision }`, `{ value: null, modRevision: 0n }` when absent. */
+  async get(key) {
+    return entry((await this.call('/v3/kv/range', { key: b64(key) })).kvs);
+  }
+
+  /**
+   * Several keys read in one transaction, so at one revision: `{ values, revision }`,
+   * `values` a Map key -> `{ value, modRevision }` (as `get`), `revision` the store's.
+   */
+  async getMany(keys) {
+    keys = [...keys];
+    const answer = await this.call('/v3/kv/txn', { success: keys.map((key) => ({ request_range: { key: b64(key) } })) });
+    const responses = answer.responses ?? [];
+    const values = new Map(keys.map((key, i) => [key, entry(responses[i]?.response_range?.kvs)]));
+    return { values, revision: BigInt(answer.header.revision) };
+  }
+
+  /** Writes `key`; the new revision. */
+  async put(key, value) {
+    return BigInt((await this.call('/v3/kv/put', { key: b64(key), value: b64(value) })).header.revision);
+  }
+
+  /** Deletes every key that starts with `prefix`; how many. */
+  async deletePrefix(prefix) {
+    return Number((await this.call('/v3/kv/deleterange', { key: b64(prefix), range_end: b64(prefixEnd(prefix)) })).deleted ?? 0);
+  }
+
+  /**
+   * All of `puts` (an object or a Map, key -> value) and `deletes` (keys) in one
+   * transaction, when every `compare` holds (build them with `sameRevision` and
+   * `sameValue`): the new revision, or `0n` when a compare failed and nothing was written.
+   */
+  async txn(compare, puts, deletes = []) {
+    const entries = puts instanceof Map ? [...puts] : Object.entries(puts);
+    const success = [
+      ...entries.map(([key, value]) => ({ request_put: { key: b64(key), value: b64(value) } })),
+      ...[...deletes].map((key) => ({ request_delete_range: { key: b64(key) } })),
+    ];
+    const answer = await this.call('/v3/kv/txn', { compare: [...compare], success });
+    return answer.succeeded === true ? BigInt(answer.header.revision) : 0n;
+  }
+
+  /** Writes `key` only if its `mod_revision` is still `modRevision` (`0n`: absent): the new revision, or `0n`. */
+  cas(key, value, modRevision) {
+    return this.txn([sameRevision(key, modRevision)], new Map([[key, value]]));
+  }
+
+  // -- watch --------------------------------------------------------------------------
+
+  /**
+   * The changes of `key` (or of the keys in `[key, rangeEnd)`) from `startRevision` on
+   * (omitted or `0n`: from now), as an async iterator of batches (arrays, never empty) of
+   * events `{ type, key, value, modRevision }`. It throws an `EtcdError` when the stream
+   * cannot open, breaks, or is cancelled (a compacted `startRevision`); it ends quietly
+   * when `signal` aborts or the loop leaves it (either closes the stream). A stream that
+   * only went idle past the HTTP client's limit is reopened from the revision after the
+   * last one yielded, unseen.
+   */
+  async *watch(key, { rangeEnd = null, startRevision = 0n, signal } = {}) {
+    let next = BigInt(startRevision);
+    while (!signal?.aborted) {
+      const create = { key: b64(key) };
+      if (rangeEnd !== null && rangeEnd !== undefined) create.range_end = b64(rangeEnd);
+      if (next > 0n) create.start_revision = String(next);
+      const stream = new AbortController();
+      const stop = () => stream.abort();
+      signal?.addEventListener('abort', stop, { once: true });
+      const opening = setTimeout(() => stream.abort(new DOMException('the watch did not open in time', 'TimeoutError')), this.timeoutMs);
+      try {
+        let response;
+        try {
+          response = await this.#post('/v3/watch', { create_request: create }, stream.signal);
+        } finally {
+          clearTimeout(opening);
+        }
+        const decoder = new TextDecoder();
+        let buffered = '';
+        try {
+          for await (const chunk of response.body) {
+            buffered += decoder.decode(chunk, { stream: true });
+            for (let end = buffered.indexOf('\n'); end >= 0; end = buffered.indexOf('\n')) {
+              const line = buffered.slice(0, end).trim();
+              buffered = buffered.slice(end + 1);
+              if (!line) continue;
+              const message = JSON.parse(line);
+              if (message.error !== undefined) {
+                throw new EtcdError('http', `etcd watch of ${JSON.stringify(String(key))}: ${message.error.message ?? JSON.stringify(message.error)}`, { status: 200 });
+              }
+              const result = message.result ?? {};
+              if (result.canceled) {
+                const why = result.cancel_reason || `compacted at revision ${result.compact_revision}`;
+                throw new EtcdError('unreachable', `etcd watch of ${JSON.stringify(String(key))} cancelled: ${why}`);
+              }
+              if (result.created && next === 0n) next = BigInt(result.header.revision) + 1n;
+              const events = (result.events ?? []).map(event);
+              if (events.length > 0) {
+                next = events.at(-1).modRevision + 1n;
+                yield events;
+              }
+            }
+          }
+        } catch (err) {
+          if (signal?.aborted) return;
+          if (idle(err)) continue; // the next stream, from `next`
+          if (err instanceof EtcdError) throw err;
+          throw new EtcdError('unreachable', `etcd watch of ${JSON.stringify(String(key))}: ${reason(err)}`, { cause: err });
+        }
+        if (signal?.aborted) return;
+        throw new EtcdError('unreachable', `etcd watch of ${JSON.stringify(String(key))}: the server closed the stream`);
+      } catch (err) {
+        if (signal?.aborted) return;
+        throw err;
+      } finally {
+        signal?.removeEventListener('abort', stop);
+        stream.abort();
+      }
+    }
+  }
+}
+
+/** The same compare builders as the module's functions. */
+Etcd.sameRevision = sameRevision;
+Etcd.sameValue = sameValue;
+
+/** Waits until `atMs` on `now()`'s clock: true, or false as soon as `signal` aborts. */
+function sleepUntil(atMs, signal) {
+  return new Promise((resolve) => {
+    if (signal.aborted) {
+      resolve(false);
+      return;
+    }
+    const done = (slept) => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', aborted);
+      resolve(slept);
+    };
+    const aborted = () => done(false);
+    const timer = setTimeout(() => done(true), Math.max(0, Number(atMs) - now()));
+    signal.addEventListener('abort', aborted, { once: true });
+  });
+}
+
+/** Calls `callback(...args)`, handing what it throws to `onError` (whose own throws are dropped). */
+function callSafely(callback, onError, ...args) {
+  if (typeof callback !== 'function') return;
+  try {
+    callback(...args);
+  } catch (err) {
+    if (callback === onError || typeof onError !== 'function') return;
+    try {
+      onError(err);
+    } catch {
+      // Nowhere left to report it; never an unhandled rejection.
+    }
+  }
+}
+
+/**
+ * Follows the topology document at `key` (and the `also` keys, its companions) in etcd;
+ * every decision is the core's `TopologyFollower` (see the top of this file; etcd.d.ts
+ * documents the API).
+ */
+class EtcdFollower {
+  #etcd;
+  #key;
+  #also;
+  #native;
+  #onChange;
+  #onRefused;
+  #onError;
+  /** The also-keys' values from the last read whose document was not refused (replaced, never mutated). */
+  #companions;
+  /** The epoch installed last (the router's), or null. */
+  #epoch = null;
+  /** The highest revision of the store a read saw: a watch opens after it. */
+  #readRevision = 0n;
+  #reads = 0n;
+  #watchRestarts = 0n;
+  /** Reads and offers run one at a time, in order, so revisions reach the core ascending. */
+  #reading = Promise.resolve();
+  #closing = new AbortController();
+  /** waitForEpoch's pending promises: { epoch, resolve }. */
+  #waiters = new Set();
+
+  /** Use `EtcdFollower.start`. */
+  constructor(etcd, key, { also = [], config = null, onChange = null, onRefused = null, onError = null } = {}) {
+    this.#etcd = typeof etcd === 'string' ? new Etcd(etcd) : etcd;
+    this.#key = key;
+    this.#also = [...also];
+    this.#native = new TopologyFollower(config);
+    this.#onChange = onChange;
+    this.#onRefused = onRefused;
+    this.#onError = onError;
+    this.#companions = new Map(this.#also.map((name) => [name, null]));
+  }
+
+  /**
+   * A follower that has read `key` and the `also` keys once (an `EtcdError` when etcd
+   * cannot be reached; an absent key leaves `router` null) and watches them from then on.
+   */
+  static async start(etcd, key, options) {
+    const follower = new EtcdFollower(etcd, key, options);
+    await follower.refresh();
+    // Never rejects (every failure goes to onError); the catch is for a bug in this file.
+    follower.#follow().catch((err) => callSafely(follower.#onError, null, err));
+    return follower;
+  }
+
+  /** The etcd client it reads with. */
+  get etcd() {
+    return this.#etcd;
+  }
+
+  /** The router installed last (a new `Router` each time), or null before the first document. */
+  get router() {
+    return this.#native.router;
+  }
+
+  /** The `also` keys' values (null: absent, or nothing offered yet) from the read of the document last offered and not refused. */
+  get companions() {
+    return this.#companions;
+  }
+
+  /** The `mod_revision` of the document installed last, or null. */
+  get revision() {
+    return this.#native.revision;
+  }
+
+  /** The core's counters, and the shell's: `reads` (etcd reads) and `watchRestarts` (watches reopened after a failure); every count a bigint. */
+  get stats() {
+    return { ...this.#native.stats, reads: this.#reads, watchRestarts: this.#watchRestarts };
+  }
+
+  /**
+   * Reads the key and its companions now, at one revision, and offers the document: the
+   * `Offered`, or null when the key is absent. An `EtcdError` when etcd cannot be reached
+   * (the router held is kept).
+   */
+  refresh() {
+    const read = this.#reading.then(() => this.#readAndOffer());
+    this.#reading = read.catch(() => {});
+    return read;
+  }
+
+  async #readAndOffer() {
+    const { values, revision } = await this.#etcd.getMany([this.#key, ...this.#also]);
+    this.#reads += 1n;
+    if (revision > this.#readRevision) this.#readRevision = revision;
+    const { value, modRevision } = values.get(this.#key);
+    if (value === null) return null;
+    const offered = this.#native.offer(value, modRevision, now());
+    let changed = false;
+    if (offered.kind === 'installed') {
+      this.#epoch = offered.epoch;
+      changed = true;
+    }
+    if (offered.kind !== 'refused') {
+      const companions = new Map(this.#also.map((name) => [name, values.get(name).value]));
+      if ([...companions].some(([name, text]) => this.#companions.get(name) !== text)) {
+        this.#companions = companions;
+        changed = true;
+      }
+    }
+    if (this.#closing.signal.aborted) return offered;
+    if (changed) {
+      for (const waiter of this.#waiters) if (this.#epoch !== null && this.#epoch >= waiter.epoch) waiter.resolve(true);
+      callSafely(this.#onChange, this.#onError, this);
+    } else if (offered.kind === 'refused') {
+      callSafely(this.#onRefused, this.#onError, this, offered);
+    }
+    return offered;
+  }
+
+  /** Resolves true once the router's epoch is at least `epoch`, false after `timeoutMs` (omitted: never) or on `close`. */
+  waitForEpoch(epoch, timeoutMs) {
+    const wanted = BigInt(epoch);
+    if (this.#epoch !== null && this.#epoch >= wanted) return Promise.resolve(true);
+    if (this.#closing.signal.aborted) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      let timer;
+      const waiter = {
+        epoch: wanted,
+        resolve: (reached) => {
+          clearTimeout(timer);
+          this.#waiters.delete(waiter);
+          resolve(reached);
+        },
+      };
+      if (timeoutMs !== undefined && timeoutMs !== Infinity) timer = setTimeout(() => waiter.resolve(false), timeoutMs);
+      this.#waiters.add(waiter);
+    });
+  }
+
+  /** Stops watching (aborts the stream and any wait); idempotent. */
+  close() {
+    this.#closing.abort();
+    for (const waiter of this.#waiters) waiter.resolve(false);
+  }
+
+  /**
+   * The watch loop: one stream over the smallest range holding the key and its companions
+   * (a write to another key inside it costs a read, counted `unchanged`), each batch of
+   * events answered by a read of them all at one revision, never by the events' values.
+   * A broken stream waits as the core says, reads again, and reopens after that read.
+   */
+  async #follow() {
+    const signal = this.#closing.signal;
+    const keys = [this.#key, ...this.#also].map((key) => Buffer.from(key)).sort(Buffer.compare);
+    const rangeEnd = keys.length > 1 ? Buffer.concat([keys.at(-1), Buffer.from([0])]) : null;
+    while (!signal.aborted) {
+      try {
+        const changes = this.#etcd.watch(keys[0], { rangeEnd, startRevision: this.#readRevision + 1n, signal });
+        for await (const _ of changes) await this.refresh();
+        if (signal.aborted) return;
+      } catch (err) {
+        if (signal.aborted) return;
+        callSafely(this.#onError, null, err);
+      }
+      if (!(await this.#reconnect(signal))) return;
+      this.#watchRestarts += 1n;
+    }
+  }
+
+  /** Waits as the core's follower says, then reads again until a read succeeds: false once closed. */
+  async #reconnect(signal) {
+    while (!signal.aborted) {
+      if (!(await sleepUntil(this.#native.disconnected(now()), signal))) return false;
+      try {
+        await this.refresh();
+        this.#native.connected();
+        return true;
+      } catch (err) {
+        if (signal.aborted) return false;
+        callSafely(this.#onError, null, err);
+      }
+    }
+    return false;
+  }
+}
+
+/**
+ * Writes `document` (text or an object) to `key` with a compare-and-swap on the value
+ * read, as the core's follower builds it: the new revision. The follower checks it first
+ * (`ShardrouteError`: `invalid_topology`, `no_nodes`, `limit_exceeded`, or `stale_epoch`
+ * unless its epoch is the stored one + 1; the first document may have any epoch), and a
+ * stored value the follower refuses is that refusal's `ShardrouteError`, not overwritten.
+ * An `EtcdError` with code `'conflict'` when someone wrote the key between the read and
+ * the write.
+ */
+async function publish(etcd, key, document) {
+  etcd = typeof etcd === 'string' ? new Etcd(etcd) : etcd;
+  const follower = new TopologyFollower();
+  const { value, modRevision } = await etcd.get(key);
+  if (value !== null) {
+    const error = follower.offer(value, modRevision, now()).error();
+    // Not overwritten: the epoch that follows a document nobody can read is unknown.
+    if (error !== null) throw error;
+  }
+  const write = follower.publish(document);
+  const revision = await etcd.cas(key, write.document, write.expected_revision ?? 0n);
+  if (revision === 0n) {
+    throw new EtcdError('conflict', `publish: ${String(key)} changed since it was read (epoch ${write.epoch} not written)`);
+  }
+  return revision;
+}
+
+// Shorthand properties only: Node's ES module loader finds the names of a CommonJS
+// module's exports by reading this statement (cjs-module-lexer), for `import { Etcd }`.
+module.exports = {
+  Etcd,
+  EtcdError,
+  EtcdFollower,
+  prefixEnd,
+  publish,
+  sameRevision,
+  sameValue,
+};

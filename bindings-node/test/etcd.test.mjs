@@ -1,0 +1,358 @@
+// shardroute/etcd against a real etcd: one member of Debian's etcd (3.4, `etcd-server`) on
+// two free 127.0.0.1 ports with its data in a temp dir, stopped by PID when the tests end,
+// also on failure. The client's reads and writes; a follower installing what `publish`
+// writes, refusing what it must not install while keeping its router, reading companions
+// with the document; and coming back after etcd is killed and started again on the same
+// ports and data. Waits are for events (callbacks, waitForEpoch), never fixed sleeps.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, openSync, closeSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+
+import { ShardrouteError } from 'shardroute';
+import { Etcd, EtcdError, EtcdFollower, prefixEnd, publish, sameRevision, sameValue } from 'shardroute/etcd';
+
+const LONG = 30000; // generous: the test machine may be slow and busy
+
+/** A port free on 127.0.0.1 now (the kernel's pick), other than those `taken`. */
+async function freePort(taken) {
+  for (;;) {
+    const port = await new Promise((resolve, reject) => {
+      const server = createServer();
+      server.once('error', reject);
+      server.listen(0, '127.0.0.1', () => {
+        const { port: picked } = server.address();
+        server.close(() => resolve(picked));
+      });
+    });
+    if (!taken.includes(port)) return port;
+  }
+}
+
+/** Every etcd this file started, for the last-resort stop on exit. */
+const started = new Set();
+
+/** SIGKILL by PID for each etcd still running (synchronous: usable on 'exit'). */
+function killAll() {
+  for (const child of started) {
+    if (child.exitCode === null && child.signalCode === null) {
+      try {
+        process.kill(child.pid, 'SIGKILL');
+      } catch {
+        // Gone already.
+      }
+    }
+  }
+}
+
+/** One etcd member on fixed ports and data dir: `start()` (again after `kill()`), `kill()`. */
+class EtcdServer {
+  constructor(root, clientPort, peerPort) {
+    this.root = root;
+    this.url = `http://127.0.0.1:${clientPort}`;
+    this.peerUrl = `http://127.0.0.1:${peerPort}`;
+    this.log = join(root, 'etcd.log');
+    this.child = null;
+  }
+
+  async start() {
+    const log = openSync(this.log, 'a');
+    this.child = spawn('etcd', [
+      '--name', 'default', '--data-dir', join(this.root, 'data'),
+      '--listen-client-urls', this.url, '--advertise-client-urls', this.url,
+      '--listen-peer-urls', this.peerUrl, '--initial-advertise-peer-urls', this.peerUrl,
+      '--initial-cluster', `default=${this.peerUrl}`, '--log-level', 'warn', '--logger', 'zap',
+    ], { stdio: ['ignore', log, log] });
+    started.add(this.child);
+    closeSync(log);
+    const deadline = Date.now() + LONG;
+    for (;;) {
+      if (this.child.exitCode !== null || this.child.signalCode !== null) {
+        throw new Error(`etcd exited:\n${readFileSync(this.log, 'utf8').slice(-3000)}`);
+      }
+      try {
+        const health = await fetch(`${this.url}/health`, { signal: AbortSignal.timeout(2000) });
+        if ((await health.text()).includes('true')) return;
+      } catch {
+        // Not up yet.
+      }
+      if (Date.now() > deadline) throw new Error(`etcd did not answer:\n${readFileSync(this.log, 'utf8').slice(-3000)}`);
+      await new Promise((resolve) => { setTimeout(resolve, 50); });
+    }
+  }
+
+  /** SIGKILL by PID; resolves once it has exited. */
+  kill() {
+    const { child } = this;
+    if (child === null || child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+    const exited = new Promise((resolve) => { child.once('exit', resolve); });
+    process.kill(child.pid, 'SIGKILL');
+    return exited;
+  }
+}
+
+/** Values pushed by a callback, taken in order by awaiting `next()`. */
+class Queue {
+  #items = [];
+  #waiting = [];
+
+  push = (item) => {
+    const waiter = this.#waiting.shift();
+    if (waiter) waiter(item);
+    else this.#items.push(item);
+  };
+
+  next(timeoutMs = LONG) {
+    if (this.#items.length > 0) return Promise.resolve(this.#items.shift());
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`nothing arrived in ${timeoutMs} ms`)), timeoutMs);
+      this.#waiting.push((item) => {
+        clearTimeout(timer);
+        resolve(item);
+      });
+    });
+  }
+}
+
+function document(epoch, nodes = 3) {
+  return {
+    format: 'shardroute/1', epoch, nodes: Array.from({ length: nodes }, (_, i) => ({ id: `n${i}` })), strategy: { type: 'jump' },
+  };
+}
+
+const throwsCode = (code) => (err) => err instanceof ShardrouteError && err.code === code;
+
+describe('shardroute/etcd against a real etcd', () => {
+  const root = mkdtempSync(join(tmpdir(), 'shardroute-etcd-test-'));
+  let server;
+  let etcd;
+  const stop = () => {
+    killAll();
+    rmSync(root, { recursive: true, force: true });
+  };
+  process.once('exit', stop);
+
+  before(async () => {
+    const clientPort = await freePort([]);
+    server = new EtcdServer(root, clientPort, await freePort([clientPort]));
+    await server.start();
+    etcd = new Etcd(server.url, { timeoutMs: 10000 });
+  });
+
+  after(async () => {
+    await server?.kill();
+    stop();
+  });
+
+  test('get, put, compare-and-swap, transactions, getMany, deletePrefix', async () => {
+    assert.deepEqual(await etcd.get('/kv/a'), { value: null, modRevision: 0n });
+    const first = await etcd.put('/kv/a', '1');
+    assert.equal(typeof first, 'bigint');
+    assert.deepEqual(await etcd.get('/kv/a'), { value: '1', modRevision: first });
+    assert.equal(await etcd.cas('/kv/a', '2', first - 1n), 0n); // a revision the key does not hold
+    assert.deepEqual(await etcd.get('/kv/a'), { value: '1', modRevision: first });
+    const second = await etcd.cas('/kv/a', '2', first);
+    assert.ok(second > first);
+    assert.ok((await etcd.cas('/kv/b', 'created', 0n)) > second); // 0n: the key must be absent
+    assert.equal(await etcd.cas('/kv/b', 'again', 0n), 0n);
+
+    const { values, revision } = await etcd.getMany(['/kv/a', '/kv/b', '/kv/none']);
+    assert.deepEqual(values, new Map([
+      ['/kv/a', { value: '2', modRevision: second }],
+      ['/kv/b', { value: 'created', modRevision: revision }],
+      ['/kv/none', { value: null, modRevision: 0n }],
+    ]));
+
+    assert.equal(await etcd.txn([sameValue('/kv/a', '1')], { '/kv/c': 'x' }), 0n);
+    const both = await etcd.txn([Etcd.sameValue('/kv/a', '2'), sameRevision('/kv/c', 0n)], new Map([['/kv/c', 'x'], ['/kv/d', 'é']]), ['/kv/b']);
+    assert.ok(both > revision);
+    assert.deepEqual(await etcd.get('/kv/b'), { value: null, modRevision: 0n });
+    assert.deepEqual(await etcd.get('/kv/d'), { value: 'é', modRevision: both });
+    assert.equal(await etcd.txn([Etcd.sameRevision('/kv/c', both - 1n)], { '/kv/c': 'y' }), 0n);
+
+    assert.deepEqual(prefixEnd('/kv/'), Buffer.from('/kv0'));
+    assert.deepEqual(prefixEnd(Buffer.from([0x61, 0xff, 0xff])), Buffer.from([0x62]));
+    assert.equal(await etcd.deletePrefix('/kv/'), 3);
+    assert.equal(await etcd.deletePrefix('/kv/'), 0);
+  });
+
+  test('a watch yields the events from a revision on, live ones too, and ends quietly on abort', async () => {
+    const start = await etcd.put('/watch/a', '1');
+    const pair = await etcd.txn([], { '/watch/b': '2', '/watch/c': '3' });
+    const watching = new AbortController();
+    const seen = [];
+    for await (const events of etcd.watch('/watch/', { rangeEnd: prefixEnd('/watch/'), startRevision: start, signal: watching.signal })) {
+      assert.ok(events.length > 0);
+      seen.push(...events);
+      if (seen.length === 3) await etcd.txn([], {}, ['/watch/a']); // a live event, after the past ones
+      if (seen.length === 4) watching.abort();
+    }
+    assert.deepEqual(seen.map(({ type, key, value }) => [type, key, value]), [
+      ['put', '/watch/a', '1'], ['put', '/watch/b', '2'], ['put', '/watch/c', '3'], ['delete', '/watch/a', null],
+    ]);
+    assert.deepEqual(seen.slice(0, 3).map(({ modRevision }) => modRevision), [start, pair, pair]);
+    assert.ok(seen[3].modRevision > pair);
+    await etcd.deletePrefix('/watch/');
+  });
+
+  test('an unreachable etcd and an HTTP error are EtcdErrors', async () => {
+    const nobody = new Etcd(`http://127.0.0.1:${await freePort([])}`, { timeoutMs: 2000 });
+    await assert.rejects(nobody.get('/x'), (err) => err instanceof EtcdError && err.code === 'unreachable' && err.cause !== undefined);
+    await assert.rejects(EtcdFollower.start(nobody, '/x'), (err) => err instanceof EtcdError && err.code === 'unreachable');
+    await assert.rejects(etcd.call('/v3/kv/put', { key: 1 }),
+      (err) => err instanceof EtcdError && err.code === 'http' && err.status === 400 && err.name === 'EtcdError');
+    assert.throws(() => new Etcd('redis://127.0.0.1:1'), TypeError);
+  });
+
+  test('a follower installs epochs 1, 2, 3 as publish writes them; publish refuses what it must not write', async () => {
+    const key = '/publish/topology';
+    const epochs = [];
+    const follower = await EtcdFollower.start(etcd, key, { onChange: (changed) => epochs.push(changed.router.epoch) });
+    try {
+      assert.equal(follower.router, null);
+      assert.equal(follower.revision, null);
+      for (const epoch of [1, 2, 3]) {
+        const revision = await publish(etcd, key, document(epoch, 2 + epoch));
+        assert.equal(typeof revision, 'bigint');
+        assert.equal(await follower.waitForEpoch(epoch, LONG), true, `epoch ${epoch} never arrived`);
+      }
+      assert.deepEqual(epochs, [1n, 2n, 3n]);
+      assert.equal(follower.router.epoch, 3n);
+      assert.equal(follower.router.node('user:1'), follower.router.node('user:1'));
+      assert.equal(follower.revision, (await etcd.get(key)).modRevision);
+
+      await assert.rejects(publish(etcd, key, document(3)), throwsCode('stale_epoch'));
+      await assert.rejects(publish(etcd, key, document(5)), throwsCode('stale_epoch'));
+      await assert.rejects(publish(server.url, key, { ...document(4), strategy: { type: 'no such strategy' } }), throwsCode('invalid_topology'));
+      assert.equal(JSON.parse((await etcd.get(key)).value).epoch, 3);
+
+      const stats = follower.stats;
+      assert.equal(stats.installed, 3n);
+      assert.deepEqual(stats.refused, {});
+      assert.equal(typeof stats.reads, 'bigint');
+      assert.ok(stats.reads >= 4n, `${stats.reads} reads`); // the first, and one per change at least
+      assert.equal(stats.watchRestarts, 0n);
+      assert.equal(await follower.waitForEpoch(4, 50), false);
+    } finally {
+      follower.close();
+      follower.close();
+    }
+    assert.equal(await follower.waitForEpoch(4, LONG), false); // closed: at once
+  });
+
+  test('publish loses a race as a conflict; a stored value a follower refuses is not overwritten', async () => {
+    const key = '/race/topology';
+    await publish(etcd, key, document(1));
+    class Interrupted extends Etcd {
+      async get(read) {
+        const found = await super.get(read);
+        await this.put(read, JSON.stringify(document(2))); // another publisher, between our read and our write
+        return found;
+      }
+    }
+    await assert.rejects(publish(new Interrupted(server.url), key, document(2, 4)),
+      (err) => err instanceof EtcdError && err.code === 'conflict');
+    assert.equal(JSON.parse((await etcd.get(key)).value).nodes.length, 3); // the other publisher's
+
+    await etcd.put(key, '{not json');
+    await assert.rejects(publish(etcd, key, document(3)), throwsCode('invalid_topology'));
+    assert.equal((await etcd.get(key)).value, '{not json');
+  });
+
+  test('refusals are counted by code and the last good router kept', async () => {
+    const key = '/refused/topology';
+    await publish(etcd, key, document(4));
+    const refusals = new Queue();
+    const errors = [];
+    const follower = await EtcdFollower.start(etcd, key, { onRefused: (_, offered) => refusals.push(offered), onError: (err) => errors.push(err) });
+    try {
+      assert.equal(follower.router.epoch, 4n);
+      await etcd.put(key, '{"format": "shardroute/1", "epoch": 5, "nodes": [');
+      const garbage = await refusals.next();
+      assert.equal(garbage.kind, 'refused');
+      assert.equal(garbage.code, 'invalid_topology');
+      assert.equal(follower.stats.refused.invalid_topology, 1n);
+      assert.equal(follower.router.epoch, 4n);
+
+      await etcd.put(key, JSON.stringify(document(3)));
+      assert.equal((await refusals.next()).code, 'stale_epoch');
+      assert.deepEqual(follower.stats.refused, { invalid_topology: 1n, stale_epoch: 1n });
+      assert.equal(follower.router.epoch, 4n);
+
+      // refresh() offers what is stored now: the same refusal, counted again.
+      const again = await follower.refresh();
+      assert.equal(again.code, 'stale_epoch');
+      assert.equal(follower.stats.refused.stale_epoch, 2n);
+      assert.equal((await refusals.next()).code, 'stale_epoch');
+
+      await etcd.put(key, JSON.stringify(document(5)));
+      assert.equal(await follower.waitForEpoch(5, LONG), true);
+      assert.equal(follower.stats.installed, 2n);
+      assert.deepEqual(errors, []);
+    } finally {
+      follower.close();
+    }
+  });
+
+  test('companions come from the read of the topology, at one revision', async () => {
+    const [key, previous] = ['/companions/topology', '/companions/previous'];
+    const changes = new Queue();
+    const refusals = new Queue();
+    const follower = await EtcdFollower.start(etcd, key, {
+      also: [previous],
+      onChange: (changed) => changes.push([changed.router?.epoch ?? null, changed.companions.get(previous)]),
+      onRefused: (_, offered) => refusals.push(offered),
+    });
+    try {
+      assert.deepEqual(follower.companions, new Map([[previous, null]]));
+      assert.equal(await follower.refresh(), null); // no document yet
+      // Both in one transaction: the follower sees them together.
+      await etcd.txn([], { [key]: JSON.stringify(document(2, 10)), [previous]: JSON.stringify(document(1, 5)) });
+      assert.deepEqual(await changes.next(), [2n, JSON.stringify(document(1, 5))]);
+
+      // The companion alone changes under the same router: onChange, the topology unchanged.
+      await etcd.txn([], {}, [previous]);
+      assert.deepEqual(await changes.next(), [2n, null]);
+      assert.equal(follower.stats.unchanged >= 1n, true);
+
+      // A refused document does not bring its companions.
+      await etcd.txn([], { [key]: '[]', [previous]: 'written with a refused document' });
+      assert.equal((await refusals.next()).code, 'invalid_topology');
+      assert.equal(follower.companions.get(previous), null);
+      await etcd.txn([], { [key]: JSON.stringify(document(3, 10)) });
+      assert.deepEqual(await changes.next(), [3n, 'written with a refused document']);
+      assert.equal(follower.stats.refused.invalid_topology, 1n);
+    } finally {
+      follower.close();
+    }
+  });
+
+  test('the follower comes back after etcd is killed and started again on the same ports and data', async () => {
+    const key = '/restart/topology';
+    await publish(etcd, key, document(1));
+    const errors = new Queue();
+    const follower = await EtcdFollower.start(server.url, key, {
+      config: { reconnect_first_ms: 50, reconnect_max_ms: 400 }, onError: errors.push,
+    });
+    try {
+      assert.equal(follower.router.epoch, 1n);
+      await server.kill();
+      const lost = await errors.next();
+      assert.ok(lost instanceof EtcdError && lost.code === 'unreachable', String(lost));
+      await server.start();
+      await publish(etcd, key, document(2));
+      assert.equal(await follower.waitForEpoch(2, LONG), true);
+      const stats = follower.stats;
+      assert.ok(stats.disconnects >= 1n, `${stats.disconnects} disconnects`);
+      assert.ok(stats.watchRestarts >= 1n, `${stats.watchRestarts} watch restarts`);
+      // And it watches again: the next epoch arrives through the new watch.
+      await publish(etcd, key, document(3));
+      assert.equal(await follower.waitForEpoch(3, LONG), true);
+    } finally {
+      follower.close();
+    }
+  });
+});

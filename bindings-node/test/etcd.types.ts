@@ -1,0 +1,46 @@
+// Type-checked by test.sh (`tsc --noEmit`) against etcd.d.ts, never run: the calls of
+// shardroute/etcd as a TypeScript user writes them.
+import { Etcd, EtcdError, EtcdFollower, prefixEnd, publish, sameRevision, sameValue } from '../etcd.js';
+import type { AbortSignalLike, EtcdEvent, EtcdFollowerStats, EtcdValue } from '../etcd.js';
+import type { Offered, Router } from '../index.js';
+
+export async function typed(signal: AbortSignalLike): Promise<void> {
+  const etcd = new Etcd('http://127.0.0.1:2379', { timeoutMs: 5000 });
+  const got: EtcdValue = await etcd.get('/a');
+  const value: string | null = got.value;
+  const modRevision: bigint = got.modRevision;
+  const { values, revision }: { values: Map<string, EtcdValue>; revision: bigint } = await etcd.getMany(['/a', '/b']);
+  const put: bigint = await etcd.put('/a', '1');
+  const swapped: bigint = await etcd.cas('/a', '2', put);
+  const written: bigint = await etcd.txn([sameRevision('/a', 0n), Etcd.sameValue('/b', 'x'), sameValue('/c', 'y')], { '/a': '1' }, ['/b']);
+  await etcd.txn([Etcd.sameRevision('/a', 3)], new Map([['/a', new Uint8Array([1])]]));
+  const deleted: number = await etcd.deletePrefix('/app/');
+  for await (const events of etcd.watch('/app/', { rangeEnd: prefixEnd('/app/'), startRevision: revision + 1n, signal })) {
+    const first: EtcdEvent | undefined = events[0];
+    const kind: 'put' | 'delete' | undefined = first?.type;
+    void kind;
+  }
+  const follower: EtcdFollower = await EtcdFollower.start(etcd, '/app/topology', {
+    also: ['/app/previous'],
+    config: { reconnect_first_ms: 50 },
+    onChange: (changed) => void changed.router,
+    onRefused: (refusing: EtcdFollower, offered: Offered) => void [refusing.router, offered.code],
+    onError: (err) => void err,
+  });
+  await EtcdFollower.start('http://127.0.0.1:2379', '/app/topology');
+  const router: Router | null = follower.router;
+  const previous: string | null | undefined = follower.companions.get('/app/previous');
+  const held: bigint | null = follower.revision;
+  const stats: EtcdFollowerStats = follower.stats;
+  const counts: bigint[] = [stats.reads, stats.watchRestarts, stats.installed, stats.disconnects, stats.refused['stale_epoch'] ?? 0n];
+  const offered: Offered | null = await follower.refresh();
+  const reached: boolean = await follower.waitForEpoch(3n, 1000);
+  await follower.waitForEpoch(4);
+  follower.close();
+  const next: bigint = await publish(etcd, '/app/topology', { format: 'shardroute/1', epoch: 2, nodes: [{ id: 'a' }], strategy: { type: 'jump' } });
+  await publish('http://127.0.0.1:2379', '/app/topology', '{}');
+  const error = new EtcdError('conflict', 'lost', { cause: new Error('x') });
+  const code: 'unreachable' | 'http' | 'conflict' = error.code;
+  const status: number | null = error.status;
+  void [value, modRevision, values, swapped, written, deleted, router, previous, held, counts, offered, reached, next, code, status];
+}

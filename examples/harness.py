@@ -19,6 +19,8 @@ to start, steer and stop them.
 from __future__ import annotations
 
 import atexit
+import hashlib
+import http.server
 import json
 import os
 import shutil
@@ -207,6 +209,75 @@ class EtcdServer(ServerProcess):
             if time.monotonic() > deadline:
                 raise RuntimeError(f"etcd did not answer:\n{self.log_tail()}")
             time.sleep(0.1)
+
+
+class TopologyHttpServer:
+    """A document served over HTTP on 127.0.0.1 as a CDN or object store would serve a
+    file: ``GET`` answers the body with a strong ``ETag`` (a hash of it) and
+    ``Content-Type``; ``If-None-Match`` with the current tag answers ``304``. With
+    ``long_poll`` it honours ``Prefer: wait=N`` (RFC 7240): a request whose tag is current
+    is held until the body changes or N seconds pass. ``set(body)`` changes the body;
+    ``stop()``/``start()`` take the server away and bring it back on the same port."""
+
+    def __init__(self, long_poll: bool = True) -> None:
+        self.long_poll = long_poll
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/topology"
+        self.changed = threading.Condition()
+        self.body = b""
+        self.content_type = "application/json"
+        self.requests = 0
+        self.server: http.server.ThreadingHTTPServer | None = None
+        self.start()
+
+    def etag(self) -> str:
+        return '"' + hashlib.sha256(self.body).hexdigest()[:32] + '"'
+
+    def set(self, body: bytes | str, content_type: str = "application/json") -> None:
+        with self.changed:
+            self.body = body.encode() if isinstance(body, str) else body
+            self.content_type = content_type
+            self.changed.notify_all()
+
+    def start(self) -> None:
+        owner = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+                with owner.changed:
+                    owner.requests += 1
+                    held = self.headers.get("If-None-Match")
+                    wait = self.headers.get("Prefer", "").partition("wait=")[2]
+                    if held == owner.etag() and owner.long_poll and wait.isdigit():
+                        owner.changed.wait_for(lambda: held != owner.etag(), timeout=int(wait))
+                    tag, body, kind = owner.etag(), owner.body, owner.content_type
+                if held == tag:
+                    self.send_response(304)
+                    self.send_header("ETag", tag)
+                    self.end_headers()
+                    return
+                self.send_response(200)
+                self.send_header("ETag", tag)
+                self.send_header("Content-Type", kind)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        http.server.ThreadingHTTPServer.allow_reuse_address = True
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def stop(self) -> None:
+        if self.server is not None:
+            self.server.shutdown()
+            self.server.server_close()
+            self.server = None
+            with self.changed:
+                self.changed.notify_all()
 
 class StoppedOnExit:
     """`with Subclass() as running:` calls `start()`, and `stop()` on every way out:

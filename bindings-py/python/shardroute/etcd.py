@@ -40,6 +40,7 @@ from collections.abc import AsyncIterator, Callable, Generator, Iterable, Iterat
 from typing import Any, TypedDict, TypeVar
 
 import shardroute
+from shardroute._sources import AsyncWaiting
 
 __all__ = [
     "AsyncEtcd", "AsyncEtcdFollower", "Etcd", "EtcdError", "EtcdEvent", "EtcdFollower", "EtcdFollowerStats", "Watch",
@@ -641,7 +642,7 @@ class AsyncEtcd(_Endpoint):
             writer.close()
 
 
-class AsyncEtcdFollower(_Following):
+class AsyncEtcdFollower(_Following, AsyncWaiting):
     """``EtcdFollower`` for asyncio: made by ``await AsyncEtcdFollower.start(...)`` (which
     reads etcd once), it watches in a task of the running loop, with the same rules: every
     change answered by one read of the key and its companions, refusals counted and the
@@ -683,20 +684,6 @@ class AsyncEtcdFollower(_Following):
         async with self._reading:
             return self._offer(*await self.etcd.get_many(self._keys()))
 
-    async def wait_for_epoch(self, epoch: int, timeout: float) -> bool:
-        """As ``EtcdFollower.wait_for_epoch``."""
-        deadline = time.monotonic() + timeout
-        while not self._epoch_reached(epoch):
-            self._event.clear()
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return False
-            try:
-                await asyncio.wait_for(self._event.wait(), left)
-            except asyncio.TimeoutError:
-                return self._epoch_reached(epoch)
-        return True
-
     async def _run(self) -> None:
         low, high = self._range
         while True:
@@ -715,22 +702,6 @@ class AsyncEtcdFollower(_Following):
                     continue
                 self._back()
                 break
-
-    async def close(self) -> None:
-        """Ends the watch task (idempotent)."""
-        task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            try:
-                await task
-            except asyncio.CancelledError:
-                pass
-
-    async def __aenter__(self) -> AsyncEtcdFollower:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.close()
 
 
 def _publish_write(value: str | None, mod_revision: int, document: str | shardroute.Topology) -> shardroute.Publish:

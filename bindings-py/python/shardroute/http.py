@@ -1,0 +1,293 @@
+"""Follow a topology served over HTTP, with the core's follower deciding.
+
+Any URL that answers ``GET`` with the document and an ``ETag`` serves: a static file
+behind a CDN, object storage, a key-value store's HTTP face. ``HttpFollower`` asks again
+with ``If-None-Match`` (``304 Not Modified``: nothing to read) and ``Prefer: wait=N``
+(RFC 7240): a server that supports it holds the request until the document changes or
+``N`` seconds pass (a long poll); one that does not answers at once, and the follower
+asks again after ``interval`` seconds. A body served as ``application/octet-stream`` is a
+binary dictionary (``encode_dictionary``); anything else is a JSON document.
+
+Every body read is offered to the core's ``shardroute.TopologyFollower`` with a revision
+that counts the bodies read (HTTP has no revision of its own): it installs a newer epoch,
+refuses an invalid document or an older epoch (counted by code in ``stats``) and keeps the
+last good router, and says how long to wait before asking again after the server is
+lost. The shell only asks, sleeps and calls back. Standard library only.
+
+    from shardroute.http import HttpFollower
+
+    with HttpFollower("https://cdn.example.com/topology.json") as follower:
+        node = follower.router.node("user:42")
+
+``AsyncHttpFollower`` is the asyncio twin (``await AsyncHttpFollower.start(url)``).
+
+A body that is not UTF-8 (and not served as a dictionary) is never offered: it is
+reported to ``on_error`` as a ``UnicodeDecodeError`` and asked for again, the router kept.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from typing import Any
+
+import shardroute
+from shardroute._sources import AsyncWaiting
+
+__all__ = ["AsyncHttpFollower", "HttpError", "HttpFollower", "HttpFollowerStats"]
+
+#: How long a long poll asks the server to hold a request (seconds).
+WAIT_S = 30
+#: How long to wait between two requests a server answered at once (seconds).
+INTERVAL_S = 1.0
+
+
+class HttpError(ConnectionError):
+    """The server could not be reached (``code`` ``"unreachable"``) or answered with an
+    error status (``"http"``, with ``status``)."""
+
+    def __init__(self, message: str, code: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.status = status
+
+
+class HttpFollowerStats(shardroute.FollowerStats):
+    """The core follower's counters, and the shell's: requests, and 304 answers."""
+
+    requests: int
+    not_modified: int
+
+
+class _Polling:
+    """What both followers share: the core's follower, the validator (ETag), the
+    counters, and what to do with one answer (``_answer``)."""
+
+    def __init__(
+        self, url: str, config: shardroute.FollowerConfig | None, interval: float, wait: int,
+        timeout: float, on_change: Callable[[Any], None] | None,
+        on_refused: Callable[[Any, shardroute.Offered], None] | None, on_error: Callable[[Exception], None] | None,
+    ) -> None:
+        self.url = url
+        self.interval = interval
+        self.wait = wait
+        self.timeout = timeout
+        self._follower = shardroute.TopologyFollower(config)
+        self._on_change = on_change
+        self._on_refused = on_refused
+        self._on_error = on_error
+        self._lock = threading.Condition()
+        self._etag: str | None = None
+        self._bodies = 0  # the revision offered: bodies read so far
+        self._requests = 0
+        self._not_modified = 0
+
+    @property
+    def router(self) -> shardroute.Router | None:
+        """The router installed last (None before the first document)."""
+        with self._lock:
+            return self._follower.router
+
+    @property
+    def etag(self) -> str | None:
+        """The validator of the last body read."""
+        with self._lock:
+            return self._etag
+
+    @property
+    def stats(self) -> HttpFollowerStats:
+        with self._lock:
+            return {**self._follower.stats, "requests": self._requests, "not_modified": self._not_modified}
+
+    def _headers(self, long_poll: bool) -> dict[str, str]:
+        headers = {"Accept": "application/json, application/octet-stream"}
+        with self._lock:
+            if self._etag is not None:
+                headers["If-None-Match"] = self._etag
+        if long_poll and self._etag is not None:
+            headers["Prefer"] = f"wait={self.wait}"
+        return headers
+
+    def _answer(self, status: int, headers: Any, body: bytes) -> shardroute.Offered | None:
+        """One answer: None for 304, else what the core's follower made of the body."""
+        with self._lock:
+            self._requests += 1
+            if status == 304:
+                self._not_modified += 1
+                return None
+            if status != 200:
+                raise HttpError(f"GET {self.url}: HTTP {status}", "http", status)
+            self._etag = headers.get("ETag")
+            self._bodies += 1
+            now = time.monotonic_ns() // 1_000_000
+            binary = (headers.get("Content-Type") or "").split(";")[0].strip() == "application/octet-stream"
+            if binary:
+                offered = self._follower.offer_dictionary(body, self._bodies, now)
+            else:
+                offered = self._follower.offer(body.decode("utf-8", "strict"), self._bodies, now)
+            self._lock.notify_all()
+        if offered.kind == "installed" and self._on_change is not None:
+            self._on_change(self)
+        if offered.kind == "refused" and self._on_refused is not None:
+            self._on_refused(self, offered)
+        return offered
+
+    def _lost(self, err: Exception) -> float:
+        """The server was lost: seconds to wait before asking again, as the core says."""
+        if self._on_error is not None:
+            self._on_error(err)
+        with self._lock:
+            now = time.monotonic_ns() // 1_000_000
+            return max(0, self._follower.disconnected(now) - now) / 1000
+
+    def _back(self) -> None:
+        with self._lock:
+            self._follower.connected()
+
+    def _epoch_reached(self, epoch: int) -> bool:
+        router = self._follower.router
+        return router is not None and router.epoch >= epoch
+
+    def _next_delay(self, answered: shardroute.Offered | None, took: float) -> float:
+        """After a body (a change), or a request the server held (a long poll), ask again
+        at once; after a ``304`` answered at once (no long polls there), in ``interval``."""
+        return 0.0 if answered is not None or took >= self.wait / 2 else max(0.0, self.interval - took)
+
+
+class HttpFollower(_Polling):
+    """Follows the document at ``url`` on a daemon thread (see the module docs). The
+    constructor asks once (``HttpError`` when the server cannot be reached or answers an
+    error). ``on_change(follower)`` runs after a new router is installed,
+    ``on_refused(follower, offered)`` after a body is refused (the router held is kept),
+    ``on_error(error)`` for each failed request; none may raise."""
+
+    def __init__(
+        self, url: str, *, config: shardroute.FollowerConfig | None = None, interval: float = INTERVAL_S,
+        wait: int = WAIT_S, timeout: float = 10.0, on_change: Callable[[HttpFollower], None] | None = None,
+        on_refused: Callable[[HttpFollower, shardroute.Offered], None] | None = None,
+        on_error: Callable[[Exception], None] | None = None,
+    ) -> None:
+        super().__init__(url, config, interval, wait, timeout, on_change, on_refused, on_error)
+        self._stop = threading.Event()
+        self.refresh()
+        self._thread = threading.Thread(target=self._run, name=f"http follower {url}", daemon=True)
+        self._thread.start()
+
+    def _get(self, long_poll: bool) -> shardroute.Offered | None:
+        request = urllib.request.Request(self.url, headers=self._headers(long_poll))
+        timeout = self.timeout + (self.wait if long_poll else 0)
+        try:
+            with urllib.request.urlopen(request, timeout=timeout) as response:
+                status, headers, body = response.status, response.headers, response.read()
+        except urllib.error.HTTPError as err:
+            status, headers, body = err.code, err.headers, b""
+        except (OSError, ValueError) as err:
+            raise HttpError(f"GET {self.url}: {err}", "unreachable") from err
+        return self._answer(status, headers, body)
+
+    def refresh(self) -> shardroute.Offered | None:
+        """Asks now (no long poll): what became of the body, or None for 304."""
+        return self._get(long_poll=False)
+
+    def wait_for_epoch(self, epoch: int, timeout: float) -> bool:
+        """Waits until the router's epoch is at least ``epoch``: True, or False after
+        ``timeout`` seconds."""
+        with self._lock:
+            return self._lock.wait_for(lambda: self._epoch_reached(epoch), timeout)
+
+    def _run(self) -> None:
+        delay = 0.0  # the first long poll at once: it returns at once from a server without them
+        while not self._stop.wait(delay):
+            started = time.monotonic()
+            try:
+                answered = self._get(long_poll=True)
+            except (HttpError, UnicodeDecodeError) as err:
+                delay = self._lost(err)
+                continue
+            self._back()
+            delay = self._next_delay(answered, time.monotonic() - started)
+
+    def close(self) -> None:
+        """Stops asking (idempotent; a long poll in flight is left to end on its own)."""
+        self._stop.set()
+
+    def __enter__(self) -> HttpFollower:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class AsyncHttpFollower(_Polling, AsyncWaiting):
+    """``HttpFollower`` for asyncio, on asyncio's streams (``http://`` and ``https://``):
+    made by ``await AsyncHttpFollower.start(url, ...)``, it asks in a task of the running
+    loop; ``close()`` (or ``async with``) ends the task."""
+
+    def __init__(
+        self, url: str, *, config: shardroute.FollowerConfig | None = None, interval: float = INTERVAL_S,
+        wait: int = WAIT_S, timeout: float = 10.0, on_change: Callable[[AsyncHttpFollower], None] | None = None,
+        on_refused: Callable[[AsyncHttpFollower, shardroute.Offered], None] | None = None,
+        on_error: Callable[[Exception], None] | None = None,
+    ) -> None:
+        super().__init__(url, config, interval, wait, timeout, on_change, on_refused, on_error)
+        self._event = asyncio.Event()
+        self._task: asyncio.Task[None] | None = None
+
+    @classmethod
+    async def start(cls, url: str, **options: Any) -> AsyncHttpFollower:
+        """A follower that has asked once (``HttpError`` when that failed) and asks on."""
+        follower = cls(url, **options)
+        await follower.refresh()
+        follower._task = asyncio.get_running_loop().create_task(follower._run())
+        return follower
+
+    async def _get(self, long_poll: bool) -> shardroute.Offered | None:
+        import urllib.parse
+
+        from shardroute.etcd import _chunks, _read_head
+
+        parsed = urllib.parse.urlsplit(self.url)
+        secure = parsed.scheme == "https"
+        port = parsed.port or (443 if secure else 80)
+        target = (parsed.path or "/") + (f"?{parsed.query}" if parsed.query else "")
+        lines = [f"GET {target} HTTP/1.1", f"Host: {parsed.netloc}", "Connection: close"]
+        lines += [f"{name}: {value}" for name, value in self._headers(long_poll).items()]
+
+        async def exchange() -> tuple[int, dict[str, str], bytes]:
+            reader, writer = await asyncio.open_connection(parsed.hostname, port, ssl=secure or None)
+            try:
+                writer.write(("\r\n".join(lines) + "\r\n\r\n").encode())
+                status, headers = await _read_head(reader)
+                return status, headers, b"".join([chunk async for chunk in _chunks(reader, headers)])
+            finally:
+                writer.close()
+
+        try:
+            status, headers, body = await asyncio.wait_for(exchange(), self.timeout + (self.wait if long_poll else 0))
+        except (OSError, ValueError, asyncio.IncompleteReadError, asyncio.TimeoutError) as err:
+            raise HttpError(f"GET {self.url}: {err!r}", "unreachable") from err
+        offered = self._answer(status, {"ETag": headers.get("etag"), "Content-Type": headers.get("content-type")}, body)
+        if offered is not None and offered.kind == "installed":
+            self._event.set()
+        return offered
+
+    async def refresh(self) -> shardroute.Offered | None:
+        """As ``HttpFollower.refresh``."""
+        return await self._get(long_poll=False)
+
+    async def _run(self) -> None:
+        delay = 0.0
+        while True:
+            await asyncio.sleep(delay)
+            started = time.monotonic()
+            try:
+                answered = await self._get(long_poll=True)
+            except (HttpError, UnicodeDecodeError) as err:
+                delay = self._lost(err)
+                continue
+            self._back()
+            delay = self._next_delay(answered, time.monotonic() - started)

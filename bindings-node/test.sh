@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Builds the addon if needed, then runs every check of the Node package: the type checks
-# (conformance/js/types.ts against index.d.ts, test/redis.types.ts and test/etcd.types.ts
-# against redis.d.ts and etcd.d.ts),
+# (conformance/js/types.ts and http-types.ts against index.d.ts and http.d.ts,
+# test/redis.types.ts and test/etcd.types.ts against redis.d.ts and etcd.d.ts),
 # and `node --test`: the conformance vectors and the suites shared with shardroute-wasm
 # (conformance/js/: API with the hostile arguments, which needs shardroute-wasm built too,
-# batches, worker_threads, README example and demo), the addon's own panic tests,
+# batches, worker_threads, README example and demo, and shardroute/http against the HTTP
+# server of conformance/js/http-server.mjs on 127.0.0.1), the addon's own panic tests,
 # shardroute/redis against a real 3-node Redis Cluster it starts (redis-server,
 # redis-cli), and shardroute/etcd against a real etcd member it starts (etcd). Exits
 # non-zero on any failure.
@@ -20,7 +21,8 @@ if [ ! -d node_modules ]; then
   npm ci --no-audit --no-fund
 fi
 npx tsc --noEmit -p tsconfig.json
-# SHARDROUTE_TIER=check (`make check`): everything but the tests that start live servers.
+# SHARDROUTE_TIER=check (`make check`): everything but the tests that start live servers
+# (the HTTP follower's server is in-process: its tests run here too).
 if [ "${SHARDROUTE_TIER:-}" = check ]; then
   node --test $(ls test/*.test.mjs | grep -Ev '^test/(redis|etcd)\.test\.mjs$')
 else

@@ -142,9 +142,13 @@ if ! { [ -f "$stamp" ] && [ "$stamp" -nt "$wasm" ] && [ "$stamp" -nt "$here/buil
 fi
 
 # What the package shares with the Node addon, from bindings-js/: the code js/support.mjs
-# imports (`./shared.mjs`, beside the snippet wasm-bindgen copied), and index.d.ts.
+# imports (`./shared.mjs`, beside the snippet wasm-bindgen copied), index.d.ts, and the
+# `./http` entry and its types (http.mjs imports the package's main entry by name, so each
+# runtime's condition picks the entry that loads the module there).
 for target in node web; do
   snippet=(pkg/"$target"/snippets/*/js/support.mjs)
   install_if_changed "$root/bindings-js/shared.mjs" "$(dirname "${snippet[0]}")/shared.mjs"
 done
 install_if_changed "$root/bindings-js/index.d.ts" "$here/index.d.ts"
+install_if_changed "$root/bindings-js/http.mjs" "$here/http.mjs"
+install_if_changed "$root/bindings-js/http.d.ts" "$here/http.d.ts"

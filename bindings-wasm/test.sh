@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Builds shardroute-wasm if needed, then runs everything that checks it: the core built
 # alone for wasm32 without std (the no_std proof), the TypeScript declarations (tsc over
-# conformance/js/types.ts, and test/edge/web-types.ts for `shardroute-wasm/web`), the Node
-# tests (the suites shared with the addon in conformance/js/: API with the hostile
-# arguments, whose messages are compared with the addon's, built too; batches,
-# worker_threads, examples; the conformance vectors as `wasm-node`; test/edge.test.mjs, the packed package in Node,
-# Deno, workerd, and Chromium's service and web workers and bundled pages), the
+# conformance/js/types.ts and http-types.ts, test/edge/web-types.ts for `shardroute-wasm/web`
+# and test/http-web-types.ts), the Node tests (the suites shared with the addon in
+# conformance/js/: API with the hostile arguments, whose messages are compared with the
+# addon's, built too; batches, worker_threads, examples, `shardroute-wasm/http` against an
+# in-process HTTP server; the conformance vectors as `wasm-node`; test/edge.test.mjs, the
+# packed package in Node, Deno, workerd, and Chromium's service and web workers and bundled
+# pages; test/edge-http.test.mjs, `shardroute-wasm/http` in workerd and Deno), the
 # conformance vectors in headless Chromium (`wasm-chromium`), and a slim package's
 # (test/slim.mjs). Exits non-zero on any failure.
 set -euo pipefail
@@ -27,7 +29,7 @@ if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modu
   npm ci --no-audit --no-fund
 fi
 
-echo "== tsc --noEmit (index.d.ts, conformance/js/types.ts; web.d.ts, test/edge/web-types.ts)"
+echo "== tsc --noEmit (index.d.ts, http.d.ts, conformance/js/types.ts, http-types.ts; web.d.ts, test/edge/web-types.ts, test/http-web-types.ts)"
 ./node_modules/.bin/tsc --noEmit -p tsconfig.json
 ./node_modules/.bin/tsc --noEmit -p tsconfig.web.json
 
@@ -35,7 +37,7 @@ echo "== tsc --noEmit (index.d.ts, conformance/js/types.ts; web.d.ts, test/edge/
 # slim package are `make test`'s.
 if [ "${SHARDROUTE_TIER:-}" = check ]; then
   echo "== node --test (check tier: no edge runtimes, browser or slim package)"
-  node --test $(ls test/*.test.mjs | grep -v '^test/edge\.test\.mjs$')
+  node --test $(ls test/*.test.mjs | grep -Ev '^test/edge(-http)?\.test\.mjs$')
   exit 0
 fi
 echo "== node --test"

@@ -153,9 +153,13 @@ class _Polling:
         return router is not None and router.epoch >= epoch
 
     def _next_delay(self, answered: shardroute.Offered | None, took: float) -> float:
-        """After a body (a change), or a request the server held (a long poll), ask again
-        at once; after a ``304`` answered at once (no long polls there), in ``interval``."""
-        return 0.0 if answered is not None or took >= self.wait / 2 else max(0.0, self.interval - took)
+        """After a body that installed a router (a change), or a request the server held (a
+        long poll), ask again at once; otherwise (a ``304`` or a body answered at once: a
+        server without long polls, or one that ignores ``If-None-Match``) in ``interval``,
+        never in a tight loop. ``wait`` 0 asks for no long poll."""
+        changed = answered is not None and answered.kind == "installed"
+        held = self.wait > 0 and took >= self.wait / 2
+        return 0.0 if changed or held else max(0.0, self.interval - took)
 
 
 class HttpFollower(_Polling):

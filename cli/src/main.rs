@@ -2,7 +2,9 @@
 //! `shardroute` crate, the same code the Python, Node and WASM packages run.
 //!
 //! Exit codes: 0 done, 1 a problem found (`validate`), 2 bad usage or input (an
-//! unreadable file, text that is not JSON, a document or key the core refuses).
+//! unreadable file, text that is not JSON, a document or key the core refuses), 3 a
+//! compare-and-swap lost (`publish`: the key changed since it was read), 4 a source that
+//! could not be reached (etcd).
 
 /// `println!` that ignores a closed stdout (`shardroute ... | head`) instead of panicking.
 macro_rules! say {
@@ -21,6 +23,7 @@ macro_rules! say_raw {
 }
 
 mod convert;
+mod distribute;
 mod input;
 mod lookup;
 mod measure;
@@ -28,6 +31,7 @@ mod plan;
 mod progress;
 mod sample;
 mod svg;
+mod wire;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -150,6 +154,33 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Publish a document to etcd: checked by the core's follower (valid, epoch = the stored one + 1), written with a compare-and-swap
+    Publish {
+        /// The document (`-`: stdin)
+        document: String,
+        /// etcd's client URL (its v3 JSON gateway)
+        #[arg(long, value_name = "URL")]
+        etcd: String,
+        /// The key that holds the document
+        #[arg(long, value_name = "KEY")]
+        key: String,
+    },
+    /// Follow a topology from etcd or HTTP and print each epoch as it arrives (one JSON line each)
+    Watch {
+        #[command(flatten)]
+        source: SourceOptions,
+        /// Exit after N epochs
+        #[arg(long, value_name = "N")]
+        count: Option<u64>,
+    },
+    /// Follow a topology from etcd (or HTTP) and serve it over HTTP with ETags and long polls
+    Serve {
+        #[command(flatten)]
+        source: SourceOptions,
+        /// Where to listen (port 0: any free port; the URL is printed)
+        #[arg(long, value_name = "ADDRESS", default_value = "127.0.0.1:8379")]
+        listen: String,
+    },
     /// Convert what a real system reports into a topology document
     Convert {
         /// The input's kind
@@ -164,6 +195,20 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         out: Option<PathBuf>,
     },
+}
+
+/// Where `watch` and `serve` follow a topology from.
+#[derive(Args)]
+struct SourceOptions {
+    /// etcd's client URL (its v3 JSON gateway), with --key
+    #[arg(long, value_name = "URL")]
+    etcd: Option<String>,
+    /// The etcd key that holds the document
+    #[arg(long, value_name = "KEY")]
+    key: Option<String>,
+    /// A URL that answers with the document and an ETag (a file behind a CDN, `serve`)
+    #[arg(long, value_name = "URL", conflicts_with_all = ["etcd", "key"])]
+    http: Option<String>,
 }
 
 /// The inputs `convert` reads.
@@ -201,6 +246,13 @@ fn run(cli: Cli) -> Outcome {
             measure::stats(&Input(topology), keys.as_ref(), sample, key_options.u64, svg.as_deref(), json)
         }
         Command::Convert { from, input, epoch, out } => convert::convert(from, &Input(input), epoch, out.as_deref()),
+        Command::Publish { document, etcd, key } => distribute::publish(&Input(document), &etcd, &key),
+        Command::Watch { source, count } => {
+            distribute::watch(&distribute::Source::new(source.etcd, source.key, source.http)?, count)
+        }
+        Command::Serve { source, listen } => {
+            distribute::serve(distribute::Source::new(source.etcd, source.key, source.http)?, &listen)
+        }
     }
 }
 

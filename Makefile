@@ -38,10 +38,11 @@ check-servers: ## Fail early unless every program a test starts is installed by 
 	@python3 scripts/check-servers.py
 	@$(PY) -m pytest -q -p no:cacheprovider scripts/tests
 
-dist: setup ## Build the installable packages into dist/: the Python wheel (abi3, stripped) and sdist, the npm tarballs of the addon and the WASM package
+dist: setup ## Build the installable packages into dist/: the Python wheel (abi3, stripped) and sdist, the command line's wheel (shardroute-cli), the npm tarballs of the addon and the WASM package
 	rm -rf dist && mkdir -p dist
 	cd bindings-py && ../.venv/bin/maturin build --release --quiet --out ../dist
 	cd bindings-py && ../.venv/bin/maturin sdist --out ../dist
+	cd cli && ../.venv/bin/maturin build --release --quiet --out ../dist
 	bindings-node/build.sh
 	cd bindings-node && npm pack --silent --pack-destination ../dist >/dev/null
 	bindings-wasm/build.sh

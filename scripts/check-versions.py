@@ -17,6 +17,9 @@ for crate in ["core", "conformance", "cli", "bindings-py", "bindings-node", "bin
 pyproject = (root / "bindings-py" / "pyproject.toml").read_text()
 if not re.search(r'dynamic\s*=\s*\[[^\]]*"version"', pyproject):
     problems.append("bindings-py/pyproject.toml must take its version from Cargo (dynamic = [\"version\"])")
+for other in ("cli",):
+    if not re.search(r'dynamic\s*=\s*\[[^\]]*"version"', (root / other / "pyproject.toml").read_text()):
+        problems.append(f"{other}/pyproject.toml must take its version from Cargo (dynamic = [\"version\"])")
 for package in ["bindings-node", "bindings-wasm"]:
     version = json.loads((root / package / "package.json").read_text())["version"]
     if version != workspace:

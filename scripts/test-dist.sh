@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs each artifact of `make dist` the way a user would, on this machine, and routes
 # one key with it: the wheel into a clean venv, the sdist into another (pip builds it from
-# source with maturin and cargo), the addon's and the WASM package's npm tarballs into
-# scratch npm projects. Every one must name the same node, and the Python and addon
+# source with maturin and cargo), the command line's wheel into a third (its `shardroute`
+# on the venv's PATH), the addon's and the WASM package's npm tarballs into scratch npm
+# projects. Every one must name the same node, and the Python and addon
 # packages must carry both license texts.
 #
 #   scripts/test-dist.sh [DIST]      (default: dist/)
@@ -25,6 +26,7 @@ only() {
   echo "${matches[0]}"
 }
 wheel="$(only 'shardroute-*.whl')"
+cli_wheel="$(only 'shardroute_cli-*.whl')"
 sdist="$(only 'shardroute-*.tar.gz')"
 addon="$(only 'shardroute-[0-9]*.tgz')"
 wasm="$(only 'shardroute-wasm-*.tgz')"
@@ -73,6 +75,17 @@ CARGO_TARGET_DIR="$root/target/dist-sdist" "$scratch/sdist/bin/pip" install -q -
   --no-binary shardroute "$sdist"
 check "sdist" "$("$scratch/sdist/bin/python" -c "$python_route" "$document")"
 
+say "command-line wheel $(basename "$cli_wheel") (what pipx and uvx install)"
+python3 -m venv "$scratch/cli"
+"$scratch/cli/bin/pip" install -q --disable-pip-version-check "$cli_wheel"
+"$scratch/cli/bin/python" -c '
+import sys, zipfile
+names = zipfile.ZipFile(sys.argv[1]).namelist()
+assert any(n.endswith(".data/scripts/shardroute") for n in names), names
+assert [n for n in names if n.endswith("licenses/LICENSE-MIT")] and [n for n in names if n.endswith("licenses/LICENSE-APACHE")], names
+' "$cli_wheel"
+check "shardroute-cli (pip)" "$("$scratch/cli/bin/shardroute" route "$scratch/document.json" user:42 | cut -f3)"
+
 js_route='
 const shardroute = require(process.argv[1]);
 const router = new shardroute.Router(JSON.parse(process.argv[2]));
@@ -89,4 +102,4 @@ for package in "$addon" "$wasm"; do
     [ -f "$project/node_modules/$name/$license" ] || { echo "test-dist: $name lacks $license" >&2; exit 1; }
   done
 done
-say "4 passed, 0 failed"
+say "5 passed, 0 failed"

@@ -169,46 +169,115 @@ def free_port() -> int:
 
 class EtcdServer(ServerProcess):
     """One etcd member (Debian's `etcd-server`, 3.4) on 127.0.0.1, its data in
-    `root/etcd`, its JSON gateway at `url`. `restart()` starts it again on the same ports
-    and data (after `kill()`, say), as an operator restarting a crashed member would."""
+    `root/<name>`, its JSON gateway at `url`. Alone it is a cluster of one; `EtcdCluster`
+    makes members that know each other (`cluster`: `name=peer_url,...`). `restart()`
+    starts it again on the same ports and data (after `kill()`, say), as an operator
+    restarting a crashed member would."""
 
-    def __init__(self, root: str, name: str = "example") -> None:
+    def __init__(self, root: str, name: str = "example", *, ports: tuple[int, int] | None = None,
+                 cluster: str | None = None, wait: bool = True) -> None:
         binary = shutil.which("etcd")
         assert binary, "needs etcd (apt-get install -y etcd-server)"
-        client, peer = free_port(), free_port()
+        client, peer = ports or (free_port(), free_port())
         while peer == client:
             peer = free_port()
         self.binary, self.name, self.root = binary, name, root
         self.url = f"http://127.0.0.1:{client}"
         self.peer_url = f"http://127.0.0.1:{peer}"
+        self.cluster = cluster or f"{name}={self.peer_url}"
         self.log_path = os.path.join(root, f"{name}.log")
-        self.restart()
+        self.restart(wait=wait)
 
-    def restart(self) -> None:
+    def restart(self, wait: bool = True) -> None:
         with open(self.log_path, "ab") as log:
             self.process = subprocess.Popen(
                 [
                     self.binary, "--name", self.name, "--data-dir", os.path.join(self.root, self.name),
                     "--listen-client-urls", self.url, "--advertise-client-urls", self.url,
                     "--listen-peer-urls", self.peer_url, "--initial-advertise-peer-urls", self.peer_url,
-                    "--initial-cluster", f"{self.name}={self.peer_url}", "--initial-cluster-state", "new",
+                    "--initial-cluster", self.cluster, "--initial-cluster-state", "new",
                     "--log-level", "warn", "--logger", "zap",
                 ],
                 stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
             )
-        deadline = time.monotonic() + 30
-        while True:
+        if wait:
+            self.wait_healthy()
+
+    def healthy(self) -> bool:
+        try:
+            with urllib.request.urlopen(self.url + "/health", timeout=2) as answer:
+                return b"true" in answer.read()
+        except OSError:
+            return False
+
+    def wait_healthy(self, timeout: float = 30) -> None:
+        deadline = time.monotonic() + timeout
+        while not self.healthy():
             if self.process.poll() is not None:
                 raise RuntimeError(f"etcd exited:\n{self.log_tail()}")
-            try:
-                with urllib.request.urlopen(self.url + "/health", timeout=2) as answer:
-                    if b"true" in answer.read():
-                        return
-            except OSError:
-                pass
             if time.monotonic() > deadline:
                 raise RuntimeError(f"etcd did not answer:\n{self.log_tail()}")
             time.sleep(0.1)
+
+    def status(self) -> dict[str, Any]:
+        """`/v3/maintenance/status`: this member's id (`header.member_id`) and the leader's."""
+        request = urllib.request.Request(self.url + "/v3/maintenance/status", data=b"{}", method="POST")
+        with urllib.request.urlopen(request, timeout=2) as answer:
+            status: dict[str, Any] = json.loads(answer.read())
+            return status
+
+
+class EtcdCluster:
+    """`size` etcd members on 127.0.0.1 that form one cluster, each stopped by PID
+    (`stop()`); `urls` their client URLs, `leader()` the member that leads now."""
+
+    def __init__(self, root: str, size: int = 3) -> None:
+        ports: list[tuple[int, int]] = []
+        taken: set[int] = set()
+        while len(ports) < size:
+            pair = (free_port(), free_port())
+            if pair[0] != pair[1] and not taken & set(pair):
+                taken |= set(pair)
+                ports.append(pair)
+        cluster = ",".join(f"m{i}=http://127.0.0.1:{peer}" for i, (_, peer) in enumerate(ports))
+        self.members: list[EtcdServer] = []
+        try:
+            for i, pair in enumerate(ports):
+                self.members.append(EtcdServer(root, f"m{i}", ports=pair, cluster=cluster, wait=False))
+            for member in self.members:
+                member.wait_healthy()
+        except BaseException:
+            self.stop()
+            raise
+        self.urls = [member.url for member in self.members]
+
+    def leader(self, timeout: float = 30) -> EtcdServer:
+        """The member that leads, as a live member reports it (waits for an election)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            for member in self.members:
+                if not member.alive():
+                    continue
+                try:
+                    status = member.status()
+                except OSError:
+                    continue
+                leader = status.get("leader")
+                found = [m for m in self.members if m.alive() and m.status().get("header", {}).get("member_id") == leader]
+                if found:
+                    return found[0]
+            if time.monotonic() > deadline:
+                raise RuntimeError("no etcd leader")
+            time.sleep(0.05)
+
+    def stop(self) -> None:
+        for member in self.members:
+            if member.alive():
+                try:
+                    os.kill(member.pid, signal.SIGCONT)
+                except ProcessLookupError:
+                    pass
+            member.stop()
 
 
 class TopologyHttpServer:

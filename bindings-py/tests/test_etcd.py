@@ -10,9 +10,11 @@ import asyncio
 import json
 import os
 import shutil
+import signal
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -24,7 +26,7 @@ from shardroute.etcd import (
 )
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "examples"))
-from harness import EtcdServer, free_port  # noqa: E402
+from harness import EtcdCluster, EtcdServer, free_port  # noqa: E402
 
 KEY = "/test/topology"
 
@@ -251,3 +253,61 @@ def test_a_prefix_whose_last_byte_is_past_ascii(etcd: Etcd) -> None:
     etcd.put("/test/ê", "out")  # 0xC3 0xAA: just past the prefix's range
     assert etcd.delete_prefix("/test/é") == 1
     assert etcd.get("/test/ê") == ("out", etcd.get("/test/ê")[1])
+
+
+def test_a_follower_of_three_members_rides_out_a_killed_leader_and_a_paused_member() -> None:
+    """A 3-member cluster: the follower reads from the leader, which is SIGKILLed; then the
+    member it moved to is SIGSTOPped (it neither answers nor closes its connections, so
+    only the watch's idle time tells). It follows on through both, to the last epoch,
+    never going back."""
+    root = tempfile.mkdtemp(prefix="shardroute-etcd-cluster-")
+    cluster = EtcdCluster(root, 3)
+    try:
+        publisher = Etcd(cluster.urls, timeout=1)
+        publish(publisher, KEY, document(1))
+        client = Etcd(cluster.urls, timeout=1)
+        leader = cluster.leader()
+        client._in_use = cluster.members.index(leader)  # noqa: SLF001 - start on the leader
+        epochs: list[int] = []
+        follower = EtcdFollower(
+            client, KEY, idle=1.0, config={"reconnect_first_ms": 50, "reconnect_max_ms": 400},
+            on_change=lambda f: epochs.append(f.router.epoch if f.router else 0),
+        )
+        with follower:
+            epoch = 1
+
+            def publish_next() -> None:
+                nonlocal epoch
+                deadline = time.monotonic() + 30
+                while True:
+                    try:
+                        publish(publisher, KEY, document(epoch + 1, nodes=2 + (epoch % 5)))
+                        epoch += 1
+                        return
+                    except EtcdError:
+                        assert time.monotonic() < deadline, "no member took the write for 30 s"
+                        time.sleep(0.1)
+
+            for _ in range(5):
+                publish_next()
+            assert follower.wait_for_epoch(epoch, timeout=10)
+
+            leader.kill()
+            for _ in range(5):
+                publish_next()
+            assert follower.wait_for_epoch(epoch, timeout=15), f"stuck at {epochs[-1]} after the leader was killed"
+            leader.restart()  # back to three: a second loss must leave a quorum
+
+            in_use = next(m for m in cluster.members if m.url == client.url)
+            os.kill(in_use.pid, signal.SIGSTOP)
+            try:
+                for _ in range(5):
+                    publish_next()
+                assert follower.wait_for_epoch(epoch, timeout=15), f"stuck at {epochs[-1]} with its member paused"
+            finally:
+                os.kill(in_use.pid, signal.SIGCONT)
+            assert epochs == sorted(set(epochs)) and epochs[-1] == epoch == 16, epochs
+            assert follower.stats["refused"] == {}
+    finally:
+        cluster.stop()
+        shutil.rmtree(root, ignore_errors=True)

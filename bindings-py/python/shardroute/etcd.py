@@ -36,7 +36,7 @@ import socket
 import threading
 import time
 import urllib.parse
-from collections.abc import AsyncIterator, Callable, Generator, Iterable, Iterator
+from collections.abc import AsyncIterator, Callable, Generator, Iterable, Iterator, Sequence
 from typing import Any, TypedDict, TypeVar
 
 import shardroute
@@ -179,16 +179,41 @@ def _answer(url: str, path: str, status: int, data: bytes) -> dict[str, Any]:
 
 
 class _Endpoint:
-    """What both clients share: the URL, parsed once, and the operations."""
+    """What both clients share: the members' URLs, parsed once, and which one is in use.
 
-    def __init__(self, url: str, *, timeout: float = 10.0) -> None:
-        parsed = urllib.parse.urlsplit(url)
-        if parsed.scheme != "http" or not parsed.hostname:
-            raise ValueError(f"etcd: expected an http://host:port URL, got {url!r}")
-        self.url = url.rstrip("/")
-        self.host = parsed.hostname
-        self.port = parsed.port or 2379
+    ``url`` is one ``http://host:port``, several separated by commas, or a sequence of
+    them (the members of a cluster). Calls go to the member in use; when it cannot be
+    reached, the next one is tried, round the list once, and the one that answered is
+    used from then on (a watch reopened after a failure too)."""
+
+    def __init__(self, url: str | Sequence[str], *, timeout: float = 10.0) -> None:
+        urls = [part.strip() for part in url.split(",")] if isinstance(url, str) else list(url)
+        self.members: list[tuple[str, str, int]] = []
+        for each in urls:
+            parsed = urllib.parse.urlsplit(each)
+            if parsed.scheme != "http" or not parsed.hostname:
+                raise ValueError(f"etcd: expected http://host:port URLs, got {each!r}")
+            self.members.append((each.rstrip("/"), parsed.hostname, parsed.port or 2379))
+        if not self.members:
+            raise ValueError("etcd: no URL")
+        self._in_use = 0
         self.timeout = timeout
+
+    @property
+    def url(self) -> str:
+        """The member in use."""
+        return self.members[self._in_use][0]
+
+    @property
+    def host(self) -> str:
+        return self.members[self._in_use][1]
+
+    @property
+    def port(self) -> int:
+        return self.members[self._in_use][2]
+
+    def _next_member(self) -> None:
+        self._in_use = (self._in_use + 1) % len(self.members)
 
 
 class Etcd(_Endpoint):
@@ -199,7 +224,18 @@ class Etcd(_Endpoint):
         return http.client.HTTPConnection(self.host, self.port, timeout=timeout)
 
     def call(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
-        """POSTs ``body`` to ``path`` and returns the JSON answer."""
+        """POSTs ``body`` to ``path`` and returns the JSON answer (the next member on an
+        unreachable one, round the list once)."""
+        for _ in range(len(self.members) - 1):
+            try:
+                return self._call_one(path, body)
+            except EtcdError as err:
+                if err.code != "unreachable":
+                    raise
+                self._next_member()
+        return self._call_one(path, body)
+
+    def _call_one(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
         connection = self._connection(self.timeout)
         try:
             connection.request("POST", path, json.dumps(body), {"Content-Type": "application/json"})
@@ -248,11 +284,13 @@ class Etcd(_Endpoint):
         the new revision, or 0 when someone wrote it since."""
         return self.txn([same_revision(key, mod_revision)], {key: value})
 
-    def watch(self, key: str, *, range_end: str | bytes | None = None, start_revision: int = 0) -> Watch:
+    def watch(
+        self, key: str, *, range_end: str | bytes | None = None, start_revision: int = 0, idle: float | None = None
+    ) -> Watch:
         """A watch of ``key`` (or of the keys in ``[key, range_end)``) from
         ``start_revision`` (0: from now): iterate it for the batches of events; ``close()``
         it from any thread."""
-        return Watch(self, key, range_end, start_revision)
+        return Watch(self, key, range_end, start_revision, idle)
 
 
 class Watch:
@@ -260,7 +298,9 @@ class Watch:
     never empty). It ends by raising ``EtcdError`` when the stream breaks, the server
     closes it or cancels it (a compacted ``start_revision``), and silently once closed."""
 
-    def __init__(self, etcd: Etcd, key: str, range_end: str | bytes | None, start_revision: int) -> None:
+    def __init__(
+        self, etcd: Etcd, key: str, range_end: str | bytes | None, start_revision: int, idle: float | None = None
+    ) -> None:
         self.closed = False
         self._connection = etcd._connection(etcd.timeout)
         try:
@@ -270,9 +310,10 @@ class Watch:
             self._response = self._connection.getresponse()
             if self._response.status != 200:
                 raise EtcdError(f"etcd watch: HTTP {self._response.status}", "http", self._response.status)
-            # Events arrive whenever they happen: no read timeout from here on.
+            # Events arrive whenever they happen: no read timeout from here on, unless the
+            # caller wants to hear of `idle` seconds without any (code "idle").
             if self._connection.sock is not None:
-                self._connection.sock.settimeout(None)
+                self._connection.sock.settimeout(idle)
         except (OSError, http.client.HTTPException) as err:
             self._connection.close()
             raise EtcdError(f"etcd watch: {err}", "unreachable") from err
@@ -288,6 +329,10 @@ class Watch:
                 events = _watch_events(line)
                 if events:
                     yield events
+        except TimeoutError as err:
+            if self.closed:
+                return
+            raise EtcdError("etcd watch: nothing arrived within the idle time", "idle") from err
         except (OSError, http.client.HTTPException, ValueError) as err:
             if self.closed:
                 return
@@ -335,8 +380,10 @@ class _Following:
         on_change: Callable[[Any], None] | None,
         on_refused: Callable[[Any, shardroute.Offered], None] | None,
         on_error: Callable[[Exception], None] | None,
+        idle: float | None = None,
     ) -> None:
         self.key = key
+        self.idle = idle
         self.also = tuple(also)
         keys = (key, *self.also)
         self._range = (min(keys), max(keys) + "\0")  # what the watch covers
@@ -445,7 +492,7 @@ class EtcdFollower(_Following):
 
     def __init__(
         self,
-        etcd: Etcd | str,
+        etcd: Etcd | str | Sequence[str],
         key: str,
         *,
         also: Iterable[str] = (),
@@ -453,9 +500,10 @@ class EtcdFollower(_Following):
         on_change: Callable[[EtcdFollower], None] | None = None,
         on_refused: Callable[[EtcdFollower, shardroute.Offered], None] | None = None,
         on_error: Callable[[Exception], None] | None = None,
+        idle: float | None = None,
     ) -> None:
-        super().__init__(key, also, config, on_change, on_refused, on_error)
-        self.etcd = Etcd(etcd) if isinstance(etcd, str) else etcd
+        super().__init__(key, also, config, on_change, on_refused, on_error, idle)
+        self.etcd = etcd if isinstance(etcd, Etcd) else Etcd(etcd)
         self._reading = threading.Lock()  # one read-and-offer at a time, in revision order
         self._stop = threading.Event()
         self._watch: Watch | None = None
@@ -480,7 +528,7 @@ class EtcdFollower(_Following):
         low, high = self._range
         while not self._stop.is_set():
             try:
-                with self.etcd.watch(low, range_end=high, start_revision=self._read_revision + 1) as watch:
+                with self.etcd.watch(low, range_end=high, start_revision=self._read_revision + 1, idle=self.idle) as watch:
                     self._watch = watch
                     if self._stop.is_set():
                         return
@@ -492,6 +540,14 @@ class EtcdFollower(_Following):
             except EtcdError as err:
                 if self._stop.is_set():
                     return
+                if err.code == "idle":
+                    # Quiet, or a member that stopped answering: a read says which (and
+                    # moves to another member if it must); then a new watch.
+                    try:
+                        self.refresh()
+                        continue
+                    except EtcdError as lost:
+                        err = lost
                 wait_ms = self._lost(err)
             self._restarts += 1
             # Wait as the core says, then read again until a read succeeds.
@@ -565,7 +621,17 @@ class AsyncEtcd(_Endpoint):
     connection per request; standard library only)."""
 
     async def call(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
-        """POSTs ``body`` to ``path`` and returns the JSON answer."""
+        """As ``Etcd.call``: the next member on an unreachable one."""
+        for _ in range(len(self.members) - 1):
+            try:
+                return await self._call_one(path, body)
+            except EtcdError as err:
+                if err.code != "unreachable":
+                    raise
+                self._next_member()
+        return await self._call_one(path, body)
+
+    async def _call_one(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
         try:
             status, data = await asyncio.wait_for(self._exchange(path, json.dumps(body).encode()), self.timeout)
         except (OSError, ValueError, asyncio.IncompleteReadError, asyncio.TimeoutError) as err:
@@ -615,7 +681,7 @@ class AsyncEtcd(_Endpoint):
         return await self.txn([same_revision(key, mod_revision)], {key: value})
 
     async def watch(
-        self, key: str, *, range_end: str | bytes | None = None, start_revision: int = 0
+        self, key: str, *, range_end: str | bytes | None = None, start_revision: int = 0, idle: float | None = None
     ) -> AsyncIterator[list[EtcdEvent]]:
         """As ``Etcd.watch``: the batches of events, until the stream breaks
         (``EtcdError``); stop it by leaving the loop or cancelling its task."""
@@ -629,7 +695,14 @@ class AsyncEtcd(_Endpoint):
             if status != 200:
                 raise EtcdError(f"etcd watch: HTTP {status}", "http", status)
             pending = b""
-            async for chunk in _chunks(reader, headers):
+            chunks = _chunks(reader, headers).__aiter__()
+            while True:
+                try:
+                    chunk = await asyncio.wait_for(chunks.__anext__(), idle)
+                except StopAsyncIteration:
+                    break
+                except asyncio.TimeoutError as err:
+                    raise EtcdError("etcd watch: nothing arrived within the idle time", "idle") from err
                 pending += chunk
                 *lines, pending = pending.split(b"\n")
                 for line in lines:
@@ -652,7 +725,7 @@ class AsyncEtcdFollower(_Following, AsyncWaiting):
 
     def __init__(
         self,
-        etcd: AsyncEtcd | str,
+        etcd: AsyncEtcd | str | Sequence[str],
         key: str,
         *,
         also: Iterable[str] = (),
@@ -660,9 +733,10 @@ class AsyncEtcdFollower(_Following, AsyncWaiting):
         on_change: Callable[[AsyncEtcdFollower], None] | None = None,
         on_refused: Callable[[AsyncEtcdFollower, shardroute.Offered], None] | None = None,
         on_error: Callable[[Exception], None] | None = None,
+        idle: float | None = None,
     ) -> None:
-        super().__init__(key, also, config, on_change, on_refused, on_error)
-        self.etcd = AsyncEtcd(etcd) if isinstance(etcd, str) else etcd
+        super().__init__(key, also, config, on_change, on_refused, on_error, idle)
+        self.etcd = etcd if isinstance(etcd, AsyncEtcd) else AsyncEtcd(etcd)
         self._reading = asyncio.Lock()
         self._event = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -688,9 +762,15 @@ class AsyncEtcdFollower(_Following, AsyncWaiting):
         low, high = self._range
         while True:
             try:
-                async for _ in self.etcd.watch(low, range_end=high, start_revision=self._read_revision + 1):
+                async for _ in self.etcd.watch(low, range_end=high, start_revision=self._read_revision + 1, idle=self.idle):
                     await self.refresh()
             except EtcdError as err:
+                if err.code == "idle":
+                    try:
+                        await self.refresh()
+                        continue
+                    except EtcdError as lost:
+                        err = lost
                 wait_ms = self._lost(err)
             self._restarts += 1
             while True:

@@ -94,6 +94,8 @@ test-examples: build ## The live-cluster examples against real servers, assertin
 	$(PY) -m pytest -q -p no:cacheprovider -s examples/redis-cluster
 	MYPYPATH=examples $(PY) -m mypy --strict --no-incremental examples/postgres-messages
 	$(PY) -m pytest -q -p no:cacheprovider -s examples/postgres-messages
+	MYPYPATH=examples $(PY) -m mypy --strict --no-incremental examples/topology-distribution
+	$(PY) -m pytest -q -p no:cacheprovider -s examples/topology-distribution
 
 example-redis: build ## A live Redis Cluster reshards and fails over under a Python and a Node service (examples/redis-cluster)
 	$(PY) examples/redis-cluster/run.py

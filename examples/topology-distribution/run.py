@@ -1,0 +1,227 @@
+"""A topology followed from a 3-member etcd cluster that loses its leader and has a member
+paused, while 200 epochs are published and bad documents slipped in around the
+compare-and-swap. Issue 23's live proof, for the followers built so far.
+
+1. `EtcdCluster` (examples/harness.py) starts three etcd members on 127.0.0.1 (Debian's
+   `etcd-server`), each stopped by PID at the end, also on failure.
+2. The followers start, each a process of its own (`follow.py`): `shardroute.etcd`'s
+   `EtcdFollower` (threads), `AsyncEtcdFollower` (asyncio), and a bare etcd watch as the
+   baseline (`--raw`: what etcd itself delivers, no follower).
+3. The publisher writes 200 epochs with `shardroute.etcd.publish` (the core's follower
+   builds each compare-and-swap): a vbucket dictionary that gains a node
+   (`plan_rebalance`), completes the moves, loses it, completes again, 50 times.
+4. Faults, at fixed epochs: the leader SIGKILLed (and restarted 30 epochs later), a member
+   SIGSTOPped for 3 s; and three bad values written straight to the key (garbage, a lower
+   epoch, 65,537 nodes), each then replaced by the next good epoch with a compare-and-swap
+   on the bad value.
+5. The report, one row per follower: epochs seen, the last, propagation from the commit
+   to the follower's new router (p50/p99/max), the time to converge after each fault (to
+   the first epoch committed after it), and the refusals by code.
+
+    .venv/bin/python examples/topology-distribution/run.py [--json out.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import time
+from typing import Any
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.dirname(HERE))  # examples/harness.py
+
+import shardroute  # noqa: E402
+from harness import EtcdCluster, JsonLinesChild  # noqa: E402
+from shardroute.etcd import Etcd, EtcdError, publish, same_revision  # noqa: E402
+
+PYTHON = os.environ.get("SHARDROUTE_PYTHON", os.path.join(ROOT, ".venv", "bin", "python"))
+KEY = "/shardroute/live/topology"
+EPOCHS = 200
+KILL_AT, RESTART_AT, PAUSE_AT, BAD_AT = 60, 90, 120, 160
+FOLLOWERS = {"python": [], "python-asyncio": ["--asyncio"], "raw etcd watch": ["--raw"]}
+
+
+def start_document() -> shardroute.Topology:
+    return {
+        "format": "shardroute/1", "epoch": 1, "nodes": [{"id": f"n{i}"} for i in range(1, 4)],
+        "strategy": {"type": "vbucket", "vbuckets": 64},
+    }
+
+
+def next_document(document: Any, step: int) -> Any:
+    """Node adds, moves and removes, in turn."""
+    operations: list[shardroute.Operation] = [
+        {"op": "plan_rebalance", "add": [{"id": "n4"}]},
+        {"op": "complete_moves"},
+        {"op": "plan_rebalance", "remove": ["n4"]},
+        {"op": "complete_moves"},
+    ]
+    return shardroute.apply(document, operations[step % 4])["topology"]
+
+
+class Publisher:
+    """Publishes through the core's follower (`publish`), retrying while the cluster has
+    no leader; records when each epoch's write was acknowledged."""
+
+    def __init__(self, urls: list[str]) -> None:
+        self.etcd = Etcd(urls, timeout=1)
+        self.document: Any = start_document()
+        self.committed: dict[int, float] = {}
+
+    def write(self, document: Any) -> None:
+        deadline = time.monotonic() + 60
+        started = time.time()
+        while True:
+            try:
+                publish(self.etcd, KEY, document)
+                break
+            except EtcdError:
+                if time.monotonic() > deadline:
+                    raise
+                started = time.time()
+                time.sleep(0.05)
+        # From the start of the successful write: the commit is inside it, so the
+        # propagation measured is an upper bound (by the read and the CAS round trip).
+        self.committed[document["epoch"]] = started
+        self.document = document
+
+    def bad(self, value: str) -> None:
+        """Writes `value` straight to the key (no follower check), lets the followers read
+        it, then replaces it with the next good epoch by a compare-and-swap on it."""
+        self.etcd.put(KEY, value)
+        time.sleep(0.5)
+        _, revision = self.etcd.get(KEY)
+        following = next_document(self.document, self.document["epoch"] - 1)
+        started = time.time()
+        assert self.etcd.txn([same_revision(KEY, revision)], {KEY: json.dumps(following)}), "the repair lost its CAS"
+        self.committed[following["epoch"]] = started
+        self.document = following
+
+
+def percentile(samples: list[float], p: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(p * len(ordered)))] if ordered else float("nan")
+
+
+def run() -> dict[str, Any]:
+    root = tempfile.mkdtemp(prefix="shardroute-live-etcd-")
+    cluster = EtcdCluster(root, 3)
+    followers: dict[str, JsonLinesChild] = {}
+    faults: dict[str, float] = {}
+    try:
+        publisher = Publisher(cluster.urls)
+        publisher.write(start_document())
+        urls = ",".join(cluster.urls)
+        for name, flags in FOLLOWERS.items():
+            command = [PYTHON, os.path.join(HERE, "follow.py"), "--etcd", urls, "--key", KEY, *flags]
+            followers[name] = JsonLinesChild(name, command)
+            followers[name].expect("ready", timeout=60)
+        time.sleep(0.5)
+        killed = paused = None
+        while publisher.document["epoch"] < EPOCHS:
+            epoch = publisher.document["epoch"]
+            if epoch == KILL_AT:
+                killed = cluster.leader()
+                killed.kill()
+                faults["leader killed"] = time.time()
+            elif epoch == RESTART_AT and killed is not None:
+                killed.restart(wait=False)
+            elif epoch == PAUSE_AT:
+                # The first member (where the followers start) unless it leads: the
+                # followers notice it only by their watch's idle time.
+                paused = next(m for m in cluster.members if m is not cluster.leader())
+                os.kill(paused.pid, signal.SIGSTOP)
+                faults["member paused"] = time.time()
+            elif epoch == PAUSE_AT + 20 and paused is not None:
+                os.kill(paused.pid, signal.SIGCONT)
+            elif epoch == BAD_AT:
+                publisher.bad("{not a document")
+                lower = dict(start_document(), epoch=publisher.document["epoch"] - 1)  # valid, but older
+                publisher.bad(json.dumps(lower))
+                huge = dict(publisher.document, epoch=publisher.document["epoch"] + 1,
+                            nodes=[{"id": f"n{i}"} for i in range(65_537)], strategy={"type": "jump"})
+                publisher.bad(json.dumps(huge, separators=(",", ":")))
+                continue
+            publisher.write(next_document(publisher.document, epoch - 1))
+            time.sleep(0.01)
+        final = publisher.document["epoch"]
+        deadline = time.monotonic() + 30
+        for child in followers.values():
+            while not any(e.get("event") == "installed" and e["epoch"] == final for e in list(child.events)):
+                assert time.monotonic() < deadline, f"{child.name} never reached epoch {final}"
+                time.sleep(0.05)
+        for child in followers.values():
+            child.send("quit")
+            child.expect("done", timeout=30)
+        return report(publisher.committed, faults, followers, final)
+    finally:
+        for child in followers.values():
+            child.stop()
+        cluster.stop()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def report(committed: dict[int, float], faults: dict[str, float], followers: dict[str, JsonLinesChild],
+           final: int) -> dict[str, Any]:
+    rows = []
+    for name, child in followers.items():
+        events = list(child.events)
+        installed = [(e["epoch"], e["t"]) for e in events if e.get("event") == "installed"]
+        epochs = [epoch for epoch, _ in installed]
+        delays = [(t - committed[epoch]) * 1000 for epoch, t in installed if epoch in committed]
+        converge = {}
+        for fault, at in faults.items():
+            after = min((epoch for epoch, t in committed.items() if t > at), default=None)
+            seen = next((t for epoch, t in installed if after is not None and epoch >= after), None)
+            converge[fault] = round((seen - at) * 1000, 1) if seen is not None else None
+        done = next(e for e in events if e.get("event") == "done")
+        refused: dict[str, int] = {}
+        for e in events:
+            if e.get("event") == "refused":
+                refused[e["code"]] = refused.get(e["code"], 0) + 1
+        rows.append({
+            "follower": name, "epochs_seen": len(set(epochs)), "last_epoch": epochs[-1] if epochs else None,
+            "increasing": epochs == sorted(set(epochs)),
+            "p50_ms": round(percentile(delays, 0.5), 2), "p99_ms": round(percentile(delays, 0.99), 2),
+            "max_ms": round(max(delays), 2) if delays else None, "converge_ms": converge,
+            "refused": refused, "stats": done.get("stats", {}),
+        })
+    return {"final_epoch": final, "published": len(committed), "faults": list(faults), "rows": rows}
+
+
+def table(result: dict[str, Any]) -> str:
+    faults = result["faults"]
+    head = "| follower | epochs seen | last epoch | propagation p50 / p99 / max (ms) | " + " | ".join(
+        f"converged after {fault} (ms)" for fault in faults) + " | refused |"
+    lines = [head, "|---" * (head.count("|") - 1) + "|"]
+    for row in result["rows"]:
+        converge = " | ".join(str(row["converge_ms"].get(fault)) for fault in faults)
+        refused = ", ".join(f"{code} {count}" for code, count in sorted(row["refused"].items())) or "—"
+        lines.append(
+            f"| {row['follower']} | {row['epochs_seen']} | {row['last_epoch']} | "
+            f"{row['p50_ms']} / {row['p99_ms']} / {row['max_ms']} | {converge} | {refused} |"
+        )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--json", help="write the result here")
+    args = parser.parse_args()
+    result = run()
+    print(table(result))
+    print(f"\n{result['published']} epochs published, the last {result['final_epoch']}")
+    if args.json:
+        with open(args.json, "w") as out:
+            json.dump(result, out, indent=1)
+
+
+if __name__ == "__main__":
+    main()

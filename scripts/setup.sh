@@ -40,7 +40,7 @@ redis-server     | redis-server,redis-cli                                       
 libmemcached-dev | -                                                                     | libmemcached, the ketama oracle's C harness links it
 tarantool        | tarantool                                                             | Tarantool, the vshard oracle (digest.crc32)
 postgresql       | /usr/lib/postgresql/15/bin/postgres,/usr/lib/postgresql/15/bin/initdb | PostgreSQL 15, the shards of examples/postgres-messages
-etcd-server      | etcd                                                                  | etcd 3.4 (v3 JSON gateway): the tests of shardroute.etcd and shardroute/etcd, and the topology store of examples/postgres-messages
+etcd-server      | etcd                                                                  | etcd 3.4 (v3 JSON gateway): the tests of shardroute.etcd, shardroute/etcd and the CLI, examples/topology-distribution, and the topology store of examples/postgres-messages
 TABLE
 )
 mapfile -t apt_packages < <(cut -d'|' -f1 <<<"$SYSTEM_PACKAGES" | tr -d ' ')

@@ -32,15 +32,18 @@ export interface EtcdCompare {
   value?: string;
 }
 
+/** What an `EtcdError` says went wrong. */
+export type EtcdErrorCode = 'unreachable' | 'http' | 'conflict' | 'idle';
+
 /**
  * etcd could not be reached (`code` `'unreachable'`: no connection, a timeout, a stream cut
- * off or cancelled), answered with an HTTP error (`'http'`, with `status`), or a
- * compare-and-swap of `publish` lost (`'conflict'`). `cause` is the error underneath,
- * where there is one.
+ * off or cancelled), answered with an HTTP error (`'http'`, with `status`), a
+ * compare-and-swap of `publish` lost (`'conflict'`), or nothing arrived on a watch for its
+ * `idleMs` (`'idle'`). `cause` is the error underneath, where there is one.
  */
 export declare class EtcdError extends Error {
-  constructor(code: 'unreachable' | 'http' | 'conflict', message: string, options?: { status?: number | null; cause?: unknown });
-  readonly code: 'unreachable' | 'http' | 'conflict';
+  constructor(code: EtcdErrorCode, message: string, options?: { status?: number | null; cause?: unknown });
+  readonly code: EtcdErrorCode;
   /** The HTTP status of an `'http'` error; `null` otherwise. */
   readonly status: number | null;
 }
@@ -76,22 +79,43 @@ export interface WatchOptions {
   startRevision?: bigint;
   /** Ends the iteration quietly (and closes the stream) when it aborts. */
   signal?: AbortSignalLike;
+  /**
+   * When nothing arrives for this many milliseconds (quiet, or a member that stopped
+   * answering), the watch throws an `EtcdError` with code `'idle'`; time the loop spends on
+   * a batch does not count. Omitted, `null` or `Infinity`: no limit.
+   * @throws {RangeError} (from the first `next()`) unless in (0, 2^31 - 1].
+   */
+  idleMs?: number | null;
 }
 
-/** One etcd endpoint; every call is one HTTP request to its JSON gateway (`/v3/...`). */
+/**
+ * A client of one etcd cluster through its members' JSON gateways (`/v3/...`); every call
+ * is one HTTP request, to the member in use. When that member cannot be reached (an
+ * `'unreachable'` failure: connection refused or reset, a timeout), the next one is tried,
+ * round the list once, and the one that answered stays in use; a watch opens on the member
+ * in use.
+ */
 export declare class Etcd {
   /**
-   * @param url the gateway's `http://host:port` (or `https://`).
-   * @throws {TypeError} for a URL that is not http or https.
+   * @param urls a member's `http://host:port` (or `https://`), several separated by commas,
+   *   or an array of them.
+   * @throws {TypeError} for a URL that is not http or https, or none.
    */
-  constructor(url: string, options?: EtcdOptions);
-  readonly url: string;
+  constructor(urls: string | readonly string[], options?: EtcdOptions);
+  /** The URL of the member in use. */
+  get url(): string;
+  /** Every member's URL, as given. */
+  readonly urls: readonly string[];
   readonly timeoutMs: number;
   /** The same as the module's `sameRevision`. */
   static sameRevision(key: EtcdKey, modRevision: bigint | number): EtcdCompare;
   /** The same as the module's `sameValue`. */
   static sameValue(key: EtcdKey, value: string | Uint8Array): EtcdCompare;
-  /** POSTs `body` to `path` (`'/v3/kv/range'`, ...): the JSON answer. @throws {EtcdError} */
+  /**
+   * POSTs `body` to `path` (`'/v3/kv/range'`, ...) on the member in use (the next one when
+   * it cannot be reached, round the list once): the JSON answer.
+   * @throws {EtcdError}
+   */
   call(path: string, body: unknown): Promise<any>;
   /** The value of `key` and its `mod_revision`. @throws {EtcdError} */
   get(key: EtcdKey): Promise<EtcdValue>;
@@ -118,10 +142,11 @@ export declare class Etcd {
   /** Writes `key` only if its `mod_revision` is still `modRevision` (`0n`: absent): the new revision, or `0n`. @throws {EtcdError} */
   cas(key: EtcdKey, value: string | Uint8Array, modRevision: bigint | number): Promise<bigint>;
   /**
-   * The changes of `key` (or of `[key, rangeEnd)`) as batches of events (never empty).
-   * Throws an `EtcdError` when the stream cannot open, breaks, or is cancelled (a
-   * compacted `startRevision`); ends quietly when `signal` aborts or the loop leaves it.
-   * A stream that went idle past the HTTP client's limit is reopened, unseen.
+   * The changes of `key` (or of `[key, rangeEnd)`) as batches of events (never empty),
+   * from the member in use. Throws an `EtcdError` when the stream cannot open, breaks, or
+   * is cancelled (a compacted `startRevision`), and `'idle'` when nothing arrived for
+   * `idleMs`; ends quietly when `signal` aborts or the loop leaves it. A stream that went
+   * idle past the HTTP client's own limit (300 s) is reopened, unseen.
    */
   watch(key: EtcdKey, options?: WatchOptions): AsyncGenerator<EtcdEvent[], void, undefined>;
 }
@@ -138,13 +163,22 @@ export interface EtcdFollowerOptions {
   onRefused?: ((follower: EtcdFollower, offered: Offered) => void) | null;
   /** Each watch failure (an `EtcdError`), and anything `onChange` or `onRefused` throws. */
   onError?: ((error: unknown) => void) | null;
+  /**
+   * The watch's idle time (`WatchOptions.idleMs`): when nothing arrives for this long, the
+   * follower reads again (on another member if the one in use does not answer) and opens
+   * a new watch; only a failed read is a loss. A member paused (SIGSTOP) or cut off neither
+   * answers nor closes its connections: without an idle time, its watch is left only by
+   * the HTTP client's 300 s limit. Omitted or `null`: none.
+   * @throws {RangeError} (from `start`) unless in (0, 2^31 - 1].
+   */
+  idleMs?: number | null;
 }
 
 /** An `EtcdFollower`'s counters: the core's, and the shell's (every count a `bigint`). */
 export interface EtcdFollowerStats extends FollowerStats {
   /** Reads of the key and its companions (the first, one per batch of watch events, `refresh`, reconnects). */
   reads: bigint;
-  /** Watches reopened after a failure. */
+  /** Watches reopened after a failure (not after an idle time answered by a read). */
   watchRestarts: bigint;
 }
 
@@ -155,15 +189,17 @@ export interface EtcdFollowerStats extends FollowerStats {
  * reading them all again at one revision, never by the events' values, so the router and
  * `companions` always come from one revision. A broken watch waits as the core says, reads
  * again (`connected()` once a read succeeds) and reopens after that read's revision.
+ * With `idleMs`, a watch quiet that long is answered by a read at once and a new watch.
  */
 export declare class EtcdFollower {
   private constructor();
   /**
    * A follower that has read `key` and the `also` keys once (an absent key leaves `router`
-   * null) and watches them from then on. `etcd`: a client or its URL.
+   * null) and watches them from then on. `etcd`: a client, or its members' URLs (as `new
+   * Etcd` takes them).
    * @throws {EtcdError} when etcd cannot be reached.
    */
-  static start(etcd: Etcd | string, key: string, options?: EtcdFollowerOptions): Promise<EtcdFollower>;
+  static start(etcd: Etcd | string | readonly string[], key: string, options?: EtcdFollowerOptions): Promise<EtcdFollower>;
   /** The client it reads with. */
   get etcd(): Etcd;
   /** The router installed last (a new `Router` each time), or `null` before the first document. */
@@ -199,4 +235,4 @@ export declare class EtcdFollower {
  * @throws {EtcdError} `conflict` when someone wrote the key between the read and the
  *   write; `unreachable`, `http`.
  */
-export declare function publish(etcd: Etcd | string, key: string, document: string | Topology): Promise<bigint>;
+export declare function publish(etcd: Etcd | string | readonly string[], key: string, document: string | Topology): Promise<bigint>;

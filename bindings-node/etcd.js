@@ -5,7 +5,8 @@
 // `Etcd` is a small etcd v3 client over etcd's JSON gateway (`/v3/kv/...`, `/v3/watch`;
 // etcd 3.4 and later) on Node's global `fetch`, so it needs no npm package: keys and
 // values are strings (base64 on the wire), revisions `bigint`s (decimal strings on the
-// wire). `EtcdFollower` hands every value it reads to the core's `TopologyFollower`, which
+// wire). It knows the members of a cluster and uses one at a time, moving to the next
+// when the one in use cannot be reached. `EtcdFollower` hands every value it reads to the core's `TopologyFollower`, which
 // decides: it installs a newer epoch, refuses an invalid document, a lower epoch or an
 // older revision (counted by code in `stats`) while keeping the last good router, and
 // says how long to wait before reconnecting to a lost etcd. `publish` writes a document
@@ -27,9 +28,9 @@ const reason = (err) => (err && err.cause && err.cause.message) || (err && err.m
 
 /**
  * etcd could not be reached (`code` `'unreachable'`: no connection, a timeout, a stream cut
- * off or cancelled), answered with an HTTP error (`'http'`, with `status`), or a
- * compare-and-swap of `publish` lost (`'conflict'`). `cause` is the error underneath,
- * where there is one.
+ * off or cancelled), answered with an HTTP error (`'http'`, with `status`), a
+ * compare-and-swap of `publish` lost (`'conflict'`), or nothing arrived on a watch for its
+ * idle time (`'idle'`). `cause` is the error underneath, where there is one.
  */
 class EtcdError extends Error {
   constructor(code, message, { status = null, cause } = {}) {
@@ -74,54 +75,114 @@ function event({ type, kv }) {
 }
 
 /** Whether a stream broke only because undici's idle limit (`bodyTimeout`, 300 s) passed. */
-const idle = (err) => Boolean(err && err.cause && err.cause.code === 'UND_ERR_BODY_TIMEOUT');
+const bodyTimedOut = (err) => Boolean(err && err.cause && err.cause.code === 'UND_ERR_BODY_TIMEOUT');
 
-/** One etcd endpoint (`http://host:port`); every call is one HTTP request. */
-class Etcd {
-  /**
-   * `url`: the gateway's `http://` (or `https://`) address; `timeoutMs`: each request's
-   * limit (a watch's: until its stream opens).
-   */
-  constructor(url, { timeoutMs = 10000 } = {}) {
-    const parsed = new URL(url);
-    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
-      throw new TypeError(`etcd: expected an http://host:port URL, got ${JSON.stringify(url)}`);
+/**
+ * The members' URLs: one `http://host:port` (or `https://`), several separated by commas,
+ * or an array of them; each checked (a `TypeError`), trailing slashes dropped.
+ */
+function memberUrls(urls) {
+  const list = typeof urls === 'string' ? urls.split(',').map((each) => each.trim()) : [...urls];
+  const checked = list.map((each) => {
+    let parsed = null;
+    try {
+      parsed = new URL(each);
+    } catch {
+      // Said below.
     }
-    this.url = String(url).replace(/\/+$/, '');
+    if (parsed === null || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) {
+      throw new TypeError(`etcd: expected http://host:port URLs, got ${JSON.stringify(each)}`);
+    }
+    return String(each).replace(/\/+$/, '');
+  });
+  if (checked.length === 0) throw new TypeError('etcd: no URL');
+  return Object.freeze(checked);
+}
+
+/** The largest delay `setTimeout` keeps (a longer one fires at once). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** A watch's idle time, checked: null for none (`null`, `undefined` or `Infinity`). */
+function idleTime(idleMs) {
+  if (idleMs === null || idleMs === undefined || idleMs === Infinity) return null;
+  if (typeof idleMs !== 'number' || !(idleMs > 0) || idleMs > MAX_TIMER_MS) {
+    throw new RangeError(`etcd: idleMs must be a number of milliseconds in (0, ${MAX_TIMER_MS}], got ${String(idleMs)}`);
+  }
+  return idleMs;
+}
+
+/**
+ * A client of one etcd cluster through its members' JSON gateways; every call is one HTTP
+ * request, to the member in use.
+ */
+class Etcd {
+  /** Index in `urls` of the member in use. */
+  #inUse = 0;
+
+  /**
+   * `urls`: a member's `http://` (or `https://`) address, several separated by commas, or
+   * an array of them; `timeoutMs`: each request's limit (a watch's: until its stream opens).
+   */
+  constructor(urls, { timeoutMs = 10000 } = {}) {
+    /** Every member's URL, as given (frozen). */
+    this.urls = memberUrls(urls);
     this.timeoutMs = timeoutMs;
   }
 
-  /** POSTs `body` to `path` (under `signal`, else the timeout): the response, its status checked. */
-  async #post(path, body, signal = AbortSignal.timeout(this.timeoutMs)) {
+  /** The URL of the member in use: calls and new watches go there. */
+  get url() {
+    return this.urls[this.#inUse];
+  }
+
+  /** POSTs `body` to `url` + `path` (under `signal`, else the timeout): the response, its status checked. */
+  async #post(url, path, body, signal = AbortSignal.timeout(this.timeoutMs)) {
     let response;
     try {
-      response = await fetch(`${this.url}${path}`, {
+      response = await fetch(`${url}${path}`, {
         method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), signal,
       });
     } catch (err) {
-      throw new EtcdError('unreachable', `etcd ${this.url}${path}: ${reason(err)}`, { cause: err });
+      throw new EtcdError('unreachable', `etcd ${url}${path}: ${reason(err)}`, { cause: err });
     }
     if (!response.ok) {
       const text = await response.text().catch(() => '');
-      throw new EtcdError('http', `etcd ${this.url}${path}: HTTP ${response.status}: ${text.slice(0, 500)}`,
+      throw new EtcdError('http', `etcd ${url}${path}: HTTP ${response.status}: ${text.slice(0, 500)}`,
         { status: response.status });
     }
     return response;
   }
 
-  /** POSTs `body` to `path`; the JSON answer. */
+  /**
+   * POSTs `body` to `path` on the member in use: the JSON answer. When that member cannot
+   * be reached (`'unreachable'`), the next one is tried, round the list once, and the one
+   * that answered stays in use; the last member's error otherwise.
+   */
   async call(path, body) {
-    const response = await this.#post(path, body);
+    for (let tried = 1; ; tried += 1) {
+      const member = this.#inUse;
+      try {
+        return await this.#callOne(this.urls[member], path, body);
+      } catch (err) {
+        if (!(err instanceof EtcdError) || err.code !== 'unreachable' || tried >= this.urls.length) throw err;
+        // Unless a concurrent call has moved on already (it must not skip a member).
+        if (this.#inUse === member) this.#inUse = (member + 1) % this.urls.length;
+      }
+    }
+  }
+
+  /** POSTs `body` to `url` + `path`: the JSON answer. */
+  async #callOne(url, path, body) {
+    const response = await this.#post(url, path, body);
     let text;
     try {
       text = await response.text();
     } catch (err) {
-      throw new EtcdError('unreachable', `etcd ${this.url}${path}: ${reason(err)}`, { cause: err });
+      throw new EtcdError('unreachable', `etcd ${url}${path}: ${reason(err)}`, { cause: err });
     }
     try {
       return JSON.parse(text);
     } catch (err) {
-      throw new EtcdError('http', `etcd ${this.url}${path}: not JSON: ${text.slice(0, 500)}`, { status: response.status, cause: err });
+      throw new EtcdError('http', `etcd ${url}${path}: not JSON: ${text.slice(0, 500)}`, { status: response.status, cause: err });
     }
   }
 
@@ -179,15 +240,20 @@ class Etcd {
   /**
    * The changes of `key` (or of the keys in `[key, rangeEnd)`) from `startRevision` on
    * (omitted or `0n`: from now), as an async iterator of batches (arrays, never empty) of
-   * events `{ type, key, value, modRevision }`. It throws an `EtcdError` when the stream
-   * cannot open, breaks, or is cancelled (a compacted `startRevision`); it ends quietly
-   * when `signal` aborts or the loop leaves it (either closes the stream). A stream that
-   * only went idle past the HTTP client's limit is reopened from the revision after the
-   * last one yielded, unseen.
+   * events `{ type, key, value, modRevision }`, from the member in use. It throws an
+   * `EtcdError` when the stream cannot open, breaks, or is cancelled (a compacted
+   * `startRevision`), and, with `idleMs`, when nothing arrived for that long (code
+   * `'idle'`: quiet, or a member that stopped answering; time the loop spends on a batch
+   * does not count); it ends quietly when `signal` aborts or the loop leaves it (either
+   * closes the stream). A stream that only went idle past the HTTP client's limit (300 s)
+   * is reopened from the revision after the last one yielded, unseen.
    */
-  async *watch(key, { rangeEnd = null, startRevision = 0n, signal } = {}) {
+  async *watch(key, { rangeEnd = null, startRevision = 0n, signal, idleMs = null } = {}) {
+    idleMs = idleTime(idleMs);
+    const what = `etcd watch of ${JSON.stringify(String(key))}`;
     let next = BigInt(startRevision);
     while (!signal?.aborted) {
+      const url = this.url;
       const create = { key: b64(key) };
       if (rangeEnd !== null && rangeEnd !== undefined) create.range_end = b64(rangeEnd);
       if (next > 0n) create.start_revision = String(next);
@@ -195,17 +261,30 @@ class Etcd {
       const stop = () => stream.abort();
       signal?.addEventListener('abort', stop, { once: true });
       const opening = setTimeout(() => stream.abort(new DOMException('the watch did not open in time', 'TimeoutError')), this.timeoutMs);
+      // The idle time runs only while the stream is awaited.
+      let quiet = null;
+      let wentIdle = false;
+      const awaiting = () => {
+        if (idleMs !== null) {
+          quiet = setTimeout(() => {
+            wentIdle = true;
+            stream.abort(new DOMException(`nothing arrived in ${idleMs} ms`, 'TimeoutError'));
+          }, idleMs);
+        }
+      };
       try {
         let response;
         try {
-          response = await this.#post('/v3/watch', { create_request: create }, stream.signal);
+          response = await this.#post(url, '/v3/watch', { create_request: create }, stream.signal);
         } finally {
           clearTimeout(opening);
         }
         const decoder = new TextDecoder();
         let buffered = '';
         try {
+          awaiting();
           for await (const chunk of response.body) {
+            clearTimeout(quiet);
             buffered += decoder.decode(chunk, { stream: true });
             for (let end = buffered.indexOf('\n'); end >= 0; end = buffered.indexOf('\n')) {
               const line = buffered.slice(0, end).trim();
@@ -213,12 +292,12 @@ class Etcd {
               if (!line) continue;
               const message = JSON.parse(line);
               if (message.error !== undefined) {
-                throw new EtcdError('http', `etcd watch of ${JSON.stringify(String(key))}: ${message.error.message ?? JSON.stringify(message.error)}`, { status: 200 });
+                throw new EtcdError('http', `${what} at ${url}: ${message.error.message ?? JSON.stringify(message.error)}`, { status: 200 });
               }
               const result = message.result ?? {};
               if (result.canceled) {
                 const why = result.cancel_reason || `compacted at revision ${result.compact_revision}`;
-                throw new EtcdError('unreachable', `etcd watch of ${JSON.stringify(String(key))} cancelled: ${why}`);
+                throw new EtcdError('unreachable', `${what} at ${url} cancelled: ${why}`);
               }
               if (result.created && next === 0n) next = BigInt(result.header.revision) + 1n;
               const events = (result.events ?? []).map(event);
@@ -227,19 +306,22 @@ class Etcd {
                 yield events;
               }
             }
+            awaiting();
           }
         } catch (err) {
           if (signal?.aborted) return;
-          if (idle(err)) continue; // the next stream, from `next`
           if (err instanceof EtcdError) throw err;
-          throw new EtcdError('unreachable', `etcd watch of ${JSON.stringify(String(key))}: ${reason(err)}`, { cause: err });
+          if (wentIdle) throw new EtcdError('idle', `${what} at ${url}: nothing arrived in ${idleMs} ms`, { cause: err });
+          if (bodyTimedOut(err)) continue; // the next stream, from `next`
+          throw new EtcdError('unreachable', `${what} at ${url}: ${reason(err)}`, { cause: err });
         }
         if (signal?.aborted) return;
-        throw new EtcdError('unreachable', `etcd watch of ${JSON.stringify(String(key))}: the server closed the stream`);
+        throw new EtcdError('unreachable', `${what} at ${url}: the server closed the stream`);
       } catch (err) {
         if (signal?.aborted) return;
         throw err;
       } finally {
+        clearTimeout(quiet);
         signal?.removeEventListener('abort', stop);
         stream.abort();
       }
@@ -250,6 +332,9 @@ class Etcd {
 /** The same compare builders as the module's functions. */
 Etcd.sameRevision = sameRevision;
 Etcd.sameValue = sameValue;
+
+/** `etcd` itself, or a client of the members' URLs it is (a string or an array). */
+const client = (etcd) => (typeof etcd === 'string' || Array.isArray(etcd) ? new Etcd(etcd) : etcd);
 
 /** Waits until `atMs` on `now()`'s clock: true, or false as soon as `signal` aborts. */
 function sleepUntil(atMs, signal) {
@@ -297,6 +382,8 @@ class EtcdFollower {
   #onChange;
   #onRefused;
   #onError;
+  /** The watch's idle time (ms), or null. */
+  #idleMs;
   /** The also-keys' values from the last read whose document was not refused (replaced, never mutated). */
   #companions;
   /** The epoch installed last (the router's), or null. */
@@ -312,8 +399,9 @@ class EtcdFollower {
   #waiters = new Set();
 
   /** Use `EtcdFollower.start`. */
-  constructor(etcd, key, { also = [], config = null, onChange = null, onRefused = null, onError = null } = {}) {
-    this.#etcd = typeof etcd === 'string' ? new Etcd(etcd) : etcd;
+  constructor(etcd, key, { also = [], config = null, onChange = null, onRefused = null, onError = null, idleMs = null } = {}) {
+    this.#etcd = client(etcd);
+    this.#idleMs = idleTime(idleMs);
     this.#key = key;
     this.#also = [...also];
     this.#native = new TopologyFollower(config);
@@ -326,6 +414,7 @@ class EtcdFollower {
   /**
    * A follower that has read `key` and the `also` keys once (an `EtcdError` when etcd
    * cannot be reached; an absent key leaves `router` null) and watches them from then on.
+   * `etcd`: a client, or its members' URLs (as `new Etcd` takes them).
    */
   static async start(etcd, key, options) {
     const follower = new EtcdFollower(etcd, key, options);
@@ -431,6 +520,8 @@ class EtcdFollower {
    * (a write to another key inside it costs a read, counted `unchanged`), each batch of
    * events answered by a read of them all at one revision, never by the events' values.
    * A broken stream waits as the core says, reads again, and reopens after that read.
+   * A stream quiet for `idleMs` is answered by a read at once (on another member if the
+   * one in use does not answer) and a new stream; only a failed read is a loss.
    */
   async #follow() {
     const signal = this.#closing.signal;
@@ -438,12 +529,24 @@ class EtcdFollower {
     const rangeEnd = keys.length > 1 ? Buffer.concat([keys.at(-1), Buffer.from([0])]) : null;
     while (!signal.aborted) {
       try {
-        const changes = this.#etcd.watch(keys[0], { rangeEnd, startRevision: this.#readRevision + 1n, signal });
+        const changes = this.#etcd.watch(keys[0], { rangeEnd, startRevision: this.#readRevision + 1n, signal, idleMs: this.#idleMs });
         for await (const _ of changes) await this.refresh();
         if (signal.aborted) return;
       } catch (err) {
         if (signal.aborted) return;
-        callSafely(this.#onError, null, err);
+        let lost = err;
+        if (err instanceof EtcdError && err.code === 'idle') {
+          // Quiet, or a member that stopped answering: a read says which (and moves to
+          // another member if it must); then a new watch, after that read.
+          try {
+            await this.refresh();
+            continue;
+          } catch (failed) {
+            if (signal.aborted) return;
+            lost = failed;
+          }
+        }
+        callSafely(this.#onError, null, lost);
       }
       if (!(await this.#reconnect(signal))) return;
       this.#watchRestarts += 1n;
@@ -477,7 +580,7 @@ class EtcdFollower {
  * the write.
  */
 async function publish(etcd, key, document) {
-  etcd = typeof etcd === 'string' ? new Etcd(etcd) : etcd;
+  etcd = client(etcd);
   const follower = new TopologyFollower();
   const { value, modRevision } = await etcd.get(key);
   if (value !== null) {

@@ -3,7 +3,10 @@
 // also on failure. The client's reads and writes; a follower installing what `publish`
 // writes, refusing what it must not install while keeping its router, reading companions
 // with the document; and coming back after etcd is killed and started again on the same
-// ports and data. Waits are for events (callbacks, waitForEpoch), never fixed sleeps.
+// ports and data. Then a cluster of three members (each its own ports and data dir): a
+// follower rides out its member, the leader, SIGKILLed, and then the member it moved to
+// SIGSTOPped (which neither answers nor closes its connections: only the watch's idle time
+// tells). Waits are for events (callbacks, waitForEpoch), never fixed sleeps.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, openSync, closeSync, readFileSync, rmSync } from 'node:fs';
@@ -35,11 +38,14 @@ async function freePort(taken) {
 /** Every etcd this file started, for the last-resort stop on exit. */
 const started = new Set();
 
-/** SIGKILL by PID for each etcd still running (synchronous: usable on 'exit'). */
-function killAll() {
-  for (const child of started) {
-    if (child.exitCode === null && child.signalCode === null) {
+const running = (child) => child !== null && child.exitCode === null && child.signalCode === null;
+
+/** SIGKILL by PID for each etcd still running, SIGCONT first for a stopped one (synchronous: usable on 'exit'). */
+function killAll(children = started) {
+  for (const child of children) {
+    if (running(child)) {
       try {
+        process.kill(child.pid, 'SIGCONT');
         process.kill(child.pid, 'SIGKILL');
       } catch {
         // Gone already.
@@ -48,26 +54,38 @@ function killAll() {
   }
 }
 
-/** One etcd member on fixed ports and data dir: `start()` (again after `kill()`), `kill()`. */
+/**
+ * One etcd member on fixed ports and data dir (`root/<name>`): `start()` (again after
+ * `kill()`), `kill()`. Alone by default; `cluster` (`name=peerUrl,...`) makes it a member
+ * of that cluster.
+ */
 class EtcdServer {
-  constructor(root, clientPort, peerPort) {
+  constructor(root, clientPort, peerPort, { name = 'default', cluster = null } = {}) {
     this.root = root;
+    this.name = name;
     this.url = `http://127.0.0.1:${clientPort}`;
     this.peerUrl = `http://127.0.0.1:${peerPort}`;
-    this.log = join(root, 'etcd.log');
+    this.cluster = cluster ?? `${name}=${this.peerUrl}`;
+    this.log = join(root, `${name}.log`);
     this.child = null;
   }
 
-  async start() {
+  /** Starts it (an existing data dir keeps its cluster) and, with `wait`, waits until /health says true. */
+  async start({ wait = true } = {}) {
     const log = openSync(this.log, 'a');
     this.child = spawn('etcd', [
-      '--name', 'default', '--data-dir', join(this.root, 'data'),
+      '--name', this.name, '--data-dir', join(this.root, this.name),
       '--listen-client-urls', this.url, '--advertise-client-urls', this.url,
       '--listen-peer-urls', this.peerUrl, '--initial-advertise-peer-urls', this.peerUrl,
-      '--initial-cluster', `default=${this.peerUrl}`, '--log-level', 'warn', '--logger', 'zap',
+      '--initial-cluster', this.cluster, '--initial-cluster-state', 'new', '--log-level', 'warn', '--logger', 'zap',
     ], { stdio: ['ignore', log, log] });
     started.add(this.child);
     closeSync(log);
+    if (wait) await this.healthy();
+  }
+
+  /** Resolves once /health says true; throws if it exits or stays down for LONG. */
+  async healthy() {
     const deadline = Date.now() + LONG;
     for (;;) {
       if (this.child.exitCode !== null || this.child.signalCode !== null) {
@@ -84,13 +102,72 @@ class EtcdServer {
     }
   }
 
-  /** SIGKILL by PID; resolves once it has exited. */
+  /** SIGKILL by PID (SIGCONT first, should it be stopped); resolves once it has exited. */
   kill() {
     const { child } = this;
-    if (child === null || child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+    if (!running(child)) return Promise.resolve();
     const exited = new Promise((resolve) => { child.once('exit', resolve); });
+    process.kill(child.pid, 'SIGCONT');
     process.kill(child.pid, 'SIGKILL');
     return exited;
+  }
+
+  /** `/v3/maintenance/status`: its id (`header.member_id`) and the leader's (`leader`), decimal strings. */
+  async status() {
+    const answer = await fetch(`${this.url}/v3/maintenance/status`, { method: 'POST', body: '{}', signal: AbortSignal.timeout(2000) });
+    if (!answer.ok) throw new Error(`status of ${this.url}: HTTP ${answer.status}`);
+    return answer.json();
+  }
+}
+
+/** `size` members on 127.0.0.1 that form one cluster, their data under `root`; `urls` their client URLs. */
+class EtcdCluster {
+  constructor(root, size) {
+    this.root = root;
+    this.size = size;
+    this.members = [];
+  }
+
+  /** Starts every member (together: none is healthy alone) and waits until each is. */
+  async start() {
+    const taken = [];
+    for (let i = 0; i < this.size * 2; i += 1) taken.push(await freePort(taken));
+    const cluster = Array.from({ length: this.size }, (_, i) => `m${i}=http://127.0.0.1:${taken[2 * i + 1]}`).join(',');
+    for (let i = 0; i < this.size; i += 1) {
+      this.members.push(new EtcdServer(this.root, taken[2 * i], taken[2 * i + 1], { name: `m${i}`, cluster }));
+    }
+    for (const member of this.members) await member.start({ wait: false });
+    for (const member of this.members) await member.healthy();
+  }
+
+  get urls() {
+    return this.members.map((member) => member.url);
+  }
+
+  /** The member that leads now, as the running ones report it (waits out an election). */
+  async leader() {
+    const deadline = Date.now() + LONG;
+    for (;;) {
+      const ids = new Map();
+      let leader = null;
+      for (const member of this.members.filter((each) => running(each.child))) {
+        try {
+          const status = await member.status();
+          ids.set(status.header.member_id, member);
+          if (status.leader && status.leader !== '0') leader = status.leader;
+        } catch {
+          // Not answering now.
+        }
+      }
+      if (leader !== null && ids.has(leader)) return ids.get(leader);
+      if (Date.now() > deadline) throw new Error('no etcd leader');
+      await new Promise((resolve) => { setTimeout(resolve, 50); });
+    }
+  }
+
+  /** Every member killed by PID (SIGCONT first for a stopped one); resolves once all have exited. */
+  kill() {
+    return Promise.all(this.members.map((member) => member.kill()));
   }
 }
 
@@ -122,6 +199,8 @@ function document(epoch, nodes = 3) {
     format: 'shardroute/1', epoch, nodes: Array.from({ length: nodes }, (_, i) => ({ id: `n${i}` })), strategy: { type: 'jump' },
   };
 }
+
+const delay = (ms) => new Promise((resolve) => { setTimeout(resolve, ms); });
 
 const throwsCode = (code) => (err) => err instanceof ShardrouteError && err.code === code;
 
@@ -205,6 +284,91 @@ describe('shardroute/etcd against a real etcd', () => {
     await assert.rejects(etcd.call('/v3/kv/put', { key: 1 }),
       (err) => err instanceof EtcdError && err.code === 'http' && err.status === 400 && err.name === 'EtcdError');
     assert.throws(() => new Etcd('redis://127.0.0.1:1'), TypeError);
+  });
+
+  test('several members: the next one when the one in use cannot be reached, and it stays in use', async () => {
+    const dead = [`http://127.0.0.1:${await freePort([])}`, `http://127.0.0.1:${await freePort([])}`];
+    const listed = new Etcd(` ${dead[0]}/, ${server.url} `, { timeoutMs: 2000 });
+    assert.deepEqual(listed.urls, [dead[0], server.url]);
+    assert.ok(Object.isFrozen(listed.urls));
+    assert.equal(listed.url, dead[0]);
+    await listed.put('/members/a', '1');
+    assert.equal(listed.url, server.url); // the one that answered
+    assert.equal((await listed.get('/members/a')).value, '1');
+    assert.equal(listed.url, server.url);
+
+    // An HTTP error is an answer: no other member is tried.
+    const answering = new Etcd([server.url, dead[0]], { timeoutMs: 2000 });
+    await assert.rejects(answering.call('/v3/kv/put', { key: 1 }), (err) => err instanceof EtcdError && err.code === 'http');
+    assert.equal(answering.url, server.url);
+
+    // Round the list once: every member down is the last one's error.
+    const none = new Etcd(dead, { timeoutMs: 2000 });
+    await assert.rejects(none.get('/members/a'), (err) => err instanceof EtcdError && err.code === 'unreachable' && err.message.includes(dead[1]));
+
+    // The follower and publish take the members' URLs too, and a watch opens on the member in use.
+    const follower = await EtcdFollower.start([dead[1], server.url], '/members/topology');
+    try {
+      assert.deepEqual(follower.etcd.urls, [dead[1], server.url]);
+      assert.equal(follower.etcd.url, server.url);
+      await publish([dead[0], server.url], '/members/topology', document(1));
+      assert.equal(await follower.waitForEpoch(1, LONG), true);
+      assert.equal(follower.stats.watchRestarts, 0n);
+    } finally {
+      follower.close();
+    }
+    assert.throws(() => new Etcd([]), TypeError);
+    assert.throws(() => new Etcd(`${server.url},`), TypeError);
+    assert.throws(() => new Etcd([server.url, 'redis://127.0.0.1:1']), TypeError);
+    await etcd.deletePrefix('/members/');
+  });
+
+  test('a watch with idleMs ends with code idle when nothing arrives; time spent on a batch does not count', async () => {
+    const idleMs = 300;
+    const began = performance.now();
+    await assert.rejects(async () => {
+      for await (const _ of etcd.watch('/idle/quiet', { idleMs })) assert.fail('nothing was written');
+    }, (err) => err instanceof EtcdError && err.code === 'idle' && err.message.includes(server.url));
+    assert.ok(performance.now() - began >= idleMs - 5);
+
+    const first = await etcd.put('/idle/a', '1');
+    const seen = [];
+    await assert.rejects(async () => {
+      for await (const events of etcd.watch('/idle/', { rangeEnd: prefixEnd('/idle/'), startRevision: first, idleMs })) {
+        seen.push(...events.map(({ value }) => value));
+        if (seen.length === 1) {
+          await delay(2 * idleMs); // longer than the idle time, in the loop: not idle
+          await etcd.put('/idle/b', '2');
+        }
+      }
+    }, (err) => err instanceof EtcdError && err.code === 'idle');
+    assert.deepEqual(seen, ['1', '2']);
+
+    await assert.rejects(etcd.watch('/idle/x', { idleMs: 0 }).next(), RangeError);
+    await assert.rejects(EtcdFollower.start(etcd, '/idle/x', { idleMs: -1 }), RangeError);
+    await etcd.deletePrefix('/idle/');
+  });
+
+  test('a follower with idleMs answers a quiet watch with a read and a new watch, not a loss', async () => {
+    const key = '/quiet/topology';
+    await publish(etcd, key, document(1));
+    const errors = [];
+    const follower = await EtcdFollower.start(etcd, key, { idleMs: 100, onError: (err) => errors.push(err) });
+    try {
+      const deadline = Date.now() + LONG;
+      while (follower.stats.reads < 4n) { // the first read, and one per idle time
+        assert.ok(Date.now() < deadline, `${follower.stats.reads} reads`);
+        await delay(20);
+      }
+      await publish(etcd, key, document(2));
+      assert.equal(await follower.waitForEpoch(2, LONG), true);
+      const stats = follower.stats;
+      assert.equal(stats.watchRestarts, 0n);
+      assert.equal(stats.disconnects, 0n);
+      assert.deepEqual(errors, []);
+    } finally {
+      follower.close();
+    }
   });
 
   test('a follower installs epochs 1, 2, 3 as publish writes them; publish refuses what it must not write', async () => {
@@ -354,5 +518,86 @@ describe('shardroute/etcd against a real etcd', () => {
     } finally {
       follower.close();
     }
+  });
+});
+
+describe('shardroute/etcd against a real 3-member etcd cluster', () => {
+  const root = mkdtempSync(join(tmpdir(), 'shardroute-etcd-cluster-'));
+  const cluster = new EtcdCluster(root, 3);
+  const stop = () => {
+    killAll(cluster.members.map((member) => member.child));
+    rmSync(root, { recursive: true, force: true });
+  };
+  process.once('exit', stop);
+
+  before(() => cluster.start());
+
+  after(async () => {
+    await cluster.kill();
+    stop();
+  });
+
+  test('a follower of three members rides out a killed leader and a paused member', { timeout: 120000 }, async () => {
+    const key = '/cluster/topology';
+    const publisher = new Etcd(cluster.urls, { timeoutMs: 1000 });
+    let epoch = 0;
+    /** Publishes epoch + 1, trying again on an EtcdError (a member down, an election) for up to LONG. */
+    const publishNext = async () => {
+      const target = epoch + 1;
+      const deadline = Date.now() + LONG;
+      let failed = null;
+      for (;;) {
+        try {
+          await publish(publisher, key, document(target, 2 + (target % 5)));
+          break;
+        } catch (err) {
+          // A write whose answer was lost may have been made: then the next try finds the
+          // stored epoch is `target` (the only other one it can be is `target - 1`).
+          if (failed !== null && err instanceof ShardrouteError && err.code === 'stale_epoch') break;
+          if (!(err instanceof EtcdError)) throw err;
+          failed = err;
+          assert.ok(Date.now() < deadline, `no member took epoch ${target} in ${LONG} ms: ${err.message}`);
+          await delay(100);
+        }
+      }
+      epoch = target;
+    };
+    await publishNext();
+
+    // The follower starts on the leader: the first member of its list.
+    const leader = await cluster.leader();
+    const client = new Etcd([leader.url, ...cluster.urls.filter((url) => url !== leader.url)], { timeoutMs: 1000 });
+    const epochs = [];
+    const errors = [];
+    const follower = await EtcdFollower.start(client, key, {
+      idleMs: 1000, config: { reconnect_first_ms: 50, reconnect_max_ms: 400 },
+      onChange: (changed) => epochs.push(changed.router.epoch), onError: (err) => errors.push(err),
+    });
+    const stuck = (what) => `stuck at epoch ${epochs.at(-1)} of ${epoch} ${what}; errors: ${errors.map((err) => err.message).join(' | ')}`;
+    let paused = null;
+    try {
+      assert.equal(follower.etcd.url, leader.url);
+      for (let i = 0; i < 5; i += 1) await publishNext();
+      assert.equal(await follower.waitForEpoch(epoch, LONG), true, stuck('with every member up'));
+
+      await leader.kill();
+      for (let i = 0; i < 5; i += 1) await publishNext();
+      assert.equal(await follower.waitForEpoch(epoch, 15000), true, stuck('after the leader was killed'));
+      assert.notEqual(follower.etcd.url, leader.url);
+      await leader.start(); // on the same ports and data dir: three again, so a second loss leaves a quorum
+
+      paused = cluster.members.find((member) => member.url === follower.etcd.url);
+      process.kill(paused.child.pid, 'SIGSTOP'); // it neither answers nor closes its connections
+      for (let i = 0; i < 5; i += 1) await publishNext();
+      assert.equal(await follower.waitForEpoch(epoch, 15000), true, stuck('with its member paused'));
+      assert.notEqual(follower.etcd.url, paused.url);
+    } finally {
+      if (paused !== null && running(paused.child)) process.kill(paused.child.pid, 'SIGCONT');
+      follower.close();
+    }
+    assert.equal(epoch, 16);
+    assert.equal(epochs.at(-1), 16n);
+    assert.ok(epochs.every((seen, i) => i === 0 || seen > epochs[i - 1]), `epochs went back: ${epochs.join(', ')}`);
+    assert.deepEqual(follower.stats.refused, {});
   });
 });

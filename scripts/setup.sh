@@ -14,7 +14,8 @@
 #   npm     also conformance/oracles (npm clients: cluster-key-slot, kafkajs, cassandra-driver, hashring)
 #   npm     bindings-node and bindings-wasm devDependencies (npm ci), examples/redis-cluster
 #           (its Node service: shardroute linked from bindings-node, and ioredis) and
-#           examples/postgres-messages (its Node service: shardroute linked, and pg)
+#           examples/postgres-messages (its Node service: shardroute linked, and pg),
+#           examples/topology-distribution (its Node follower: shardroute linked)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export DEBIAN_FRONTEND=noninteractive
@@ -82,7 +83,7 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$sum" ]; then
   echo "$sum" > "$stamp"
 fi
 
-for dir in bindings-node bindings-wasm conformance/oracles examples/redis-cluster examples/postgres-messages; do
+for dir in bindings-node bindings-wasm conformance/oracles examples/redis-cluster examples/postgres-messages examples/topology-distribution; do
   stamp="$dir/node_modules/.package-lock.sha"
   sum=$(sha256sum "$dir/package-lock.json" | cut -d' ' -f1)
   if [ "$(cat "$stamp" 2>/dev/null)" != "$sum" ]; then

@@ -4,9 +4,10 @@ compare-and-swap. Issue 23's live proof, for the followers built so far.
 
 1. `EtcdCluster` (examples/harness.py) starts three etcd members on 127.0.0.1 (Debian's
    `etcd-server`), each stopped by PID at the end, also on failure.
-2. The followers start, each a process of its own (`follow.py`): `shardroute.etcd`'s
-   `EtcdFollower` (threads), `AsyncEtcdFollower` (asyncio), and a bare etcd watch as the
-   baseline (`--raw`: what etcd itself delivers, no follower).
+2. The followers start, each a process of its own: `shardroute.etcd`'s `EtcdFollower`
+   (threads) and `AsyncEtcdFollower` (asyncio) (`follow.py`), `shardroute/etcd`'s
+   `EtcdFollower` in Node (`follow.mjs`), and a bare etcd watch as the baseline
+   (`follow.py --raw`: what etcd itself delivers, no follower).
 3. The publisher writes 200 epochs with `shardroute.etcd.publish` (the core's follower
    builds each compare-and-swap): a vbucket dictionary that gains a node
    (`plan_rebalance`), completes the moves, loses it, completes again, 50 times.
@@ -45,7 +46,7 @@ PYTHON = os.environ.get("SHARDROUTE_PYTHON", os.path.join(ROOT, ".venv", "bin", 
 KEY = "/shardroute/live/topology"
 EPOCHS = 200
 KILL_AT, RESTART_AT, PAUSE_AT, BAD_AT = 60, 90, 120, 160
-FOLLOWERS = {"python": [], "python-asyncio": ["--asyncio"], "raw etcd watch": ["--raw"]}
+FOLLOWERS = {"python": [], "python-asyncio": ["--asyncio"], "node": [], "raw etcd watch": ["--raw"]}
 
 
 def start_document() -> shardroute.Topology:
@@ -121,6 +122,8 @@ def run() -> dict[str, Any]:
         urls = ",".join(cluster.urls)
         for name, flags in FOLLOWERS.items():
             command = [PYTHON, os.path.join(HERE, "follow.py"), "--etcd", urls, "--key", KEY, *flags]
+            if name == "node":
+                command = [shutil.which("node") or "node", os.path.join(HERE, "follow.mjs"), "--etcd", urls, "--key", KEY]
             followers[name] = JsonLinesChild(name, command)
             followers[name].expect("ready", timeout=60)
         time.sleep(0.5)

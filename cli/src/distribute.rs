@@ -23,12 +23,13 @@ const EXIT_UNREACHABLE: u8 = 4;
 const WAIT_S: u64 = 30;
 /// Between two requests to an HTTP source that answered at once.
 const INTERVAL: Duration = Duration::from_secs(1);
-const TIMEOUT: Duration = Duration::from_secs(10);
+const TIMEOUT: Duration = Duration::from_secs(2);
 
 /// Where a topology comes from.
 pub enum Source {
-    /// A key of etcd's v3 JSON gateway.
-    Etcd { url: Url, key: String },
+    /// A key of etcd's v3 JSON gateway, on any of its members (the next one is tried
+    /// when the one in use is lost).
+    Etcd { urls: Vec<Url>, key: String },
     /// A URL that answers with the document and an ETag.
     Http { url: Url },
 }
@@ -36,7 +37,10 @@ pub enum Source {
 impl Source {
     pub fn new(etcd: Option<String>, key: Option<String>, http: Option<String>) -> Outcome<Source> {
         match (etcd, key, http) {
-            (Some(etcd), Some(key), None) => Ok(Source::Etcd { url: Url::parse(&etcd).map_err(Failure::input)?, key }),
+            (Some(etcd), Some(key), None) => {
+                let urls = etcd.split(',').map(|url| Url::parse(url.trim())).collect::<Result<Vec<_>, _>>();
+                Ok(Source::Etcd { urls: urls.map_err(Failure::input)?, key })
+            }
             (None, None, Some(http)) => Ok(Source::Http { url: Url::parse(&http).map_err(Failure::input)? }),
             _ => Err(Failure::input("give the source: --etcd URL --key KEY, or --http URL")),
         }
@@ -44,7 +48,10 @@ impl Source {
 
     fn name(&self) -> String {
         match self {
-            Source::Etcd { url, key } => format!("etcd {}:{} key {key}", url.host, url.port),
+            Source::Etcd { urls, key } => {
+                let members: Vec<String> = urls.iter().map(|url| format!("{}:{}", url.host, url.port)).collect();
+                format!("etcd {} key {key}", members.join(","))
+            }
             Source::Http { url } => format!("http://{}:{}{}", url.host, url.port, url.path),
         }
     }
@@ -109,14 +116,17 @@ pub enum Event<'a> {
 /// follower; a lost source waits as long as the follower says.
 pub fn follow(source: &Source, follower: &mut Follower, each: &mut dyn FnMut(Event<'_>) -> bool) {
     let start = Instant::now();
+    let mut member = 0;
     loop {
         let result = match source {
-            Source::Etcd { url, key } => follow_etcd(url, key, follower, start, each),
+            Source::Etcd { urls, key } => follow_etcd(&urls[member % urls.len()], key, follower, start, each),
             Source::Http { url } => follow_http(url, follower, start, each),
         };
         match result {
             Ok(Stop) => return,
+            Err(why) if why == IDLE => {}
             Err(why) => {
+                member += 1; // etcd: the next member
                 let now = now_ms(start);
                 let retry = Duration::from_millis(follower.disconnected(now).saturating_sub(now));
                 if !each(Event::Lost { why, retry }) {
@@ -130,6 +140,12 @@ pub fn follow(source: &Source, follower: &mut Follower, each: &mut dyn FnMut(Eve
 
 /// `each` asked to stop.
 struct Stop;
+
+/// Nothing came on an etcd watch for `IDLE_TIME`: quiet, or a member that stopped answering
+/// without closing its connections (paused). Read again (a failed read is a lost member)
+/// and watch anew.
+const IDLE: &str = "idle";
+const IDLE_TIME: Duration = Duration::from_secs(2);
 
 fn offered(follower: &mut Follower, offered: Offered, each: &mut dyn FnMut(Event<'_>) -> bool) -> Result<(), Stop> {
     let go_on = match offered {
@@ -185,14 +201,20 @@ fn follow_etcd(
         &url.with_path("/v3/watch"),
         &[("Content-Type", "application/json".into())],
         create.to_string().as_bytes(),
-        None,
+        Some(IDLE_TIME),
     )?;
     if stream.status != 200 {
         return Err(format!("etcd watch: HTTP {}", stream.status));
     }
     let mut pending: Vec<u8> = Vec::new();
     loop {
-        let chunk = stream.chunk()?.ok_or("etcd closed the watch")?;
+        let chunk = match stream.chunk() {
+            Ok(chunk) => chunk.ok_or("etcd closed the watch")?,
+            Err(why) if why.contains("timed out") || why.contains("WouldBlock") || why.contains("temporarily unavailable") => {
+                return Err(IDLE.into())
+            }
+            Err(why) => return Err(why),
+        };
         pending.extend_from_slice(&chunk);
         while let Some(end) = pending.iter().position(|&b| b == b'\n') {
             let line: Vec<u8> = pending.drain(..=end).collect();
@@ -265,7 +287,7 @@ fn follow_http(
 /// `shardroute publish`: checks `document` with the core's follower over what etcd holds
 /// (valid, epoch = stored + 1), then writes it with a compare-and-swap on the revision read.
 pub fn publish(document: &Input, etcd: &str, key: &str) -> Outcome {
-    let url = Url::parse(etcd).map_err(Failure::input)?;
+    let url = Url::parse(etcd.split(',').next().unwrap_or(etcd).trim()).map_err(Failure::input)?;
     let text = String::from_utf8(document.read()?).map_err(|_| Failure::input(format!("{}: not UTF-8", document.name())))?;
     let (stored, mod_revision, _) = etcd_get(&url, key).map_err(unreachable)?;
     let mut follower = Follower::new(FollowerConfig::default());

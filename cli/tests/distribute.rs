@@ -152,8 +152,10 @@ fn etcd_watch_prints_each_epoch_and_serve_serves_it_with_etags_and_long_polls() 
 
     // serve: the document with an ETag, 304 for that tag, and a long poll held until
     // the next epoch is published.
+    // Two members given, the first of them dead: serve goes on to the live one.
+    let members = format!("http://127.0.0.1:{},{}", free_port(), etcd.url);
     let serve = Command::new(CLI)
-        .args(["serve", "--etcd", &etcd.url, "--key", "/t/b", "--listen", "127.0.0.1:0"])
+        .args(["serve", "--etcd", &members, "--key", "/t/b", "--listen", "127.0.0.1:0"])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()

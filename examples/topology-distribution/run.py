@@ -8,6 +8,9 @@ compare-and-swap. Issue 23's live proof, for the followers built so far.
    (threads) and `AsyncEtcdFollower` (asyncio) (`follow.py`), `shardroute/etcd`'s
    `EtcdFollower` in Node (`follow.mjs`), and a bare etcd watch as the baseline
    (`follow.py --raw`: what etcd itself delivers, no follower).
+   And `shardroute serve` follows the cluster and serves the last good document over
+   HTTP, which the WASM package follows inside Deno (`follow-http.mjs`: `HttpFollower` of
+   `shardroute-wasm/http`, long polls).
 3. The publisher writes 200 epochs with `shardroute.etcd.publish` (the core's follower
    builds each compare-and-swap): a vbucket dictionary that gains a node
    (`plan_rebalance`), completes the moves, loses it, completes again, 50 times.
@@ -29,6 +32,7 @@ import json
 import os
 import shutil
 import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -46,7 +50,9 @@ PYTHON = os.environ.get("SHARDROUTE_PYTHON", os.path.join(ROOT, ".venv", "bin", 
 KEY = "/shardroute/live/topology"
 EPOCHS = 200
 KILL_AT, RESTART_AT, PAUSE_AT, BAD_AT = 60, 90, 120, 160
-FOLLOWERS = {"python": [], "python-asyncio": ["--asyncio"], "node": [], "raw etcd watch": ["--raw"]}
+FOLLOWERS = {"python": [], "python-asyncio": ["--asyncio"], "node": [], "wasm in deno (http, serve)": [],
+             "raw etcd watch": ["--raw"]}
+DENO = os.path.join(ROOT, "bindings-wasm", "node_modules", "deno", "deno")  # npm's deno, installed by setup
 
 
 def start_document() -> shardroute.Topology:
@@ -116,14 +122,23 @@ def run() -> dict[str, Any]:
     cluster = EtcdCluster(root, 3)
     followers: dict[str, JsonLinesChild] = {}
     faults: dict[str, float] = {}
+    serve: JsonLinesChild | None = None
     try:
         publisher = Publisher(cluster.urls)
         publisher.write(start_document())
         urls = ",".join(cluster.urls)
+        # `shardroute serve` follows the cluster too, and serves the last good document
+        # over HTTP to the WASM follower (ETags, long polls).
+        subprocess.run(["cargo", "build", "-q", "-p", "shardroute-cli"], cwd=ROOT, check=True)
+        serve = JsonLinesChild("serve", [os.path.join(ROOT, "target", "debug", "shardroute"), "serve", "--etcd", urls,
+                                         "--key", KEY, "--listen", "127.0.0.1:0"], stdin=False, stderr=subprocess.DEVNULL)
+        serving = serve.expect("listening", timeout=60)["url"]
         for name, flags in FOLLOWERS.items():
             command = [PYTHON, os.path.join(HERE, "follow.py"), "--etcd", urls, "--key", KEY, *flags]
             if name == "node":
                 command = [shutil.which("node") or "node", os.path.join(HERE, "follow.mjs"), "--etcd", urls, "--key", KEY]
+            elif name.startswith("wasm in deno"):
+                command = [DENO, "run", "-A", os.path.join(HERE, "follow-http.mjs"), serving]
             followers[name] = JsonLinesChild(name, command)
             followers[name].expect("ready", timeout=60)
         time.sleep(0.5)
@@ -167,6 +182,8 @@ def run() -> dict[str, Any]:
     finally:
         for child in followers.values():
             child.stop()
+        if serve is not None:
+            serve.kill()
         cluster.stop()
         shutil.rmtree(root, ignore_errors=True)
 

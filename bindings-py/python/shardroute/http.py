@@ -36,7 +36,7 @@ from collections.abc import Callable
 from typing import Any
 
 import shardroute
-from shardroute._sources import AsyncWaiting
+from shardroute._sources import AsyncWaiting, _chunks, _read_head
 
 __all__ = ["AsyncHttpFollower", "HttpError", "HttpFollower", "HttpFollowerStats"]
 
@@ -251,8 +251,6 @@ class AsyncHttpFollower(_Polling, AsyncWaiting):
 
     async def _get(self, long_poll: bool) -> shardroute.Offered | None:
         import urllib.parse
-
-        from shardroute.etcd import _chunks, _read_head
 
         parsed = urllib.parse.urlsplit(self.url)
         secure = parsed.scheme == "https"

@@ -126,4 +126,5 @@ bench: setup build ## Run every benchmark side by side with its peers and write 
 	@[ ! -f bench/browser/bench.mjs ] || node bench/browser/bench.mjs
 	node bench/edge/bench.mjs
 	$(PY) examples/redis-cluster/bench.py
+	$(PY) examples/topology-distribution/bench.py
 	python3 scripts/assemble-benchmarks.py

@@ -117,6 +117,38 @@ def percentile(samples: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, int(p * len(ordered)))] if ordered else float("nan")
 
 
+def start_followers(members: list[str]) -> tuple[JsonLinesChild, dict[str, JsonLinesChild]]:
+    """`shardroute serve` (it follows the cluster too, and serves the last good document
+    over HTTP to the WASM follower: ETags, long polls) and every follower, each ready."""
+    urls = ",".join(members)
+    subprocess.run(["cargo", "build", "-q", "-p", "shardroute-cli"], cwd=ROOT, check=True)
+    serve = JsonLinesChild("serve", [os.path.join(ROOT, "target", "debug", "shardroute"), "serve", "--etcd", urls,
+                                     "--key", KEY, "--listen", "127.0.0.1:0"], stdin=False, stderr=subprocess.DEVNULL)
+    serving = serve.expect("listening", timeout=60)["url"]
+    followers: dict[str, JsonLinesChild] = {}
+    for name, flags in FOLLOWERS.items():
+        command = [PYTHON, os.path.join(HERE, "follow.py"), "--etcd", urls, "--key", KEY, *flags]
+        if name == "node":
+            command = [shutil.which("node") or "node", os.path.join(HERE, "follow.mjs"), "--etcd", urls, "--key", KEY]
+        elif name.startswith("wasm in deno"):
+            command = [DENO, "run", "-A", os.path.join(HERE, "follow-http.mjs"), serving]
+        followers[name] = JsonLinesChild(name, command)
+        followers[name].expect("ready", timeout=60)
+    return serve, followers
+
+
+def installs(child: JsonLinesChild) -> list[tuple[int, float]]:
+    return [(e["epoch"], e["t"]) for e in list(child.events) if e.get("event") == "installed"]
+
+
+def wait_all(followers: dict[str, JsonLinesChild], epoch: int, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    for child in followers.values():
+        while not any(seen == epoch for seen, _ in installs(child)):
+            assert time.monotonic() < deadline, f"{child.name} never reached epoch {epoch}"
+            time.sleep(0.02)
+
+
 def run() -> dict[str, Any]:
     root = tempfile.mkdtemp(prefix="shardroute-live-etcd-")
     cluster = EtcdCluster(root, 3)
@@ -126,21 +158,7 @@ def run() -> dict[str, Any]:
     try:
         publisher = Publisher(cluster.urls)
         publisher.write(start_document())
-        urls = ",".join(cluster.urls)
-        # `shardroute serve` follows the cluster too, and serves the last good document
-        # over HTTP to the WASM follower (ETags, long polls).
-        subprocess.run(["cargo", "build", "-q", "-p", "shardroute-cli"], cwd=ROOT, check=True)
-        serve = JsonLinesChild("serve", [os.path.join(ROOT, "target", "debug", "shardroute"), "serve", "--etcd", urls,
-                                         "--key", KEY, "--listen", "127.0.0.1:0"], stdin=False, stderr=subprocess.DEVNULL)
-        serving = serve.expect("listening", timeout=60)["url"]
-        for name, flags in FOLLOWERS.items():
-            command = [PYTHON, os.path.join(HERE, "follow.py"), "--etcd", urls, "--key", KEY, *flags]
-            if name == "node":
-                command = [shutil.which("node") or "node", os.path.join(HERE, "follow.mjs"), "--etcd", urls, "--key", KEY]
-            elif name.startswith("wasm in deno"):
-                command = [DENO, "run", "-A", os.path.join(HERE, "follow-http.mjs"), serving]
-            followers[name] = JsonLinesChild(name, command)
-            followers[name].expect("ready", timeout=60)
+        serve, followers = start_followers(cluster.urls)
         time.sleep(0.5)
         killed = paused = None
         while publisher.document["epoch"] < EPOCHS:
@@ -170,11 +188,7 @@ def run() -> dict[str, Any]:
             publisher.write(next_document(publisher.document, epoch - 1))
             time.sleep(0.01)
         final = publisher.document["epoch"]
-        deadline = time.monotonic() + 30
-        for child in followers.values():
-            while not any(e.get("event") == "installed" and e["epoch"] == final for e in list(child.events)):
-                assert time.monotonic() < deadline, f"{child.name} never reached epoch {final}"
-                time.sleep(0.05)
+        wait_all(followers, final)
         for child in followers.values():
             child.send("quit")
             child.expect("done", timeout=30)

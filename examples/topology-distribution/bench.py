@@ -33,7 +33,9 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
 
 from harness import EtcdCluster, EtcdServer, JsonLinesChild  # noqa: E402
-from run import ROOT, Publisher, installs, next_document, percentile, start_document, start_followers, wait_all  # noqa: E402
+from run import (  # noqa: E402
+    ROOT, Publisher, installs, next_document, percentile, shut_down, start_document, start_followers, wait_all,
+)
 
 EPOCHS = 200
 GAP_S = 0.02
@@ -161,12 +163,7 @@ def main() -> None:
             lines.append(f"| {name} | " + " | ".join(cells) + " |")
         lines += ["", f"{met} of {total} met."]
     finally:
-        for child in followers.values():
-            child.stop()
-        if serve is not None:
-            serve.kill()
-        cluster.stop()
-        shutil.rmtree(root, ignore_errors=True)
+        shut_down(followers, serve, cluster, root)
     text = "\n".join(lines) + "\n"
     os.makedirs(os.path.join(ROOT, "target", "bench"), exist_ok=True)
     with open(os.path.join(ROOT, "target", "bench", "distribution.md"), "w") as out:

@@ -149,6 +149,17 @@ def wait_all(followers: dict[str, JsonLinesChild], epoch: int, timeout: float = 
             time.sleep(0.02)
 
 
+def shut_down(followers: dict[str, JsonLinesChild], serve: JsonLinesChild | None, cluster: EtcdCluster, root: str) -> None:
+    """Every follower asked to quit (killed if it lingers), `serve` killed, every member
+    stopped by PID, the data removed."""
+    for child in followers.values():
+        child.stop()
+    if serve is not None:
+        serve.kill()
+    cluster.stop()
+    shutil.rmtree(root, ignore_errors=True)
+
+
 def run() -> dict[str, Any]:
     root = tempfile.mkdtemp(prefix="shardroute-live-etcd-")
     cluster = EtcdCluster(root, 3)
@@ -194,12 +205,7 @@ def run() -> dict[str, Any]:
             child.expect("done", timeout=30)
         return report(publisher.committed, faults, followers, final)
     finally:
-        for child in followers.values():
-            child.stop()
-        if serve is not None:
-            serve.kill()
-        cluster.stop()
-        shutil.rmtree(root, ignore_errors=True)
+        shut_down(followers, serve, cluster, root)
 
 
 def report(committed: dict[int, float], faults: dict[str, float], followers: dict[str, JsonLinesChild],

@@ -311,3 +311,37 @@ def test_a_follower_of_three_members_rides_out_a_killed_leader_and_a_paused_memb
     finally:
         cluster.stop()
         shutil.rmtree(root, ignore_errors=True)
+
+
+def test_routing_goes_on_while_the_router_is_swapped(etcd: Etcd) -> None:
+    # `router` takes no lock: a thread routing all the time sees each router whole, and
+    # only newer ones, while the watch thread installs 20 epochs.
+    publish(etcd, KEY, document(1))
+    with EtcdFollower(etcd, KEY) as follower:
+        stop = threading.Event()
+        seen: list[int] = []
+        failures: list[BaseException] = []
+        routed = [0]
+
+        def route() -> None:
+            try:
+                while not stop.is_set():
+                    router = follower.router
+                    assert router is not None
+                    router.node("user:42")
+                    routed[0] += 1
+                    if not seen or seen[-1] != router.epoch:
+                        seen.append(router.epoch)
+            except BaseException as err:  # noqa: BLE001 - reported below
+                failures.append(err)
+
+        thread = threading.Thread(target=route)
+        thread.start()
+        for epoch in range(2, 22):
+            publish(etcd, KEY, document(epoch, nodes=2 + epoch % 7))
+        assert follower.wait_for_epoch(21, timeout=10)
+        time.sleep(0.05)
+        stop.set()
+        thread.join()
+        assert failures == [] and routed[0] > 1000
+        assert seen == sorted(seen) and seen[-1] == 21

@@ -388,6 +388,7 @@ class _Following:
         keys = (key, *self.also)
         self._range = (min(keys), max(keys) + "\0")  # what the watch covers
         self._follower = shardroute.TopologyFollower(config)
+        self._router: shardroute.Router | None = None
         self._on_change = on_change
         self._on_refused = on_refused
         self._on_error = on_error
@@ -399,9 +400,10 @@ class _Following:
 
     @property
     def router(self) -> shardroute.Router | None:
-        """The router installed last (None before the first document)."""
-        with self._changed:
-            return self._follower.router
+        """The router installed last (None before the first document). No lock: the
+        reference is swapped whole when a document is installed, and a Router never
+        changes, so `follower.router.node(key)` runs at full speed while it swaps."""
+        return self._router
 
     @property
     def companions(self) -> dict[str, str | None]:
@@ -437,6 +439,8 @@ class _Following:
             offered = self._follower.offer(value, mod_revision, _now_ms())
             companions = {name: found[name][0] for name in self.also}
             changed = offered.kind == "installed"
+            if changed:
+                self._router = self._follower.router
             if offered.kind != "refused" and companions != self._companions:
                 self._companions = companions
                 changed = True
@@ -466,7 +470,7 @@ class _Following:
             self._follower.connected()
 
     def _epoch_reached(self, epoch: int) -> bool:
-        router = self._follower.router
+        router = self._router
         return router is not None and router.epoch >= epoch
 
 

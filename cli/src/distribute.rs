@@ -216,6 +216,9 @@ fn follow_etcd(
             Err(why) => return Err(why),
         };
         pending.extend_from_slice(&chunk);
+        if pending.len() > wire::MAX_BODY {
+            return Err("etcd watch: a message over the largest body".into());
+        }
         while let Some(end) = pending.iter().position(|&b| b == b'\n') {
             let line: Vec<u8> = pending.drain(..=end).collect();
             let message: Value = serde_json::from_slice(&line).map_err(|err| format!("etcd watch: {err}"))?;

@@ -45,6 +45,10 @@ impl Url {
     }
 }
 
+/// The largest body read: the core's largest document (64 MiB) and some room. A server
+/// that announces or sends more is refused, never allocated for.
+pub const MAX_BODY: usize = (64 << 20) + (1 << 20);
+
 /// An answer's status, headers (names lowercased) and the reader positioned at its body.
 pub struct Response {
     pub status: u16,
@@ -64,13 +68,25 @@ impl Response {
         let mut body = Vec::new();
         if self.chunked {
             while let Some(chunk) = self.chunk()? {
+                if body.len() + chunk.len() > MAX_BODY {
+                    return Err(format!("a body over {MAX_BODY} bytes"));
+                }
                 body.extend_from_slice(&chunk);
             }
         } else if let Some(length) = self.length {
+            if length > MAX_BODY {
+                return Err(format!("a body of {length} bytes, over {MAX_BODY}"));
+            }
             body.resize(length, 0);
             self.reader.read_exact(&mut body).map_err(|err| format!("reading the body: {err}"))?;
         } else {
-            self.reader.read_to_end(&mut body).map_err(|err| format!("reading the body: {err}"))?;
+            (&mut self.reader)
+                .take(MAX_BODY as u64 + 1)
+                .read_to_end(&mut body)
+                .map_err(|err| format!("reading the body: {err}"))?;
+            if body.len() > MAX_BODY {
+                return Err(format!("a body over {MAX_BODY} bytes"));
+            }
         }
         Ok(body)
     }
@@ -86,6 +102,9 @@ impl Response {
             .map_err(|_| format!("a bad chunk size {line:?}"))?;
         if size == 0 {
             return Ok(None);
+        }
+        if size > MAX_BODY {
+            return Err(format!("a chunk of {size} bytes, over {MAX_BODY}"));
         }
         let mut data = vec![0; size + 2];
         self.reader.read_exact(&mut data).map_err(|err| format!("reading a chunk: {err}"))?;
@@ -204,6 +223,21 @@ mod tests {
         assert_eq!(unbase64("Zm9v!"), None);
         let all: Vec<u8> = (0..=255).collect();
         assert_eq!(unbase64(&base64(&all)), Some(all));
+    }
+
+    #[test]
+    fn an_announced_body_past_the_limit_is_refused_unread() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = Url::parse(&format!("http://{}/", listener.local_addr().unwrap())).unwrap();
+        std::thread::spawn(move || {
+            let (mut stream, _) = listener.accept().unwrap();
+            let mut head = [0u8; 1024];
+            let _ = stream.read(&mut head);
+            let _ = stream.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 99999999999\r\n\r\n");
+        });
+        let response = request("GET", &url, &[], b"", Some(Duration::from_secs(5))).unwrap();
+        let refused = response.body().unwrap_err();
+        assert!(refused.contains("over"), "{refused}");
     }
 
     #[test]

@@ -1,15 +1,80 @@
-"""What the asyncio sources of ``shardroute.etcd`` and ``shardroute.http`` share: reading an
-HTTP/1.1 answer from asyncio streams, waiting for an epoch, and ending their task. (Not a
-public module.)"""
+"""What the sources of ``shardroute.etcd`` and ``shardroute.http`` share: the core's
+follower with the router it installed and the callbacks (``Following``), and for asyncio,
+reading an HTTP/1.1 answer from streams, waiting for an epoch and ending the task. (Not
+a public module.)"""
 
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any, TypeVar
 
+import shardroute
+
 Waiting = TypeVar("Waiting", bound="AsyncWaiting")
+
+
+class Following:
+    """The core's follower of one source, and what a shell does around it: the router it
+    installed last (read without a lock), the callbacks, the backoff after a lost source.
+    ``_changed`` guards the native follower (the shells' threads and callers share it)."""
+
+    def __init__(
+        self,
+        config: shardroute.FollowerConfig | None,
+        on_change: Callable[[Any], None] | None,
+        on_refused: Callable[[Any, shardroute.Offered], None] | None,
+        on_error: Callable[[Exception], None] | None,
+    ) -> None:
+        self._follower = shardroute.TopologyFollower(config)
+        self._router: shardroute.Router | None = None
+        self._on_change = on_change
+        self._on_refused = on_refused
+        self._on_error = on_error
+        self._changed = threading.Condition()
+
+    @property
+    def router(self) -> shardroute.Router | None:
+        """The router installed last (None before the first document). No lock: the
+        reference is swapped whole when a document is installed, and a Router never
+        changes, so `follower.router.node(key)` runs at full speed while it swaps."""
+        return self._router
+
+    def _took(self, offered: shardroute.Offered) -> None:
+        """After an offer, under ``_changed``: keeps the router installed, wakes waiters."""
+        if offered.kind == "installed":
+            self._router = self._follower.router
+            self._changed.notify_all()
+
+    def _tell(self, offered: shardroute.Offered, changed: bool) -> None:
+        """The callbacks of an offer (outside the lock)."""
+        if changed:
+            self._changed_hook()
+            if self._on_change is not None:
+                self._on_change(self)
+        if offered.kind == "refused" and self._on_refused is not None:
+            self._on_refused(self, offered)
+
+    def _changed_hook(self) -> None:
+        pass
+
+    def _lost(self, err: Exception) -> float:
+        """The source was lost: seconds to wait before trying again, as the core says."""
+        if self._on_error is not None:
+            self._on_error(err)
+        with self._changed:
+            now = time.monotonic_ns() // 1_000_000
+            return max(0, self._follower.disconnected(now) - now) / 1000
+
+    def _back(self) -> None:
+        with self._changed:
+            self._follower.connected()
+
+    def _epoch_reached(self, epoch: int) -> bool:
+        router = self._router
+        return router is not None and router.epoch >= epoch
 
 
 class AsyncWaiting:

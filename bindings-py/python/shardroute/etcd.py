@@ -40,7 +40,7 @@ from collections.abc import AsyncIterator, Callable, Generator, Iterable, Iterat
 from typing import Any, TypedDict, TypeVar
 
 import shardroute
-from shardroute._sources import AsyncWaiting, _chunks, _read_head
+from shardroute._sources import AsyncWaiting, Following, _chunks, _read_head
 
 __all__ = [
     "AsyncEtcd", "AsyncEtcdFollower", "Etcd", "EtcdError", "EtcdEvent", "EtcdFollower", "EtcdFollowerStats", "Watch",
@@ -367,7 +367,7 @@ class EtcdFollowerStats(shardroute.FollowerStats):
     watch_restarts: int
 
 
-class _Following:
+class _Following(Following):
     """What both followers share: the core's follower, the companions, the counters, and
     what to do with one read (``_offer``). Thread-safe: the sync follower's watch thread
     and its callers share it."""
@@ -387,23 +387,11 @@ class _Following:
         self.also = tuple(also)
         keys = (key, *self.also)
         self._range = (min(keys), max(keys) + "\0")  # what the watch covers
-        self._follower = shardroute.TopologyFollower(config)
-        self._router: shardroute.Router | None = None
-        self._on_change = on_change
-        self._on_refused = on_refused
-        self._on_error = on_error
-        self._changed = threading.Condition()
+        super().__init__(config, on_change, on_refused, on_error)
         self._companions: dict[str, str | None] = {name: None for name in self.also}
         self._read_revision = 0
         self._reads = 0
         self._restarts = 0
-
-    @property
-    def router(self) -> shardroute.Router | None:
-        """The router installed last (None before the first document). No lock: the
-        reference is swapped whole when a document is installed, and a Router never
-        changes, so `follower.router.node(key)` runs at full speed while it swaps."""
-        return self._router
 
     @property
     def companions(self) -> dict[str, str | None]:
@@ -438,40 +426,15 @@ class _Following:
                 return None
             offered = self._follower.offer(value, mod_revision, _now_ms())
             companions = {name: found[name][0] for name in self.also}
+            self._took(offered)
             changed = offered.kind == "installed"
-            if changed:
-                self._router = self._follower.router
             if offered.kind != "refused" and companions != self._companions:
                 self._companions = companions
                 changed = True
-            if changed:
                 self._changed.notify_all()
-        if changed:
-            self._changed_hook()
-            if self._on_change is not None:
-                self._on_change(self)
-        if offered.kind == "refused" and self._on_refused is not None:
-            self._on_refused(self, offered)
+        self._tell(offered, changed)
         return offered
 
-    def _changed_hook(self) -> None:
-        pass
-
-    def _lost(self, err: EtcdError) -> int:
-        """The watch or a read failed: how long to wait (ms), as the core says."""
-        if self._on_error is not None:
-            self._on_error(err)
-        with self._changed:
-            until = self._follower.disconnected(_now_ms())
-        return max(0, until - _now_ms())
-
-    def _back(self) -> None:
-        with self._changed:
-            self._follower.connected()
-
-    def _epoch_reached(self, epoch: int) -> bool:
-        router = self._router
-        return router is not None and router.epoch >= epoch
 
 
 class EtcdFollower(_Following):
@@ -552,14 +515,14 @@ class EtcdFollower(_Following):
                         continue
                     except EtcdError as lost:
                         err = lost
-                wait_ms = self._lost(err)
+                wait_s = self._lost(err)
             self._restarts += 1
             # Wait as the core says, then read again until a read succeeds.
-            while not self._stop.wait(wait_ms / 1000):
+            while not self._stop.wait(wait_s):
                 try:
                     self.refresh()
                 except EtcdError as err:
-                    wait_ms = self._lost(err)
+                    wait_s = self._lost(err)
                     continue
                 self._back()
                 break
@@ -745,14 +708,14 @@ class AsyncEtcdFollower(_Following, AsyncWaiting):
                         continue
                     except EtcdError as lost:
                         err = lost
-                wait_ms = self._lost(err)
+                wait_s = self._lost(err)
             self._restarts += 1
             while True:
-                await asyncio.sleep(wait_ms / 1000)
+                await asyncio.sleep(wait_s)
                 try:
                     await self.refresh()
                 except EtcdError as err:
-                    wait_ms = self._lost(err)
+                    wait_s = self._lost(err)
                     continue
                 self._back()
                 break

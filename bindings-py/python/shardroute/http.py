@@ -36,7 +36,7 @@ from collections.abc import Callable
 from typing import Any
 
 import shardroute
-from shardroute._sources import AsyncWaiting, _chunks, _read_head
+from shardroute._sources import AsyncWaiting, Following, _chunks, _read_head
 
 __all__ = ["AsyncHttpFollower", "HttpError", "HttpFollower", "HttpFollowerStats"]
 
@@ -63,7 +63,7 @@ class HttpFollowerStats(shardroute.FollowerStats):
     not_modified: int
 
 
-class _Polling:
+class _Polling(Following):
     """What both followers share: the core's follower, the validator (ETag), the
     counters, and what to do with one answer (``_answer``)."""
 
@@ -76,38 +76,26 @@ class _Polling:
         self.interval = interval
         self.wait = wait
         self.timeout = timeout
-        self._follower = shardroute.TopologyFollower(config)
-        self._router: shardroute.Router | None = None
-        self._on_change = on_change
-        self._on_refused = on_refused
-        self._on_error = on_error
-        self._lock = threading.Condition()
+        super().__init__(config, on_change, on_refused, on_error)
         self._etag: str | None = None
         self._bodies = 0  # the revision offered: bodies read so far
         self._requests = 0
         self._not_modified = 0
 
     @property
-    def router(self) -> shardroute.Router | None:
-        """The router installed last (None before the first document). No lock: the
-        reference is swapped whole when a document is installed, and a Router never
-        changes, so `follower.router.node(key)` runs at full speed while it swaps."""
-        return self._router
-
-    @property
     def etag(self) -> str | None:
         """The validator of the last body read."""
-        with self._lock:
+        with self._changed:
             return self._etag
 
     @property
     def stats(self) -> HttpFollowerStats:
-        with self._lock:
+        with self._changed:
             return {**self._follower.stats, "requests": self._requests, "not_modified": self._not_modified}
 
     def _headers(self, long_poll: bool) -> dict[str, str]:
         headers = {"Accept": "application/json, application/octet-stream"}
-        with self._lock:
+        with self._changed:
             if self._etag is not None:
                 headers["If-None-Match"] = self._etag
         if long_poll and self._etag is not None:
@@ -116,7 +104,7 @@ class _Polling:
 
     def _answer(self, status: int, headers: Any, body: bytes) -> shardroute.Offered | None:
         """One answer: None for 304, else what the core's follower made of the body."""
-        with self._lock:
+        with self._changed:
             self._requests += 1
             if status == 304:
                 self._not_modified += 1
@@ -131,30 +119,9 @@ class _Polling:
                 offered = self._follower.offer_dictionary(body, self._bodies, now)
             else:
                 offered = self._follower.offer(body.decode("utf-8", "strict"), self._bodies, now)
-            if offered.kind == "installed":
-                self._router = self._follower.router
-            self._lock.notify_all()
-        if offered.kind == "installed" and self._on_change is not None:
-            self._on_change(self)
-        if offered.kind == "refused" and self._on_refused is not None:
-            self._on_refused(self, offered)
+            self._took(offered)
+        self._tell(offered, offered.kind == "installed")
         return offered
-
-    def _lost(self, err: Exception) -> float:
-        """The server was lost: seconds to wait before asking again, as the core says."""
-        if self._on_error is not None:
-            self._on_error(err)
-        with self._lock:
-            now = time.monotonic_ns() // 1_000_000
-            return max(0, self._follower.disconnected(now) - now) / 1000
-
-    def _back(self) -> None:
-        with self._lock:
-            self._follower.connected()
-
-    def _epoch_reached(self, epoch: int) -> bool:
-        router = self._router
-        return router is not None and router.epoch >= epoch
 
     def _next_delay(self, answered: shardroute.Offered | None, took: float) -> float:
         """After a body that installed a router (a change), or a request the server held (a
@@ -204,8 +171,8 @@ class HttpFollower(_Polling):
     def wait_for_epoch(self, epoch: int, timeout: float) -> bool:
         """Waits until the router's epoch is at least ``epoch``: True, or False after
         ``timeout`` seconds."""
-        with self._lock:
-            return self._lock.wait_for(lambda: self._epoch_reached(epoch), timeout)
+        with self._changed:
+            return self._changed.wait_for(lambda: self._epoch_reached(epoch), timeout)
 
     def _run(self) -> None:
         delay = 0.0  # the first long poll at once: it returns at once from a server without them
@@ -276,10 +243,10 @@ class AsyncHttpFollower(_Polling, AsyncWaiting):
             status, headers, body = await asyncio.wait_for(exchange(), self.timeout + (self.wait if long_poll else 0))
         except (OSError, ValueError, asyncio.IncompleteReadError, asyncio.TimeoutError) as err:
             raise HttpError(f"GET {self.url}: {err!r}", "unreachable") from err
-        offered = self._answer(status, {"ETag": headers.get("etag"), "Content-Type": headers.get("content-type")}, body)
-        if offered is not None and offered.kind == "installed":
-            self._event.set()
-        return offered
+        return self._answer(status, {"ETag": headers.get("etag"), "Content-Type": headers.get("content-type")}, body)
+
+    def _changed_hook(self) -> None:
+        self._event.set()
 
     async def refresh(self) -> shardroute.Offered | None:
         """As ``HttpFollower.refresh``."""

@@ -345,3 +345,19 @@ def test_routing_goes_on_while_the_router_is_swapped(etcd: Etcd) -> None:
         thread.join()
         assert failures == [] and routed[0] > 1000
         assert seen == sorted(seen) and seen[-1] == 21
+
+
+def test_an_answer_that_is_not_etcds_is_an_etcd_error() -> None:
+    # A URL that answers, but not as etcd: each call is refused as malformed, never a
+    # KeyError out of a follower's thread.
+    from harness import TopologyHttpServer
+
+    server = TopologyHttpServer()
+    try:
+        for body in ('{"format": "shardroute/1"}', "not json", "[1, 2]", '{"header": {}, "responses": [{}]}'):
+            server.set(body)
+            with pytest.raises(EtcdError) as raised:
+                Etcd(server.url.rsplit("/", 1)[0], timeout=2).get_many(["/x"])
+            assert raised.value.code == "malformed", (body, raised.value)
+    finally:
+        server.stop()

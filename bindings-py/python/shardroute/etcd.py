@@ -85,7 +85,9 @@ def same_value(key: str, value: str) -> dict[str, Any]:
 
 class EtcdError(ConnectionError):
     """etcd could not be reached (``code`` ``"unreachable"``), answered with an HTTP error
-    (``"http"``, with ``status``), or refused a compare-and-swap (``"conflict"``)."""
+    (``"http"``, with ``status``) or with something that is not etcd's answer
+    (``"malformed"``), refused a compare-and-swap (``"conflict"``), or a watch heard
+    nothing for its idle time (``"idle"``)."""
 
     def __init__(self, message: str, code: str, status: int | None = None) -> None:
         super().__init__(message)
@@ -174,8 +176,26 @@ def _watch_events(line: bytes) -> list[EtcdEvent]:
 def _answer(url: str, path: str, status: int, data: bytes) -> dict[str, Any]:
     if status != 200:
         raise EtcdError(f"etcd {url}{path}: HTTP {status}: {data[:500]!r}", "http", status)
-    answer: dict[str, Any] = json.loads(data)
+    try:
+        answer = json.loads(data)
+    except ValueError as err:
+        raise EtcdError(f"etcd {url}{path}: an answer that is not JSON: {data[:200]!r}", "malformed") from err
+    if not isinstance(answer, dict):
+        raise EtcdError(f"etcd {url}{path}: an answer that is not a JSON object: {data[:200]!r}", "malformed")
     return answer
+
+
+def _result(op: Op[Result], answer: dict[str, Any], where: str) -> Result:
+    """What `op` makes of `answer`; ``EtcdError`` code ``"malformed"`` for an answer that
+    is not etcd's (a field missing, not base64, not UTF-8), never a stray KeyError."""
+    try:
+        op.send(answer)
+    except StopIteration as done:
+        result: Result = done.value
+        return result
+    except (KeyError, IndexError, TypeError, ValueError) as err:
+        raise EtcdError(f"etcd {where}: an answer that is not etcd's ({err!r})", "malformed") from err
+    raise AssertionError("an etcd operation makes one request")
 
 
 class _Endpoint:
@@ -249,12 +269,7 @@ class Etcd(_Endpoint):
 
     def _do(self, op: Op[Result]) -> Result:
         path, body = next(op)
-        try:
-            op.send(self.call(path, body))
-        except StopIteration as done:
-            result: Result = done.value
-            return result
-        raise AssertionError("an etcd operation makes one request")
+        return _result(op, self.call(path, body), f"{self.url}{path}")
 
     def get(self, key: str) -> tuple[str | None, int]:
         """The value of ``key`` and its ``mod_revision``, or ``(None, 0)`` when absent."""
@@ -333,6 +348,8 @@ class Watch:
             if self.closed:
                 return
             raise EtcdError("etcd watch: nothing arrived within the idle time", "idle") from err
+        except (KeyError, TypeError) as err:
+            raise EtcdError(f"etcd watch: an event that is not etcd's ({err!r})", "malformed") from err
         except (OSError, http.client.HTTPException, ValueError) as err:
             if self.closed:
                 return
@@ -586,12 +603,7 @@ class AsyncEtcd(_Endpoint):
 
     async def _do(self, op: Op[Result]) -> Result:
         path, body = next(op)
-        try:
-            op.send(await self.call(path, body))
-        except StopIteration as done:
-            result: Result = done.value
-            return result
-        raise AssertionError("an etcd operation makes one request")
+        return _result(op, await self.call(path, body), f"{self.url}{path}")
 
     async def get(self, key: str) -> tuple[str | None, int]:
         """As ``Etcd.get``."""
@@ -646,6 +658,8 @@ class AsyncEtcd(_Endpoint):
                     if line.strip() and (events := _watch_events(line)):
                         yield events
             raise EtcdError("etcd watch: the server closed the stream", "unreachable")
+        except (KeyError, TypeError) as err:
+            raise EtcdError(f"etcd watch: an event that is not etcd's ({err!r})", "malformed") from err
         except (OSError, ValueError, asyncio.IncompleteReadError, asyncio.TimeoutError) as err:
             raise EtcdError(f"etcd watch: {err!r}", "unreachable") from err
         finally:

@@ -137,7 +137,6 @@ def test_the_data_moved_while_the_services_wrote(results: dict[str, dict[str, An
         # timing); that they lost and duplicated nothing is test_nothing_is_lost and
         # test_no_duplicates.
         assert result["moved_units"] == result["moved_flags"], result
-        assert result["moves_logged"] >= result["moved_flags"] > 0, result
 
 
 @pytest.mark.parametrize("run", RUNS)

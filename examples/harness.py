@@ -315,10 +315,15 @@ class TopologyHttpServer:
             def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
                 with owner.changed:
                     owner.requests += 1
+                    serving = owner.server
                     held = self.headers.get("If-None-Match")
                     wait = self.headers.get("Prefer", "").partition("wait=")[2]
                     if held == owner.etag() and owner.long_poll and wait.isdigit():
-                        owner.changed.wait_for(lambda: held != owner.etag(), timeout=int(wait))
+                        owner.changed.wait_for(
+                            lambda: held != owner.etag() or owner.server is not serving, timeout=int(wait)
+                        )
+                    if owner.server is not serving:
+                        return  # stopped while the poll was held: the connection closes unanswered, as a dead server's would
                     tag, body, kind = owner.etag(), owner.body, owner.content_type
                 if held == tag:
                     self.send_response(304)

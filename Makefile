@@ -27,7 +27,7 @@ test: setup check-servers ## Run every test: core, conformance in all five runne
 
 check: setup ## The everyday loop (~3 min warm): Rust tests, four conformance runners (no browser), the bindings' unit tests, stubtest, tsc; no live server, fuzzing or browser
 	rm -rf target/conformance
-	cargo test -q -p shardroute -p shardroute-conformance -p shardroute-cli -- --skip etcd_  # cli/tests/distribute.rs: the etcd_ tests start etcd (make test runs them)
+	cargo test -q -p shardroute -p shardroute-conformance -p shardroute-cli -- --skip etcd_ --skip zookeeper_  # cli/tests/distribute.rs: the etcd_ and zookeeper_ tests start etcd and ZooKeeper (make test runs them)
 	cargo clippy -q -p shardroute -p shardroute-conformance -p shardroute-cli --all-targets -- -D warnings
 	SHARDROUTE_TIER=check bindings-py/test.sh
 	SHARDROUTE_TIER=check bindings-node/test.sh

@@ -9,8 +9,9 @@
 // server that supports it holds the request until the document changes or N seconds pass
 // (a long poll); one that does not answers at once, and the follower asks again after
 // `intervalMs`. A body served as `application/octet-stream` is a binary dictionary
-// (`encodeDictionary`); anything else is a JSON document, UTF-8 (a body that is not is
-// never offered: `onError` gets the decoder's `TypeError`, and the router is kept).
+// (`encodeDictionary`); any other body is offered as plain bytes (`offerBytes`): the core
+// tells a dictionary by its magic and refuses text that is not UTF-8 (`invalid_topology`,
+// counted, `onRefused` called, the router kept), never decoding it with U+FFFD in it.
 //
 // Every body read is offered to the core's `TopologyFollower` with a revision that counts
 // the bodies read (HTTP has no revision of its own): it installs a newer epoch, refuses an
@@ -140,8 +141,8 @@ export class HttpFollower {
   }
 
   /**
-   * A follower that has asked once (an `HttpError` when that failed; a body that is not
-   * UTF-8, the decoder's `TypeError`) and asks on, the first long poll at once.
+   * A follower that has asked once (an `HttpError` when that failed) and asks on, the
+   * first long poll at once.
    */
   static async start(url, options) {
     const follower = new HttpFollower(url, options);
@@ -257,9 +258,9 @@ export class HttpFollower {
     const binary = (type ?? '').split(';')[0].trim() === 'application/octet-stream';
     const offered = binary
       ? this.#native.offerDictionary(body, this.#bodies, now())
-      // `fatal`: a body that is not UTF-8 throws (a TypeError), never offered with U+FFFD
-      // in it; `ignoreBOM`: a BOM is kept, as Python's decode keeps it (and the core refuses it).
-      : this.#native.offer(new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(body), this.#bodies, now());
+      // Any other type: the core tells a dictionary by its magic, and refuses text that is
+      // not UTF-8 (counted, invalid_topology), never decoding it with U+FFFD in it.
+      : this.#native.offerBytes(body, this.#bodies, now());
     const closed = this.#closing.signal.aborted;
     if (offered.kind === 'installed') {
       this.#epoch = offered.epoch;

@@ -785,7 +785,7 @@ export interface FollowerConfig {
 
 /** What a `TopologyFollower` has seen (`stats`): the core's counters, each `u64` a `bigint`. */
 export interface FollowerStats {
-  /** Documents offered (`offer`, `offerDictionary`). */
+  /** Documents offered (`offer`, `offerDictionary`, `offerBytes`). */
   offered: bigint;
   /** Documents installed. */
   installed: bigint;
@@ -809,7 +809,7 @@ export interface Publish {
 
 /**
  * What became of a document offered to a `TopologyFollower` (`offer`,
- * `offerDictionary`): `installed` (it is the follower's router now, of `epoch`);
+ * `offerDictionary`, `offerBytes`): `installed` (it is the follower's router now, of `epoch`);
  * `unchanged` (the held document again); `refused` (the follower keeps the router it had;
  * `code` and `message` say why, `error()` makes the error). Fields that do not apply to
  * `kind` are `null`.
@@ -868,6 +868,16 @@ export declare class TopologyFollower {
    *   `Uint8Array`, a bad revision or time.
    */
   offerDictionary(bytes: Uint8Array, revision: Revision, nowMs: Milliseconds): Offered;
+  /**
+   * A value from a source that holds plain bytes (a ZooKeeper node, an HTTP body of no
+   * known type): a binary dictionary when it starts with the dictionary's magic (`SRVB`),
+   * otherwise JSON text that must be valid UTF-8. Invalid UTF-8 is a refusal
+   * (`invalid_topology`), never decoded with replacements.
+   *
+   * @throws {ShardrouteError} `invalid_argument` for bytes that are not a readable
+   *   `Uint8Array`, a bad revision or time.
+   */
+  offerBytes(bytes: Uint8Array, revision: Revision, nowMs: Milliseconds): Offered;
   /**
    * The source was lost at `nowMs`: when to reconnect, on the same clock (a u64). Each
    * loss waits twice the last, up to `reconnect_max_ms`, until `connected`.

@@ -328,3 +328,84 @@ export function groupsOf(flat, ids) {
   }
   return groups;
 }
+
+// -- What the topology sources' shells share (bindings-node's etcd.js and zookeeper.js;
+// http.mjs, which the WASM package ships apart from this file, has its own copy) --
+
+/** The sources' clock for the follower: monotonic milliseconds (wall-clock jumps do not move it). */
+export function monotonicMs() {
+  return Math.floor(performance.now());
+}
+
+/** Waits until `atMs` on `monotonicMs()`'s clock: true, or false as soon as `signal` aborts. */
+export function sleepUntil(atMs, signal) {
+  return new Promise((resolve) => {
+    if (signal.aborted) {
+      resolve(false);
+      return;
+    }
+    const done = (slept) => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', aborted);
+      resolve(slept);
+    };
+    const aborted = () => done(false);
+    const timer = setTimeout(() => done(true), Math.max(0, Number(atMs) - monotonicMs()));
+    signal.addEventListener('abort', aborted, { once: true });
+  });
+}
+
+/** Calls `callback(...args)`, handing what it throws to `onError` (whose own throws are dropped). */
+export function callSafely(callback, onError, ...args) {
+  if (typeof callback !== 'function') return;
+  try {
+    callback(...args);
+  } catch (err) {
+    if (callback === onError || typeof onError !== 'function') return;
+    try {
+      onError(err);
+    } catch {
+      // Nowhere left to report it; never an unhandled rejection.
+    }
+  }
+}
+
+/**
+ * A follower's `waitForEpoch` promises: `wait(epoch, timeoutMs)` resolves true once
+ * `reached(epoch)` has been called with that epoch or a later one, false after `timeoutMs`
+ * (omitted: never) or at `closeAll()`.
+ */
+export class EpochWaiters {
+  #epoch = null;
+  #closed = false;
+  #waiters = new Set();
+
+  wait(epoch, timeoutMs) {
+    const wanted = BigInt(epoch);
+    if (this.#epoch !== null && this.#epoch >= wanted) return Promise.resolve(true);
+    if (this.#closed) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      let timer;
+      const waiter = {
+        epoch: wanted,
+        resolve: (reached) => {
+          clearTimeout(timer);
+          this.#waiters.delete(waiter);
+          resolve(reached);
+        },
+      };
+      if (timeoutMs !== undefined && timeoutMs !== Infinity) timer = setTimeout(() => waiter.resolve(false), timeoutMs);
+      this.#waiters.add(waiter);
+    });
+  }
+
+  reached(epoch) {
+    this.#epoch = epoch;
+    for (const waiter of this.#waiters) if (epoch >= waiter.epoch) waiter.resolve(true);
+  }
+
+  closeAll() {
+    this.#closed = true;
+    for (const waiter of this.#waiters) waiter.resolve(false);
+  }
+}

@@ -15,9 +15,7 @@
 // same names in snake_case.
 
 const { TopologyFollower } = require('./index.js');
-
-/** The shell's clock for the follower: monotonic milliseconds (wall-clock jumps do not move it). */
-const now = () => Math.floor(performance.now());
+const { EpochWaiters, callSafely, monotonicMs: now, sleepUntil } = require('./shared.js');
 
 /** A key (or value) on the wire: its UTF-8 bytes (a string) or its bytes, base64. */
 const b64 = (key) => Buffer.from(key).toString('base64');
@@ -336,39 +334,6 @@ Etcd.sameValue = sameValue;
 /** `etcd` itself, or a client of the members' URLs it is (a string or an array). */
 const client = (etcd) => (typeof etcd === 'string' || Array.isArray(etcd) ? new Etcd(etcd) : etcd);
 
-/** Waits until `atMs` on `now()`'s clock: true, or false as soon as `signal` aborts. */
-function sleepUntil(atMs, signal) {
-  return new Promise((resolve) => {
-    if (signal.aborted) {
-      resolve(false);
-      return;
-    }
-    const done = (slept) => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', aborted);
-      resolve(slept);
-    };
-    const aborted = () => done(false);
-    const timer = setTimeout(() => done(true), Math.max(0, Number(atMs) - now()));
-    signal.addEventListener('abort', aborted, { once: true });
-  });
-}
-
-/** Calls `callback(...args)`, handing what it throws to `onError` (whose own throws are dropped). */
-function callSafely(callback, onError, ...args) {
-  if (typeof callback !== 'function') return;
-  try {
-    callback(...args);
-  } catch (err) {
-    if (callback === onError || typeof onError !== 'function') return;
-    try {
-      onError(err);
-    } catch {
-      // Nowhere left to report it; never an unhandled rejection.
-    }
-  }
-}
-
 /**
  * Follows the topology document at `key` (and the `also` keys, its companions) in etcd;
  * every decision is the core's `TopologyFollower` (see the top of this file; etcd.d.ts
@@ -395,8 +360,8 @@ class EtcdFollower {
   /** Reads and offers run one at a time, in order, so revisions reach the core ascending. */
   #reading = Promise.resolve();
   #closing = new AbortController();
-  /** waitForEpoch's pending promises: { epoch, resolve }. */
-  #waiters = new Set();
+  /** waitForEpoch's pending promises. */
+  #waiters = new EpochWaiters();
 
   /** Use `EtcdFollower.start`. */
   constructor(etcd, key, { also = [], config = null, onChange = null, onRefused = null, onError = null, idleMs = null } = {}) {
@@ -481,7 +446,7 @@ class EtcdFollower {
     }
     if (this.#closing.signal.aborted) return offered;
     if (changed) {
-      for (const waiter of this.#waiters) if (this.#epoch !== null && this.#epoch >= waiter.epoch) waiter.resolve(true);
+      if (this.#epoch !== null) this.#waiters.reached(this.#epoch);
       callSafely(this.#onChange, this.#onError, this);
     } else if (offered.kind === 'refused') {
       callSafely(this.#onRefused, this.#onError, this, offered);
@@ -491,28 +456,13 @@ class EtcdFollower {
 
   /** Resolves true once the router's epoch is at least `epoch`, false after `timeoutMs` (omitted: never) or on `close`. */
   waitForEpoch(epoch, timeoutMs) {
-    const wanted = BigInt(epoch);
-    if (this.#epoch !== null && this.#epoch >= wanted) return Promise.resolve(true);
-    if (this.#closing.signal.aborted) return Promise.resolve(false);
-    return new Promise((resolve) => {
-      let timer;
-      const waiter = {
-        epoch: wanted,
-        resolve: (reached) => {
-          clearTimeout(timer);
-          this.#waiters.delete(waiter);
-          resolve(reached);
-        },
-      };
-      if (timeoutMs !== undefined && timeoutMs !== Infinity) timer = setTimeout(() => waiter.resolve(false), timeoutMs);
-      this.#waiters.add(waiter);
-    });
+    return this.#waiters.wait(epoch, timeoutMs);
   }
 
   /** Stops watching (aborts the stream and any wait); idempotent. */
   close() {
     this.#closing.abort();
-    for (const waiter of this.#waiters) waiter.resolve(false);
+    this.#waiters.closeAll();
   }
 
   /**

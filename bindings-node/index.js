@@ -383,6 +383,7 @@ class TopologyFollower {
       offer: (follower, document, revision, nowMs) =>
         offeredOf(follower.#inner.offer(documentText(document, 'document'), revision, nowMs)),
       offerDictionary: (follower, bytes, revision, nowMs) => offeredOf(follower.#inner.offerDictionary(bytes, revision, nowMs)),
+      offerBytes: (follower, bytes, revision, nowMs) => offeredOf(follower.#inner.offerBytes(bytes, revision, nowMs)),
       disconnected: (follower, nowMs) => follower.#inner.disconnected(nowMs),
       connected: (follower) => follower.#inner.connected(),
       publish: (follower, document) => follower.#inner.publish(documentText(document, 'document')),

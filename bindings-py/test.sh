@@ -11,7 +11,7 @@ venv="${SHARDROUTE_VENV:-$root/.venv}"
 cd "$here"
 # SHARDROUTE_TIER=check (`make check`): everything but the tests that start live servers.
 live=()
-[ "${SHARDROUTE_TIER:-}" = check ] && live=(--ignore tests/test_redis.py --ignore tests/test_etcd.py)
+[ "${SHARDROUTE_TIER:-}" = check ] && live=(--ignore tests/test_redis.py --ignore tests/test_etcd.py --ignore tests/test_zookeeper.py)
 "$venv/bin/python" -m pytest -p no:cacheprovider tests "${live[@]}"
 "$venv/bin/python" -m mypy --no-incremental
 "$venv/bin/python" -m mypy.stubtest shardroute

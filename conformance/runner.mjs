@@ -170,6 +170,8 @@ function followerStep(api, file, follower, step) {
         return offeredJson(api, follower.offer(document(), step.revision, now));
       case 'offer_dictionary':
         return offeredJson(api, follower.offerDictionary(textDecoderHex(step.hex), step.revision, now));
+      case 'offer_bytes':
+        return offeredJson(api, follower.offerBytes(textDecoderHex(step.hex), step.revision, now));
       case 'disconnected':
         return { reconnect_at_ms: u64Json(follower.disconnected(now), 'disconnected') };
       case 'connected':

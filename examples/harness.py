@@ -227,7 +227,23 @@ class EtcdServer(ServerProcess):
             return status
 
 
-class EtcdCluster:
+class Members:
+    """Servers that form one cluster: `stop()` stops each by PID (SIGCONT first, should a
+    test have paused it)."""
+
+    members: list[Any]
+
+    def stop(self) -> None:
+        for member in self.members:
+            if member.alive():
+                try:
+                    os.kill(member.pid, signal.SIGCONT)
+                except ProcessLookupError:
+                    pass
+            member.stop()
+
+
+class EtcdCluster(Members):
     """`size` etcd members on 127.0.0.1 that form one cluster, each stopped by PID
     (`stop()`); `urls` their client URLs, `leader()` the member that leads now."""
 
@@ -270,14 +286,120 @@ class EtcdCluster:
                 raise RuntimeError("no etcd leader")
             time.sleep(0.05)
 
-    def stop(self) -> None:
-        for member in self.members:
-            if member.alive():
-                try:
-                    os.kill(member.pid, signal.SIGCONT)
-                except ProcessLookupError:
-                    pass
-            member.stop()
+
+
+ZOOKEEPER_JARS = "/etc/zookeeper/conf:/usr/share/java/zookeeper.jar"  # Debian's `zookeeper`
+
+
+def four_letter_word(port: int, word: str, timeout: float = 2) -> str:
+    """ZooKeeper's admin command `word` (`ruok`, `srvr`) on a client port: its answer."""
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as conn:
+        conn.sendall(word.encode())
+        chunks = []
+        while chunk := conn.recv(4096):
+            chunks.append(chunk)
+        return b"".join(chunks).decode(errors="replace")
+
+
+class ZooKeeperServer(ServerProcess):
+    """One ZooKeeper member (Debian's `zookeeper`, 3.8) on 127.0.0.1, its data in
+    `root/<name>`, its client port `port`. Alone it is standalone; `ZooKeeperEnsemble`
+    makes members that know each other (`servers`: the `server.N=...` lines, `myid` N).
+    A tick of 200 ms (sessions of 0.4–4 s) so that faults play out in seconds. `restart()`
+    starts it again on the same ports and data."""
+
+    stop_signal = signal.SIGTERM
+
+    def __init__(self, root: str, name: str = "zk", *, port: int | None = None, myid: int = 1,
+                 servers: list[str] | None = None, wait: bool = True) -> None:
+        java = shutil.which("java")
+        assert java, "needs java (apt-get install -y zookeeper, which brings a JRE)"
+        self.java, self.name, self.root = java, name, root
+        self.port = port or free_port()
+        self.hosts = f"127.0.0.1:{self.port}"
+        data = os.path.join(root, name)
+        os.makedirs(data, exist_ok=True)
+        with open(os.path.join(data, "myid"), "w") as out:
+            out.write(f"{myid}\n")
+        self.config_path = os.path.join(root, f"{name}.cfg")
+        with open(self.config_path, "w") as out:
+            out.write("\n".join([
+                "tickTime=200", "initLimit=50", "syncLimit=10", f"dataDir={data}",
+                f"clientPort={self.port}", "clientPortAddress=127.0.0.1", "admin.enableServer=false",
+                "4lw.commands.whitelist=ruok,srvr", "maxSessionTimeout=20000", *(servers or []), "",
+            ]))
+        self.log_path = os.path.join(root, f"{name}.log")
+        self.restart(wait=wait)
+
+    def restart(self, wait: bool = True) -> None:
+        with open(self.log_path, "ab") as log:
+            self.process = subprocess.Popen(
+                [
+                    # jute.maxbuffer: values up to 8 MiB (the default, 1 MiB, is less than
+                    # the largest document the live run writes: 65,537 nodes).
+                    self.java, "-Xmx128m", "-XX:+UseSerialGC", "-Djute.maxbuffer=8388608", "-cp", ZOOKEEPER_JARS,
+                    f"-Dzookeeper.log.dir={self.root}", "-Dzookeeper.root.logger=WARN,CONSOLE",
+                    "org.apache.zookeeper.server.quorum.QuorumPeerMain", self.config_path,
+                ],
+                stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+            )
+        if wait:
+            self.wait_serving()
+
+    def mode(self) -> str | None:
+        """`leader`, `follower` or `standalone`; None when it does not serve (no quorum)."""
+        try:
+            answer = four_letter_word(self.port, "srvr")
+        except OSError:
+            return None
+        for line in answer.splitlines():
+            if line.startswith("Mode: "):
+                return line[6:].strip()
+        return None
+
+    def wait_serving(self, timeout: float = 60) -> None:
+        deadline = time.monotonic() + timeout
+        while self.mode() is None:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"zookeeper exited:\n{self.log_tail()}")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"zookeeper did not serve:\n{self.log_tail()}")
+            time.sleep(0.1)
+
+
+class ZooKeeperEnsemble(Members):
+    """`size` ZooKeeper members on 127.0.0.1 that form one ensemble, each stopped by PID
+    (`stop()`); `hosts` their connection string, `leader()` the member that leads now."""
+
+    def __init__(self, root: str, size: int = 3) -> None:
+        ports: list[int] = []
+        while len(ports) < 3 * size:
+            port = free_port()
+            if port not in ports:
+                ports.append(port)
+        servers = [f"server.{i + 1}=127.0.0.1:{ports[size + i]}:{ports[2 * size + i]}" for i in range(size)]
+        self.members: list[ZooKeeperServer] = []
+        try:
+            for i in range(size):
+                self.members.append(ZooKeeperServer(root, f"zk{i + 1}", port=ports[i], myid=i + 1, servers=servers, wait=False))
+            for member in self.members:
+                member.wait_serving()
+        except BaseException:
+            self.stop()
+            raise
+        self.hosts = ",".join(member.hosts for member in self.members)
+
+    def leader(self, timeout: float = 30) -> ZooKeeperServer:
+        """The member that leads, as it reports itself (waits for an election)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            for member in self.members:
+                if member.alive() and member.mode() == "leader":
+                    return member
+            if time.monotonic() > deadline:
+                raise RuntimeError("no zookeeper leader")
+            time.sleep(0.05)
+
 
 
 class TopologyHttpServer:

@@ -42,6 +42,7 @@ libmemcached-dev | -                                                            
 tarantool        | tarantool                                                             | Tarantool, the vshard oracle (digest.crc32)
 postgresql       | /usr/lib/postgresql/15/bin/postgres,/usr/lib/postgresql/15/bin/initdb | PostgreSQL 15, the shards of examples/postgres-messages
 etcd-server      | etcd                                                                  | etcd 3.4 (v3 JSON gateway): the tests of shardroute.etcd, shardroute/etcd and the CLI, examples/topology-distribution, and the topology store of examples/postgres-messages
+zookeeper        | java,/usr/share/java/zookeeper.jar                                    | ZooKeeper 3.8 and its JRE: the tests of shardroute.zookeeper, shardroute/zookeeper and the CLI, examples/topology-distribution
 TABLE
 )
 mapfile -t apt_packages < <(cut -d'|' -f1 <<<"$SYSTEM_PACKAGES" | tr -d ' ')

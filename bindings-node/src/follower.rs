@@ -95,6 +95,20 @@ impl TopologyFollower {
         Ok(raw(self.follower()?.offer_dictionary(&bytes, revision, now)))
     }
 
+    /// A value from a source of plain bytes ([`ss::Follower::offer_bytes`]): a binary
+    /// dictionary by its magic, otherwise UTF-8 JSON text.
+    ///
+    /// # Errors
+    /// `invalid_argument` for bytes that are not a readable `Uint8Array`, a bad revision or
+    /// time.
+    #[napi(catch_unwind)]
+    pub fn offer_bytes(&self, bytes: Unknown, revision: Unknown, now_ms: Unknown) -> Result<RawOffered> {
+        let bytes: Uint8ArraySlice = key::typed_array(bytes, TypedArrayType::Uint8, "bytes")?;
+        let revision = revision_argument(revision)?;
+        let now = milliseconds(now_ms)?;
+        Ok(raw(self.follower()?.offer_bytes(&bytes, revision, now)))
+    }
+
     /// The source was lost at `nowMs`: when to reconnect ([`ss::Follower::disconnected`]).
     ///
     /// # Errors

@@ -94,6 +94,22 @@ pub fn follower_defaults(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
     value_to_py(py, &ss::FollowerConfig::default().to_value())
 }
 
+impl TopologyFollower {
+    /// `offer` (the core's `offer_dictionary` or `offer_bytes`) of bytes from Python.
+    fn offer_binary(
+        &mut self,
+        data: &Bound<'_, PyAny>,
+        revision: &Bound<'_, PyAny>,
+        now_ms: &Bound<'_, PyAny>,
+        offer: fn(&mut ss::Follower, &[u8], u64, u64) -> ss::Offered,
+    ) -> PyResult<Offered> {
+        let revision = now(revision, "revision")?;
+        let now = now(now_ms, "now_ms")?;
+        let bytes = dictionary_bytes(data)?;
+        Ok(Offered::from_core(offer(&mut self.inner, bytes.as_bytes(), revision, now)))
+    }
+}
+
 #[pymethods]
 impl TopologyFollower {
     #[new]
@@ -132,10 +148,18 @@ impl TopologyFollower {
         revision: &Bound<'_, PyAny>,
         now_ms: &Bound<'_, PyAny>,
     ) -> PyResult<Offered> {
-        let revision = now(revision, "revision")?;
-        let now = now(now_ms, "now_ms")?;
-        let bytes = dictionary_bytes(data)?;
-        Ok(Offered::from_core(self.inner.offer_dictionary(bytes.as_bytes(), revision, now)))
+        self.offer_binary(data, revision, now_ms, ss::Follower::offer_dictionary)
+    }
+
+    /// A value from a source of plain bytes: a binary dictionary when it starts with the
+    /// dictionary's magic, otherwise JSON text that must be valid UTF-8.
+    fn offer_bytes(
+        &mut self,
+        data: &Bound<'_, PyAny>,
+        revision: &Bound<'_, PyAny>,
+        now_ms: &Bound<'_, PyAny>,
+    ) -> PyResult<Offered> {
+        self.offer_binary(data, revision, now_ms, ss::Follower::offer_bytes)
     }
 
     /// The source was lost at now_ms: when to reconnect (an int on the same clock).

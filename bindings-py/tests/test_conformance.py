@@ -112,6 +112,8 @@ def follower_step(file: Dict[str, Any], follower: shardroute.TopologyFollower, s
             offered = follower.offer(document(), step["revision"], now)
         elif call == "offer_dictionary":
             offered = follower.offer_dictionary(bytes.fromhex(step["hex"]), step["revision"], now)
+        elif call == "offer_bytes":
+            offered = follower.offer_bytes(bytes.fromhex(step["hex"]), step["revision"], now)
         elif call == "disconnected":
             return {"reconnect_at_ms": str(follower.disconnected(now))}
         elif call == "connected":

@@ -108,6 +108,24 @@ def test_a_binary_dictionary_is_offered_as_one(server: TopologyHttpServer) -> No
         assert router is not None and router.epoch == 2
 
 
+def test_a_body_that_is_not_utf8_is_refused_and_counted(server: TopologyHttpServer) -> None:
+    refused: list[str | None] = []
+    errors: list[Exception] = []
+    with HttpFollower(server.url, interval=0.05, wait=10, on_error=errors.append,
+                      on_refused=lambda _, offered: refused.append(offered.code)) as follower:
+        assert follower.wait_for_epoch(1, timeout=5)
+        server.set(document(2).encode().replace(b'"n0"', b'"n0\xff"'))
+        deadline = time.monotonic() + 5
+        while not refused and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert refused == ["invalid_topology"] and follower.stats["refused"] == {"invalid_topology": 1}
+        assert errors == []
+        router = follower.router
+        assert router is not None and router.epoch == 1
+        server.set(document(3))
+        assert follower.wait_for_epoch(3, timeout=5)
+
+
 def test_the_follower_comes_back_with_the_server(server: TopologyHttpServer) -> None:
     errors: list[Exception] = []
     config: shardroute.FollowerConfig = {"reconnect_first_ms": 50, "reconnect_max_ms": 200}

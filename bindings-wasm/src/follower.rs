@@ -83,6 +83,19 @@ impl TopologyFollower {
         Ok(offered(self.with(|follower| follower.offer_dictionary(&bytes, revision, now))?))
     }
 
+    /// A value from a source of plain bytes: a binary dictionary by its magic, otherwise
+    /// UTF-8 JSON text (invalid UTF-8 is a refusal, `invalid_topology`).
+    ///
+    /// Throws `invalid_argument` for bytes that are not a readable `Uint8Array`, a bad
+    /// revision or time.
+    #[wasm_bindgen(js_name = offerBytes)]
+    pub fn offer_bytes(&self, bytes: &JsValue, revision: &JsValue, now_ms: &JsValue) -> Result<Offered> {
+        let bytes = key::bytes_from_js(bytes, "bytes")?;
+        let revision = revision_argument(revision)?;
+        let now = milliseconds(now_ms)?;
+        Ok(offered(self.with(|follower| follower.offer_bytes(&bytes, revision, now))?))
+    }
+
     /// The source was lost at `nowMs`: when to reconnect, a bigint on the same clock.
     ///
     /// Throws `invalid_argument` for a bad time.

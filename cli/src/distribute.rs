@@ -1,8 +1,8 @@
-//! `publish`, `watch` and `serve`: a topology kept in etcd (its v3 JSON gateway) or served
-//! over HTTP, followed and published with the core's follower deciding
-//! ([`shardroute::session::Follower`]: which document to install, which to refuse, how
-//! long to wait after a lost source, what a compare-and-swap write must be). This module
-//! only talks HTTP, sleeps and prints.
+//! `publish`, `watch` and `serve`: a topology kept in etcd (its v3 JSON gateway), in a
+//! ZooKeeper node or served over HTTP, followed and published with the core's follower
+//! deciding ([`shardroute::session::Follower`]: which document to install, which to
+//! refuse, how long to wait after a lost source, what a compare-and-swap write must be).
+//! This module only talks HTTP or ZooKeeper ([`crate::zookeeper`]), sleeps and prints.
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
@@ -10,12 +10,13 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
-use shardroute::session::{Follower, FollowerConfig, Offered};
+use shardroute::session::{Follower, FollowerConfig, Offered, Publish};
 
 use crate::input::{Failure, Input, Outcome};
 use crate::wire::{self, base64, unbase64, Url};
+use crate::zookeeper::{self, Class, Session};
 
-/// Exit code: someone wrote the key between `publish`'s read and its write.
+/// Exit code: someone wrote the key (or node) between `publish`'s read and its write.
 const EXIT_CONFLICT: u8 = 3;
 /// Exit code: the source could not be reached.
 const EXIT_UNREACHABLE: u8 = 4;
@@ -30,19 +31,60 @@ pub enum Source {
     /// A key of etcd's v3 JSON gateway, on any of its members (the next one is tried
     /// when the one in use is lost).
     Etcd { urls: Vec<Url>, key: String },
+    /// A node of a ZooKeeper ensemble, on any of its members (`host:port`; the next one is
+    /// tried when the one in use is lost).
+    ZooKeeper { hosts: Vec<String>, path: String },
     /// A URL that answers with the document and an ETag.
     Http { url: Url },
 }
 
+/// Where a topology comes from, as the command line names it (each flag optional).
+pub struct SourceFlags {
+    pub etcd: Option<String>,
+    pub key: Option<String>,
+    pub zookeeper: Option<String>,
+    pub path: Option<String>,
+    pub http: Option<String>,
+}
+
 impl Source {
-    pub fn new(etcd: Option<String>, key: Option<String>, http: Option<String>) -> Outcome<Source> {
-        match (etcd, key, http) {
-            (Some(etcd), Some(key), None) => {
-                let urls = etcd.split(',').map(|url| Url::parse(url.trim())).collect::<Result<Vec<_>, _>>();
-                Ok(Source::Etcd { urls: urls.map_err(Failure::input)?, key })
+    /// The source the flags name (`watch`, `serve`: etcd, ZooKeeper or HTTP).
+    pub fn new(flags: SourceFlags) -> Outcome<Source> {
+        match flags {
+            SourceFlags { http: Some(http), etcd: None, key: None, zookeeper: None, path: None } => {
+                Ok(Source::Http { url: Url::parse(&http).map_err(Failure::input)? })
             }
-            (None, None, Some(http)) => Ok(Source::Http { url: Url::parse(&http).map_err(Failure::input)? }),
-            _ => Err(Failure::input("give the source: --etcd URL --key KEY, or --http URL")),
+            flags => Source::store(flags).unwrap_or_else(|| {
+                Err(Failure::input(
+                    "give the source: --etcd URL --key KEY, --zookeeper HOSTS --path PATH, or --http URL",
+                ))
+            }),
+        }
+    }
+
+    /// The store the flags name (`publish`: etcd or ZooKeeper).
+    pub fn target(flags: SourceFlags) -> Outcome<Source> {
+        Source::store(flags).unwrap_or_else(|| {
+            Err(Failure::input("give the store: --etcd URL --key KEY, or --zookeeper HOSTS --path PATH"))
+        })
+    }
+
+    /// etcd or ZooKeeper, checked; `None` when the flags name neither (or more).
+    fn store(flags: SourceFlags) -> Option<Outcome<Source>> {
+        match flags {
+            SourceFlags { etcd: Some(etcd), key: Some(key), zookeeper: None, path: None, http: None } => {
+                let urls = etcd.split(',').map(|url| Url::parse(url.trim())).collect::<Result<Vec<_>, _>>();
+                Some(urls.map(|urls| Source::Etcd { urls, key }).map_err(Failure::input))
+            }
+            SourceFlags { zookeeper: Some(hosts), path: Some(path), etcd: None, key: None, http: None } => {
+                let hosts: Vec<String> = hosts.split(',').map(|host| host.trim().to_string()).collect();
+                let checked = hosts
+                    .iter()
+                    .try_for_each(|host| zookeeper::parse_host(host).map(drop))
+                    .and_then(|()| zookeeper::check_path(&path));
+                Some(checked.map(|()| Source::ZooKeeper { hosts, path }).map_err(Failure::input))
+            }
+            _ => None,
         }
     }
 
@@ -52,6 +94,7 @@ impl Source {
                 let members: Vec<String> = urls.iter().map(|url| format!("{}:{}", url.host, url.port)).collect();
                 format!("etcd {} key {key}", members.join(","))
             }
+            Source::ZooKeeper { hosts, path } => format!("zookeeper {} path {path}", hosts.join(",")),
             Source::Http { url } => format!("http://{}:{}{}", url.host, url.port, url.path),
         }
     }
@@ -117,16 +160,21 @@ pub enum Event<'a> {
 pub fn follow(source: &Source, follower: &mut Follower, each: &mut dyn FnMut(Event<'_>) -> bool) {
     let start = Instant::now();
     let mut member = 0;
+    // ZooKeeper: the largest zxid seen, told to each member (one behind it refuses us).
+    let mut zxid_seen = 0;
     loop {
         let result = match source {
             Source::Etcd { urls, key } => follow_etcd(&urls[member % urls.len()], key, follower, start, each),
+            Source::ZooKeeper { hosts, path } => {
+                follow_zookeeper(&hosts[member % hosts.len()], path, &mut zxid_seen, follower, start, each)
+            }
             Source::Http { url } => follow_http(url, follower, start, each),
         };
         match result {
             Ok(Stop) => return,
             Err(why) if why == IDLE => {}
             Err(why) => {
-                member += 1; // etcd: the next member
+                member += 1; // etcd, ZooKeeper: the next member
                 let now = now_ms(start);
                 let retry = Duration::from_millis(follower.disconnected(now).saturating_sub(now));
                 if !each(Event::Lost { why, retry }) {
@@ -160,6 +208,19 @@ fn offered(follower: &mut Follower, offered: Offered, each: &mut dyn FnMut(Event
     }
 }
 
+/// Offers a value read from a store as plain bytes: the core tells a binary dictionary by
+/// its magic and refuses text that is not UTF-8.
+fn offer_value(
+    follower: &mut Follower,
+    value: &[u8],
+    revision: u64,
+    start: Instant,
+    each: &mut dyn FnMut(Event<'_>) -> bool,
+) -> Result<(), Stop> {
+    let outcome = follower.offer_bytes(value, revision, now_ms(start));
+    offered(follower, outcome, each)
+}
+
 /// Reads the key and offers it; the store revision read at.
 fn etcd_offer(
     url: &Url,
@@ -171,11 +232,7 @@ fn etcd_offer(
     let (value, mod_revision, revision) = etcd_get(url, key)?;
     follower.connected();
     if let Some(value) = value {
-        let outcome = match std::str::from_utf8(&value) {
-            Ok(text) => follower.offer(text, mod_revision, now_ms(start)),
-            Err(_) => follower.offer_dictionary(&value, mod_revision, now_ms(start)),
-        };
-        if let Err(stop) = offered(follower, outcome, each) {
+        if let Err(stop) = offer_value(follower, &value, mod_revision, start, each) {
             return Ok(Err(stop));
         }
     }
@@ -195,7 +252,8 @@ fn follow_etcd(
     };
     // A watch from the revision after the read: nothing written since is missed. Every
     // batch of events is answered by reading the key again, never by the event's value.
-    let create = json!({"create_request": {"key": base64(key.as_bytes()), "start_revision": (revision + 1).to_string()}});
+    let create =
+        json!({"create_request": {"key": base64(key.as_bytes()), "start_revision": (revision + 1).to_string()}});
     let mut stream = wire::request(
         "POST",
         &url.with_path("/v3/watch"),
@@ -210,7 +268,11 @@ fn follow_etcd(
     loop {
         let chunk = match stream.chunk() {
             Ok(chunk) => chunk.ok_or("etcd closed the watch")?,
-            Err(why) if why.contains("timed out") || why.contains("WouldBlock") || why.contains("temporarily unavailable") => {
+            Err(why)
+                if why.contains("timed out")
+                    || why.contains("WouldBlock")
+                    || why.contains("temporarily unavailable") =>
+            {
                 return Err(IDLE.into())
             }
             Err(why) => return Err(why),
@@ -233,6 +295,71 @@ fn follow_etcd(
                 };
             }
         }
+    }
+}
+
+// -- ZooKeeper ------------------------------------------------------------------------------
+
+/// A node's data as a stored document: `None` when null or empty (a node made empty, a
+/// parent) as when there is no node; with its `mzxid`, the follower's revision.
+fn zookeeper_document(node: zookeeper::Node) -> Option<(Vec<u8>, u64)> {
+    let revision = u64::try_from(node.stat.mzxid).unwrap_or(0);
+    node.data.filter(|data| !data.is_empty()).map(|data| (data, revision))
+}
+
+/// Follows `path` in a new session on `member`, telling it the largest zxid seen (and
+/// keeping the largest this session saw).
+fn follow_zookeeper(
+    member: &str,
+    path: &str,
+    zxid_seen: &mut i64,
+    follower: &mut Follower,
+    start: Instant,
+    each: &mut dyn FnMut(Event<'_>) -> bool,
+) -> Result<Stop, String> {
+    let mut session = Session::open(member, *zxid_seen).map_err(|err| err.to_string())?;
+    let result = follow_zookeeper_session(&mut session, path, follower, start, each);
+    *zxid_seen = (*zxid_seen).max(session.zxid());
+    match result {
+        Ok(stop) => {
+            session.close();
+            Ok(stop)
+        }
+        Err(err) => Err(err.to_string()),
+    }
+}
+
+/// Reads the node with a watch (on its data when it exists, on its creation when not),
+/// offers what it holds, and reads again at each change of it. Quiet, the session is
+/// pinged every [`IDLE_TIME`] (or a third of its timeout when shorter); a member that
+/// answers nothing for the session timeout is lost.
+fn follow_zookeeper_session(
+    session: &mut Session,
+    path: &str,
+    follower: &mut Follower,
+    start: Instant,
+    each: &mut dyn FnMut(Event<'_>) -> bool,
+) -> Result<Stop, zookeeper::Error> {
+    let ping_every = IDLE_TIME.min(session.timeout() / 3);
+    loop {
+        match session.get_data(path, true)? {
+            Some(node) => {
+                follower.connected();
+                if let Some((document, revision)) = zookeeper_document(node) {
+                    if let Err(stop) = offer_value(follower, &document, revision, start, each) {
+                        return Ok(stop);
+                    }
+                }
+            }
+            None => {
+                if session.exists(path, true)?.is_some() {
+                    continue; // created between the two reads: read it
+                }
+                follower.connected();
+            }
+        }
+        // Every change is answered by reading the node again, never by the event alone.
+        while !session.notification(ping_every)?.changes(path) {}
     }
 }
 
@@ -264,10 +391,7 @@ fn follow_http(
                 let outcome = if binary {
                     follower.offer_dictionary(&body, bodies, now_ms(start))
                 } else {
-                    match std::str::from_utf8(&body) {
-                        Ok(text) => follower.offer(text, bodies, now_ms(start)),
-                        Err(_) => return Err("the body is not UTF-8 (not offered)".into()),
-                    }
+                    follower.offer_bytes(&body, bodies, now_ms(start))
                 };
                 let changed = matches!(outcome, Offered::Installed { .. });
                 if let Err(stop) = offered(follower, outcome, each) {
@@ -287,39 +411,95 @@ fn follow_http(
 
 // -- the commands ---------------------------------------------------------------------------
 
-/// `shardroute publish`: checks `document` with the core's follower over what etcd holds
-/// (valid, epoch = stored + 1), then writes it with a compare-and-swap on the revision read.
-pub fn publish(document: &Input, etcd: &str, key: &str) -> Outcome {
-    let url = Url::parse(etcd.split(',').next().unwrap_or(etcd).trim()).map_err(Failure::input)?;
-    let text = String::from_utf8(document.read()?).map_err(|_| Failure::input(format!("{}: not UTF-8", document.name())))?;
-    let (stored, mod_revision, _) = etcd_get(&url, key).map_err(unreachable)?;
+/// `shardroute publish`: checks `document` with the core's follower over what the store
+/// holds (valid, epoch = stored + 1), then writes it with a compare-and-swap on what was
+/// read: etcd's `mod_revision`; ZooKeeper's node version, or a create when there is no node.
+pub fn publish(document: &Input, target: &Source) -> Outcome {
+    let text =
+        String::from_utf8(document.read()?).map_err(|_| Failure::input(format!("{}: not UTF-8", document.name())))?;
+    match target {
+        Source::Etcd { urls, key } => publish_etcd(document, &text, &urls[0], key),
+        Source::ZooKeeper { hosts, path } => publish_zookeeper(document, &text, hosts, path),
+        Source::Http { .. } => Err(Failure::input("publish writes to etcd or ZooKeeper, not over HTTP")),
+    }
+}
+
+/// The write of `text` over what `name` holds (its value and revision), as the follower
+/// checks it.
+fn checked_write(document: &Input, text: &str, name: &str, stored: Option<(Vec<u8>, u64)>) -> Outcome<Publish> {
     let mut follower = Follower::new(FollowerConfig::default());
-    if let Some(stored) = stored {
-        let stored = String::from_utf8(stored).map_err(|_| Failure::input(format!("{key}: the stored value is not UTF-8")))?;
-        if let Offered::Refused(error) = follower.offer(&stored, mod_revision, 0) {
+    if let Some((stored, revision)) = stored {
+        if let Offered::Refused(error) = follower.offer_bytes(&stored, revision, 0) {
             return Err(Failure::input(format!(
-                "{key}: the stored document is refused ({}: {}); not overwritten",
+                "{name}: the stored document is refused ({}: {}); not overwritten",
                 error.code(),
                 error.message()
             )));
         }
     }
-    let write = follower
-        .publish(&text)
-        .map_err(|err| Failure::input(format!("{}: {}: {}", document.name(), err.code(), err.message())))?;
+    follower
+        .publish(text)
+        .map_err(|err| Failure::input(format!("{}: {}: {}", document.name(), err.code(), err.message())))
+}
+
+fn conflict(name: &str, epoch: u64) -> Failure {
+    Failure { code: EXIT_CONFLICT, message: format!("{name} changed since it was read: epoch {epoch} not written") }
+}
+
+fn publish_etcd(document: &Input, text: &str, url: &Url, key: &str) -> Outcome {
+    let (stored, mod_revision, _) = etcd_get(url, key).map_err(unreachable)?;
+    let write = checked_write(document, text, key, stored.map(|stored| (stored, mod_revision)))?;
     let txn = json!({
         "compare": [{"key": base64(key.as_bytes()), "target": "MOD", "result": "EQUAL",
                      "mod_revision": write.expected_revision.unwrap_or(0).to_string()}],
         "success": [{"request_put": {"key": base64(key.as_bytes()), "value": base64(write.document.as_bytes())}}],
     });
-    let answer = etcd_call(&url, "/v3/kv/txn", &txn).map_err(unreachable)?;
+    let answer = etcd_call(url, "/v3/kv/txn", &txn).map_err(unreachable)?;
     if answer["succeeded"].as_bool() != Some(true) {
-        return Err(Failure {
-            code: EXIT_CONFLICT,
-            message: format!("{key} changed since it was read: epoch {} not written", write.epoch),
-        });
+        return Err(conflict(key, write.epoch));
     }
     say!("{}", json!({"key": key, "epoch": write.epoch, "revision": revision_of(&answer["header"]["revision"])}));
+    Ok(())
+}
+
+/// The largest request a ZooKeeper server takes unless configured otherwise
+/// (`jute.maxbuffer`, 0xfffff bytes); it drops the connection of a larger one.
+const ZOOKEEPER_MAX_BUFFER: usize = 0xfffff;
+
+fn publish_zookeeper(document: &Input, text: &str, hosts: &[String], path: &str) -> Outcome {
+    let failure = |err: zookeeper::Error| match err.class() {
+        Class::Lost => unreachable(err),
+        _ => Failure::input(format!("{path}: {err}")),
+    };
+    let mut session = Session::open_any(hosts, 0).map_err(unreachable)?;
+    let stored = session.get_data(path, false).map_err(failure)?;
+    let version = stored.as_ref().map(|node| node.stat.version);
+    let write = checked_write(document, text, path, stored.and_then(zookeeper_document))?;
+    let bytes = write.document.as_bytes();
+    let written = match version {
+        Some(version) => session.set_data(path, bytes, version).map(|stat| stat.mzxid).map_err(|err| {
+            match err.class() {
+                Class::Conflict | Class::Absent => conflict(path, write.epoch), // changed, or deleted
+                _ => failure(err),
+            }
+        }),
+        None => session.create(path, bytes).map_err(|err| match err.class() {
+            Class::Conflict => conflict(path, write.epoch), // created meanwhile
+            Class::Absent => Failure::input(format!("{path}: its parent node does not exist (create it first)")),
+            _ => failure(err),
+        }),
+    };
+    let revision = written.map_err(|mut failure| {
+        if failure.code == EXIT_UNREACHABLE && bytes.len() > ZOOKEEPER_MAX_BUFFER {
+            failure.message += &format!(
+                " (the document is {} bytes; ZooKeeper takes at most jute.maxbuffer, 1 MiB unless configured)",
+                bytes.len()
+            );
+        }
+        failure
+    })?;
+    session.close();
+    say!("{}", json!({"path": path, "epoch": write.epoch, "revision": revision}));
     Ok(())
 }
 
@@ -405,11 +585,15 @@ fn answer(stream: TcpStream, served: &Served) -> std::io::Result<()> {
     let header = |name: &str| headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone());
     let mut out = stream;
     if !request_line.starts_with("GET ") {
-        return out.write_all(b"HTTP/1.1 405 Method Not Allowed\r\nAllow: GET\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+        return out.write_all(
+            b"HTTP/1.1 405 Method Not Allowed\r\nAllow: GET\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+        );
     }
     let held = header("if-none-match");
     let wait = header("prefer")
-        .and_then(|p| p.split(',').find_map(|part| part.trim().strip_prefix("wait=").and_then(|n| n.parse::<u64>().ok())))
+        .and_then(|p| {
+            p.split(',').find_map(|part| part.trim().strip_prefix("wait=").and_then(|n| n.parse::<u64>().ok()))
+        })
         .map_or(0, |n| n.min(WAIT_S));
     let deadline = Instant::now() + Duration::from_secs(wait);
     let mut current = served.current.lock().unwrap_or_else(|e| e.into_inner());
@@ -421,7 +605,8 @@ fn answer(stream: TcpStream, served: &Served) -> std::io::Result<()> {
         current = served.changed.wait_timeout(current, left).unwrap_or_else(|e| e.into_inner()).0;
     }
     let reply = match current.as_ref() {
-        None => "HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".to_string(),
+        None => "HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            .to_string(),
         Some((_, tag)) if Some(tag) == held.as_ref() => {
             format!("HTTP/1.1 304 Not Modified\r\nETag: {tag}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
         }
@@ -434,4 +619,3 @@ fn answer(stream: TcpStream, served: &Served) -> std::io::Result<()> {
     drop(current);
     out.write_all(reply.as_bytes())
 }
-

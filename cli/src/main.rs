@@ -3,8 +3,8 @@
 //!
 //! Exit codes: 0 done, 1 a problem found (`validate`), 2 bad usage or input (an
 //! unreadable file, text that is not JSON, a document or key the core refuses), 3 a
-//! compare-and-swap lost (`publish`: the key changed since it was read), 4 a source that
-//! could not be reached (etcd).
+//! compare-and-swap lost (`publish`: the key or node changed since it was read), 4 a
+//! source that could not be reached (etcd, ZooKeeper).
 
 /// `println!` that ignores a closed stdout (`shardroute ... | head`) instead of panicking.
 macro_rules! say {
@@ -32,6 +32,7 @@ mod progress;
 mod sample;
 mod svg;
 mod wire;
+mod zookeeper;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -154,18 +155,14 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Publish a document to etcd: checked by the core's follower (valid, epoch = the stored one + 1), written with a compare-and-swap
+    /// Publish a document to etcd or ZooKeeper: checked by the core's follower (valid, epoch = the stored one + 1), written with a compare-and-swap
     Publish {
         /// The document (`-`: stdin)
         document: String,
-        /// etcd's client URL (its v3 JSON gateway)
-        #[arg(long, value_name = "URL")]
-        etcd: String,
-        /// The key that holds the document
-        #[arg(long, value_name = "KEY")]
-        key: String,
+        #[command(flatten)]
+        target: TargetOptions,
     },
-    /// Follow a topology from etcd or HTTP and print each epoch as it arrives (one JSON line each)
+    /// Follow a topology from etcd, ZooKeeper or HTTP and print each epoch as it arrives (one JSON line each)
     Watch {
         #[command(flatten)]
         source: SourceOptions,
@@ -173,7 +170,7 @@ enum Command {
         #[arg(long, value_name = "N")]
         count: Option<u64>,
     },
-    /// Follow a topology from etcd (or HTTP) and serve it over HTTP with ETags and long polls
+    /// Follow a topology from etcd or ZooKeeper (or HTTP) and serve it over HTTP with ETags and long polls
     Serve {
         #[command(flatten)]
         source: SourceOptions,
@@ -197,6 +194,23 @@ enum Command {
     },
 }
 
+/// Where `publish` writes a topology.
+#[derive(Args)]
+struct TargetOptions {
+    /// etcd's client URL (its v3 JSON gateway), with --key
+    #[arg(long, value_name = "URL")]
+    etcd: Option<String>,
+    /// The etcd key that holds the document
+    #[arg(long, value_name = "KEY")]
+    key: Option<String>,
+    /// ZooKeeper's members, `host:port,host:port,...` (the first that answers is used), with --path
+    #[arg(long, value_name = "HOSTS", conflicts_with_all = ["etcd", "key"])]
+    zookeeper: Option<String>,
+    /// The ZooKeeper node that holds the document (created when absent; its parent must exist)
+    #[arg(long, value_name = "PATH", conflicts_with_all = ["etcd", "key"])]
+    path: Option<String>,
+}
+
 /// Where `watch` and `serve` follow a topology from.
 #[derive(Args)]
 struct SourceOptions {
@@ -206,9 +220,29 @@ struct SourceOptions {
     /// The etcd key that holds the document
     #[arg(long, value_name = "KEY")]
     key: Option<String>,
+    /// ZooKeeper's members, `host:port,host:port,...` (the next is tried when one is lost), with --path
+    #[arg(long, value_name = "HOSTS", conflicts_with_all = ["etcd", "key"])]
+    zookeeper: Option<String>,
+    /// The ZooKeeper node that holds the document
+    #[arg(long, value_name = "PATH", conflicts_with_all = ["etcd", "key"])]
+    path: Option<String>,
     /// A URL that answers with the document and an ETag (a file behind a CDN, `serve`)
-    #[arg(long, value_name = "URL", conflicts_with_all = ["etcd", "key"])]
+    #[arg(long, value_name = "URL", conflicts_with_all = ["etcd", "key", "zookeeper", "path"])]
     http: Option<String>,
+}
+
+impl SourceOptions {
+    fn source(self) -> Outcome<distribute::Source> {
+        let SourceOptions { etcd, key, zookeeper, path, http } = self;
+        distribute::Source::new(distribute::SourceFlags { etcd, key, zookeeper, path, http })
+    }
+}
+
+impl TargetOptions {
+    fn target(self) -> Outcome<distribute::Source> {
+        let TargetOptions { etcd, key, zookeeper, path } = self;
+        distribute::Source::target(distribute::SourceFlags { etcd, key, zookeeper, path, http: None })
+    }
 }
 
 /// The inputs `convert` reads.
@@ -246,13 +280,9 @@ fn run(cli: Cli) -> Outcome {
             measure::stats(&Input(topology), keys.as_ref(), sample, key_options.u64, svg.as_deref(), json)
         }
         Command::Convert { from, input, epoch, out } => convert::convert(from, &Input(input), epoch, out.as_deref()),
-        Command::Publish { document, etcd, key } => distribute::publish(&Input(document), &etcd, &key),
-        Command::Watch { source, count } => {
-            distribute::watch(&distribute::Source::new(source.etcd, source.key, source.http)?, count)
-        }
-        Command::Serve { source, listen } => {
-            distribute::serve(distribute::Source::new(source.etcd, source.key, source.http)?, &listen)
-        }
+        Command::Publish { document, target } => distribute::publish(&Input(document), &target.target()?),
+        Command::Watch { source, count } => distribute::watch(&source.source()?, count),
+        Command::Serve { source, listen } => distribute::serve(source.source()?, &listen),
     }
 }
 

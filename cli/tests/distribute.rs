@@ -1,10 +1,14 @@
 //! `publish`, `watch` and `serve` against a real etcd (Debian's etcd-server, one member on
-//! 127.0.0.1, started here in a temp dir and killed by PID when the test ends, also on
-//! failure), and `serve` answered over plain TCP as any HTTP client would.
+//! 127.0.0.1) and a real ZooKeeper (Debian's zookeeper, one standalone server on
+//! 127.0.0.1), each started here in a temp dir and killed by PID when the test ends, also
+//! on failure; `serve` answered over plain TCP as any HTTP client would. The tests that
+//! start a server are named `etcd_*` and `zookeeper_*` (`make check` skips them).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
+use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
+use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 const CLI: &str = env!("CARGO_BIN_EXE_shardroute");
@@ -82,12 +86,20 @@ fn get(url: &str, headers: &[(&str, &str)]) -> Option<Answer> {
 
 fn document(epoch: u64, nodes: usize) -> String {
     let nodes: Vec<String> = (0..nodes).map(|i| format!(r#"{{"id": "n{i}"}}"#)).collect();
-    format!(r#"{{"format": "shardroute/1", "epoch": {epoch}, "nodes": [{}], "strategy": {{"type": "jump"}}}}"#, nodes.join(","))
+    format!(
+        r#"{{"format": "shardroute/1", "epoch": {epoch}, "nodes": [{}], "strategy": {{"type": "jump"}}}}"#,
+        nodes.join(",")
+    )
 }
 
 fn publish(etcd: &str, key: &str, text: &str) -> Output {
+    publish_to(&["--etcd", etcd, "--key", key], text)
+}
+
+fn publish_to(store: &[&str], text: &str) -> Output {
     let mut child = Command::new(CLI)
-        .args(["publish", "-", "--etcd", etcd, "--key", key])
+        .args(["publish", "-"])
+        .args(store)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -99,6 +111,35 @@ fn publish(etcd: &str, key: &str, text: &str) -> Output {
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// `shardroute serve` of `source` on a free port: the process (killed on drop) and its URL.
+fn serve(source: &[&str]) -> (Killed, String) {
+    let serve = Command::new(CLI)
+        .arg("serve")
+        .args(source)
+        .args(["--listen", "127.0.0.1:0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut serve = Killed(serve);
+    let listening = BufReader::new(serve.0.stdout.take().unwrap()).lines().next().unwrap().unwrap();
+    let url = listening.split(r#""url":""#).nth(1).unwrap().trim_end_matches(['"', '}']).to_string();
+    (serve, url)
+}
+
+/// The first `200` of `url` (`503` until `serve` has read its first document), or the last
+/// answer after 10 s.
+fn first_document(url: &str) -> (u16, Vec<(String, String)>, String) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let answer = get(url, &[]).unwrap();
+        if answer.0 == 200 || Instant::now() > deadline {
+            return answer;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 #[test]
@@ -113,7 +154,10 @@ fn etcd_publish_writes_only_what_a_follower_would_install() {
         assert!(text(&refused.stderr).contains("stale_epoch"), "{}", text(&refused.stderr));
     }
     for (bad, code) in [
-        (r#"{"format": "shardroute/1", "epoch": 2, "nodes": [{"id": "a"}], "strategy": {"type": "nope"}}"#, "invalid_topology"),
+        (
+            r#"{"format": "shardroute/1", "epoch": 2, "nodes": [{"id": "a"}], "strategy": {"type": "nope"}}"#,
+            "invalid_topology",
+        ),
         (r#"{"format": "shardroute/1", "epoch": 2, "nodes": [], "strategy": {"type": "jump"}}"#, "no_nodes"),
     ] {
         let refused = publish(&etcd.url, "/t/a", bad);
@@ -128,6 +172,9 @@ fn etcd_publish_writes_only_what_a_follower_would_install() {
 #[test]
 fn publish_to_nothing_exits_4() {
     let out = publish(&format!("http://127.0.0.1:{}", free_port()), "/t", &document(1, 2));
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out.stderr));
+    let members = format!("127.0.0.1:{},127.0.0.1:{}", free_port(), free_port());
+    let out = publish_to(&["--zookeeper", &members, "--path", "/t"], &document(1, 2));
     assert_eq!(out.status.code(), Some(4), "{}", text(&out.stderr));
 }
 
@@ -154,23 +201,8 @@ fn etcd_watch_prints_each_epoch_and_serve_serves_it_with_etags_and_long_polls() 
     // the next epoch is published.
     // Two members given, the first of them dead: serve goes on to the live one.
     let members = format!("http://127.0.0.1:{},{}", free_port(), etcd.url);
-    let serve = Command::new(CLI)
-        .args(["serve", "--etcd", &members, "--key", "/t/b", "--listen", "127.0.0.1:0"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut serve = Killed(serve);
-    let listening = BufReader::new(serve.0.stdout.take().unwrap()).lines().next().unwrap().unwrap();
-    let url = listening.split(r#""url":""#).nth(1).unwrap().trim_end_matches(['"', '}']).to_string();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let (status, headers, body) = loop {
-        let answer = get(&url, &[]).unwrap();
-        if answer.0 == 200 || Instant::now() > deadline {
-            break answer;
-        }
-        std::thread::sleep(Duration::from_millis(50)); // 503 until the first document is read
-    };
+    let (_serve, url) = serve(&["--etcd", &members, "--key", "/t/b"]);
+    let (status, headers, body) = first_document(&url);
     assert_eq!(status, 200);
     assert!(body.contains(r#""epoch":2"#), "{body}");
     let tag = headers.iter().find(|(n, _)| n == "etag").unwrap().1.clone();
@@ -200,5 +232,338 @@ fn etcd_watch_prints_each_epoch_and_serve_serves_it_with_etags_and_long_polls() 
 fn a_source_is_required() {
     let out = Command::new(CLI).args(["watch"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
-    assert!(text(&out.stderr).contains("--etcd URL --key KEY, or --http URL"));
+    assert!(text(&out.stderr).contains("--etcd URL --key KEY, --zookeeper HOSTS --path PATH, or --http URL"));
+    let out = Command::new(CLI).args(["publish", "-", "--zookeeper", "127.0.0.1:2181"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("--etcd URL --key KEY, or --zookeeper HOSTS --path PATH"));
+    for (flag, value) in [("--etcd", "http://127.0.0.1:2379"), ("--http", "http://127.0.0.1:1/")] {
+        let out = Command::new(CLI)
+            .args(["watch", "--zookeeper", "127.0.0.1:2181", "--path", "/t", flag, value])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        assert!(text(&out.stderr).contains("cannot be used with"), "{}", text(&out.stderr));
+    }
+    for (hosts, path) in [("127.0.0.1:2181", "t"), ("127.0.0.1:2181", "/t/"), ("127.0.0.1:x", "/t")] {
+        let out = Command::new(CLI).args(["watch", "--zookeeper", hosts, "--path", path]).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{hosts} {path}");
+    }
+}
+
+// -- ZooKeeper ------------------------------------------------------------------------------
+
+/// A standalone ZooKeeper server on a free loopback port, its data in a temp dir.
+struct ZooKeeper {
+    /// `127.0.0.1:port`, as `--zookeeper` takes it.
+    hosts: String,
+    port: u16,
+    process: Option<Killed>,
+    dir: tempfile::TempDir,
+}
+
+impl ZooKeeper {
+    fn new() -> ZooKeeper {
+        let dir = tempfile::tempdir().unwrap();
+        let port = free_port();
+        let process = Some(start_zookeeper(dir.path(), port));
+        ZooKeeper { hosts: format!("127.0.0.1:{port}"), port, process, dir }
+    }
+
+    /// Kills the server and starts it again on the same port and data.
+    fn restart(&mut self) {
+        drop(self.process.take());
+        self.process = Some(start_zookeeper(self.dir.path(), self.port));
+    }
+
+    fn signal(&self, signal: &str) {
+        let pid = self.process.as_ref().unwrap().0.id().to_string();
+        assert!(Command::new("kill").args([signal, &pid]).status().unwrap().success());
+    }
+
+    fn publish(&self, path: &str, text: &str) -> Output {
+        publish_to(&["--zookeeper", &self.hosts, "--path", path], text)
+    }
+}
+
+/// Starts the server of Debian's zookeeper package and waits until it answers `ruok` and
+/// serves (`ruok` answers before the server takes sessions; `srvr` says when it does).
+fn start_zookeeper(dir: &Path, port: u16) -> Killed {
+    let config = dir.join("zoo.cfg");
+    std::fs::write(
+        &config,
+        format!(
+            "tickTime=200\ndataDir={}\nclientPort={port}\nclientPortAddress=127.0.0.1\n\
+             admin.enableServer=false\n4lw.commands.whitelist=ruok,srvr\n",
+            dir.join("data").display()
+        ),
+    )
+    .unwrap();
+    let child = Command::new("java")
+        .args(["-Xmx128m", "-cp", "/etc/zookeeper/conf:/usr/share/java/zookeeper.jar"])
+        .args(["-Dzookeeper.root.logger=WARN,CONSOLE", "org.apache.zookeeper.server.quorum.QuorumPeerMain"])
+        .arg(&config)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("needs ZooKeeper (apt-get install -y zookeeper: java and /usr/share/java/zookeeper.jar)");
+    let mut process = Killed(child);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let serving = || {
+        four_letter_word(port, "ruok").as_deref() == Some("imok")
+            && four_letter_word(port, "srvr").is_some_and(|answer| answer.contains("Mode: "))
+    };
+    while !serving() {
+        assert!(process.0.try_wait().unwrap().is_none(), "ZooKeeper exited (is /usr/share/java/zookeeper.jar there?)");
+        assert!(Instant::now() < deadline, "ZooKeeper did not serve in 20 s");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    process
+}
+
+/// The answer to one of ZooKeeper's four-letter words.
+fn four_letter_word(port: u16, word: &str) -> Option<String> {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(1))).ok()?;
+    stream.write_all(word.as_bytes()).ok()?;
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).ok()?;
+    Some(answer)
+}
+
+/// The epoch of a `watch` line.
+fn epoch_of(line: &str) -> u64 {
+    let value: serde_json::Value = serde_json::from_str(line).unwrap_or_else(|err| panic!("{line:?}: {err}"));
+    value["epoch"].as_u64().unwrap_or_else(|| panic!("no epoch in {line}"))
+}
+
+/// `watch` on a ZooKeeper node: its stdout lines and stderr lines, each as they come.
+fn watch_zookeeper(hosts: &str, path: &str, count: u64) -> (Killed, mpsc::Receiver<String>, mpsc::Receiver<String>) {
+    let mut child = Command::new(CLI)
+        .args(["watch", "--zookeeper", hosts, "--path", path, "--count", &count.to_string()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let lines = |stream: Box<dyn Read + Send>| {
+        let (send, receive) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stream).lines().map_while(Result::ok) {
+                let _ = send.send(line);
+            }
+        });
+        receive
+    };
+    let out = lines(Box::new(child.stdout.take().unwrap()));
+    let err = lines(Box::new(child.stderr.take().unwrap()));
+    (Killed(child), out, err)
+}
+
+const LINE_WAIT: Duration = Duration::from_secs(20);
+
+#[test]
+fn zookeeper_publish_writes_only_what_a_follower_would_install() {
+    let zk = ZooKeeper::new();
+    let first = zk.publish("/a", &document(1, 3));
+    assert_eq!(first.status.code(), Some(0), "{}", text(&first.stderr));
+    let written: serde_json::Value = serde_json::from_slice(&first.stdout).unwrap();
+    assert_eq!((written["path"].as_str(), written["epoch"].as_u64()), (Some("/a"), Some(1)), "{written}");
+    let revision = written["revision"].as_u64().unwrap();
+    assert!(revision > 0);
+
+    for epoch in [1, 3, 0] {
+        let refused = zk.publish("/a", &document(epoch, 3));
+        assert_eq!(refused.status.code(), Some(2), "{}", text(&refused.stderr));
+        assert!(text(&refused.stderr).contains("stale_epoch"), "{}", text(&refused.stderr));
+    }
+    let refused =
+        zk.publish("/a", r#"{"format": "shardroute/1", "epoch": 2, "nodes": [], "strategy": {"type": "jump"}}"#);
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(text(&refused.stderr).contains("no_nodes"), "{}", text(&refused.stderr));
+
+    // Nothing refused was written: the node holds epoch 1 at the revision of its creation.
+    let held =
+        Command::new(CLI).args(["watch", "--zookeeper", &zk.hosts, "--path", "/a", "--count", "1"]).output().unwrap();
+    let line = text(&held.stdout);
+    assert_eq!(epoch_of(line.trim()), 1);
+    assert!(line.contains(&format!(r#""revision":{revision}"#)), "{line}");
+
+    // Members in turn: the first is dead, the second takes the write.
+    let members = format!("127.0.0.1:{},{}", free_port(), zk.hosts);
+    let second = publish_to(&["--zookeeper", &members, "--path", "/a"], &document(2, 4));
+    assert_eq!(second.status.code(), Some(0), "{}", text(&second.stderr));
+    assert!(text(&second.stdout).contains(r#""epoch":2"#), "{}", text(&second.stdout));
+
+    // A node under a parent that does not exist is not created.
+    let orphan = zk.publish("/no/parent", &document(1, 3));
+    assert_eq!(orphan.status.code(), Some(2), "{}", text(&orphan.stderr));
+    assert!(text(&orphan.stderr).contains("parent"), "{}", text(&orphan.stderr));
+}
+
+#[test]
+fn zookeeper_watch_prints_each_epoch_as_it_is_published() {
+    let zk = ZooKeeper::new();
+    // The node does not exist yet: watch waits for its creation, then for each change.
+    let (mut watch, lines, _errors) = watch_zookeeper(&zk.hosts, "/w", 3);
+    let publisher = {
+        let hosts = zk.hosts.clone();
+        let (published, each) = mpsc::channel::<u64>();
+        let (next, wanted) = mpsc::channel::<u64>();
+        std::thread::spawn(move || {
+            for epoch in wanted {
+                let out = publish_to(&["--zookeeper", &hosts, "--path", "/w"], &document(epoch, epoch as usize + 1));
+                assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+                published.send(epoch).unwrap();
+            }
+        });
+        (next, each)
+    };
+    std::thread::sleep(Duration::from_millis(300));
+    for epoch in 1..=3 {
+        publisher.0.send(epoch).unwrap();
+        assert_eq!(publisher.1.recv_timeout(LINE_WAIT), Ok(epoch));
+        let line = lines.recv_timeout(LINE_WAIT).expect("watch printed the epoch");
+        assert_eq!(epoch_of(&line), epoch, "{line}");
+        assert!(line.contains(&format!(r#""nodes":{}"#, epoch + 1)), "{line}");
+    }
+    assert!(watch.0.wait().unwrap().success(), "watch --count 3 exits after three epochs");
+}
+
+#[test]
+fn zookeeper_watch_keeps_its_session_when_quiet_and_goes_on_after_a_silent_or_restarted_server() {
+    let mut zk = ZooKeeper::new();
+    assert_eq!(zk.publish("/s", &document(1, 2)).status.code(), Some(0));
+    let (mut watch, lines, errors) = watch_zookeeper(&zk.hosts, "/s", 4);
+    assert_eq!(epoch_of(&lines.recv_timeout(LINE_WAIT).unwrap()), 1);
+
+    // Quiet for longer than the session timeout (20 ticks: 4 s): pings keep the session.
+    std::thread::sleep(Duration::from_secs(5));
+    assert_eq!(zk.publish("/s", &document(2, 2)).status.code(), Some(0));
+    assert_eq!(epoch_of(&lines.recv_timeout(LINE_WAIT).unwrap()), 2);
+    assert!(errors.try_recv().is_err(), "no session lost while quiet");
+
+    // A server that stops answering (paused) is given up after the session timeout.
+    zk.signal("-STOP");
+    let lost = errors.recv_timeout(LINE_WAIT);
+    zk.signal("-CONT");
+    let lost = lost.expect("watch says the member is lost");
+    assert!(lost.contains("lost") && lost.contains("no answer"), "{lost}");
+    assert_eq!(zk.publish("/s", &document(3, 2)).status.code(), Some(0));
+    assert_eq!(epoch_of(&lines.recv_timeout(LINE_WAIT).unwrap()), 3);
+
+    // A server restarted (a new session, with the zxid seen) is followed again.
+    zk.restart();
+    assert_eq!(zk.publish("/s", &document(4, 2)).status.code(), Some(0));
+    assert_eq!(epoch_of(&lines.recv_timeout(LINE_WAIT).unwrap()), 4);
+    assert!(watch.0.wait().unwrap().success());
+}
+
+#[test]
+fn zookeeper_serve_answers_with_the_document_and_its_etag() {
+    let zk = ZooKeeper::new();
+    assert_eq!(zk.publish("/v", &document(1, 3)).status.code(), Some(0));
+    // Two members given, the first of them dead: serve goes on to the live one.
+    let members = format!("127.0.0.1:{},{}", free_port(), zk.hosts);
+    let (_serve, url) = serve(&["--zookeeper", &members, "--path", "/v"]);
+    let (status, headers, body) = first_document(&url);
+    assert_eq!(status, 200);
+    assert!(body.contains(r#""epoch":1"#), "{body}");
+    let tag = headers.iter().find(|(n, _)| n == "etag").unwrap().1.clone();
+    assert_eq!(tag, "\"epoch-1\"");
+    assert_eq!(get(&url, &[("If-None-Match", &tag)]).unwrap().0, 304);
+
+    let publisher = {
+        let hosts = zk.hosts.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(300));
+            publish_to(&["--zookeeper", &hosts, "--path", "/v"], &document(2, 5))
+        })
+    };
+    let asked = Instant::now();
+    let (status, headers, body) = get(&url, &[("If-None-Match", &tag), ("Prefer", "wait=20")]).unwrap();
+    assert_eq!(status, 200);
+    assert!(body.contains(r#""epoch":2"#), "{body}");
+    assert!(asked.elapsed() < Duration::from_secs(5), "held until the change, not the wait");
+    assert_eq!(headers.iter().find(|(n, _)| n == "etag").unwrap().1, "\"epoch-2\"");
+    assert_eq!(publisher.join().unwrap().status.code(), Some(0));
+}
+
+/// A ZooKeeper member for one publish, speaking the protocol from hand-written bytes: it
+/// holds the node at `stored` (version 5) or not at all, and refuses the write as if
+/// someone wrote (`BADVERSION`) or created (`NODEEXISTS`) it since the read.
+fn changing_member(stored: Option<String>) -> (String, std::thread::JoinHandle<Vec<i32>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = listener.local_addr().unwrap().to_string();
+    let member = std::thread::spawn(move || {
+        let (mut stream, _) = listener.accept().unwrap();
+        stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let connect = read_frame(&mut stream).unwrap();
+        assert_eq!(connect.len(), 45, "a ConnectRequest is 45 bytes");
+        // ConnectResponse: protocol 0, timeout 4000, session 1, a 16-byte password, not read-only.
+        let session = [jute_int(0), jute_int(4000), jute_long(1), jute_int(16), vec![0; 16], vec![0]];
+        write_frame(&mut stream, &session.concat());
+        let mut ops = Vec::new();
+        while let Some(request) = read_frame(&mut stream) {
+            let op = i32::from_be_bytes(request[4..8].try_into().unwrap());
+            ops.push(op);
+            // ReplyHeader: the request's xid, a zxid, the error.
+            let header = |err: i32| [request[..4].to_vec(), jute_long(7), jute_int(err)].concat();
+            let reply = match (op, &stored) {
+                // getData: the data, then the stat (czxid, mzxid, ctime, mtime, version 5,
+                // cversion, aversion, ephemeralOwner, dataLength, numChildren, pzxid).
+                (4, Some(stored)) => [
+                    header(0),
+                    jute_int(stored.len() as i32),
+                    stored.as_bytes().to_vec(),
+                    [jute_long(6), jute_long(7), jute_long(0), jute_long(0)].concat(),
+                    [jute_int(5), jute_int(0), jute_int(0), jute_long(0)].concat(),
+                    [jute_int(stored.len() as i32), jute_int(0), jute_long(6)].concat(),
+                ]
+                .concat(),
+                (4, None) => header(-101), // NONODE
+                (5, _) => header(-103),    // setData: BADVERSION
+                (1, _) => header(-110),    // create: NODEEXISTS
+                (-11, _) => header(0),     // closeSession
+                _ => header(-6),           // UNIMPLEMENTED
+            };
+            write_frame(&mut stream, &reply);
+        }
+        ops
+    });
+    (address, member)
+}
+
+fn jute_int(value: i32) -> Vec<u8> {
+    value.to_be_bytes().to_vec()
+}
+
+fn jute_long(value: i64) -> Vec<u8> {
+    value.to_be_bytes().to_vec()
+}
+
+fn read_frame(stream: &mut TcpStream) -> Option<Vec<u8>> {
+    let mut length = [0; 4];
+    stream.read_exact(&mut length).ok()?;
+    let mut body = vec![0; u32::from_be_bytes(length) as usize];
+    stream.read_exact(&mut body).ok()?;
+    Some(body)
+}
+
+fn write_frame(stream: &mut TcpStream, body: &[u8]) {
+    stream.write_all(&[&(body.len() as u32).to_be_bytes()[..], body].concat()).unwrap();
+}
+
+#[test]
+fn publish_loses_to_a_write_between_its_read_and_its_write() {
+    for (stored, write) in [(Some(document(1, 3)), 5), (None, 1)] {
+        let (address, member) = changing_member(stored);
+        let out = publish_to(&["--zookeeper", &address, "--path", "/c"], &document(2, 3));
+        assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+        assert!(
+            text(&out.stderr).contains("/c changed since it was read: epoch 2 not written"),
+            "{}",
+            text(&out.stderr)
+        );
+        let ops = member.join().unwrap();
+        assert_eq!(ops[..2], [4, write], "getData, then setData (stored) or create (none)");
+    }
 }

@@ -174,25 +174,30 @@ export function httpSuite(api, http, packageDir) {
       assert.equal(follower.router.epoch, 2n);
     });
 
-    test('a JSON body that is not UTF-8 is never offered: onError, the router kept, asked again', async () => {
+    test('a JSON body that is not UTF-8 is refused by the core (invalid_topology, counted), the router kept', async () => {
       const errors = [];
-      const follower = await follow({ intervalMs: 50, waitS: 10, config: { reconnect_first_ms: 20 }, onError: (err) => errors.push(err) });
+      const refused = [];
+      const follower = await follow({ intervalMs: 50, waitS: 10, config: { reconnect_first_ms: 20 },
+        onError: (err) => errors.push(err), onRefused: (_, offered) => refused.push(offered.code) });
       server.set(NOT_UTF8);
-      assert.ok(await eventually(() => errors.length >= 1), 'onError heard of it');
-      assert.ok(errors[0] instanceof TypeError && !(errors[0] instanceof HttpError), String(errors[0]));
-      assert.equal(follower.stats.offered, 1n, 'only the first document was offered');
+      assert.ok(await eventually(() => refused.length >= 1), 'onRefused heard of it');
+      assert.deepEqual(refused, ['invalid_topology']);
+      assert.deepEqual(follower.stats.refused, { invalid_topology: 1n });
+      assert.deepEqual(errors, [], 'a bad body is a refusal, not a lost source');
       assert.equal(follower.router.epoch, 1n);
       server.set(doc(2));
       assert.equal(await follower.waitForEpoch(2, 5000), true);
     });
 
-    test('refresh of a JSON body that is not UTF-8 throws the decoder\'s TypeError, and offers nothing', async () => {
+    test('refresh of a JSON body that is not UTF-8 answers the refusal, and keeps the router', async () => {
       server.longPoll = false; // the loop's first request answered at once, the next in 30 s
       const follower = await follow({ intervalMs: 30_000 });
       await sleep(300);
       server.set(NOT_UTF8);
-      await assert.rejects(follower.refresh(), (err) => err instanceof TypeError && !(err instanceof HttpError));
-      assert.equal(follower.stats.offered, 1n);
+      const offered = await follower.refresh();
+      assert.equal(offered.kind, 'refused');
+      assert.equal(offered.code, 'invalid_topology');
+      assert.equal(follower.stats.offered, 2n);
       assert.equal(follower.router.epoch, 1n);
     });
 

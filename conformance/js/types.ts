@@ -161,7 +161,7 @@ const offered: Offered = follower.offer({ format: 'shardroute/1', epoch: 1, node
 const offeredKind: 'installed' | 'unchanged' | 'refused' = offered.kind;
 const offeredParts: [bigint | null, string | null, string | null, ShardrouteError | null] =
   [offered.epoch, offered.code, offered.message, offered.error()];
-const offeredAgain: Offered[] = [follower.offer(router.toJson(), revision, now), follower.offerDictionary(encodedObject, 8n, 1)];
+const offeredAgain: Offered[] = [follower.offer(router.toJson(), revision, now), follower.offerDictionary(encodedObject, 8n, 1), follower.offerBytes(encodedObject, 9n, 1)];
 const reconnectAt: bigint = follower.disconnected(2) + defaultFollower.disconnected(3n);
 follower.connected();
 const write: Publish = follower.publish(router.toJson());

@@ -145,6 +145,10 @@ pub fn topology_follower(file: &Value, case: &Value) -> Result<Value, String> {
                 let bytes = crate::run::decode_hex(step["hex"].as_str().ok_or("hex is not a string")?)?;
                 follower.offer_dictionary(&bytes, revision()?, now).to_value()
             }
+            "offer_bytes" => {
+                let bytes = crate::run::decode_hex(step["hex"].as_str().ok_or("hex is not a string")?)?;
+                follower.offer_bytes(&bytes, revision()?, now).to_value()
+            }
             "disconnected" => json!({"reconnect_at_ms": follower.disconnected(now).to_string()}),
             "connected" => {
                 follower.connected();

@@ -34,6 +34,13 @@ fn vbucket_spec(topology: &Topology) -> Result<&VbucketSpec> {
 // ---------------------------------------------------------------------------------
 
 const MAGIC: &[u8; 4] = b"SRVB";
+
+/// Whether `bytes` begin as a binary dictionary does (its magic, `SRVB`): what a source
+/// whose values are plain bytes (ZooKeeper, a file, an HTTP body without a type) tells
+/// a dictionary from a JSON document by. JSON text never starts with `S`.
+pub fn looks_like_dictionary(bytes: &[u8]) -> bool {
+    bytes.starts_with(MAGIC)
+}
 const VERSION: u8 = 1;
 const FLAG_FORWARD: u8 = 1;
 const FLAG_WIDE: u8 = 2;

@@ -1,5 +1,6 @@
 """Issue 23's targets, measured side by side in one run (part of `make bench`): the
-followers of run.py against a bare etcd watch on the same 3-member cluster.
+followers of run.py against a bare etcd watch on the same 3-member etcd cluster, then
+against a bare kazoo data watch on the same 3-member ZooKeeper ensemble.
 
 * Propagation, from the start of a successful compare-and-swap to the follower's new
   router, over 200 epochs written 20 ms apart with nothing else happening: each follower
@@ -7,8 +8,8 @@ followers of run.py against a bare etcd watch on the same 3-member cluster.
   `shardroute serve`) against the long-poll interval.
 * Convergence after the leader is lost (SIGKILLed, then another leader SIGSTOPped): from
   the fault to each follower's router holding the first epoch committed after it, against
-  the election time (from the fault to a live member naming a new leader, polled every
-  10 ms) + 0.5 s. The publisher retries every 50 ms meanwhile, so every follower's figure
+  the election time (from the fault to a live member naming a new leader, or calling
+  itself one, polled every 10 ms) + 0.5 s. The publisher retries every 50 ms meanwhile, so every follower's figure
   includes the same wait for the first write the new leader takes; the bare watch shows it.
 
 Writes target/bench/distribution.md and prints it. Run:
@@ -32,22 +33,28 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
 
-from harness import EtcdCluster, EtcdServer, JsonLinesChild  # noqa: E402
+from harness import EtcdServer, JsonLinesChild, ZooKeeperServer  # noqa: E402
 from run import (  # noqa: E402
-    ROOT, Publisher, installs, next_document, percentile, shut_down, start_document, start_followers, wait_all,
+    ROOT, EtcdStore, Publisher, Store, ZooKeeperStore, installs, next_document, percentile, shut_down, start_document,
+    start_followers, wait_all,
 )
 
 EPOCHS = 200
 GAP_S = 0.02
 LONG_POLL_S = 30  # follow-http.mjs's waitS
-BARE = "raw etcd watch"
+BARE = {"etcd": "raw etcd watch", "zookeeper": "raw kazoo watch"}
 
 
-def elected(cluster: EtcdCluster, lost: EtcdServer, lost_id: str, started: float) -> float:
-    """Seconds from `started` until a member other than `lost` names a leader other than it."""
+def elected(cluster: Any, lost: Any, lost_id: str | None, started: float) -> float:
+    """Seconds from `started` until a member other than `lost` names a leader other than it
+    (etcd), or calls itself the leader (ZooKeeper)."""
     others = [member for member in cluster.members if member is not lost]
     while True:
         for member in others:
+            if isinstance(member, ZooKeeperServer):
+                if member.mode() == "leader":
+                    return time.time() - started
+                continue
             try:
                 leader = member.status().get("leader")
             except OSError:
@@ -65,17 +72,21 @@ def converged(child: JsonLinesChild, committed: dict[int, float], at: float) -> 
     return None if seen is None else seen - at
 
 
-def main() -> None:
-    root = tempfile.mkdtemp(prefix="shardroute-bench-etcd-")
-    cluster = EtcdCluster(root, 3)
+def measure(store_name: str) -> list[str]:
+    """The run on one store: its section of distribution.md."""
+    root = tempfile.mkdtemp(prefix=f"shardroute-bench-{store_name}-")
     serve: JsonLinesChild | None = None
     followers: dict[str, JsonLinesChild] = {}
+    store: Store | None = None
     lines: list[str] = []
+    bare = BARE[store_name]
     try:
-        ids = {member.url: str(member.status()["header"]["member_id"]) for member in cluster.members}
-        publisher = Publisher(cluster.urls)
+        store = EtcdStore(root) if store_name == "etcd" else ZooKeeperStore(root)
+        cluster = store.cluster
+        ids = {id(member): str(member.status()["header"]["member_id"]) for member in cluster.members} if store_name == "etcd" else {}
+        publisher = Publisher(store)
         publisher.write(start_document())
-        serve, followers = start_followers(cluster.urls)
+        serve, followers = start_followers(store)
         time.sleep(1.0)
         first = publisher.document["epoch"] + 1
         for _ in range(EPOCHS):
@@ -87,7 +98,7 @@ def main() -> None:
         delays: dict[str, list[float]] = {}
         for name, child in followers.items():
             delays[name] = [(t - quiet[epoch]) * 1000 for epoch, t in installs(child) if epoch in quiet]
-        bare_p99 = percentile(delays[BARE], 0.99)
+        bare_p99 = percentile(delays[bare], 0.99)
 
         faults: dict[str, tuple[float, float]] = {}
         for fault in ("leader SIGKILLed", "leader SIGSTOPped"):
@@ -106,7 +117,7 @@ def main() -> None:
             else:
                 os.kill(leader.pid, signal.SIGSTOP)
             writer.start()
-            election = elected(cluster, leader, ids[leader.url], at)
+            election = elected(cluster, leader, ids.get(id(leader)), at)
             time.sleep(3.0)
             stop.set()
             writer.join(timeout=60)
@@ -116,17 +127,23 @@ def main() -> None:
                 leader.restart()
             else:
                 os.kill(leader.pid, signal.SIGCONT)
-                leader.wait_healthy()
+                leader.wait_healthy() if isinstance(leader, EtcdServer) else leader.wait_serving()
             time.sleep(1.0)
 
         date = datetime.date.today().isoformat()
+        if store_name == "etcd":
+            title = "## Topology distribution: followers of a 3-member etcd (issue 23)"
+            servers = f"Three etcd {etcd_version()} members"
+        else:
+            title = "## Topology distribution: followers of a 3-member ZooKeeper ensemble (issue 23)"
+            servers = "Three ZooKeeper 3.8 members (tick 200 ms; followers' sessions 3 s)"
         lines += [
-            "## Topology distribution: followers of a 3-member etcd (issue 23)",
+            title,
             "",
             f"Date: {date}. Command: `.venv/bin/python examples/topology-distribution/bench.py` (part of `make bench`). "
-            f"Three etcd {etcd_version()} members and every follower on this machine's loopback; {EPOCHS} epochs written "
+            f"{servers} and every follower on this machine's loopback; {EPOCHS} epochs written "
             f"{int(GAP_S * 1000)} ms apart, propagation from the start of each successful compare-and-swap (an upper bound: "
-            "it includes the write's own round trip) to the follower's new router; the bare etcd watch is the baseline "
+            f"it includes the write's own round trip) to the follower's new router; the {bare} is the baseline "
             "(no follower, no read).",
             "",
             "| follower | propagation p50 | p99 | max | target | |",
@@ -136,7 +153,7 @@ def main() -> None:
         total = 0
         for name, values in delays.items():
             p50, p99, top = percentile(values, 0.5), percentile(values, 0.99), max(values)
-            if name == BARE:
+            if name == bare:
                 lines.append(f"| {name} | {p50:.2f} ms | {p99:.2f} ms | {top:.2f} ms | (the baseline) | |")
                 continue
             if name.startswith("wasm"):
@@ -152,7 +169,7 @@ def main() -> None:
             cells = []
             for at, election in faults.values():
                 took = converged(child, publisher.committed, at)
-                if name == BARE:
+                if name == bare:
                     cells.append(f"{took:.2f} s" if took is not None else "never")
                     continue
                 ok = took is not None and took <= election + 0.5
@@ -163,7 +180,12 @@ def main() -> None:
             lines.append(f"| {name} | " + " | ".join(cells) + " |")
         lines += ["", f"{met} of {total} met."]
     finally:
-        shut_down(followers, serve, cluster, root)
+        shut_down(followers, serve, store, root)
+    return lines
+
+
+def main() -> None:
+    lines = measure("etcd") + [""] + measure("zookeeper")
     text = "\n".join(lines) + "\n"
     os.makedirs(os.path.join(ROOT, "target", "bench"), exist_ok=True)
     with open(os.path.join(ROOT, "target", "bench", "distribution.md"), "w") as out:

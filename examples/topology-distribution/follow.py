@@ -1,13 +1,15 @@
 """One follower of the live run, as a service would run it: follows the topology at
-`--key` in the etcd cluster `--etcd` (every member's URL, comma-separated) and prints one
+`--key` in the etcd cluster `--etcd` (every member's URL, comma-separated), or at
+`--path` in the ZooKeeper ensemble `--zookeeper` (`host:port,...`), and prints one
 JSON line per installed epoch (`{"event": "installed", "epoch", "t"}`, `t` the wall clock
 in seconds) and per refusal (`{"event": "refused", "code"}`). `quit` on stdin prints
 `{"event": "done", "stats"}` and exits.
 
     python follow.py --etcd http://127.0.0.1:2379,... --key /app/topology [--asyncio | --raw]
+    python follow.py --zookeeper 127.0.0.1:2181,... --path /app/topology [--raw]
 
 `--raw` is the baseline the targets compare with: a bare etcd watch (no follower, no read),
-printing the epoch of each value as the watch delivers it.
+or a bare kazoo data watch, printing the epoch of each value as the watch delivers it.
 """
 
 from __future__ import annotations
@@ -20,11 +22,15 @@ import threading
 import time
 from typing import Any
 
+from kazoo.client import KazooClient  # type: ignore[import-untyped]
+
 from shardroute.etcd import AsyncEtcd, AsyncEtcdFollower, Etcd, EtcdError, EtcdFollower
+from shardroute.zookeeper import ZooKeeperFollower
 
 CONFIG: Any = {"reconnect_first_ms": 50, "reconnect_max_ms": 500}
 IDLE_S = 1.0
 TIMEOUT_S = 1.0
+SESSION_S = 3.0  # ZooKeeper's session timeout: a silent member is left after two thirds of it
 
 
 def emit(event: str, **fields: Any) -> None:
@@ -91,15 +97,55 @@ def follow_raw(urls: str, key: str) -> None:
     emit("done", stats={})
 
 
+def zookeeper_client(hosts: str) -> KazooClient:
+    client = KazooClient(hosts=hosts, timeout=SESSION_S)
+    client.start(timeout=30)
+    return client
+
+
+def follow_zookeeper(hosts: str, path: str) -> None:
+    follower = ZooKeeperFollower(hosts, path, config=CONFIG, timeout=SESSION_S, on_change=installed, on_refused=refused)
+    emit("ready")
+    sys.stdin.readline()
+    emit("done", stats=follower.stats)
+    follower.close()
+
+
+def follow_zookeeper_raw(hosts: str, path: str) -> None:
+    client = zookeeper_client(hosts)
+    seen = [0]
+
+    def changed(data: bytes | None, *_: Any) -> None:
+        try:
+            epoch = json.loads(data or b"")["epoch"]
+        except (ValueError, KeyError, TypeError):
+            return
+        if isinstance(epoch, int) and epoch > seen[0]:
+            seen[0] = epoch
+            emit("installed", epoch=epoch, t=time.time())
+
+    client.DataWatch(path, changed)
+    emit("ready")
+    sys.stdin.readline()
+    emit("done", stats={})
+    client.stop()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--etcd", required=True)
-    parser.add_argument("--key", required=True)
+    parser.add_argument("--etcd")
+    parser.add_argument("--key")
+    parser.add_argument("--zookeeper")
+    parser.add_argument("--path")
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--asyncio", action="store_true")
     mode.add_argument("--raw", action="store_true")
     args = parser.parse_args()
-    if args.asyncio:
+    if args.zookeeper:
+        if args.asyncio:
+            parser.error("kazoo has no asyncio client")
+        (follow_zookeeper_raw if args.raw else follow_zookeeper)(args.zookeeper, args.path)
+    elif args.asyncio:
         follow_asyncio(args.etcd, args.key)
     elif args.raw:
         follow_raw(args.etcd, args.key)

@@ -1,13 +1,16 @@
-"""A topology followed from a 3-member etcd cluster that loses its leader and has a member
-paused, while 200 epochs are published and bad documents slipped in around the
-compare-and-swap. Issue 23's live proof, for the followers built so far.
+"""A topology followed from a 3-member etcd cluster, or a 3-member ZooKeeper ensemble, that
+loses its leader and has a member paused, while 200 epochs are published and bad documents
+slipped in around the compare-and-swap. Issue 23's live proof.
 
 1. `EtcdCluster` (examples/harness.py) starts three etcd members on 127.0.0.1 (Debian's
-   `etcd-server`), each stopped by PID at the end, also on failure.
+   `etcd-server`), or `ZooKeeperEnsemble` three ZooKeeper members (Debian's `zookeeper`)
+   with `--store zookeeper`, each stopped by PID at the end, also on failure.
 2. The followers start, each a process of its own: `shardroute.etcd`'s `EtcdFollower`
    (threads) and `AsyncEtcdFollower` (asyncio) (`follow.py`), `shardroute/etcd`'s
    `EtcdFollower` in Node (`follow.mjs`), and a bare etcd watch as the baseline
-   (`follow.py --raw`: what etcd itself delivers, no follower).
+   (`follow.py --raw`: what etcd itself delivers, no follower). With ZooKeeper:
+   `shardroute.zookeeper`'s `ZooKeeperFollower` over kazoo, `shardroute/zookeeper`'s in
+   Node, and a bare kazoo data watch as the baseline (kazoo has no asyncio client).
    And `shardroute serve` follows the cluster and serves the last good document over
    HTTP, which the WASM package follows inside Deno (`follow-http.mjs`: `HttpFollower` of
    `shardroute-wasm/http`, long polls).
@@ -22,7 +25,7 @@ compare-and-swap. Issue 23's live proof, for the followers built so far.
    to the follower's new router (p50/p99/max), the time to converge after each fault (to
    the first epoch committed after it), and the refusals by code.
 
-    .venv/bin/python examples/topology-distribution/run.py [--json out.json]
+    .venv/bin/python examples/topology-distribution/run.py [--store etcd|zookeeper] [--json out.json]
 """
 
 from __future__ import annotations
@@ -43,15 +46,19 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.dirname(HERE))  # examples/harness.py
 
 import shardroute  # noqa: E402
-from harness import EtcdCluster, JsonLinesChild  # noqa: E402
-from shardroute.etcd import Etcd, EtcdError, publish, same_revision  # noqa: E402
+from harness import EtcdCluster, JsonLinesChild, ZooKeeperEnsemble  # noqa: E402
+from kazoo.client import KazooClient  # type: ignore[import-untyped]  # noqa: E402
+from shardroute import etcd, zookeeper  # noqa: E402
 
 PYTHON = os.environ.get("SHARDROUTE_PYTHON", os.path.join(ROOT, ".venv", "bin", "python"))
 KEY = "/shardroute/live/topology"
 EPOCHS = 200
 KILL_AT, RESTART_AT, PAUSE_AT, BAD_AT = 60, 90, 120, 160
-FOLLOWERS = {"python": [], "python-asyncio": ["--asyncio"], "node": [], "wasm in deno (http, serve)": [],
-             "raw etcd watch": ["--raw"]}
+FOLLOWERS = {
+    "etcd": {"python": [], "python-asyncio": ["--asyncio"], "node": [], "wasm in deno (http, serve)": [],
+             "raw etcd watch": ["--raw"]},
+    "zookeeper": {"python": [], "node": [], "wasm in deno (http, serve)": [], "raw kazoo watch": ["--raw"]},
+}
 DENO = os.path.join(ROOT, "bindings-wasm", "node_modules", "deno", "deno")  # npm's deno, installed by setup
 
 
@@ -73,27 +80,122 @@ def next_document(document: Any, step: int) -> Any:
     return shardroute.apply(document, operations[step % 4])["topology"]
 
 
+class Store:
+    """The coordination service the run writes to: its members (each with `pid`, `kill()`,
+    `restart(wait=)`), `leader()`, `stop()`, the flags a follower takes to follow the
+    document, and the publisher's three ways to write: through the core's check
+    (`publish`), straight (`put`), and a compare-and-swap on what is there (`replace`)."""
+
+    name: str
+    unreachable: tuple[type[Exception], ...]
+    cluster: Any
+
+    def flags(self) -> list[str]:
+        raise NotImplementedError
+
+    def publish(self, document: Any) -> None:
+        raise NotImplementedError
+
+    def put(self, value: str) -> None:
+        raise NotImplementedError
+
+    def stored(self) -> Any:
+        """The document stored now, parsed."""
+        raise NotImplementedError
+
+    def replace(self, value: str) -> None:
+        """Writes `value` over the value there now, with a compare-and-swap on it."""
+        raise NotImplementedError
+
+    def stop(self) -> None:
+        self.cluster.stop()
+
+
+class EtcdStore(Store):
+    name = "etcd"
+    unreachable = (etcd.EtcdError,)
+
+    def __init__(self, root: str) -> None:
+        self.cluster = EtcdCluster(root, 3)
+        self.client = etcd.Etcd(self.cluster.urls, timeout=1)
+
+    def flags(self) -> list[str]:
+        return ["--etcd", ",".join(self.cluster.urls), "--key", KEY]
+
+    def publish(self, document: Any) -> None:
+        etcd.publish(self.client, KEY, document)
+
+    def put(self, value: str) -> None:
+        self.client.put(KEY, value)
+
+    def stored(self) -> Any:
+        return json.loads(self.client.get(KEY)[0] or "null")
+
+    def replace(self, value: str) -> None:
+        _, revision = self.client.get(KEY)
+        assert self.client.txn([etcd.same_revision(KEY, revision)], {KEY: value}), "the repair lost its CAS"
+
+
+class ZooKeeperStore(Store):
+    name = "zookeeper"
+    unreachable = (zookeeper.ZooKeeperError,)
+
+    def __init__(self, root: str) -> None:
+        self.cluster = ZooKeeperEnsemble(root, 3)
+        self.client = KazooClient(hosts=self.cluster.hosts, timeout=3)
+        self.client.start(timeout=30)
+
+    def flags(self) -> list[str]:
+        return ["--zookeeper", self.cluster.hosts, "--path", KEY]
+
+    def publish(self, document: Any) -> None:
+        zookeeper.publish(self.client, KEY, document)
+
+    def put(self, value: str) -> None:
+        self.client.set(KEY, value.encode())
+
+    def stored(self) -> Any:
+        return json.loads(self.client.get(KEY)[0])
+
+    def replace(self, value: str) -> None:
+        _, stat = self.client.get(KEY)
+        self.client.set(KEY, value.encode(), version=stat.version)  # BadVersionError if it lost
+
+    def stop(self) -> None:
+        self.client.stop()
+        self.client.close()
+        self.cluster.stop()
+
+
 class Publisher:
     """Publishes through the core's follower (`publish`), retrying while the cluster has
     no leader; records when each epoch's write was acknowledged."""
 
-    def __init__(self, urls: list[str]) -> None:
-        self.etcd = Etcd(urls, timeout=1)
+    def __init__(self, store: Store) -> None:
+        self.store = store
         self.document: Any = start_document()
         self.committed: dict[int, float] = {}
 
     def write(self, document: Any) -> None:
         deadline = time.monotonic() + 60
         started = time.time()
+        uncertain = False
         while True:
             try:
-                publish(self.etcd, KEY, document)
+                self.store.publish(document)
                 break
-            except EtcdError:
+            except self.store.unreachable:
+                # No answer: the write may have been committed all the same.
                 if time.monotonic() > deadline:
                     raise
+                uncertain = True
                 started = time.time()
                 time.sleep(0.05)
+            except shardroute.StaleEpochError:
+                # After an unanswered write, the retry finds it stored: it was written.
+                if not uncertain or self.store.stored() != document:
+                    raise
+                break
         # From the start of the successful write: the commit is inside it, so the
         # propagation measured is an upper bound (by the read and the CAS round trip).
         self.committed[document["epoch"]] = started
@@ -102,12 +204,11 @@ class Publisher:
     def bad(self, value: str) -> None:
         """Writes `value` straight to the key (no follower check), lets the followers read
         it, then replaces it with the next good epoch by a compare-and-swap on it."""
-        self.etcd.put(KEY, value)
+        self.store.put(value)
         time.sleep(0.5)
-        _, revision = self.etcd.get(KEY)
         following = next_document(self.document, self.document["epoch"] - 1)
         started = time.time()
-        assert self.etcd.txn([same_revision(KEY, revision)], {KEY: json.dumps(following)}), "the repair lost its CAS"
+        self.store.replace(json.dumps(following))
         self.committed[following["epoch"]] = started
         self.document = following
 
@@ -117,19 +218,19 @@ def percentile(samples: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, int(p * len(ordered)))] if ordered else float("nan")
 
 
-def start_followers(members: list[str]) -> tuple[JsonLinesChild, dict[str, JsonLinesChild]]:
+def start_followers(store: Store) -> tuple[JsonLinesChild, dict[str, JsonLinesChild]]:
     """`shardroute serve` (it follows the cluster too, and serves the last good document
     over HTTP to the WASM follower: ETags, long polls) and every follower, each ready."""
-    urls = ",".join(members)
+    source = store.flags()
     subprocess.run(["cargo", "build", "-q", "-p", "shardroute-cli"], cwd=ROOT, check=True)
-    serve = JsonLinesChild("serve", [os.path.join(ROOT, "target", "debug", "shardroute"), "serve", "--etcd", urls,
-                                     "--key", KEY, "--listen", "127.0.0.1:0"], stdin=False, stderr=subprocess.DEVNULL)
+    serve = JsonLinesChild("serve", [os.path.join(ROOT, "target", "debug", "shardroute"), "serve", *source,
+                                     "--listen", "127.0.0.1:0"], stdin=False, stderr=subprocess.DEVNULL)
     serving = serve.expect("listening", timeout=60)["url"]
     followers: dict[str, JsonLinesChild] = {}
-    for name, flags in FOLLOWERS.items():
-        command = [PYTHON, os.path.join(HERE, "follow.py"), "--etcd", urls, "--key", KEY, *flags]
+    for name, flags in FOLLOWERS[store.name].items():
+        command = [PYTHON, os.path.join(HERE, "follow.py"), *source, *flags]
         if name == "node":
-            command = [shutil.which("node") or "node", os.path.join(HERE, "follow.mjs"), "--etcd", urls, "--key", KEY]
+            command = [shutil.which("node") or "node", os.path.join(HERE, "follow.mjs"), *source]
         elif name.startswith("wasm in deno"):
             command = [DENO, "run", "-A", os.path.join(HERE, "follow-http.mjs"), serving]
         followers[name] = JsonLinesChild(name, command)
@@ -149,27 +250,30 @@ def wait_all(followers: dict[str, JsonLinesChild], epoch: int, timeout: float = 
             time.sleep(0.02)
 
 
-def shut_down(followers: dict[str, JsonLinesChild], serve: JsonLinesChild | None, cluster: EtcdCluster, root: str) -> None:
+def shut_down(followers: dict[str, JsonLinesChild], serve: JsonLinesChild | None, store: Store | None, root: str) -> None:
     """Every follower asked to quit (killed if it lingers), `serve` killed, every member
     stopped by PID, the data removed."""
     for child in followers.values():
         child.stop()
     if serve is not None:
         serve.kill()
-    cluster.stop()
+    if store is not None:
+        store.stop()
     shutil.rmtree(root, ignore_errors=True)
 
 
-def run() -> dict[str, Any]:
-    root = tempfile.mkdtemp(prefix="shardroute-live-etcd-")
-    cluster = EtcdCluster(root, 3)
+def run(store_name: str = "etcd") -> dict[str, Any]:
+    root = tempfile.mkdtemp(prefix=f"shardroute-live-{store_name}-")
     followers: dict[str, JsonLinesChild] = {}
     faults: dict[str, float] = {}
     serve: JsonLinesChild | None = None
+    store: Store | None = None
     try:
-        publisher = Publisher(cluster.urls)
+        store = EtcdStore(root) if store_name == "etcd" else ZooKeeperStore(root)
+        cluster = store.cluster
+        publisher = Publisher(store)
         publisher.write(start_document())
-        serve, followers = start_followers(cluster.urls)
+        serve, followers = start_followers(store)
         time.sleep(0.5)
         killed = paused = None
         while publisher.document["epoch"] < EPOCHS:
@@ -203,9 +307,9 @@ def run() -> dict[str, Any]:
         for child in followers.values():
             child.send("quit")
             child.expect("done", timeout=30)
-        return report(publisher.committed, faults, followers, final)
+        return {"store": store_name, **report(publisher.committed, faults, followers, final)}
     finally:
-        shut_down(followers, serve, cluster, root)
+        shut_down(followers, serve, store, root)
 
 
 def report(committed: dict[int, float], faults: dict[str, float], followers: dict[str, JsonLinesChild],
@@ -253,9 +357,10 @@ def table(result: dict[str, Any]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--store", choices=["etcd", "zookeeper"], default="etcd")
     parser.add_argument("--json", help="write the result here")
     args = parser.parse_args()
-    result = run()
+    result = run(args.store)
     print(table(result))
     print(f"\n{result['published']} epochs published, the last {result['final_epoch']}")
     if args.json:

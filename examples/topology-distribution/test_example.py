@@ -1,5 +1,6 @@
-"""The live run's promises (run.py), checked: every follower converges to the last epoch,
-never goes back, refuses each bad value with its reason and installs none of them.
+"""The live run's promises (run.py), checked for both stores (a 3-member etcd cluster and
+a 3-member ZooKeeper ensemble): every follower converges to the last epoch, never goes
+back, refuses each bad value with its reason and installs none of them.
 
 Run: .venv/bin/python -m pytest examples/topology-distribution (part of `make test`).
 """
@@ -17,10 +18,16 @@ import pytest
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-@pytest.fixture(scope="module")
-def result(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+FOLLOWERS = {
+    "etcd": {"python", "python-asyncio", "node", "wasm in deno (http, serve)", "raw etcd watch"},
+    "zookeeper": {"python", "node", "wasm in deno (http, serve)", "raw kazoo watch"},
+}
+
+
+@pytest.fixture(scope="module", params=["etcd", "zookeeper"])
+def result(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     out = tmp_path_factory.mktemp("live") / "result.json"
-    done = subprocess.run([sys.executable, os.path.join(HERE, "run.py"), "--json", str(out)],
+    done = subprocess.run([sys.executable, os.path.join(HERE, "run.py"), "--store", request.param, "--json", str(out)],
                           capture_output=True, text=True, timeout=600)
     print(done.stdout)
     print(done.stderr[-4000:], file=sys.stderr)
@@ -36,13 +43,12 @@ def test_every_follower_converges_and_never_goes_back(result: dict[str, Any]) ->
         assert row["increasing"], row
         # Coalesced reads may skip an epoch; most arrive one by one.
         assert row["epochs_seen"] > 150, row
-    assert {row["follower"] for row in result["rows"]} == {
-        "python", "python-asyncio", "node", "wasm in deno (http, serve)", "raw etcd watch"}
+    assert {row["follower"] for row in result["rows"]} == FOLLOWERS[result["store"]]
 
 
 def test_each_bad_value_is_refused_with_its_reason(result: dict[str, Any]) -> None:
     for row in result["rows"]:
-        if row["follower"] == "raw etcd watch":
+        if row["follower"].startswith("raw "):
             assert row["refused"] == {}  # the baseline decides nothing
             continue
         if row["follower"].startswith("wasm in deno"):
@@ -51,7 +57,7 @@ def test_each_bad_value_is_refused_with_its_reason(result: dict[str, Any]) -> No
             continue
         # Garbage, a lower epoch, 65,537 nodes: each read at least once, counted by the
         # core's follower (the same counts in its stats), none installed.
-        assert set(row["refused"]) == {"invalid_topology", "stale_epoch", "limit_exceeded"}, row
+        assert set(row["refused"]) == {"invalid_topology", "stale_epoch", "limit_exceeded"}, (result["store"], row)
         assert row["stats"]["refused"] == row["refused"], row
         assert row["stats"]["installed"] == row["epochs_seen"], row
 

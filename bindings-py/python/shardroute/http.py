@@ -21,8 +21,10 @@ lost. The shell only asks, sleeps and calls back. Standard library only.
 
 ``AsyncHttpFollower`` is the asyncio twin (``await AsyncHttpFollower.start(url)``).
 
-A body that is not UTF-8 (and not served as a dictionary) is never offered: it is
-reported to ``on_error`` as a ``UnicodeDecodeError`` and asked for again, the router kept.
+A body served as ``application/octet-stream`` is a binary dictionary; any other body is
+offered as plain bytes (``TopologyFollower.offer_bytes``): the core tells a dictionary by
+its magic and refuses text that is not UTF-8 (``invalid_topology``, counted, ``on_refused``
+called, the router kept), never decoding it with replacements.
 """
 
 from __future__ import annotations
@@ -118,7 +120,8 @@ class _Polling(Following):
             if binary:
                 offered = self._follower.offer_dictionary(body, self._bodies, now)
             else:
-                offered = self._follower.offer(body.decode("utf-8", "strict"), self._bodies, now)
+                # The core tells a dictionary by its magic and refuses text that is not UTF-8.
+                offered = self._follower.offer_bytes(body, self._bodies, now)
             self._took(offered)
         self._tell(offered, offered.kind == "installed")
         return offered

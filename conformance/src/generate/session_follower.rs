@@ -23,6 +23,10 @@ fn offer_dictionary(hex: &str, revision: u64) -> Value {
     json!({"call": "offer_dictionary", "hex": hex, "revision": revision})
 }
 
+fn offer_bytes(bytes: &[u8], revision: u64) -> Value {
+    json!({"call": "offer_bytes", "hex": hex_digits(bytes), "revision": revision})
+}
+
 fn publish(document: &str) -> Value {
     json!({"call": "publish", "document": document})
 }
@@ -91,6 +95,13 @@ pub(crate) fn file() -> VectorFile {
     let middle = damaged.len() / 2;
     damaged[middle] ^= 1;
     let deep = format!("{}{}", "[".repeat(70), "]".repeat(70));
+    let e1_text = file.to_value()["topologies"]["e1"].to_string().into_bytes();
+    let with_name = |name: &[u8]| {
+        let mut text = br#"{"format": "shardroute/1", "epoch": 9, "nodes": [{"id": "a"}, {"id": ""#.to_vec();
+        text.extend_from_slice(name);
+        text.extend_from_slice(br#""}], "strategy": {"type": "jump"}}"#);
+        text
+    };
 
     let scenarios: Vec<Scenario<'_>> = vec![
         (
@@ -137,6 +148,25 @@ pub(crate) fn file() -> VectorFile {
                 (offer_dictionary(&hex, 4), "unchanged"),
                 (offer("e4", 5), "refused stale_epoch"),
                 (state(), "state 5 4"),
+            ],
+        ),
+        (
+            // A source of plain bytes (ZooKeeper, an untyped HTTP body): the dictionary's
+            // magic says binary, anything else must be UTF-8 JSON. Invalid UTF-8 (a stray
+            // 0xff, a lone surrogate in CESU-8 form) is refused, never replaced.
+            "plain-bytes-dictionary-or-utf8-json",
+            None,
+            vec![
+                (offer_bytes(&e1_text, 1), "installed 1"),
+                (offer_bytes(&bytes, 2), "installed 5"),
+                (offer_bytes(&with_name(b"b\xff"), 3), "refused invalid_topology"),
+                (offer_bytes(&with_name(b"b\xed\xa0\x80"), 4), "refused invalid_topology"),
+                (offer_bytes(b"", 5), "refused invalid_topology"),
+                (offer_bytes(b"SRVB\x00\x01", 6), "refused invalid_topology"),
+                (offer_bytes(&bytes, 1), "refused stale_epoch"),
+                (offer_bytes(&with_name("b\u{e9}".as_bytes()), 7), "installed 9"),
+                (state(), "state 9 7"),
+                (stats(), "stats offered=8 installed=3 refused.invalid_topology=4 refused.stale_epoch=1"),
             ],
         ),
         (

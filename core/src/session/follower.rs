@@ -234,6 +234,30 @@ impl Follower {
         self.consider(outcome, revision)
     }
 
+    /// A value from a source that holds plain bytes (a ZooKeeper node, an HTTP body of no
+    /// known type): a binary dictionary when it starts with the dictionary's magic
+    /// ([`looks_like_dictionary`](crate::dictionary::looks_like_dictionary)), otherwise
+    /// JSON text that must be valid UTF-8. Bytes that are not are refused
+    /// (`invalid_topology`, counted), never decoded with replacements.
+    pub fn offer_bytes(&mut self, bytes: &[u8], revision: u64, now_ms: u64) -> Offered {
+        if crate::dictionary::looks_like_dictionary(bytes) {
+            return self.offer_dictionary(bytes, revision, now_ms);
+        }
+        match core::str::from_utf8(bytes) {
+            Ok(text) => self.offer(text, revision, now_ms),
+            Err(err) => {
+                self.stats.offered += 1;
+                let refused = self.check_revision(revision).and_then(|()| {
+                    Err(Error::new(
+                        ErrorKind::InvalidTopology,
+                        format!("the document is not valid UTF-8 (at byte {})", err.valid_up_to()),
+                    ))
+                });
+                self.consider(refused, revision)
+            }
+        }
+    }
+
     fn check_revision(&self, revision: u64) -> Result<()> {
         match self.revision {
             Some(held) if revision < held => Err(Error::new(

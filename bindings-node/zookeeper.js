@@ -98,6 +98,10 @@ class ZooKeeperFollower {
   #away = false;
   /** When to try again after the last loss (the core's answer). */
   #wakeAt = 0n;
+  /** A probe of the watchdog is out. */
+  #probing = false;
+  /** When the connection was lost (or last moved on), on `now()`'s clock. */
+  #awaySince = 0;
   /** Reads and offers run one at a time, in order, so revisions reach the core ascending. */
   #reading = Promise.resolve();
   #closing = new AbortController();
@@ -128,6 +132,7 @@ class ZooKeeperFollower {
   static async start(hosts, path, options) {
     const follower = new ZooKeeperFollower(hosts, path, options);
     await follower.#connect();
+    follower.#watch();
     try {
       await follower.refresh();
     } catch (err) {
@@ -156,21 +161,68 @@ class ZooKeeperFollower {
       this.#native.connected();
       this.#readAgain(); // a change missed while away
     }));
-    client.on('expired', mine(() => this.#expired(client)));
+    client.on('expired', mine(() => {
+      this.#sessionsLost += 1n;
+      this.#replace(client, 'session expired');
+    }));
+  }
+
+  /**
+   * Every third of the session timeout, a probe (`exists`) while connected: node-zookeeper-client
+   * pings but never notices a member that stops answering (paused, or cut off with its
+   * connections open), so an answer missing for two thirds of the session timeout is a
+   * loss, as kazoo and the C client take it. The client's connection is dropped so that it
+   * moves to the next member with its session (node-zookeeper-client has no public call for
+   * that: its socket, where it is found; otherwise the client is replaced, a new session).
+   * While it reconnects, a member that holds it that long without an answer is left the
+   * same way.
+   */
+  #watch() {
+    const every = Math.max(1, Math.floor(this.#sessionTimeoutMs / 3));
+    const timer = setInterval(() => {
+      const client = this.#client;
+      if (client === null || this.#probing) return;
+      if (this.#away) {
+        // Reconnecting: a member that takes the connection but never answers the session
+        // request (paused) holds node-zookeeper-client for ever. Move it on.
+        if (now() - this.#awaySince >= 2 * every) {
+          this.#awaySince = now();
+          client.connectionManager?.socket?.destroy?.();
+        }
+        return;
+      }
+      this.#probing = true;
+      answer((done) => client.exists(this.#path, done), 2 * every, 'probe')
+        .then(() => {}, (err) => {
+          if (!(err instanceof ZooKeeperError) || client !== this.#client || this.#away) return;
+          const socket = client.connectionManager?.socket;
+          if (typeof socket?.destroy === 'function') {
+            this.#lost(new ZooKeeperError('unreachable', `zookeeper ${this.#hosts}: no answer within ${2 * every} ms`));
+            socket.destroy(); // 'connected' again once another member took the session
+          } else {
+            this.#replace(client, `no answer within ${2 * every} ms`);
+          }
+        })
+        .finally(() => { this.#probing = false; });
+    }, every);
+    timer.unref?.();
+    this.#closing.signal.addEventListener('abort', () => clearInterval(timer), { once: true });
   }
 
   /** The source was lost (once per loss): counted by the core, which says when to try again. */
   #lost(err) {
     if (this.#away) return;
     this.#away = true;
+    this.#awaySince = now();
     this.#wakeAt = this.#native.disconnected(now());
     callSafely(this.#onError, null, err);
   }
 
-  /** The session expired: its watch is gone. A new client, after the wait the core says. */
-  async #expired(client) {
-    this.#sessionsLost += 1n;
-    this.#lost(new ZooKeeperError('unreachable', `zookeeper ${this.#hosts}: session expired`));
+  /** The client is done (its session expired, or its member answers nothing): a new one, after the wait the core says. */
+  async #replace(client, why) {
+    if (this.#closing.signal.aborted || client !== this.#client) return;
+    this.#client = null;
+    this.#lost(new ZooKeeperError('unreachable', `zookeeper ${this.#hosts}: ${why}`));
     client.close();
     const signal = this.#closing.signal;
     let wakeAt = this.#wakeAt;

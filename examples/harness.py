@@ -128,11 +128,27 @@ def stop_process(process: subprocess.Popen[Any], signum: int, timeout: float = 2
 
 
 class ServerProcess:
-    """A server process we started: its PID, its log, how it stops."""
+    """A server process we started: its PID, its log, how it stops. With `uid`, it runs
+    under that user id (`setpriv`), so that `PeerCut` can tell its packets from others'."""
 
     process: subprocess.Popen[Any]
     log_path: str
     stop_signal = signal.SIGTERM
+    uid: int | None = None
+    peer_ports: list[int]
+
+    def as_user(self, command: list[str]) -> list[str]:
+        if self.uid is None:
+            return command
+        return ["setpriv", f"--reuid={self.uid}", f"--regid={self.uid}", "--clear-groups", "--", *command]
+
+    def own(self, path: str) -> None:
+        """Makes `path` (a data dir) the member's, when it runs under a uid of its own."""
+        if self.uid is not None:
+            os.makedirs(path, exist_ok=True)
+            for where, dirs, files in os.walk(path):
+                for name in [where, *(os.path.join(where, f) for f in dirs + files)]:
+                    os.chown(name, self.uid, self.uid)
 
     @property
     def pid(self) -> int:
@@ -175,7 +191,7 @@ class EtcdServer(ServerProcess):
     restarting a crashed member would."""
 
     def __init__(self, root: str, name: str = "example", *, ports: tuple[int, int] | None = None,
-                 cluster: str | None = None, wait: bool = True) -> None:
+                 cluster: str | None = None, wait: bool = True, uid: int | None = None) -> None:
         binary = shutil.which("etcd")
         assert binary, "needs etcd (apt-get install -y etcd-server)"
         client, peer = ports or (free_port(), free_port())
@@ -184,20 +200,23 @@ class EtcdServer(ServerProcess):
         self.binary, self.name, self.root = binary, name, root
         self.url = f"http://127.0.0.1:{client}"
         self.peer_url = f"http://127.0.0.1:{peer}"
+        self.peer_ports = [peer]
+        self.uid = uid
         self.cluster = cluster or f"{name}={self.peer_url}"
         self.log_path = os.path.join(root, f"{name}.log")
         self.restart(wait=wait)
 
     def restart(self, wait: bool = True) -> None:
+        self.own(os.path.join(self.root, self.name))
         with open(self.log_path, "ab") as log:
             self.process = subprocess.Popen(
-                [
+                self.as_user([
                     self.binary, "--name", self.name, "--data-dir", os.path.join(self.root, self.name),
                     "--listen-client-urls", self.url, "--advertise-client-urls", self.url,
                     "--listen-peer-urls", self.peer_url, "--initial-advertise-peer-urls", self.peer_url,
                     "--initial-cluster", self.cluster, "--initial-cluster-state", "new",
                     "--log-level", "warn", "--logger", "zap",
-                ],
+                ]),
                 stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
             )
         if wait:
@@ -245,9 +264,10 @@ class Members:
 
 class EtcdCluster(Members):
     """`size` etcd members on 127.0.0.1 that form one cluster, each stopped by PID
-    (`stop()`); `urls` their client URLs, `leader()` the member that leads now."""
+    (`stop()`); `urls` their client URLs, `leader()` the member that leads now. With
+    `uids`, each runs under a user id of its own (see `PeerCut`)."""
 
-    def __init__(self, root: str, size: int = 3) -> None:
+    def __init__(self, root: str, size: int = 3, uids: list[int] | None = None) -> None:
         ports: list[tuple[int, int]] = []
         taken: set[int] = set()
         while len(ports) < size:
@@ -257,9 +277,12 @@ class EtcdCluster(Members):
                 ports.append(pair)
         cluster = ",".join(f"m{i}=http://127.0.0.1:{peer}" for i, (_, peer) in enumerate(ports))
         self.members: list[EtcdServer] = []
+        if uids:
+            os.chmod(root, 0o755)  # the members' own users make their data dirs in it
         try:
             for i, pair in enumerate(ports):
-                self.members.append(EtcdServer(root, f"m{i}", ports=pair, cluster=cluster, wait=False))
+                uid = uids[i] if uids else None
+                self.members.append(EtcdServer(root, f"m{i}", ports=pair, cluster=cluster, wait=False, uid=uid))
             for member in self.members:
                 member.wait_healthy()
         except BaseException:
@@ -311,12 +334,16 @@ class ZooKeeperServer(ServerProcess):
     stop_signal = signal.SIGTERM
 
     def __init__(self, root: str, name: str = "zk", *, port: int | None = None, myid: int = 1,
-                 servers: list[str] | None = None, wait: bool = True) -> None:
+                 servers: list[str] | None = None, wait: bool = True, uid: int | None = None) -> None:
         java = shutil.which("java")
         assert java, "needs java (apt-get install -y zookeeper, which brings a JRE)"
         self.java, self.name, self.root = java, name, root
         self.port = port or free_port()
         self.hosts = f"127.0.0.1:{self.port}"
+        self.uid = uid
+        # Its own `server.N=host:quorum:election` line: the ports its peers reach it on.
+        mine = next((line for line in servers or [] if line.startswith(f"server.{myid}=")), None)
+        self.peer_ports = [int(port) for port in mine.split(":")[1:3]] if mine else []
         data = os.path.join(root, name)
         os.makedirs(data, exist_ok=True)
         with open(os.path.join(data, "myid"), "w") as out:
@@ -329,18 +356,20 @@ class ZooKeeperServer(ServerProcess):
                 "4lw.commands.whitelist=ruok,srvr", "maxSessionTimeout=20000", *(servers or []), "",
             ]))
         self.log_path = os.path.join(root, f"{name}.log")
+        self.data = data
         self.restart(wait=wait)
 
     def restart(self, wait: bool = True) -> None:
+        self.own(self.data)
         with open(self.log_path, "ab") as log:
             self.process = subprocess.Popen(
-                [
+                self.as_user([
                     # jute.maxbuffer: values up to 8 MiB (the default, 1 MiB, is less than
                     # the largest document the live run writes: 65,537 nodes).
                     self.java, "-Xmx128m", "-XX:+UseSerialGC", "-Djute.maxbuffer=8388608", "-cp", ZOOKEEPER_JARS,
                     f"-Dzookeeper.log.dir={self.root}", "-Dzookeeper.root.logger=WARN,CONSOLE",
                     "org.apache.zookeeper.server.quorum.QuorumPeerMain", self.config_path,
-                ],
+                ]),
                 stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
             )
         if wait:
@@ -371,7 +400,7 @@ class ZooKeeperEnsemble(Members):
     """`size` ZooKeeper members on 127.0.0.1 that form one ensemble, each stopped by PID
     (`stop()`); `hosts` their connection string, `leader()` the member that leads now."""
 
-    def __init__(self, root: str, size: int = 3) -> None:
+    def __init__(self, root: str, size: int = 3, uids: list[int] | None = None) -> None:
         ports: list[int] = []
         while len(ports) < 3 * size:
             port = free_port()
@@ -379,9 +408,13 @@ class ZooKeeperEnsemble(Members):
                 ports.append(port)
         servers = [f"server.{i + 1}=127.0.0.1:{ports[size + i]}:{ports[2 * size + i]}" for i in range(size)]
         self.members: list[ZooKeeperServer] = []
+        if uids:
+            os.chmod(root, 0o755)  # the members' own users read their configs in it
         try:
             for i in range(size):
-                self.members.append(ZooKeeperServer(root, f"zk{i + 1}", port=ports[i], myid=i + 1, servers=servers, wait=False))
+                uid = uids[i] if uids else None
+                self.members.append(ZooKeeperServer(root, f"zk{i + 1}", port=ports[i], myid=i + 1, servers=servers,
+                                                    wait=False, uid=uid))
             for member in self.members:
                 member.wait_serving()
         except BaseException:
@@ -400,6 +433,60 @@ class ZooKeeperEnsemble(Members):
                 raise RuntimeError("no zookeeper leader")
             time.sleep(0.05)
 
+
+
+MEMBER_UIDS = [64101, 64102, 64103]  # user ids the members of a cut-able cluster run under
+
+
+def can_cut() -> str | None:
+    """None when `PeerCut` can work here, else why not: it needs root (to run members
+    under other uids and to load nftables rules), `setpriv` and `nft`."""
+    if os.geteuid() != 0:
+        return "cutting a member off needs root"
+    for tool in ("setpriv", "nft"):
+        if shutil.which(tool) is None:
+            return f"cutting a member off needs {tool}"
+    return None
+
+
+class PeerCut:
+    """Cuts one member of a cluster off from the others, on 127.0.0.1, where an address
+    cannot tell the members apart (etcd and ZooKeeper open their peer connections from
+    127.0.0.1 whatever they bind): each member runs under a user id of its own
+    (`MEMBER_UIDS`), and an nftables table of ours drops the cut member's packets to the
+    others' peer ports and theirs to its peer ports (`meta skuid`). Clients (this
+    process's uid) still reach every member. `heal()` deletes the table; so does exit."""
+
+    def __init__(self, members: list[Any], cut: Any) -> None:
+        assert cut.uid is not None and all(m.uid is not None for m in members), "members need uids of their own"
+        self.table = f"shardroute_cut_{os.getpid()}"
+        others = [m for m in members if m is not cut]
+        their_ports = ", ".join(str(port) for m in others for port in m.peer_ports)
+        its_ports = ", ".join(str(port) for port in cut.peer_ports)
+        their_uids = ", ".join(str(m.uid) for m in others)
+        rules = "\n".join([
+            f"table inet {self.table} {{",
+            "  chain out {",
+            "    type filter hook output priority 0; policy accept;",
+            # Whatever the cut member sends a peer: on connections it dialed, and on
+            # those dialed to its peer ports.
+            f"    meta skuid {cut.uid} tcp dport {{ {their_ports} }} drop",
+            f"    meta skuid {cut.uid} tcp sport {{ {its_ports} }} drop",
+            # Whatever a peer sends to its peer ports.
+            f"    meta skuid {{ {their_uids} }} tcp dport {{ {its_ports} }} drop",
+            "  }",
+            "}",
+        ])
+        subprocess.run(["nft", "-f", "-"], input=rules, text=True, check=True)
+        atexit.register(self.heal)
+        # A peer's data on a connection the cut member dialed would still reach it (the
+        # rules cannot tell that peer's packets to it from its packets to the third):
+        # such connections are closed (`ss -K`), and dialing them again is dropped.
+        for port in cut.peer_ports + [port for m in others for port in m.peer_ports]:
+            subprocess.run(["ss", "-K", "-t", f"( sport = :{port} or dport = :{port} )"], capture_output=True)
+
+    def heal(self) -> None:
+        subprocess.run(["nft", "delete", "table", "inet", self.table], capture_output=True)
 
 
 class TopologyHttpServer:

@@ -45,7 +45,8 @@ PROVIDED_ELSEWHERE = {
     "gcc": "g++ (its dependency)", "cc": "g++ (its dependency)", "g++": "g++",
     "git": "the checkout itself",
     **{tool: "Debian's base system" for tool in
-       ("bash", "sh", "env", "true", "kill", "find", "nproc", "gzip", "tar", "ip", "uname", "sha256sum")},
+       ("bash", "sh", "env", "true", "kill", "find", "nproc", "gzip", "tar", "ip", "uname", "sha256sum", "ss",
+        "setpriv")},
 }
 
 # (pattern, group): where a program's name appears when code starts or looks one up.

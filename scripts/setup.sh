@@ -43,6 +43,7 @@ tarantool        | tarantool                                                    
 postgresql       | /usr/lib/postgresql/15/bin/postgres,/usr/lib/postgresql/15/bin/initdb | PostgreSQL 15, the shards of examples/postgres-messages
 etcd-server      | etcd                                                                  | etcd 3.4 (v3 JSON gateway): the tests of shardroute.etcd, shardroute/etcd and the CLI, examples/topology-distribution, and the topology store of examples/postgres-messages
 zookeeper        | java,/usr/share/java/zookeeper.jar                                    | ZooKeeper 3.8 and its JRE: the tests of shardroute.zookeeper, shardroute/zookeeper and the CLI, examples/topology-distribution
+nftables         | nft                                                                   | nftables: examples/topology-distribution cuts a member off from its peers (rules by the members' user ids, as root)
 TABLE
 )
 mapfile -t apt_packages < <(cut -d'|' -f1 <<<"$SYSTEM_PACKAGES" | tr -d ' ')

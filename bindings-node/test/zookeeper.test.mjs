@@ -208,6 +208,33 @@ describe('shardroute/zookeeper against a real ZooKeeper', { timeout: 180000 }, (
       (err) => err instanceof ZooKeeperError && err.code === 'unreachable');
   });
 
+  test('a member that answers nothing (SIGSTOP) is noticed by the probe, and the follower comes back after it', async () => {
+    const at = path();
+    await publish(server.hosts, at, document(1));
+    const errors = [];
+    const follower = await ZooKeeperFollower.start(server.hosts, at, {
+      config: { reconnect_first_ms: 50, reconnect_max_ms: 400 }, sessionTimeoutMs: 1500, onError: (err) => errors.push(err),
+    });
+    try {
+      process.kill(server.child.pid, 'SIGSTOP');
+      try {
+        const deadline = Date.now() + LONG;
+        while (!errors.some((err) => /no answer within/.test(err.message)) && Date.now() < deadline) {
+          await new Promise((resolve) => { setTimeout(resolve, 50); });
+        }
+        assert.ok(errors.some((err) => err instanceof ZooKeeperError && /no answer within/.test(err.message)), String(errors));
+        assert.equal(follower.router.epoch, 1n); // kept while its member is silent
+      } finally {
+        process.kill(server.child.pid, 'SIGCONT');
+      }
+      await publish(server.hosts, at, document(2));
+      assert.equal(await follower.waitForEpoch(2, LONG), true, `no epoch 2 after SIGCONT: ${errors}`);
+      assert.ok(follower.stats.disconnects >= 1n);
+    } finally {
+      follower.close();
+    }
+  });
+
   test('the follower comes back after ZooKeeper is killed and restarted', async () => {
     const at = path();
     await publish(server.hosts, at, document(1));

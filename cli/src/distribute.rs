@@ -25,6 +25,9 @@ const WAIT_S: u64 = 30;
 /// Between two requests to an HTTP source that answered at once.
 const INTERVAL: Duration = Duration::from_secs(1);
 const TIMEOUT: Duration = Duration::from_secs(2);
+/// One call of etcd's gateway on loopback or a LAN: a member silent this long is left for
+/// the next.
+const ETCD_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// Where a topology comes from.
 pub enum Source {
@@ -117,7 +120,7 @@ fn etcd_call(url: &Url, path: &str, body: &Value) -> Result<Value, String> {
         &url.with_path(path),
         &[("Content-Type", "application/json".into())],
         body.to_string().as_bytes(),
-        Some(TIMEOUT),
+        Some(ETCD_TIMEOUT),
     )?;
     let status = response.status;
     let bytes = response.body()?;
@@ -193,7 +196,7 @@ struct Stop;
 /// without closing its connections (paused). Read again (a failed read is a lost member)
 /// and watch anew.
 const IDLE: &str = "idle";
-const IDLE_TIME: Duration = Duration::from_secs(2);
+const IDLE_TIME: Duration = Duration::from_secs(1);
 
 fn offered(follower: &mut Follower, offered: Offered, each: &mut dyn FnMut(Event<'_>) -> bool) -> Result<(), Stop> {
     let go_on = match offered {

@@ -25,7 +25,8 @@ use std::time::{Duration, Instant};
 use crate::wire::MAX_BODY;
 
 /// The session timeout asked for; the server grants one between 2 and 20 of its ticks.
-pub const SESSION_TIMEOUT_MS: i32 = 10_000;
+/// A silent member is left after two thirds of it.
+pub const SESSION_TIMEOUT_MS: i32 = 4_000;
 /// The longest wait for a TCP connection and for the answer to the connect request.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 /// The shortest time between pings, whatever the session timeout granted.
@@ -441,7 +442,7 @@ pub fn decode_stat(body: &[u8]) -> Result<Stat, String> {
 /// What a waiting session does next.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Step {
-    /// Nothing was heard for the session timeout: the member is lost.
+    /// Nothing was heard for the read timeout (two thirds of the session): the member is lost.
     Lost,
     /// Nothing was sent for `ping_every`: send a ping.
     Ping,
@@ -545,7 +546,9 @@ impl Session {
             .frame(now + CONNECT_TIMEOUT)?
             .ok_or_else(|| lost(format!("no answer to the connect request in {} ms", CONNECT_TIMEOUT.as_millis())))?;
         let granted = decode_connect(&frame).map_err(lost)?;
-        session.timeout = Duration::from_millis(granted.timeout_ms as u64);
+        // Lost when silent for two thirds of the session granted, as the C client and
+        // kazoo read it: the member is left while the session can still move elsewhere.
+        session.timeout = Duration::from_millis(granted.timeout_ms as u64 * 2 / 3);
         Ok(session)
     }
 
@@ -621,7 +624,7 @@ impl Session {
         Ok(Some(reply))
     }
 
-    /// Sends `frame` (request `xid`) and waits up to the session timeout for its answer.
+    /// Sends `frame` (request `xid`) and waits up to the read timeout for its answer.
     fn call(&mut self, xid: i32, frame: &[u8]) -> Result<(i64, Vec<u8>), Error> {
         self.send(frame)?;
         let deadline = Instant::now() + self.timeout;
@@ -680,7 +683,7 @@ impl Session {
     }
 
     /// Waits for the next watch notification, pinging when nothing was sent for
-    /// `ping_every`; the member is lost when nothing is heard for the session timeout, and
+    /// `ping_every`; the member is lost when nothing is heard for the read timeout, and
     /// the session when a notification says so.
     pub fn notification(&mut self, ping_every: Duration) -> Result<Notification, Error> {
         let ping_every = ping_every.max(MIN_PING_EVERY);

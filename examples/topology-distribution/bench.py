@@ -6,7 +6,8 @@ against a bare kazoo data watch on the same 3-member ZooKeeper ensemble.
   router, over 200 epochs written 20 ms apart with nothing else happening: each follower
   against the bare watch's p99 + 2 ms (the target), and the HTTP follower (through
   `shardroute serve`) against the long-poll interval.
-* Convergence after the leader is lost (SIGKILLed, then another leader SIGSTOPped): from
+* Convergence after the leader is lost (SIGKILLed, then another leader cut off from its
+  peers by nftables, then another SIGSTOPped; the cut needs root): from
   the fault to each follower's router holding the first epoch committed after it, against
   the election time (from the fault to a live member naming a new leader, or calling
   itself one, polled every 10 ms) + 0.5 s. The publisher retries every 50 ms meanwhile, so every follower's figure
@@ -33,7 +34,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))
 
-from harness import EtcdServer, JsonLinesChild, ZooKeeperServer  # noqa: E402
+from harness import MEMBER_UIDS, EtcdServer, JsonLinesChild, PeerCut, ZooKeeperServer, can_cut  # noqa: E402
 from run import (  # noqa: E402
     ROOT, EtcdStore, Publisher, Store, ZooKeeperStore, installs, next_document, percentile, shut_down, start_document,
     start_followers, wait_all,
@@ -81,7 +82,9 @@ def measure(store_name: str) -> list[str]:
     lines: list[str] = []
     bare = BARE[store_name]
     try:
-        store = EtcdStore(root) if store_name == "etcd" else ZooKeeperStore(root)
+        cannot_cut = can_cut()
+        uids = None if cannot_cut else MEMBER_UIDS
+        store = EtcdStore(root, uids) if store_name == "etcd" else ZooKeeperStore(root, uids)
         cluster = store.cluster
         ids = {id(member): str(member.status()["header"]["member_id"]) for member in cluster.members} if store_name == "etcd" else {}
         publisher = Publisher(store)
@@ -101,7 +104,10 @@ def measure(store_name: str) -> list[str]:
         bare_p99 = percentile(delays[bare], 0.99)
 
         faults: dict[str, tuple[float, float]] = {}
-        for fault in ("leader SIGKILLed", "leader SIGSTOPped"):
+        for fault in ("leader SIGKILLed", "leader cut off", "leader SIGSTOPped"):
+            if fault == "leader cut off" and cannot_cut:
+                print(f"not measured: {cannot_cut}", file=sys.stderr)
+                continue
             leader = cluster.leader()
             stop = threading.Event()
 
@@ -112,8 +118,11 @@ def measure(store_name: str) -> list[str]:
 
             writer = threading.Thread(target=keep_writing, daemon=True)
             at = time.time()
+            cut = None
             if fault == "leader SIGKILLed":
                 leader.kill()
+            elif fault == "leader cut off":
+                cut = PeerCut(cluster.members, leader)
             else:
                 os.kill(leader.pid, signal.SIGSTOP)
             writer.start()
@@ -126,7 +135,10 @@ def measure(store_name: str) -> list[str]:
             if fault == "leader SIGKILLed":
                 leader.restart()
             else:
-                os.kill(leader.pid, signal.SIGCONT)
+                if cut is not None:
+                    cut.heal()
+                else:
+                    os.kill(leader.pid, signal.SIGCONT)
                 leader.wait_healthy() if isinstance(leader, EtcdServer) else leader.wait_serving()
             time.sleep(1.0)
 
@@ -136,7 +148,7 @@ def measure(store_name: str) -> list[str]:
             servers = f"Three etcd {etcd_version()} members"
         else:
             title = "## Topology distribution: followers of a 3-member ZooKeeper ensemble (issue 23)"
-            servers = "Three ZooKeeper 3.8 members (tick 200 ms; followers' sessions 3 s)"
+            servers = "Three ZooKeeper 3.8 members (tick 200 ms; followers' sessions 2 s)"
         lines += [
             title,
             "",

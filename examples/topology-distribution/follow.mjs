@@ -23,9 +23,10 @@ const options = {
   config: { reconnect_first_ms: 50, reconnect_max_ms: 500 },
   onChange: (f) => emit('installed', { epoch: f.router.epoch, t: Date.now() / 1000 }),
   onRefused: (_, offered) => emit('refused', { code: offered.code }),
+  onError: (err) => console.error(`follow.mjs: ${err.message}`),
 };
 const follower = values.zookeeper
-  ? await ZooKeeperFollower.start(values.zookeeper, values.path, { ...options, sessionTimeoutMs: 3000 })
+  ? await ZooKeeperFollower.start(values.zookeeper, values.path, { ...options, sessionTimeoutMs: 2000 })
   : await EtcdFollower.start(new Etcd(values.etcd, { timeoutMs: 1000 }), values.key, { ...options, idleMs: 1000 });
 emit('ready');
 const lines = createInterface({ input: process.stdin });

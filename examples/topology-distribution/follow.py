@@ -30,7 +30,7 @@ from shardroute.zookeeper import ZooKeeperFollower
 CONFIG: Any = {"reconnect_first_ms": 50, "reconnect_max_ms": 500}
 IDLE_S = 1.0
 TIMEOUT_S = 1.0
-SESSION_S = 3.0  # ZooKeeper's session timeout: a silent member is left after two thirds of it
+SESSION_S = 2.0  # ZooKeeper's session timeout: a silent member is left after two thirds of it
 
 
 def emit(event: str, **fields: Any) -> None:

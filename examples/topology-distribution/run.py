@@ -46,14 +46,14 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.dirname(HERE))  # examples/harness.py
 
 import shardroute  # noqa: E402
-from harness import EtcdCluster, JsonLinesChild, ZooKeeperEnsemble  # noqa: E402
+from harness import MEMBER_UIDS, EtcdCluster, JsonLinesChild, PeerCut, ZooKeeperEnsemble, can_cut  # noqa: E402
 from kazoo.client import KazooClient  # type: ignore[import-untyped]  # noqa: E402
 from shardroute import etcd, zookeeper  # noqa: E402
 
 PYTHON = os.environ.get("SHARDROUTE_PYTHON", os.path.join(ROOT, ".venv", "bin", "python"))
 KEY = "/shardroute/live/topology"
 EPOCHS = 200
-KILL_AT, RESTART_AT, PAUSE_AT, BAD_AT = 60, 90, 120, 160
+KILL_AT, RESTART_AT, CUT_AT, HEAL_AT, PAUSE_AT, BAD_AT = 60, 90, 100, 115, 120, 160
 FOLLOWERS = {
     "etcd": {"python": [], "python-asyncio": ["--asyncio"], "node": [], "wasm in deno (http, serve)": [],
              "raw etcd watch": ["--raw"]},
@@ -115,8 +115,8 @@ class EtcdStore(Store):
     name = "etcd"
     unreachable = (etcd.EtcdError,)
 
-    def __init__(self, root: str) -> None:
-        self.cluster = EtcdCluster(root, 3)
+    def __init__(self, root: str, uids: list[int] | None) -> None:
+        self.cluster = EtcdCluster(root, 3, uids)
         self.client = etcd.Etcd(self.cluster.urls, timeout=1)
 
     def flags(self) -> list[str]:
@@ -140,9 +140,9 @@ class ZooKeeperStore(Store):
     name = "zookeeper"
     unreachable = (zookeeper.ZooKeeperError,)
 
-    def __init__(self, root: str) -> None:
-        self.cluster = ZooKeeperEnsemble(root, 3)
-        self.client = KazooClient(hosts=self.cluster.hosts, timeout=3)
+    def __init__(self, root: str, uids: list[int] | None) -> None:
+        self.cluster = ZooKeeperEnsemble(root, 3, uids)
+        self.client = KazooClient(hosts=self.cluster.hosts, timeout=2)
         self.client.start(timeout=30)
 
     def flags(self) -> list[str]:
@@ -268,8 +268,11 @@ def run(store_name: str = "etcd") -> dict[str, Any]:
     faults: dict[str, float] = {}
     serve: JsonLinesChild | None = None
     store: Store | None = None
+    cut: PeerCut | None = None
     try:
-        store = EtcdStore(root) if store_name == "etcd" else ZooKeeperStore(root)
+        cannot_cut = can_cut()
+        uids = None if cannot_cut else MEMBER_UIDS
+        store = EtcdStore(root, uids) if store_name == "etcd" else ZooKeeperStore(root, uids)
         cluster = store.cluster
         publisher = Publisher(store)
         publisher.write(start_document())
@@ -284,6 +287,13 @@ def run(store_name: str = "etcd") -> dict[str, Any]:
                 faults["leader killed"] = time.time()
             elif epoch == RESTART_AT and killed is not None:
                 killed.restart(wait=False)
+            elif epoch == CUT_AT and cannot_cut is None:
+                # The leader cut off from the other two (nftables by uid): clients still
+                # reach it, but it has no quorum, so what it serves goes stale.
+                cut = PeerCut(cluster.members, cluster.leader())
+                faults["leader cut off"] = time.time()
+            elif epoch == HEAL_AT and cut is not None:
+                cut.heal()
             elif epoch == PAUSE_AT:
                 # The first member (where the followers start) unless it leads: the
                 # followers notice it only by their watch's idle time.
@@ -307,8 +317,10 @@ def run(store_name: str = "etcd") -> dict[str, Any]:
         for child in followers.values():
             child.send("quit")
             child.expect("done", timeout=30)
-        return {"store": store_name, **report(publisher.committed, faults, followers, final)}
+        return {"store": store_name, "not_cut": cannot_cut, **report(publisher.committed, faults, followers, final)}
     finally:
+        if cut is not None:
+            cut.heal()
         shut_down(followers, serve, store, root)
 
 

@@ -41,8 +41,10 @@ def test_every_follower_converges_and_never_goes_back(result: dict[str, Any]) ->
     for row in result["rows"]:
         assert row["last_epoch"] == result["final_epoch"], row
         assert row["increasing"], row
-        # Coalesced reads may skip an epoch; most arrive one by one.
-        assert row["epochs_seen"] > 150, row
+        # Coalesced reads may skip an epoch; most arrive one by one. Through HTTP (`serve`
+        # follows, then the long poll carries the last one) more are merged: epochs come
+        # 10 ms apart, about one long poll's round trip on a busy machine.
+        assert row["epochs_seen"] > (100 if row["follower"].startswith("wasm") else 150), row
     assert {row["follower"] for row in result["rows"]} == FOLLOWERS[result["store"]]
 
 
@@ -63,7 +65,13 @@ def test_each_bad_value_is_refused_with_its_reason(result: dict[str, Any]) -> No
 
 
 def test_the_faults_were_ridden_out(result: dict[str, Any]) -> None:
-    assert result["faults"] == ["leader killed", "member paused"]
+    if os.geteuid() == 0:
+        # Root (as CI runs): the leader is cut off too (nftables by the members' uids).
+        assert result["not_cut"] is None, result["not_cut"]
+        assert result["faults"] == ["leader killed", "leader cut off", "member paused"]
+    else:
+        assert result["faults"] == ["leader killed", "member paused"]
+        pytest.skip(f"the leader was not cut off: {result['not_cut']}")
     for row in result["rows"]:
         for fault, ms in row["converge_ms"].items():
             assert ms is not None and ms < 15_000, (row["follower"], fault, ms)

@@ -13,7 +13,8 @@ slipped in around the compare-and-swap. Issue 23's live proof.
    Node, and a bare kazoo data watch as the baseline (kazoo has no asyncio client).
    And `shardroute serve` follows the cluster and serves the last good document over
    HTTP, which the WASM package follows inside Deno (`follow-http.mjs`: `HttpFollower` of
-   `shardroute-wasm/http`, long polls).
+   `shardroute-wasm/http`, long polls) and inside workerd (`follow-worker.mjs`, started
+   by `follow-workerd.mjs`).
 3. The publisher writes 200 epochs with `shardroute.etcd.publish` (the core's follower
    builds each compare-and-swap): a vbucket dictionary that gains a node
    (`plan_rebalance`), completes the moves, loses it, completes again, 50 times.
@@ -56,8 +57,9 @@ EPOCHS = 200
 KILL_AT, RESTART_AT, CUT_AT, HEAL_AT, PAUSE_AT, BAD_AT = 60, 90, 100, 115, 120, 160
 FOLLOWERS = {
     "etcd": {"python": [], "python-asyncio": ["--asyncio"], "node": [], "wasm in deno (http, serve)": [],
-             "raw etcd watch": ["--raw"]},
-    "zookeeper": {"python": [], "node": [], "wasm in deno (http, serve)": [], "raw kazoo watch": ["--raw"]},
+             "wasm in workerd (http, serve)": [], "raw etcd watch": ["--raw"]},
+    "zookeeper": {"python": [], "node": [], "wasm in deno (http, serve)": [], "wasm in workerd (http, serve)": [],
+                  "raw kazoo watch": ["--raw"]},
 }
 DENO = os.path.join(ROOT, "bindings-wasm", "node_modules", "deno", "deno")  # npm's deno, installed by setup
 
@@ -233,6 +235,8 @@ def start_followers(store: Store) -> tuple[JsonLinesChild, dict[str, JsonLinesCh
             command = [shutil.which("node") or "node", os.path.join(HERE, "follow.mjs"), *source]
         elif name.startswith("wasm in deno"):
             command = [DENO, "run", "-A", os.path.join(HERE, "follow-http.mjs"), serving]
+        elif name.startswith("wasm in workerd"):
+            command = [shutil.which("node") or "node", os.path.join(HERE, "follow-workerd.mjs"), serving]
         followers[name] = JsonLinesChild(name, command)
         followers[name].expect("ready", timeout=60)
     return serve, followers

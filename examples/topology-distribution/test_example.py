@@ -19,8 +19,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 FOLLOWERS = {
-    "etcd": {"python", "python-asyncio", "node", "wasm in deno (http, serve)", "raw etcd watch"},
-    "zookeeper": {"python", "node", "wasm in deno (http, serve)", "raw kazoo watch"},
+    "etcd": {"python", "python-asyncio", "node", "wasm in deno (http, serve)", "wasm in workerd (http, serve)",
+             "raw etcd watch"},
+    "zookeeper": {"python", "node", "wasm in deno (http, serve)", "wasm in workerd (http, serve)", "raw kazoo watch"},
 }
 
 
@@ -53,7 +54,7 @@ def test_each_bad_value_is_refused_with_its_reason(result: dict[str, Any]) -> No
         if row["follower"].startswith("raw "):
             assert row["refused"] == {}  # the baseline decides nothing
             continue
-        if row["follower"].startswith("wasm in deno"):
+        if row["follower"].startswith("wasm"):
             # `serve` serves only documents its own follower installed: none reaches it.
             assert row["refused"] == {} and row["stats"]["refused"] == {}, row
             continue

@@ -71,9 +71,12 @@ export async function stop(child) {
  * conditions workerd, worker and browser; each `.wasm` import left to workerd as a
  * compiled-module module of the worker, beside the bundle), and writes `out`/config.capnp:
  * one service per port of `ports`, each its own instance of the worker (its own isolate),
- * served on 127.0.0.1 at that port. Returns the names of the .wasm modules.
+ * served on 127.0.0.1 at that port. Returns the names of the .wasm modules. With
+ * `network`, the workers' `fetch` may reach local and private addresses (workerd lets a
+ * worker reach public ones only, by default): for a worker that follows a server on
+ * 127.0.0.1.
  */
-export async function bundleForWorkerd(entry, out, ports) {
+export async function bundleForWorkerd(entry, out, ports, { network = false } = {}) {
   const esbuild = require('esbuild');
   mkdirSync(out, { recursive: true });
   const wasmModules = new Map();
@@ -102,7 +105,9 @@ export async function bundleForWorkerd(entry, out, ports) {
     '(name = "worker.js", esModule = embed "worker.js")',
     ...[...wasmModules.keys()].map((name) => `(name = "${name}", wasm = embed "${name}")`),
   ].join(', ');
-  const services = ports.map((_, i) => `(name = "w${i}", worker = (modules = [${modules}], compatibilityDate = "2026-11-01"))`);
+  const outbound = network ? ', globalOutbound = "net"' : '';
+  const services = ports.map((_, i) => `(name = "w${i}", worker = (modules = [${modules}], compatibilityDate = "2026-11-01"${outbound}))`);
+  if (network) services.push('(name = "net", network = (allow = ["public", "private", "local"]))');
   const sockets = ports.map((port, i) => `(name = "s${i}", address = "127.0.0.1:${port}", http = (), service = "w${i}")`);
   writeFileSync(join(out, 'config.capnp'), `using Workerd = import "/workerd/workerd.capnp";
 const config :Workerd.Config = (

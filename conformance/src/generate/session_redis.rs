@@ -459,6 +459,31 @@ fn scenarios() -> Vec<Scenario> {
     ));
 
     all.push(scenario(
+        "ioredis-commands-lost-with-their-connection-are-resets",
+        chain(
+            started(USER1, B),
+            &[
+                // A command sent when its connection closed (a primary killed), and one
+                // queued while it reconnected (`maxRetriesPerRequest: 0`): ioredis's
+                // AbortError and its subclass, retried as a reset.
+                (failed("Command aborted due to connection close", &["AbortError", "RedisError", "Error"], 2), "wait 20"),
+                (poll(22), "refresh"),
+                (refreshed(three(), 23), "ok"),
+                (poll(23), &format!("send {B}")),
+                (
+                    failed(
+                        "Reached the max retries per request limit (which is 0). Refer to \"maxRetriesPerRequest\" option for details.",
+                        &["MaxRetriesPerRequestError", "AbortError", "RedisError", "Error"],
+                        24,
+                    ),
+                    "wait 40",
+                ),
+                (stats(), "stats errors.reset=2 retries=2"),
+            ],
+        ),
+    ));
+
+    all.push(scenario(
         "an-application-error-stands",
         chain(
             started(USER1, B),

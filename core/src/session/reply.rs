@@ -196,6 +196,12 @@ pub const TEXT_TABLE: &[(&str, Outcome)] = &[
     ("Command timed out", Outcome::Transport(Transport::Timeout)),
     ("Connection is closed", Outcome::Transport(Transport::Reset)),
     ("Stream isn't writeable", Outcome::Transport(Transport::Reset)),
+    // ioredis (an `AbortError`): the command was sent, and its connection closed before
+    // the reply (a primary killed in a failover).
+    ("Command aborted due to connection close", Outcome::Transport(Transport::Reset)),
+    // ioredis with `maxRetriesPerRequest: 0` (as shardroute/redis connects): a command
+    // queued while its connection was being re-established.
+    ("Reached the max retries per request limit", Outcome::Transport(Transport::Reset)),
 ];
 
 /// Text that client libraries put before a node's error; the error follows it.

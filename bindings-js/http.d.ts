@@ -93,7 +93,11 @@ export declare class HttpFollower {
   static start(url: string, options?: HttpFollowerOptions): Promise<HttpFollower>;
   /** The URL it asks. */
   get url(): string;
-  /** The router installed last (a new `Router` each time), or `null` before the first document. */
+  /**
+   * The router installed last, or `null` before the first document: the same object until
+   * the next is installed (reading it costs a field read, and takes no lock). Do not
+   * `free()` it (WASM): the follower hands it to every caller.
+   */
   get router(): Router | null;
   /** The validator (`ETag`) of the last body read, or `null`. */
   get etag(): string | null;

@@ -119,6 +119,8 @@ export class HttpFollower {
   #notModified = 0n;
   /** The epoch installed last (the router's), or null. */
   #epoch = null;
+  /** The router installed last, one object until the next (reading it is a field read). */
+  #router = null;
   #closing = new AbortController();
   /** waitForEpoch's pending promises: { epoch, resolve }. */
   #waiters = new Set();
@@ -159,7 +161,7 @@ export class HttpFollower {
 
   /** The router installed last (a new `Router` each time), or null before the first document. */
   get router() {
-    return this.#native.router;
+    return this.#router;
   }
 
   /** The validator (`ETag`) of the last body read, or null. */
@@ -264,6 +266,7 @@ export class HttpFollower {
     const closed = this.#closing.signal.aborted;
     if (offered.kind === 'installed') {
       this.#epoch = offered.epoch;
+      this.#router = this.#native.router;
       for (const waiter of this.#waiters) if (this.#epoch >= waiter.epoch) waiter.resolve(true);
       if (!closed) callSafely(this.#onChange, this.#onError, this);
     } else if (offered.kind === 'refused' && !closed) {

@@ -202,7 +202,11 @@ export declare class EtcdFollower {
   static start(etcd: Etcd | string | readonly string[], key: string, options?: EtcdFollowerOptions): Promise<EtcdFollower>;
   /** The client it reads with. */
   get etcd(): Etcd;
-  /** The router installed last (a new `Router` each time), or `null` before the first document. */
+  /**
+   * The router installed last, or `null` before the first document: the same object until
+   * the next is installed (reading it costs a field read, and takes no lock). Do not
+   * `free()` it (WASM): the follower hands it to every caller.
+   */
   get router(): Router | null;
   /**
    * The `also` keys' values (`null`: absent, or nothing offered yet), from the read of

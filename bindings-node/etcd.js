@@ -353,6 +353,8 @@ class EtcdFollower {
   #companions;
   /** The epoch installed last (the router's), or null. */
   #epoch = null;
+  /** The router installed last, one object until the next (reading it is a field read). */
+  #router = null;
   /** The highest revision of the store a read saw: a watch opens after it. */
   #readRevision = 0n;
   #reads = 0n;
@@ -396,7 +398,7 @@ class EtcdFollower {
 
   /** The router installed last (a new `Router` each time), or null before the first document. */
   get router() {
-    return this.#native.router;
+    return this.#router;
   }
 
   /** The `also` keys' values (null: absent, or nothing offered yet) from the read of the document last offered and not refused. */
@@ -435,6 +437,7 @@ class EtcdFollower {
     let changed = false;
     if (offered.kind === 'installed') {
       this.#epoch = offered.epoch;
+      this.#router = this.#native.router;
       changed = true;
     }
     if (offered.kind !== 'refused') {

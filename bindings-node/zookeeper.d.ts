@@ -50,7 +50,10 @@ export class ZooKeeperFollower {
    * @throws {ZooKeeperError} when ZooKeeper cannot be reached.
    */
   static start(hosts: string, path: string, options?: ZooKeeperFollowerOptions): Promise<ZooKeeperFollower>;
-  /** The router installed last (a new `Router` each read), or `null` before the first document. */
+  /**
+   * The router installed last, or `null` before the first document: the same object until
+   * the next is installed (reading it costs a field read, and takes no lock).
+   */
   get router(): Router | null;
   /** The `mzxid` of the document installed last, or `null`. */
   get revision(): bigint | null;

@@ -87,6 +87,8 @@ class ZooKeeperFollower {
   #path;
   #native;
   #client = null;
+  /** The router installed last, one object until the next (reading it is a field read). */
+  #router = null;
   #sessionTimeoutMs;
   #onChange;
   #onRefused;
@@ -243,7 +245,7 @@ class ZooKeeperFollower {
 
   /** The router installed last (a new `Router` each time), or null before the first document. */
   get router() {
-    return this.#native.router;
+    return this.#router;
   }
 
   /** The `mzxid` of the document installed last (a bigint), or null. */
@@ -303,6 +305,7 @@ class ZooKeeperFollower {
     const offered = this.#native.offerBytes(data ?? new Uint8Array(0), zxid(stat), now());
     if (this.#closing.signal.aborted) return offered;
     if (offered.kind === 'installed') {
+      this.#router = this.#native.router;
       this.#waiters.reached(offered.epoch);
       callSafely(this.#onChange, this.#onError, this);
     } else if (offered.kind === 'refused') {

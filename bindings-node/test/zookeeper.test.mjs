@@ -135,6 +135,7 @@ describe('shardroute/zookeeper against a real ZooKeeper', { timeout: 180000 }, (
         assert.equal(follower.revision, revision);
       }
       assert.deepEqual(changes, [1n, 2n, 3n]);
+      assert.equal(follower.router, follower.router, 'one Router until the next is installed');
       assert.equal(JSON.parse(follower.router.toJson()).nodes.length, 5);
       const { stats } = follower;
       assert.equal(stats.installed, 3n);

@@ -26,9 +26,10 @@ use crate::wire::MAX_BODY;
 
 /// The session timeout asked for; the server grants one between 2 and 20 of its ticks.
 /// A silent member is left after two thirds of it.
-pub const SESSION_TIMEOUT_MS: i32 = 4_000;
-/// The longest wait for a TCP connection and for the answer to the connect request.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
+pub const SESSION_TIMEOUT_MS: i32 = 3_000;
+/// The longest wait for a TCP connection and for the answer to the connect request (a
+/// paused member takes the connection and answers nothing: the next is tried after it).
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
 /// The shortest time between pings, whatever the session timeout granted.
 const MIN_PING_EVERY: Duration = Duration::from_millis(10);
 /// ZooKeeper's port when a member names none.

@@ -435,7 +435,7 @@ fn zookeeper_watch_keeps_its_session_when_quiet_and_goes_on_after_a_silent_or_re
     let (mut watch, lines, errors) = watch_zookeeper(&zk.hosts, "/s", 4);
     assert_eq!(epoch_of(&lines.recv_timeout(LINE_WAIT).unwrap()), 1);
 
-    // Quiet for longer than the session timeout (20 ticks: 4 s): pings keep the session.
+    // Quiet for longer than the session timeout (3 s asked): pings keep the session.
     std::thread::sleep(Duration::from_secs(5));
     assert_eq!(zk.publish("/s", &document(2, 2)).status.code(), Some(0));
     assert_eq!(epoch_of(&lines.recv_timeout(LINE_WAIT).unwrap()), 2);

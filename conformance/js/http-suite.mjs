@@ -95,6 +95,8 @@ export function httpSuite(api, http, packageDir) {
       // intervalMs 30 s: only the held requests can bring the changes this soon.
       const follower = await follow({ intervalMs: 30_000, waitS: 10 });
       assert.equal(follower.router.epoch, 1n);
+      const first = follower.router;
+      assert.equal(follower.router, first, 'one Router until the next is installed: reading it is a field read');
       assert.equal(follower.etag, server.etag());
       assert.ok(await eventually(() => server.held === 1), 'the first long poll is held by the server');
       for (const epoch of [2, 3]) {
@@ -105,6 +107,7 @@ export function httpSuite(api, http, packageDir) {
         await sleep(200);
       }
       assert.equal(follower.stats.installed, 3n);
+      assert.notEqual(follower.router, first, 'a new Router for each installed document');
     });
 
     test('the long poll loop follows without help, and does not busy-loop', async () => {

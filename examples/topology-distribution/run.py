@@ -117,9 +117,9 @@ class EtcdStore(Store):
     name = "etcd"
     unreachable = (etcd.EtcdError,)
 
-    def __init__(self, root: str, uids: list[int] | None) -> None:
+    def __init__(self, root: str, uids: list[int] | None, timeout: float = 1.0) -> None:
         self.cluster = EtcdCluster(root, 3, uids)
-        self.client = etcd.Etcd(self.cluster.urls, timeout=1)
+        self.client = etcd.Etcd(self.cluster.urls, timeout=timeout)
 
     def flags(self) -> list[str]:
         return ["--etcd", ",".join(self.cluster.urls), "--key", KEY]
@@ -142,9 +142,9 @@ class ZooKeeperStore(Store):
     name = "zookeeper"
     unreachable = (zookeeper.ZooKeeperError,)
 
-    def __init__(self, root: str, uids: list[int] | None) -> None:
+    def __init__(self, root: str, uids: list[int] | None, timeout: float = 2.0) -> None:
         self.cluster = ZooKeeperEnsemble(root, 3, uids)
-        self.client = KazooClient(hosts=self.cluster.hosts, timeout=2)
+        self.client = KazooClient(hosts=self.cluster.hosts, timeout=timeout)
         self.client.start(timeout=30)
 
     def flags(self) -> list[str]:

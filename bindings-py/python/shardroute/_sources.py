@@ -29,23 +29,20 @@ class Following:
         on_error: Callable[[Exception], None] | None,
     ) -> None:
         self._follower = shardroute.TopologyFollower(config)
-        self._router: shardroute.Router | None = None
+        self.router: shardroute.Router | None = None
+        """The router installed last (None before the first document). A plain attribute,
+        not a property: the reference is swapped whole when a document is installed, and a
+        Router never changes, so `follower.router.node(key)` takes no lock and costs one
+        attribute read more than a Router held by the caller. Read it; never assign it."""
         self._on_change = on_change
         self._on_refused = on_refused
         self._on_error = on_error
         self._changed = threading.Condition()
 
-    @property
-    def router(self) -> shardroute.Router | None:
-        """The router installed last (None before the first document). No lock: the
-        reference is swapped whole when a document is installed, and a Router never
-        changes, so `follower.router.node(key)` runs at full speed while it swaps."""
-        return self._router
-
     def _took(self, offered: shardroute.Offered) -> None:
         """After an offer, under ``_changed``: keeps the router installed, wakes waiters."""
         if offered.kind == "installed":
-            self._router = self._follower.router
+            self.router = self._follower.router
             self._changed.notify_all()
 
     def _tell(self, offered: shardroute.Offered, changed: bool) -> None:
@@ -73,7 +70,7 @@ class Following:
             self._follower.connected()
 
     def _epoch_reached(self, epoch: int) -> bool:
-        router = self._router
+        router = self.router
         return router is not None and router.epoch >= epoch
 
 

@@ -7,8 +7,10 @@ its leader and has a member paused.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import threading
 import shutil
 import signal
 import sys
@@ -20,7 +22,7 @@ import pytest
 from kazoo.client import KazooClient  # type: ignore[import-untyped]
 
 import shardroute
-from shardroute.zookeeper import ZooKeeperError, ZooKeeperFollower, publish
+from shardroute.zookeeper import AsyncZooKeeperFollower, ZooKeeperError, ZooKeeperFollower, publish
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "examples"))
 from harness import ZooKeeperEnsemble, ZooKeeperServer, free_port  # noqa: E402
@@ -159,6 +161,39 @@ def test_a_deleted_node_keeps_the_router_and_its_recreation_is_followed(client: 
         assert router is not None and router.epoch == 1
         client.create(PATH, json.dumps(document(2)).encode())
         assert follower.wait_for_epoch(2, timeout=10)
+
+
+def test_the_asyncio_follower_calls_back_on_the_loop(client: KazooClient, server: ZooKeeperServer) -> None:
+    publish(client, PATH, document(1))
+
+    async def main() -> None:
+        loop_thread = threading.get_ident()
+        seen: list[tuple[int, bool]] = []
+        refused: list[str | None] = []
+        follower = await AsyncZooKeeperFollower.start(
+            server.hosts, PATH,
+            on_change=lambda f: seen.append((f.router.epoch if f.router else 0, threading.get_ident() == loop_thread)),
+            on_refused=lambda _, offered: refused.append(offered.code),
+        )
+        try:
+            router = follower.router
+            assert router is not None and router.epoch == 1
+            for epoch in (2, 3):
+                await asyncio.get_running_loop().run_in_executor(None, publish, client, PATH, document(epoch))
+                assert await follower.wait_for_epoch(epoch, timeout=10)
+            client.set(PATH, b"{not json")
+            offered = await follower.refresh()
+            assert offered is not None and offered.code == "invalid_topology"
+            await asyncio.sleep(0.1)  # the refusal's callback, handed to the loop
+            assert refused and set(refused) == {"invalid_topology"}
+            # Each installed epoch (the first read's too), called back on the loop's thread.
+            assert seen == [(1, True), (2, True), (3, True)], seen
+            assert follower.stats["installed"] == 3
+        finally:
+            await follower.close()
+            await follower.close()
+
+    asyncio.run(main())
 
 
 def test_an_unreachable_zookeeper_is_a_zookeeper_error() -> None:

@@ -6,7 +6,7 @@ in seconds) and per refusal (`{"event": "refused", "code"}`). `quit` on stdin pr
 `{"event": "done", "stats"}` and exits.
 
     python follow.py --etcd http://127.0.0.1:2379,... --key /app/topology [--asyncio | --raw]
-    python follow.py --zookeeper 127.0.0.1:2181,... --path /app/topology [--raw]
+    python follow.py --zookeeper 127.0.0.1:2181,... --path /app/topology [--asyncio | --raw]
 
 `--raw` is the baseline the targets compare with: a bare etcd watch (no follower, no read),
 or a bare kazoo data watch, printing the epoch of each value as the watch delivers it.
@@ -25,7 +25,7 @@ from typing import Any
 from kazoo.client import KazooClient  # type: ignore[import-untyped]
 
 from shardroute.etcd import AsyncEtcd, AsyncEtcdFollower, Etcd, EtcdError, EtcdFollower
-from shardroute.zookeeper import ZooKeeperFollower
+from shardroute.zookeeper import AsyncZooKeeperFollower, ZooKeeperFollower
 
 CONFIG: Any = {"reconnect_first_ms": 50, "reconnect_max_ms": 500}
 IDLE_S = 1.0
@@ -54,14 +54,18 @@ def follow_sync(urls: str, key: str) -> None:
     follower.close()
 
 
+async def serve_until_quit(follower: Any) -> None:
+    """An asyncio follower's life in this run: ready, the events, then `quit` on stdin."""
+    emit("ready")
+    await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline)
+    emit("done", stats=follower.stats)
+    await follower.close()
+
+
 def follow_asyncio(urls: str, key: str) -> None:
     async def main() -> None:
-        follower = await AsyncEtcdFollower.start(AsyncEtcd(urls, timeout=TIMEOUT_S), key, config=CONFIG, idle=IDLE_S,
-                                                 on_change=installed, on_refused=refused)
-        emit("ready")
-        await asyncio.get_running_loop().run_in_executor(None, sys.stdin.readline)
-        emit("done", stats=follower.stats)
-        await follower.close()
+        await serve_until_quit(await AsyncEtcdFollower.start(
+            AsyncEtcd(urls, timeout=TIMEOUT_S), key, config=CONFIG, idle=IDLE_S, on_change=installed, on_refused=refused))
 
     asyncio.run(main())
 
@@ -111,6 +115,14 @@ def follow_zookeeper(hosts: str, path: str) -> None:
     follower.close()
 
 
+def follow_zookeeper_asyncio(hosts: str, path: str) -> None:
+    async def main() -> None:
+        await serve_until_quit(await AsyncZooKeeperFollower.start(
+            hosts, path, config=CONFIG, timeout=SESSION_S, on_change=installed, on_refused=refused))
+
+    asyncio.run(main())
+
+
 def follow_zookeeper_raw(hosts: str, path: str) -> None:
     client = zookeeper_client(hosts)
     seen = [0]
@@ -142,9 +154,8 @@ def main() -> None:
     mode.add_argument("--raw", action="store_true")
     args = parser.parse_args()
     if args.zookeeper:
-        if args.asyncio:
-            parser.error("kazoo has no asyncio client")
-        (follow_zookeeper_raw if args.raw else follow_zookeeper)(args.zookeeper, args.path)
+        follow = follow_zookeeper_asyncio if args.asyncio else follow_zookeeper_raw if args.raw else follow_zookeeper
+        follow(args.zookeeper, args.path)
     elif args.asyncio:
         follow_asyncio(args.etcd, args.key)
     elif args.raw:

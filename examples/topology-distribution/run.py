@@ -10,7 +10,8 @@ slipped in around the compare-and-swap. Issue 23's live proof.
    `EtcdFollower` in Node (`follow.mjs`), and a bare etcd watch as the baseline
    (`follow.py --raw`: what etcd itself delivers, no follower). With ZooKeeper:
    `shardroute.zookeeper`'s `ZooKeeperFollower` over kazoo, `shardroute/zookeeper`'s in
-   Node, and a bare kazoo data watch as the baseline (kazoo has no asyncio client).
+   Node, and a bare kazoo data watch as the baseline (`AsyncZooKeeperFollower` for asyncio:
+   kazoo's threads, the callbacks on the loop).
    And `shardroute serve` follows the cluster and serves the last good document over
    HTTP, which the WASM package follows inside Deno (`follow-http.mjs`: `HttpFollower` of
    `shardroute-wasm/http`, long polls) and inside workerd (`follow-worker.mjs`, started
@@ -58,8 +59,8 @@ KILL_AT, RESTART_AT, CUT_AT, HEAL_AT, PAUSE_AT, BAD_AT = 60, 90, 100, 115, 120, 
 FOLLOWERS = {
     "etcd": {"python": [], "python-asyncio": ["--asyncio"], "node": [], "wasm in deno (http, serve)": [],
              "wasm in workerd (http, serve)": [], "raw etcd watch": ["--raw"]},
-    "zookeeper": {"python": [], "node": [], "wasm in deno (http, serve)": [], "wasm in workerd (http, serve)": [],
-                  "raw kazoo watch": ["--raw"]},
+    "zookeeper": {"python": [], "python-asyncio": ["--asyncio"], "node": [], "wasm in deno (http, serve)": [],
+                  "wasm in workerd (http, serve)": [], "raw kazoo watch": ["--raw"]},
 }
 DENO = os.path.join(ROOT, "bindings-wasm", "node_modules", "deno", "deno")  # npm's deno, installed by setup
 

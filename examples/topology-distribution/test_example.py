@@ -21,7 +21,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 FOLLOWERS = {
     "etcd": {"python", "python-asyncio", "node", "wasm in deno (http, serve)", "wasm in workerd (http, serve)",
              "raw etcd watch"},
-    "zookeeper": {"python", "node", "wasm in deno (http, serve)", "wasm in workerd (http, serve)", "raw kazoo watch"},
+    "zookeeper": {"python", "python-asyncio", "node", "wasm in deno (http, serve)", "wasm in workerd (http, serve)",
+                  "raw kazoo watch"},
 }
 
 

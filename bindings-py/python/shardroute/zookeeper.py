@@ -27,13 +27,17 @@ jitter), and every lost connection is counted by the core (``disconnects``).
 ``create`` when the node is absent), after the core's follower checked the document (valid,
 epoch = the stored one + 1).
 
+For asyncio, ``await AsyncZooKeeperFollower.start(...)``: kazoo has no asyncio client, so
+the same follower runs on kazoo's threads, and its callbacks and ``wait_for_epoch`` come to
+the event loop; ``router`` is read without a lock either way.
+
 The Node twin is ``shardroute/zookeeper`` (over node-zookeeper-client), with the same names
-in camelCase. kazoo has no asyncio client: an asyncio service runs this follower (its
-callbacks come on kazoo's thread) and reads ``router``, which takes no lock.
+in camelCase.
 """
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from collections.abc import Callable
@@ -45,9 +49,9 @@ from kazoo.protocol.states import KazooState, WatchedEvent, ZnodeStat  # type: i
 from kazoo.retry import KazooRetry  # type: ignore[import-untyped]
 
 import shardroute
-from shardroute._sources import Following
+from shardroute._sources import AsyncWaiting, Following
 
-__all__ = ["ZooKeeperError", "ZooKeeperFollower", "ZooKeeperFollowerStats", "publish"]
+__all__ = ["AsyncZooKeeperFollower", "ZooKeeperError", "ZooKeeperFollower", "ZooKeeperFollowerStats", "publish"]
 
 
 class ZooKeeperError(ConnectionError):
@@ -240,6 +244,98 @@ class ZooKeeperFollower(Following):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class AsyncZooKeeperFollower(AsyncWaiting):
+    """``ZooKeeperFollower`` for asyncio. kazoo is threaded, so the follower runs on its
+    threads as in a sync program; this shell hands its callbacks to the event loop
+    (``on_change(follower)`` and ``on_refused(follower, offered)`` run there, with this
+    object) and waits there (``await wait_for_epoch``). ``router`` is the follower's, read
+    without a lock. Start it with ``await AsyncZooKeeperFollower.start(zookeeper, path,
+    ...)``, the same arguments as ``ZooKeeperFollower``; ``await close()``."""
+
+    def __init__(self) -> None:
+        self._event = asyncio.Event()
+        self._task = None
+        self._follower: ZooKeeperFollower | None = None
+        self.router: shardroute.Router | None = None
+        """The router of the last change delivered to the loop (None before the first): a
+        plain attribute, read without a lock, the same one ``on_change`` sees."""
+
+    @classmethod
+    async def start(
+        cls,
+        zookeeper: KazooClient | str,
+        path: str,
+        *,
+        config: shardroute.FollowerConfig | None = None,
+        on_change: Callable[[AsyncZooKeeperFollower], None] | None = None,
+        on_refused: Callable[[AsyncZooKeeperFollower, shardroute.Offered], None] | None = None,
+        on_error: Callable[[Exception], None] | None = None,
+        timeout: float = 10.0,
+    ) -> AsyncZooKeeperFollower:
+        loop = asyncio.get_running_loop()
+        self = cls()
+
+        def changed(router: shardroute.Router | None) -> None:
+            self.router = router
+            self._event.set()
+            if on_change is not None:
+                on_change(self)
+
+        def refused(offered: shardroute.Offered) -> None:
+            if on_refused is not None:
+                on_refused(self, offered)
+
+        def error(err: Exception) -> None:
+            if on_error is not None:
+                on_error(err)
+
+        # kazoo's threads hand each callback to the loop.
+        def on_change_thread(follower: ZooKeeperFollower) -> None:
+            loop.call_soon_threadsafe(changed, follower.router)  # the router of this change
+
+        def on_refused_thread(_: ZooKeeperFollower, offered: shardroute.Offered) -> None:
+            loop.call_soon_threadsafe(refused, offered)
+
+        def on_error_thread(err: Exception) -> None:
+            loop.call_soon_threadsafe(error, err)
+
+        def make() -> ZooKeeperFollower:
+            return ZooKeeperFollower(zookeeper, path, config=config, timeout=timeout, on_change=on_change_thread,
+                                     on_refused=on_refused_thread, on_error=on_error_thread)
+
+        self._follower = await loop.run_in_executor(None, make)
+        if self.router is None:
+            self.router = self._follower.router
+        return self
+
+    @property
+    def follower(self) -> ZooKeeperFollower:
+        """The threaded follower underneath."""
+        assert self._follower is not None, "use `await AsyncZooKeeperFollower.start(...)`"
+        return self._follower
+
+    @property
+    def revision(self) -> int | None:
+        return self.follower.revision
+
+    @property
+    def stats(self) -> ZooKeeperFollowerStats:
+        return self.follower.stats
+
+    def _epoch_reached(self, epoch: int) -> bool:
+        router = self.router
+        return router is not None and router.epoch >= epoch
+
+    async def refresh(self) -> shardroute.Offered | None:
+        """``ZooKeeperFollower.refresh`` (on a worker thread)."""
+        return await asyncio.get_running_loop().run_in_executor(None, self.follower.refresh)
+
+    async def close(self) -> None:
+        """Stops following (idempotent)."""
+        if self._follower is not None:
+            await asyncio.get_running_loop().run_in_executor(None, self._follower.close)
 
 
 def publish(zookeeper: KazooClient | str, path: str, document: str | shardroute.Topology, timeout: float = 10.0) -> int:

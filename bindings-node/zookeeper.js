@@ -302,7 +302,10 @@ class ZooKeeperFollower {
       }
     }
     this.#reads += 1n;
-    const offered = this.#native.offerBytes(data ?? new Uint8Array(0), zxid(stat), now());
+    // An empty node (made as a parent, or emptied) holds no document, as an absent one:
+    // nothing offered (the CLI reads it the same way).
+    if (!data || data.length === 0) return null;
+    const offered = this.#native.offerBytes(data, zxid(stat), now());
     if (this.#closing.signal.aborted) return offered;
     if (offered.kind === 'installed') {
       this.#router = this.#native.router;
@@ -346,7 +349,8 @@ async function publish(hosts, path, document, { timeoutMs = 10000 } = {}) {
     try {
       let data;
       [data, stat] = await answer((done) => client.getData(path, done), timeoutMs, `read ${path}`);
-      const error = follower.offerBytes(data ?? new Uint8Array(0), zxid(stat), now()).error();
+      // An empty node holds no document: written over at its version, any epoch.
+      const error = data && data.length > 0 ? follower.offerBytes(data, zxid(stat), now()).error() : null;
       // Not overwritten: the epoch that follows a document nobody can read is unknown.
       if (error !== null) throw error;
     } catch (err) {

@@ -204,6 +204,21 @@ describe('shardroute/zookeeper against a real ZooKeeper', { timeout: 180000 }, (
     }
   });
 
+  test('an empty node holds no document, as in the CLI: nothing offered, and publish writes over it', async () => {
+    const at = path();
+    await plain.call('mkdirp', at);
+    const follower = await ZooKeeperFollower.start(server.hosts, at);
+    try {
+      assert.equal(await follower.refresh(), null);
+      assert.equal(follower.router, null);
+      assert.equal(follower.stats.offered, 0n);
+      await publish(server.hosts, at, document(5));
+      assert.equal(await follower.waitForEpoch(5, LONG), true);
+    } finally {
+      follower.close();
+    }
+  });
+
   test('an unreachable ZooKeeper is a ZooKeeperError', async () => {
     await assert.rejects(ZooKeeperFollower.start(`127.0.0.1:${await freePort()}`, '/x', { sessionTimeoutMs: 1000 }),
       (err) => err instanceof ZooKeeperError && err.code === 'unreachable');

@@ -152,6 +152,16 @@ def test_a_binary_dictionary_is_told_by_its_magic(client: KazooClient) -> None:
         assert router is not None and router.node("user:42") in ("a", "b")
 
 
+def test_an_empty_node_holds_no_document_as_in_the_cli(client: KazooClient) -> None:
+    client.create(PATH, b"", makepath=True)
+    with ZooKeeperFollower(client, PATH) as follower:
+        assert follower.refresh() is None and follower.router is None
+        assert follower.stats["offered"] == 0
+        publish(client, PATH, document(5))  # over the empty node, at its version
+        assert follower.wait_for_epoch(5, timeout=10)
+        assert stored_epoch(client) == 5
+
+
 def test_a_deleted_node_keeps_the_router_and_its_recreation_is_followed(client: KazooClient) -> None:
     publish(client, PATH, document(1))
     with ZooKeeperFollower(client, PATH) as follower:

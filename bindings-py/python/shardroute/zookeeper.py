@@ -173,6 +173,12 @@ class ZooKeeperFollower(Following):
                             return None
             except (KazooException, KazooTimeoutError) as err:
                 raise _unreachable(err, f"read {self.path}") from err
+            if not data:
+                # An empty node (made as a parent, or emptied) holds no document, as an
+                # absent one: nothing offered (the CLI reads it the same way).
+                with self._changed:
+                    self._reads += 1
+                return None
             return self._offer(data, stat)
 
     def _bounded(self, pending: Any) -> Any:
@@ -366,7 +372,8 @@ def _publish(client: KazooClient, path: str, document: str | shardroute.Topology
         except NoNodeError:
             stat = None
         else:
-            error = follower.offer_bytes(data, stat.mzxid, _now_ms()).error()
+            # An empty node holds no document: written over at its version, any epoch.
+            error = follower.offer_bytes(data, stat.mzxid, _now_ms()).error() if data else None
             if error is not None:
                 # Not overwritten: the epoch to follow a document nobody can read is unknown.
                 raise error

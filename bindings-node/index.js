@@ -312,12 +312,23 @@ function dataText(value, what) {
   return documentToJson(value, what, 'invalid_argument');
 }
 
+/** The key of ClusterSession's steady path for shardroute/redis (not public API). */
+const FAST_PATH = Symbol.for('shardroute.ClusterSession.fastPath');
+
 /**
  * A Redis Cluster client's decisions, without I/O: the core's session, over the native
  * one. index.d.ts documents the methods.
  */
 class ClusterSession {
   #inner;
+  /** The native `sendNow` (a plain N-API function: hotSendNow), made once. */
+  #sendNow;
+  /**
+   * `{ address, readonly }` of each node of the table, at `2 * node + readonly` (what
+   * `sendNow` returns), made when first needed after the table may have changed: every
+   * call that can change it (`refreshed`, `failed`, `stalled`, `unreachable`) drops it.
+   */
+  #targets = null;
 
   static {
     // One arrow per method, as for Router.
@@ -325,12 +336,23 @@ class ClusterSession {
       command: (session, keys, access, nowMs) => new Command(WRAP, session.#inner.command(keys, access, nowMs)),
       poll: (session, command, nowMs) => actionOf(session.#inner.poll(nativeCommandOf(command), nowMs)),
       succeeded: (session, command, nowMs) => actionOf(session.#inner.succeeded(nativeCommandOf(command), nowMs)),
-      failed: (session, command, text, names, nowMs) =>
-        actionOf(session.#inner.failed(nativeCommandOf(command), text, names, nowMs)),
-      stalled: (session, command, nowMs) => actionOf(session.#inner.stalled(nativeCommandOf(command), nowMs)),
-      unreachable: (session, command, why, nowMs) => actionOf(session.#inner.unreachable(nativeCommandOf(command), why, nowMs)),
+      failed: (session, command, text, names, nowMs) => {
+        session.#targets = null;
+        return actionOf(session.#inner.failed(nativeCommandOf(command), text, names, nowMs));
+      },
+      stalled: (session, command, nowMs) => {
+        session.#targets = null;
+        return actionOf(session.#inner.stalled(nativeCommandOf(command), nowMs));
+      },
+      unreachable: (session, command, why, nowMs) => {
+        session.#targets = null;
+        return actionOf(session.#inner.unreachable(nativeCommandOf(command), why, nowMs));
+      },
       refreshCandidates: (session) => session.#inner.refreshCandidates(),
-      refreshed: (session, reply, nowMs) => session.#inner.refreshed(dataText(reply, 'reply'), nowMs),
+      refreshed: (session, reply, nowMs) => {
+        session.#targets = null;
+        return session.#inner.refreshed(dataText(reply, 'reply'), nowMs);
+      },
       refreshFailed: (session, nowMs) => session.#inner.refreshFailed(nowMs),
       wantsRefresh: (session, nowMs) => session.#inner.wantsRefresh(nowMs),
       plan: (session, keys, access) => session.#inner.plan(keys, access),
@@ -348,6 +370,34 @@ class ClusterSession {
     } catch (err) {
       rethrow(err);
     }
+    this.#sendNow = this.#inner.hotSendNow();
+  }
+
+  /**
+   * The steady path of shardroute/redis, not public API (index.d.ts leaves it out), under
+   * a registered symbol: `send(keys, access, nowMs)` is `command` + `poll` in one native
+   * call (the core's `ClusterSession::send_now`): the `{ address, readonly }` of a command
+   * sent at once, or null (take `command` and `poll`). A reply ends such a command;
+   * anything else goes on with `command(keys, access, address)`, its Command as `poll`
+   * would have left it (the core's `command_sent`).
+   */
+  get [FAST_PATH]() {
+    const session = this;
+    return {
+      send(keys, access, nowMs) {
+        let sent;
+        try {
+          sent = session.#sendNow(keys, access, nowMs);
+        } catch (err) {
+          rethrow(err);
+        }
+        if (sent < 0) return null;
+        session.#targets ??= guarded(() => session.#inner.endpoints()).flatMap((address) =>
+          [Object.freeze({ address, readonly: false }), Object.freeze({ address, readonly: true })]);
+        return session.#targets[sent];
+      },
+      command: (keys, access, address) => new Command(WRAP, guarded(() => session.#inner.commandSent(keys, access, address))),
+    };
   }
 
   get stats() {

@@ -130,6 +130,8 @@ function within(promise, ms) {
 /** A Redis Cluster client routed by shardroute (see the top of this file; redis.d.ts documents the API). */
 class ClusterClient {
   #session;
+  /** The session's steady path (index.js, ClusterSession's fast path). */
+  #fast;
   #connectionOptions;
   /** `address` or `address readonly` -> { redis, ready: Promise<Redis> }. */
   #connections = new Map();
@@ -140,6 +142,7 @@ class ClusterClient {
     const { readFromReplicas = false, config = {}, ...redisOptions } = options;
     const seeds = [...(startupNodes ?? [])].map(seedAddress);
     this.#session = new shardroute.ClusterSession(seeds, { ...config, ...(readFromReplicas ? { read_from_replicas: true } : {}) });
+    this.#fast = this.#session[Symbol.for('shardroute.ClusterSession.fastPath')];
     const { connect_timeout_ms: connectTimeout, command_timeout_ms: commandTimeout, stall_ms: stallMs } = this.#session.config;
     this.#stallMs = Number(stallMs);
     // One connection per node that fails fast: no offline queue and no reconnection of
@@ -228,14 +231,40 @@ class ClusterClient {
   /** Runs `attempt(connection, asking)` where the session says, until it is done; `error`: what the command already got. */
   async #run(keys, access, attempt, error = null) {
     const session = this.#session;
+    if (error === null) {
+      // The steady path: one call into the core, and none after the reply.
+      const target = this.#fast.send(keys, access, now());
+      if (target !== null) {
+        let command = null;
+        const sent = () => (command ??= this.#fast.command(keys, access, target.address));
+        let action;
+        try {
+          const pending = attempt(await this.connection(target.address, { readonly: target.readonly }), false);
+          const reply = this.#stallMs > 0 ? await this.#await(sent, pending) : await pending;
+          if (!(reply instanceof Abandoned)) return reply;
+          action = reply.next;
+        } catch (err) {
+          if (!(err instanceof Error) || err instanceof shardroute.ShardrouteError) throw err;
+          error = err;
+          action = session.failed(sent(), err.message, names(err), now());
+        }
+        return this.#follow(command, action, attempt, error);
+      }
+    }
     const command = session.command(keys, access, now());
-    let action = error === null ? session.poll(command, now()) : session.failed(command, error.message, names(error), now());
+    const action = error === null ? session.poll(command, now()) : session.failed(command, error.message, names(error), now());
+    return this.#follow(command, action, attempt, error);
+  }
+
+  /** Carries out `action` for `command` and what follows, until the session is done; `error`: the last error it got. */
+  async #follow(command, action, attempt, error) {
+    const session = this.#session;
     for (;;) {
       switch (action.kind) {
         case 'send':
           try {
             const sent = attempt(await this.connection(action.address, { readonly: action.readonly }), action.asking);
-            const reply = this.#stallMs > 0 ? await this.#await(command, sent) : await sent;
+            const reply = this.#stallMs > 0 ? await this.#await(() => command, sent) : await sent;
             if (reply instanceof Abandoned) {
               // The node went silent and lost the slot: the session's next action.
               action = reply.next;
@@ -269,12 +298,13 @@ class ClusterClient {
    * each time no reply came within the wait, the session says whether to refresh, keep
    * waiting, or send elsewhere.
    */
-  async #await(command, sent) {
+  async #await(commandOf, sent) {
     const session = this.#session;
     let waitMs = this.#stallMs;
     for (;;) {
       const reply = await within(sent, waitMs);
       if (reply !== STALLED) return reply;
+      const command = commandOf();
       let step = session.stalled(command, now());
       while (step.kind === 'refresh') {
         await this.refresh();

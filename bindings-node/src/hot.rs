@@ -55,7 +55,7 @@ unsafe extern "C" fn node_index_callback(env: sys::napi_env, info: sys::napi_cal
 }
 
 /// `number` as a JavaScript number.
-fn uint32(env: sys::napi_env, number: u32) -> Result<sys::napi_value> {
+pub(crate) fn uint32(env: sys::napi_env, number: u32) -> Result<sys::napi_value> {
     let mut value = ptr::null_mut();
     // SAFETY: `env` is the env of the running call.
     check(unsafe { sys::napi_create_uint32(env, number, &mut value) }).or_throw()?;
@@ -63,13 +63,18 @@ fn uint32(env: sys::napi_env, number: u32) -> Result<sys::napi_value> {
 }
 
 /// A JavaScript function named `name` whose N-API callback is `callback` and whose data is
-/// `router`, which it holds: the function's finalizer releases it.
-fn function<'env>(env: &'env Env, name: &str, callback: Callback, router: Arc<sr::Router>) -> Result<Unknown<'env>> {
+/// `data` (a router, a session), which it holds: the function's finalizer releases it.
+pub(crate) fn function<'env, T: 'static>(
+    env: &'env Env,
+    name: &str,
+    callback: Callback,
+    data: T,
+) -> Result<Unknown<'env>> {
     let raw = env.raw();
-    let data = Box::into_raw(Box::new(router));
+    let data = Box::into_raw(Box::new(data));
     let mut value = ptr::null_mut();
     // SAFETY: `data` outlives the function (freed by `finalize` when the function is
-    // collected); `call` only reads it.
+    // collected); the callbacks only read it.
     let created = check(unsafe {
         sys::napi_create_function(
             raw,
@@ -83,7 +88,7 @@ fn function<'env>(env: &'env Env, name: &str, callback: Callback, router: Arc<sr
     .and_then(|()| {
         // SAFETY: as above; `finalize` runs once, after the last call.
         check(unsafe {
-            sys::napi_add_finalizer(raw, value, data.cast(), Some(finalize), ptr::null_mut(), ptr::null_mut())
+            sys::napi_add_finalizer(raw, value, data.cast(), Some(finalize::<T>), ptr::null_mut(), ptr::null_mut())
         })
     });
     if let Err(err) = created {
@@ -96,33 +101,49 @@ fn function<'env>(env: &'env Env, name: &str, callback: Callback, router: Arc<sr
 }
 
 /// The N-API callback type.
-type Callback = unsafe extern "C" fn(sys::napi_env, sys::napi_callback_info) -> sys::napi_value;
+pub(crate) type Callback = unsafe extern "C" fn(sys::napi_env, sys::napi_callback_info) -> sys::napi_value;
 
-/// The body of every hot callback: reads the one argument and the function's router, runs
-/// `body`, and throws its error. A panic (which the core promises never to raise) becomes
-/// a thrown `Error`, as `#[napi(catch_unwind)]` does.
+/// The body of every hot router callback: reads the one argument and the function's
+/// router, runs `body`, and throws its error.
 ///
 /// # Safety
-/// `env` and `info` must be those of a call of a function made by [`function`].
+/// `env` and `info` must be those of a call of a function made by [`function`] with an
+/// `Arc<Router>`.
 #[inline(always)]
 unsafe fn call(
     env: sys::napi_env,
     info: sys::napi_callback_info,
     body: impl FnOnce(&sr::Router, Unknown<'_>) -> Result<sys::napi_value>,
 ) -> sys::napi_value {
+    // SAFETY: as the caller promises.
+    unsafe { call_with::<Arc<sr::Router>, 1>(env, info, |router, [key]| body(router, key)) }
+}
+
+/// The body of every hot callback: reads `N` arguments and the function's data, runs
+/// `body`, and throws its error. A panic (which the core promises never to raise) becomes
+/// a thrown `Error`, as `#[napi(catch_unwind)]` does.
+///
+/// # Safety
+/// `env` and `info` must be those of a call of a function made by [`function`] with a `T`.
+#[inline(always)]
+pub(crate) unsafe fn call_with<T, const N: usize>(
+    env: sys::napi_env,
+    info: sys::napi_callback_info,
+    body: impl FnOnce(&T, [Unknown<'_>; N]) -> Result<sys::napi_value>,
+) -> sys::napi_value {
     let result = panic::catch_unwind(AssertUnwindSafe(|| {
-        let mut argc = 1usize;
+        let mut argc = N;
         // N-API fills arguments the caller left out with `undefined`.
-        let mut argv = [ptr::null_mut(); 1];
+        let mut argv = [ptr::null_mut(); N];
         let mut data = ptr::null_mut();
-        // SAFETY: the env and callback info of this call; one argument slot.
+        // SAFETY: the env and callback info of this call; `N` argument slots.
         check(unsafe { sys::napi_get_cb_info(env, info, &mut argc, argv.as_mut_ptr(), ptr::null_mut(), &mut data) })
             .or_throw()?;
-        // SAFETY: `data` is the `Arc<Router>` this function was made with (`function`),
-        // alive until the function's finalizer runs.
-        let router = unsafe { &*data.cast::<Arc<sr::Router>>() };
-        // SAFETY: `argv[0]` is a live value of this call.
-        body(router, unsafe { Unknown::from_raw_unchecked(env, argv[0]) })
+        // SAFETY: `data` is the `T` this function was made with (`function`), alive until
+        // the function's finalizer runs.
+        let data = unsafe { &*data.cast::<T>() };
+        // SAFETY: every `argv` entry is a live value of this call.
+        body(data, argv.map(|value| unsafe { Unknown::from_raw_unchecked(env, value) }))
     }));
     let result = result.unwrap_or_else(|payload| Err(napi::bindgen_prelude::panic_to_error(payload)).or_throw());
     match result {
@@ -135,10 +156,10 @@ unsafe fn call(
     }
 }
 
-/// Releases a hot function's router when the function is collected.
-unsafe extern "C" fn finalize(_env: sys::napi_env, data: *mut c_void, _hint: *mut c_void) {
+/// Releases a hot function's data when the function is collected.
+unsafe extern "C" fn finalize<T>(_env: sys::napi_env, data: *mut c_void, _hint: *mut c_void) {
     // SAFETY: `data` is the box `function` leaked for this function; this runs once.
-    drop(unsafe { Box::from_raw(data.cast::<Arc<sr::Router>>()) });
+    drop(unsafe { Box::from_raw(data.cast::<T>()) });
 }
 
 /// An N-API status as a result.

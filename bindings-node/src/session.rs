@@ -14,6 +14,7 @@
 //! a proxy trap), which may call the session again.
 
 use std::cell::RefCell;
+use std::rc::Rc;
 use std::sync::Arc;
 
 use napi::bindgen_prelude::{BigInt, ClassInstance, Object};
@@ -64,7 +65,8 @@ pub fn parse_address(address: Unknown) -> Result<Endpoint> {
 /// public `ClusterSession`.
 #[napi]
 pub struct ClusterSession {
-    inner: RefCell<ss::ClusterSession>,
+    /// Shared with the session's hot function ([`ClusterSession::hot_send_now`]).
+    inner: Rc<RefCell<ss::ClusterSession>>,
 }
 
 /// One command's progress, made by [`ClusterSession::command`] and passed back to the
@@ -149,7 +151,7 @@ impl ClusterSession {
         };
         let config = shared::config(config.as_deref()).or_throw()?;
         let seeds: Vec<&str> = seeds.iter().map(String::as_str).collect();
-        Ok(ClusterSession { inner: RefCell::new(ss::ClusterSession::new(&seeds, config).or_throw()?) })
+        Ok(ClusterSession { inner: Rc::new(RefCell::new(ss::ClusterSession::new(&seeds, config).or_throw()?)) })
     }
 
     /// Begins a command on `keys` (an array: one key, or the keys of a multi-key command)
@@ -165,6 +167,37 @@ impl ClusterSession {
         let now = milliseconds(now_ms)?;
         let keys: Vec<sr::Key<'_>> = keys.iter().map(key::Key::as_core).collect();
         let command = self.session()?.command(&keys, access, now).or_throw()?;
+        Ok(Command { inner: RefCell::new(command) })
+    }
+
+    /// `sendNow(keys, access, nowMs)`: [`ss::ClusterSession::send_now`] as a plain N-API
+    /// function over this session ([`crate::hot`]: a tenth of a method's call cost), for
+    /// the shell's steady path. It returns `-1` when the command takes the general path,
+    /// else `2 * node + readonly`, `node` an index in [`endpoints`](ClusterSession::endpoints).
+    /// `index.js` makes it once per session.
+    #[napi(catch_unwind)]
+    pub fn hot_send_now<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
+        crate::hot::function(env, "sendNow", send_now_callback, Rc::clone(&self.inner))
+    }
+
+    /// The current table's node addresses, in node order ([`ss::ClusterSession::endpoints`]).
+    #[napi(catch_unwind)]
+    pub fn endpoints(&self) -> Result<Vec<String>> {
+        Ok(self.session()?.endpoints().iter().map(ss::Endpoint::address).collect())
+    }
+
+    /// The command of an attempt `sendNow` sent to `address`
+    /// ([`ss::ClusterSession::command_sent`]).
+    ///
+    /// # Errors
+    /// As [`command`](ClusterSession::command); `invalid_argument` for a bad address.
+    #[napi(catch_unwind)]
+    pub fn command_sent(&self, keys: Unknown, access: Unknown, address: Unknown) -> Result<Command> {
+        let keys = key::many_from_js(keys)?;
+        let access = access_argument(access)?;
+        let address = crate::text_argument(address, "address")?;
+        let keys: Vec<sr::Key<'_>> = keys.iter().map(key::Key::as_core).collect();
+        let command = self.session()?.command_sent(&keys, access, &address).or_throw()?;
         Ok(Command { inner: RefCell::new(command) })
     }
 
@@ -342,6 +375,33 @@ impl ClusterSession {
         let mut command = command.inner.try_borrow_mut().map_err(|_| errors::from_core(shared::busy()))?;
         let mut session = self.session()?;
         Ok(raw(call(&mut session, &mut command)))
+    }
+}
+
+/// `sendNow(keys, access, nowMs)` of [`ClusterSession::hot_send_now`].
+unsafe extern "C" fn send_now_callback(
+    env: napi::sys::napi_env,
+    info: napi::sys::napi_callback_info,
+) -> napi::sys::napi_value {
+    // SAFETY: N-API calls this with the env and callback info of a call of a function made
+    // by `hot_send_now`, whose data is the session.
+    unsafe {
+        crate::hot::call_with::<Rc<RefCell<ss::ClusterSession>>, 3>(env, info, |session, [keys, access, now_ms]| {
+            let keys = key::many_from_js(keys)?;
+            let access = access_argument(access)?;
+            let now = milliseconds(now_ms)?;
+            let keys: Vec<sr::Key<'_>> = keys.iter().map(key::Key::as_core).collect();
+            let sent =
+                session.try_borrow_mut().map_err(|_| errors::from_core(shared::busy()))?.send_now(&keys, access, now);
+            let code = match sent.or_throw()? {
+                None => -1.0,
+                Some((node, readonly)) => f64::from(node) * 2.0 + f64::from(u8::from(readonly)),
+            };
+            let mut value = std::ptr::null_mut();
+            // SAFETY: the env of the running call.
+            napi::check_status!(napi::sys::napi_create_double(env, code, &mut value)).or_throw()?;
+            Ok(value)
+        })
     }
 }
 

@@ -538,19 +538,82 @@ impl ClusterSession {
         let _ = now_ms;
         let slot = same_slot(keys)?;
         self.stats.commands += 1;
-        Ok(Command {
+        Ok(self.fresh_command(slot, access, None))
+    }
+
+    /// The steady path of a command in one call, for a shell that pays for each call into
+    /// the core (a JavaScript engine's native boundary costs a microsecond a call): when a
+    /// new command on `keys` would be sent at once (a table, no refresh due: the
+    /// [`Action::Send`] that [`command`](ClusterSession::command) then
+    /// [`poll`](ClusterSession::poll) would give, its replica turn taken the same way), the
+    /// command is counted and its target is returned as the index of its node in
+    /// [`endpoints`](ClusterSession::endpoints) and whether the connection is `READONLY`.
+    /// Otherwise `Ok(None)`, and nothing changed: begin it with `command` and `poll`.
+    ///
+    /// A reply ends such a command: there is nothing to call. For any other outcome the
+    /// shell makes its [`Command`] with [`command_sent`](ClusterSession::command_sent) and
+    /// goes on as after `poll`.
+    ///
+    /// # Errors
+    /// As [`command`](ClusterSession::command).
+    ///
+    /// # Example
+    /// ```
+    /// use shardroute::session::{Access, Action, ClusterConfig, ClusterSession};
+    /// let mut session = ClusterSession::new(&["127.0.0.1:7000"], ClusterConfig::default())?;
+    /// // No table yet: the general path (command, then poll: a refresh).
+    /// assert_eq!(session.send_now(&["user:1".into()], Access::Write, 0)?, None);
+    /// assert_eq!(session.stats().commands, 0);
+    /// # Ok::<(), shardroute::Error>(())
+    /// ```
+    pub fn send_now(&mut self, keys: &[Key<'_>], access: Access, now_ms: u64) -> Result<Option<(u32, bool)>> {
+        let slot = same_slot(keys)?;
+        if self.refresh_due(now_ms) {
+            return Ok(None);
+        }
+        let Some((node, readonly)) = self.target_node(slot, access) else {
+            return Ok(None);
+        };
+        self.stats.commands += 1;
+        Ok(Some((node, readonly)))
+    }
+
+    /// The [`Command`] of an attempt [`send_now`](ClusterSession::send_now) sent to
+    /// `sent_to` (the `address` of the endpoint it gave), as `poll` would have left it:
+    /// for [`failed`](ClusterSession::failed), [`unreachable`](ClusterSession::unreachable)
+    /// or [`stalled`](ClusterSession::stalled). Not counted again.
+    ///
+    /// # Errors
+    /// As [`command`](ClusterSession::command); `invalid_argument` when `sent_to` is not
+    /// `host:port`.
+    pub fn command_sent(&mut self, keys: &[Key<'_>], access: Access, sent_to: &str) -> Result<Command> {
+        let slot = same_slot(keys)?;
+        let endpoint = Endpoint::parse_with_host(sent_to)?;
+        Ok(self.fresh_command(slot, access, Some(endpoint)))
+    }
+
+    /// A command on `slot` with no attempt yet, or the one `send_now` made to `sent_to`.
+    fn fresh_command(&self, slot: u32, access: Access, sent_to: Option<Endpoint>) -> Command {
+        Command {
             slot,
             access,
             redirects: 0,
             asking: None,
             redirected: false,
-            sent_to: None,
+            sent_to,
             retry_deadline_ms: None,
             next_backoff_ms: self.config.backoff_first_ms,
             wait_until_ms: None,
             stall_refresh_asked: false,
             finished: false,
-        })
+        }
+    }
+
+    /// The endpoints of the current table's nodes, in node order (the indices
+    /// [`send_now`](ClusterSession::send_now) gives); empty before the first table. They
+    /// change only when the table does: after `refreshed`, or an outcome that moved a slot.
+    pub fn endpoints(&self) -> &[Endpoint] {
+        self.table.as_ref().map_or(&[], |table| table.endpoints.as_slice())
     }
 
     /// What to do now for `command`: usually [`Action::Send`]; [`Action::Refresh`] when
@@ -827,16 +890,23 @@ impl ClusterSession {
     }
 
     fn target(&mut self, slot: u32, access: Access) -> Option<Target> {
+        let (node, readonly) = self.target_node(slot, access)?;
+        let table = self.table.as_ref()?;
+        Some(Target { endpoint: table.endpoints[node as usize].clone(), asking: false, readonly })
+    }
+
+    /// The node a command on `slot` goes to (its index in the table) and whether over
+    /// `READONLY`: the master, or with replica reads the slot's replicas in turn.
+    fn target_node(&mut self, slot: u32, access: Access) -> Option<(u32, bool)> {
         let table = self.table.as_ref()?;
         let chain = table.slots.chain(slot);
-        let (node, readonly) = if access == Access::Read && self.config.read_from_replicas && chain.len() > 1 {
+        if access == Access::Read && self.config.read_from_replicas && chain.len() > 1 {
             let turn = self.turn;
             self.turn = self.turn.wrapping_add(1);
-            (chain_replica(chain, turn), true)
+            Some((chain_replica(chain, turn), true))
         } else {
-            (chain[0], false)
-        };
-        Some(Target { endpoint: table.endpoints[node as usize].clone(), asking: false, readonly })
+            Some((chain[0], false))
+        }
     }
 
     /// Where a refresh asks for `CLUSTER SHARDS`, in order: every known node and startup

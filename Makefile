@@ -3,7 +3,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 PY := .venv/bin/python
 
-.PHONY: help setup check check-servers demo dist test-dist test fuzz fuzz-smoke test-rust test-python test-node test-wasm test-schema test-playground test-oracles test-examples playground example-redis example-postgres bench check-counts check-versions vectors build clippy
+.PHONY: help setup check check-servers demo dist test-dist test fuzz fuzz-smoke test-rust test-python test-node test-wasm test-schema test-playground test-oracles test-examples playground example-redis example-postgres example-edge bench check-counts check-versions vectors build clippy
 
 help: ## List the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -96,12 +96,17 @@ test-examples: build ## The live-cluster examples against real servers, assertin
 	$(PY) -m pytest -q -p no:cacheprovider -s examples/postgres-messages
 	MYPYPATH=examples $(PY) -m mypy --strict --no-incremental examples/topology-distribution
 	$(PY) -m pytest -q -p no:cacheprovider -s examples/topology-distribution
+	MYPYPATH=examples $(PY) -m mypy --strict --no-incremental examples/edge-routing-tier
+	$(PY) -m pytest -q -p no:cacheprovider -s examples/edge-routing-tier
 
 example-redis: build ## A live Redis Cluster reshards and fails over under a Python and a Node service (examples/redis-cluster)
 	$(PY) examples/redis-cluster/run.py
 
 example-postgres: build ## Sharded PostgreSQL grows from 5 to 10 shards under a Python and a Node service, topology in etcd (examples/postgres-messages)
 	$(PY) examples/postgres-messages/run.py
+
+example-edge: build ## The edge is the routing tier: one worker in workerd and Deno routes to PostgreSQL shard services growing from 5 to 10 (examples/edge-routing-tier)
+	$(PY) examples/edge-routing-tier/run.py
 
 check-counts: ## Fail unless all five conformance runners passed the same non-zero count
 	python3 scripts/check-conformance-counts.py

@@ -15,7 +15,8 @@
 #   npm     bindings-node and bindings-wasm devDependencies (npm ci), examples/redis-cluster
 #           (its Node service: shardroute linked from bindings-node, and ioredis) and
 #           examples/postgres-messages (its Node service: shardroute linked, and pg),
-#           examples/topology-distribution (its Node follower: shardroute linked)
+#           examples/topology-distribution (its Node follower: shardroute linked),
+#           examples/edge-routing-tier (its edge worker: shardroute-wasm linked)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export DEBIAN_FRONTEND=noninteractive
@@ -85,7 +86,7 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$sum" ]; then
   echo "$sum" > "$stamp"
 fi
 
-for dir in bindings-node bindings-wasm conformance/oracles examples/redis-cluster examples/postgres-messages examples/topology-distribution; do
+for dir in bindings-node bindings-wasm conformance/oracles examples/redis-cluster examples/postgres-messages examples/topology-distribution examples/edge-routing-tier; do
   stamp="$dir/node_modules/.package-lock.sha"
   sum=$(sha256sum "$dir/package-lock.json" | cut -d' ' -f1)
   if [ "$(cat "$stamp" 2>/dev/null)" != "$sum" ]; then

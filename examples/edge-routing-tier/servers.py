@@ -1,0 +1,1 @@
+../postgres-messages/servers.py

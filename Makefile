@@ -71,7 +71,7 @@ test-python: ## The Python package: pytest (conformance + API) and mypy stubtest
 test-node: ## The Node addon: node --test (conformance + API) and tsc
 	bindings-node/test.sh
 
-test-wasm: ## The WASM package under Node and in headless Chromium, its edge examples in workerd, Deno, workers and bundles, and tsc
+test-wasm: ## The WASM package under Node and in headless Chromium, its edge examples in workerd, Deno, workers and bundles, its route build (shardroute-wasm/route) in all four, the size budget of both builds (bindings-wasm/size-budget.json), and tsc
 	bindings-wasm/test.sh
 
 test-schema: ## The JSON Schemas (docs/topology.schema.json, docs/dictionary.schema.json) against the core, every committed example and the vectors (needs the Python package)

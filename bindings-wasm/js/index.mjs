@@ -3,6 +3,7 @@
 // workers refuse one): nothing is loaded until `init` or `initSync` is called, once, before
 // the first Router. Both are no-ops once the module is instantiated.
 import glueInit, { initSync as glueInitSync } from '../pkg/web/shardroute_wasm.js';
+import { instantiate } from './load.mjs';
 
 export {
   Action, ClusterSession, Command, Migration, MigrationSession, Offered, Router, ShardrouteError, TopologyFollower, apply,
@@ -19,13 +20,7 @@ export {
  * instantiation.
  */
 export async function init(input) {
-  try {
-    await glueInit({ module_or_path: input });
-  } catch (err) {
-    throw new Error(`shardroute-wasm: cannot load the WebAssembly module from ${describe(input)}: ${err?.message ?? err}. `
-      + 'A bundler that leaves the .wasm behind (esbuild) needs it imported and passed: '
-      + "`import wasm from 'shardroute-wasm/shardroute_wasm.wasm'` (esbuild: --loader:.wasm=file), then `init(wasm)`", { cause: err });
-  }
+  await instantiate(glueInit, input, 'shardroute-wasm/shardroute_wasm.wasm');
 }
 
 /**
@@ -35,11 +30,4 @@ export async function init(input) {
  */
 export function initSync(module) {
   glueInitSync({ module });
-}
-
-function describe(input) {
-  if (input === undefined) return 'the .wasm beside the glue';
-  if (input instanceof URL || typeof input === 'string') return String(input);
-  if (typeof Response === 'function' && input instanceof Response) return `a Response of ${input.url || 'unknown origin'}`;
-  return Object.prototype.toString.call(input);
 }

@@ -1,7 +1,9 @@
 //! The vbucket dictionary's compact binary form: the core's [`sr::dictionary::encode`] and
-//! [`sr::dictionary::decode`] (format: `docs/dictionary-format.md`).
+//! [`sr::dictionary::decode`] (format: `docs/dictionary-format.md`). The route build (without
+//! the `full-api` feature) decodes only.
 
 use alloc::string::String;
+#[cfg(feature = "full-api")]
 use alloc::vec::Vec;
 
 use shardroute as sr;
@@ -9,6 +11,7 @@ use wasm_bindgen::prelude::*;
 
 use crate::errors::Result;
 use crate::key;
+#[cfg(feature = "full-api")]
 use crate::topology;
 
 /// The binary form of a `vbucket` topology document (JSON text or an object, as for
@@ -16,6 +19,7 @@ use crate::topology;
 ///
 /// Throws as `new Router` does for the document, and `invalid_argument` when its strategy
 /// is not `vbucket` or a node id, address or zone exceeds 65,534 bytes.
+#[cfg(feature = "full-api")]
 #[wasm_bindgen(js_name = encodeDictionary)]
 pub fn encode_dictionary(topology: &JsValue) -> Result<Vec<u8>> {
     let topology = sr::Topology::from_json(&topology::json_text(topology, "topology")?)?;

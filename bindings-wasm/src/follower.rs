@@ -22,9 +22,8 @@ use wasm_bindgen::prelude::*;
 
 use crate::errors::Result;
 use crate::js_follower::{self as shared, FlatOffered};
-use crate::key;
+use crate::key::{self, milliseconds};
 use crate::router::Router;
-use crate::session::milliseconds;
 use crate::topology::{self, record};
 
 /// The follower's defaults (the core's constants, `FollowerConfig::default`) as an object of
@@ -109,22 +108,6 @@ impl TopologyFollower {
         Ok(self.with(ss::Follower::connected)?)
     }
 
-    /// The compare-and-swap write of `document` (JSON text or an object):
-    /// `{expected_revision, epoch, document}`.
-    ///
-    /// Throws the document's errors (`invalid_topology`, `limit_exceeded`, `no_nodes`), and
-    /// `stale_epoch` unless its epoch is the held one + 1.
-    pub fn publish(&self, document: &JsValue) -> Result<Object> {
-        let document = topology::json_text(document, "document")?;
-        let write = self.with(|follower| follower.publish(&document))??;
-        let entry = |name: &str, value: JsValue| Array::of2(&name.into(), &value);
-        Ok(record(&Array::of3(
-            &entry("expected_revision", write.expected_revision.map_or(JsValue::NULL, JsValue::from)),
-            &entry("epoch", write.epoch.into()),
-            &entry("document", write.document.into()),
-        ))?)
-    }
-
     /// The router installed last (a new object each time), or `null`.
     #[wasm_bindgen(getter)]
     pub fn router(&self) -> Result<JsValue> {
@@ -156,6 +139,28 @@ impl TopologyFollower {
     pub fn config(&self) -> Result<JsValue> {
         let config = self.with(|follower| follower.config().to_value())?;
         Ok(topology::value_to_js(&config, "config")?)
+    }
+}
+
+/// The publisher's write, which a routing tier does not make: left out of a build without
+/// the `full-api` feature (the route build, `shardroute-wasm/route`).
+#[cfg(feature = "full-api")]
+#[wasm_bindgen]
+impl TopologyFollower {
+    /// The compare-and-swap write of `document` (JSON text or an object):
+    /// `{expected_revision, epoch, document}`.
+    ///
+    /// Throws the document's errors (`invalid_topology`, `limit_exceeded`, `no_nodes`), and
+    /// `stale_epoch` unless its epoch is the held one + 1.
+    pub fn publish(&self, document: &JsValue) -> Result<Object> {
+        let document = topology::json_text(document, "document")?;
+        let write = self.with(|follower| follower.publish(&document))??;
+        let entry = |name: &str, value: JsValue| Array::of2(&name.into(), &value);
+        Ok(record(&Array::of3(
+            &entry("expected_revision", write.expected_revision.map_or(JsValue::NULL, JsValue::from)),
+            &entry("epoch", write.epoch.into()),
+            &entry("document", write.document.into()),
+        ))?)
     }
 }
 

@@ -23,13 +23,16 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use js_sys::{Array, BigInt, BigUint64Array, JsString, Reflect, Uint16Array, Uint32Array, Uint8Array};
+#[cfg(feature = "full-api")]
+use js_sys::BigUint64Array;
+use js_sys::{Array, BigInt, JsString, Reflect, Uint16Array, Uint32Array, Uint8Array};
 use shardroute as sr;
 use sr::argument::JsType;
 use wasm_bindgen::convert::TryFromJsValue;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
+#[cfg(feature = "full-api")]
 use crate::errors::invalid_key;
 
 /// A key converted from JavaScript, owning its bytes; [`Key::as_key`] lends it to the core.
@@ -79,6 +82,7 @@ impl Key {
 
     /// A key the core derived from this one (a salted key), as the JavaScript type this
     /// key came in as: string, `Uint8Array`, or `bigint` (for a `bigint` or `number`).
+    #[cfg(feature = "full-api")]
     pub(crate) fn salted_to_js(&self, salted: sr::OwnedKey) -> sr::Result<JsValue> {
         Ok(match (self, salted) {
             (_, sr::OwnedKey::U64(value)) => JsValue::from(value),
@@ -108,6 +112,7 @@ pub(crate) fn keys_from_js(keys: &JsValue) -> sr::Result<Vec<Key>> {
 /// [`keys_from_js`] reads keys: `invalid_argument` when `array` is not an array, for an
 /// element that is not a string (naming it: `names[1] must be a string, got ...`), has a
 /// lone surrogate, or cannot be read.
+#[cfg(feature = "full-api")]
 pub(crate) fn strings_from_js(array: &JsValue, what: &str) -> sr::Result<Vec<String>> {
     elements(
         array,
@@ -171,12 +176,14 @@ pub(crate) fn packed_strings(keys: &JsValue) -> Option<sr::Result<(Vec<u8>, Vec<
 }
 
 /// The elements of a `BigUint64Array`, or `invalid_argument` naming `what`.
+#[cfg(feature = "full-api")]
 pub(crate) fn u64s_from_js(value: &JsValue, what: &str) -> sr::Result<Vec<u64>> {
     let array = typed_argument::<BigUint64Array>(value, what, "BigUint64Array")?;
     copied(array.length(), "keys", |items| array.copy_to(items))
 }
 
 /// The elements of a `Uint32Array`, or `invalid_argument` naming `what`.
+#[cfg(feature = "full-api")]
 pub(crate) fn u32s_from_js(value: &JsValue, what: &str) -> sr::Result<Vec<u32>> {
     let array = typed_argument::<Uint32Array>(value, what, "Uint32Array")?;
     copied(array.length(), "offsets", |items| array.copy_to(items))
@@ -213,6 +220,7 @@ fn typed_view<T: JsCast>(value: &JsValue, what: &str, name: &str, kind: sr::Erro
 
 /// A `u64` given as a bigint or a decimal string ([`sr::key::parse_u64`]), such as the
 /// hash argument of `jump`; `invalid_key` otherwise, like an integer key out of range.
+#[cfg(feature = "full-api")]
 pub(crate) fn u64_from_js(value: &JsValue, what: &str) -> sr::Result<u64> {
     if value.is_bigint() {
         return u64_from_bigint(value, what);
@@ -221,6 +229,12 @@ pub(crate) fn u64_from_js(value: &JsValue, what: &str) -> sr::Result<u64> {
         return sr::key::parse_u64(&utf8_from_js(text)?);
     }
     Err(with_type(value, |got| sr::argument::not_a_u64(what, got)))
+}
+
+/// A `nowMs` argument, the shell's clock (`milliseconds` of `bindings-js/session.rs`, the
+/// wording both JavaScript packages share): the session's and the follower's.
+pub(crate) fn milliseconds(value: &JsValue) -> sr::Result<u64> {
+    with_type(value, |got| crate::js_session::milliseconds("nowMs", got, || bigint_u64(value)))
 }
 
 /// A string argument that is neither a key nor a document (an address, a redirect line),

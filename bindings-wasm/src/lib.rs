@@ -12,6 +12,21 @@
 //! `ClusterSession`, `Command`, `Action`, `sessionDefaults`, `TopologyFollower`,
 //! `Offered`, `followerDefaults`, `MigrationSession`, `ShardrouteError` (see
 //! `index.d.ts`).
+//!
+//! # Crate features
+//!
+//! * `full-api` (default): every call beyond what an edge routing tier makes: `apply`,
+//!   `diff`, `encodeDictionary`, `hashKey`, `jump`, `moduloMoves`, `parseRedirect`,
+//!   `parseAddress`, `ClusterSession` and `sessionDefaults`, and the methods of the
+//!   classes that plan, move or explain (see the `impl` blocks under this feature). Without
+//!   it, the *route build* (`shardroute-wasm/route`, `route.d.ts`; build.sh's route
+//!   variant): routers (a document or a dictionary in, routes, nodes, replicas, read and
+//!   write targets, `replace`), the topology follower without `publish`, and the migration
+//!   read and write plans. A call left out is not exported at all.
+//! * `operations` (default): the topology operations behind `apply`, `Router.moved` and
+//!   `new ClusterSession`; without it (and with `full-api`) those throw `invalid_argument`.
+//! * `all-strategies` (default), or the core's strategy features one by one: which
+//!   strategy types the package reads.
 
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
@@ -19,20 +34,26 @@
 extern crate alloc;
 
 mod dictionary;
+#[cfg(feature = "full-api")]
 mod diff;
 mod errors;
 mod follower;
 mod key;
 mod migration;
 mod migration_session;
+#[cfg(feature = "full-api")]
 mod operations;
+#[cfg(feature = "full-api")]
 mod redirect;
 mod router;
+#[cfg(feature = "full-api")]
 mod session;
 mod topology;
 
 /// The session's glue both JavaScript packages compile (`bindings-js/session.rs`).
+/// The route build (without `full-api`) uses only its argument readers.
 #[path = "../../bindings-js/session.rs"]
+#[cfg_attr(not(feature = "full-api"), allow(dead_code))]
 mod js_session;
 
 /// The follower's glue both JavaScript packages compile (`bindings-js/follower.rs`).
@@ -44,27 +65,37 @@ mod js_follower;
 #[path = "../../bindings-js/migration_session.rs"]
 mod js_migration_session;
 
+#[cfg(feature = "full-api")]
 use js_sys::Array;
 use shardroute as sr;
 use wasm_bindgen::prelude::*;
 
+#[cfg(feature = "full-api")]
 use crate::errors::Result;
+#[cfg(feature = "full-api")]
 use crate::key::Key;
 
-pub use crate::dictionary::{decode_dictionary, encode_dictionary};
+pub use crate::dictionary::decode_dictionary;
+#[cfg(feature = "full-api")]
+pub use crate::dictionary::encode_dictionary;
+#[cfg(feature = "full-api")]
 pub use crate::diff::diff;
 pub use crate::follower::{follower_defaults, TopologyFollower};
 pub use crate::migration::Migration;
 pub use crate::migration_session::MigrationSession;
+#[cfg(feature = "full-api")]
 pub use crate::operations::apply;
+#[cfg(feature = "full-api")]
 pub use crate::redirect::parse_redirect;
 pub use crate::router::Router;
+#[cfg(feature = "full-api")]
 pub use crate::session::{parse_address, session_defaults, ClusterSession, Command};
 
 /// The 64-bit hash of a key under a hashing spec (JSON text or an object; the default
 /// spec, SipHash-2-4 keyed `00..0f`, when omitted), as a BigInt.
 ///
 /// Throws `invalid_key` for an unsupported key and `invalid_topology` for a bad spec.
+#[cfg(feature = "full-api")]
 #[wasm_bindgen(js_name = hashKey)]
 pub fn hash_key(key: &JsValue, hashing: &JsValue) -> Result<u64> {
     let key = Key::from_js(key)?;
@@ -81,6 +112,7 @@ pub fn hash_key(key: &JsValue, hashing: &JsValue) -> Result<u64> {
 ///
 /// Throws `invalid_key` for a hash outside `0..=2^64-1`, `invalid_argument` for a bucket
 /// count that is not an integer in `0..=2^32-1`, `no_nodes` for 0 buckets.
+#[cfg(feature = "full-api")]
 #[wasm_bindgen]
 pub fn jump(hash: &JsValue, buckets: &JsValue) -> Result<u32> {
     let hash = key::u64_from_js(hash, "hash")?;
@@ -96,6 +128,7 @@ pub fn jump(hash: &JsValue, buckets: &JsValue) -> Result<u32> {
 /// Throws `invalid_argument` for a count that is not an integer in `0..=2^32-1` or when
 /// neither count divides the other, `no_nodes` for a count of 0, `limit_exceeded` above
 /// the vbucket limit.
+#[cfg(feature = "full-api")]
 #[wasm_bindgen(js_name = moduloMoves)]
 pub fn modulo_moves(old_count: &JsValue, new_count: &JsValue) -> Result<Array> {
     let old_count = u32_from_js(old_count, "oldCount")?;
@@ -105,6 +138,7 @@ pub fn modulo_moves(old_count: &JsValue, new_count: &JsValue) -> Result<Array> {
 
 /// Shard numbers as a plain array of numbers (not a `Uint32Array`: these are short lists
 /// users compare and print).
+#[cfg(feature = "full-api")]
 pub(crate) fn numbers(values: &[u32]) -> Array {
     values.iter().map(|&value| JsValue::from(value)).collect()
 }

@@ -3,14 +3,19 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use js_sys::{Array, Object};
+use js_sys::Array;
+#[cfg(feature = "full-api")]
+use js_sys::Object;
 use shardroute as sr;
 use wasm_bindgen::prelude::*;
 
 use crate::errors::Result;
 use crate::key::{self, Key};
+#[cfg(feature = "full-api")]
 use crate::numbers;
-use crate::router::{Batch, Router};
+#[cfg(feature = "full-api")]
+use crate::router::Batch;
+use crate::router::Router;
 use crate::topology::record;
 
 /// A move of data from one topology to the next while the application runs: where a key
@@ -89,7 +94,13 @@ impl Migration {
         let moved = key::with_type(moved, |got| sr::argument::optional_flag("moved", got))?;
         Ok(self.inner.read_targets(key.as_key(), moved)?.into_iter().map(String::from).collect())
     }
+}
 
+/// What a copy job asks, which a routing tier does not: left out of a build without the
+/// `full-api` feature (the route build, `shardroute-wasm/route`).
+#[cfg(feature = "full-api")]
+#[wasm_bindgen]
+impl Migration {
     /// The shards whose owner changes, in shard order, as `{shard, from, to}`: for two
     /// topologies whose shards are the same fixed partitions (vbuckets, slots, partitions).
     ///

@@ -20,6 +20,7 @@ use crate::js_migration_session::{self as shared, FlatPlan};
 use crate::key::{self, Key};
 use crate::migration::Migration;
 use crate::topology::record;
+#[cfg(feature = "full-api")]
 use crate::u32_from_js;
 
 /// What services and a copy job do while data moves from one topology to the next: the
@@ -89,6 +90,23 @@ impl MigrationSession {
         })
     }
 
+    /// What a write's refusal by a shard fenced at `minEpoch` means: `"refresh"` (the
+    /// topology moved on: follow it, plan again, retry).
+    ///
+    /// Throws `invalid_argument` for a bad epoch, or one that admits the fence epoch (not a
+    /// fence's refusal).
+    pub fn fenced(&self, min_epoch: &JsValue) -> Result<String> {
+        let min_epoch = key::with_type(min_epoch, |got| shared::min_epoch(got, || key::bigint_u64(min_epoch)))?;
+        Ok(shared::fenced(self.inner.fenced(min_epoch)?).into())
+    }
+}
+
+/// The background copy's batches, which a routing tier does not make (a copy job does):
+/// left out of a build without the `full-api` feature (the route build,
+/// `shardroute-wasm/route`).
+#[cfg(feature = "full-api")]
+#[wasm_bindgen]
+impl MigrationSession {
     /// The next `max` units of a background copy from the stored `cursor` (0 to start):
     /// `{units, next}`, each unit `[shard, from, to]`, `next` the cursor to store once they
     /// are copied (`null`: the copy is complete).
@@ -105,16 +123,6 @@ impl MigrationSession {
             batch.units.iter().map(|unit| Array::of3(&unit.shard.into(), &unit.from.into(), &unit.to.into())).collect();
         let next = batch.next.map_or(JsValue::NULL, JsValue::from);
         Ok(record(&Array::of2(&Array::of2(&"units".into(), &units), &Array::of2(&"next".into(), &next)))?)
-    }
-
-    /// What a write's refusal by a shard fenced at `minEpoch` means: `"refresh"` (the
-    /// topology moved on: follow it, plan again, retry).
-    ///
-    /// Throws `invalid_argument` for a bad epoch, or one that admits the fence epoch (not a
-    /// fence's refusal).
-    pub fn fenced(&self, min_epoch: &JsValue) -> Result<String> {
-        let min_epoch = key::with_type(min_epoch, |got| shared::min_epoch(got, || key::bigint_u64(min_epoch)))?;
-        Ok(shared::fenced(self.inner.fenced(min_epoch)?).into())
     }
 }
 

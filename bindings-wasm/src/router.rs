@@ -5,14 +5,20 @@ use alloc::vec::Vec;
 
 use core::sync::atomic::{AtomicU8, Ordering};
 
-use js_sys::{Array, Object, Uint32Array};
+use js_sys::Array;
+#[cfg(feature = "full-api")]
+use js_sys::{Object, Uint32Array};
 use shardroute as sr;
 use wasm_bindgen::prelude::*;
 
 use crate::errors::Result;
 use crate::key::{self, Key};
-use crate::topology::{self, record};
-use crate::{numbers, u32_from_js};
+#[cfg(feature = "full-api")]
+use crate::numbers;
+use crate::topology;
+#[cfg(feature = "full-api")]
+use crate::topology::record;
+use crate::u32_from_js;
 
 /// A router: a validated topology compiled for lookups.
 ///
@@ -110,41 +116,6 @@ impl Router {
         )
     }
 
-    /// The shards of integer keys given as one `BigUint64Array`, as a `Uint32Array` (the
-    /// array is copied into WebAssembly memory in one step).
-    ///
-    /// Throws `invalid_argument` when `keys` is not a `BigUint64Array`.
-    #[wasm_bindgen(js_name = routeU64s)]
-    pub fn route_u64s(&self, keys: &JsValue) -> Result<Vec<u32>> {
-        let keys = key::u64s_from_js(keys, "keys")?;
-        let mut shards = Vec::new();
-        self.inner.route_u64s_into(&keys, &mut shards)?;
-        Ok(shards)
-    }
-
-    /// The shards of byte keys packed in one `Uint8Array`: key `i` is
-    /// `data[offsets[i]..offsets[i + 1]]` (`offsets` a `Uint32Array` with one more entry
-    /// than there are keys), as a `Uint32Array`.
-    ///
-    /// Throws `invalid_argument` when `data` is not a `Uint8Array`, `offsets` not a
-    /// `Uint32Array`, or the offsets are empty, decrease or point past `data`.
-    #[wasm_bindgen(js_name = routePacked)]
-    pub fn route_packed(&self, data: &JsValue, offsets: &JsValue) -> Result<Vec<u32>> {
-        let data = key::bytes_from_js(data, "data")?;
-        let offsets = key::u32s_from_js(offsets, "offsets")?;
-        let mut shards = Vec::new();
-        self.inner.route_packed_into(&data, &offsets, &mut shards).map_err(|err| {
-            // A key's own error (not the offsets' `invalid_argument`) names the key, as
-            // `routeMany` does: `shards` then holds the shards before it.
-            if err.kind() == sr::ErrorKind::InvalidArgument {
-                err
-            } else {
-                key::at(shards.len(), err)
-            }
-        })?;
-        Ok(shards)
-    }
-
     /// The ids of the nodes that own an array of keys, in order: the same as `node` on each.
     #[wasm_bindgen(js_name = nodeMany)]
     pub fn node_many(&self, keys: &JsValue) -> Result<Array> {
@@ -197,6 +168,82 @@ impl Router {
         Ok(self.inner.read_replica(key.as_key(), turn)?.into())
     }
 
+    /// The id of the node that owns a shard: a node index for the hashed strategies
+    /// (1-based for 1-based modulo), a vbucket, a slot, a partition.
+    ///
+    /// Throws `invalid_argument` for a shard that is not an integer of the topology's
+    /// shards, `no_nodes` for a Couchbase vbucket without an active node.
+    #[wasm_bindgen(js_name = shardOwner)]
+    pub fn shard_owner(&self, shard: &JsValue) -> Result<String> {
+        let shard = u32_from_js(shard, "shard")?;
+        Ok(self.inner.shard_owner(shard)?.into())
+    }
+
+    /// A new router for a newer topology document (JSON text or an object, as for the
+    /// constructor); this router is unchanged. The same document again is accepted.
+    ///
+    /// Throws as the constructor does, and `stale_epoch` (its message names the epoch this
+    /// router holds) for a lower epoch, or the same epoch with different content.
+    pub fn replace(&self, topology: &JsValue) -> Result<Router> {
+        let next = Router::new(topology)?;
+        Ok(Router::wrap(self.inner.replace(next.inner)?))
+    }
+
+    /// The topology's epoch, as a BigInt (a u64, exact above 2^53).
+    #[wasm_bindgen(getter)]
+    pub fn epoch(&self) -> u64 {
+        self.inner.epoch()
+    }
+
+    /// The canonical JSON of the topology, byte for byte the core's.
+    #[wasm_bindgen(js_name = toJson)]
+    pub fn to_json(&self) -> String {
+        self.inner.to_json()
+    }
+}
+
+/// The calls of the full package that a routing tier does not make: the bulk batches
+/// (`routeU64s`, `routePacked`), keys grouped by node or slot, salting, ids, range scans,
+/// locations and the Redis Cluster redirections. A build without the `full-api` feature
+/// (the route build, `shardroute-wasm/route`) leaves them out of the class.
+#[cfg(feature = "full-api")]
+#[wasm_bindgen]
+impl Router {
+    /// The shards of integer keys given as one `BigUint64Array`, as a `Uint32Array` (the
+    /// array is copied into WebAssembly memory in one step).
+    ///
+    /// Throws `invalid_argument` when `keys` is not a `BigUint64Array`.
+    #[wasm_bindgen(js_name = routeU64s)]
+    pub fn route_u64s(&self, keys: &JsValue) -> Result<Vec<u32>> {
+        let keys = key::u64s_from_js(keys, "keys")?;
+        let mut shards = Vec::new();
+        self.inner.route_u64s_into(&keys, &mut shards)?;
+        Ok(shards)
+    }
+
+    /// The shards of byte keys packed in one `Uint8Array`: key `i` is
+    /// `data[offsets[i]..offsets[i + 1]]` (`offsets` a `Uint32Array` with one more entry
+    /// than there are keys), as a `Uint32Array`.
+    ///
+    /// Throws `invalid_argument` when `data` is not a `Uint8Array`, `offsets` not a
+    /// `Uint32Array`, or the offsets are empty, decrease or point past `data`.
+    #[wasm_bindgen(js_name = routePacked)]
+    pub fn route_packed(&self, data: &JsValue, offsets: &JsValue) -> Result<Vec<u32>> {
+        let data = key::bytes_from_js(data, "data")?;
+        let offsets = key::u32s_from_js(offsets, "offsets")?;
+        let mut shards = Vec::new();
+        self.inner.route_packed_into(&data, &offsets, &mut shards).map_err(|err| {
+            // A key's own error (not the offsets' `invalid_argument`) names the key, as
+            // `routeMany` does: `shards` then holds the shards before it.
+            if err.kind() == sr::ErrorKind::InvalidArgument {
+                err
+            } else {
+                key::at(shards.len(), err)
+            }
+        })?;
+        Ok(shards)
+    }
+
     /// The one shard all keys of an array share (for `redis_cluster`, their slot): what a
     /// multi-key command needs.
     ///
@@ -225,17 +272,6 @@ impl Router {
         Ok(groups_of(&Uint32Array::from(flat.as_slice()), &ids))
     }
 
-    /// The id of the node that owns a shard: a node index for the hashed strategies
-    /// (1-based for 1-based modulo), a vbucket, a slot, a partition.
-    ///
-    /// Throws `invalid_argument` for a shard that is not an integer of the topology's
-    /// shards, `no_nodes` for a Couchbase vbucket without an active node.
-    #[wasm_bindgen(js_name = shardOwner)]
-    pub fn shard_owner(&self, shard: &JsValue) -> Result<String> {
-        let shard = u32_from_js(shard, "shard")?;
-        Ok(self.inner.shard_owner(shard)?.into())
-    }
-
     /// The router after a Redis Cluster `MOVED <slot> <address>` reply: the slot served by
     /// the node at `address` (added when unknown), epoch + 1; this router is unchanged.
     ///
@@ -255,28 +291,6 @@ impl Router {
         let slot = u32_from_js(slot, "slot")?;
         let address = key::text_argument(address, "address")?;
         Ok(self.inner.ask(slot, &address)?.into())
-    }
-
-    /// A new router for a newer topology document (JSON text or an object, as for the
-    /// constructor); this router is unchanged. The same document again is accepted.
-    ///
-    /// Throws as the constructor does, and `stale_epoch` (its message names the epoch this
-    /// router holds) for a lower epoch, or the same epoch with different content.
-    pub fn replace(&self, topology: &JsValue) -> Result<Router> {
-        let next = Router::new(topology)?;
-        Ok(Router::wrap(self.inner.replace(next.inner)?))
-    }
-
-    /// The topology's epoch, as a BigInt (a u64, exact above 2^53).
-    #[wasm_bindgen(getter)]
-    pub fn epoch(&self) -> u64 {
-        self.inner.epoch()
-    }
-
-    /// The canonical JSON of the topology, byte for byte the core's.
-    #[wasm_bindgen(js_name = toJson)]
-    pub fn to_json(&self) -> String {
-        self.inner.to_json()
     }
 
     /// The shards a scan over keys in `[start, end)` must visit, in key order, as an
@@ -412,6 +426,7 @@ impl Batch {
 
     /// Every key, for the core calls that take them all at once (`same_slot`,
     /// `group_by_node`, `Migration.moving_keys`).
+    #[cfg(feature = "full-api")]
     pub(crate) fn keys(&self) -> BatchKeys<'_> {
         match self {
             Batch::Packed(data, offsets) => BatchKeys::Packed(data, offsets.windows(2)),
@@ -423,11 +438,13 @@ impl Batch {
 /// The keys of a [`Batch`]: one concrete iterator over either form, so that the core's
 /// batch loop is compiled for it (through a `dyn Iterator`, a call per key, a batch
 /// takes twice as long).
+#[cfg(feature = "full-api")]
 pub(crate) enum BatchKeys<'a> {
     Packed(&'a [u8], core::slice::Windows<'a, u32>),
     Keys(core::slice::Iter<'a, Key>),
 }
 
+#[cfg(feature = "full-api")]
 impl<'a> Iterator for BatchKeys<'a> {
     type Item = sr::Key<'a>;
 
@@ -480,6 +497,7 @@ extern "C" {
     /// The `{node, indices}` objects of `groupByNode` from its groups in one array (the
     /// layout `group_by_node` writes), the node ids looked up in `ids`: JavaScript makes
     /// the arrays of indices several times faster than imported calls per index would.
+    #[cfg(feature = "full-api")]
     #[wasm_bindgen(js_name = groupsOf)]
     fn groups_of(flat: &Uint32Array, ids: &Array) -> Array;
 }

@@ -20,7 +20,7 @@ use wasm_bindgen::prelude::*;
 
 use crate::errors::Result;
 use crate::js_session::{self as shared, FlatAction};
-use crate::key::{self, Key};
+use crate::key::{self, milliseconds, Key};
 use crate::numbers;
 use crate::router::Router;
 use crate::topology::{self, record};
@@ -323,11 +323,6 @@ impl ClusterSession {
 /// The `access` argument: `"read"` or `"write"` ([`ss::Access::from_name`]).
 fn access_argument(value: &JsValue) -> sr::Result<ss::Access> {
     ss::Access::from_name(&key::text_argument(value, "access")?)
-}
-
-/// A `nowMs` argument ([`shared::milliseconds`]).
-pub(crate) fn milliseconds(value: &JsValue) -> sr::Result<u64> {
-    key::with_type(value, |got| shared::milliseconds("nowMs", got, || key::bigint_u64(value)))
 }
 
 #[wasm_bindgen(module = "/js/support.mjs")]

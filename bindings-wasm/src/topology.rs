@@ -34,6 +34,7 @@ pub(crate) fn json_text(value: &JsValue, what: &str) -> sr::Result<String> {
 
 /// An operation (of `apply`): text or an object as for [`json_text`], then read by the
 /// core ([`sr::ops::operation_from_json`]); every failure is `invalid_argument`.
+#[cfg(feature = "full-api")]
 pub(crate) fn operation_value(value: &JsValue) -> sr::Result<Value> {
     sr::ops::operation_from_json(&text_of(value, "operation", sr::ErrorKind::InvalidArgument)?)
 }

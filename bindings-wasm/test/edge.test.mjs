@@ -129,9 +129,10 @@ describe('Node, from the packed tarball', () => {
     for (const entry of entries) await esbuild.build({ ...options, entryPoints: [join(installed, entry)] });
   });
 
-  test('the .wasm ships once, and every file an export names is in the tarball', () => {
+  test('each .wasm ships once (the package\'s and the route build\'s), and every file an export names is in the tarball', () => {
     const files = execFileSync('find', ['.', '-type', 'f'], { cwd: installed, encoding: 'utf8' }).split('\n');
-    assert.deepEqual(files.filter((file) => file.endsWith('.wasm')), ['./pkg/web/shardroute_wasm_bg.wasm']);
+    assert.deepEqual(files.filter((file) => file.endsWith('.wasm')).sort(),
+      ['./pkg-route/web/shardroute_route_bg.wasm', './pkg/web/shardroute_wasm_bg.wasm']);
     for (const target of exportTargets()) {
       assert.doesNotThrow(() => readFileSync(join(installed, target)), `${target} is in the tarball`);
     }

@@ -19,14 +19,12 @@ use crate::hashing::{HashFunction, HashTag, IntegerKeys};
 use crate::json;
 use crate::node::NodeState;
 use crate::strategy::partitioned::vbucket::{VbucketSpec, VbucketState};
-use crate::strategy::Strategy;
 use crate::topology::Topology;
 
 fn vbucket_spec(topology: &Topology) -> Result<&VbucketSpec> {
-    match &topology.strategy {
-        Strategy::Vbucket(spec) => Ok(spec),
-        other => Err(Error::argument(format!("encode: needs a vbucket topology, not {}", other.type_name()))),
-    }
+    topology.strategy.spec::<VbucketSpec>().ok_or_else(|| {
+        Error::argument(format!("encode: needs a vbucket topology, not {}", topology.strategy.type_name()))
+    })
 }
 
 // ---------------------------------------------------------------------------------

@@ -41,9 +41,8 @@ use crate::error::Result;
 use crate::json;
 use crate::node::Node;
 use crate::router::Router;
-use crate::strategy::hashed::maglev::Maglev;
-use crate::strategy::partitioned::token_ring::TokenRing;
-use crate::strategy::Strategy;
+use crate::strategy::hashed::maglev::{Maglev, MaglevSpec};
+use crate::strategy::partitioned::token_ring::{TokenRing, TokenRingSpec};
 use crate::topology::Topology;
 
 /// How many keys the `sample` method routes.
@@ -280,20 +279,22 @@ pub fn token_rings(before: &TokenRing, before_nodes: &[Node], after: &TokenRing,
 /// ```
 pub fn between(before: &Topology, after: &Topology) -> Result<Disruption> {
     let same_hashing = before.hashing == after.hashing;
-    match (&before.strategy, &after.strategy) {
-        (Strategy::Maglev(a), Strategy::Maglev(b)) if same_hashing && a.table_size == b.table_size => {
+    let (from, to) = (&before.strategy, &after.strategy);
+    if let (Some(a), Some(b)) = (from.spec::<MaglevSpec>(), to.spec::<MaglevSpec>()) {
+        if same_hashing && a.table_size == b.table_size {
             let a = Maglev::new(a, &before.nodes)?;
             let b = Maglev::new(b, &after.nodes)?;
             if let Some(report) = maglev_tables(&a, &before.nodes, &b, &after.nodes) {
                 return Ok(report);
             }
         }
-        (Strategy::TokenRing(a), Strategy::TokenRing(b)) if same_hashing => {
+    }
+    if let (Some(a), Some(b)) = (from.spec::<TokenRingSpec>(), to.spec::<TokenRingSpec>()) {
+        if same_hashing {
             let a = TokenRing::new(a, &before.nodes)?;
             let b = TokenRing::new(b, &after.nodes)?;
             return Ok(token_rings(&a, &before.nodes, &b, &after.nodes));
         }
-        _ => {}
     }
     sampled(before, after)
 }

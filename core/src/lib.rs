@@ -71,15 +71,48 @@
 //!   `no_std` + `alloc`: build with `default-features = false` for wasm or embedded;
 //!   answers are the same either way.
 //! * one per strategy, named as its `type` (`jump`, `redis_cluster`, `vbucket`, ...), all
-//!   in `all-strategies` (default): a build without a strategy's feature refuses its
-//!   documents (`invalid_topology`, "not built in") and leaves out its parsing code, for a
-//!   smaller WebAssembly package. With `default-features = false`, name the strategies,
-//!   or `all-strategies`.
+//!   in `all-strategies` (default): a build without a strategy's feature has none of its
+//!   code (no [`Strategy`] variant, parser, writer or placement), refuses its documents
+//!   (`invalid_topology`, "not built in") and the operations that would make one
+//!   (`invalid_argument`), for a smaller WebAssembly package. [`session::redis`] needs
+//!   `redis_cluster`. With `default-features = false`, name the strategies, or
+//!   `all-strategies`.
 #![no_std]
 #![deny(missing_docs)]
 // One exception, in `strategy::hashed::jump`'s `isa` module: the run-time choice of
 // vector instructions for batches, behind the processor's own answer.
 #![deny(unsafe_code)]
+// A build with no strategy at all (`default-features = false` and none named) still
+// builds, but holds no topology: `Strategy` is an empty enum, so the compiler sees the
+// code after making one as unreachable and its inputs as unused, and would say so a
+// hundred times. The list is Cargo.toml's `all-strategies`.
+#![cfg_attr(
+    not(any(
+        feature = "modulo",
+        feature = "jump",
+        feature = "ring",
+        feature = "rendezvous",
+        feature = "vbucket",
+        feature = "key_range",
+        feature = "hash_range",
+        feature = "directory",
+        feature = "multilevel",
+        feature = "trie",
+        feature = "token_ring",
+        feature = "maglev",
+        feature = "id_bits",
+        feature = "id_groups",
+        feature = "cassandra",
+        feature = "redis_cluster",
+        feature = "vitess",
+        feature = "kafka",
+        feature = "elasticsearch",
+        feature = "ketama",
+        feature = "couchbase",
+        feature = "vshard",
+    )),
+    allow(unreachable_code, unused, dead_code)
+)]
 
 extern crate alloc;
 #[cfg(feature = "std")]

@@ -47,7 +47,13 @@ use alloc::vec::Vec;
 use crate::error::{Error, ErrorKind, Result};
 use crate::key::Key;
 use crate::router::Router;
-use crate::strategy::Strategy;
+use crate::strategy::compat::couchbase::CouchbaseSpec;
+use crate::strategy::compat::kafka::KafkaSpec;
+use crate::strategy::compat::redis_cluster::RedisClusterSpec;
+use crate::strategy::compat::vshard::VshardSpec;
+use crate::strategy::partitioned::multilevel::MultilevelSpec;
+use crate::strategy::partitioned::vbucket::VbucketSpec;
+use crate::strategy::{Strategy, Variant};
 use crate::topology::Topology;
 
 /// A shard whose owner changes: its number (the same in both topologies) and both
@@ -100,7 +106,7 @@ impl Migration {
     /// `invalid_argument` for a topology that is not a vbucket dictionary with a
     /// `forward_map`.
     pub fn of_dictionary(router: &Router) -> Result<Migration> {
-        let Strategy::Vbucket(spec) = router.strategy() else {
+        let Some(spec) = router.strategy().spec::<VbucketSpec>() else {
             return Err(Error::argument(format!(
                 "of_dictionary: needs a vbucket dictionary, not {}",
                 router.strategy().type_name()
@@ -111,13 +117,8 @@ impl Migration {
         };
         let topology = router.topology();
         let settled = |map, epoch| {
-            let spec = crate::strategy::partitioned::vbucket::VbucketSpec {
-                map: Some(map),
-                forward: None,
-                states: Vec::new(),
-                ..spec.clone()
-            };
-            Router::new(Topology { epoch, strategy: Strategy::Vbucket(spec), ..topology.clone() })
+            let spec = VbucketSpec { map: Some(map), forward: None, states: Vec::new(), ..spec.clone() };
+            Router::new(Topology { epoch, strategy: spec.into_strategy()?, ..topology.clone() })
         };
         let from = settled(spec.map.clone().unwrap_or_default(), topology.epoch)?;
         let to = settled(forward.clone(), topology.epoch.saturating_add(1))?;
@@ -185,15 +186,7 @@ impl Migration {
     /// indices of modulo, jump or a ring, or different partition counts): then list the
     /// keys that move with [`moving_keys`](Migration::moving_keys).
     pub fn moving_shards(&self) -> Result<Vec<MovingShard<'_>>> {
-        let fixed = matches!(
-            self.before.strategy(),
-            Strategy::Vbucket(_)
-                | Strategy::Couchbase(_)
-                | Strategy::RedisCluster(_)
-                | Strategy::Multilevel(_)
-                | Strategy::Vshard(_)
-                | Strategy::Kafka(_)
-        );
+        let fixed = fixed_partitions(self.before.strategy());
         let same_kind = self.before.strategy().type_name() == self.after.strategy().type_name();
         if !fixed || !same_kind || self.before.shard_range() != self.after.shard_range() {
             return Err(Error::argument(format!(
@@ -231,4 +224,15 @@ impl Migration {
         }
         Ok(moving)
     }
+}
+
+/// Whether a strategy's shards are fixed partitions (vbuckets, slots, partitions,
+/// buckets), the units a background copy moves whole.
+fn fixed_partitions(strategy: &Strategy) -> bool {
+    strategy.spec::<VbucketSpec>().is_some()
+        || strategy.spec::<CouchbaseSpec>().is_some()
+        || strategy.spec::<RedisClusterSpec>().is_some()
+        || strategy.spec::<MultilevelSpec>().is_some()
+        || strategy.spec::<VshardSpec>().is_some()
+        || strategy.spec::<KafkaSpec>().is_some()
 }

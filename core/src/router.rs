@@ -13,7 +13,7 @@ use crate::node::Node;
 use crate::placement_names::Location;
 use crate::strategy::compat::redis_cluster::redirect::{check_address, check_slot};
 use crate::strategy::compat::redis_cluster::RedisClusterSpec;
-use crate::strategy::{Placement, Strategy};
+use crate::strategy::{Placement, Strategy, Variant};
 use crate::topology::Topology;
 
 /// A router: a validated topology compiled for lookups.
@@ -493,7 +493,7 @@ impl Router {
         let spec = self.redis_cluster("redis_moved")?;
         let mut next = self.topology.clone();
         let moved = spec.moved(&mut next.nodes, slot, address);
-        next.strategy = Strategy::RedisCluster(moved.spec);
+        next.strategy = moved.spec.into_strategy()?;
         next.epoch = self.topology.next_epoch()?;
         next.check()?;
         Router::new(next)
@@ -516,12 +516,9 @@ impl Router {
     /// The slot table of a `redis_cluster` router; `invalid_argument` naming `call` for
     /// any other strategy.
     fn redis_cluster(&self, call: &str) -> Result<&RedisClusterSpec> {
-        match self.strategy() {
-            Strategy::RedisCluster(spec) => Ok(spec),
-            other => {
-                Err(Error::argument(format!("{call}: applies to redis_cluster topologies, not {}", other.type_name())))
-            }
-        }
+        self.strategy().spec::<RedisClusterSpec>().ok_or_else(|| {
+            Error::argument(format!("{call}: applies to redis_cluster topologies, not {}", self.strategy().type_name()))
+        })
     }
 
     /// The shards of many keys written into `out` (cleared first), reusing its

@@ -13,7 +13,7 @@
 // (`x-epoch`) and the runtime (`x-runtime`).
 //
 // The topology comes over HTTP from `shardroute serve` (HttpFollower of
-// shardroute-wasm/http, long polls): one serve for the etcd key `topology`, one for
+// shardroute-wasm/route/http, long polls): one serve for the etcd key `topology`, one for
 // `previous` (run B's lazy move). How a request is routed is the core's migration
 // session, by what the two hold (`Routing` below): a vbucket dictionary with a
 // `forward_map`, the background session of `Migration.ofDictionary`; a `previous` one

@@ -28,7 +28,7 @@ use crate::node::{self, Node, NodeState};
 use crate::planner::{self, PlanNode, Role};
 use crate::strategy::partitioned::key_table;
 use crate::strategy::partitioned::vbucket::{VbucketSpec, VbucketState, VbucketTable};
-use crate::strategy::Strategy;
+use crate::strategy::Variant;
 use crate::topology::Topology;
 
 /// The parameters of `plan_rebalance`.
@@ -136,9 +136,9 @@ fn explicit_map(spec: &VbucketSpec, nodes: u32) -> Vec<Vec<u32>> {
 }
 
 /// A dictionary operation's result: `spec` over `nodes`, checksummed.
-fn dictionary(topology: &Topology, nodes: Vec<Node>, spec: VbucketSpec, report: Report) -> Applied {
-    let topology = Topology { nodes, strategy: Strategy::Vbucket(spec), checksummed: true, ..topology.clone() };
-    Applied { topology, report }
+fn dictionary(topology: &Topology, nodes: Vec<Node>, spec: VbucketSpec, report: Report) -> Result<Applied> {
+    let topology = Topology { nodes, strategy: spec.into_strategy()?, checksummed: true, ..topology.clone() };
+    Ok(Applied { topology, report })
 }
 
 /// Node ids in sorted order with their indices: an operation naming many nodes finds each
@@ -276,7 +276,7 @@ fn plan_rebalance(spec: &VbucketSpec, rebalance: &Rebalance, topology: &Topology
     report.insert("moved_actives".into(), moved_actives.into());
     report.insert("lower_bound".into(), lower_bound.into());
     let next = VbucketSpec { map: Some(map), forward, states, replicas: 0, ..spec.clone() };
-    Ok(dictionary(topology, nodes, next, report))
+    dictionary(topology, nodes, next, report)
 }
 
 fn complete_moves(spec: &VbucketSpec, listed: Option<&[u32]>, topology: &Topology) -> Result<Applied> {
@@ -354,7 +354,7 @@ fn complete_moves(spec: &VbucketSpec, listed: Option<&[u32]>, topology: &Topolog
         replicas: 0,
         ..spec.clone()
     };
-    Ok(dictionary(topology, nodes, next, report))
+    dictionary(topology, nodes, next, report)
 }
 
 fn double(spec: &VbucketSpec, topology: &Topology) -> Result<Applied> {
@@ -379,7 +379,7 @@ fn double(spec: &VbucketSpec, topology: &Topology) -> Result<Applied> {
     };
     let mut report = Report::new();
     report.insert("vbuckets".into(), doubled.into());
-    Ok(dictionary(topology, topology.nodes.clone(), next, report))
+    dictionary(topology, topology.nodes.clone(), next, report)
 }
 
 fn halve(spec: &VbucketSpec, topology: &Topology) -> Result<Applied> {
@@ -412,7 +412,7 @@ fn halve(spec: &VbucketSpec, topology: &Topology) -> Result<Applied> {
     };
     let mut report = Report::new();
     report.insert("vbuckets".into(), half.into());
-    Ok(dictionary(topology, topology.nodes.clone(), next, report))
+    dictionary(topology, topology.nodes.clone(), next, report)
 }
 
 /// The head of the chain of `vbucket` without compiling the whole table.
@@ -437,8 +437,8 @@ fn override_report(topology: &Topology, spec: &VbucketSpec, key: Key<'_>, from: 
     report
 }
 
-fn with_spec(topology: &Topology, spec: VbucketSpec, report: Report) -> Applied {
-    Applied { topology: Topology { strategy: Strategy::Vbucket(spec), ..topology.clone() }, report }
+fn with_spec(topology: &Topology, spec: VbucketSpec, report: Report) -> Result<Applied> {
+    Ok(Applied { topology: Topology { strategy: spec.into_strategy()?, ..topology.clone() }, report })
 }
 
 fn set_override(spec: &VbucketSpec, key: Key<'_>, vbucket: u32, topology: &Topology) -> Result<Applied> {
@@ -456,7 +456,7 @@ fn set_override(spec: &VbucketSpec, key: Key<'_>, vbucket: u32, topology: &Topol
     let from = previous.unwrap_or_else(|| (topology.hashing.hash(key.as_key()) % u64::from(spec.vbuckets)) as u32);
     let mut report = override_report(topology, spec, key.as_key(), from, vbucket);
     report.insert("replaced".into(), Value::Bool(previous.is_some()));
-    Ok(with_spec(topology, next, report))
+    with_spec(topology, next, report)
 }
 
 fn remove_override(spec: &VbucketSpec, key: Key<'_>, topology: &Topology) -> Result<Applied> {
@@ -465,5 +465,5 @@ fn remove_override(spec: &VbucketSpec, key: Key<'_>, topology: &Topology) -> Res
         Error::argument(format!("vbucket_override_remove: {} has no override", key_table::key_to_value(key)))
     })?;
     let to = (topology.hashing.hash(key) % u64::from(spec.vbuckets)) as u32;
-    Ok(with_spec(topology, next, override_report(topology, spec, key, from, to)))
+    with_spec(topology, next, override_report(topology, spec, key, from, to))
 }

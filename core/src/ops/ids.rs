@@ -15,7 +15,7 @@ use crate::json;
 use crate::strategy::ids::id_bits::{IdBitsSpec, IdLayout};
 use crate::strategy::ids::id_groups::{parse_group, parse_interval, IdGroupsSpec};
 use crate::strategy::ids::tickets::{reserve_block, ticket_ids};
-use crate::strategy::Strategy;
+use crate::strategy::Variant;
 use crate::topology::Topology;
 
 /// The fields of an id to compose, by layout; `routing` is the shard, or the cell when
@@ -59,12 +59,13 @@ pub struct TicketServer {
 }
 
 pub(super) fn parse(name: &str, operation: &Value, topology: &Topology) -> Result<Op> {
-    match &topology.strategy {
-        Strategy::IdBits(spec) if name.starts_with("id_bits_") => parse_id_bits(name, operation, spec),
-        Strategy::IdGroups(spec) if name.starts_with("id_groups_") => parse_id_groups(name, operation, spec, topology),
-        other => {
+    let strategy = &topology.strategy;
+    match (strategy.spec::<IdBitsSpec>(), strategy.spec::<IdGroupsSpec>()) {
+        (Some(spec), _) if name.starts_with("id_bits_") => parse_id_bits(name, operation, spec),
+        (_, Some(spec)) if name.starts_with("id_groups_") => parse_id_groups(name, operation, spec, topology),
+        _ => {
             let family = if name.starts_with("id_bits_") { "id_bits" } else { "id_groups" };
-            Err(Error::argument(format!("{name}: applies to {family} topologies, not {}", other.type_name())))
+            Err(Error::argument(format!("{name}: applies to {family} topologies, not {}", strategy.type_name())))
         }
     }
 }
@@ -269,6 +270,6 @@ impl Edit for IdGroupsSpec {
             }
             _ => return Err(super::refused(op, topology)),
         }
-        Ok(Applied { topology: Topology { strategy: Strategy::IdGroups(next), ..topology.clone() }, report })
+        Ok(Applied { topology: Topology { strategy: next.into_strategy()?, ..topology.clone() }, report })
     }
 }

@@ -30,7 +30,7 @@ use crate::strategy::compat::cassandra::{parse_tokens, CassandraSpec};
 use crate::strategy::compat::couchbase::{CouchbaseConfig, CouchbaseSpec};
 use crate::strategy::compat::redis_cluster::import::{read_shards, read_slots};
 use crate::strategy::compat::redis_cluster::{sort_and_cover, RedisClusterSpec, SlotRange};
-use crate::strategy::Strategy;
+use crate::strategy::{Strategy, Variant};
 use crate::topology::Topology;
 
 pub use crate::strategy::compat::couchbase::CouchbaseConfig as CouchbaseImport;
@@ -117,7 +117,7 @@ fn cassandra(tokens: &[(String, Vec<i64>)], topology: &Topology) -> Result<Appli
     report.insert("added".into(), ids(added.into_iter()));
     report.insert("removed".into(), ids(gone.into_iter().map(|node| node.id)));
     report.insert("tokens".into(), Value::from(total as u64));
-    let strategy = Strategy::Cassandra(CassandraSpec { tokens: indexed });
+    let strategy = CassandraSpec { tokens: indexed }.into_strategy()?;
     Ok(Applied { topology: imported(topology, nodes, strategy), report })
 }
 
@@ -163,7 +163,7 @@ fn redis_cluster(import: &RedisClusterImport, topology: &Topology) -> Result<App
     report.insert("added".into(), ids(added.into_iter()));
     report.insert("removed".into(), ids(removed.map(|node| node.id.clone())));
     report.insert("ranges".into(), Value::from(import.ranges.len() as u64));
-    let next = imported(topology, nodes, Strategy::RedisCluster(RedisClusterSpec { slots: Some(slots) }));
+    let next = imported(topology, nodes, RedisClusterSpec { slots: Some(slots) }.into_strategy()?);
     next.check().map_err(invalid)?;
     Ok(Applied { topology: next, report })
 }
@@ -178,7 +178,7 @@ fn couchbase(config: &CouchbaseConfig, topology: &Topology) -> Result<Applied> {
     let next = Topology {
         epoch: config.epoch(),
         nodes,
-        strategy: Strategy::Couchbase(spec),
+        strategy: spec.into_strategy()?,
         hashing: KeyHashing::default(),
         placement: None,
         hot_keys: None,

@@ -493,11 +493,11 @@ pub(crate) fn refused(op: &Op, topology: &Topology) -> Error {
 }
 
 macro_rules! edit_dispatch {
-    ($($(#[$doc:meta])* $variant:ident => $spec:path,)*) => {
-        /// Hands `op` to the topology's strategy.
+    ($($(#[doc = $doc:expr])* #[feature = $feature:literal] $variant:ident => $spec:path,)*) => {
+        /// Hands `op` to the topology's strategy (of those built in).
         fn edit(op: &Op, topology: &Topology) -> Result<Applied> {
-            match &topology.strategy {
-                $(Strategy::$variant(spec) => Edit::edit(spec, op, topology),)*
+            match topology.strategy {
+                $(#[cfg(feature = $feature)] Strategy::$variant(ref spec) => Edit::edit(spec, op, topology),)*
             }
         }
     };

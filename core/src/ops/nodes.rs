@@ -12,7 +12,8 @@ use crate::disruption;
 use crate::error::{Error, Result};
 use crate::json;
 use crate::node;
-use crate::strategy::Strategy;
+use crate::strategy::hashed::maglev::MaglevSpec;
+use crate::strategy::partitioned::token_ring::TokenRingSpec;
 use crate::topology::Topology;
 
 pub(super) fn parse(name: &str, operation: &Value) -> Result<Op> {
@@ -72,7 +73,7 @@ pub(super) fn apply(op: &Op, topology: &Topology) -> Result<Applied> {
         _ => unreachable!("nodes::apply takes node operations only"),
     }
     // Maglev tables and token rings measure what moves exactly and cheaply.
-    if matches!(topology.strategy, Strategy::Maglev(_) | Strategy::TokenRing(_)) {
+    if topology.strategy.spec::<MaglevSpec>().is_some() || topology.strategy.spec::<TokenRingSpec>().is_some() {
         next.check()?;
         report.insert("disruption".into(), disruption::between(topology, &next)?.to_value());
     }

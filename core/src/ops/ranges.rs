@@ -18,7 +18,7 @@ use crate::strategy::partitioned::hash_range::HashRangeSpec;
 use crate::strategy::partitioned::key_range::{self, KeyPosition, KeyRangeSpec};
 pub use crate::strategy::partitioned::ranges::RangePoint;
 use crate::strategy::partitioned::ranges::{quantiles, Position};
-use crate::strategy::Strategy;
+use crate::strategy::Variant;
 use crate::topology::Topology;
 
 /// A node an operation names: an existing one by id, or a new entry to append.
@@ -45,9 +45,10 @@ pub(super) fn parse(name: &str, operation: &Value, topology: &Topology) -> Resul
         "range_split" => {
             let at = args.required("at")?;
             // Positions are written as the strategy writes its boundaries.
-            let at = match topology.strategy {
-                Strategy::HashRange(_) => RangePoint::Hash(json::u64(&args.path("at"), at).map_err(argument)?),
-                _ => RangePoint::Key(key_range::parse_key(&args.path("at"), at).map_err(argument)?),
+            let at = if topology.strategy.spec::<HashRangeSpec>().is_some() {
+                RangePoint::Hash(json::u64(&args.path("at"), at).map_err(argument)?)
+            } else {
+                RangePoint::Key(key_range::parse_key(&args.path("at"), at).map_err(argument)?)
             };
             let shard = args.optional_u32_in("shard", 0, u32::MAX)?;
             Op::RangeSplit { at, shard, node: node()? }
@@ -112,7 +113,7 @@ impl Edit for KeyRangeSpec {
         let boundaries = self.boundaries.iter().cloned().map(KeyPosition).collect();
         let (table, nodes, report) = edit(op, topology, Table { boundaries, owners: self.ranges.clone() })?;
         let boundaries = table.boundaries.into_iter().map(|position| position.0).collect();
-        let strategy = Strategy::KeyRange(KeyRangeSpec { boundaries, ranges: table.owners });
+        let strategy = KeyRangeSpec { boundaries, ranges: table.owners }.into_strategy()?;
         Ok(Applied { topology: Topology { nodes, strategy, ..topology.clone() }, report })
     }
 }
@@ -121,7 +122,7 @@ impl Edit for HashRangeSpec {
     fn edit(&self, op: &Op, topology: &Topology) -> Result<Applied> {
         let table = Table { boundaries: self.boundaries.clone(), owners: self.ranges.clone() };
         let (table, nodes, report) = edit(op, topology, table)?;
-        let strategy = Strategy::HashRange(HashRangeSpec { boundaries: table.boundaries, ranges: table.owners });
+        let strategy = HashRangeSpec { boundaries: table.boundaries, ranges: table.owners }.into_strategy()?;
         Ok(Applied { topology: Topology { nodes, strategy, ..topology.clone() }, report })
     }
 }

@@ -21,7 +21,7 @@ use super::{args, Applied, Edit, Op, Report};
 use crate::error::{Error, Result};
 use crate::strategy::compat::redis_cluster::redirect::check_address;
 use crate::strategy::compat::redis_cluster::{RedisClusterSpec, SLOTS};
-use crate::strategy::Strategy;
+use crate::strategy::Variant;
 use crate::topology::Topology;
 
 pub(super) fn parse(operation: &Value) -> Result<Op> {
@@ -44,7 +44,7 @@ impl Edit for RedisClusterSpec {
         report.insert("from".into(), Value::String(nodes[moved.from as usize].id.clone()));
         report.insert("to".into(), Value::String(nodes[moved.to as usize].id.clone()));
         report.insert("added".into(), moved.added.map_or(Value::Null, Value::String));
-        let strategy = Strategy::RedisCluster(moved.spec);
+        let strategy = moved.spec.into_strategy()?;
         Ok(Applied { topology: Topology { nodes, strategy, ..topology.clone() }, report })
     }
 }

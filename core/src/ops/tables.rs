@@ -15,7 +15,7 @@ use crate::node;
 use crate::strategy::partitioned::directory::DirectorySpec;
 use crate::strategy::partitioned::key_table;
 use crate::strategy::partitioned::multilevel::{partition_hash, Group, GroupPlacement, MultilevelSpec};
-use crate::strategy::Strategy;
+use crate::strategy::Variant;
 use crate::topology::Topology;
 
 pub(super) fn parse(name: &str, operation: &Value) -> Result<Op> {
@@ -76,7 +76,7 @@ impl Edit for DirectorySpec {
         report.insert("key".into(), key_table::key_to_value(key.as_key()));
         report.insert("from".into(), Value::String(topology.nodes[from as usize].id.clone()));
         report.insert("to".into(), Value::String(topology.nodes[to as usize].id.clone()));
-        Ok(Applied { topology: Topology { strategy: Strategy::Directory(next), ..topology.clone() }, report })
+        Ok(Applied { topology: Topology { strategy: next.into_strategy()?, ..topology.clone() }, report })
     }
 }
 
@@ -92,7 +92,7 @@ impl Edit for MultilevelSpec {
             Op::MultilevelGroupSet { group, nodes } => group_set(self, group, nodes, topology)?,
             _ => return Err(super::refused(op, topology)),
         };
-        Ok(Applied { topology: Topology { strategy: Strategy::Multilevel(next), ..topology.clone() }, report })
+        Ok(Applied { topology: Topology { strategy: next.into_strategy()?, ..topology.clone() }, report })
     }
 }
 

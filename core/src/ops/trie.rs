@@ -15,7 +15,7 @@ use crate::json;
 use crate::limits::MAX_TRIE_DEPTH;
 use crate::node;
 use crate::strategy::partitioned::trie::{parse_prefix, Prefix, TrieLeaf, TrieSpec};
-use crate::strategy::Strategy;
+use crate::strategy::Variant;
 use crate::topology::Topology;
 
 pub(super) fn parse(name: &str, operation: &Value) -> Result<Op> {
@@ -41,7 +41,7 @@ impl Edit for TrieSpec {
             Op::TrieRemove { node } => remove(self, node, topology)?,
             _ => return Err(super::refused(op, topology)),
         };
-        let strategy = Strategy::Trie(TrieSpec { leaves });
+        let strategy = TrieSpec { leaves }.into_strategy()?;
         Ok(Applied { topology: Topology { nodes, strategy, ..topology.clone() }, report })
     }
 }

@@ -9,7 +9,8 @@
 //!
 //! * [`redis`]: the Redis Cluster command session (MOVED, ASK, retries, refreshes,
 //!   replica reads, batches), with [`reply`], the one table that says what each error
-//!   means, and [`endpoint`], the one parser of `host:port`;
+//!   means, and [`endpoint`], the one parser of `host:port` (the first two with the
+//!   `redis_cluster` feature, whose strategy the session routes by);
 //! * [`follower`]: the topology follower (documents from etcd, ZooKeeper or HTTP in, the
 //!   router to use out; refusals counted; reconnect backoff; the publisher's CAS write);
 //! * [`migration`]: the migration session (read and write plans under the fence epoch,
@@ -21,13 +22,20 @@
 pub mod endpoint;
 pub mod follower;
 pub mod migration;
+// Its `let Strategy::RedisCluster(..) = .. else` cannot fail in a build whose only
+// strategy is `redis_cluster`.
+#[cfg(feature = "redis_cluster")]
+#[allow(irrefutable_let_patterns)]
 pub mod redis;
+#[cfg(feature = "redis_cluster")]
 pub mod reply;
 
 pub use endpoint::Endpoint;
 pub use follower::{Follower, FollowerConfig, FollowerStats, Offered, Publish};
 pub use migration::{CopyBatch, Fenced, LazySteps, MigrationSession, Mode, WritePlan};
+#[cfg(feature = "redis_cluster")]
 pub use redis::{
     defaults, Access, Action, ActionFields, ClusterConfig, ClusterSession, Command, Group, SessionStats, Target,
 };
+#[cfg(feature = "redis_cluster")]
 pub use reply::{classify, Busy, Demoted, Outcome, Rule, Transport};

@@ -68,14 +68,21 @@ use spec::{check_weights, Place, Spec};
 
 /// Declares the strategies: the public [`Strategy`] enum, the compiled `Placement`
 /// enum, and the dispatch between them. One line per strategy.
+///
+/// A strategy whose cargo feature is off has no variant in either enum, so nothing of it
+/// is compiled into a build that leaves it out (its placement, writer, comparison): a
+/// document of that type is refused, and code that makes or reads one strategy by type
+/// goes through [`Variant`], which says "not built in" instead. Every `match` is on `*self`
+/// with `ref` bindings, so that a build with no strategy at all (an empty enum) compiles.
 macro_rules! strategies {
     ($($(#[doc = $doc:expr])* #[feature = $feature:literal] $variant:ident => $spec:path,)*) => {
         /// A parsed `strategy` section: one variant per shard function, holding that
-        /// module's parameters.
+        /// module's parameters (only those of the strategies built in: see the crate's
+        /// features).
         #[derive(Clone, Debug, PartialEq)]
         #[non_exhaustive]
         pub enum Strategy {
-            $($(#[doc = $doc])* $variant($spec),)*
+            $($(#[doc = $doc])* #[cfg(feature = $feature)] $variant($spec),)*
         }
 
         /// Every `type` name, for error messages.
@@ -83,11 +90,31 @@ macro_rules! strategies {
         /// Whether each of `TYPES` is built in (its cargo feature on).
         const BUILT_IN: &[bool] = &[$(cfg!(feature = $feature),)*];
 
+        $(
+            impl Variant for $spec {
+                fn into_strategy(self) -> Result<Strategy> {
+                    #[cfg(feature = $feature)]
+                    return Ok(Strategy::$variant(self));
+                    #[cfg(not(feature = $feature))]
+                    return Err(not_built_in(<$spec as Spec>::TYPE, $feature, self));
+                }
+
+                fn of(strategy: &Strategy) -> Option<&$spec> {
+                    #[allow(unreachable_patterns)]
+                    match *strategy {
+                        #[cfg(feature = $feature)]
+                        Strategy::$variant(ref spec) => Some(spec),
+                        _ => None,
+                    }
+                }
+            }
+        )*
+
         impl Strategy {
             /// The `type` name of this strategy in the document.
             pub fn type_name(&self) -> &'static str {
-                match self {
-                    $(Strategy::$variant(_) => <$spec as Spec>::TYPE,)*
+                match *self {
+                    $(#[cfg(feature = $feature)] Strategy::$variant(_) => <$spec as Spec>::TYPE,)*
                 }
             }
 
@@ -101,19 +128,22 @@ macro_rules! strategies {
                     if kind == <$spec as Spec>::TYPE {
                         // A build without the strategy's feature has none of its parsing
                         // code, and so no way to make one (see `Cargo.toml`).
-                        if !cfg!(feature = $feature) {
-                            return Err(json::at(
-                                &json::join(path, "type"),
-                                format_args!("strategy {kind:?} is not built in (cargo feature {:?} of shardroute is off)", $feature),
-                            ));
+                        #[cfg(not(feature = $feature))]
+                        return Err(json::at(
+                            &json::join(path, "type"),
+                            format_args!("strategy {kind:?} is not built in (cargo feature {:?} of shardroute is off)", $feature),
+                        ));
+                        #[cfg(feature = $feature)]
+                        {
+                            let object = Object::new(path, value, <$spec as Spec>::FIELDS)?;
+                            check_weights(kind, <$spec as Spec>::WEIGHTED, nodes)?;
+                            let spec = <$spec as Spec>::parse(&object, nodes)?;
+                            spec.check(nodes)?;
+                            return Ok(Strategy::$variant(spec));
                         }
-                        let object = Object::new(path, value, <$spec as Spec>::FIELDS)?;
-                        check_weights(kind, <$spec as Spec>::WEIGHTED, nodes)?;
-                        let spec = <$spec as Spec>::parse(&object, nodes)?;
-                        spec.check(nodes)?;
-                        return Ok(Strategy::$variant(spec));
                     }
                 )*
+                let _ = nodes;
                 let built: Vec<&str> = TYPES.iter().zip(BUILT_IN).filter(|(_, on)| **on).map(|(name, _)| *name).collect();
                 Err(json::at(
                     &json::join(path, "type"),
@@ -124,8 +154,8 @@ macro_rules! strategies {
             /// The rules between this strategy and a node list (see `Spec::check`),
             /// weights included: what every edit ends with.
             pub(crate) fn check(&self, nodes: &[Node]) -> Result<()> {
-                match self {
-                    $(Strategy::$variant(spec) => {
+                match *self {
+                    $(#[cfg(feature = $feature)] Strategy::$variant(ref spec) => {
                         check_weights(<$spec as Spec>::TYPE, <$spec as Spec>::WEIGHTED, nodes)?;
                         spec.check(nodes)
                     })*
@@ -134,23 +164,23 @@ macro_rules! strategies {
 
             /// Whether adding or removing a node is the whole change (see `Spec::follows_node_list`).
             pub(crate) fn follows_node_list(&self) -> bool {
-                match self {
-                    $(Strategy::$variant(spec) => spec.follows_node_list(),)*
+                match *self {
+                    $(#[cfg(feature = $feature)] Strategy::$variant(ref spec) => spec.follows_node_list(),)*
                 }
             }
 
             /// Follows `nodes[index]` leaving the list (see `Spec::node_removed`).
             pub(crate) fn node_removed(&mut self, index: u32, nodes: &[Node]) -> Result<()> {
-                match self {
-                    $(Strategy::$variant(spec) => spec.node_removed(index, nodes),)*
+                match *self {
+                    $(#[cfg(feature = $feature)] Strategy::$variant(ref mut spec) => spec.node_removed(index, nodes),)*
                 }
             }
 
             pub(crate) fn to_value(&self, nodes: &[Node]) -> Value {
                 let mut object = Map::new();
                 object.insert("type".into(), self.type_name().into());
-                match self {
-                    $(Strategy::$variant(spec) => spec.write(&mut object, nodes),)*
+                match *self {
+                    $(#[cfg(feature = $feature)] Strategy::$variant(ref spec) => spec.write(&mut object, nodes),)*
                 }
                 Value::Object(object)
             }
@@ -159,115 +189,149 @@ macro_rules! strategies {
         /// A strategy compiled against its node list.
         #[derive(Clone, Debug)]
         pub(crate) enum Placement {
-            $($variant(<$spec as Spec>::Placement),)*
+            $(#[cfg(feature = $feature)] $variant(<$spec as Spec>::Placement),)*
         }
 
         impl Placement {
             pub(crate) fn compile(strategy: &Strategy, hashing: &KeyHashing, nodes: &[Node]) -> Result<Placement> {
-                Ok(match strategy {
-                    $(Strategy::$variant(spec) => Placement::$variant(spec.compile(hashing, nodes)?),)*
+                Ok(match *strategy {
+                    $(#[cfg(feature = $feature)] Strategy::$variant(ref spec) => Placement::$variant(spec.compile(hashing, nodes)?),)*
                 })
             }
 
             #[inline]
             pub(crate) fn shard(&self, hashing: &KeyHashing, key: Key<'_>) -> Result<u32> {
-                match self {
-                    $(Placement::$variant(place) => place.shard(hashing, key),)*
+                match *self {
+                    $(#[cfg(feature = $feature)] Placement::$variant(ref place) => place.shard(hashing, key),)*
                 }
             }
 
             #[inline]
             pub(crate) fn owner(&self, shard: u32) -> u32 {
-                match self {
-                    $(Placement::$variant(place) => place.owner(shard),)*
+                match *self {
+                    $(#[cfg(feature = $feature)] Placement::$variant(ref place) => place.owner(shard),)*
                 }
             }
 
             pub(crate) fn replicas(&self, hashing: &KeyHashing, key: Key<'_>, count: u32, out: &mut Vec<u32>) -> Result<()> {
                 out.clear();
-                match self {
-                    $(Placement::$variant(place) => place.replicas(hashing, key, count, out),)*
+                match *self {
+                    $(#[cfg(feature = $feature)] Placement::$variant(ref place) => place.replicas(hashing, key, count, out),)*
                 }
             }
 
             pub(crate) fn max_replicas(&self) -> u32 {
-                match self {
-                    $(Placement::$variant(place) => place.max_replicas(),)*
+                match *self {
+                    $(#[cfg(feature = $feature)] Placement::$variant(ref place) => place.max_replicas(),)*
                 }
             }
 
             pub(crate) fn shard_range(&self) -> core::ops::Range<u32> {
-                match self {
-                    $(Placement::$variant(place) => place.shard_range(),)*
+                match *self {
+                    $(#[cfg(feature = $feature)] Placement::$variant(ref place) => place.shard_range(),)*
                 }
             }
 
             pub(crate) fn shards_for_range(&self, hashing: &KeyHashing, start: Key<'_>, end: Option<Key<'_>>) -> Result<Vec<u32>> {
-                match self {
-                    $(Placement::$variant(place) => place.shards_for_range(hashing, start, end),)*
+                match *self {
+                    $(#[cfg(feature = $feature)] Placement::$variant(ref place) => place.shards_for_range(hashing, start, end),)*
                 }
             }
 
             pub(crate) fn read_node(&self, hashing: &KeyHashing, key: Key<'_>) -> Result<u32> {
-                match self {
-                    $(Placement::$variant(place) => place.read_node(hashing, key),)*
+                match *self {
+                    $(#[cfg(feature = $feature)] Placement::$variant(ref place) => place.read_node(hashing, key),)*
                 }
             }
 
             pub(crate) fn read_replica(&self, hashing: &KeyHashing, key: Key<'_>, turn: u32) -> Result<u32> {
-                match self {
-                    $(Placement::$variant(place) => place.read_replica(hashing, key, turn),)*
+                match *self {
+                    $(#[cfg(feature = $feature)] Placement::$variant(ref place) => place.read_replica(hashing, key, turn),)*
                 }
             }
 
             pub(crate) fn write_nodes(&self, hashing: &KeyHashing, key: Key<'_>, out: &mut Vec<u32>) -> Result<()> {
                 out.clear();
-                match self {
-                    $(Placement::$variant(place) => place.write_nodes(hashing, key, out),)*
+                match *self {
+                    $(#[cfg(feature = $feature)] Placement::$variant(ref place) => place.write_nodes(hashing, key, out),)*
                 }
             }
 
             #[inline]
             pub(crate) fn batches_hashes(&self) -> bool {
-                match self {
-                    $(Placement::$variant(place) => place.batches_hashes(),)*
+                match *self {
+                    $(#[cfg(feature = $feature)] Placement::$variant(ref place) => place.batches_hashes(),)*
                 }
             }
 
             #[inline]
             pub(crate) fn shards_of_hashes<I: Iterator<Item = u64>>(&self, hashes: I, out: &mut Vec<u32>) {
-                match self {
-                    $(Placement::$variant(place) => place.shards_of_hashes(hashes, out),)*
+                match *self {
+                    $(#[cfg(feature = $feature)] Placement::$variant(ref place) => place.shards_of_hashes(hashes, out),)*
                 }
             }
 
             #[inline]
             pub(crate) fn shards_of_hash_slice(&self, hashes: &[u64], out: &mut Vec<u32>) {
-                match self {
-                    $(Placement::$variant(place) => place.shards_of_hash_slice(hashes, out),)*
+                match *self {
+                    $(#[cfg(feature = $feature)] Placement::$variant(ref place) => place.shards_of_hash_slice(hashes, out),)*
                 }
             }
 
             #[inline]
             pub(crate) fn shard_is_node(&self) -> bool {
-                match self {
-                    $(Placement::$variant(place) => place.shard_is_node(),)*
+                match *self {
+                    $(#[cfg(feature = $feature)] Placement::$variant(ref place) => place.shard_is_node(),)*
                 }
             }
 
             pub(crate) fn explain(&self, hashing: &KeyHashing, key: Key<'_>) -> Result<(Option<crate::explain::Hashed>, crate::explain::Hit, u32)> {
-                match self {
-                    $(Placement::$variant(place) => place.explain(hashing, key),)*
+                match *self {
+                    $(#[cfg(feature = $feature)] Placement::$variant(ref place) => place.explain(hashing, key),)*
                 }
             }
 
             pub(crate) fn decode_id(&self, id: u64) -> Result<DecodedId> {
-                match self {
-                    $(Placement::$variant(place) => place.decode_id(id),)*
+                match *self {
+                    $(#[cfg(feature = $feature)] Placement::$variant(ref place) => place.decode_id(id),)*
                 }
             }
         }
     };
+}
+
+/// One strategy's spec as a [`Strategy`], for the code that makes or reads one strategy by
+/// type (the operations that edit a table or import a system, `Router::moved`, the
+/// dictionary, migrations), whatever the build: `into_strategy` is `invalid_argument`
+/// ("not built in") and `of` is `None` when the strategy's cargo feature is off, so that
+/// code compiles in every build and never names a variant that may be missing.
+pub(crate) trait Variant: Spec {
+    /// `self` as its [`Strategy`] variant.
+    ///
+    /// # Errors
+    /// `invalid_argument` when the strategy is not built in.
+    fn into_strategy(self) -> Result<Strategy>;
+
+    /// The spec of `strategy` when it is this strategy.
+    fn of(strategy: &Strategy) -> Option<&Self>;
+}
+
+impl Strategy {
+    /// The spec of this strategy when it is of type `S` (`None` otherwise, and in a build
+    /// without `S`'s feature).
+    pub(crate) fn spec<S: Variant>(&self) -> Option<&S> {
+        S::of(self)
+    }
+}
+
+/// The refusal of a strategy value that this build cannot hold (its feature is off): what
+/// an operation making it, or a reader finding it, reports.
+#[allow(dead_code)]
+fn not_built_in<S>(kind: &str, feature: &str, spec: S) -> crate::error::Error {
+    drop(spec);
+    crate::error::Error::argument(alloc::format!(
+        "strategy {kind:?} is not built in (cargo feature {feature:?} of shardroute is off)"
+    ))
 }
 
 /// Calls `$callback!` with the catalogue: one `Variant => path::to::Spec,` line per

@@ -1,0 +1,321 @@
+// Type declarations of `shardroute-wasm/route`, the route build: the calls an edge routing
+// tier makes, in a module of its own (pkg-route/, built by build.sh without the crate's
+// `full-api` and `operations` features, over the strategies `modulo`, `jump`, `vbucket`
+// and `redis_cluster`). Written by hand; `tsc --noEmit` checks test/route-types.ts against
+// it, and test/route.test.mjs checks that it names exactly the entry's exports.
+//
+// Every call here is the full package's (index.d.ts has the long form of each doc), with
+// the same answers and errors. A document of another strategy is refused
+// (`invalid_topology`, "not built in"). Left out, and not exported at all:
+//   - functions: `apply`, `diff`, `encodeDictionary`, `hashKey`, `jump`, `moduloMoves`,
+//     `parseRedirect`, `parseAddress`, `sessionDefaults`;
+//   - classes: `ClusterSession`, `Command`, `Action` (the Redis Cluster session);
+//   - `Router`: `routeU64s`, `routePacked`, `sameSlot`, `groupByNode`, `shardsForRange`,
+//     `decodeId`, `locate`, `fanout`, `saltedKey`, `saltedKeys`, `moved`, `ask`;
+//   - `Migration`: `movingShards`, `movingKeys`; `MigrationSession`: `copyBatch`;
+//   - `TopologyFollower`: `publish`.
+// The full package (`shardroute-wasm`) has them all. Objects of the two builds do not mix:
+// each has its own module, so pass a route `Router` only to route calls.
+
+import type {
+  FollowerConfig, FollowerStats, Key, LazySteps, Milliseconds, MigrationMode, Move, Revision, Topology, WritePlan,
+} from './index.js';
+
+export type {
+  FollowerConfig, FollowerStats, Hashing, Key, LazySteps, Milliseconds, MigrationMode, Move, Revision, Topology,
+  TopologyNode, WritePlan,
+} from './index.js';
+
+/**
+ * Where `init` can load the module from: a URL or URL string (fetched), a `Response` or a
+ * promise of one, the bytes of the `.wasm`, or a compiled `WebAssembly.Module`.
+ */
+export type InitInput = URL | string | Response | PromiseLike<Response> | BufferSource | WebAssembly.Module;
+
+/**
+ * Loads and instantiates the route build's module, once: call it (and await it) before
+ * the first `Router` in a browser or a service or web worker. Omitted, `input` is the
+ * `.wasm` beside the glue, which webpack and Vite emit with the bundle; with esbuild,
+ * import `shardroute-wasm/shardroute_route.wasm` through its `file` loader and pass the URL.
+ * A no-op in Node, Deno and workerd, whose entries load the module on import.
+ */
+export declare function init(input?: InitInput): Promise<void>;
+
+/**
+ * Instantiates the module synchronously from a compiled `WebAssembly.Module` or from its
+ * bytes. A no-op when the module is already loaded.
+ */
+export declare function initSync(module: WebAssembly.Module | BufferSource): void;
+
+/** A router: a topology document compiled for lookups (index.d.ts's `Router`, the routing calls). */
+export declare class Router {
+  /**
+   * Parses, validates and compiles a topology document: its JSON text, or the document
+   * as a `Topology` object.
+   *
+   * @throws {ShardrouteError} `invalid_topology` (a strategy not built into the route
+   *   build among them), `no_nodes` or `limit_exceeded`.
+   */
+  constructor(topology: string | Topology);
+  /**
+   * The shard of `key`: a node index for `modulo` and `jump` (`1..=n` for 1-based modulo),
+   * the vbucket number for `vbucket`, the slot for `redis_cluster`.
+   *
+   * @throws {ShardrouteError} `invalid_key`.
+   */
+  route(key: Key): number;
+  /**
+   * The id of the node that owns `key`.
+   *
+   * @throws {ShardrouteError} `invalid_key`.
+   */
+  node(key: Key): string;
+  /**
+   * `count` distinct node ids for `key` in preference order, owner first.
+   *
+   * @throws {ShardrouteError} `invalid_key`; `invalid_argument` for a bad `count`.
+   */
+  replicas(key: Key, count: number): string[];
+  /**
+   * The shards of many keys, in order: the same as `route` on each.
+   *
+   * @throws {ShardrouteError} `invalid_key` (naming the key's index); `invalid_argument`
+   *   when `keys` is not an array.
+   */
+  routeMany(keys: readonly Key[]): Uint32Array;
+  /**
+   * The ids of the nodes that own many keys, in order: the same as `node` on each.
+   *
+   * @throws {ShardrouteError} as `routeMany`.
+   */
+  nodeMany(keys: readonly Key[]): string[];
+  /**
+   * The node that serves reads of `key`: `node(key)`, except for a vbucket in motion,
+   * whose reads go to its old owner.
+   *
+   * @throws {ShardrouteError} `invalid_key`.
+   */
+  routeRead(key: Key): string;
+  /**
+   * The node ids a write of `key` goes to, the deciding one first: `[node(key)]`, or for
+   * a migrating vbucket `[new owner, old owner]`.
+   *
+   * @throws {ShardrouteError} `invalid_key`; `read_only` for a read-only vbucket.
+   */
+  routeWrite(key: Key): string[];
+  /**
+   * The id of the node to read `key` from when reads may go to replicas: a replica of the
+   * key's chain picked by `turn` (omitted: 0), or the owner when the chain has none.
+   *
+   * @throws {ShardrouteError} `invalid_key`; `invalid_argument` for a bad `turn`.
+   */
+  readReplica(key: Key, turn?: number): string;
+  /**
+   * The id of the node that owns `shard` (a node index, a vbucket, a slot).
+   *
+   * @throws {ShardrouteError} `invalid_argument` for a shard `route` cannot return.
+   */
+  shardOwner(shard: number): string;
+  /**
+   * A new `Router` for `topology` when it is newer than this one's; this router is
+   * unchanged. The same document again is accepted.
+   *
+   * @throws {ShardrouteError} the topology's errors as for the constructor;
+   *   `stale_epoch` for a lower epoch, or the same epoch with different content.
+   */
+  replace(topology: string | Topology): Router;
+  /** The topology's epoch (a u64, exact above 2^53). */
+  get epoch(): bigint;
+  /** The canonical JSON text of the topology, byte for byte the same in every language. */
+  toJson(): string;
+  /** Releases the router's WebAssembly memory now (the garbage collector does it otherwise). */
+  free(): void;
+}
+
+/**
+ * A move of data from one topology to the next: where a key goes, where services write
+ * (the new owner) and read (the new owner, then the old one until the key has moved).
+ */
+export declare class Migration {
+  /**
+   * The migration from `before` to `after`, two routers of this build.
+   *
+   * @throws {ShardrouteError} `invalid_argument` when either is not a route `Router`;
+   *   `stale_epoch` unless `after.epoch > before.epoch`.
+   */
+  constructor(before: Router, after: Router);
+  /**
+   * The migration a vbucket dictionary in motion describes: from its `map` to its
+   * `forward_map`.
+   *
+   * @throws {ShardrouteError} `invalid_argument` when `router` is not a route `Router`, not
+   *   a vbucket dictionary, or has no `forward_map`.
+   */
+  static ofDictionary(router: Router): Migration;
+  /** A router of the topology data moves from. */
+  get before(): Router;
+  /** A router of the topology data moves to. */
+  get after(): Router;
+  /**
+   * `{ from, to }` when `key` changes node, `null` when it stays.
+   *
+   * @throws {ShardrouteError} `invalid_key`.
+   */
+  moves(key: Key): Move | null;
+  /**
+   * Where a write of `key` goes: its new owner.
+   *
+   * @throws {ShardrouteError} `invalid_key`.
+   */
+  writeTarget(key: Key): string;
+  /**
+   * Where a read of `key` looks, in order: `[new owner, old owner]`, or `[new owner]` once
+   * it has moved (`moved` true) or when it does not change node.
+   *
+   * @throws {ShardrouteError} `invalid_key`; `invalid_argument` when `moved` is not a boolean.
+   */
+  readTargets(key: Key, moved?: boolean): string[];
+  /** Releases the migration's WebAssembly memory now. */
+  free(): void;
+}
+
+/**
+ * The reads and writes of services while data moves (index.d.ts's `MigrationSession`,
+ * without the copy job's `copyBatch`): the read plan, the write plan under the fence
+ * epoch, a key's lazy move, and what a fence refusal means.
+ */
+export declare class MigrationSession {
+  /**
+   * The session of `migration` (a `Migration` of this build) in `mode`.
+   *
+   * @throws {ShardrouteError} `invalid_argument` when `migration` is not a route
+   *   `Migration`, or for another mode.
+   */
+  constructor(migration: Migration, mode: MigrationMode);
+  /** The epoch writes run under: the new topology's (a u64). */
+  get fenceEpoch(): bigint;
+  /**
+   * Where a read of `key` looks, in order: `[new owner, old owner]` until the key (in
+   * background mode, its unit) is marked `moved`, `[new owner]` then or when it stays.
+   *
+   * @throws {ShardrouteError} `invalid_key`; `invalid_argument` when `moved` is not a boolean.
+   */
+  readPlan(key: Key, moved?: boolean): string[];
+  /**
+   * Where a write of `key` goes: its new owner, under the fence epoch.
+   *
+   * @throws {ShardrouteError} `invalid_key`.
+   */
+  writePlan(key: Key): WritePlan;
+  /**
+   * The lazy move of `key` when it changes node (its first read under the new topology),
+   * or `null` when it stays.
+   *
+   * @throws {ShardrouteError} `invalid_key`; `invalid_argument` in background mode.
+   */
+  lazySteps(key: Key): LazySteps | null;
+  /**
+   * What a write's refusal by a shard fenced at `minEpoch` means: `'refresh'`.
+   *
+   * @throws {ShardrouteError} `invalid_argument` for a bad epoch, or one that admits the
+   *   fence epoch.
+   */
+  fenced(minEpoch: number | bigint): 'refresh';
+  /** Releases the session's WebAssembly memory now. */
+  free(): void;
+}
+
+/**
+ * What became of a document offered to a `TopologyFollower`: `installed` (of `epoch`),
+ * `unchanged`, or `refused` (`code` and `message` say why). Fields that do not apply to
+ * `kind` are `null`.
+ */
+export declare class Offered {
+  private constructor();
+  readonly kind: 'installed' | 'unchanged' | 'refused';
+  /** installed: the new router's epoch (a u64). */
+  readonly epoch: bigint | null;
+  /** refused: the error's code. */
+  readonly code: string | null;
+  /** refused: the error's message. */
+  readonly message: string | null;
+  /** The `ShardrouteError` of a refusal, to throw or to log; `null` for other kinds. */
+  error(): ShardrouteError | null;
+}
+
+/**
+ * Follows a topology from a source, without I/O (index.d.ts's `TopologyFollower`, without
+ * the publisher's `publish`): it installs a newer epoch, refuses and counts what it must
+ * not install while keeping the last good router, and says when to reconnect.
+ * `shardroute-wasm/route/http` runs it over HTTP.
+ */
+export declare class TopologyFollower {
+  /**
+   * A follower holding no router yet; `config` the fields of `followerDefaults()` to change.
+   *
+   * @throws {ShardrouteError} `invalid_argument` for an unknown config field or a value
+   *   out of range.
+   */
+  constructor(config?: FollowerConfig | null);
+  /**
+   * A document (JSON text or an object) from the source at `revision`, seen at `nowMs`.
+   *
+   * @throws {ShardrouteError} `invalid_topology` for a document that is neither text nor
+   *   an object; `invalid_argument` for a bad revision or time.
+   */
+  offer(document: string | Topology, revision: Revision, nowMs: Milliseconds): Offered;
+  /**
+   * A binary vbucket dictionary from the source at `revision`, seen at `nowMs`.
+   *
+   * @throws {ShardrouteError} `invalid_argument` for bytes that are not a readable
+   *   `Uint8Array`, a bad revision or time.
+   */
+  offerDictionary(bytes: Uint8Array, revision: Revision, nowMs: Milliseconds): Offered;
+  /**
+   * Plain bytes from the source: a binary dictionary by its magic, otherwise UTF-8 JSON
+   * text (invalid UTF-8 is a refusal).
+   *
+   * @throws {ShardrouteError} as `offerDictionary`.
+   */
+  offerBytes(bytes: Uint8Array, revision: Revision, nowMs: Milliseconds): Offered;
+  /**
+   * The source was lost at `nowMs`: when to reconnect, on the same clock (a u64).
+   *
+   * @throws {ShardrouteError} `invalid_argument` for a bad time.
+   */
+  disconnected(nowMs: Milliseconds): bigint;
+  /** The source answers again: the next loss waits `reconnect_first_ms`. */
+  connected(): void;
+  /** The router installed last (a new `Router` each time), or `null` before the first. */
+  get router(): Router | null;
+  /** The source revision of the document installed last, or `null` before the first. */
+  get revision(): bigint | null;
+  /** The counters (a new object each time). */
+  get stats(): FollowerStats;
+  /** The settings in force: every field of `followerDefaults()`. */
+  get config(): Required<FollowerConfig>;
+  /** Releases the follower's WebAssembly memory now. */
+  free(): void;
+}
+
+/** The follower's defaults: `{ reconnect_first_ms: 100, reconnect_max_ms: 5000 }`. */
+export declare function followerDefaults(): Required<FollowerConfig>;
+
+/**
+ * Decodes the binary form of a vbucket dictionary into its topology's canonical JSON
+ * text, validated as a JSON document is (`new Router(decodeDictionary(bytes))` routes it).
+ *
+ * @throws {ShardrouteError} `invalid_topology` for damaged bytes; `limit_exceeded`;
+ *   `invalid_argument` for a value that is not a `Uint8Array`.
+ */
+export declare function decodeDictionary(bytes: Uint8Array): string;
+
+/**
+ * The error every failed call throws (the route build's own class: `instanceof` holds for
+ * this build's errors). `code` is stable across versions and languages.
+ */
+export declare class ShardrouteError extends Error {
+  constructor(code: string, message: string, options?: { cause?: unknown });
+  /** The stable error code, the same in every binding. */
+  readonly code: string;
+}

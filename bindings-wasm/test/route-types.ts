@@ -1,0 +1,65 @@
+// What `shardroute-wasm/route` and `shardroute-wasm/route/http` declare, as an edge routing
+// tier uses them, and that route.d.ts leaves out the calls the route build does not have
+// (each `@ts-expect-error` fails the check if the call were declared): type-checked by
+// `tsc --noEmit -p tsconfig.web.json` (test.sh), never run.
+import {
+  Migration, MigrationSession, Offered, Router, ShardrouteError, TopologyFollower, decodeDictionary, followerDefaults, init,
+  initSync, type InitInput, type LazySteps, type Topology, type WritePlan,
+} from 'shardroute-wasm/route';
+import * as route from 'shardroute-wasm/route';
+import { HttpFollower } from 'shardroute-wasm/route/http';
+
+const TOPOLOGY: Topology = { format: 'shardroute/1', epoch: 1n, nodes: [{ id: 'a' }, { id: 'b' }], strategy: { type: 'modulo', one_based: true } };
+
+export async function tier(wasm: URL, module: WebAssembly.Module, dictionary: Uint8Array): Promise<string[]> {
+  await init(wasm);
+  initSync(module);
+  const inputs: InitInput[] = [wasm, module, dictionary];
+  const router = new Router(TOPOLOGY);
+  const shard: number = router.route(42n);
+  const owner: string = router.node('user:1');
+  const shards: Uint32Array = router.routeMany(['a', new Uint8Array([1]), 7, 8n]);
+  const epoch: bigint = router.epoch;
+  const next: Router = router.replace({ ...TOPOLOGY, epoch: 2 });
+  const fromBytes = new Router(decodeDictionary(dictionary));
+  const reads: string[] = [fromBytes.routeRead('k'), ...fromBytes.routeWrite('k'), fromBytes.readReplica('k', 1), router.shardOwner(1)];
+  const session = new MigrationSession(new Migration(router, next), 'lazy');
+  const plan: WritePlan = session.writePlan('user:1');
+  const steps: LazySteps | null = session.lazySteps('user:1');
+  const order: string[] = session.readPlan('user:1', false);
+  const moving = Migration.ofDictionary(fromBytes);
+  const follower = new TopologyFollower(followerDefaults());
+  const offered: Offered = follower.offer(TOPOLOGY, 1, performance.now() | 0);
+  follower.offerBytes(dictionary, 2n, 0);
+  const held: Router | null = follower.router;
+  const http = await HttpFollower.start('https://cdn.example.com/topology.json', { fetch, onChange: (f) => f.router?.epoch });
+  const httpRouter: Router | null = http.router;
+  http.close();
+  try {
+    router.route('\ud800');
+  } catch (err) {
+    if (err instanceof ShardrouteError) reads.push(err.code);
+  }
+  // @ts-expect-error the route build has no `locate`
+  router.locate('k');
+  // @ts-expect-error nor `moved`
+  router.moved(1, 'h:1');
+  // @ts-expect-error nor `groupByNode`
+  router.groupByNode(['k']);
+  // @ts-expect-error nor `routeU64s`
+  router.routeU64s(new BigUint64Array(1));
+  // @ts-expect-error nor `movingShards`
+  moving.movingShards();
+  // @ts-expect-error nor `copyBatch`
+  session.copyBatch(0, 10);
+  // @ts-expect-error nor `publish`
+  follower.publish(TOPOLOGY);
+  // @ts-expect-error nor `apply`
+  route.apply(TOPOLOGY, { op: 'add_node', node: { id: 'c' } });
+  // @ts-expect-error nor `ClusterSession`
+  new route.ClusterSession(['127.0.0.1:7000']);
+  // @ts-expect-error nor `hashKey`
+  route.hashKey('k');
+  return [String(shard), owner, String(shards.length), String(epoch), plan.node, String(steps?.write_to), ...order,
+    ...reads, offered.kind, String(held?.epoch), String(httpRouter?.epoch), String(inputs.length)];
+}

@@ -1,0 +1,127 @@
+// The conformance vectors the route build (`shardroute-wasm/route`, pkg-route/) runs:
+// every case of a call the route build has, over the strategies built into it, in every
+// vector file. The rest is skipped, each with its reason (a call the route build leaves
+// out, a strategy not built in), and counted: the runners report passed / failed /
+// skipped, never silently passing what they do not run. Used by test/route.test.mjs
+// (Node) and test/route-edge.test.mjs (Chromium, workerd, Deno), which run the same
+// cases with conformance/runner.mjs.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+import { filter, loadVectorFiles, repoRoot } from '../../../conformance/js/vectors.mjs';
+
+const packageDir = join(repoRoot, 'bindings-wasm');
+
+/** The `op`s of conformance/runner.mjs the route build answers (index.d.ts's calls it keeps). */
+const OPS = new Set(['load', 'route', 'replicas', 'route_many', 'route_read', 'route_write', 'read_replica',
+  'shard_owner', 'replace', 'decode_dictionary', 'migration', 'topology_follower', 'migration_session']);
+/** The steps of a follower scenario it answers (no `publish`). */
+const FOLLOWER_CALLS = new Set(['offer', 'offer_dictionary', 'offer_bytes', 'disconnected', 'connected', 'state', 'stats']);
+/** The steps of a migration session scenario it answers (no `copy_batch`). */
+const MIGRATION_CALLS = new Set(['fence_epoch', 'read_plan', 'write_plan', 'lazy_steps', 'fenced']);
+/** What a case names its topologies by (ids of the file's `topologies`). */
+const TOPOLOGY_FIELDS = ['topology', 'next', 'old', 'new', 'before', 'after', 'dictionary'];
+/** The first bytes of a binary vbucket dictionary (docs/dictionary-format.md). */
+const DICTIONARY_MAGIC = '53525642'; // "SRVB"
+
+/** Every strategy type of the core (Cargo.toml's `all-strategies`). */
+export function allStrategies() {
+  const manifest = readFileSync(join(repoRoot, 'core', 'Cargo.toml'), 'utf8');
+  const list = /^all-strategies = \[([^\]]*)\]/m.exec(manifest)?.[1];
+  if (!list) throw new Error('core/Cargo.toml has no all-strategies list');
+  return [...list.matchAll(/"(\w+)"/g)].map((match) => match[1]);
+}
+
+/** The strategies built into pkg-route/ (build.sh writes them beside the build). */
+export function routeStrategies() {
+  return readFileSync(join(packageDir, 'pkg-route', '.strategies'), 'utf8').trim().split(',');
+}
+
+/** The strategy `type` of a document (an object, or JSON text), or undefined. */
+function typeOf(document) {
+  let value = document;
+  if (typeof value === 'string') {
+    try {
+      value = JSON.parse(value);
+    } catch {
+      return undefined;
+    }
+  }
+  const type = value?.strategy?.type;
+  return typeof type === 'string' ? type : undefined;
+}
+
+/** The strategy of bytes a follower is offered: a dictionary's, or the JSON text's. */
+function typeOfHex(hex) {
+  if (hex.startsWith(DICTIONARY_MAGIC)) return 'vbucket';
+  try {
+    const text = new TextDecoder('utf-8', { fatal: true }).decode(Uint8Array.from(hex.match(/../g) ?? [], (b) => parseInt(b, 16)));
+    return typeOf(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The strategy types a case's topologies have, whichever way it names them. */
+function typesOf(file, kase) {
+  const types = [];
+  for (const field of TOPOLOGY_FIELDS) {
+    if (typeof kase[field] === 'string' && file.topologies?.[kase[field]] !== undefined) types.push(typeOf(file.topologies[kase[field]]));
+  }
+  if (kase.topology_json !== undefined) types.push(typeOf(kase.topology_json));
+  if (kase.op === 'decode_dictionary') types.push('vbucket');
+  for (const step of kase.steps ?? []) {
+    if (step.document !== undefined) types.push(typeOf(file.topologies[step.document]));
+    if (step.document_json !== undefined) types.push(typeOf(step.document_json));
+    if (step.hex !== undefined) types.push(typeOfHex(step.hex));
+  }
+  return types.filter((type) => type !== undefined);
+}
+
+/** Why the route build does not run `kase`, or null when it does. */
+function skipReason(file, kase, built, known) {
+  if (!OPS.has(kase.op)) return `${kase.op}: a call the route build leaves out`;
+  const calls = new Set((kase.steps ?? []).map((step) => step.call));
+  const allowed = kase.op === 'topology_follower' ? FOLLOWER_CALLS : kase.op === 'migration_session' ? MIGRATION_CALLS : null;
+  const missing = allowed ? [...calls].filter((call) => !allowed.has(call)) : [];
+  if (missing.length) return `${kase.op} step ${missing.join(', ')}: a call the route build leaves out`;
+  // A type the core has but the route build does not: refused as not built in. An unknown
+  // or malformed one is refused the same way by both builds, so it runs.
+  const absent = typesOf(file, kase).filter((type) => known.has(type) && !built.has(type));
+  if (absent.length) return `strategy ${[...new Set(absent)].join(', ')}: not built into the route build`;
+  return null;
+}
+
+/**
+ * The route build's share of the vectors: `files` (each vector file with only the cases it
+ * runs, those matching SHARDROUTE_VECTORS_FILTER too) and `skipped` (`[{ name, reason }]`
+ * for every other case the filter selects).
+ */
+export function routeSubset(strategies = routeStrategies()) {
+  const built = new Set(strategies);
+  const known = new Set(allStrategies());
+  const skipped = [];
+  const files = loadVectorFiles().map((file) => {
+    const cases = [];
+    for (const kase of file.cases) {
+      if (filter && !kase.name.includes(filter)) continue;
+      const reason = skipReason(file, kase, built, known);
+      if (reason === null) cases.push(kase);
+      else skipped.push({ name: kase.name, reason });
+    }
+    return { ...file, cases };
+  });
+  return { files, skipped };
+}
+
+/** A run's result with the skipped cases counted in, as the runners report one. */
+export function withSkipped(result, skipped) {
+  return { ...result, skipped: skipped.length };
+}
+
+/** The skip reasons, grouped, most frequent first: one line each, with its count. */
+export function skipSummary(skipped) {
+  const counts = new Map();
+  for (const { reason } of skipped) counts.set(reason, (counts.get(reason) ?? 0) + 1);
+  return [...counts].sort((a, b) => b[1] - a[1]).map(([reason, count]) => `  skipped ${count}: ${reason}`);
+}

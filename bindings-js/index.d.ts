@@ -31,6 +31,25 @@ export interface DecodedId {
 }
 
 /** Where a key lives (`Router.locate`). */
+/** Which node of each shard a scatter plan reads from. */
+export type ReadFrom = 'primary' | 'replicas' | 'zone';
+
+/** One shard of a scatter plan. */
+export interface ScatterVisit {
+  shard: number;
+  /** The id of the node to ask. */
+  node: string;
+  /** For scatterKeys, the indices of the keys this shard holds; empty otherwise. */
+  keys: number[];
+}
+
+/** Where a query beyond one key goes, and how its answers merge. */
+export interface ScatterPlan {
+  /** 'union': any order; 'concat': in the plan's order; 'merge': by key, each answer sorted. */
+  gather: 'union' | 'concat' | 'merge';
+  visits: ScatterVisit[];
+}
+
 export interface Location {
   /** The shard number. */
   shard: number;
@@ -192,6 +211,27 @@ export declare class Router {
    *   `start` for a range strategy.
    */
   shardsForRange(start: Key, end?: Key | null): number[];
+  /**
+   * The scatter/gather plan of a query over every shard (a local secondary index, an
+   * aggregation): each shard once, with the id of the node to ask under `readFrom`:
+   * 'primary' (the owner, the default), 'replicas' (shard i of the plan reads replica
+   * `turn + i` of its chain; the owner where there is none) or 'zone' (a node of the
+   * chain in `zone`, else the owner). `gather` is 'union'.
+   */
+  scatterEvery(readFrom?: ReadFrom | null, turn?: number | null, zone?: string | null): ScatterPlan;
+  /**
+   * The scatter/gather plan of a scan over the keys in [start, end): the shards of
+   * `shardsForRange`, in key order, one node each as for `scatterEvery`; `gather` is
+   * 'concat' where each shard holds one contiguous stretch in that order (key_range),
+   * else 'merge' (merge the shards' sorted answers by key).
+   */
+  scatterRange(start: Key, end?: Key | null, readFrom?: ReadFrom | null, turn?: number | null, zone?: string | null): ScatterPlan;
+  /**
+   * The scatter/gather plan of a set of keys (a multi-get): each distinct shard once, in
+   * the order of its first key, with `keys` the indices of the keys it holds; `gather`
+   * is 'union'.
+   */
+  scatterKeys(keys: readonly Key[], readFrom?: ReadFrom | null, turn?: number | null, zone?: string | null): ScatterPlan;
   /**
    * Decodes an id that carries its shard: the shard and the id's other fields, in order.
    *

@@ -134,6 +134,10 @@ class Router {
         return nodesOf(indices, router.#ids);
       },
       shardsForRange: (router, start, end) => router.#inner.shardsForRange(start, end),
+      scatterEvery: (router, readFrom, turn, zone) => JSON.parse(router.#inner.scatterEvery(readFrom, turn, zone)),
+      scatterRange: (router, start, end, readFrom, turn, zone) =>
+        JSON.parse(router.#inner.scatterRange(start, end, readFrom, turn, zone)),
+      scatterKeys: (router, keys, readFrom, turn, zone) => JSON.parse(router.#inner.scatterKeys(keys, readFrom, turn, zone)),
       decodeId: (router, id) => {
         const { shard, fields } = router.#inner.decodeId(id);
         return { shard, fields: Object.fromEntries(fields) };

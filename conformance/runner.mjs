@@ -332,6 +332,15 @@ function runCase(api, file, routers, kase) {
         actual = { shard: api.jump(BigInt(kase.hash), kase.buckets) };
         break;
       }
+      case 'scatter': {
+        const router = routerFor(kase.topology);
+        const policy = [kase.read_from, kase.turn, kase.zone];
+        if (kase.scope === 'every') actual = router.scatterEvery(...policy);
+        else if (kase.scope === 'range') {
+          actual = router.scatterRange(toKey(kase.start), kase.end === null ? null : toKey(kase.end), ...policy);
+        } else actual = router.scatterKeys(kase.keys.map(toKey), ...policy);
+        break;
+      }
       case 'shards_for_range': {
         const router = routerFor(kase.topology);
         const end = kase.end === null ? null : toKey(kase.end);

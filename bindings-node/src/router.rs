@@ -6,7 +6,7 @@ use napi::bindgen_prelude::{
     Array, BigInt, BigUint64ArraySlice, ClassInstance, TypedArrayType, Uint16ArraySlice, Uint32Array, Uint32ArraySlice,
     Uint8ArraySlice,
 };
-use napi::{Env, Unknown};
+use napi::{Env, Unknown, ValueType};
 use napi_derive::napi;
 use shardroute as sr;
 
@@ -179,6 +179,41 @@ impl Router {
             shard: decoded.shard,
             fields: decoded.fields.into_iter().map(|(name, value)| (name.to_owned(), BigInt::from(value))).collect(),
         })
+    }
+
+    /// The scatter/gather plan of a query over every shard, as JSON text (`index.js`
+    /// parses it): see [`sr::scatter`]. `readFrom` `"primary"` (default), `"replicas"` or
+    /// `"zone"`; `turn` a count (default 0); `zone` a string or `undefined`/`null`.
+    #[napi(catch_unwind)]
+    pub fn scatter_every(&self, read_from: Unknown, turn: Unknown, zone: Unknown) -> Result<String> {
+        self.scatter(sr::scatter::Scope::Every, read_from, turn, zone)
+    }
+
+    /// As [`scatter_every`](Router::scatter_every), for the keys in `[start, end)`.
+    #[napi(catch_unwind)]
+    pub fn scatter_range(
+        &self,
+        start: Unknown,
+        end: Unknown,
+        read_from: Unknown,
+        turn: Unknown,
+        zone: Unknown,
+    ) -> Result<String> {
+        let start = key::from_js(start)?;
+        let end = match end.get_type().or_throw()? {
+            ValueType::Undefined | ValueType::Null => None,
+            _ => Some(key::from_js(end)?),
+        };
+        let scope = sr::scatter::Scope::Range { start: start.as_core(), end: end.as_ref().map(key::Key::as_core) };
+        self.scatter(scope, read_from, turn, zone)
+    }
+
+    /// As [`scatter_every`](Router::scatter_every), for an array of keys.
+    #[napi(catch_unwind)]
+    pub fn scatter_keys(&self, keys: Unknown, read_from: Unknown, turn: Unknown, zone: Unknown) -> Result<String> {
+        let keys = key::many_from_js(keys)?;
+        let keys: Vec<sr::Key<'_>> = keys.iter().map(key::Key::as_core).collect();
+        self.scatter(sr::scatter::Scope::Keys(&keys), read_from, turn, zone)
     }
 
     /// Where `key` lives: shard, node, address, zone and the rendered placement names.
@@ -447,4 +482,32 @@ pub struct Location {
     pub zone: Option<String>,
     /// Each placement template rendered for the shard.
     pub names: Vec<(String, String)>,
+}
+
+impl Router {
+    /// The scatter calls: the policy read (`undefined`/`null` for the defaults), the
+    /// core's plan as JSON text.
+    fn scatter(
+        &self,
+        scope: sr::scatter::Scope<'_, '_>,
+        read_from: Unknown,
+        turn: Unknown,
+        zone: Unknown,
+    ) -> Result<String> {
+        let optional = |value: Unknown<'_>, what: &str| -> Result<Option<String>> {
+            match value.get_type().or_throw()? {
+                ValueType::Undefined | ValueType::Null => Ok(None),
+                _ => crate::text_argument(value, what).map(Some),
+            }
+        };
+        let name = optional(read_from, "readFrom")?;
+        let turn = match turn.get_type().or_throw()? {
+            ValueType::Undefined | ValueType::Null => 0,
+            _ => crate::u32_argument(turn, "turn")?,
+        };
+        let zone = optional(zone, "zone")?;
+        let read_from =
+            sr::scatter::ReadFrom::from_name(name.as_deref().unwrap_or("primary"), turn, zone.as_deref()).or_throw()?;
+        Ok(self.inner.scatter(scope, read_from).or_throw()?.to_value(&self.inner).to_string())
+    }
 }

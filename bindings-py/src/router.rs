@@ -157,6 +157,71 @@ impl Router {
         self.inner.shards_for_range(start.as_core(), end.as_ref().map(Key::as_core)).map_err(errors::to_py)
     }
 
+    /// The scatter/gather plan of a query over every shard (a local secondary index, an
+    /// aggregation): {"gather": "union", "visits": [{"shard", "node", "keys": []}]}, each
+    /// shard once, with the node to ask under read_from: "primary" (the owner),
+    /// "replicas" (shard i of the plan reads replica turn + i of its chain; the owner
+    /// where there is none) or "zone" (a node of the chain in that zone, else the owner).
+    ///
+    /// Raises InvalidArgumentError for another read_from, or "zone" without a zone;
+    /// NoNodesError for a shard without an owner.
+    #[pyo3(signature = (read_from = None, turn = None, zone = None))]
+    fn scatter_every<'py>(
+        &self,
+        py: Python<'py>,
+        read_from: Option<&Bound<'py, PyAny>>,
+        turn: Option<&Bound<'py, PyAny>>,
+        zone: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.scatter(py, sr::scatter::Scope::Every, read_from, turn, zone)
+    }
+
+    /// The scatter/gather plan of a scan over the keys in [start, end) (end None: to the
+    /// end of the key space): the shards of shards_for_range, in key order, one node
+    /// each as for scatter_every; "gather" is "concat" where each shard holds one
+    /// contiguous stretch in that order (key_range), else "merge" (merge the shards'
+    /// sorted answers by key).
+    ///
+    /// Raises as shards_for_range and scatter_every.
+    #[pyo3(signature = (start, end = None, read_from = None, turn = None, zone = None))]
+    fn scatter_range<'py>(
+        &self,
+        start: &Bound<'py, PyAny>,
+        end: Option<&Bound<'py, PyAny>>,
+        read_from: Option<&Bound<'py, PyAny>>,
+        turn: Option<&Bound<'py, PyAny>>,
+        zone: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = start.py();
+        let start = Key::from_py(start)?;
+        let end = end.map(Key::from_py).transpose()?;
+        let scope = sr::scatter::Scope::Range { start: start.as_core(), end: end.as_ref().map(Key::as_core) };
+        self.scatter(py, scope, read_from, turn, zone)
+    }
+
+    /// The scatter/gather plan of a set of keys (a multi-get): each distinct shard once,
+    /// in the order of its first key, with "keys" the indices of the keys it holds, one
+    /// node each as for scatter_every; "gather" is "union".
+    ///
+    /// Raises InvalidKeyError (naming the key's index) and as scatter_every.
+    #[pyo3(signature = (keys, read_from = None, turn = None, zone = None))]
+    fn scatter_keys<'py>(
+        &self,
+        keys: &Bound<'py, PyAny>,
+        read_from: Option<&Bound<'py, PyAny>>,
+        turn: Option<&Bound<'py, PyAny>>,
+        zone: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let (name, turn, zone) = scatter_policy(read_from, turn, zone)?;
+        let read_from = sr::scatter::ReadFrom::from_name(&name, turn, zone.as_deref()).map_err(errors::to_py)?;
+        // Keys as route_many reads them: a numpy uint64 array in place, else any iterable.
+        let plan = with_all_keys(keys, |keys| {
+            let keys: Vec<sr::Key<'_>> = keys.collect();
+            self.inner.scatter(sr::scatter::Scope::Keys(&keys), read_from)
+        })?;
+        crate::json::value_to_py(keys.py(), &plan.to_value(&self.inner))
+    }
+
     /// Decodes an id whose strategy makes ids carry their shard: a DecodedId dict
     /// {"shard": int, "fields": {name: int}}, the fields (timestamp, sequence, ...) in
     /// the id's layout order, most significant first.
@@ -365,6 +430,21 @@ enum Output {
 }
 
 impl Router {
+    /// The scatter methods: the core's plan of `scope` under the policy, as a dict.
+    fn scatter<'py>(
+        &self,
+        py: Python<'py>,
+        scope: sr::scatter::Scope<'_, '_>,
+        read_from: Option<&Bound<'py, PyAny>>,
+        turn: Option<&Bound<'py, PyAny>>,
+        zone: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let (name, turn, zone) = scatter_policy(read_from, turn, zone)?;
+        let read_from = sr::scatter::ReadFrom::from_name(&name, turn, zone.as_deref()).map_err(errors::to_py)?;
+        let plan = self.inner.scatter(scope, read_from).map_err(errors::to_py)?;
+        crate::json::value_to_py(py, &plan.to_value(&self.inner))
+    }
+
     /// The batch methods: converts the keys (an array or an iterable), calls core's
     /// batch entry point for `output`, converts the results.
     fn many<'py>(&self, keys: &Bound<'py, PyAny>, output: Output) -> PyResult<Bound<'py, PyAny>> {
@@ -474,6 +554,19 @@ pub(crate) fn for_each_batch_key(
 /// The keys [`with_all_keys`] hands to core: one concrete iterator over either source,
 /// so that core's batch loop is compiled for it (through a `dyn Iterator`, a call per
 /// key, a batch takes twice as long).
+/// The policy arguments of the scatter calls, `None` for their defaults: the
+/// `read_from` name ("primary"), the turn (0) and the zone.
+fn scatter_policy(
+    read_from: Option<&Bound<'_, PyAny>>,
+    turn: Option<&Bound<'_, PyAny>>,
+    zone: Option<&Bound<'_, PyAny>>,
+) -> PyResult<(String, u32, Option<String>)> {
+    let name = read_from.map(|name| str_from_py(name, "read_from")).transpose()?;
+    let turn = turn.map(|turn| u32_from_py(turn, "turn")).transpose()?.unwrap_or(0);
+    let zone = zone.map(|zone| str_from_py(zone, "zone")).transpose()?;
+    Ok((name.unwrap_or_else(|| "primary".to_owned()), turn, zone))
+}
+
 pub(crate) enum AllKeys<'a, 'py> {
     Integers(std::slice::Iter<'a, u64>),
     Converted(std::slice::Iter<'a, Key<'py>>),

@@ -1163,3 +1163,33 @@ def test_demo_prints_one_json_array() -> None:
         assert row["shard"] == router.route(row["key"])
         assert row["node"] == router.node(row["key"])
         assert row["replicas"] == router.replicas(row["key"], 2)
+
+
+def test_scatter_plans_and_their_arguments() -> None:
+    """The plans themselves are vectors (scatter.json); here the Python face of the
+    three calls: defaults, keyword arguments, and refusals with codes, never TypeError."""
+    router = Router({"format": "shardroute/1", "epoch": 1, "nodes": [{"id": "a", "zone": "east"}, {"id": "b"}],
+                     "strategy": {"type": "vbucket", "vbuckets": 4, "map": [["a", "b"], ["b", "a"], ["a"], ["b"]]}})
+    every = router.scatter_every()
+    assert every == {"gather": "union", "visits": [{"shard": 0, "node": "a", "keys": []}, {"shard": 1, "node": "b", "keys": []},
+                                                   {"shard": 2, "node": "a", "keys": []}, {"shard": 3, "node": "b", "keys": []}]}
+    assert [visit["node"] for visit in router.scatter_every("replicas", 0)["visits"]] == ["b", "a", "a", "b"]
+    assert [visit["node"] for visit in router.scatter_every(read_from="zone", zone="east")["visits"]] == ["a", "a", "a", "b"]
+    assert router.scatter_range("a", None)["gather"] == "merge"
+    plan = router.scatter_keys(["k1", "k1", 7])
+    assert sorted(index for visit in plan["visits"] for index in visit["keys"]) == [0, 1, 2]
+    calls: list[tuple[Callable[[], object], str]] = [
+        (lambda: router.scatter_every("nearest"), "invalid_argument"),  # type: ignore[arg-type]
+        (lambda: router.scatter_every("zone"), "invalid_argument"),
+        (lambda: router.scatter_every(1), "invalid_argument"),  # type: ignore[arg-type]
+        (lambda: router.scatter_every("replicas", -1), "invalid_argument"),
+        (lambda: router.scatter_every("replicas", 2**32), "invalid_argument"),
+        (lambda: router.scatter_every("zone", 0, b"east"), "invalid_argument"),  # type: ignore[arg-type]
+        (lambda: router.scatter_keys("k1"), "invalid_argument"),  # one key where a list belongs, as route_many
+        (lambda: router.scatter_keys([1.5]), "invalid_key"),  # type: ignore[list-item]
+        (lambda: router.scatter_range(None), "invalid_key"),  # type: ignore[arg-type]
+    ]
+    for call, code in calls:
+        with pytest.raises(shardroute.ShardrouteError) as raised:
+            call()
+        assert raised.value.code == code

@@ -238,6 +238,15 @@ def run_case(file: Dict[str, Any], routers: Dict[str, Any], case: Dict[str, Any]
             return {"hash": str(hashed)}
         if op == "jump":
             return {"shard": shardroute.jump(int(case["hash"]), case["buckets"])}
+        if op == "scatter":
+            router = router_for(case["topology"])
+            policy = {"read_from": case["read_from"], "turn": case["turn"], "zone": case["zone"]}
+            if case["scope"] == "every":
+                return dict(router.scatter_every(**policy))
+            if case["scope"] == "range":
+                end = None if case["end"] is None else vector_key(case["end"])
+                return dict(router.scatter_range(vector_key(case["start"]), end, **policy))
+            return dict(router.scatter_keys([vector_key(key) for key in case["keys"]], **policy))
         if op == "shards_for_range":
             router = router_for(case["topology"])
             end = None if case["end"] is None else vector_key(case["end"])

@@ -306,6 +306,38 @@ impl Router {
         Ok(numbers(&self.inner.shards_for_range(start.as_key(), end.as_ref().map(Key::as_key))?))
     }
 
+    /// The scatter/gather plan of a query over every shard: `{gather, visits: [{shard,
+    /// node, keys}]}` (see index.d.ts; the core's `scatter`). `readFrom` `'primary'`
+    /// (default), `'replicas'` or `'zone'`; `turn` a count (default 0); `zone` a string.
+    #[wasm_bindgen(js_name = scatterEvery)]
+    pub fn scatter_every(&self, read_from: &JsValue, turn: &JsValue, zone: &JsValue) -> Result<JsValue> {
+        self.scatter(sr::scatter::Scope::Every, read_from, turn, zone)
+    }
+
+    /// As `scatterEvery`, for the keys in `[start, end)`.
+    #[wasm_bindgen(js_name = scatterRange)]
+    pub fn scatter_range(
+        &self,
+        start: &JsValue,
+        end: &JsValue,
+        read_from: &JsValue,
+        turn: &JsValue,
+        zone: &JsValue,
+    ) -> Result<JsValue> {
+        let start = Key::from_js(start)?;
+        let end = if end.is_undefined() || end.is_null() { None } else { Some(Key::from_js(end)?) };
+        let scope = sr::scatter::Scope::Range { start: start.as_key(), end: end.as_ref().map(Key::as_key) };
+        self.scatter(scope, read_from, turn, zone)
+    }
+
+    /// As `scatterEvery`, for an array of keys.
+    #[wasm_bindgen(js_name = scatterKeys)]
+    pub fn scatter_keys(&self, keys: &JsValue, read_from: &JsValue, turn: &JsValue, zone: &JsValue) -> Result<JsValue> {
+        let keys = key::keys_from_js(keys)?;
+        let keys: Vec<sr::Key<'_>> = keys.iter().map(Key::as_key).collect();
+        self.scatter(sr::scatter::Scope::Keys(&keys), read_from, turn, zone)
+    }
+
     /// Decodes an id (a bigint, or its decimal string) that carries its shard:
     /// `{shard, fields}`, `fields` mapping each of the id's other fields to a bigint, in
     /// the id's layout order (most significant first).
@@ -500,4 +532,31 @@ extern "C" {
     #[cfg(feature = "full-api")]
     #[wasm_bindgen(js_name = groupsOf)]
     fn groups_of(flat: &Uint32Array, ids: &Array) -> Array;
+}
+
+#[cfg(feature = "full-api")]
+impl Router {
+    /// The scatter calls: the policy read (`undefined`/`null` for the defaults), the
+    /// core's plan as a plain object.
+    fn scatter(
+        &self,
+        scope: sr::scatter::Scope<'_, '_>,
+        read_from: &JsValue,
+        turn: &JsValue,
+        zone: &JsValue,
+    ) -> Result<JsValue> {
+        let optional = |value: &JsValue, what: &str| -> sr::Result<Option<String>> {
+            if value.is_undefined() || value.is_null() {
+                Ok(None)
+            } else {
+                key::text_argument(value, what).map(Some)
+            }
+        };
+        let name = optional(read_from, "readFrom")?;
+        let turn = if turn.is_undefined() || turn.is_null() { 0 } else { crate::u32_from_js(turn, "turn")? };
+        let zone = optional(zone, "zone")?;
+        let read_from = sr::scatter::ReadFrom::from_name(name.as_deref().unwrap_or("primary"), turn, zone.as_deref())?;
+        let plan = self.inner.scatter(scope, read_from)?;
+        Ok(crate::topology::value_to_js(&plan.to_value(&self.inner), "plan")?)
+    }
 }

@@ -6,8 +6,9 @@ use std::path::Path;
 
 use serde_json::{json, Value};
 use shardroute::migration::Migration;
+use shardroute::scatter::{ReadFrom, Scope};
 use shardroute::strategy::compat::redis_cluster::redirect::Redirect;
-use shardroute::{key, KeyHashing, Router};
+use shardroute::{key, Key, KeyHashing, Router};
 
 pub use shardroute::OwnedKey;
 
@@ -146,6 +147,43 @@ fn evaluate(file: &Value, routers: &mut HashMap<String, Router>, case: &Value) -
             let buckets = field(case, "buckets")?.as_u64().and_then(|b| u32::try_from(b).ok()).ok_or("bad buckets")?;
             match key::parse_u64(text(case, "hash")?).and_then(|hash| shardroute::jump(hash, buckets)) {
                 Ok(shard) => json!({"shard": shard}),
+                Err(err) => error(err),
+            }
+        }
+        "scatter" => {
+            let router = core_or_case!(router_for(text(case, "topology")?)?);
+            let zone = match field(case, "zone")? {
+                Value::Null => None,
+                zone => Some(zone.as_str().ok_or("bad zone")?),
+            };
+            let turn = field(case, "turn")?.as_u64().and_then(|t| u32::try_from(t).ok()).ok_or("bad turn")?;
+            let read_from = core_or_case!(ReadFrom::from_name(text(case, "read_from")?, turn, zone));
+            let mut owned = Vec::new();
+            let (mut start, mut end) = (None, None);
+            match text(case, "scope")? {
+                "every" => {}
+                "range" => {
+                    start = Some(core_or_case!(to_key(field(case, "start")?)?));
+                    end = match field(case, "end")? {
+                        Value::Null => None,
+                        end => Some(core_or_case!(to_key(end)?)),
+                    };
+                }
+                "keys" => {
+                    for key in field(case, "keys")?.as_array().ok_or("keys is not an array")? {
+                        owned.push(core_or_case!(to_key(key)?));
+                    }
+                }
+                other => return Err(format!("unknown scope {other:?}")),
+            }
+            let keys: Vec<Key<'_>> = owned.iter().map(OwnedKey::as_key).collect();
+            let scope = match (&start, text(case, "scope")?) {
+                (Some(start), _) => Scope::Range { start: start.as_key(), end: end.as_ref().map(OwnedKey::as_key) },
+                (None, "keys") => Scope::Keys(&keys),
+                _ => Scope::Every,
+            };
+            match router.scatter(scope, read_from) {
+                Ok(plan) => plan.to_value(&router),
                 Err(err) => error(err),
             }
         }

@@ -136,6 +136,7 @@ pub mod placement_names;
 pub mod planner;
 pub mod router;
 pub mod salting;
+pub mod scatter;
 pub mod session;
 pub mod strategy;
 pub mod topology;

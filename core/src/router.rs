@@ -188,15 +188,26 @@ impl Router {
     /// `invalid_argument` for a shard outside [`shard_range`](Router::shard_range);
     /// `no_nodes` for a Couchbase vbucket without an active node.
     pub fn shard_owner(&self, shard: u32) -> Result<&str> {
+        Ok(&self.topology.nodes[self.shard_owner_index(shard)? as usize].id)
+    }
+
+    /// As [`shard_owner`](Router::shard_owner), the owner's index in the nodes.
+    pub(crate) fn shard_owner_index(&self, shard: u32) -> Result<u32> {
         let range = self.placement.shard_range();
         if !range.contains(&shard) {
             return Err(Error::argument(format!("shard {shard} is not in {}..{}", range.start, range.end)));
         }
         // A Couchbase row may have no active node (`-1`).
-        match self.topology.nodes.get(self.placement.owner(shard) as usize) {
-            Some(node) => Ok(&node.id),
-            None => Err(Error::new(crate::error::ErrorKind::NoNodes, format!("shard {shard} has no owner"))),
+        let owner = self.placement.owner(shard);
+        if owner as usize >= self.topology.nodes.len() {
+            return Err(Error::new(crate::error::ErrorKind::NoNodes, format!("shard {shard} has no owner")));
         }
+        Ok(owner)
+    }
+
+    /// The compiled strategy (for the query plans of [`crate::scatter`]).
+    pub(crate) fn placement(&self) -> &Placement {
+        &self.placement
     }
 
     /// The shards a scan over keys in `[start, end)` must visit, in key order (`end`

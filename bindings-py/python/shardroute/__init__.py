@@ -34,6 +34,25 @@ class Location(_typing.TypedDict):
     names: _typing.Dict[str, str]
 
 
+class ScatterVisit(_typing.TypedDict):
+    """One shard of a ScatterPlan: the shard, the id of the node to ask, and for
+    Router.scatter_keys the indices of the keys it holds (empty otherwise)."""
+
+    shard: int
+    node: str
+    keys: _typing.List[int]
+
+
+class ScatterPlan(_typing.TypedDict):
+    """What Router.scatter_every, scatter_range and scatter_keys return: each shard to
+    visit once, and how the answers merge: "union" (any order), "concat" (in the plan's
+    order: each shard one contiguous stretch of the range) or "merge" (by key, each
+    shard's answer sorted)."""
+
+    gather: _typing.Literal["union", "concat", "merge"]
+    visits: _typing.List[ScatterVisit]
+
+
 class Redirect(_typing.NamedTuple):
     """What parse_redirect returns: a Redis Cluster redirection error read. kind is
     "MOVED" (the slot has a new owner: Router.moved(slot, address)) or "ASK" (send the
@@ -127,5 +146,5 @@ class CopyBatch(_typing.TypedDict):
 
 __all__ = sorted([
     *_native.__all__, "CopyBatch", "DecodedId", "FollowerConfig", "LazySteps", "FollowerStats", "Key", "Location", "Operation", "Publish",
-    "Redirect", "SessionConfig", "SessionStats", "Topology", "documents",
+    "Redirect", "ScatterPlan", "ScatterVisit", "SessionConfig", "SessionStats", "Topology", "documents",
 ])

@@ -22,6 +22,17 @@ class DecodedId(TypedDict):
     shard: int
     fields: dict[str, int]
 
+class ScatterVisit(TypedDict):
+    shard: int
+    node: str
+    keys: list[int]
+
+class ScatterPlan(TypedDict):
+    gather: Literal["union", "concat", "merge"]
+    visits: list[ScatterVisit]
+
+_ReadFrom = Literal["primary", "replicas", "zone"]
+
 class Location(TypedDict):
     shard: int
     node: str
@@ -64,6 +75,20 @@ class Router:
     @overload
     def route_packed(self, data: bytes | bytearray | memoryview, offsets: Iterable[int]) -> list[int]: ...
     def shards_for_range(self, start: Key, end: Key | None = None) -> list[int]: ...
+    def scatter_every(
+        self, read_from: _ReadFrom | None = None, turn: int | None = None, zone: str | None = None
+    ) -> ScatterPlan: ...
+    def scatter_range(
+        self,
+        start: Key,
+        end: Key | None = None,
+        read_from: _ReadFrom | None = None,
+        turn: int | None = None,
+        zone: str | None = None,
+    ) -> ScatterPlan: ...
+    def scatter_keys(
+        self, keys: Iterable[Key], read_from: _ReadFrom | None = None, turn: int | None = None, zone: str | None = None
+    ) -> ScatterPlan: ...
     def decode_id(self, id: int) -> DecodedId: ...
     def locate(self, key: Key) -> Location: ...
     def fanout(self, key: Key) -> int: ...
@@ -309,6 +334,8 @@ __all__ = [
     "ReadOnlyError",
     "Redirect",
     "Router",
+    "ScatterPlan",
+    "ScatterVisit",
     "SessionConfig",
     "SessionStats",
     "ShardrouteError",

@@ -34,6 +34,7 @@ mod modulo;
 mod multilevel;
 mod redis_cluster;
 mod rendezvous;
+mod scatter;
 mod session_follower;
 mod session_migration;
 mod session_redis;
@@ -78,6 +79,7 @@ pub fn all() -> Vec<(String, String)> {
         couchbase::file(),
         vshard::file(),
         migration::file(),
+        scatter::file(),
         session_redis::file(),
         session_follower::file(),
         session_migration::file(),

@@ -244,6 +244,18 @@ macro_rules! strategies {
                 }
             }
 
+            pub(crate) fn shard_chain(&self, shard: u32, out: &mut Vec<u32>) {
+                match *self {
+                    $(#[cfg(feature = $feature)] Placement::$variant(ref place) => place.shard_chain(shard, out),)*
+                }
+            }
+
+            pub(crate) fn range_is_contiguous(&self) -> bool {
+                match *self {
+                    $(#[cfg(feature = $feature)] Placement::$variant(ref place) => place.range_is_contiguous(),)*
+                }
+            }
+
             pub(crate) fn read_replica(&self, hashing: &KeyHashing, key: Key<'_>, turn: u32) -> Result<u32> {
                 match *self {
                     $(#[cfg(feature = $feature)] Placement::$variant(ref place) => place.read_replica(hashing, key, turn),)*

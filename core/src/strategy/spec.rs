@@ -92,6 +92,20 @@ pub(crate) trait Place {
     fn read_replica(&self, hashing: &KeyHashing, key: Key<'_>, _turn: u32) -> Result<u32> {
         Ok(self.owner(self.shard(hashing, key)?))
     }
+    /// The nodes of a shard's chain, owner first, into `out` (empty): what a query plan
+    /// reads the shard from ([`crate::scatter`]). Placements with replica chains override
+    /// it (the same chains [`read_replica`](Place::read_replica) picks from); the others
+    /// give the owner alone.
+    fn shard_chain(&self, shard: u32, out: &mut Vec<u32>) {
+        out.push(self.owner(shard));
+    }
+    /// Whether each shard holds one contiguous stretch of the key order, and
+    /// [`shards_for_range`](Place::shards_for_range) lists them in that order: a range
+    /// query's answers then concatenate ([`crate::scatter::Gather::Concat`]); otherwise
+    /// they merge by key.
+    fn range_is_contiguous(&self) -> bool {
+        false
+    }
     /// The nodes a write of a key goes to, first the one that decides (`out` is empty).
     fn write_nodes(&self, hashing: &KeyHashing, key: Key<'_>, out: &mut Vec<u32>) -> Result<()> {
         out.push(self.owner(self.shard(hashing, key)?));

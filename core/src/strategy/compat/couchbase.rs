@@ -310,6 +310,11 @@ impl Place for Couchbase {
         self.shortest.max(1)
     }
 
+    fn shard_chain(&self, shard: u32, out: &mut Vec<u32>) {
+        // The row's entries, `-1` skipped (the first is the active node when there is one).
+        out.extend(self.row(shard).iter().copied().filter(|&entry| entry != NONE));
+    }
+
     fn read_replica(&self, _hashing: &KeyHashing, key: Key<'_>, turn: u32) -> Result<u32> {
         // Couchbase's replica reads: the row's entries past the active, `-1` skipped.
         let vbucket = self.served_vbucket(key)?;

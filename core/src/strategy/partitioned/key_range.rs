@@ -418,6 +418,10 @@ impl Place for KeyRanges {
         0..self.range_count()
     }
 
+    fn range_is_contiguous(&self) -> bool {
+        true
+    }
+
     fn shards_for_range(&self, _hashing: &KeyHashing, start: Key<'_>, end: Option<Key<'_>>) -> Result<Vec<u32>> {
         check_scan(start, end)?;
         let first = self.range_of(start);

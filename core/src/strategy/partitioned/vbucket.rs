@@ -518,6 +518,10 @@ impl Place for VbucketTable {
         Ok(chain_replica(self.chain(self.vbucket_of_key(hashing, key)), turn))
     }
 
+    fn shard_chain(&self, shard: u32, out: &mut Vec<u32>) {
+        out.extend_from_slice(self.chain(shard));
+    }
+
     fn write_nodes(&self, hashing: &KeyHashing, key: Key<'_>, out: &mut Vec<u32>) -> Result<()> {
         let vbucket = self.vbucket_of_key(hashing, key);
         let active = self.chain(vbucket)[0];

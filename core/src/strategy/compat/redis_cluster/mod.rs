@@ -448,6 +448,10 @@ impl Place for SlotTable {
         Ok(chain_replica(self.chain(key_slot(key)), turn))
     }
 
+    fn shard_chain(&self, shard: u32, out: &mut Vec<u32>) {
+        out.extend_from_slice(self.chain(shard));
+    }
+
     fn shard_range(&self) -> core::ops::Range<u32> {
         0..SLOTS
     }

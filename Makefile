@@ -127,6 +127,7 @@ bench: setup build ## Run every benchmark side by side with its peers and write 
 	$(PY) scripts/hash-flooding.py --out target/bench/flooding.md
 	cargo bench -q -p shardroute --bench peers
 	@[ ! -f bench/python/bench.py ] || $(PY) bench/python/bench.py
+	$(PY) bench/python/scatter.py
 	@[ ! -f bench/node/bench.mjs ] || node bench/node/bench.mjs
 	@[ ! -f bench/browser/bench.mjs ] || node bench/browser/bench.mjs
 	node bench/edge/bench.mjs

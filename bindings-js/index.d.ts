@@ -34,20 +34,18 @@ export interface DecodedId {
 /** Which node of each shard a scatter plan reads from. */
 export type ReadFrom = 'primary' | 'replicas' | 'zone';
 
-/** One shard of a scatter plan. */
-export interface ScatterVisit {
-  shard: number;
-  /** The id of the node to ask. */
-  node: string;
-  /** For scatterKeys, the indices of the keys this shard holds; empty otherwise. */
-  keys: number[];
-}
-
-/** Where a query beyond one key goes, and how its answers merge. */
+/**
+ * Where a query beyond one key goes, and how its answers merge, in columns: shard `i` of
+ * the plan is `shards[i]`, asked of the node `nodes[i]`, holding the keys `keys[i]`
+ * (indices into the keys given, for scatterKeys; `keys` is null for the others).
+ */
 export interface ScatterPlan {
   /** 'union': any order; 'concat': in the plan's order; 'merge': by key, each answer sorted. */
   gather: 'union' | 'concat' | 'merge';
-  visits: ScatterVisit[];
+  shards: number[];
+  /** Node ids. */
+  nodes: string[];
+  keys: number[][] | null;
 }
 
 export interface Location {

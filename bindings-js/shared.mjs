@@ -300,6 +300,20 @@ function copied(to, from, used) {
 }
 
 /**
+ * A scatter plan of its columns from the binding (`gather`, `shards` and `nodes` as
+ * Uint32Arrays, `keys` or null), the node indices named from `ids`: what
+ * scatterEvery, scatterRange and scatterKeys return.
+ */
+export function planOf(columns, ids) {
+  return {
+    gather: columns.gather,
+    shards: Array.from(columns.shards),
+    nodes: nodesOf(columns.nodes, ids),
+    keys: columns.keys ?? null,
+  };
+}
+
+/**
  * The node ids of the core's node indices: `ids[index]` for each, one shared string per
  * node (cheaper than making a string per key on the native side).
  */

@@ -21,7 +21,7 @@ function load(file) {
 }
 
 const addon = load('./shardroute.node');
-const { Action, Offered, ShardrouteError, documentToJson, groupsOf, nodesOf, packStrings } = load('./shared.js');
+const { Action, Offered, ShardrouteError, documentToJson, groupsOf, nodesOf, packStrings, planOf } = load('./shared.js');
 
 /** The codes of shardroute's errors, from the core (`ErrorKind::ALL`). */
 const ERROR_CODES = new Set(addon.errorCodes());
@@ -134,10 +134,10 @@ class Router {
         return nodesOf(indices, router.#ids);
       },
       shardsForRange: (router, start, end) => router.#inner.shardsForRange(start, end),
-      scatterEvery: (router, readFrom, turn, zone) => JSON.parse(router.#inner.scatterEvery(readFrom, turn, zone)),
+      scatterEvery: (router, readFrom, turn, zone) => planOf(router.#inner.scatterEvery(readFrom, turn, zone), router.#ids),
       scatterRange: (router, start, end, readFrom, turn, zone) =>
-        JSON.parse(router.#inner.scatterRange(start, end, readFrom, turn, zone)),
-      scatterKeys: (router, keys, readFrom, turn, zone) => JSON.parse(router.#inner.scatterKeys(keys, readFrom, turn, zone)),
+        planOf(router.#inner.scatterRange(start, end, readFrom, turn, zone), router.#ids),
+      scatterKeys: (router, keys, readFrom, turn, zone) => planOf(router.#inner.scatterKeys(keys, readFrom, turn, zone), router.#ids),
       decodeId: (router, id) => {
         const { shard, fields } = router.#inner.decodeId(id);
         return { shard, fields: Object.fromEntries(fields) };

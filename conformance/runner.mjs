@@ -335,10 +335,14 @@ function runCase(api, file, routers, kase) {
       case 'scatter': {
         const router = routerFor(kase.topology);
         const policy = [kase.read_from, kase.turn, kase.zone];
-        if (kase.scope === 'every') actual = router.scatterEvery(...policy);
+        let plan;
+        if (kase.scope === 'every') plan = router.scatterEvery(...policy);
         else if (kase.scope === 'range') {
-          actual = router.scatterRange(toKey(kase.start), kase.end === null ? null : toKey(kase.end), ...policy);
-        } else actual = router.scatterKeys(kase.keys.map(toKey), ...policy);
+          plan = router.scatterRange(toKey(kase.start), kase.end === null ? null : toKey(kase.end), ...policy);
+        } else plan = router.scatterKeys(kase.keys.map(toKey), ...policy);
+        if ((plan.keys === null) !== (kase.scope !== 'keys')) return 'scatter: keys must be null exactly outside scatterKeys';
+        const visits = plan.shards.map((shard, i) => ({ shard, node: plan.nodes[i], keys: plan.keys === null ? [] : plan.keys[i] }));
+        actual = { gather: plan.gather, visits };
         break;
       }
       case 'shards_for_range': {

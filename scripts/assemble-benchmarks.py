@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Assembles docs/benchmarks.md from the fragments the benchmark scripts of `make bench`
-write to target/bench/*.md (rust, python, node, browser, the WASM package at the edge,
+write to target/bench/*.md (rust, python, scatter plans, node, browser, the WASM package at the edge,
 the Redis Cluster clients, topology distribution, strategies, dictionary, the worst allowed documents and the
 planner per size, hash flooding), in that order,
 then the hand-written bench/targets-not-met.md (what was tried for the targets not met)."""
@@ -11,7 +11,7 @@ import subprocess
 
 root = pathlib.Path(__file__).resolve().parent.parent
 fragments = root / "target" / "bench"
-order = ["rust", "python", "node", "browser", "wasm-edge", "redis-python", "redis-node", "distribution", "strategies", "dictionary", "limits", "flooding"]
+order = ["rust", "python", "scatter", "node", "browser", "wasm-edge", "redis-python", "redis-node", "distribution", "strategies", "dictionary", "limits", "flooding"]
 cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")), "unknown")
 cores = subprocess.run(["nproc"], capture_output=True, text=True).stdout.strip()
 commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, cwd=root).stdout.strip()

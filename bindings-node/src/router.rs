@@ -181,11 +181,11 @@ impl Router {
         })
     }
 
-    /// The scatter/gather plan of a query over every shard, as JSON text (`index.js`
-    /// parses it): see [`sr::scatter`]. `readFrom` `"primary"` (default), `"replicas"` or
+    /// The scatter/gather plan of a query over every shard, in columns ([`ScatterColumns`];
+    /// `index.js` names the nodes): see [`sr::scatter`]. `readFrom` `"primary"` (default), `"replicas"` or
     /// `"zone"`; `turn` a count (default 0); `zone` a string or `undefined`/`null`.
     #[napi(catch_unwind)]
-    pub fn scatter_every(&self, read_from: Unknown, turn: Unknown, zone: Unknown) -> Result<String> {
+    pub fn scatter_every(&self, read_from: Unknown, turn: Unknown, zone: Unknown) -> Result<ScatterColumns> {
         self.scatter(sr::scatter::Scope::Every, read_from, turn, zone)
     }
 
@@ -198,7 +198,7 @@ impl Router {
         read_from: Unknown,
         turn: Unknown,
         zone: Unknown,
-    ) -> Result<String> {
+    ) -> Result<ScatterColumns> {
         let start = key::from_js(start)?;
         let end = match end.get_type().or_throw()? {
             ValueType::Undefined | ValueType::Null => None,
@@ -210,7 +210,13 @@ impl Router {
 
     /// As [`scatter_every`](Router::scatter_every), for an array of keys.
     #[napi(catch_unwind)]
-    pub fn scatter_keys(&self, keys: Unknown, read_from: Unknown, turn: Unknown, zone: Unknown) -> Result<String> {
+    pub fn scatter_keys(
+        &self,
+        keys: Unknown,
+        read_from: Unknown,
+        turn: Unknown,
+        zone: Unknown,
+    ) -> Result<ScatterColumns> {
         let keys = key::many_from_js(keys)?;
         let keys: Vec<sr::Key<'_>> = keys.iter().map(key::Key::as_core).collect();
         self.scatter(sr::scatter::Scope::Keys(&keys), read_from, turn, zone)
@@ -493,7 +499,7 @@ impl Router {
         read_from: Unknown,
         turn: Unknown,
         zone: Unknown,
-    ) -> Result<String> {
+    ) -> Result<ScatterColumns> {
         let optional = |value: Unknown<'_>, what: &str| -> Result<Option<String>> {
             match value.get_type().or_throw()? {
                 ValueType::Undefined | ValueType::Null => Ok(None),
@@ -508,6 +514,28 @@ impl Router {
         let zone = optional(zone, "zone")?;
         let read_from =
             sr::scatter::ReadFrom::from_name(name.as_deref().unwrap_or("primary"), turn, zone.as_deref()).or_throw()?;
-        Ok(self.inner.scatter(scope, read_from).or_throw()?.to_value(&self.inner).to_string())
+        let keys = matches!(scope, sr::scatter::Scope::Keys(_));
+        let plan = self.inner.scatter(scope, read_from).or_throw()?;
+        Ok(ScatterColumns {
+            gather: plan.gather.name(),
+            shards: Uint32Array::new(plan.visits.iter().map(|visit| visit.shard).collect()),
+            nodes: Uint32Array::new(plan.visits.iter().map(|visit| visit.node).collect()),
+            keys: keys.then(|| plan.visits.into_iter().map(|visit| visit.keys).collect()),
+        })
     }
+}
+
+/// A scatter plan in columns: shard `i` is `shards[i]`, asked of node index `nodes[i]`
+/// (`index.js` maps it to the node's id), with `keys[i]` the key indices it holds
+/// (`scatterKeys`; `null` otherwise).
+#[napi(object, object_from_js = false)]
+pub struct ScatterColumns {
+    /// `union`, `concat` or `merge`.
+    pub gather: &'static str,
+    /// The shards, in plan order.
+    pub shards: Uint32Array,
+    /// Each shard's node, as an index in the router's nodes.
+    pub nodes: Uint32Array,
+    /// Each shard's key indices, for a set of keys.
+    pub keys: Option<Vec<Vec<u32>>>,
 }

@@ -1170,14 +1170,13 @@ def test_scatter_plans_and_their_arguments() -> None:
     three calls: defaults, keyword arguments, and refusals with codes, never TypeError."""
     router = Router({"format": "shardroute/1", "epoch": 1, "nodes": [{"id": "a", "zone": "east"}, {"id": "b"}],
                      "strategy": {"type": "vbucket", "vbuckets": 4, "map": [["a", "b"], ["b", "a"], ["a"], ["b"]]}})
-    every = router.scatter_every()
-    assert every == {"gather": "union", "visits": [{"shard": 0, "node": "a", "keys": []}, {"shard": 1, "node": "b", "keys": []},
-                                                   {"shard": 2, "node": "a", "keys": []}, {"shard": 3, "node": "b", "keys": []}]}
-    assert [visit["node"] for visit in router.scatter_every("replicas", 0)["visits"]] == ["b", "a", "a", "b"]
-    assert [visit["node"] for visit in router.scatter_every(read_from="zone", zone="east")["visits"]] == ["a", "a", "a", "b"]
+    assert router.scatter_every() == {"gather": "union", "shards": [0, 1, 2, 3], "nodes": ["a", "b", "a", "b"], "keys": None}
+    assert router.scatter_every("replicas", 0)["nodes"] == ["b", "a", "a", "b"]
+    assert router.scatter_every(read_from="zone", zone="east")["nodes"] == ["a", "a", "a", "b"]
     assert router.scatter_range("a", None)["gather"] == "merge"
     plan = router.scatter_keys(["k1", "k1", 7])
-    assert sorted(index for visit in plan["visits"] for index in visit["keys"]) == [0, 1, 2]
+    assert plan["keys"] is not None and len(plan["keys"]) == len(plan["shards"]) == len(plan["nodes"])
+    assert sorted(index for indices in plan["keys"] for index in indices) == [0, 1, 2]
     calls: list[tuple[Callable[[], object], str]] = [
         (lambda: router.scatter_every("nearest"), "invalid_argument"),  # type: ignore[arg-type]
         (lambda: router.scatter_every("zone"), "invalid_argument"),

@@ -242,11 +242,19 @@ def run_case(file: Dict[str, Any], routers: Dict[str, Any], case: Dict[str, Any]
             router = router_for(case["topology"])
             policy = {"read_from": case["read_from"], "turn": case["turn"], "zone": case["zone"]}
             if case["scope"] == "every":
-                return dict(router.scatter_every(**policy))
-            if case["scope"] == "range":
+                plan = router.scatter_every(**policy)
+            elif case["scope"] == "range":
                 end = None if case["end"] is None else vector_key(case["end"])
-                return dict(router.scatter_range(vector_key(case["start"]), end, **policy))
-            return dict(router.scatter_keys([vector_key(key) for key in case["keys"]], **policy))
+                plan = router.scatter_range(vector_key(case["start"]), end, **policy)
+            else:
+                plan = router.scatter_keys([vector_key(key) for key in case["keys"]], **policy)
+            key_lists = plan["keys"] if case["scope"] == "keys" else [[] for _ in plan["shards"]]
+            if case["scope"] != "keys" and plan["keys"] is not None:
+                raise MalformedVector("scatter: keys must be None outside scatter_keys")
+            assert key_lists is not None
+            visits = [{"shard": shard, "node": node, "keys": indices}
+                      for shard, node, indices in zip(plan["shards"], plan["nodes"], key_lists, strict=True)]
+            return {"gather": plan["gather"], "visits": visits}
         if op == "shards_for_range":
             router = router_for(case["topology"])
             end = None if case["end"] is None else vector_key(case["end"])

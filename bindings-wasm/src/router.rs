@@ -556,7 +556,25 @@ impl Router {
         let turn = if turn.is_undefined() || turn.is_null() { 0 } else { crate::u32_from_js(turn, "turn")? };
         let zone = optional(zone, "zone")?;
         let read_from = sr::scatter::ReadFrom::from_name(name.as_deref().unwrap_or("primary"), turn, zone.as_deref())?;
+        let keys = matches!(scope, sr::scatter::Scope::Keys(_));
         let plan = self.inner.scatter(scope, read_from)?;
-        Ok(crate::topology::value_to_js(&plan.to_value(&self.inner), "plan")?)
+        // In columns, as index.d.ts's ScatterPlan: the node ids are the router's own strings.
+        let shards: Array = plan.visits.iter().map(|visit| JsValue::from(visit.shard)).collect();
+        let nodes: Array = plan.visits.iter().map(|visit| self.ids[visit.node as usize].clone()).collect();
+        let keys = if keys {
+            plan.visits.iter().map(|visit| JsValue::from(numbers(&visit.keys))).collect::<Array>().into()
+        } else {
+            JsValue::NULL
+        };
+        let entries: Array = [
+            ("gather", JsValue::from_str(plan.gather.name())),
+            ("shards", shards.into()),
+            ("nodes", nodes.into()),
+            ("keys", keys),
+        ]
+        .into_iter()
+        .map(|(name, value)| JsValue::from(Array::of2(&JsValue::from_str(name), &value)))
+        .collect();
+        Ok(crate::topology::record(&entries)?.into())
     }
 }

@@ -532,6 +532,25 @@ export function apiSuite(api, runtime) {
     });
   });
 
+  describe('scatter plans', () => {
+    test('in columns of plain arrays, node ids named, keys only for scatterKeys; policies by argument', () => {
+      const map = new Router({ format: 'shardroute/1', epoch: 1, nodes: [{ id: 'a', zone: 'east' }, { id: 'b' }],
+        strategy: { type: 'vbucket', vbuckets: 4, map: [['a', 'b'], ['b', 'a'], ['a'], ['b']] } });
+      const every = map.scatterEvery();
+      assert.deepEqual(every, { gather: 'union', shards: [0, 1, 2, 3], nodes: ['a', 'b', 'a', 'b'], keys: null });
+      assert.ok(Array.isArray(every.shards), 'a plain array, not a Uint32Array');
+      assert.deepEqual(map.scatterEvery('replicas', 0).nodes, ['b', 'a', 'a', 'b']);
+      assert.deepEqual(map.scatterEvery('replicas', null, undefined), map.scatterEvery('replicas'));
+      assert.deepEqual(map.scatterEvery('zone', 0, 'east').nodes, ['a', 'a', 'a', 'b']);
+      assert.equal(map.scatterRange('a').gather, 'merge');
+      const plan = map.scatterKeys(['k1', 'k1', 7n]);
+      assert.equal(plan.keys.length, plan.shards.length);
+      assert.deepEqual(plan.keys.flat().sort(), [0, 1, 2]);
+      throwsCode(() => map.scatterEvery('nearest'), 'invalid_argument');
+      throwsCode(() => map.scatterEvery('zone'), 'invalid_argument');
+    });
+  });
+
   describe('shardsForRange', () => {
     test('hash strategies scatter every range: all shards, a plain array', () => {
       const all = router.shardsForRange('a', 'z');

@@ -209,6 +209,9 @@ impl Router {
     fn node_of_shard(&self, shard: u32, read_from: ReadFrom<'_>, position: u32, chain: &mut Vec<u32>) -> Result<u32> {
         // The owner first: `shard_owner` checks the shard and refuses an empty row.
         let owner = self.shard_owner_index(shard)?;
+        if read_from == ReadFrom::Primary {
+            return Ok(owner);
+        }
         chain.clear();
         self.placement().shard_chain(shard, chain);
         Ok(match read_from {

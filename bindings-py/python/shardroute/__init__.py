@@ -34,23 +34,17 @@ class Location(_typing.TypedDict):
     names: _typing.Dict[str, str]
 
 
-class ScatterVisit(_typing.TypedDict):
-    """One shard of a ScatterPlan: the shard, the id of the node to ask, and for
-    Router.scatter_keys the indices of the keys it holds (empty otherwise)."""
-
-    shard: int
-    node: str
-    keys: _typing.List[int]
-
-
 class ScatterPlan(_typing.TypedDict):
-    """What Router.scatter_every, scatter_range and scatter_keys return: each shard to
-    visit once, and how the answers merge: "union" (any order), "concat" (in the plan's
-    order: each shard one contiguous stretch of the range) or "merge" (by key, each
-    shard's answer sorted)."""
+    """What Router.scatter_every, scatter_range and scatter_keys return, in columns:
+    shard i of the plan is shards[i], asked of the node nodes[i]; keys[i] are the indices
+    of the keys it holds (scatter_keys; None for the others). gather says how the answers
+    merge: "union" (any order), "concat" (in the plan's order: each shard one contiguous
+    stretch of the range) or "merge" (by key, each shard's answer sorted)."""
 
     gather: _typing.Literal["union", "concat", "merge"]
-    visits: _typing.List[ScatterVisit]
+    shards: _typing.List[int]
+    nodes: _typing.List[str]
+    keys: _typing.Optional[_typing.List[_typing.List[int]]]
 
 
 class Redirect(_typing.NamedTuple):
@@ -146,5 +140,5 @@ class CopyBatch(_typing.TypedDict):
 
 __all__ = sorted([
     *_native.__all__, "CopyBatch", "DecodedId", "FollowerConfig", "LazySteps", "FollowerStats", "Key", "Location", "Operation", "Publish",
-    "Redirect", "ScatterPlan", "ScatterVisit", "SessionConfig", "SessionStats", "Topology", "documents",
+    "Redirect", "ScatterPlan", "SessionConfig", "SessionStats", "Topology", "documents",
 ])

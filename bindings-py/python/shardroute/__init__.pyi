@@ -22,14 +22,11 @@ class DecodedId(TypedDict):
     shard: int
     fields: dict[str, int]
 
-class ScatterVisit(TypedDict):
-    shard: int
-    node: str
-    keys: list[int]
-
 class ScatterPlan(TypedDict):
     gather: Literal["union", "concat", "merge"]
-    visits: list[ScatterVisit]
+    shards: list[int]
+    nodes: list[str]
+    keys: list[list[int]] | None
 
 _ReadFrom = Literal["primary", "replicas", "zone"]
 
@@ -335,7 +332,6 @@ __all__ = [
     "Redirect",
     "Router",
     "ScatterPlan",
-    "ScatterVisit",
     "SessionConfig",
     "SessionStats",
     "ShardrouteError",

@@ -345,7 +345,7 @@ def run_once(kind: str, servers: Servers, fleet: Fleet, services: dict[str, Json
         assert final_text is not None
         final = shardroute.Router(final_text)
         deadline = time.monotonic() + 30
-        while any(get_json(url + "/stats")["epoch"] != final.epoch for url in workers.values()):
+        while any(get_json(url + "/stats")["epoch"] != str(final.epoch) for url in workers.values()):
             if time.monotonic() > deadline:
                 raise RuntimeError("a worker never reached the final epoch")
             time.sleep(0.05)
@@ -395,7 +395,7 @@ def run_once(kind: str, servers: Servers, fleet: Fleet, services: dict[str, Json
             "refused_by_fence": stats["refused_by_fence"], "refreshes": stats["refreshes"],
             "lazy_moves": stats["lazy_moves"], "moved_rows": stats["moved_rows"], "catch_up_reads": stats["catch_up_reads"],
             "refused_documents": stats["refused_documents"],
-            "epochs": sorted({i["epoch"] for i in worker_stats[runtime]["installs"]}),
+            "epochs": sorted({int(i["epoch"]) for i in worker_stats[runtime]["installs"]}),
             "modes": [f"{i['epoch']}:{i['mode']}" for i in worker_stats[runtime]["installs"]],
             "latency": latency(book, runtime), "latency_outside_rebalance": latency(book, runtime, {"before", "after"}),
         }

@@ -133,7 +133,7 @@ function install() {
     return;
   }
   routing = next;
-  installs.push({ epoch: Number(next.epoch), mode: next.mode, t: Date.now() / 1000 });
+  installs.push({ epoch: String(next.epoch), mode: next.mode, t: Date.now() / 1000 });
 }
 
 /** After a fence refusal: ask both serves now (no long poll), then route again. */
@@ -220,7 +220,8 @@ async function write(user, message) {
   });
 }
 
-const json = (body, status = 200, headers = {}) => new Response(JSON.stringify(body, (_, v) => (typeof v === 'bigint' ? Number(v) : v)), {
+// Epochs and other u64 values cross as decimal strings, never as lossy numbers.
+const json = (body, status = 200, headers = {}) => new Response(JSON.stringify(body, (_, v) => (typeof v === 'bigint' ? String(v) : v)), {
   status, headers: { 'content-type': 'application/json', ...headers },
 });
 
@@ -283,11 +284,11 @@ async function follow(request) {
     previous?.close();
   };
   const line = (event) => writer.write(encoder.encode(`${JSON.stringify(event)}\n`));
-  line({ event: 'ready', epoch: Number(routing?.epoch ?? 0) }).catch(stop);
+  line({ event: 'ready', epoch: String(routing?.epoch ?? 0n) }).catch(stop);
   (async () => {
     while (!closing.signal.aborted) {
       await sleep(1000);
-      await line({ event: 'epoch', epoch: Number(routing?.epoch ?? 0), mode: routing?.mode }).catch(stop);
+      await line({ event: 'epoch', epoch: String(routing?.epoch ?? 0n), mode: routing?.mode }).catch(stop);
     }
   })();
   // The driver ending the request fails the next heartbeat, which closes the followers.

@@ -6,8 +6,8 @@
 // .wasm there). What the follower does over real HTTP is test/http.test.mjs's, in Node.
 // Every wait is bounded and every process started here is stopped by its own handle.
 import assert from 'node:assert/strict';
-import { execFile, execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { copyFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -15,7 +15,7 @@ import { promisify } from 'node:util';
 
 import { Router } from 'shardroute-wasm';
 import { repoRoot } from '../../conformance/js/vectors.mjs';
-import { bundleForWorkerd, denoBinary, freePort, startServing, stop, workerdBinary } from './edge/runtimes.mjs';
+import { bundleForWorkerd, denoBinary, freePort, installPacked, startServing, stop, workerdBinary } from './edge/runtimes.mjs';
 
 const packageDir = fileURLToPath(new URL('..', import.meta.url));
 const scratch = join(repoRoot, 'target', 'wasm-edge-http');
@@ -28,15 +28,7 @@ const expected = () => {
 };
 
 before(() => {
-  rmSync(scratch, { recursive: true, force: true });
-  mkdirSync(app, { recursive: true });
-  const tarball = execFileSync('npm', ['pack', '--silent', '--pack-destination', scratch], {
-    cwd: packageDir, encoding: 'utf8', timeout: 60_000,
-  }).trim().split('\n').pop();
-  writeFileSync(join(app, 'package.json'), `${JSON.stringify({ name: 'edge-http-app', private: true, type: 'module' })}\n`);
-  execFileSync('npm', ['install', '--no-audit', '--no-fund', '--silent', join(scratch, tarball)], {
-    cwd: app, stdio: 'inherit', timeout: 120_000,
-  });
+  installPacked(packageDir, scratch, app, 'edge-http-app');
   copyFileSync(fileURLToPath(new URL('./edge/http-worker.mjs', import.meta.url)), join(app, 'http-worker.mjs'));
 });
 

@@ -9,7 +9,7 @@
 // process started here is stopped by its own handle.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, relative } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -17,7 +17,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 import { repoRoot } from '../../conformance/js/vectors.mjs';
 import { launchChromium, openPage, startServer } from './chromium.mjs';
-import { bundleForWorkerd, denoBinary, freePort, startServing, stop, workerdBinary } from './edge/runtimes.mjs';
+import { bundleForWorkerd, denoBinary, freePort, installPacked, startServing, stop, workerdBinary } from './edge/runtimes.mjs';
 import { sliceSize, vectorSlice } from './edge/slice.mjs';
 
 const packageDir = fileURLToPath(new URL('..', import.meta.url));
@@ -68,15 +68,7 @@ function runNode(script) {
 
 before(() => {
   // The package as npm publishes it, installed into a project of its own.
-  rmSync(scratch, { recursive: true, force: true });
-  mkdirSync(app, { recursive: true });
-  const tarball = execFileSync('npm', ['pack', '--silent', '--pack-destination', scratch], {
-    cwd: packageDir, encoding: 'utf8', timeout: 60_000,
-  }).trim().split('\n').pop();
-  writeFileSync(join(app, 'package.json'), `${JSON.stringify({ name: 'edge-app', private: true, type: 'module' })}\n`);
-  execFileSync('npm', ['install', '--no-audit', '--no-fund', '--silent', join(scratch, tarball)], {
-    cwd: app, stdio: 'inherit', timeout: 120_000,
-  });
+  installPacked(packageDir, scratch, app, 'edge-app');
   for (const name of readdirSync(examplesDir)) copyFileSync(join(examplesDir, name), join(app, name));
   const { keys, strategies } = sliceSize(batches);
   console.log(`# the slice: ${keys} keys in ${batches.length} batches over ${strategies} strategies`);

@@ -7,8 +7,7 @@
 // every one must pass the same cases, none failing. Every wait is bounded and every
 // process started here is stopped by its own handle.
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, relative } from 'node:path';
 import { before, test } from 'node:test';
@@ -17,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { runVectors, summaryLine } from '../../conformance/runner.mjs';
 import { repoRoot } from '../../conformance/js/vectors.mjs';
 import { launchChromium, openPage, startServer } from './chromium.mjs';
-import { bundleForWorkerd, denoBinary, freePort, startServing, stop, workerdBinary } from './edge/runtimes.mjs';
+import { bundleForWorkerd, denoBinary, freePort, installPacked, startServing, stop, workerdBinary } from './edge/runtimes.mjs';
 import { routeSubset, skipSummary } from './route/subset.mjs';
 
 const packageDir = fileURLToPath(new URL('..', import.meta.url));
@@ -56,15 +55,7 @@ async function postFiles(url) {
 }
 
 before(() => {
-  rmSync(scratch, { recursive: true, force: true });
-  mkdirSync(app, { recursive: true });
-  const tarball = execFileSync('npm', ['pack', '--silent', '--pack-destination', scratch], {
-    cwd: packageDir, encoding: 'utf8', timeout: 60_000,
-  }).trim().split('\n').pop();
-  writeFileSync(join(app, 'package.json'), `${JSON.stringify({ name: 'route-app', private: true, type: 'module' })}\n`);
-  execFileSync('npm', ['install', '--no-audit', '--no-fund', '--silent', join(scratch, tarball)], {
-    cwd: app, stdio: 'inherit', timeout: 120_000,
-  });
+  installPacked(packageDir, scratch, app, 'route-app');
   copyFileSync(join(repoRoot, 'conformance', 'runner.mjs'), join(app, 'runner.mjs'));
   for (const name of readdirSync(routeDir).filter((file) => file !== 'subset.mjs')) {
     copyFileSync(join(routeDir, name), join(app, name));

@@ -1,8 +1,8 @@
 // Starting the edge runtimes from npm for test/edge.test.mjs and bench/edge/bench.mjs:
 // workerd (a worker bundled as wrangler bundles it) and Deno, as processes serving HTTP on
 // 127.0.0.1, each stopped by its own handle. Every wait is bounded.
-import { spawn } from 'node:child_process';
-import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { copyFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { basename, join } from 'node:path';
@@ -116,4 +116,20 @@ const config :Workerd.Config = (
 );
 `);
   return [...wasmModules.keys()];
+}
+
+/**
+ * The package in `packageDir` as npm publishes it (`npm pack` into `scratch`), installed
+ * into a fresh project of its own at `app` named `name`: what the edge tests run against.
+ */
+export function installPacked(packageDir, scratch, app, name) {
+  rmSync(scratch, { recursive: true, force: true });
+  mkdirSync(app, { recursive: true });
+  const tarball = execFileSync('npm', ['pack', '--silent', '--pack-destination', scratch], {
+    cwd: packageDir, encoding: 'utf8', timeout: 60_000,
+  }).trim().split('\n').pop();
+  writeFileSync(join(app, 'package.json'), `${JSON.stringify({ name, private: true, type: 'module' })}\n`);
+  execFileSync('npm', ['install', '--no-audit', '--no-fund', '--silent', join(scratch, tarball)], {
+    cwd: app, stdio: 'inherit', timeout: 120_000,
+  });
 }

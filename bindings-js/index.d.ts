@@ -1127,6 +1127,21 @@ export interface Hashing {
   hash_tag?: 'none' | 'redis';
   /** An integer key is hashed as its 8 little-endian bytes, or is its own hash. */
   integers?: 'le_bytes' | 'identity';
+  /** Route a byte key by one part of it (a compound key); the whole key when absent. */
+  partition_key?: PartitionKey;
+}
+
+/** Which part of a byte key every strategy routes by (core/src/hashing.rs): the bytes before the first separator (prefix), field `index` from 0 of the key split at every separator (field), `length` bytes from `offset` (bytes), or the whole key (whole, the default). A key without that part routes by the whole key; integer keys have no parts. */
+export interface PartitionKey {
+  rule: 'whole' | 'prefix' | 'field' | 'bytes';
+  /** 1 to 8 bytes of text (prefix and field). */
+  separator?: string;
+  /** Which field, from 0 (field). */
+  index?: number;
+  /** The first byte of the part (bytes). */
+  offset?: number;
+  /** How many bytes the part has (bytes). */
+  length?: number;
 }
 
 /** Name templates rendered per shard by `locate`: {shard}, {shard:0N} (N in 1..20), {node}, and {{ }} for literal braces. */

@@ -162,6 +162,12 @@ CANNOT_EXPRESS = {
         "directory/reject/directory-tagged-entry-never-matches",
         "directory/reject/vbucket-override-tagged-never-matches",
     ],
+    # A partition key rule that cuts a hot key's salt off, or a directory entry that is not
+    # its own partition key: the rule applied to another field's values.
+    "partition keys": [
+        "partition_key/pk-refused/directory-entry-never-matches",
+        "partition_key/pk-refused/hot-key-salt-cut-off",
+    ],
     # An explicit token's node must keep weight 1 (the tokens map is keyed by node id).
     "weights by id": ["token_ring/load/reject-weight-on-explicit-node"],
     # Totals over the whole document (ring points, tokens); the schema bounds each entry only.

@@ -15,7 +15,7 @@ use alloc::vec::Vec;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
-use crate::hashing::{HashFunction, HashTag, IntegerKeys};
+use crate::hashing::{HashFunction, HashTag, IntegerKeys, PartitionKey};
 use crate::json;
 use crate::node::NodeState;
 use crate::strategy::partitioned::vbucket::{VbucketSpec, VbucketState};
@@ -48,10 +48,18 @@ const ABSENT: u16 = 0xFFFF;
 /// Encodes a vbucket dictionary in the compact binary form of `docs/dictionary-format.md`.
 ///
 /// # Errors
-/// `invalid_argument` for a topology whose strategy is not `vbucket`, or whose node ids,
+/// `invalid_argument` for a topology whose strategy is not `vbucket`, that has a
+/// `partition_key` rule (version 1 has no field for it), or whose node ids,
 /// addresses or zones exceed 65,534 bytes.
 pub fn encode(topology: &Topology) -> Result<Vec<u8>> {
     let spec = vbucket_spec(topology)?;
+    if topology.hashing.partition_key != PartitionKey::Whole {
+        // Version 1 has no field for it, and a reader that dropped the rule would route
+        // compound keys by the whole key: refused rather than encoded without it.
+        return Err(Error::argument(
+            "encode: the binary dictionary (version 1) cannot hold a partition_key rule; keep this topology as JSON",
+        ));
+    }
     let wide = topology.nodes.len() > 256;
     let mut flags = 0u8;
     if spec.forward.is_some() {
@@ -265,8 +273,18 @@ pub fn decode(bytes: &[u8]) -> Result<Topology> {
         }
         other => return Err(invalid(&format!("unknown hash function {other}"))),
     }
-    hashing.insert("hash_tag".into(), if reader.u8()? == 1 { "redis" } else { "none" }.into());
-    hashing.insert("integers".into(), if reader.u8()? == 1 { "identity" } else { "le_bytes" }.into());
+    let tag = match reader.u8()? {
+        0 => "none",
+        1 => "redis",
+        other => return Err(invalid(&format!("unknown hash tag rule {other}"))),
+    };
+    hashing.insert("hash_tag".into(), tag.into());
+    let integers = match reader.u8()? {
+        0 => "le_bytes",
+        1 => "identity",
+        other => return Err(invalid(&format!("unknown integer rule {other}"))),
+    };
+    hashing.insert("integers".into(), integers.into());
     let node_count = reader.u32()?;
     if node_count > crate::limits::MAX_NODES {
         return Err(Error::limit("binary dictionary: too many nodes"));

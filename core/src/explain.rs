@@ -15,7 +15,7 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use crate::hashing::{HashFunction, HashTag, IntegerKeys, KeyHashing};
+use crate::hashing::{HashFunction, IntegerKeys, KeyHashing};
 use crate::key::Key;
 
 /// What a hash function read and returned for a key.
@@ -44,10 +44,7 @@ impl Hashed {
         };
         let (function, input, tagged) = match key {
             Key::Bytes(bytes) => {
-                let input = match hashing.hash_tag {
-                    HashTag::None => bytes,
-                    HashTag::Redis => crate::hashing::redis_hash_tag(bytes),
-                };
+                let input = hashing.routed_bytes(bytes);
                 (function, input.to_vec(), input.len() != bytes.len())
             }
             Key::U64(value) => match hashing.integers {

@@ -8,6 +8,7 @@
 //! | `seed` | 32 hex digits | `000102030405060708090a0b0c0d0e0f` | the 16 SipHash key bytes, in order (SipHash only) |
 //! | `hash_tag` | `"none"`, `"redis"` | `"none"` | hash only the `{tag}` of a key so related keys co-locate |
 //! | `integers` | `"le_bytes"`, `"identity"` | `"le_bytes"` | an integer key is hashed as its 8 little-endian bytes, or is its own hash |
+//! | `partition_key` | a rule (below) | the whole key | route by one part of a compound key |
 //!
 //! **SipHash-2-4** (Aumasson & Bernstein, 2012) is the default: fast on short keys,
 //! well mixed in all 64 bits, and keyed. The default key is the byte string
@@ -30,12 +31,32 @@
 //! whole key is. So `{user1000}.following` and `{user1000}.followers` share a shard,
 //! and `foo{}{bar}` hashes the whole key. Integer keys have no tag.
 //!
+//! **Partition keys** (compound keys, as DDIA chapter 6 and Cassandra's compound primary
+//! keys partition them): a rule picks the part of a byte key that every strategy routes
+//! by, before hashing, `key_range` and the tables included. Keys that share that part
+//! share a shard, so a range scan over the rest of the key (the time in
+//! `sensor42:2026-11-27T10:00`) stays on one shard ([`KeyHashing::one_partition`]).
+//!
+//! | rule | fields | the partition key |
+//! |---|---|---|
+//! | `{"rule": "prefix", "separator": ":"}` | `separator`: 1 to 8 bytes of text | the bytes before the first separator |
+//! | `{"rule": "field", "separator": "\|", "index": 1}` | `index`: 0 to 255 | field `index` (from 0) of the key split at every separator |
+//! | `{"rule": "bytes", "offset": 0, "length": 16}` | `offset`: 0 to 65,536; `length`: 1 to 65,536 | `length` bytes from `offset` |
+//!
+//! A key without that part (no separator, fewer fields, fewer bytes) routes by the whole
+//! key, as a key without a `{tag}` does. The rules are bounded scans with no regular
+//! expressions, so a hostile key costs one pass over its bytes. Integer keys have no
+//! parts. A rule and a Redis hash tag both pick the hashed part of a key, so a document
+//! names at most one of them; compatibility profiles take neither (their systems hash the
+//! whole key).
+//!
 //! **Integer keys** default to hashing their little-endian bytes, so `42u64` and the
 //! 8 bytes `2a 00 00 00 00 00 00 00` route alike. With `identity` the integer is used
 //! as its hash: `user_id % n` under the modulo strategy, or jump hash over ids that
 //! are already well-mixed hashes. Identity on sequential ids places badly under the
 //! ring and rendezvous strategies (their points are spread over all 64 bits).
 
+use alloc::format;
 use alloc::string::String;
 
 use serde_json::{Map, Value};
@@ -69,6 +90,241 @@ pub enum HashTag {
     Redis,
 }
 
+/// The longest separator of a [`PartitionKey`] rule, in bytes.
+pub const MAX_SEPARATOR_BYTES: usize = 8;
+/// The highest field index of a [`PartitionKey::Field`] rule.
+pub const MAX_FIELD_INDEX: u32 = 255;
+/// The highest offset and the longest length of a [`PartitionKey::Bytes`] rule.
+pub const MAX_PARTITION_BYTES: u32 = 1 << 16;
+
+/// The separator of a [`PartitionKey`] rule: 1 to [`MAX_SEPARATOR_BYTES`] bytes, held
+/// inline so that [`KeyHashing`] stays `Copy`.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Separator {
+    bytes: [u8; MAX_SEPARATOR_BYTES],
+    len: u8,
+}
+
+impl Separator {
+    /// A separator of 1 to [`MAX_SEPARATOR_BYTES`] bytes of text; `None` otherwise.
+    pub fn new(text: &str) -> Option<Separator> {
+        let bytes = text.as_bytes();
+        if bytes.is_empty() || bytes.len() > MAX_SEPARATOR_BYTES {
+            return None;
+        }
+        let mut inline = [0; MAX_SEPARATOR_BYTES];
+        inline[..bytes.len()].copy_from_slice(bytes);
+        Some(Separator { bytes: inline, len: bytes.len() as u8 })
+    }
+
+    /// The separator's bytes.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.bytes[..usize::from(self.len)]
+    }
+
+    /// The separator's text.
+    pub fn as_str(&self) -> &str {
+        // `new` took it from a `&str` whole: always UTF-8.
+        core::str::from_utf8(self.as_bytes()).unwrap_or_default()
+    }
+
+    /// Where the first separator in `haystack` starts.
+    fn find(&self, haystack: &[u8]) -> Option<usize> {
+        let needle = self.as_bytes();
+        if let [byte] = needle {
+            return haystack.iter().position(|b| b == byte);
+        }
+        haystack.windows(needle.len()).position(|window| window == needle)
+    }
+}
+
+impl core::fmt::Debug for Separator {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "Separator({:?})", self.as_str())
+    }
+}
+
+/// Which part of a byte key every strategy routes by (see the module docs). A key
+/// without that part routes by the whole key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum PartitionKey {
+    /// The whole key.
+    #[default]
+    Whole,
+    /// The bytes before the first `separator`.
+    Prefix {
+        /// Ends the partition key.
+        separator: Separator,
+    },
+    /// Field `index` (from 0) of the key split at every `separator`.
+    Field {
+        /// Between two fields.
+        separator: Separator,
+        /// Which field, from 0.
+        index: u32,
+    },
+    /// `length` bytes from `offset`.
+    Bytes {
+        /// The first byte of the partition key.
+        offset: u32,
+        /// How many bytes it has.
+        length: u32,
+    },
+}
+
+impl PartitionKey {
+    /// The partition key of `key`: its part under this rule, or the whole key when it has
+    /// no such part. One pass over the key at most.
+    ///
+    /// # Example
+    /// ```
+    /// use shardroute::hashing::{PartitionKey, Separator};
+    /// let sep = Separator::new("|").unwrap();
+    /// let field = PartitionKey::Field { separator: sep, index: 1 };
+    /// assert_eq!(field.select(b"acme|sensor42|2026-11-27"), b"sensor42");
+    /// assert_eq!(field.select(b"acme"), b"acme");
+    /// let prefix = PartitionKey::Prefix { separator: sep };
+    /// assert_eq!(prefix.select(b"acme|sensor42"), b"acme");
+    /// let bytes = PartitionKey::Bytes { offset: 2, length: 3 };
+    /// assert_eq!(bytes.select(b"xxabcyy"), b"abc");
+    /// assert_eq!(bytes.select(b"xxab"), b"xxab");
+    /// ```
+    pub fn select<'k>(&self, key: &'k [u8]) -> &'k [u8] {
+        self.part(key).unwrap_or(key)
+    }
+
+    /// The part this rule picks out of `key`, `None` when it has none.
+    fn part<'k>(&self, key: &'k [u8]) -> Option<&'k [u8]> {
+        match *self {
+            PartitionKey::Whole => Some(key),
+            PartitionKey::Prefix { separator } => separator.find(key).map(|end| &key[..end]),
+            PartitionKey::Field { separator, index } => {
+                let step = separator.as_bytes().len();
+                let mut rest = key;
+                for _ in 0..index {
+                    let end = separator.find(rest)?;
+                    rest = &rest[end + step..];
+                }
+                Some(match separator.find(rest) {
+                    Some(end) => &rest[..end],
+                    None => rest,
+                })
+            }
+            PartitionKey::Bytes { offset, length } => {
+                let start = offset as usize;
+                key.get(start..start.checked_add(length as usize)?)
+            }
+        }
+    }
+
+    /// Whether this rule fixes the partition key of every key that starts with `prefix`:
+    /// the part lies inside `prefix`, whatever follows.
+    fn fixed_by(&self, prefix: &[u8]) -> bool {
+        match *self {
+            PartitionKey::Whole => false,
+            PartitionKey::Prefix { separator } => separator.find(prefix).is_some(),
+            PartitionKey::Field { separator, index } => {
+                // Fields 0..=index end inside `prefix`: index + 1 separators in it.
+                let step = separator.as_bytes().len();
+                let mut rest = prefix;
+                for _ in 0..=index {
+                    match separator.find(rest) {
+                        Some(end) => rest = &rest[end + step..],
+                        None => return false,
+                    }
+                }
+                true
+            }
+            PartitionKey::Bytes { offset, length } => prefix.len() as u64 >= u64::from(offset) + u64::from(length),
+        }
+    }
+
+    fn from_value(path: &str, value: &Value) -> Result<PartitionKey> {
+        #[derive(Clone, Copy, PartialEq)]
+        enum Rule {
+            Whole,
+            Prefix,
+            Field,
+            Bytes,
+        }
+        let object = Object::new(path, value, &["rule", "separator", "index", "offset", "length"])?;
+        let rule_path = object.path_of("rule");
+        let rule = json::str(&rule_path, object.required("rule")?)?;
+        let (rule, takes): (Rule, &[&str]) =
+            match rule {
+                "whole" => (Rule::Whole, &[]),
+                "prefix" => (Rule::Prefix, &["separator"]),
+                "field" => (Rule::Field, &["separator", "index"]),
+                "bytes" => (Rule::Bytes, &["offset", "length"]),
+                other => return Err(json::at(
+                    &rule_path,
+                    format_args!(
+                        "unknown partition key rule {other:?}; expected \"prefix\", \"field\", \"bytes\" or \"whole\""
+                    ),
+                )),
+            };
+        for name in ["separator", "index", "offset", "length"] {
+            if !takes.contains(&name) && object.optional(name).is_some() {
+                return Err(json::at(&object.path_of(name), format_args!("this rule takes no {name}")));
+            }
+        }
+        let separator = || -> Result<Separator> {
+            let path = object.path_of("separator");
+            let text = json::str(&path, object.required("separator")?)?;
+            Separator::new(text).ok_or_else(|| {
+                json::at(&path, format_args!("expected 1 to {MAX_SEPARATOR_BYTES} bytes of text, found {}", text.len()))
+            })
+        };
+        let bounded = |name: &str, min: u32, max: u32| -> Result<u32> {
+            let path = object.path_of(name);
+            let value = object.required(name)?;
+            match value.as_u64() {
+                Some(n) if n > u64::from(max) => {
+                    Err(crate::error::Error::limit(format!("{path}: {n} exceeds the limit of {max}")))
+                }
+                _ => json::u32_in(&path, value, min, max),
+            }
+        };
+        Ok(match rule {
+            Rule::Whole => PartitionKey::Whole,
+            Rule::Prefix => PartitionKey::Prefix { separator: separator()? },
+            Rule::Field => {
+                PartitionKey::Field { separator: separator()?, index: bounded("index", 0, MAX_FIELD_INDEX)? }
+            }
+            Rule::Bytes => PartitionKey::Bytes {
+                offset: bounded("offset", 0, MAX_PARTITION_BYTES)?,
+                length: bounded("length", 1, MAX_PARTITION_BYTES)?,
+            },
+        })
+    }
+
+    fn to_value(self) -> Value {
+        let mut map = Map::new();
+        let text = |separator: Separator| Value::String(separator.as_str().into());
+        match self {
+            PartitionKey::Whole => {
+                map.insert("rule".into(), "whole".into());
+            }
+            PartitionKey::Prefix { separator } => {
+                map.insert("rule".into(), "prefix".into());
+                map.insert("separator".into(), text(separator));
+            }
+            PartitionKey::Field { separator, index } => {
+                map.insert("rule".into(), "field".into());
+                map.insert("separator".into(), text(separator));
+                map.insert("index".into(), index.into());
+            }
+            PartitionKey::Bytes { offset, length } => {
+                map.insert("rule".into(), "bytes".into());
+                map.insert("offset".into(), offset.into());
+                map.insert("length".into(), length.into());
+            }
+        }
+        Value::Object(map)
+    }
+}
+
 /// How integer keys are hashed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 #[non_exhaustive]
@@ -92,6 +348,8 @@ pub struct KeyHashing {
     pub hash_tag: HashTag,
     /// How integer keys are hashed.
     pub integers: IntegerKeys,
+    /// Which part of a byte key is routed (the whole key by default).
+    pub partition_key: PartitionKey,
 }
 
 impl Default for KeyHashing {
@@ -100,6 +358,7 @@ impl Default for KeyHashing {
             function: HashFunction::SipHash24 { seed: DEFAULT_SIPHASH_SEED },
             hash_tag: HashTag::None,
             integers: IntegerKeys::LeBytes,
+            partition_key: PartitionKey::Whole,
         }
     }
 }
@@ -119,18 +378,46 @@ impl KeyHashing {
     /// ```
     pub fn hash(&self, key: Key<'_>) -> u64 {
         match key {
-            Key::Bytes(bytes) => {
-                let hashed = match self.hash_tag {
-                    HashTag::None => bytes,
-                    HashTag::Redis => redis_hash_tag(bytes),
-                };
-                self.hash_bytes(hashed)
-            }
+            Key::Bytes(bytes) => self.hash_bytes(self.routed_bytes(bytes)),
             Key::U64(value) => match self.integers {
                 IntegerKeys::LeBytes => self.hash_bytes(&value.to_le_bytes()),
                 IntegerKeys::Identity => value,
             },
         }
+    }
+
+    /// The part of a byte key that is routed: its Redis `{tag}` under `hash_tag: "redis"`,
+    /// its partition key under a `partition_key` rule, else the whole key. What
+    /// [`hash`](KeyHashing::hash) hashes and what `key_range` and the key tables compare.
+    #[inline]
+    pub fn routed_bytes<'k>(&self, key: &'k [u8]) -> &'k [u8] {
+        match (self.hash_tag, self.partition_key) {
+            (HashTag::Redis, _) => redis_hash_tag(key),
+            (HashTag::None, PartitionKey::Whole) => key,
+            (HashTag::None, rule) => rule.select(key),
+        }
+    }
+
+    /// The routed part of a key ([`routed_bytes`](KeyHashing::routed_bytes)); an integer
+    /// key is its own.
+    #[inline]
+    pub fn routed<'k>(&self, key: Key<'k>) -> Key<'k> {
+        match key {
+            Key::Bytes(bytes) => Key::Bytes(self.routed_bytes(bytes)),
+            key => key,
+        }
+    }
+
+    /// Whether every key in `[start, end)` has one partition key under this spec's
+    /// `partition_key` rule, so that a scan over the range visits one shard: the keys
+    /// share the common prefix of `start` and `end`, and the rule's part lies inside it.
+    /// Always `false` without a rule, for an empty or reversed range and for integer keys.
+    pub fn one_partition(&self, start: Key<'_>, end: Option<Key<'_>>) -> bool {
+        let (Key::Bytes(start), Some(Key::Bytes(end))) = (start, end) else { return false };
+        if start >= end {
+            return false;
+        }
+        self.hash_tag == HashTag::None && self.partition_key.fixed_by(&start[..shared_prefix(start, end)])
     }
 
     /// Hashes raw bytes with the function only (no hash tag): how strategies hash
@@ -152,7 +439,7 @@ impl KeyHashing {
     }
 
     pub(crate) fn from_value(path: &str, value: &Value) -> Result<KeyHashing> {
-        let object = Object::new(path, value, &["function", "seed", "hash_tag", "integers"])?;
+        let object = Object::new(path, value, &["function", "seed", "hash_tag", "integers", "partition_key"])?;
         let seed = match object.optional("seed") {
             None => None,
             Some(value) => Some(parse_seed(&object.path_of("seed"), value)?),
@@ -187,7 +474,17 @@ impl KeyHashing {
             IntegerKeys::LeBytes,
             &[("le_bytes", IntegerKeys::LeBytes), ("identity", IntegerKeys::Identity)],
         )?;
-        Ok(KeyHashing { function, hash_tag, integers })
+        let partition_key = match object.optional("partition_key") {
+            None => PartitionKey::Whole,
+            Some(value) => PartitionKey::from_value(&object.path_of("partition_key"), value)?,
+        };
+        if hash_tag != HashTag::None && partition_key != PartitionKey::Whole {
+            return Err(json::at(
+                &object.path_of("partition_key"),
+                "hash_tag \"redis\" already picks the part of a key that is routed; name one of hash_tag and partition_key",
+            ));
+        }
+        Ok(KeyHashing { function, hash_tag, integers, partition_key })
     }
 
     /// The canonical JSON of this spec: every field spelled out.
@@ -212,6 +509,11 @@ impl KeyHashing {
             IntegerKeys::Identity => "identity",
         };
         map.insert("integers".into(), integers.into());
+        // Left out when it is the whole key, so that documents written before partition
+        // keys existed keep their canonical text (and their checksum).
+        if self.partition_key != PartitionKey::Whole {
+            map.insert("partition_key".into(), self.partition_key.to_value());
+        }
         Value::Object(map)
     }
 }
@@ -251,6 +553,21 @@ fn hex(bytes: &[u8]) -> String {
         out.push(DIGITS[usize::from(byte & 15)] as char);
     }
     out
+}
+
+/// The length of the prefix of `start` that every key in `[start, end)` starts with
+/// (`start < end`). At least their common prefix; one byte more when `end` is that
+/// prefix's next byte up (`sensor42:` to `sensor42;` is every key under `sensor42:`),
+/// and then over the `ff` bytes that follow in `start` (a key of the range below `end`
+/// that passed `start`'s `ff` has it too).
+fn shared_prefix(start: &[u8], end: &[u8]) -> usize {
+    let common = start.iter().zip(end).take_while(|(a, b)| a == b).count();
+    match (start.get(common), end.get(common)) {
+        (Some(&low), Some(&high)) if end.len() == common + 1 && low != 0xff && high == low + 1 => {
+            common + 1 + start[common + 1..].iter().take_while(|&&byte| byte == 0xff).count()
+        }
+        _ => common,
+    }
 }
 
 /// SipHash-2-4 of `bytes` under the 16-byte key `seed` (k0 = first 8 bytes little-endian).

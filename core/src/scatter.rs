@@ -167,7 +167,11 @@ impl Router {
             Scope::Every => (self.shard_range().map(|shard| (shard, Vec::new())).collect(), Gather::Union),
             Scope::Range { start, end } => {
                 let shards = self.shards_for_range(start, end)?;
-                let gather = if self.placement().range_is_contiguous() { Gather::Concat } else { Gather::Merge };
+                // Shard after shard is key order only when ranges hold whole keys: a
+                // `partition_key` rule need not keep key order.
+                let ordered = self.placement().range_is_contiguous()
+                    && self.hashing().partition_key == crate::hashing::PartitionKey::Whole;
+                let gather = if ordered { Gather::Concat } else { Gather::Merge };
                 (shards.into_iter().map(|shard| (shard, Vec::new())).collect(), gather)
             }
             Scope::Keys(keys) => (self.shards_of_keys(keys)?, Gather::Union),

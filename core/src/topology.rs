@@ -139,6 +139,7 @@ impl Topology {
         };
         let topology =
             Topology { epoch, hashing, nodes, strategy, placement, hot_keys, checksummed: checksum.is_some() };
+        topology.check_hot_keys()?;
         if let Some(given) = checksum {
             let expected = topology.checksum();
             if given != expected {
@@ -162,7 +163,32 @@ impl Topology {
     /// `no_nodes`, `invalid_topology` or `limit_exceeded`, as parsing would report them.
     pub(crate) fn check(&self) -> Result<()> {
         node::check_list(&self.nodes)?;
-        self.strategy.check(&self.nodes)
+        self.strategy.check(&self.nodes)?;
+        self.check_hot_keys()
+    }
+
+    /// Refuses hot keys whose salt the `partition_key` rule cuts off: their salted keys
+    /// would share one partition key, so one shard, and salting would spread nothing.
+    fn check_hot_keys(&self) -> Result<()> {
+        let Some(hot) = &self.hot_keys else { return Ok(()) };
+        if self.hashing.partition_key == crate::hashing::PartitionKey::Whole {
+            return Ok(());
+        }
+        for (key, fanout) in &hot.keys {
+            let (first, second) = (hot.salt(key, 0), hot.salt(key, 1));
+            if *fanout > 1 && self.hashing.routed_bytes(&first) == self.hashing.routed_bytes(&second) {
+                return Err(json::at(
+                    "hot_keys.keys",
+                    format_args!(
+                        "{}: the partition_key rule cuts its salt off ({} and {} have one partition key), so salting it would spread nothing; salt the partition key instead",
+                        crate::strategy::partitioned::key_table::key_to_value(crate::Key::Bytes(key)),
+                        crate::strategy::partitioned::key_table::key_to_value(crate::Key::Bytes(&first)),
+                        crate::strategy::partitioned::key_table::key_to_value(crate::Key::Bytes(&second)),
+                    ),
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// The epoch of the topology that follows this one: one more, refusing to wrap. What

@@ -73,6 +73,27 @@ class Hashing(TypedDict, total=False):
     hash_tag: Literal["none", "redis"]
     # An integer key is hashed as its 8 little-endian bytes, or is its own hash.
     integers: Literal["le_bytes", "identity"]
+    # Route a byte key by one part of it (a compound key); the whole key when absent.
+    partition_key: PartitionKey
+
+
+class _PartitionKeyRequired(TypedDict):
+    rule: Literal["whole", "prefix", "field", "bytes"]
+
+
+class PartitionKey(_PartitionKeyRequired, total=False):
+    """Which part of a byte key every strategy routes by (core/src/hashing.rs): the bytes
+    before the first separator (prefix), field `index` from 0 of the key split at every
+    separator (field), `length` bytes from `offset` (bytes), or the whole key (whole, the
+    default). A key without that part routes by the whole key; integer keys have no parts."""
+    # 1 to 8 bytes of text (prefix and field).
+    separator: str
+    # Which field, from 0 (field).
+    index: int
+    # The first byte of the part (bytes).
+    offset: int
+    # How many bytes the part has (bytes).
+    length: int
 
 
 class _HotKeysRequired(TypedDict):
@@ -955,6 +976,7 @@ __all__ = [
     "NodeChoice",
     "NodeId",
     "Operation",
+    "PartitionKey",
     "Placement",
     "PlanRebalanceOperation",
     "PositiveU64",

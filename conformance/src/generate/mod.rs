@@ -32,13 +32,14 @@ mod maglev;
 mod migration;
 mod modulo;
 mod multilevel;
+mod partition_key;
 mod redis_cluster;
 mod rendezvous;
+mod ring;
 mod scatter;
 mod session_follower;
 mod session_migration;
 mod session_redis;
-mod ring;
 mod token_ring;
 mod topology;
 mod trie;
@@ -79,6 +80,7 @@ pub fn all() -> Vec<(String, String)> {
         couchbase::file(),
         vshard::file(),
         migration::file(),
+        partition_key::file(),
         scatter::file(),
         session_redis::file(),
         session_follower::file(),

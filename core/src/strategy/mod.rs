@@ -233,6 +233,12 @@ macro_rules! strategies {
             }
 
             pub(crate) fn shards_for_range(&self, hashing: &KeyHashing, start: Key<'_>, end: Option<Key<'_>>) -> Result<Vec<u32>> {
+                // Every key of the range has one partition key (`partition_key`, the
+                // module docs of `hashing`): the range is on that key's shard, in every
+                // placement, hashed or ordered.
+                if hashing.one_partition(start, end) {
+                    return Ok(alloc::vec![self.shard(hashing, start)?]);
+                }
                 match *self {
                     $(#[cfg(feature = $feature)] Placement::$variant(ref place) => place.shards_for_range(hashing, start, end),)*
                 }

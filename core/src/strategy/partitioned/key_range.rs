@@ -19,7 +19,12 @@
 //! key order, which a range table cannot do without breaking range scans, so a
 //! `key_range` document with `"hash_tag": "redis"` is rejected when a router is built
 //! (`invalid_topology` at `hashing.hash_tag`) rather than silently ignored. For hashed
-//! ranges use [`hash_range`](crate::strategy::partitioned::hash_range).
+//! ranges use [`hash_range`](crate::strategy::partitioned::hash_range). A
+//! `partition_key` rule ([`crate::hashing`]) applies: the boundaries are partition keys,
+//! a key routes by its partition key, and a scan within one partition key (a sensor's
+//! readings over time, under `{"rule": "prefix", "separator": ":"}`) visits its one
+//! range. A rule need not keep key order (the prefix of `a:1` sorts after that of
+//! `a0`), so a scan that spans partition keys visits every range, gathered by merging.
 //!
 //! **Guarantees.** Locality: a scan over `[start, end)` visits only the ranges that
 //! overlap it ([`Router::shards_for_range`](crate::Router::shards_for_range)), in key
@@ -80,7 +85,7 @@ use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
 use crate::explain::{Hashed, Hit};
-use crate::hashing::{HashTag, KeyHashing};
+use crate::hashing::{HashTag, KeyHashing, PartitionKey};
 use crate::json::{self, Object};
 use crate::key::{Key, OwnedKey};
 use crate::limits;
@@ -325,8 +330,8 @@ impl Position for KeyPosition {
         KeyPosition(OwnedKey::Bytes(Vec::new()))
     }
 
-    fn of_key(_hashing: &KeyHashing, key: Key<'_>) -> KeyPosition {
-        KeyPosition(OwnedKey::from(key))
+    fn of_key(hashing: &KeyHashing, key: Key<'_>) -> KeyPosition {
+        KeyPosition(OwnedKey::from(hashing.routed(key)))
     }
 
     fn uniform(_count: u32) -> Option<Vec<KeyPosition>> {
@@ -394,12 +399,12 @@ impl KeyRanges {
 
 impl Place for KeyRanges {
     #[inline]
-    fn shard(&self, _hashing: &KeyHashing, key: Key<'_>) -> Result<u32> {
-        Ok(self.range_of(key))
+    fn shard(&self, hashing: &KeyHashing, key: Key<'_>) -> Result<u32> {
+        Ok(self.range_of(hashing.routed(key)))
     }
 
-    fn explain(&self, _hashing: &KeyHashing, key: Key<'_>) -> Result<(Option<Hashed>, Hit, u32)> {
-        let range = self.range_of(key);
+    fn explain(&self, hashing: &KeyHashing, key: Key<'_>) -> Result<(Option<Hashed>, Hit, u32)> {
+        let range = self.range_of(hashing.routed(key));
         let start = (range > 0).then(|| self.boundary(range as usize - 1).to_vec());
         let end = ((range as usize) < self.ends.len()).then(|| self.boundary(range as usize).to_vec());
         Ok((None, Hit::KeyRange { range, start, end }, range))
@@ -422,8 +427,14 @@ impl Place for KeyRanges {
         true
     }
 
-    fn shards_for_range(&self, _hashing: &KeyHashing, start: Key<'_>, end: Option<Key<'_>>) -> Result<Vec<u32>> {
+    fn shards_for_range(&self, hashing: &KeyHashing, start: Key<'_>, end: Option<Key<'_>>) -> Result<Vec<u32>> {
         check_scan(start, end)?;
+        if hashing.partition_key != PartitionKey::Whole {
+            // Ranges hold partition keys, and a rule need not keep key order (`a0` sorts
+            // before `a:1`, its prefix `a` after), so a scan that spans partition keys
+            // visits every range (one partition key is one range: `Placement`).
+            return Ok(self.shard_range().collect());
+        }
         let first = self.range_of(start);
         let last = match end {
             // The last range holding a key below `end`: the number of boundaries `< end`.

@@ -14,7 +14,7 @@ use core::cmp::Ordering;
 use serde_json::Value;
 
 use crate::error::{Error, Result};
-use crate::hashing::{redis_hash_tag, HashTag, KeyHashing};
+use crate::hashing::{HashTag, KeyHashing};
 use crate::json::{self, Object};
 use crate::key::{Key, OwnedKey};
 use crate::limits::MAX_KEY_TABLE_ENTRIES as MAX_ENTRIES;
@@ -31,13 +31,11 @@ pub(crate) fn key_order(a: Key<'_>, b: Key<'_>) -> Ordering {
 }
 
 /// The part of a key a table matches: the bytes the hash would see (the Redis tag
-/// under `"hash_tag": "redis"`), or the integer itself.
+/// under `"hash_tag": "redis"`, the partition key under a `partition_key` rule), or the
+/// integer itself.
 #[inline]
 pub(crate) fn routing_key<'k>(hashing: &KeyHashing, key: Key<'k>) -> Key<'k> {
-    match (key, hashing.hash_tag) {
-        (Key::Bytes(bytes), HashTag::Redis) => Key::Bytes(redis_hash_tag(bytes)),
-        (key, _) => key,
-    }
+    hashing.routed(key)
 }
 
 /// Rejects table keys that could never match under `hashing`: a byte key that is not
@@ -50,8 +48,14 @@ pub(crate) fn check_table_keys(path: &str, hashing: &KeyHashing, entries: &[(Own
                 return Err(json::at(
                     path,
                     format_args!(
-                        "the entry for {} can never match: under hash_tag \"redis\" keys route by their tag ({}); list the tag instead",
+                        "the entry for {} can never match: {} keys route by their {} ({}); list that instead",
                         key_to_value(key),
+                        if hashing.hash_tag == HashTag::Redis {
+                            "under hash_tag \"redis\""
+                        } else {
+                            "under the partition_key rule"
+                        },
+                        if hashing.hash_tag == HashTag::Redis { "tag" } else { "partition key" },
                         key_to_value(Key::Bytes(routed)),
                     ),
                 ));

@@ -416,6 +416,29 @@ export declare class Migration {
    */
   readTargets(key: Key, moved?: boolean): string[];
   /**
+   * The keys a read of a hot key gathers while clients may hold either topology: every
+   * salted form under `after` (salt 0 first), then those under `before` that `after`
+   * lacks. A key becoming hot is read unsalted too, one cooling salted too; a key hot on
+   * neither side is `[key]`. Keys have the key's type, as for `Router.saltedKey`.
+   *
+   * @throws {ShardrouteError} `invalid_key`.
+   */
+  readKeys(key: string): string[];
+  readKeys(key: Uint8Array): Uint8Array[];
+  readKeys(key: bigint | number): bigint[];
+  readKeys(key: Key): SaltedKey[];
+  /**
+   * The key a write with `salt` goes to: `after.saltedKey(key, salt)`, so that writes
+   * follow the newest hot-key list.
+   *
+   * @throws {ShardrouteError} `invalid_key`; `invalid_argument` when `salt` is not an
+   *   integer in `0..=2^32-1`.
+   */
+  writeKey(key: string, salt: number): string;
+  writeKey(key: Uint8Array, salt: number): Uint8Array;
+  writeKey(key: bigint | number, salt: number): bigint;
+  writeKey(key: Key, salt: number): SaltedKey;
+  /**
    * The shards whose owner changes, in shard order: the units a background copy job
    * moves, for two topologies whose shards are the same fixed partitions (vbuckets,
    * Redis slots, Kafka partitions, vshard buckets of one strategy and count).
@@ -1458,7 +1481,7 @@ export interface VshardRange {
 export type NodeChoice = NodeId | TopologyNode;
 
 /** A topology operation for apply(topology, operation) (core/src/ops/mod.rs lists what each does and reports). */
-export type Operation = AddNodeOperation | RemoveNodeOperation | DisruptionOperation | PlanRebalanceOperation | CompleteMovesOperation | VbucketDoubleOperation | VbucketHalveOperation | VbucketOverrideOperation | VbucketOverrideRemoveOperation | RangeSplitOperation | RangeSplitMedianOperation | RangeMergeOperation | RangeMoveOperation | RangePresplitOperation | DirectorySetOperation | DirectoryRemoveOperation | MultilevelRemapOperation | MultilevelGroupSetOperation | TrieSplitOperation | TrieRemoveOperation | IdBitsComposeOperation | IdBitsTicketsOperation | IdBitsReserveBlockOperation | IdGroupsAddGroupOperation | IdGroupsAddIntervalOperation | IdGroupsSetWritableOperation | RedisMovedOperation | ImportCassandraRingOperation | ImportRedisClusterSlotsOperation | ImportRedisClusterShardsOperation | ImportCouchbaseConfigOperation;
+export type Operation = AddNodeOperation | RemoveNodeOperation | DisruptionOperation | PlanRebalanceOperation | CompleteMovesOperation | VbucketDoubleOperation | VbucketHalveOperation | VbucketOverrideOperation | VbucketOverrideRemoveOperation | RangeSplitOperation | RangeSplitMedianOperation | RangeMergeOperation | RangeMoveOperation | RangePresplitOperation | DirectorySetOperation | DirectoryRemoveOperation | HotKeyAddOperation | HotKeyRemoveOperation | MultilevelRemapOperation | MultilevelGroupSetOperation | TrieSplitOperation | TrieRemoveOperation | IdBitsComposeOperation | IdBitsTicketsOperation | IdBitsReserveBlockOperation | IdGroupsAddGroupOperation | IdGroupsAddIntervalOperation | IdGroupsSetWritableOperation | RedisMovedOperation | ImportCassandraRingOperation | ImportRedisClusterSlotsOperation | ImportRedisClusterShardsOperation | ImportCouchbaseConfigOperation;
 
 /** Appends a node (strategies whose placement follows the node list). */
 export interface AddNodeOperation {
@@ -1569,6 +1592,19 @@ export interface DirectorySetOperation {
 /** directory: drops the entry of `key`. */
 export interface DirectoryRemoveOperation {
   op: 'directory_remove';
+  key: KeyObject;
+}
+
+/** any strategy: salts `key` (text, as a key object) over `fanout` salted keys, or changes its fanout. */
+export interface HotKeyAddOperation {
+  op: 'hot_key_add';
+  key: KeyObject;
+  fanout: number;
+}
+
+/** any strategy: stops salting `key`. */
+export interface HotKeyRemoveOperation {
+  op: 'hot_key_remove';
   key: KeyObject;
 }
 

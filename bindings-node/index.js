@@ -228,6 +228,8 @@ class Migration {
       moves: (migration, key) => migration.#inner.moves(key),
       writeTarget: (migration, key) => migration.#inner.writeTarget(key),
       readTargets: (migration, key, moved) => migration.#inner.readTargets(key, moved),
+      readKeys: (migration, key) => migration.#inner.readKeys(key),
+      writeKey: (migration, key, salt) => migration.#inner.writeKey(key, salt),
       movingShards: (migration) => migration.#inner.movingShards(),
       movingKeys: (migration, keys) => migration.#inner.movingKeys(keys),
     });

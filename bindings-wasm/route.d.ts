@@ -18,12 +18,13 @@
 // each has its own module, so pass a route `Router` only to route calls.
 
 import type {
-  FollowerConfig, FollowerStats, Key, LazySteps, Milliseconds, MigrationMode, Move, Revision, Topology, WritePlan,
+  FollowerConfig, FollowerStats, Key, LazySteps, Migration as FullMigration, Milliseconds, MigrationMode, Move,
+  Revision, Topology, WritePlan,
 } from './index.js';
 
 export type {
-  FollowerConfig, FollowerStats, Hashing, Key, LazySteps, Milliseconds, MigrationMode, Move, Revision, Topology,
-  TopologyNode, WritePlan,
+  FollowerConfig, FollowerStats, Hashing, Key, LazySteps, Milliseconds, MigrationMode, Move, Revision, SaltedKey,
+  Topology, TopologyNode, WritePlan,
 } from './index.js';
 
 /**
@@ -136,6 +137,8 @@ export declare class Router {
  * A move of data from one topology to the next: where a key goes, where services write
  * (the new owner) and read (the new owner, then the old one until the key has moved).
  */
+/** `readKeys` and `writeKey` as the full package declares them (index.d.ts). */
+export interface Migration extends Pick<FullMigration, 'readKeys' | 'writeKey'> {}
 export declare class Migration {
   /**
    * The migration from `before` to `after`, two routers of this build.

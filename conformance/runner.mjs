@@ -434,6 +434,15 @@ function runCase(api, file, routers, kase) {
         };
         break;
       }
+      case 'migration_salted': {
+        const migration = migrationFor();
+        const key = toKey(kase.key);
+        actual = {
+          read_keys: migration.readKeys(key).map((read) => keyForm(kase.key, read)),
+          write_key: keyForm(kase.key, migration.writeKey(key, kase.salt)),
+        };
+        break;
+      }
       case 'migration_shards': {
         const shards = migrationFor().movingShards().map(({ shard, from, to, ...rest }) => {
           if (Object.keys(rest).length) throw new Error(`movingShards returned extra fields ${Object.keys(rest)}`);

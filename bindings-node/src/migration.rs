@@ -91,6 +91,29 @@ impl Migration {
         Ok(targets.into_iter().map(str::to_owned).collect())
     }
 
+    /// The keys a read of a hot key gathers while clients may hold either topology
+    /// ([`sr::migration::Migration::read_keys`]), each the type `key` came in as.
+    ///
+    /// # Errors
+    /// `invalid_key`.
+    #[napi(catch_unwind)]
+    pub fn read_keys(&self, key: Unknown) -> Result<Vec<key::JsKey>> {
+        let key = key::from_js(key)?;
+        let keys = self.inner.read_keys(key.as_core()).or_throw()?;
+        keys.into_iter().map(|read| key::to_js(&key, read)).collect()
+    }
+
+    /// The key a write with `salt` goes to: the after topology's salted key.
+    ///
+    /// # Errors
+    /// `invalid_key`; `invalid_argument` when `salt` is not an integer in `0..=2^32-1`.
+    #[napi(catch_unwind)]
+    pub fn write_key(&self, key: Unknown, salt: Unknown) -> Result<key::JsKey> {
+        let key = key::from_js(key)?;
+        let salt = crate::u32_argument(salt, "salt")?;
+        key::to_js(&key, self.inner.write_key(key.as_core(), salt))
+    }
+
     /// The shards whose owner changes, in shard order
     /// ([`sr::migration::Migration::moving_shards`]).
     ///

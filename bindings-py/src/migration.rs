@@ -5,7 +5,7 @@ use pyo3::types::{PyBool, PyType};
 use shardroute as sr;
 
 use crate::errors;
-use crate::key::{type_name, Key};
+use crate::key::{owned_to_py, type_name, u32_from_py, Key};
 use crate::router::{router_arg, with_all_keys, Router};
 
 /// A move of data from one topology to the next while the application runs:
@@ -97,6 +97,31 @@ impl Migration {
     fn read_targets(&self, key: &Bound<'_, PyAny>, moved: Moved) -> PyResult<Vec<&str>> {
         let key = Key::from_py(key)?;
         self.inner.read_targets(key.as_core(), moved.0).map_err(errors::to_py)
+    }
+
+    /// The keys a read of a hot key gathers while clients may hold either topology:
+    /// every salted form under after (salt 0 first), then those under before that after
+    /// lacks. A key becoming hot is read unsalted too, one cooling salted too; a key hot
+    /// on neither side is [key]. Keys have the key's type, as for Router.salted_key.
+    ///
+    /// Raises InvalidKeyError for a value that is not a key.
+    fn read_keys<'py>(&self, key: &Bound<'py, PyAny>) -> PyResult<Vec<Bound<'py, PyAny>>> {
+        let source = key;
+        let key = Key::from_py(source)?;
+        let keys = self.inner.read_keys(key.as_core()).map_err(errors::to_py)?;
+        keys.iter().map(|read| owned_to_py(source, read)).collect()
+    }
+
+    /// The key a write with salt goes to: after.salted_key(key, salt), so that writes
+    /// follow the newest hot-key list.
+    ///
+    /// Raises InvalidKeyError for a value that is not a key, InvalidArgumentError when
+    /// salt is not an integer in 0..2**32.
+    fn write_key<'py>(&self, key: &Bound<'py, PyAny>, salt: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        let source = key;
+        let key = Key::from_py(source)?;
+        let salt = u32_from_py(salt, "salt")?;
+        owned_to_py(source, &self.inner.write_key(key.as_core(), salt))
     }
 
     /// The shards whose owner changes, in shard order, as (shard, old node, new node)

@@ -309,6 +309,13 @@ def run_case(file: Dict[str, Any], routers: Dict[str, Any], case: Dict[str, Any]
                 "write_target": migration.write_target(key),
                 "read_targets": migration.read_targets(key, case["moved"]),
             }
+        if op == "migration_salted":
+            migration = migration_for()
+            key = vector_key(case["key"])
+            return {
+                "read_keys": [key_form(read) for read in migration.read_keys(key)],
+                "write_key": key_form(migration.write_key(key, case["salt"])),
+            }
         if op == "migration_shards":
             return {"shards": [list(shard) for shard in migration_for().moving_shards()]}
         if op == "migration_keys":

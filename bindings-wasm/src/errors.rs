@@ -41,7 +41,6 @@ impl From<Error> for JsValue {
 }
 
 /// An `invalid_key` error: a key of an unsupported type or out of range.
-#[cfg(feature = "full-api")]
 pub(crate) fn invalid_key(message: String) -> sr::Error {
     sr::Error::new(sr::ErrorKind::InvalidKey, message)
 }

@@ -32,7 +32,6 @@ use wasm_bindgen::convert::TryFromJsValue;
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-#[cfg(feature = "full-api")]
 use crate::errors::invalid_key;
 
 /// A key converted from JavaScript, owning its bytes; [`Key::as_key`] lends it to the core.
@@ -82,7 +81,8 @@ impl Key {
 
     /// A key the core derived from this one (a salted key), as the JavaScript type this
     /// key came in as: string, `Uint8Array`, or `bigint` (for a `bigint` or `number`).
-    #[cfg(feature = "full-api")]
+    /// In every build: a routing tier reads a hot key's salted forms during a migration
+    /// (`Migration.readKeys`).
     pub(crate) fn salted_to_js(&self, salted: sr::OwnedKey) -> sr::Result<JsValue> {
         Ok(match (self, salted) {
             (_, sr::OwnedKey::U64(value)) => JsValue::from(value),

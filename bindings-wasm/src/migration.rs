@@ -94,6 +94,29 @@ impl Migration {
         let moved = key::with_type(moved, |got| sr::argument::optional_flag("moved", got))?;
         Ok(self.inner.read_targets(key.as_key(), moved)?.into_iter().map(String::from).collect())
     }
+
+    /// The keys a read of a hot key gathers while clients may hold either topology: every
+    /// salted form under `after` (salt 0 first), then those under `before` that `after`
+    /// lacks; keys of the input key's type, as for `Router.saltedKey`.
+    #[wasm_bindgen(js_name = readKeys)]
+    pub fn read_keys(&self, key: &JsValue) -> Result<Array> {
+        let key = Key::from_js(key)?;
+        let keys = Array::new();
+        for read in self.inner.read_keys(key.as_key())? {
+            keys.push(&key.salted_to_js(read)?);
+        }
+        Ok(keys)
+    }
+
+    /// The key a write with `salt` goes to: `after`'s salted key.
+    ///
+    /// Throws `invalid_argument` when `salt` is not an integer in `0..=2^32-1`.
+    #[wasm_bindgen(js_name = writeKey)]
+    pub fn write_key(&self, key: &JsValue, salt: &JsValue) -> Result<JsValue> {
+        let key = Key::from_js(key)?;
+        let salt = crate::u32_from_js(salt, "salt")?;
+        Ok(key.salted_to_js(self.inner.write_key(key.as_key(), salt))?)
+    }
 }
 
 /// What a copy job asks, which a routing tier does not: left out of a build without the

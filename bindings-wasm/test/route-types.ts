@@ -24,6 +24,8 @@ export async function tier(wasm: URL, module: WebAssembly.Module, dictionary: Ui
   const fromBytes = new Router(decodeDictionary(dictionary));
   const reads: string[] = [fromBytes.routeRead('k'), ...fromBytes.routeWrite('k'), fromBytes.readReplica('k', 1), router.shardOwner(1)];
   const session = new MigrationSession(new Migration(router, next), 'lazy');
+  const saltedReads: string[] = new Migration(router, next).readKeys('celebrity');
+  const saltedWrite: bigint = new Migration(router, next).writeKey(42n, 3);
   const plan: WritePlan = session.writePlan('user:1');
   const steps: LazySteps | null = session.lazySteps('user:1');
   const order: string[] = session.readPlan('user:1', false);
@@ -61,5 +63,6 @@ export async function tier(wasm: URL, module: WebAssembly.Module, dictionary: Ui
   // @ts-expect-error nor `hashKey`
   route.hashKey('k');
   return [String(shard), owner, String(shards.length), String(epoch), plan.node, String(steps?.write_to), ...order,
-    ...reads, offered.kind, String(held?.epoch), String(httpRouter?.epoch), String(inputs.length)];
+    ...reads, ...saltedReads, String(saltedWrite), offered.kind, String(held?.epoch), String(httpRouter?.epoch),
+    String(inputs.length)];
 }

@@ -42,8 +42,12 @@ function declaredMembers(name) {
   const body = new RegExp(`^export declare class ${name} [^{]*\\{\\n([\\s\\S]*?)^\\}`, 'm').exec(declarations)?.[1];
   assert.ok(body, `route.d.ts declares class ${name}`);
   const names = (pattern) => [...new Set([...body.matchAll(pattern)].map((m) => m[1]))];
+  // Methods taken from the full package's declaration (`export interface X extends
+  // Pick<FullX, 'a' | 'b'> {}`, merged into the class).
+  const picked = new RegExp(`^export interface ${name} extends Pick<\\w+, ([^>]*)> \\{\\}`, 'm').exec(declarations)?.[1];
+  const pickedNames = picked ? [...picked.matchAll(/'(\w+)'/g)].map((m) => m[1]) : [];
   return {
-    methods: names(/^ {2}(?:get )?(\w+)\(/gm).filter((member) => member !== 'constructor'),
+    methods: [...names(/^ {2}(?:get )?(\w+)\(/gm).filter((member) => member !== 'constructor'), ...pickedNames],
     statics: names(/^ {2}static (\w+)\(/gm),
   };
 }

@@ -9,11 +9,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
 
 const check = fileURLToPath(new URL('./size-budget.mjs', import.meta.url));
 const committed = JSON.parse(readFileSync(new URL('../size-budget.json', import.meta.url), 'utf8'));
 const scratch = mkdtempSync(join(tmpdir(), 'size-budget-'));
 after(() => rmSync(scratch, { recursive: true, force: true }));
+
+/** The sizes of a build as the check measures them, so the cases below hold whatever the
+ * committed budget's slack is. */
+function measured(build) {
+  const wasm = readFileSync(new URL(`../${committed.builds[build].file}`, import.meta.url));
+  return { raw: wasm.length, gzip: gzipSync(wasm, { level: 9 }).length };
+}
 
 /** The check run on `budget` (the committed one when omitted): its exit code and output. */
 function run(budget) {
@@ -36,7 +44,7 @@ test('the committed budget holds for both builds', () => {
 
 test('a build over its budget by more than the tolerance fails, saying how to raise the budget', () => {
   const budget = structuredClone(committed);
-  budget.builds.route.raw = Math.floor(budget.builds.route.raw / 1.06);
+  budget.builds.route.raw = Math.floor(measured('route').raw / 1.065);
   const { status, stderr } = run(budget);
   assert.equal(status, 1);
   assert.match(stderr, /route: pkg-route\/web\/shardroute_route_bg\.wasm is [\d,]+ bytes raw, \+6\.\d% over its budget/);
@@ -46,7 +54,7 @@ test('a build over its budget by more than the tolerance fails, saying how to ra
 
 test('growth within the tolerance passes; a budget without a reason does not', () => {
   const within = structuredClone(committed);
-  within.builds.full.gzip = Math.ceil(within.builds.full.gzip / 1.04);
+  within.builds.full.gzip = Math.ceil(measured('full').gzip / 1.04);
   assert.equal(run(within).status, 0);
   const unexplained = structuredClone(committed);
   unexplained.builds.full.reason = '';

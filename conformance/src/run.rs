@@ -342,7 +342,7 @@ fn evaluate(file: &Value, routers: &mut HashMap<String, Router>, case: &Value) -
             }
             Err(err) => error(err),
         },
-        "migration" | "migration_shards" | "migration_keys" => {
+        "migration" | "migration_shards" | "migration_keys" | "migration_salted" => {
             let migration = match (case.get("dictionary"), case.get("before"), case.get("after")) {
                 (Some(_), None, None) => {
                     let router = core_or_case!(router_for(text(case, "dictionary")?)?);
@@ -368,6 +368,18 @@ fn evaluate(file: &Value, routers: &mut HashMap<String, Router>, case: &Value) -
                         }))
                     });
                     answer.unwrap_or_else(error)
+                }
+                "migration_salted" => {
+                    let source = field(case, "key")?;
+                    let key = core_or_case!(to_key(source)?);
+                    let salt = u32_field(case, "salt")?;
+                    match migration.read_keys(key.as_key()) {
+                        Ok(keys) => json!({
+                            "read_keys": keys.iter().map(|read| key_form(source, read)).collect::<Vec<Value>>(),
+                            "write_key": key_form(source, &migration.write_key(key.as_key(), salt)),
+                        }),
+                        Err(err) => error(err),
+                    }
                 }
                 "migration_shards" => match migration.moving_shards() {
                     Ok(shards) => {

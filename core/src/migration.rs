@@ -177,6 +177,33 @@ impl Migration {
         Ok(if moved || from == to { alloc::vec![to] } else { alloc::vec![to, from] })
     }
 
+    /// The keys a read of `key` gathers while clients may hold either topology: every
+    /// salted form of it under *after* (salt 0 first), then those under *before* that
+    /// *after* lacks. A key that becomes hot is read unsalted as well as salted, because
+    /// a client still on *before* writes it unsalted; a key that cools is read salted as
+    /// well, until its salted rows are folded back. A key hot on neither side is itself
+    /// alone. Each key is then read where [`read_targets`](Migration::read_targets) says.
+    ///
+    /// # Errors
+    /// As [`Router::route`] for either topology.
+    pub fn read_keys<'k>(&self, key: impl Into<Key<'k>>) -> Result<Vec<crate::key::OwnedKey>> {
+        let key = key.into();
+        let mut keys: Vec<crate::key::OwnedKey> =
+            self.after.salted_keys(key)?.into_iter().map(|(salted, _)| salted).collect();
+        for (salted, _) in self.before.salted_keys(key)? {
+            if !keys.contains(&salted) {
+                keys.push(salted);
+            }
+        }
+        Ok(keys)
+    }
+
+    /// The key a write of `key` with `salt` goes to: its salted form under *after*
+    /// ([`Router::salted_key`]), so that writes follow the newest hot-key list.
+    pub fn write_key<'k>(&self, key: impl Into<Key<'k>>, salt: u32) -> crate::key::OwnedKey {
+        self.after.salted_key(key, salt)
+    }
+
     /// The shards whose owner changes, in shard order, for topologies whose shards are
     /// the same fixed partitions on both sides (vbuckets, slots, partitions, buckets of
     /// the same strategy and count): the units a background copy job moves.

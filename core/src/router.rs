@@ -295,9 +295,11 @@ impl Router {
     pub fn salted_key<'k>(&self, key: impl Into<Key<'k>>, salt: u32) -> OwnedKey {
         let key = key.into();
         match (key, &self.topology.hot_keys) {
+            // A fanout of 1 is the key itself, as `salted_keys` reads it: a write must go
+            // where the read looks.
             (Key::Bytes(bytes), Some(hot)) => match hot.fanout(bytes) {
-                Some(fanout) => OwnedKey::Bytes(hot.salt(bytes, salt % fanout)),
-                None => OwnedKey::from(key),
+                Some(fanout) if fanout > 1 => OwnedKey::Bytes(hot.salt(bytes, salt % fanout)),
+                _ => OwnedKey::from(key),
             },
             _ => OwnedKey::from(key),
         }

@@ -15,6 +15,12 @@
 //! key that is not hot has one salted form, itself. Hot keys are byte keys (UTF-8 text
 //! in the document); integer keys are never hot.
 //!
+//! **Coming and going.** The operations `hot_key_add` and `hot_key_remove`
+//! ([`crate::ops`]) edit the list, each to the next epoch; while clients may hold either
+//! epoch, [`Migration::read_keys`](crate::migration::Migration::read_keys) gathers both
+//! epochs' salted forms and [`Migration::write_key`](crate::migration::Migration::write_key)
+//! writes the new one's. A key listed with fanout 1 is not salted: its one form is itself.
+//!
 //! **Cost.** One lookup in a sorted table per call; reads of a hot key touch `fanout`
 //! keys, so pick the smallest fanout that relieves the shard.
 

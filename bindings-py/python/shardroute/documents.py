@@ -666,6 +666,26 @@ class DirectoryRemoveOperation(_DirectoryRemoveOperationRequired, total=False):
     """directory: drops the entry of `key`."""
 
 
+class _HotKeyAddOperationRequired(TypedDict):
+    op: Literal["hot_key_add"]
+    key: KeyObject
+    fanout: int
+
+
+class HotKeyAddOperation(_HotKeyAddOperationRequired, total=False):
+    """any strategy: salts `key` (text, as a key object) over `fanout` salted keys, or changes
+    its fanout."""
+
+
+class _HotKeyRemoveOperationRequired(TypedDict):
+    op: Literal["hot_key_remove"]
+    key: KeyObject
+
+
+class HotKeyRemoveOperation(_HotKeyRemoveOperationRequired, total=False):
+    """any strategy: stops salting `key`."""
+
+
 class _MultilevelRemapOperationRequired(TypedDict):
     op: Literal["multilevel_remap"]
     partition: int
@@ -890,6 +910,8 @@ Operation = (
     | RangePresplitOperation
     | DirectorySetOperation
     | DirectoryRemoveOperation
+    | HotKeyAddOperation
+    | HotKeyRemoveOperation
     | MultilevelRemapOperation
     | MultilevelGroupSetOperation
     | TrieSplitOperation
@@ -944,6 +966,8 @@ __all__ = [
     "ElasticsearchStrategy",
     "HashRangeStrategy",
     "Hashing",
+    "HotKeyAddOperation",
+    "HotKeyRemoveOperation",
     "HotKeys",
     "IdBitsComposeOperation",
     "IdBitsReserveBlockOperation",

@@ -14,7 +14,7 @@ const packageDir = join(repoRoot, 'bindings-wasm');
 
 /** The `op`s of conformance/runner.mjs the route build answers (index.d.ts's calls it keeps). */
 const OPS = new Set(['load', 'route', 'replicas', 'route_many', 'route_read', 'route_write', 'read_replica',
-  'shard_owner', 'replace', 'decode_dictionary', 'migration', 'topology_follower', 'migration_session']);
+  'shard_owner', 'replace', 'decode_dictionary', 'migration', 'migration_salted', 'topology_follower', 'migration_session']);
 /** The steps of a follower scenario it answers (no `publish`). */
 const FOLLOWER_CALLS = new Set(['offer', 'offer_dictionary', 'offer_bytes', 'disconnected', 'connected', 'state', 'stats']);
 /** The steps of a migration session scenario it answers (no `copy_batch`). */

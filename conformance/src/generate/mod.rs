@@ -22,6 +22,7 @@ mod elasticsearch;
 mod errors;
 mod hash_range;
 mod hashing;
+mod hot_keys;
 mod id_groups;
 mod ids;
 mod jump;
@@ -81,6 +82,7 @@ pub fn all() -> Vec<(String, String)> {
         vshard::file(),
         migration::file(),
         partition_key::file(),
+        hot_keys::file(),
         scatter::file(),
         session_redis::file(),
         session_follower::file(),

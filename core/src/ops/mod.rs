@@ -57,9 +57,12 @@
 //! | `id_groups_add_group` | `id_groups` | appends `group` (as in `groups`, without `writable`), its shards numbered after all others; it becomes the writable group unless `writable` is false; no id moves; reports `added`, `shards`, `writable` |
 //! | `id_groups_add_interval` | `id_groups` | gives group `group` the interval `interval` (`[start, end]`), reusing freed ids; no id moves; reports `group`, `interval` |
 //! | `id_groups_set_writable` | `id_groups` | makes group `group` the writable one; reports `writable`, `previous` |
+//! | `hot_key_add` | any | salts `key` (a text key object) over `fanout` (2 to 1,024) salted keys, or changes its fanout; reports `key`, `from_fanout` (1 when it was not hot), `to_fanout` |
+//! | `hot_key_remove` | any | stops salting `key`; reports `key`, `from_fanout`, `to_fanout` (1). While clients may hold either epoch, reads gather both epochs' salted keys (`Migration::read_keys`) |
 
 mod args;
 mod dictionary;
+mod hot_keys;
 mod ids;
 mod import;
 mod nodes;
@@ -184,6 +187,18 @@ pub enum Op {
         /// The owners, round-robin (default: every node, in list order).
         nodes: Option<Vec<NodeChoice>>,
     },
+    /// `hot_key_add`: salts `key` over `fanout` salted keys (or changes its fanout).
+    HotKeyAdd {
+        /// The hot key (text).
+        key: String,
+        /// Its salted keys, 2 or more.
+        fanout: u32,
+    },
+    /// `hot_key_remove`: stops salting `key`.
+    HotKeyRemove {
+        /// The hot key (text).
+        key: String,
+    },
     /// `directory_set`: lists `key` on node `node`.
     DirectorySet {
         /// The key.
@@ -304,6 +319,7 @@ impl Op {
                 tables::parse(name, operation)
             }
             "trie_split" | "trie_remove" => trie::parse(name, operation),
+            "hot_key_add" | "hot_key_remove" => hot_keys::parse(name, operation),
             "redis_moved" => redis::parse(operation),
             "id_bits_compose"
             | "id_bits_tickets"
@@ -336,6 +352,8 @@ impl Op {
             Op::RangeMerge { .. } => "range_merge",
             Op::RangeMove { .. } => "range_move",
             Op::RangePresplit { .. } => "range_presplit",
+            Op::HotKeyAdd { .. } => "hot_key_add",
+            Op::HotKeyRemove { .. } => "hot_key_remove",
             Op::DirectorySet { .. } => "directory_set",
             Op::DirectoryRemove { .. } => "directory_remove",
             Op::MultilevelRemap { .. } => "multilevel_remap",
@@ -380,6 +398,7 @@ impl Op {
     pub fn apply(&self, topology: &Topology) -> Result<Applied> {
         let mut applied = match self {
             Op::AddNode { .. } | Op::RemoveNode { .. } | Op::Disruption { .. } => nodes::apply(self, topology)?,
+            Op::HotKeyAdd { .. } | Op::HotKeyRemove { .. } => hot_keys::apply(self, topology)?,
             Op::ImportCassandraRing { .. }
             | Op::ImportRedisClusterSlots(_)
             | Op::ImportRedisClusterShards(_)

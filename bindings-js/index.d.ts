@@ -48,6 +48,24 @@ export interface ScatterPlan {
   keys: number[][] | null;
 }
 
+/** An index shard a write updates: the positions of its terms in the plan's input. */
+export interface IndexVisit {
+  index: string;
+  shard: number;
+  /** The node id. */
+  node: string;
+  terms: number[];
+}
+
+/** What `Router.indexWritePlan` returns. */
+export interface IndexWritePlan {
+  /** The document's shard and node id. */
+  shard: number;
+  node: string;
+  /** One visit per index shard the terms touch, in first-term order. */
+  indexes: IndexVisit[];
+}
+
 export interface Location {
   /** The shard number. */
   shard: number;
@@ -230,6 +248,23 @@ export declare class Router {
    * is 'union'.
    */
   scatterKeys(keys: readonly Key[], readFrom?: ReadFrom | null, turn?: number | null, zone?: string | null): ScatterPlan;
+  /**
+   * The router of the global index `name` (the document's `indexes`): it routes terms over
+   * this topology's nodes, at its epoch.
+   *
+   * @throws {ShardrouteError} `invalid_argument` when the topology has no index of that name.
+   */
+  index(name: string): Router;
+  /** The names of the global indexes, sorted. */
+  indexNames(): string[];
+  /**
+   * What one write touches: the document's shard and node, then each index shard the
+   * `[index name, term]` pairs touch, with the positions of their terms.
+   *
+   * @throws {ShardrouteError} `invalid_argument` for an unknown index or a malformed pair;
+   *   `invalid_key` for a key or term that is not a key.
+   */
+  indexWritePlan(key: Key, terms: ReadonlyArray<readonly [string, Key]>): IndexWritePlan;
   /**
    * Decodes an id that carries its shard: the shard and the id's other fields, in order.
    *
@@ -1107,6 +1142,8 @@ export interface Topology {
   strategy: Strategy;
   placement?: Placement;
   hot_keys?: HotKeys;
+  /** Global secondary indexes by name: each routes terms by its own strategy and hashing over these nodes, at this epoch (core/src/indexes.rs). */
+  indexes?: Record<string, Index>;
   /** XXH64 (seed 0) of the canonical JSON of the rest of the document; a truncated or edited copy is refused. */
   checksum?: string;
 }
@@ -1152,6 +1189,12 @@ export interface Hashing {
   integers?: 'le_bytes' | 'identity';
   /** Route a byte key by one part of it (a compound key); the whole key when absent. */
   partition_key?: PartitionKey;
+}
+
+/** A global (term-partitioned) secondary index: its strategy (any but the compatibility profiles) and hashing, over the document's nodes. */
+export interface Index {
+  strategy: unknown;
+  hashing?: Hashing;
 }
 
 /** Which part of a byte key every strategy routes by (core/src/hashing.rs): the bytes before the first separator (prefix), field `index` from 0 of the key split at every separator (field), `length` bytes from `offset` (bytes), or the whole key (whole, the default). A key without that part routes by the whole key; integer keys have no parts. */

@@ -152,6 +152,9 @@ class Router {
       routeRead: (router, key) => router.#inner.routeRead(key),
       routeWrite: (router, key) => router.#inner.routeWrite(key),
       replace: (router, topology) => new Router(WRAP, router.#inner.replace(documentText(topology, 'topology'))),
+      index: (router, name) => new Router(WRAP, router.#inner.index(name)),
+      indexNames: (router) => router.#inner.indexNames(),
+      indexWritePlan: (router, key, terms) => JSON.parse(router.#inner.indexWritePlan(key, terms)),
       readReplica: (router, key, turn) => router.#inner.readReplica(key, turn),
       sameSlot: (router, keys) => router.#inner.sameSlot(keys),
       groupByNode: (router, keys) => {

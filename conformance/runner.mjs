@@ -443,6 +443,16 @@ function runCase(api, file, routers, kase) {
         };
         break;
       }
+      case 'index_route': {
+        const index = routerFor(kase.topology).index(kase.index);
+        const key = toKey(kase.key);
+        actual = { shard: index.route(key), node: index.node(key) };
+        break;
+      }
+      case 'index_write_plan': {
+        actual = routerFor(kase.topology).indexWritePlan(toKey(kase.key), kase.terms.map(([name, term]) => [name, toKey(term)]));
+        break;
+      }
       case 'migration_shards': {
         const shards = migrationFor().movingShards().map(({ shard, from, to, ...rest }) => {
           if (Object.keys(rest).length) throw new Error(`movingShards returned extra fields ${Object.keys(rest)}`);

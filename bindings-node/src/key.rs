@@ -195,6 +195,28 @@ pub fn strings_from_js(array: Unknown<'_>, what: &str) -> Result<Vec<String>> {
     )
 }
 
+/// `[name, key]` pairs (`indexWritePlan`'s terms), as [`many_from_js`] reads keys.
+///
+/// # Errors
+/// `invalid_argument` when `pairs` or an element is not an array, an element is not of
+/// length 2 or its name is not text; `invalid_key` (naming the index) for a bad key.
+pub fn pairs_from_js<'env>(pairs: Unknown<'env>, what: &str) -> Result<Vec<(String, Key<'env>)>> {
+    let unreadable = |list: &str, index| errors::from_core(crate::js_session::unreadable_element(list, index));
+    elements(
+        pairs,
+        what,
+        |index| unreadable(what, index),
+        |index, pair| {
+            let name = format!("{what}[{index}]");
+            let items = elements(pair, &name, |item| unreadable(&name, item), |_, item| Ok(item))?;
+            let [id, term] = items[..] else {
+                return Err(sr::argument::not_a_pair(&name, items.len())).or_throw();
+            };
+            Ok((crate::text_argument(id, &format!("{name}[0]"))?, from_js(term).map_err(|err| at(index, err))?))
+        },
+    )
+}
+
 /// `each` of every element of an array (`what` names it), in order: an array, or anything
 /// `Array.isArray` holds for (a `Proxy` of an array), read element by element as the
 /// WebAssembly package reads it; `unreadable(index)` is the error of an element whose

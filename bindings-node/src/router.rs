@@ -222,6 +222,31 @@ impl Router {
         self.scatter(sr::scatter::Scope::Keys(&keys), read_from, turn, zone)
     }
 
+    /// The router of the global index `name` (`invalid_argument` when there is none).
+    #[napi(catch_unwind)]
+    pub fn index(&self, name: Unknown) -> Result<Router> {
+        let name = crate::text_argument(name, "name")?;
+        Ok(Router { inner: Arc::new(self.inner.index(&name).or_throw()?.clone()) })
+    }
+
+    /// The names of the global indexes, sorted.
+    #[napi(catch_unwind)]
+    pub fn index_names(&self) -> Vec<String> {
+        self.inner.index_names().map(str::to_owned).collect()
+    }
+
+    /// What one write touches, as the JSON text of the core's plan (`index.js` parses it):
+    /// the document's shard and node, then each index shard its `[name, term]` pairs touch.
+    #[napi(catch_unwind)]
+    pub fn index_write_plan(&self, key: Unknown, terms: Unknown) -> Result<String> {
+        let key = key::from_js(key)?;
+        let pairs = key::pairs_from_js(terms, "terms")?;
+        let borrowed: Vec<(&str, sr::Key<'_>)> =
+            pairs.iter().map(|(name, term)| (name.as_str(), term.as_core())).collect();
+        let plan = self.inner.index_write_plan(key.as_core(), &borrowed).or_throw()?;
+        Ok(plan.to_value(&self.inner).to_string())
+    }
+
     /// Where `key` lives: shard, node, address, zone and the rendered placement names.
     /// `index.js` turns `names` into an object.
     #[napi(catch_unwind)]

@@ -398,6 +398,52 @@ impl Router {
         Ok(Router::wrap(topology.py(), inner))
     }
 
+    /// The router of the global index name: it routes terms over this topology's nodes,
+    /// at its epoch (route a term, or plan a term range with scatter_range).
+    ///
+    /// Raises InvalidArgumentError when the topology has no index of that name.
+    fn index(&self, py: Python<'_>, name: &Bound<'_, PyAny>) -> PyResult<Router> {
+        let name = str_from_py(name, "name")?;
+        let index = self.inner.index(&name).map_err(errors::to_py)?;
+        Ok(Router::wrap(py, index.clone()))
+    }
+
+    /// The names of the global indexes, sorted.
+    fn index_names(&self) -> Vec<&str> {
+        self.inner.index_names().collect()
+    }
+
+    /// What one write touches: a dict {"shard": int, "node": str, "indexes": [{"index":
+    /// str, "shard": int, "node": str, "terms": [int]}]}: the document's shard and node,
+    /// then one entry per index shard the terms' entries live on, with the positions of
+    /// its terms in terms, in first-term order. terms is an iterable of (index name,
+    /// term) pairs, tuples or lists of two; terms are keys as for route.
+    ///
+    /// Raises InvalidArgumentError for an index the topology does not have or terms that
+    /// are not (name, term) pairs, InvalidKeyError for a key or term that is not a key.
+    fn index_write_plan<'py>(&self, key: &Bound<'py, PyAny>, terms: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        let key = Key::from_py(key)?;
+        let mut pairs: Vec<(String, Key)> = Vec::new();
+        for (position, item) in terms.try_iter().map_err(|_| not_pairs(terms))?.enumerate() {
+            let item = item?;
+            // A tuple or a list of two: (name, term).
+            let (name, term) = if let Ok(pair) = item.cast::<PyTuple>() {
+                (pair.len() == 2).then(|| (pair.get_item(0), pair.get_item(1)))
+            } else if let Ok(pair) = item.cast::<PyList>() {
+                (pair.len() == 2).then(|| (pair.get_item(0), pair.get_item(1)))
+            } else {
+                None
+            }
+            .ok_or_else(|| not_pairs(&item))?;
+            let name = str_from_py(&name?, &format!("terms[{position}][0]"))?;
+            pairs.push((name, Key::from_py(&term?)?));
+        }
+        let borrowed: Vec<(&str, sr::Key<'_>)> =
+            pairs.iter().map(|(name, term)| (name.as_str(), term.as_core())).collect();
+        let plan = self.inner.index_write_plan(key.as_core(), &borrowed).map_err(errors::to_py)?;
+        crate::json::value_to_py(terms.py(), &plan.to_value(&self.inner))
+    }
+
     /// The topology's epoch (an int in 0..2**64).
     #[getter]
     fn epoch(&self) -> u64 {
@@ -691,4 +737,12 @@ pub(crate) fn router_arg<'a, 'py>(value: &'a Bound<'py, PyAny>, what: &str) -> P
     value.cast::<Router>().map_err(|_| {
         errors::new(sr::ErrorKind::InvalidArgument, format!("{what} must be a Router, not {}", type_name(value)))
     })
+}
+
+/// `invalid_argument`: terms must be (index name, term) pairs.
+fn not_pairs(value: &Bound<'_, PyAny>) -> PyErr {
+    errors::to_py(sr::Error::new(
+        sr::ErrorKind::InvalidArgument,
+        format!("index_write_plan: terms must be an iterable of (index name, term) pairs, got {}", type_name(value)),
+    ))
 }

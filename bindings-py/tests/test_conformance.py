@@ -316,6 +316,13 @@ def run_case(file: Dict[str, Any], routers: Dict[str, Any], case: Dict[str, Any]
                 "read_keys": [key_form(read) for read in migration.read_keys(key)],
                 "write_key": key_form(migration.write_key(key, case["salt"])),
             }
+        if op == "index_route":
+            index = router_for(case["topology"]).index(case["index"])
+            key = vector_key(case["key"])
+            return {"shard": index.route(key), "node": index.node(key)}
+        if op == "index_write_plan":
+            terms = [(name, vector_key(term)) for name, term in case["terms"]]
+            return dict(router_for(case["topology"]).index_write_plan(vector_key(case["key"]), terms))
         if op == "migration_shards":
             return {"shards": [list(shard) for shard in migration_for().moving_shards()]}
         if op == "migration_keys":

@@ -122,6 +122,27 @@ pub(crate) fn strings_from_js(array: &JsValue, what: &str) -> sr::Result<Vec<Str
     )
 }
 
+/// `[name, key]` pairs (`indexWritePlan`'s terms), as [`keys_from_js`] reads keys:
+/// `invalid_argument` when `pairs` or an element is not an array, an element is not of
+/// length 2 or its name is not text; `invalid_key` (naming the index) for a bad key.
+#[cfg(feature = "full-api")]
+pub(crate) fn pairs_from_js(pairs: &JsValue, what: &str) -> sr::Result<Vec<(String, Key)>> {
+    let unreadable = |list: &str, index| crate::js_session::unreadable_element(list, index);
+    elements(
+        pairs,
+        what,
+        |index| unreadable(what, index),
+        |index, pair| {
+            let name = format!("{what}[{index}]");
+            let items = elements(pair, &name, |item| unreadable(&name, item), |_, item| Ok(item.clone()))?;
+            let [id, term] = &items[..] else {
+                return Err(sr::argument::not_a_pair(&name, items.len()));
+            };
+            Ok((text_argument(id, &format!("{name}[0]"))?, Key::from_js(term).map_err(|err| at(index, err))?))
+        },
+    )
+}
+
 /// `each` of every element of a JavaScript array (`what` names it), in order;
 /// `unreadable(index)` is the error of an element whose read throws. `invalid_argument`
 /// when `array` is not an array (`Array.isArray`) or its `length` cannot be read.

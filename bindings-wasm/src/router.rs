@@ -209,6 +209,32 @@ impl Router {
 #[cfg(feature = "full-api")]
 #[wasm_bindgen]
 impl Router {
+    /// The router of the global index `name`: it routes terms over this topology's nodes.
+    ///
+    /// Throws `invalid_argument` when the topology has no index of that name.
+    pub fn index(&self, name: &JsValue) -> Result<Router> {
+        let name = key::text_argument(name, "name")?;
+        Ok(Router::wrap(self.inner.index(&name)?.clone()))
+    }
+
+    /// The names of the global indexes, sorted.
+    #[wasm_bindgen(js_name = indexNames)]
+    pub fn index_names(&self) -> Vec<String> {
+        self.inner.index_names().map(String::from).collect()
+    }
+
+    /// What one write touches: `{shard, node, indexes: [{index, shard, node, terms}]}`,
+    /// the document's shard and node, then each index shard its `[name, term]` pairs touch.
+    #[wasm_bindgen(js_name = indexWritePlan)]
+    pub fn index_write_plan(&self, key: &JsValue, terms: &JsValue) -> Result<JsValue> {
+        let key = Key::from_js(key)?;
+        let pairs = key::pairs_from_js(terms, "terms")?;
+        let borrowed: Vec<(&str, sr::Key<'_>)> =
+            pairs.iter().map(|(name, term)| (name.as_str(), term.as_key())).collect();
+        let plan = self.inner.index_write_plan(key.as_key(), &borrowed)?;
+        Ok(crate::topology::value_to_js(&plan.to_value(&self.inner), "index write plan")?)
+    }
+
     /// The shards of integer keys given as one `BigUint64Array`, as a `Uint32Array` (the
     /// array is copied into WebAssembly memory in one step).
     ///

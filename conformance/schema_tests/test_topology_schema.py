@@ -66,6 +66,7 @@ CANNOT_EXPRESS = {
         "multilevel/reject/map-unknown-group",
         "redis_cluster/reject/unknown-node",
         "token_ring/load/reject-tokens-unknown-node",
+        "indexes/load/reject-unknown-node",
         "trie/load/reject-missing-node",
         "vitess/load/reject-unknown-node",
         "vshard/load/ranges-unknown-node",
@@ -168,6 +169,8 @@ CANNOT_EXPRESS = {
         "partition_key/pk-refused/directory-entry-never-matches",
         "partition_key/pk-refused/hot-key-salt-cut-off",
     ],
+    # An index's strategy refuses node weights the document's strategy accepts.
+    "weights by index": ["indexes/load/reject-weighted-node-for-jump"],
     # An explicit token's node must keep weight 1 (the tokens map is keyed by node id).
     "weights by id": ["token_ring/load/reject-weight-on-explicit-node"],
     # Totals over the whole document (ring points, tokens); the schema bounds each entry only.

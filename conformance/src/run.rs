@@ -397,6 +397,30 @@ fn evaluate(file: &Value, routers: &mut HashMap<String, Router>, case: &Value) -
                 }
             }
         }
+        "index_route" => {
+            let router = core_or_case!(router_for(text(case, "topology")?)?);
+            let key = core_or_case!(to_key(field(case, "key")?)?);
+            let answer = router
+                .index(text(case, "index")?)
+                .and_then(|index| Ok(json!({"shard": index.route(key.as_key())?, "node": index.node(key.as_key())?})));
+            answer.unwrap_or_else(error)
+        }
+        "index_write_plan" => {
+            let router = core_or_case!(router_for(text(case, "topology")?)?);
+            let key = core_or_case!(to_key(field(case, "key")?)?);
+            let mut pairs = Vec::new();
+            for pair in field(case, "terms")?.as_array().ok_or("terms is not an array")? {
+                let name = pair.get(0).and_then(Value::as_str).ok_or("a term pair has no name")?;
+                let term = core_or_case!(to_key(pair.get(1).ok_or("a term pair has no term")?)?);
+                pairs.push((name.to_string(), term));
+            }
+            let borrowed: Vec<(&str, shardroute::Key<'_>)> =
+                pairs.iter().map(|(name, term)| (name.as_str(), term.as_key())).collect();
+            match router.index_write_plan(key.as_key(), &borrowed) {
+                Ok(plan) => plan.to_value(&router),
+                Err(err) => error(err),
+            }
+        }
         "shard_owner" => {
             let router = core_or_case!(router_for(text(case, "topology")?)?);
             match router.shard_owner(u32_field(case, "shard")?) {

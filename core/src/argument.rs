@@ -289,6 +289,12 @@ pub fn not_an_array(what: &str, value: JsType<'_>) -> Error {
     Error::argument(format!("{what} must be an array, got {value}"))
 }
 
+/// The `invalid_argument` error of an element of a pair list (`indexWritePlan`'s terms)
+/// that is an array of another length than 2.
+pub fn not_a_pair(what: &str, length: usize) -> Error {
+    Error::argument(format!("{what} must be a [name, key] pair (an array of 2), got an array of {length}"))
+}
+
 /// The `invalid_argument` error of an array (a `Proxy`, say) whose `length` cannot be
 /// read or is not an array length.
 pub fn unreadable_length(what: &str) -> Error {

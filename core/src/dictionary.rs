@@ -49,7 +49,7 @@ const ABSENT: u16 = 0xFFFF;
 ///
 /// # Errors
 /// `invalid_argument` for a topology whose strategy is not `vbucket`, that has a
-/// `partition_key` rule (version 1 has no field for it), or whose node ids,
+/// `partition_key` rule or `indexes` (version 1 has no field for them), or whose node ids,
 /// addresses or zones exceed 65,534 bytes.
 pub fn encode(topology: &Topology) -> Result<Vec<u8>> {
     let spec = vbucket_spec(topology)?;
@@ -58,6 +58,11 @@ pub fn encode(topology: &Topology) -> Result<Vec<u8>> {
         // compound keys by the whole key: refused rather than encoded without it.
         return Err(Error::argument(
             "encode: the binary dictionary (version 1) cannot hold a partition_key rule; keep this topology as JSON",
+        ));
+    }
+    if !topology.indexes.is_empty() {
+        return Err(Error::argument(
+            "encode: the binary dictionary (version 1) cannot hold indexes; keep this topology as JSON",
         ));
     }
     let wide = topology.nodes.len() > 256;

@@ -126,6 +126,7 @@ pub mod error;
 pub mod explain;
 pub mod hash;
 pub mod hashing;
+pub mod indexes;
 mod json;
 pub mod key;
 pub mod limits;

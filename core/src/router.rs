@@ -42,6 +42,8 @@ pub struct Router {
     placement: Placement,
     /// Most replicas any key can get (the shortest vbucket chain, else the node count).
     max_replicas: u32,
+    /// The router of each global index, by name ([`crate::indexes`]).
+    indexes: Vec<(String, Router)>,
 }
 
 impl Router {
@@ -72,7 +74,72 @@ impl Router {
     pub fn new(topology: Topology) -> Result<Router> {
         let placement = Placement::compile(&topology.strategy, &topology.hashing, &topology.nodes)?;
         let max_replicas = placement.max_replicas();
-        Ok(Router { topology, placement, max_replicas })
+        let indexes = topology
+            .indexes
+            .iter()
+            .map(|index| {
+                let alone = Topology {
+                    epoch: topology.epoch,
+                    hashing: index.hashing,
+                    nodes: topology.nodes.clone(),
+                    strategy: index.strategy.clone(),
+                    placement: None,
+                    hot_keys: None,
+                    indexes: Vec::new(),
+                    checksummed: false,
+                };
+                let router = Router::new(alone)
+                    .map_err(|err| Error::new(err.kind(), format!("indexes.{}: {}", index.name, err.message())))?;
+                Ok((index.name.clone(), router))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Router { topology, placement, max_replicas, indexes })
+    }
+
+    /// The router of the global index `name` ([`crate::indexes`]): it routes terms over
+    /// this topology's nodes, at its epoch. Route a term with it, or plan a term range with
+    /// its [`scatter`](Router::scatter) plans.
+    ///
+    /// # Errors
+    /// `invalid_argument` when the topology has no index of that name.
+    pub fn index(&self, name: &str) -> Result<&Router> {
+        crate::indexes::find(&self.indexes, name)
+    }
+
+    /// The names of the global indexes, sorted.
+    pub fn index_names(&self) -> impl Iterator<Item = &str> {
+        self.indexes.iter().map(|(name, _)| name.as_str())
+    }
+
+    /// What one write touches: the document's shard (of `key`), and for each `(index,
+    /// term)` pair the index shard that holds the term's entry, one visit per index and
+    /// shard with the positions of its terms in `terms`, in first-term order.
+    ///
+    /// # Errors
+    /// `invalid_argument` naming an index the topology does not have; as
+    /// [`route`](Router::route) for the key and each term.
+    pub fn index_write_plan<'k>(
+        &self,
+        key: impl Into<Key<'k>>,
+        terms: &[(&str, Key<'_>)],
+    ) -> Result<crate::indexes::WritePlan> {
+        let key = key.into();
+        let shard = self.route(key)?;
+        let mut visits: Vec<crate::indexes::IndexVisit> = Vec::new();
+        for (position, (name, term)) in (0u32..).zip(terms) {
+            let index = self.index(name)?;
+            let term_shard = index.route(*term)?;
+            match visits.iter_mut().find(|visit| visit.index == *name && visit.shard == term_shard) {
+                Some(visit) => visit.terms.push(position),
+                None => visits.push(crate::indexes::IndexVisit {
+                    index: String::from(*name),
+                    shard: term_shard,
+                    node: index.placement.owner(term_shard),
+                    terms: alloc::vec![position],
+                }),
+            }
+        }
+        Ok(crate::indexes::WritePlan { shard, node: self.placement.owner(shard), indexes: visits })
     }
 
     /// The topology this router was built from.

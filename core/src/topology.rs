@@ -27,6 +27,7 @@
 //! | `strategy` | object with `type` | required | see [`Strategy`] |
 //! | `placement` | object: name → template | absent | names rendered per shard by `locate` (see [`crate::placement_names`]) |
 //! | `hot_keys` | object | absent | keys salted over several shards (see [`crate::salting`]) |
+//! | `indexes` | object: name → `{strategy, hashing}` | absent | global secondary indexes, routed by term over the same nodes (see [`crate::indexes`]) |
 //! | `checksum` | `"xxh64:<16 hex digits>"` | absent | XXH64 (seed 0) of the canonical JSON of the rest of the document; verified on load, so a truncated or edited copy is refused |
 //! | `$schema` | string | absent | where editors find the JSON Schema (`docs/topology.schema.json` in the repository); ignored, and left out of the canonical form (and so of the checksum) |
 //!
@@ -74,6 +75,8 @@ pub struct Topology {
     pub placement: Option<PlacementNames>,
     /// Hot keys salted over several shards.
     pub hot_keys: Option<HotKeys>,
+    /// Global secondary indexes, sorted by name (empty when absent).
+    pub indexes: Vec<crate::indexes::Index>,
     /// Whether the canonical form carries a `checksum` (set when the loaded document had
     /// one; operations keep it).
     pub checksummed: bool,
@@ -104,7 +107,18 @@ impl Topology {
         let object = Object::new(
             "",
             value,
-            &["$schema", "format", "epoch", "hashing", "nodes", "strategy", "placement", "hot_keys", "checksum"],
+            &[
+                "$schema",
+                "format",
+                "epoch",
+                "hashing",
+                "nodes",
+                "strategy",
+                "placement",
+                "hot_keys",
+                "indexes",
+                "checksum",
+            ],
         )?;
         // Where editors find the JSON Schema (docs/topology.schema.json): read, so a
         // misspelt value is caught, and otherwise ignored (the canonical form leaves it out).
@@ -133,12 +147,16 @@ impl Topology {
             Some(value) => Some(HotKeys::from_value("hot_keys", value)?),
             None => None,
         };
+        let indexes = match object.optional("indexes") {
+            Some(value) => crate::indexes::parse("indexes", value, &nodes)?,
+            None => Vec::new(),
+        };
         let checksum = match object.optional("checksum") {
             Some(value) => Some(json::str("checksum", value)?),
             None => None,
         };
         let topology =
-            Topology { epoch, hashing, nodes, strategy, placement, hot_keys, checksummed: checksum.is_some() };
+            Topology { epoch, hashing, nodes, strategy, placement, hot_keys, indexes, checksummed: checksum.is_some() };
         topology.check_hot_keys()?;
         if let Some(given) = checksum {
             let expected = topology.checksum();
@@ -164,6 +182,9 @@ impl Topology {
     pub(crate) fn check(&self) -> Result<()> {
         node::check_list(&self.nodes)?;
         self.strategy.check(&self.nodes)?;
+        for index in &self.indexes {
+            index.strategy.check(&self.nodes)?;
+        }
         self.check_hot_keys()
     }
 
@@ -210,6 +231,9 @@ impl Topology {
         let nodes = self.nodes.iter().map(Node::to_value).collect();
         map.insert("nodes".into(), Value::Array(nodes));
         map.insert("strategy".into(), self.strategy.to_value(&self.nodes));
+        if !self.indexes.is_empty() {
+            map.insert("indexes".into(), crate::indexes::to_value(&self.indexes, &self.nodes));
+        }
         if let Some(placement) = &self.placement {
             map.insert("placement".into(), placement.to_value());
         }

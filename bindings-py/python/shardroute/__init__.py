@@ -47,6 +47,25 @@ class ScatterPlan(_typing.TypedDict):
     keys: _typing.Optional[_typing.List[_typing.List[int]]]
 
 
+class IndexVisit(_typing.TypedDict):
+    """An index shard a write updates: the index, its shard and node, and the positions
+    of the terms whose entries it holds."""
+
+    index: str
+    shard: int
+    node: str
+    terms: _typing.List[int]
+
+
+class IndexWritePlan(_typing.TypedDict):
+    """What Router.index_write_plan returns: the document's shard and node, then one
+    visit per index shard its terms touch, in first-term order."""
+
+    shard: int
+    node: str
+    indexes: _typing.List[IndexVisit]
+
+
 class Redirect(_typing.NamedTuple):
     """What parse_redirect returns: a Redis Cluster redirection error read. kind is
     "MOVED" (the slot has a new owner: Router.moved(slot, address)) or "ASK" (send the
@@ -139,6 +158,7 @@ class CopyBatch(_typing.TypedDict):
 
 
 __all__ = sorted([
-    *_native.__all__, "CopyBatch", "DecodedId", "FollowerConfig", "LazySteps", "FollowerStats", "Key", "Location", "Operation", "Publish",
+    *_native.__all__, "CopyBatch", "DecodedId", "FollowerConfig", "IndexVisit", "IndexWritePlan", "LazySteps", "FollowerStats", "Key",
+    "Location", "Operation", "Publish",
     "Redirect", "ScatterPlan", "SessionConfig", "SessionStats", "Topology", "documents",
 ])

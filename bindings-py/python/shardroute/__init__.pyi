@@ -30,6 +30,17 @@ class ScatterPlan(TypedDict):
 
 _ReadFrom = Literal["primary", "replicas", "zone"]
 
+class IndexVisit(TypedDict):
+    index: str
+    shard: int
+    node: str
+    terms: list[int]
+
+class IndexWritePlan(TypedDict):
+    shard: int
+    node: str
+    indexes: list[IndexVisit]
+
 class Location(TypedDict):
     shard: int
     node: str
@@ -86,6 +97,9 @@ class Router:
     def scatter_keys(
         self, keys: Iterable[Key], read_from: _ReadFrom | None = None, turn: int | None = None, zone: str | None = None
     ) -> ScatterPlan: ...
+    def index(self, name: str) -> Router: ...
+    def index_names(self) -> list[str]: ...
+    def index_write_plan(self, key: Key, terms: Iterable[tuple[str, Key]]) -> IndexWritePlan: ...
     def decode_id(self, id: int) -> DecodedId: ...
     def locate(self, key: Key) -> Location: ...
     def fanout(self, key: Key) -> int: ...
@@ -326,6 +340,8 @@ __all__ = [
     "DecodedId",
     "FollowerConfig",
     "FollowerStats",
+    "IndexVisit",
+    "IndexWritePlan",
     "InvalidArgumentError",
     "InvalidKeyError",
     "InvalidTopologyError",

@@ -40,6 +40,9 @@ class Topology(_TopologyRequired, _TopologyKeys, total=False):
     hashing: Hashing
     placement: Placement
     hot_keys: HotKeys
+    # Global secondary indexes by name: each routes terms by its own strategy and hashing over
+    # these nodes, at this epoch (core/src/indexes.rs).
+    indexes: dict[str, Index]
     # XXH64 (seed 0) of the canonical JSON of the rest of the document; a truncated or edited copy
     # is refused.
     checksum: str
@@ -75,6 +78,16 @@ class Hashing(TypedDict, total=False):
     integers: Literal["le_bytes", "identity"]
     # Route a byte key by one part of it (a compound key); the whole key when absent.
     partition_key: PartitionKey
+
+
+class _IndexRequired(TypedDict):
+    strategy: Any
+
+
+class Index(_IndexRequired, total=False):
+    """A global (term-partitioned) secondary index: its strategy (any but the compatibility
+    profiles) and hashing, over the document's nodes."""
+    hashing: Hashing
 
 
 class _PartitionKeyRequired(TypedDict):
@@ -984,6 +997,7 @@ __all__ = [
     "ImportCouchbaseConfigOperation",
     "ImportRedisClusterShardsOperation",
     "ImportRedisClusterSlotsOperation",
+    "Index",
     "Interval",
     "JumpStrategy",
     "KafkaStrategy",

@@ -37,28 +37,29 @@ export function routeStrategies() {
   return readFileSync(join(packageDir, 'pkg-route', '.strategies'), 'utf8').trim().split(',');
 }
 
-/** The strategy `type` of a document (an object, or JSON text), or undefined. */
+/** The strategy `type`s of a document (an object, or JSON text): its strategy's and its
+ * indexes' (each index is a strategy of its own); empty when it has none. */
 function typeOf(document) {
   let value = document;
   if (typeof value === 'string') {
     try {
       value = JSON.parse(value);
     } catch {
-      return undefined;
+      return [];
     }
   }
-  const type = value?.strategy?.type;
-  return typeof type === 'string' ? type : undefined;
+  const specs = [value?.strategy, ...Object.values(value?.indexes ?? {}).map((index) => index?.strategy)];
+  return specs.map((spec) => spec?.type).filter((type) => typeof type === 'string');
 }
 
-/** The strategy of bytes a follower is offered: a dictionary's, or the JSON text's. */
+/** The strategies of bytes a follower is offered: a dictionary's, or the JSON text's. */
 function typeOfHex(hex) {
-  if (hex.startsWith(DICTIONARY_MAGIC)) return 'vbucket';
+  if (hex.startsWith(DICTIONARY_MAGIC)) return ['vbucket'];
   try {
     const text = new TextDecoder('utf-8', { fatal: true }).decode(Uint8Array.from(hex.match(/../g) ?? [], (b) => parseInt(b, 16)));
     return typeOf(text);
   } catch {
-    return undefined;
+    return [];
   }
 }
 
@@ -66,14 +67,14 @@ function typeOfHex(hex) {
 function typesOf(file, kase) {
   const types = [];
   for (const field of TOPOLOGY_FIELDS) {
-    if (typeof kase[field] === 'string' && file.topologies?.[kase[field]] !== undefined) types.push(typeOf(file.topologies[kase[field]]));
+    if (typeof kase[field] === 'string' && file.topologies?.[kase[field]] !== undefined) types.push(...typeOf(file.topologies[kase[field]]));
   }
-  if (kase.topology_json !== undefined) types.push(typeOf(kase.topology_json));
+  if (kase.topology_json !== undefined) types.push(...typeOf(kase.topology_json));
   if (kase.op === 'decode_dictionary') types.push('vbucket');
   for (const step of kase.steps ?? []) {
-    if (step.document !== undefined) types.push(typeOf(file.topologies[step.document]));
-    if (step.document_json !== undefined) types.push(typeOf(step.document_json));
-    if (step.hex !== undefined) types.push(typeOfHex(step.hex));
+    if (step.document !== undefined) types.push(...typeOf(file.topologies[step.document]));
+    if (step.document_json !== undefined) types.push(...typeOf(step.document_json));
+    if (step.hex !== undefined) types.push(...typeOfHex(step.hex));
   }
   return types.filter((type) => type !== undefined);
 }

@@ -24,6 +24,7 @@ mod hash_range;
 mod hashing;
 mod hot_keys;
 mod id_groups;
+mod indexes;
 mod ids;
 mod jump;
 mod kafka;
@@ -83,6 +84,7 @@ pub fn all() -> Vec<(String, String)> {
         migration::file(),
         partition_key::file(),
         hot_keys::file(),
+        indexes::file(),
         scatter::file(),
         session_redis::file(),
         session_follower::file(),

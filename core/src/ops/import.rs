@@ -80,6 +80,14 @@ pub(super) fn parse(name: &str, operation: &Value) -> Result<Op> {
 }
 
 pub(super) fn apply(op: &Op, topology: &Topology) -> Result<Applied> {
+    if !topology.indexes.is_empty() {
+        // An import replaces the node list, and an index's tables name nodes by their
+        // place in it: refused rather than silently pointed at other nodes.
+        return Err(Error::argument(format!(
+            "{}: this topology has indexes, placed over the node list an import replaces; import into a topology without them",
+            op.name()
+        )));
+    }
     match op {
         Op::ImportCassandraRing { tokens } => cassandra(tokens, topology),
         Op::ImportRedisClusterSlots(import) | Op::ImportRedisClusterShards(import) => redis_cluster(import, topology),
@@ -182,6 +190,7 @@ fn couchbase(config: &CouchbaseConfig, topology: &Topology) -> Result<Applied> {
         hashing: KeyHashing::default(),
         placement: None,
         hot_keys: None,
+        indexes: Vec::new(),
         checksummed: false,
     };
     next.check().map_err(|err| match err.kind() {

@@ -63,6 +63,12 @@ pub(super) fn apply(op: &Op, topology: &Topology) -> Result<Applied> {
             // the strategy would say.
             node::check_list(&next.nodes)?;
             next.strategy.node_removed(index, &topology.nodes)?;
+            // The indexes share the node list: each follows it as the strategy does.
+            for each in &mut next.indexes {
+                each.strategy
+                    .node_removed(index, &topology.nodes)
+                    .map_err(|err| Error::new(err.kind(), format!("indexes.{}.{}", each.name, err.message())))?;
+            }
             report.insert("removed".into(), Value::String(String::from(id.as_str())));
         }
         Op::Disruption { to } => {

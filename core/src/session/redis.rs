@@ -1068,6 +1068,7 @@ fn empty_topology() -> Topology {
         strategy: Strategy::RedisCluster(crate::strategy::compat::redis_cluster::RedisClusterSpec { slots: None }),
         placement: None,
         hot_keys: None,
+        indexes: alloc::vec::Vec::new(),
         checksummed: false,
     }
 }

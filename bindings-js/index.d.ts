@@ -1524,7 +1524,7 @@ export interface VshardRange {
 export type NodeChoice = NodeId | TopologyNode;
 
 /** A topology operation for apply(topology, operation) (core/src/ops/mod.rs lists what each does and reports). */
-export type Operation = AddNodeOperation | RemoveNodeOperation | DisruptionOperation | PlanRebalanceOperation | CompleteMovesOperation | VbucketDoubleOperation | VbucketHalveOperation | VbucketOverrideOperation | VbucketOverrideRemoveOperation | RangeSplitOperation | RangeSplitMedianOperation | RangeMergeOperation | RangeMoveOperation | RangePresplitOperation | DirectorySetOperation | DirectoryRemoveOperation | HotKeyAddOperation | HotKeyRemoveOperation | MultilevelRemapOperation | MultilevelGroupSetOperation | TrieSplitOperation | TrieRemoveOperation | IdBitsComposeOperation | IdBitsTicketsOperation | IdBitsReserveBlockOperation | IdGroupsAddGroupOperation | IdGroupsAddIntervalOperation | IdGroupsSetWritableOperation | RedisMovedOperation | ImportCassandraRingOperation | ImportRedisClusterSlotsOperation | ImportRedisClusterShardsOperation | ImportCouchbaseConfigOperation;
+export type Operation = AddNodeOperation | RemoveNodeOperation | DisruptionOperation | PlanRebalanceOperation | CompleteMovesOperation | VbucketDoubleOperation | VbucketHalveOperation | VbucketOverrideOperation | VbucketOverrideRemoveOperation | RangeSplitOperation | RangeSplitMedianOperation | RangeMergeOperation | RangeMoveOperation | RangePresplitOperation | DirectorySetOperation | DirectoryRemoveOperation | HotKeyAddOperation | HotKeyRemoveOperation | SuggestOperation | MultilevelRemapOperation | MultilevelGroupSetOperation | TrieSplitOperation | TrieRemoveOperation | IdBitsComposeOperation | IdBitsTicketsOperation | IdBitsReserveBlockOperation | IdGroupsAddGroupOperation | IdGroupsAddIntervalOperation | IdGroupsSetWritableOperation | RedisMovedOperation | ImportCassandraRingOperation | ImportRedisClusterSlotsOperation | ImportRedisClusterShardsOperation | ImportCouchbaseConfigOperation;
 
 /** Appends a node (strategies whose placement follows the node list). */
 export interface AddNodeOperation {
@@ -1649,6 +1649,30 @@ export interface HotKeyAddOperation {
 export interface HotKeyRemoveOperation {
   op: 'hot_key_remove';
   key: KeyObject;
+}
+
+/** any strategy, a generator: operations to review from measured load (core/src/ops/suggest.rs); the topology comes back unchanged. */
+export interface SuggestOperation {
+  op: 'suggest';
+  shards?: ShardLoad[];
+  keys?: KeyLoad[];
+  max_bytes?: U64;
+  max_requests?: U64;
+}
+
+/** The measured load of one shard; a sample of its keys places a key range's split. */
+export interface ShardLoad {
+  shard: number;
+  bytes?: U64;
+  requests?: U64;
+  keys?: U64;
+  sample?: KeyObject[];
+}
+
+/** The measured request rate of one key. */
+export interface KeyLoad {
+  key: KeyObject;
+  requests?: U64;
 }
 
 /** multilevel: maps `partition` to group `group`. */

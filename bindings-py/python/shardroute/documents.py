@@ -699,6 +699,40 @@ class HotKeyRemoveOperation(_HotKeyRemoveOperationRequired, total=False):
     """any strategy: stops salting `key`."""
 
 
+class _SuggestOperationRequired(TypedDict):
+    op: Literal["suggest"]
+
+
+class SuggestOperation(_SuggestOperationRequired, total=False):
+    """any strategy, a generator: operations to review from measured load
+    (core/src/ops/suggest.rs); the topology comes back unchanged."""
+    shards: list[ShardLoad]
+    keys: list[KeyLoad]
+    max_bytes: U64
+    max_requests: U64
+
+
+class _ShardLoadRequired(TypedDict):
+    shard: int
+
+
+class ShardLoad(_ShardLoadRequired, total=False):
+    """The measured load of one shard; a sample of its keys places a key range's split."""
+    bytes: U64
+    requests: U64
+    keys: U64
+    sample: list[KeyObject]
+
+
+class _KeyLoadRequired(TypedDict):
+    key: KeyObject
+
+
+class KeyLoad(_KeyLoadRequired, total=False):
+    """The measured request rate of one key."""
+    requests: U64
+
+
 class _MultilevelRemapOperationRequired(TypedDict):
     op: Literal["multilevel_remap"]
     partition: int
@@ -925,6 +959,7 @@ Operation = (
     | DirectoryRemoveOperation
     | HotKeyAddOperation
     | HotKeyRemoveOperation
+    | SuggestOperation
     | MultilevelRemapOperation
     | MultilevelGroupSetOperation
     | TrieSplitOperation
@@ -1002,6 +1037,7 @@ __all__ = [
     "JumpStrategy",
     "KafkaStrategy",
     "KetamaStrategy",
+    "KeyLoad",
     "KeyObject",
     "KeyRangeStrategy",
     "MaglevStrategy",
@@ -1028,8 +1064,10 @@ __all__ = [
     "RemoveNodeOperation",
     "RendezvousStrategy",
     "RingStrategy",
+    "ShardLoad",
     "SlotRange",
     "Strategy",
+    "SuggestOperation",
     "Token",
     "TokenRingStrategy",
     "Tokens",

@@ -39,6 +39,7 @@ mod redis_cluster;
 mod rendezvous;
 mod ring;
 mod scatter;
+mod suggest;
 mod session_follower;
 mod session_migration;
 mod session_redis;
@@ -85,6 +86,7 @@ pub fn all() -> Vec<(String, String)> {
         partition_key::file(),
         hot_keys::file(),
         indexes::file(),
+        suggest::file(),
         scatter::file(),
         session_redis::file(),
         session_follower::file(),

@@ -58,6 +58,7 @@
 //! | `id_groups_add_interval` | `id_groups` | gives group `group` the interval `interval` (`[start, end]`), reusing freed ids; no id moves; reports `group`, `interval` |
 //! | `id_groups_set_writable` | `id_groups` | makes group `group` the writable one; reports `writable`, `previous` |
 //! | `hot_key_add` | any | salts `key` (a text key object) over `fanout` (2 to 1,024) salted keys, or changes its fanout; reports `key`, `from_fanout` (1 when it was not hot), `to_fanout` |
+//! | `suggest` | any | generator: operations to review, from measured load (`shards`: `shard`, `bytes`, `requests`, `keys`, `sample`; `keys`: `key`, `requests`; thresholds `max_bytes`, `max_requests`): `hot_key_add` for a key over `max_requests`, `range_split` (hash ranges, at the middle) or `range_split_median` (key ranges, over the sample) for a range over either; reports `suggestions` (each an `operation`, or null, and its `reason`) and `nodes` (the load per node); topology unchanged (see `ops/suggest.rs`) |
 //! | `hot_key_remove` | any | stops salting `key`; reports `key`, `from_fanout`, `to_fanout` (1). While clients may hold either epoch, reads gather both epochs' salted keys (`Migration::read_keys`) |
 
 mod args;
@@ -68,6 +69,7 @@ mod import;
 mod nodes;
 mod ranges;
 mod redis;
+mod suggest;
 mod tables;
 mod trie;
 
@@ -90,6 +92,7 @@ pub use self::dictionary::Rebalance;
 pub use self::ids::{IdFields, TicketServer};
 pub use self::import::{CouchbaseImport, RedisClusterImport};
 pub use self::ranges::{NodeChoice, RangePoint};
+pub use self::suggest::{Measurements, ShardLoad};
 use args::Args;
 
 /// What an operation reports beside the new topology (see the module docs per `op`).
@@ -194,6 +197,8 @@ pub enum Op {
         /// Its salted keys, 2 or more.
         fanout: u32,
     },
+    /// `suggest`: operations suggested from measured load (a generator).
+    Suggest(Measurements),
     /// `hot_key_remove`: stops salting `key`.
     HotKeyRemove {
         /// The hot key (text).
@@ -320,6 +325,7 @@ impl Op {
             }
             "trie_split" | "trie_remove" => trie::parse(name, operation),
             "hot_key_add" | "hot_key_remove" => hot_keys::parse(name, operation),
+            "suggest" => suggest::parse(operation),
             "redis_moved" => redis::parse(operation),
             "id_bits_compose"
             | "id_bits_tickets"
@@ -354,6 +360,7 @@ impl Op {
             Op::RangePresplit { .. } => "range_presplit",
             Op::HotKeyAdd { .. } => "hot_key_add",
             Op::HotKeyRemove { .. } => "hot_key_remove",
+            Op::Suggest(_) => "suggest",
             Op::DirectorySet { .. } => "directory_set",
             Op::DirectoryRemove { .. } => "directory_remove",
             Op::MultilevelRemap { .. } => "multilevel_remap",
@@ -399,6 +406,7 @@ impl Op {
         let mut applied = match self {
             Op::AddNode { .. } | Op::RemoveNode { .. } | Op::Disruption { .. } => nodes::apply(self, topology)?,
             Op::HotKeyAdd { .. } | Op::HotKeyRemove { .. } => hot_keys::apply(self, topology)?,
+            Op::Suggest(measurements) => suggest::apply(measurements, topology)?,
             Op::ImportCassandraRing { .. }
             | Op::ImportRedisClusterSlots(_)
             | Op::ImportRedisClusterShards(_)
@@ -417,7 +425,7 @@ impl Op {
 
     /// Whether the operation only computes (ids) and changes nothing.
     fn is_generator(&self) -> bool {
-        matches!(self, Op::IdBitsCompose(_) | Op::IdBitsTickets { .. } | Op::IdBitsReserveBlock { .. })
+        matches!(self, Op::IdBitsCompose(_) | Op::IdBitsTickets { .. } | Op::IdBitsReserveBlock { .. } | Op::Suggest(_))
     }
 }
 

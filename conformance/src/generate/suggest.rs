@@ -1,0 +1,136 @@
+//! `suggest.json`: operations suggested from measured load (`apply` with `suggest`, a
+//! generator). Every report is written here by hand from the measurements: the fanout
+//! `ceil(requests / max_requests)`, the middle of a hash range (`start + (end - start) /
+//! 2`, from the uniform boundaries `k * 2^64 / n`), the sample a key range splits over,
+//! and the sums per owner. The core must give exactly that, and each suggested operation
+//! must then apply to the topology.
+
+use serde_json::{json, Value};
+
+use super::cases::{apply_refused, On};
+use super::keys::{u64_key, utf8};
+use super::vector_file::VectorFile;
+use crate::documents::{doc, Document};
+
+/// A suggestion written out: the operation (or null) and its reason.
+fn said(operation: Value, reason: &str) -> Value {
+    json!({"operation": operation, "reason": reason})
+}
+
+fn node(id: &str, bytes: u64, requests: u64, keys: u64, shards: u32) -> Value {
+    json!({"node": id, "bytes": bytes, "requests": requests, "keys": keys, "shards": shards})
+}
+
+/// An `apply` case whose report is stated by hand; checks the core, and that every
+/// suggested operation applies.
+fn stated(file: &mut VectorFile, name: &str, on: &str, operation: Value, report: Value) {
+    let topology = file.parsed(on);
+    let result = shardroute::ops::apply(&topology, &operation).unwrap_or_else(|err| panic!("{name}: {err}"));
+    let canonical = shardroute::Topology::from_value(&result["topology"]).expect("the topology comes back");
+    assert_eq!(canonical, topology, "{name}: suggest changes nothing");
+    for field in ["suggestions", "nodes"] {
+        assert_eq!(result[field], report[field], "{name}: {field}");
+    }
+    for suggestion in report["suggestions"].as_array().expect("suggestions") {
+        if !suggestion["operation"].is_null() {
+            shardroute::ops::apply(&topology, &suggestion["operation"]).unwrap_or_else(|err| {
+                panic!("{name}: the suggested {} does not apply: {err}", suggestion["operation"])
+            });
+        }
+    }
+    file.case(name, json!({"op": "apply", "topology": on, "operation": operation, "expect": {"result": result}}));
+}
+
+pub(crate) fn file() -> VectorFile {
+    let mut file = VectorFile::new(
+        "suggest",
+        "Operations suggested from measured load (apply with suggest): hot_key_add for a key over max_requests, range_split or range_split_median for a range over a threshold, and the load per node.",
+        "every report written by hand from the measurements (fanouts, the middles of uniform hash ranges, samples, sums per owner) and checked against the core; each suggested operation applies",
+    );
+    file.topology("hash-4", doc(&["a", "b", "c", "d"], json!({"type": "hash_range"})));
+    file.topology(
+        "keys-3",
+        doc(&["a", "b", "c"], json!({"type": "key_range", "boundaries": [utf8("g"), utf8("p")]}))
+            .with("hot_keys", json!({"keys": {"already": 8}})),
+    );
+    file.topology("jump-3", doc(&["a", "b", "c"], json!({"type": "jump"})));
+
+    // Hash ranges of 2^62 each: shard 1 is [2^62, 2^63), shard 2 [2^63, 3 * 2^62).
+    let operation = json!({"op": "suggest", "max_bytes": 1000, "max_requests": 1500,
+        "shards": [
+            {"shard": 0, "bytes": 900, "requests": 100, "keys": 10},
+            {"shard": 1, "bytes": 5000, "requests": 100, "keys": 50},
+            {"shard": 2, "bytes": 10, "requests": 2000, "keys": 5},
+            {"shard": 3}
+        ],
+        "keys": [{"key": utf8("celebrity"), "requests": 9000}, {"key": u64_key(42), "requests": 9000},
+                 {"key": utf8("calm"), "requests": 1500}, {"key": utf8("just-over"), "requests": 1501}]});
+    let report = json!({
+        "suggestions": [
+            said(json!({"op": "hot_key_add", "key": utf8("celebrity"), "fanout": 6}),
+                "key {\"utf8\":\"celebrity\"}: 9000 requests/s over 1500: salted over 6 keys, each gets at most 1500"),
+            said(Value::Null, "key {\"u64\":\"42\"}: 9000 requests/s over 1500, but only text keys can be salted"),
+            said(json!({"op": "hot_key_add", "key": utf8("just-over"), "fanout": 2}),
+                "key {\"utf8\":\"just-over\"}: 1501 requests/s over 1500: salted over 2 keys, each gets at most 1500"),
+            said(json!({"op": "range_split", "shard": 1, "at": "6917529027641081856"}),
+                "shard 1: 5000 bytes over 1000: split at the middle of its hashes"),
+            said(json!({"op": "range_split", "shard": 2, "at": "11529215046068469760"}),
+                "shard 2: 2000 requests/s over 1500: split at the middle of its hashes"),
+        ],
+        "nodes": [node("a", 900, 100, 10, 1), node("b", 5000, 100, 50, 1), node("c", 10, 2000, 5, 1), node("d", 0, 0, 0, 1)],
+    });
+    stated(&mut file, "apply/hash-ranges-and-hot-keys", "hash-4", operation, report);
+
+    // Key ranges split at a sample's median, or say they cannot; a key already salted
+    // far enough is left alone.
+    let sample = json!([utf8("ant"), utf8("bee"), utf8("cat"), utf8("dog")]);
+    let operation = json!({"op": "suggest", "max_bytes": 100,
+        "shards": [{"shard": 0, "bytes": 101, "sample": sample}, {"shard": 2, "bytes": 500, "keys": 3}, {"shard": 1, "bytes": 100}],
+        "keys": [{"key": utf8("already"), "requests": 1000000}]});
+    let report = json!({
+        "suggestions": [
+            said(json!({"op": "range_split_median", "shard": 0, "sample": sample}),
+                "shard 0: 101 bytes over 100: split at the median of its 4 sample keys"),
+            said(Value::Null, "shard 2: 500 bytes over 100, but a key range splits at a key: measure a sample of its keys"),
+        ],
+        "nodes": [node("a", 101, 0, 0, 1), node("b", 100, 0, 0, 1), node("c", 500, 0, 3, 1)],
+    });
+    stated(&mut file, "apply/key-ranges", "keys-3", operation, report);
+    let operation = json!({"op": "suggest", "max_requests": 10, "shards": [{"shard": 2, "requests": 11}]});
+    let report = json!({
+        "suggestions": [said(Value::Null, "shard 2: 11 requests/s over 10; the jump strategy has no split: weigh a rebalance")],
+        "nodes": [node("a", 0, 0, 0, 0), node("b", 0, 0, 0, 0), node("c", 0, 11, 0, 1)],
+    });
+    stated(&mut file, "apply/no-split-in-jump", "jump-3", operation, report);
+    stated(
+        &mut file,
+        "apply/nothing-over",
+        "jump-3",
+        json!({"op": "suggest", "max_bytes": 10, "shards": [{"shard": 0, "bytes": 10}]}),
+        json!({"suggestions": [], "nodes": [node("a", 10, 0, 0, 1), node("b", 0, 0, 0, 0), node("c", 0, 0, 0, 0)]}),
+    );
+    // `already` is salted over 8: 80 requests/s at 10 each needs 8, 81 needs 9.
+    stated(
+        &mut file,
+        "apply/hot-key-salted-far-enough-or-not",
+        "keys-3",
+        json!({"op": "suggest", "max_requests": 10, "keys": [{"key": utf8("already"), "requests": 80}, {"key": utf8("already"), "requests": 81}]}),
+        json!({
+            "suggestions": [said(json!({"op": "hot_key_add", "key": utf8("already"), "fanout": 9}),
+                "key {\"utf8\":\"already\"}: 81 requests/s over 10: salted over 9 keys, each gets at most 10")],
+            "nodes": [node("a", 0, 0, 0, 0), node("b", 0, 0, 0, 0), node("c", 0, 0, 0, 0)],
+        }),
+    );
+    for (what, operation, code) in [
+        ("shard-out-of-range", json!({"op": "suggest", "shards": [{"shard": 3}]}), "invalid_argument"),
+        ("shard-twice", json!({"op": "suggest", "shards": [{"shard": 1}, {"shard": 1}]}), "invalid_argument"),
+        ("threshold-0", json!({"op": "suggest", "max_bytes": 0}), "invalid_argument"),
+        ("unknown-field", json!({"op": "suggest", "min_bytes": 1}), "invalid_argument"),
+        ("shard-unknown-field", json!({"op": "suggest", "shards": [{"shard": 0, "load": 1}]}), "invalid_argument"),
+        ("negative-bytes", json!({"op": "suggest", "shards": [{"shard": 0, "bytes": -1}]}), "invalid_argument"),
+        ("key-not-a-key", json!({"op": "suggest", "keys": [{"key": "x", "requests": 1}]}), "invalid_argument"),
+    ] {
+        apply_refused(&mut file, &format!("apply/reject-{what}"), On::Topology("jump-3"), operation, code);
+    }
+    file
+}

@@ -1,0 +1,280 @@
+//! `suggest`: operations suggested from measured load, for a person to review and apply.
+//!
+//! A generator, as the `id_bits_*` operations are: the topology comes back unchanged, at
+//! its epoch, and the report holds what the measurements say. It takes the load of each
+//! shard as measured (`bytes`, `requests` per second, `keys`; a `sample` of its keys for a
+//! key range), the request rates of single keys, and two thresholds:
+//!
+//! - a key over `max_requests` gets `hot_key_add` with the fanout that brings each salted
+//!   key under the threshold (`ceil(requests / max_requests)`, 2 to 1,024), unless it is
+//!   already salted that far;
+//! - a `hash_range` range over `max_bytes` or `max_requests` gets `range_split` at the
+//!   middle of its hashes; a `key_range` range gets `range_split_median` over the `sample`
+//!   measured with it (without a sample there is no split point, and the reason says so);
+//! - the load per node (the shards' sums, by owner) is reported whatever the strategy: what
+//!   `stats` shows of sampled keys, here of observed load.
+//!
+//! The report: `suggestions`, each `{operation, reason}` (`operation` null when there is
+//! only something to say), hot keys first, then shards, in input order; and `nodes`.
+//! Integer arithmetic only: every binding suggests alike.
+
+use alloc::format;
+use alloc::string::String;
+use alloc::vec;
+use alloc::vec::Vec;
+
+use serde_json::Value;
+
+use super::args::{argument, argument_or_limit};
+use super::{args, Applied, Op, Report};
+use crate::error::{Error, Result};
+use crate::json::{self, Object};
+use crate::key::OwnedKey;
+use crate::limits;
+use crate::salting::MAX_FANOUT;
+use crate::strategy::partitioned::hash_range::HashRangeSpec;
+use crate::strategy::partitioned::key_range::KeyRangeSpec;
+use crate::strategy::partitioned::key_table::key_to_value;
+use crate::topology::Topology;
+
+/// The measured load of one shard.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShardLoad {
+    /// The shard (a vbucket, a range, a slot: what `route` returns).
+    pub shard: u32,
+    /// Bytes stored.
+    pub bytes: u64,
+    /// Requests per second.
+    pub requests: u64,
+    /// Keys stored.
+    pub keys: u64,
+    /// Some of its keys, for a key range's split point.
+    pub sample: Option<Vec<OwnedKey>>,
+}
+
+/// What `suggest` reads.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Measurements {
+    /// The load of each measured shard, in input order.
+    pub shards: Vec<ShardLoad>,
+    /// The request rate of single keys.
+    pub keys: Vec<(OwnedKey, u64)>,
+    /// A shard above this many bytes is split (ranges).
+    pub max_bytes: Option<u64>,
+    /// A shard or key above this many requests per second is split or salted.
+    pub max_requests: Option<u64>,
+}
+
+/// An unsigned integer field of a measurement (a number or a decimal string).
+fn count(object: &Object<'_>, name: &str) -> Result<u64> {
+    match object.optional(name) {
+        Some(value) => json::u64(&object.path_of(name), value).map_err(argument),
+        None => Ok(0),
+    }
+}
+
+pub(super) fn parse(operation: &Value) -> Result<Op> {
+    let args = args(operation, &["op", "shards", "keys", "max_bytes", "max_requests"])?;
+    let list = |name: &str| -> Result<&[Value]> {
+        match args.optional(name) {
+            Some(value) => json::array(&args.path(name), value).map(Vec::as_slice).map_err(argument),
+            None => Ok(&[]),
+        }
+    };
+    let entries = list("shards")?;
+    if entries.len() > limits::MAX_VBUCKETS as usize {
+        return Err(Error::limit(format!(
+            "operation.shards: {} entries; the limit is {}",
+            entries.len(),
+            limits::MAX_VBUCKETS
+        )));
+    }
+    let mut shards = Vec::with_capacity(entries.len());
+    for (index, entry) in entries.iter().enumerate() {
+        let path = format!("operation.shards[{index}]");
+        let object = Object::new(&path, entry, &["shard", "bytes", "requests", "keys", "sample"]).map_err(argument)?;
+        let shard = json::u32_in(&object.path_of("shard"), object.required("shard").map_err(argument)?, 0, u32::MAX)
+            .map_err(argument)?;
+        let sample = match object.optional("sample") {
+            None => None,
+            Some(value) => {
+                let keys = json::array(&object.path_of("sample"), value).map_err(argument)?;
+                if keys.len() > limits::MAX_SAMPLE_KEYS as usize {
+                    return Err(Error::limit(format!(
+                        "{}: {} sample keys; the limit is {}",
+                        object.path_of("sample"),
+                        keys.len(),
+                        limits::MAX_SAMPLE_KEYS
+                    )));
+                }
+                let keys = keys
+                    .iter()
+                    .enumerate()
+                    .map(|(at, key)| {
+                        crate::strategy::partitioned::key_table::key_from_value(
+                            &format!("{}[{at}]", object.path_of("sample")),
+                            key,
+                        )
+                        .map_err(argument_or_limit)
+                    })
+                    .collect::<Result<Vec<OwnedKey>>>()?;
+                Some(keys)
+            }
+        };
+        if shards.iter().any(|load: &ShardLoad| load.shard == shard) {
+            return Err(Error::argument(format!("{path}.shard: shard {shard} is measured twice")));
+        }
+        shards.push(ShardLoad {
+            shard,
+            bytes: count(&object, "bytes")?,
+            requests: count(&object, "requests")?,
+            keys: count(&object, "keys")?,
+            sample,
+        });
+    }
+    let entries = list("keys")?;
+    if entries.len() > crate::salting::MAX_HOT_KEYS as usize {
+        return Err(Error::limit(format!(
+            "operation.keys: {} keys; the limit is {}",
+            entries.len(),
+            crate::salting::MAX_HOT_KEYS
+        )));
+    }
+    let mut keys = Vec::with_capacity(entries.len());
+    for (index, entry) in entries.iter().enumerate() {
+        let path = format!("operation.keys[{index}]");
+        let object = Object::new(&path, entry, &["key", "requests"]).map_err(argument)?;
+        let key = crate::strategy::partitioned::key_table::key_from_value(
+            &object.path_of("key"),
+            object.required("key").map_err(argument)?,
+        )
+        .map_err(argument_or_limit)?;
+        keys.push((key, count(&object, "requests")?));
+    }
+    let threshold = |name: &str| -> Result<Option<u64>> {
+        match args.optional(name) {
+            None => Ok(None),
+            Some(value) => match json::u64(&args.path(name), value).map_err(argument)? {
+                0 => Err(Error::argument(format!("{}: must be above 0", args.path(name)))),
+                n => Ok(Some(n)),
+            },
+        }
+    };
+    let max_bytes = threshold("max_bytes")?;
+    let max_requests = threshold("max_requests")?;
+    Ok(Op::Suggest(Measurements { shards, keys, max_bytes, max_requests }))
+}
+
+pub(super) fn apply(measurements: &Measurements, topology: &Topology) -> Result<Applied> {
+    let router = crate::Router::new(topology.clone())?;
+    let range = router.shard_range();
+    for load in &measurements.shards {
+        if !range.contains(&load.shard) {
+            return Err(Error::argument(format!(
+                "suggest: shard {} is not a shard of this topology ({}..{})",
+                load.shard, range.start, range.end
+            )));
+        }
+    }
+    // Each suggestion: the operation to review (none when only the reason can be said).
+    let mut suggestions: Vec<(Option<Value>, String)> = Vec::new();
+    // Hot keys.
+    if let Some(max) = measurements.max_requests {
+        for (key, requests) in &measurements.keys {
+            if *requests <= max {
+                continue;
+            }
+            let shown = key_to_value(key.as_key());
+            let fanout = requests.div_ceil(max).clamp(2, u64::from(MAX_FANOUT)) as u32;
+            let text = match key {
+                OwnedKey::Bytes(bytes) => core::str::from_utf8(bytes).ok(),
+                OwnedKey::U64(_) => None,
+            };
+            let now = router.fanout(key.as_key());
+            match text {
+                None => suggestions.push((
+                    None,
+                    format!("key {shown}: {requests} requests/s over {max}, but only text keys can be salted"),
+                )),
+                Some(_) if now >= fanout => {}
+                Some(_) => suggestions.push((
+                    Some(serde_json::json!({"op": "hot_key_add", "key": shown.clone(), "fanout": fanout})),
+                    format!("key {shown}: {requests} requests/s over {max}: salted over {fanout} keys, each gets at most {max}"),
+                )),
+            }
+        }
+    }
+    // Shards over a threshold.
+    let over = |load: &ShardLoad| -> Option<String> {
+        match (measurements.max_bytes, measurements.max_requests) {
+            (Some(max), _) if load.bytes > max => Some(format!("{} bytes over {max}", load.bytes)),
+            (_, Some(max)) if load.requests > max => Some(format!("{} requests/s over {max}", load.requests)),
+            _ => None,
+        }
+    };
+    for load in &measurements.shards {
+        let Some(why) = over(load) else { continue };
+        let shard = load.shard;
+        if let Some(spec) = topology.strategy.spec::<HashRangeSpec>() {
+            let start = if shard == 0 { 0u128 } else { u128::from(spec.boundaries[shard as usize - 1]) };
+            let end = spec.boundaries.get(shard as usize).map_or(1u128 << 64, |&end| u128::from(end));
+            if end - start < 2 {
+                suggestions.push((None, format!("shard {shard}: {why}, but its range holds one hash")));
+                continue;
+            }
+            let at = (start + (end - start) / 2) as u64;
+            suggestions.push((
+                Some(serde_json::json!({"op": "range_split", "shard": shard, "at": json::u64_value(at)})),
+                format!("shard {shard}: {why}: split at the middle of its hashes"),
+            ));
+        } else if topology.strategy.spec::<KeyRangeSpec>().is_some() {
+            match &load.sample {
+                Some(sample) if sample.len() >= 2 => suggestions.push((
+                    Some(serde_json::json!({"op": "range_split_median", "shard": shard,
+                        "sample": sample.iter().map(|key| key_to_value(key.as_key())).collect::<Vec<Value>>()})),
+                    format!("shard {shard}: {why}: split at the median of its {} sample keys", sample.len()),
+                )),
+                _ => suggestions.push((
+                    None,
+                    format!("shard {shard}: {why}, but a key range splits at a key: measure a sample of its keys"),
+                )),
+            }
+        } else {
+            suggestions.push((
+                None,
+                format!(
+                    "shard {shard}: {why}; the {} strategy has no split: weigh a rebalance",
+                    topology.strategy.type_name()
+                ),
+            ));
+        }
+    }
+    // The load per node, by the owner of each measured shard, in node order.
+    let mut per_node = vec![(0u64, 0u64, 0u64, 0u32); topology.nodes.len()];
+    for load in &measurements.shards {
+        let owner = router.shard_owner(load.shard)?;
+        let index = crate::node::index_of(&topology.nodes, owner).unwrap_or(0) as usize;
+        let entry = &mut per_node[index];
+        entry.0 = entry.0.saturating_add(load.bytes);
+        entry.1 = entry.1.saturating_add(load.requests);
+        entry.2 = entry.2.saturating_add(load.keys);
+        entry.3 += 1;
+    }
+    let nodes: Vec<Value> = topology
+        .nodes
+        .iter()
+        .zip(&per_node)
+        .map(|(node, (bytes, requests, keys, shards))| {
+            serde_json::json!({"node": node.id, "bytes": json::u64_value(*bytes), "requests": json::u64_value(*requests),
+                "keys": json::u64_value(*keys), "shards": shards})
+        })
+        .collect();
+    let mut report = Report::new();
+    let suggestions = suggestions
+        .into_iter()
+        .map(|(operation, reason)| serde_json::json!({"operation": operation, "reason": reason}))
+        .collect();
+    report.insert("suggestions".into(), Value::Array(suggestions));
+    report.insert("nodes".into(), Value::Array(nodes));
+    Ok(Applied { topology: topology.clone(), report })
+}

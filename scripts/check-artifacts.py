@@ -9,8 +9,9 @@ on (for macosx_X_Y: at most X.Y), and the symbol Python calls (`PyInit__native`)
 glibc wheels are also judged by `auditwheel show`, which must find the same tag. For each
 npm package of the addon: its `os`, `cpu` and `libc` against the binary in the same way,
 and the symbol Node calls (`napi_register_module_v1`); for `shardroute` itself: no
-binary, and every platform package of scripts/platforms.py as an optional dependency at
-its version, each in DIST. `file` must name the same format and machine.
+binary, and as optional dependencies at its version the platform packages of DIST, every
+platform checked among them (all six of scripts/platforms.py's table in `make
+test-dist-full`). `file` must name the same format and machine.
 
 Symbols Python and Node provide are resolved when the module is loaded: on macOS the
 check is that each such symbol is bound by dynamic lookup (no library named), as
@@ -407,12 +408,15 @@ def check_main_package(tarball: Path, version: str, dist: Path) -> str:
     if binaries:
         raise Mismatch(f"carries {binaries}: the addon belongs in the platform packages")
     manifest = json.loads(files["package.json"])
-    wanted = {platform.package: version for platform in platforms.PLATFORMS}
+    # What DIST holds of the table, which npm reads from DIST: a package listed but not
+    # there, npm would look up in the registry.
+    wanted = {p.package: version for p in platforms.PLATFORMS if (dist / f"{p.package}-{version}.tgz").is_file()}
     if manifest.get("optionalDependencies") != wanted:
-        raise Mismatch(f"optionalDependencies are {manifest.get('optionalDependencies')}, the table's {wanted}")
+        raise Mismatch(f"optionalDependencies are {manifest.get('optionalDependencies')}, "
+                       f"the platform packages in DIST {wanted}")
     if "os" in manifest or "cpu" in manifest:
         raise Mismatch("names an os or cpu: the package itself is JavaScript, for every platform")
-    missing = [p.package for p in platforms.selected() if not (dist / f"{p.package}-{version}.tgz").is_file()]
+    missing = [p.package for p in platforms.selected() if p.package not in wanted]
     if missing:
         raise Mismatch(f"DIST lacks the platform packages {missing}")
     return f"JavaScript only; optionalDependencies: {len(wanted)} platform packages at {version}"
@@ -436,7 +440,7 @@ def main() -> int:
     checks.append(("shardroute_cli-*.whl", lambda: check_wheel(only(dist, "shardroute_cli-*.whl"))))
     checks.append((f"shardroute-{version}.tgz", lambda: check_main_package(dist / f"shardroute-{version}.tgz", version, dist)))
     wheels = {path.name for path in dist.glob("*.whl")}
-    claimed = {only(dist, p.wheel_pattern).name for p in platforms.selected() if len(list(dist.glob(p.wheel_pattern))) == 1}
+    claimed = {path.name for p in platforms.PLATFORMS for path in dist.glob(p.wheel_pattern)}
     claimed |= {path.name for path in dist.glob("shardroute_cli-*.whl")}
     failures = [f"{name}: a wheel of no platform in scripts/platforms.py" for name in sorted(wheels - claimed)]
     passed = 0
@@ -450,10 +454,7 @@ def main() -> int:
         passed += 1
         name = artifact if "*" not in artifact else only(dist, artifact).name
         print(f"  ok   {name}\n         {described}")
-    for failure in failures:
-        print(f"check-artifacts: {failure}", file=sys.stderr)
-    print(f"check-artifacts: {passed} passed, {len(failures)} failed")
-    return 1 if failures else 0
+    return platforms.summary("check-artifacts", "check-artifacts", passed, failures)
 
 
 if __name__ == "__main__":

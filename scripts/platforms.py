@@ -34,7 +34,10 @@ host's std) building std itself (`-Z build-std`, RUSTC_BOOTSTRAP=1) into target/
   dynamically (`-C target-feature=-crt-static`).
 
 SHARDROUTE_PLATFORMS=linux-x64-gnu,linux-arm64-gnu (names of the table) builds and checks
-only those, for a quicker local loop; `make dist` and CI build them all.
+only those: `make test-dist`, and so `make test` and CI, builds those two (the platforms
+whose packages run here); `make dist` and `make test-dist-full` build them all. The
+`shardroute` tarball then lists only the platform packages built beside it (a DIST for
+testing: published, it must list all six).
 """
 
 from __future__ import annotations
@@ -63,7 +66,7 @@ class Platform:
     os: str  # npm's os, cpu and libc (process.platform, process.arch; glibc or musl, Linux only)
     cpu: str
     libc: str | None
-    tested: str  # what `make test-dist` does with it (README's table says the same)
+    tested: str  # what `make test-dist` or `make test-dist-full` does with it (README's table says the same)
     macos_min: str | None = None  # MACOSX_DEPLOYMENT_TARGET: the oldest macOS the binaries load on
 
     @property
@@ -90,13 +93,15 @@ PLATFORMS = [
     Platform("linux-arm64-gnu", "aarch64-unknown-linux-gnu", "gcc", "manylinux_*_aarch64", "linux", "arm64", "glibc",
              "run under qemu: the installed wheel in Debian's arm64 CPython, the installed addon in Node's arm64 build"),
     Platform("linux-x64-musl", "x86_64-unknown-linux-musl", "zig", "musllinux_1_2_x86_64", "linux", "x64", "musl",
-             "built and inspected; the core's conformance runner runs as a static musl binary"),
+             "built and inspected (make test-dist-full); the core's conformance runner runs as a static musl binary"),
     Platform("linux-arm64-musl", "aarch64-unknown-linux-musl", "zig", "musllinux_1_2_aarch64", "linux", "arm64", "musl",
-             "built and inspected; the core's conformance runner runs as a static musl binary under qemu"),
+             "built and inspected (make test-dist-full); the core's conformance runner runs as a static musl binary under qemu"),
     Platform("darwin-x64", "x86_64-apple-darwin", "zig", "macosx_10_12_x86_64", "darwin", "x64", None,
-             "built and inspected (Mach-O header, architecture, exported symbols); not run", macos_min="10.12"),
+             "built and inspected (make test-dist-full: Mach-O header, architecture, exported symbols); not run",
+             macos_min="10.12"),
     Platform("darwin-arm64", "aarch64-apple-darwin", "zig", "macosx_11_0_arm64", "darwin", "arm64", None,
-             "built and inspected (Mach-O header, architecture, exported symbols); not run", macos_min="11.0"),
+             "built and inspected (make test-dist-full: Mach-O header, architecture, exported symbols); not run",
+             macos_min="11.0"),
 ]
 
 
@@ -114,6 +119,15 @@ def selected() -> list[Platform]:
 
 def say(message: str) -> None:
     print(f"[platforms] {message}", flush=True)
+
+
+def summary(tool: str, label: str, passed: int, failures: list[str]) -> int:
+    """The end of a check of scripts/check-artifacts.py or test-dist-emulated.py: each
+    failure on stderr, then `<label>: N passed, M failed`; the exit status (1 on a failure)."""
+    for failure in failures:
+        print(f"{tool}: {failure}", file=sys.stderr)
+    print(f"{label}: {passed} passed, {len(failures)} failed")
+    return 1 if failures else 0
 
 
 def only_one(directory: Path, pattern: str) -> Path:
@@ -258,9 +272,12 @@ def stage_platform_package(platform: Platform, library: Path, dist: Path) -> Non
 
 
 def stage_main_package(dist: Path) -> None:
-    """target/npm/shardroute/: bindings-node's files (package.json `files`), with every
-    platform package of the table as an optional dependency at the same version (what
-    napi-rs' `prepublish` adds); packed into DIST. The tarball carries no binary."""
+    """target/npm/shardroute/: bindings-node's files (package.json `files`), with the
+    platform package of every platform built (`selected()`: the whole table unless
+    SHARDROUTE_PLATFORMS names fewer) as an optional dependency at the same version (what
+    napi-rs' `prepublish` adds); packed into DIST. The tarball carries no binary. Listing
+    only what DIST holds keeps npm off the registry: a listed package npm cannot find in
+    DIST it would look up there."""
     main = node_manifest()
     stage = NPM_STAGE / "shardroute"
     shutil.rmtree(stage, ignore_errors=True)
@@ -272,7 +289,7 @@ def stage_main_package(dist: Path) -> None:
         shutil.copyfile(source, stage / name)
     if any(name.endswith(".node") for name in main["files"]):
         sys.exit("platforms: bindings-node/package.json `files` lists a .node: the addon ships in the platform packages")
-    main["optionalDependencies"] = {platform.package: main["version"] for platform in PLATFORMS}
+    main["optionalDependencies"] = {platform.package: main["version"] for platform in selected()}
     (stage / "package.json").write_text(json.dumps(main, indent=2) + "\n", encoding="utf-8")
     pack(stage, dist)
 
@@ -290,8 +307,9 @@ def dist(out: Path) -> None:
 def npm_project(directory: Path, out: Path, cpu: str | None, libc: str | None) -> None:
     """A scratch npm project in `directory` that depends on DIST's shardroute, every
     platform package overridden by DIST's tarball (none is published yet: npm reads
-    them from DIST, and the registry is never asked), installed as npm would on `cpu`
-    and `libc` (default: this machine's): npm itself picks the platform package."""
+    them from DIST, and the registry is never asked, since `shardroute` lists only the
+    packages DIST holds), installed as npm would on `cpu` and `libc` (default: this
+    machine's): npm itself picks the platform package."""
     version = node_manifest()["version"]
     main = out / f"shardroute-{version}.tgz"
     overrides = {}

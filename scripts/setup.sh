@@ -50,7 +50,7 @@ zookeeper        | java,/usr/share/java/zookeeper.jar                           
 nftables         | nft                                                                   | nftables: examples/topology-distribution cuts a member off from its peers (rules by the members' user ids, as root)
 gcc-aarch64-linux-gnu | aarch64-linux-gnu-gcc                                            | the linker of the Linux aarch64 (glibc) wheel and addon of `make dist` (scripts/platforms.py)
 libc6-dev-arm64-cross | -                                                                | glibc 2.36 for arm64, what the aarch64 wheel and addon link against (only recommended by gcc-aarch64-linux-gnu)
-qemu-user-static | qemu-aarch64-static                                                   | runs Debian's arm64 CPython, Node's arm64 build and the aarch64 musl runner on the packages of `make test-dist` (scripts/test-dist-emulated.py)
+qemu-user-static | qemu-aarch64-static                                                   | runs Debian's arm64 CPython and Node's arm64 build on the aarch64 packages of `make test-dist`, and the aarch64 musl runner of `make test-dist-full` (scripts/test-dist-emulated.py)
 file             | file                                                                  | names each artifact's format and machine for scripts/check-artifacts.py
 TABLE
 )

@@ -1,6 +1,6 @@
 //! The Rust runner's report, shared by its test (`tests/vectors.rs`, the `rust` runner of
-//! `make test`) and its program (`examples/runner.rs`, which `make test-dist` builds as a
-//! static musl binary for x86_64 and aarch64: scripts/test-dist-emulated.py): run every
+//! `make test`) and its program (`examples/runner.rs`, which `make test-dist-full` builds as
+//! a static musl binary for x86_64 and aarch64: scripts/test-dist-emulated.py): run every
 //! vector, print the summary line every runner prints, write the count file.
 
 use std::path::PathBuf;

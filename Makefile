@@ -3,7 +3,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 PY := .venv/bin/python
 
-.PHONY: help setup check check-servers demo dist test-dist test fuzz fuzz-smoke test-rust test-python test-node test-wasm test-schema test-playground test-oracles test-examples playground example-redis example-postgres example-edge bench check-counts check-versions vectors build clippy
+.PHONY: help setup check check-servers demo dist test-dist test-dist-full test fuzz fuzz-smoke test-rust test-python test-node test-wasm test-schema test-playground test-oracles test-examples playground example-redis example-postgres example-edge bench check-counts check-versions vectors build clippy
 
 help: ## List the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -38,19 +38,30 @@ check-servers: ## Fail early unless every program a test starts is installed by 
 	@python3 scripts/check-servers.py
 	@$(PY) -m pytest -q -p no:cacheprovider scripts/tests
 
-dist: setup ## Build the installable packages into dist/: the Python wheel (abi3, stripped) and sdist, the command line's wheel (shardroute-cli), the npm tarballs of the addon and the WASM package
+dist: setup ## Build the installable packages into dist/: the Python wheels (abi3; Linux x86_64 and aarch64 with glibc and with musl, macOS x86_64 and arm64) and sdist, the command line's wheel (shardroute-cli), the npm tarballs of the addon (shardroute and one package per platform) and the WASM package
 	rm -rf dist && mkdir -p dist
 	cd bindings-py && ../.venv/bin/maturin build --release --quiet --out ../dist
 	cd bindings-py && ../.venv/bin/maturin sdist --out ../dist
 	cd cli && ../.venv/bin/maturin build --release --quiet --out ../dist
 	bindings-node/build.sh
-	cd bindings-node && npm pack --silent --pack-destination ../dist >/dev/null
+	$(PY) scripts/platforms.py dist dist
 	bindings-wasm/build.sh
 	cd bindings-wasm && npm pack --silent --pack-destination ../dist >/dev/null
 	@ls -l dist
 
-test-dist: dist ## Install every package of dist/ in a clean venv or npm project (the sdist built from source by pip) and route a key with each
+# `make test-dist` (and so `make test`) builds and checks the packages of the two platforms
+# that run here: Linux x86_64 natively, Linux aarch64 (glibc) under qemu. The musl and macOS
+# cross builds, which can only be read here, and the core as a static musl binary are
+# `make test-dist-full`'s (and `make dist` builds every platform). scripts/platforms.py reads
+# SHARDROUTE_PLATFORMS.
+test-dist: export SHARDROUTE_PLATFORMS ?= linux-x64-gnu,linux-arm64-gnu
+test-dist-full: export SHARDROUTE_PLATFORMS =
+test-dist: dist ## The packages of the platforms that run here (Linux x86_64, aarch64 under qemu): each installed in a clean venv or npm project and routing a key; every artifact's tag checked against its binary; every conformance vector through the aarch64 wheel and addon
+test-dist-full: dist ## test-dist over all six platforms: also the musl and macOS wheels and addons built and checked, and every vector through the core as a static musl binary (x86_64, aarch64 under qemu)
+test-dist test-dist-full:
 	scripts/test-dist.sh dist
+	$(PY) scripts/check-artifacts.py dist
+	$(PY) scripts/test-dist-emulated.py dist
 
 test-rust: ## Core unit, property and doc tests, no_std builds, the Rust conformance runner, the CLI, clippy, rustdoc, the module graph
 	cargo test -p shardroute -p shardroute-conformance -p shardroute-cli

@@ -8,19 +8,78 @@
 // the WASM package (the error class, document serialization, string packing) is
 // shared.js, copied by build.sh from bindings-js/shared.mjs.
 
+/** Whether `err` says that `request` itself (not something it requires) cannot be found. */
+function notFound(err, request) {
+  return Boolean(err) && err.code === 'MODULE_NOT_FOUND' && String(err.message).includes(`'${request}'`);
+}
+
 /** Loads a file build.sh makes, saying how to make it when it is missing. */
 function load(file) {
   try {
     return require(file);
   } catch (err) {
-    if (err && err.code === 'MODULE_NOT_FOUND' && String(err.message).includes(file)) {
+    if (notFound(err, file)) {
       throw new Error(`shardroute: ${file} is missing; build it with bindings-node/build.sh`, { cause: err });
     }
     throw err;
   }
 }
 
-const addon = load('./shardroute.node');
+/**
+ * Whether this Linux runs on musl rather than glibc: glibc's ldd script names itself,
+ * musl's names musl; where there is no ldd, Node's report gives the glibc version it runs
+ * on, and none on musl (the test napi-rs' loaders make).
+ */
+function isMusl() {
+  try {
+    const ldd = require('node:fs').readFileSync('/usr/bin/ldd', 'latin1');
+    if (ldd.includes('musl')) return true;
+    if (ldd.includes('GNU C Library') || ldd.includes('GLIBC')) return false;
+  } catch {
+    // no /usr/bin/ldd: ask the report
+  }
+  const report = process.report && typeof process.report.getReport === 'function' ? process.report.getReport() : null;
+  return !(report && report.header && report.header.glibcVersionRuntime);
+}
+
+/**
+ * The npm package that holds this platform's addon, napi-rs' way: `shardroute-<platform>-<arch>`,
+ * and `-gnu` or `-musl` on Linux (scripts/platforms.py builds one per row of its table, and
+ * `make dist` lists them all as optionalDependencies of this package, so npm installs the
+ * one that fits).
+ */
+function platformPackage() {
+  const libc = process.platform === 'linux' ? (isMusl() ? '-musl' : '-gnu') : '';
+  return `shardroute-${process.platform}-${process.arch}${libc}`;
+}
+
+/**
+ * The native addon: `./shardroute.node` where build.sh made one (a checkout), else the
+ * platform package npm installed beside this one. Anything but a missing file or package
+ * (a binary that fails to load, say) is thrown as it is.
+ */
+function loadAddon() {
+  try {
+    return require('./shardroute.node');
+  } catch (err) {
+    if (!notFound(err, './shardroute.node')) throw err;
+  }
+  const name = platformPackage();
+  try {
+    return require(name);
+  } catch (err) {
+    if (!notFound(err, name)) throw err;
+    throw new Error(
+      `shardroute: no native addon for ${name.slice('shardroute-'.length)}: the npm package ${name} is not ` +
+        'installed (npm installs it with shardroute where one is published: README.md lists the platforms; ' +
+        'an install with --no-optional or --omit=optional leaves it out), and there is no ./shardroute.node ' +
+        'built by bindings-node/build.sh. Elsewhere, shardroute-wasm runs the same core on any platform.',
+      { cause: err },
+    );
+  }
+}
+
+const addon = loadAddon();
 const { Action, Offered, ShardrouteError, documentToJson, groupsOf, nodesOf, packStrings, planOf } = load('./shared.js');
 
 /** The codes of shardroute's errors, from the core (`ErrorKind::ALL`). */

@@ -39,6 +39,7 @@ PROVIDED_ELSEWHERE = {
     "python3": "the machine's Python 3 (a precondition)", "python": "the .venv",
     "cargo": "rustup (a precondition)", "rustc": "rustup", "rustup": "rustup",
     "maturin": "the .venv (bindings-py/requirements-dev.txt)",
+    "cargo-zigbuild": "the .venv (scripts/requirements-dist.txt)", "auditwheel": "the .venv (scripts/requirements-dist.txt)",
     "wasm-bindgen": "cargo install wasm-bindgen-cli (scripts/setup.sh)",
     "deno": "the npm package deno (bindings-wasm devDependencies)",
     "workerd": "the npm package workerd (bindings-wasm devDependencies)",
@@ -46,7 +47,7 @@ PROVIDED_ELSEWHERE = {
     "git": "the checkout itself",
     **{tool: "Debian's base system" for tool in
        ("bash", "sh", "env", "true", "kill", "find", "nproc", "gzip", "tar", "ip", "uname", "sha256sum", "ss",
-        "setpriv")},
+        "setpriv", "dpkg", "apt-get")},
 }
 
 # (pattern, group): where a program's name appears when code starts or looks one up.

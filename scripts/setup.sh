@@ -7,7 +7,10 @@
 #   cargo   wasm-bindgen-cli, exactly the wasm-bindgen version in Cargo.lock
 #           cargo-fuzz 0.13.2, exactly: the fuzz targets of fuzz/ (scripts/fuzz.sh; it runs
 #           on stable with RUSTC_BOOTSTRAP=1; libfuzzer-sys builds libFuzzer with g++)
-#   pip     bindings-py/requirements-dev.txt into .venv (maturin, pytest, mypy, hypothesis), and
+#   dpkg    arm64 as a foreign architecture, so that `make test-dist` can `apt-get download`
+#           Debian's arm64 CPython (unpacked under target/emulation, never installed)
+#   pip     bindings-py/requirements-dev.txt into .venv (maturin, pytest, mypy, hypothesis),
+#           scripts/requirements-dist.txt (ziglang, cargo-zigbuild, auditwheel: `make dist`'s cross builds), and
 #           conformance/requirements-dev.txt (jsonschema, for the dictionary schema test),
 #           conformance/requirements-oracles.txt (the real client libraries the profiles match),
 #           examples/postgres-messages/requirements.txt (psycopg 3, the example's Python service)
@@ -31,9 +34,9 @@ as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 # fails early when a test starts a program that is in no row, or a row's program is missing.
 SYSTEM_PACKAGES=$(cat <<'TABLE'
 g++              | -                                                                     | libFuzzer's C++ source, built by libfuzzer-sys for the fuzz targets (fuzz/)
-rustc-web        | -                                                                     | Debian's Rust with a wasm32 std (rustup here has only the host target): the WASM build
-cargo-web        | -                                                                     | the cargo that goes with rustc-web
-rust-web-src     | -                                                                     | the std sources that `-Z build-std` compiles for wasm32
+rustc-web        | /usr/bin/rustc                                                        | Debian's Rust with a wasm32 std (rustup here has only the host target): the WASM build, and the cross builds of `make dist` (std built from source for each target)
+cargo-web        | /usr/bin/cargo                                                        | the cargo that goes with rustc-web
+rust-web-src     | -                                                                     | the std sources that `-Z build-std` compiles for wasm32 and the cross targets
 rust-web-llvm    | -                                                                     | /usr/bin/rust-lld, the linker rustc-web's wasm32 target calls
 lld-22           | -                                                                     | the LLVM linker behind rust-lld
 binaryen         | wasm-opt                                                              | wasm-opt, the WASM package's size optimizer
@@ -45,6 +48,10 @@ postgresql       | /usr/lib/postgresql/15/bin/postgres,/usr/lib/postgresql/15/bi
 etcd-server      | etcd                                                                  | etcd 3.4 (v3 JSON gateway): the tests of shardroute.etcd, shardroute/etcd and the CLI, examples/topology-distribution, and the topology store of examples/postgres-messages
 zookeeper        | java,/usr/share/java/zookeeper.jar                                    | ZooKeeper 3.8 and its JRE: the tests of shardroute.zookeeper, shardroute/zookeeper and the CLI, examples/topology-distribution
 nftables         | nft                                                                   | nftables: examples/topology-distribution cuts a member off from its peers (rules by the members' user ids, as root)
+gcc-aarch64-linux-gnu | aarch64-linux-gnu-gcc                                            | the linker of the Linux aarch64 (glibc) wheel and addon of `make dist` (scripts/platforms.py)
+libc6-dev-arm64-cross | -                                                                | glibc 2.36 for arm64, what the aarch64 wheel and addon link against (only recommended by gcc-aarch64-linux-gnu)
+qemu-user-static | qemu-aarch64-static                                                   | runs Debian's arm64 CPython and Node's arm64 build on the aarch64 packages of `make test-dist`, and the aarch64 musl runner of `make test-dist-full` (scripts/test-dist-emulated.py)
+file             | file                                                                  | names each artifact's format and machine for scripts/check-artifacts.py
 TABLE
 )
 mapfile -t apt_packages < <(cut -d'|' -f1 <<<"$SYSTEM_PACKAGES" | tr -d ' ')
@@ -52,9 +59,19 @@ missing=()
 for package in "${apt_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q 'install ok installed' || missing+=("$package")
 done
+# arm64 as a foreign architecture: only so that `apt-get download` can fetch Debian's arm64
+# CPython for `make test-dist` (scripts/test-dist-emulated.py unpacks it; nothing arm64 is installed).
+update=false
+if ! dpkg --print-foreign-architectures | grep -qx arm64; then
+  say "dpkg --add-architecture arm64 (for apt-get download of Debian's arm64 CPython)"
+  as_root dpkg --add-architecture arm64
+  update=true
+fi
+if [ ${#missing[@]} -gt 0 ] || $update; then
+  as_root apt-get update -qq
+fi
 if [ ${#missing[@]} -gt 0 ]; then
   say "apt-get install ${missing[*]}"
-  as_root apt-get update -qq
   as_root apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
@@ -78,7 +95,7 @@ if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
 stamp=.venv/.requirements-dev.sha
-requirements=(bindings-py/requirements-dev.txt conformance/requirements-dev.txt conformance/requirements-oracles.txt examples/postgres-messages/requirements.txt)
+requirements=(bindings-py/requirements-dev.txt scripts/requirements-dist.txt conformance/requirements-dev.txt conformance/requirements-oracles.txt examples/postgres-messages/requirements.txt)
 sum=$(cat "${requirements[@]}" | sha256sum | cut -d' ' -f1)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$sum" ]; then
   say "pip install -r ${requirements[*]}"

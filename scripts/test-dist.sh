@@ -3,8 +3,10 @@
 # one key with it: the wheel into a clean venv, the sdist into another (pip builds it from
 # source with maturin and cargo), the command line's wheel into a third (its `shardroute`
 # on the venv's PATH), the addon's and the WASM package's npm tarballs into scratch npm
-# projects. Every one must name the same node, and the Python and addon
-# packages must carry both license texts.
+# projects (the addon with the platform package npm picks for this machine). Every one
+# must name the same node, and the Python and addon packages must carry both license
+# texts. The other platforms' packages are scripts/check-artifacts.py's and
+# scripts/test-dist-emulated.py's (`make test-dist` runs all three).
 #
 #   scripts/test-dist.sh [DIST]      (default: dist/)
 #
@@ -25,7 +27,7 @@ only() {
   fi
   echo "${matches[0]}"
 }
-wheel="$(only 'shardroute-*.whl')"
+wheel="$(only 'shardroute-*-manylinux_*_x86_64.whl')"
 cli_wheel="$(only 'shardroute_cli-*.whl')"
 sdist="$(only 'shardroute-*.tar.gz')"
 addon="$(only 'shardroute-[0-9]*.tgz')"
@@ -91,15 +93,33 @@ const shardroute = require(process.argv[1]);
 const router = new shardroute.Router(JSON.parse(process.argv[2]));
 console.log(router.node("user:42"));
 '
-for package in "$addon" "$wasm"; do
-  say "npm $(basename "$package")"
-  project="$scratch/npm-$(basename "$package" .tgz)"
-  mkdir -p "$project"
-  (cd "$project" && npm init -y >/dev/null && npm install --silent --no-audit --no-fund "$package")
-  name="$(tar -xOzf "$package" package/package.json | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).name))')"
-  check "$name (npm)" "$(cd "$project" && node -e "$js_route" "$name" "$document")"
+# The addon: `shardroute` carries no binary; npm installs the platform package that fits
+# this machine (shardroute-linux-x64-gnu) from its optionalDependencies, each read from
+# dist/ (scripts/platforms.py npm-project), and index.js loads it.
+say "npm $(basename "$addon") (npm picks the platform package among its optionalDependencies)"
+python3 "$root/scripts/platforms.py" npm-project "$scratch/npm-addon" "$dist"
+installed="$(cd "$scratch/npm-addon/node_modules" && ls -d shardroute-*-* | paste -sd' ' -)"
+[ "$installed" = "shardroute-linux-x64-gnu" ] || { echo "test-dist: npm installed the platform packages '$installed', not shardroute-linux-x64-gnu alone" >&2; exit 1; }
+for name in shardroute shardroute-linux-x64-gnu; do
   for license in LICENSE-MIT LICENSE-APACHE; do
-    [ -f "$project/node_modules/$name/$license" ] || { echo "test-dist: $name lacks $license" >&2; exit 1; }
+    [ -f "$scratch/npm-addon/node_modules/$name/$license" ] || { echo "test-dist: $name lacks $license" >&2; exit 1; }
   done
+done
+check "shardroute + $installed (npm)" "$(cd "$scratch/npm-addon" && node -e "$js_route" shardroute "$document")"
+# Without its platform package (--omit=optional), require('shardroute') must say which package it needs.
+rm -rf "$scratch/npm-addon/node_modules/shardroute-linux-x64-gnu"
+message="$(cd "$scratch/npm-addon" && node -e "try { require('shardroute'); } catch (err) { console.log(err.message); }")"
+[[ "$message" == *"the npm package shardroute-linux-x64-gnu is not installed"* ]] || {
+  echo "test-dist: without its platform package, require('shardroute') said: '$message'" >&2; exit 1; }
+say "shardroute without shardroute-linux-x64-gnu: the error names the package"
+
+say "npm $(basename "$wasm")"
+project="$scratch/npm-wasm"
+mkdir -p "$project"
+(cd "$project" && npm init -y >/dev/null && npm install --silent --no-audit --no-fund "$wasm")
+check "shardroute-wasm (npm)" "$(cd "$project" && node -e "$js_route" shardroute-wasm "$document")"
+
+for license in LICENSE-MIT LICENSE-APACHE; do
+  [ -f "$project/node_modules/shardroute-wasm/$license" ] || { echo "test-dist: shardroute-wasm lacks $license" >&2; exit 1; }
 done
 say "5 passed, 0 failed"

@@ -4,6 +4,7 @@
 
 pub mod documents;
 pub mod generate;
+pub mod report;
 pub mod run;
 pub mod session;
 pub mod write;

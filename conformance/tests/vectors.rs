@@ -1,8 +1,6 @@
 //! The Rust conformance runner, and the check that the committed vectors are exactly
 //! what the generator writes.
 
-use std::path::PathBuf;
-
 #[test]
 fn committed_vectors_match_the_generator() {
     let dir = shardroute_conformance::vectors_dir();
@@ -30,20 +28,8 @@ fn committed_vectors_match_the_generator() {
 
 #[test]
 fn every_vector_passes_in_rust() {
-    let filter = std::env::var("SHARDROUTE_VECTORS_FILTER").unwrap_or_default();
-    let outcome = shardroute_conformance::run::run_dir(&shardroute_conformance::vectors_dir(), &filter);
-    for (name, reason) in &outcome.failures {
-        eprintln!("FAILED {name}: {reason}");
-    }
+    let outcome = shardroute_conformance::report::run_and_report("rust");
     let failed = outcome.failures.len();
-    println!("conformance rust: {} passed, {failed} failed, 0 skipped", outcome.passed);
-    let counts = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/conformance");
-    std::fs::create_dir_all(&counts).expect("create target/conformance");
-    std::fs::write(
-        counts.join("rust.json"),
-        format!("{{\"runner\": \"rust\", \"passed\": {}, \"failed\": {failed}, \"skipped\": 0}}\n", outcome.passed),
-    )
-    .expect("write count file");
     assert_eq!(failed, 0, "{failed} conformance cases failed");
     assert!(outcome.passed > 0, "no conformance case ran");
 }

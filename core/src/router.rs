@@ -613,7 +613,12 @@ impl Router {
     {
         if self.placement.batches_hashes() {
             let hashing = &self.topology.hashing;
-            self.placement.shards_of_hashes(keys.into_iter().map(|key| hashing.hash(key.into())), out);
+            if hashing.routes_whole_keys() {
+                // Decided once for the batch, not per key.
+                self.placement.shards_of_hashes(keys.into_iter().map(|key| hashing.hash_whole(key.into())), out);
+            } else {
+                self.placement.shards_of_hashes(keys.into_iter().map(|key| hashing.hash(key.into())), out);
+            }
             return Ok(());
         }
         out.clear();
@@ -675,10 +680,14 @@ impl Router {
             let bad = offsets.windows(2).position(|pair| pair[0] > pair[1] || pair[1] as usize > data.len());
             let good = &offsets[..bad.map_or(offsets.len(), |index| index + 1)];
             let hashing = &self.topology.hashing;
-            self.placement.shards_of_hashes(
-                good.windows(2).map(|pair| hashing.hash(Key::Bytes(&data[pair[0] as usize..pair[1] as usize]))),
-                out,
-            );
+            let key = |pair: &[u32]| &data[pair[0] as usize..pair[1] as usize];
+            if hashing.routes_whole_keys() {
+                // Decided once for the batch, not per key.
+                self.placement
+                    .shards_of_hashes(good.windows(2).map(|pair| hashing.hash_whole(Key::Bytes(key(pair)))), out);
+            } else {
+                self.placement.shards_of_hashes(good.windows(2).map(|pair| hashing.hash(Key::Bytes(key(pair)))), out);
+            }
             if bad.is_none() {
                 return Ok(());
             }

@@ -250,7 +250,8 @@ export declare class Router {
   scatterKeys(keys: readonly Key[], readFrom?: ReadFrom | null, turn?: number | null, zone?: string | null): ScatterPlan;
   /**
    * The router of the global index `name` (the document's `indexes`): it routes terms over
-   * this topology's nodes, at its epoch.
+   * this topology's nodes, at its epoch. Each call builds a new Router (a copy of the
+   * index's tables): keep it while this topology holds rather than asking per lookup.
    *
    * @throws {ShardrouteError} `invalid_argument` when the topology has no index of that name.
    */

@@ -11,7 +11,9 @@
 //     `parseRedirect`, `parseAddress`, `sessionDefaults`;
 //   - classes: `ClusterSession`, `Command`, `Action` (the Redis Cluster session);
 //   - `Router`: `routeU64s`, `routePacked`, `sameSlot`, `groupByNode`, `shardsForRange`,
-//     `decodeId`, `locate`, `fanout`, `saltedKey`, `saltedKeys`, `moved`, `ask`;
+//     `decodeId`, `locate`, `fanout`, `saltedKey`, `saltedKeys`, `moved`, `ask`,
+//     `scatterEvery`, `scatterRange`, `scatterKeys`, `index`, `indexNames`, `indexWritePlan`
+//     (documents with `indexes` are read and route as usual);
 //   - `Migration`: `movingShards`, `movingKeys`; `MigrationSession`: `copyBatch`;
 //   - `TopologyFollower`: `publish`.
 // The full package (`shardroute-wasm`) has them all. Objects of the two builds do not mix:

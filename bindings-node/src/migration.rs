@@ -99,7 +99,7 @@ impl Migration {
     #[napi(catch_unwind)]
     pub fn read_keys(&self, key: Unknown) -> Result<Vec<key::JsKey>> {
         let key = key::from_js(key)?;
-        let keys = self.inner.read_keys(key.as_core()).or_throw()?;
+        let keys = self.inner.read_keys(key.as_core());
         keys.into_iter().map(|read| key::to_js(&key, read)).collect()
     }
 

@@ -108,7 +108,7 @@ impl Migration {
     fn read_keys<'py>(&self, key: &Bound<'py, PyAny>) -> PyResult<Vec<Bound<'py, PyAny>>> {
         let source = key;
         let key = Key::from_py(source)?;
-        let keys = self.inner.read_keys(key.as_core()).map_err(errors::to_py)?;
+        let keys = self.inner.read_keys(key.as_core());
         keys.iter().map(|read| owned_to_py(source, read)).collect()
     }
 

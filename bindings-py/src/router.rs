@@ -399,7 +399,9 @@ impl Router {
     }
 
     /// The router of the global index name: it routes terms over this topology's nodes,
-    /// at its epoch (route a term, or plan a term range with scatter_range).
+    /// at its epoch (route a term, or plan a term range with scatter_range). Each call
+    /// builds a new Router (a copy of the index's tables): keep it while this topology
+    /// holds rather than asking per lookup.
     ///
     /// Raises InvalidArgumentError when the topology has no index of that name.
     fn index(&self, py: Python<'_>, name: &Bound<'_, PyAny>) -> PyResult<Router> {

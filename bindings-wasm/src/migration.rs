@@ -102,7 +102,7 @@ impl Migration {
     pub fn read_keys(&self, key: &JsValue) -> Result<Array> {
         let key = Key::from_js(key)?;
         let keys = Array::new();
-        for read in self.inner.read_keys(key.as_key())? {
+        for read in self.inner.read_keys(key.as_key()) {
             keys.push(&key.salted_to_js(read)?);
         }
         Ok(keys)

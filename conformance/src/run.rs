@@ -373,13 +373,11 @@ fn evaluate(file: &Value, routers: &mut HashMap<String, Router>, case: &Value) -
                     let source = field(case, "key")?;
                     let key = core_or_case!(to_key(source)?);
                     let salt = u32_field(case, "salt")?;
-                    match migration.read_keys(key.as_key()) {
-                        Ok(keys) => json!({
-                            "read_keys": keys.iter().map(|read| key_form(source, read)).collect::<Vec<Value>>(),
-                            "write_key": key_form(source, &migration.write_key(key.as_key(), salt)),
-                        }),
-                        Err(err) => error(err),
-                    }
+                    let keys = migration.read_keys(key.as_key());
+                    json!({
+                        "read_keys": keys.iter().map(|read| key_form(source, read)).collect::<Vec<Value>>(),
+                        "write_key": key_form(source, &migration.write_key(key.as_key(), salt)),
+                    })
                 }
                 "migration_shards" => match migration.moving_shards() {
                     Ok(shards) => {

@@ -56,7 +56,6 @@
 //! are already well-mixed hashes. Identity on sequential ids places badly under the
 //! ring and rendezvous strategies (their points are spread over all 64 bits).
 
-use alloc::format;
 use alloc::string::String;
 
 use serde_json::{Map, Value};
@@ -280,16 +279,8 @@ impl PartitionKey {
                 json::at(&path, format_args!("expected 1 to {MAX_SEPARATOR_BYTES} bytes of text, found {}", text.len()))
             })
         };
-        let bounded = |name: &str, min: u32, max: u32| -> Result<u32> {
-            let path = object.path_of(name);
-            let value = object.required(name)?;
-            match value.as_u64() {
-                Some(n) if n > u64::from(max) => {
-                    Err(crate::error::Error::limit(format!("{path}: {n} exceeds the limit of {max}")))
-                }
-                _ => json::u32_in(&path, value, min, max),
-            }
-        };
+        let bounded =
+            |name: &str, min: u32, max: u32| json::u32_capped(&object.path_of(name), object.required(name)?, min, max);
         Ok(match rule {
             Rule::Whole => PartitionKey::Whole,
             Rule::Prefix => PartitionKey::Prefix { separator: separator()? },

@@ -220,6 +220,16 @@ pub(crate) fn u32_in(path: &str, value: &Value, min: u32, max: u32) -> Result<u3
     }
 }
 
+/// An integer in `min..=max`, where a value past `max` is `limit_exceeded` (a documented
+/// limit) and anything else out of range `invalid_topology`: `"{path}: {n} exceeds the
+/// limit of {max}"`, else as [`u32_in`].
+pub(crate) fn u32_capped(path: &str, value: &Value, min: u32, max: u32) -> Result<u32> {
+    match value.as_u64() {
+        Some(n) if n > u64::from(max) => Err(Error::limit(format!("{path}: {n} exceeds the limit of {max}"))),
+        _ => u32_in(path, value, min, max),
+    }
+}
+
 /// A short rendering of a value for error messages (numbers and short strings verbatim).
 pub(crate) fn describe(value: &Value) -> String {
     match value {

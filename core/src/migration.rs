@@ -183,19 +183,22 @@ impl Migration {
     /// a client still on *before* writes it unsalted; a key that cools is read salted as
     /// well, until its salted rows are folded back. A key hot on neither side is itself
     /// alone. Each key is then read where [`read_targets`](Migration::read_targets) says.
-    ///
-    /// # Errors
-    /// As [`Router::route`] for either topology.
-    pub fn read_keys<'k>(&self, key: impl Into<Key<'k>>) -> Result<Vec<crate::key::OwnedKey>> {
+    pub fn read_keys<'k>(&self, key: impl Into<Key<'k>>) -> Vec<crate::key::OwnedKey> {
         let key = key.into();
-        let mut keys: Vec<crate::key::OwnedKey> =
-            self.after.salted_keys(key)?.into_iter().map(|(salted, _)| salted).collect();
-        for (salted, _) in self.before.salted_keys(key)? {
-            if !keys.contains(&salted) {
-                keys.push(salted);
-            }
-        }
-        Ok(keys)
+        // The salted forms only (no routing): the same keys `salted_keys` gives.
+        let forms = |router: &Router| -> Vec<crate::key::OwnedKey> {
+            (0..router.fanout(key)).map(|salt| router.salted_key(key, salt)).collect()
+        };
+        let mut keys = forms(&self.after);
+        let order = |a: &crate::key::OwnedKey, b: &crate::key::OwnedKey| {
+            crate::strategy::partitioned::key_table::key_order(a.as_key(), b.as_key())
+        };
+        let mut known = keys.clone();
+        known.sort_unstable_by(order);
+        keys.extend(
+            forms(&self.before).into_iter().filter(|salted| known.binary_search_by(|k| order(k, salted)).is_err()),
+        );
+        keys
     }
 
     /// The key a write of `key` with `salt` goes to: its salted form under *after*

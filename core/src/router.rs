@@ -126,17 +126,22 @@ impl Router {
         let key = key.into();
         let shard = self.route(key)?;
         let mut visits: Vec<crate::indexes::IndexVisit> = Vec::new();
+        // (index, shard) -> its visit: one lookup per term, however many shards.
+        let mut seen: alloc::collections::BTreeMap<(&str, u32), usize> = alloc::collections::BTreeMap::new();
         for (position, (name, term)) in (0u32..).zip(terms) {
             let index = self.index(name)?;
             let term_shard = index.route(*term)?;
-            match visits.iter_mut().find(|visit| visit.index == *name && visit.shard == term_shard) {
-                Some(visit) => visit.terms.push(position),
-                None => visits.push(crate::indexes::IndexVisit {
-                    index: String::from(*name),
-                    shard: term_shard,
-                    node: index.placement.owner(term_shard),
-                    terms: alloc::vec![position],
-                }),
+            match seen.entry((*name, term_shard)) {
+                alloc::collections::btree_map::Entry::Occupied(at) => visits[*at.get()].terms.push(position),
+                alloc::collections::btree_map::Entry::Vacant(at) => {
+                    at.insert(visits.len());
+                    visits.push(crate::indexes::IndexVisit {
+                        index: String::from(*name),
+                        shard: term_shard,
+                        node: index.placement.owner(term_shard),
+                        terms: alloc::vec![position],
+                    });
+                }
             }
         }
         Ok(crate::indexes::WritePlan { shard, node: self.placement.owner(shard), indexes: visits })

@@ -33,6 +33,8 @@ use serde_json::{Map, Value};
 use crate::error::{Error, Result};
 use crate::json::{self, Object};
 
+/// The separator between a hot key and its salt when the document names none.
+pub const DEFAULT_SEPARATOR: &str = "#";
 /// Most hot keys in one topology.
 pub const MAX_HOT_KEYS: u32 = 100_000;
 /// Largest fanout of one hot key.
@@ -52,7 +54,7 @@ impl HotKeys {
         let object = Object::new(path, value, &["separator", "keys"])?;
         let separator = match object.optional("separator") {
             Some(value) => String::from(json::str(&object.path_of("separator"), value)?),
-            None => String::from("#"),
+            None => String::from(DEFAULT_SEPARATOR),
         };
         let keys_path = object.path_of("keys");
         let map = object

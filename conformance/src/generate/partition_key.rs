@@ -140,6 +140,18 @@ pub(crate) fn file() -> VectorFile {
                     json!({"op": "route", "topology": id, "key": key, "expect": {"shard": shard, "node": node}}),
                 );
             }
+            // The batch call, which takes its own path for documents without a rule: the
+            // same shards as one key at a time, stated by the parts.
+            let parts: Vec<u32> =
+                rule.keys.iter().map(|(_, _, part)| plain.route(key_of(part).as_key()).expect("part")).collect();
+            let many: Vec<shardroute::OwnedKey> = rule.keys.iter().map(|(_, key, _)| key_of(key)).collect();
+            let got = router.route_many(many.iter().map(shardroute::OwnedKey::as_key)).expect("route_many");
+            assert_eq!(got, parts, "{id}: route_many");
+            let keys: Vec<&Value> = rule.keys.iter().map(|(_, key, _)| key).collect();
+            file.case(
+                &format!("{id}/route_many"),
+                json!({"op": "route_many", "topology": id, "keys": keys, "expect": {"shards": parts}}),
+            );
             // An integer key has no parts: it routes as it does without the rule.
             let shard = plain.route(42u64).expect("route 42");
             let node = plain.node(42u64).expect("node 42");
@@ -165,6 +177,20 @@ pub(crate) fn file() -> VectorFile {
                     json!({"op": "shards_for_range", "topology": id, "start": start, "end": end, "expect": {"shards": expected}}),
                 );
             }
+        }
+    }
+    // `hash_key` with a spec that has a rule: the hash of the part under the spec without it.
+    for rule in rules() {
+        let spec = json!({"partition_key": rule.rule});
+        let whole = shardroute::KeyHashing::default();
+        for (label, key, part) in rule.keys.iter().take(2) {
+            let hash = shardroute::hash_key(key_of(part).as_key(), &whole);
+            let with = shardroute::KeyHashing::from_json(&spec.to_string()).expect("spec");
+            assert_eq!(shardroute::hash_key(key_of(key).as_key(), &with), hash, "{label}");
+            file.case(
+                &format!("pk-{}/hash_key/{label}", rule.name),
+                json!({"op": "hash_key", "key": key, "hashing": spec, "expect": {"hash": hash.to_string()}}),
+            );
         }
     }
     scatter_cases(&mut file);

@@ -34,12 +34,8 @@ fn hot_key(key: OwnedKey) -> Result<String> {
 pub(super) fn parse(name: &str, operation: &Value) -> Result<Op> {
     if name == "hot_key_add" {
         let args = args(operation, &["op", "key", "fanout"])?;
-        let fanout = match args.required("fanout")?.as_u64() {
-            Some(n) if n > u64::from(MAX_FANOUT) => {
-                return Err(Error::limit(format!("operation.fanout: {n} exceeds the limit of {MAX_FANOUT}")))
-            }
-            _ => args.u32_in("fanout", 2, MAX_FANOUT)?,
-        };
+        let fanout = crate::json::u32_capped(&args.path("fanout"), args.required("fanout")?, 2, MAX_FANOUT)
+            .map_err(super::args::argument_or_limit)?;
         Ok(Op::HotKeyAdd { key: hot_key(args.key("key")?)?, fanout })
     } else {
         let args = args(operation, &["op", "key"])?;
@@ -49,7 +45,10 @@ pub(super) fn parse(name: &str, operation: &Value) -> Result<Op> {
 
 pub(super) fn apply(op: &Op, topology: &Topology) -> Result<Applied> {
     let mut next = topology.clone();
-    let mut hot = next.hot_keys.take().unwrap_or_else(|| HotKeys { separator: String::from("#"), keys: Vec::new() });
+    let mut hot = next
+        .hot_keys
+        .take()
+        .unwrap_or_else(|| HotKeys { separator: String::from(crate::salting::DEFAULT_SEPARATOR), keys: Vec::new() });
     let (key, to) = match op {
         Op::HotKeyAdd { key, fanout } => (key, *fanout),
         Op::HotKeyRemove { key } => (key, 1),

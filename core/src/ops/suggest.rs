@@ -121,9 +121,6 @@ pub(super) fn parse(operation: &Value) -> Result<Op> {
                 Some(keys)
             }
         };
-        if shards.iter().any(|load: &ShardLoad| load.shard == shard) {
-            return Err(Error::argument(format!("{path}.shard: shard {shard} is measured twice")));
-        }
         shards.push(ShardLoad {
             shard,
             bytes: count(&object, "bytes")?,
@@ -131,6 +128,15 @@ pub(super) fn parse(operation: &Value) -> Result<Op> {
             keys: count(&object, "keys")?,
             sample,
         });
+    }
+    // A shard measured twice: the first entry that repeats an earlier one (sorted, not
+    // compared pairwise: the list may hold a million entries).
+    let mut order: Vec<(u32, usize)> = shards.iter().enumerate().map(|(index, load)| (load.shard, index)).collect();
+    order.sort_unstable();
+    let repeat = order.windows(2).filter(|pair| pair[0].0 == pair[1].0).map(|pair| pair[1].1).min();
+    if let Some(index) = repeat {
+        let shard = shards[index].shard;
+        return Err(Error::argument(format!("operation.shards[{index}].shard: shard {shard} is measured twice")));
     }
     let entries = list("keys")?;
     if entries.len() > crate::salting::MAX_HOT_KEYS as usize {

@@ -266,12 +266,7 @@ pub(crate) fn require_default_hashing(kind: &str, how: &str, hashing: &KeyHashin
 /// A count parameter: 0 is out of range (`invalid_topology`), above `max` a limit.
 pub(crate) fn count_param(object: &Object<'_>, name: &str, default: u32, max: u32) -> Result<u32> {
     let Some(value) = object.optional(name) else { return Ok(default) };
-    let path = object.path_of(name);
-    match value.as_u64() {
-        Some(0) | None => json::u32_in(&path, value, 1, max),
-        Some(n) if n > u64::from(max) => Err(Error::limit(format!("{path}: {n} exceeds the limit of {max}"))),
-        Some(n) => Ok(n as u32),
-    }
+    json::u32_capped(&object.path_of(name), value, 1, max)
 }
 
 pub(crate) fn check_weights(kind: &str, weighted: bool, nodes: &[Node]) -> Result<()> {

@@ -485,6 +485,14 @@ export declare class Migration {
    */
   movingShards(): MovingShard[];
   /**
+   * The node ids a query over every key (a time range, a local index, an aggregation)
+   * reads while data moves, in the order to read them: old owners before new ones, so a
+   * row copied and then deleted from its old node between two reads is still found. A
+   * node may be listed twice (moves both ways, or strategies whose moves are not known
+   * per shard); merge the rows by identity.
+   */
+  scanNodes(): string[];
+  /**
    * The positions in `keys` of the keys that change node, in increasing order.
    *
    * @throws {ShardrouteError} `invalid_key` (the message names the key's index);

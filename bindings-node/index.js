@@ -293,6 +293,7 @@ class Migration {
       readKeys: (migration, key) => migration.#inner.readKeys(key),
       writeKey: (migration, key, salt) => migration.#inner.writeKey(key, salt),
       movingShards: (migration) => migration.#inner.movingShards(),
+      scanNodes: (migration) => migration.#inner.scanNodes(),
       movingKeys: (migration, keys) => migration.#inner.movingKeys(keys),
     });
   }

@@ -14,7 +14,7 @@
 //     `decodeId`, `locate`, `fanout`, `saltedKey`, `saltedKeys`, `moved`, `ask`,
 //     `scatterEvery`, `scatterRange`, `scatterKeys`, `index`, `indexNames`, `indexWritePlan`
 //     (documents with `indexes` are read and route as usual);
-//   - `Migration`: `movingShards`, `movingKeys`; `MigrationSession`: `copyBatch`;
+//   - `Migration`: `movingShards`, `scanNodes`, `movingKeys`; `MigrationSession`: `copyBatch`;
 //   - `TopologyFollower`: `publish`.
 // The full package (`shardroute-wasm`) has them all. Objects of the two builds do not mix:
 // each has its own module, so pass a route `Router` only to route calls.

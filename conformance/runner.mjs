@@ -461,6 +461,12 @@ function runCase(api, file, routers, kase) {
         actual = { shards };
         break;
       }
+      case 'migration_scan': {
+        const nodes = migrationFor().scanNodes();
+        if (!Array.isArray(nodes)) return 'scanNodes did not return an array';
+        actual = { nodes };
+        break;
+      }
       case 'migration_keys': {
         const indices = migrationFor().movingKeys(kase.keys.map(toKey));
         if (!Array.isArray(indices)) return 'movingKeys did not return an array';

@@ -129,6 +129,14 @@ impl Migration {
             .collect())
     }
 
+    /// The node ids a query over every key reads while data moves, in the order to read
+    /// them ([`sr::migration::Migration::scan_nodes`]): old owners before new ones, a
+    /// node possibly twice; merge their rows by identity.
+    #[napi(catch_unwind)]
+    pub fn scan_nodes(&self) -> Vec<String> {
+        self.inner.scan_nodes().into_iter().map(str::to_owned).collect()
+    }
+
     /// The indices of the keys of an array that change node, in increasing order.
     ///
     /// # Errors

@@ -137,6 +137,14 @@ impl Migration {
         Ok(shards.into_iter().map(|moving| (moving.shard, moving.from, moving.to)).collect())
     }
 
+    /// The node ids a query over every key (a time range, a local index) reads while
+    /// data moves, in the order to read them: old owners before new ones, so that a row
+    /// copied and then deleted from its old node between two reads is still found; a
+    /// node may be listed twice. Merge the rows they return by identity.
+    fn scan_nodes(&self) -> Vec<&str> {
+        self.inner.scan_nodes()
+    }
+
     /// The indices of the keys that change node, in increasing order. Keys as for
     /// Router.route_many (any iterable of keys, or a numpy uint64 array).
     ///

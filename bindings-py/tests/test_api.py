@@ -1117,7 +1117,7 @@ def test_public_names_and_docs() -> None:
     methods += [Router.salted_key, Router.salted_keys, Router.route_read, Router.route_write, Router.replace]
     methods += [Router.read_replica, Router.same_slot, Router.group_by_node, Router.moved, Router.ask]
     methods += [Router.shard_owner, Migration.of_dictionary, Migration.moves, Migration.write_target]
-    methods += [Migration.read_targets, Migration.moving_shards, Migration.moving_keys]
+    methods += [Migration.read_targets, Migration.moving_shards, Migration.scan_nodes, Migration.moving_keys]
     functions = [hash_key, jump, apply, modulo_moves, diff, encode_dictionary, decode_dictionary, parse_redirect]
     for item in [Router, Migration, *methods, *functions, DecodedId, Location, Redirect]:
         assert item.__doc__, item

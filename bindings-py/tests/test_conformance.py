@@ -325,6 +325,8 @@ def run_case(file: Dict[str, Any], routers: Dict[str, Any], case: Dict[str, Any]
             return dict(router_for(case["topology"]).index_write_plan(vector_key(case["key"]), terms))
         if op == "migration_shards":
             return {"shards": [list(shard) for shard in migration_for().moving_shards()]}
+        if op == "migration_scan":
+            return {"nodes": migration_for().scan_nodes()}
         if op == "migration_keys":
             return {"indices": migration_for().moving_keys([vector_key(key) for key in case["keys"]])}
         if op == "shard_owner":

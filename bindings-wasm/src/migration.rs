@@ -143,6 +143,14 @@ impl Migration {
         Ok(shards)
     }
 
+    /// The node ids a query over every key reads while data moves, in the order to read
+    /// them (old owners before new ones; a node may be listed twice): merge their rows
+    /// by identity. See `Migration::scan_nodes` in the core.
+    #[wasm_bindgen(js_name = scanNodes)]
+    pub fn scan_nodes(&self) -> Array {
+        self.inner.scan_nodes().into_iter().map(JsValue::from_str).collect()
+    }
+
     /// The indices of the keys of an array that change node, in increasing order, as a
     /// plain array. Keys cross as for `Router.routeMany`.
     #[wasm_bindgen(js_name = movingKeys)]

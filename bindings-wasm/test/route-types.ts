@@ -52,6 +52,8 @@ export async function tier(wasm: URL, module: WebAssembly.Module, dictionary: Ui
   router.routeU64s(new BigUint64Array(1));
   // @ts-expect-error nor `movingShards`
   moving.movingShards();
+  // @ts-expect-error nor `scanNodes`
+  moving.scanNodes();
   // @ts-expect-error nor `copyBatch`
   session.copyBatch(0, 10);
   // @ts-expect-error nor `publish`

@@ -33,7 +33,7 @@ const LEFT_OUT = {
   Router: ['routeU64s', 'routePacked', 'sameSlot', 'groupByNode', 'shardsForRange', 'decodeId', 'locate', 'fanout',
     'saltedKey', 'saltedKeys', 'moved', 'ask', 'scatterEvery', 'scatterRange', 'scatterKeys', 'index', 'indexNames',
     'indexWritePlan'],
-  Migration: ['movingShards', 'movingKeys'],
+  Migration: ['movingShards', 'scanNodes', 'movingKeys'],
   MigrationSession: ['copyBatch'],
   TopologyFollower: ['publish'],
 };

@@ -162,7 +162,7 @@ export function apiSuite(api, runtime) {
         assert.ok(declaredMethods.includes(method), `index.d.ts declares Router.${method}`);
       }
       assert.deepEqual(declaredMembers('Migration'), {
-        methods: ['before', 'after', 'moves', 'writeTarget', 'readTargets', 'readKeys', 'writeKey', 'movingShards', 'movingKeys'],
+        methods: ['before', 'after', 'moves', 'writeTarget', 'readTargets', 'readKeys', 'writeKey', 'movingShards', 'scanNodes', 'movingKeys'],
         getters: ['before', 'after'],
         statics: ['ofDictionary'],
       });

@@ -104,6 +104,7 @@ const writeTarget: string = migration.writeTarget(7);
 const readTargets: string[] = migration.readTargets(Uint8Array.of(1)).concat(migration.readTargets('k', true));
 const movingShards: MovingShard[] = migration.movingShards();
 const movingShard: { shard: number; from: string; to: string } | undefined = movingShards[0];
+const scanNodes: string[] = migration.scanNodes();
 const movingKeys: number[] = migration.movingKeys(keys).concat(migration.movingKeys(frozen));
 const owner: string = router.shardOwner(0);
 
@@ -304,7 +305,7 @@ export const used = [shard, node, replicas, preference, shards, moreShards, epoc
   replacedText, movedFrozen, counted, moveParts, flowParts, inlineFlow, totals, encodedObject, decodedDictionary, fromU64s,
   fromPacked, nodeIds, wrong, notNumber, notBytes, address, oneWriter, replicaRead, slot, slotFrozen, group,
   redirectKind, afterMoved, askTarget, notKind, notPair, sides, movedParts, inlineMove, writeTarget, readTargets,
-  movingShard, movingKeys, owner, notUndefined, notTriple, redirectsAllowed, replicaReads, copied, begunFrozen,
+  movingShard, scanNodes, movingKeys, owner, notUndefined, notTriple, redirectsAllowed, replicaReads, copied, begunFrozen,
   commandSlot, kind, target, until, delay, failure, afterFailure, candidates, due, planned, counters, sessionRouter,
   untilNumber, commandsNumber, seedParts, firstWait, offeredKind, offeredParts, offeredAgain, reconnectAt, writeParts,
   inlineWrite, followed, followerCounters, reconnectNumber, offeredNumber, offeredCount, fenceEpoch, readPlan,

@@ -342,7 +342,7 @@ fn evaluate(file: &Value, routers: &mut HashMap<String, Router>, case: &Value) -
             }
             Err(err) => error(err),
         },
-        "migration" | "migration_shards" | "migration_keys" | "migration_salted" => {
+        "migration" | "migration_shards" | "migration_scan" | "migration_keys" | "migration_salted" => {
             let migration = match (case.get("dictionary"), case.get("before"), case.get("after")) {
                 (Some(_), None, None) => {
                     let router = core_or_case!(router_for(text(case, "dictionary")?)?);
@@ -379,6 +379,7 @@ fn evaluate(file: &Value, routers: &mut HashMap<String, Router>, case: &Value) -
                         "write_key": key_form(source, &migration.write_key(key.as_key(), salt)),
                     })
                 }
+                "migration_scan" => json!({ "nodes": migration.scan_nodes() }),
                 "migration_shards" => match migration.moving_shards() {
                     Ok(shards) => {
                         let shards: Vec<Value> = shards.iter().map(|s| json!([s.shard, s.from, s.to])).collect();

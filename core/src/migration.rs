@@ -235,6 +235,90 @@ impl Migration {
         Ok(moving)
     }
 
+    /// The nodes a query over every key (a time range, a local index, an aggregation)
+    /// reads while data moves, in the order to read them, so that no row in motion is
+    /// missed. Merge what they return by the rows' identity: a row may be on two nodes
+    /// while it is copied, and a node may be listed twice.
+    ///
+    /// A row moves by a copy to its new node and then a delete from the old one. Read
+    /// the old node first, then the new one: if the read of the old node came after the
+    /// delete, the copy had already committed, and the later read of the new node finds
+    /// it. So the order must put some read of every move's source before some read of
+    /// its target:
+    ///
+    /// * for fixed partitions ([`moving_shards`](Migration::moving_shards): vbuckets,
+    ///   slots, partitions), the moves are known: every node that owns a shard on either
+    ///   side once, sources before targets (a topological order; ties by node order,
+    ///   *before*'s nodes first). When moves go both ways between nodes (a cycle), every
+    ///   node is read once and then every target again.
+    /// * otherwise (modulo, jump, rings, ranges: which nodes lose keys to which is not
+    ///   known without the keys), every node that owns a shard under *before*, then
+    ///   every one under *after*: a node on both sides is read twice.
+    ///
+    /// Each read must itself see one moment of its node (one statement, or one
+    /// snapshot). A node that owns no shard on either side is not read.
+    ///
+    /// ```
+    /// use shardroute::{migration::Migration, Router};
+    /// let doc = |n: u32, epoch: u64| {
+    ///     let nodes: Vec<String> = (1..=n).map(|i| format!(r#"{{"id": "s{i}"}}"#)).collect();
+    ///     format!(r#"{{"format": "shardroute/1", "epoch": {epoch}, "nodes": [{}],
+    ///         "strategy": {{"type": "modulo"}}}}"#, nodes.join(","))
+    /// };
+    /// let migration = Migration::new(Router::from_json(&doc(2, 1))?, Router::from_json(&doc(3, 2))?)?;
+    /// assert_eq!(migration.scan_nodes(), ["s1", "s2", "s1", "s2", "s3"]);
+    /// # Ok::<(), shardroute::Error>(())
+    /// ```
+    pub fn scan_nodes(&self) -> Vec<&str> {
+        let before = owner_ids(&self.before);
+        let after = owner_ids(&self.after);
+        let Ok(moving) = self.moving_shards() else {
+            return before.into_iter().chain(after).collect();
+        };
+        // The nodes of both sides once, before's first: the order ties follow.
+        let mut listed = before;
+        for id in after {
+            if !listed.contains(&id) {
+                listed.push(id);
+            }
+        }
+        let mut sorted: Vec<(&str, u32)> = listed.iter().copied().zip(0u32..).collect();
+        sorted.sort_unstable();
+        let position = |id: &str| sorted.binary_search_by(|(listed, _)| (*listed).cmp(id)).map(|at| sorted[at].1).ok();
+        let mut edges: Vec<(u32, u32)> =
+            moving.iter().filter_map(|shard| Some((position(shard.from)?, position(shard.to)?))).collect();
+        edges.sort_unstable();
+        edges.dedup();
+        // Kahn's algorithm, the smallest ready position first.
+        let mut incoming = alloc::vec![0u32; listed.len()];
+        for &(_, to) in &edges {
+            incoming[to as usize] += 1;
+        }
+        let mut ready: alloc::collections::BTreeSet<u32> =
+            (0u32..).zip(&incoming).filter_map(|(node, &count)| (count == 0).then_some(node)).collect();
+        let mut order = Vec::with_capacity(listed.len());
+        while let Some(node) = ready.pop_first() {
+            order.push(listed[node as usize]);
+            let first = edges.partition_point(|&(from, _)| from < node);
+            for &(_, to) in edges[first..].iter().take_while(|&&(from, _)| from == node) {
+                incoming[to as usize] -= 1;
+                if incoming[to as usize] == 0 {
+                    ready.insert(to);
+                }
+            }
+        }
+        if order.len() == listed.len() {
+            return order;
+        }
+        // A cycle: every node, then every target again.
+        let mut target = alloc::vec![false; listed.len()];
+        for &(_, to) in &edges {
+            target[to as usize] = true;
+        }
+        let again = listed.iter().zip(target).filter_map(|(&id, target)| target.then_some(id));
+        listed.iter().copied().chain(again).collect()
+    }
+
     /// The indices of the keys that change node, in order.
     ///
     /// # Errors
@@ -254,6 +338,18 @@ impl Migration {
         }
         Ok(moving)
     }
+}
+
+/// The ids of the nodes that own a shard, in the router's node order.
+fn owner_ids(router: &Router) -> Vec<&str> {
+    let mut owns = alloc::vec![false; router.nodes().len()];
+    for shard in router.shard_range() {
+        // A shard without an owner (a Couchbase row of -1) is on no node.
+        if let Ok(owner) = router.shard_owner_index(shard) {
+            owns[owner as usize] = true;
+        }
+    }
+    router.nodes().iter().zip(owns).filter_map(|(node, owns)| owns.then_some(node.id.as_str())).collect()
 }
 
 /// Whether a strategy's shards are fixed partitions (vbuckets, slots, partitions,

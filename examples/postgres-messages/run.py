@@ -44,7 +44,7 @@ import shardroute  # noqa: E402
 from harness import JsonLinesChild  # noqa: E402
 from shardroute.etcd import Etcd  # noqa: E402
 from servers import Servers  # noqa: E402
-from shards import SHARD_NAMES, TICKET_SERVER, TOPOLOGY, Shards, body_digest, modulo, vbucket_start  # noqa: E402
+from shards import COLUMNS, INDEX, SHARD_NAMES, TICKET_SERVER, TOPOLOGY, Oracle, Shards, body_digest, modulo, vbucket_start  # noqa: E402
 from service import Ids  # noqa: E402
 
 PYTHON = os.environ.get("SHARDROUTE_PYTHON", os.path.join(ROOT, ".venv", "bin", "python"))
@@ -66,30 +66,40 @@ def service_command(name: str, postgres: str, etcd: str, users: int, log: str) -
 
 def seed(etcd: Etcd, postgres: str, start: shardroute.Topology, users: int, per_user: int, log_path: str) -> int:
     """Every user's first messages, under the start topology, straight into the shards
-    (COPY); ids from a block of the Python ticket counter, so no service reuses one."""
+    (COPY), with their `by_sender` index entries and their copy in the oracle; ids from a
+    block of the Python ticket counter, so no service reuses one."""
     router = shardroute.Router(start)
+    index = router.index(INDEX)
     vbuckets = start["strategy"]["type"] == "vbucket"
     ids = Ids(etcd, "python").reserve(users * per_user)
     by_shard: dict[str, list[tuple[Any, ...]]] = {}
+    entries: dict[str, list[tuple[int, int, int]]] = {}
     at = datetime.now(timezone.utc) - timedelta(days=1)
     with open(log_path, "w") as log:
-        for index, message_id in enumerate(ids):
-            user = index % users + 1
-            body = f"seed message {index // users} of user {user}"
-            row = (message_id, user, router.route(user) if vbuckets else 0, at + timedelta(seconds=index), body, "seed")
+        for number, message_id in enumerate(ids):
+            user = number % users + 1
+            sender = number * 7919 % users + 1
+            body = f"seed message {number // users} of user {user}"
+            row = (message_id, user, router.route(user) if vbuckets else 0, at + timedelta(seconds=number), body, "seed", sender)
             by_shard.setdefault(router.node(user), []).append(row)
+            entries.setdefault(index.node(sender), []).append((sender, message_id, user))
             log.write(f"{message_id} {user} {body_digest(body)}\n")
-    shards = Shards(postgres, by_shard)
+    shards = Shards(postgres)
+    oracle = Oracle(postgres)
     try:
-        for shard, rows in by_shard.items():
-            with shards.connections[shard].cursor() as cursor:
-                with cursor.copy("COPY messages (id, user_id, vbucket, time, body, sender) FROM STDIN") as copy:
+        copies = [(shards.connections[shard], "messages", COLUMNS, rows) for shard, rows in by_shard.items()]
+        copies += [(shards.connections[shard], "by_sender", "sender_id, message_id, user_id", rows) for shard, rows in entries.items()]
+        copies.append((oracle.connection, "messages", COLUMNS, [row for rows in by_shard.values() for row in rows]))
+        for connection, table, columns, rows in copies:
+            with connection.cursor() as cursor:
+                with cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
                     for row in rows:
                         copy.write_row(row)
-        for connection in shards.connections.values():
-            connection.execute("ANALYZE messages")
+        for connection in [*shards.connections.values(), oracle.connection]:
+            connection.execute("ANALYZE")
     finally:
         shards.close()
+        oracle.close()
     return len(ids)
 
 
@@ -185,6 +195,7 @@ def run_once(kind: str, servers: Servers, wanted: list[str], args: argparse.Name
         for name in wanted:
             start_service(name)
         round_of("before", f"write {args.before}")
+        round_of("before-query", f"query {args.query}")
 
         coordinator_command = [PYTHON, os.path.join(HERE, "coordinator.py"), "--etcd", etcd_url, "--postgres", postgres]
         if kind == "background":
@@ -209,6 +220,9 @@ def run_once(kind: str, servers: Servers, wanted: list[str], args: argparse.Name
             for name, process in processes.items():
                 answer = process.expect("done")
                 answers.append(dict(answer, service=name, phase="during", elapsed_s=round(time.monotonic() - began, 3)))
+            # The queries, writers paused (the oracle's answer is then fixed) while the
+            # coordinator goes on moving data under them.
+            round_of("during-query", f"query {args.query}")
             rounds += 1
             if rounds == 1 and kind == "lazy":
                 # Both services read every user, in the same order, at the same time,
@@ -221,6 +235,7 @@ def run_once(kind: str, servers: Servers, wanted: list[str], args: argparse.Name
         if coordinator.failure:
             raise RuntimeError(f"the coordinator failed: {coordinator.failure}")
         round_of("after", f"write {args.after}")
+        round_of("after-query", f"query {args.query}")
         round_of("verify", "read-all")
     finally:
         if coordinator is not None:
@@ -256,16 +271,22 @@ def check(postgres: str, final: shardroute.Router, logs: dict[str, str], wanted:
                 acknowledged[int(logged_id)] = (int(logged_user), digest)
     where: dict[int, list[str]] = {}
     stored: dict[int, tuple[int, str]] = {}
+    senders: dict[int, int] = {}
+    entries: dict[int, list[tuple[int, int, str]]] = {}  # message id -> (sender, user, shard) of its index entries
     misplaced = wrong_vbucket = 0
+    index = final.index(INDEX)
     shards = Shards(postgres)
     try:
         for shard in SHARD_NAMES:
-            rows = shards.connections[shard].execute("SELECT id, user_id, vbucket, body FROM messages").fetchall()
-            for message_id, user, vbucket, body in rows:
+            rows = shards.connections[shard].execute("SELECT id, user_id, vbucket, body, sender_id FROM messages").fetchall()
+            for message_id, user, vbucket, body, sender in rows:
                 where.setdefault(message_id, []).append(shard)
                 stored[message_id] = (user, body_digest(body))
+                senders[message_id] = sender
                 misplaced += final.node(user) != shard
                 wrong_vbucket += vbucket != (final.route(user) if kind == "background" else 0)
+            for sender, message_id, user in shards.connections[shard].execute("SELECT sender_id, message_id, user_id FROM by_sender"):
+                entries.setdefault(message_id, []).append((sender, user, shard))
         moved_flags = sum(
             shards.connections[shard].execute("SELECT count(*) FROM moved").fetchone()[0]  # type: ignore[index]
             for shard in SHARD_NAMES
@@ -302,6 +323,15 @@ def check(postgres: str, final: shardroute.Router, logs: dict[str, str], wanted:
     expected = per_user(acknowledged)
     found = per_user(stored, only=set(acknowledged))
     users_differ = sum(1 for user in expected.keys() | found.keys() if expected.get(user) != found.get(user))
+    # The global index: one entry per stored message, on the shard the index routes its
+    # sender to, naming the message's sender and user. A message the killed writer
+    # stored without its entry is not acknowledged, and not counted.
+    index_missing = sum(1 for message_id in stored if message_id in acknowledged and message_id not in entries)
+    index_wrong = sum(
+        1 for message_id, listed in entries.items()
+        if message_id in stored and listed != [(senders[message_id], stored[message_id][0], index.node(senders[message_id]))]
+    )
+    index_orphans = sum(1 for message_id in entries if message_id not in stored)
     return {
         "acknowledged": len(acknowledged), "acknowledged_by": logged, "acknowledged_twice": acknowledged_twice,
         "stored": len(stored),
@@ -310,6 +340,9 @@ def check(postgres: str, final: shardroute.Router, logs: dict[str, str], wanted:
         "users_checked": len(expected), "users_differ": users_differ,
         "unacknowledged_kept": unacknowledged_by, "moved_flags": moved_flags,
         "moves_logged": moves_logged, "moved_units": moved_units,
+        "unacknowledged_ids": sorted(unacknowledged),
+        "index_entries": sum(len(listed) for listed in entries.values()), "index_missing": index_missing,
+        "index_wrong": index_wrong, "index_orphans": index_orphans,
     }
 
 
@@ -341,7 +374,23 @@ def figures(result: dict[str, Any], wanted: list[str]) -> dict[str, Any]:
         # Users moved by more than one mover at once (two services, or a service and the
         # sweep): the moves the shards logged less the users they moved.
         raced = result["moves_logged"] - result["moved_units"]
+    queries: dict[str, Any] = {}
+    for phase in ("before-query", "during-query", "after-query"):
+        for name in wanted:
+            mine = [answer for answer in answers if answer["phase"] == phase and answer["service"] == name]
+            totals = {
+                field: sum(answer.get(field, 0) for answer in mine)
+                for field in ("queries_by_sender", "queries_by_time", "queries_while_moving", "query_rows", "query_missing",
+                              "query_extra", "query_wrong", "query_merged", "index_dangling", "query_restarts")
+            }
+            for field in ("extra_ids", "missing_ids", "dangling_ids"):
+                totals[field] = sorted({i for answer in mine for i in answer.get(field, [])})
+            for field in ("sender_p50_us", "time_p50_us", "oracle_sender_p50_us", "oracle_time_p50_us"):
+                values = sorted(answer[field] for answer in mine if answer.get(field))
+                totals[field] = values[len(values) // 2] if values else 0.0
+            queries[f"{phase}/{name}"] = totals
     return {
+        "queries": queries,
         "raced_moves": raced,
         "throughput_writes_per_s": throughput, "longest_stall_ms": stall, "epochs_seen": epochs, "rows_moved": rows_moved,
         "failures": [answer.get("failure") for answer in answers if answer.get("failure")],
@@ -368,6 +417,21 @@ def table(results: list[dict[str, Any]]) -> str:
             f"{'users moved by more than one mover at once: ' + str(r['raced_moves']) + '; ' if r['kind'] == 'lazy' else ''}"
             f"faults: {json.dumps(r['faults'])}"
         )
+    lines += [
+        "",
+        "| run | queries (service, phase) | by sender | by time | while data moved | rows | missing | extra | wrong | "
+        "merged | restarts | by sender p50 us (oracle) | by time p50 us (oracle) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in results:
+        for key, q in r["queries"].items():
+            phase, service = key.split("/")
+            lines.append(
+                f"| {r['run']} | {service}, {phase.removesuffix('-query')} | {q['queries_by_sender']} | {q['queries_by_time']} | "
+                f"{q['queries_while_moving']} | {q['query_rows']:,} | {q['query_missing']} | {q['query_extra']} | {q['query_wrong']} | "
+                f"{q['query_merged']} | {q['query_restarts']} | {q['sender_p50_us']} ({q['oracle_sender_p50_us']}) | "
+                f"{q['time_p50_us']} ({q['oracle_time_p50_us']}) |"
+            )
     return "\n".join(lines)
 
 
@@ -375,9 +439,23 @@ def problems(results: list[dict[str, Any]], wanted: list[str]) -> list[str]:
     found = []
     for r in results:
         where = f"run {r['run']}"
-        for key in ("lost", "duplicates", "misplaced", "wrong_vbucket", "body_mismatch", "users_differ", "acknowledged_twice", "stale_reads"):
+        for key in ("lost", "duplicates", "misplaced", "wrong_vbucket", "body_mismatch", "users_differ", "acknowledged_twice",
+                    "stale_reads", "index_missing", "index_wrong", "index_orphans"):
             if r[key]:
                 found.append(f"{where}: {key} = {r[key]}")
+        unacknowledged = set(r["unacknowledged_ids"])
+        for phase, q in r["queries"].items():
+            for key in ("query_missing", "query_wrong", "index_dangling"):
+                if q[key]:
+                    found.append(f"{where}: {phase}: {key} = {q[key]} ({q['missing_ids'] or q['dangling_ids']})")
+            # A row the sharded query found and the oracle lacks can only be the insert the
+            # killed writer had stored on a shard and not yet in the oracle: never acknowledged.
+            if not set(q["extra_ids"]) <= unacknowledged:
+                found.append(f"{where}: {phase}: rows the oracle lacks that were acknowledged: {sorted(set(q['extra_ids']) - unacknowledged)}")
+            if not q["queries_by_sender"] or not q["queries_by_time"]:
+                found.append(f"{where}: {phase}: no query of each kind ran")
+            if phase.startswith("during") and not q["queries_while_moving"]:
+                found.append(f"{where}: {phase}: no query ran while data moved")
         if r["failures"]:
             found.append(f"{where}: failed steps: {r['failures']}")
         for name, kept in r["unacknowledged_kept"].items():
@@ -400,6 +478,7 @@ def main() -> int:
     parser.add_argument("--round", type=float, default=2.0, help="seconds per write round during it")
     parser.add_argument("--throttle-ms", type=float, default=20.0, help="the copy's pause per vbucket (run A)")
     parser.add_argument("--lazy-wait", type=float, default=2.0, help="seconds of lazy moves before the sweep (run B)")
+    parser.add_argument("--query", type=float, default=1.0, help="seconds per query round (before, during, after)")
     parser.add_argument("--json", help="write the results here")
     args = parser.parse_args()
     wanted = args.services.split(",")

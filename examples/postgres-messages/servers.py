@@ -35,9 +35,12 @@ from shardroute.etcd import Etcd
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # examples/harness.py
 from harness import EtcdServer, ServerProcess, StoppedOnExit, free_port  # noqa: E402
-from shards import PREFIX, SHARD_NAMES  # noqa: E402
+from shards import ORACLE, PREFIX, SHARD_NAMES  # noqa: E402
 
 PG_BIN = "/usr/lib/postgresql/15/bin"
+# The shards, and the unsharded copy the queries are checked against (the same schema;
+# only its `messages` is used).
+DATABASES = [*SHARD_NAMES, ORACLE]
 
 SCHEMA = """
 CREATE TABLE messages (
@@ -46,10 +49,18 @@ CREATE TABLE messages (
     vbucket integer NOT NULL,
     time    timestamptz NOT NULL,
     body    text NOT NULL,
-    sender  text NOT NULL
+    sender  text NOT NULL,
+    sender_id bigint NOT NULL
 );
 CREATE INDEX ON messages (user_id, time);
 CREATE INDEX ON messages (vbucket);
+CREATE INDEX ON messages (time);
+CREATE TABLE by_sender (
+    sender_id  bigint NOT NULL,
+    message_id bigint NOT NULL,
+    user_id    bigint NOT NULL,
+    PRIMARY KEY (sender_id, message_id)
+);
 CREATE TABLE fence (min_epoch bigint NOT NULL);
 INSERT INTO fence VALUES (0);
 CREATE TABLE moved (unit bigint PRIMARY KEY);
@@ -109,20 +120,23 @@ class Postgres(ServerProcess):
                     raise RuntimeError(f"postgres did not answer:\n{self.log_tail()}") from None
                 time.sleep(0.1)
         with psycopg.connect(self.dsn("postgres"), autocommit=True) as admin:
-            for name in SHARD_NAMES:
+            for name in DATABASES:
                 admin.execute(f"CREATE DATABASE {name}")
-        for name in SHARD_NAMES:
+        for name in DATABASES:
             with psycopg.connect(self.dsn(name), autocommit=True) as shard:
                 shard.execute(SCHEMA)
+        with psycopg.connect(self.dsn(ORACLE), autocommit=True) as oracle:
+            # The unsharded copy answers "by sender" from its own index.
+            oracle.execute("CREATE INDEX ON messages (sender_id)")
 
     def dsn(self, database: str) -> str:
         return f"host=127.0.0.1 port={self.port} user=postgres dbname={database}"
 
     def reset(self) -> None:
         """Every shard empty, its fence at 0."""
-        for name in SHARD_NAMES:
+        for name in DATABASES:
             with psycopg.connect(self.dsn(name), autocommit=True) as shard:
-                shard.execute("TRUNCATE messages, moved, moves")
+                shard.execute("TRUNCATE messages, by_sender, moved, moves")
                 shard.execute("UPDATE fence SET min_epoch = 0")
 
 

@@ -6,8 +6,8 @@
 //     node service.mjs --postgres 127.0.0.1:5432 --etcd http://127.0.0.1:2379 \
 //         --service node --users 5000 --log acknowledged-node.log
 //
-// stdin, one command a line: `write <seconds>`, `read-all`, `quit`; stdout, one JSON line
-// each, after `{"event": "ready", "epoch": N}`. Log lines go to stderr.
+// stdin, one command a line: `write <seconds>`, `read-all`, `query <seconds>`, `quit`;
+// stdout, one JSON line each, after `{"event": "ready", "epoch": N}`. Log lines go to stderr.
 //
 // The topology comes from `EtcdFollower` of shardroute/etcd (the core's follower: newer
 // epochs installed, bad documents refused and counted, the last good router kept), with
@@ -24,6 +24,14 @@
 // A shard fenced above the statement's epoch refuses it; `session.fenced` says what that
 // means (follow the topology: the follower reads etcd again), and the statement is
 // planned again. Epochs are bigints end to end (to PostgreSQL as decimal strings).
+//
+// A message is written to its data shard, then its entry in the global index `by_sender`
+// (on the shard the document's index routes the sender to), then to the oracle, the
+// unsharded copy; only then is it acknowledged. `query` runs the example's two queries and
+// checks each answer against the oracle: messages by sender (the index shard, then the
+// data shards of the users its entries name, in the migration's scan order) and messages
+// in a time range (scatter/gather over every node in the scan order while data moves,
+// `Migration.scanNodes`: old owners before new ones), merged by id.
 import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { createInterface } from 'node:readline';
@@ -37,7 +45,9 @@ const PREFIX = '/shardroute/messages/';
 const TOPOLOGY = `${PREFIX}topology`;
 const PREVIOUS = `${PREFIX}previous`;
 const SHARD_NAMES = Array.from({ length: 10 }, (_, i) => `shard_${i + 1}`);
-const COLUMNS = 'id, user_id, vbucket, time, body, sender';
+const COLUMNS = 'id, user_id, vbucket, time, body, sender, sender_id';
+const INDEX = 'by_sender';
+const ORACLE = 'oracle'; // the database with every message, unsharded: what queries are checked against
 
 // Message ids: the ticket layout, one ticket server per service; blocks are reserved by
 // a compare-and-swap on the service's counter in etcd.
@@ -109,6 +119,12 @@ class Shards {
     await Promise.all([...this.connections.values()].map((client) => client.end().catch(() => {})));
   }
 
+  /** A `by_sender` entry (idempotent), fenced as every write is. */
+  async insertIndex(shard, epoch, sender, id, user) {
+    await this.write(shard, epoch, 'INSERT INTO by_sender (sender_id, message_id, user_id) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING',
+      [sender, id, user]);
+  }
+
   /** `body(client)` in one transaction on `shard`, after the fence check. */
   async transaction(shard, epoch, lock, body) {
     const client = this.connections.get(shard);
@@ -145,8 +161,8 @@ class Shards {
       let inserted = 0;
       for (const row of rows) {
         const result = await client.query(
-          `INSERT INTO messages (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (id) DO NOTHING`,
-          [row.id, row.user_id, row.vbucket, row.time, row.body, row.sender],
+          `INSERT INTO messages (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (id) DO NOTHING`,
+          [row.id, row.user_id, row.vbucket, row.time, row.body, row.sender, row.sender_id],
         );
         inserted += result.rowCount;
       }
@@ -196,9 +212,19 @@ class Routing {
     const { strategy } = JSON.parse(router.toJson());
     this.lazy = previous !== null;
     this.session = null;
-    if (previous !== null) this.session = new MigrationSession(new Migration(new Router(previous), router), 'lazy');
-    else if ('forward_map' in strategy) this.session = new MigrationSession(Migration.ofDictionary(router), 'background');
+    this.migration = null;
+    if (previous !== null) {
+      this.migration = new Migration(new Router(previous), router);
+      this.session = new MigrationSession(this.migration, 'lazy');
+    } else if ('forward_map' in strategy) {
+      this.migration = Migration.ofDictionary(router);
+      this.session = new MigrationSession(this.migration, 'background');
+    }
     this.vbuckets = strategy.type === 'vbucket';
+    this.index = router.index(INDEX);
+    // The nodes a query over every key reads, in order: the core's scan order while data
+    // moves (a node may come twice), else each node of the scatter plan once.
+    this.scan = this.migration ? this.migration.scanNodes() : [...new Set(router.scatterEvery().nodes)];
   }
 
   /** The column `vbucket`: the user's vbucket in run A, 0 in run B. */
@@ -264,6 +290,7 @@ class Service {
     this.routing = null;
     this.epochs = []; // bigints, ascending
     this.follower = null;
+    this.oracle = null;
     this.readsBefore = 0n; // the follower's etcd reads at the last reset
     this.reset();
   }
@@ -272,6 +299,8 @@ class Service {
   static async start(postgres, etcdUrl, name, users, logPath) {
     const etcd = new Etcd(etcdUrl);
     const service = new Service(etcd, await Shards.connect(postgres, SHARD_NAMES), name, users, logPath);
+    // The unsharded copy, one connection as a shard's.
+    service.oracle = (await Shards.connect(postgres, [ORACLE])).connections.get(ORACLE);
     service.follower = await EtcdFollower.start(etcd, TOPOLOGY, {
       also: [PREVIOUS],
       onChange: (follower) => service.follow(follower),
@@ -336,15 +365,14 @@ class Service {
   async insert(user) {
     const id = await this.ids.next();
     const body = `${this.name} says ${randomBytes(8).toString('hex')} to user ${user}`;
+    const sender = this.randomUser();
+    let row;
     for (;;) {
       const { routing } = this;
       const { node, fence_epoch: epoch } = routing.writePlan(user);
+      row = [String(id), user, routing.vbucket(user), new Date().toISOString(), body, this.name, sender];
       try {
-        await this.shards.write(
-          node, epoch,
-          `INSERT INTO messages (${COLUMNS}) VALUES ($1, $2, $3, now(), $4, $5)`,
-          [String(id), user, routing.vbucket(user), body, this.name],
-        );
+        await this.shards.write(node, epoch, `INSERT INTO messages (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7)`, row);
       } catch (err) {
         if (!(err instanceof Fenced)) throw err;
         await this.fenced(routing, err);
@@ -352,6 +380,18 @@ class Service {
       }
       break;
     }
+    for (;;) { // the index entry, where the index routes the sender
+      const { routing } = this;
+      try {
+        await this.shards.insertIndex(routing.index.node(sender), routing.epoch, sender, String(id), user);
+      } catch (err) {
+        if (!(err instanceof Fenced)) throw err;
+        await this.fenced(routing, err);
+        continue;
+      }
+      break;
+    }
+    await this.oracle.query(`INSERT INTO messages (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (id) DO NOTHING`, row);
     // Logged (and written through) before it counts: an insert this process never logged
     // is not acknowledged, whatever the shard holds.
     writeSync(this.acknowledged, `${id} ${user} ${bodyDigest(body)}\n`);
@@ -393,6 +433,146 @@ class Service {
     }
   }
 
+  // -- queries -------------------------------------------------------------------------
+
+  /**
+   * Messages sent by `sender`, through the global index: its entries on the index shard,
+   * then the rows on the data shards of their users, visited in the scan order (old
+   * owners before new ones while data moves), merged by id. Returns `{ found: Map id ->
+   * [body, node], dangling: ids of entries no data shard had, moving }`.
+   */
+  async bySender(sender) {
+    for (;;) {
+      const { routing } = this;
+      try {
+        const entries = await this.shards.read(routing.index.node(sender), routing.epoch,
+          'SELECT message_id, user_id FROM by_sender WHERE sender_id = $1', [sender]);
+        const wanted = new Map();
+        for (const { message_id: id, user_id: user } of entries) {
+          for (const node of routing.readPlan(Number(user), false)) {
+            if (!wanted.has(node)) wanted.set(node, []);
+            wanted.get(node).push(id);
+          }
+        }
+        const found = new Map();
+        for (const node of routing.scan) {
+          if (!wanted.has(node)) continue;
+          for (const row of await this.shards.read(node, routing.epoch, 'SELECT id, body FROM messages WHERE id = ANY($1)', [wanted.get(node)])) {
+            if (!found.has(row.id)) found.set(row.id, [row.body, node]);
+          }
+        }
+        const dangling = entries.map((entry) => entry.message_id).filter((id) => !found.has(id));
+        return { found, dangling, moving: routing.migration !== null };
+      } catch (err) {
+        if (!(err instanceof Fenced)) throw err;
+        await this.fenced(routing, err);
+        this.count('query_restarts');
+      }
+    }
+  }
+
+  /**
+   * Messages with `start <= time < end`: scatter/gather over every node in the scan
+   * order, merged by id. Returns `{ found, merged: rows found on a second node too (a copy
+   * under way), moving }`.
+   */
+  async inRange(start, end) {
+    for (;;) {
+      const { routing } = this;
+      const found = new Map();
+      let merged = 0;
+      try {
+        for (const node of routing.scan) {
+          for (const row of await this.shards.read(node, routing.epoch, 'SELECT id, body FROM messages WHERE time >= $1 AND time < $2', [start, end])) {
+            const first = found.get(row.id);
+            if (first === undefined) found.set(row.id, [row.body, node]);
+            else if (first[1] !== node) merged += 1;
+          }
+        }
+        return { found, merged, moving: routing.migration !== null };
+      } catch (err) {
+        if (!(err instanceof Fenced)) throw err;
+        await this.fenced(routing, err);
+        this.count('query_restarts');
+      }
+    }
+  }
+
+  /** The oracle's answer: Map id -> body. */
+  async oracleRows(sql, params) {
+    return new Map((await this.oracle.query(sql, params)).rows.map((row) => [row.id, row.body]));
+  }
+
+  /**
+   * Both queries in turn for `seconds`, each checked against the oracle. Writers are
+   * paused while queries run (run.py's rounds), so the oracle's answer is fixed; the data
+   * still moves under them.
+   */
+  async query(seconds) {
+    const end = performance.now() + seconds * 1000;
+    const figures = {
+      queries_by_sender: 0, queries_by_time: 0, queries_while_moving: 0, query_rows: 0,
+      query_missing: 0, query_extra: 0, query_wrong: 0, query_merged: 0, index_dangling: 0,
+    };
+    const odd = { missing_ids: new Set(), extra_ids: new Set(), dangling_ids: new Set() };
+    const timings = { sender: [], time: [], oracle_sender: [], oracle_time: [] };
+    for (let turn = 0; performance.now() < end; turn += 1) {
+      let started = performance.now();
+      let answer;
+      let expected;
+      if (turn % 2 === 0) {
+        const sender = this.randomUser();
+        answer = await this.bySender(sender);
+        timings.sender.push(performance.now() - started);
+        started = performance.now();
+        expected = await this.oracleRows('SELECT id, body FROM messages WHERE sender_id = $1', [sender]);
+        timings.oracle_sender.push(performance.now() - started);
+        figures.queries_by_sender += 1;
+        figures.index_dangling += answer.dangling.length;
+        for (const id of answer.dangling) odd.dangling_ids.add(id);
+      } else {
+        // Every fourth window covers the last minutes (rows written during the
+        // rebalance), the others ten minutes of the seeded day.
+        const now = Date.now();
+        const from = turn % 4 === 1 ? now - 180_000 : now - 1000 * (600 + Math.random() * (26 * 3600 - 600));
+        const to = turn % 4 === 1 ? now + 5000 : from + 600_000;
+        const [start, stop] = [new Date(from).toISOString(), new Date(to).toISOString()];
+        answer = await this.inRange(start, stop);
+        timings.time.push(performance.now() - started);
+        started = performance.now();
+        expected = await this.oracleRows('SELECT id, body FROM messages WHERE time >= $1 AND time < $2', [start, stop]);
+        timings.oracle_time.push(performance.now() - started);
+        figures.queries_by_time += 1;
+        figures.query_merged += answer.merged;
+      }
+      const { found, moving } = answer;
+      figures.queries_while_moving += moving ? 1 : 0;
+      figures.query_rows += found.size;
+      for (const [id, body] of expected) {
+        if (!found.has(id)) {
+          figures.query_missing += 1;
+          odd.missing_ids.add(id);
+        } else if (found.get(id)[0] !== body) {
+          figures.query_wrong += 1;
+        }
+      }
+      for (const id of found.keys()) {
+        if (!expected.has(id)) {
+          figures.query_extra += 1;
+          odd.extra_ids.add(id);
+        }
+      }
+    }
+    const p50 = (samples) => (samples.length
+      ? Math.round(Float64Array.from(samples).sort()[Math.floor(samples.length / 2)] * 10000) / 10 : 0);
+    const ids = (set) => [...set].map(BigInt).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)).slice(0, 50);
+    return {
+      ops: figures.queries_by_sender + figures.queries_by_time, longest_stall_ms: 0, ...figures,
+      ...Object.fromEntries(Object.entries(odd).map(([name, set]) => [name, ids(set)])),
+      ...Object.fromEntries(Object.entries(timings).map(([name, samples]) => [`${name}_p50_us`, p50(samples)])),
+    };
+  }
+
   // -- commands ------------------------------------------------------------------------
 
   count(name, amount = 1) {
@@ -400,7 +580,9 @@ class Service {
   }
 
   reset() {
-    this.counters = { writes: 0, reads: 0, refused_by_fence: 0, moved_rows: 0, moved_users: 0, stale_reads: 0 };
+    this.counters = {
+      writes: 0, reads: 0, refused_by_fence: 0, moved_rows: 0, moved_users: 0, stale_reads: 0, query_restarts: 0,
+    };
     this.readsBefore = this.follower ? this.follower.stats.reads : 0n;
     this.latencies = [];
   }
@@ -455,6 +637,7 @@ class Service {
     this.follower.close();
     closeSync(this.acknowledged);
     await this.shards.close();
+    await this.oracle.end().catch(() => {});
   }
 }
 
@@ -486,6 +669,10 @@ async function main() {
         service.answer('write', await service.write(seconds));
       } else if (command === 'read-all') {
         service.answer('read-all', await service.readAll());
+      } else if (command === 'query') {
+        const seconds = Number(argument);
+        if (argument === '' || Number.isNaN(seconds)) throw new Error(`query: not a number of seconds: ${JSON.stringify(argument)}`);
+        service.answer('query', await service.query(seconds));
       } else if (command === 'quit') {
         break;
       } else if (command) {

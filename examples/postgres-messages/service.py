@@ -6,8 +6,8 @@ etcd changes under it. The Node service, `service.mjs`, speaks the same protocol
     python service.py --postgres 127.0.0.1:5432 --etcd http://127.0.0.1:2379 \
         --service python --users 5000 --log acknowledged-python.log
 
-stdin, one command a line: `write <seconds>`, `read-all`, `quit`; stdout, one JSON line
-each, after `{"event": "ready", "epoch": N}`. Log lines go to stderr.
+stdin, one command a line: `write <seconds>`, `read-all`, `query <seconds>`, `quit`;
+stdout, one JSON line each, after `{"event": "ready", "epoch": N}`. Log lines go to stderr.
 
 The topology comes from `shardroute.etcd.EtcdFollower` (the core's follower: newer
 epochs installed, bad documents refused and counted, the last good router kept), with
@@ -24,6 +24,16 @@ session (`shardroute.MigrationSession`), by what etcd holds:
 A shard fenced above the statement's epoch refuses it; `session.fenced` says what that
 means (follow the topology: the follower reads etcd again), and the statement is
 planned again.
+
+A message is written to its data shard, then its entry in the global index `by_sender`
+(on the shard the document's index routes the sender to), then to the oracle, the
+unsharded copy; only then is it acknowledged. `query` runs the two queries of the
+example's query side and checks each answer against the oracle:
+
+* messages by sender: the index shard of the sender, then the data shards of the users
+  its entries name (each user's read plan), visited in the migration's scan order;
+* messages in a time range: scatter/gather over every node, in the migration's scan order
+  while data moves (`Migration.scan_nodes`: old owners before new ones), merged by id.
 """
 
 from __future__ import annotations
@@ -39,7 +49,9 @@ from typing import Any
 
 import shardroute
 from shardroute.etcd import Etcd, EtcdError, EtcdFollower
-from shards import PREVIOUS, SHARD_NAMES, TICKET_SERVER, TICKETS, TOPOLOGY, Fenced, Shards, body_digest, ids_key
+from datetime import datetime, timedelta, timezone
+
+from shards import INDEX, PREVIOUS, SHARD_NAMES, TICKET_SERVER, TICKETS, TOPOLOGY, Fenced, Oracle, Shards, body_digest, ids_key
 
 ID_BLOCK = 1000
 
@@ -57,11 +69,18 @@ class Routing:
         strategy = json.loads(router.to_json())["strategy"]
         self.lazy = previous is not None
         self.session: shardroute.MigrationSession | None = None
+        self.migration: shardroute.Migration | None = None
         if previous is not None:
-            self.session = shardroute.MigrationSession(shardroute.Migration(shardroute.Router(previous), router), "lazy")
+            self.migration = shardroute.Migration(shardroute.Router(previous), router)
+            self.session = shardroute.MigrationSession(self.migration, "lazy")
         elif "forward_map" in strategy:
-            self.session = shardroute.MigrationSession(shardroute.Migration.of_dictionary(router), "background")
+            self.migration = shardroute.Migration.of_dictionary(router)
+            self.session = shardroute.MigrationSession(self.migration, "background")
         self.vbuckets = strategy.get("type") == "vbucket"
+        self.index = router.index(INDEX)
+        # The nodes a query over every key reads, in order: the core's scan order while
+        # data moves (a node may come twice), else each node of the scatter plan once.
+        self.scan = self.migration.scan_nodes() if self.migration else list(dict.fromkeys(router.scatter_every()["nodes"]))
 
     def vbucket(self, user: int) -> int:
         """The column `vbucket`: the user's vbucket in run A, 0 in run B."""
@@ -109,6 +128,7 @@ class Service:
         self.users = users
         self.etcd = Etcd(etcd_url)
         self.shards = Shards(postgres, SHARD_NAMES)
+        self.oracle = Oracle(postgres)
         self.ids = Ids(self.etcd, name)
         self.acknowledged = open(log_path, "a")
         self.mine: dict[int, set[int]] = {}  # user -> ids this process saw acknowledged
@@ -170,20 +190,29 @@ class Service:
     def insert(self, user: int) -> None:
         message_id = self.ids.next()
         body = f"{self.name} says {self.rng.getrandbits(64):016x} to user {user}"
+        sender = self.rng.randrange(1, self.users + 1)
         while True:
             routing = self.routing
             assert routing is not None
             target, epoch = routing.write_plan(user)
+            row = (message_id, user, routing.vbucket(user), datetime.now(timezone.utc), body, self.name, sender)
             try:
-                self.shards.write(
-                    target, epoch,
-                    "INSERT INTO messages (id, user_id, vbucket, time, body, sender) VALUES (%s, %s, %s, now(), %s, %s)",
-                    (message_id, user, routing.vbucket(user), body, self.name),
-                )
+                self.shards.write(target, epoch, "INSERT INTO messages (id, user_id, vbucket, time, body, sender, sender_id) "
+                                  "VALUES (%s, %s, %s, %s, %s, %s, %s)", row)
             except Fenced as err:
                 self.fenced(routing, err)
                 continue
             break
+        while True:  # the index entry, where the index routes the sender
+            routing = self.routing
+            assert routing is not None
+            try:
+                self.shards.insert_index(routing.index.node(sender), routing.epoch, sender, message_id, user)
+            except Fenced as err:
+                self.fenced(routing, err)
+                continue
+            break
+        self.oracle.insert(row)
         # Logged (and flushed) before it counts: an insert this process never logged
         # is not acknowledged, whatever the shard holds.
         self.acknowledged.write(f"{message_id} {user} {body_digest(body)}\n")
@@ -228,7 +257,10 @@ class Service:
 
     def reset(self) -> None:
         with self.counting:
-            self.counters = {"writes": 0, "reads": 0, "refused_by_fence": 0, "moved_rows": 0, "moved_users": 0, "stale_reads": 0}
+            self.counters = {
+                "writes": 0, "reads": 0, "refused_by_fence": 0, "moved_rows": 0, "moved_users": 0, "stale_reads": 0,
+                "query_restarts": 0,
+            }
         self.reads_before = self.follower.stats["reads"]
         self.latencies = []
 
@@ -250,6 +282,117 @@ class Service:
             self.timed(self.timeline, self.rng.randrange(1, self.users + 1))
             ops += 2
         return {"ops": ops, "longest_stall_ms": round(longest * 1000, 1)}
+
+    # -- queries -------------------------------------------------------------------------
+
+    def by_sender(self, sender: int) -> tuple[dict[int, tuple[str, str]], set[int], bool]:
+        """Messages sent by `sender`, through the global index: its entries on the index
+        shard, then the rows on the data shards of their users, visited in the scan order
+        (old owners before new ones while data moves), merged by id. Returns id -> (body,
+        node it came from first), the entries whose row no data shard had, and whether a
+        migration was under way."""
+        while True:
+            routing = self.routing
+            assert routing is not None
+            try:
+                entries = self.shards.read(
+                    routing.index.node(sender), routing.epoch,
+                    "SELECT message_id, user_id FROM by_sender WHERE sender_id = %s", (sender,),
+                )
+                wanted: dict[str, list[int]] = {}
+                for message_id, user in entries:
+                    for node in routing.read_plan(user, False):
+                        wanted.setdefault(node, []).append(message_id)
+                found: dict[int, tuple[str, str]] = {}
+                for node in routing.scan:
+                    if node in wanted:
+                        rows = self.shards.read(node, routing.epoch, "SELECT id, body FROM messages WHERE id = ANY(%s)", (wanted[node],))
+                        for message_id, body in rows:
+                            found.setdefault(message_id, (body, node))
+            except Fenced as err:
+                self.fenced(routing, err)
+                self.counters_add("query_restarts")
+                continue
+            dangling = {message_id for message_id, _ in entries} - found.keys()
+            return found, dangling, routing.migration is not None
+
+    def in_range(self, start: datetime, end: datetime) -> tuple[dict[int, tuple[str, str]], int, bool]:
+        """Messages with `start <= time < end`: scatter/gather over every node in the scan
+        order, merged by id. Returns id -> (body, first node), the rows found on a second
+        node too (a copy under way), and whether a migration was under way."""
+        while True:
+            routing = self.routing
+            assert routing is not None
+            found: dict[int, tuple[str, str]] = {}
+            merged = 0
+            try:
+                for node in routing.scan:
+                    rows = self.shards.read(node, routing.epoch, "SELECT id, body FROM messages WHERE time >= %s AND time < %s", (start, end))
+                    for message_id, body in rows:
+                        first = found.setdefault(message_id, (body, node))
+                        merged += first[1] != node
+            except Fenced as err:
+                self.fenced(routing, err)
+                self.counters_add("query_restarts")
+                continue
+            return found, merged, routing.migration is not None
+
+    def query(self, seconds: float) -> dict[str, Any]:
+        """Both queries in turn for `seconds`, each checked against the oracle. Writers are
+        paused while queries run (run.py's rounds), so the oracle's answer is fixed; the
+        data still moves under them."""
+        end = time.monotonic() + seconds
+        figures: dict[str, Any] = {
+            "queries_by_sender": 0, "queries_by_time": 0, "queries_while_moving": 0, "query_rows": 0,
+            "query_missing": 0, "query_extra": 0, "query_wrong": 0, "query_merged": 0, "index_dangling": 0,
+        }
+        odd: dict[str, set[int]] = {"missing_ids": set(), "extra_ids": set(), "dangling_ids": set()}
+        timings: dict[str, list[float]] = {"sender": [], "time": [], "oracle_sender": [], "oracle_time": []}
+        turn = 0
+        while time.monotonic() < end:
+            started = time.perf_counter()
+            if turn % 2 == 0:
+                sender = self.rng.randrange(1, self.users + 1)
+                found, dangling, moving = self.by_sender(sender)
+                timings["sender"].append(time.perf_counter() - started)
+                started = time.perf_counter()
+                expected = self.oracle.by_sender(sender)
+                timings["oracle_sender"].append(time.perf_counter() - started)
+                figures["queries_by_sender"] += 1
+                figures["index_dangling"] += len(dangling)
+                odd["dangling_ids"] |= dangling
+            else:
+                now = datetime.now(timezone.utc)
+                # Every fourth window covers the last minutes (rows written during the
+                # rebalance), the others ten minutes of the seeded day.
+                if turn % 4 == 1:
+                    start, stop = now - timedelta(minutes=3), now + timedelta(seconds=5)
+                else:
+                    start = now - timedelta(seconds=self.rng.uniform(600, 26 * 3600))
+                    stop = start + timedelta(minutes=10)
+                found, merged, moving = self.in_range(start, stop)
+                timings["time"].append(time.perf_counter() - started)
+                started = time.perf_counter()
+                expected = self.oracle.in_range(start, stop)
+                timings["oracle_time"].append(time.perf_counter() - started)
+                figures["queries_by_time"] += 1
+                figures["query_merged"] += merged
+            turn += 1
+            figures["queries_while_moving"] += moving
+            figures["query_rows"] += len(found)
+            missing, extra = expected.keys() - found.keys(), found.keys() - expected.keys()
+            figures["query_missing"] += len(missing)
+            figures["query_extra"] += len(extra)
+            figures["query_wrong"] += sum(1 for message_id in expected.keys() & found.keys() if found[message_id][0] != expected[message_id])
+            odd["missing_ids"] |= missing
+            odd["extra_ids"] |= extra
+        def p50(samples: list[float]) -> float:
+            return round(sorted(samples)[len(samples) // 2] * 1e6, 1) if samples else 0.0
+        return {
+            "ops": figures["queries_by_sender"] + figures["queries_by_time"], "longest_stall_ms": 0.0, **figures,
+            **{name: sorted(ids)[:50] for name, ids in odd.items()},
+            **{f"{name}_p50_us": p50(samples) for name, samples in timings.items()},
+        }
 
     def read_all(self) -> dict[str, Any]:
         for user in range(1, self.users + 1):
@@ -276,6 +419,7 @@ class Service:
         self.follower.close()
         self.acknowledged.close()
         self.shards.close()
+        self.oracle.close()
 
 
 def main() -> None:
@@ -295,6 +439,8 @@ def main() -> None:
                 service.answer("write", service.write(float(argument)))
             elif command == "read-all":
                 service.answer("read-all", service.read_all())
+            elif command == "query":
+                service.answer("query", service.query(float(argument)))
             elif command == "quit":
                 break
             elif command:

@@ -24,8 +24,21 @@ TOPOLOGY = PREFIX + "topology"
 PREVIOUS = PREFIX + "previous"
 WATCH_END = TOPOLOGY + "\0"  # the watched range [previous, topology]: both documents
 SHARD_NAMES = [f"shard_{i}" for i in range(1, 11)]
-COLUMNS = "id, user_id, vbucket, time, body, sender"
+COLUMNS = "id, user_id, vbucket, time, body, sender, sender_id"
 VBUCKETS = 256
+ORACLE = "oracle"  # the database with every message, unsharded: what queries are checked against
+INDEX = "by_sender"
+
+# The global index "messages by sender", term-partitioned by the sender's user id: a
+# table of hash ranges over shard_1..shard_5, which the growth to 10 shards leaves where it
+# is (the data moves, the index does not). Its entries live in `by_sender` on those shards.
+INDEXES: dict[str, Any] = {
+    INDEX: {"strategy": {
+        "type": "hash_range",
+        "boundaries": [str((k << 64) // 5) for k in range(1, 5)],
+        "ranges": SHARD_NAMES[:5],
+    }},
+}
 
 # Message ids: the ticket layout, one ticket server per service; blocks are reserved
 # by a compare-and-swap on the service's counter in etcd.
@@ -49,7 +62,7 @@ def vbucket_start() -> shardroute.Topology:
     """Run A's start: 256 vbuckets over shard_1..shard_5, round-robin."""
     return {
         "format": "shardroute/1", "epoch": 1, "nodes": nodes(5),
-        "strategy": {"type": "vbucket", "vbuckets": VBUCKETS},
+        "strategy": {"type": "vbucket", "vbuckets": VBUCKETS}, "indexes": INDEXES,
     }
 
 
@@ -57,7 +70,7 @@ def modulo(count: int, epoch: int) -> shardroute.Topology:
     """Run B's topologies: the seed's `user_id % n ?: n`."""
     return {
         "format": "shardroute/1", "epoch": epoch, "hashing": {"integers": "identity"},
-        "nodes": nodes(count), "strategy": {"type": "modulo", "one_based": True},
+        "nodes": nodes(count), "strategy": {"type": "modulo", "one_based": True}, "indexes": INDEXES,
     }
 
 
@@ -119,7 +132,7 @@ class Shards:
             with connection.cursor() as cursor:
                 for row in rows:
                     cursor.execute(
-                        f"INSERT INTO messages ({COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (id) DO NOTHING",
+                        f"INSERT INTO messages ({COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (id) DO NOTHING",
                         row,
                     )
                     inserted += cursor.rowcount
@@ -127,6 +140,13 @@ class Shards:
                 connection.execute("INSERT INTO moved (unit) VALUES (%s) ON CONFLICT DO NOTHING", (moved_unit,))
                 connection.execute("INSERT INTO moves (unit) VALUES (%s)", (moved_unit,))  # every move, kept
         return inserted
+
+    def insert_index(self, shard: str, epoch: int, sender: int, message_id: int, user: int) -> None:
+        """A `by_sender` entry (idempotent), fenced as every write is."""
+        self.write(
+            shard, epoch, "INSERT INTO by_sender (sender_id, message_id, user_id) VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
+            (sender, message_id, user),
+        )
 
     def raise_fence(self, shard: str, epoch: int) -> None:
         """The shard refuses every statement below `epoch` from now on; returns once the
@@ -163,3 +183,28 @@ class Shards:
         earlier, interrupted copy had already brought."""
         rows = self.read(old, epoch, f"SELECT {COLUMNS} FROM messages WHERE vbucket = %s", (vbucket,))
         return len(rows), self.insert_rows(new, epoch, rows)
+
+
+class Oracle:
+    """The unsharded copy: every message in one database (`oracle`), written after the
+    shards, read only to check what the sharded queries answer."""
+
+    def __init__(self, postgres: str) -> None:
+        host, _, port = postgres.rpartition(":")
+        self.connection = psycopg.connect(host=host, port=int(port), user="postgres", dbname=ORACLE, autocommit=True)
+
+    def close(self) -> None:
+        self.connection.close()
+
+    def insert(self, row: Sequence[Any]) -> None:
+        self.connection.execute(
+            f"INSERT INTO messages ({COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (id) DO NOTHING", row
+        )
+
+    def by_sender(self, sender: int) -> dict[int, str]:
+        rows = self.connection.execute("SELECT id, body FROM messages WHERE sender_id = %s", (sender,)).fetchall()
+        return {message_id: body for message_id, body in rows}
+
+    def in_range(self, start: Any, end: Any) -> dict[int, str]:
+        rows = self.connection.execute("SELECT id, body FROM messages WHERE time >= %s AND time < %s", (start, end)).fetchall()
+        return {message_id: body for message_id, body in rows}

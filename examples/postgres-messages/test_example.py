@@ -40,7 +40,8 @@ def answers(result: dict[str, Any], service: str, phase: str | None = None) -> l
 def test_no_step_failed(results: dict[str, dict[str, Any]], run: str) -> None:
     assert results[run]["failures"] == []
     for service in SERVICES:
-        phases = {"before", "during", "after", "verify"} | ({"first-reads"} if run == "B" else set())
+        phases = {"before", "during", "after", "verify", "before-query", "during-query", "after-query"}
+        phases |= {"first-reads"} if run == "B" else set()
         assert {a["phase"] for a in answers(results[run], service)} == phases
 
 
@@ -162,3 +163,46 @@ def test_the_coordinator_resumed_a_copy_it_was_killed_in(results: dict[str, dict
     # migrating vbuckets already on their new owner, and skipped them.
     assert done[0]["rows_already_there"] > 0, done
     assert done[0]["rows_deleted_by_sweep"] == 0
+
+
+@pytest.mark.parametrize("run", RUNS)
+def test_queries_answer_what_the_oracle_answers(results: dict[str, dict[str, Any]], run: str) -> None:
+    """Messages by sender (the global index, then the data shards) and in a time range
+    (scatter/gather), before, during and after the rebalance, in both languages: every
+    answer equals the unsharded copy's. The one difference allowed is a row the killed
+    writer stored on a shard and never acknowledged (it never reached the oracle)."""
+    result = results[run]
+    unacknowledged = set(result["unacknowledged_ids"])
+    assert len(unacknowledged) <= 1
+    for phase in ("before", "during", "after"):
+        for service in SERVICES:
+            q = result["queries"][f"{phase}-query/{service}"]
+            assert q["queries_by_sender"] > 0 and q["queries_by_time"] > 0, q
+            assert q["query_rows"] > 0, q
+            assert q["query_missing"] == 0, q["missing_ids"]
+            assert q["query_wrong"] == 0, q
+            assert q["index_dangling"] == 0, q["dangling_ids"]
+            assert set(q["extra_ids"]) <= unacknowledged, q["extra_ids"]
+            if phase != "during":
+                assert q["queries_while_moving"] == 0 and q["query_merged"] == 0, q
+
+
+@pytest.mark.parametrize("run", RUNS)
+def test_queries_ran_while_the_data_moved(results: dict[str, dict[str, Any]], run: str) -> None:
+    """Some queries of each service were planned under a migration (the scan order of
+    `Migration.scan_nodes`), and the copies under way showed: rows found on two nodes,
+    merged by id."""
+    result = results[run]
+    for service in SERVICES:
+        q = result["queries"][f"during-query/{service}"]
+        assert q["queries_while_moving"] > 0, q
+    assert sum(result["queries"][f"during-query/{service}"]["query_merged"] for service in SERVICES) > 0
+
+
+@pytest.mark.parametrize("run", RUNS)
+def test_the_global_index_has_one_entry_per_message_where_it_routes(results: dict[str, dict[str, Any]], run: str) -> None:
+    result = results[run]
+    assert result["index_missing"] == 0
+    assert result["index_wrong"] == 0
+    assert result["index_orphans"] == 0
+    assert result["acknowledged"] <= result["index_entries"] <= result["stored"]

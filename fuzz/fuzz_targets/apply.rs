@@ -88,10 +88,19 @@ fn compare(before: Router, after: Router, u: &mut Unstructured) -> Result<()> {
     let known = |name: &str| {
         [migration.before(), migration.after()].iter().any(|router| router.nodes().iter().any(|node| node.id == name))
     };
+    // The scan order of a query over every key: known nodes, and every move's old node
+    // read before its new one.
+    let scan = migration.scan_nodes();
+    assert!(scan.iter().all(|name| known(name)), "scan_nodes names an unknown node");
+    let safe = |from: &str, to: &str| {
+        let first = scan.iter().position(|&id| id == from);
+        matches!((first, scan.iter().rposition(|&id| id == to)), (Some(first), Some(last)) if first < last)
+    };
     for owned in &keys {
         let key = owned.as_key();
         if let Ok(Some((from, to))) = migration.moves(key) {
             assert!(known(from) && known(to), "a move names an unknown node");
+            assert!(safe(from, to), "scan_nodes reads {to} before {from}: {scan:?}");
         }
         if let Ok(target) = migration.write_target(key) {
             assert!(known(target));
@@ -102,6 +111,7 @@ fn compare(before: Router, after: Router, u: &mut Unstructured) -> Result<()> {
     }
     if let Ok(shards) = migration.moving_shards() {
         assert!(shards.iter().all(|shard| known(shard.from) && known(shard.to)));
+        assert!(shards.iter().all(|shard| safe(shard.from, shard.to)), "scan_nodes: {scan:?}");
     }
     let _ = migration.moving_keys(keys.iter().map(OwnedKey::as_key));
     Ok(())

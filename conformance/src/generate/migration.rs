@@ -107,6 +107,32 @@ fn shards_case(file: &mut VectorFile, sides: Sides, what: &str) {
     file.case(what, case);
 }
 
+/// A `migration_scan` case `<what>`: the nodes a query over every key reads, in order.
+/// Checked here by the relation that makes the order safe: for every shard that moves,
+/// and every key of `keys` that moves, some read of the old node comes before some read
+/// of the new one.
+fn scan_case(file: &mut VectorFile, sides: Sides, what: &str, keys: &[Value]) {
+    let migration = sides.build(file).expect("a migration");
+    let order = migration.scan_nodes();
+    let safe = |from: &str, to: &str| {
+        let first = order.iter().position(|&id| id == from);
+        let last = order.iter().rposition(|&id| id == to);
+        matches!((first, last), (Some(first), Some(last)) if first < last)
+    };
+    for moving in migration.moving_shards().unwrap_or_default() {
+        assert!(safe(moving.from, moving.to), "{what}: shard {moving:?} is not safe in {order:?}");
+    }
+    for key in keys {
+        let key = crate::run::to_key(key).expect("a key form").expect("a key");
+        if let Some((from, to)) = migration.moves(key.as_key()).expect("routes") {
+            assert!(safe(from, to), "{what}: a key moving {from} -> {to} is not safe in {order:?}");
+        }
+    }
+    let mut case = sides.fields("migration_scan");
+    case["expect"] = json!({ "nodes": order });
+    file.case(what, case);
+}
+
 /// `shard_owner` cases `shard-owner/<id>/<shard>`: the node, or the error.
 fn owner_cases(file: &mut VectorFile, id: &str, shards: &[u32]) {
     let router = file.router(id);
@@ -127,7 +153,7 @@ fn servers(count: usize) -> Vec<String> {
 pub(crate) fn file() -> VectorFile {
     let mut file = VectorFile::new(
         "migration",
-        "Migrations between two topologies: moves, write_target and read_targets (modulo 5 -> 10 over user ids, ring 3 -> 4, jump 4 -> 5, a vbucket dictionary in motion), moving_shards (vbucket dictionaries, a Redis slot), moving_keys, shard_owner, and the refusals (stale epochs, shards that are not fixed partitions, nothing moving, bad keys).",
+        "Migrations between two topologies: moves, write_target and read_targets (modulo 5 -> 10 over user ids, ring 3 -> 4, jump 4 -> 5, a vbucket dictionary in motion), moving_shards (vbucket dictionaries, a Redis slot, two vbuckets that trade places), scan_nodes (the order a query over every key reads the nodes in while data moves; each case checked by the generator: some read of every move's old node comes before a read of its new one), moving_keys, shard_owner, and the refusals (stale epochs, shards that are not fixed partitions, nothing moving, bad keys).",
         "generator; the modulo 5 -> 10 cases are plain arithmetic (user_id % 5 vs % 10, 0 as n)",
     );
     // The seed's `id % n ?: n`, user ids as their own hash.
@@ -149,6 +175,13 @@ pub(crate) fn file() -> VectorFile {
     let done = applied(&mut file, "apply/complete-moves", On::Topology("vbucket-moving"), complete);
     file.topology("vbucket-done", done["topology"].clone());
     file.topology("vbucket-128", doc(&servers(5)[..], json!({"type": "vbucket", "vbuckets": 128})).epoch(4));
+    // Two vbuckets that trade places (moves both ways between shard_1 and shard_2).
+    let swap = |map: [&str; 4]| {
+        let map: Vec<Value> = map.iter().map(|id| json!([id])).collect();
+        doc(&servers(3)[..], json!({"type": "vbucket", "vbuckets": 4, "map": map}))
+    };
+    file.topology("vbucket-swap-before", swap(["shard_1", "shard_2", "shard_3", "shard_1"]));
+    file.topology("vbucket-swap-after", swap(["shard_2", "shard_1", "shard_3", "shard_1"]).epoch(2));
     // Redis Cluster: one slot moved to another master.
     let cluster = doc(
         json!([{"id": "m1", "address": "127.0.0.1:7001"}, {"id": "m2", "address": "127.0.0.1:7002"},
@@ -213,6 +246,24 @@ pub(crate) fn file() -> VectorFile {
     shards_case(&mut file, Sides::Pair("vbucket-start", "vbucket-done"), "moving-shards/vbucket-start-done");
     shards_case(&mut file, Sides::Pair("vbucket-start", "vbucket-moving"), "moving-shards/vbucket-start-moving");
     shards_case(&mut file, Sides::Pair("redis", "redis-moved"), "moving-shards/redis-moved");
+    shards_case(&mut file, Sides::Pair("vbucket-swap-before", "vbucket-swap-after"), "moving-shards/swap");
+
+    // The nodes a query over every key reads while data moves, in order.
+    let many: Vec<Value> = (0..2000).map(u64_key).chain((0..500).map(|i| utf8(&format!("user:{i}")))).collect();
+    for (what, sides) in [
+        ("dictionary", Sides::Dictionary("vbucket-moving")),
+        ("vbucket-start-done", Sides::Pair("vbucket-start", "vbucket-done")),
+        ("vbucket-start-moving", Sides::Pair("vbucket-start", "vbucket-moving")),
+        ("swap", Sides::Pair("vbucket-swap-before", "vbucket-swap-after")),
+        ("redis-moved", Sides::Pair("redis", "redis-moved")),
+        ("modulo-5-10", Sides::Pair("modulo-5", "modulo-10")),
+        ("modulo-10-5", Sides::Pair("modulo-10", "modulo-5-shrunk")),
+        ("ring-3-4", Sides::Pair("ring-3", "ring-4")),
+        ("jump-4-5", Sides::Pair("jump-4", "jump-5")),
+        ("vbucket-to-redis", Sides::Pair("vbucket-start", "redis-moved")),
+    ] {
+        scan_case(&mut file, sides, &format!("scan-nodes/{what}"), &many);
+    }
 
     // Who owns a shard, in the range route returns and just outside it.
     owner_cases(&mut file, "modulo-5", &[0, 1, 2, 3, 4, 5, 6]);

@@ -66,6 +66,29 @@ export interface IndexWritePlan {
   indexes: IndexVisit[];
 }
 
+/** One node in `Router.stats`. */
+export interface NodeStats {
+  id: string;
+  weight: number;
+  /** Keys it owns: a number, or a decimal string past `Number.MAX_SAFE_INTEGER`. */
+  load: number | string;
+  /** `load / total` (0 when there are no keys). */
+  share: number;
+  load_per_weight: number;
+}
+
+/** What `Router.stats` returns: the load per node and its spread per unit of weight. */
+export interface Stats {
+  /** A number, or a decimal string past `Number.MAX_SAFE_INTEGER`. */
+  total: number | string;
+  nodes: NodeStats[];
+  mean: number;
+  /** The largest load per unit of weight over the mean (0 when nothing is loaded). */
+  max_over_mean: number;
+  /** The coefficient of variation: the population standard deviation over the mean. */
+  cv: number;
+}
+
 export interface Location {
   /** The shard number. */
   shard: number;
@@ -346,6 +369,15 @@ export declare class Router {
    *   index).
    */
   sameSlot(keys: readonly Key[]): number;
+  /**
+   * How many of `keys` (a sample, or a listing) each node owns and how evenly they
+   * spread per unit of weight: what the CLI's `stats` prints. The load measured per shard
+   * is the `suggest` operation's `nodes`.
+   *
+   * @throws {ShardrouteError} `invalid_argument` when `keys` is not an array;
+   *   `invalid_key` (the message names the key's index).
+   */
+  stats(keys: readonly Key[]): Stats;
   /**
    * The keys grouped by the node that owns them, for pipelines and for splitting
    * `MGET`/`MSET` by node: one `{ node, indices }` for each node that owns a key, in the

@@ -216,6 +216,7 @@ class Router {
       indexWritePlan: (router, key, terms) => JSON.parse(router.#inner.indexWritePlan(key, terms)),
       readReplica: (router, key, turn) => router.#inner.readReplica(key, turn),
       sameSlot: (router, keys) => router.#inner.sameSlot(keys),
+      stats: (router, keys) => JSON.parse(router.#inner.stats(keys)),
       groupByNode: (router, keys) => {
         const units = packed(keys);
         const inner = router.#inner;

@@ -10,7 +10,7 @@
 //   - functions: `apply`, `diff`, `encodeDictionary`, `hashKey`, `jump`, `moduloMoves`,
 //     `parseRedirect`, `parseAddress`, `sessionDefaults`;
 //   - classes: `ClusterSession`, `Command`, `Action` (the Redis Cluster session);
-//   - `Router`: `routeU64s`, `routePacked`, `sameSlot`, `groupByNode`, `shardsForRange`,
+//   - `Router`: `routeU64s`, `routePacked`, `sameSlot`, `groupByNode`, `stats`, `shardsForRange`,
 //     `decodeId`, `locate`, `fanout`, `saltedKey`, `saltedKeys`, `moved`, `ask`,
 //     `scatterEvery`, `scatterRange`, `scatterKeys`, `index`, `indexNames`, `indexWritePlan`
 //     (documents with `indexes` are read and route as usual);

@@ -396,6 +396,10 @@ function runCase(api, file, routers, kase) {
         actual = { node: routerFor(kase.topology).readReplica(toKey(kase.key), kase.turn) };
         break;
       }
+      case 'stats': {
+        actual = { result: routerFor(kase.topology).stats(kase.keys.map(toKey)) };
+        break;
+      }
       case 'same_slot': {
         actual = { shard: routerFor(kase.topology).sameSlot(kase.keys.map(toKey)) };
         break;

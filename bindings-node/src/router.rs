@@ -318,6 +318,18 @@ impl Router {
         Ok(self.inner.read_replica(key.as_core(), turn).or_throw()?.to_owned())
     }
 
+    /// How many of `keys` each node owns and how evenly they spread
+    /// ([`sr::Router::stats`]), as JSON text that `index.js` parses.
+    ///
+    /// # Errors
+    /// As [`route_many`](Router::route_many).
+    #[napi(catch_unwind)]
+    pub fn stats(&self, keys: Unknown) -> Result<String> {
+        let keys = key::many_from_js(keys)?;
+        let stats = self.inner.stats(keys.iter().map(key::Key::as_core)).or_throw()?;
+        Ok(stats.to_value(&self.inner).to_string())
+    }
+
     /// The one shard all keys of an array share ([`sr::Router::same_slot`]).
     ///
     /// # Errors

@@ -339,6 +339,18 @@ impl Router {
         with_all_keys(keys, |keys| self.inner.same_slot(keys))
     }
 
+    /// How many of keys each node owns and how evenly they spread (what the CLI's
+    /// stats prints of a sample): {"total", "nodes": [{"id", "weight", "load", "share",
+    /// "load_per_weight"}], "mean", "max_over_mean", "cv"}, the spread of the load per
+    /// unit of weight (max over mean; standard deviation over mean). Keys as for
+    /// route_many. The load measured per shard is the operation suggest's "nodes".
+    ///
+    /// Raises as route_many.
+    fn stats<'py>(&self, keys: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        let stats = with_all_keys(keys, |keys| self.inner.stats(keys))?;
+        crate::json::value_to_py(keys.py(), &stats.to_value(&self.inner))
+    }
+
     /// The keys grouped by the node that owns them, for pipelines and for splitting
     /// MGET/MSET by node: a list of (node id, indices of its keys in keys) tuples, one
     /// for each node that owns at least one key, in the topology's node order, each

@@ -286,6 +286,8 @@ def run_case(file: Dict[str, Any], routers: Dict[str, Any], case: Dict[str, Any]
             return {"nodes": router_for(case["topology"]).route_write(vector_key(case["key"]))}
         if op == "read_replica":
             return {"node": router_for(case["topology"]).read_replica(vector_key(case["key"]), case["turn"])}
+        if op == "stats":
+            return {"result": dict(router_for(case["topology"]).stats([vector_key(key) for key in case["keys"]]))}
         if op == "same_slot":
             return {"shard": router_for(case["topology"]).same_slot([vector_key(key) for key in case["keys"]])}
         if op == "group_by_node":

@@ -280,6 +280,14 @@ impl Router {
         Ok(self.inner.same_slot(Batch::from_js(keys)?.keys())?)
     }
 
+    /// How many of `keys` each node owns and how evenly they spread: `{total, nodes:
+    /// [{id, weight, load, share, load_per_weight}], mean, max_over_mean, cv}` (the CLI's
+    /// `stats`; `load` a number, a decimal string past 2^53 - 1). Keys as for `routeMany`.
+    pub fn stats(&self, keys: &JsValue) -> Result<JsValue> {
+        let stats = self.inner.stats(Batch::from_js(keys)?.keys())?;
+        Ok(crate::topology::value_to_js(&stats.to_value(&self.inner), "stats")?)
+    }
+
     /// The keys of an array grouped by the node that owns them: `{node, indices}` for each
     /// node that owns a key, in node order, the indices in input order. Keys cross as for
     /// `routeMany`.

@@ -48,6 +48,8 @@ export async function tier(wasm: URL, module: WebAssembly.Module, dictionary: Ui
   router.moved(1, 'h:1');
   // @ts-expect-error nor `groupByNode`
   router.groupByNode(['k']);
+  // @ts-expect-error nor `stats`
+  router.stats(['k']);
   // @ts-expect-error nor `routeU64s`
   router.routeU64s(new BigUint64Array(1));
   // @ts-expect-error nor `movingShards`

@@ -30,7 +30,7 @@ const doc = (strategy, extra = {}) => ({
 const LEFT_OUT = {
   functions: ['apply', 'diff', 'encodeDictionary', 'hashKey', 'jump', 'moduloMoves', 'parseRedirect', 'parseAddress',
     'sessionDefaults', 'ClusterSession', 'Command', 'Action'],
-  Router: ['routeU64s', 'routePacked', 'sameSlot', 'groupByNode', 'shardsForRange', 'decodeId', 'locate', 'fanout',
+  Router: ['routeU64s', 'routePacked', 'sameSlot', 'groupByNode', 'stats', 'shardsForRange', 'decodeId', 'locate', 'fanout',
     'saltedKey', 'saltedKeys', 'moved', 'ask', 'scatterEvery', 'scatterRange', 'scatterKeys', 'index', 'indexNames',
     'indexWritePlan'],
   Migration: ['movingShards', 'scanNodes', 'movingKeys'],

@@ -3,6 +3,7 @@
 use std::path::Path;
 
 use serde_json::json;
+use shardroute::stats::Stats;
 use shardroute::Router;
 
 use crate::input::{write_output, Input, Outcome};
@@ -69,27 +70,6 @@ fn fraction(part: u64, whole: u64) -> f64 {
     }
 }
 
-/// The spread of a load: max / mean and the coefficient of variation (population
-/// standard deviation / mean) of per-node counts.
-pub struct Spread {
-    pub mean: f64,
-    pub max_over_mean: f64,
-    pub cv: f64,
-}
-
-impl Spread {
-    pub fn of(loads: &[f64]) -> Spread {
-        let n = loads.len().max(1) as f64;
-        let mean = loads.iter().sum::<f64>() / n;
-        if mean == 0.0 {
-            return Spread { mean, max_over_mean: 0.0, cv: 0.0 };
-        }
-        let max = loads.iter().copied().fold(0.0, f64::max);
-        let variance = loads.iter().map(|&load| (load - mean).powi(2)).sum::<f64>() / n;
-        Spread { mean, max_over_mean: max / mean, cv: variance.sqrt() / mean }
-    }
-}
-
 pub fn stats(
     topology: &Input,
     keys: Option<&Input>,
@@ -107,7 +87,9 @@ pub fn stats(
     // Keys per unit of weight: what an even spread makes equal. Strategies that ignore
     // weights refuse documents with weights other than 1, so for them it is keys per node.
     let loads: Vec<f64> = nodes.iter().zip(&counts).map(|(node, &count)| count as f64 / node.weight).collect();
-    let spread = Spread::of(&loads);
+    // The spread as every binding's `stats` computes it.
+    let spread =
+        Stats::of(&router, counts.clone()).map_err(|err| crate::input::Failure::input(err.to_string()))?.spread;
     if let Some(path) = svg {
         let bars: Vec<(&str, u64)> = nodes.iter().map(|node| node.id.as_str()).zip(counts.iter().copied()).collect();
         let title = format!("{}: {} over {} nodes", router.strategy().type_name(), keys.describe(), nodes.len());
@@ -155,7 +137,7 @@ pub fn stats(
 
 #[cfg(test)]
 mod tests {
-    use super::Spread;
+    use shardroute::stats::Spread;
 
     #[test]
     fn spread_of_even_and_uneven_loads() {

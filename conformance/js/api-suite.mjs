@@ -157,8 +157,8 @@ export function apiSuite(api, runtime) {
       assert.deepEqual(declared.sort(), exported.sort());
       for (const method of ['route', 'node', 'replicas', 'routeMany', 'routeU64s', 'routePacked', 'nodeMany', 'epoch',
         'toJson', 'shardsForRange', 'decodeId', 'locate', 'fanout', 'saltedKey', 'saltedKeys', 'routeRead', 'routeWrite',
-        'replace', 'readReplica', 'sameSlot', 'groupByNode', 'moved', 'ask', 'shardOwner', 'scatterEvery', 'scatterRange',
-        'scatterKeys']) {
+        'replace', 'readReplica', 'sameSlot', 'groupByNode', 'stats', 'moved', 'ask', 'shardOwner', 'scatterEvery',
+        'scatterRange', 'scatterKeys']) {
         assert.ok(declaredMethods.includes(method), `index.d.ts declares Router.${method}`);
       }
       assert.deepEqual(declaredMembers('Migration'), {

@@ -10,7 +10,7 @@ import {
 import type {
   Access, CopyBatch, DecodedId, Diff, Endpoint, Flow, FollowerConfig, FollowerStats, Key, KeyMove, LazySteps, Location,
   MigrationMode, Milliseconds, Move, MovingShard, NodeGroup, PlanGroup, Publish, Redirect, Revision, SaltedKey,
-  SessionConfig, SessionStats, Unreachable, WritePlan,
+  SessionConfig, SessionStats, Stats, Unreachable, WritePlan,
 } from 'shardroute-package';
 
 const router: Router = new Router('{"format": "shardroute/1", "epoch": 1, "nodes": [{"id": "a"}], "strategy": {"type": "jump"}}');
@@ -86,6 +86,8 @@ const fromText: number = jump('18446744073709551615', 10);
 const replicaRead: string = router.readReplica('user:1') + router.readReplica(7n, 3);
 const slot: number = router.sameSlot(['{user:1}.name', new Uint8Array([1]), 7n, 7]);
 const slotFrozen: number = router.sameSlot(frozen);
+const spread: Stats = router.stats(['a', 7n, 7, new Uint8Array([1])]);
+const spreadParts: [number | string, number, string, number | string] = [spread.total, spread.cv, spread.nodes[0]?.id ?? '', spread.nodes[0]?.load ?? 0];
 const groups: NodeGroup[] = router.groupByNode(keys);
 const group: { node: string; indices: number[] } | undefined = router.groupByNode(frozen)[0];
 const redirect: Redirect = parseRedirect('MOVED 3999 127.0.0.1:6381');
@@ -305,7 +307,7 @@ export const used = [shard, node, replicas, preference, shards, moreShards, epoc
   replacedText, movedFrozen, counted, moveParts, flowParts, inlineFlow, totals, encodedObject, decodedDictionary, fromU64s,
   fromPacked, nodeIds, wrong, notNumber, notBytes, address, oneWriter, replicaRead, slot, slotFrozen, group,
   redirectKind, afterMoved, askTarget, notKind, notPair, sides, movedParts, inlineMove, writeTarget, readTargets,
-  movingShard, scanNodes, movingKeys, owner, notUndefined, notTriple, redirectsAllowed, replicaReads, copied, begunFrozen,
+  movingShard, scanNodes, spreadParts, movingKeys, owner, notUndefined, notTriple, redirectsAllowed, replicaReads, copied, begunFrozen,
   commandSlot, kind, target, until, delay, failure, afterFailure, candidates, due, planned, counters, sessionRouter,
   untilNumber, commandsNumber, seedParts, firstWait, offeredKind, offeredParts, offeredAgain, reconnectAt, writeParts,
   inlineWrite, followed, followerCounters, reconnectNumber, offeredNumber, offeredCount, fenceEpoch, readPlan,

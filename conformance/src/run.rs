@@ -298,6 +298,14 @@ fn evaluate(file: &Value, routers: &mut HashMap<String, Router>, case: &Value) -
                 Err(err) => error(err),
             }
         }
+        "stats" => {
+            let router = core_or_case!(router_for(text(case, "topology")?)?);
+            let keys = core_or_case!(keys_of(case)?);
+            match router.stats(keys.iter().map(OwnedKey::as_key)) {
+                Ok(stats) => json!({ "result": stats.to_value(&router) }),
+                Err(err) => error(err),
+            }
+        }
         "same_slot" | "group_by_node" => {
             let router = core_or_case!(router_for(text(case, "topology")?)?);
             let keys = core_or_case!(keys_of(case)?);

@@ -139,6 +139,7 @@ pub mod router;
 pub mod salting;
 pub mod scatter;
 pub mod session;
+pub mod stats;
 pub mod strategy;
 pub mod topology;
 

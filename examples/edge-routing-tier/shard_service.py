@@ -148,7 +148,8 @@ class ShardService:
                 kind = "move-read" if full else "read"
                 if full:
                     messages = [
-                        {"id": r[0], "user_id": r[1], "vbucket": r[2], "time": iso(r[3]), "body": r[4], "sender": r[5]} for r in rows
+                        {"id": r[0], "user_id": r[1], "vbucket": r[2], "time": iso(r[3]), "body": r[4], "sender": r[5], "sender_id": r[6]}
+                        for r in rows
                     ]
                 else:
                     messages = [{"id": r[0], "time": iso(r[1]), "body": r[2]} for r in rows]
@@ -171,7 +172,8 @@ class ShardService:
                 if not isinstance(body, dict) or not isinstance(body.get("rows"), list):
                     raise BadRequest('an import is {"rows": [...]}')
                 rows = [
-                    (r["id"], r["user_id"], r["vbucket"], parse_time(r["time"]), r["body"], r["sender"]) for r in body["rows"]
+                    (r["id"], r["user_id"], r["vbucket"], parse_time(r["time"]), r["body"], r["sender"], r.get("sender_id"))
+                    for r in body["rows"]
                 ]
                 if any(row[1] != user for row in rows):
                     raise BadRequest("an import carries rows of its user only")

@@ -50,7 +50,7 @@ CREATE TABLE messages (
     time    timestamptz NOT NULL,
     body    text NOT NULL,
     sender  text NOT NULL,
-    sender_id bigint NOT NULL
+    sender_id bigint               -- the user who sent it (the global index's term); NULL in the edge example
 );
 CREATE INDEX ON messages (user_id, time);
 CREATE INDEX ON messages (vbucket);

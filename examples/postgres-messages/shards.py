@@ -29,19 +29,18 @@ VBUCKETS = 256
 ORACLE = "oracle"  # the database with every message, unsharded: what queries are checked against
 INDEX = "by_sender"
 
-# The global index "messages by sender", term-partitioned by the sender's user id: a
-# table of hash ranges over shard_1..shard_5, which the growth to 10 shards leaves where it
-# is (the data moves, the index does not). Its entries live in `by_sender` on those shards.
+# The global index "messages by sender", term-partitioned by the sender's user id: 64
+# vbuckets over shard_1..shard_5 with an explicit map, a table that the growth to 10
+# shards leaves where it is (the data moves, the index does not), and a strategy the edge
+# example's route-only WASM build has. Its entries live in `by_sender` on those shards.
+INDEX_VBUCKETS = 64
 INDEXES: dict[str, Any] = {
     INDEX: {"strategy": {
-        "type": "hash_range",
-        "boundaries": [str((k << 64) // 5) for k in range(1, 5)],
-        "ranges": SHARD_NAMES[:5],
+        "type": "vbucket", "vbuckets": INDEX_VBUCKETS,
+        "map": [[SHARD_NAMES[vbucket % 5]] for vbucket in range(INDEX_VBUCKETS)],
     }},
 }
 
-# Message ids: the ticket layout, one ticket server per service; blocks are reserved
-# by a compare-and-swap on the service's counter in etcd.
 TICKETS: shardroute.Topology = {
     "format": "shardroute/1", "epoch": 1,
     "nodes": [{"id": "python"}, {"id": "node"}],

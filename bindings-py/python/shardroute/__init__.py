@@ -66,6 +66,28 @@ class IndexWritePlan(_typing.TypedDict):
     indexes: _typing.List[IndexVisit]
 
 
+class NodeStats(_typing.TypedDict):
+    """One node in Router.stats: the keys it owns (load), its share of them, and its
+    load per unit of weight."""
+
+    id: str
+    weight: float
+    load: int
+    share: float
+    load_per_weight: float
+
+
+class Stats(_typing.TypedDict):
+    """What Router.stats returns: the load of each node and its spread per unit of
+    weight (mean, max over mean, coefficient of variation)."""
+
+    total: int
+    nodes: _typing.List[NodeStats]
+    mean: float
+    max_over_mean: float
+    cv: float
+
+
 class Redirect(_typing.NamedTuple):
     """What parse_redirect returns: a Redis Cluster redirection error read. kind is
     "MOVED" (the slot has a new owner: Router.moved(slot, address)) or "ASK" (send the
@@ -159,6 +181,6 @@ class CopyBatch(_typing.TypedDict):
 
 __all__ = sorted([
     *_native.__all__, "CopyBatch", "DecodedId", "FollowerConfig", "IndexVisit", "IndexWritePlan", "LazySteps", "FollowerStats", "Key",
-    "Location", "Operation", "Publish",
-    "Redirect", "ScatterPlan", "SessionConfig", "SessionStats", "Topology", "documents",
+    "Location", "NodeStats", "Operation", "Publish",
+    "Redirect", "ScatterPlan", "SessionConfig", "SessionStats", "Stats", "Topology", "documents",
 ])

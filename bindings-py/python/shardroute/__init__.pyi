@@ -41,6 +41,20 @@ class IndexWritePlan(TypedDict):
     node: str
     indexes: list[IndexVisit]
 
+class NodeStats(TypedDict):
+    id: str
+    weight: float
+    load: int
+    share: float
+    load_per_weight: float
+
+class Stats(TypedDict):
+    total: int
+    nodes: list[NodeStats]
+    mean: float
+    max_over_mean: float
+    cv: float
+
 class Location(TypedDict):
     shard: int
     node: str
@@ -121,6 +135,7 @@ class Router:
     # Redis Cluster clients: replica reads, multi-key commands, pipelines, redirections.
     def read_replica(self, key: Key, turn: int = 0) -> str: ...
     def same_slot(self, keys: Iterable[Key]) -> int: ...
+    def stats(self, keys: Iterable[Key] | npt.NDArray[np.uint64]) -> Stats: ...
     def group_by_node(self, keys: Iterable[Key]) -> list[tuple[str, list[int]]]: ...
     def moved(self, slot: int, address: str) -> Router: ...
     def ask(self, slot: int, address: str) -> str: ...
@@ -354,6 +369,7 @@ __all__ = [
     "Migration",
     "MigrationSession",
     "NoNodesError",
+    "NodeStats",
     "Offered",
     "Operation",
     "Publish",
@@ -365,6 +381,7 @@ __all__ = [
     "SessionStats",
     "ShardrouteError",
     "StaleEpochError",
+    "Stats",
     "TooManyRedirectsError",
     "Topology",
     "TopologyFollower",

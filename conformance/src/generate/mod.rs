@@ -43,6 +43,7 @@ mod suggest;
 mod session_follower;
 mod session_migration;
 mod session_redis;
+mod stats;
 mod token_ring;
 mod topology;
 mod trie;
@@ -87,6 +88,7 @@ pub fn all() -> Vec<(String, String)> {
         hot_keys::file(),
         indexes::file(),
         suggest::file(),
+        stats::file(),
         scatter::file(),
         session_redis::file(),
         session_follower::file(),

@@ -171,7 +171,8 @@ impl fmt::Display for JsNumber {
 /// `-6 < point <= 21`, else one digit, a point, the rest and a signed exponent.
 fn js_layout(f: &mut fmt::Formatter<'_>, digits: &[u8], point: i64) -> fmt::Result {
     let count = digits.len() as i64;
-    let write = |f: &mut fmt::Formatter<'_>, digits: &[u8]| digits.iter().try_for_each(|&d| f.write_char(char::from(d)));
+    let write =
+        |f: &mut fmt::Formatter<'_>, digits: &[u8]| digits.iter().try_for_each(|&d| f.write_char(char::from(d)));
     let zeros = |f: &mut fmt::Formatter<'_>, n: i64| (0..n).try_for_each(|_| f.write_char('0'));
     if count <= point && point <= 21 {
         write(f, digits)?;
@@ -444,7 +445,13 @@ mod tests {
         let mut values = alloc::vec![f64::MIN_POSITIVE, f64::MAX, f64::MIN, f64::EPSILON, 5e-324, 1e21, 1e-6, 1e-7];
         for exponent in -330..=310 {
             let power: f64 = alloc::format!("1e{exponent}").parse().unwrap();
-            values.extend([power, -power, power * 1.5, f64::from_bits(power.to_bits() + 1), f64::from_bits(power.to_bits().saturating_sub(1))]);
+            values.extend([
+                power,
+                -power,
+                power * 1.5,
+                f64::from_bits(power.to_bits() + 1),
+                f64::from_bits(power.to_bits().saturating_sub(1)),
+            ]);
         }
         for _ in 0..200_000 {
             let bits = next();

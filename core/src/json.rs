@@ -99,14 +99,33 @@ impl<'a> Object<'a> {
 
     /// The field `name` as one of the named `options` (a string), `default` when absent:
     /// `"unknown {what} "x"; expected "a", "b" or "c"` otherwise.
-    pub(crate) fn choice<T: Copy>(&self, name: &str, what: &str, default: T, options: &[(&str, T)]) -> Result<T> {
-        let Some(value) = self.optional(name) else { return Ok(default) };
+    pub(crate) fn choice<T: Copy>(
+        &self,
+        name: &str,
+        what: &str,
+        default: T,
+        options: &[(&'static str, T)],
+    ) -> Result<T> {
+        // The reading and the refusal are not generic: one copy of them serves every `T`.
+        Ok(self.choice_index(name, what, options.len(), &|i| options[i].0)?.map_or(default, |i| options[i].1))
+    }
+
+    /// [`choice`](Object::choice) by position: the index of the option the field names
+    /// (`None` when absent), the `count` options' spellings given by `spelling`.
+    fn choice_index(
+        &self,
+        name: &str,
+        what: &str,
+        count: usize,
+        spelling: &dyn Fn(usize) -> &'static str,
+    ) -> Result<Option<usize>> {
+        let Some(value) = self.optional(name) else { return Ok(None) };
         let path = self.path_of(name);
         let text = str(&path, value)?;
-        match options.iter().find(|(spelling, _)| *spelling == text) {
-            Some(&(_, choice)) => Ok(choice),
+        match (0..count).find(|&i| spelling(i) == text) {
+            Some(i) => Ok(Some(i)),
             None => {
-                let quoted: Vec<String> = options.iter().map(|(spelling, _)| format!("{spelling:?}")).collect();
+                let quoted: Vec<String> = (0..count).map(|i| format!("{:?}", spelling(i))).collect();
                 let expected = match quoted.split_last() {
                     Some((last, [])) => last.clone(),
                     Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
@@ -248,6 +267,21 @@ pub(crate) fn u64_value(value: u64) -> Value {
     }
 }
 
+/// `map.put("name", value)`: `map.insert("name".into(), value)` with the name's `String`
+/// made, and the value it replaces dropped, in one function rather than at every field
+/// every writer sets (~80 places in a WebAssembly build's document writers).
+pub(crate) trait Put {
+    /// Sets the field `name` to `value`.
+    fn put(&mut self, name: &str, value: Value);
+}
+
+impl Put for Map<String, Value> {
+    #[inline(never)]
+    fn put(&mut self, name: &str, value: Value) {
+        self.insert(String::from(name), value);
+    }
+}
+
 /// Parses JSON text into a value, refusing an object that names a field twice and
 /// nesting past [`MAX_JSON_NESTING`](crate::limits::MAX_JSON_NESTING) levels. Errors are of `kind`, the message prefixed by `what`
 /// ("the document", "the operation"): `"{what} is not valid JSON: ..."`, or for a
@@ -258,7 +292,9 @@ pub(crate) fn u64_value(value: u64) -> Value {
 /// `limit_exceeded` for nesting too deep.
 pub(crate) fn parse(text: &str, what: &str, kind: ErrorKind) -> Result<Value> {
     let mut reader = serde_json::Deserializer::from_str(text);
-    let parsed = Strict { path: &Path::Root, strict: true }.deserialize(&mut reader).and_then(|value| reader.end().map(|()| value));
+    let parsed = Strict { path: &Path::Root, strict: true }
+        .deserialize(&mut reader)
+        .and_then(|value| reader.end().map(|()| value));
     parsed.map_err(|err| match err.classify() {
         // The reader's own refusals (a duplicate field, nesting) name their path first.
         serde_json::error::Category::Data if err.to_string().contains(NESTING_MARK) => {
@@ -378,7 +414,9 @@ impl<'de> Visitor<'de> for Strict<'_> {
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut items: A) -> core::result::Result<Value, A::Error> {
         let mut array = Vec::with_capacity(items.size_hint().unwrap_or(0).min(4096));
-        while let Some(item) = items.next_element_seed(Strict { path: &Path::Index(self.path, array.len()), strict: self.strict })? {
+        while let Some(item) =
+            items.next_element_seed(Strict { path: &Path::Index(self.path, array.len()), strict: self.strict })?
+        {
             array.push(item);
         }
         Ok(Value::Array(array))

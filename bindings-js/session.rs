@@ -97,7 +97,7 @@ pub fn in_use(class: &str) -> sr::Error {
 /// # Errors
 /// `invalid_argument` for text that is not JSON (`documentToJson` never writes any).
 pub fn json(text: &str, what: &str) -> sr::Result<serde_json::Value> {
-    serde_json::from_str(text).map_err(|err| argument(format!("{what} is not JSON data: {err}")))
+    ss::json_data(text).map_err(|err| argument(format!("{what} is not JSON data: {err}")))
 }
 
 /// The session's settings from `config`'s JSON text ([`json`]); the defaults for `None`

@@ -143,6 +143,13 @@ pub(crate) fn numbers(values: &[u32]) -> Array {
     values.iter().map(|&value| JsValue::from(value)).collect()
 }
 
+/// Node ids from the core as owned strings, for an export that returns `string[]`: one
+/// copy of the conversion for every such export (each inlined its own).
+#[inline(never)]
+pub(crate) fn owned_ids(ids: Vec<&str>) -> Vec<String> {
+    ids.into_iter().map(String::from).collect()
+}
+
 /// A count argument: a JS number that is an integer in `0..=u32::MAX`, else
 /// `invalid_argument` ([`sr::argument::count`]). (wasm-bindgen's own `u32` conversion would
 /// wrap `-1` to 4294967295 silently.)

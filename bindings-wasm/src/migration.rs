@@ -92,7 +92,7 @@ impl Migration {
     pub fn read_targets(&self, key: &JsValue, moved: &JsValue) -> Result<Vec<String>> {
         let key = Key::from_js(key)?;
         let moved = key::with_type(moved, |got| sr::argument::optional_flag("moved", got))?;
-        Ok(self.inner.read_targets(key.as_key(), moved)?.into_iter().map(String::from).collect())
+        Ok(crate::owned_ids(self.inner.read_targets(key.as_key(), moved)?))
     }
 
     /// The keys a read of a hot key gathers while clients may hold either topology: every

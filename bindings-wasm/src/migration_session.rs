@@ -65,7 +65,7 @@ impl MigrationSession {
     pub fn read_plan(&self, key: &JsValue, moved: &JsValue) -> Result<Vec<String>> {
         let key = Key::from_js(key)?;
         let moved = key::with_type(moved, |got| sr::argument::optional_flag("moved", got))?;
-        Ok(self.inner.read_plan(key.as_key(), moved)?.into_iter().map(String::from).collect())
+        Ok(crate::owned_ids(self.inner.read_plan(key.as_key(), moved)?))
     }
 
     /// Where a write of the key goes: `{node, fence_epoch}`.

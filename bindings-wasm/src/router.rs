@@ -99,7 +99,7 @@ impl Router {
     pub fn replicas(&self, key: &JsValue, count: &JsValue) -> Result<Vec<String>> {
         let key = Key::from_js(key)?;
         let count = u32_from_js(count, "count")?;
-        Ok(self.inner.replicas(key.as_key(), count)?.into_iter().map(String::from).collect())
+        Ok(crate::owned_ids(self.inner.replicas(key.as_key(), count)?))
     }
 
     /// The shards of an array of keys, in order: the same as `route` on each.
@@ -153,7 +153,7 @@ impl Router {
     #[wasm_bindgen(js_name = routeWrite)]
     pub fn route_write(&self, key: &JsValue) -> Result<Vec<String>> {
         let key = Key::from_js(key)?;
-        Ok(self.inner.route_write(key.as_key())?.into_iter().map(String::from).collect())
+        Ok(crate::owned_ids(self.inner.route_write(key.as_key())?))
     }
 
     /// The id of the node to read a key from when reads may go to replicas (Redis

@@ -6,7 +6,6 @@
 //! JSON values the core returns (`apply`, `locate`) go back through `JSON.parse`; other
 //! results are built as objects from their entries ([`record`]).
 
-use alloc::format;
 use alloc::string::String;
 
 use js_sys::{Array, JsString, Object, Reflect, JSON};
@@ -43,7 +42,10 @@ pub(crate) fn operation_value(value: &JsValue) -> sr::Result<Value> {
 /// `JSON.parse` (so a field named `__proto__` is an own property). The core writes u64
 /// values above 2^53 - 1 as decimal strings, so no number loses precision.
 pub(crate) fn value_to_js(value: &Value, what: &str) -> sr::Result<JsValue> {
-    let text = serde_json::to_string(value).map_err(|err| result_not_built(what, &format!("{err}")))?;
+    // `Display`, the compact writer the core's `Topology::to_json` uses: one copy of
+    // serde_json's writer in the module (`serde_json::to_string` would add a second, ~1.5
+    // KB). Writing a `Value` cannot fail (its object keys are strings).
+    let text = value.to_string();
     JSON::parse(&text).map_err(|thrown| result_not_built(what, &thrown_message(&thrown)))
 }
 

@@ -31,8 +31,8 @@
 //! ([`count`], [`optional_flag`]) to check a number it had to check anyway.
 
 use alloc::format;
-use alloc::string::String;
-use core::fmt;
+use alloc::string::{String, ToString};
+use core::fmt::{self, Write as _};
 
 use crate::error::{Error, ErrorKind, Result};
 
@@ -122,17 +122,79 @@ impl fmt::Display for JsNumber {
         if value == 0.0 {
             return f.write_str("0");
         }
-        let magnitude = value.abs();
-        if (1e-6..1e21).contains(&magnitude) {
-            // Rust's shortest round-trip digits, without exponent: JavaScript's too.
-            return write!(f, "{value}");
+        if value < 0.0 {
+            f.write_str("-")?;
         }
-        // `1e21` / `1.5e-7` in Rust; JavaScript signs a positive exponent.
-        let written = format!("{value:e}");
-        match written.split_once('e') {
-            Some((digits, exponent)) if !exponent.starts_with('-') => write!(f, "{digits}e+{exponent}"),
-            _ => f.write_str(&written),
+        // The shortest digits that read back as the number: serde_json's float writer,
+        // which every build has for the canonical JSON (Rust's own `{}` and `{:e}` would
+        // add core's float formatting, ~9 KB of WebAssembly, for error messages). It lays
+        // them out its own way; JavaScript's layout is applied to them here.
+        let written = match serde_json::Number::from_f64(value.abs()) {
+            Some(number) => number.to_string(),
+            None => return f.write_str("NaN"),
+        };
+        // Its significant digits (at most 17) and where the point goes: the number is
+        // 0.{digits} x 10^point. Zeros are held back until a digit follows them, so
+        // trailing ones are dropped.
+        let (mut digits, mut count, mut zeros) = ([0u8; 24], 0usize, 0usize);
+        let (mut point, mut fraction, mut exponent, mut in_exponent, mut negative) = (0i64, false, 0i64, false, false);
+        for byte in written.bytes() {
+            match byte {
+                b'e' | b'E' => in_exponent = true,
+                b'-' => negative = true,
+                b'0'..=b'9' if in_exponent => exponent = exponent * 10 + i64::from(byte - b'0'),
+                b'.' => fraction = true,
+                b'0' if count == 0 => point -= i64::from(fraction),
+                b'0'..=b'9' => {
+                    if byte == b'0' {
+                        zeros += 1;
+                    } else {
+                        for digit in core::iter::repeat_n(b'0', zeros).chain([byte]) {
+                            if let Some(slot) = digits.get_mut(count) {
+                                *slot = digit;
+                                count += 1;
+                            }
+                        }
+                        zeros = 0;
+                    }
+                    point += i64::from(!fraction);
+                }
+                _ => {}
+            }
         }
+        js_layout(f, &digits[..count], point + if negative { -exponent } else { exponent })
+    }
+}
+
+/// Writes `0.{digits} x 10^point` (`digits` not empty, without leading or trailing zeros)
+/// as ECMAScript's Number::toString does (ECMA-262, 6.1.6.1.20): positional for
+/// `-6 < point <= 21`, else one digit, a point, the rest and a signed exponent.
+fn js_layout(f: &mut fmt::Formatter<'_>, digits: &[u8], point: i64) -> fmt::Result {
+    let count = digits.len() as i64;
+    let write =
+        |f: &mut fmt::Formatter<'_>, digits: &[u8]| digits.iter().try_for_each(|&d| f.write_char(char::from(d)));
+    let zeros = |f: &mut fmt::Formatter<'_>, n: i64| (0..n).try_for_each(|_| f.write_char('0'));
+    if count <= point && point <= 21 {
+        write(f, digits)?;
+        zeros(f, point - count)
+    } else if 0 < point && point <= 21 {
+        let (int, frac) = digits.split_at(point as usize);
+        write(f, int)?;
+        f.write_char('.')?;
+        write(f, frac)
+    } else if -6 < point && point <= 0 {
+        f.write_str("0.")?;
+        zeros(f, -point)?;
+        write(f, digits)
+    } else {
+        let (first, rest) = digits.split_at(1);
+        write(f, first)?;
+        if !rest.is_empty() {
+            f.write_char('.')?;
+            write(f, rest)?;
+        }
+        let exponent = point - 1;
+        write!(f, "e{}{}", if exponent < 0 { '-' } else { '+' }, exponent.unsigned_abs())
     }
 }
 
@@ -326,7 +388,6 @@ pub fn not_a_document(what: &str, value: JsType<'_>, kind: ErrorKind) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use alloc::string::ToString;
 
     #[test]
     fn numbers_are_written_as_javascript_writes_them() {
@@ -342,9 +403,73 @@ mod tests {
             (-2.5e300, "-2.5e+300"),
             (f64::INFINITY, "Infinity"),
             (9007199254740993.0, "9007199254740992"),
+            // A tie (1658206780088562.25): the even digit, as JavaScript.
+            (f64::from_bits(0x4317_9085_685d_83c9), "1658206780088562.2"),
         ];
         for (value, written) in cases {
             assert_eq!(JsNumber(value).to_string(), written, "{value:?}");
+        }
+    }
+
+    /// The writer before serde_json's digits: Rust's `{}` and `{:e}` (core's float
+    /// formatting), the oracle of the one above but for ties.
+    fn rust_written(value: f64) -> String {
+        if value.is_nan() {
+            return "NaN".into();
+        }
+        if value.is_infinite() {
+            return if value > 0.0 { "Infinity" } else { "-Infinity" }.into();
+        }
+        if value == 0.0 {
+            return "0".into();
+        }
+        if (1e-6..1e21).contains(&value.abs()) {
+            return alloc::format!("{value}");
+        }
+        let written = alloc::format!("{value:e}");
+        match written.split_once('e') {
+            Some((digits, exponent)) if !exponent.starts_with('-') => alloc::format!("{digits}e+{exponent}"),
+            _ => written,
+        }
+    }
+
+    #[test]
+    fn numbers_are_written_as_rust_writes_them_but_for_ties() {
+        let mut state = 0x9E37_79B9_7F4A_7C15_u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut values = alloc::vec![f64::MIN_POSITIVE, f64::MAX, f64::MIN, f64::EPSILON, 5e-324, 1e21, 1e-6, 1e-7];
+        for exponent in -330..=310 {
+            let power: f64 = alloc::format!("1e{exponent}").parse().unwrap();
+            values.extend([
+                power,
+                -power,
+                power * 1.5,
+                f64::from_bits(power.to_bits() + 1),
+                f64::from_bits(power.to_bits().saturating_sub(1)),
+            ]);
+        }
+        for _ in 0..200_000 {
+            let bits = next();
+            values.extend([f64::from_bits(bits), (bits >> 11) as f64, (bits % 1_000_000) as f64 / 1000.0]);
+        }
+        for value in values {
+            let (written, rust) = (JsNumber(value).to_string(), rust_written(value));
+            if written != rust {
+                // A tie: two shortest digit strings as near the number. ECMAScript takes
+                // the even one (ECMA-262, Number::toString, step 5); Rust's `{}` did not
+                // always (0x43179085685d83c9: 1658206780088562.2 in JavaScript, .3 in Rust).
+                let last = written.split('e').next().and_then(|digits| digits.bytes().last()).unwrap_or(b'0');
+                assert!(
+                    written.len() == rust.len() && written.parse::<f64>() == Ok(value) && last % 2 == 0,
+                    "{:#x}: {written} against {rust}",
+                    value.to_bits()
+                );
+            }
         }
     }
 

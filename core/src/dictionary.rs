@@ -16,7 +16,7 @@ use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
 use crate::hashing::{HashFunction, HashTag, IntegerKeys, PartitionKey};
-use crate::json;
+use crate::json::{self, Put as _};
 use crate::node::NodeState;
 use crate::strategy::partitioned::vbucket::{VbucketSpec, VbucketState};
 use crate::topology::Topology;
@@ -270,11 +270,11 @@ pub fn decode(bytes: &[u8]) -> Result<Topology> {
     let mut hashing = Map::new();
     match function {
         0 => {
-            hashing.insert("function".into(), "siphash-2-4".into());
-            hashing.insert("seed".into(), seed.iter().map(|b| format!("{b:02x}")).collect::<String>().into());
+            hashing.put("function", "siphash-2-4".into());
+            hashing.put("seed", seed.iter().map(|b| format!("{b:02x}")).collect::<String>().into());
         }
         1 => {
-            hashing.insert("function".into(), "crc32".into());
+            hashing.put("function", "crc32".into());
         }
         other => return Err(invalid(&format!("unknown hash function {other}"))),
     }
@@ -283,13 +283,13 @@ pub fn decode(bytes: &[u8]) -> Result<Topology> {
         1 => "redis",
         other => return Err(invalid(&format!("unknown hash tag rule {other}"))),
     };
-    hashing.insert("hash_tag".into(), tag.into());
+    hashing.put("hash_tag", tag.into());
     let integers = match reader.u8()? {
         0 => "le_bytes",
         1 => "identity",
         other => return Err(invalid(&format!("unknown integer rule {other}"))),
     };
-    hashing.insert("integers".into(), integers.into());
+    hashing.put("integers", integers.into());
     let node_count = reader.u32()?;
     if node_count > crate::limits::MAX_NODES {
         return Err(Error::limit("binary dictionary: too many nodes"));
@@ -299,22 +299,22 @@ pub fn decode(bytes: &[u8]) -> Result<Topology> {
     for _ in 0..node_count {
         let id = reader.text()?.ok_or_else(|| invalid("a node without an id"))?;
         let mut node = Map::new();
-        node.insert("id".into(), Value::String(id.clone()));
+        node.put("id", Value::String(id.clone()));
         if let Some(address) = reader.text()? {
-            node.insert("address".into(), address.into());
+            node.put("address", address.into());
         }
         if let Some(zone) = reader.text()? {
-            node.insert("zone".into(), zone.into());
+            node.put("zone", zone.into());
         }
         let weight = f64::from_le_bytes(reader.take(8)?.try_into().map_err(|_| truncated())?);
-        node.insert("weight".into(), serde_json::Number::from_f64(weight).map_or(Value::Null, Value::Number));
+        node.put("weight", serde_json::Number::from_f64(weight).map_or(Value::Null, Value::Number));
         match reader.u8()? {
             0 => {}
             1 => {
-                node.insert("state".into(), "draining".into());
+                node.put("state", "draining".into());
             }
             2 => {
-                node.insert("state".into(), "failed".into());
+                node.put("state", "failed".into());
             }
             other => return Err(invalid(&format!("unknown node state {other}"))),
         }
@@ -327,15 +327,15 @@ pub fn decode(bytes: &[u8]) -> Result<Topology> {
     }
     let wide = flags & FLAG_WIDE != 0;
     let mut strategy = Map::new();
-    strategy.insert("type".into(), "vbucket".into());
-    strategy.insert("vbuckets".into(), vbuckets.into());
+    strategy.put("type", "vbucket".into());
+    strategy.put("vbuckets", vbuckets.into());
     if flags & FLAG_DERIVED != 0 {
-        strategy.insert("replicas".into(), reader.u8()?.into());
+        strategy.put("replicas", reader.u8()?.into());
     } else {
-        strategy.insert("map".into(), Value::Array(reader.chains(vbuckets, &ids, wide)?));
+        strategy.put("map", Value::Array(reader.chains(vbuckets, &ids, wide)?));
     }
     if flags & FLAG_FORWARD != 0 {
-        strategy.insert("forward_map".into(), Value::Array(reader.chains(vbuckets, &ids, wide)?));
+        strategy.put("forward_map", Value::Array(reader.chains(vbuckets, &ids, wide)?));
     }
     let state_count = reader.u32()?;
     if state_count > vbuckets {
@@ -353,7 +353,7 @@ pub fn decode(bytes: &[u8]) -> Result<Topology> {
         states.insert(format!("{vbucket}"), state.into());
     }
     if !states.is_empty() {
-        strategy.insert("states".into(), Value::Object(states));
+        strategy.put("states", Value::Object(states));
     }
     let extras_length = reader.u32()? as usize;
     let extras_text = core::str::from_utf8(reader.take(extras_length)?).map_err(|_| invalid("extras are not UTF-8"))?;
@@ -362,7 +362,7 @@ pub fn decode(bytes: &[u8]) -> Result<Topology> {
         let extras = crate::json::parse(extras_text, "the extras", crate::error::ErrorKind::InvalidTopology)
             .map_err(|_| invalid("extras are not JSON (or name a field twice)"))?;
         if let Some(overrides) = extras.get("overrides") {
-            strategy.insert("overrides".into(), overrides.clone());
+            strategy.put("overrides", overrides.clone());
         }
         for field in ["placement", "hot_keys"] {
             if let Some(value) = extras.get(field) {
@@ -374,11 +374,11 @@ pub fn decode(bytes: &[u8]) -> Result<Topology> {
     if reader.at != body.len() {
         return Err(invalid("trailing bytes after the dictionary"));
     }
-    document.insert("format".into(), crate::topology::FORMAT.into());
-    document.insert("epoch".into(), json::u64_value(epoch));
-    document.insert("hashing".into(), Value::Object(hashing));
-    document.insert("nodes".into(), Value::Array(nodes));
-    document.insert("strategy".into(), Value::Object(strategy));
+    document.put("format", crate::topology::FORMAT.into());
+    document.put("epoch", json::u64_value(epoch));
+    document.put("hashing", Value::Object(hashing));
+    document.put("nodes", Value::Array(nodes));
+    document.put("strategy", Value::Object(strategy));
     let topology = Topology::from_value(&Value::Object(document))?;
     Ok(Topology { checksummed, ..topology })
 }

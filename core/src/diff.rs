@@ -22,6 +22,7 @@ use alloc::vec::Vec;
 use serde_json::{json, Map, Value};
 
 use crate::error::{Error, Result};
+use crate::json::Put as _;
 use crate::key::Key;
 use crate::limits;
 use crate::router::Router;
@@ -78,12 +79,12 @@ impl Diff {
                         "new_node": k.new_node, "moved": k.moved()})
                 })
                 .collect();
-            map.insert("keys".into(), Value::Array(keys));
+            map.put("keys", Value::Array(keys));
         }
-        map.insert("total".into(), self.total.into());
-        map.insert("moved".into(), self.moved.into());
-        map.insert("moved_ppm".into(), ppm.into());
-        map.insert("flows".into(), Value::Array(flows));
+        map.put("total", self.total.into());
+        map.put("moved", self.moved.into());
+        map.put("moved_ppm", ppm.into());
+        map.put("flows", Value::Array(flows));
         Value::Object(map)
     }
 }

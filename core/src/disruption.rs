@@ -38,7 +38,7 @@ use alloc::vec::Vec;
 use serde_json::{Map, Value};
 
 use crate::error::Result;
-use crate::json;
+use crate::json::{self, Put as _};
 use crate::node::Node;
 use crate::router::Router;
 use crate::strategy::hashed::maglev::{Maglev, MaglevSpec};
@@ -114,22 +114,22 @@ impl Disruption {
     /// The report object: `{"method", "changed", "total", "parts_per_million", "moves"}`.
     pub fn to_value(&self) -> Value {
         let mut map = Map::new();
-        map.insert("method".into(), self.method.name().into());
-        map.insert("changed".into(), count_value(self.changed));
-        map.insert("total".into(), count_value(self.total));
-        map.insert("parts_per_million".into(), count_value(self.parts_per_million()));
+        map.put("method", self.method.name().into());
+        map.put("changed", count_value(self.changed));
+        map.put("total", count_value(self.total));
+        map.put("parts_per_million", count_value(self.parts_per_million()));
         let moves = self
             .moves
             .iter()
             .map(|one| {
                 let mut entry = Map::new();
-                entry.insert("from".into(), Value::String(one.from.clone()));
-                entry.insert("to".into(), Value::String(one.to.clone()));
-                entry.insert("changed".into(), count_value(one.changed));
+                entry.put("from", Value::String(one.from.clone()));
+                entry.put("to", Value::String(one.to.clone()));
+                entry.put("changed", count_value(one.changed));
                 Value::Object(entry)
             })
             .collect();
-        map.insert("moves".into(), Value::Array(moves));
+        map.put("moves", Value::Array(moves));
         Value::Object(map)
     }
 }

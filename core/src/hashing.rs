@@ -62,7 +62,7 @@ use serde_json::{Map, Value};
 use siphasher::sip::SipHasher24;
 
 use crate::error::Result;
-use crate::json::{self, Object};
+use crate::json::{self, Object, Put as _};
 use crate::key::Key;
 
 /// The hash function applied to key bytes.
@@ -299,21 +299,21 @@ impl PartitionKey {
         let text = |separator: Separator| Value::String(separator.as_str().into());
         match self {
             PartitionKey::Whole => {
-                map.insert("rule".into(), "whole".into());
+                map.put("rule", "whole".into());
             }
             PartitionKey::Prefix { separator } => {
-                map.insert("rule".into(), "prefix".into());
-                map.insert("separator".into(), text(separator));
+                map.put("rule", "prefix".into());
+                map.put("separator", text(separator));
             }
             PartitionKey::Field { separator, index } => {
-                map.insert("rule".into(), "field".into());
-                map.insert("separator".into(), text(separator));
-                map.insert("index".into(), index.into());
+                map.put("rule", "field".into());
+                map.put("separator", text(separator));
+                map.put("index", index.into());
             }
             PartitionKey::Bytes { offset, length } => {
-                map.insert("rule".into(), "bytes".into());
-                map.insert("offset".into(), offset.into());
-                map.insert("length".into(), length.into());
+                map.put("rule", "bytes".into());
+                map.put("offset", offset.into());
+                map.put("length", length.into());
             }
         }
         Value::Object(map)
@@ -505,27 +505,27 @@ impl KeyHashing {
         let mut map = Map::new();
         match self.function {
             HashFunction::SipHash24 { seed } => {
-                map.insert("function".into(), "siphash-2-4".into());
-                map.insert("seed".into(), Value::String(hex(&seed)));
+                map.put("function", "siphash-2-4".into());
+                map.put("seed", Value::String(hex(&seed)));
             }
             HashFunction::Crc32 => {
-                map.insert("function".into(), "crc32".into());
+                map.put("function", "crc32".into());
             }
         }
         let tag = match self.hash_tag {
             HashTag::None => "none",
             HashTag::Redis => "redis",
         };
-        map.insert("hash_tag".into(), tag.into());
+        map.put("hash_tag", tag.into());
         let integers = match self.integers {
             IntegerKeys::LeBytes => "le_bytes",
             IntegerKeys::Identity => "identity",
         };
-        map.insert("integers".into(), integers.into());
+        map.put("integers", integers.into());
         // Left out when it is the whole key, so that documents written before partition
         // keys existed keep their canonical text (and their checksum).
         if self.partition_key != PartitionKey::Whole {
-            map.insert("partition_key".into(), self.partition_key.to_value());
+            map.put("partition_key", self.partition_key.to_value());
         }
         Value::Object(map)
     }

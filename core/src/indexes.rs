@@ -34,7 +34,7 @@ use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
 use crate::hashing::KeyHashing;
-use crate::json::{self, Object};
+use crate::json::{self, Object, Put as _};
 use crate::node::Node;
 use crate::strategy::Strategy;
 
@@ -103,8 +103,8 @@ pub(crate) fn to_value(indexes: &[Index], nodes: &[Node]) -> Value {
     let mut map = Map::new();
     for index in indexes {
         let mut spec = Map::new();
-        spec.insert("hashing".into(), index.hashing.to_value());
-        spec.insert("strategy".into(), index.strategy.to_value(nodes));
+        spec.put("hashing", index.hashing.to_value());
+        spec.put("strategy", index.strategy.to_value(nodes));
         map.insert(index.name.clone(), Value::Object(spec));
     }
     Value::Object(map)
@@ -159,17 +159,17 @@ impl WritePlan {
             .iter()
             .map(|visit| {
                 let mut map = Map::new();
-                map.insert("index".into(), Value::String(visit.index.clone()));
-                map.insert("shard".into(), visit.shard.into());
-                map.insert("node".into(), id(visit.node));
-                map.insert("terms".into(), Value::Array(visit.terms.iter().map(|&at| at.into()).collect()));
+                map.put("index", Value::String(visit.index.clone()));
+                map.put("shard", visit.shard.into());
+                map.put("node", id(visit.node));
+                map.put("terms", Value::Array(visit.terms.iter().map(|&at| at.into()).collect()));
                 Value::Object(map)
             })
             .collect();
         let mut map = Map::new();
-        map.insert("shard".into(), self.shard.into());
-        map.insert("node".into(), id(self.node));
-        map.insert("indexes".into(), Value::Array(visits));
+        map.put("shard", self.shard.into());
+        map.put("node", id(self.node));
+        map.put("indexes", Value::Array(visits));
         Value::Object(map)
     }
 }

@@ -99,14 +99,33 @@ impl<'a> Object<'a> {
 
     /// The field `name` as one of the named `options` (a string), `default` when absent:
     /// `"unknown {what} "x"; expected "a", "b" or "c"` otherwise.
-    pub(crate) fn choice<T: Copy>(&self, name: &str, what: &str, default: T, options: &[(&str, T)]) -> Result<T> {
-        let Some(value) = self.optional(name) else { return Ok(default) };
+    pub(crate) fn choice<T: Copy>(
+        &self,
+        name: &str,
+        what: &str,
+        default: T,
+        options: &[(&'static str, T)],
+    ) -> Result<T> {
+        // The reading and the refusal are not generic: one copy of them serves every `T`.
+        Ok(self.choice_index(name, what, options.len(), &|i| options[i].0)?.map_or(default, |i| options[i].1))
+    }
+
+    /// [`choice`](Object::choice) by position: the index of the option the field names
+    /// (`None` when absent), the `count` options' spellings given by `spelling`.
+    fn choice_index(
+        &self,
+        name: &str,
+        what: &str,
+        count: usize,
+        spelling: &dyn Fn(usize) -> &'static str,
+    ) -> Result<Option<usize>> {
+        let Some(value) = self.optional(name) else { return Ok(None) };
         let path = self.path_of(name);
         let text = str(&path, value)?;
-        match options.iter().find(|(spelling, _)| *spelling == text) {
-            Some(&(_, choice)) => Ok(choice),
+        match (0..count).find(|&i| spelling(i) == text) {
+            Some(i) => Ok(Some(i)),
             None => {
-                let quoted: Vec<String> = options.iter().map(|(spelling, _)| format!("{spelling:?}")).collect();
+                let quoted: Vec<String> = (0..count).map(|i| format!("{:?}", spelling(i))).collect();
                 let expected = match quoted.split_last() {
                     Some((last, [])) => last.clone(),
                     Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
@@ -248,6 +267,21 @@ pub(crate) fn u64_value(value: u64) -> Value {
     }
 }
 
+/// `map.put("name", value)`: `map.insert("name".into(), value)` with the name's `String`
+/// made, and the value it replaces dropped, in one function rather than at every field
+/// every writer sets (~80 places in a WebAssembly build's document writers).
+pub(crate) trait Put {
+    /// Sets the field `name` to `value`.
+    fn put(&mut self, name: &str, value: Value);
+}
+
+impl Put for Map<String, Value> {
+    #[inline(never)]
+    fn put(&mut self, name: &str, value: Value) {
+        self.insert(String::from(name), value);
+    }
+}
+
 /// Parses JSON text into a value, refusing an object that names a field twice and
 /// nesting past [`MAX_JSON_NESTING`](crate::limits::MAX_JSON_NESTING) levels. Errors are of `kind`, the message prefixed by `what`
 /// ("the document", "the operation"): `"{what} is not valid JSON: ..."`, or for a
@@ -258,7 +292,9 @@ pub(crate) fn u64_value(value: u64) -> Value {
 /// `limit_exceeded` for nesting too deep.
 pub(crate) fn parse(text: &str, what: &str, kind: ErrorKind) -> Result<Value> {
     let mut reader = serde_json::Deserializer::from_str(text);
-    let parsed = Strict { path: &Path::Root }.deserialize(&mut reader).and_then(|value| reader.end().map(|()| value));
+    let parsed = Strict { path: &Path::Root, strict: true }
+        .deserialize(&mut reader)
+        .and_then(|value| reader.end().map(|()| value));
     parsed.map_err(|err| match err.classify() {
         // The reader's own refusals (a duplicate field, nesting) name their path first.
         serde_json::error::Category::Data if err.to_string().contains(NESTING_MARK) => {
@@ -267,6 +303,17 @@ pub(crate) fn parse(text: &str, what: &str, kind: ErrorKind) -> Result<Value> {
         serde_json::error::Category::Data => Error::new(kind, format!("{err}")),
         _ => Error::new(kind, format!("{what} is not valid JSON: {err}")),
     })
+}
+
+/// JSON text as `serde_json::from_str::<Value>` reads it, to the same value or the same
+/// error: the last of a repeated field wins, and nesting is limited by serde_json's own
+/// recursion limit only. [`parse`]'s reader without its two refusals, so that a build has
+/// one JSON reader (the WebAssembly module's size).
+pub(crate) fn parse_lenient(text: &str) -> core::result::Result<Value, serde_json::Error> {
+    let mut reader = serde_json::Deserializer::from_str(text);
+    let value = Strict { path: &Path::Root, strict: false }.deserialize(&mut reader)?;
+    reader.end()?;
+    Ok(value)
 }
 
 /// Where a value sits in the text being parsed, for the duplicate-field message; built
@@ -306,16 +353,18 @@ impl Path<'_> {
     }
 }
 
-/// The seed and visitor of [`parse`]: a `serde_json::Value`, checking object keys.
+/// The seed and visitor of [`parse`]: a `serde_json::Value`, checking object keys and
+/// nesting (unless not `strict`: [`parse_lenient`]).
 struct Strict<'p> {
     path: &'p Path<'p>,
+    strict: bool,
 }
 
 impl<'de> DeserializeSeed<'de> for Strict<'_> {
     type Value = Value;
 
     fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> core::result::Result<Value, D::Error> {
-        if self.path.depth() >= crate::limits::MAX_JSON_NESTING {
+        if self.strict && self.path.depth() >= crate::limits::MAX_JSON_NESTING {
             return Err(de::Error::custom(format_args!(
                 "{}: nested in {} arrays and objects; the limit is {} {NESTING_MARK}",
                 self.path.named(),
@@ -365,7 +414,9 @@ impl<'de> Visitor<'de> for Strict<'_> {
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut items: A) -> core::result::Result<Value, A::Error> {
         let mut array = Vec::with_capacity(items.size_hint().unwrap_or(0).min(4096));
-        while let Some(item) = items.next_element_seed(Strict { path: &Path::Index(self.path, array.len()) })? {
+        while let Some(item) =
+            items.next_element_seed(Strict { path: &Path::Index(self.path, array.len()), strict: self.strict })?
+        {
             array.push(item);
         }
         Ok(Value::Array(array))
@@ -374,13 +425,13 @@ impl<'de> Visitor<'de> for Strict<'_> {
     fn visit_map<A: MapAccess<'de>>(self, mut fields: A) -> core::result::Result<Value, A::Error> {
         let mut object = Map::new();
         while let Some(name) = fields.next_key::<String>()? {
-            if object.contains_key(&name) {
+            if self.strict && object.contains_key(&name) {
                 return Err(de::Error::custom(format_args!(
                     "{}: the field {name:?} appears twice; a document names each field once",
                     self.path.named()
                 )));
             }
-            let value = fields.next_value_seed(Strict { path: &Path::Field(self.path, &name) })?;
+            let value = fields.next_value_seed(Strict { path: &Path::Field(self.path, &name), strict: self.strict })?;
             object.insert(name, value);
         }
         Ok(Value::Object(object))
@@ -390,6 +441,27 @@ impl<'de> Visitor<'de> for Strict<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lenient_reads_as_serde_json_reads() {
+        let deep = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+        for text in [
+            r#"{"a": 1, "b": [true, null, -2, 1.5e300, "x\u00e9"], "a": {"c": 18446744073709551615}}"#,
+            " [1, 2.0, -0.0, 1e-400, 123456789012345678901234567890] ",
+            r#"{"a": 1,}"#,
+            "[1] x",
+            "",
+            r#"{"a" 1}"#,
+            "1.5e999",
+            &deep(127),
+            &deep(128),
+            &deep(200),
+        ] {
+            let ours = parse_lenient(text).map_err(|err| err.to_string());
+            let theirs = serde_json::from_str::<Value>(text).map_err(|err| err.to_string());
+            assert_eq!(ours, theirs, "{text}");
+        }
+    }
 
     #[test]
     fn edit_distance_counts_typos_and_transpositions() {

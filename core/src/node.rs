@@ -9,7 +9,7 @@ use alloc::vec::Vec;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::json::{self, Object};
+use crate::json::{self, Object, Put as _};
 use crate::limits;
 
 /// The fields a node entry may have.
@@ -95,17 +95,17 @@ impl Node {
     /// their form.
     pub(crate) fn to_value(&self) -> Value {
         let mut entry = Map::new();
-        entry.insert("id".into(), Value::String(self.id.clone()));
+        entry.put("id", Value::String(self.id.clone()));
         if let Some(address) = &self.address {
-            entry.insert("address".into(), Value::String(address.clone()));
+            entry.put("address", Value::String(address.clone()));
         }
         // Weights are finite by construction, so `from_f64` always succeeds.
-        entry.insert("weight".into(), serde_json::Number::from_f64(self.weight).map_or(Value::Null, Value::Number));
+        entry.put("weight", serde_json::Number::from_f64(self.weight).map_or(Value::Null, Value::Number));
         if let Some(zone) = &self.zone {
-            entry.insert("zone".into(), Value::String(zone.clone()));
+            entry.put("zone", Value::String(zone.clone()));
         }
         if self.state != NodeState::Active {
-            entry.insert("state".into(), self.state.as_str().into());
+            entry.put("state", self.state.as_str().into());
         }
         Value::Object(entry)
     }

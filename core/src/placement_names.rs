@@ -19,7 +19,7 @@ use alloc::vec::Vec;
 use serde_json::{Map, Value};
 
 use crate::error::Result;
-use crate::json;
+use crate::json::{self, Put as _};
 
 /// One piece of a parsed template.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -161,11 +161,11 @@ impl Location<'_> {
             names.insert((*name).to_string(), Value::String(value.clone()));
         }
         let mut map = Map::new();
-        map.insert("shard".into(), self.shard.into());
-        map.insert("node".into(), self.node.into());
-        map.insert("address".into(), self.address.map_or(Value::Null, Value::from));
-        map.insert("zone".into(), self.zone.map_or(Value::Null, Value::from));
-        map.insert("names".into(), Value::Object(names));
+        map.put("shard", self.shard.into());
+        map.put("node", self.node.into());
+        map.put("address", self.address.map_or(Value::Null, Value::from));
+        map.put("zone", self.zone.map_or(Value::Null, Value::from));
+        map.put("names", Value::Object(names));
         Value::Object(map)
     }
 }

@@ -31,7 +31,7 @@ use alloc::vec::Vec;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
-use crate::json::{self, Object};
+use crate::json::{self, Object, Put as _};
 
 /// The separator between a hot key and its salt when the document names none.
 pub const DEFAULT_SEPARATOR: &str = "#";
@@ -85,8 +85,8 @@ impl HotKeys {
             keys.insert(String::from_utf8_lossy(key).into_owned(), Value::from(*fanout));
         }
         let mut map = Map::new();
-        map.insert("separator".into(), Value::String(self.separator.clone()));
-        map.insert("keys".into(), Value::Object(keys));
+        map.put("separator", Value::String(self.separator.clone()));
+        map.put("keys", Value::Object(keys));
         Value::Object(map)
     }
 

@@ -50,7 +50,7 @@ use serde_json::{Map, Value};
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::hashing::KeyHashing;
-use crate::json::{self, Object};
+use crate::json::{self, Object, Put as _};
 use crate::limits;
 use crate::node::{self, Node};
 use crate::placement_names::PlacementNames;
@@ -225,23 +225,23 @@ impl Topology {
     /// The canonical JSON value of this topology.
     pub fn to_value(&self) -> Value {
         let mut map = Map::new();
-        map.insert("format".into(), FORMAT.into());
-        map.insert("epoch".into(), json::u64_value(self.epoch));
-        map.insert("hashing".into(), self.hashing.to_value());
+        map.put("format", FORMAT.into());
+        map.put("epoch", json::u64_value(self.epoch));
+        map.put("hashing", self.hashing.to_value());
         let nodes = self.nodes.iter().map(Node::to_value).collect();
-        map.insert("nodes".into(), Value::Array(nodes));
-        map.insert("strategy".into(), self.strategy.to_value(&self.nodes));
+        map.put("nodes", Value::Array(nodes));
+        map.put("strategy", self.strategy.to_value(&self.nodes));
         if !self.indexes.is_empty() {
-            map.insert("indexes".into(), crate::indexes::to_value(&self.indexes, &self.nodes));
+            map.put("indexes", crate::indexes::to_value(&self.indexes, &self.nodes));
         }
         if let Some(placement) = &self.placement {
-            map.insert("placement".into(), placement.to_value());
+            map.put("placement", placement.to_value());
         }
         if let Some(hot_keys) = &self.hot_keys {
-            map.insert("hot_keys".into(), hot_keys.to_value());
+            map.put("hot_keys", hot_keys.to_value());
         }
         if self.checksummed {
-            map.insert("checksum".into(), Value::String(self.checksum()));
+            map.put("checksum", Value::String(self.checksum()));
         }
         Value::Object(map)
     }

@@ -22,6 +22,7 @@ use serde_json::{json, Map, Value};
 
 use super::{args, Applied, Edit, Op, Report};
 use crate::error::{Error, Result};
+use crate::json::Put as _;
 use crate::key::Key;
 use crate::limits;
 use crate::node::{self, Node, NodeState};
@@ -270,11 +271,11 @@ fn plan_rebalance(spec: &VbucketSpec, rebalance: &Rebalance, topology: &Topology
     let lower_bound: u32 = before.iter().zip(&plan.active_quota).map(|(b, q)| b.saturating_sub(*q)).sum();
     let moved_actives = plan.moves.iter().filter(|mv| mv.role == Role::Active).count();
     let mut report = Report::new();
-    report.insert("moves".into(), Value::Array(moves));
-    report.insert("steps".into(), Value::Array(steps));
-    report.insert("quota".into(), Value::Object(quota));
-    report.insert("moved_actives".into(), moved_actives.into());
-    report.insert("lower_bound".into(), lower_bound.into());
+    report.put("moves", Value::Array(moves));
+    report.put("steps", Value::Array(steps));
+    report.put("quota", Value::Object(quota));
+    report.put("moved_actives", moved_actives.into());
+    report.put("lower_bound", lower_bound.into());
     let next = VbucketSpec { map: Some(map), forward, states, replicas: 0, ..spec.clone() };
     dictionary(topology, nodes, next, report)
 }
@@ -344,9 +345,9 @@ fn complete_moves(spec: &VbucketSpec, listed: Option<&[u32]>, topology: &Topolog
         nodes = kept;
     }
     let mut report = Report::new();
-    report.insert("completed".into(), Value::Array(completed.into_iter().map(Value::from).collect()));
-    report.insert("remaining".into(), remaining.into());
-    report.insert("removed_nodes".into(), Value::Array(removed));
+    report.put("completed", Value::Array(completed.into_iter().map(Value::from).collect()));
+    report.put("remaining", remaining.into());
+    report.put("removed_nodes", Value::Array(removed));
     let next = VbucketSpec {
         map: Some(map),
         forward: if done { None } else { Some(forward.clone()) },
@@ -378,7 +379,7 @@ fn double(spec: &VbucketSpec, topology: &Topology) -> Result<Applied> {
         ..spec.clone()
     };
     let mut report = Report::new();
-    report.insert("vbuckets".into(), doubled.into());
+    report.put("vbuckets", doubled.into());
     dictionary(topology, topology.nodes.clone(), next, report)
 }
 
@@ -411,7 +412,7 @@ fn halve(spec: &VbucketSpec, topology: &Topology) -> Result<Applied> {
         replicas: 0,
     };
     let mut report = Report::new();
-    report.insert("vbuckets".into(), half.into());
+    report.put("vbuckets", half.into());
     dictionary(topology, topology.nodes.clone(), next, report)
 }
 
@@ -429,11 +430,11 @@ fn override_report(topology: &Topology, spec: &VbucketSpec, key: Key<'_>, from: 
     let node =
         |vbucket: u32| Value::String(topology.nodes[active_node(spec, vbucket, &topology.nodes) as usize].id.clone());
     let mut report = Report::new();
-    report.insert("key".into(), key_table::key_to_value(key));
-    report.insert("from_vbucket".into(), from.into());
-    report.insert("to_vbucket".into(), to.into());
-    report.insert("from".into(), node(from));
-    report.insert("to".into(), node(to));
+    report.put("key", key_table::key_to_value(key));
+    report.put("from_vbucket", from.into());
+    report.put("to_vbucket", to.into());
+    report.put("from", node(from));
+    report.put("to", node(to));
     report
 }
 
@@ -455,7 +456,7 @@ fn set_override(spec: &VbucketSpec, key: Key<'_>, vbucket: u32, topology: &Topol
     let previous = key_table::table_set(&mut next.overrides, key.clone(), vbucket)?;
     let from = previous.unwrap_or_else(|| (topology.hashing.hash(key.as_key()) % u64::from(spec.vbuckets)) as u32);
     let mut report = override_report(topology, spec, key.as_key(), from, vbucket);
-    report.insert("replaced".into(), Value::Bool(previous.is_some()));
+    report.put("replaced", Value::Bool(previous.is_some()));
     with_spec(topology, next, report)
 }
 

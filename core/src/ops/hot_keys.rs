@@ -15,6 +15,7 @@ use serde_json::Value;
 
 use super::{args, Applied, Op, Report};
 use crate::error::{Error, Result};
+use crate::json::Put as _;
 use crate::key::OwnedKey;
 use crate::salting::{HotKeys, MAX_FANOUT, MAX_HOT_KEYS};
 use crate::strategy::partitioned::key_table::key_to_value;
@@ -82,8 +83,8 @@ pub(super) fn apply(op: &Op, topology: &Topology) -> Result<Applied> {
     // The last hot key gone, the section goes too (as a document without hot keys).
     next.hot_keys = (!hot.keys.is_empty()).then_some(hot);
     let mut report = Report::new();
-    report.insert("key".into(), key_to_value(crate::Key::Bytes(key.as_bytes())));
-    report.insert("from_fanout".into(), from.into());
-    report.insert("to_fanout".into(), to.into());
+    report.put("key", key_to_value(crate::Key::Bytes(key.as_bytes())));
+    report.put("from_fanout", from.into());
+    report.put("to_fanout", to.into());
     Ok(Applied { topology: next, report })
 }

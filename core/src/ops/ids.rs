@@ -11,7 +11,7 @@ use serde_json::Value;
 use super::args::{argument, Args};
 use super::{args, Applied, Edit, Op, Report};
 use crate::error::{Error, Result};
-use crate::json;
+use crate::json::{self, Put as _};
 use crate::strategy::ids::id_bits::{IdBitsSpec, IdLayout};
 use crate::strategy::ids::id_groups::{parse_group, parse_interval, IdGroupsSpec};
 use crate::strategy::ids::tickets::{reserve_block, ticket_ids};
@@ -159,22 +159,22 @@ impl Edit for IdBitsSpec {
                         )))
                     }
                 };
-                report.insert("id".into(), Value::String(id.to_string()));
+                report.put("id", Value::String(id.to_string()));
             }
             Op::IdBitsTickets { server, count } => {
                 let (offset, increment) = self.ticket_server(op, server)?;
                 let batch = ticket_ids(offset, increment, server.auto_increment, *count)?;
-                report.insert("ids".into(), batch.ids.iter().map(|id| Value::String(id.to_string())).collect());
-                report.insert("auto_increment".into(), Value::String(batch.auto_increment.to_string()));
+                report.put("ids", batch.ids.iter().map(|id| Value::String(id.to_string())).collect());
+                report.put("auto_increment", Value::String(batch.auto_increment.to_string()));
             }
             Op::IdBitsReserveBlock { server, block_size } => {
                 let (offset, increment) = self.ticket_server(op, server)?;
                 let block = reserve_block(offset, increment, server.auto_increment, *block_size)?;
-                report.insert("first".into(), Value::String(block.first.to_string()));
-                report.insert("last".into(), Value::String(block.last.to_string()));
-                report.insert("step".into(), block.step.into());
-                report.insert("count".into(), block.count.into());
-                report.insert("auto_increment".into(), Value::String(block.auto_increment.to_string()));
+                report.put("first", Value::String(block.first.to_string()));
+                report.put("last", Value::String(block.last.to_string()));
+                report.put("step", block.step.into());
+                report.put("count", block.count.into());
+                report.put("auto_increment", Value::String(block.auto_increment.to_string()));
             }
             _ => return Err(super::refused(op, topology)),
         }
@@ -249,14 +249,14 @@ impl Edit for IdGroupsSpec {
                 let count = group.shards.len() as u32;
                 next.groups.push(group.clone());
                 writable(&mut next.groups, if *becomes_writable { index } else { previous });
-                report.insert("added".into(), Value::String(group.id.clone()));
-                report.insert("shards".into(), (first..first + count).collect());
-                report.insert("writable".into(), Value::String(next.groups[next.writable_index()].id.clone()));
+                report.put("added", Value::String(group.id.clone()));
+                report.put("shards", (first..first + count).collect());
+                report.put("writable", Value::String(next.groups[next.writable_index()].id.clone()));
             }
             Op::IdGroupsAddInterval { group, interval } => {
                 let index = index_of(group)?;
                 next.groups[index].intervals.push(*interval);
-                report.insert("group".into(), Value::String(group.clone()));
+                report.put("group", Value::String(group.clone()));
                 report.insert(
                     "interval".into(),
                     Value::Array(alloc::vec![json::u64_value(interval.0), json::u64_value(interval.1)]),
@@ -265,8 +265,8 @@ impl Edit for IdGroupsSpec {
             Op::IdGroupsSetWritable { group } => {
                 let index = index_of(group)?;
                 writable(&mut next.groups, index);
-                report.insert("writable".into(), Value::String(group.clone()));
-                report.insert("previous".into(), Value::String(self.writable_group().id.clone()));
+                report.put("writable", Value::String(group.clone()));
+                report.put("previous", Value::String(self.writable_group().id.clone()));
             }
             _ => return Err(super::refused(op, topology)),
         }

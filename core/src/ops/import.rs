@@ -24,7 +24,7 @@ use super::args::argument_or_limit;
 use super::{args, Applied, Op, Report};
 use crate::error::{Error, ErrorKind, Result};
 use crate::hashing::KeyHashing;
-use crate::json;
+use crate::json::{self, Put as _};
 use crate::node::{Node, NodeState};
 use crate::strategy::compat::cassandra::{parse_tokens, CassandraSpec};
 use crate::strategy::compat::couchbase::{CouchbaseConfig, CouchbaseSpec};
@@ -122,9 +122,9 @@ fn cassandra(tokens: &[(String, Vec<i64>)], topology: &Topology) -> Result<Appli
     indexed.sort_unstable_by_key(|(index, _)| *index);
     let total: usize = tokens.iter().map(|(_, list)| list.len()).sum();
     let mut report = Report::new();
-    report.insert("added".into(), ids(added.into_iter()));
-    report.insert("removed".into(), ids(gone.into_iter().map(|node| node.id)));
-    report.insert("tokens".into(), Value::from(total as u64));
+    report.put("added", ids(added.into_iter()));
+    report.put("removed", ids(gone.into_iter().map(|node| node.id)));
+    report.put("tokens", Value::from(total as u64));
     let strategy = CassandraSpec { tokens: indexed }.into_strategy()?;
     Ok(Applied { topology: imported(topology, nodes, strategy), report })
 }
@@ -168,9 +168,9 @@ fn redis_cluster(import: &RedisClusterImport, topology: &Topology) -> Result<App
     };
     let slots = sort_and_cover("strategy.slots", ranges).map_err(invalid)?;
     let mut report = Report::new();
-    report.insert("added".into(), ids(added.into_iter()));
-    report.insert("removed".into(), ids(removed.map(|node| node.id.clone())));
-    report.insert("ranges".into(), Value::from(import.ranges.len() as u64));
+    report.put("added", ids(added.into_iter()));
+    report.put("removed", ids(removed.map(|node| node.id.clone())));
+    report.put("ranges", Value::from(import.ranges.len() as u64));
     let next = imported(topology, nodes, RedisClusterSpec { slots: Some(slots) }.into_strategy()?);
     next.check().map_err(invalid)?;
     Ok(Applied { topology: next, report })
@@ -201,11 +201,11 @@ fn couchbase(config: &CouchbaseConfig, topology: &Topology) -> Result<Applied> {
     })?;
     let width = config.map.first().map_or(0, Vec::len);
     let mut report = Report::new();
-    report.insert("bucket".into(), config.bucket.clone().map_or(Value::Null, Value::String));
-    report.insert("rev".into(), config.rev.into());
-    report.insert("rev_epoch".into(), config.rev_epoch.into());
-    report.insert("vbuckets".into(), (config.map.len() as u64).into());
-    report.insert("replicas".into(), (width.saturating_sub(1) as u64).into());
-    report.insert("newer".into(), Value::Bool(config.epoch() > topology.epoch));
+    report.put("bucket", config.bucket.clone().map_or(Value::Null, Value::String));
+    report.put("rev", config.rev.into());
+    report.put("rev_epoch", config.rev_epoch.into());
+    report.put("vbuckets", (config.map.len() as u64).into());
+    report.put("replicas", (width.saturating_sub(1) as u64).into());
+    report.put("newer", Value::Bool(config.epoch() > topology.epoch));
     Ok(Applied { topology: next, report })
 }

@@ -81,7 +81,7 @@ use alloc::vec::Vec;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
-use crate::json;
+use crate::json::{self, Put as _};
 use crate::key::OwnedKey;
 use crate::node::Node;
 use crate::strategy::partitioned::trie::Prefix;
@@ -448,7 +448,7 @@ impl Op {
 pub fn apply(topology: &Topology, operation: &Value) -> Result<Value> {
     let applied = Op::from_value(operation, topology)?.apply(topology)?;
     let mut result = applied.report;
-    result.insert("topology".into(), applied.topology.to_value());
+    result.put("topology", applied.topology.to_value());
     Ok(Value::Object(result))
 }
 

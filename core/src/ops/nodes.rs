@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::{args, Applied, Op, Report};
 use crate::disruption;
 use crate::error::{Error, Result};
-use crate::json;
+use crate::json::{self, Put as _};
 use crate::node;
 use crate::strategy::hashed::maglev::MaglevSpec;
 use crate::strategy::partitioned::token_ring::TokenRingSpec;
@@ -52,7 +52,7 @@ pub(super) fn apply(op: &Op, topology: &Topology) -> Result<Applied> {
         Op::AddNode { node } => {
             follows_node_list(op, topology)?;
             next.nodes.push(node.clone());
-            report.insert("added".into(), Value::String(node.id.clone()));
+            report.put("added", Value::String(node.id.clone()));
         }
         Op::RemoveNode { id } => {
             follows_node_list(op, topology)?;
@@ -69,11 +69,11 @@ pub(super) fn apply(op: &Op, topology: &Topology) -> Result<Applied> {
                     .node_removed(index, &topology.nodes)
                     .map_err(|err| Error::new(err.kind(), format!("indexes.{}.{}", each.name, err.message())))?;
             }
-            report.insert("removed".into(), Value::String(String::from(id.as_str())));
+            report.put("removed", Value::String(String::from(id.as_str())));
         }
         Op::Disruption { to } => {
             let next = Topology { epoch: topology.epoch, ..(**to).clone() };
-            report.insert("disruption".into(), disruption::between(topology, &next)?.to_value());
+            report.put("disruption", disruption::between(topology, &next)?.to_value());
             return Ok(Applied { topology: next, report });
         }
         _ => unreachable!("nodes::apply takes node operations only"),
@@ -81,7 +81,7 @@ pub(super) fn apply(op: &Op, topology: &Topology) -> Result<Applied> {
     // Maglev tables and token rings measure what moves exactly and cheaply.
     if topology.strategy.spec::<MaglevSpec>().is_some() || topology.strategy.spec::<TokenRingSpec>().is_some() {
         next.check()?;
-        report.insert("disruption".into(), disruption::between(topology, &next)?.to_value());
+        report.put("disruption", disruption::between(topology, &next)?.to_value());
     }
     Ok(Applied { topology: next, report })
 }

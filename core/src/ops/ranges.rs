@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 use super::args::{argument, Args};
 use super::{args, Applied, Edit, Op, Report};
 use crate::error::{Error, Result};
-use crate::json;
+use crate::json::{self, Put as _};
 use crate::limits;
 use crate::node::{self, Node};
 use crate::strategy::partitioned::hash_range::HashRangeSpec;
@@ -232,8 +232,8 @@ fn edit<P: Position>(op: &Op, topology: &Topology, table: Table<P>) -> Result<(T
                 None => table.range_of(&at),
             };
             let node = nodes.optional(node.as_ref(), "operation.node")?.unwrap_or(table.owners[shard]);
-            report.insert("shard".into(), (shard as u32).into());
-            report.insert("boundary".into(), at.to_value());
+            report.put("shard", (shard as u32).into());
+            report.put("boundary", at.to_value());
             split_at(&table, &mut next, shard, at, node)?;
         }
         Op::RangeSplitMedian { shard, sample, node } => {
@@ -254,8 +254,8 @@ fn edit<P: Position>(op: &Op, topology: &Topology, table: Table<P>) -> Result<(T
             }
             let at = inside.swap_remove(inside.len() / 2);
             let node = nodes.optional(node.as_ref(), "operation.node")?.unwrap_or(table.owners[shard]);
-            report.insert("shard".into(), (shard as u32).into());
-            report.insert("boundary".into(), at.to_value());
+            report.put("shard", (shard as u32).into());
+            report.put("boundary", at.to_value());
             split_at(&table, &mut next, shard, at, node)?;
         }
         Op::RangeMerge { shard, node } => {
@@ -271,13 +271,13 @@ fn edit<P: Position>(op: &Op, topology: &Topology, table: Table<P>) -> Result<(T
             if let Some(node) = nodes.optional(node.as_ref(), "operation.node")? {
                 next.owners[shard] = node;
             }
-            report.insert("shard".into(), (shard as u32).into());
-            report.insert("removed_boundary".into(), removed.to_value());
+            report.put("shard", (shard as u32).into());
+            report.put("removed_boundary", removed.to_value());
         }
         Op::RangeMove { shard, node } => {
             let shard = table.shard(*shard)?;
             next.owners[shard] = nodes.index(node, "operation.node")?;
-            report.insert("shard".into(), (shard as u32).into());
+            report.put("shard", (shard as u32).into());
         }
         Op::RangePresplit { ranges, sample, nodes: choices } => {
             let owners: Vec<u32> = match choices {
@@ -312,13 +312,13 @@ fn edit<P: Position>(op: &Op, topology: &Topology, table: Table<P>) -> Result<(T
                 })?,
             };
             next.owners = (0..*ranges as usize).map(|range| owners[range % owners.len()]).collect();
-            report.insert("boundaries".into(), Value::Array(boundaries.iter().map(P::to_value).collect()));
+            report.put("boundaries", Value::Array(boundaries.iter().map(P::to_value).collect()));
             next.boundaries = boundaries;
         }
         _ => return Err(super::refused(op, topology)),
     }
-    report.insert("moved".into(), moves(&table, &next, &nodes.list));
-    report.insert("added".into(), Value::Array(core::mem::take(&mut nodes.added)));
+    report.put("moved", moves(&table, &next, &nodes.list));
+    report.put("added", Value::Array(core::mem::take(&mut nodes.added)));
     Ok((next, nodes.list, report))
 }
 
@@ -354,10 +354,10 @@ fn moves<P: Position>(old: &Table<P>, new: &Table<P>, nodes: &[Node]) -> Value {
             .into_iter()
             .map(|(start, end, from, to)| {
                 let mut entry = Map::new();
-                entry.insert("start".into(), start.map_or_else(|| P::lowest().to_value(), P::to_value));
-                entry.insert("end".into(), end.map_or(Value::Null, P::to_value));
-                entry.insert("from".into(), id(from));
-                entry.insert("to".into(), id(to));
+                entry.put("start", start.map_or_else(|| P::lowest().to_value(), P::to_value));
+                entry.put("end", end.map_or(Value::Null, P::to_value));
+                entry.put("from", id(from));
+                entry.put("to", id(to));
                 Value::Object(entry)
             })
             .collect(),

@@ -19,6 +19,7 @@ use serde_json::Value;
 
 use super::{args, Applied, Edit, Op, Report};
 use crate::error::{Error, Result};
+use crate::json::Put as _;
 use crate::strategy::compat::redis_cluster::redirect::check_address;
 use crate::strategy::compat::redis_cluster::{RedisClusterSpec, SLOTS};
 use crate::strategy::Variant;
@@ -40,10 +41,10 @@ impl Edit for RedisClusterSpec {
         let mut nodes = topology.nodes.clone();
         let moved = self.moved(&mut nodes, *slot, address);
         let mut report = Report::new();
-        report.insert("slot".into(), (*slot).into());
-        report.insert("from".into(), Value::String(nodes[moved.from as usize].id.clone()));
-        report.insert("to".into(), Value::String(nodes[moved.to as usize].id.clone()));
-        report.insert("added".into(), moved.added.map_or(Value::Null, Value::String));
+        report.put("slot", (*slot).into());
+        report.put("from", Value::String(nodes[moved.from as usize].id.clone()));
+        report.put("to", Value::String(nodes[moved.to as usize].id.clone()));
+        report.put("added", moved.added.map_or(Value::Null, Value::String));
         let strategy = moved.spec.into_strategy()?;
         Ok(Applied { topology: Topology { nodes, strategy, ..topology.clone() }, report })
     }

@@ -28,7 +28,7 @@ use serde_json::Value;
 use super::args::{argument, argument_or_limit};
 use super::{args, Applied, Op, Report};
 use crate::error::{Error, Result};
-use crate::json::{self, Object};
+use crate::json::{self, Object, Put as _};
 use crate::key::OwnedKey;
 use crate::limits;
 use crate::salting::MAX_FANOUT;
@@ -280,7 +280,7 @@ pub(super) fn apply(measurements: &Measurements, topology: &Topology) -> Result<
         .into_iter()
         .map(|(operation, reason)| serde_json::json!({"operation": operation, "reason": reason}))
         .collect();
-    report.insert("suggestions".into(), Value::Array(suggestions));
-    report.insert("nodes".into(), Value::Array(nodes));
+    report.put("suggestions", Value::Array(suggestions));
+    report.put("nodes", Value::Array(nodes));
     Ok(Applied { topology: topology.clone(), report })
 }

@@ -10,6 +10,7 @@ use serde_json::Value;
 use super::args::{argument, argument_or_limit};
 use super::{args, Applied, Edit, Op, Report};
 use crate::error::{Error, Result};
+use crate::json::Put as _;
 use crate::key::Key;
 use crate::node;
 use crate::strategy::partitioned::directory::DirectorySpec;
@@ -59,7 +60,7 @@ impl Edit for DirectorySpec {
                     Some(node) => node,
                     None => fallback_node(topology, self, key.as_key())?,
                 };
-                report.insert("replaced".into(), Value::Bool(previous.is_some()));
+                report.put("replaced", Value::Bool(previous.is_some()));
                 (key, from, node)
             }
             Op::DirectoryRemove { key } => {
@@ -73,9 +74,9 @@ impl Edit for DirectorySpec {
             }
             _ => return Err(super::refused(op, topology)),
         };
-        report.insert("key".into(), key_table::key_to_value(key.as_key()));
-        report.insert("from".into(), Value::String(topology.nodes[from as usize].id.clone()));
-        report.insert("to".into(), Value::String(topology.nodes[to as usize].id.clone()));
+        report.put("key", key_table::key_to_value(key.as_key()));
+        report.put("from", Value::String(topology.nodes[from as usize].id.clone()));
+        report.put("to", Value::String(topology.nodes[to as usize].id.clone()));
         Ok(Applied { topology: Topology { strategy: next.into_strategy()?, ..topology.clone() }, report })
     }
 }
@@ -119,9 +120,9 @@ fn remap(spec: &MultilevelSpec, partition: u32, id: &str, topology: &Topology) -
     let next = MultilevelSpec { map: Some(map), ..spec.clone() };
     next.check_work("multilevel_remap")?;
     let mut report = Report::new();
-    report.insert("partition".into(), partition.into());
-    report.insert("from_group".into(), Value::String(spec.groups[from_group as usize].id.clone()));
-    report.insert("to_group".into(), Value::String(id.to_string()));
+    report.put("partition", partition.into());
+    report.put("from_group", Value::String(spec.groups[from_group as usize].id.clone()));
+    report.put("to_group", Value::String(id.to_string()));
     for (field, group) in [("from", from_group), ("to", to_group)] {
         let node = node_in(topology, spec, &spec.groups[group as usize], partition);
         report.insert(field.into(), Value::String(topology.nodes[node as usize].id.clone()));
@@ -214,9 +215,9 @@ fn group_set(
         }
     }
     let mut report = Report::new();
-    report.insert("group".into(), Value::String(id.to_string()));
-    report.insert("created".into(), Value::Bool(created));
-    report.insert("removed".into(), Value::Bool(removed));
-    report.insert("moves".into(), Value::Array(moves));
+    report.put("group", Value::String(id.to_string()));
+    report.put("created", Value::Bool(created));
+    report.put("removed", Value::Bool(removed));
+    report.put("moves", Value::Array(moves));
     Ok((next, report))
 }

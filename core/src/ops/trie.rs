@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 
 use super::{args, Applied, Edit, Op, Report};
 use crate::error::{Error, ErrorKind, Result};
-use crate::json;
+use crate::json::{self, Put as _};
 use crate::limits::MAX_TRIE_DEPTH;
 use crate::node;
 use crate::strategy::partitioned::trie::{parse_prefix, Prefix, TrieLeaf, TrieSpec};
@@ -48,16 +48,16 @@ impl Edit for TrieSpec {
 
 fn leaf_value(prefix: Prefix, node: &str) -> Value {
     let mut entry = Map::new();
-    entry.insert("prefix".into(), Value::String(prefix.to_string()));
-    entry.insert("node".into(), Value::String(node.into()));
+    entry.put("prefix", Value::String(prefix.to_string()));
+    entry.put("node", Value::String(node.into()));
     Value::Object(entry)
 }
 
 fn move_value(prefix: Prefix, from: &str, to: &str) -> Value {
     let mut entry = Map::new();
-    entry.insert("prefix".into(), Value::String(prefix.to_string()));
-    entry.insert("from".into(), Value::String(from.into()));
-    entry.insert("to".into(), Value::String(to.into()));
+    entry.put("prefix", Value::String(prefix.to_string()));
+    entry.put("from", Value::String(from.into()));
+    entry.put("to", Value::String(to.into()));
     Value::Object(entry)
 }
 
@@ -85,9 +85,9 @@ fn split(spec: &TrieSpec, prefix: Prefix, new_id: &str, topology: &Topology) -> 
     leaves[index] = TrieLeaf { prefix: low, node: owner };
     leaves.insert(index + 1, TrieLeaf { prefix: high, node: new });
     let mut report = Report::new();
-    report.insert("added".into(), Value::String(new_id.into()));
-    report.insert("split".into(), Value::String(prefix.to_string()));
-    report.insert("moves".into(), Value::Array(vec![move_value(high, &topology.nodes[owner as usize].id, new_id)]));
+    report.put("added", Value::String(new_id.into()));
+    report.put("split", Value::String(prefix.to_string()));
+    report.put("moves", Value::Array(vec![move_value(high, &topology.nodes[owner as usize].id, new_id)]));
     Ok((leaves, report))
 }
 
@@ -146,8 +146,8 @@ fn remove(spec: &TrieSpec, id: &str, topology: &Topology) -> Result<(Vec<TrieLea
         leaf.node = renumber[leaf.node as usize];
     }
     let mut report = Report::new();
-    report.insert("removed_nodes".into(), Value::Array(removed));
-    report.insert("leaf".into(), leaf_value(parent, name(survivor.node)));
-    report.insert("moves".into(), Value::Array(moves));
+    report.put("removed_nodes", Value::Array(removed));
+    report.put("leaf", leaf_value(parent, name(survivor.node)));
+    report.put("moves", Value::Array(moves));
     Ok((leaves, kept, report))
 }

@@ -30,6 +30,18 @@ pub mod redis;
 #[cfg(feature = "redis_cluster")]
 pub mod reply;
 
+/// JSON data (a session's config, a reply a shell serialized) as
+/// `serde_json::from_str::<Value>` reads it: the same value, or the same error (the last
+/// of a repeated field wins; nesting limited only by serde_json's recursion limit). It
+/// runs the document reader's code (`Router::from_json`) without that reader's two
+/// refusals, so that a WebAssembly module has one JSON reader instead of two.
+///
+/// # Errors
+/// serde_json's, word for word, for text that is not JSON.
+pub fn json_data(text: &str) -> core::result::Result<serde_json::Value, serde_json::Error> {
+    crate::json::parse_lenient(text)
+}
+
 pub use endpoint::Endpoint;
 pub use follower::{Follower, FollowerConfig, FollowerStats, Offered, Publish};
 pub use migration::{CopyBatch, Fenced, LazySteps, MigrationSession, Mode, WritePlan};

@@ -67,7 +67,7 @@ use serde_json::{Map, Value};
 use crate::error::{Error, Result};
 use crate::explain::{Hashed, Hit};
 use crate::hashing::KeyHashing;
-use crate::json::{self, Object};
+use crate::json::{self, Object, Put as _};
 use crate::key::Key;
 use crate::node::Node;
 pub(crate) use crate::strategy::partitioned::token_ring::parse_tokens;
@@ -168,7 +168,7 @@ impl Spec for CassandraSpec {
     }
 
     fn write(&self, object: &mut Map<String, Value>, nodes: &[Node]) {
-        object.insert("tokens".into(), tokens_value(&self.tokens, nodes));
+        object.put("tokens", tokens_value(&self.tokens, nodes));
     }
 
     fn compile(&self, hashing: &KeyHashing, nodes: &[Node]) -> Result<Cassandra> {

@@ -57,7 +57,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::explain::{Hashed, Hit};
 use crate::hash::crc32;
 use crate::hashing::KeyHashing;
-use crate::json::{self, Object};
+use crate::json::{self, Object, Put as _};
 use crate::key::with_key_bytes;
 use crate::key::Key;
 use crate::limits;
@@ -116,9 +116,9 @@ impl Spec for CouchbaseSpec {
     }
 
     fn write(&self, object: &mut Map<String, Value>, nodes: &[Node]) {
-        object.insert("map".into(), rows_value(&self.map, nodes));
+        object.put("map", rows_value(&self.map, nodes));
         if let Some(forward) = &self.forward {
-            object.insert("forward_map".into(), rows_value(forward, nodes));
+            object.put("forward_map", rows_value(forward, nodes));
         }
     }
 

@@ -71,7 +71,7 @@ use crate::error::{Error, Result};
 use crate::explain::{Hashed, Hit};
 use crate::hash::murmur3_x86_32;
 use crate::hashing::KeyHashing;
-use crate::json::{self, Object};
+use crate::json::{self, Object, Put as _};
 use crate::key::Key;
 use crate::node::Node;
 use crate::strategy::compat::kafka::{owner_list, owner_list_value, partition_count, Owners};
@@ -154,11 +154,11 @@ impl Spec for ElasticsearchSpec {
     }
 
     fn write(&self, object: &mut Map<String, Value>, nodes: &[Node]) {
-        object.insert("number_of_shards".into(), self.number_of_shards.into());
-        object.insert("number_of_routing_shards".into(), self.number_of_routing_shards.into());
-        object.insert("routing_partition_size".into(), self.routing_partition_size.into());
+        object.put("number_of_shards", self.number_of_shards.into());
+        object.put("number_of_routing_shards", self.number_of_routing_shards.into());
+        object.put("routing_partition_size", self.routing_partition_size.into());
         if let Some(primaries) = &self.primaries {
-            object.insert("primaries".into(), owner_list_value(primaries, nodes));
+            object.put("primaries", owner_list_value(primaries, nodes));
         }
     }
 

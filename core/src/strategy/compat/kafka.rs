@@ -70,7 +70,7 @@ use crate::error::Result;
 use crate::explain::{Hashed, Hit};
 use crate::hash::murmur2_kafka;
 use crate::hashing::KeyHashing;
-use crate::json::{self, Object};
+use crate::json::{self, Object, Put as _};
 use crate::key::with_key_bytes;
 use crate::key::Key;
 use crate::limits;
@@ -130,10 +130,10 @@ impl Spec for KafkaSpec {
     }
 
     fn write(&self, object: &mut Map<String, Value>, nodes: &[Node]) {
-        object.insert("partitions".into(), self.partitions.into());
-        object.insert("partitioner".into(), self.partitioner.as_str().into());
+        object.put("partitions", self.partitions.into());
+        object.put("partitioner", self.partitioner.as_str().into());
         if let Some(leaders) = &self.leaders {
-            object.insert("leaders".into(), owner_list_value(leaders, nodes));
+            object.put("leaders", owner_list_value(leaders, nodes));
         }
     }
 

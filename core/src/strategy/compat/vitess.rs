@@ -65,7 +65,7 @@ use crate::error::{Error, Result};
 use crate::explain::{Hashed, Hit};
 use crate::hash::Des;
 use crate::hashing::KeyHashing;
-use crate::json::{self, Object};
+use crate::json::{self, Object, Put as _};
 use crate::key::with_key_bytes;
 use crate::key::{parse_decimal_u64, Key};
 use crate::limits;
@@ -242,18 +242,18 @@ impl Spec for VitessSpec {
     }
 
     fn write(&self, object: &mut Map<String, Value>, nodes: &[Node]) {
-        object.insert("vindex".into(), self.vindex.as_str().into());
+        object.put("vindex", self.vindex.as_str().into());
         let shards = self
             .shards
             .iter()
             .map(|shard| {
                 let mut entry = Map::new();
-                entry.insert("name".into(), Value::String(shard.name.clone()));
-                entry.insert("node".into(), Value::String(nodes[shard.node as usize].id.clone()));
+                entry.put("name", Value::String(shard.name.clone()));
+                entry.put("node", Value::String(nodes[shard.node as usize].id.clone()));
                 Value::Object(entry)
             })
             .collect();
-        object.insert("shards".into(), Value::Array(shards));
+        object.put("shards", Value::Array(shards));
     }
 
     fn compile(&self, hashing: &KeyHashing, nodes: &[Node]) -> Result<Vitess> {

@@ -45,7 +45,7 @@ use crate::error::{Error, Result};
 use crate::explain::{Hashed, Hit};
 use crate::hash::crc32c_raw;
 use crate::hashing::KeyHashing;
-use crate::json::{self, Object};
+use crate::json::{self, Object, Put as _};
 use crate::key::with_key_bytes;
 use crate::key::Key;
 use crate::limits;
@@ -101,7 +101,7 @@ impl Spec for VshardSpec {
     }
 
     fn write(&self, object: &mut Map<String, Value>, nodes: &[Node]) {
-        object.insert("bucket_count".into(), self.bucket_count.into());
+        object.put("bucket_count", self.bucket_count.into());
         if let Some(ranges) = &self.ranges {
             let rows = ranges
                 .iter()
@@ -109,13 +109,13 @@ impl Spec for VshardSpec {
                 .map(|(i, &(first, node))| {
                     let last = ranges.get(i + 1).map_or(self.bucket_count, |next| next.0 - 1);
                     let mut row = Map::new();
-                    row.insert("node".into(), Value::String(nodes[node as usize].id.clone()));
-                    row.insert("first".into(), first.into());
-                    row.insert("last".into(), last.into());
+                    row.put("node", Value::String(nodes[node as usize].id.clone()));
+                    row.put("first", first.into());
+                    row.put("last", last.into());
                     Value::Object(row)
                 })
                 .collect();
-            object.insert("ranges".into(), Value::Array(rows));
+            object.put("ranges", Value::Array(rows));
         }
     }
 

@@ -70,7 +70,7 @@ use crate::error::{Error, Result};
 use crate::explain::{Hashed, Hit};
 use crate::hash::md5;
 use crate::hashing::KeyHashing;
-use crate::json::{self, Object};
+use crate::json::{self, Object, Put as _};
 use crate::key::with_key_bytes;
 use crate::key::Key;
 use crate::limits;
@@ -209,8 +209,8 @@ impl Spec for KetamaSpec {
     }
 
     fn write(&self, object: &mut Map<String, Value>, _nodes: &[Node]) {
-        object.insert("variant".into(), self.variant.as_str().into());
-        object.insert("points_per_server".into(), self.points_per_server.into());
+        object.put("variant", self.variant.as_str().into());
+        object.put("points_per_server", self.points_per_server.into());
     }
 
     fn compile(&self, hashing: &KeyHashing, nodes: &[Node]) -> Result<Ketama> {

@@ -57,7 +57,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::explain::Hit;
 use crate::hash::xxh64;
 use crate::hashing::KeyHashing;
-use crate::json::{self, Object};
+use crate::json::{self, Object, Put as _};
 use crate::limits;
 use crate::node::Node;
 use crate::strategy::spec::{distinct_successors, NodeFromHash, Spec};
@@ -121,7 +121,7 @@ impl Spec for MaglevSpec {
     }
 
     fn write(&self, object: &mut Map<String, Value>, _nodes: &[Node]) {
-        object.insert("table_size".into(), self.table_size.into());
+        object.put("table_size", self.table_size.into());
     }
 
     fn check(&self, nodes: &[Node]) -> Result<()> {

@@ -25,7 +25,7 @@ use serde_json::{Map, Value};
 use crate::error::{Error, ErrorKind, Result};
 use crate::explain::{Hashed, Hit};
 use crate::hashing::KeyHashing;
-use crate::json::{self, Object};
+use crate::json::{self, Object, Put as _};
 use crate::key::Key;
 use crate::node::Node;
 use crate::strategy::spec::{Place, Spec};
@@ -51,7 +51,7 @@ impl Spec for ModuloSpec {
     }
 
     fn write(&self, object: &mut Map<String, Value>, _nodes: &[Node]) {
-        object.insert("one_based".into(), self.one_based.into());
+        object.put("one_based", self.one_based.into());
     }
 
     fn follows_node_list(&self) -> bool {

@@ -40,7 +40,7 @@ use serde_json::{Map, Value};
 use crate::error::{Error, Result};
 use crate::explain::Hit;
 use crate::hashing::KeyHashing;
-use crate::json::Object;
+use crate::json::{Object, Put as _};
 use crate::limits;
 use crate::node::Node;
 use crate::strategy::points::{shift_right, sort_points, SortedPoints};
@@ -69,7 +69,7 @@ impl Spec for RingSpec {
     }
 
     fn write(&self, object: &mut Map<String, Value>, _nodes: &[Node]) {
-        object.insert("points_per_node".into(), self.points_per_node.into());
+        object.put("points_per_node", self.points_per_node.into());
     }
 
     fn check(&self, nodes: &[Node]) -> Result<()> {

@@ -91,7 +91,7 @@ use serde_json::{Map, Value};
 use crate::error::{Error, Result};
 use crate::explain::{Hashed, Hit};
 use crate::hashing::KeyHashing;
-use crate::json::{self, Object};
+use crate::json::{self, Object, Put as _};
 use crate::key::Key;
 use crate::limits;
 use crate::node::Node;
@@ -700,27 +700,27 @@ impl Spec for IdBitsSpec {
     }
 
     fn write(&self, object: &mut Map<String, Value>, nodes: &[Node]) {
-        object.insert("layout".into(), self.layout.name().into());
+        object.put("layout", self.layout.name().into());
         match &self.layout {
             IdLayout::ShardHigh(layout) => {
-                object.insert("shard_bits".into(), layout.shard_bits.into());
-                object.insert("shard_shift".into(), layout.shard_shift.into());
+                object.put("shard_bits", layout.shard_bits.into());
+                object.put("shard_shift", layout.shard_shift.into());
             }
             IdLayout::Snowflake(layout) => {
-                object.insert("timestamp_bits".into(), layout.timestamp_bits.into());
-                object.insert("shard_bits".into(), layout.shard_bits.into());
-                object.insert("sequence_bits".into(), layout.sequence_bits.into());
-                object.insert("epoch_ms".into(), json::u64_value(layout.epoch_ms));
+                object.put("timestamp_bits", layout.timestamp_bits.into());
+                object.put("shard_bits", layout.shard_bits.into());
+                object.put("sequence_bits", layout.sequence_bits.into());
+                object.put("epoch_ms", json::u64_value(layout.epoch_ms));
             }
             IdLayout::Ticket(layout) => {
-                object.insert("servers".into(), layout.servers.into());
+                object.put("servers", layout.servers.into());
             }
         }
         let shards = self.shards.iter().map(|&index| node_id(nodes, index)).collect();
-        object.insert("shards".into(), Value::Array(shards));
+        object.put("shards", Value::Array(shards));
         if let Some(cells) = &self.cells {
             let directory = cells.iter().map(|(cell, shard)| (cell.to_string(), Value::from(*shard))).collect();
-            object.insert("cells".into(), Value::Object(directory));
+            object.put("cells", Value::Object(directory));
         }
     }
 

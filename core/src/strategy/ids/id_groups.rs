@@ -75,7 +75,7 @@ use serde_json::{Map, Value};
 use crate::error::{Error, Result};
 use crate::explain::{Hashed, Hit};
 use crate::hashing::KeyHashing;
-use crate::json::{self, Object};
+use crate::json::{self, Object, Put as _};
 use crate::key::Key;
 use crate::limits;
 use crate::node::Node;
@@ -429,35 +429,35 @@ impl Spec for IdGroupsSpec {
             .iter()
             .map(|group| {
                 let mut entry = Map::new();
-                entry.insert("id".into(), Value::String(group.id.clone()));
+                entry.put("id", Value::String(group.id.clone()));
                 let intervals = group
                     .intervals
                     .iter()
                     .map(|&(start, end)| Value::Array(alloc::vec![json::u64_value(start), json::u64_value(end)]))
                     .collect();
-                entry.insert("intervals".into(), Value::Array(intervals));
+                entry.put("intervals", Value::Array(intervals));
                 let shards = group
                     .shards
                     .iter()
                     .map(|shard| {
                         let mut item = Map::new();
                         let node = nodes.get(shard.node as usize).map(|node| node.id.clone()).unwrap_or_default();
-                        item.insert("node".into(), Value::String(node));
-                        item.insert("weight".into(), shard.weight.into());
+                        item.put("node", Value::String(node));
+                        item.put("weight", shard.weight.into());
                         Value::Object(item)
                     })
                     .collect();
-                entry.insert("shards".into(), Value::Array(shards));
-                entry.insert("writable".into(), group.writable.into());
+                entry.put("shards", Value::Array(shards));
+                entry.put("writable", group.writable.into());
                 Value::Object(entry)
             })
             .collect();
-        object.insert("groups".into(), Value::Array(groups));
+        object.put("groups", Value::Array(groups));
         if let Some(tables) = &self.tables {
             let mut entry = Map::new();
-            entry.insert("interval".into(), json::u64_value(tables.interval));
-            entry.insert("rule".into(), Value::String(tables.rule.clone()));
-            object.insert("tables".into(), Value::Object(entry));
+            entry.put("interval", json::u64_value(tables.interval));
+            entry.put("rule", Value::String(tables.rule.clone()));
+            object.put("tables", Value::Object(entry));
         }
     }
 

@@ -77,7 +77,7 @@ use serde_json::{Map, Value};
 use crate::error::Result;
 use crate::explain::{Hashed, Hit};
 use crate::hashing::KeyHashing;
-use crate::json::{self, Object};
+use crate::json::{self, Object, Put as _};
 use crate::key::Key;
 use crate::node::{self, Node};
 use crate::strategy::hashed::jump::{Jump, JumpSpec};
@@ -170,7 +170,7 @@ impl Fallback {
 
     fn to_value(&self, nodes: &[Node]) -> Value {
         let mut object = Map::new();
-        object.insert("type".into(), self.type_name().into());
+        object.put("type", self.type_name().into());
         match self {
             Fallback::Modulo(spec) => spec.write(&mut object, nodes),
             Fallback::Jump(spec) => spec.write(&mut object, nodes),
@@ -278,13 +278,13 @@ impl Spec for DirectorySpec {
             .iter()
             .map(|(key, node)| {
                 let mut entry = Map::new();
-                entry.insert("key".into(), key_to_value(key.as_key()));
-                entry.insert("node".into(), Value::String(nodes[*node as usize].id.clone()));
+                entry.put("key", key_to_value(key.as_key()));
+                entry.put("node", Value::String(nodes[*node as usize].id.clone()));
                 Value::Object(entry)
             })
             .collect();
-        object.insert("entries".into(), Value::Array(entries));
-        object.insert("fallback".into(), self.fallback.to_value(nodes));
+        object.put("entries", Value::Array(entries));
+        object.put("fallback", self.fallback.to_value(nodes));
     }
 
     fn compile(&self, hashing: &KeyHashing, nodes: &[Node]) -> Result<Directory> {

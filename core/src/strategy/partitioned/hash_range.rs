@@ -64,7 +64,7 @@ use serde_json::{Map, Value};
 use crate::error::Result;
 use crate::explain::{Hashed, Hit};
 use crate::hashing::KeyHashing;
-use crate::json::{self, Object};
+use crate::json::{self, Object, Put as _};
 use crate::key::Key;
 use crate::node::Node;
 use crate::strategy::partitioned::key_range::owner_ids;
@@ -143,8 +143,8 @@ impl Spec for HashRangeSpec {
     }
 
     fn write(&self, object: &mut Map<String, Value>, nodes: &[Node]) {
-        object.insert("boundaries".into(), Value::Array(self.boundaries.iter().map(|&b| json::u64_value(b)).collect()));
-        object.insert("ranges".into(), owner_ids(&self.ranges, nodes));
+        object.put("boundaries", Value::Array(self.boundaries.iter().map(|&b| json::u64_value(b)).collect()));
+        object.put("ranges", owner_ids(&self.ranges, nodes));
     }
 
     fn compile(&self, _hashing: &KeyHashing, nodes: &[Node]) -> Result<HashRanges> {

@@ -86,7 +86,7 @@ use serde_json::{Map, Value};
 use crate::error::{Error, Result};
 use crate::explain::{Hashed, Hit};
 use crate::hashing::{HashTag, KeyHashing, PartitionKey};
-use crate::json::{self, Object};
+use crate::json::{self, Object, Put as _};
 use crate::key::{Key, OwnedKey};
 use crate::limits;
 use crate::node::Node;
@@ -157,8 +157,8 @@ impl Spec for KeyRangeSpec {
     }
 
     fn write(&self, object: &mut Map<String, Value>, nodes: &[Node]) {
-        object.insert("boundaries".into(), Value::Array(self.boundaries.iter().map(key_value).collect()));
-        object.insert("ranges".into(), owner_ids(&self.ranges, nodes));
+        object.put("boundaries", Value::Array(self.boundaries.iter().map(key_value).collect()));
+        object.put("ranges", owner_ids(&self.ranges, nodes));
     }
 
     fn compile(&self, hashing: &KeyHashing, nodes: &[Node]) -> Result<KeyRanges> {
@@ -282,7 +282,7 @@ pub(crate) fn key_value(key: &OwnedKey) -> Value {
                     .flat_map(|byte| [DIGITS[(byte >> 4) as usize], DIGITS[(byte & 15) as usize]])
                     .map(char::from)
                     .collect();
-                object.insert("hex".into(), Value::String(hex));
+                object.put("hex", Value::String(hex));
             }
         },
     }

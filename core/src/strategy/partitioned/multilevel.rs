@@ -73,7 +73,7 @@ use serde_json::{Map, Value};
 use crate::error::{Error, Result};
 use crate::explain::{Hashed, Hit};
 use crate::hashing::KeyHashing;
-use crate::json::{self, Object};
+use crate::json::{self, Object, Put as _};
 use crate::key::Key;
 use crate::limits::{self, MAX_PARTITIONS};
 use crate::node::Node;
@@ -315,13 +315,13 @@ impl Spec for MultilevelSpec {
     }
 
     fn write(&self, object: &mut Map<String, Value>, nodes: &[Node]) {
-        object.insert("partitions".into(), self.partitions.into());
+        object.put("partitions", self.partitions.into());
         let groups = self
             .groups
             .iter()
             .map(|group| {
                 let mut row = Map::new();
-                row.insert("id".into(), Value::String(group.id.clone()));
+                row.put("id", Value::String(group.id.clone()));
                 row.insert(
                     "nodes".into(),
                     Value::Array(group.nodes.iter().map(|&n| Value::String(nodes[n as usize].id.clone())).collect()),
@@ -329,12 +329,12 @@ impl Spec for MultilevelSpec {
                 Value::Object(row)
             })
             .collect();
-        object.insert("groups".into(), Value::Array(groups));
+        object.put("groups", Value::Array(groups));
         if let Some(map) = &self.map {
             let ids = map.iter().map(|&g| Value::String(self.groups[g as usize].id.clone())).collect();
-            object.insert("map".into(), Value::Array(ids));
+            object.put("map", Value::Array(ids));
         }
-        object.insert("within_group".into(), self.within_group.name().into());
+        object.put("within_group", self.within_group.name().into());
     }
 
     fn compile(&self, hashing: &KeyHashing, nodes: &[Node]) -> Result<Multilevel> {

@@ -69,7 +69,7 @@ use serde_json::{Map, Value};
 use crate::error::{Error, ErrorKind, Result};
 use crate::explain::Hit;
 use crate::hashing::{HashFunction, KeyHashing};
-use crate::json::{self, Object};
+use crate::json::{self, Object, Put as _};
 use crate::key::parse_decimal_u64;
 use crate::limits;
 use crate::node::Node;
@@ -132,10 +132,10 @@ impl Spec for TokenRingSpec {
     }
 
     fn write(&self, object: &mut Map<String, Value>, nodes: &[Node]) {
-        object.insert("tokens_per_node".into(), self.tokens_per_node.into());
-        object.insert("token_seed".into(), json::u64_value(self.token_seed));
+        object.put("tokens_per_node", self.tokens_per_node.into());
+        object.put("token_seed", json::u64_value(self.token_seed));
         if !self.tokens.is_empty() {
-            object.insert("tokens".into(), tokens_value(&self.tokens, nodes));
+            object.put("tokens", tokens_value(&self.tokens, nodes));
         }
     }
 

@@ -83,7 +83,7 @@ use serde_json::{Map, Value};
 use crate::error::{Error, ErrorKind, Result};
 use crate::explain::{Hashed, Hit};
 use crate::hashing::KeyHashing;
-use crate::json::{self, Object};
+use crate::json::{self, Object, Put as _};
 use crate::key::Key;
 use crate::limits::MAX_TRIE_DEPTH;
 use crate::node::Node;
@@ -384,13 +384,13 @@ impl Spec for TrieSpec {
             .iter()
             .map(|leaf| {
                 let mut entry = Map::new();
-                entry.insert("prefix".into(), Value::String(leaf.prefix.to_string()));
+                entry.put("prefix", Value::String(leaf.prefix.to_string()));
                 let id = nodes.get(leaf.node as usize).map(|node| node.id.clone()).unwrap_or_default();
-                entry.insert("node".into(), Value::String(id));
+                entry.put("node", Value::String(id));
                 Value::Object(entry)
             })
             .collect();
-        object.insert("leaves".into(), Value::Array(leaves));
+        object.put("leaves", Value::Array(leaves));
     }
 
     fn compile(&self, _hashing: &KeyHashing, nodes: &[Node]) -> Result<Trie> {

@@ -60,7 +60,7 @@ use serde_json::{Map, Value};
 use crate::error::{Error, Result};
 use crate::explain::{Hashed, Hit};
 use crate::hashing::KeyHashing;
-use crate::json::{self, Object};
+use crate::json::{self, Object, Put as _};
 use crate::key::{Key, OwnedKey};
 use crate::limits;
 use crate::node::Node;
@@ -168,13 +168,13 @@ impl Spec for VbucketSpec {
     }
 
     fn write(&self, object: &mut Map<String, Value>, nodes: &[Node]) {
-        object.insert("vbuckets".into(), self.vbuckets.into());
+        object.put("vbuckets", self.vbuckets.into());
         match &self.map {
             Some(chains) => {
-                object.insert("map".into(), chains_value(chains, nodes));
+                object.put("map", chains_value(chains, nodes));
             }
             None => {
-                object.insert("replicas".into(), self.replicas.into());
+                object.put("replicas", self.replicas.into());
             }
         }
         // Written only when present, so documents without overrides keep their form.
@@ -184,22 +184,22 @@ impl Spec for VbucketSpec {
                 .iter()
                 .map(|(key, vbucket)| {
                     let mut row = Map::new();
-                    row.insert("key".into(), key_table::key_to_value(key.as_key()));
-                    row.insert("vbucket".into(), (*vbucket).into());
+                    row.put("key", key_table::key_to_value(key.as_key()));
+                    row.put("vbucket", (*vbucket).into());
                     Value::Object(row)
                 })
                 .collect();
-            object.insert("overrides".into(), Value::Array(rows));
+            object.put("overrides", Value::Array(rows));
         }
         if let Some(forward) = &self.forward {
-            object.insert("forward_map".into(), chains_value(forward, nodes));
+            object.put("forward_map", chains_value(forward, nodes));
         }
         if !self.states.is_empty() {
             let mut states = Map::new();
             for (vbucket, state) in &self.states {
                 states.insert(format!("{vbucket}"), state.as_str().into());
             }
-            object.insert("states".into(), Value::Object(states));
+            object.put("states", Value::Object(states));
         }
     }
 

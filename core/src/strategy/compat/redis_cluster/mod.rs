@@ -71,7 +71,7 @@ use crate::error::{Error, Result};
 use crate::explain::{Hashed, Hit};
 use crate::hash::crc16_xmodem;
 use crate::hashing::{redis_hash_tag, KeyHashing};
-use crate::json::{self, Object};
+use crate::json::{self, Object, Put as _};
 use crate::key::with_key_bytes;
 use crate::key::Key;
 use crate::limits;
@@ -225,14 +225,14 @@ impl Spec for RedisClusterSpec {
             .iter()
             .map(|range| {
                 let mut row = Map::new();
-                row.insert("start".into(), range.start.into());
-                row.insert("end".into(), range.end.into());
+                row.put("start", range.start.into());
+                row.put("end", range.end.into());
                 let ids = range.nodes.iter().map(|&i| Value::String(nodes[i as usize].id.clone())).collect();
-                row.insert("nodes".into(), Value::Array(ids));
+                row.put("nodes", Value::Array(ids));
                 Value::Object(row)
             })
             .collect();
-        object.insert("slots".into(), Value::Array(rows));
+        object.put("slots", Value::Array(rows));
     }
 
     fn compile(&self, hashing: &KeyHashing, nodes: &[Node]) -> Result<SlotTable> {

@@ -1596,6 +1596,8 @@ export interface PlanRebalanceOperation {
   replicas?: number;
   /** Default 2. */
   max_moves_per_node?: number;
+  /** The measured size or load of each vbucket (exactly V of them): actives are balanced by weight instead of by count. */
+  vbucket_weights?: U64[];
 }
 
 /** vbucket: map takes the forward_map chains of `vbuckets` (default all). */
@@ -1699,6 +1701,10 @@ export interface SuggestOperation {
   keys?: KeyLoad[];
   max_bytes?: U64;
   max_requests?: U64;
+  /** vbucket: a node whose active load passes its target by more than this percent gets a plan_rebalance with vbucket_weights. */
+  max_imbalance?: number;
+  /** The measure max_imbalance weighs vbuckets by. Default requests. */
+  weight_by?: 'bytes' | 'requests' | 'keys';
 }
 
 /** The measured load of one shard; a sample of its keys places a key range's split. */

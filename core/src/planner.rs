@@ -23,17 +23,57 @@
 //! * is **deterministic**: ties are broken by vbucket number and node order, never by
 //!   hashing or iteration order, so every language produces the same plan.
 //!
+//! **Weighted by load** ([`plan_weighted`]). Counting vbuckets balances load only when
+//! vbuckets weigh alike; given a measured weight per vbucket (bytes, requests/s, keys:
+//! any `u64`), the actives are balanced by weight instead. Each serving node's *target*
+//! is its weighted share of the total weight `W` ([`load_targets`]: Hamilton over node
+//! weights in exact integer arithmetic, in units of the weights' greatest common divisor,
+//! so the targets sum to `W`). Then a serving node keeps its lightest actives (ties by
+//! vbucket number) while they fit within its target; the others, and the actives of
+//! nodes that no longer serve, are placed heaviest first (ties by vbucket number): by
+//! promotion to a replica's node that has room for the whole weight, else by a copy to
+//! the serving node with the most room (`target - load`, ties to the lowest index),
+//! which may be the vbucket's own node, where it then stays. A weighted plan
+//!
+//! * keeps **every node's active load at most its target plus the heaviest vbucket less
+//!   1** (`load <= target + max_w - 1` when some weight is above 0). Proof: a kept active
+//!   fits within the target; when a vbucket of weight `w` is placed, the rooms of the
+//!   serving nodes sum to the weight not yet placed, at least `w > 0`, so the most room
+//!   is at least 1 and the node ends at most `target - 1 + w`. Zero-weight vbuckets add
+//!   no load: those leaving a node that no longer serves go, last, to the serving node
+//!   with the fewest actives.
+//! * is **minimal** in the sense the count plan is: no active leaves a serving node whose
+//!   load is within its target, and each serving node keeps the most of its actives that
+//!   fit (its lightest). `plan_rebalance` reports as `lower_bound` the fewest active moves
+//!   of *any* plan that keeps the bound above (each node's actives past the most that fit
+//!   within `target + max_w - 1`); the plan may move more, when a node that gave up its
+//!   heavy vbuckets is then filled with others' light ones.
+//! * with **all weights equal** (and above 0), keeps the count plan's bounds: the targets
+//!   are that weight times the exact Hamilton quotas of `V`, every node ends with exactly
+//!   its quota of actives and the actives that move are the count lower bound. It is the
+//!   count plan itself, move for move, wherever [`quotas`] gives the same quotas (its
+//!   remainders are floats, which may rank an exact tie either way).
+//! * leaves **replicas** to the count quotas: reads and writes load the active copy, so
+//!   only actives are weighed; replicas are placed as in a count plan (same safety, zones,
+//!   promotions, steps and `max_moves_per_node`).
+//!
+//! Node weights are `f64`; the targets read them exactly as integers (each mantissa
+//! shifted to the largest serving weight's exponent, see [`load_targets`]), so the
+//! decision has no float arithmetic. Products are `u128`.
+//!
 //! **Cost.** `O(V * (R + 1) * (R + log N) + N log N)` time and `O(V * (R + 1) + N)`
 //! memory for `V` vbuckets, `R` replicas and `N` nodes: every choice reads a heap or an
 //! ordered set of nodes by remaining room (never a scan of all nodes), and the step
 //! schedule keeps loads only for the (node, step) pairs that have moves (never a row of
-//! `N` loads per step). [`Plan::work`] counts the elementary steps. The operation
-//! `plan_rebalance` refuses a plan above [`crate::limits::MAX_PLAN_SLOTS`] chain slots
-//! (`V * (R + 1)`) before any work, which bounds its time and its report.
+//! `N` loads per step). A weighted plan adds two sorts of the vbuckets, `O(V log V)`.
+//! [`Plan::work`] counts the elementary steps. The operation `plan_rebalance` refuses a
+//! plan above [`crate::limits::MAX_PLAN_SLOTS`] chain slots (`V * (R + 1)`) before any
+//! work, which bounds its time and its report.
 //!
 //! **Source.** The constraints are those of Couchbase's vbucket rebalancer and Redis
 //! Cluster's `redis-cli --cluster rebalance` (move the surplus of over-full masters to
-//! under-full ones, no more); the apportionment is Hamilton's method.
+//! under-full ones, no more); the apportionment is Hamilton's
+//! method; placing the heaviest first on the least loaded node is Graham's LPT rule.
 
 use alloc::collections::{BTreeMap, BTreeSet, BinaryHeap};
 use alloc::vec;
@@ -89,7 +129,8 @@ pub struct Plan {
     pub moves: Vec<Move>,
     /// `steps[i]` is the index range into `moves` of step `i`.
     pub steps: Vec<core::ops::Range<u32>>,
-    /// The active quota of every node.
+    /// The active quota of every node: the count quotas ([`quotas`]); a weighted plan
+    /// aims its actives at [`load_targets`] instead.
     pub active_quota: Vec<u32>,
     /// Elementary steps the planner took (candidates examined, heap, tree and step
     /// operations): what the cost bound above counts, for tests that check the bound
@@ -123,6 +164,121 @@ pub fn quotas(total: u64, nodes: &[PlanNode]) -> Vec<u32> {
     quota
 }
 
+/// The active load target of every node for a plan weighted by `vbucket_weights`: the
+/// sum `W` of the weights apportioned among serving nodes by node weight (Hamilton, as
+/// [`quotas`]), in exact integer arithmetic.
+///
+/// The weights are first divided by their greatest common divisor `g` and the targets
+/// multiplied back by it, so the targets depend on the ratios of the weights only
+/// (measuring in bytes or kilobytes gives the same plan), and all-equal weights give that
+/// weight times the exact Hamilton quotas of `V` (the count quotas, unless [`quotas`]'
+/// float remainders rank an exact tie otherwise). Node weights are read as integers:
+/// each serving weight's 53-bit mantissa, shifted to the exponent of the largest serving
+/// weight (exact when every weight is a whole multiple of the largest one's last mantissa
+/// bit, as integer weights are; finer bits are dropped). Each target is then
+/// `g * floor(W' * w / S)` or one `g` more, where `W' = W / g` and `S` sums the integer
+/// node weights: the largest remainders `W' * w mod S` (compared as `u128`, never as
+/// floats) get the extra `g`, ties to the node listed first. The targets sum to `W`, each
+/// within `g` of the exact share; non-serving nodes get 0.
+///
+/// # Errors
+/// `invalid_argument` when the weights sum past `u64::MAX`, or a serving node's weight is
+/// not in `(0, MAX_WEIGHT]`.
+///
+/// # Example
+/// ```
+/// use shardroute::planner::{load_targets, PlanNode};
+///
+/// let node = |weight| PlanNode { weight, zone: None, serving: true, failed: false };
+/// // 300 of load over weights 1 and 2; the weights' divisor 100 is kept whole.
+/// assert_eq!(load_targets(&[100, 200, 0], &[node(1.0), node(2.0)]).unwrap(), vec![100, 200]);
+/// ```
+pub fn load_targets(vbucket_weights: &[u64], nodes: &[PlanNode]) -> Result<Vec<u64>> {
+    check_node_weights(nodes)?;
+    let mut total: u64 = 0;
+    let mut divisor: u64 = 0;
+    for (vbucket, &weight) in vbucket_weights.iter().enumerate() {
+        total = total.checked_add(weight).ok_or_else(|| {
+            Error::argument(alloc::format!("plan: the vbucket weights sum past {} at vbucket {vbucket}", u64::MAX))
+        })?;
+        divisor = gcd(divisor, weight);
+    }
+    let mut target = vec![0u64; nodes.len()];
+    if total == 0 {
+        return Ok(target);
+    }
+    let units = total / divisor;
+    let integer = integer_weights(nodes);
+    let sum: u128 = integer.iter().map(|&w| u128::from(w)).sum();
+    if sum == 0 {
+        return Ok(target);
+    }
+    // Largest remainder first, ties to the node listed first: sorted as one `u128` key,
+    // `(sum - 1 - remainder) << 32 | node` (below 2^101), as every sort here is, so the
+    // .wasm holds one sort.
+    let mut remainders: Vec<u128> = Vec::new();
+    let mut given: u64 = 0;
+    for (index, &weight) in integer.iter().enumerate().filter(|&(index, _)| nodes[index].serving) {
+        let share = u128::from(units) * u128::from(weight);
+        // `share / sum <= units`, a u64.
+        let floor = (share / sum) as u64;
+        target[index] = floor;
+        given += floor;
+        remainders.push((sum - 1 - share % sum) << 32 | index as u128);
+    }
+    // Fewer than one seat per serving node is missing, and only nodes with a remainder
+    // above 0 get one.
+    remainders.sort_unstable();
+    for &key in remainders.iter().take((units - given) as usize) {
+        target[key as u32 as usize] += 1;
+    }
+    for seat in &mut target {
+        *seat *= divisor;
+    }
+    Ok(target)
+}
+
+/// The greatest common divisor (`gcd(0, b) = b`).
+fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+/// Serving node weights as integers in proportion to them: each `f64`'s mantissa shifted
+/// to the exponent of the largest serving weight (so the largest is at least `2^52` and
+/// every one below `2^53`); 0 for a node that does not serve.
+fn integer_weights(nodes: &[PlanNode]) -> Vec<u64> {
+    // (mantissa, exponent) with weight = mantissa * 2^exponent.
+    let parts = |weight: f64| -> (u64, i32) {
+        let bits = weight.to_bits();
+        let exponent = ((bits >> 52) & 0x7ff) as i32;
+        let fraction = bits & ((1u64 << 52) - 1);
+        if exponent == 0 {
+            (fraction, -1074)
+        } else {
+            (fraction | (1u64 << 52), exponent - 1075)
+        }
+    };
+    let top = nodes.iter().filter(|n| n.serving).map(|n| parts(n.weight).1).max().unwrap_or(0);
+    nodes
+        .iter()
+        .map(|node| {
+            if !node.serving {
+                return 0;
+            }
+            let (mantissa, exponent) = parts(node.weight);
+            let shift = (top - exponent) as u32;
+            if shift >= 64 {
+                0
+            } else {
+                mantissa >> shift
+            }
+        })
+        .collect()
+}
+
 /// Plans the move from `chains` to a balanced map over `nodes` with `replicas` replicas
 /// per vbucket, at most `max_moves_per_node` concurrent moves per node in a step.
 ///
@@ -134,7 +290,41 @@ pub fn quotas(total: u64, nodes: &[PlanNode]) -> Vec<u32> {
 /// in `(0, MAX_WEIGHT]` (as a document's), or when a chain is empty or names a node past
 /// `nodes`.
 pub fn plan(chains: &[Vec<u32>], nodes: &[PlanNode], replicas: u32, max_moves_per_node: u32) -> Result<Plan> {
-    check(nodes.iter().filter(|n| n.serving).count() as u32, replicas, max_moves_per_node)?;
+    plan_with(chains, nodes, replicas, max_moves_per_node, None)
+}
+
+/// As [`plan`], with the actives balanced by load instead of by count: `vbucket_weights`
+/// holds the measured size or load of each vbucket (one per chain), and each serving
+/// node's actives aim at its [`load_targets`] entry instead of its count quota.
+/// Replicas keep the count quotas. See the module docs for what the plan guarantees.
+///
+/// # Errors
+/// As [`plan`]; also `invalid_argument` when `vbucket_weights` does not hold one weight
+/// per chain or when the weights sum past `u64::MAX`.
+///
+/// # Example
+/// ```
+/// use shardroute::planner::{plan_weighted, PlanNode};
+///
+/// let node = PlanNode { weight: 1.0, zone: None, serving: true, failed: false };
+/// // Node 0 holds the two heavy vbuckets, node 1 the two light ones.
+/// let chains = vec![vec![0], vec![0], vec![1], vec![1]];
+/// let plan = plan_weighted(&chains, &[node.clone(), node], 0, 2, &[90, 80, 10, 20]).unwrap();
+/// // Targets are 100 each: node 0 keeps its lighter vbucket (80), the other moves.
+/// assert_eq!(plan.chains, vec![vec![1], vec![0], vec![1], vec![1]]);
+/// ```
+pub fn plan_weighted(
+    chains: &[Vec<u32>],
+    nodes: &[PlanNode],
+    replicas: u32,
+    max_moves_per_node: u32,
+    vbucket_weights: &[u64],
+) -> Result<Plan> {
+    plan_with(chains, nodes, replicas, max_moves_per_node, Some(vbucket_weights))
+}
+
+/// Refuses a serving node whose weight is not in `(0, MAX_WEIGHT]`.
+fn check_node_weights(nodes: &[PlanNode]) -> Result<()> {
     // Quotas assume positive weights no larger than a document's: a negative sum gives
     // no seats at all (found by fuzz/planner), a huge weight overflows the seat count.
     if let Some((index, node)) =
@@ -146,6 +336,18 @@ pub fn plan(chains: &[Vec<u32>], nodes: &[PlanNode], replicas: u32, max_moves_pe
             crate::limits::MAX_WEIGHT
         )));
     }
+    Ok(())
+}
+
+fn plan_with(
+    chains: &[Vec<u32>],
+    nodes: &[PlanNode],
+    replicas: u32,
+    max_moves_per_node: u32,
+    vbucket_weights: Option<&[u64]>,
+) -> Result<Plan> {
+    check(nodes.iter().filter(|n| n.serving).count() as u32, replicas, max_moves_per_node)?;
+    check_node_weights(nodes)?;
     if let Some(vbucket) =
         chains.iter().position(|chain| chain.is_empty() || chain.iter().any(|&n| n as usize >= nodes.len()))
     {
@@ -154,10 +356,24 @@ pub fn plan(chains: &[Vec<u32>], nodes: &[PlanNode], replicas: u32, max_moves_pe
             nodes.len()
         )));
     }
+    let targets = match vbucket_weights {
+        Some(weights) if weights.len() != chains.len() => {
+            return Err(Error::argument(alloc::format!(
+                "plan: {} vbucket weights for {} vbuckets; expected one per vbucket",
+                weights.len(),
+                chains.len()
+            )))
+        }
+        Some(weights) => Some(load_targets(weights, nodes)?),
+        None => None,
+    };
     let mut work = Work::default();
     let active_quota = quotas(chains.len() as u64, nodes);
     let replica_quota = quotas(chains.len() as u64 * u64::from(replicas), nodes);
-    let (active, mut moves) = place_actives(chains, nodes, &active_quota, &mut work);
+    let (active, mut moves) = match (vbucket_weights, &targets) {
+        (Some(weights), Some(targets)) => place_weighted_actives(chains, nodes, weights, targets, &mut work),
+        _ => place_actives(chains, nodes, &active_quota, &mut work),
+    };
     let next = place_replicas(chains, nodes, &active, replicas, &replica_quota, &mut work);
     // Replica moves: a slot whose node changed. A replica that was the active before is
     // not a copy (the data is there); any other new replica is a copy.
@@ -288,6 +504,117 @@ fn place_actives(chains: &[Vec<u32>], nodes: &[PlanNode], quota: &[u32], work: &
             to: node,
             promotion: false,
         });
+    }
+    (active, moves)
+}
+
+/// The actives of a plan weighted by load, and their moves, promotions first.
+///
+/// Each serving node keeps its lightest actives (ties by vbucket number) while their
+/// weights fit within its target. The displaced vbuckets, heaviest first (ties by vbucket
+/// number), are then placed in two passes: a promotion to a replica's node that still
+/// has room for the whole weight (the most room, then the lowest index), and otherwise a
+/// copy to the serving node with the most room left, ties to the lowest index (a max-heap
+/// of `(room, node)`; room may fall below 0). A vbucket whose own node has the most room
+/// stays there and does not move. Vbuckets of weight 0 add no load: those that must leave
+/// a node that no longer serves go, after all the others, to the serving node with the
+/// fewest actives, ties to the lowest index. Room is `target - load` as an `i128`.
+fn place_weighted_actives(
+    chains: &[Vec<u32>],
+    nodes: &[PlanNode],
+    weights: &[u64],
+    target: &[u64],
+    work: &mut Work,
+) -> (Vec<u32>, Vec<Move>) {
+    const DISPLACED: u32 = u32::MAX;
+    let mut load = vec![0u64; nodes.len()];
+    let mut count = vec![0u32; nodes.len()];
+    let mut active = vec![DISPLACED; chains.len()];
+    // By node, then lightest, then vbucket: `node << 96 | weight << 32 | vbucket`.
+    let mut held: Vec<u128> = (0..chains.len() as u32)
+        .filter(|&v| nodes[chains[v as usize][0] as usize].serving)
+        .map(|v| u128::from(chains[v as usize][0]) << 96 | u128::from(weights[v as usize]) << 32 | u128::from(v))
+        .collect();
+    held.sort_unstable();
+    work.add(chains.len() as u64 * log2(chains.len()));
+    for &key in &held {
+        let v = key as u32;
+        let (node, weight) = (chains[v as usize][0] as usize, weights[v as usize]);
+        // Both are sums of distinct vbuckets' weights, so within the checked total.
+        if load[node] + weight <= target[node] {
+            load[node] += weight;
+            count[node] += 1;
+            active[v as usize] = node as u32;
+        }
+    }
+    // Heaviest first, then by vbucket: `!weight << 32 | vbucket`.
+    let mut order: Vec<u128> = (0..chains.len() as u32)
+        .filter(|&v| active[v as usize] == DISPLACED)
+        .map(|v| u128::from(!weights[v as usize]) << 32 | u128::from(v))
+        .collect();
+    order.sort_unstable();
+    let displaced: Vec<u32> = order.into_iter().map(|key| key as u32).collect();
+    work.add(displaced.len() as u64 * log2(displaced.len()));
+    let room = |load: &[u64], n: usize| i128::from(target[n]) - i128::from(load[n]);
+    let mut moves = Vec::new();
+    let place = |v: u32, node: u32, promotion: bool, moves: &mut Vec<Move>, active: &mut [u32]| {
+        active[v as usize] = node;
+        let from = chains[v as usize][0];
+        if from != node {
+            moves.push(Move { vbucket: v, role: Role::Active, from: Some(from), to: node, promotion });
+        }
+    };
+    // Promotion: no data is copied.
+    for &v in &displaced {
+        let (chain, weight) = (&chains[v as usize], i128::from(weights[v as usize]));
+        work.add(chain.len() as u64);
+        let candidate = chain
+            .iter()
+            .skip(1)
+            .copied()
+            .filter(|&n| nodes[n as usize].serving && room(&load, n as usize) >= weight)
+            .max_by(|&a, &b| room(&load, a as usize).cmp(&room(&load, b as usize)).then(b.cmp(&a)));
+        if let Some(node) = candidate {
+            load[node as usize] += weights[v as usize];
+            count[node as usize] += 1;
+            place(v, node, true, &mut moves, &mut active);
+        }
+    }
+    // Copies of weighed vbuckets: the room of all serving nodes sums to the weight not
+    // yet placed, so the node with the most room has at least 1. A max-heap of one `u128`
+    // key, `(room + 2^64) << 32 | !node`: the most room, then the lowest index.
+    let key = |load: &[u64], n: u32| ((room(load, n as usize) + (1i128 << 64)) as u128) << 32 | u128::from(!n);
+    let mut heap: BinaryHeap<u128> =
+        (0..nodes.len() as u32).filter(|&n| nodes[n as usize].serving).map(|n| key(&load, n)).collect();
+    work.add(nodes.len() as u64);
+    for &v in &displaced {
+        if active[v as usize] != DISPLACED || weights[v as usize] == 0 {
+            continue;
+        }
+        let Some(top) = heap.pop() else { break };
+        let node = !(top as u32);
+        work.add(2 * log2(nodes.len()));
+        load[node as usize] += weights[v as usize];
+        count[node as usize] += 1;
+        heap.push(key(&load, node));
+        place(v, node, false, &mut moves, &mut active);
+    }
+    // Vbuckets of weight 0 left on nodes that no longer serve: to the fewest actives, then
+    // the lowest index (the count plan's heap type, `(room, Reverse(node))`, with
+    // `u32::MAX - count` as the room).
+    let mut fewest: BinaryHeap<(u32, Reverse<u32>)> = (0..nodes.len() as u32)
+        .filter(|&n| nodes[n as usize].serving)
+        .map(|n| (u32::MAX - count[n as usize], Reverse(n)))
+        .collect();
+    work.add(nodes.len() as u64);
+    for &v in &displaced {
+        if active[v as usize] != DISPLACED {
+            continue;
+        }
+        let Some((room, Reverse(node))) = fewest.pop() else { break };
+        work.add(2 * log2(nodes.len()));
+        fewest.push((room - 1, Reverse(node)));
+        place(v, node, false, &mut moves, &mut active);
     }
     (active, moves)
 }

@@ -558,6 +558,9 @@ class PlanRebalanceOperation(_PlanRebalanceOperationRequired, total=False):
     replicas: int
     # Default 2.
     max_moves_per_node: int
+    # The measured size or load of each vbucket (exactly V of them): actives are balanced by
+    # weight instead of by count.
+    vbucket_weights: list[U64]
 
 
 class _CompleteMovesOperationRequired(TypedDict):
@@ -710,6 +713,11 @@ class SuggestOperation(_SuggestOperationRequired, total=False):
     keys: list[KeyLoad]
     max_bytes: U64
     max_requests: U64
+    # vbucket: a node whose active load passes its target by more than this percent gets a
+    # plan_rebalance with vbucket_weights.
+    max_imbalance: int
+    # The measure max_imbalance weighs vbuckets by. Default requests.
+    weight_by: Literal["bytes", "requests", "keys"]
 
 
 class _ShardLoadRequired(TypedDict):

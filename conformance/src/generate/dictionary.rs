@@ -1,6 +1,7 @@
-//! `dictionary.json`: the vbucket dictionary in motion: planning and completing a
-//! rebalance, routing reads and writes while vbuckets move, epochs that only grow,
-//! doubling and halving the vbucket count, checksums, the binary form, and `diff`.
+//! `dictionary.json`: the vbucket dictionary in motion: planning (by count or weighted by
+//! load) and completing a rebalance, routing reads and writes while vbuckets move, epochs
+//! that only grow, doubling and halving the vbucket count, checksums, the binary form, and
+//! `diff`.
 
 use serde_json::{json, Value};
 use shardroute::dictionary;
@@ -17,10 +18,109 @@ fn dictionary_doc(nodes: usize, vbuckets: u32, replicas: u32, epoch: u64) -> Val
     doc(Value::Array(entries), json!({"type": "vbucket", "vbuckets": vbuckets, "replicas": replicas})).epoch(epoch)
 }
 
+/// `plan_rebalance` with `vbucket_weights`: actives balanced by load. On `dict-4` the
+/// actives of `n0` (every fourth vbucket) are hot, so the count plan sees balance and
+/// moves nothing while the weighted one moves `n0`'s surplus. Each result is the core's,
+/// checked here against the bound the planner promises: every node's active load at most
+/// its target plus the heaviest vbucket less 1, and no active leaving a node within its
+/// target.
+fn weighted_plans(file: &mut VectorFile) {
+    let hot: Vec<Value> = (0..64).map(|v| if v % 4 == 0 { json!(1000) } else { json!(10) }).collect();
+    // Sizes as decimal strings, some vbuckets unmeasured (0).
+    let sizes: Vec<Value> = (0..64u64).map(|v| json!(format!("{}", (v * 7919) % 50 * 1_000_000_000))).collect();
+    let mut overflow = vec![json!(0); 64];
+    overflow[1] = json!("18446744073709551615");
+    overflow[3] = json!(1);
+    let equal: Vec<Value> = vec![json!(7); 64];
+    for (label, operation) in [
+        ("plan-count-sees-balance", json!({"op": "plan_rebalance"})),
+        ("plan-weighted-hot-node", json!({"op": "plan_rebalance", "vbucket_weights": hot})),
+        (
+            "plan-weighted-add-node",
+            json!({"op": "plan_rebalance", "add": [{"id": "n4", "zone": "z0"}], "vbucket_weights": sizes}),
+        ),
+        (
+            "plan-weighted-fail-node",
+            json!({"op": "plan_rebalance", "fail": ["n1"], "vbucket_weights": hot, "max_moves_per_node": 1}),
+        ),
+        (
+            "plan-weighted-remove-and-reweight",
+            json!({"op": "plan_rebalance", "remove": ["n3"], "weights": {"n0": 2}, "vbucket_weights": sizes}),
+        ),
+        ("plan-weighted-equal", json!({"op": "plan_rebalance", "add": [{"id": "n4"}], "vbucket_weights": equal})),
+        ("plan-weighted-unmeasured", json!({"op": "plan_rebalance", "remove": ["n2"], "vbucket_weights": vec![0; 64]})),
+    ] {
+        let weights = operation.get("vbucket_weights").cloned();
+        let result = applied(file, &format!("apply/{label}"), On::Topology("dict-4"), operation);
+        if let Some(weights) = weights {
+            check_weighted(label, file.document("dict-4"), &weights, &result);
+        }
+    }
+    for (label, weights) in [
+        ("short", json!(vec![1; 63])),
+        ("negative", json!([1, 2, 3, -4])),
+        ("fraction", json!([1, 2, 3, 4.5])),
+        ("not-decimal", json!([1, 2, 3, "0x10"])),
+        ("not-an-array", json!({"0": 1})),
+        ("sum-overflows", json!(overflow)),
+    ] {
+        apply_refused(
+            file,
+            &format!("apply/reject-plan-weights-{label}"),
+            On::Topology("dict-4"),
+            json!({"op": "plan_rebalance", "vbucket_weights": weights}),
+            "invalid_argument",
+        );
+    }
+}
+
+/// The weighted plan's promises, checked on the core's report: targets summing to the
+/// total, every node's load after at most its target plus the heaviest vbucket less 1, the load
+/// before as the map says, and no active off a node within its target.
+fn check_weighted(label: &str, before: &Value, weights: &Value, result: &Value) {
+    let weights: Vec<u64> = weights
+        .as_array()
+        .expect("weights")
+        .iter()
+        .map(|w| w.as_u64().or_else(|| w.as_str().and_then(|t| t.parse().ok())).expect("a weight"))
+        .collect();
+    let number = |value: &Value| value.as_u64().or_else(|| value.as_str().and_then(|t| t.parse().ok())).expect("u64");
+    let heaviest = weights.iter().copied().max().unwrap_or(0);
+    let total: u64 = weights.iter().sum();
+    let targets = result["target"].as_object().expect("target");
+    assert_eq!(targets.values().map(number).sum::<u64>(), total, "{label}");
+    let ids: Vec<&str> =
+        before["nodes"].as_array().expect("nodes").iter().map(|n| n["id"].as_str().expect("id")).collect();
+    let chains = |map: &Value| -> Vec<String> {
+        map.as_array().expect("map").iter().map(|chain| chain[0].as_str().expect("active").to_string()).collect()
+    };
+    let round_robin: Vec<String> = (0..64).map(|v| ids[v % ids.len()].to_string()).collect();
+    let now = before["strategy"].get("map").map_or(round_robin, chains);
+    let next = result["topology"]["strategy"].get("forward_map").unwrap_or(&result["topology"]["strategy"]["map"]);
+    let next = chains(next);
+    for (id, target) in targets {
+        let target = number(target);
+        let load =
+            |actives: &[String]| actives.iter().zip(&weights).filter(|(a, _)| *a == id).map(|(_, w)| w).sum::<u64>();
+        assert_eq!(number(&result["load"][id]["before"]), load(&now), "{label}: {id} before");
+        assert_eq!(number(&result["load"][id]["after"]), load(&next), "{label}: {id} after");
+        let bound = target + heaviest.saturating_sub(1);
+        assert!(load(&next) <= bound, "{label}: {id} at {} over {target} + {heaviest} - 1", load(&next));
+        let serving = result["topology"]["nodes"]
+            .as_array()
+            .expect("nodes")
+            .iter()
+            .any(|n| n["id"] == id.as_str() && n.get("state").is_none_or(|s| s == "active"));
+        if serving && load(&now) <= target {
+            assert!(now.iter().zip(&next).all(|(a, b)| a != id || b == id), "{label}: an active left {id}");
+        }
+    }
+}
+
 pub(crate) fn file() -> VectorFile {
     let mut file = VectorFile::new(
         "dictionary",
-        "The vbucket dictionary in motion: plan_rebalance, complete_moves, route_read/route_write during migration, read-only vbuckets, stale epochs, vbucket_double/halve, checksums, the binary form, diff.",
+        "The vbucket dictionary in motion: plan_rebalance (by count, and by load with vbucket_weights), complete_moves, route_read/route_write during migration, read-only vbuckets, stale epochs, vbucket_double/halve, checksums, the binary form, diff.",
         "generator; the modulo 5 -> 10 diff is plain arithmetic (user_id % 5 vs % 10)",
     );
     file.topology("dict-4", dictionary_doc(4, 64, 1, 10));
@@ -52,6 +152,7 @@ pub(crate) fn file() -> VectorFile {
             file.topology(next, result["topology"].clone());
         }
     }
+    weighted_plans(&mut file);
     let read_only = doc(
         &["a", "b", "c"],
         json!({"type": "vbucket", "vbuckets": 4, "map": [["a", "b"], ["b", "c"], ["c", "a"], ["a", "c"]],
@@ -201,7 +302,10 @@ pub(crate) fn file() -> VectorFile {
     // Without the per-key list: the same counts and flows, no "keys".
     let mut counts = report.to_value();
     counts.as_object_mut().expect("an object").remove("keys");
-    file.case("diff/dict-4-to-after-counts", json!({"op": "diff", "old": "dict-4", "new": "dict-after", "keys": keys, "expect": {"result": counts}}));
+    file.case(
+        "diff/dict-4-to-after-counts",
+        json!({"op": "diff", "old": "dict-4", "new": "dict-after", "keys": keys, "expect": {"result": counts}}),
+    );
     let modulo = |n: usize, epoch: u64| {
         let ids: Vec<String> = (0..n).map(|i| format!("server-{i}")).collect();
         doc(&ids[..], json!({"type": "modulo"})).epoch(epoch).hashing(identity())

@@ -2,7 +2,7 @@
 //! generator). Every report is written here by hand from the measurements: the fanout
 //! `ceil(requests / max_requests)`, the middle of a hash range (`start + (end - start) /
 //! 2`, from the uniform boundaries `k * 2^64 / n`), the sample a key range splits over,
-//! and the sums per owner. The core must give exactly that, and each suggested operation
+//! the sums per owner, and for a weighted rebalance the targets and what the plan moves. The core must give exactly that, and each suggested operation
 //! must then apply to the topology.
 
 use serde_json::{json, Value};
@@ -44,8 +44,8 @@ fn stated(file: &mut VectorFile, name: &str, on: &str, operation: Value, report:
 pub(crate) fn file() -> VectorFile {
     let mut file = VectorFile::new(
         "suggest",
-        "Operations suggested from measured load (apply with suggest): hot_key_add for a key over max_requests, range_split or range_split_median for a range over a threshold, and the load per node.",
-        "every report written by hand from the measurements (fanouts, the middles of uniform hash ranges, samples, sums per owner) and checked against the core; each suggested operation applies",
+        "Operations suggested from measured load (apply with suggest): hot_key_add for a key over max_requests, range_split or range_split_median for a range over a threshold, plan_rebalance with vbucket_weights for a vbucket dictionary whose node passes its target by more than max_imbalance, and the load per node.",
+        "every report written by hand from the measurements (fanouts, the middles of uniform hash ranges, samples, sums per owner, the weighted planner's targets and moves) and checked against the core; each suggested operation applies",
     );
     file.topology("hash-4", doc(&["a", "b", "c", "d"], json!({"type": "hash_range"})));
     file.topology(
@@ -121,6 +121,7 @@ pub(crate) fn file() -> VectorFile {
             "nodes": [node("a", 0, 0, 0, 0), node("b", 0, 0, 0, 0), node("c", 0, 0, 0, 0)],
         }),
     );
+    vbucket_rebalances(&mut file);
     for (what, operation, code) in [
         ("shard-out-of-range", json!({"op": "suggest", "shards": [{"shard": 3}]}), "invalid_argument"),
         ("shard-twice", json!({"op": "suggest", "shards": [{"shard": 1}, {"shard": 1}]}), "invalid_argument"),
@@ -129,8 +130,98 @@ pub(crate) fn file() -> VectorFile {
         ("shard-unknown-field", json!({"op": "suggest", "shards": [{"shard": 0, "load": 1}]}), "invalid_argument"),
         ("negative-bytes", json!({"op": "suggest", "shards": [{"shard": 0, "bytes": -1}]}), "invalid_argument"),
         ("key-not-a-key", json!({"op": "suggest", "keys": [{"key": "x", "requests": 1}]}), "invalid_argument"),
+        ("weight-by-unknown", json!({"op": "suggest", "max_imbalance": 10, "weight_by": "cpu"}), "invalid_argument"),
+        ("imbalance-negative", json!({"op": "suggest", "max_imbalance": -1}), "invalid_argument"),
+        ("imbalance-past-limit", json!({"op": "suggest", "max_imbalance": 10001}), "invalid_argument"),
     ] {
         apply_refused(&mut file, &format!("apply/reject-{what}"), On::Topology("jump-3"), operation, code);
     }
     file
+}
+
+/// Vbucket dictionaries whose load leans on one node: `max_imbalance` proposes a
+/// `plan_rebalance` weighted by the measured load. Targets, loads and what the plan moves
+/// are worked out by hand in the comments.
+fn vbucket_rebalances(file: &mut VectorFile) {
+    // Vbucket v: active on node v % 3, replica on (v + 1) % 3.
+    file.topology("vb-3", doc(&["a", "b", "c"], json!({"type": "vbucket", "vbuckets": 12, "replicas": 1})));
+    file.topology(
+        "vb-3-moving",
+        doc(
+            &["a", "b", "c"],
+            json!({"type": "vbucket", "vbuckets": 3, "map": [["a", "b"], ["b", "c"], ["c", "a"]],
+                "forward_map": [["b", "a"], ["b", "c"], ["c", "a"]], "states": {"0": "migrating"}}),
+        ),
+    );
+    let requests = |hot: u64, cool: u64| -> Vec<Value> {
+        (0..12u32)
+            .map(|v| json!({"shard": v, "requests": if v % 3 == 0 { hot } else { cool }, "bytes": 1000}))
+            .collect()
+    };
+    let weights =
+        |hot: u64, cool: u64| -> Vec<u64> { (0..12u64).map(|v| if v % 3 == 0 { hot } else { cool }).collect() };
+    // a: 4 x 300 = 1200 requests/s, b and c 200. 1,600 in units of 50 is 32, 10.67 a node:
+    // targets 550, 550, 500 (the two remainders to the first nodes). a is over by more
+    // than 20% (1200 > 660). The plan: a keeps vbucket 0 (300; 600 would pass 550);
+    // vbucket 3 is promoted to its replica on b (room 350); vbucket 6 is copied to c (room
+    // 300, the most); vbucket 9 then finds the most room on a itself (250) and stays.
+    stated(
+        file,
+        "apply/vbucket-rebalance-weighted-by-requests",
+        "vb-3",
+        json!({"op": "suggest", "max_imbalance": 20, "shards": requests(300, 50)}),
+        json!({
+            "suggestions": [said(json!({"op": "plan_rebalance", "vbucket_weights": weights(300, 50)}),
+                "node a: 1200 requests/s against a target of 550 (max_imbalance 20%): a rebalance weighted by requests moves 2 actives and leaves a at 600")],
+            "nodes": [node("a", 4000, 1200, 0, 4), node("b", 4000, 200, 0, 4), node("c", 4000, 200, 0, 4)],
+        }),
+    );
+    // Weighed by bytes, the same measurements are even: 4,000 a node, targets 4,000.
+    stated(
+        file,
+        "apply/vbucket-even-by-bytes",
+        "vb-3",
+        json!({"op": "suggest", "max_imbalance": 20, "weight_by": "bytes", "shards": requests(300, 50)}),
+        json!({
+            "suggestions": [],
+            "nodes": [node("a", 4000, 1200, 0, 4), node("b", 4000, 200, 0, 4), node("c", 4000, 200, 0, 4)],
+        }),
+    );
+    // One vbucket of 5,000 requests/s: a carries 5,030, b and c 40. 5,110 in units of 10
+    // is 511, 170.33 a node: targets 1710, 1700, 1700. a keeps its three light vbuckets;
+    // vbucket 0 cannot be promoted (b's room is 1,660) and the most room is a's own
+    // (1,680): nothing moves, so there is nothing to apply.
+    stated(
+        file,
+        "apply/vbucket-too-heavy-to-move",
+        "vb-3",
+        json!({"op": "suggest", "max_imbalance": 20, "shards": requests(10, 10).into_iter().enumerate()
+            .map(|(v, mut load)| { if v == 0 { load["requests"] = json!(5000) } load }).collect::<Vec<Value>>()}),
+        json!({
+            "suggestions": [said(Value::Null,
+                "node a: 5030 requests/s against a target of 1710 (max_imbalance 20%), but a rebalance weighted by requests moves no active: a vbucket outweighs the room left on every node (vbucket_double splits each vbucket's keys in two, hot_key_add spreads a hot key)")],
+            "nodes": [node("a", 4000, 5030, 0, 4), node("b", 4000, 40, 0, 4), node("c", 4000, 40, 0, 4)],
+        }),
+    );
+    // A rebalance is running: a carries 1,000 of 1,020 keys against a target of 340.
+    stated(
+        file,
+        "apply/vbucket-rebalance-running",
+        "vb-3-moving",
+        json!({"op": "suggest", "max_imbalance": 0, "weight_by": "keys",
+            "shards": [{"shard": 0, "keys": 1000}, {"shard": 1, "keys": 10}, {"shard": 2, "keys": 10}]}),
+        json!({
+            "suggestions": [said(Value::Null,
+                "node a: 1000 keys against a target of 340 (max_imbalance 0%), but plan_rebalance refuses: plan_rebalance: a rebalance is already running; complete its moves first")],
+            "nodes": [node("a", 0, 0, 1000, 1), node("b", 0, 0, 10, 1), node("c", 0, 0, 10, 1)],
+        }),
+    );
+    // Other strategies: max_imbalance says nothing.
+    stated(
+        file,
+        "apply/max-imbalance-off-vbuckets",
+        "jump-3",
+        json!({"op": "suggest", "max_imbalance": 0, "shards": [{"shard": 0, "requests": 100}]}),
+        json!({"suggestions": [], "nodes": [node("a", 0, 100, 0, 1), node("b", 0, 0, 0, 0), node("c", 0, 0, 0, 0)]}),
+    );
 }

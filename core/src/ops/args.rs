@@ -79,6 +79,12 @@ impl<'a> Args<'a> {
         json::u64(&self.path(name), self.required(name)?).map_err(argument)
     }
 
+    /// A field that names one of `options` (`what` names the kind in the error), or
+    /// `default` when absent.
+    pub(crate) fn choice<T: Copy>(&self, name: &str, what: &str, default: T, options: &[(&'static str, T)]) -> Result<T> {
+        self.object.choice(name, what, default, options).map_err(argument)
+    }
+
     /// A boolean field with a default.
     pub(crate) fn bool_or(&self, name: &str, default: bool) -> Result<bool> {
         match self.optional(name) {

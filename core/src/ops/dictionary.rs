@@ -4,7 +4,7 @@
 //!
 //! | `op` | what it does |
 //! |---|---|
-//! | `plan_rebalance` | plans a change of nodes with [`crate::planner`] and starts it: nodes in `add` are appended, `remove` ones become `draining`, `fail` ones `failed`, `weights` re-weights; promotions of replicas happen at once in `map`; the target goes to `forward_map` and every vbucket whose active changes becomes `migrating`. Reports `moves`, `steps`, `quota`, `moved_actives`, `lower_bound`. |
+//! | `plan_rebalance` | plans a change of nodes with [`crate::planner`] and starts it: nodes in `add` are appended, `remove` ones become `draining`, `fail` ones `failed`, `weights` re-weights; promotions of replicas happen at once in `map`; the target goes to `forward_map` and every vbucket whose active changes becomes `migrating`. Reports `moves`, `steps`, `quota`, `moved_actives`, `lower_bound`. With `vbucket_weights` (an array of exactly `V` unsigned integers, numbers or decimal strings: the measured size or load of each vbucket) the actives are balanced by weight ([`planner::plan_weighted`]; replicas keep the count quotas), and the report has `target` (each node's load target) and `load` (each node's `before` and `after`) instead of `quota`; `lower_bound` is then the fewest active moves of any plan within the weighted bound. |
 //! | `complete_moves` | for the listed `vbuckets` (default: all), `map` takes the `forward_map` chain and the state is cleared; when nothing is left to move, `forward_map` goes and so do draining and failed nodes no chain names. |
 //! | `vbucket_double` | `V` becomes `2V`; vbucket `v + V` gets the chain of `v`. Since `hash % 2V` is `hash % V` or that plus `V`, no key changes node. |
 //! | `vbucket_halve` | the inverse; allowed only when vbuckets `v` and `v + V/2` have the same chain (and forward chain and state) for every `v`. |
@@ -22,7 +22,7 @@ use serde_json::{json, Map, Value};
 
 use super::{args, Applied, Edit, Op, Report};
 use crate::error::{Error, Result};
-use crate::json::Put as _;
+use crate::json::{self, Put as _};
 use crate::key::Key;
 use crate::limits;
 use crate::node::{self, Node, NodeState};
@@ -47,12 +47,37 @@ pub struct Rebalance {
     pub replicas: Option<u32>,
     /// The most copies into or out of one node per step (default 2).
     pub max_moves_per_node: u32,
+    /// The measured size or load of each vbucket: when present, actives are balanced by
+    /// these weights instead of by count ([`planner::plan_weighted`]).
+    pub vbucket_weights: Option<Vec<u64>>,
+}
+
+/// Reads `vbucket_weights`: an array of unsigned integers (numbers or decimal strings),
+/// at most [`limits::MAX_VBUCKETS`] of them.
+fn vbucket_weights(value: &Value) -> Result<Vec<u64>> {
+    let path = "operation.vbucket_weights";
+    let entries = json::array(path, value).map_err(args::argument)?;
+    if entries.len() > limits::MAX_VBUCKETS as usize {
+        return Err(Error::limit(format!(
+            "{path}: {} weights; the limit is {} (limits::MAX_VBUCKETS)",
+            entries.len(),
+            limits::MAX_VBUCKETS
+        )));
+    }
+    entries
+        .iter()
+        .enumerate()
+        .map(|(index, entry)| json::u64(&format!("{path}[{index}]"), entry).map_err(args::argument))
+        .collect()
 }
 
 pub(super) fn parse(name: &str, operation: &Value) -> Result<Op> {
     Ok(match name {
         "plan_rebalance" => {
-            let args = args(operation, &["op", "add", "remove", "fail", "weights", "replicas", "max_moves_per_node"])?;
+            let args = args(
+                operation,
+                &["op", "add", "remove", "fail", "weights", "replicas", "max_moves_per_node", "vbucket_weights"],
+            )?;
             let add = match args.optional("add") {
                 None => Vec::new(),
                 Some(Value::Array(entries)) => entries
@@ -76,7 +101,10 @@ pub(super) fn parse(name: &str, operation: &Value) -> Result<Op> {
                 fail: args.ids("fail")?,
                 weights,
                 replicas: args.optional_u32_in("replicas", 0, limits::MAX_REPLICAS)?,
-                max_moves_per_node: args.optional_u32_in("max_moves_per_node", 1, u32::MAX)?.unwrap_or(2),
+                max_moves_per_node: args
+                    .optional_u32_in("max_moves_per_node", 1, u32::MAX)?
+                    .unwrap_or(DEFAULT_MAX_MOVES_PER_NODE),
+                vbucket_weights: args.optional("vbucket_weights").map(vbucket_weights).transpose()?,
             })
         }
         "complete_moves" => {
@@ -170,7 +198,10 @@ fn longest_chain(spec: &VbucketSpec) -> u32 {
     }
 }
 
-fn plan_rebalance(spec: &VbucketSpec, rebalance: &Rebalance, topology: &Topology) -> Result<Applied> {
+/// `max_moves_per_node` when the operation does not say.
+pub(super) const DEFAULT_MAX_MOVES_PER_NODE: u32 = 2;
+
+pub(super) fn plan_rebalance(spec: &VbucketSpec, rebalance: &Rebalance, topology: &Topology) -> Result<Applied> {
     if spec.forward.is_some() {
         return Err(Error::argument("plan_rebalance: a rebalance is already running; complete its moves first"));
     }
@@ -186,6 +217,21 @@ fn plan_rebalance(spec: &VbucketSpec, rebalance: &Rebalance, topology: &Topology
             replicas + 1,
             limits::MAX_PLAN_SLOTS
         )));
+    }
+    if let Some(weights) = &rebalance.vbucket_weights {
+        if weights.len() != spec.vbuckets as usize {
+            return Err(Error::argument(format!(
+                "operation.vbucket_weights: expected {} weights, one per vbucket, found {}",
+                spec.vbuckets,
+                weights.len()
+            )));
+        }
+        let mut total: u64 = 0;
+        for (vbucket, &weight) in weights.iter().enumerate() {
+            total = total.checked_add(weight).ok_or_else(|| {
+                Error::argument(format!("operation.vbucket_weights[{vbucket}]: the weights sum past {} here", u64::MAX))
+            })?;
+        }
     }
     // Nodes: append the added ones, then mark removed and failed, then re-weight.
     let mut nodes = topology.nodes.clone();
@@ -225,7 +271,10 @@ fn plan_rebalance(spec: &VbucketSpec, rebalance: &Rebalance, topology: &Topology
             failed: node.state == NodeState::Failed,
         })
         .collect();
-    let plan = planner::plan(&chains, &plan_nodes, replicas, rebalance.max_moves_per_node)?;
+    let plan = match &rebalance.vbucket_weights {
+        Some(weights) => planner::plan_weighted(&chains, &plan_nodes, replicas, rebalance.max_moves_per_node, weights)?,
+        None => planner::plan(&chains, &plan_nodes, replicas, rebalance.max_moves_per_node)?,
+    };
 
     // Promotions take effect at once; the rest is the forward map.
     let mut map = chains.clone();
@@ -260,24 +309,95 @@ fn plan_rebalance(spec: &VbucketSpec, rebalance: &Rebalance, topology: &Topology
         })
         .collect();
     let steps: Vec<Value> = plan.steps.iter().map(|range| json!([range.start, range.end])).collect();
-    let mut quota = Map::new();
-    for (index, node) in nodes.iter().enumerate() {
-        quota.insert(node.id.clone(), plan.active_quota[index].into());
-    }
-    let mut before = vec![0u32; nodes.len()];
-    for chain in &chains {
-        before[chain[0] as usize] += 1;
-    }
-    let lower_bound: u32 = before.iter().zip(&plan.active_quota).map(|(b, q)| b.saturating_sub(*q)).sum();
     let moved_actives = plan.moves.iter().filter(|mv| mv.role == Role::Active).count();
     let mut report = Report::new();
     report.put("moves", Value::Array(moves));
     report.put("steps", Value::Array(steps));
-    report.put("quota", Value::Object(quota));
-    report.put("moved_actives", moved_actives.into());
-    report.put("lower_bound", lower_bound.into());
+    match &rebalance.vbucket_weights {
+        None => {
+            let mut quota = Map::new();
+            for (index, node) in nodes.iter().enumerate() {
+                quota.insert(node.id.clone(), plan.active_quota[index].into());
+            }
+            let mut before = vec![0u32; nodes.len()];
+            for chain in &chains {
+                before[chain[0] as usize] += 1;
+            }
+            let lower_bound: u32 = before.iter().zip(&plan.active_quota).map(|(b, q)| b.saturating_sub(*q)).sum();
+            report.put("quota", Value::Object(quota));
+            report.put("moved_actives", moved_actives.into());
+            report.put("lower_bound", lower_bound.into());
+        }
+        Some(weights) => {
+            let targets = planner::load_targets(weights, &plan_nodes)?;
+            let weighted = weighted_report(&chains, &plan.chains, weights, &targets, &plan_nodes);
+            let mut target = Map::new();
+            let mut load = Map::new();
+            for (index, node) in nodes.iter().enumerate() {
+                target.insert(node.id.clone(), json::u64_value(targets[index]));
+                load.insert(
+                    node.id.clone(),
+                    json!({"before": json::u64_value(weighted.before[index]), "after": json::u64_value(weighted.after[index])}),
+                );
+            }
+            report.put("target", Value::Object(target));
+            report.put("load", Value::Object(load));
+            report.put("moved_actives", moved_actives.into());
+            report.put("lower_bound", weighted.lower_bound.into());
+        }
+    }
     let next = VbucketSpec { map: Some(map), forward, states, replicas: 0, ..spec.clone() };
     dictionary(topology, nodes, next, report)
+}
+
+/// What a weighted plan reports beside its moves.
+struct Weighted {
+    /// The active load of each node before and after.
+    before: Vec<u64>,
+    after: Vec<u64>,
+    /// The fewest actives any plan must move to leave every node's load at most its
+    /// target plus the heaviest vbucket less 1 (the bound the weighted planner keeps): on
+    /// each serving node, its actives past the most of them (lightest first) that fit
+    /// within that; all the actives of a node that no longer serves. With all weights
+    /// equal, the count plan's `lower_bound`.
+    lower_bound: u32,
+}
+
+fn weighted_report(
+    chains: &[Vec<u32>],
+    next: &[Vec<u32>],
+    weights: &[u64],
+    targets: &[u64],
+    nodes: &[PlanNode],
+) -> Weighted {
+    let load = |chains: &[Vec<u32>]| {
+        let mut load = vec![0u64; nodes.len()];
+        for (chain, &weight) in chains.iter().zip(weights) {
+            // A sum of distinct vbuckets' weights, whose total was checked.
+            load[chain[0] as usize] += weight;
+        }
+        load
+    };
+    let heaviest = weights.iter().copied().max().unwrap_or(0);
+    // By node, lightest first: `node << 64 | weight`.
+    let mut held: Vec<u128> =
+        chains.iter().zip(weights).map(|(chain, &weight)| u128::from(chain[0]) << 64 | u128::from(weight)).collect();
+    held.sort_unstable();
+    let mut lower_bound = 0u32;
+    let mut sum = 0u128;
+    let mut previous = None;
+    for &key in &held {
+        let (node, weight) = ((key >> 64) as u32, key as u64);
+        if previous != Some(node) {
+            (previous, sum) = (Some(node), 0);
+        }
+        sum += u128::from(weight);
+        let room = u128::from(targets[node as usize]) + u128::from(heaviest.saturating_sub(1));
+        if !nodes[node as usize].serving || sum > room {
+            lower_bound += 1;
+        }
+    }
+    Weighted { before: load(chains), after: load(next), lower_bound }
 }
 
 fn complete_moves(spec: &VbucketSpec, listed: Option<&[u32]>, topology: &Topology) -> Result<Applied> {

@@ -26,7 +26,7 @@
 //!
 //! | `op` | strategy | what it does |
 //! |---|---|---|
-//! | `plan_rebalance` | `vbucket` | plans a change of nodes (`add`, `remove`, `fail`, `weights`, `replicas`, `max_moves_per_node`) and starts it: promotions at once, the rest in `forward_map`; reports `moves`, `steps`, `quota`, `moved_actives`, `lower_bound` (see [`crate::dictionary`]) |
+//! | `plan_rebalance` | `vbucket` | plans a change of nodes (`add`, `remove`, `fail`, `weights`, `replicas`, `max_moves_per_node`) and starts it: promotions at once, the rest in `forward_map`; reports `moves`, `steps`, `quota`, `moved_actives`, `lower_bound` (see [`crate::dictionary`]). With `vbucket_weights` (one `u64` per vbucket: measured size or load) the actives are balanced by weight ([`crate::planner::plan_weighted`]) and `target` (load per node) and `load` (`before`, `after` per node) replace `quota` |
 //! | `complete_moves` | `vbucket` | `map` takes the `forward_map` chains of `vbuckets` (default all); reports `completed`, `remaining`, `removed_nodes` |
 //! | `vbucket_double` | `vbucket` | `V` → `2V`, vbucket `v + V` gets the chain of `v`: no key changes node; reports `vbuckets` |
 //! | `vbucket_halve` | `vbucket` | the inverse, when every pair `v`, `v + V/2` shares its chain; reports `vbuckets` |
@@ -58,7 +58,7 @@
 //! | `id_groups_add_interval` | `id_groups` | gives group `group` the interval `interval` (`[start, end]`), reusing freed ids; no id moves; reports `group`, `interval` |
 //! | `id_groups_set_writable` | `id_groups` | makes group `group` the writable one; reports `writable`, `previous` |
 //! | `hot_key_add` | any | salts `key` (a text key object) over `fanout` (2 to 1,024) salted keys, or changes its fanout; reports `key`, `from_fanout` (1 when it was not hot), `to_fanout` |
-//! | `suggest` | any | generator: operations to review, from measured load (`shards`: `shard`, `bytes`, `requests`, `keys`, `sample`; `keys`: `key`, `requests`; thresholds `max_bytes`, `max_requests`): `hot_key_add` for a key over `max_requests`, `range_split` (hash ranges, at the middle) or `range_split_median` (key ranges, over the sample) for a range over either; reports `suggestions` (each an `operation`, or null, and its `reason`) and `nodes` (the load per node); topology unchanged (see `ops/suggest.rs`) |
+//! | `suggest` | any | generator: operations to review, from measured load (`shards`: `shard`, `bytes`, `requests`, `keys`, `sample`; `keys`: `key`, `requests`; thresholds `max_bytes`, `max_requests`, `max_imbalance` with `weight_by`): `hot_key_add` for a key over `max_requests`, `range_split` (hash ranges, at the middle) or `range_split_median` (key ranges, over the sample) for a range over either, and for a `vbucket` dictionary with a node over its target by more than `max_imbalance` percent, `plan_rebalance` with `vbucket_weights`; reports `suggestions` (each an `operation`, or null, and its `reason`) and `nodes` (the load per node); topology unchanged (see `ops/suggest.rs`) |
 //! | `hot_key_remove` | any | stops salting `key`; reports `key`, `from_fanout`, `to_fanout` (1). While clients may hold either epoch, reads gather both epochs' salted keys (`Migration::read_keys`) |
 
 mod args;
@@ -92,7 +92,7 @@ pub use self::dictionary::Rebalance;
 pub use self::ids::{IdFields, TicketServer};
 pub use self::import::{CouchbaseImport, RedisClusterImport};
 pub use self::ranges::{NodeChoice, RangePoint};
-pub use self::suggest::{Measurements, ShardLoad};
+pub use self::suggest::{Measure, Measurements, ShardLoad};
 use args::Args;
 
 /// What an operation reports beside the new topology (see the module docs per `op`).

@@ -11,12 +11,23 @@
 //! - a `hash_range` range over `max_bytes` or `max_requests` gets `range_split` at the
 //!   middle of its hashes; a `key_range` range gets `range_split_median` over the `sample`
 //!   measured with it (without a sample there is no split point, and the reason says so);
+//! - a `vbucket` dictionary whose node carries more active load than its target by more
+//!   than `max_imbalance` percent (0 to 10,000; `load * 100 > target * (100 +
+//!   max_imbalance)`) gets `plan_rebalance` with `vbucket_weights`: each vbucket weighs its
+//!   `weight_by` measure (`"requests"`, the default, since reads and writes load the
+//!   active copy the planner weighs; or `"bytes"`, `"keys"`), and a vbucket not in
+//!   `shards` weighs 0. The targets are the planner's ([`crate::planner::load_targets`]);
+//!   the reason names every node over, its load and target, and what the plan moves (the
+//!   suggestion plans once to say so). When the plan would move no active (a vbucket
+//!   heavier than any room) or `plan_rebalance` would refuse it (a rebalance running, the
+//!   planner's budget), there is a reason and no operation. Other strategies ignore
+//!   `max_imbalance`.
 //! - the load per node (the shards' sums, by owner) is reported whatever the strategy: what
 //!   `stats` shows of sampled keys, here of observed load.
 //!
 //! The report: `suggestions`, each `{operation, reason}` (`operation` null when there is
-//! only something to say), hot keys first, then shards, in input order; and `nodes`.
-//! Integer arithmetic only: every binding suggests alike.
+//! only something to say), hot keys first, then shards, in input order, then the
+//! rebalance; and `nodes`. Integer arithmetic only: every binding suggests alike.
 
 use alloc::format;
 use alloc::string::String;
@@ -35,6 +46,7 @@ use crate::salting::MAX_FANOUT;
 use crate::strategy::partitioned::hash_range::HashRangeSpec;
 use crate::strategy::partitioned::key_range::KeyRangeSpec;
 use crate::strategy::partitioned::key_table::key_to_value;
+use crate::strategy::partitioned::vbucket::VbucketSpec;
 use crate::topology::Topology;
 
 /// The measured load of one shard.
@@ -63,7 +75,54 @@ pub struct Measurements {
     pub max_bytes: Option<u64>,
     /// A shard or key above this many requests per second is split or salted.
     pub max_requests: Option<u64>,
+    /// Vbucket dictionaries: a node whose active load exceeds its target by more than
+    /// this many percent gets a `plan_rebalance` weighted by the measured load.
+    pub max_imbalance: Option<u32>,
+    /// The measure that weighs a vbucket for `max_imbalance` (default requests).
+    pub weight_by: Measure,
 }
+
+/// The measure of a shard that `max_imbalance` weighs vbuckets by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Measure {
+    /// `bytes`: bytes stored.
+    Bytes,
+    /// `requests` (the default): requests per second, which load the active copy.
+    Requests,
+    /// `keys`: keys stored.
+    Keys,
+}
+
+impl Measure {
+    fn of(self, load: &ShardLoad) -> u64 {
+        match self {
+            Measure::Bytes => load.bytes,
+            Measure::Requests => load.requests,
+            Measure::Keys => load.keys,
+        }
+    }
+
+    /// The field's name, as `weight_by` spells it.
+    fn name(self) -> &'static str {
+        match self {
+            Measure::Bytes => "bytes",
+            Measure::Requests => "requests",
+            Measure::Keys => "keys",
+        }
+    }
+
+    /// The unit after a number in a reason.
+    fn unit(self) -> &'static str {
+        match self {
+            Measure::Bytes => "bytes",
+            Measure::Requests => "requests/s",
+            Measure::Keys => "keys",
+        }
+    }
+}
+
+/// The largest `max_imbalance`, in percent: a node at 101 times its target.
+const MAX_IMBALANCE: u32 = 10_000;
 
 /// An unsigned integer field of a measurement (a number or a decimal string).
 fn count(object: &Object<'_>, name: &str) -> Result<u64> {
@@ -74,7 +133,7 @@ fn count(object: &Object<'_>, name: &str) -> Result<u64> {
 }
 
 pub(super) fn parse(operation: &Value) -> Result<Op> {
-    let args = args(operation, &["op", "shards", "keys", "max_bytes", "max_requests"])?;
+    let args = args(operation, &["op", "shards", "keys", "max_bytes", "max_requests", "max_imbalance", "weight_by"])?;
     let list = |name: &str| -> Result<&[Value]> {
         match args.optional(name) {
             Some(value) => json::array(&args.path(name), value).map(Vec::as_slice).map_err(argument),
@@ -168,7 +227,14 @@ pub(super) fn parse(operation: &Value) -> Result<Op> {
     };
     let max_bytes = threshold("max_bytes")?;
     let max_requests = threshold("max_requests")?;
-    Ok(Op::Suggest(Measurements { shards, keys, max_bytes, max_requests }))
+    let max_imbalance = args.optional_u32_in("max_imbalance", 0, MAX_IMBALANCE)?;
+    let weight_by = args.choice(
+        "weight_by",
+        "measure",
+        Measure::Requests,
+        &[("bytes", Measure::Bytes), ("requests", Measure::Requests), ("keys", Measure::Keys)],
+    )?;
+    Ok(Op::Suggest(Measurements { shards, keys, max_bytes, max_requests, max_imbalance, weight_by }))
 }
 
 pub(super) fn apply(measurements: &Measurements, topology: &Topology) -> Result<Applied> {
@@ -258,13 +324,18 @@ pub(super) fn apply(measurements: &Measurements, topology: &Topology) -> Result<
     // The load per node, by the owner of each measured shard, in node order.
     let mut per_node = vec![(0u64, 0u64, 0u64, 0u32); topology.nodes.len()];
     for load in &measurements.shards {
-        let owner = router.shard_owner(load.shard)?;
-        let index = crate::node::index_of(&topology.nodes, owner).unwrap_or(0) as usize;
-        let entry = &mut per_node[index];
+        // The owner's index, not its id looked up: a scan per shard would be quadratic.
+        let entry = &mut per_node[router.shard_owner_index(load.shard)? as usize];
         entry.0 = entry.0.saturating_add(load.bytes);
         entry.1 = entry.1.saturating_add(load.requests);
         entry.2 = entry.2.saturating_add(load.keys);
         entry.3 += 1;
+    }
+    // A vbucket dictionary whose load leans on some nodes: a weighted rebalance.
+    if let (Some(percent), Some(spec)) = (measurements.max_imbalance, topology.strategy.spec::<VbucketSpec>()) {
+        if let Some(suggestion) = rebalance(measurements, percent, spec, topology, &router)? {
+            suggestions.push(suggestion);
+        }
     }
     let nodes: Vec<Value> = topology
         .nodes
@@ -283,4 +354,107 @@ pub(super) fn apply(measurements: &Measurements, topology: &Topology) -> Result<
     report.put("suggestions", Value::Array(suggestions));
     report.put("nodes", Value::Array(nodes));
     Ok(Applied { topology: topology.clone(), report })
+}
+
+/// The `plan_rebalance` weighted by `measurements.weight_by` when some node's active load
+/// exceeds its target by more than `percent` (`load * 100 > target * (100 + percent)`, in
+/// `u128`), with the planner's targets ([`crate::planner::load_targets`]; an unmeasured
+/// vbucket weighs 0). The plan is made here once, so the reason can say what it moves,
+/// and a plan the operation would refuse (a rebalance running, the planner's budget) is
+/// a reason without an operation.
+fn rebalance(
+    measurements: &Measurements,
+    percent: u32,
+    spec: &VbucketSpec,
+    topology: &Topology,
+    router: &crate::Router,
+) -> Result<Option<(Option<Value>, String)>> {
+    let measure = measurements.weight_by;
+    let mut weights = vec![0u64; spec.vbuckets as usize];
+    for load in &measurements.shards {
+        weights[load.shard as usize] = measure.of(load);
+    }
+    if weights.iter().try_fold(0u64, |sum, &w| sum.checked_add(w)).is_none() {
+        return Err(Error::argument(format!(
+            "operation.shards: the {} of the vbuckets sum past {}",
+            measure.name(),
+            u64::MAX
+        )));
+    }
+    let plan_nodes: Vec<crate::planner::PlanNode> = topology
+        .nodes
+        .iter()
+        .map(|node| crate::planner::PlanNode {
+            weight: node.weight,
+            zone: None,
+            serving: node.state == crate::node::NodeState::Active,
+            failed: node.state == crate::node::NodeState::Failed,
+        })
+        .collect();
+    let targets = crate::planner::load_targets(&weights, &plan_nodes)?;
+    let mut load = vec![0u64; topology.nodes.len()];
+    for (vbucket, &weight) in weights.iter().enumerate() {
+        // A sum of distinct weights, whose total was checked.
+        load[router.shard_owner_index(vbucket as u32)? as usize] += weight;
+    }
+    let over: Vec<usize> = (0..topology.nodes.len())
+        .filter(|&n| u128::from(load[n]) * 100 > u128::from(targets[n]) * (100 + u128::from(percent)))
+        .collect();
+    if over.is_empty() {
+        return Ok(None);
+    }
+    let said: Vec<String> = over
+        .iter()
+        .map(|&n| {
+            format!("node {}: {} {} against a target of {}", topology.nodes[n].id, load[n], measure.unit(), targets[n])
+        })
+        .collect();
+    let why = format!("{} (max_imbalance {percent}%)", said.join("; "));
+    let operation = serde_json::json!({"op": "plan_rebalance",
+        "vbucket_weights": weights.iter().map(|&w| json::u64_value(w)).collect::<Vec<Value>>()});
+    // Planned as the operation would be (its defaults), straight through the dictionary
+    // code: not through `Op::apply`, which would make `apply` recursive.
+    let rebalance = super::Rebalance {
+        add: Vec::new(),
+        remove: Vec::new(),
+        fail: Vec::new(),
+        weights: Vec::new(),
+        replicas: None,
+        max_moves_per_node: super::dictionary::DEFAULT_MAX_MOVES_PER_NODE,
+        vbucket_weights: Some(weights),
+    };
+    let planned = super::dictionary::plan_rebalance(spec, &rebalance, topology);
+    Ok(Some(match planned {
+        Err(err) => (None, format!("{why}, but plan_rebalance refuses: {}", err.message())),
+        Ok(applied) => {
+            let after: Vec<String> = over
+                .iter()
+                .map(|&n| {
+                    let id = &topology.nodes[n].id;
+                    let after = &applied.report["load"][id.as_str()]["after"];
+                    let after = after.as_u64().map(|n| format!("{n}")).or_else(|| after.as_str().map(String::from));
+                    format!("{id} at {}", after.unwrap_or_default())
+                })
+                .collect();
+            let moved = applied.report["moved_actives"].as_u64().unwrap_or(0);
+            if moved == 0 {
+                return Ok(Some((
+                    None,
+                    format!(
+                        "{why}, but a rebalance weighted by {} moves no active: a vbucket outweighs the room left \
+                         on every node (vbucket_double splits each vbucket's keys in two, hot_key_add spreads a hot key)",
+                        measure.name()
+                    ),
+                )));
+            }
+            (
+                Some(operation),
+                format!(
+                    "{why}: a rebalance weighted by {} moves {moved} actives and leaves {}",
+                    measure.name(),
+                    after.join(", ")
+                ),
+            )
+        }
+    }))
 }

@@ -51,8 +51,7 @@
 //! * with **all weights equal** (and above 0), keeps the count plan's bounds: the targets
 //!   are that weight times the exact Hamilton quotas of `V`, every node ends with exactly
 //!   its quota of actives and the actives that move are the count lower bound. It is the
-//!   count plan itself, move for move, wherever [`quotas`] gives the same quotas (its
-//!   remainders are floats, which may rank an exact tie either way).
+//!   count plan itself, move for move ([`quotas`] apportions in the same integers).
 //! * leaves **replicas** to the count quotas: reads and writes load the active copy, so
 //!   only actives are weighed; replicas are placed as in a count plan (same safety, zones,
 //!   promotions, steps and `max_moves_per_node`).
@@ -138,30 +137,46 @@ pub struct Plan {
     pub work: u64,
 }
 
-/// Hamilton apportionment of `total` seats by weight among serving nodes.
+/// Hamilton apportionment of `total` seats by weight among serving nodes, in exact
+/// integer arithmetic (node weights read as integers, as [`load_targets`] reads them): each
+/// quota is `floor(total * w / S)` or one more, the largest remainders first and ties to
+/// the node listed first. (Until 2026-11-27 the remainders were ranked as floats, which
+/// could order an exact tie otherwise: weights 1, 4, 1, 3 over 138 seats.)
 pub fn quotas(total: u64, nodes: &[PlanNode]) -> Vec<u32> {
-    let weight_sum: f64 = nodes.iter().filter(|n| n.serving).map(|n| n.weight).sum();
-    let mut quota = vec![0u32; nodes.len()];
-    if weight_sum <= 0.0 {
-        return quota;
+    // Seats past u32::MAX cannot happen: the planner's budget bounds `total`.
+    hamilton(total, &integer_weights(nodes), nodes).into_iter().map(|seats| seats as u32).collect()
+}
+
+/// Hamilton's method in integers: `units` seats among the serving nodes by their
+/// `integer` weights ([`integer_weights`]). Each gets `floor(units * w / S)`, then the
+/// largest remainders `units * w mod S` (compared as `u128`, never as floats) one more,
+/// ties to the node listed first.
+fn hamilton(units: u64, integer: &[u64], nodes: &[PlanNode]) -> Vec<u64> {
+    let mut seats = vec![0u64; nodes.len()];
+    let sum: u128 = integer.iter().map(|&w| u128::from(w)).sum();
+    if sum == 0 {
+        return seats;
     }
-    // Exact shares as floats only to rank remainders; the seats themselves are integers.
-    let mut remainders: Vec<(f64, usize)> = Vec::new();
+    // Largest remainder first, ties to the node listed first: sorted as one `u128` key,
+    // `(sum - 1 - remainder) << 32 | node` (below 2^101), as every sort here is, so the
+    // .wasm holds one sort.
+    let mut remainders: Vec<u128> = Vec::new();
     let mut given: u64 = 0;
-    for (index, node) in nodes.iter().enumerate().filter(|(_, n)| n.serving) {
-        let share = total as f64 * node.weight / weight_sum;
-        let floor = libm::floor(share);
-        quota[index] = floor as u32;
-        given += floor as u64;
-        remainders.push((share - floor, index));
+    for (index, &weight) in integer.iter().enumerate().filter(|&(index, _)| nodes[index].serving) {
+        let share = u128::from(units) * u128::from(weight);
+        // `share / sum <= units`, a u64.
+        let floor = (share / sum) as u64;
+        seats[index] = floor;
+        given += floor;
+        remainders.push((sum - 1 - share % sum) << 32 | index as u128);
     }
-    // Largest remainder first; ties to the node listed first.
-    remainders.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-    let missing = total.saturating_sub(given) as usize;
-    for &(_, index) in remainders.iter().cycle().take(missing) {
-        quota[index] += 1;
+    // Fewer than one seat per serving node is missing, and only nodes with a remainder
+    // above 0 get one.
+    remainders.sort_unstable();
+    for &key in remainders.iter().take((units - given) as usize) {
+        seats[key as u32 as usize] += 1;
     }
-    quota
+    seats
 }
 
 /// The active load target of every node for a plan weighted by `vbucket_weights`: the
@@ -171,8 +186,7 @@ pub fn quotas(total: u64, nodes: &[PlanNode]) -> Vec<u32> {
 /// The weights are first divided by their greatest common divisor `g` and the targets
 /// multiplied back by it, so the targets depend on the ratios of the weights only
 /// (measuring in bytes or kilobytes gives the same plan), and all-equal weights give that
-/// weight times the exact Hamilton quotas of `V` (the count quotas, unless [`quotas`]'
-/// float remainders rank an exact tie otherwise). Node weights are read as integers:
+/// weight times the exact Hamilton quotas of `V` (the count quotas of [`quotas`]). Node weights are read as integers:
 /// each serving weight's 53-bit mantissa, shifted to the exponent of the largest serving
 /// weight (exact when every weight is a whole multiple of the largest one's last mantissa
 /// bit, as integer weights are; finer bits are dropped). Each target is then
@@ -203,35 +217,11 @@ pub fn load_targets(vbucket_weights: &[u64], nodes: &[PlanNode]) -> Result<Vec<u
         })?;
         divisor = gcd(divisor, weight);
     }
-    let mut target = vec![0u64; nodes.len()];
     if total == 0 {
-        return Ok(target);
+        return Ok(vec![0u64; nodes.len()]);
     }
     let units = total / divisor;
-    let integer = integer_weights(nodes);
-    let sum: u128 = integer.iter().map(|&w| u128::from(w)).sum();
-    if sum == 0 {
-        return Ok(target);
-    }
-    // Largest remainder first, ties to the node listed first: sorted as one `u128` key,
-    // `(sum - 1 - remainder) << 32 | node` (below 2^101), as every sort here is, so the
-    // .wasm holds one sort.
-    let mut remainders: Vec<u128> = Vec::new();
-    let mut given: u64 = 0;
-    for (index, &weight) in integer.iter().enumerate().filter(|&(index, _)| nodes[index].serving) {
-        let share = u128::from(units) * u128::from(weight);
-        // `share / sum <= units`, a u64.
-        let floor = (share / sum) as u64;
-        target[index] = floor;
-        given += floor;
-        remainders.push((sum - 1 - share % sum) << 32 | index as u128);
-    }
-    // Fewer than one seat per serving node is missing, and only nodes with a remainder
-    // above 0 get one.
-    remainders.sort_unstable();
-    for &key in remainders.iter().take((units - given) as usize) {
-        target[key as u32 as usize] += 1;
-    }
+    let mut target = hamilton(units, &integer_weights(nodes), nodes);
     for seat in &mut target {
         *seat *= divisor;
     }

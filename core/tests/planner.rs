@@ -161,6 +161,10 @@ fn quotas_apportion_by_weight() {
     let mut off = nodes.clone();
     off[1].serving = false;
     assert_eq!(quotas(7, &off), vec![4, 0, 3]);
+    // Shares 15 1/3, 61 1/3, 15 1/3 and 46: three remainders of exactly 1/3 tie for the
+    // one seat left, and the node listed first takes it (floats ranked them otherwise).
+    let tied = [node(1.0, None), node(4.0, None), node(1.0, None), node(3.0, None)];
+    assert_eq!(quotas(138, &tied), vec![16, 61, 15, 46]);
 }
 
 #[test]

@@ -449,7 +449,7 @@ class Service {
           'SELECT message_id, user_id FROM by_sender WHERE sender_id = $1', [sender]);
         const wanted = new Map();
         for (const { message_id: id, user_id: user } of entries) {
-          for (const node of routing.readPlan(Number(user), false)) {
+          for (const node of routing.readPlan(BigInt(user), false)) {
             if (!wanted.has(node)) wanted.set(node, []);
             wanted.get(node).push(id);
           }

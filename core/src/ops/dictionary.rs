@@ -259,18 +259,7 @@ pub(super) fn plan_rebalance(spec: &VbucketSpec, rebalance: &Rebalance, topology
     let serving = nodes.iter().filter(|node| node.state == NodeState::Active).count() as u32;
     planner::check(serving, replicas, rebalance.max_moves_per_node)?;
     let chains = explicit_map(spec, topology.nodes.len() as u32);
-    let mut zones: Vec<&str> = nodes.iter().filter_map(|node| node.zone.as_deref()).collect();
-    zones.sort_unstable();
-    zones.dedup();
-    let plan_nodes: Vec<PlanNode> = nodes
-        .iter()
-        .map(|node| PlanNode {
-            weight: node.weight,
-            zone: node.zone.as_deref().and_then(|zone| zones.binary_search(&zone).ok()).map(|i| i as u32),
-            serving: node.state == NodeState::Active,
-            failed: node.state == NodeState::Failed,
-        })
-        .collect();
+    let plan_nodes = plan_nodes(&nodes);
     let plan = match &rebalance.vbucket_weights {
         Some(weights) => planner::plan_weighted(&chains, &plan_nodes, replicas, rebalance.max_moves_per_node, weights)?,
         None => planner::plan(&chains, &plan_nodes, replicas, rebalance.max_moves_per_node)?,
@@ -348,6 +337,23 @@ pub(super) fn plan_rebalance(spec: &VbucketSpec, rebalance: &Rebalance, topology
     }
     let next = VbucketSpec { map: Some(map), forward, states, replicas: 0, ..spec.clone() };
     dictionary(topology, nodes, next, report)
+}
+
+/// The nodes as the planner sees them: weight, zone (by its rank among the zones named),
+/// serving (active) or failed.
+pub(super) fn plan_nodes(nodes: &[Node]) -> Vec<PlanNode> {
+    let mut zones: Vec<&str> = nodes.iter().filter_map(|node| node.zone.as_deref()).collect();
+    zones.sort_unstable();
+    zones.dedup();
+    nodes
+        .iter()
+        .map(|node| PlanNode {
+            weight: node.weight,
+            zone: node.zone.as_deref().and_then(|zone| zones.binary_search(&zone).ok()).map(|i| i as u32),
+            serving: node.state == NodeState::Active,
+            failed: node.state == NodeState::Failed,
+        })
+        .collect()
 }
 
 /// What a weighted plan reports beside its moves.

@@ -381,17 +381,7 @@ fn rebalance(
             u64::MAX
         )));
     }
-    let plan_nodes: Vec<crate::planner::PlanNode> = topology
-        .nodes
-        .iter()
-        .map(|node| crate::planner::PlanNode {
-            weight: node.weight,
-            zone: None,
-            serving: node.state == crate::node::NodeState::Active,
-            failed: node.state == crate::node::NodeState::Failed,
-        })
-        .collect();
-    let targets = crate::planner::load_targets(&weights, &plan_nodes)?;
+    let targets = crate::planner::load_targets(&weights, &super::dictionary::plan_nodes(&topology.nodes))?;
     let mut load = vec![0u64; topology.nodes.len()];
     for (vbucket, &weight) in weights.iter().enumerate() {
         // A sum of distinct weights, whose total was checked.

@@ -247,13 +247,16 @@ impl Migration {
     /// its target:
     ///
     /// * for fixed partitions ([`moving_shards`](Migration::moving_shards): vbuckets,
-    ///   slots, partitions), the moves are known: every node that owns a shard on either
-    ///   side once, sources before targets (a topological order; ties by node order,
-    ///   *before*'s nodes first). When moves go both ways between nodes (a cycle), every
-    ///   node is read once and then every target again.
-    /// * otherwise (modulo, jump, rings, ranges: which nodes lose keys to which is not
-    ///   known without the keys), every node that owns a shard under *before*, then
-    ///   every one under *after*: a node on both sides is read twice.
+    ///   slots, partitions) hashed alike on both sides, the moves are known: the shards
+    ///   whose owner changes, and the keys a vbucket override sends elsewhere. Every node
+    ///   that owns a shard on either side is read once, sources before targets (a
+    ///   topological order; ties by node order, *before*'s nodes first). When moves go
+    ///   both ways between nodes (a cycle), every node is read once and then every target
+    ///   again.
+    /// * otherwise (modulo, jump, rings, ranges, or a change of key hashing: which nodes
+    ///   lose keys to which is not known without the keys), every node that owns a shard
+    ///   under *before*, then every one under *after*: a node on both sides is read
+    ///   twice.
     ///
     /// Each read must itself see one moment of its node (one statement, or one
     /// snapshot). A node that owns no shard on either side is not read.
@@ -272,21 +275,31 @@ impl Migration {
     pub fn scan_nodes(&self) -> Vec<&str> {
         let before = owner_ids(&self.before);
         let after = owner_ids(&self.after);
-        let Ok(moving) = self.moving_shards() else {
+        // The moves are known per shard only when every key stays in its shard: the same
+        // fixed partitions, hashed alike. A key a vbucket override sends to another vbucket
+        // moves too, whatever its shards' owners do: each such key is one more move.
+        let same_shards = self.before.hashing() == self.after.hashing();
+        let (Ok(moving), true) = (self.moving_shards(), same_shards) else {
             return before.into_iter().chain(after).collect();
         };
         // The nodes of both sides once, before's first: the order ties follow.
+        let mut seen: alloc::collections::BTreeSet<&str> = before.iter().copied().collect();
         let mut listed = before;
-        for id in after {
-            if !listed.contains(&id) {
-                listed.push(id);
-            }
-        }
+        listed.extend(after.into_iter().filter(|&id| seen.insert(id)));
         let mut sorted: Vec<(&str, u32)> = listed.iter().copied().zip(0u32..).collect();
         sorted.sort_unstable();
         let position = |id: &str| sorted.binary_search_by(|(listed, _)| (*listed).cmp(id)).map(|at| sorted[at].1).ok();
         let mut edges: Vec<(u32, u32)> =
             moving.iter().filter_map(|shard| Some((position(shard.from)?, position(shard.to)?))).collect();
+        let overridden = [&self.before, &self.after]
+            .into_iter()
+            .filter_map(|router| router.strategy().spec::<VbucketSpec>())
+            .flat_map(|spec| spec.overrides.iter().map(|(key, _)| key));
+        for key in overridden {
+            if let Ok(Some((from, to))) = self.moves(key.as_key()) {
+                edges.extend(position(from).zip(position(to)));
+            }
+        }
         edges.sort_unstable();
         edges.dedup();
         // Kahn's algorithm, the smallest ready position first.

@@ -147,3 +147,44 @@ fn a_dictionary_in_motion_reads_old_owners_first() {
     assert_eq!(migration.scan_nodes(), ["shard_0", "shard_1", "shard_2", "shard_3"]);
     check_fixed(&migration);
 }
+
+/// A vbucket override sends a key to another vbucket while no shard changes owner: the
+/// key moves all the same, and its old node is read first (found by fuzz/apply).
+#[test]
+fn a_key_an_override_moves_is_a_move() {
+    let names = ids("s", 3);
+    let before = dictionary(&names, &[0, 1, 2, 0], 1);
+    let key = (0u64..).find(|&key| before.node(key).unwrap() == "s2").unwrap();
+    let mut document: Value = serde_json::from_str(&dictionary(&names, &[0, 1, 2, 0], 2).to_json()).unwrap();
+    document["strategy"]["overrides"] = json!([{"key": {"u64": key.to_string()}, "vbucket": 0}]);
+    let migration = Migration::new(before, Router::from_value(&document).unwrap()).unwrap();
+    assert_eq!(migration.moves(key).unwrap(), Some(("s2", "s0")));
+    assert!(migration.moving_shards().unwrap().is_empty());
+    assert_eq!(migration.scan_nodes(), ["s1", "s2", "s0"]);
+}
+
+/// The same shards hashed another way: every key may change shard, so the moves are not
+/// known per shard and every node of both sides is read.
+#[test]
+fn a_change_of_hashing_reads_both_sides_whole() {
+    let names = ids("s", 3);
+    let map: Vec<Value> = [0usize, 1, 2, 0].iter().map(|&node| json!([names[node]])).collect();
+    let document = |epoch: u64, seed: &str| {
+        Router::from_value(&json!({"format": "shardroute/1", "epoch": epoch, "nodes": nodes(&names),
+            "hashing": {"seed": seed}, "strategy": {"type": "vbucket", "vbuckets": 4, "map": map}}))
+        .unwrap()
+    };
+    let migration = Migration::new(
+        document(1, "000102030405060708090a0b0c0d0e0f"),
+        document(2, "0f0e0d0c0b0a09080706050403020100"),
+    )
+    .unwrap();
+    assert!(migration.moving_shards().unwrap().is_empty());
+    let order = migration.scan_nodes();
+    assert_eq!(order, ["s0", "s1", "s2", "s0", "s1", "s2"]);
+    for key in 0u64..2000 {
+        if let Some((old, new)) = migration.moves(key).unwrap() {
+            assert!(read_before(&order, old, new), "key {key}: {old} -> {new} in {order:?}");
+        }
+    }
+}

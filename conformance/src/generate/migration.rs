@@ -182,6 +182,15 @@ pub(crate) fn file() -> VectorFile {
     };
     file.topology("vbucket-swap-before", swap(["shard_1", "shard_2", "shard_3", "shard_1"]));
     file.topology("vbucket-swap-after", swap(["shard_2", "shard_1", "shard_3", "shard_1"]).epoch(2));
+    // The same map, but one key that lives on shard_3 sent by a vbucket override to
+    // vbucket 0 (shard_1): no shard changes owner, the key moves all the same.
+    let on_shard_3 = (0..)
+        .map(|i| format!("user:{i}"))
+        .find(|key| file.router("vbucket-swap-before").node(key.as_str()).expect("routes") == "shard_3")
+        .expect("a key on shard_3");
+    let mut overridden = swap(["shard_1", "shard_2", "shard_3", "shard_1"]).epoch(2);
+    overridden["strategy"]["overrides"] = json!([{"key": utf8(&on_shard_3), "vbucket": 0}]);
+    file.topology("vbucket-override-after", overridden);
     // Redis Cluster: one slot moved to another master.
     let cluster = doc(
         json!([{"id": "m1", "address": "127.0.0.1:7001"}, {"id": "m2", "address": "127.0.0.1:7002"},
@@ -255,6 +264,7 @@ pub(crate) fn file() -> VectorFile {
         ("vbucket-start-done", Sides::Pair("vbucket-start", "vbucket-done")),
         ("vbucket-start-moving", Sides::Pair("vbucket-start", "vbucket-moving")),
         ("swap", Sides::Pair("vbucket-swap-before", "vbucket-swap-after")),
+        ("override", Sides::Pair("vbucket-swap-before", "vbucket-override-after")),
         ("redis-moved", Sides::Pair("redis", "redis-moved")),
         ("modulo-5-10", Sides::Pair("modulo-5", "modulo-10")),
         ("modulo-10-5", Sides::Pair("modulo-10", "modulo-5-shrunk")),

@@ -5,11 +5,16 @@ import module from '../../bindings-wasm/pkg-route/web/shardroute_route_bg.wasm';
 
 const TOPOLOGY = { format: 'shardroute/1', epoch: 1, nodes: [{ id: 'a' }, { id: 'b' }, { id: 'c' }], strategy: { type: 'jump' } };
 
+let router;
+
 export default {
   async fetch() {
     const started = performance.now();
-    initSync(module);
-    const shard = new Router(TOPOLOGY).route('user:42');
+    if (!router) {
+      initSync(module);
+      router = new Router(TOPOLOGY);
+    }
+    const shard = router.route('user:42');
     return Response.json({ ms: performance.now() - started, shard });
   },
 };

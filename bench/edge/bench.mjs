@@ -48,8 +48,18 @@ const KB = 1000;
 const TARGETS = { raw: 250 * KB, gzip: 90 * KB, coldMs: 5, batchRatio: 1.5 };
 /** The route build's own targets (issue 24): smaller and faster to start than the full one. */
 const ROUTE_TARGETS = { raw: 150 * KB, gzip: 60 * KB, coldMs: 2 };
-/** Workers with one piece of the route build each, whose start-ups say what its compile and load is made of. */
-const ROUTE_PARTS = ['cold-workerd-route-glue.mjs', 'cold-workerd-route-module.mjs'];
+/**
+ * Workers with a piece of the route build each, measured with it in one run, which say what
+ * its cold start is made of; with EDGE_FLOOR set (bench/edge/floor.sh), also the route
+ * build's floor (the core without its JSON reader and writer).
+ */
+const ROUTE_PARTS = [
+  { worker: 'cold-workerd-route-glue.mjs', what: 'its JavaScript alone (glue and support code, no .wasm)' },
+  { worker: 'cold-workerd-route-module.mjs', what: 'its .wasm alone, compiled and not instantiated (no JavaScript)' },
+  { worker: 'cold-workerd-route-instance.mjs', what: 'its .wasm alone, instantiated by the first request with do-nothing imports' },
+  { worker: 'cold-workerd-route-init.mjs', what: 'glue and .wasm, the first request instantiating through the glue (`initSync`), no router' },
+  ...(process.env.EDGE_FLOOR ? [{ worker: 'cold-workerd-route-floor.mjs', what: 'the floor: the whole worker over the core without its JSON reader and writer (bench/edge/floor.sh)', floor: true }] : []),
+];
 /** Only the builds EDGE_BUILDS names, space-separated (`full`, `route`, a slim build's features), or every one. */
 const ONLY = process.env.EDGE_BUILDS ? new Set(process.env.EDGE_BUILDS.split(/\s+/).filter(Boolean)) : null;
 
@@ -59,6 +69,8 @@ const wasmRequire = createRequire(join(wasmDir, 'package.json'));
 
 const shipped = join(wasmDir, 'pkg', 'web', 'shardroute_wasm_bg.wasm');
 const shippedRoute = join(wasmDir, 'pkg-route', 'web', 'shardroute_route_bg.wasm');
+/** The route build's floor, where bench/edge/floor.sh puts it (cold-workerd-route-floor.mjs imports it). */
+const FLOOR_WASM = join(root, 'target', 'bench', 'wasm-edge', 'floor', 'shardroute_route_bg.wasm');
 /** rustc's output for a build variant (build.sh keeps one copy per variant). */
 const rustcOutput = (variant) => join(root, 'target', 'wasm', 'wasm32-unknown-unknown', 'wasm-release', `shardroute_wasm.${variant}.wasm`);
 
@@ -144,7 +156,7 @@ async function roundTrip(url) {
  */
 async function coldWorkerd(worker = 'cold-workerd.mjs', parts = []) {
   const out = join(root, 'target', 'bench', 'wasm-edge', 'workerd', worker.replace(/\.mjs$/, ''));
-  const kinds = [['baseline', 'cold-workerd-baseline.mjs'], ['wasm', worker], ...parts.map((part) => [part, part])];
+  const kinds = [['baseline', 'cold-workerd-baseline.mjs'], ['wasm', worker], ...parts.map(({ worker: part }) => [part, part])];
   const configs = {};
   for (const [name, entry] of kinds) {
     const ports = [];
@@ -153,7 +165,7 @@ async function coldWorkerd(worker = 'cold-workerd.mjs', parts = []) {
     await bundleForWorkerd(join(here, entry), configs[name].dir, ports);
   }
   const starts = Object.fromEntries(kinds.map(([name]) => [name, []]));
-  const extra = { baseline: [], wasm: [] };
+  const extra = Object.fromEntries(kinds.map(([name]) => [name, []]));
   const inIsolate = [];
   for (let run = 0; run < WORKERD_STARTS; run++) {
     for (const [name] of kinds) {
@@ -168,7 +180,6 @@ async function coldWorkerd(worker = 'cold-workerd.mjs', parts = []) {
           const url = `http://127.0.0.1:${port}/`;
           const first = await roundTrip(url);
           answers.push(first.text);
-          if (!(name in extra)) continue;
           let warm = Infinity;
           for (let i = 0; i < WARM_REQUESTS; i++) warm = Math.min(warm, (await roundTrip(url)).ms);
           extra[name].push(first.ms - warm);
@@ -185,12 +196,13 @@ async function coldWorkerd(worker = 'cold-workerd.mjs', parts = []) {
     }
   }
   const share = (name) => (median(starts[name]) - median(starts.baseline)) / COLD_RUNS;
+  const firstRequest = (name) => median(extra[name]) - median(extra.baseline);
   return {
     inIsolate,
     starts,
     share: share('wasm'),
-    parts: Object.fromEntries(parts.map((part) => [part, share(part)])),
-    firstRequest: median(extra.wasm) - median(extra.baseline),
+    firstRequest: firstRequest('wasm'),
+    parts: parts.map((part) => ({ ...part, share: share(part.worker), firstRequest: firstRequest(part.worker) })),
   };
 }
 
@@ -281,8 +293,16 @@ async function main() {
   }
   lines.push('');
   if (route) {
-    const parts = route.workerd.parts;
-    lines.push(`The route build's compile and load per isolate, by part (the same measure, with a worker that has one part only): its JavaScript alone (glue and support code, no .wasm: cold-workerd-route-glue.mjs) ${ms(parts['cold-workerd-route-glue.mjs'])} ms; its .wasm alone (compiled, not instantiated: cold-workerd-route-module.mjs) ${ms(parts['cold-workerd-route-module.mjs'])} ms; both, as the package loads them, ${ms(route.workerd.share)} ms.`, '');
+    lines.push(`What the route build's cold start in workerd is made of: workers with a part of it each, started in turn with it and the baseline in the same run and measured the same way (ms).`, '');
+    lines.push('| worker | compile and load, per isolate | first request beyond a warm one | total |', '|---|---:|---:|---:|');
+    const row = (name, w) => `| ${name} | ${ms(w.share)} | ${ms(w.firstRequest)} | ${ms(w.share + w.firstRequest)} |`;
+    for (const part of route.workerd.parts) lines.push(row(`${part.what} (${part.worker})`, part));
+    lines.push(row('the route build (cold-workerd-route.mjs)', route.workerd), '');
+    const floor = route.workerd.parts.find((part) => part.floor);
+    if (floor) {
+      const size = sizes(FLOOR_WASM);
+      lines.push(`The floor's .wasm: ${bytesText(size.raw)} bytes raw, ${bytesText(size.gzip)} gzip (the route build's: ${bytesText(route.raw)} and ${bytesText(route.gzip)}).`, '');
+    }
   }
 
   if (batchRows) {

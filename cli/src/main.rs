@@ -114,6 +114,10 @@ enum Command {
         /// Give a node a new weight, `ID:WEIGHT`
         #[arg(long, value_name = "ID:W")]
         reweight: Vec<String>,
+        /// A vbucket dictionary balanced by load: FILE (`-`: stdin) holds a JSON array of
+        /// one measured weight per vbucket (unsigned integers: bytes, requests/s, keys)
+        #[arg(long, value_name = "FILE")]
+        vbucket_weights: Option<String>,
         /// Sampled keys measuring the movement of node-list strategies
         #[arg(long, value_name = "N", default_value_t = 100_000)]
         sample: u64,
@@ -267,8 +271,8 @@ fn run(cli: Cli) -> Outcome {
             lookup::explain(&Input(topology), &key, u64, replicas, json)
         }
         Command::Validate { topology } => lookup::validate(&Input(topology)),
-        Command::Plan { topology, add, remove, fail, reweight, sample, out, json } => {
-            let change = plan::Change { add, remove, fail, reweight };
+        Command::Plan { topology, add, remove, fail, reweight, vbucket_weights, sample, out, json } => {
+            let change = plan::Change { add, remove, fail, reweight, vbucket_weights: vbucket_weights.map(Input) };
             plan::plan(&Input(topology), &change, sample, out.as_deref(), json)
         }
         Command::Diff { old, new, key_options, sample, json } => {

@@ -17,6 +17,8 @@ pub struct Change {
     pub remove: Vec<String>,
     pub fail: Vec<String>,
     pub reweight: Vec<String>,
+    /// `--vbucket-weights FILE`: a dictionary planned by load.
+    pub vbucket_weights: Option<Input>,
 }
 
 /// What a plan reports beside the new document.
@@ -27,6 +29,9 @@ struct Planned {
     moves: Vec<Value>,
     /// `(id, before, after)` per node of either topology.
     nodes: Vec<(String, u64, u64)>,
+    /// A plan by load: `(id, load before, load after, target)` per node, as the report
+    /// states them (numbers, or decimal strings past 2^53).
+    loads: Option<Vec<(String, Value, Value, Value)>>,
     moved: u64,
     total: u64,
     summary: String,
@@ -40,8 +45,21 @@ pub fn plan(input: &Input, change: &Change, sample: u64, out: Option<&Path>, jso
     let adds = change.add.iter().map(|spec| node_entry(spec)).collect::<Outcome<Vec<_>>>()?;
     let weights = change.reweight.iter().map(|spec| reweight(spec)).collect::<Outcome<Vec<_>>>()?;
     let refused = |err: shardroute::Error| Failure::input(format!("{}: {err}", input.name()));
+    let vbucket_weights = match &change.vbucket_weights {
+        Some(_) if topology.strategy.type_name() != "vbucket" => {
+            return Err(Failure::input(format!(
+                "--vbucket-weights: only a vbucket dictionary is planned by load; {} is {}",
+                input.name(),
+                topology.strategy.type_name()
+            )))
+        }
+        Some(file) => Some(serde_json::from_slice::<Value>(&file.read()?).map_err(|err| {
+            Failure::input(format!("--vbucket-weights {}: not JSON: {err}", file.name()))
+        })?),
+        None => None,
+    };
     let planned = if topology.strategy.type_name() == "vbucket" {
-        rebalance(&topology, change, &adds, &weights).map_err(refused)?
+        rebalance(&topology, change, &adds, &weights, vbucket_weights).map_err(refused)?
     } else {
         let next = node_list(&topology, change, &adds, &weights).map_err(refused)?;
         measured(&topology, next, sample).map_err(|failure| match failure.code {
@@ -59,8 +77,14 @@ pub fn plan(input: &Input, change: &Change, sample: u64, out: Option<&Path>, jso
             .iter()
             .map(|(id, before, after)| json!({"id": id, "before": before, "after": after}))
             .collect();
-        let line = json!({"topology": planned.topology.to_value(), "unit": planned.unit, "moved": planned.moved,
+        let mut line = json!({"topology": planned.topology.to_value(), "unit": planned.unit, "moved": planned.moved,
             "total": planned.total, "moves": planned.moves, "nodes": nodes});
+        if let Some(loads) = &planned.loads {
+            line["load"] = loads
+                .iter()
+                .map(|(id, before, after, target)| json!({"id": id, "before": before, "after": after, "target": target}))
+                .collect();
+        }
         say!("{line}");
         return Ok(());
     }
@@ -72,6 +96,20 @@ pub fn plan(input: &Input, change: &Change, sample: u64, out: Option<&Path>, jso
         .collect();
     say!();
     say_raw!("{}", table(&["node", &format!("{} before", planned.unit), "after"], &rows));
+    if let Some(loads) = &planned.loads {
+        let number = |value: &Value| match value {
+            Value::Number(number) => number.as_u64().map_or_else(|| number.to_string(), thousands),
+            Value::String(text) => text.clone(),
+            Value::Null => String::from("-"),
+            other => other.to_string(),
+        };
+        let rows: Vec<Vec<String>> = loads
+            .iter()
+            .map(|(id, before, after, target)| vec![id.clone(), number(before), number(after), number(target)])
+            .collect();
+        say!();
+        say_raw!("{}", table(&["node", "load before", "after", "target"], &rows));
+    }
     match out {
         Some(path) => say!("\nnew topology (epoch {}) written to {}", planned.topology.epoch, path.display()),
         None => say_raw!("\nnew topology:\n{document}"),
@@ -112,11 +150,26 @@ fn rebalance(
     change: &Change,
     adds: &[Value],
     weights: &[(String, f64)],
+    vbucket_weights: Option<Value>,
 ) -> shardroute::Result<Planned> {
     let weights: serde_json::Map<String, Value> = weights.iter().map(|(id, w)| (id.clone(), json!(w))).collect();
-    let operation = json!({"op": "plan_rebalance", "add": adds, "remove": change.remove, "fail": change.fail,
+    let mut operation = json!({"op": "plan_rebalance", "add": adds, "remove": change.remove, "fail": change.fail,
         "weights": weights});
+    if let Some(vbucket_weights) = vbucket_weights {
+        operation["vbucket_weights"] = vbucket_weights;
+    }
     let (next, report) = apply(topology, operation)?;
+    // A plan by load reports each node's load and target (serving nodes have a target).
+    let loads = report["load"].as_object().map(|load| {
+        next.nodes
+            .iter()
+            .filter_map(|node| {
+                let entry = load.get(&node.id)?;
+                let target = report["target"].get(&node.id).cloned().unwrap_or(Value::Null);
+                Some((node.id.clone(), entry["before"].clone(), entry["after"].clone(), target))
+            })
+            .collect()
+    });
     // Where the actives end once every move is done.
     let (done, _) = apply(&next, json!({"op": "complete_moves"}))?;
     let before = actives(&Router::new(topology.clone())?)?;
@@ -141,7 +194,8 @@ fn rebalance(
         .collect();
     let total = u64::from(Router::new(topology.clone())?.shard_range().len() as u32);
     let summary = format!(
-        "plan_rebalance: vbucket dictionary, epoch {} -> {}\n{} moves in {} steps; {} of {} active vbuckets move (the lower bound is {})\n\n{}",
+        "plan_rebalance: vbucket dictionary{}, epoch {} -> {}\n{} moves in {} steps; {} of {} active vbuckets move (the lower bound is {})\n\n{}",
+        if loads.is_some() { " by load" } else { "" },
         topology.epoch,
         next.epoch,
         moves.len(),
@@ -151,7 +205,7 @@ fn rebalance(
         report["lower_bound"],
         table(&["vbucket", "role", "from", "to", "kind"], &rows)
     );
-    Ok(Planned { topology: next, unit: "vbuckets", moves, nodes, moved: moved_actives, total, summary })
+    Ok(Planned { topology: next, unit: "vbuckets", moves, nodes, loads, moved: moved_actives, total, summary })
 }
 
 /// `(node id, active vbuckets)` in node order.
@@ -252,7 +306,7 @@ fn measured(topology: &Topology, next: Topology, sample: u64) -> Outcome<Planned
         keys.describe(),
         table(&["from", "to", "keys", "share"], &rows)
     );
-    Ok(Planned { topology: next, unit: "keys", moves, nodes, moved, total, summary })
+    Ok(Planned { topology: next, unit: "keys", moves, nodes, loads: None, moved, total, summary })
 }
 
 #[cfg(test)]

@@ -275,6 +275,61 @@ fn plan_rebalances_a_vbucket_dictionary() {
 }
 
 #[test]
+fn plan_balances_a_vbucket_dictionary_by_load() {
+    let scratch = Scratch::new();
+    // 24 vbuckets over a, b, c in turn; the ones a holds are heavy.
+    let nodes = ["a", "b", "c"];
+    let map: Vec<Value> = (0..24).map(|v| Value::from(vec![nodes[v % 3]])).collect();
+    let weights: Vec<u64> = (0..24u64).map(|v| if v % 3 == 0 { 50 + v } else { 1 + v % 5 }).collect();
+    let topology = scratch.json("vb.json", &doc(&nodes, json!({"type": "vbucket", "vbuckets": 24, "map": map})));
+    let file = scratch.json("weights.json", &json!(weights));
+    let planned = json_of(shardroute().args(["plan", arg(&topology), "--add", "d", "--vbucket-weights", arg(&file), "--json"]));
+
+    // Each node's load, summed here from the maps and the weights: before from the
+    // document, after from the forward map the plan wrote.
+    let load_of = |map: &Value, node: &str| -> u64 {
+        map.as_array().unwrap().iter().zip(&weights).filter(|(chain, _)| chain[0] == node).map(|(_, w)| *w).sum()
+    };
+    let forward = &planned["topology"]["strategy"]["forward_map"];
+    let total: u64 = weights.iter().sum();
+    let heaviest = *weights.iter().max().unwrap();
+    let reported = planned["load"].as_array().unwrap();
+    assert_eq!(reported.len(), 4);
+    let mut targets = 0;
+    for (entry, node) in reported.iter().zip(["a", "b", "c", "d"]) {
+        assert_eq!(entry["id"], node);
+        assert_eq!(entry["before"], load_of(&json!(map), node), "{node}");
+        assert_eq!(entry["after"], load_of(forward, node), "{node}");
+        let target = entry["target"].as_u64().unwrap();
+        // The planner's bound: at most the target plus the heaviest vbucket less 1.
+        assert!(entry["after"].as_u64().unwrap() < target + heaviest, "{node}: {entry}");
+        targets += target;
+    }
+    assert_eq!(targets, total, "the targets share out the whole load");
+    // Four equal nodes: every target is a quarter of the load, to within one.
+    assert!(reported.iter().all(|entry| entry["target"].as_u64().unwrap().abs_diff(total / 4) <= 1));
+    let moved = forward.as_array().unwrap().iter().zip(&map).filter(|(new, old)| new[0] != old[0]).count();
+    assert_eq!(planned["moved"], moved as u64);
+
+    let text = stdout_of(shardroute().args(["plan", arg(&topology), "--add", "d", "--vbucket-weights", arg(&file)]));
+    assert!(text.starts_with("plan_rebalance: vbucket dictionary by load, epoch 1 -> 2\n"), "{text}");
+    assert!(text.contains("node  load before  after  target\n"), "{text}");
+
+    // Refused: a count that is not one per vbucket, text that is not JSON, and a strategy
+    // that has no vbuckets.
+    let short = scratch.json("short.json", &json!([1, 2]));
+    run(["plan", arg(&topology), "--add", "d", "--vbucket-weights", arg(&short)])
+        .code(2)
+        .stderr(contains("operation.vbucket_weights: expected 24 weights, one per vbucket, found 2"));
+    let garbage = scratch.write("garbage.json", "1 2 3");
+    run(["plan", arg(&topology), "--add", "d", "--vbucket-weights", arg(&garbage)]).code(2).stderr(contains("not JSON"));
+    let ring = scratch.json("ring.json", &ring());
+    run(["plan", arg(&ring), "--add", "d", "--vbucket-weights", arg(&file)])
+        .code(2)
+        .stderr(contains("only a vbucket dictionary is planned by load"));
+}
+
+#[test]
 fn plan_refuses_what_the_strategy_cannot_do() {
     let scratch = Scratch::new();
     let redis = scratch.json("redis.json", &doc(&["a", "b"], json!({"type": "redis_cluster"})));

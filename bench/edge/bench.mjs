@@ -5,9 +5,12 @@
 //     from rustc's own output, which still has its `name` section, grouped by crate and
 //     module: bench/edge/wasm-sizes.mjs);
 //   - cold start, module compile + instantiate + first route, median over 20 fresh
-//     isolates: in workerd (npm), 20 processes each serving cold-workerd.mjs (the route
-//     build: cold-workerd-route.mjs), and in Chromium (Debian's, through playwright-core),
-//     20 dedicated workers (cold.html);
+//     isolates: in workerd (npm), one process serving 20 copies of cold-workerd.mjs (the
+//     route build: cold-workerd-route.mjs), started 9 times against a worker without the
+//     package (compile and load per isolate), each copy's first request timed from
+//     outside; for the route build also workers with one part of it each
+//     (cold-workerd-route-*.mjs) and, with EDGE_FLOOR=1 (bench/edge/floor.sh), its floor;
+//     in Chromium (Debian's, through playwright-core), 20 dedicated workers (cold.html);
 //   - batch routing per key, the WASM package's nodejs build against the Node addon.
 // Writes target/bench/wasm-edge.md (with EDGE_BUILDS, wasm-edge-partial.md) and prints it.
 // Runs build.sh for the slim builds and the full one again at the end (every run of it

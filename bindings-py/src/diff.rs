@@ -35,9 +35,10 @@ pub fn diff<'py>(
     let new = router_arg(new, "new")?;
     let per_key = match per_key {
         None => false,
-        Some(flag) => flag.cast::<PyBool>().map(|flag| flag.is_true()).map_err(|_| {
-            errors::new(sr::ErrorKind::InvalidArgument, "per_key must be a bool")
-        })?,
+        Some(flag) => flag
+            .cast::<PyBool>()
+            .map(|flag| flag.is_true())
+            .map_err(|_| errors::new(sr::ErrorKind::InvalidArgument, "per_key must be a bool"))?,
     };
     let mut tally = sr::diff::Tally::new(&old.get().inner, &new.get().inner, per_key);
     for_each_batch_key(keys, |key| tally.add(key))?;

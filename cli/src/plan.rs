@@ -53,9 +53,10 @@ pub fn plan(input: &Input, change: &Change, sample: u64, out: Option<&Path>, jso
                 topology.strategy.type_name()
             )))
         }
-        Some(file) => Some(serde_json::from_slice::<Value>(&file.read()?).map_err(|err| {
-            Failure::input(format!("--vbucket-weights {}: not JSON: {err}", file.name()))
-        })?),
+        Some(file) => Some(
+            serde_json::from_slice::<Value>(&file.read()?)
+                .map_err(|err| Failure::input(format!("--vbucket-weights {}: not JSON: {err}", file.name())))?,
+        ),
         None => None,
     };
     let planned = if topology.strategy.type_name() == "vbucket" {
@@ -82,7 +83,9 @@ pub fn plan(input: &Input, change: &Change, sample: u64, out: Option<&Path>, jso
         if let Some(loads) = &planned.loads {
             line["load"] = loads
                 .iter()
-                .map(|(id, before, after, target)| json!({"id": id, "before": before, "after": after, "target": target}))
+                .map(
+                    |(id, before, after, target)| json!({"id": id, "before": before, "after": after, "target": target}),
+                )
                 .collect();
         }
         say!("{line}");

@@ -283,7 +283,8 @@ fn plan_balances_a_vbucket_dictionary_by_load() {
     let weights: Vec<u64> = (0..24u64).map(|v| if v % 3 == 0 { 50 + v } else { 1 + v % 5 }).collect();
     let topology = scratch.json("vb.json", &doc(&nodes, json!({"type": "vbucket", "vbuckets": 24, "map": map})));
     let file = scratch.json("weights.json", &json!(weights));
-    let planned = json_of(shardroute().args(["plan", arg(&topology), "--add", "d", "--vbucket-weights", arg(&file), "--json"]));
+    let planned =
+        json_of(shardroute().args(["plan", arg(&topology), "--add", "d", "--vbucket-weights", arg(&file), "--json"]));
 
     // Each node's load, summed here from the maps and the weights: before from the
     // document, after from the forward map the plan wrote.
@@ -322,7 +323,9 @@ fn plan_balances_a_vbucket_dictionary_by_load() {
         .code(2)
         .stderr(contains("operation.vbucket_weights: expected 24 weights, one per vbucket, found 2"));
     let garbage = scratch.write("garbage.json", "1 2 3");
-    run(["plan", arg(&topology), "--add", "d", "--vbucket-weights", arg(&garbage)]).code(2).stderr(contains("not JSON"));
+    run(["plan", arg(&topology), "--add", "d", "--vbucket-weights", arg(&garbage)])
+        .code(2)
+        .stderr(contains("not JSON"));
     let ring = scratch.json("ring.json", &ring());
     run(["plan", arg(&ring), "--add", "d", "--vbucket-weights", arg(&file)])
         .code(2)

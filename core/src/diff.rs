@@ -113,19 +113,9 @@ impl<'r> Tally<'r> {
         let same_node = old
             .nodes()
             .iter()
-            .map(|node| {
-                new_ids.binary_search_by(|(id, _)| (*id).cmp(node.id.as_str())).ok().map(|at| new_ids[at].1)
-            })
+            .map(|node| new_ids.binary_search_by(|(id, _)| (*id).cmp(node.id.as_str())).ok().map(|at| new_ids[at].1))
             .collect();
-        Tally {
-            old,
-            new,
-            same_node,
-            total: 0,
-            moved: 0,
-            flows: BTreeMap::new(),
-            keys: per_key.then(Vec::new),
-        }
+        Tally { old, new, same_node, total: 0, moved: 0, flows: BTreeMap::new(), keys: per_key.then(Vec::new) }
     }
 
     /// Routes `key` under both routers and counts it.

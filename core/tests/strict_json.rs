@@ -12,10 +12,22 @@ fn refused(text: &str) -> shardroute::Error {
 #[test]
 fn a_field_named_twice_is_refused_with_its_path() {
     let cases = [
-        (r#"{"format": "shardroute/1", "epoch": 1, "epoch": 2, "nodes": [{"id": "a"}], "strategy": {"type": "jump"}}"#, "the top level: the field \"epoch\""),
-        (r#"{"format": "shardroute/1", "epoch": 1, "nodes": [{"id": "a"}, {"id": "b", "id": "c"}], "strategy": {"type": "jump"}}"#, "nodes[1]: the field \"id\""),
-        (r#"{"format": "shardroute/1", "epoch": 1, "nodes": [{"id": "a"}], "strategy": {"type": "ring", "points_per_node": 1, "points_per_node": 2}}"#, "strategy: the field \"points_per_node\""),
-        (r#"{"format": "shardroute/1", "epoch": 1, "hashing": {"seed": "000102030405060708090a0b0c0d0e0f", "seed": "0f0e0d0c0b0a09080706050403020100"}, "nodes": [{"id": "a"}], "strategy": {"type": "jump"}}"#, "hashing: the field \"seed\""),
+        (
+            r#"{"format": "shardroute/1", "epoch": 1, "epoch": 2, "nodes": [{"id": "a"}], "strategy": {"type": "jump"}}"#,
+            "the top level: the field \"epoch\"",
+        ),
+        (
+            r#"{"format": "shardroute/1", "epoch": 1, "nodes": [{"id": "a"}, {"id": "b", "id": "c"}], "strategy": {"type": "jump"}}"#,
+            "nodes[1]: the field \"id\"",
+        ),
+        (
+            r#"{"format": "shardroute/1", "epoch": 1, "nodes": [{"id": "a"}], "strategy": {"type": "ring", "points_per_node": 1, "points_per_node": 2}}"#,
+            "strategy: the field \"points_per_node\"",
+        ),
+        (
+            r#"{"format": "shardroute/1", "epoch": 1, "hashing": {"seed": "000102030405060708090a0b0c0d0e0f", "seed": "0f0e0d0c0b0a09080706050403020100"}, "nodes": [{"id": "a"}], "strategy": {"type": "jump"}}"#,
+            "hashing: the field \"seed\"",
+        ),
     ];
     for (text, start) in cases {
         let err = refused(text);
@@ -43,7 +55,10 @@ fn hashing_specs_and_operations_are_read_as_strictly() {
     assert!(err.message().starts_with("node: the field \"id\""), "{}", err.message());
     assert_eq!(operation_from_json("{").unwrap_err().code(), "invalid_argument");
     // A Couchbase bucket config given as text inside an operation, with a field twice.
-    let topology = Topology::from_json(r#"{"format": "shardroute/1", "epoch": 1, "nodes": [{"id": "a"}], "strategy": {"type": "jump"}}"#).unwrap();
+    let topology = Topology::from_json(
+        r#"{"format": "shardroute/1", "epoch": 1, "nodes": [{"id": "a"}], "strategy": {"type": "jump"}}"#,
+    )
+    .unwrap();
     let operation = serde_json::json!({"op": "import_couchbase_config", "config": r#"{"rev": 1, "rev": 2}"#});
     let err = apply(&topology, &operation).unwrap_err();
     assert_eq!(err.code(), "invalid_argument");

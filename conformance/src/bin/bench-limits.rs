@@ -91,7 +91,9 @@ fn main() {
             let result = ops::apply(&topology, &operation);
             let ms = start.elapsed().as_secs_f64() * 1000.0;
             match result {
-                Ok(report) => println!("{}", json!({"ms": ms, "moves": report["moves"].as_array().map_or(0, Vec::len)})),
+                Ok(report) => {
+                    println!("{}", json!({"ms": ms, "moves": report["moves"].as_array().map_or(0, Vec::len)}))
+                }
                 Err(err) => println!("{}", json!({"ms": ms, "error": err.code(), "message": err.message()})),
             }
         }

@@ -81,7 +81,13 @@ impl<'a> Args<'a> {
 
     /// A field that names one of `options` (`what` names the kind in the error), or
     /// `default` when absent.
-    pub(crate) fn choice<T: Copy>(&self, name: &str, what: &str, default: T, options: &[(&'static str, T)]) -> Result<T> {
+    pub(crate) fn choice<T: Copy>(
+        &self,
+        name: &str,
+        what: &str,
+        default: T,
+        options: &[(&'static str, T)],
+    ) -> Result<T> {
         self.object.choice(name, what, default, options).map_err(argument)
     }
 

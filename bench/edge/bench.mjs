@@ -190,7 +190,8 @@ async function coldWorkerd(worker = 'cold-workerd.mjs', parts = []) {
         if (name === 'baseline') continue;
         for (const text of answers) {
           const answer = JSON.parse(text);
-          if (typeof answer.shard !== 'number') throw new Error(`the workerd worker ${name} answered ${text}`);
+          // A shard, or 0 from a part's worker; -1 when a part found its piece missing.
+          if (!Number.isInteger(answer.shard) || answer.shard < 0) throw new Error(`the workerd worker ${name} answered ${text}`);
           if (name === 'wasm' && run === 0) inIsolate.push(answer.ms);
         }
       } finally {

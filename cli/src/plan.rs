@@ -8,6 +8,7 @@ use serde_json::{json, Value};
 use shardroute::{ops, Router, Topology};
 
 use crate::input::{write_output, Failure, Input, Outcome};
+use crate::lookup::one_stdin;
 use crate::measure::{moved, pairs};
 use crate::sample::{percent, table, thousands, Keys};
 
@@ -41,6 +42,7 @@ pub fn plan(input: &Input, change: &Change, sample: u64, out: Option<&Path>, jso
     if change.add.is_empty() && change.remove.is_empty() && change.fail.is_empty() && change.reweight.is_empty() {
         return Err(Failure::input("plan: nothing to change; give --add, --remove, --fail or --reweight"));
     }
+    one_stdin(&[Some(input), change.vbucket_weights.as_ref()])?;
     let topology = input.topology()?;
     let adds = change.add.iter().map(|spec| node_entry(spec)).collect::<Outcome<Vec<_>>>()?;
     let weights = change.reweight.iter().map(|spec| reweight(spec)).collect::<Outcome<Vec<_>>>()?;
@@ -53,10 +55,7 @@ pub fn plan(input: &Input, change: &Change, sample: u64, out: Option<&Path>, jso
                 topology.strategy.type_name()
             )))
         }
-        Some(file) => Some(
-            serde_json::from_slice::<Value>(&file.read()?)
-                .map_err(|err| Failure::input(format!("--vbucket-weights {}: not JSON: {err}", file.name())))?,
-        ),
+        Some(file) => Some(file.json()?),
         None => None,
     };
     let planned = if topology.strategy.type_name() == "vbucket" {

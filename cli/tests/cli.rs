@@ -316,8 +316,8 @@ fn plan_balances_a_vbucket_dictionary_by_load() {
     assert!(text.starts_with("plan_rebalance: vbucket dictionary by load, epoch 1 -> 2\n"), "{text}");
     assert!(text.contains("node  load before  after  target\n"), "{text}");
 
-    // Refused: a count that is not one per vbucket, text that is not JSON, and a strategy
-    // that has no vbuckets.
+    // Refused: a count that is not one per vbucket, text that is not JSON, stdin named for
+    // both inputs, and a strategy that has no vbuckets.
     let short = scratch.json("short.json", &json!([1, 2]));
     run(["plan", arg(&topology), "--add", "d", "--vbucket-weights", arg(&short)])
         .code(2)
@@ -325,7 +325,8 @@ fn plan_balances_a_vbucket_dictionary_by_load() {
     let garbage = scratch.write("garbage.json", "1 2 3");
     run(["plan", arg(&topology), "--add", "d", "--vbucket-weights", arg(&garbage)])
         .code(2)
-        .stderr(contains("not JSON"));
+        .stderr(contains("garbage.json: not valid JSON"));
+    run(["plan", "-", "--add", "d", "--vbucket-weights", "-"]).code(2).stderr(contains("only one input can be `-`"));
     let ring = scratch.json("ring.json", &ring());
     run(["plan", arg(&ring), "--add", "d", "--vbucket-weights", arg(&file)])
         .code(2)

@@ -21,11 +21,12 @@ slipped in around the compare-and-swap. Issue 23's live proof.
    (`plan_rebalance`), completes the moves, loses it, completes again, 50 times.
 4. Faults, at fixed epochs: the leader SIGKILLed (and restarted 30 epochs later), a member
    SIGSTOPped for 3 s; and three bad values written straight to the key (garbage, a lower
-   epoch, 65,537 nodes), each then replaced by the next good epoch with a compare-and-swap
-   on the bad value.
+   epoch, 65,537 nodes), each left until every follower that decides has refused it, then
+   replaced by the next good epoch with a compare-and-swap on the bad value.
 5. The report, one row per follower: epochs seen, the last, propagation from the commit
    to the follower's new router (p50/p99/max), the time to converge after each fault (to
-   the first epoch committed after it), and the refusals by code.
+   the first epoch committed after it), the epochs it missed that were committed outside
+   every fault (from a fault to its convergence), and the refusals by code.
 
     .venv/bin/python examples/topology-distribution/run.py [--store etcd|zookeeper] [--json out.json]
 """
@@ -204,16 +205,34 @@ class Publisher:
         self.committed[document["epoch"]] = started
         self.document = document
 
-    def bad(self, value: str) -> None:
-        """Writes `value` straight to the key (no follower check), lets the followers read
-        it, then replaces it with the next good epoch by a compare-and-swap on it."""
+    def bad(self, value: str, code: str, followers: dict[str, JsonLinesChild]) -> None:
+        """Writes `value` straight to the key (no follower check), waits until every
+        follower that decides (not the bare watches, not the WASM ones behind `serve`) has
+        refused it with `code`, or 30 s, then replaces it with the next good epoch by a
+        compare-and-swap on it. A follower that never reads it fails the test then; a
+        fixed wait let a follower that was still catching up after a fault miss it."""
+        before = {name: refusals(child, code) for name, child in followers.items() if decides(name)}
         self.store.put(value)
-        time.sleep(0.5)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and any(
+                refusals(followers[name], code) <= count for name, count in before.items()):
+            time.sleep(0.02)
+        time.sleep(0.1)  # the bare watches and `serve` read it too
         following = next_document(self.document, self.document["epoch"] - 1)
         started = time.time()
         self.store.replace(json.dumps(following))
         self.committed[following["epoch"]] = started
         self.document = following
+
+
+def decides(follower: str) -> bool:
+    """Whether a follower runs the core's decisions itself (the bare watches decide
+    nothing; the WASM followers read only what `serve` installed)."""
+    return not follower.startswith(("raw ", "wasm"))
+
+
+def refusals(child: JsonLinesChild, code: str) -> int:
+    return sum(1 for e in list(child.events) if e.get("event") == "refused" and e.get("code") == code)
 
 
 def percentile(samples: list[float], p: float) -> float:
@@ -308,12 +327,16 @@ def run(store_name: str = "etcd") -> dict[str, Any]:
             elif epoch == PAUSE_AT + 20 and paused is not None:
                 os.kill(paused.pid, signal.SIGCONT)
             elif epoch == BAD_AT:
-                publisher.bad("{not a document")
-                lower = dict(start_document(), epoch=publisher.document["epoch"] - 1)  # valid, but older
-                publisher.bad(json.dumps(lower))
+                publisher.bad("{not a document", "invalid_topology", followers)
+                # Valid, but older than what any follower holds: 10 below the last good
+                # epoch. One below would equal the epoch before it for a follower that never
+                # saw the good epoch the garbage's compare-and-swap wrote (replaced at once
+                # by this value), and an equal epoch is `unchanged`, not refused.
+                lower = dict(start_document(), epoch=publisher.document["epoch"] - 10)
+                publisher.bad(json.dumps(lower), "stale_epoch", followers)
                 huge = dict(publisher.document, epoch=publisher.document["epoch"] + 1,
                             nodes=[{"id": f"n{i}"} for i in range(65_537)], strategy={"type": "jump"})
-                publisher.bad(json.dumps(huge, separators=(",", ":")))
+                publisher.bad(json.dumps(huge, separators=(",", ":")), "limit_exceeded", followers)
                 continue
             publisher.write(next_document(publisher.document, epoch - 1))
             time.sleep(0.01)
@@ -338,10 +361,16 @@ def report(committed: dict[int, float], faults: dict[str, float], followers: dic
         epochs = [epoch for epoch, _ in installed]
         delays = [(t - committed[epoch]) * 1000 for epoch, t in installed if epoch in committed]
         converge = {}
+        # While a fault lasts for this follower (from the fault to its first epoch
+        # committed after it), what it reads again may skip epochs.
+        windows: list[tuple[float, float]] = []
         for fault, at in faults.items():
             after = min((epoch for epoch, t in committed.items() if t > at), default=None)
             seen = next((t for epoch, t in installed if after is not None and epoch >= after), None)
             converge[fault] = round((seen - at) * 1000, 1) if seen is not None else None
+            windows.append((at, seen if seen is not None else float("inf")))
+        missed_outside = [epoch for epoch, t in sorted(committed.items())
+                          if epoch not in set(epochs) and not any(start <= t <= end for start, end in windows)]
         done = next(e for e in events if e.get("event") == "done")
         refused: dict[str, int] = {}
         for e in events:
@@ -352,6 +381,7 @@ def report(committed: dict[int, float], faults: dict[str, float], followers: dic
             "increasing": epochs == sorted(set(epochs)),
             "p50_ms": round(percentile(delays, 0.5), 2), "p99_ms": round(percentile(delays, 0.99), 2),
             "max_ms": round(max(delays), 2) if delays else None, "converge_ms": converge,
+            "missed_outside_faults": missed_outside,
             "refused": refused, "stats": done.get("stats", {}),
         })
     return {"final_epoch": final, "published": len(committed), "faults": list(faults), "rows": rows}

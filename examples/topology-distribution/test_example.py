@@ -16,6 +16,9 @@ from typing import Any
 import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+from run import decides  # noqa: E402  (the run's own rule of which followers decide)
 
 
 FOLLOWERS = {
@@ -45,8 +48,17 @@ def test_every_follower_converges_and_never_goes_back(result: dict[str, Any]) ->
         assert row["increasing"], row
         # Coalesced reads may skip an epoch; most arrive one by one. Through HTTP (`serve`
         # follows, then the long poll carries the last one) more are merged: epochs come
-        # 10 ms apart, about one long poll's round trip on a busy machine.
-        assert row["epochs_seen"] > (100 if row["follower"].startswith("wasm") else 150), row
+        # 10 ms apart, about one long poll's round trip on a busy machine. The bare watches
+        # are the baseline.
+        if not decides(row["follower"]):
+            assert row["epochs_seen"] > (100 if row["follower"].startswith("wasm") else 150), row
+            continue
+        # A follower of the core skips epochs only while a fault lasts for it (from the
+        # fault to its convergence, at most 15 s: test_the_faults_were_ridden_out), when it
+        # reads the key again after a lost watch; outside, at most 10 of 200 (an epoch that
+        # a bad value replaced at once, a one-shot ZooKeeper watch set again). The count
+        # seen varies with how many epochs a fault spans on a busy machine; this does not.
+        assert len(row["missed_outside_faults"]) <= 10, row
     assert {row["follower"] for row in result["rows"]} == FOLLOWERS[result["store"]]
 
 

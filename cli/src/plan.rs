@@ -39,8 +39,16 @@ struct Planned {
 }
 
 pub fn plan(input: &Input, change: &Change, sample: u64, out: Option<&Path>, json: bool) -> Outcome {
-    if change.add.is_empty() && change.remove.is_empty() && change.fail.is_empty() && change.reweight.is_empty() {
-        return Err(Failure::input("plan: nothing to change; give --add, --remove, --fail or --reweight"));
+    // Load alone is a change: the same nodes, rebalanced by what each vbucket weighs.
+    if change.add.is_empty()
+        && change.remove.is_empty()
+        && change.fail.is_empty()
+        && change.reweight.is_empty()
+        && change.vbucket_weights.is_none()
+    {
+        return Err(Failure::input(
+            "plan: nothing to change; give --add, --remove, --fail, --reweight or --vbucket-weights",
+        ));
     }
     one_stdin(&[Some(input), change.vbucket_weights.as_ref()])?;
     let topology = input.topology()?;

@@ -316,6 +316,21 @@ fn plan_balances_a_vbucket_dictionary_by_load() {
     assert!(text.starts_with("plan_rebalance: vbucket dictionary by load, epoch 1 -> 2\n"), "{text}");
     assert!(text.contains("node  load before  after  target\n"), "{text}");
 
+    // Load alone, the nodes unchanged: the heavy vbuckets a holds are spread over a, b, c.
+    let spread = json_of(shardroute().args(["plan", arg(&topology), "--vbucket-weights", arg(&file), "--json"]));
+    let forward = &spread["topology"]["strategy"]["forward_map"];
+    let loads: Vec<&Value> = spread["load"].as_array().unwrap().iter().collect();
+    assert_eq!(loads.len(), 3);
+    for (entry, node) in loads.iter().zip(nodes) {
+        assert_eq!(entry["before"], load_of(&json!(map), node), "{node}");
+        assert_eq!(entry["after"], load_of(forward, node), "{node}");
+        assert!(entry["after"].as_u64().unwrap() < entry["target"].as_u64().unwrap() + heaviest, "{node}: {entry}");
+    }
+    let before_max = nodes.iter().map(|node| load_of(&json!(map), node)).max().unwrap();
+    let after_max = nodes.iter().map(|node| load_of(forward, node)).max().unwrap();
+    assert!(after_max < before_max, "the heaviest node got lighter: {before_max} -> {after_max}");
+    assert!(spread["moved"].as_u64().unwrap() > 0);
+
     // Refused: a count that is not one per vbucket, text that is not JSON, stdin named for
     // both inputs, and a strategy that has no vbuckets.
     let short = scratch.json("short.json", &json!([1, 2]));

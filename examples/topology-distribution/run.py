@@ -369,8 +369,9 @@ def report(committed: dict[int, float], faults: dict[str, float], followers: dic
             seen = next((t for epoch, t in installed if after is not None and epoch >= after), None)
             converge[fault] = round((seen - at) * 1000, 1) if seen is not None else None
             windows.append((at, seen if seen is not None else float("inf")))
+        seen_epochs = set(epochs)
         missed_outside = [epoch for epoch, t in sorted(committed.items())
-                          if epoch not in set(epochs) and not any(start <= t <= end for start, end in windows)]
+                          if epoch not in seen_epochs and not any(start <= t <= end for start, end in windows)]
         done = next(e for e in events if e.get("event") == "done")
         refused: dict[str, int] = {}
         for e in events:

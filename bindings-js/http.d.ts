@@ -43,7 +43,7 @@ export interface HttpFollowerOptions {
   intervalMs?: number;
   /** How long a long poll asks the server to hold a request (`Prefer: wait=N`), in whole seconds. Default 30. */
   waitS?: number;
-  /** Each request's limit in ms (a long poll's: this plus its wait); past it, `'unreachable'`. Default 10,000. */
+  /** Each request's limit in ms, for the whole request (a long poll's: this plus its wait); past it, `'unreachable'`. Default 10,000. */
   timeoutMs?: number;
   /** After a new router is installed. */
   onChange?: ((follower: HttpFollower) => void) | null;
@@ -88,7 +88,9 @@ export declare class HttpFollower {
    * @throws {HttpError} when the server cannot be reached or answers an error status.
    * @throws {TypeError} for a body that is not UTF-8 (not a dictionary).
    * @throws {RangeError} for an `intervalMs`, `waitS` (whole seconds) or `timeoutMs` that is not a finite number >= 0.
-   * @throws {ShardrouteError} `invalid_argument` for a bad `config`.
+   * @throws {ShardrouteError} `invalid_argument` for a bad `config`; `limit_exceeded` for a
+   * body longer than the core's document limit (64 MiB), announced or read: its
+   * connection is closed, the body never read whole.
    */
   static start(url: string, options?: HttpFollowerOptions): Promise<HttpFollower>;
   /** The URL it asks. */

@@ -24,14 +24,22 @@
 // through its `exports`): the runtime's condition picks it, so this module uses the one
 // instance of the WebAssembly module that entry loads (workerd's, Deno's, Node's, or the
 // web entry the page `init`s).
-import { TopologyFollower } from 'shardroute-wasm';
+import { ShardrouteError, TopologyFollower } from 'shardroute-wasm';
 
 /** How long a long poll asks the server to hold a request (seconds): Python's `WAIT_S`. */
 const WAIT_S = 30;
 /** How long to wait between two requests a server answered at once (ms): Python's `INTERVAL_S`. */
 const INTERVAL_MS = 1000;
-/** Each request's limit (ms); a long poll's is this plus its wait. */
+/** Each request's limit (ms), for the whole request (headers and body); a long poll's is this plus its wait. */
 const TIMEOUT_MS = 10000;
+/**
+ * The longest body read: the core's limit on a document (`limits::MAX_DOCUMENT_BYTES`,
+ * 64 MiB, as shared.mjs's MAX_DOCUMENT_BYTES). A body announced longer, or that grows
+ * longer as it is read (chunked, or to the end of the connection), is refused with a
+ * `limit_exceeded` ShardrouteError and its connection closed, never read whole. The
+ * packages' entries export no limit for this file to import.
+ */
+const MAX_BODY_BYTES = 64 * 2 ** 20;
 
 /** The shell's clock for the follower: monotonic integer milliseconds (wall-clock jumps do not move it). */
 const now = () => Math.floor(performance.now());
@@ -55,6 +63,48 @@ export class HttpError extends Error {
   }
 }
 Object.defineProperty(HttpError.prototype, 'name', { value: 'HttpError', writable: true, configurable: true });
+
+/** The `limit_exceeded` error of a body past MAX_BODY_BYTES (`length`: as announced). */
+function tooLong(url, length = null) {
+  const size = length === null ? `more than ${MAX_BODY_BYTES} bytes` : `${length} bytes`;
+  return new ShardrouteError('limit_exceeded', `GET ${url}: ${size}; the limit is ${MAX_BODY_BYTES}`);
+}
+
+/**
+ * The body of `response`, read a piece at a time and refused (tooLong) as soon as it is
+ * known to pass MAX_BODY_BYTES: by its `Content-Length` before any of it is read, else
+ * once the bytes read pass it. The caller aborts the request, which closes the connection.
+ */
+async function readBody(response, url) {
+  const announced = response.headers.get('content-length');
+  if (announced !== null && /^\s*\d+\s*$/.test(announced) && Number(announced) > MAX_BODY_BYTES) {
+    throw tooLong(url, announced.trim());
+  }
+  if (response.body === null) return new Uint8Array(0);
+  const reader = response.body.getReader();
+  const pieces = [];
+  let total = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      total += value.byteLength;
+      if (total > MAX_BODY_BYTES) throw tooLong(url);
+      pieces.push(value);
+    }
+  } catch (err) {
+    reader.cancel().catch(() => {});
+    throw err;
+  }
+  if (pieces.length === 1) return pieces[0];
+  const body = new Uint8Array(total);
+  let at = 0;
+  for (const piece of pieces) {
+    body.set(piece, at);
+    at += piece.byteLength;
+  }
+  return body;
+}
 
 /** Waits until `atMs` on `now()`'s clock: true, or false as soon as `signal` aborts. */
 function sleepUntil(atMs, signal) {
@@ -234,11 +284,15 @@ export class HttpFollower {
       if (status === 200) {
         etag = response.headers.get('etag');
         type = response.headers.get('content-type');
-        body = new Uint8Array(await response.arrayBuffer());
+        body = await readBody(response, this.#url);
       } else {
         await response.body?.cancel().catch(() => {});
       }
     } catch (err) {
+      if (err instanceof ShardrouteError) {
+        request.abort(err); // the connection closes: the rest of the body is never read
+        throw err;
+      }
       throw new HttpError('unreachable', `GET ${this.#url}: ${reason(err)}`, { cause: err });
     } finally {
       clearTimeout(timer);

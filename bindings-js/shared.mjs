@@ -92,8 +92,11 @@ export class Offered {
   }
 }
 
-/** The core's limit on a document's JSON text, in bytes (`limits::MAX_DOCUMENT_BYTES`). */
-const MAX_DOCUMENT_BYTES = 64 * 2 ** 20;
+/**
+ * The core's limit on a document's JSON text, in bytes (`limits::MAX_DOCUMENT_BYTES`);
+ * also what the sources read at most (shardroute/etcd bounds its answers by it).
+ */
+export const MAX_DOCUMENT_BYTES = 64 * 2 ** 20;
 /** Deepest nesting documentToJson writes: the core's JSON reader's limit (`limits::MAX_JSON_NESTING`). */
 const MAX_DEPTH = 64;
 

@@ -93,7 +93,10 @@ export interface WatchOptions {
  * is one HTTP request, to the member in use. When that member cannot be reached (an
  * `'unreachable'` failure: connection refused or reset, a timeout), the next one is tried,
  * round the list once, and the one that answered stays in use; a watch opens on the member
- * in use.
+ * in use. Each call is bounded: `timeoutMs` for the whole request, answer included, and an
+ * answer (or a watch line) longer than twice the core's document limit (128 MiB: a
+ * document in base64 and its companions) is refused with a `ShardrouteError` of code
+ * `limit_exceeded` before it is buffered, its connection closed.
  */
 export declare class Etcd {
   /**

@@ -14,8 +14,57 @@
 // requests, sets timers and calls back. The Python twin is `shardroute.etcd`, with the
 // same names in snake_case.
 
-const { TopologyFollower } = require('./index.js');
-const { EpochWaiters, callSafely, monotonicMs: now, sleepUntil } = require('./shared.js');
+const { ShardrouteError, TopologyFollower } = require('./index.js');
+const { EpochWaiters, MAX_DOCUMENT_BYTES, callSafely, monotonicMs: now, sleepUntil } = require('./shared.js');
+
+/**
+ * The longest answer read from etcd, and the longest line of a watch stream: a document
+ * at the core's limit (MAX_DOCUMENT_BYTES) in base64 is 4/3 of it; twice the limit leaves
+ * room for the companions and the JSON around them. Longer is refused (`limit_exceeded`)
+ * before it is buffered, and the connection closed. The same figure as Python's
+ * `shardroute.etcd.MAX_ANSWER_BYTES`.
+ */
+const MAX_ANSWER_BYTES = 2 * MAX_DOCUMENT_BYTES;
+/** How much of an error answer is read, for its message. */
+const ERROR_TEXT_BYTES = 4096;
+
+/** The `limit_exceeded` error of `what` past `limit` bytes (`length`: as announced). */
+function tooLong(what, limit, length = null) {
+  return new ShardrouteError('limit_exceeded',
+    `${what}: ${length === null ? `more than ${limit} bytes` : `${length} bytes`}; the limit is ${limit}`);
+}
+
+/**
+ * The body of `response` as text, read a piece at a time: refused (tooLong) as soon as it
+ * is known to pass `limit` bytes (its `Content-Length` before any is read, else the bytes
+ * read); with `truncate`, cut at `limit` instead. The caller's abort closes the connection.
+ */
+async function readText(response, limit, what, truncate = false) {
+  const announced = response.headers.get('content-length');
+  if (!truncate && announced !== null && /^\s*\d+\s*$/.test(announced) && Number(announced) > limit) {
+    throw tooLong(what, limit, announced.trim());
+  }
+  if (response.body === null) return '';
+  const reader = response.body.getReader();
+  const pieces = [];
+  let total = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      total += value.byteLength;
+      if (total > limit) {
+        if (!truncate) throw tooLong(what, limit);
+        pieces.push(value.subarray(0, value.byteLength - (total - limit)));
+        break;
+      }
+      pieces.push(value);
+    }
+  } finally {
+    reader.cancel().catch(() => {});
+  }
+  return Buffer.concat(pieces).toString('utf8');
+}
 
 /** A key (or value) on the wire: its UTF-8 bytes (a string) or its bytes, base64. */
 const b64 = (key) => Buffer.from(key).toString('base64');
@@ -143,7 +192,7 @@ class Etcd {
       throw new EtcdError('unreachable', `etcd ${url}${path}: ${reason(err)}`, { cause: err });
     }
     if (!response.ok) {
-      const text = await response.text().catch(() => '');
+      const text = await readText(response, ERROR_TEXT_BYTES, `etcd ${url}${path}`, true).catch(() => '');
       throw new EtcdError('http', `etcd ${url}${path}: HTTP ${response.status}: ${text.slice(0, 500)}`,
         { status: response.status });
     }
@@ -170,11 +219,14 @@ class Etcd {
 
   /** POSTs `body` to `url` + `path`: the JSON answer. */
   async #callOne(url, path, body) {
-    const response = await this.#post(url, path, body);
+    // One signal for the whole request, the answer's body included.
+    const signal = AbortSignal.timeout(this.timeoutMs);
+    const response = await this.#post(url, path, body, signal);
     let text;
     try {
-      text = await response.text();
+      text = await readText(response, MAX_ANSWER_BYTES, `etcd ${url}${path}`);
     } catch (err) {
+      if (err instanceof ShardrouteError) throw err;
       throw new EtcdError('unreachable', `etcd ${url}${path}: ${reason(err)}`, { cause: err });
     }
     try {
@@ -283,8 +335,12 @@ class Etcd {
           awaiting();
           for await (const chunk of response.body) {
             clearTimeout(quiet);
-            buffered += decoder.decode(chunk, { stream: true });
-            for (let end = buffered.indexOf('\n'); end >= 0; end = buffered.indexOf('\n')) {
+            const piece = decoder.decode(chunk, { stream: true });
+            buffered += piece;
+            // Only a piece with a newline ends a line (no scan of a long line at each piece).
+            for (let end = piece.includes('\n') ? buffered.indexOf('\n') : -1; end >= 0; end = buffered.indexOf('\n')) {
+              // A line is at most MAX_ANSWER_BYTES long (UTF-16 units: no more than its bytes).
+              if (end > MAX_ANSWER_BYTES) throw tooLong(`${what} at ${url}: a line`, MAX_ANSWER_BYTES);
               const line = buffered.slice(0, end).trim();
               buffered = buffered.slice(end + 1);
               if (!line) continue;
@@ -304,11 +360,12 @@ class Etcd {
                 yield events;
               }
             }
+            if (buffered.length > MAX_ANSWER_BYTES) throw tooLong(`${what} at ${url}: a line`, MAX_ANSWER_BYTES);
             awaiting();
           }
         } catch (err) {
           if (signal?.aborted) return;
-          if (err instanceof EtcdError) throw err;
+          if (err instanceof EtcdError || err instanceof ShardrouteError) throw err;
           if (wentIdle) throw new EtcdError('idle', `${what} at ${url}: nothing arrived in ${idleMs} ms`, { cause: err });
           if (bodyTimedOut(err)) continue; // the next stream, from `next`
           throw new EtcdError('unreachable', `${what} at ${url}: ${reason(err)}`, { cause: err });

@@ -10,6 +10,7 @@
 // are the core's, the same as Python's `shardroute.redis`, and checked by the
 // conformance scenarios (conformance/vectors/session_redis.json).
 
+const { isUtf8 } = require('node:buffer');
 const shardroute = require('./index.js');
 
 /** ioredis, an optional peer dependency: a project that lacks it is told how to add it. */
@@ -57,11 +58,66 @@ function failure(action, cause) {
   return error;
 }
 
-/** A raw reply with Buffers decoded: CLUSTER SHARDS as the core reads it. */
+/** How many bytes the well-formed UTF-8 sequence at `bytes[i]` takes; 0 when there is none. */
+function sequenceLength(bytes, i) {
+  const first = bytes[i];
+  if (first < 0x80) return 1;
+  const length = first >= 0xc2 && first <= 0xdf ? 2 : first >= 0xe0 && first <= 0xef ? 3 : first >= 0xf0 && first <= 0xf4 ? 4 : 0;
+  if (length === 0 || i + length > bytes.length) return 0;
+  for (let k = 1; k < length; k++) if ((bytes[i + k] & 0xc0) !== 0x80) return 0;
+  const second = bytes[i + 1];
+  // Overlong forms, surrogates and code points past U+10FFFF.
+  if ((first === 0xe0 && second < 0xa0) || (first === 0xed && second > 0x9f)
+    || (first === 0xf0 && second < 0x90) || (first === 0xf4 && second > 0x8f)) return 0;
+  return length;
+}
+
+/**
+ * A Buffer as text, never with U+FFFD in it: bytes that are not UTF-8 become lone
+ * surrogates, each byte b as U+DC00 + b (Python's `surrogateescape`), which the session
+ * refuses as it refuses any text that is not Unicode (`invalid_argument`, as the Python
+ * client does).
+ */
+function escapedText(bytes) {
+  if (isUtf8(bytes)) return bytes.toString('utf8');
+  let text = '';
+  let start = 0;
+  for (let i = 0; i < bytes.length;) {
+    const length = sequenceLength(bytes, i);
+    if (length > 0) {
+      i += length;
+      continue;
+    }
+    text += bytes.toString('utf8', start, i) + String.fromCharCode(0xdc00 + bytes[i]);
+    i += 1;
+    start = i;
+  }
+  return text + bytes.toString('utf8', start);
+}
+
+/** A raw reply with Buffers decoded: CLUSTER SHARDS as the core reads it (invalid UTF-8 refused, never replaced). */
 function text(value) {
-  if (Buffer.isBuffer(value)) return value.toString('utf8');
+  if (Buffer.isBuffer(value)) return escapedText(value);
   if (Array.isArray(value)) return value.map(text);
   return value;
+}
+
+/**
+ * What the command throws when the session is done with `error`: a MOVED or ASK it could
+ * not read as a redirect (an address that cannot be split, a slot out of range) is the
+ * core's refusal of that text (`invalid_argument`), not the reply error; anything else as
+ * it came.
+ */
+function doneWith(error) {
+  const message = error instanceof Error ? String(error.message) : '';
+  if (/^(MOVED|ASK) /.test(message)) {
+    try {
+      shardroute.parseRedirect(message);
+    } catch (refused) {
+      if (refused instanceof shardroute.ShardrouteError) return refused;
+    }
+  }
+  return error;
 }
 
 /** `"host:port"` of a startup node given as that string or as `{ host, port }`. */
@@ -285,7 +341,7 @@ class ClusterClient {
           await this.refresh();
           break;
         case 'done':
-          throw error;
+          throw doneWith(error);
         default:
           throw failure(action, error);
       }

@@ -23,6 +23,11 @@ For asyncio: ``AsyncEtcd``, ``AsyncEtcdFollower`` (``await AsyncEtcdFollower.sta
 and ``publish_async``, the same calls as coroutines over asyncio's streams. Each etcd
 operation is written once (a generator of its one request) and both clients perform it.
 
+Every call is bounded: ``timeout`` for the whole request (a watch: until its stream
+opens), not for each read; an answer, or a watch line, longer than ``MAX_ANSWER_BYTES``
+is refused with ``shardroute.LimitExceededError`` (code ``limit_exceeded``) before it is
+buffered. The followers count either as a lost source (``on_error``, the core's backoff).
+
 The Node twin is ``shardroute/etcd``, with the same names in camelCase.
 """
 
@@ -40,12 +45,21 @@ from collections.abc import AsyncIterator, Callable, Generator, Iterable, Iterat
 from typing import Any, TypedDict, TypeVar
 
 import shardroute
-from shardroute._sources import AsyncWaiting, Following, _chunks, _read_head
+from shardroute._sources import (
+    MAX_DOCUMENT_BYTES, AsyncWaiting, Following, _chunks, _Deadline, _body, _read_body, _read_head, too_long,
+)
 
 __all__ = [
     "AsyncEtcd", "AsyncEtcdFollower", "Etcd", "EtcdError", "EtcdEvent", "EtcdFollower", "EtcdFollowerStats", "Watch",
     "prefix_end", "publish", "publish_async", "same_revision", "same_value",
 ]
+
+
+#: The longest answer read from etcd, and the longest line of a watch stream: a document
+#: at the core's limit (``MAX_DOCUMENT_BYTES``) in base64 is 4/3 of it; twice the limit
+#: leaves room for the companions and the JSON around them. Longer is refused
+#: (``shardroute.LimitExceededError``) before it is buffered.
+MAX_ANSWER_BYTES = 2 * MAX_DOCUMENT_BYTES
 
 
 def _b64(text: str | bytes) -> str:
@@ -155,7 +169,7 @@ def _watch_request(key: str, range_end: str | bytes | None, start_revision: int)
     return json.dumps({"create_request": create}).encode()
 
 
-def _watch_events(line: bytes) -> list[EtcdEvent]:
+def _watch_events(line: bytes | bytearray) -> list[EtcdEvent]:
     """One line of a watch stream: its events (none for `created` and progress lines);
     ``EtcdError`` when etcd cancelled the watch (a compacted start revision)."""
     result = json.loads(line).get("result", {})
@@ -240,8 +254,6 @@ class Etcd(_Endpoint):
     """One etcd endpoint (``http://host:port``); every call is one HTTP request (a new
     connection each time, so an instance is safe to share between threads)."""
 
-    def _connection(self, timeout: float | None) -> http.client.HTTPConnection:
-        return http.client.HTTPConnection(self.host, self.port, timeout=timeout)
 
     def call(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
         """POSTs ``body`` to ``path`` and returns the JSON answer (the next member on an
@@ -256,15 +268,23 @@ class Etcd(_Endpoint):
         return self._call_one(path, body)
 
     def _call_one(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
-        connection = self._connection(self.timeout)
-        try:
-            connection.request("POST", path, json.dumps(body), {"Content-Type": "application/json"})
-            response = connection.getresponse()
-            data = response.read()
-        except (OSError, http.client.HTTPException) as err:
-            raise EtcdError(f"etcd {self.url}{path}: {err}", "unreachable") from err
-        finally:
-            connection.close()
+        """One request within ``timeout`` as a whole (not per read), its answer bounded
+        by ``MAX_ANSWER_BYTES`` before it is buffered."""
+        with _Deadline(self.timeout) as deadline:
+            connection = deadline.connection(http.client.HTTPConnection, self.host, self.port)
+            try:
+                connection.request("POST", path, json.dumps(body), {"Content-Type": "application/json"})
+                response = connection.getresponse()
+                data = _read_body(response, MAX_ANSWER_BYTES, f"etcd {self.url}{path}")
+                if deadline.passed:  # cut off: what was read is not the answer
+                    raise TimeoutError()
+            except shardroute.ShardrouteError:
+                raise
+            except (OSError, http.client.HTTPException, ValueError) as err:
+                why = f"no whole answer within {self.timeout:g} s" if deadline.passed else str(err)
+                raise EtcdError(f"etcd {self.url}{path}: {why}", "unreachable") from err
+            finally:
+                connection.close()
         return _answer(self.url, path, response.status, data)
 
     def _do(self, op: Op[Result]) -> Result:
@@ -317,30 +337,41 @@ class Watch:
         self, etcd: Etcd, key: str, range_end: str | bytes | None, start_revision: int, idle: float | None = None
     ) -> None:
         self.closed = False
-        self._connection = etcd._connection(etcd.timeout)
-        try:
-            self._connection.request(
-                "POST", "/v3/watch", _watch_request(key, range_end, start_revision), {"Content-Type": "application/json"}
-            )
-            self._response = self._connection.getresponse()
-            if self._response.status != 200:
-                raise EtcdError(f"etcd watch: HTTP {self._response.status}", "http", self._response.status)
-            # Events arrive whenever they happen: no read timeout from here on, unless the
-            # caller wants to hear of `idle` seconds without any (code "idle").
-            if self._connection.sock is not None:
-                self._connection.sock.settimeout(idle)
-        except (OSError, http.client.HTTPException) as err:
-            self._connection.close()
-            raise EtcdError(f"etcd watch: {err}", "unreachable") from err
+        # The stream opens (status and headers) within `timeout` as a whole.
+        with _Deadline(etcd.timeout) as deadline:
+            self._connection = deadline.connection(http.client.HTTPConnection, etcd.host, etcd.port)
+            try:
+                self._connection.request(
+                    "POST", "/v3/watch", _watch_request(key, range_end, start_revision), {"Content-Type": "application/json"}
+                )
+                self._response = self._connection.getresponse()
+                deadline.cancel()
+                if deadline.passed:  # cut off: what was read is not the answer
+                    raise TimeoutError()
+                if self._response.status != 200:
+                    raise EtcdError(f"etcd watch: HTTP {self._response.status}", "http", self._response.status)
+                # Events arrive whenever they happen: no read timeout from here on, unless the
+                # caller wants to hear of `idle` seconds without any (code "idle").
+                if self._connection.sock is not None:
+                    self._connection.sock.settimeout(idle)
+            except (OSError, http.client.HTTPException, EtcdError) as err:
+                self._connection.close()
+                if isinstance(err, EtcdError):
+                    raise
+                why = f"not open within {etcd.timeout:g} s" if deadline.passed else str(err)
+                raise EtcdError(f"etcd watch: {why}", "unreachable") from err
 
     def __iter__(self) -> Iterator[list[EtcdEvent]]:
         try:
             while True:
-                line = self._response.readline()
+                # One line at most MAX_ANSWER_BYTES long, whatever the chunk sizes say.
+                line = self._response.readline(MAX_ANSWER_BYTES + 1)
                 if self.closed:
                     return
                 if not line:
                     raise EtcdError("etcd watch: the server closed the stream", "unreachable")
+                if len(line) > MAX_ANSWER_BYTES:
+                    raise too_long("etcd watch: a line", MAX_ANSWER_BYTES)
                 events = _watch_events(line)
                 if events:
                     yield events
@@ -348,6 +379,8 @@ class Watch:
             if self.closed:
                 return
             raise EtcdError("etcd watch: nothing arrived within the idle time", "idle") from err
+        except shardroute.ShardrouteError:
+            raise
         except (KeyError, TypeError) as err:
             raise EtcdError(f"etcd watch: an event that is not etcd's ({err!r})", "malformed") from err
         except (OSError, http.client.HTTPException, ValueError) as err:
@@ -521,7 +554,7 @@ class EtcdFollower(_Following):
                 if self._stop.is_set():
                     return
                 raise EtcdError("etcd watch: closed", "unreachable")
-            except EtcdError as err:
+            except (EtcdError, shardroute.ShardrouteError) as err:
                 if self._stop.is_set():
                     return
                 if err.code == "idle":
@@ -530,7 +563,7 @@ class EtcdFollower(_Following):
                     try:
                         self.refresh()
                         continue
-                    except EtcdError as lost:
+                    except (EtcdError, shardroute.ShardrouteError) as lost:
                         err = lost
                 wait_s = self._lost(err)
             self._restarts += 1
@@ -538,7 +571,7 @@ class EtcdFollower(_Following):
             while not self._stop.wait(wait_s):
                 try:
                     self.refresh()
-                except EtcdError as err:
+                except (EtcdError, shardroute.ShardrouteError) as err:
                     wait_s = self._lost(err)
                     continue
                 self._back()
@@ -588,6 +621,8 @@ class AsyncEtcd(_Endpoint):
     async def _call_one(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
         try:
             status, data = await asyncio.wait_for(self._exchange(path, json.dumps(body).encode()), self.timeout)
+        except shardroute.ShardrouteError:
+            raise
         except (OSError, ValueError, asyncio.IncompleteReadError, asyncio.TimeoutError) as err:
             raise EtcdError(f"etcd {self.url}{path}: {err!r}", "unreachable") from err
         return _answer(self.url, path, status, data)
@@ -597,7 +632,7 @@ class AsyncEtcd(_Endpoint):
         try:
             writer.write(_http_request(self, path, body))
             status, headers = await _read_head(reader)
-            return status, b"".join([chunk async for chunk in _chunks(reader, headers)])
+            return status, await _body(reader, headers, MAX_ANSWER_BYTES, f"etcd {self.url}{path}")
         finally:
             writer.close()
 
@@ -643,8 +678,8 @@ class AsyncEtcd(_Endpoint):
             status, headers = await asyncio.wait_for(_read_head(reader), self.timeout)
             if status != 200:
                 raise EtcdError(f"etcd watch: HTTP {status}", "http", status)
-            pending = b""
-            chunks = _chunks(reader, headers).__aiter__()
+            pending = bytearray()  # the line being read: extended in place, never copied whole
+            chunks = _chunks(reader, headers, MAX_ANSWER_BYTES, "etcd watch").__aiter__()
             while True:
                 try:
                     chunk = await asyncio.wait_for(chunks.__anext__(), idle)
@@ -653,11 +688,20 @@ class AsyncEtcd(_Endpoint):
                 except asyncio.TimeoutError as err:
                     raise EtcdError("etcd watch: nothing arrived within the idle time", "idle") from err
                 pending += chunk
-                *lines, pending = pending.split(b"\n")
+                if len(pending) > MAX_ANSWER_BYTES and b"\n" not in chunk:
+                    raise too_long("etcd watch: a line", MAX_ANSWER_BYTES)
+                if b"\n" not in chunk:
+                    continue  # only a chunk with a newline ends a line: no scan of the rest
+                *lines, rest = pending.split(b"\n")
+                pending = bytearray(rest)
+                if len(pending) > MAX_ANSWER_BYTES or any(len(line) > MAX_ANSWER_BYTES for line in lines):
+                    raise too_long("etcd watch: a line", MAX_ANSWER_BYTES)
                 for line in lines:
                     if line.strip() and (events := _watch_events(line)):
                         yield events
             raise EtcdError("etcd watch: the server closed the stream", "unreachable")
+        except shardroute.ShardrouteError:
+            raise
         except (KeyError, TypeError) as err:
             raise EtcdError(f"etcd watch: an event that is not etcd's ({err!r})", "malformed") from err
         except (OSError, ValueError, asyncio.IncompleteReadError, asyncio.TimeoutError) as err:
@@ -715,12 +759,12 @@ class AsyncEtcdFollower(_Following, AsyncWaiting):
             try:
                 async for _ in self.etcd.watch(low, range_end=high, start_revision=self._read_revision + 1, idle=self.idle):
                     await self.refresh()
-            except EtcdError as err:
+            except (EtcdError, shardroute.ShardrouteError) as err:
                 if err.code == "idle":
                     try:
                         await self.refresh()
                         continue
-                    except EtcdError as lost:
+                    except (EtcdError, shardroute.ShardrouteError) as lost:
                         err = lost
                 wait_s = self._lost(err)
             self._restarts += 1
@@ -728,7 +772,7 @@ class AsyncEtcdFollower(_Following, AsyncWaiting):
                 await asyncio.sleep(wait_s)
                 try:
                     await self.refresh()
-                except EtcdError as err:
+                except (EtcdError, shardroute.ShardrouteError) as err:
                     wait_s = self._lost(err)
                     continue
                 self._back()

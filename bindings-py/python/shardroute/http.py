@@ -21,6 +21,13 @@ lost. The shell only asks, sleeps and calls back. Standard library only.
 
 ``AsyncHttpFollower`` is the asyncio twin (``await AsyncHttpFollower.start(url)``).
 
+Every request is bounded: ``timeout`` is for the whole request (plus the wait of a long
+poll), not for each read, so a server that drips bytes is cut off when it passes
+(``HttpError``, code ``"unreachable"``); a body longer than the core's document limit
+(64 MiB, announced or as it is read, chunked or not) is refused with
+``shardroute.LimitExceededError`` (code ``limit_exceeded``) before it is read whole, and
+its connection closed. Redirects are not followed (a ``3xx`` is an ``HttpError``).
+
 A body served as ``application/octet-stream`` is a binary dictionary; any other body is
 offered as plain bytes (``TopologyFollower.offer_bytes``): the core tells a dictionary by
 its magic and refuses text that is not UTF-8 (``invalid_topology``, counted, ``on_refused``
@@ -30,15 +37,15 @@ called, the router kept), never decoding it with replacements.
 from __future__ import annotations
 
 import asyncio
+import http.client
 import threading
 import time
-import urllib.error
-import urllib.request
+import urllib.parse
 from collections.abc import Callable
 from typing import Any
 
 import shardroute
-from shardroute._sources import AsyncWaiting, Following, _chunks, _read_head
+from shardroute._sources import MAX_DOCUMENT_BYTES, AsyncWaiting, Following, _body, _Deadline, _read_body, _read_head
 
 __all__ = ["AsyncHttpFollower", "HttpError", "HttpFollower", "HttpFollowerStats"]
 
@@ -156,15 +163,32 @@ class HttpFollower(_Polling):
         self._thread.start()
 
     def _get(self, long_poll: bool) -> shardroute.Offered | None:
-        request = urllib.request.Request(self.url, headers=self._headers(long_poll))
+        """One GET within one deadline for the whole request (``timeout``, plus the wait
+        of a long poll), not per read: a server that drips bytes is cut off when it
+        passes. The body is bounded before it is buffered (``_read_body``)."""
+        parsed = urllib.parse.urlsplit(self.url)
+        if parsed.scheme not in ("http", "https") or not parsed.hostname:
+            raise HttpError(f"GET {self.url}: expected an http:// or https:// URL", "unreachable")
+        target = (parsed.path or "/") + (f"?{parsed.query}" if parsed.query else "")
         timeout = self.timeout + (self.wait if long_poll else 0)
-        try:
-            with urllib.request.urlopen(request, timeout=timeout) as response:
-                status, headers, body = response.status, response.headers, response.read()
-        except urllib.error.HTTPError as err:
-            status, headers, body = err.code, err.headers, b""
-        except (OSError, ValueError) as err:
-            raise HttpError(f"GET {self.url}: {err}", "unreachable") from err
+        kind = http.client.HTTPSConnection if parsed.scheme == "https" else http.client.HTTPConnection
+        with _Deadline(timeout) as deadline:
+            connection = deadline.connection(kind, parsed.hostname, parsed.port)
+            try:
+                connection.request("GET", target, headers=self._headers(long_poll))
+                response = connection.getresponse()
+                status, headers = response.status, response.headers
+                body = _read_body(response, MAX_DOCUMENT_BYTES, f"GET {self.url}") if status == 200 else b""
+                if deadline.passed:  # cut off: what was read is not the answer
+                    raise TimeoutError()
+            except shardroute.ShardrouteError:
+                raise
+            except (OSError, http.client.HTTPException, ValueError) as err:
+                if deadline.passed:
+                    raise HttpError(f"GET {self.url}: no whole answer within {timeout:g} s", "unreachable") from err
+                raise HttpError(f"GET {self.url}: {err!r}", "unreachable") from err
+            finally:
+                connection.close()
         return self._answer(status, headers, body)
 
     def refresh(self) -> shardroute.Offered | None:
@@ -183,7 +207,7 @@ class HttpFollower(_Polling):
             started = time.monotonic()
             try:
                 answered = self._get(long_poll=True)
-            except (HttpError, UnicodeDecodeError) as err:
+            except (HttpError, shardroute.ShardrouteError) as err:
                 delay = self._lost(err)
                 continue
             self._back()
@@ -238,12 +262,15 @@ class AsyncHttpFollower(_Polling, AsyncWaiting):
             try:
                 writer.write(("\r\n".join(lines) + "\r\n\r\n").encode())
                 status, headers = await _read_head(reader)
-                return status, headers, b"".join([chunk async for chunk in _chunks(reader, headers)])
+                body = await _body(reader, headers, MAX_DOCUMENT_BYTES, f"GET {self.url}") if status == 200 else b""
+                return status, headers, body
             finally:
                 writer.close()
 
         try:
             status, headers, body = await asyncio.wait_for(exchange(), self.timeout + (self.wait if long_poll else 0))
+        except shardroute.ShardrouteError:
+            raise
         except (OSError, ValueError, asyncio.IncompleteReadError, asyncio.TimeoutError) as err:
             raise HttpError(f"GET {self.url}: {err!r}", "unreachable") from err
         return self._answer(status, {"ETag": headers.get("etag"), "Content-Type": headers.get("content-type")}, body)
@@ -262,7 +289,7 @@ class AsyncHttpFollower(_Polling, AsyncWaiting):
             started = time.monotonic()
             try:
                 answered = await self._get(long_poll=True)
-            except (HttpError, UnicodeDecodeError) as err:
+            except (HttpError, shardroute.ShardrouteError) as err:
                 delay = self._lost(err)
                 continue
             self._back()

@@ -12,8 +12,14 @@ The commands are written once, as generators that yield I/O requests (send, pipe
 sleep, refresh); the two clients differ only in how they perform them: blocking, or
 awaited (and the nodes of a batch at once). They connect lazily: the first command (or
 ``refresh()``, or ``router``) reads the slot table. A command that cannot be served
-raises ``TooManyRedirects`` or ``ClusterUnavailable``; any other Redis error is raised as
-redis-py raises it.
+raises ``TooManyRedirects`` or ``ClusterUnavailable``; a MOVED or ASK whose text the core
+cannot read is its ``InvalidArgumentError``; any other Redis error is raised as redis-py
+raises it.
+
+Each command is timed as a whole (``command_timeout_ms``), not per socket read: a node
+that drips its reply a byte at a time is cut off when the command's time is up (and the
+session hears ``timeout``), and so is a connection's handshake. A ``CLUSTER SHARDS``
+reply with bytes that are not UTF-8 is refused, never read with U+FFFD in it.
 
 Needs redis-py: ``pip install 'shardroute[redis]'``.
 """
@@ -22,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 import time
 from collections.abc import Awaitable, Callable, Generator, Iterable, Mapping, Sequence
 from typing import Any, Literal
@@ -34,6 +41,7 @@ except ImportError:  # pragma: no cover - the message is the point
 
 import shardroute
 from redis.backoff import NoBackoff
+from redis.exceptions import AskError, MovedError
 from redis.retry import Retry
 
 __all__ = ["AsyncClusterClient", "ClusterClient", "ClusterStats", "ClusterUnavailable", "TooManyRedirects"]
@@ -52,9 +60,15 @@ FAILED = (redis.RedisError, OSError)
 class TooManyRedirects(shardroute.TooManyRedirectsError, redis.RedisError):
     """A command was redirected more than ``max_redirects`` times (code ``too_many_redirects``)."""
 
+    def __repr__(self) -> str:  # redis-py's reads an attribute its __init__ (not called) sets
+        return f"{type(self).__name__}({str(self)!r})"
+
 
 class ClusterUnavailable(shardroute.UnavailableError, redis.ConnectionError):
     """No node served a command within the retry budget (code ``unavailable``)."""
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({str(self)!r})"
 
 
 _FAILURES: dict[str | None, type[Exception]] = {"too_many_redirects": TooManyRedirects, "unavailable": ClusterUnavailable}
@@ -65,9 +79,13 @@ def _now_ms() -> int:
 
 
 def _text(value: Any) -> Any:
-    """A raw reply with bytes decoded (CLUSTER SHARDS comes back as bytes)."""
+    """A raw reply with bytes decoded (CLUSTER SHARDS comes back as bytes). Bytes that are
+    not UTF-8 are never replaced: each becomes a lone surrogate (``surrogateescape``),
+    which the session refuses as it refuses any text that is not Unicode
+    (``InvalidArgumentError``: "a string with a lone surrogate is not text", as the Node
+    client's session says)."""
     if isinstance(value, bytes):
-        return value.decode()
+        return value.decode("utf-8", "surrogateescape")
     if isinstance(value, list):
         return [_text(item) for item in value]
     if isinstance(value, dict):
@@ -95,7 +113,124 @@ class ClusterStats:
         raise AttributeError(name)
 
 
-class _ReadOnlyConnection(redis.Connection):
+class _SafeRedirect:
+    """redis-py's MOVED and ASK errors, kept when their text is not ``<slot> <host:port>``
+    (redis-py's own class raises ``ValueError`` while the reply is parsed): the session
+    then reads the text, and a redirect it cannot read is refused with the core's words
+    (``_unread_redirect``)."""
+
+    def __init__(self, resp: str, status_code: str | None = None) -> None:
+        try:
+            super().__init__(resp, status_code=status_code)  # type: ignore[call-arg]
+        except (ValueError, TypeError):
+            redis.ResponseError.__init__(self, resp, status_code=status_code)  # type: ignore[arg-type]
+            self.args = (resp,)
+            self.message = resp
+
+
+class _MovedReply(_SafeRedirect, MovedError):
+    pass
+
+
+class _AskReply(_SafeRedirect, AskError):
+    pass
+
+
+_PARSERS: dict[type, type] = {}
+
+
+def _safe_parser(parser_class: type) -> type:
+    """``parser_class`` with MOVED and ASK read by ``_MovedReply`` and ``_AskReply``."""
+    made = _PARSERS.get(parser_class)
+    if made is None:
+        classes = {**getattr(parser_class, "EXCEPTION_CLASSES", {}), "MOVED": _MovedReply, "ASK": _AskReply}
+        made = _PARSERS[parser_class] = type(parser_class.__name__, (parser_class,), {"EXCEPTION_CLASSES": classes})
+    return made
+
+
+def _unread_redirect(error: BaseException) -> None:
+    """A MOVED or ASK the session could not read as a redirect: the core's refusal of its
+    text (``InvalidArgumentError``), never redis-py's error or a ``ValueError``."""
+    if isinstance(error, AskError):
+        kind = "MOVED" if isinstance(error, MovedError) else "ASK"
+        shardroute.parse_redirect(f"{kind} {error.args[0] if error.args else ''}")
+
+
+class _TimedSocket(socket.socket):
+    """A socket whose reads stop at ``deadline`` (monotonic seconds; None: no deadline),
+    however the per-read timeout is set: each read waits at most the time left, and one
+    after the deadline raises ``socket.timeout`` at once. So a node that drips its reply
+    a byte at a time cannot make one command last longer than its timeout."""
+
+    deadline: float | None = None
+
+    def _left(self) -> float | None:
+        timeout = self.gettimeout()
+        if self.deadline is None:
+            return timeout
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise socket.timeout("the command's deadline passed")
+        return left if timeout is None else min(timeout, left)
+
+    def recv(self, bufsize: int, flags: int = 0) -> bytes:
+        timeout = self.gettimeout()
+        self.settimeout(self._left())
+        try:
+            return super().recv(bufsize, flags)
+        finally:
+            self.settimeout(timeout)
+
+    def recv_into(self, buffer: Any, nbytes: int = 0, flags: int = 0) -> int:
+        timeout = self.gettimeout()
+        self.settimeout(self._left())
+        try:
+            return super().recv_into(buffer, nbytes, flags)
+        finally:
+            self.settimeout(timeout)
+
+
+class _TimedConnection(redis.Connection):
+    """redis-py's connection with one deadline per request, not per socket read: each
+    command sent (or pipeline) must be answered within ``socket_timeout`` as a whole, and
+    the handshake (connect, then ``HELLO``, ``READONLY``, ...) within
+    ``socket_connect_timeout`` plus ``socket_timeout``. A host the resolver cannot encode
+    (a 255-byte MOVED target) is a connection error, as an unknown host is."""
+
+    _handshaking = False
+
+    def set_parser(self, parser_class: Any) -> None:
+        super().set_parser(_safe_parser(parser_class))
+
+    def _connect(self) -> Any:
+        try:
+            sock = super()._connect()
+        except UnicodeError as err:
+            raise socket.gaierror(socket.EAI_NONAME, f"{self.host!r} cannot be resolved: {err}") from err
+        timeout = sock.gettimeout()
+        timed = _TimedSocket(sock.family, sock.type, sock.proto, fileno=sock.detach())
+        timed.settimeout(timeout)
+        if self.socket_timeout:
+            timed.deadline = time.monotonic() + self.socket_timeout
+        return timed
+
+    def connect_check_health(self, *args: Any, **kwargs: Any) -> None:
+        self._handshaking = True  # its commands share the deadline _connect set
+        try:
+            super().connect_check_health(*args, **kwargs)
+        finally:
+            self._handshaking = False
+
+    def send_packed_command(self, command: Any, check_health: bool = True) -> None:
+        if not self._sock:
+            self.connect_check_health(check_health=False)
+        sock = self._sock
+        if not self._handshaking and isinstance(sock, _TimedSocket):
+            sock.deadline = time.monotonic() + self.socket_timeout if self.socket_timeout else None
+        super().send_packed_command(command, check_health)
+
+
+class _ReadOnlyConnection(_TimedConnection):
     """A connection that sends ``READONLY`` after its handshake (replica reads)."""
 
     def on_connect_check_health(self, *args: Any, **kwargs: Any) -> None:
@@ -104,7 +239,15 @@ class _ReadOnlyConnection(redis.Connection):
         self.read_response()
 
 
-class _AsyncReadOnlyConnection(redis.asyncio.Connection):
+class _AsyncSafeConnection(redis.asyncio.Connection):
+    """redis.asyncio's connection with MOVED and ASK read by ``_MovedReply`` and
+    ``_AskReply`` (its deadlines are the client's: ``asyncio.wait_for`` per request)."""
+
+    def set_parser(self, parser_class: Any) -> None:
+        super().set_parser(_safe_parser(parser_class))
+
+
+class _AsyncReadOnlyConnection(_AsyncSafeConnection):
     async def on_connect_check_health(self, *args: Any, **kwargs: Any) -> None:
         await super().on_connect_check_health(*args, **kwargs)
         await self.send_command("READONLY")
@@ -116,6 +259,7 @@ class _Client:
 
     _module: Any = redis
     _readonly: Any = _ReadOnlyConnection
+    _connection_class: Any = _TimedConnection
 
     def __init__(self, startup_nodes: Iterable[str | tuple[str, int]], *, read_from_replicas: bool = False,
                  config: shardroute.SessionConfig | None = None, **connection_kwargs: Any) -> None:
@@ -141,7 +285,7 @@ class _Client:
         pool = self._pools.get((address, readonly))
         if pool is None:
             host, port = shardroute.parse_address(address)
-            connection_class = self._readonly if readonly else self._module.Connection
+            connection_class = self._readonly if readonly else self._connection_class
             pool = self._module.Redis(connection_pool=self._pool(connection_class=connection_class, host=host, port=port))
             self._pools[(address, readonly)] = pool
         return pool
@@ -207,6 +351,7 @@ class _Client:
             elif action.kind == "refresh":
                 yield ("refresh",)
             elif action.kind == "done" and error is not None:
+                _unread_redirect(error)
                 raise error
             else:
                 failure = _FAILURES.get(action.code, shardroute.ShardrouteError)(action.message)
@@ -523,6 +668,7 @@ class AsyncClusterClient(_Client):
 
     _module = redis.asyncio
     _readonly = _AsyncReadOnlyConnection
+    _connection_class = _AsyncSafeConnection
 
     def __init__(self, startup_nodes: Iterable[str | tuple[str, int]], **kwargs: Any) -> None:
         super().__init__(startup_nodes, **kwargs)

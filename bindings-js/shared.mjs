@@ -198,6 +198,7 @@ export function documentToJson(value, what, code) {
       push('{');
       let first = true;
       for (const name of Object.keys(item)) {
+        if (!name.isWellFormed()) fail(path, 'a field name with a lone surrogate is not text');
         const member = read(item, name, path ? `${path}.${name}` : name);
         if (member === undefined) continue;
         if (!first) push(',');

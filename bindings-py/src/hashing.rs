@@ -21,7 +21,7 @@ use crate::key::Key;
 pub fn hash_key(key: &Bound<'_, PyAny>, hashing: Option<&Bound<'_, PyAny>>) -> PyResult<u64> {
     let spec = match hashing {
         None => sr::KeyHashing::default(),
-        Some(spec) => sr::KeyHashing::from_json(&document_text(spec, "hashing spec")?).map_err(errors::to_py)?,
+        Some(spec) => sr::KeyHashing::from_json(&document_text(spec, "hashing")?).map_err(errors::to_py)?,
     };
     let key = Key::from_py(key)?;
     Ok(sr::hash_key(key.as_core(), &spec))

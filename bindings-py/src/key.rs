@@ -223,19 +223,45 @@ fn str_utf8(text: &Bound<'_, PyString>) -> Option<Utf8> {
 /// UTF-16 (surrogates kept) and handed to [`sr::key::utf8_from_utf16`], the check the
 /// JavaScript bindings use, so every language rejects it in the same words.
 fn text_bytes<'py>(text: &Bound<'py, PyString>) -> PyResult<Bound<'py, PyBytes>> {
-    text.encode_utf8().map_err(|err| {
-        let units = text
-            .call_method1("encode", ("utf-16-le", "surrogatepass"))
-            .ok()
-            .and_then(|encoded| encoded.cast_into::<PyBytes>().ok());
-        let units: Option<Vec<u16>> = units
-            .map(|units| units.as_bytes().chunks_exact(2).map(|pair| u16::from_le_bytes([pair[0], pair[1]])).collect());
-        match units.map(|units| sr::key::utf8_from_utf16(&units)) {
-            Some(Err(rejection)) => errors::to_py(rejection),
-            // Not expected: core accepts what Python could not encode. Say why Python failed.
-            _ => errors::convert(text.py(), err, sr::ErrorKind::InvalidKey, "text key"),
-        }
+    text.encode_utf8().map_err(|err| match utf16_units(text).map(|units| sr::key::utf8_from_utf16(&units)) {
+        Some(Err(rejection)) => errors::to_py(rejection),
+        // Not expected: core accepts what Python could not encode. Say why Python failed.
+        _ => errors::convert(text.py(), err, sr::ErrorKind::InvalidKey, "text key"),
     })
+}
+
+/// The UTF-16 code units of a `str`, lone surrogates kept (as a JavaScript string holds
+/// them), for core's decoders to find and name the first lone one; `None` if Python
+/// cannot encode it (not expected: `surrogatepass` takes every `str`).
+fn utf16_units(text: &Bound<'_, PyString>) -> Option<Vec<u16>> {
+    let units = text.call_method1("encode", ("utf-16-le", "surrogatepass")).ok()?;
+    let units = units.cast_into::<PyBytes>().ok()?;
+    Some(units.as_bytes().chunks_exact(2).map(|pair| u16::from_le_bytes([pair[0], pair[1]])).collect())
+}
+
+/// The text of a `str` that is not a key (a document's JSON text, an address, a
+/// redirect line); `what` names it.
+///
+/// # Errors
+/// `kind` for lone surrogates (no UTF-8 form) in core's words, the JavaScript packages'
+/// ([`sr::argument::text`]): `"topology is not valid Unicode: unpaired surrogate 0xD800
+/// at code unit 51"`, with Python's `UnicodeEncodeError` as the cause.
+pub fn text_of(text: &Bound<'_, PyString>, what: &str, kind: sr::ErrorKind) -> PyResult<String> {
+    match text.to_cow() {
+        Ok(text) => Ok(text.into_owned()),
+        Err(err) => {
+            let py = text.py();
+            match utf16_units(text).map(|units| sr::argument::text(what, &units, kind)) {
+                Some(Err(refusal)) => {
+                    let refusal = errors::to_py(refusal);
+                    refusal.set_cause(py, Some(err));
+                    Err(refusal)
+                }
+                // Not expected: core accepts what Python could not encode. Say why Python failed.
+                _ => Err(errors::convert(py, err, kind, &format!("{what} is not valid Unicode"))),
+            }
+        }
+    }
 }
 
 /// An `int` in `0..2**64` as a `u64`; `what` names the value in the error.
@@ -285,15 +311,12 @@ pub fn u32_from_py(value: &Bound<'_, PyAny>, what: &str) -> PyResult<u32> {
 ///
 /// # Errors
 /// `invalid_argument` when the value is not a `str`, or has lone surrogates (no UTF-8
-/// form), with Python's error as the cause.
+/// form: [`text_of`]).
 pub fn str_from_py(value: &Bound<'_, PyAny>, what: &str) -> PyResult<String> {
     let text = value.cast::<PyString>().map_err(|_| {
         errors::new(sr::ErrorKind::InvalidArgument, format!("{what} must be a str, not {}", type_name(value)))
     })?;
-    let text = text.to_cow().map_err(|err| {
-        errors::convert(value.py(), err, sr::ErrorKind::InvalidArgument, &format!("{what} is not valid Unicode"))
-    })?;
-    Ok(text.into_owned())
+    text_of(text, what, sr::ErrorKind::InvalidArgument)
 }
 
 /// The name of a value's type, for messages.

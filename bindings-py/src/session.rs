@@ -2,7 +2,7 @@
 //! ([`sr::session`]). Converts arguments and actions; every decision is the core's.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyInt, PyList, PyString};
+use pyo3::types::{PyInt, PyList, PyString};
 use shardroute as sr;
 use sr::session as ss;
 
@@ -144,20 +144,10 @@ fn now(value: &Bound<'_, PyAny>) -> PyResult<u64> {
     })
 }
 
-/// A JSON value from Python data (`json.dumps` of it), refusing what JSON cannot hold.
+/// A JSON value from Python data ([`crate::json::data_value`]: the JavaScript packages'
+/// rules and words), refusing what JSON cannot hold with `invalid_argument`.
 fn json_value(value: &Bound<'_, PyAny>, what: &str) -> PyResult<serde_json::Value> {
-    let py = value.py();
-    let dumps = py.import("json")?.getattr("dumps")?;
-    let kwargs = PyDict::new(py);
-    kwargs.set_item("allow_nan", false)?;
-    let text = dumps
-        .call((value,), Some(&kwargs))
-        .map_err(|err| errors::convert(py, err, sr::ErrorKind::InvalidArgument, &format!("{what} is not JSON data")))?;
-    let text = text.cast_into::<PyString>()?;
-    let text = text.to_cow().map_err(|err| {
-        errors::convert(py, err, sr::ErrorKind::InvalidArgument, &format!("{what} is not valid Unicode"))
-    })?;
-    serde_json::from_str(&text).map_err(|err| errors::new(sr::ErrorKind::InvalidArgument, format!("{what}: {err}")))
+    crate::json::data_value(value, what, sr::ErrorKind::InvalidArgument)
 }
 
 fn keys_of<'py>(keys: &Bound<'py, PyAny>) -> PyResult<Vec<Key<'py>>> {

@@ -277,7 +277,7 @@ def test_bad_topologies_are_invalid_topology(topology: Any) -> None:
 
 
 def test_unserializable_mapping_keeps_the_cause() -> None:
-    err = raises(InvalidTopologyError, lambda: Router({**DOC, "epoch": float("inf")}))  # type: ignore[arg-type]
+    err = raises(InvalidTopologyError, lambda: Router({**DOC, "epoch": 10**5000}))
     assert isinstance(err.__cause__, ValueError)
 
 
@@ -542,7 +542,7 @@ def test_apply_errors_from_the_topology() -> None:
     raises(InvalidTopologyError, lambda: apply(DOC, {"op": "add_node", "node": {"id": "a"}}))  # duplicate id
     raises(NoNodesError, lambda: apply({**DOC, "nodes": [{"id": "a"}]}, {"op": "remove_node", "id": "a"}))
     err = raises(InvalidArgumentError, lambda: apply(DOC, {"op": "add_node", "node": {"id": float("inf")}}))  # type: ignore[arg-type]
-    assert isinstance(err.__cause__, ValueError)
+    assert err.message == "node.id: Infinity is not a JSON number"
 
 
 def test_modulo_moves() -> None:

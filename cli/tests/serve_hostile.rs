@@ -69,17 +69,12 @@ impl Drop for Serve {
 }
 
 impl Serve {
-    /// Starts serve on port 0 (with `files` open files at most, when given) and waits for
-    /// its first document.
-    fn start(source: &str, flags: &[&str], files: Option<u32>) -> Serve {
-        let mut command = match files {
-            Some(files) => {
-                let mut command = Command::new("sh");
-                command.args(["-c", &format!("ulimit -n {files} && exec \"$0\" \"$@\""), CLI]);
-                command
-            }
-            None => Command::new(CLI),
-        };
+    /// Starts serve on port 0 (under `ulimit` limits such as `-n 128`) and waits for its
+    /// first document.
+    fn start(source: &str, flags: &[&str], limits: &[&str]) -> Serve {
+        let limits: String = limits.iter().map(|limit| format!("ulimit {limit} && ")).collect();
+        let mut command = Command::new("sh");
+        command.args(["-c", &format!("{limits}exec \"$0\" \"$@\""), CLI]);
         let child = command
             .args(["serve", "--http", source, "--listen", "127.0.0.1:0"])
             .args(flags)
@@ -179,7 +174,7 @@ const ENDLESS: usize = 256 << 20;
 #[test]
 fn a_request_head_past_its_limits_is_cut_off_and_memory_stays_bounded() {
     let source = source(document(1, 3, 8));
-    let serve = Serve::start(&source, &[], None);
+    let serve = Serve::start(&source, &[], &[]);
     let before = serve.rss();
     for start in [&b"GET /"[..], b"GET / HTTP/1.1\r\nX-Long: "] {
         let (sent, answer) = send_without_end(&serve.address, start, ENDLESS);
@@ -282,15 +277,17 @@ fn under_drippers(serve: &mut Serve, most_files: usize) -> (usize, usize, Durati
 #[test]
 fn slow_clients_past_the_connection_cap_leave_room_for_a_good_one() {
     let source = source(document(2, 3, 8));
-    let mut serve = Serve::start(&source, &["--max-connections", "64"], None);
+    let mut serve = Serve::start(&source, &["--max-connections", "64"], &[]);
     let (attempts, good, _) = under_drippers(&mut serve, 64 + 16);
     assert!(attempts >= 20 && good * 100 >= attempts * 95, "{good} of {attempts}");
 }
 
+/// Out of file descriptors (128 open files), and in 512 MiB of address space, where a
+/// thread per connection ran out at the 83rd.
 #[test]
 fn slow_clients_past_the_open_file_limit_leave_room_for_a_good_one() {
     let source = source(document(3, 3, 8));
-    let mut serve = Serve::start(&source, &[], Some(128));
+    let mut serve = Serve::start(&source, &[], &["-n 128", "-v 524288"]);
     let (attempts, good, _) = under_drippers(&mut serve, 128);
     assert!(attempts >= 20 && good * 100 >= attempts * 95, "{good} of {attempts}");
 }
@@ -299,7 +296,7 @@ fn slow_clients_past_the_open_file_limit_leave_room_for_a_good_one() {
 fn clients_that_never_read_are_dropped_at_the_write_deadline_without_a_copy_each() {
     // About 8 MiB served: more than the kernel takes into one connection's buffers.
     let source = source(document(4, 8000, 1000));
-    let serve = Serve::start(&source, &[], None);
+    let serve = Serve::start(&source, &[], &[]);
     let full = get(&serve.address, Duration::from_secs(30)).unwrap().body;
     assert!(full > 8_000_000, "{full}");
     let (rss, files) = (serve.rss(), serve.files());

@@ -58,9 +58,14 @@ pub fn route(
             }
         }
         None => {
-            for (index, arg) in args.iter().enumerate() {
-                let key = parse_key(arg.as_bytes(), integers, &|| format!("key {}", index + 1))?;
-                if !emit(&mut out, &key)? {
+            // Keys given as arguments are all checked before the first is routed.
+            let keys = args
+                .iter()
+                .enumerate()
+                .map(|(index, arg)| parse_key(arg.as_bytes(), integers, &|| format!("key {}", index + 1)))
+                .collect::<Outcome<Vec<_>>>()?;
+            for key in &keys {
+                if !emit(&mut out, key)? {
                     return Ok(());
                 }
             }

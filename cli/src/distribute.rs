@@ -4,9 +4,7 @@
 //! refuse, how long to wait after a lost source, what a compare-and-swap write must be).
 //! This module only talks HTTP or ZooKeeper ([`crate::zookeeper`]), sleeps and prints.
 
-use std::io::{BufRead, BufReader, Write};
-use std::net::{TcpListener, TcpStream};
-use std::sync::{Arc, Condvar, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
@@ -262,14 +260,14 @@ fn follow_etcd(
         &url.with_path("/v3/watch"),
         &[("Content-Type", "application/json".into())],
         create.to_string().as_bytes(),
-        Some(IDLE_TIME),
+        Some(ETCD_TIMEOUT),
     )?;
     if stream.status != 200 {
         return Err(format!("etcd watch: HTTP {}", stream.status));
     }
     let mut pending: Vec<u8> = Vec::new();
     loop {
-        let chunk = match stream.chunk() {
+        let chunk = match stream.chunk(IDLE_TIME) {
             Ok(chunk) => chunk.ok_or("etcd closed the watch")?,
             Err(why)
                 if why.contains("timed out")
@@ -536,89 +534,51 @@ pub fn watch(source: &Source, count: Option<u64>) -> Outcome {
     Ok(())
 }
 
-/// What `serve` serves: the last installed document, its tag, and who waits for a change.
-struct Served {
-    current: Mutex<Option<(String, String)>>,
-    changed: Condvar,
-}
-
 /// `shardroute serve`: follows `source` and serves its last good document over HTTP
 /// (`GET`, any path): a strong ETag per epoch, `304` on `If-None-Match`, and long polls
-/// (`Prefer: wait=N`, up to 30 s) held until the document changes.
-pub fn serve(source: Source, listen: &str) -> Outcome {
-    let listener = TcpListener::bind(listen).map_err(|err| Failure::input(format!("{listen}: {err}")))?;
-    let address = listener.local_addr().map_err(|err| Failure::input(err.to_string()))?;
-    let served = Arc::new(Served { current: Mutex::new(None), changed: Condvar::new() });
-    let following = Arc::clone(&served);
-    std::thread::spawn(move || {
-        let mut follower = Follower::new(FollowerConfig::default());
-        follow(&source, &mut follower, &mut |event| {
-            match event {
-                Event::Installed(follower) => {
-                    let router = follower.router().expect("installed");
-                    let tag = format!("\"epoch-{}\"", router.epoch());
-                    *following.current.lock().unwrap_or_else(|e| e.into_inner()) = Some((router.to_json(), tag));
-                    following.changed.notify_all();
-                    eprintln!("shardroute: serving epoch {}", router.epoch());
-                }
-                Event::Refused(error) => eprintln!("shardroute: refused ({}): {}", error.code(), error.message()),
-                Event::Lost { why, retry } => {
-                    eprintln!("shardroute: {} lost: {why}; again in {} ms", source.name(), retry.as_millis())
-                }
-            }
-            true
-        });
-    });
-    say!("{}", json!({"event": "listening", "url": format!("http://{address}/")}));
-    for stream in listener.incoming().flatten() {
-        let served = Arc::clone(&served);
-        std::thread::spawn(move || {
-            let _ = answer(stream, &served);
-        });
+/// (`Prefer: wait=N`, up to 30 s) held until the document changes. The follower runs on its
+/// own thread; the HTTP side is [`crate::serve`] (hyper on one tokio thread), with at most
+/// `max_connections` connections open at once.
+pub fn serve(source: Source, listen: &str, max_connections: usize) -> Outcome {
+    if max_connections == 0 {
+        return Err(Failure::input("--max-connections must be at least 1"));
     }
+    let runtime = crate::serve::runtime().map_err(|err| Failure::input(format!("serve: {err}")))?;
+    // The listener is made inside the runtime (tokio registers it with the runtime's reactor).
+    let listener = runtime.block_on(async { crate::serve::bind(listen) }).map_err(Failure::input)?;
+    let address = listener.local_addr().map_err(|err| Failure::input(err.to_string()))?;
+    let (current, served) = tokio::sync::watch::channel(None);
+    std::thread::Builder::new()
+        .name("follower".into())
+        .spawn(move || follow_for_serve(&source, &current))
+        .map_err(|err| Failure::input(format!("serve: cannot start the follower: {err}")))?;
+    say!("{}", json!({"event": "listening", "url": format!("http://{address}/")}));
+    runtime.block_on(crate::serve::run(listener, served, max_connections));
     Ok(())
 }
 
-fn answer(stream: TcpStream, served: &Served) -> std::io::Result<()> {
-    stream.set_read_timeout(Some(TIMEOUT))?;
-    let mut reader = BufReader::new(stream.try_clone()?);
-    let mut request_line = String::new();
-    reader.read_line(&mut request_line)?;
-    let headers = wire::read_headers(&mut reader).unwrap_or_default();
-    let header = |name: &str| headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone());
-    let mut out = stream;
-    if !request_line.starts_with("GET ") {
-        return out.write_all(
-            b"HTTP/1.1 405 Method Not Allowed\r\nAllow: GET\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
-        );
-    }
-    let held = header("if-none-match");
-    let wait = header("prefer")
-        .and_then(|p| {
-            p.split(',').find_map(|part| part.trim().strip_prefix("wait=").and_then(|n| n.parse::<u64>().ok()))
-        })
-        .map_or(0, |n| n.min(WAIT_S));
-    let deadline = Instant::now() + Duration::from_secs(wait);
-    let mut current = served.current.lock().unwrap_or_else(|e| e.into_inner());
-    while held.is_some() && current.as_ref().map(|(_, tag)| tag) == held.as_ref() {
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            break;
+/// The follower behind `serve`: each installed document replaces the one served.
+fn follow_for_serve(source: &Source, current: &crate::serve::Current) {
+    let mut follower = Follower::new(FollowerConfig::default());
+    follow(source, &mut follower, &mut |event| {
+        match event {
+            Event::Installed(follower) => {
+                let router = follower.router().expect("installed");
+                let tag = format!("\"epoch-{}\"", router.epoch());
+                match tag.parse() {
+                    Ok(tag) => {
+                        let body = bytes::Bytes::from(router.to_json());
+                        current.send_replace(Some(Arc::new(crate::serve::Document { body, tag })));
+                        eprintln!("shardroute: serving epoch {}", router.epoch());
+                    }
+                    Err(_) => eprintln!("shardroute: epoch {}: not an ETag", router.epoch()),
+                }
+            }
+            Event::Refused(error) => eprintln!("shardroute: refused ({}): {}", error.code(), error.message()),
+            Event::Lost { why, retry } => {
+                eprintln!("shardroute: {} lost: {why}; again in {} ms", source.name(), retry.as_millis())
+            }
         }
-        current = served.changed.wait_timeout(current, left).unwrap_or_else(|e| e.into_inner()).0;
-    }
-    let reply = match current.as_ref() {
-        None => "HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
-            .to_string(),
-        Some((_, tag)) if Some(tag) == held.as_ref() => {
-            format!("HTTP/1.1 304 Not Modified\r\nETag: {tag}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
-        }
-        Some((document, tag)) => format!(
-            "HTTP/1.1 200 OK\r\nETag: {tag}\r\nContent-Type: application/json\r\nCache-Control: no-cache\r\n\
-             Content-Length: {}\r\nConnection: close\r\n\r\n{document}",
-            document.len()
-        ),
-    };
-    drop(current);
-    out.write_all(reply.as_bytes())
+        true
+    });
 }

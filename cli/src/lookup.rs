@@ -6,7 +6,7 @@ use serde_json::{json, Value};
 use shardroute::explain::Hit;
 use shardroute::{OwnedKey, Router, Topology};
 
-use crate::input::{key_lines, key_value, parse_key, show_key, Failure, Input, Outcome};
+use crate::input::{key_value, parse_key, show_key, Failure, Input, KeyLines, Outcome};
 use crate::progress::Progress;
 
 /// Refuses two inputs read from stdin.
@@ -32,23 +32,43 @@ pub fn route(
     let keys = keys.or_else(|| args.is_empty().then(|| Input(String::from("-"))));
     one_stdin(&[Some(topology), keys.as_ref()])?;
     let router = topology.router()?;
-    let keys = match &keys {
-        Some(input) => key_lines(input, integers)?,
-        None => args
-            .iter()
-            .enumerate()
-            .map(|(index, arg)| parse_key(arg.as_bytes(), integers, &|| format!("key {}", index + 1)))
-            .collect::<Outcome<_>>()?,
-    };
     let mut out = BufWriter::new(std::io::stdout().lock());
-    let mut progress = Progress::new(keys.len() as u64, "keys");
-    for (index, key) in keys.iter().enumerate() {
-        progress.at(index as u64);
+    // One line out per key, as the keys are read (a key file is never held whole).
+    let emit = |out: &mut BufWriter<_>, key: &OwnedKey| -> Outcome<bool> {
         let line = route_line(&router, key, replicas, json)
             .map_err(|err| Failure::input(format!("key {:?}: {err}", show_key(key))))?;
         // A closed pipe (`| head`) ends the run quietly.
-        if writeln!(out, "{line}").is_err() {
-            return Ok(());
+        Ok(writeln!(out, "{line}").is_ok())
+    };
+    match &keys {
+        Some(input) => {
+            let mut lines = KeyLines::open(input, integers)?;
+            let mut progress = Progress::optional(lines.size(), "bytes");
+            let mut index = 0;
+            while let Some(key) = lines.next_key()? {
+                progress.at_of(index, lines.consumed());
+                if !emit(&mut out, &key)? {
+                    return Ok(());
+                }
+                // Before waiting for more input (a pipe), what is routed goes out.
+                if lines.drained() && out.flush().is_err() {
+                    return Ok(());
+                }
+                index += 1;
+            }
+        }
+        None => {
+            // Keys given as arguments are all checked before the first is routed.
+            let keys = args
+                .iter()
+                .enumerate()
+                .map(|(index, arg)| parse_key(arg.as_bytes(), integers, &|| format!("key {}", index + 1)))
+                .collect::<Outcome<Vec<_>>>()?;
+            for key in &keys {
+                if !emit(&mut out, key)? {
+                    return Ok(());
+                }
+            }
         }
     }
     let _ = out.flush();

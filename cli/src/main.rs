@@ -30,6 +30,7 @@ mod measure;
 mod plan;
 mod progress;
 mod sample;
+mod serve;
 mod svg;
 mod wire;
 mod zookeeper;
@@ -181,6 +182,10 @@ enum Command {
         /// Where to listen (port 0: any free port; the URL is printed)
         #[arg(long, value_name = "ADDRESS", default_value = "127.0.0.1:8379")]
         listen: String,
+        /// Most connections open at once; past it, the oldest still sending its request is
+        /// dropped for a newcomer, or newcomers wait in the listen backlog
+        #[arg(long, value_name = "N", default_value_t = serve::MAX_CONNECTIONS)]
+        max_connections: usize,
     },
     /// Convert what a real system reports into a topology document
     Convert {
@@ -286,7 +291,9 @@ fn run(cli: Cli) -> Outcome {
         Command::Convert { from, input, epoch, out } => convert::convert(from, &Input(input), epoch, out.as_deref()),
         Command::Publish { document, target } => distribute::publish(&Input(document), &target.target()?),
         Command::Watch { source, count } => distribute::watch(&source.source()?, count),
-        Command::Serve { source, listen } => distribute::serve(source.source()?, &listen),
+        Command::Serve { source, listen, max_connections } => {
+            distribute::serve(source.source()?, &listen, max_connections)
+        }
     }
 }
 

@@ -131,6 +131,7 @@ pub fn plan(input: &Input, change: &Change, sample: u64, out: Option<&Path>, jso
 /// a number, so ids such as `10.0.0.1:6379` stay whole.
 fn node_entry(spec: &str) -> Outcome<Value> {
     match spec.rsplit_once(':').map(|(id, weight)| (id, weight.parse::<f64>())) {
+        Some((_, Ok(weight))) if !weight.is_finite() => Err(not_finite("--add", spec)),
         Some((id, Ok(weight))) if !id.is_empty() => Ok(json!({"id": id, "weight": weight})),
         _ if spec.is_empty() => Err(Failure::input("--add: a node id must not be empty")),
         _ => Ok(json!({"id": spec})),
@@ -140,9 +141,16 @@ fn node_entry(spec: &str) -> Outcome<Value> {
 /// `ID:WEIGHT`.
 fn reweight(spec: &str) -> Outcome<(String, f64)> {
     match spec.rsplit_once(':').map(|(id, weight)| (id, weight.parse::<f64>())) {
+        Some((_, Ok(weight))) if !weight.is_finite() => Err(not_finite("--reweight", spec)),
         Some((id, Ok(weight))) if !id.is_empty() => Ok((id.to_string(), weight)),
         _ => Err(Failure::input(format!("--reweight {spec:?}: expected ID:WEIGHT"))),
     }
+}
+
+/// A weight such as `NaN` or `inf`: JSON has no such number (it would be written `null`).
+fn not_finite(flag: &str, spec: &str) -> Failure {
+    let weight = spec.rsplit_once(':').map_or(spec, |(_, weight)| weight);
+    Failure::input(format!("{flag} {spec:?}: invalid_argument: the weight {weight} is not a finite number"))
 }
 
 /// Applies one operation given as JSON.
@@ -180,8 +188,10 @@ fn rebalance(
             })
             .collect()
     });
-    // Where the actives end once every move is done.
-    let (done, _) = apply(&next, json!({"op": "complete_moves"}))?;
+    // Where the actives end once every move is done (a plan that moves nothing has no
+    // rebalance to complete: the actives stay where they are).
+    let nothing_moves = report["moves"].as_array().is_none_or(Vec::is_empty);
+    let done = if nothing_moves { next.clone() } else { apply(&next, json!({"op": "complete_moves"}))?.0 };
     let before = actives(&Router::new(topology.clone())?)?;
     let after = actives(&Router::new(done)?)?;
     let mut nodes: Vec<(String, u64, u64)> = Vec::new();
@@ -203,18 +213,25 @@ fn rebalance(
         })
         .collect();
     let total = u64::from(Router::new(topology.clone())?.shard_range().len() as u32);
-    let summary = format!(
-        "plan_rebalance: vbucket dictionary{}, epoch {} -> {}\n{} moves in {} steps; {} of {} active vbuckets move (the lower bound is {})\n\n{}",
+    let heading = format!(
+        "plan_rebalance: vbucket dictionary{}, epoch {} -> {}\n",
         if loads.is_some() { " by load" } else { "" },
         topology.epoch,
-        next.epoch,
-        moves.len(),
-        report["steps"].as_array().map_or(0, Vec::len),
-        moved_actives,
-        total,
-        report["lower_bound"],
-        table(&["vbucket", "role", "from", "to", "kind"], &rows)
+        next.epoch
     );
+    let summary = if nothing_moves {
+        format!("{heading}nothing to move: every one of the {total} active vbuckets stays where it is\n")
+    } else {
+        format!(
+            "{heading}{} moves in {} steps; {} of {} active vbuckets move (the lower bound is {})\n\n{}",
+            moves.len(),
+            report["steps"].as_array().map_or(0, Vec::len),
+            moved_actives,
+            total,
+            report["lower_bound"],
+            table(&["vbucket", "role", "from", "to", "kind"], &rows)
+        )
+    };
     Ok(Planned { topology: next, unit: "vbuckets", moves, nodes, loads, moved: moved_actives, total, summary })
 }
 
@@ -332,5 +349,9 @@ mod tests {
         assert!(node_entry("").is_err());
         assert_eq!(reweight("a:3").unwrap(), ("a".to_string(), 3.0));
         assert!(reweight("a").is_err());
+        for spec in ["c:NaN", "c:nan", "c:inf", "c:-inf", "c:infinity"] {
+            assert!(node_entry(spec).unwrap_err().message.contains("not a finite number"), "{spec}");
+            assert!(reweight(spec).unwrap_err().message.contains("not a finite number"), "{spec}");
+        }
     }
 }

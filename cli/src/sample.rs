@@ -1,15 +1,21 @@
 //! Key sets for the commands that measure (`diff`, `stats`, `plan`): listed keys or a
 //! sample, routed with progress, counted per node or per pair of nodes.
 
+use std::cell::Cell;
+
 use shardroute::{Key, OwnedKey, Router};
 
-use crate::input::{key_lines, show_key, Failure, Input, Outcome};
+use crate::input::{show_key, Failure, Input, KeyLines, Outcome};
 use crate::progress::Progress;
+
+/// Most sampled keys (`--sample` of `diff`, `stats`, `plan`): a billion, a minute or two of
+/// routing in a release build (progress is shown on stderr). More is refused.
+pub const MAX_SAMPLE: u64 = 1_000_000_000;
 
 /// Keys to measure with.
 pub enum Keys {
-    /// Keys read from a file.
-    Listed(Vec<OwnedKey>),
+    /// Keys read from a file as they are routed (counted as they are read).
+    Listed { input: Input, integers: bool, count: Cell<u64> },
     /// `count` generated keys: `sample:0`, `sample:1`, ... or, for integer keys, a
     /// SplitMix64 sequence (spread over all 64 bits, as real ids' hashes are not).
     Sample { count: u64, integers: bool },
@@ -19,15 +25,20 @@ impl Keys {
     /// `--keys FILE` if given, else a sample of `sample` keys.
     pub fn choose(keys: Option<&Input>, sample: u64, integers: bool) -> Outcome<Keys> {
         match keys {
-            Some(input) => Ok(Keys::Listed(key_lines(input, integers)?)),
+            Some(input) => Ok(Keys::Listed { input: input.clone(), integers, count: Cell::new(0) }),
             None if sample == 0 => Err(Failure::input("--sample must be at least 1")),
+            None if sample > MAX_SAMPLE => Err(Failure::input(format!(
+                "--sample {sample}: limit_exceeded: at most {} sampled keys",
+                thousands(MAX_SAMPLE)
+            ))),
             None => Ok(Keys::Sample { count: sample, integers }),
         }
     }
 
+    /// How many keys: listed keys are counted once [`Keys::each`] has read them.
     pub fn len(&self) -> u64 {
         match self {
-            Keys::Listed(keys) => keys.len() as u64,
+            Keys::Listed { count, .. } => count.get(),
             Keys::Sample { count, .. } => *count,
         }
     }
@@ -35,32 +46,44 @@ impl Keys {
     /// What the keys are, for reports: "100,000 sampled keys" or "12 keys".
     pub fn describe(&self) -> String {
         match self {
-            Keys::Listed(keys) => format!("{} keys", thousands(keys.len() as u64)),
+            Keys::Listed { count, .. } => format!("{} keys", thousands(count.get())),
             Keys::Sample { count, .. } => format!("{} sampled keys", thousands(*count)),
         }
     }
 
     /// Calls `visit` with every key, in order, showing progress.
     pub fn each(&self, mut visit: impl FnMut(Key<'_>) -> Result<(), shardroute::Error>) -> Outcome {
-        let mut progress = Progress::new(self.len(), "keys");
-        let mut text = String::new();
-        for index in 0..self.len() {
-            progress.at(index);
-            let owned;
-            let key = match self {
-                Keys::Listed(keys) => keys[index as usize].as_key(),
-                Keys::Sample { integers: true, .. } => Key::U64(splitmix64(index)),
-                Keys::Sample { integers: false, .. } => {
-                    text.clear();
-                    text.push_str("sample:");
-                    text.push_str(&index.to_string());
-                    Key::Bytes(text.as_bytes())
+        let refused = |key: Key<'_>, err: shardroute::Error| {
+            Failure::input(format!("key {:?}: {err}", show_key(&OwnedKey::from(key))))
+        };
+        let (count, integers) = match self {
+            Keys::Listed { input, integers, count } => {
+                let mut lines = KeyLines::open(input, *integers)?;
+                let mut progress = Progress::optional(lines.size(), "bytes");
+                let mut read = 0;
+                while let Some(key) = lines.next_key()? {
+                    progress.at_of(read, lines.consumed());
+                    visit(key.as_key()).map_err(|err| refused(key.as_key(), err))?;
+                    read += 1;
                 }
-            };
-            if let Err(err) = visit(key) {
-                owned = OwnedKey::from(key);
-                return Err(Failure::input(format!("key {:?}: {err}", show_key(&owned))));
+                count.set(read);
+                return Ok(());
             }
+            Keys::Sample { count, integers } => (*count, *integers),
+        };
+        let mut progress = Progress::new(count, "keys");
+        let mut text = String::new();
+        for index in 0..count {
+            progress.at(index);
+            let key = if integers {
+                Key::U64(splitmix64(index))
+            } else {
+                text.clear();
+                text.push_str("sample:");
+                text.push_str(&index.to_string());
+                Key::Bytes(text.as_bytes())
+            };
+            visit(key).map_err(|err| refused(key, err))?;
         }
         Ok(())
     }

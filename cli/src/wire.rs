@@ -1,11 +1,17 @@
-//! Just enough HTTP/1.1 and base64 for `publish`, `watch` and `serve`, over `std::net`: one
-//! request per connection (`Connection: close`), bodies by `Content-Length`, chunked
-//! transfer or the end of the stream. No TLS: etcd's gateway and `serve` listen on
-//! plain HTTP here; put a proxy in front for anything else.
+//! Just enough of an HTTP/1.1 client and base64 for `publish` and `watch` (and the follower
+//! behind `serve`), over `std::net`: one request per connection (`Connection: close`),
+//! bodies by `Content-Length`, chunked transfer or the end of the stream. No TLS: etcd's
+//! gateway and `serve` listen on plain HTTP here; put a proxy in front for anything else.
+//!
+//! Everything read is bounded before it is buffered: each status, header and chunk-size
+//! line ([`MAX_LINE`]), the number of headers ([`MAX_HEADERS`]), the body and each chunk
+//! ([`MAX_BODY`], buffered as it arrives, never allocated from what the server announces),
+//! and the time: one deadline for the whole request (a server dripping a byte at a time
+//! does not extend it).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// `http://host:port/path` taken apart.
 #[derive(Clone, Debug)]
@@ -49,13 +55,70 @@ impl Url {
 /// that announces or sends more is refused, never allocated for.
 pub const MAX_BODY: usize = (64 << 20) + (1 << 20);
 
+/// Longest status line, header line or chunk-size line read, in bytes (with its line end).
+pub const MAX_LINE: usize = 8 << 10;
+/// Most header lines in an answer.
+pub const MAX_HEADERS: usize = 100;
+
+/// A connection read under a deadline: each read waits at most until it, so the whole
+/// request (head and body, or one chunk of a stream) takes at most the time given.
+struct Timed {
+    stream: TcpStream,
+    deadline: Option<Instant>,
+}
+
+impl Read for Timed {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if let Some(deadline) = self.deadline {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(std::io::Error::new(std::io::ErrorKind::TimedOut, "timed out (the request's deadline)"));
+            }
+            self.stream.set_read_timeout(Some(left))?;
+        }
+        self.stream.read(buf).map_err(|err| match err.kind() {
+            // What a read timeout looks like on Unix.
+            std::io::ErrorKind::WouldBlock => std::io::Error::new(std::io::ErrorKind::TimedOut, "timed out"),
+            _ => err,
+        })
+    }
+}
+
+/// One line, its end (`\n` or `\r\n`) removed; an error past `MAX_LINE` bytes, before
+/// buffering more, or at the end of the stream.
+fn read_line(reader: &mut impl BufRead, what: &str) -> Result<String, String> {
+    let mut line = Vec::new();
+    loop {
+        let available = reader.fill_buf().map_err(|err| format!("reading {what}: {err}"))?;
+        if available.is_empty() {
+            return Err(format!("reading {what}: the stream ended"));
+        }
+        let (taken, done) = match available.iter().position(|&b| b == b'\n') {
+            Some(end) => (end + 1, true),
+            None => (available.len(), false),
+        };
+        if line.len() + taken > MAX_LINE {
+            return Err(format!("{what}: a line longer than {MAX_LINE} bytes"));
+        }
+        line.extend_from_slice(&available[..taken]);
+        reader.consume(taken);
+        if done {
+            line.pop();
+            if line.last() == Some(&b'\r') {
+                line.pop();
+            }
+            return Ok(String::from_utf8_lossy(&line).into_owned());
+        }
+    }
+}
+
 /// An answer's status, headers (names lowercased) and the reader positioned at its body.
 pub struct Response {
     pub status: u16,
     pub headers: Vec<(String, String)>,
-    reader: BufReader<TcpStream>,
+    reader: BufReader<Timed>,
     chunked: bool,
-    length: Option<usize>,
+    length: Option<u64>,
 }
 
 impl Response {
@@ -63,22 +126,25 @@ impl Response {
         self.headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
     }
 
-    /// The whole body.
+    /// The whole body, within the request's deadline.
     pub fn body(mut self) -> Result<Vec<u8>, String> {
         let mut body = Vec::new();
         if self.chunked {
-            while let Some(chunk) = self.chunk()? {
+            while let Some(chunk) = self.next_chunk()? {
                 if body.len() + chunk.len() > MAX_BODY {
                     return Err(format!("a body over {MAX_BODY} bytes"));
                 }
                 body.extend_from_slice(&chunk);
             }
         } else if let Some(length) = self.length {
-            if length > MAX_BODY {
+            if length > MAX_BODY as u64 {
                 return Err(format!("a body of {length} bytes, over {MAX_BODY}"));
             }
-            body.resize(length, 0);
-            self.reader.read_exact(&mut body).map_err(|err| format!("reading the body: {err}"))?;
+            // Read as it arrives: an announced length is not allocated ahead.
+            (&mut self.reader).take(length).read_to_end(&mut body).map_err(|err| format!("reading the body: {err}"))?;
+            if (body.len() as u64) < length {
+                return Err(format!("reading the body: the stream ended after {} of {length} bytes", body.len()));
+            }
         } else {
             (&mut self.reader)
                 .take(MAX_BODY as u64 + 1)
@@ -91,30 +157,42 @@ impl Response {
         Ok(body)
     }
 
-    /// The next chunk of a chunked body, or `None` at its end.
-    pub fn chunk(&mut self) -> Result<Option<Vec<u8>>, String> {
-        let mut line = String::new();
-        self.reader.read_line(&mut line).map_err(|err| format!("reading a chunk: {err}"))?;
-        if line.is_empty() {
-            return Err("the stream ended".into());
-        }
-        let size = usize::from_str_radix(line.trim().split(';').next().unwrap_or(""), 16)
-            .map_err(|_| format!("a bad chunk size {line:?}"))?;
+    /// The next chunk of a chunked stream, or `None` at its end; it must arrive whole
+    /// within `timeout` of this call (a watch: quiet that long is idle).
+    pub fn chunk(&mut self, timeout: Duration) -> Result<Option<Vec<u8>>, String> {
+        self.reader.get_mut().deadline = Some(Instant::now() + timeout);
+        self.next_chunk()
+    }
+
+    /// The next chunk, under the deadline set.
+    fn next_chunk(&mut self) -> Result<Option<Vec<u8>>, String> {
+        let line = read_line(&mut self.reader, "a chunk size")?;
+        let digits = line.split(';').next().unwrap_or("").trim();
+        // More than 16 hex digits cannot be a size; the check below refuses big ones.
+        let size = (digits.len() <= 16)
+            .then(|| u64::from_str_radix(digits, 16).ok())
+            .flatten()
+            .ok_or_else(|| format!("a bad chunk size {:?}", &line[..line.len().min(40)]))?;
         if size == 0 {
             return Ok(None);
         }
-        if size > MAX_BODY {
+        if size > MAX_BODY as u64 {
             return Err(format!("a chunk of {size} bytes, over {MAX_BODY}"));
         }
-        let mut data = vec![0; size + 2];
-        self.reader.read_exact(&mut data).map_err(|err| format!("reading a chunk: {err}"))?;
-        data.truncate(size);
+        let mut data = Vec::new();
+        (&mut self.reader).take(size).read_to_end(&mut data).map_err(|err| format!("reading a chunk: {err}"))?;
+        if (data.len() as u64) < size {
+            return Err("reading a chunk: the stream ended".into());
+        }
+        if !read_line(&mut self.reader, "a chunk's end")?.is_empty() {
+            return Err("a chunk longer than its size".into());
+        }
         Ok(Some(data))
     }
 }
 
-/// Sends one request and reads the answer's head. `timeout` bounds the connection and
-/// each read (None: reads wait as long as it takes, for a watch).
+/// Sends one request and reads the answer's head. `timeout` bounds the whole request:
+/// connecting, sending, the head and [`Response::body`] (None: as long as it takes).
 pub fn request(
     method: &str,
     url: &Url,
@@ -122,6 +200,7 @@ pub fn request(
     body: &[u8],
     timeout: Option<Duration>,
 ) -> Result<Response, String> {
+    let deadline = timeout.map(|timeout| Instant::now() + timeout);
     let address = (url.host.as_str(), url.port)
         .to_socket_addrs()
         .map_err(|err| format!("{}: {err}", url.authority()))?
@@ -129,7 +208,9 @@ pub fn request(
         .ok_or_else(|| format!("{}: no address", url.authority()))?;
     let stream = TcpStream::connect_timeout(&address, timeout.unwrap_or(Duration::from_secs(10)))
         .map_err(|err| format!("{}: {err}", url.authority()))?;
-    stream.set_read_timeout(timeout).map_err(|err| err.to_string())?;
+    let left =
+        deadline.map(|deadline| deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(1)));
+    stream.set_write_timeout(left).map_err(|err| err.to_string())?;
     let mut head = format!("{method} {} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n", url.path, url.authority());
     for (name, value) in headers {
         head.push_str(&format!("{name}: {value}\r\n"));
@@ -137,34 +218,34 @@ pub fn request(
     head.push_str(&format!("Content-Length: {}\r\n\r\n", body.len()));
     let mut writer = stream.try_clone().map_err(|err| err.to_string())?;
     writer.write_all(head.as_bytes()).and_then(|()| writer.write_all(body)).map_err(|err| err.to_string())?;
-    let mut reader = BufReader::new(stream);
-    let mut status_line = String::new();
-    reader.read_line(&mut status_line).map_err(|err| format!("{}: {err}", url.authority()))?;
+    let mut reader = BufReader::with_capacity(64 << 10, Timed { stream, deadline });
+    let status_line = read_line(&mut reader, "the status line").map_err(|err| format!("{}: {err}", url.authority()))?;
     let status = status_line
         .split_whitespace()
         .nth(1)
         .and_then(|code| code.parse::<u16>().ok())
         .filter(|_| status_line.starts_with("HTTP/1."))
-        .ok_or_else(|| format!("{}: not an HTTP answer: {:?}", url.authority(), status_line.trim()))?;
-    let headers = read_headers(&mut reader)?;
+        .ok_or_else(|| {
+            format!("{}: not an HTTP answer: {:?}", url.authority(), &status_line[..status_line.len().min(80)])
+        })?;
+    let headers = read_headers(&mut reader).map_err(|err| format!("{}: {err}", url.authority()))?;
     let find = |name: &str| headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.clone());
     let chunked = find("transfer-encoding").is_some_and(|v| v.eq_ignore_ascii_case("chunked"));
     let length = find("content-length").and_then(|v| v.parse().ok());
     Ok(Response { status, headers, reader, chunked, length })
 }
 
-/// Header lines up to the blank line, names lowercased.
+/// Header lines up to the blank line, names lowercased: at most [`MAX_HEADERS`] of them,
+/// each at most [`MAX_LINE`] bytes.
 pub fn read_headers(reader: &mut impl BufRead) -> Result<Vec<(String, String)>, String> {
     let mut headers = Vec::new();
     loop {
-        let mut line = String::new();
-        reader.read_line(&mut line).map_err(|err| format!("reading headers: {err}"))?;
-        let line = line.trim_end();
+        let line = read_line(reader, "a header")?;
         if line.is_empty() {
             return Ok(headers);
         }
-        if headers.len() > 100 {
-            return Err("more than 100 headers".into());
+        if headers.len() >= MAX_HEADERS {
+            return Err(format!("more than {MAX_HEADERS} headers"));
         }
         if let Some((name, value)) = line.split_once(':') {
             headers.push((name.trim().to_ascii_lowercase(), value.trim().to_string()));
@@ -238,6 +319,113 @@ mod tests {
         let response = request("GET", &url, &[], b"", Some(Duration::from_secs(5))).unwrap();
         let refused = response.body().unwrap_err();
         assert!(refused.contains("over"), "{refused}");
+    }
+
+    /// A server that reads the request head, then runs `answer` on the connection; the
+    /// URL, and what `answer` returned (once the client is done with it).
+    fn fake_server<T: Send + 'static>(
+        answer: impl FnOnce(&mut std::net::TcpStream) -> T + Send + 'static,
+    ) -> (Url, std::thread::JoinHandle<T>) {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = Url::parse(&format!("http://{}/", listener.local_addr().unwrap())).unwrap();
+        let server = std::thread::spawn(move || {
+            let (mut stream, _) = listener.accept().unwrap();
+            let mut head = [0u8; 1024];
+            let _ = stream.read(&mut head);
+            answer(&mut stream)
+        });
+        (url, server)
+    }
+
+    /// Writes `start`, then `a`s until the client stops reading (or 1 GiB); the bytes written.
+    fn endless(stream: &mut std::net::TcpStream, start: &[u8]) -> usize {
+        let _ = stream.set_write_timeout(Some(Duration::from_secs(20)));
+        let _ = stream.write_all(start);
+        let filler = vec![b'a'; 1 << 16];
+        let mut sent = 0;
+        while sent < 1 << 30 {
+            match stream.write(&filler) {
+                Ok(n) => sent += n,
+                Err(_) => break,
+            }
+        }
+        sent
+    }
+
+    #[test]
+    fn a_status_or_header_line_past_the_limit_is_refused_unbuffered() {
+        for start in [&b"HTTP/1.1 200 "[..], b"HTTP/1.1 200 OK\r\nX-Long: "] {
+            let (url, server) = fake_server(move |stream| endless(stream, start));
+            let refused = request("GET", &url, &[], b"", Some(Duration::from_secs(30))).err().unwrap();
+            assert!(refused.contains(&format!("a line longer than {MAX_LINE} bytes")), "{refused}");
+            // The client stopped reading: the server could not send its gigabyte.
+            assert!(server.join().unwrap() < 1 << 30);
+        }
+    }
+
+    #[test]
+    fn more_headers_than_the_limit_are_refused() {
+        let (url, _server) = fake_server(|stream| {
+            let mut head = String::from("HTTP/1.1 200 OK\r\n");
+            for i in 0..=MAX_HEADERS {
+                head.push_str(&format!("X-{i}: {i}\r\n"));
+            }
+            let _ = stream.write_all(head.as_bytes());
+        });
+        let refused = request("GET", &url, &[], b"", Some(Duration::from_secs(10))).err().unwrap();
+        assert!(refused.contains(&format!("more than {MAX_HEADERS} headers")), "{refused}");
+    }
+
+    #[test]
+    fn a_huge_chunk_size_is_refused_without_allocating() {
+        let cases = [("ffffffffffff", "over"), ("fffffffffffffffffffffff", "bad chunk size"), ("4000000", "ended")];
+        for (size, words) in cases {
+            let (url, _server) = fake_server(move |stream| {
+                let _ = stream.write_all(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n");
+                let _ = stream.write_all(format!("{size}\r\nabc").as_bytes());
+                std::thread::sleep(Duration::from_millis(200));
+            });
+            let response = request("GET", &url, &[], b"", Some(Duration::from_secs(10))).unwrap();
+            let refused = response.body().unwrap_err();
+            // 0x4000000 (64 MiB) is under the limit: announced, never sent, not allocated ahead.
+            assert!(refused.contains(words), "{size}: {refused}");
+        }
+    }
+
+    #[test]
+    fn a_server_dripping_its_head_is_given_up_at_the_request_deadline() {
+        // A byte every 50 ms keeps any per-read timeout from firing; 2,000 of them take 100 s.
+        let (url, server) = fake_server(|stream| {
+            let mut sent = 0;
+            for byte in b"HTTP/1.1 200 OK\r\nX-Drip: ".iter().chain(&[b'a'; 2000]) {
+                if stream.write_all(&[*byte]).is_err() {
+                    break;
+                }
+                sent += 1;
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            sent
+        });
+        let refused = request("GET", &url, &[], b"", Some(Duration::from_secs(1))).err().unwrap();
+        assert!(refused.contains("timed out"), "{refused}");
+        // Given up after about 20 bytes (one second), not after the server's 2,000.
+        assert!(server.join().unwrap() < 200);
+    }
+
+    #[test]
+    fn a_dripped_body_is_given_up_at_the_request_deadline() {
+        let (url, _server) = fake_server(|stream| {
+            let _ = stream.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n");
+            for _ in 0..2000 {
+                if stream.write_all(b"a").is_err() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        });
+        let response = request("GET", &url, &[], b"", Some(Duration::from_secs(1))).unwrap();
+        let refused = response.body().unwrap_err();
+        assert!(refused.contains("timed out"), "{refused}");
     }
 
     #[test]

@@ -11,6 +11,9 @@ to start, steer and stop them.
   line with that event, `send(line)` writes a command to its stdin.
 - `ServerProcess`: a server we started, with its PID, its log and how it stops
   (its signal, then SIGKILL if it lingers).
+- `reserve_ports` / `start_on_ports`: ports for servers that cannot bind port 0 and say
+  which port they got, reserved outside the ephemeral range, and a start again on fresh
+  ones when one was taken (issue 41; see "ports" below).
 - `StoppedOnExit`: a context manager base whose `stop()` runs on leaving the block,
   on a failure while starting, at interpreter exit and on SIGTERM/SIGINT, so a killed
   test run leaves no server behind.
@@ -23,6 +26,9 @@ import hashlib
 import http.server
 import json
 import os
+import random
+import re
+import select
 import shutil
 import signal
 import socket
@@ -31,7 +37,7 @@ import sys
 import threading
 import time
 import urllib.request
-from typing import Any
+from typing import Any, Callable, TypeVar
 
 
 class JsonLinesChild:
@@ -166,21 +172,220 @@ class ServerProcess:
             os.kill(self.process.pid, signal.SIGKILL)
             self.process.wait(timeout=10)
 
+    def ports(self) -> list[int]:
+        """Every port it binds: its client port (`port`, or `url`'s) and its peer ports."""
+        own = getattr(self, "port", None) or int(getattr(self, "url", ":0").rsplit(":", 1)[1])
+        return [own, *getattr(self, "peer_ports", [])]
+
     def log_tail(self, lines: int = 20) -> str:
         try:
             with open(self.log_path, errors="replace") as log:
-                return "".join(log.readlines()[-lines:])
+                every = log.readlines()
         except OSError:
             return "(no log)"
+        tail = "".join(every[-lines:])
+        # A port taken shows, however long the stack trace after it (`start_on_ports` reads it).
+        taken = next((line for line in every if ADDRESS_IN_USE.search(line)), None)
+        if taken and not ADDRESS_IN_USE.search(tail):
+            tail = f"{taken.rstrip()}\n...\n{tail}"
+        return tail
 
 
+# ---------------------------------------------------------------------------- ports
+#
+# A server gets its port without a race (issue 41): never "bind port 0, read the number,
+# close, let the server bind it later" (any outgoing connection may take the number in
+# between: port 0 and outgoing connections share the kernel's ephemeral range). A server
+# that can bind port 0 itself and say which port it got does so (`shardroute serve
+# --listen 127.0.0.1:0`, Deno's "Listening on", workerd's --control-fd: `workerd_ports`). One
+# that can only be handed a number (etcd, ZooKeeper, redis-server, postgres; a server
+# restarted on its old port) gets one of `reserve_ports()`: a range outside the ephemeral
+# one, each port locked for this process by a file in PORT_LOCKS (bindings-node's and
+# cli/tests' helpers take the same locks, so parallel runs never share a port), and
+# `start_on_ports()` starts it again on fresh ports when it failed because something
+# else held one (ADDRESS_IN_USE in its error). The same in JS: bindings-wasm/test/edge/
+# ports.mjs; in the CLI's tests: cli/tests/ports/mod.rs. scripts/check-ports.py keeps the
+# old pattern out.
 
-def free_port() -> int:
-    """A TCP port of 127.0.0.1 nobody listens on (now)."""
+PORT_LOCKS = "/tmp/shardroute-ports"
+PREFERRED_PORTS = (20_000, 32_000)
+# What etcd, ZooKeeper, redis-server, postgres, workerd and Python say when a port is taken.
+ADDRESS_IN_USE = re.compile(r"address already in use|could not bind|BindException|EADDRINUSE|errno 98", re.IGNORECASE)
+_held_ports: list[int] = []  # locked by this process, unlocked at exit
+_port_cursor: list[int] = []  # the next port to try: a random start per process, then counting up
+
+
+def port_range() -> tuple[int, int]:
+    """[low, high): the ports `reserve_ports` hands out, PREFERRED_PORTS less the kernel's
+    ephemeral range (/proc/sys/net/ipv4/ip_local_port_range), where port 0 and every
+    outgoing connection take theirs."""
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as proc:
+            first, last = (int(part) for part in proc.read().split())
+    except (OSError, ValueError):
+        first, last = 32_768, 60_999
+    low, high = PREFERRED_PORTS
+    if last < low or first >= high:
+        return low, high
+    if first - low >= 1_000:
+        return low, first
+    if 65_536 - (last + 1) >= 1_000:
+        return last + 1, 65_536
+    raise RuntimeError(f"no 1000 ports outside the ephemeral range {first}-{last}")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _lock_port(port: int) -> bool:
+    """Takes PORT_LOCKS/<port> for this process (its PID inside); a lock whose process is
+    gone is taken over."""
+    path = os.path.join(PORT_LOCKS, str(port))
+    for _ in range(2):
+        try:
+            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+        except FileExistsError:
+            try:
+                with open(path) as lock:
+                    holder = int(lock.read().strip() or 0)
+            except (OSError, ValueError):
+                holder = 0
+            if holder and _alive(holder):
+                return False
+            try:
+                os.unlink(path)  # a dead process's (or a half-written) lock
+            except FileNotFoundError:
+                pass
+            continue
+        with os.fdopen(fd, "w") as lock:
+            lock.write(f"{os.getpid()}\n")
+        return True
+    return False
+
+
+def _bindable(port: int) -> bool:
+    """Whether nothing listens on 127.0.0.1:`port` now (a filter only: the server's own
+    bind decides, and `start_on_ports` retries when it fails)."""
     with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def held_elsewhere(ports: list[int]) -> str:
+    """For a server of ours that exited: "Address already in use" naming each of its
+    `ports` that something else holds now, else "". (Debian's ZooKeeper logs nothing: its
+    exit alone does not say why.)"""
+    held = [port for port in ports if not _bindable(port)]
+    return "".join(f"127.0.0.1:{port}: Address already in use (held by another process)\n" for port in held)
+
+
+def release_ports(ports: list[int] | None = None) -> None:
+    """Unlocks `ports` (all this process holds by default); at exit, all."""
+    for port in list(_held_ports if ports is None else ports):
+        if port in _held_ports:
+            _held_ports.remove(port)
+            path = os.path.join(PORT_LOCKS, str(port))
+            try:
+                with open(path) as lock:
+                    mine = lock.read().strip() == str(os.getpid())
+                if mine:
+                    os.unlink(path)
+            except OSError:
+                pass
+
+
+atexit.register(release_ports)
+
+
+def reserve_ports(count: int = 1) -> list[int]:
+    """`count` distinct ports of `port_range()`, locked for this process until it exits
+    (or `release_ports`): no other run of ours is handed them and no outgoing connection
+    takes them, so a server may bind one later, and again after a restart. Nothing
+    listens on one until a server is started on it: a port for "nobody answers" too."""
+    low, high = port_range()
+    os.makedirs(PORT_LOCKS, exist_ok=True)
+    try:
+        os.chmod(PORT_LOCKS, 0o1777)  # any user's run shares the locks
+    except OSError:
+        pass
+    if not _port_cursor:
+        _port_cursor.append(random.SystemRandom().randrange(low, high))
+    ports: list[int] = []
+    for _ in range(high - low):
+        if len(ports) == count:
+            return ports
+        port = low + (_port_cursor[0] - low) % (high - low)
+        _port_cursor[0] = port + 1
+        if port in _held_ports or not _lock_port(port):
+            continue
+        _held_ports.append(port)
+        if _bindable(port):
+            ports.append(port)
+        # else: something outside our runs listens there; it stays locked (skipped) till exit
+    if len(ports) == count:
+        return ports
+    raise RuntimeError(f"no {count} free ports left in {low}-{high - 1} (locks in {PORT_LOCKS})")
+
+
+def workerd_ports(control: int, process: subprocess.Popen[Any], sockets: int = 1, timeout: float = 60) -> list[int]:
+    """The ports a `workerd serve --control-fd N` bound for its sockets s0, s1, ... (its
+    config says `127.0.0.1:0`): read from `control`, the read end of the pipe whose write
+    end is its N (`{"event":"listen","socket":"s0","port":...}` a line). Keep `control`
+    open while it runs: it may write there again."""
+    deadline = time.monotonic() + timeout
+    ports: dict[str, int] = {}
+    pending = b""
+    while len(ports) < sockets:
+        if process.poll() is not None:
+            raise RuntimeError(f"workerd exited with {process.returncode} before it listened")
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise RuntimeError(f"workerd did not listen within {timeout}s")
+        readable, _, _ = select.select([control], [], [], min(remaining, 1.0))
+        if not readable:
+            continue
+        chunk = os.read(control, 4096)
+        if not chunk:
+            raise RuntimeError("workerd closed its control descriptor before it listened")
+        pending += chunk
+        *lines, pending = pending.split(b"\n")
+        for line in lines:
+            try:
+                message = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if message.get("event") == "listen":
+                ports[str(message["socket"])] = int(message["port"])
+    return [ports[f"s{i}"] for i in range(sockets)]
+
+
+T = TypeVar("T")
+
+
+def start_on_ports(count: int, start: Callable[[list[int]], T], tries: int = 6) -> T:
+    """`start(ports)` with `count` ports of `reserve_ports`; when it raises an error that
+    says a port was taken (ADDRESS_IN_USE: the server's log tail is in the error), again
+    with fresh ports, up to `tries` times. `start` cleans up after itself when it fails
+    (stops what it started; on a retry, data made for the old ports must go too)."""
+    for attempt in range(tries):
+        ports = reserve_ports(count)
+        try:
+            return start(ports)
+        except Exception as error:  # noqa: BLE001 - re-raised unless a port was taken
+            if attempt + 1 == tries or not ADDRESS_IN_USE.search(f"{error!r} {error}"):
+                raise
+    raise AssertionError("unreachable")
 
 
 class EtcdServer(ServerProcess):
@@ -188,23 +393,43 @@ class EtcdServer(ServerProcess):
     `root/<name>`, its JSON gateway at `url`. Alone it is a cluster of one; `EtcdCluster`
     makes members that know each other (`cluster`: `name=peer_url,...`). `restart()`
     starts it again on the same ports and data (after `kill()`, say), as an operator
-    restarting a crashed member would."""
+    restarting a crashed member would. Without `ports`, it takes two of `reserve_ports()`
+    (fresh ones while one is taken) and waits until it answers."""
 
     def __init__(self, root: str, name: str = "example", *, ports: tuple[int, int] | None = None,
                  cluster: str | None = None, wait: bool = True, uid: int | None = None) -> None:
         binary = shutil.which("etcd")
         assert binary, "needs etcd (apt-get install -y etcd-server)"
-        client, peer = ports or (free_port(), free_port())
-        while peer == client:
-            peer = free_port()
         self.binary, self.name, self.root = binary, name, root
+        self.uid = uid
+        self.log_path = os.path.join(root, f"{name}.log")
+        if ports:  # a cluster's member: `EtcdCluster` retries the whole cluster
+            self._on(ports, cluster)
+            self.restart(wait=wait)
+            return
+        attempts = 0
+
+        def start(pair: list[int]) -> None:
+            nonlocal attempts
+            attempts += 1
+            if attempts > 1:  # the last try's member never served: its data and log go
+                shutil.rmtree(os.path.join(root, name), ignore_errors=True)
+                open(self.log_path, "wb").close()
+            self._on((pair[0], pair[1]), cluster)
+            try:
+                self.restart(wait=True)
+            except BaseException:
+                self.stop()  # it did not serve: none lingers
+                raise
+
+        start_on_ports(2, start)
+
+    def _on(self, ports: tuple[int, int], cluster: str | None) -> None:
+        client, peer = ports
         self.url = f"http://127.0.0.1:{client}"
         self.peer_url = f"http://127.0.0.1:{peer}"
         self.peer_ports = [peer]
-        self.uid = uid
-        self.cluster = cluster or f"{name}={self.peer_url}"
-        self.log_path = os.path.join(root, f"{name}.log")
-        self.restart(wait=wait)
+        self.cluster = cluster or f"{self.name}={self.peer_url}"
 
     def restart(self, wait: bool = True) -> None:
         self.own(os.path.join(self.root, self.name))
@@ -246,6 +471,22 @@ class EtcdServer(ServerProcess):
             return status
 
 
+def wait_all(members: list[Any], ready: Callable[[Any], bool], what: str, timeout: float = 60) -> None:
+    """Until `ready(member)` for each of `members` started together; an error with the
+    log of the first that exits (one that could not bind its port, say) or after `timeout`."""
+    deadline = time.monotonic() + timeout
+    waiting = list(members)
+    while waiting:
+        for member in members:
+            if not member.alive():
+                raise RuntimeError(f"{what} {member.name} exited:\n{held_elsewhere(member.ports())}{member.log_tail()}")
+        waiting = [member for member in waiting if not ready(member)]
+        if waiting and time.monotonic() > deadline:
+            raise RuntimeError(f"{what} {waiting[0].name} did not serve:\n{waiting[0].log_tail()}")
+        if waiting:
+            time.sleep(0.1)
+
+
 class Members:
     """Servers that form one cluster: `stop()` stops each by PID (SIGCONT first, should a
     test have paused it)."""
@@ -268,26 +509,29 @@ class EtcdCluster(Members):
     `uids`, each runs under a user id of its own (see `PeerCut`)."""
 
     def __init__(self, root: str, size: int = 3, uids: list[int] | None = None) -> None:
-        ports: list[tuple[int, int]] = []
-        taken: set[int] = set()
-        while len(ports) < size:
-            pair = (free_port(), free_port())
-            if pair[0] != pair[1] and not taken & set(pair):
-                taken |= set(pair)
-                ports.append(pair)
-        cluster = ",".join(f"m{i}=http://127.0.0.1:{peer}" for i, (_, peer) in enumerate(ports))
         self.members: list[EtcdServer] = []
         if uids:
             os.chmod(root, 0o755)  # the members' own users make their data dirs in it
-        try:
-            for i, pair in enumerate(ports):
-                uid = uids[i] if uids else None
-                self.members.append(EtcdServer(root, f"m{i}", ports=pair, cluster=cluster, wait=False, uid=uid))
-            for member in self.members:
-                member.wait_healthy()
-        except BaseException:
-            self.stop()
-            raise
+
+        def start(ports: list[int]) -> None:
+            # Each member's (client, peer) ports; all known before any starts. When one
+            # member cannot bind its port, the whole cluster starts again on fresh ports.
+            pairs = [(ports[2 * i], ports[2 * i + 1]) for i in range(size)]
+            cluster = ",".join(f"m{i}=http://127.0.0.1:{peer}" for i, (_, peer) in enumerate(pairs))
+            self.members = []
+            for i in range(size):
+                shutil.rmtree(os.path.join(root, f"m{i}"), ignore_errors=True)
+                open(os.path.join(root, f"m{i}.log"), "wb").close()
+            try:
+                for i, pair in enumerate(pairs):
+                    uid = uids[i] if uids else None
+                    self.members.append(EtcdServer(root, f"m{i}", ports=pair, cluster=cluster, wait=False, uid=uid))
+                wait_all(self.members, EtcdServer.healthy, "etcd")
+            except BaseException:
+                self.stop()
+                raise
+
+        start_on_ports(2 * size, start)
         self.urls = [member.url for member in self.members]
 
     def leader(self, timeout: float = 30) -> EtcdServer:
@@ -338,9 +582,31 @@ class ZooKeeperServer(ServerProcess):
         java = shutil.which("java")
         assert java, "needs java (apt-get install -y zookeeper, which brings a JRE)"
         self.java, self.name, self.root = java, name, root
-        self.port = port or free_port()
-        self.hosts = f"127.0.0.1:{self.port}"
         self.uid = uid
+        if port is None:  # standalone: a fresh port (and data) while the last was taken
+            attempts = 0
+
+            def start(ports: list[int]) -> None:
+                nonlocal attempts
+                attempts += 1
+                if attempts > 1:
+                    shutil.rmtree(os.path.join(root, name), ignore_errors=True)
+                    open(os.path.join(root, f"{name}.log"), "wb").close()
+                try:
+                    self._configure(ports[0], myid, servers, wait=True)
+                except BaseException:
+                    if hasattr(self, "process"):
+                        self.stop()  # it did not serve: none lingers
+                    raise
+
+            start_on_ports(1, start)
+        else:  # a member of `ZooKeeperEnsemble`, which retries the ensemble
+            self._configure(port, myid, servers, wait=wait)
+
+    def _configure(self, port: int, myid: int, servers: list[str] | None, wait: bool) -> None:
+        root, name = self.root, self.name
+        self.port = port
+        self.hosts = f"127.0.0.1:{self.port}"
         # Its own `server.N=host:quorum:election` line: the ports its peers reach it on.
         mine = next((line for line in servers or [] if line.startswith(f"server.{myid}=")), None)
         self.peer_ports = [int(port) for port in mine.split(":")[1:3]] if mine else []
@@ -390,7 +656,7 @@ class ZooKeeperServer(ServerProcess):
         deadline = time.monotonic() + timeout
         while self.mode() is None:
             if self.process.poll() is not None:
-                raise RuntimeError(f"zookeeper exited:\n{self.log_tail()}")
+                raise RuntimeError(f"zookeeper exited:\n{held_elsewhere(self.ports())}{self.log_tail()}")
             if time.monotonic() > deadline:
                 raise RuntimeError(f"zookeeper did not serve:\n{self.log_tail()}")
             time.sleep(0.1)
@@ -401,25 +667,29 @@ class ZooKeeperEnsemble(Members):
     (`stop()`); `hosts` their connection string, `leader()` the member that leads now."""
 
     def __init__(self, root: str, size: int = 3, uids: list[int] | None = None) -> None:
-        ports: list[int] = []
-        while len(ports) < 3 * size:
-            port = free_port()
-            if port not in ports:
-                ports.append(port)
-        servers = [f"server.{i + 1}=127.0.0.1:{ports[size + i]}:{ports[2 * size + i]}" for i in range(size)]
         self.members: list[ZooKeeperServer] = []
         if uids:
             os.chmod(root, 0o755)  # the members' own users read their configs in it
-        try:
+
+        def start(ports: list[int]) -> None:
+            # Client, quorum and election ports of every member, all known before any
+            # starts; when one member cannot bind one, the ensemble starts again on fresh ports.
+            servers = [f"server.{i + 1}=127.0.0.1:{ports[size + i]}:{ports[2 * size + i]}" for i in range(size)]
+            self.members = []
             for i in range(size):
-                uid = uids[i] if uids else None
-                self.members.append(ZooKeeperServer(root, f"zk{i + 1}", port=ports[i], myid=i + 1, servers=servers,
-                                                    wait=False, uid=uid))
-            for member in self.members:
-                member.wait_serving()
-        except BaseException:
-            self.stop()
-            raise
+                shutil.rmtree(os.path.join(root, f"zk{i + 1}"), ignore_errors=True)
+                open(os.path.join(root, f"zk{i + 1}.log"), "wb").close()
+            try:
+                for i in range(size):
+                    uid = uids[i] if uids else None
+                    self.members.append(ZooKeeperServer(root, f"zk{i + 1}", port=ports[i], myid=i + 1,
+                                                        servers=servers, wait=False, uid=uid))
+                wait_all(self.members, lambda member: member.mode() is not None, "zookeeper")
+            except BaseException:
+                self.stop()
+                raise
+
+        start_on_ports(3 * size, start)
         self.hosts = ",".join(member.hosts for member in self.members)
 
     def leader(self, timeout: float = 30) -> ZooKeeperServer:
@@ -499,14 +769,19 @@ class TopologyHttpServer:
 
     def __init__(self, long_poll: bool = True) -> None:
         self.long_poll = long_poll
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}/topology"
         self.changed = threading.Condition()
         self.body = b""
         self.content_type = "application/json"
         self.requests = 0
         self.server: http.server.ThreadingHTTPServer | None = None
-        self.start()
+
+        # A reserved port, not port 0: `start()` after `stop()` binds the same one again.
+        def start(ports: list[int]) -> None:
+            self.port = ports[0]
+            self.url = f"http://127.0.0.1:{self.port}/topology"
+            self.start()
+
+        start_on_ports(1, start)
 
     def etag(self) -> str:
         return '"' + hashlib.sha256(self.body).hexdigest()[:32] + '"'

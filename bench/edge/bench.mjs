@@ -67,7 +67,7 @@ const ROUTE_PARTS = [
 const ONLY = process.env.EDGE_BUILDS ? new Set(process.env.EDGE_BUILDS.split(/\s+/).filter(Boolean)) : null;
 
 const { launchChromium, openPage, startServer } = await import('../../bindings-wasm/test/chromium.mjs');
-const { bundleForWorkerd, freePort, startServing, stop, workerdBinary } = await import('../../bindings-wasm/test/edge/runtimes.mjs');
+const { bundleForWorkerd, startWorkerd, stop } = await import('../../bindings-wasm/test/edge/runtimes.mjs');
 const wasmRequire = createRequire(join(wasmDir, 'package.json'));
 
 const shipped = join(wasmDir, 'pkg', 'web', 'shardroute_wasm_bg.wasm');
@@ -162,25 +162,22 @@ async function coldWorkerd(worker = 'cold-workerd.mjs', parts = []) {
   const kinds = [['baseline', 'cold-workerd-baseline.mjs'], ['wasm', worker], ...parts.map(({ worker: part }) => [part, part])];
   const configs = {};
   for (const [name, entry] of kinds) {
-    const ports = [];
-    for (let i = 0; i < COLD_RUNS; i++) ports.push(await freePort());
-    configs[name] = { dir: join(out, name.replace(/\.mjs$/, '')), ports };
-    await bundleForWorkerd(join(here, entry), configs[name].dir, ports);
+    // COLD_RUNS sockets on port 0 each: workerd binds them and reports the ports (startWorkerd).
+    configs[name] = { dir: join(out, name.replace(/\.mjs$/, '')) };
+    await bundleForWorkerd(join(here, entry), configs[name].dir, COLD_RUNS);
   }
   const starts = Object.fromEntries(kinds.map(([name]) => [name, []]));
   const extra = Object.fromEntries(kinds.map(([name]) => [name, []]));
   const inIsolate = [];
   for (let run = 0; run < WORKERD_STARTS; run++) {
     for (const [name] of kinds) {
-      const { dir, ports } = configs[name];
+      const { dir } = configs[name];
       const started = process.hrtime.bigint();
-      const { child, response } = await startServing(workerdBinary(), ['serve', 'config.capnp'],
-        `http://127.0.0.1:${ports[0]}/`, { cwd: dir, pollMs: 2 });
+      const { child, urls, response } = await startWorkerd(dir, { sockets: COLD_RUNS, pollMs: 2 });
       starts[name].push(Number(process.hrtime.bigint() - started) / 1e6);
       try {
         const answers = [response];
-        for (const port of ports.slice(1)) {
-          const url = `http://127.0.0.1:${port}/`;
+        for (const url of urls.slice(1)) {
           const first = await roundTrip(url);
           answers.push(first.text);
           let warm = Infinity;

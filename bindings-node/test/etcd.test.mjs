@@ -1,5 +1,6 @@
 // shardroute/etcd against a real etcd: one member of Debian's etcd (3.4, `etcd-server`) on
-// two free 127.0.0.1 ports with its data in a temp dir, stopped by PID when the tests end,
+// two reserved 127.0.0.1 ports (bindings-wasm/test/edge/ports.mjs: outside the ephemeral
+// range, locked per run, fresh ones while one is taken) with its data in a temp dir, stopped by PID when the tests end,
 // also on failure. The client's reads and writes; a follower installing what `publish`
 // writes, refusing what it must not install while keeping its router, reading companions
 // with the document; and coming back after etcd is killed and started again on the same
@@ -10,7 +11,6 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, openSync, closeSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -18,22 +18,9 @@ import { after, before, describe, test } from 'node:test';
 import { ShardrouteError } from 'shardroute';
 import { Etcd, EtcdError, EtcdFollower, prefixEnd, publish, sameRevision, sameValue } from 'shardroute/etcd';
 
-const LONG = 30000; // generous: the test machine may be slow and busy
+import { reservePorts, startOnPorts } from '../../bindings-wasm/test/edge/ports.mjs';
 
-/** A port free on 127.0.0.1 now (the kernel's pick), other than those `taken`. */
-async function freePort(taken) {
-  for (;;) {
-    const port = await new Promise((resolve, reject) => {
-      const server = createServer();
-      server.once('error', reject);
-      server.listen(0, '127.0.0.1', () => {
-        const { port: picked } = server.address();
-        server.close(() => resolve(picked));
-      });
-    });
-    if (!taken.includes(port)) return port;
-  }
-}
+const LONG = 30000; // generous: the test machine may be slow and busy
 
 /** Every etcd this file started, for the last-resort stop on exit. */
 const started = new Set();
@@ -102,6 +89,12 @@ class EtcdServer {
     }
   }
 
+  /** Removes its data dir and log (a start that failed: the next try starts afresh). */
+  forget() {
+    rmSync(join(this.root, this.name), { recursive: true, force: true });
+    rmSync(this.log, { force: true });
+  }
+
   /** SIGKILL by PID (SIGCONT first, should it be stopped); resolves once it has exited. */
   kill() {
     const { child } = this;
@@ -128,16 +121,25 @@ class EtcdCluster {
     this.members = [];
   }
 
-  /** Starts every member (together: none is healthy alone) and waits until each is. */
+  /**
+   * Starts every member (together: none is healthy alone) and waits until each is. Each
+   * member's client and peer ports are reserved and known before any starts; when one
+   * cannot bind its port, the whole cluster starts again on fresh ones (new data dirs).
+   */
   async start() {
-    const taken = [];
-    for (let i = 0; i < this.size * 2; i += 1) taken.push(await freePort(taken));
-    const cluster = Array.from({ length: this.size }, (_, i) => `m${i}=http://127.0.0.1:${taken[2 * i + 1]}`).join(',');
-    for (let i = 0; i < this.size; i += 1) {
-      this.members.push(new EtcdServer(this.root, taken[2 * i], taken[2 * i + 1], { name: `m${i}`, cluster }));
-    }
-    for (const member of this.members) await member.start({ wait: false });
-    for (const member of this.members) await member.healthy();
+    await startOnPorts(this.size * 2, async (ports) => {
+      const cluster = Array.from({ length: this.size }, (_, i) => `m${i}=http://127.0.0.1:${ports[2 * i + 1]}`).join(',');
+      this.members = Array.from({ length: this.size },
+        (_, i) => new EtcdServer(this.root, ports[2 * i], ports[2 * i + 1], { name: `m${i}`, cluster }));
+      try {
+        for (const member of this.members) await member.start({ wait: false });
+        await Promise.all(this.members.map((member) => member.healthy())); // fails at the first that exits
+      } catch (err) {
+        await this.kill();
+        for (const member of this.members) member.forget();
+        throw err;
+      }
+    });
   }
 
   get urls() {
@@ -215,9 +217,17 @@ describe('shardroute/etcd against a real etcd', () => {
   process.once('exit', stop);
 
   before(async () => {
-    const clientPort = await freePort([]);
-    server = new EtcdServer(root, clientPort, await freePort([clientPort]));
-    await server.start();
+    server = await startOnPorts(2, async ([clientPort, peerPort]) => {
+      const member = new EtcdServer(root, clientPort, peerPort);
+      try {
+        await member.start();
+      } catch (err) {
+        await member.kill();
+        member.forget();
+        throw err;
+      }
+      return member;
+    });
     etcd = new Etcd(server.url, { timeoutMs: 10000 });
   });
 
@@ -278,7 +288,8 @@ describe('shardroute/etcd against a real etcd', () => {
   });
 
   test('an unreachable etcd and an HTTP error are EtcdErrors', async () => {
-    const nobody = new Etcd(`http://127.0.0.1:${await freePort([])}`, { timeoutMs: 2000 });
+    const [nobodyPort] = await reservePorts(1); // reserved for this run: nothing listens there
+    const nobody = new Etcd(`http://127.0.0.1:${nobodyPort}`, { timeoutMs: 2000 });
     await assert.rejects(nobody.get('/x'), (err) => err instanceof EtcdError && err.code === 'unreachable' && err.cause !== undefined);
     await assert.rejects(EtcdFollower.start(nobody, '/x'), (err) => err instanceof EtcdError && err.code === 'unreachable');
     await assert.rejects(etcd.call('/v3/kv/put', { key: 1 }),
@@ -287,7 +298,7 @@ describe('shardroute/etcd against a real etcd', () => {
   });
 
   test('several members: the next one when the one in use cannot be reached, and it stays in use', async () => {
-    const dead = [`http://127.0.0.1:${await freePort([])}`, `http://127.0.0.1:${await freePort([])}`];
+    const dead = (await reservePorts(2)).map((port) => `http://127.0.0.1:${port}`); // nothing listens there
     const listed = new Etcd(` ${dead[0]}/, ${server.url} `, { timeoutMs: 2000 });
     assert.deepEqual(listed.urls, [dead[0], server.url]);
     assert.ok(Object.isFrozen(listed.urls));

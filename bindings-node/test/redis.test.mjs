@@ -1,11 +1,11 @@
-// shardroute/redis against a real Redis Cluster: 3 redis-server primaries in cluster mode
-// on free 127.0.0.1 ports (each port p with its cluster bus p + 10000 free), in a temp dir,
+// shardroute/redis against a real Redis Cluster: 3 redis-server primaries in cluster mode,
+// each on two reserved 127.0.0.1 ports (its port and its cluster bus, --cluster-port;
+// bindings-wasm/test/edge/ports.mjs: fresh ones while one is taken), in a temp dir,
 // formed by `redis-cli --cluster create`, and stopped by PID when the tests end, also on
 // failure. Needs Debian's redis-server and redis-cli (scripts/setup.sh installs them).
 import assert from 'node:assert/strict';
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -13,28 +13,9 @@ import { fileURLToPath } from 'node:url';
 
 import { ClusterClient, ConnectionError, TooManyRedirects } from 'shardroute/redis';
 
+import { reservePorts, startOnPorts } from '../../bindings-wasm/test/edge/ports.mjs';
+
 const packageDir = fileURLToPath(new URL('..', import.meta.url));
-
-/** Whether `port` can be listened on at 127.0.0.1 now. */
-function free(port) {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.once('error', () => resolve(false));
-    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
-  });
-}
-
-/** A port p in 20000..55535 with p and p + 10000 (the cluster bus) both free. */
-async function freePort(taken) {
-  for (let tries = 0; tries < 500; tries += 1) {
-    const port = 20000 + Math.floor(Math.random() * 35536);
-    if (!taken.has(port) && (await free(port)) && (await free(port + 10000))) {
-      taken.add(port);
-      return port;
-    }
-  }
-  throw new Error('no free port pair (p, p + 10000) for redis-server');
-}
 
 function cli(port, ...args) {
   return execFileSync('redis-cli', ['-h', '127.0.0.1', '-p', String(port), ...args], { encoding: 'utf8' }).trim();
@@ -52,24 +33,35 @@ async function startCluster() {
   };
   process.once('exit', stop);
   try {
-    const taken = new Set();
     for (let i = 0; i < 3; i += 1) {
-      const port = await freePort(taken);
-      const dir = join(root, String(port));
-      mkdirSync(dir);
-      const child = spawn('redis-server', [
-        '--port', String(port), '--bind', '127.0.0.1', '--protected-mode', 'no', '--cluster-enabled', 'yes',
-        '--cluster-config-file', 'nodes.conf', '--save', '', '--appendonly', 'no', '--dir', dir,
-        '--logfile', join(dir, 'redis.log'),
-      ], { stdio: 'ignore' });
-      servers.push({ port, address: `127.0.0.1:${port}`, process: child });
-    }
-    for (const { port, process: child } of servers) {
-      const deadline = Date.now() + 20000;
-      while (spawnSync('redis-cli', ['-p', String(port), 'PING'], { encoding: 'utf8' }).stdout.trim() !== 'PONG') {
-        if (child.exitCode !== null || Date.now() > deadline) throw new Error(`redis-server on ${port} did not start`);
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
+      // Its port and its cluster bus's, reserved; again on fresh ones when one was taken.
+      await startOnPorts(2, async ([port, bus]) => {
+        const dir = join(root, String(port));
+        mkdirSync(dir);
+        const child = spawn('redis-server', [
+          '--port', String(port), '--bind', '127.0.0.1', '--protected-mode', 'no', '--cluster-enabled', 'yes',
+          '--cluster-port', String(bus), '--cluster-config-file', 'nodes.conf', '--save', '', '--appendonly', 'no',
+          '--dir', dir, '--logfile', join(dir, 'redis.log'),
+        ], { stdio: 'ignore' });
+        const server = { port, address: `127.0.0.1:${port}`, process: child };
+        servers.push(server);
+        const deadline = Date.now() + 20000;
+        while (spawnSync('redis-cli', ['-p', String(port), 'PING'], { encoding: 'utf8' }).stdout.trim() !== 'PONG') {
+          if (child.exitCode !== null || Date.now() > deadline) {
+            if (child.exitCode === null) child.kill('SIGKILL');
+            servers.splice(servers.indexOf(server), 1);
+            let log = '';
+            try {
+              log = readFileSync(join(dir, 'redis.log'), 'utf8').slice(-3000);
+            } catch {
+              // No log written.
+            }
+            rmSync(dir, { recursive: true, force: true });
+            throw new Error(`redis-server on ${port} did not start:\n${log}`);
+          }
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+      });
     }
     execFileSync('redis-cli', ['--cluster', 'create', ...servers.map((s) => s.address), '--cluster-yes'],
       { stdio: 'ignore' });
@@ -206,7 +198,7 @@ describe('shardroute/redis on a real cluster', () => {
   });
 
   test('a dead node fails fast, then the client gives up after the retry budget', async () => {
-    const port = await freePort(new Set());
+    const [port] = await reservePorts(1); // reserved for this run: nothing listens there
     const started = Date.now();
     const client = new ClusterClient([{ host: '127.0.0.1', port }], { config: { retry_budget_ms: 300 } });
     clients.push(client);

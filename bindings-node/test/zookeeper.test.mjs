@@ -1,5 +1,6 @@
 // shardroute/zookeeper against a real ZooKeeper (Debian's zookeeper 3.8, standalone on a
-// free 127.0.0.1 port with its data in a temp dir, stopped by PID when the tests end, also
+// reserved 127.0.0.1 port (bindings-wasm/test/edge/ports.mjs: outside the ephemeral range,
+// locked per run, a fresh one while it is taken) with its data in a temp dir, stopped by PID when the tests end, also
 // on failure) through the real node-zookeeper-client: a follower installing what `publish`
 // writes, refusing what it must not install (invalid UTF-8 and damaged dictionaries told
 // apart by the core) while keeping its router, two publishers racing for one epoch, and
@@ -7,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { connect, createServer } from 'node:net';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -16,21 +17,20 @@ import zookeeper from 'node-zookeeper-client';
 import { ShardrouteError, encodeDictionary } from 'shardroute';
 import { publish, ZooKeeperError, ZooKeeperFollower } from 'shardroute/zookeeper';
 
+import { ADDRESS_IN_USE, heldElsewhere, reservePorts, startOnPorts } from '../../bindings-wasm/test/edge/ports.mjs';
+
 const LONG = 30000; // generous: the test machine may be slow and busy
 const JARS = '/etc/zookeeper/conf:/usr/share/java/zookeeper.jar';
 
-async function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 const running = (child) => child !== null && child.exitCode === null && child.signalCode === null;
+
+/** The end of a log; a port taken shows however long the stack trace after it (startOnPorts reads it). */
+function logTail(path) {
+  const text = readFileSync(path, 'utf8');
+  const tail = text.slice(-3000);
+  const taken = text.split('\n').find((line) => ADDRESS_IN_USE.test(line));
+  return taken && !ADDRESS_IN_USE.test(tail) ? `${taken}\n...\n${tail}` : tail;
+}
 
 /** ZooKeeper's `srvr` on `port`: its answer, or '' when it does not answer. */
 function srvr(port) {
@@ -68,8 +68,8 @@ class ZooKeeperServer {
     closeSync(log);
     const deadline = Date.now() + LONG;
     while (!(await srvr(this.port)).includes('Mode:')) {
-      if (!running(this.child)) throw new Error(`zookeeper exited:\n${readFileSync(this.log, 'utf8').slice(-3000)}`);
-      if (Date.now() > deadline) throw new Error(`zookeeper did not serve:\n${readFileSync(this.log, 'utf8').slice(-3000)}`);
+      if (!running(this.child)) throw new Error(`zookeeper exited:\n${await heldElsewhere([this.port])}${logTail(this.log)}`);
+      if (Date.now() > deadline) throw new Error(`zookeeper did not serve:\n${logTail(this.log)}`);
       await new Promise((resolve) => { setTimeout(resolve, 100); });
     }
   }
@@ -110,9 +110,19 @@ describe('shardroute/zookeeper against a real ZooKeeper', { timeout: 180000 }, (
 
   before(async () => {
     root = mkdtempSync(join(tmpdir(), 'shardroute-zk-node-'));
-    server = new ZooKeeperServer(root, await freePort());
-    process.on('exit', () => { if (running(server.child)) process.kill(server.child.pid, 'SIGKILL'); });
-    await server.start();
+    process.on('exit', () => { if (server && running(server.child)) process.kill(server.child.pid, 'SIGKILL'); });
+    server = await startOnPorts(1, async ([port]) => {
+      const starting = new ZooKeeperServer(root, port);
+      try {
+        await starting.start();
+      } catch (err) {
+        await starting.kill();
+        rmSync(join(root, 'data'), { recursive: true, force: true }); // the next try starts afresh
+        rmSync(starting.log, { force: true });
+        throw err;
+      }
+      return starting;
+    });
     plain = await plainClient(server.hosts);
   });
 
@@ -220,7 +230,8 @@ describe('shardroute/zookeeper against a real ZooKeeper', { timeout: 180000 }, (
   });
 
   test('an unreachable ZooKeeper is a ZooKeeperError', async () => {
-    await assert.rejects(ZooKeeperFollower.start(`127.0.0.1:${await freePort()}`, '/x', { sessionTimeoutMs: 1000 }),
+    const [nobody] = await reservePorts(1); // reserved for this run: nothing listens there
+    await assert.rejects(ZooKeeperFollower.start(`127.0.0.1:${nobody}`, '/x', { sessionTimeoutMs: 1000 }),
       (err) => err instanceof ZooKeeperError && err.code === 'unreachable');
   });
 

@@ -26,7 +26,7 @@ from shardroute.etcd import (
 )
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "examples"))
-from harness import EtcdCluster, EtcdServer, free_port  # noqa: E402
+from harness import EtcdCluster, EtcdServer, reserve_ports  # noqa: E402
 
 KEY = "/test/topology"
 
@@ -78,7 +78,7 @@ def test_reads_writes_and_compare_and_swap(etcd: Etcd) -> None:
 
 def test_an_unreachable_etcd_is_an_etcd_error() -> None:
     with pytest.raises(EtcdError) as raised:
-        Etcd(f"http://127.0.0.1:{free_port()}", timeout=2).get("/x")
+        Etcd(f"http://127.0.0.1:{reserve_ports()[0]}", timeout=2).get("/x")
     assert raised.value.code == "unreachable"
     assert isinstance(raised.value, ConnectionError)
 

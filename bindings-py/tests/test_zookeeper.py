@@ -26,7 +26,7 @@ import shardroute
 from shardroute.zookeeper import AsyncZooKeeperFollower, ZooKeeperError, ZooKeeperFollower, publish
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "examples"))
-from harness import ZooKeeperEnsemble, ZooKeeperServer, free_port  # noqa: E402
+from harness import ZooKeeperEnsemble, ZooKeeperServer, reserve_ports  # noqa: E402
 
 PATH = "/test/topology"
 
@@ -222,7 +222,7 @@ def test_the_asyncio_follower_calls_back_on_the_loop(client: KazooClient, server
 
 def test_an_unreachable_zookeeper_is_a_zookeeper_error() -> None:
     with pytest.raises(ZooKeeperError) as raised:
-        ZooKeeperFollower(f"127.0.0.1:{free_port()}", PATH, timeout=1)
+        ZooKeeperFollower(f"127.0.0.1:{reserve_ports()[0]}", PATH, timeout=1)
     assert raised.value.code == "unreachable"
 
 

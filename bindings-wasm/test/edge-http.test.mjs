@@ -15,7 +15,7 @@ import { promisify } from 'node:util';
 
 import { Router } from 'shardroute-wasm';
 import { repoRoot } from '../../conformance/js/vectors.mjs';
-import { bundleForWorkerd, denoBinary, freePort, installPacked, startServing, stop, workerdBinary } from './edge/runtimes.mjs';
+import { bundleForWorkerd, denoBinary, installPacked, startWorkerd, stop } from './edge/runtimes.mjs';
 
 const packageDir = fileURLToPath(new URL('..', import.meta.url));
 const scratch = join(repoRoot, 'target', 'wasm-edge-http');
@@ -37,12 +37,10 @@ after(() => stop(workerd));
 
 test('workerd: a module worker importing shardroute-wasm/http, bundled as wrangler bundles', async () => {
   const out = join(scratch, 'workerd');
-  const port = await freePort();
-  const wasmModules = await bundleForWorkerd(join(app, 'http-worker.mjs'), out, [port]);
+  const wasmModules = await bundleForWorkerd(join(app, 'http-worker.mjs'), out);
   assert.deepEqual(wasmModules, ['shardroute_wasm_bg.wasm'], 'one .wasm: the entry and ./http share the module');
-  const url = `http://127.0.0.1:${port}/`;
   let response;
-  ({ child: workerd, response } = await startServing(workerdBinary(), ['serve', 'config.capnp'], url, { cwd: out }));
+  ({ child: workerd, response } = await startWorkerd(out));
   assert.deepEqual(JSON.parse(response), expected());
 });
 

@@ -17,7 +17,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 import { repoRoot } from '../../conformance/js/vectors.mjs';
 import { launchChromium, openPage, startServer } from './chromium.mjs';
-import { bundleForWorkerd, denoBinary, freePort, installPacked, startServing, stop, workerdBinary } from './edge/runtimes.mjs';
+import { bundleForWorkerd, denoBinary, denoListening, installPacked, startServing, startWorkerd, stop } from './edge/runtimes.mjs';
 import { sliceSize, vectorSlice } from './edge/slice.mjs';
 
 const packageDir = fileURLToPath(new URL('..', import.meta.url));
@@ -135,11 +135,11 @@ describe('Deno (npm deno)', () => {
   let deno;
   after(() => stop(deno));
   test('a Deno.serve server importing the package (examples/edge/deno-server.mjs)', async () => {
-    const port = await freePort();
-    const url = `http://127.0.0.1:${port}/`;
-    const env = { ...process.env, PORT: String(port), DENO_DIR: join(scratch, 'deno-dir'), DENO_NO_UPDATE_CHECK: '1', NO_COLOR: '1' };
-    ({ child: deno } = await startServing(denoBinary(),
-      ['run', '--no-prompt', '--allow-net=127.0.0.1', '--allow-env=PORT', 'deno-server.mjs'], url, { cwd: app, env }));
+    // PORT=0: Deno.serve binds a port itself and prints it ("Listening on ...").
+    const env = { ...process.env, PORT: '0', DENO_DIR: join(scratch, 'deno-dir'), DENO_NO_UPDATE_CHECK: '1', NO_COLOR: '1' };
+    let url;
+    ({ child: deno, url } = await startServing(denoBinary(),
+      ['run', '--no-prompt', '--allow-net=127.0.0.1', '--allow-env=PORT', 'deno-server.mjs'], denoListening, { cwd: app, env }));
     assertAnswers(await postBatches(url));
   });
 });
@@ -149,12 +149,11 @@ describe('workerd (npm workerd)', () => {
   after(() => stop(workerd));
   test('a module worker importing the package (examples/edge/workerd-worker.mjs), bundled as wrangler bundles', async () => {
     const out = join(scratch, 'workerd');
-    const port = await freePort();
-    const wasmModules = await bundleForWorkerd(join(app, 'workerd-worker.mjs'), out, [port]);
+    const wasmModules = await bundleForWorkerd(join(app, 'workerd-worker.mjs'), out);
     assert.deepEqual(wasmModules, ['shardroute_wasm_bg.wasm'], 'the workerd entry imports the .wasm');
-    const url = `http://127.0.0.1:${port}/`;
-    ({ child: workerd } = await startServing(workerdBinary(), ['serve', 'config.capnp'], url, { cwd: out }));
-    assertAnswers(await postBatches(url));
+    let urls;
+    ({ child: workerd, urls } = await startWorkerd(out));
+    assertAnswers(await postBatches(urls[0]));
   });
 });
 

@@ -16,7 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { runVectors, summaryLine } from '../../conformance/runner.mjs';
 import { repoRoot } from '../../conformance/js/vectors.mjs';
 import { launchChromium, openPage, startServer } from './chromium.mjs';
-import { bundleForWorkerd, denoBinary, freePort, installPacked, startServing, stop, workerdBinary } from './edge/runtimes.mjs';
+import { bundleForWorkerd, denoBinary, denoListening, installPacked, startServing, startWorkerd, stop } from './edge/runtimes.mjs';
 import { routeSubset, skipSummary } from './route/subset.mjs';
 
 const packageDir = fileURLToPath(new URL('..', import.meta.url));
@@ -71,24 +71,21 @@ test('Node: require(\'shardroute-wasm/route\') from the installed tarball', () =
 
 test('workerd (npm workerd): a module worker importing shardroute-wasm/route, bundled as wrangler bundles', async () => {
   const out = join(scratch, 'workerd');
-  const port = await freePort();
-  const wasmModules = await bundleForWorkerd(join(app, 'worker.mjs'), out, [port]);
+  const wasmModules = await bundleForWorkerd(join(app, 'worker.mjs'), out);
   assert.deepEqual(wasmModules, ['shardroute_route_bg.wasm'], 'the route build\'s .wasm only');
-  const url = `http://127.0.0.1:${port}/`;
-  const { child } = await startServing(workerdBinary(), ['serve', 'config.capnp'], url, { cwd: out });
+  const { child, urls } = await startWorkerd(out);
   try {
-    check('wasm-route-workerd', await postFiles(url));
+    check('wasm-route-workerd', await postFiles(urls[0]));
   } finally {
     await stop(child);
   }
 });
 
 test('Deno (npm deno): a Deno.serve server importing shardroute-wasm/route', async () => {
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}/`;
-  const env = { ...process.env, PORT: String(port), DENO_DIR: join(scratch, 'deno-dir'), DENO_NO_UPDATE_CHECK: '1', NO_COLOR: '1' };
-  const { child } = await startServing(denoBinary(),
-    ['run', '--no-prompt', '--allow-net=127.0.0.1', '--allow-env=PORT', 'deno-server.mjs'], url, { cwd: app, env });
+  // PORT=0: Deno.serve binds a port itself and prints it ("Listening on ...").
+  const env = { ...process.env, PORT: '0', DENO_DIR: join(scratch, 'deno-dir'), DENO_NO_UPDATE_CHECK: '1', NO_COLOR: '1' };
+  const { child, url } = await startServing(denoBinary(),
+    ['run', '--no-prompt', '--allow-net=127.0.0.1', '--allow-env=PORT', 'deno-server.mjs'], denoListening, { cwd: app, env });
   try {
     check('wasm-route-deno', await postFiles(url));
   } finally {

@@ -2,7 +2,11 @@
 //! 127.0.0.1) and a real ZooKeeper (Debian's zookeeper, one standalone server on
 //! 127.0.0.1), each started here in a temp dir and killed by PID when the test ends, also
 //! on failure; `serve` answered over plain TCP as any HTTP client would. The tests that
-//! start a server are named `etcd_*` and `zookeeper_*` (`make check` skips them).
+//! start a server are named `etcd_*` and `zookeeper_*` (`make check` skips them). Their
+//! ports come from `ports` (reserved outside the ephemeral range, a fresh start while one is
+//! taken); `serve` binds port 0 itself and says its URL.
+
+mod ports;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -13,8 +17,19 @@ use std::time::{Duration, Instant};
 
 const CLI: &str = env!("CARGO_BIN_EXE_shardroute");
 
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+/// `127.0.0.1:port` of a reserved port nothing listens on (held while `Reserved` lives).
+fn dead_member(reserved: &ports::Reserved, index: usize) -> String {
+    format!("127.0.0.1:{}", reserved.ports[index])
+}
+
+/// The end of a server's log file (for an error: `ports::start_on_ports` reads it).
+fn log_of(path: &Path) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    let tail = text.lines().rev().take(40).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join("\n");
+    match text.lines().find(|line| ports::address_in_use(line)) {
+        Some(taken) if !ports::address_in_use(&tail) => format!("{taken}\n...\n{tail}"),
+        _ => tail,
+    }
 }
 
 /// A child process killed when dropped.
@@ -31,30 +46,43 @@ struct Etcd {
     url: String,
     _process: Killed,
     _dir: tempfile::TempDir,
+    _ports: ports::Reserved,
 }
 
+/// One etcd member on two reserved ports (fresh ones, and a fresh data dir, while one is taken).
 fn etcd() -> Etcd {
-    let dir = tempfile::tempdir().unwrap();
-    let (client, peer) = (free_port(), free_port());
-    let url = format!("http://127.0.0.1:{client}");
-    let peer_url = format!("http://127.0.0.1:{peer}");
-    let child = Command::new("etcd")
-        .args(["--name", "cli", "--data-dir"])
-        .arg(dir.path().join("data"))
-        .args(["--listen-client-urls", &url, "--advertise-client-urls", &url])
-        .args(["--listen-peer-urls", &peer_url, "--initial-advertise-peer-urls", &peer_url])
-        .args(["--initial-cluster", &format!("cli={peer_url}"), "--log-level", "error", "--logger", "zap"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("needs etcd (apt-get install -y etcd-server; scripts/setup.sh installs it)");
-    let process = Killed(child);
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !get(&format!("{url}/health"), &[]).is_some_and(|(status, _, body)| status == 200 && body.contains("true")) {
-        assert!(Instant::now() < deadline, "etcd did not answer");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    Etcd { url, _process: process, _dir: dir }
+    let ((url, process, dir), reserved) = ports::start_on_ports(2, |ports| {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("http://127.0.0.1:{}", ports[0]);
+        let peer_url = format!("http://127.0.0.1:{}", ports[1]);
+        let log_path = dir.path().join("etcd.log");
+        let log = std::fs::File::create(&log_path).unwrap();
+        let child = Command::new("etcd")
+            .args(["--name", "cli", "--data-dir"])
+            .arg(dir.path().join("data"))
+            .args(["--listen-client-urls", &url, "--advertise-client-urls", &url])
+            .args(["--listen-peer-urls", &peer_url, "--initial-advertise-peer-urls", &peer_url])
+            .args(["--initial-cluster", &format!("cli={peer_url}"), "--log-level", "error", "--logger", "zap"])
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .expect("needs etcd (apt-get install -y etcd-server; scripts/setup.sh installs it)");
+        let mut process = Killed(child);
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !get(&format!("{url}/health"), &[])
+            .is_some_and(|(status, _, body)| status == 200 && body.contains("true"))
+        {
+            if process.0.try_wait().unwrap().is_some() {
+                return Err(format!("etcd exited:\n{}", log_of(&log_path)));
+            }
+            if Instant::now() > deadline {
+                return Err(format!("etcd did not answer:\n{}", log_of(&log_path)));
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        Ok((url, process, dir))
+    });
+    Etcd { url, _process: process, _dir: dir, _ports: reserved }
 }
 
 /// An answer: status, headers (names lowercased), body.
@@ -113,7 +141,8 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
-/// `shardroute serve` of `source` on a free port: the process (killed on drop) and its URL.
+/// `shardroute serve` of `source` on a port it binds itself (port 0) and prints: the process
+/// (killed on drop) and its URL.
 fn serve(source: &[&str]) -> (Killed, String) {
     let serve = Command::new(CLI)
         .arg("serve")
@@ -171,9 +200,10 @@ fn etcd_publish_writes_only_what_a_follower_would_install() {
 
 #[test]
 fn publish_to_nothing_exits_4() {
-    let out = publish(&format!("http://127.0.0.1:{}", free_port()), "/t", &document(1, 2));
+    let dead = ports::reserve(3); // nothing listens on them
+    let out = publish(&format!("http://{}", dead_member(&dead, 0)), "/t", &document(1, 2));
     assert_eq!(out.status.code(), Some(4), "{}", text(&out.stderr));
-    let members = format!("127.0.0.1:{},127.0.0.1:{}", free_port(), free_port());
+    let members = format!("{},{}", dead_member(&dead, 1), dead_member(&dead, 2));
     let out = publish_to(&["--zookeeper", &members, "--path", "/t"], &document(1, 2));
     assert_eq!(out.status.code(), Some(4), "{}", text(&out.stderr));
 }
@@ -200,7 +230,8 @@ fn etcd_watch_prints_each_epoch_and_serve_serves_it_with_etags_and_long_polls() 
     // serve: the document with an ETag, 304 for that tag, and a long poll held until
     // the next epoch is published.
     // Two members given, the first of them dead: serve goes on to the live one.
-    let members = format!("http://127.0.0.1:{},{}", free_port(), etcd.url);
+    let dead = ports::reserve(1); // nothing listens on it
+    let members = format!("http://{},{}", dead_member(&dead, 0), etcd.url);
     let (_serve, url) = serve(&["--etcd", &members, "--key", "/t/b"]);
     let (status, headers, body) = first_document(&url);
     assert_eq!(status, 200);
@@ -252,27 +283,32 @@ fn a_source_is_required() {
 
 // -- ZooKeeper ------------------------------------------------------------------------------
 
-/// A standalone ZooKeeper server on a free loopback port, its data in a temp dir.
+/// A standalone ZooKeeper server on a reserved loopback port, its data in a temp dir.
 struct ZooKeeper {
     /// `127.0.0.1:port`, as `--zookeeper` takes it.
     hosts: String,
     port: u16,
     process: Option<Killed>,
     dir: tempfile::TempDir,
+    _port: ports::Reserved,
 }
 
 impl ZooKeeper {
+    /// On a reserved port (a fresh one, and a fresh data dir, while it is taken).
     fn new() -> ZooKeeper {
-        let dir = tempfile::tempdir().unwrap();
-        let port = free_port();
-        let process = Some(start_zookeeper(dir.path(), port));
-        ZooKeeper { hosts: format!("127.0.0.1:{port}"), port, process, dir }
+        let ((dir, process), reserved) = ports::start_on_ports(1, |ports| {
+            let dir = tempfile::tempdir().unwrap();
+            let process = start_zookeeper(dir.path(), ports[0])?;
+            Ok((dir, process))
+        });
+        let port = reserved.ports[0];
+        ZooKeeper { hosts: format!("127.0.0.1:{port}"), port, process: Some(process), dir, _port: reserved }
     }
 
     /// Kills the server and starts it again on the same port and data.
     fn restart(&mut self) {
         drop(self.process.take());
-        self.process = Some(start_zookeeper(self.dir.path(), self.port));
+        self.process = Some(start_zookeeper(self.dir.path(), self.port).unwrap_or_else(|message| panic!("{message}")));
     }
 
     fn signal(&self, signal: &str) {
@@ -286,9 +322,12 @@ impl ZooKeeper {
 }
 
 /// Starts the server of Debian's zookeeper package and waits until it answers `ruok` and
-/// serves (`ruok` answers before the server takes sessions; `srvr` says when it does).
-fn start_zookeeper(dir: &Path, port: u16) -> Killed {
+/// serves (`ruok` answers before the server takes sessions; `srvr` says when it does); an
+/// error with its log when it exits first or does not serve in 20 s.
+fn start_zookeeper(dir: &Path, port: u16) -> Result<Killed, String> {
     let config = dir.join("zoo.cfg");
+    let log_path = dir.join("zookeeper.log");
+    let log = std::fs::OpenOptions::new().create(true).append(true).open(&log_path).unwrap();
     std::fs::write(
         &config,
         format!(
@@ -302,8 +341,8 @@ fn start_zookeeper(dir: &Path, port: u16) -> Killed {
         .args(["-Xmx128m", "-cp", "/etc/zookeeper/conf:/usr/share/java/zookeeper.jar"])
         .args(["-Dzookeeper.root.logger=WARN,CONSOLE", "org.apache.zookeeper.server.quorum.QuorumPeerMain"])
         .arg(&config)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stdout(log.try_clone().unwrap())
+        .stderr(log)
         .spawn()
         .expect("needs ZooKeeper (apt-get install -y zookeeper: java and /usr/share/java/zookeeper.jar)");
     let mut process = Killed(child);
@@ -313,11 +352,24 @@ fn start_zookeeper(dir: &Path, port: u16) -> Killed {
             && four_letter_word(port, "srvr").is_some_and(|answer| answer.contains("Mode: "))
     };
     while !serving() {
-        assert!(process.0.try_wait().unwrap().is_none(), "ZooKeeper exited (is /usr/share/java/zookeeper.jar there?)");
-        assert!(Instant::now() < deadline, "ZooKeeper did not serve in 20 s");
+        if process.0.try_wait().unwrap().is_some() {
+            // Debian's ZooKeeper logs nothing: a port held by someone else is told by a bind.
+            let held = if TcpListener::bind(("127.0.0.1", port)).is_err() {
+                format!("127.0.0.1:{port}: address already in use (held by another process)\n")
+            } else {
+                String::new()
+            };
+            return Err(format!(
+                "ZooKeeper exited (is /usr/share/java/zookeeper.jar there?):\n{held}{}",
+                log_of(&log_path)
+            ));
+        }
+        if Instant::now() > deadline {
+            return Err(format!("ZooKeeper did not serve in 20 s:\n{}", log_of(&log_path)));
+        }
         std::thread::sleep(Duration::from_millis(100));
     }
-    process
+    Ok(process)
 }
 
 /// The answer to one of ZooKeeper's four-letter words.
@@ -388,7 +440,8 @@ fn zookeeper_publish_writes_only_what_a_follower_would_install() {
     assert!(line.contains(&format!(r#""revision":{revision}"#)), "{line}");
 
     // Members in turn: the first is dead, the second takes the write.
-    let members = format!("127.0.0.1:{},{}", free_port(), zk.hosts);
+    let dead = ports::reserve(1); // nothing listens on it
+    let members = format!("{},{}", dead_member(&dead, 0), zk.hosts);
     let second = publish_to(&["--zookeeper", &members, "--path", "/a"], &document(2, 4));
     assert_eq!(second.status.code(), Some(0), "{}", text(&second.stderr));
     assert!(text(&second.stdout).contains(r#""epoch":2"#), "{}", text(&second.stdout));
@@ -462,7 +515,8 @@ fn zookeeper_serve_answers_with_the_document_and_its_etag() {
     let zk = ZooKeeper::new();
     assert_eq!(zk.publish("/v", &document(1, 3)).status.code(), Some(0));
     // Two members given, the first of them dead: serve goes on to the live one.
-    let members = format!("127.0.0.1:{},{}", free_port(), zk.hosts);
+    let dead = ports::reserve(1); // nothing listens on it
+    let members = format!("{},{}", dead_member(&dead, 0), zk.hosts);
     let (_serve, url) = serve(&["--zookeeper", &members, "--path", "/v"]);
     let (status, headers, body) = first_document(&url);
     assert_eq!(status, 200);

@@ -4,9 +4,13 @@
 // (a hash of it) and its `Content-Type`; `If-None-Match` with the current tag answers
 // `304`. With `longPoll` it honours `Prefer: wait=N` (RFC 7240): a request whose tag is
 // current is held until the body changes or N seconds pass. `set(body)` changes the body;
-// `stop()` and `start()` take the server away and bring it back on the same port.
+// `stop()` and `start()` take the server away and bring it back on the same port: a
+// reserved one (bindings-wasm/test/edge/ports.mjs), not port 0's, which an outgoing
+// connection could take while the server is away (issue 41).
 import { createHash } from 'node:crypto';
 import { createServer } from 'node:http';
+
+import { startOnPorts } from '../../bindings-wasm/test/edge/ports.mjs';
 
 export class TopologyHttpServer {
   /** Whether `Prefer: wait=N` holds a request (else every request is answered at once). */
@@ -29,7 +33,7 @@ export class TopologyHttpServer {
   /** Whom `set` and `stop` wake: the held requests' callbacks. */
   #changed = new Set();
 
-  /** A server listening on a free port of 127.0.0.1, serving `body` (see `set`). */
+  /** A server listening on a reserved port of 127.0.0.1, serving `body` (see `set`). */
   static async open({ body = '', contentType = 'application/json', longPoll = true } = {}) {
     const server = new TopologyHttpServer();
     server.longPoll = longPoll;
@@ -55,14 +59,19 @@ export class TopologyHttpServer {
     for (const wake of [...this.#changed]) wake();
   }
 
-  /** Listens (again) on 127.0.0.1: on a free port the first time, on the same port after. */
+  /** Listens (again) on 127.0.0.1: on a reserved port the first time (a fresh one while it is taken), on the same port after. */
   start() {
+    if (this.port === 0) return startOnPorts(1, ([port]) => this.#listen(port));
+    return this.#listen(this.port);
+  }
+
+  #listen(port) {
     const server = createServer((request, response) => this.#handle(request, response));
     return new Promise((resolve, reject) => {
       server.once('error', reject);
-      server.listen(this.port, '127.0.0.1', () => {
+      server.listen(port, '127.0.0.1', () => {
         server.off('error', reject);
-        this.port = server.address().port;
+        this.port = port;
         this.#server = server;
         resolve();
       });

@@ -13,8 +13,9 @@ import pytest
 
 CONFORMANCE = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(CONFORMANCE / "python"))
-# The example's cluster script: one way to start redis-server on free ports.
-sys.path.insert(0, str(CONFORMANCE.parent / "examples" / "redis-cluster"))
+# The examples' harness: ports for redis-server, reserved outside the ephemeral range
+# (`start_on_ports`: fresh ones while one is taken).
+sys.path.insert(0, str(CONFORMANCE.parent / "examples"))
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the redis_cluster oracle tests: the Python one (which starts its own
-# redis-server processes on free 127.0.0.1 ports in a temp dir and stops them by PID)
+# redis-server processes on reserved 127.0.0.1 ports in a temp dir and stops them by PID)
 # and the Node one. Fails, never skips, when an oracle is missing.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"

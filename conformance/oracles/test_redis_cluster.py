@@ -35,7 +35,7 @@ import redis
 import redis.crc
 
 import shardroute
-from cluster import free_port
+from harness import start_on_ports
 from oracle_keys import key_bytes
 from shardroute.redis import _text as decode
 from shardroute_testing import doc
@@ -104,13 +104,19 @@ class Server:
 
     def __init__(self, root: str, name: str) -> None:
         assert REDIS_SERVER, "unreachable: checked by the fixture"
-        self.port = free_port()
+        # Its port and its cluster bus's: reserved, fresh ones while one is taken.
+        start_on_ports(2, lambda ports: self.start(root, name, ports[0], ports[1]))
+        self.id = self.raw("CLUSTER", "MYID")
+
+    def start(self, root: str, name: str, port: int, bus: int) -> None:
+        self.port, self.bus = port, bus
         self.dir = os.path.join(root, name)
+        shutil.rmtree(self.dir, ignore_errors=True)  # a last try's, on a port that was taken
         os.makedirs(self.dir)
         self.log = open(os.path.join(self.dir, "redis.log"), "wb")
         self.process = subprocess.Popen(
             [
-                REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1",
+                REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1", "--cluster-port", str(bus),
                 "--cluster-enabled", "yes", "--cluster-config-file", os.path.join(self.dir, "nodes.conf"),
                 "--save", "", "--appendonly", "no", "--dir", self.dir, "--daemonize", "no",
             ],
@@ -131,7 +137,6 @@ class Server:
                 with open(os.path.join(self.dir, "redis.log"), "rb") as log:
                     raise AssertionError(f"redis-server on port {self.port} did not start:\n{log.read().decode(errors='replace')}")
             time.sleep(0.05)
-        self.id = self.raw("CLUSTER", "MYID")
 
     def raw(self, *args: Any, resp3: bool = False) -> Any:
         """A command's reply without redis-py's response callbacks, bytes decoded: RESP2
@@ -236,7 +241,7 @@ def form_cluster(servers: list[Server]) -> None:
     a.raw("CLUSTER", "ADDSLOTSRANGE", 0, 8000, 12000, 16383)
     b.raw("CLUSTER", "ADDSLOTSRANGE", 8001, 11999)
     for other in (b, replica):
-        a.raw("CLUSTER", "MEET", "127.0.0.1", other.port)
+        a.raw("CLUSTER", "MEET", "127.0.0.1", other.port, other.bus)  # its bus: --cluster-port, not port + 10000
     wait_for("all three nodes to know each other", lambda: all(
         len([line for line in s.raw("CLUSTER", "NODES").splitlines() if line.strip()]) == 3 for s in servers
     ))

@@ -49,7 +49,7 @@ sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))  # examples/harness.py
 
 import shardroute  # noqa: E402
-from harness import JsonLinesChild, StoppedOnExit, free_port, stop_process  # noqa: E402
+from harness import JsonLinesChild, StoppedOnExit, stop_process, workerd_ports  # noqa: E402
 from judge import History, judge, percentile  # noqa: E402
 from load import Ack, Book, Client, Connection, digest, verify  # noqa: E402
 from servers import Servers  # noqa: E402
@@ -154,14 +154,18 @@ def wait_answering(url: str, process: subprocess.Popen[Any], timeout: float = 60
 
 
 def start_workerd(fleet: Fleet, out: str) -> tuple[subprocess.Popen[Any], str]:
-    port = free_port()
-    bundled = subprocess.run([shutil.which("node") or "node", os.path.join(HERE, "bundle.mjs"), out, str(port)],
+    bundled = subprocess.run([shutil.which("node") or "node", os.path.join(HERE, "bundle.mjs"), out],
                              check=True, capture_output=True, text=True, cwd=HERE)
     binary = json.loads(bundled.stdout.strip().splitlines()[-1])["workerd"]
+    # Its socket listens on 127.0.0.1:0: workerd binds a port itself and says which on the
+    # control pipe (no port guessed beforehand). The read end stays open while it runs.
+    control, control_child = os.pipe()
     with open(os.path.join(out, "workerd.log"), "ab") as log:
-        process = fleet.add(subprocess.Popen([binary, "serve", "config.capnp"], cwd=out, stdout=log,
-                                             stderr=subprocess.STDOUT, start_new_session=True))
-    url = f"http://127.0.0.1:{port}"
+        process = fleet.add(subprocess.Popen([binary, "serve", "config.capnp", "--control-fd", str(control_child)],
+                                             cwd=out, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                                             pass_fds=(control_child,)))
+    os.close(control_child)
+    url = f"http://127.0.0.1:{workerd_ports(control, process)[0]}"
     wait_answering(url, process)
     return process, url
 

@@ -2,11 +2,11 @@
 
 `Postgres` runs Debian's PostgreSQL 15 (`initdb`, then `postgres` itself, so the
 process we hold is the postmaster) as an unprivileged user in a temp data directory
-that user owns, on a free port of 127.0.0.1, with the databases `shard_1` ..
+that user owns, on a reserved port of 127.0.0.1 (`start_on_ports`), with the databases `shard_1` ..
 `shard_10` and the example's schema in each. When this script runs as root the server
 runs as the `postgres` system user (initdb refuses root); otherwise as the caller.
 
-`EtcdServer` (examples/harness.py) runs Debian's `etcd` (3.4) with a temp data directory on two free ports; its v3
+`EtcdServer` (examples/harness.py) runs Debian's `etcd` (3.4) with a temp data directory on two reserved ports; its v3
 JSON gateway answers on the client port.
 
 `Servers` is both, stopped by PID when the context ends, also on failure and on
@@ -34,7 +34,7 @@ import psycopg
 from shardroute.etcd import Etcd
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # examples/harness.py
-from harness import EtcdServer, ServerProcess, StoppedOnExit, free_port  # noqa: E402
+from harness import EtcdServer, ServerProcess, StoppedOnExit, start_on_ports  # noqa: E402
 from shards import ORACLE, PREFIX, SHARD_NAMES  # noqa: E402
 
 PG_BIN = "/usr/lib/postgresql/15/bin"
@@ -76,8 +76,7 @@ class Postgres(ServerProcess):
 
     def __init__(self, root: str) -> None:
         assert os.path.exists(f"{PG_BIN}/postgres"), "needs PostgreSQL 15 (apt-get install -y postgresql)"
-        self.port = free_port()
-        self.address = f"127.0.0.1:{self.port}"
+        self.port = 0
         self.data = os.path.join(root, "postgres")
         self.log_path = os.path.join(root, "postgres.log")
         as_root = os.geteuid() == 0
@@ -96,6 +95,26 @@ class Postgres(ServerProcess):
             [f"{PG_BIN}/initdb", "-D", self.data, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync"],
             check=True, capture_output=True, env=env, user=user, group=group, extra_groups=groups,
         )
+
+        def start(ports: list[int]) -> None:
+            """On a reserved port; "could not bind" in the error sends it to a fresh one."""
+            self.port = ports[0]
+            self.address = f"127.0.0.1:{self.port}"
+            open(self.log_path, "wb").close()  # the last try's "could not bind" is not this one's
+            self._start(env, user, group, groups)
+
+        start_on_ports(1, start)
+        with psycopg.connect(self.dsn("postgres"), autocommit=True) as admin:
+            for name in DATABASES:
+                admin.execute(f"CREATE DATABASE {name}")
+        for name in DATABASES:
+            with psycopg.connect(self.dsn(name), autocommit=True) as shard:
+                shard.execute(SCHEMA)
+        with psycopg.connect(self.dsn(ORACLE), autocommit=True) as oracle:
+            # The unsharded copy answers "by sender" from its own index.
+            oracle.execute("CREATE INDEX ON messages (sender_id)")
+
+    def _start(self, env: dict[str, str], user: int | None, group: int | None, groups: list[int] | None) -> None:
         with open(self.log_path, "ab") as log:
             self.process = subprocess.Popen(
                 [
@@ -117,17 +136,9 @@ class Postgres(ServerProcess):
                     break
             except psycopg.OperationalError:
                 if time.monotonic() > deadline:
+                    self.stop()
                     raise RuntimeError(f"postgres did not answer:\n{self.log_tail()}") from None
                 time.sleep(0.1)
-        with psycopg.connect(self.dsn("postgres"), autocommit=True) as admin:
-            for name in DATABASES:
-                admin.execute(f"CREATE DATABASE {name}")
-        for name in DATABASES:
-            with psycopg.connect(self.dsn(name), autocommit=True) as shard:
-                shard.execute(SCHEMA)
-        with psycopg.connect(self.dsn(ORACLE), autocommit=True) as oracle:
-            # The unsharded copy answers "by sender" from its own index.
-            oracle.execute("CREATE INDEX ON messages (sender_id)")
 
     def dsn(self, database: str) -> str:
         return f"host=127.0.0.1 port={self.port} user=postgres dbname={database}"

@@ -1,7 +1,8 @@
 """A real Redis Cluster on 127.0.0.1, run by this example's own script.
 
-Starts Debian's `redis-server` processes in cluster mode on free high ports (each port
-p with its cluster bus p + 10000 free), each in its own directory under one temp dir,
+Starts Debian's `redis-server` processes in cluster mode, each on two ports of
+examples/harness.py's `reserve_ports()` (its port and its cluster bus, `--cluster-port`;
+fresh ones while one is taken), each in its own directory under one temp dir,
 forms the cluster with `redis-cli --cluster create`, and changes it the way an operator
 does: `redis-cli --cluster reshard`, `add-node` + `rebalance`, and a primary killed with
 SIGKILL so its replica is promoted. Every process is stopped by its PID when the
@@ -14,10 +15,8 @@ not depend on the client library whose behaviour it tests.
 from __future__ import annotations
 
 import os
-import random
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -25,7 +24,7 @@ import time
 from collections.abc import Iterable
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # examples/harness.py
-from harness import ServerProcess, StoppedOnExit  # noqa: E402
+from harness import ServerProcess, StoppedOnExit, start_on_ports  # noqa: E402
 
 REDIS_SERVER = shutil.which("redis-server")
 REDIS_CLI = shutil.which("redis-cli")
@@ -34,27 +33,18 @@ REDIS_CLI = shutil.which("redis-cli")
 NODE_TIMEOUT_MS = 2000
 
 
-def free_port() -> int:
-    """A port p in 20000..55535 with p and p + 10000 (the cluster bus) both free."""
-    rng = random.Random()
-    for _ in range(500):
-        port = rng.randrange(20_000, 55_536)
-        try:
-            with socket.socket() as first, socket.socket() as bus:
-                first.bind(("127.0.0.1", port))
-                bus.bind(("127.0.0.1", port + 10_000))
-            return port
-        except OSError:
-            continue
-    raise RuntimeError("no free port pair (p, p + 10000) for redis-server")
-
-
 class Node(ServerProcess):
     """One `redis-server --cluster-enabled yes`."""
 
     def __init__(self, root: str) -> None:
         assert REDIS_SERVER, "needs redis-server (apt-get install -y redis-server)"
-        self.port = free_port()
+        start_on_ports(2, lambda ports: self.start(root, ports[0], ports[1]))
+
+    def start(self, root: str, port: int, bus: int) -> None:
+        """Starts it on `port` (its cluster bus on `bus`) and waits for PONG; an error with
+        its log when it exits first (stopped when it lingers)."""
+        assert REDIS_SERVER, "needs redis-server (apt-get install -y redis-server)"
+        self.port = port
         self.address = f"127.0.0.1:{self.port}"
         self.dir = os.path.join(root, str(self.port))
         os.makedirs(self.dir)
@@ -62,7 +52,7 @@ class Node(ServerProcess):
         self.process = subprocess.Popen(
             [
                 REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1", "--protected-mode", "no",
-                "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+                "--cluster-enabled", "yes", "--cluster-port", str(bus), "--cluster-config-file", "nodes.conf",
                 "--cluster-node-timeout", str(NODE_TIMEOUT_MS),
                 # Other slots stay available while one primary is down (the failover phase).
                 "--cluster-require-full-coverage", "no",
@@ -79,11 +69,12 @@ class Node(ServerProcess):
             if self.process.poll() is not None:
                 raise RuntimeError(f"redis-server on port {self.port} exited:\n{self.log_tail()}")
             try:
-                if self.cli("PING") == "PONG":
+                if self.cli("PING", timeout=2) == "PONG":
                     break
-            except subprocess.CalledProcessError:
-                pass
+            except (subprocess.CalledProcessError, subprocess.TimeoutExpired):
+                pass  # not up yet (or another server holds the port: the exit above tells)
             if time.monotonic() > deadline:
+                self.stop()
                 raise RuntimeError(f"redis-server on port {self.port} did not answer:\n{self.log_tail()}")
             time.sleep(0.05)
         self.id = self.cli("CLUSTER", "MYID")

@@ -12,14 +12,14 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
-import { bundleForWorkerd, freePort, startServing, stop, workerdBinary } from '../../bindings-wasm/test/edge/runtimes.mjs';
+import { bundleForWorkerd, startWorkerd, stop } from '../../bindings-wasm/test/edge/runtimes.mjs';
 
 const serving = process.argv[2];
 const here = fileURLToPath(new URL('.', import.meta.url));
 const out = mkdtempSync(join(tmpdir(), 'shardroute-follow-workerd-'));
-const port = await freePort();
-await bundleForWorkerd(join(here, 'follow-worker.mjs'), out, [port], { network: true });
-const { child } = await startServing(workerdBinary(), ['serve', 'config.capnp'], `http://127.0.0.1:${port}/`, { cwd: out });
+await bundleForWorkerd(join(here, 'follow-worker.mjs'), out, 1, { network: true });
+// workerd binds a port of its own and reports it (startWorkerd): none is guessed beforehand.
+const { child, urls: [url] } = await startWorkerd(out);
 process.on('exit', () => {
   if (child.exitCode === null) child.kill('SIGKILL');
   rmSync(out, { recursive: true, force: true });
@@ -28,7 +28,7 @@ process.on('exit', () => {
 const cancel = new AbortController();
 let stats = {};
 const lines = (async () => {
-  const response = await fetch(`http://127.0.0.1:${port}/follow?url=${encodeURIComponent(serving)}`, { signal: cancel.signal });
+  const response = await fetch(`${url}follow?url=${encodeURIComponent(serving)}`, { signal: cancel.signal });
   const decoder = new TextDecoder();
   let pending = '';
   for await (const chunk of response.body) {

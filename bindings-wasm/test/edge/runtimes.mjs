@@ -1,10 +1,12 @@
 // Starting the edge runtimes from npm for test/edge.test.mjs and bench/edge/bench.mjs:
 // workerd (a worker bundled as wrangler bundles it) and Deno, as processes serving HTTP on
-// 127.0.0.1, each stopped by its own handle. Every wait is bounded.
+// 127.0.0.1, each stopped by its own handle. Every wait is bounded. Each binds port 0 itself
+// and says which port it got (workerd on its --control-fd, Deno in its "Listening on"
+// line): no port is guessed beforehand (issue 41; ./ports.mjs for servers that cannot).
 import { execFileSync, spawn } from 'node:child_process';
 import { copyFileSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { createServer } from 'node:net';
+import { createInterface } from 'node:readline';
 import { basename, join } from 'node:path';
 
 const require = createRequire(import.meta.url);
@@ -21,39 +23,67 @@ export function denoBinary() {
   return require(join(packageDir, 'node_modules', 'deno', 'install_api.cjs')).runInstall();
 }
 
-/** A port that was free a moment ago on 127.0.0.1. */
-export function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
+/** Deno.serve's own line once it listens (on the port it bound: PORT=0 in the env). */
+export function denoListening(output) {
+  return output.match(/Listening on (http:\/\/127\.0\.0\.1:\d+\/)/)?.[1] ?? null;
 }
 
 /**
- * Starts `command` and resolves with `{ child, response }` (the first answer of `url`,
- * read as text) once `url` answers, polling every `pollMs`; rejects with the process's
- * output after 30 s or when it exits first.
+ * Starts `command` and resolves with `{ child, url, response }` (the first answer of
+ * `url`, read as text) once `url` answers, polling every `pollMs`. `url` is a string, or a
+ * function of the child's output so far (stdout and stderr) that returns the URL once the
+ * child has said where it listens (`denoListening`), else null. Rejects with the
+ * process's output after 30 s or when it exits first.
  */
-export async function startServing(command, args, url, { pollMs = 100, ...options } = {}) {
+export function startServing(command, args, url, { pollMs = 100, ...options } = {}) {
   const child = spawn(command, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] });
+  return answered(child, basename(command), typeof url === 'function' ? url : () => url, pollMs);
+}
+
+/** Waits as `startServing` says, for a `child` spawned with stdout and stderr piped. */
+async function answered(child, name, where, pollMs) {
   let output = '';
   child.stdout.on('data', (chunk) => { output += chunk; });
   child.stderr.on('data', (chunk) => { output += chunk; });
   const deadline = Date.now() + START_TIMEOUT_MS;
+  let at = null;
   while (Date.now() < deadline && child.exitCode === null && child.signalCode === null) {
+    at = where(output);
     try {
-      const response = await fetch(url, { signal: AbortSignal.timeout(1000) });
-      return { child, response: await response.text() };
+      if (at === null) throw new Error('not listening yet');
+      const response = await fetch(at, { signal: AbortSignal.timeout(1000) });
+      return { child, url: at, response: await response.text() };
     } catch {
       await new Promise((resolve) => setTimeout(resolve, pollMs));
     }
   }
   child.kill('SIGKILL');
-  throw new Error(`${basename(command)} did not serve ${url}:\n${output}`);
+  throw new Error(`${name} did not serve ${at ?? '(it said no URL)'}:\n${output}`);
+}
+
+/**
+ * `workerd serve config.capnp` in `dir` (a config of `bundleForWorkerd`, whose sockets
+ * listen on 127.0.0.1:0): workerd binds each socket's port itself and reports it on its
+ * --control-fd (`{"event":"listen","socket":"s0","port":N}`). Resolves with
+ * `{ child, urls, response }` (`urls` in the sockets' order, `response` the first answer
+ * of the first) once the first answers; rejects as `startServing` does. `sockets`: how
+ * many the config has.
+ */
+export async function startWorkerd(dir, { sockets = 1, pollMs = 100 } = {}) {
+  const child = spawn(workerdBinary(), ['serve', 'config.capnp', '--control-fd', '3'],
+    { cwd: dir, stdio: ['ignore', 'pipe', 'pipe', 'pipe'] });
+  const ports = new Map();
+  createInterface({ input: child.stdio[3] }).on('line', (line) => {
+    try {
+      const message = JSON.parse(line);
+      if (message.event === 'listen') ports.set(message.socket, message.port);
+    } catch {
+      // Not a control message of ours.
+    }
+  });
+  const urls = () => Array.from({ length: sockets }, (_, i) => ports.get(`s${i}`)).map((port) => `http://127.0.0.1:${port}/`);
+  const { response } = await answered(child, 'workerd', () => (ports.size < sockets ? null : urls()[0]), pollMs);
+  return { child, urls: urls(), response };
 }
 
 /** Stops a process started here, and waits until it is gone. */
@@ -70,13 +100,14 @@ export async function stop(child) {
  * Bundles the module worker `entry` into `out` as wrangler bundles one (esbuild, the
  * conditions workerd, worker and browser; each `.wasm` import left to workerd as a
  * compiled-module module of the worker, beside the bundle), and writes `out`/config.capnp:
- * one service per port of `ports`, each its own instance of the worker (its own isolate),
- * served on 127.0.0.1 at that port. Returns the names of the .wasm modules. With
- * `network`, the workers' `fetch` may reach local and private addresses (workerd lets a
- * worker reach public ones only, by default): for a worker that follows a server on
- * 127.0.0.1.
+ * `sockets` services, each its own instance of the worker (its own isolate), served on
+ * 127.0.0.1 port 0 (`startWorkerd` reads the ports workerd bound). Returns the names of
+ * the .wasm modules. With `network`, the workers' `fetch` may reach local and private
+ * addresses (workerd lets a worker reach public ones only, by default): for a worker
+ * that follows a server on 127.0.0.1.
  */
-export async function bundleForWorkerd(entry, out, ports, { network = false } = {}) {
+export async function bundleForWorkerd(entry, out, sockets = 1, { network = false } = {}) {
+  if (!Number.isInteger(sockets) || sockets < 1) throw new TypeError('sockets: a count of sockets');
   const esbuild = require('esbuild');
   mkdirSync(out, { recursive: true });
   const wasmModules = new Map();
@@ -106,13 +137,13 @@ export async function bundleForWorkerd(entry, out, ports, { network = false } = 
     ...[...wasmModules.keys()].map((name) => `(name = "${name}", wasm = embed "${name}")`),
   ].join(', ');
   const outbound = network ? ', globalOutbound = "net"' : '';
-  const services = ports.map((_, i) => `(name = "w${i}", worker = (modules = [${modules}], compatibilityDate = "2026-11-01"${outbound}))`);
+  const services = Array.from({ length: sockets }, (_, i) => `(name = "w${i}", worker = (modules = [${modules}], compatibilityDate = "2026-11-01"${outbound}))`);
   if (network) services.push('(name = "net", network = (allow = ["public", "private", "local"]))');
-  const sockets = ports.map((port, i) => `(name = "s${i}", address = "127.0.0.1:${port}", http = (), service = "w${i}")`);
+  const listeners = Array.from({ length: sockets }, (_, i) => `(name = "s${i}", address = "127.0.0.1:0", http = (), service = "w${i}")`);
   writeFileSync(join(out, 'config.capnp'), `using Workerd = import "/workerd/workerd.capnp";
 const config :Workerd.Config = (
   services = [${services.join(', ')}],
-  sockets = [${sockets.join(', ')}],
+  sockets = [${listeners.join(', ')}],
 );
 `);
   return [...wasmModules.keys()];

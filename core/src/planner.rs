@@ -10,16 +10,26 @@
 //!   is `floor(V * w / W)` or one more, so every node is within one vbucket of its exact
 //!   weighted share and the quotas sum to `V`. Remainder ties go to the node listed first.
 //! * is **minimal** for actives: a node keeps its actives up to its quota, so the number
-//!   of actives that change node is exactly the lower bound, the sum over nodes of
-//!   `max(0, actives - quota)` (removed and failed nodes have quota 0).
+//!   of vbuckets whose active changes node is exactly the lower bound, the sum over nodes
+//!   of `max(0, actives - quota)` (removed and failed nodes have quota 0). Without a
+//!   failed node that is also the number of active moves; a failover may move a vbucket
+//!   twice (promoted, then copied on from the promoted node, see below).
 //! * is **safe**: an active and its replicas never share a node, and replicas avoid the
 //!   zones already in their chain whenever a node in another zone can take them.
-//! * serves a **failed** node's vbuckets by **promotion** first: when a replica of such a
-//!   vbucket sits on a node with room for another active, that replica becomes the
-//!   active (no data copy), and only then are replicas re-created.
+//! * **fails over before it balances**: every vbucket whose active is on a **failed**
+//!   node is promoted first, before any other choice, to a live replica (no data copy),
+//!   so it is served at once and never by the failed node: to a serving replica with room
+//!   for another active (the most room, then the lowest index); else to the first serving
+//!   replica of its chain, from which a copy later takes it on to a node with room; else
+//!   to the first draining replica (likewise). A vbucket with no live replica is **lost**
+//!   ([`Move::lost`]): its data is gone and its new owner takes it empty. No copy is ever
+//!   planned from a failed node (its replica slots are refilled from the active, with no
+//!   `from`), and no chain of the plan names one. A node marked `failed` never serves,
+//!   whatever its `serving` says. The vbuckets of draining and over-full nodes are then
+//!   promoted where a replica's node has room, and only then are replicas re-created.
 //! * is **throttled**: moves are grouped into steps in which no node takes part in more
-//!   than `max_moves_per_node` data copies (as source or target). Promotions copy
-//!   nothing: they all happen in the first step and count against no limit.
+//!   than `max_moves_per_node` data copies (as source or target). Promotions and lost
+//!   vbuckets copy nothing: they all happen in the first step and count against no limit.
 //! * is **deterministic**: ties are broken by vbucket number and node order, never by
 //!   hashing or iteration order, so every language produces the same plan.
 //!
@@ -30,8 +40,11 @@
 //! weights in exact integer arithmetic, in units of the weights' greatest common divisor,
 //! so the targets sum to `W`). Then a serving node keeps its lightest actives (ties by
 //! vbucket number) while they fit within its target; the others, and the actives of
-//! nodes that no longer serve, are placed heaviest first (ties by vbucket number): by
-//! promotion to a replica's node that has room for the whole weight, else by a copy to
+//! nodes that no longer serve, are placed heaviest first (ties by vbucket number). The
+//! actives of failed nodes first fail over as in a count plan (to a serving replica with
+//! room for the whole weight, else the first serving replica, else the first draining
+//! one, else lost); then every vbucket not yet placed goes by promotion to a replica's
+//! node that has room for the whole weight, else by a copy to
 //! the serving node with the most room (`target - load`, ties to the lowest index),
 //! which may be the vbucket's own node, where it then stays. A weighted plan
 //!
@@ -111,12 +124,20 @@ pub struct Move {
     pub vbucket: u32,
     /// The role that changes node.
     pub role: Role,
-    /// The node that held the role before, if any.
+    /// The node the role moves from: the node that held it before (for an active passed
+    /// on after a failover, the replica promoted in its place in the first step). A copy
+    /// never names a failed node: a replica slot of a failed node is refilled from the
+    /// active, with `None` here, as is a slot the chain did not have.
     pub from: Option<u32>,
     /// The node that holds it after.
     pub to: u32,
     /// True when the target already holds the data (a replica promoted to active).
     pub promotion: bool,
+    /// True when the data is gone: the vbucket's active was on a failed node and no
+    /// live node held a replica of it, so the target takes the role empty. Nothing is
+    /// copied (least of all from the failed `from`): like a promotion, it takes effect
+    /// at once, in the first step, and counts against no limit.
+    pub lost: bool,
 }
 
 /// A rebalance plan: the next map and the moves, grouped into steps.
@@ -186,14 +207,14 @@ fn hamilton(units: u64, integer: &[u64], nodes: &[PlanNode]) -> Vec<u64> {
 /// The weights are first divided by their greatest common divisor `g` and the targets
 /// multiplied back by it, so the targets depend on the ratios of the weights only
 /// (measuring in bytes or kilobytes gives the same plan), and all-equal weights give that
-/// weight times the exact Hamilton quotas of `V` (the count quotas of [`quotas`]). Node weights are read as integers:
-/// each serving weight's 53-bit mantissa, shifted to the exponent of the largest serving
-/// weight (exact when every weight is a whole multiple of the largest one's last mantissa
-/// bit, as integer weights are; finer bits are dropped). Each target is then
-/// `g * floor(W' * w / S)` or one `g` more, where `W' = W / g` and `S` sums the integer
-/// node weights: the largest remainders `W' * w mod S` (compared as `u128`, never as
-/// floats) get the extra `g`, ties to the node listed first. The targets sum to `W`, each
-/// within `g` of the exact share; non-serving nodes get 0.
+/// weight times the exact Hamilton quotas of `V` (the count quotas of [`quotas`]). Node
+/// weights are read as integers: each serving weight's 53-bit mantissa, shifted to the
+/// exponent of the largest serving weight (exact when every weight is a whole multiple of
+/// the largest one's last mantissa bit, as integer weights are; finer bits are dropped).
+/// Each target is then `g * floor(W' * w / S)` or one `g` more, where `W' = W / g` and
+/// `S` sums the integer node weights: the largest remainders `W' * w mod S` (compared as
+/// `u128`, never as floats) get the extra `g`, ties to the node listed first. The targets
+/// sum to `W`, each within `g` of the exact share; non-serving nodes get 0.
 ///
 /// # Errors
 /// `invalid_argument` when the weights sum past `u64::MAX`, or a serving node's weight is
@@ -336,6 +357,14 @@ fn plan_with(
     max_moves_per_node: u32,
     vbucket_weights: Option<&[u64]>,
 ) -> Result<Plan> {
+    // A failed node never serves, whatever `serving` says.
+    let normalized: Vec<PlanNode>;
+    let nodes = if nodes.iter().any(|n| n.failed && n.serving) {
+        normalized = nodes.iter().map(|n| PlanNode { serving: n.serving && !n.failed, ..n.clone() }).collect();
+        &normalized[..]
+    } else {
+        nodes
+    };
     check(nodes.iter().filter(|n| n.serving).count() as u32, replicas, max_moves_per_node)?;
     check_node_weights(nodes)?;
     if let Some(vbucket) =
@@ -366,7 +395,9 @@ fn plan_with(
     };
     let next = place_replicas(chains, nodes, &active, replicas, &replica_quota, &mut work);
     // Replica moves: a slot whose node changed. A replica that was the active before is
-    // not a copy (the data is there); any other new replica is a copy.
+    // not a copy (the data is there); any other new replica is a copy, from the slot's
+    // node before, or from the active when that node failed (it sends nothing, so the
+    // move names no `from`).
     for (vbucket, chain) in next.iter().enumerate() {
         let before = &chains[vbucket];
         for (slot, &node) in chain.iter().enumerate().skip(1) {
@@ -378,9 +409,10 @@ fn plan_with(
             moves.push(Move {
                 vbucket: vbucket as u32,
                 role: Role::Replica(slot as u32),
-                from: previous,
+                from: if had_data { previous } else { previous.filter(|&n| !nodes[n as usize].failed) },
                 to: node,
                 promotion: had_data,
+                lost: false,
             });
         }
     }
@@ -424,11 +456,16 @@ impl Work {
 
 /// The actives of the next map (one node per vbucket) and their moves, promotions first.
 ///
-/// Each serving node keeps its actives up to its quota (lowest vbucket numbers kept);
-/// a displaced vbucket whose chain has a replica on a node with room takes it (the node
-/// with the most room, then the earlier replica slot); every other displaced vbucket,
-/// in vbucket order, goes to the node with the most room left, ties to the lowest index:
-/// a max-heap of `(room, node)`, so `O(log N)` per vbucket instead of a scan of all nodes.
+/// Each serving node keeps its actives up to its quota (lowest vbucket numbers kept).
+/// Then every vbucket whose active failed fails over ([`failover`]): to a serving replica
+/// with room, which counts it, or else to a replica that passes it on by a copy, or it is
+/// lost. A displaced vbucket of a draining or over-full node whose chain has a replica on
+/// a node with room takes it (the node with the most room, then the lowest index). Every
+/// other displaced vbucket, in vbucket order, goes to the node with the most room left,
+/// ties to the lowest index: a max-heap of `(room, node)`, so `O(log N)` per vbucket
+/// instead of a scan of all nodes. Its move names the node that holds its data then (the
+/// replica promoted in a failover), never a failed node except as the `from` of a lost
+/// vbucket.
 fn place_actives(chains: &[Vec<u32>], nodes: &[PlanNode], quota: &[u32], work: &mut Work) -> (Vec<u32>, Vec<Move>) {
     const DISPLACED: u32 = u32::MAX;
     let mut count = vec![0u32; nodes.len()];
@@ -445,10 +482,36 @@ fn place_actives(chains: &[Vec<u32>], nodes: &[PlanNode], quota: &[u32], work: &
         })
         .collect();
     work.add(chains.len() as u64);
+    // Where each vbucket's data is served from until its copy: its active, or the
+    // replica promoted in its place.
+    let mut holder: Vec<u32> = chains.iter().map(|chain| chain[0]).collect();
     let mut moves = Vec::new();
-    // Promotion: no data is copied.
+    // Failover first: every vbucket of a failed node is promoted, room or not.
     for (vbucket, chain) in chains.iter().enumerate() {
-        if active[vbucket] != DISPLACED {
+        if !nodes[chain[0] as usize].failed {
+            continue;
+        }
+        work.add(chain.len() as u64);
+        let has_room = |n: u32| count[n as usize] < quota[n as usize];
+        let room = |n: u32| i64::from(quota[n as usize]) - i64::from(count[n as usize]);
+        let Some((node, counted)) = failover(chain, nodes, has_room, room) else { continue };
+        holder[vbucket] = node;
+        if counted {
+            active[vbucket] = node;
+            count[node as usize] += 1;
+        }
+        moves.push(Move {
+            vbucket: vbucket as u32,
+            role: Role::Active,
+            from: Some(chain[0]),
+            to: node,
+            promotion: true,
+            lost: false,
+        });
+    }
+    // Promotion of the other displaced vbuckets, into room only: no data is copied.
+    for (vbucket, chain) in chains.iter().enumerate() {
+        if active[vbucket] != DISPLACED || nodes[chain[0] as usize].failed {
             continue;
         }
         work.add(chain.len() as u64);
@@ -468,6 +531,7 @@ fn place_actives(chains: &[Vec<u32>], nodes: &[PlanNode], quota: &[u32], work: &
                 from: Some(chain[0]),
                 to: node,
                 promotion: true,
+                lost: false,
             });
         }
     }
@@ -477,7 +541,7 @@ fn place_actives(chains: &[Vec<u32>], nodes: &[PlanNode], quota: &[u32], work: &
         .map(|n| (quota[n as usize] - count[n as usize], Reverse(n)))
         .collect();
     work.add(nodes.len() as u64);
-    for (vbucket, chain) in chains.iter().enumerate() {
+    for vbucket in 0..chains.len() {
         if active[vbucket] != DISPLACED {
             continue;
         }
@@ -487,28 +551,56 @@ fn place_actives(chains: &[Vec<u32>], nodes: &[PlanNode], quota: &[u32], work: &
             heap.push((room - 1, Reverse(node)));
         }
         active[vbucket] = node;
+        let from = holder[vbucket];
         moves.push(Move {
             vbucket: vbucket as u32,
             role: Role::Active,
-            from: Some(chain[0]),
+            from: Some(from),
             to: node,
             promotion: false,
+            lost: nodes[from as usize].failed,
         });
     }
     (active, moves)
+}
+
+/// The replica a vbucket whose active failed is promoted to, and whether it counts as
+/// placed there (`true`) or must be passed on by a copy (`false`); `None` when no live
+/// node holds a replica (the vbucket is lost).
+///
+/// In order: the serving replica with room (`has_room`) that has the most `room`, ties to
+/// the lowest index; else the first serving replica of the chain; else its first live
+/// (draining) replica. A failed replica holds nothing and is never chosen.
+fn failover<R: Ord>(
+    chain: &[u32],
+    nodes: &[PlanNode],
+    has_room: impl Fn(u32) -> bool,
+    room: impl Fn(u32) -> R,
+) -> Option<(u32, bool)> {
+    let replicas = || chain.iter().skip(1).copied();
+    let serving = |n: u32| nodes[n as usize].serving;
+    replicas()
+        .filter(|&n| serving(n) && has_room(n))
+        .max_by(|&a, &b| room(a).cmp(&room(b)).then(b.cmp(&a)))
+        .map(|n| (n, true))
+        .or_else(|| replicas().find(|&n| serving(n)).map(|n| (n, false)))
+        .or_else(|| replicas().find(|&n| !nodes[n as usize].failed).map(|n| (n, false)))
 }
 
 /// The actives of a plan weighted by load, and their moves, promotions first.
 ///
 /// Each serving node keeps its lightest actives (ties by vbucket number) while their
 /// weights fit within its target. The displaced vbuckets, heaviest first (ties by vbucket
-/// number), are then placed in two passes: a promotion to a replica's node that still
+/// number), are then placed: those of failed nodes fail over first ([`failover`], "room"
+/// being room for the whole weight; a replica without it serves the vbucket until its
+/// copy), then all not yet placed in two passes: a promotion to a replica's node that still
 /// has room for the whole weight (the most room, then the lowest index), and otherwise a
 /// copy to the serving node with the most room left, ties to the lowest index (a max-heap
-/// of `(room, node)`; room may fall below 0). A vbucket whose own node has the most room
-/// stays there and does not move. Vbuckets of weight 0 add no load: those that must leave
-/// a node that no longer serves go, after all the others, to the serving node with the
-/// fewest actives, ties to the lowest index. Room is `target - load` as an `i128`.
+/// of `(room, node)`; room may fall below 0). A vbucket whose own node (or the replica
+/// promoted in a failover) has the most room stays there and does not move. Vbuckets of
+/// weight 0 add no load: those that must leave a node that no longer serves go, after all
+/// the others, to the serving node with the fewest actives, ties to the lowest index.
+/// Room is `target - load` as an `i128`.
 fn place_weighted_actives(
     chains: &[Vec<u32>],
     nodes: &[PlanNode],
@@ -547,16 +639,47 @@ fn place_weighted_actives(
     work.add(displaced.len() as u64 * log2(displaced.len()));
     let room = |load: &[u64], n: usize| i128::from(target[n]) - i128::from(load[n]);
     let mut moves = Vec::new();
+    // Where each vbucket's data is served from until its copy: its active, or the
+    // replica promoted in its place.
+    let mut holder: Vec<u32> = chains.iter().map(|chain| chain[0]).collect();
+    // Failover first: every vbucket of a failed node is promoted, room or not.
+    for &v in &displaced {
+        let (chain, weight) = (&chains[v as usize], weights[v as usize]);
+        if !nodes[chain[0] as usize].failed {
+            continue;
+        }
+        work.add(chain.len() as u64);
+        let has_room = |n: u32| room(&load, n as usize) >= i128::from(weight);
+        let Some((node, counted)) = failover(chain, nodes, has_room, |n| room(&load, n as usize)) else { continue };
+        holder[v as usize] = node;
+        if counted {
+            load[node as usize] += weight;
+            count[node as usize] += 1;
+            active[v as usize] = node;
+        }
+        moves.push(Move {
+            vbucket: v,
+            role: Role::Active,
+            from: Some(chain[0]),
+            to: node,
+            promotion: true,
+            lost: false,
+        });
+    }
     let place = |v: u32, node: u32, promotion: bool, moves: &mut Vec<Move>, active: &mut [u32]| {
         active[v as usize] = node;
-        let from = chains[v as usize][0];
+        let from = holder[v as usize];
         if from != node {
-            moves.push(Move { vbucket: v, role: Role::Active, from: Some(from), to: node, promotion });
+            let lost = nodes[from as usize].failed;
+            moves.push(Move { vbucket: v, role: Role::Active, from: Some(from), to: node, promotion, lost });
         }
     };
-    // Promotion: no data is copied.
+    // Promotion of the other displaced vbuckets: no data is copied.
     for &v in &displaced {
         let (chain, weight) = (&chains[v as usize], i128::from(weights[v as usize]));
+        if active[v as usize] != DISPLACED || nodes[chain[0] as usize].failed {
+            continue;
+        }
         work.add(chain.len() as u64);
         let candidate = chain
             .iter()
@@ -731,28 +854,28 @@ fn first_outside(order: &ByRoom, skip: impl Fn(u32) -> bool) -> Option<(Reverse<
 /// Groups the moves into steps and returns them in execution order with each step's
 /// range.
 ///
-/// Promotions first (they restore service without copying), then active copies, then
-/// replicas; within each, vbucket order. Greedy first fit: a move goes to the first step
-/// where neither of its nodes has reached the limit (a failed source sends nothing and
-/// does not count); a promotion copies nothing, so it goes to step 0 and counts against
-/// no limit. Loads are kept only for the (node, step) pairs that have some, in a sorted
-/// map, and each node remembers the first step where it still has room, so memory is
-/// `O(moves)` however many steps there are, and a move probes only steps where one of
-/// its two nodes is full.
+/// Promotions and lost vbuckets first (they restore service without copying), then
+/// active copies, then replicas; within each, vbucket order. Greedy first fit: a move goes
+/// to the first step where neither of its nodes has reached the limit (a failed source
+/// sends nothing and does not count); a promotion or a lost vbucket copies nothing, so it
+/// goes to step 0 and counts against no limit. Loads are kept only for the (node, step)
+/// pairs that have some, in a sorted map, and each node remembers the first step where it
+/// still has room, so memory is `O(moves)` however many steps there are, and a move
+/// probes only steps where one of its two nodes is full.
 fn schedule(
     mut moves: Vec<Move>,
     nodes: &[PlanNode],
     limit: u32,
     work: &mut Work,
 ) -> (Vec<Move>, Vec<core::ops::Range<u32>>) {
-    moves.sort_by_key(|m| (m.role != Role::Active, !m.promotion, m.vbucket, m.role));
+    moves.sort_by_key(|m| (m.role != Role::Active, !(m.promotion || m.lost), m.vbucket, m.role));
     work.add(moves.len() as u64 * log2(moves.len()));
     let mut load: BTreeMap<(u32, u32), u32> = BTreeMap::new();
     let mut first_free = vec![0u32; nodes.len()];
     let mut step_of: Vec<u32> = Vec::with_capacity(moves.len());
     let probe_cost = log2(moves.len()) + 1;
     for mv in &moves {
-        if mv.promotion {
+        if mv.promotion || mv.lost {
             step_of.push(0);
             continue;
         }

@@ -105,8 +105,10 @@ fn check_safe_and_throttled(case: &Case, result: &Plan) {
     }
     for range in &result.steps {
         let mut load = vec![0u32; case.nodes.len()];
-        for mv in result.moves[range.start as usize..range.end as usize].iter().filter(|m| !m.promotion) {
-            if let Some(from) = mv.from.filter(|&n| !case.nodes[n as usize].failed) {
+        for mv in result.moves[range.start as usize..range.end as usize].iter().filter(|m| !m.promotion && !m.lost) {
+            // No copy from a failed node.
+            assert!(mv.from.is_none_or(|n| !case.nodes[n as usize].failed), "a copy from a failed node: {mv:?}");
+            if let Some(from) = mv.from {
                 load[from as usize] += 1;
             }
             load[mv.to as usize] += 1;
@@ -123,7 +125,11 @@ fn check_safe_and_throttled(case: &Case, result: &Plan) {
             }
         }
     }
-    assert_eq!(listed, result.moves.len());
+    // A failover may move an active twice (promoted, then passed on): one change.
+    let mut roles: Vec<(u32, Role)> = result.moves.iter().map(|m| (m.vbucket, m.role)).collect();
+    roles.sort_unstable();
+    roles.dedup();
+    assert_eq!(listed, roles.len());
 }
 
 /// The weighted plan's guarantees on 600 random dictionaries with skewed weights.
@@ -207,7 +213,8 @@ fn equal_weights_keep_the_count_bounds() {
         }
         assert_eq!(after, quotas);
         let bound: u32 = before.iter().zip(&quotas).map(|(b, q)| b.saturating_sub(*q)).sum();
-        assert_eq!(weighted.moves.iter().filter(|m| m.role == Role::Active).count() as u32, bound);
+        let changed = case.chains.iter().zip(&weighted.chains).filter(|(old, new)| old[0] != new[0]).count();
+        assert_eq!(changed as u32, bound);
         assert_eq!(quotas, counted.active_quota);
         assert_eq!(weighted.chains, counted.chains);
         assert_eq!(weighted.moves, counted.moves);
@@ -290,8 +297,11 @@ fn a_hot_node_cools_where_counting_sees_balance() {
     assert_eq!(active_load(&result.chains, &weights, 3), vec![1_000, 900, 900]);
 }
 
-/// A failed node's vbuckets are promoted to their replicas while the replica's node has
-/// room for the vbucket's whole weight; the rest are copied.
+/// A failed node's vbuckets are all promoted to their replicas first (until 2026-12-06
+/// only while the replica's node had room for the vbucket's whole weight, and the rest
+/// were planned as copies from the failed node); those the replica's node has no room
+/// for are then passed on by a copy from it, heaviest first, or stay when it has the
+/// most room.
 #[test]
 fn failing_a_node_promotes_within_targets() {
     let node = PlanNode { weight: 1.0, zone: None, serving: true, failed: false };
@@ -304,14 +314,20 @@ fn failing_a_node_promotes_within_targets() {
     let targets = load_targets(&weights, &nodes).unwrap();
     // 150 in units of 10: 7.5 each, the tie to the node listed first.
     assert_eq!(targets, vec![80, 70, 0]);
-    // Node 0 holds 30; the heaviest first: 40 fits (70), 30 does not, 20 does not.
+    // Node 0 holds 30; the heaviest first: 40 fits (70), 30 does not, 20 does not, but
+    // all three are promoted to node 0, which serves them at once.
     let promoted: Vec<u32> =
         result.moves.iter().filter(|m| m.promotion && m.role == Role::Active).map(|m| m.vbucket).collect();
-    assert_eq!(promoted, vec![2]);
-    let copied: Vec<(u32, u32)> =
-        result.moves.iter().filter(|m| !m.promotion && m.role == Role::Active).map(|m| (m.vbucket, m.to)).collect();
-    // Rooms 10 and 40: 30 goes to node 1 (room 10), then 20 to the tie's first node, 0.
-    assert_eq!(copied, vec![(5, 1), (8, 0)]);
+    assert_eq!(promoted, vec![2, 5, 8]);
+    let copied: Vec<(u32, Option<u32>, u32)> = result
+        .moves
+        .iter()
+        .filter(|m| !m.promotion && m.role == Role::Active)
+        .map(|m| (m.vbucket, m.from, m.to))
+        .collect();
+    // Rooms 10 and 40: 30 goes from node 0 to node 1 (room 10), then 20 to the tie's
+    // first node, 0, where it already is: no copy.
+    assert_eq!(copied, vec![(5, Some(0), 1)]);
     assert_eq!(active_load(&result.chains, &weights, 3), vec![90, 60, 0]);
 }
 

@@ -11,6 +11,11 @@
 //! bound `sum(max(0, actives - quota))`; the steps partition the moves in order, and in
 //! no step does a node take part in more than `max_moves_per_node` copies.
 //!
+//! Failover (issue 34), for both plans: no copy from a failed node; no failed node in
+//! any chain of the plan; every vbucket whose active was on a failed node fails over in
+//! the first step, by promotion to a live replica of its chain when it has one, and is
+//! otherwise `lost` (one move, to its new owner, copying nothing).
+//!
 //! Then the same map and change planned by load (`plan_weighted`), with a weight per
 //! vbucket (mostly small, some 0, some near `u64::MAX`, sometimes all equal): the same
 //! structure, steps and throttle; no serving node's active load above its target plus
@@ -20,7 +25,7 @@
 
 use libfuzzer_sys::arbitrary::{Result, Unstructured};
 use libfuzzer_sys::fuzz_target;
-use shardroute::planner::{self, Plan, PlanNode};
+use shardroute::planner::{self, Plan, PlanNode, Role};
 
 fn weight(u: &mut Unstructured) -> Result<f64> {
     Ok(match u.int_in_range(0..=9u8)? {
@@ -61,7 +66,7 @@ fn check_structure(plan: &Plan, vbuckets: usize, nodes: &[PlanNode], replicas: u
         next = step.end;
         let mut load = vec![0u32; nodes.len()];
         for mv in &plan.moves[step.start as usize..step.end as usize] {
-            if mv.promotion {
+            if mv.promotion || mv.lost {
                 continue;
             }
             for node in mv.from.filter(|&n| !nodes[n as usize].failed).into_iter().chain([mv.to]) {
@@ -71,6 +76,44 @@ fn check_structure(plan: &Plan, vbuckets: usize, nodes: &[PlanNode], replicas: u
         }
     }
     assert_eq!(next as usize, plan.moves.len(), "steps do not cover the moves");
+}
+
+/// The failover guarantees: no copy from a failed node, no failed node in a chain, and
+/// every vbucket of a failed node promoted to a live replica first (in step 0) when its
+/// chain has one, else lost.
+fn check_failover(plan: &Plan, chains: &[Vec<u32>], nodes: &[PlanNode]) {
+    let failed = |n: u32| nodes[n as usize].failed;
+    for chain in &plan.chains {
+        assert!(chain.iter().all(|&n| !failed(n)), "a failed node in a chain of the plan");
+    }
+    for mv in &plan.moves {
+        if !mv.promotion && !mv.lost {
+            assert!(mv.from.is_none_or(|n| !failed(n)), "a copy from a failed node: {mv:?}");
+        }
+        if mv.lost {
+            assert!(mv.role == Role::Active && mv.from.is_some_and(failed), "lost without a failed active: {mv:?}");
+        }
+    }
+    let first_step = plan.steps.first().map_or(0, |range| range.end as usize);
+    let mut first_active: Vec<Option<usize>> = vec![None; chains.len()];
+    for (index, mv) in plan.moves.iter().enumerate() {
+        if mv.role == Role::Active && first_active[mv.vbucket as usize].is_none() {
+            first_active[mv.vbucket as usize] = Some(index);
+        }
+    }
+    for (vbucket, chain) in chains.iter().enumerate() {
+        if !failed(chain[0]) {
+            continue;
+        }
+        let index = first_active[vbucket].expect("a vbucket of a failed node did not move");
+        assert!(index < first_step, "a failover after the first step");
+        let mv = &plan.moves[index];
+        if chain[1..].iter().any(|&n| !failed(n)) {
+            assert!(mv.promotion && chain[1..].contains(&mv.to) && !failed(mv.to), "not promoted: {mv:?} of {chain:?}");
+        } else {
+            assert!(mv.lost && plan.chains[vbucket][0] == mv.to, "not lost: {mv:?} of {chain:?}");
+        }
+    }
 }
 
 /// The weighted plan of the same map and change, and its guarantees (`valid`: every
@@ -99,6 +142,7 @@ fn weighted(
     }
     let counted = counted.expect("the count plan refused what the weighted one planned");
     check_structure(&plan, chains.len(), nodes, replicas, throttle);
+    check_failover(&plan, chains, nodes);
     let targets = planner::load_targets(&weights, nodes).expect("a weighted plan was made, so its targets can be");
     let heaviest = weights.iter().copied().max().unwrap_or(0);
     if heaviest > 0 {
@@ -150,6 +194,7 @@ fn run(u: &mut Unstructured) -> Result<()> {
     let counted = counted.ok().filter(|_| valid);
     if let Some(plan) = &counted {
         check_structure(plan, vbuckets, &nodes, replicas, throttle);
+        check_failover(plan, &chains, &nodes);
         let mut actives = vec![0u32; node_count];
         for chain in &plan.chains {
             actives[chain[0] as usize] += 1;

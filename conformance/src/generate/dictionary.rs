@@ -117,10 +117,137 @@ fn check_weighted(label: &str, before: &Value, weights: &Value, result: &Value) 
     }
 }
 
+/// Failover (issue 34): a failed node's active vbuckets are all promoted to a live
+/// replica at once (room or not), then balanced by copies from live nodes only; a vbucket
+/// whose every copy was on failed nodes is `lost` (a new, empty owner at once); the map
+/// installed at once and the forward map name no failed node, so no read, replica read
+/// or write goes to one. Cases: the docs' example dictionary (`fail cb-2`, alone and with
+/// `cb-5` added), no replicas, two failures (some vbuckets with both copies on them, by
+/// count and by load), two replicas with two failures and an added node; then reads,
+/// replica reads and writes on the failed-over dictionaries.
+fn failover_plans(file: &mut VectorFile) {
+    let example: Value =
+        serde_json::from_str(include_str!("../../../docs/examples/dictionary-explicit.json")).expect("the example");
+    file.topology("dict-example", example);
+    file.topology("dict-4-solo", dictionary_doc(4, 16, 0, 10));
+    file.topology("dict-5-r2", dictionary_doc(5, 20, 2, 10));
+    let hot: Vec<Value> = (0..64).map(|v| if v % 4 == 1 { json!(1000) } else { json!(10 + v) }).collect();
+    let mut routed = Vec::new();
+    for (label, from, operation, next) in [
+        ("example", "dict-example", json!({"op": "plan_rebalance", "fail": ["cb-2"]}), Some("dict-example-failed")),
+        (
+            "example-add",
+            "dict-example",
+            json!({"op": "plan_rebalance", "fail": ["cb-2"], "add": [{"id": "cb-5", "address": "10.0.1.5:11210", "zone": "eu-west-1b"}]}),
+            Some("dict-example-failed-add"),
+        ),
+        ("no-replicas", "dict-4-solo", json!({"op": "plan_rebalance", "fail": ["n1"]}), Some("dict-solo-failed")),
+        ("two-nodes", "dict-4", json!({"op": "plan_rebalance", "fail": ["n1", "n2"]}), Some("dict-two-failed")),
+        (
+            "two-nodes-weighted",
+            "dict-4",
+            json!({"op": "plan_rebalance", "fail": ["n1", "n2"], "vbucket_weights": hot, "max_moves_per_node": 1}),
+            None,
+        ),
+        (
+            "two-replicas-two-nodes-add",
+            "dict-5-r2",
+            json!({"op": "plan_rebalance", "fail": ["n1", "n2"], "add": [{"id": "n5", "zone": "z1"}]}),
+            Some("dict-r2-failed"),
+        ),
+    ] {
+        let failed: Vec<String> =
+            operation["fail"].as_array().expect("fail").iter().map(|id| id.as_str().expect("id").to_string()).collect();
+        let before = file.document(from).clone();
+        let result = applied(file, &format!("apply/failover-{label}"), On::Topology(from), operation);
+        check_failover(label, &before, &result, &failed);
+        if let Some(next) = next {
+            file.topology(next, result["topology"].clone());
+            routed.push((next, failed));
+        }
+    }
+    // Completing a failover drops the failed nodes: without replicas every move took
+    // effect at once, but the forward map stays for this step.
+    for (id, failed) in &routed {
+        let result =
+            applied(file, &format!("apply/failover-complete/{id}"), On::Topology(id), json!({"op": "complete_moves"}));
+        assert_eq!(result["removed_nodes"], json!(failed), "{id}");
+    }
+    for (id, failed) in routed {
+        let router = file.router(id);
+        for (label, key) in standard_keys().into_iter().take(20) {
+            let owned = owned_key(&key);
+            let read = router.route_read(owned.as_key()).expect("read");
+            assert!(!failed.iter().any(|f| f == read), "{id}: {label} read from the failed {read}");
+            file.case(
+                &format!("route_read/{id}/{label}"),
+                json!({"op": "route_read", "topology": id, "key": key, "expect": {"node": read}}),
+            );
+            for turn in 0..2u32 {
+                let node = router.read_replica(owned.as_key(), turn).expect("read_replica");
+                assert!(!failed.iter().any(|f| f == node), "{id}: {label} replica read from the failed {node}");
+                file.case(
+                    &format!("read_replica/{id}/{label}/{turn}"),
+                    json!({"op": "read_replica", "topology": id, "key": key, "turn": turn, "expect": {"node": node}}),
+                );
+            }
+            let write = router.route_write(owned.as_key()).expect("write");
+            assert!(write.iter().all(|node| !failed.iter().any(|f| f == node)), "{id}: {label} written to {write:?}");
+            file.case(
+                &format!("route_write/{id}/{label}"),
+                json!({"op": "route_write", "topology": id, "key": key, "expect": {"nodes": write}}),
+            );
+        }
+    }
+}
+
+/// The failover's promises, checked on the core's report and document: no copy from a
+/// failed node; every active vbucket of a failed node with a live replica promoted to one
+/// (first, and served by it in `map` at once), every other one `lost` and served at once
+/// by its new owner; no failed node in `map` or `forward_map`.
+fn check_failover(label: &str, before: &Value, result: &Value, failed: &[String]) {
+    let is_failed = |id: &Value| failed.iter().any(|f| id == f.as_str());
+    let moves = result["moves"].as_array().expect("moves");
+    for mv in moves {
+        assert!(mv["kind"] != "copy" || !is_failed(&mv["from"]), "{label}: a copy from a failed node: {mv}");
+    }
+    let strategy = &result["topology"]["strategy"];
+    for field in ["map", "forward_map"] {
+        for (vbucket, chain) in strategy[field].as_array().into_iter().flatten().enumerate() {
+            assert!(!chain.as_array().expect("chain").iter().any(is_failed), "{label}: {field}[{vbucket}] = {chain}");
+        }
+    }
+    let ids: Vec<Value> = before["nodes"].as_array().expect("nodes").iter().map(|n| n["id"].clone()).collect();
+    let replicas = before["strategy"]["replicas"].as_u64().unwrap_or(0) as usize;
+    let chains: Vec<Vec<Value>> = match before["strategy"].get("map") {
+        Some(map) => map.as_array().expect("map").iter().map(|c| c.as_array().expect("chain").clone()).collect(),
+        None => (0..before["strategy"]["vbuckets"].as_u64().expect("vbuckets") as usize)
+            .map(|v| (0..=replicas).map(|r| ids[(v + r) % ids.len()].clone()).collect())
+            .collect(),
+    };
+    let (mut promoted, mut lost) = (0, 0);
+    for (vbucket, chain) in chains.iter().enumerate() {
+        if !is_failed(&chain[0]) {
+            continue;
+        }
+        let first = moves.iter().find(|m| m["vbucket"] == vbucket && m["role"] == "active").expect("a failover move");
+        if chain[1..].iter().any(|n| !is_failed(n)) {
+            assert_eq!(first["kind"], "promotion", "{label}: vbucket {vbucket}: {first}");
+            assert!(chain[1..].contains(&first["to"]), "{label}: {first}");
+            promoted += 1;
+        } else {
+            assert_eq!(first["kind"], "lost", "{label}: vbucket {vbucket}: {first}");
+            lost += 1;
+        }
+        assert_eq!(strategy["map"][vbucket][0], first["to"], "{label}: vbucket {vbucket}");
+    }
+    assert!(promoted + lost > 0, "{label}: nothing failed over");
+}
+
 pub(crate) fn file() -> VectorFile {
     let mut file = VectorFile::new(
         "dictionary",
-        "The vbucket dictionary in motion: plan_rebalance (by count, and by load with vbucket_weights), complete_moves, route_read/route_write during migration, read-only vbuckets, stale epochs, vbucket_double/halve, checksums, the binary form, diff.",
+        "The vbucket dictionary in motion: plan_rebalance (by count, and by load with vbucket_weights), failover (promotion before copy, lost vbuckets, no read or copy from a failed node), complete_moves, route_read/route_write during migration, read-only vbuckets, stale epochs, vbucket_double/halve, checksums, the binary form, diff.",
         "generator; the modulo 5 -> 10 diff is plain arithmetic (user_id % 5 vs % 10)",
     );
     file.topology("dict-4", dictionary_doc(4, 64, 1, 10));
@@ -153,6 +280,7 @@ pub(crate) fn file() -> VectorFile {
         }
     }
     weighted_plans(&mut file);
+    failover_plans(&mut file);
     let read_only = doc(
         &["a", "b", "c"],
         json!({"type": "vbucket", "vbuckets": 4, "map": [["a", "b"], ["b", "c"], ["c", "a"], ["a", "c"]],

@@ -4,7 +4,7 @@
 //!
 //! | `op` | what it does |
 //! |---|---|
-//! | `plan_rebalance` | plans a change of nodes with [`crate::planner`] and starts it: nodes in `add` are appended, `remove` ones become `draining`, `fail` ones `failed`, `weights` re-weights; promotions of replicas happen at once in `map`; the target goes to `forward_map` and every vbucket whose active changes becomes `migrating`. Reports `moves`, `steps`, `quota`, `moved_actives`, `lower_bound`. With `vbucket_weights` (an array of exactly `V` unsigned integers, numbers or decimal strings: the measured size or load of each vbucket) the actives are balanced by weight ([`planner::plan_weighted`]; replicas keep the count quotas), and the report has `target` (each node's load target) and `load` (each node's `before` and `after`) instead of `quota`; `lower_bound` is then the fewest active moves of any plan within the weighted bound. |
+//! | `plan_rebalance` | plans a change of nodes with [`crate::planner`] and starts it: nodes in `add` are appended, `remove` ones become `draining`, `fail` ones `failed`, `weights` re-weights; promotions of replicas happen at once in `map`, and so do lost vbuckets (the active was on a failed node and no live node held a replica: the new owner starts empty), and failed nodes leave every chain of `map`, so no read goes to them; the target goes to `forward_map` (kept even when it equals `map` while a failed node is listed, so `complete_moves` drops it) and every vbucket whose active changes becomes `migrating`. Reports `moves` (`kind`: `promotion`, `copy` or `lost`; a copy never names a failed node as `from`), `steps`, `quota`, `moved_actives` (the vbuckets whose active changes), `lower_bound`. With `vbucket_weights` (an array of exactly `V` unsigned integers, numbers or decimal strings: the measured size or load of each vbucket) the actives are balanced by weight ([`planner::plan_weighted`]; replicas keep the count quotas), and the report has `target` (each node's load target) and `load` (each node's `before` and `after`) instead of `quota`; `lower_bound` is then the fewest active moves of any plan within the weighted bound. |
 //! | `complete_moves` | for the listed `vbuckets` (default: all), `map` takes the `forward_map` chain and the state is cleared; when nothing is left to move, `forward_map` goes and so do draining and failed nodes no chain names. |
 //! | `vbucket_double` | `V` becomes `2V`; vbucket `v + V` gets the chain of `v`. Since `hash % 2V` is `hash % V` or that plus `V`, no key changes node. |
 //! | `vbucket_halve` | the inverse; allowed only when vbuckets `v` and `v + V/2` have the same chain (and forward chain and state) for every `v`. |
@@ -265,12 +265,17 @@ pub(super) fn plan_rebalance(spec: &VbucketSpec, rebalance: &Rebalance, topology
         None => planner::plan(&chains, &plan_nodes, replicas, rebalance.max_moves_per_node)?,
     };
 
-    // Promotions take effect at once; the rest is the forward map.
+    // Promotions and lost vbuckets (a new, empty owner) take effect at once, in move
+    // order; the rest is the forward map. A failed node holds nothing: it leaves every
+    // chain of the map, so no read or replica read goes to it.
     let mut map = chains.clone();
-    for mv in plan.moves.iter().filter(|mv| mv.promotion && mv.role == Role::Active) {
+    for mv in plan.moves.iter().filter(|mv| (mv.promotion || mv.lost) && mv.role == Role::Active) {
         let chain = &mut map[mv.vbucket as usize];
         chain.retain(|&node| node != mv.to);
         chain.insert(0, mv.to);
+    }
+    for chain in &mut map {
+        chain.retain(|&node| !plan_nodes[node as usize].failed);
     }
     let states = map
         .iter()
@@ -279,7 +284,11 @@ pub(super) fn plan_rebalance(spec: &VbucketSpec, rebalance: &Rebalance, topology
         .filter(|(_, (current, target))| current[0] != target[0])
         .map(|(vbucket, _)| (vbucket as u32, VbucketState::Migrating))
         .collect();
-    let forward = if map == plan.chains { None } else { Some(plan.chains.clone()) };
+    // A failover always leaves a forward map, even when everything took effect at once
+    // (lost vbuckets without replicas): `complete_moves` is the step that drops the failed
+    // nodes, as it did when their vbuckets were (wrongly) copied from them.
+    let failing = nodes.iter().any(|node| node.state == NodeState::Failed);
+    let forward = if map == plan.chains && !failing { None } else { Some(plan.chains.clone()) };
 
     let id = |index: u32| Value::String(nodes[index as usize].id.clone());
     let moves: Vec<Value> = plan
@@ -293,12 +302,13 @@ pub(super) fn plan_rebalance(spec: &VbucketSpec, rebalance: &Rebalance, topology
             json!({
                 "vbucket": mv.vbucket, "role": role, "slot": slot,
                 "from": mv.from.map_or(Value::Null, id), "to": id(mv.to),
-                "kind": if mv.promotion { "promotion" } else { "copy" },
+                "kind": if mv.promotion { "promotion" } else if mv.lost { "lost" } else { "copy" },
             })
         })
         .collect();
     let steps: Vec<Value> = plan.steps.iter().map(|range| json!([range.start, range.end])).collect();
-    let moved_actives = plan.moves.iter().filter(|mv| mv.role == Role::Active).count();
+    // Vbuckets whose active changes (a failover may move one twice: promoted, then copied on).
+    let moved_actives = chains.iter().zip(&plan.chains).filter(|(now, next)| now[0] != next[0]).count();
     let mut report = Report::new();
     report.put("moves", Value::Array(moves));
     report.put("steps", Value::Array(steps));

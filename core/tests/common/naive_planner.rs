@@ -13,6 +13,9 @@ use shardroute::{Error, ErrorKind, Result};
 /// `invalid_argument` when no node can serve, when `replicas` needs more serving nodes
 /// than there are, or when `max_moves_per_node` is 0.
 pub fn plan(chains: &[Vec<u32>], nodes: &[PlanNode], replicas: u32, max_moves_per_node: u32) -> Result<Plan> {
+    // A failed node never serves.
+    let nodes: &[PlanNode] =
+        &nodes.iter().map(|n| PlanNode { serving: n.serving && !n.failed, ..n.clone() }).collect::<Vec<_>>();
     let serving = nodes.iter().filter(|n| n.serving).count() as u32;
     if serving == 0 {
         return Err(argument("plan: no node can serve after the change"));
@@ -47,28 +50,70 @@ pub fn plan(chains: &[Vec<u32>], nodes: &[PlanNode], replicas: u32, max_moves_pe
             }
         }
     }
-    let old_active: Vec<Option<u32>> = chains.iter().map(|chain| chain.first().copied()).collect();
-    // A displaced vbucket gets its new active: a promotion when the node held a replica.
+    // The node each vbucket's data is on: its active, until a failover promotes a replica.
+    let mut holder: Vec<Option<u32>> = chains.iter().map(|chain| chain.first().copied()).collect();
+    let failed_active = |vbucket: usize| nodes[chains[vbucket][0] as usize].failed;
+    // A displaced vbucket gets its new active: a promotion when the node held a replica,
+    // lost when its data was only on failed nodes.
     let assign_active = |vbucket: usize,
                          node: u32,
                          promotion: bool,
+                         holder: &[Option<u32>],
                          active: &mut Vec<Option<u32>>,
                          active_count: &mut Vec<u32>,
                          moves: &mut Vec<Move>| {
         active[vbucket] = Some(node);
         active_count[node as usize] += 1;
+        let from = holder[vbucket];
         moves.push(Move {
             vbucket: vbucket as u32,
             role: Role::Active,
-            from: old_active[vbucket],
+            from,
             to: node,
             promotion,
+            lost: !promotion && from.is_some_and(|n| nodes[n as usize].failed),
         });
     };
-    // First pass: promotion. A displaced vbucket whose chain has a replica on a node with
-    // room takes that replica as its active: no data is copied.
+    // Failover pass: every vbucket whose active failed is promoted to a live replica, room
+    // or not: the serving one with the most room (room first), else the first serving one,
+    // else the first draining one. Without room, it stays displaced, served by that replica
+    // until the copy pass moves it on.
     for vbucket in 0..vbuckets {
-        if active[vbucket].is_some() {
+        if !failed_active(vbucket) {
+            continue;
+        }
+        let replicas: Vec<u32> = chains[vbucket].iter().skip(1).copied().collect();
+        let with_room = replicas
+            .iter()
+            .copied()
+            .filter(|&n| nodes[n as usize].serving && active_count[n as usize] < active_quota[n as usize])
+            .max_by(|&a, &b| {
+                let room = |n: u32| active_quota[n as usize] - active_count[n as usize];
+                room(a).cmp(&room(b)).then(b.cmp(&a))
+            });
+        if let Some(node) = with_room {
+            assign_active(vbucket, node, true, &holder, &mut active, &mut active_count, &mut moves);
+            holder[vbucket] = Some(node);
+            continue;
+        }
+        let first_serving = replicas.iter().copied().find(|&n| nodes[n as usize].serving);
+        let first_live = replicas.iter().copied().find(|&n| !nodes[n as usize].failed);
+        if let Some(node) = first_serving.or(first_live) {
+            moves.push(Move {
+                vbucket: vbucket as u32,
+                role: Role::Active,
+                from: holder[vbucket],
+                to: node,
+                promotion: true,
+                lost: false,
+            });
+            holder[vbucket] = Some(node);
+        }
+    }
+    // Promotion pass. A displaced vbucket of a node that did not fail whose chain has a
+    // replica on a node with room takes that replica as its active: no data is copied.
+    for vbucket in 0..vbuckets {
+        if active[vbucket].is_some() || failed_active(vbucket) {
             continue;
         }
         let candidate = chains[vbucket]
@@ -83,7 +128,7 @@ pub fn plan(chains: &[Vec<u32>], nodes: &[PlanNode], replicas: u32, max_moves_pe
                 room(a).cmp(&room(b)).then(b.cmp(&a))
             });
         if let Some(node) = candidate {
-            assign_active(vbucket, node, true, &mut active, &mut active_count, &mut moves);
+            assign_active(vbucket, node, true, &holder, &mut active, &mut active_count, &mut moves);
         }
     }
     // Second pass: copies, each displaced vbucket to the node with the most room left.
@@ -102,7 +147,7 @@ pub fn plan(chains: &[Vec<u32>], nodes: &[PlanNode], replicas: u32, max_moves_pe
         let Some(&(_, node)) = room.iter().max_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1))) else {
             return Err(argument("plan: internal quota mismatch"));
         };
-        assign_active(vbucket, node, false, &mut active, &mut active_count, &mut moves);
+        assign_active(vbucket, node, false, &holder, &mut active, &mut active_count, &mut moves);
     }
 
     // --- Replicas --------------------------------------------------------------------
@@ -159,12 +204,18 @@ pub fn plan(chains: &[Vec<u32>], nodes: &[PlanNode], replicas: u32, max_moves_pe
         let (node, previous) = (next[vbucket][slot], chains[vbucket].get(slot).copied());
         if previous != Some(node) {
             let promotion = chains[vbucket].contains(&node) && !nodes[node as usize].failed;
+            // A failed node sends nothing: a copy into its slot names no source.
+            let from = match previous {
+                Some(n) if !promotion && nodes[n as usize].failed => None,
+                other => other,
+            };
             moves.push(Move {
                 vbucket: vbucket as u32,
                 role: Role::Replica(slot as u32),
-                from: previous,
+                from,
                 to: node,
                 promotion,
+                lost: false,
             });
         }
     }
@@ -173,14 +224,14 @@ pub fn plan(chains: &[Vec<u32>], nodes: &[PlanNode], replicas: u32, max_moves_pe
     // Promotions first (they restore service without copying), then active copies, then
     // replicas; within each, vbucket order. Greedy first fit: a move goes to the first
     // step where neither of its nodes has reached the limit.
-    let rank = |m: &Move| (m.role != Role::Active, !m.promotion, m.vbucket, m.role);
+    let rank = |m: &Move| (m.role != Role::Active, !(m.promotion || m.lost), m.vbucket, m.role);
     moves.sort_by_key(rank);
     let mut load: Vec<Vec<u32>> = Vec::new();
     let mut step_of: Vec<u32> = Vec::with_capacity(moves.len());
     for mv in &moves {
         // A promotion copies nothing: it is a change of the map, done at once in the
         // first step and not counted against any node's limit.
-        if mv.promotion {
+        if mv.promotion || mv.lost {
             if load.is_empty() {
                 load.push(vec![0; node_count]);
             }

@@ -9,9 +9,11 @@ pub const MAX_DOCUMENT_BYTES: u64 = 64 << 20;
 /// specs): a value may sit inside at most 64 of them. Documents need fewer than 10; the
 /// bound keeps hostile text from exhausting the stack, below serde_json's own 128.
 pub const MAX_JSON_NESTING: u32 = 64;
-/// Most nodes in one topology.
+/// Most nodes in one topology, and in one Redis `CLUSTER SHARDS`/`CLUSTER SLOTS` reply
+/// (refused at the node past it, before it is stored).
 pub const MAX_NODES: u32 = 65_536;
-/// Longest node id, in UTF-8 bytes.
+/// Longest node id, in UTF-8 bytes; a Redis reply's node ids are held to it too (and
+/// must not be empty), so an import installs no id its own document could not load.
 pub const MAX_NODE_ID_BYTES: u32 = 1024;
 /// Longest node `address` and `zone`, in UTF-8 bytes: the binary dictionary's cap (a
 /// 16-bit length, `0xFFFF` meaning absent), so every document that loads can be encoded.

@@ -11,7 +11,7 @@ use crate::hashing::{IntegerKeys, KeyHashing};
 use crate::key::{Key, OwnedKey};
 use crate::node::Node;
 use crate::placement_names::Location;
-use crate::strategy::compat::redis_cluster::redirect::{check_address, check_slot};
+use crate::strategy::compat::redis_cluster::redirect::{check_address, check_moved_address_length, check_slot};
 use crate::strategy::compat::redis_cluster::RedisClusterSpec;
 use crate::strategy::{Placement, Strategy, Variant};
 use crate::topology::Topology;
@@ -556,8 +556,9 @@ impl Router {
     ///
     /// # Errors
     /// `invalid_argument` for a topology that is not `redis_cluster`, a slot outside
-    /// `0..16384` or an address without a port; `invalid_topology` when the epoch
-    /// cannot advance.
+    /// `0..16384` or an address without a port; `limit_exceeded` for an address longer
+    /// than a node id may be (a node the redirect adds takes it as its id);
+    /// `invalid_topology` when the epoch cannot advance.
     ///
     /// # Example
     /// ```
@@ -574,6 +575,7 @@ impl Router {
     pub fn moved(&self, slot: u32, address: &str) -> Result<Router> {
         let slot = check_slot(slot)?;
         check_address(address).map_err(Error::argument)?;
+        check_moved_address_length("address", address)?;
         // Worded as the operation words a strategy that does not take it.
         let spec = self.redis_cluster("redis_moved")?;
         let mut next = self.topology.clone();

@@ -193,19 +193,19 @@ impl Router {
         if u32::try_from(keys.len()).is_err() {
             return Err(Error::limit(alloc::format!("{} keys; at most 2^32 - 1", keys.len())));
         }
-        let mut shards: Vec<(u32, Vec<u32>)> = Vec::new();
-        // Shard -> its place in `shards`, for the shard numbers seen (sorted pairs).
-        let mut seen: Vec<(u32, u32)> = Vec::new();
+        // Route every key, then one sort by (shard, key index): each run is a shard with
+        // its keys in input order, and a second sort by first key gives the plan's order.
+        // O(n log n) in the keys, whatever the number of shards or the order of the keys.
+        let mut routed: Vec<(u32, u32)> = Vec::with_capacity(keys.len());
         for (key, index) in keys.iter().zip(0u32..) {
-            let shard = self.route(*key)?;
-            match seen.binary_search_by_key(&shard, |&(known, _)| known) {
-                Ok(found) => shards[seen[found].1 as usize].1.push(index),
-                Err(at) => {
-                    seen.insert(at, (shard, shards.len() as u32));
-                    shards.push((shard, alloc::vec![index]));
-                }
-            }
+            routed.push((self.route(*key)?, index));
         }
+        routed.sort_unstable();
+        let mut shards: Vec<(u32, Vec<u32>)> = Vec::new();
+        for run in routed.chunk_by(|a, b| a.0 == b.0) {
+            shards.push((run[0].0, run.iter().map(|&(_, index)| index).collect()));
+        }
+        shards.sort_unstable_by_key(|(_, indices)| indices[0]);
         Ok(shards)
     }
 

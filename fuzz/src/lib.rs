@@ -14,6 +14,8 @@
 //! **Cost.** The seeds are parsed once per process (`OnceLock`); an input costs a clone
 //! of one seed and a few walks of its value.
 
+pub mod redis;
+
 use std::sync::OnceLock;
 
 use libfuzzer_sys::arbitrary::{Result, Unstructured};

@@ -171,6 +171,16 @@ fn redirect_cases(file: &mut VectorFile) {
             "invalid_argument",
         );
     }
+    // A node a MOVED adds takes the address as its id: one longer than an id may be is
+    // refused, or the router's own to_json() would not load back.
+    let long_address = format!("{}:7001", "h".repeat(2000));
+    apply_refused(
+        file,
+        "redis-moved/address-longer-than-an-id",
+        On::Topology("cluster6"),
+        json!({"op": "redis_moved", "slot": 1, "address": long_address}),
+        "limit_exceeded",
+    );
     apply_refused(
         file,
         "redis-moved/slot-16384",
@@ -322,5 +332,53 @@ fn import_cases(file: &mut VectorFile) {
     ];
     for (what, operation) in bad {
         apply_refused(file, &format!("mapped/{what}"), On::Topology("mapped"), operation, "invalid_argument");
+    }
+    // Hostile replies (issue 34): refused before the work they would cause, and node ids
+    // held to the document's rules (an import never installs an id `to_json` cannot load).
+    let master = |c: char| json!({"id": id(c), "ip": "h", "port": 1, "role": "master"});
+    let replica = |c: char| json!({"id": id(c), "ip": "h", "port": 2, "role": "replica"});
+    let shard_of = |slots: Value, nodes: Vec<Value>| json!({"op": "import_redis_cluster_shards", "reply": [{"slots": slots, "nodes": nodes}]});
+    let shard_ids = |master_id: &str| {
+        json!({"op": "import_redis_cluster_shards", "reply": [
+            {"slots": [0, 16383], "nodes": [{"id": master_id, "ip": "h", "port": 1, "role": "master"}]}]})
+    };
+    let slots_ids =
+        |master_id: &str| json!({"op": "import_redis_cluster_slots", "reply": [[0, 16383, ["h", 1, master_id]]]});
+    let long_id = "n".repeat(1025);
+    // 17 nodes: one past 1 master + 15 replicas.
+    let mut chain = vec![master('a')];
+    chain.extend("bcdefghijklmnopq".chars().map(replica));
+    let hostile = [
+        ("import-shards-overlap", shard_of(json!([[0, 16383], [0, 0]]), vec![master('a')]), "invalid_argument"),
+        (
+            "import-shards-overlap-across-shards",
+            json!({"op": "import_redis_cluster_shards", "reply": [
+                {"slots": [0, 100], "nodes": [master('a')]}, {"slots": [100, 16383], "nodes": [master('b')]}]}),
+            "invalid_argument",
+        ),
+        ("import-shards-end-before-start", shard_of(json!([16383, 0]), vec![master('a')]), "invalid_argument"),
+        (
+            "import-shards-more-pairs-than-slots",
+            shard_of(Value::Array(vec![json!(0); 2 * 16_385]), vec![master('a')]),
+            "limit_exceeded",
+        ),
+        ("import-shards-chain-past-replica-limit", shard_of(json!([0, 16383]), chain), "limit_exceeded"),
+        (
+            "import-shards-node-listed-twice",
+            shard_of(json!([0, 16383]), vec![master('a'), replica('b'), replica('a')]),
+            "invalid_argument",
+        ),
+        (
+            "import-slots-overlap",
+            json!({"op": "import_redis_cluster_slots", "reply": [[0, 16383, ["h", 1, id('a')]], [5, 5, ["h", 2, id('b')]]]}),
+            "invalid_argument",
+        ),
+        ("import-shards-empty-id", shard_ids(""), "invalid_argument"),
+        ("import-shards-id-past-1024-bytes", shard_ids(&long_id), "limit_exceeded"),
+        ("import-slots-empty-id", slots_ids(""), "invalid_argument"),
+        ("import-slots-id-past-1024-bytes", slots_ids(&long_id), "limit_exceeded"),
+    ];
+    for (what, operation, code) in hostile {
+        apply_refused(file, &format!("mapped/{what}"), On::Topology("mapped"), operation, code);
     }
 }

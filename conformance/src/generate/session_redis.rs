@@ -731,6 +731,53 @@ fn scenarios() -> Vec<Scenario> {
         ),
     ));
 
+    // Hostile replies (issue 34) are refused and the table kept: slot pairs that
+    // overlap, more pairs than slots, a chain past 1 master + 15 replicas, node ids the
+    // document format refuses (empty, over 1,024 bytes).
+    let one_master = |id: &str| json!([{"slots": [0, 16383], "nodes": [{"id": id, "ip": "127.0.0.1", "port": 7000, "role": "master"}]}]);
+    let mut long_chain = vec![json!({"id": "m", "ip": "127.0.0.1", "port": 7000, "role": "master"})];
+    long_chain.extend(
+        (1..=16).map(|n| json!({"id": format!("r{n}"), "ip": "127.0.0.1", "port": 7100 + n, "role": "replica"})),
+    );
+    all.push(scenario(
+        "hostile-replies-are-refused-and-the-table-kept",
+        chain(
+            started(USER1, B),
+            &[
+                (ok(2), "done"),
+                (refreshed(shards(&[(&[(0, 16383), (0, 0)], Node(A, 'a'), &[])]), 3), "error invalid_argument"),
+                (
+                    refreshed(shards(&[(&[(0, 100)], Node(A, 'a'), &[]), (&[(100, 16383)], Node(B, 'b'), &[])]), 3),
+                    "error invalid_argument",
+                ),
+                (refreshed(json!([{"slots": vec![0; 2 * 16_385], "nodes": [{"id": "m", "ip": "127.0.0.1", "port": 7000, "role": "master"}]}]), 3), "error invalid_argument"),
+                (refreshed(json!([{"slots": [0, 16383], "nodes": long_chain}]), 3), "error invalid_argument"),
+                (refreshed(one_master(""), 3), "error invalid_argument"),
+                (refreshed(one_master(&"n".repeat(1025)), 3), "error invalid_argument"),
+                (begin(USER1, "write", 4), "slot"),
+                (poll(4), &format!("send {B}")),
+                (stats(), "stats refused_replies=6 refreshes=1"),
+            ],
+        ),
+    ));
+
+    // A node that a MOVED leaves with no slot leaves the table: MOVEDs to ever new
+    // addresses do not grow it (bounded by the slots, not by the MOVEDs).
+    all.push(scenario(
+        "a-node-left-with-no-slot-by-moved-leaves-the-table",
+        chain(
+            started(USER1, B),
+            &[
+                (failed(&format!("MOVED 10778 {D}"), &[], 2), &format!("send {D}")),
+                (failed("MOVED 10778 127.0.0.1:7007", &[], 3), "send 127.0.0.1:7007"),
+                (failed("MOVED 10778 127.0.0.1:7008", &[], 4), "send 127.0.0.1:7008"),
+                (ok(5), "done"),
+                // The six nodes of the reply and the slot's last owner; the seed is among them.
+                (candidates(), &format!("candidates {A2},{B},{B2},{C},{C2},127.0.0.1:7008,{A}")),
+            ],
+        ),
+    ));
+
     all.push(Scenario { name: "bad-seeds-and-config", seeds: vec![], config: None, steps: vec![] });
     all
 }

@@ -14,6 +14,7 @@
 //! cover every slot once: a cluster in the middle of a failure), is the caller's
 //! argument: `invalid_argument`; limits stay `limit_exceeded`.
 
+use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
@@ -25,6 +26,7 @@ use super::{args, Applied, Op, Report};
 use crate::error::{Error, ErrorKind, Result};
 use crate::hashing::KeyHashing;
 use crate::json::{self, Put as _};
+use crate::limits;
 use crate::node::{Node, NodeState};
 use crate::strategy::compat::cassandra::{parse_tokens, CassandraSpec};
 use crate::strategy::compat::couchbase::{CouchbaseConfig, CouchbaseSpec};
@@ -133,11 +135,15 @@ fn redis_cluster(import: &RedisClusterImport, topology: &Topology) -> Result<App
     if import.nodes.is_empty() {
         return Err(Error::argument("operation.reply: the reply names no node"));
     }
+    // Ids found through maps, and each range's chain checked against the per-range limit
+    // before it is copied: the work is linear in the reply and the topology.
+    let known: BTreeMap<&str, &Node> = topology.nodes.iter().map(|node| (node.id.as_str(), node)).collect();
+    let listed: BTreeSet<&str> = import.nodes.iter().map(|found| found.id.as_str()).collect();
     let mut nodes = Vec::with_capacity(import.nodes.len());
     let mut added = Vec::new();
     for found in &import.nodes {
-        let mut node = match topology.nodes.iter().find(|node| node.id == found.id) {
-            Some(known) => known.clone(),
+        let mut node = match known.get(found.id.as_str()) {
+            Some(known) => (*known).clone(),
             None => {
                 added.push(found.id.clone());
                 Node::new(found.id.as_str())
@@ -152,16 +158,20 @@ fn redis_cluster(import: &RedisClusterImport, topology: &Topology) -> Result<App
         }
         nodes.push(node);
     }
-    let removed = topology.nodes.iter().filter(|node| !import.nodes.iter().any(|found| found.id == node.id));
-    let index = |id: &str| import.nodes.iter().position(|found| found.id == id).unwrap_or(0) as u32;
-    let ranges = import
-        .ranges
-        .iter()
-        .enumerate()
-        .map(|(position, (start, end, chain))| {
-            (SlotRange { start: *start, end: *end, nodes: chain.iter().map(|id| index(id)).collect() }, position)
-        })
-        .collect();
+    let removed = topology.nodes.iter().filter(|node| !listed.contains(node.id.as_str()));
+    let most = limits::MAX_REPLICAS as usize + 1;
+    let mut ranges = Vec::with_capacity(import.ranges.len());
+    for (position, &(start, end, chain)) in import.ranges.iter().enumerate() {
+        let chain = import.chains.get(chain as usize).map_or(&[][..], Vec::as_slice);
+        if chain.len() > most {
+            return Err(Error::limit(format!(
+                "strategy.slots[{position}].nodes: {} nodes; at most {most} per range (1 master + {} replicas)",
+                chain.len(),
+                limits::MAX_REPLICAS
+            )));
+        }
+        ranges.push((SlotRange { start, end, nodes: chain.to_vec() }, position));
+    }
     let invalid = |err: Error| match err.kind() {
         ErrorKind::LimitExceeded => err,
         _ => Error::argument(format!("the reply does not make a valid redis_cluster topology: {}", err.message())),

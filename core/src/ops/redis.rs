@@ -20,7 +20,7 @@ use serde_json::Value;
 use super::{args, Applied, Edit, Op, Report};
 use crate::error::{Error, Result};
 use crate::json::Put as _;
-use crate::strategy::compat::redis_cluster::redirect::check_address;
+use crate::strategy::compat::redis_cluster::redirect::{check_address, check_moved_address_length};
 use crate::strategy::compat::redis_cluster::{RedisClusterSpec, SLOTS};
 use crate::strategy::Variant;
 use crate::topology::Topology;
@@ -30,6 +30,7 @@ pub(super) fn parse(operation: &Value) -> Result<Op> {
     let slot = args.u32_in("slot", 0, SLOTS - 1)?;
     let address = args.str("address")?;
     check_address(address).map_err(|why| Error::argument(format!("operation.address: {why}")))?;
+    check_moved_address_length("operation.address", address)?;
     Ok(Op::RedisMoved { slot, address: address.to_string() })
 }
 

@@ -22,7 +22,7 @@ use crate::error::{Error, Result};
 pub const MAX_HOST_LEN: u32 = 255;
 
 /// A node's `host` and `port`.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Endpoint {
     host: String,
     port: u16,

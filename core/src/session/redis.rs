@@ -17,7 +17,9 @@
 //!   resends there, and asks for a full refresh at most once per
 //!   [`ClusterConfig::refresh_interval_ms`] (a reshard's burst of MOVEDs costs one
 //!   refresh). The refresh runs before the next command, never between a MOVED and its
-//!   resend.
+//!   resend. A MOVED to an address the table lacks adds that node; a node a MOVED leaves
+//!   with no slot (master or replica of no range) leaves the table, so a stream of MOVEDs
+//!   to ever new addresses keeps it at most the last refresh's nodes plus one per slot.
 //! * **ASK** resends this command once to the migration's target after `ASKING`, and
 //!   changes nothing.
 //! * A command follows at most [`ClusterConfig::max_redirects`] redirects, then fails
@@ -37,8 +39,12 @@
 //!
 //! Cost: [`poll`](ClusterSession::poll) and [`succeeded`](ClusterSession::succeeded) on
 //! the steady path are a slot lookup and a counter, well under a microsecond; MOVED
-//! builds a new router (tens of microseconds), a refresh imports the reply.
+//! builds a new router (tens of microseconds), a refresh imports the reply (linear in
+//! it: ids found in maps, every count checked before the work, see
+//! [`import`](crate::strategy::compat::redis_cluster::import));
+//! [`refresh_candidates`](ClusterSession::refresh_candidates) is `n log n` in the nodes.
 
+use alloc::collections::BTreeSet;
 use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
@@ -52,9 +58,9 @@ use crate::key::Key;
 use crate::ops::Op;
 use crate::router::Router;
 use crate::strategy::compat::redis_cluster::import::read_shards;
-use crate::strategy::compat::redis_cluster::{key_slot, SlotTable, SLOTS};
+use crate::strategy::compat::redis_cluster::{key_slot, RedisClusterSpec, SlotRange, SlotTable, SLOTS};
 use crate::strategy::spec::chain_replica;
-use crate::strategy::Strategy;
+use crate::strategy::{Strategy, Variant as _};
 use crate::topology::Topology;
 
 /// The defaults every shell uses: each is a field of [`ClusterConfig`], and the bindings
@@ -461,7 +467,7 @@ pub struct ClusterSession {
     /// A refresh was asked for that does not wait for the interval.
     refresh_now: bool,
     /// Endpoints that failed since the last refresh: asked last.
-    suspects: Vec<Endpoint>,
+    suspects: BTreeSet<Endpoint>,
     /// Rotates the refresh candidates, so refreshes spread over the nodes.
     refresh_turn: u32,
     /// Before the first table: no refresh until then (the last one failed).
@@ -500,7 +506,7 @@ impl ClusterSession {
             last_refresh_ms: None,
             refresh_soon: false,
             refresh_now: false,
-            suspects: Vec::new(),
+            suspects: BTreeSet::new(),
             refresh_turn: 0,
             no_table_until_ms: None,
             turn: 0,
@@ -720,9 +726,7 @@ impl ClusterSession {
         };
         if !command.stall_refresh_asked {
             self.stats.stalls += 1;
-            if !self.suspects.contains(&sent_to) {
-                self.suspects.push(sent_to.clone());
-            }
+            self.suspects.insert(sent_to.clone());
         }
         if command.asking.is_some() || self.table.is_none() {
             return keep_waiting(self);
@@ -805,9 +809,7 @@ impl ClusterSession {
             ref other => {
                 self.stats.count(other.name());
                 if let (Outcome::Transport(_), Some(origin)) = (other, origin) {
-                    if !self.suspects.contains(&origin) {
-                        self.suspects.push(origin);
-                    }
+                    self.suspects.insert(origin);
                 }
             }
         }
@@ -862,8 +864,16 @@ impl ClusterSession {
         if table.endpoints.get(owner) == Some(endpoint) {
             return;
         }
-        // A node the table lacks joins with its address as its id.
-        if let Ok(next) = table.router.moved(slot, &address).and_then(Table::new) {
+        // A node the table lacks joins with its address as its id; a node of the slot's
+        // old chain that no range names any more leaves (the table stays bounded by the
+        // slots, however many addresses MOVED names).
+        let old_chain = table.slots.chain(slot).to_vec();
+        if let Ok(next) = table
+            .router
+            .moved(slot, &address)
+            .and_then(|router| unserved_dropped(router, &old_chain))
+            .and_then(Table::new)
+        {
             self.table = Some(next);
         }
     }
@@ -914,10 +924,12 @@ impl ClusterSession {
     /// since the last refresh last. The shell asks each in turn until
     /// [`refreshed`](ClusterSession::refreshed) accepts a reply.
     pub fn refresh_candidates(&mut self) -> Vec<Endpoint> {
+        // Each endpoint once, found in a set: a table of 65,536 nodes costs n log n.
+        let mut seen: BTreeSet<&Endpoint> = BTreeSet::new();
         let mut all: Vec<Endpoint> = Vec::new();
         let known = self.table.iter().flat_map(|table| table.endpoints.iter());
         for endpoint in known.chain(self.seeds.iter()) {
-            if !all.contains(endpoint) {
+            if seen.insert(endpoint) {
                 all.push(endpoint.clone());
             }
         }
@@ -1057,6 +1069,62 @@ fn same_slot(keys: &[Key<'_>]) -> Result<u32> {
     }
     debug_assert!(slot < SLOTS);
     Ok(slot)
+}
+
+/// `router` without the nodes of `candidates` that no slot range names (a MOVED took
+/// their last slot), its ranges renumbered; the same router when every candidate still
+/// serves a range, or when the topology has anything else that names nodes by index.
+///
+/// The work is one pass over the ranges and the nodes: a MOVED already rebuilds the
+/// router, and this keeps the node count at most the refreshed table's plus one node per
+/// slot moved to a new address.
+fn unserved_dropped(router: Router, candidates: &[u32]) -> Result<Router> {
+    let Strategy::RedisCluster(spec) = router.strategy() else {
+        return Ok(router);
+    };
+    let topology = router.topology();
+    if topology.placement.is_some() || topology.hot_keys.is_some() || !topology.indexes.is_empty() {
+        return Ok(router);
+    }
+    let count = topology.nodes.len();
+    let ranges = spec.ranges(count as u32);
+    let mut serves = alloc::vec![false; count];
+    for range in &ranges {
+        for &node in &range.nodes {
+            if let Some(flag) = serves.get_mut(node as usize) {
+                *flag = true;
+            }
+        }
+    }
+    let gone: BTreeSet<u32> =
+        candidates.iter().copied().filter(|&node| (node as usize) < count && !serves[node as usize]).collect();
+    if gone.is_empty() || gone.len() >= count {
+        return Ok(router);
+    }
+    // Old index -> new index (u32::MAX for a node that leaves).
+    let mut renumber = alloc::vec![u32::MAX; count];
+    let mut next_index = 0u32;
+    for (old, slot) in renumber.iter_mut().enumerate() {
+        if !gone.contains(&(old as u32)) {
+            *slot = next_index;
+            next_index += 1;
+        }
+    }
+    let mut next = topology.clone();
+    next.nodes = topology
+        .nodes
+        .iter()
+        .enumerate()
+        .filter(|(old, _)| !gone.contains(&(*old as u32)))
+        .map(|(_, node)| node.clone())
+        .collect();
+    let ranges = ranges
+        .into_iter()
+        .map(|range| SlotRange { nodes: range.nodes.iter().map(|&node| renumber[node as usize]).collect(), ..range })
+        .collect();
+    next.strategy = RedisClusterSpec { slots: Some(ranges) }.into_strategy()?;
+    next.check()?;
+    Router::new(next)
 }
 
 /// The topology a first import replaces: only its epoch (0) carries over.

@@ -2,8 +2,22 @@
 //! arrays, objects or flat `[name, value, ...]` arrays for RESP3 maps) into the nodes and
 //! slot ranges they describe; the `import_redis_cluster_slots` and
 //! `import_redis_cluster_shards` operations ([`crate::ops`]) turn them into a
-//! `redis_cluster` topology. Errors are `invalid_argument` naming the reply's element.
+//! `redis_cluster` topology. Errors are `invalid_argument` naming the reply's element,
+//! `limit_exceeded` for a count past a limit.
+//!
+//! **Bounded before buffered.** A reply comes from the network, so every count is checked
+//! before the work it causes, and no step is quadratic: slot pairs are claimed in a
+//! 16,384-bit map as they are read (a pair that overlaps an earlier one, or a reply with
+//! more pairs than slots, is refused before anything is built for it); a shard's chain
+//! of nodes is stored once and its ranges name it by index; node ids are found in a
+//! `BTreeMap`, and the node count is checked against
+//! [`MAX_NODES`](crate::limits::MAX_NODES) before each node is added. Each id follows
+//! the document's rule for node ids (non-empty, at most
+//! [`MAX_NODE_ID_BYTES`](crate::limits::MAX_NODE_ID_BYTES) bytes): a reply cannot install
+//! a node that the router's own `to_json()` could not load back. Memory is linear in the
+//! reply: at most 16,384 ranges, one chain per shard (or `CLUSTER SLOTS` entry).
 
+use alloc::collections::BTreeMap;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec;
@@ -12,8 +26,9 @@ use alloc::vec::Vec;
 use serde_json::Value;
 
 use super::SLOTS;
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use crate::json;
+use crate::limits;
 
 /// A node read from a reply: id, `host:port`, whether the reply marks it failed.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -27,14 +42,115 @@ pub struct ReplyNode {
 }
 
 /// What a `CLUSTER SLOTS` or `CLUSTER SHARDS` reply says: the nodes in order of first
-/// appearance, and the slot ranges with their chains of node ids (master first), in
-/// reply order.
+/// appearance, each chain of nodes once, and the slot ranges in reply order, each naming
+/// its chain.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RedisClusterImport {
-    /// The nodes.
+    /// The nodes, ids unique.
     pub nodes: Vec<ReplyNode>,
-    /// `(first slot, last slot, [master id, replica ids...])`.
-    pub ranges: Vec<(u32, u32, Vec<String>)>,
+    /// The chains of the ranges: indices into `nodes`, the master first, then its
+    /// replicas in reply order. One per `CLUSTER SHARDS` shard with slots, or per
+    /// `CLUSTER SLOTS` entry.
+    pub chains: Vec<Vec<u32>>,
+    /// `(first slot, last slot, index into chains)`, in reply order; no two overlap, so
+    /// there are at most 16,384.
+    pub ranges: Vec<(u32, u32, u32)>,
+}
+
+impl RedisClusterImport {
+    /// The node ids of a range's chain (master first).
+    pub fn chain_ids(&self, chain: u32) -> impl Iterator<Item = &str> + '_ {
+        self.chains
+            .get(chain as usize)
+            .map_or(&[][..], Vec::as_slice)
+            .iter()
+            .filter_map(|&node| self.nodes.get(node as usize).map(|node| node.id.as_str()))
+    }
+}
+
+/// The nodes of a reply as they are read: ids found in a map, the count bounded.
+struct Found {
+    nodes: Vec<ReplyNode>,
+    index: BTreeMap<String, u32>,
+}
+
+impl Found {
+    fn new() -> Found {
+        Found { nodes: Vec::new(), index: BTreeMap::new() }
+    }
+
+    fn get(&self, id: &str) -> Option<u32> {
+        self.index.get(id).copied()
+    }
+
+    /// Adds a node not yet known (the caller looked it up), refusing the one past
+    /// [`limits::MAX_NODES`] before it is stored.
+    fn add(&mut self, path: &str, node: ReplyNode) -> Result<u32> {
+        if self.nodes.len() >= limits::MAX_NODES as usize {
+            return Err(Error::limit(format!(
+                "{path}: more than {} nodes in the reply; the limit is {}",
+                limits::MAX_NODES,
+                limits::MAX_NODES
+            )));
+        }
+        let index = self.nodes.len() as u32;
+        self.index.insert(node.id.clone(), index);
+        self.nodes.push(node);
+        Ok(index)
+    }
+}
+
+/// The slots the reply's ranges have claimed so far: one bit per slot.
+struct Claimed {
+    bits: Vec<u64>,
+    ranges: u32,
+}
+
+impl Claimed {
+    fn new() -> Claimed {
+        Claimed { bits: vec![0u64; (SLOTS / 64) as usize], ranges: 0 }
+    }
+
+    /// Claims `start..=end` for the range at `path`: `invalid_argument` when `end` is
+    /// below `start` or a slot was claimed before (so the ranges total at most 16,384
+    /// slots, and the work is one bit per slot, however the reply repeats itself).
+    fn claim(&mut self, path: &str, start: u32, end: u32) -> Result<()> {
+        if end < start {
+            return Err(bad(path, format_args!("slot range {start}..={end} ends before it starts")));
+        }
+        for slot in start..=end {
+            let (word, bit) = ((slot / 64) as usize, 1u64 << (slot % 64));
+            if self.bits[word] & bit != 0 {
+                return Err(bad(
+                    path,
+                    format_args!("slots {start}..={end} overlap an earlier range (slot {slot} is listed twice)"),
+                ));
+            }
+            self.bits[word] |= bit;
+        }
+        self.ranges += 1;
+        Ok(())
+    }
+}
+
+/// Refuses `count` slot ranges (or `CLUSTER SLOTS` entries) past one per slot, before
+/// any is read.
+fn check_range_count(path: &str, count: usize, already: u32) -> Result<()> {
+    if count as u64 + u64::from(already) > u64::from(SLOTS) {
+        return Err(Error::limit(format!(
+            "{path}: {count} slot ranges, {already} before them; a reply has at most {SLOTS} (one per slot)"
+        )));
+    }
+    Ok(())
+}
+
+/// A node id at `path`, by the document's rule for ids ([`json::id`]): `invalid_argument`
+/// for an empty one, `limit_exceeded` past [`limits::MAX_NODE_ID_BYTES`].
+fn reply_id<'v>(path: &str, value: &'v Value) -> Result<&'v str> {
+    json::id(path, value).map_err(|err| match err.kind() {
+        ErrorKind::LimitExceeded => err,
+        _ => Error::argument(err.message()),
+    })
 }
 
 fn address(host: &str, port: u64) -> String {
@@ -96,14 +212,21 @@ fn field<'v>(map: &[(&str, &'v Value)], name: &str) -> Option<&'v Value> {
 /// Each entry becomes one slot range; its nodes are the master, then the replicas in
 /// reply order. Node ids are the reply's node ids (third element; Redis 4.0+), the
 /// address `host:port` (`[host]:port` when the host holds a `:`); elements after the id
-/// (Redis 7's metadata) are ignored.
+/// (Redis 7's metadata) are ignored. A node listed in several entries is one node (its
+/// first address stands).
 ///
 /// # Errors
-/// `invalid_argument` for a malformed reply.
+/// `invalid_argument` for a malformed reply, ranges that overlap, or an empty node id;
+/// `limit_exceeded` for more than 16,384 entries, more than
+/// [`MAX_NODES`](crate::limits::MAX_NODES) nodes, or a node id longer than
+/// [`MAX_NODE_ID_BYTES`](crate::limits::MAX_NODE_ID_BYTES).
 pub fn read_slots(reply: &Value) -> Result<RedisClusterImport> {
     let reply = reply_array("operation.reply", reply)?;
-    let mut found: Vec<ReplyNode> = Vec::new();
-    let mut ranges: Vec<(u32, u32, Vec<String>)> = Vec::with_capacity(reply.len());
+    check_range_count("operation.reply", reply.len(), 0)?;
+    let mut found = Found::new();
+    let mut claimed = Claimed::new();
+    let mut chains: Vec<Vec<u32>> = Vec::with_capacity(reply.len());
+    let mut ranges: Vec<(u32, u32, u32)> = Vec::with_capacity(reply.len());
     for (i, entry) in reply.iter().enumerate() {
         let path = format!("operation.reply[{i}]");
         let items = reply_array(&path, entry)?;
@@ -112,6 +235,7 @@ pub fn read_slots(reply: &Value) -> Result<RedisClusterImport> {
         }
         let start = reply_slot(&format!("{path}[0]"), &items[0])?;
         let end = reply_slot(&format!("{path}[1]"), &items[1])?;
+        claimed.claim(&path, start, end)?;
         let mut chain = Vec::with_capacity(items.len() - 2);
         for (j, node) in items[2..].iter().enumerate() {
             let node_path = format!("{path}[{}]", j + 2);
@@ -121,13 +245,19 @@ pub fn read_slots(reply: &Value) -> Result<RedisClusterImport> {
             }
             let host = reply_str(&format!("{node_path}[0]"), &fields[0])?;
             let port = reply_u64(&format!("{node_path}[1]"), &fields[1])?;
-            let id = reply_str(&format!("{node_path}[2]"), &fields[2])?;
-            remember(&mut found, ReplyNode { id: id.into(), address: address(host, port), failed: false });
-            chain.push(String::from(id));
+            let id = reply_id(&format!("{node_path}[2]"), &fields[2])?;
+            let index = match found.get(id) {
+                Some(index) => index,
+                None => {
+                    found.add(&node_path, ReplyNode { id: id.into(), address: address(host, port), failed: false })?
+                }
+            };
+            chain.push(index);
         }
-        ranges.push((start, end, chain));
+        ranges.push((start, end, chains.len() as u32));
+        chains.push(chain);
     }
-    Ok(RedisClusterImport { nodes: found, ranges })
+    Ok(RedisClusterImport { nodes: found.nodes, chains, ranges })
 }
 
 /// Reads a `CLUSTER SHARDS` reply (Redis 7.0+). Each shard is an
@@ -136,17 +266,22 @@ pub fn read_slots(reply: &Value) -> Result<RedisClusterImport> {
 /// (nodes likewise); `slots` may also be a list of `[start, end]` pairs.
 ///
 /// Each `[start, end]` pair of a shard becomes one slot range served by the shard's
-/// `master`, then its replicas in reply order. A node's address is its `endpoint` (or
-/// `ip` when the endpoint is missing, empty or `?`) and `port` (or `tls-port`); a node
-/// whose `health` is `failed` gets `"state": "failed"`. Shards without slots still add
-/// their nodes.
+/// `master`, then its replicas in reply order (one chain per shard, which its ranges
+/// share). A node's address is its `endpoint` (or `ip` when the endpoint is missing,
+/// empty or `?`) and `port` (or `tls-port`); a node whose `health` is `failed` gets
+/// `"state": "failed"`. Shards without slots still add their nodes.
 ///
 /// # Errors
-/// `invalid_argument` for a malformed reply.
+/// `invalid_argument` for a malformed reply, a node listed twice, slot pairs that
+/// overlap, or an empty node id; `limit_exceeded` for more than 16,384 slot pairs, more
+/// than [`MAX_NODES`](crate::limits::MAX_NODES) nodes, or a node id longer than
+/// [`MAX_NODE_ID_BYTES`](crate::limits::MAX_NODE_ID_BYTES).
 pub fn read_shards(reply: &Value) -> Result<RedisClusterImport> {
     let reply = reply_array("operation.reply", reply)?;
-    let mut found: Vec<ReplyNode> = Vec::new();
-    let mut ranges: Vec<(u32, u32, Vec<String>)> = Vec::new();
+    let mut found = Found::new();
+    let mut claimed = Claimed::new();
+    let mut chains: Vec<Vec<u32>> = Vec::new();
+    let mut ranges: Vec<(u32, u32, u32)> = Vec::new();
     for (i, shard) in reply.iter().enumerate() {
         let path = format!("operation.reply[{i}]");
         let map = reply_map(&path, shard)?;
@@ -156,37 +291,40 @@ pub fn read_shards(reply: &Value) -> Result<RedisClusterImport> {
         let slot_items = reply_array(&slots_path, slots)?;
         let mut pairs = Vec::new();
         if slot_items.iter().all(Value::is_array) {
+            check_range_count(&slots_path, slot_items.len(), claimed.ranges)?;
             for (k, pair) in slot_items.iter().enumerate() {
                 let pair_path = format!("{slots_path}[{k}]");
                 let pair = reply_array(&pair_path, pair)?;
                 if pair.len() != 2 {
                     return Err(bad(&pair_path, "expected [start, end]"));
                 }
-                pairs.push((
-                    reply_slot(&format!("{pair_path}[0]"), &pair[0])?,
-                    reply_slot(&format!("{pair_path}[1]"), &pair[1])?,
-                ));
+                let start = reply_slot(&format!("{pair_path}[0]"), &pair[0])?;
+                let end = reply_slot(&format!("{pair_path}[1]"), &pair[1])?;
+                claimed.claim(&pair_path, start, end)?;
+                pairs.push((start, end));
             }
         } else {
             if slot_items.len() % 2 != 0 {
                 return Err(bad(&slots_path, "expected start, end pairs"));
             }
+            check_range_count(&slots_path, slot_items.len() / 2, claimed.ranges)?;
             for k in (0..slot_items.len()).step_by(2) {
-                pairs.push((
-                    reply_slot(&format!("{slots_path}[{k}]"), &slot_items[k])?,
-                    reply_slot(&format!("{slots_path}[{}]", k + 1), &slot_items[k + 1])?,
-                ));
+                let start = reply_slot(&format!("{slots_path}[{k}]"), &slot_items[k])?;
+                let end = reply_slot(&format!("{slots_path}[{}]", k + 1), &slot_items[k + 1])?;
+                claimed.claim(&format!("{slots_path}[{k}]"), start, end)?;
+                pairs.push((start, end));
             }
         }
         let nodes_path = format!("{path}.nodes");
-        let mut master: Option<String> = None;
-        let mut replicas: Vec<String> = Vec::new();
+        let mut master: Option<u32> = None;
+        let mut replicas: Vec<u32> = Vec::new();
         for (j, node) in reply_array(&nodes_path, nodes)?.iter().enumerate() {
             let node_path = format!("{nodes_path}[{j}]");
             let fields = reply_map(&node_path, node)?;
             let get =
                 |name: &str| field(&fields, name).ok_or_else(|| bad(&node_path, format_args!("missing \"{name}\"")));
-            let id = reply_str(&format!("{node_path}.id"), get("id")?)?;
+            let id_path = format!("{node_path}.id");
+            let id = reply_id(&id_path, get("id")?)?;
             let endpoint = match field(&fields, "endpoint") {
                 Some(value) => reply_str(&format!("{node_path}.endpoint"), value)?,
                 None => "",
@@ -205,14 +343,14 @@ pub fn read_shards(reply: &Value) -> Result<RedisClusterImport> {
                 Some(health) => reply_str(&format!("{node_path}.health"), health)? == "failed",
                 None => false,
             };
-            if found.iter().any(|known| known.id == id) {
-                return Err(bad(&format!("{node_path}.id"), format_args!("node {id:?} is listed twice")));
+            if found.get(id).is_some() {
+                return Err(bad(&id_path, format_args!("node {id:?} is listed twice")));
             }
-            found.push(ReplyNode { id: id.into(), address: address(host, port), failed });
+            let index = found.add(&node_path, ReplyNode { id: id.into(), address: address(host, port), failed })?;
             match role {
-                "master" if master.is_none() => master = Some(id.into()),
+                "master" if master.is_none() => master = Some(index),
                 "master" => return Err(bad(&node_path, "a shard has one master")),
-                "replica" | "slave" => replicas.push(id.into()),
+                "replica" | "slave" => replicas.push(index),
                 other => return Err(bad(&format!("{node_path}.role"), format_args!("unknown role {other:?}"))),
             }
         }
@@ -222,17 +360,12 @@ pub fn read_shards(reply: &Value) -> Result<RedisClusterImport> {
         let Some(master) = master else {
             return Err(bad(&nodes_path, "a shard with slots needs a master"));
         };
-        let mut chain = vec![master];
+        let mut chain = Vec::with_capacity(replicas.len() + 1);
+        chain.push(master);
         chain.extend(replicas);
-        for (start, end) in pairs {
-            ranges.push((start, end, chain.clone()));
-        }
+        let index = chains.len() as u32;
+        chains.push(chain);
+        ranges.extend(pairs.into_iter().map(|(start, end)| (start, end, index)));
     }
-    Ok(RedisClusterImport { nodes: found, ranges })
-}
-
-fn remember(found: &mut Vec<ReplyNode>, node: ReplyNode) {
-    if !found.iter().any(|known| known.id == node.id) {
-        found.push(node);
-    }
+    Ok(RedisClusterImport { nodes: found.nodes, chains, ranges })
 }

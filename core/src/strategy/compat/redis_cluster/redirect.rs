@@ -123,6 +123,25 @@ pub fn check_address(address: &str) -> core::result::Result<(), String> {
     Ok(())
 }
 
+/// The length rule for the address of a `MOVED` that a router or the `redis_moved`
+/// operation installs (checked after [`check_address`]): a node the redirect adds takes the
+/// address as its id, so it must be an id the document format takes, at most
+/// [`MAX_NODE_ID_BYTES`](crate::limits::MAX_NODE_ID_BYTES) bytes, or the router's own
+/// `to_json()` would not load back. `path` names the argument in the error.
+///
+/// # Errors
+/// `limit_exceeded` for an address longer than a node id may be.
+pub(crate) fn check_moved_address_length(path: &str, address: &str) -> crate::error::Result<()> {
+    let limit = crate::limits::MAX_NODE_ID_BYTES;
+    if address.len() as u64 > u64::from(limit) {
+        return Err(crate::error::Error::limit(format!(
+            "{path}: {} bytes; a node the redirect adds takes its address as its id, and an id is at most {limit}",
+            address.len()
+        )));
+    }
+    Ok(())
+}
+
 /// What a `MOVED <slot> <address>` did to a slot table ([`RedisClusterSpec::moved`]).
 pub(crate) struct Moved {
     /// The slot table after it.

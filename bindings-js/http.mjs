@@ -24,7 +24,7 @@
 // through its `exports`): the runtime's condition picks it, so this module uses the one
 // instance of the WebAssembly module that entry loads (workerd's, Deno's, Node's, or the
 // web entry the page `init`s).
-import { ShardrouteError, TopologyFollower } from 'shardroute-wasm';
+import { MAX_DOCUMENT_BYTES, ShardrouteError, TopologyFollower } from 'shardroute-wasm';
 
 /** How long a long poll asks the server to hold a request (seconds): Python's `WAIT_S`. */
 const WAIT_S = 30;
@@ -33,13 +33,12 @@ const INTERVAL_MS = 1000;
 /** Each request's limit (ms), for the whole request (headers and body); a long poll's is this plus its wait. */
 const TIMEOUT_MS = 10000;
 /**
- * The longest body read: the core's limit on a document (`limits::MAX_DOCUMENT_BYTES`,
- * 64 MiB, as shared.mjs's MAX_DOCUMENT_BYTES). A body announced longer, or that grows
+ * The longest body read: the core's limit on a document (`limits::MAX_DOCUMENT_BYTES`),
+ * as the package's main entry exports it. A body announced longer, or that grows
  * longer as it is read (chunked, or to the end of the connection), is refused with a
- * `limit_exceeded` ShardrouteError and its connection closed, never read whole. The
- * packages' entries export no limit for this file to import.
+ * `limit_exceeded` ShardrouteError and its connection closed, never read whole.
  */
-const MAX_BODY_BYTES = 64 * 2 ** 20;
+const MAX_BODY_BYTES = MAX_DOCUMENT_BYTES;
 
 /** The shell's clock for the follower: monotonic integer milliseconds (wall-clock jumps do not move it). */
 const now = () => Math.floor(performance.now());

@@ -1049,6 +1049,21 @@ export declare class TopologyFollower {
 export declare function followerDefaults(): Required<FollowerConfig>;
 
 /**
+ * The core's limit on a topology document's JSON text, in bytes
+ * (`limits::MAX_DOCUMENT_BYTES`, 64 MiB): longer text, or an object whose JSON would be
+ * longer, is refused (`limit_exceeded`), and every source of the package (`./http`,
+ * `shardroute/etcd`) stops reading a body at it. Python's `shardroute.MAX_DOCUMENT_BYTES`.
+ */
+export declare const MAX_DOCUMENT_BYTES: number;
+
+/**
+ * The deepest nesting of arrays and objects in JSON text (`limits::MAX_JSON_NESTING`,
+ * 64): documents, operations, configs and hashing specs nested deeper are refused
+ * (`limit_exceeded`). Python's `shardroute.MAX_JSON_NESTING`.
+ */
+export declare const MAX_JSON_NESTING: number;
+
+/**
  * How a `MigrationSession` moves the data: `'background'`, a copy job moves every moving
  * unit (vbucket, slot, partition) ahead of the services, a batch at a time
  * (`copyBatch`); `'lazy'`, nothing is copied ahead and the first read of a key under the

@@ -93,14 +93,6 @@ export class Offered {
 }
 
 /**
- * The core's limit on a document's JSON text, in bytes (`limits::MAX_DOCUMENT_BYTES`);
- * also what the sources read at most (shardroute/etcd bounds its answers by it).
- */
-export const MAX_DOCUMENT_BYTES = 64 * 2 ** 20;
-/** Deepest nesting documentToJson writes: the core's JSON reader's limit (`limits::MAX_JSON_NESTING`). */
-const MAX_DEPTH = 64;
-
-/**
  * The JSON text of a topology, hashing spec or operation given as an object (`what`
  * names it in messages), for the core to parse as it parses text. Strict where
  * JSON.stringify is lenient, so that an object means what its JSON text would, in both
@@ -116,7 +108,7 @@ const MAX_DEPTH = 64;
  * - only plain objects (prototype Object.prototype or null) and arrays are objects:
  *   another class (Map, Date, a typed array) is refused, and `toJSON` is not called;
  * - a string with a lone surrogate is refused (the core reads text as UTF-8);
- * - a cycle, nesting deeper than MAX_DEPTH, and text longer than MAX_DOCUMENT_BYTES
+ * - a cycle, nesting deeper than MAX_JSON_NESTING, and text longer than MAX_DOCUMENT_BYTES
  *   (counted in UTF-16 units, never more than UTF-8 bytes, so the core would refuse it
  *   too) are refused as soon as they are met, in bounded time and memory: a sparse
  *   array of length 2^32-1 is not written out;
@@ -124,9 +116,14 @@ const MAX_DEPTH = 64;
  *
  * Throws a ShardrouteError: `code` (invalid_topology for documents, invalid_argument for
  * operations) naming the field by the core's path syntax (`nodes[2].weight: ...`), or
- * limit_exceeded for text past the limit or nesting past MAX_DEPTH.
+ * limit_exceeded for text past the limit or nesting past MAX_JSON_NESTING.
+ *
+ * `limits` holds the core's `MAX_DOCUMENT_BYTES` and `MAX_JSON_NESTING` as the package's
+ * native module gives them (the addon's exports; the WASM build's Rust passes its own):
+ * this file holds no copy of either.
  */
-export function documentToJson(value, what, code) {
+export function documentToJson(value, what, code, limits) {
+  const { MAX_DOCUMENT_BYTES, MAX_JSON_NESTING } = limits;
   const parts = [];
   let size = 0;
   const ancestors = [];
@@ -172,10 +169,10 @@ export function documentToJson(value, what, code) {
     }
     if (item === null) return push('null');
     if (ancestors.includes(item)) fail(path, 'the object contains itself (a cycle)');
-    if (ancestors.length >= MAX_DEPTH) {
+    if (ancestors.length >= MAX_JSON_NESTING) {
       // The core's words for the same text (limit_exceeded at the same path).
       throw new ShardrouteError('limit_exceeded',
-        `${path}: nested in ${MAX_DEPTH} arrays and objects; the limit is ${MAX_DEPTH} (limits::MAX_JSON_NESTING)`);
+        `${path}: nested in ${MAX_JSON_NESTING} arrays and objects; the limit is ${MAX_JSON_NESTING} (limits::MAX_JSON_NESTING)`);
     }
     ancestors.push(item);
     if (Array.isArray(item)) {

@@ -14,13 +14,14 @@
 // requests, sets timers and calls back. The Python twin is `shardroute.etcd`, with the
 // same names in snake_case.
 
-const { ShardrouteError, TopologyFollower } = require('./index.js');
-const { EpochWaiters, MAX_DOCUMENT_BYTES, callSafely, monotonicMs: now, sleepUntil } = require('./shared.js');
+const { MAX_DOCUMENT_BYTES, ShardrouteError, TopologyFollower } = require('./index.js');
+const { EpochWaiters, callSafely, monotonicMs: now, sleepUntil } = require('./shared.js');
 
 /**
- * The longest answer read from etcd, and the longest line of a watch stream: a document
- * at the core's limit (MAX_DOCUMENT_BYTES) in base64 is 4/3 of it; twice the limit leaves
- * room for the companions and the JSON around them. Longer is refused (`limit_exceeded`)
+ * The longest answer read from etcd, and the longest line of a watch stream, derived
+ * from the core's limit (the package's MAX_DOCUMENT_BYTES) rather than held here: a
+ * document at that limit in base64 is 4/3 of it; twice the limit leaves room for the
+ * companions and the JSON around them. Longer is refused (`limit_exceeded`)
  * before it is buffered, and the connection closed. The same figure as Python's
  * `shardroute.etcd.MAX_ANSWER_BYTES`.
  */

@@ -82,6 +82,10 @@ function loadAddon() {
 const addon = loadAddon();
 const { Action, Offered, ShardrouteError, documentToJson, groupsOf, nodesOf, packStrings, planOf } = load('./shared.js');
 
+/** The core's limits on JSON text (`limits::MAX_DOCUMENT_BYTES`, `limits::MAX_JSON_NESTING`), as the addon exports them. */
+const { MAX_DOCUMENT_BYTES, MAX_JSON_NESTING } = addon;
+const LIMITS = Object.freeze({ MAX_DOCUMENT_BYTES, MAX_JSON_NESTING });
+
 /** The codes of shardroute's errors, from the core (`ErrorKind::ALL`). */
 const ERROR_CODES = new Set(addon.errorCodes());
 
@@ -101,7 +105,7 @@ function rethrow(err) {
  * ShardrouteError of `code`); other values pass unchanged, for the addon to read or refuse.
  */
 function documentText(value, what, code = 'invalid_topology') {
-  return typeof value === 'object' && value !== null ? documentToJson(value, what, code) : value;
+  return typeof value === 'object' && value !== null ? documentToJson(value, what, code, LIMITS) : value;
 }
 
 /**
@@ -379,7 +383,7 @@ function actionOf(fields) {
 
 /** JavaScript data (a config, a CLUSTER SHARDS reply) as the JSON text the addon reads: strict, invalid_argument. */
 function dataText(value, what) {
-  return documentToJson(value, what, 'invalid_argument');
+  return documentToJson(value, what, 'invalid_argument', LIMITS);
 }
 
 /** The key of ClusterSession's steady path for shardroute/redis (not public API). */
@@ -612,4 +616,6 @@ module.exports = {
   parseRedirect,
   parseAddress,
   ShardrouteError,
+  MAX_DOCUMENT_BYTES,
+  MAX_JSON_NESTING,
 };

@@ -150,11 +150,26 @@ bind() {
   local flags=(--no-typescript --remove-name-section --remove-producers-section --out-name "$name")
   "$bindgen" --target web --out-dir "$dir/web" "${flags[@]}" "$wasm"
   "$bindgen" --target nodejs --out-dir "$dir/node" "${flags[@]}" "$wasm"
+  # The core's limits (`__limits()`, src/lib.rs), read from the module just built: the
+  # nodejs glue instantiates it on load, with shared.mjs beside its snippet (copied again
+  # below, with the other shared files). Written into both glues as the package's constants
+  # MAX_DOCUMENT_BYTES and MAX_JSON_NESTING, so no file of the package holds its own copy:
+  # wasm-bindgen exports no constants, and the web glue's module is not instantiated until
+  # `init` (the constants are there before it, as the addon's are).
+  local target glue snippet limits
+  for target in node web; do
+    snippet=("$dir/$target"/snippets/*/js/support.mjs)
+    cp "$root/bindings-js/shared.mjs" "$(dirname "${snippet[0]}")/shared.mjs"
+  done
+  limits="$(node -e 'process.stdout.write(Array.from(require(process.argv[1]).__limits()).join(" "))' "$here/$dir/node/$name.js")"
+  if ! [[ "$limits" =~ ^[0-9]+\ [0-9]+$ ]]; then
+    echo "build.sh: cannot read the core's limits from $dir/node/$name.js (got '$limits')" >&2
+    exit 1
+  fi
   # wasm-bindgen cannot give an exported class a JavaScript method: one line appended to each
   # glue installs the JavaScript fast paths of Router.route and Router.node
   # (`installFastPaths` in js/support.mjs, the snippet wasm-bindgen copied next to the glue).
   # Without that line the package is still whole, only slower.
-  local target glue snippet
   for target in node web; do
     glue="$dir/$target/$name.js"
     snippet=("$dir/$target"/snippets/*/js/support.mjs)
@@ -165,8 +180,18 @@ bind() {
     snippet="./${snippet[0]#"$dir/$target"/}"
     if [ "$target" = node ]; then
       printf '\nrequire(String.raw`%s`).installFastPaths(Router);\n' "$snippet" >> "$glue"
+      patch_glue "$glue" 'exports.__limits = __limits;' ''
+      printf '/** %s */\nexports.%s = %s;\n' \
+        "The core's limit on a document's JSON text, in bytes (limits::MAX_DOCUMENT_BYTES)." MAX_DOCUMENT_BYTES "${limits% *}" \
+        "The deepest nesting of arrays and objects in JSON text (limits::MAX_JSON_NESTING)." MAX_JSON_NESTING "${limits#* }" \
+        >> "$glue"
     else
       printf '\nimport { installFastPaths } from "%s";\ninstallFastPaths(Router);\n' "$snippet" >> "$glue"
+      patch_glue "$glue" 'export function __limits() {' 'function __limits() {'
+      printf '/** %s */\nexport const %s = %s;\n' \
+        "The core's limit on a document's JSON text, in bytes (limits::MAX_DOCUMENT_BYTES)." MAX_DOCUMENT_BYTES "${limits% *}" \
+        "The deepest nesting of arrays and objects in JSON text (limits::MAX_JSON_NESTING)." MAX_JSON_NESTING "${limits#* }" \
+        >> "$glue"
     fi
   done
   # The .wasm ships once, in DIR/web: the nodejs glue reads that copy. The web glue's

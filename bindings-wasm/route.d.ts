@@ -306,6 +306,12 @@ export declare class TopologyFollower {
 /** The follower's defaults: `{ reconnect_first_ms: 100, reconnect_max_ms: 5000 }`. */
 export declare function followerDefaults(): Required<FollowerConfig>;
 
+/** The core's limit on a document's JSON text, in bytes (index.d.ts's `MAX_DOCUMENT_BYTES`). */
+export declare const MAX_DOCUMENT_BYTES: number;
+
+/** The deepest nesting of arrays and objects in JSON text (index.d.ts's `MAX_JSON_NESTING`). */
+export declare const MAX_JSON_NESTING: number;
+
 /**
  * Decodes the binary form of a vbucket dictionary into its topology's canonical JSON
  * text, validated as a JSON document is (`new Router(decodeDictionary(bytes))` routes it).

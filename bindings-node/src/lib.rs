@@ -63,6 +63,20 @@ use shardroute as sr;
 
 use errors::{Result, Throw};
 
+/// The core's limit on a document's JSON text, in bytes ([`sr::limits::MAX_DOCUMENT_BYTES`]),
+/// which `index.js` exports and every source of the package reads within.
+#[napi]
+pub const MAX_DOCUMENT_BYTES: u32 = {
+    // A JavaScript number holds it exactly; u32 says so at compile time.
+    assert!(sr::limits::MAX_DOCUMENT_BYTES <= u32::MAX as u64);
+    sr::limits::MAX_DOCUMENT_BYTES as u32
+};
+
+/// The deepest nesting of arrays and objects in JSON text
+/// ([`sr::limits::MAX_JSON_NESTING`]), which `index.js` exports.
+#[napi]
+pub const MAX_JSON_NESTING: u32 = sr::limits::MAX_JSON_NESTING;
+
 /// The hash of `key` under a hashing spec (JSON text; `undefined` or `null` for the
 /// default spec), as a `bigint`.
 ///

@@ -12,6 +12,7 @@
 //! from core errors).
 
 use pyo3::prelude::*;
+use shardroute as sr;
 
 mod arrays;
 mod dictionary;
@@ -49,9 +50,14 @@ mod strategy;
 /// replica reads; ClusterSession makes a Redis Cluster client's decisions (redirects,
 /// retries, refreshes) without I/O, for shardroute.redis and any other shell.
 /// Every error is a ShardrouteError (a ValueError) with a stable .code.
+/// MAX_DOCUMENT_BYTES and MAX_JSON_NESTING are the core's limits on a document's JSON
+/// text (bytes) and nesting (arrays and objects), which every source reads within.
 #[pymodule]
 fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // The core's limits, re-exported so that no shell holds its own copy of a number.
+    module.add("MAX_DOCUMENT_BYTES", sr::limits::MAX_DOCUMENT_BYTES)?;
+    module.add("MAX_JSON_NESTING", sr::limits::MAX_JSON_NESTING)?;
     module.add_class::<router::Router>()?;
     module.add_class::<migration::Migration>()?;
     module.add_function(wrap_pyfunction!(hashing::hash_key, module)?)?;

@@ -1104,6 +1104,32 @@ def test_shard_owner(router: Router) -> None:
 # --- package --------------------------------------------------------------------------
 
 
+def test_limits_are_the_cores() -> None:
+    # The package's limits are the core's own (re-exported by the native module, not held
+    # in Python): a document of exactly MAX_DOCUMENT_BYTES loads, one byte more is refused
+    # naming the same number; nesting of MAX_JSON_NESTING levels is refused naming it, one
+    # level less is not.
+    limit = shardroute.MAX_DOCUMENT_BYTES
+    assert type(limit) is int and type(shardroute.MAX_JSON_NESTING) is int
+    assert {"MAX_DOCUMENT_BYTES", "MAX_JSON_NESTING"} <= set(shardroute.__all__)
+    text = json.dumps(DOC)
+    assert Router(text + " " * (limit - len(text))).epoch == 7
+    err = raises(LimitExceededError, lambda: Router(text + " " * (limit + 1 - len(text))))
+    assert err.message == f"the document is {limit + 1} bytes; the limit is {limit}"
+    depth = shardroute.MAX_JSON_NESTING
+
+    def nested(levels: int) -> str:
+        return text[:-1] + ', "extra": ' + "[" * levels + "]" * levels + "}"
+
+    err = raises(LimitExceededError, lambda: Router(nested(depth)))
+    assert f"nested in {depth} arrays and objects; the limit is {depth}" in err.message
+    try:
+        Router(nested(depth - 1))
+    except ShardrouteError as below:
+        assert not isinstance(below, LimitExceededError), below
+
+
+
 def test_public_names_and_docs() -> None:
     # Submodules (`shardroute.redis`, once imported) are reached by their own import;
     # `documents` (the TypedDicts) is the one the package imports and exports itself.

@@ -6,9 +6,9 @@ import glueInit, { initSync as glueInitSync } from '../pkg/web/shardroute_wasm.j
 import { instantiate } from './load.mjs';
 
 export {
-  Action, ClusterSession, Command, Migration, MigrationSession, Offered, Router, ShardrouteError, TopologyFollower, apply,
-  decodeDictionary, diff, encodeDictionary, followerDefaults, hashKey, jump, moduloMoves, parseAddress, parseRedirect,
-  sessionDefaults,
+  MAX_DOCUMENT_BYTES, MAX_JSON_NESTING, Action, ClusterSession, Command, Migration, MigrationSession, Offered, Router,
+  ShardrouteError, TopologyFollower, apply, decodeDictionary, diff, encodeDictionary, followerDefaults, hashKey, jump,
+  moduloMoves, parseAddress, parseRedirect, sessionDefaults,
 } from '../pkg/web/shardroute_wasm.js';
 
 /**

@@ -2,9 +2,9 @@
 // `shardroute-wasm` gives) with the web entry's `init` and `initSync` as no-ops, so code
 // written for the web entry runs unchanged in Node.
 export {
-  Action, ClusterSession, Command, Migration, MigrationSession, Offered, Router, ShardrouteError, TopologyFollower, apply,
-  decodeDictionary, diff, encodeDictionary, followerDefaults, hashKey, jump, moduloMoves, parseAddress, parseRedirect,
-  sessionDefaults,
+  MAX_DOCUMENT_BYTES, MAX_JSON_NESTING, Action, ClusterSession, Command, Migration, MigrationSession, Offered, Router,
+  ShardrouteError, TopologyFollower, apply, decodeDictionary, diff, encodeDictionary, followerDefaults, hashKey, jump,
+  moduloMoves, parseAddress, parseRedirect, sessionDefaults,
 } from '../pkg/node/shardroute_wasm.js';
 
 /** Nothing to load: the Node build instantiated the module when it was first imported. */

@@ -29,13 +29,13 @@ export function makeOffered(kind, epoch, code, message) {
 }
 
 /**
- * The JSON text of a document object (shared.mjs's documentToJson), or the
- * ShardrouteError saying why there is none, returned rather than thrown: Rust reads its
- * code and message. Never throws.
+ * The JSON text of a document object (shared.mjs's documentToJson, within the core's
+ * limits, which Rust passes), or the ShardrouteError saying why there is none, returned
+ * rather than thrown: Rust reads its code and message. Never throws.
  */
-export function documentJsonOrError(value, what, code) {
+export function documentJsonOrError(value, what, code, maxDocumentBytes, maxJsonNesting) {
   try {
-    return documentToJson(value, what, code);
+    return documentToJson(value, what, code, { MAX_DOCUMENT_BYTES: maxDocumentBytes, MAX_JSON_NESTING: maxJsonNesting });
   } catch (err) {
     return err instanceof ShardrouteError ? err : new ShardrouteError(code, `${what} cannot be read as JSON data`);
   }

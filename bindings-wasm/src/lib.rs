@@ -91,6 +91,26 @@ pub use crate::router::Router;
 #[cfg(feature = "full-api")]
 pub use crate::session::{parse_address, session_defaults, ClusterSession, Command};
 
+/// The core's limit on a document's JSON text, in bytes
+/// ([`sr::limits::MAX_DOCUMENT_BYTES`]); a u32, so a JavaScript number holds it exactly.
+pub(crate) const MAX_DOCUMENT_BYTES: u32 = {
+    assert!(sr::limits::MAX_DOCUMENT_BYTES <= u32::MAX as u64);
+    sr::limits::MAX_DOCUMENT_BYTES as u32
+};
+/// The deepest nesting of arrays and objects in JSON text ([`sr::limits::MAX_JSON_NESTING`]).
+pub(crate) const MAX_JSON_NESTING: u32 = sr::limits::MAX_JSON_NESTING;
+
+/// `[MAX_DOCUMENT_BYTES, MAX_JSON_NESTING]`: the core's limits, which build.sh reads from
+/// the built module and writes into both glues as the package's exported constants
+/// `MAX_DOCUMENT_BYTES` and `MAX_JSON_NESTING` (wasm-bindgen exports no constants, and the
+/// web glue's module is not instantiated until `init`). The glues do not export this
+/// function itself. In both builds: the route build's HTTP follower reads within the limit.
+#[doc(hidden)]
+#[wasm_bindgen(js_name = "__limits")]
+pub fn limits() -> Vec<u32> {
+    alloc::vec![MAX_DOCUMENT_BYTES, MAX_JSON_NESTING]
+}
+
 /// The 64-bit hash of a key under a hashing spec (JSON text or an object; the default
 /// spec, SipHash-2-4 keyed `00..0f`, when omitted), as a BigInt.
 ///

@@ -19,9 +19,16 @@ use crate::key::{text_from_js, with_type};
 #[wasm_bindgen(module = "/js/support.mjs")]
 extern "C" {
     /// The JSON text of a document object, or the `ShardrouteError` saying why there is
-    /// none (`documentToJson` in `shared.mjs`, strict: NaN, functions, cycles). Never throws.
+    /// none (`documentToJson` in `shared.mjs`, strict: NaN, functions, cycles), within
+    /// the core's limits given here (`shared.mjs` holds no copy of them). Never throws.
     #[wasm_bindgen(js_name = documentJsonOrError)]
-    fn document_json_or_error(value: &JsValue, what: &str, code: &str) -> JsValue;
+    fn document_json_or_error(
+        value: &JsValue,
+        what: &str,
+        code: &str,
+        max_document_bytes: u32,
+        max_json_nesting: u32,
+    ) -> JsValue;
 }
 
 /// The JSON text of a document argument: a string as is (lone surrogates rejected), an
@@ -76,7 +83,7 @@ fn text_of(value: &JsValue, what: &str, kind: sr::ErrorKind) -> sr::Result<Strin
 
 /// `value` serialized by `documentToJson`, or its error (`kind` unless it says otherwise).
 fn serialized(value: &JsValue, what: &str, kind: sr::ErrorKind) -> sr::Result<String> {
-    let json = document_json_or_error(value, what, kind.code());
+    let json = document_json_or_error(value, what, kind.code(), crate::MAX_DOCUMENT_BYTES, crate::MAX_JSON_NESTING);
     if let Some(text) = json.as_string() {
         // The text of a well-formed object (documentToJson refuses lone surrogates).
         return Ok(text);

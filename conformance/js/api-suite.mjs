@@ -141,7 +141,8 @@ export function apiSuite(api, runtime) {
       assert.equal(require.resolve(packageName), join(packageDir, runtime.main));
       const cjs = require(packageName);
       assert.deepEqual(Object.keys(cjs).sort(), [
-        'Action', 'ClusterSession', 'Command', 'Migration', 'MigrationSession', 'Offered', 'Router', 'ShardrouteError',
+        'Action', 'ClusterSession', 'Command', 'MAX_DOCUMENT_BYTES', 'MAX_JSON_NESTING', 'Migration', 'MigrationSession',
+        'Offered', 'Router', 'ShardrouteError',
         'TopologyFollower', 'apply', 'decodeDictionary', 'diff', 'encodeDictionary', 'followerDefaults', 'hashKey', 'jump',
         'moduloMoves', 'parseAddress', 'parseRedirect', 'sessionDefaults',
       ]);

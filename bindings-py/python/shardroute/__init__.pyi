@@ -15,6 +15,10 @@ from shardroute import documents as documents
 from shardroute.documents import Hashing, Operation as Operation, Topology as Topology
 
 __version__: str
+#: The core's limit on a topology document's JSON text, in bytes (``limits::MAX_DOCUMENT_BYTES``).
+MAX_DOCUMENT_BYTES: int
+#: The deepest nesting of arrays and objects in JSON text (``limits::MAX_JSON_NESTING``).
+MAX_JSON_NESTING: int
 
 Key = Union[str, bytes, bytearray, memoryview, int]
 
@@ -366,6 +370,8 @@ __all__ = [
     "Location",
     "CopyBatch",
     "LazySteps",
+    "MAX_DOCUMENT_BYTES",
+    "MAX_JSON_NESTING",
     "Migration",
     "MigrationSession",
     "NoNodesError",

@@ -25,10 +25,9 @@ import shardroute
 
 Waiting = TypeVar("Waiting", bound="AsyncWaiting")
 
-#: The core's limit on a topology document (``limits::MAX_DOCUMENT_BYTES``, 64 MiB): the
-#: longest body an HTTP follower reads. The native module does not export it yet; once it
-#: does, this name is what it exports.
-MAX_DOCUMENT_BYTES: int = getattr(shardroute, "MAX_DOCUMENT_BYTES", 64 << 20)
+#: The core's limit on a topology document (``limits::MAX_DOCUMENT_BYTES``, as the native
+#: module exports it): the longest body an HTTP follower reads.
+MAX_DOCUMENT_BYTES: int = shardroute.MAX_DOCUMENT_BYTES
 #: How much of a body is read at a time.
 _PIECE = 1 << 16
 #: The standard library's bounds on a status or header line and on the header count.

@@ -55,9 +55,10 @@ __all__ = [
 ]
 
 
-#: The longest answer read from etcd, and the longest line of a watch stream: a document
-#: at the core's limit (``MAX_DOCUMENT_BYTES``) in base64 is 4/3 of it; twice the limit
-#: leaves room for the companions and the JSON around them. Longer is refused
+#: The longest answer read from etcd, and the longest line of a watch stream, derived
+#: from the core's limit (``shardroute.MAX_DOCUMENT_BYTES``) rather than held here: a
+#: document at that limit in base64 is 4/3 of it; twice the limit leaves room for the
+#: companions and the JSON around them. Longer is refused
 #: (``shardroute.LimitExceededError``) before it is buffered.
 MAX_ANSWER_BYTES = 2 * MAX_DOCUMENT_BYTES
 

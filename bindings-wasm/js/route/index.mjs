@@ -7,7 +7,8 @@ import glueInit, { initSync as glueInitSync } from '../../pkg-route/web/shardrou
 import { instantiate } from '../load.mjs';
 
 export {
-  Migration, MigrationSession, Offered, Router, ShardrouteError, TopologyFollower, decodeDictionary, followerDefaults,
+  MAX_DOCUMENT_BYTES, MAX_JSON_NESTING, Migration, MigrationSession, Offered, Router, ShardrouteError,
+  TopologyFollower, decodeDictionary, followerDefaults,
 } from '../../pkg-route/web/shardroute_route.js';
 
 /**

@@ -167,10 +167,13 @@ def test_the_asyncio_client(cluster: Cluster) -> None:
     from shardroute.redis import AsyncClusterClient
 
     async def main() -> None:
-        # 500 commands at once on a shared 2-core machine can leave one without a reply for
-        # the default stall time (500 ms), which the session counts as a timeout error and
-        # retries; this test counts errors to check the MOVED path, so it gives stalls 10 s.
-        async with AsyncClusterClient([cluster.seed().address], config={"stall_ms": 10_000}) as client:
+        # 500 commands at once open 500 connections from one event loop; on a shared 2-core
+        # machine some connects outlast the default connect timeout (1 s: "Timeout connecting
+        # to server") or go without a reply for the default stall time (500 ms), which the
+        # session counts as timeout errors and retries. This test counts errors to check the
+        # MOVED path, so it gives connects and stalls 10 s.
+        patient: shardroute.SessionConfig = {"stall_ms": 10_000, "connect_timeout_ms": 10_000}
+        async with AsyncClusterClient([cluster.seed().address], config=patient) as client:
             await asyncio.gather(*(client.set(f"async:{i}", str(i)) for i in range(500)))
             assert await client.mget([f"async:{i}" for i in range(500)]) == [str(i).encode() for i in range(500)]
             assert await client.pipeline_get(["async:1", "async:2"]) == [b"1", b"2"]

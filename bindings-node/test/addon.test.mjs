@@ -29,10 +29,11 @@ test('every exported Rust function and method catches panics', () => {
   let exported = 0;
   for (const file of readdirSync(srcDir)) {
     const source = readFileSync(join(srcDir, file), 'utf8').replace(/\/\/.*$/gm, '');
-    // Each #[napi] or #[napi(...)] attribute: when the item it marks (up to its `{`) is a
-    // fn, the attribute must say catch_unwind. Bare #[napi] also marks the struct and impl.
+    // Each #[napi] or #[napi(...)] attribute: when the item it marks (up to its `{`, or its
+    // `;` for a const) is a fn, the attribute must say catch_unwind. Bare #[napi] also marks
+    // the struct, the impl and the exported constants.
     for (const match of source.matchAll(/#\[napi(?:\(([^)]*)\))?\]/g)) {
-      const item = source.slice(match.index + match[0].length).split('{', 1)[0];
+      const item = source.slice(match.index + match[0].length).split(/[{;]/, 1)[0];
       const fn = /\bfn (\w+)/.exec(item);
       if (fn === null) continue;
       exported += 1;

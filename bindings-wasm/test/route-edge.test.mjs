@@ -30,8 +30,8 @@ const body = JSON.stringify(files);
 /** Each runtime's `{ passed, failed }`, by runner name. */
 const counts = new Map();
 
-/** What route.d.ts declares, `init` and `initSync` among them (every entry has both). */
-const declared = [...readFileSync(join(packageDir, 'route.d.ts'), 'utf8').matchAll(/^export declare (?:class|function) (\w+)/gm)]
+/** What route.d.ts declares, `init` and `initSync` among them (every entry has both), and its constants. */
+const declared = [...readFileSync(join(packageDir, 'route.d.ts'), 'utf8').matchAll(/^export declare (?:class|function|const) (\w+)/gm)]
   .map((match) => match[1]).sort();
 
 /**

@@ -475,9 +475,11 @@ export declare class Migration {
    */
   writeTarget(key: Key): string;
   /**
-   * Where a read of `key` looks, in order: `[new owner, old owner]` while its data may
+   * Where a read of `key` looks, in order: `[old owner, new owner]` while its data may
    * still be on the old owner, `[new owner]` once it has moved (`moved` true) or when the
-   * key does not change node. A read that looks at both merges what it finds.
+   * key does not change node. A read that looks at both merges what it finds. Old owner
+   * first: data leaves it by a copy then a delete, so a copy that lands between the two
+   * reads is found on the new owner, read last.
    *
    * @throws {ShardrouteError} `invalid_key`; `invalid_argument` when `moved` is not a
    *   boolean.
@@ -740,6 +742,12 @@ export declare class Command {
   get slot(): number;
   /** Redirects (`MOVED`, `ASK`) followed so far. */
   get redirects(): number;
+  /**
+   * Whether an attempt the session sent is in flight and its reply still wanted (from a
+   * `send` until its outcome, or until `onDeadline` gave it up): after `onDeadline`, a
+   * shell whose attempt is no longer in flight abandons it.
+   */
+  get inFlight(): boolean;
 }
 
 /**
@@ -848,6 +856,58 @@ export declare class ClusterSession {
    * @throws {ShardrouteError} as `poll`; `invalid_argument` for another `why`.
    */
   unreachable(command: Command, why: Unreachable, nowMs: Milliseconds): Action;
+  /**
+   * When to ask about `command` next (a u64 on the `nowMs` clock), if nothing about it
+   * happens first: the end of its backoff, or for an attempt in flight (from its `send`:
+   * the connection, its handshake and the reply are one attempt) the next stall check or
+   * its command timeout; `null` when finished or nothing is pending. With `nextDeadline`,
+   * the shell's one timer: call `onDeadline` when it fires.
+   *
+   * @throws {ShardrouteError} `invalid_argument` for a value that is not a Command.
+   */
+  deadline(command: Command): bigint | null;
+  /**
+   * `command`'s `deadline` came: `wait` (not yet, or keep waiting for the reply until
+   * `until_ms`), `refresh` (a stall: refresh, then call again), `send` (the slot has a new
+   * owner, or the backoff ended: abandon any attempt in flight), or the next action after
+   * the attempt's command timeout (abandon it: a `timeout`).
+   *
+   * @throws {ShardrouteError} as `poll`.
+   */
+  onDeadline(command: Command, nowMs: Milliseconds): Action;
+  /**
+   * The command timeout of `command`'s attempt in flight (a u64), or `null`: a reply
+   * already arriving is read until then (a node that drips its reply is cut off here).
+   *
+   * @throws {ShardrouteError} `invalid_argument` for a value that is not a Command.
+   */
+  replyDeadline(command: Command): bigint | null;
+  /**
+   * The shell asks `address` (a refresh candidate) for `CLUSTER SHARDS` at `nowMs`: the
+   * connection, its handshake and the reply are one request. Its deadline (a u64; `null`:
+   * none), which `nextDeadline` gives until `refreshed`, `refreshFailed`, the next
+   * `refreshSent` or `timeout`.
+   *
+   * @throws {ShardrouteError} `invalid_argument` for an address that is not host:port, or a bad time.
+   */
+  refreshSent(address: string, nowMs: Milliseconds): bigint | null;
+  /** The command timeout of the refresh request in flight (a u64), or `null`: a `CLUSTER SHARDS` reply already arriving is read until then. */
+  refreshReplyDeadline(): bigint | null;
+  /** When the session's own request in flight (a refresh's `CLUSTER SHARDS`) must be given up: call `timeout` then; `null` when none. */
+  nextDeadline(): bigint | null;
+  /**
+   * `nextDeadline` came: true when the refresh request in flight was given up (close it,
+   * ask the next candidate), false when none was due at `nowMs`.
+   *
+   * @throws {ShardrouteError} `invalid_argument` for a bad time.
+   */
+  timeout(nowMs: Milliseconds): boolean;
+  /**
+   * The `'host:port'` of node `node` in the current table, or `null` (an unknown id, no table yet).
+   *
+   * @throws {ShardrouteError} `invalid_argument` for a value that is not a string.
+   */
+  addressOf(node: string): string | null;
   /**
    * Where a refresh asks for `CLUSTER SHARDS`, in order (`'host:port'` each): ask each
    * until `refreshed` accepts a reply; `refreshFailed` when none does.
@@ -1025,6 +1085,11 @@ export declare class TopologyFollower {
   /** The source answers again: the next loss waits `reconnect_first_ms`. */
   connected(): void;
   /**
+   * When the shell must next act (its one timer): the reconnect time the last
+   * `disconnected` gave (a u64), until `connected`; `null` while connected.
+   */
+  nextDeadline(): bigint | null;
+  /**
    * The compare-and-swap write of `document` (text or an object): what a publisher
    * writes, expecting the source to hold the follower's revision.
    *
@@ -1071,6 +1136,15 @@ export declare const MAX_JSON_NESTING: number;
  */
 export type MigrationMode = 'background' | 'lazy';
 
+/**
+ * The mode a `MigrationSession` is in (`session.mode`): the two a constructor takes, and
+ * the two `MigrationSession.ofTopology` may decide as well: `'plain'`, nothing moves;
+ * `'catch-up'`, the service routes under a topology one epoch newer than the one it
+ * held before the `previous` published with it arrived: reads look at both, nothing is
+ * moved.
+ */
+export type RoutingMode = 'plain' | MigrationMode | 'catch-up';
+
 /** Where a write goes while data moves (`MigrationSession.writePlan`); the core's names. */
 export interface WritePlan {
   /** The new owner's id. */
@@ -1105,8 +1179,9 @@ export interface CopyBatch {
 
 /**
  * What services and a copy job do while data moves from one topology to the next (a
- * `Migration`), decided once, for every language: the read plan (the new owner, then the
- * old one until the key, or in background mode its unit, is marked moved), the write plan
+ * `Migration`), or while nothing does, decided once, for every language: the read plan (the
+ * old owner, then the new one, until the key, or in background mode its unit, is marked
+ * moved: a copy that lands between the two reads is found on the new owner, read last), the write plan
  * under the **fence epoch** (the new topology's: a shard fenced at a newer epoch refuses
  * the write), a key's lazy move, the background copy's batches from a cursor the job
  * stores (resumable after a crash), and what a fence refusal means. It keeps no state:
@@ -1118,16 +1193,37 @@ export declare class MigrationSession {
    * The session of `migration` in `mode`. It holds a copy of the migration: the one passed
    * in is left as it was.
    *
-   * @throws {ShardrouteError} `invalid_argument` when `migration` is not a `Migration`, or
-   *   for another mode.
+   * @throws {ShardrouteError} `invalid_argument` when `migration` is not a `Migration`,
+   *   for another mode, or for `'background'` when the two topologies share no fixed
+   *   partitions (modulo, jump, rings: move those lazily).
    */
   constructor(migration: Migration, mode: MigrationMode);
-  /** The epoch writes run under: the new topology's (a u64). */
+  /**
+   * The routing a service uses, its mode decided by the core from what it holds:
+   * `topology`, the router in force; `previous`, the router of the document published
+   * with it as the one it replaces; `held`, the router it routed under just before.
+   * `'background'` for a vbucket dictionary with a `forward_map`; `'lazy'` when
+   * `previous` is one epoch older; `'catch-up'` when `held` is one epoch older and
+   * differs (not for a dictionary); else `'plain'`.
+   *
+   * @throws {ShardrouteError} `invalid_argument` when an argument is not a `Router` (or
+   *   `null`/omitted).
+   */
+  static ofTopology(topology: Router, previous?: Router | null, held?: Router | null): MigrationSession;
+  /** The mode: `'plain'`, `'background'`, `'lazy'` or `'catch-up'`. */
+  get mode(): RoutingMode;
+  /** The epoch reads and writes run under: the topology's, a dictionary in motion's own (a u64). */
   get fenceEpoch(): bigint;
   /**
-   * Where a read of `key` looks, in order: `[new owner, old owner]` until the key (in
+   * The nodes a query over every key reads, in order: each once when that is safe (the
+   * sources of moves before their targets), some twice when keys move both ways; plain:
+   * every node that owns a shard.
+   */
+  scanNodes(): string[];
+  /**
+   * Where a read of `key` looks, in order: `[old owner, new owner]` until the key (in
    * background mode, its unit) is marked `moved`, `[new owner]` then or when the key does
-   * not change node.
+   * not change node; plain: `[owner]`.
    *
    * @throws {ShardrouteError} `invalid_key`; `invalid_argument` when `moved` is not a
    *   boolean.
@@ -1141,10 +1237,9 @@ export declare class MigrationSession {
   writePlan(key: Key): WritePlan;
   /**
    * The lazy move of `key` when it changes node (its first read under the new topology),
-   * or `null` when it stays.
+   * or `null` when it stays or the mode is not `'lazy'`.
    *
-   * @throws {ShardrouteError} `invalid_key`; `invalid_argument` in background mode (the
-   *   copy job moves units: `copyBatch`).
+   * @throws {ShardrouteError} `invalid_key`.
    */
   lazySteps(key: Key): LazySteps | null;
   /**
@@ -1152,9 +1247,8 @@ export declare class MigrationSession {
    * store the batch's `next` once its units are copied and marked.
    *
    * @throws {ShardrouteError} `invalid_argument` for a cursor or max that is not an
-   *   integer in `0..=2^32-1`, in lazy mode (`lazySteps`), for `max` 0, a cursor past the
-   *   number of moving units, or two topologies whose shards are not the same fixed units
-   *   (as `Migration.movingShards`).
+   *   integer in `0..=2^32-1`, in every mode but `'background'`, for `max` 0, or a cursor
+   *   past the number of moving units.
    */
   copyBatch(cursor: number, max: number): CopyBatch;
   /**

@@ -374,6 +374,10 @@ class Command {
   get redirects() {
     return guarded(() => this.#inner.redirects);
   }
+
+  get inFlight() {
+    return guarded(() => this.#inner.inFlight);
+  }
 }
 
 /** The package's Action of the fields a native session call returns (bindings-js/session.rs's FlatAction). */
@@ -422,6 +426,17 @@ class ClusterSession {
         session.#targets = null;
         return actionOf(session.#inner.unreachable(nativeCommandOf(command), why, nowMs));
       },
+      deadline: (session, command) => session.#inner.deadline(nativeCommandOf(command)),
+      replyDeadline: (session, command) => session.#inner.replyDeadline(nativeCommandOf(command)),
+      onDeadline: (session, command, nowMs) => {
+        session.#targets = null;
+        return actionOf(session.#inner.onDeadline(nativeCommandOf(command), nowMs));
+      },
+      refreshSent: (session, address, nowMs) => session.#inner.refreshSent(address, nowMs),
+      refreshReplyDeadline: (session) => session.#inner.refreshReplyDeadline(),
+      nextDeadline: (session) => session.#inner.nextDeadline(),
+      timeout: (session, nowMs) => session.#inner.timeout(nowMs),
+      addressOf: (session, node) => session.#inner.addressOf(node),
       refreshCandidates: (session) => session.#inner.refreshCandidates(),
       refreshed: (session, reply, nowMs) => {
         session.#targets = null;
@@ -450,27 +465,34 @@ class ClusterSession {
   /**
    * The steady path of shardroute/redis, not public API (index.d.ts leaves it out), under
    * a registered symbol: `send(keys, access, nowMs)` is `command` + `poll` in one native
-   * call (the core's `ClusterSession::send_now`): the `{ address, readonly }` of a command
-   * sent at once, or null (take `command` and `poll`). A reply ends such a command;
-   * anything else goes on with `command(keys, access, address)`, its Command as `poll`
-   * would have left it (the core's `command_sent`).
+   * call (the core's `ClusterSession::send_now_timed`): the `{ address, readonly }` of a
+   * command sent at once, or null (take `command` and `poll`). After a send, `deadline`
+   * is that attempt's deadline (a number on the `nowMs` clock, or null): the one
+   * `deadline(command)` gives after `command` + `poll`, computed by the core. A reply
+   * before it ends such a command; anything else (an error, the deadline) goes on with
+   * `command(keys, access, address, sentMs)`, its Command as `poll` at `sentMs` would
+   * have left it (the core's `command_sent_at`).
    */
   get [FAST_PATH]() {
     const session = this;
+    const out = [-1];
     return {
+      deadline: null,
       send(keys, access, nowMs) {
         let sent;
         try {
-          sent = session.#sendNow(keys, access, nowMs);
+          sent = session.#sendNow(keys, access, nowMs, out);
         } catch (err) {
           rethrow(err);
         }
         if (sent < 0) return null;
+        this.deadline = out[0] < 0 ? null : out[0];
         session.#targets ??= guarded(() => session.#inner.endpoints()).flatMap((address) =>
           [Object.freeze({ address, readonly: false }), Object.freeze({ address, readonly: true })]);
         return session.#targets[sent];
       },
-      command: (keys, access, address) => new Command(WRAP, guarded(() => session.#inner.commandSent(keys, access, address))),
+      command: (keys, access, address, sentMs) =>
+        new Command(WRAP, guarded(() => session.#inner.commandSent(keys, access, address, sentMs))),
     };
   }
 
@@ -510,6 +532,7 @@ class TopologyFollower {
       offerBytes: (follower, bytes, revision, nowMs) => offeredOf(follower.#inner.offerBytes(bytes, revision, nowMs)),
       disconnected: (follower, nowMs) => follower.#inner.disconnected(nowMs),
       connected: (follower) => follower.#inner.connected(),
+      nextDeadline: (follower) => follower.#inner.nextDeadline(),
       publish: (follower, document) => follower.#inner.publish(documentText(document, 'document')),
     });
   }
@@ -556,6 +579,7 @@ class MigrationSession {
       lazySteps: (session, key) => session.#inner.lazySteps(key),
       copyBatch: (session, cursor, max) => session.#inner.copyBatch(cursor, max),
       fenced: (session, minEpoch) => session.#inner.fenced(minEpoch),
+      scanNodes: (session) => session.#inner.scanNodes(),
     });
   }
 
@@ -564,12 +588,29 @@ class MigrationSession {
    * @param {'background' | 'lazy'} mode how the data moves
    */
   constructor(migration, mode) {
+    if (migration === WRAP) {
+      this.#inner = mode;
+      return;
+    }
     try {
       // Anything but a Migration goes to the addon as it is, which refuses it (invalid_argument).
       this.#inner = new addon.MigrationSession(nativeMigrationOf(migration), mode);
     } catch (err) {
       rethrow(err);
     }
+  }
+
+  /** The routing a service uses; the core decides its mode. */
+  static ofTopology(topology, previous = null, held = null) {
+    try {
+      return new MigrationSession(WRAP, addon.MigrationSession.ofTopology(nativeOf(topology), nativeOf(previous), nativeOf(held)));
+    } catch (err) {
+      rethrow(err);
+    }
+  }
+
+  get mode() {
+    return this.#inner.mode;
   }
 
   get fenceEpoch() {

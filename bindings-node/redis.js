@@ -159,20 +159,17 @@ class ClusterStats {
   }
 }
 
-/** What `within` gives when the wait ran out first. */
+/** What `within` gives when the session's deadline came first. */
 const STALLED = Symbol('stalled');
 
-/** An attempt given up on its silent node, and the session's next action. */
-class Abandoned {
-  constructor(next) {
-    this.next = next;
-  }
-}
+/** How long until `deadline` (a bigint or number on `now()`'s clock, from the session), never negative. */
+const left = (deadline) => Math.max(0, Number(deadline) - now());
 
-/** `promise`'s value, or STALLED after `ms` (one timer, cleared when the promise settles). */
-function within(promise, ms) {
+/** `promise`'s value, or STALLED at the session's `deadline` (null: none); one timer, cleared when it settles. */
+function within(promise, deadline) {
+  if (deadline === null) return promise;
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(resolve, ms, STALLED);
+    const timer = setTimeout(resolve, left(deadline), STALLED);
     promise.then((value) => {
       clearTimeout(timer);
       resolve(value);
@@ -186,25 +183,23 @@ function within(promise, ms) {
 /** A Redis Cluster client routed by shardroute (see the top of this file; redis.d.ts documents the API). */
 class ClusterClient {
   #session;
-  /** The session's steady path (index.js, ClusterSession's fast path). */
-  #fast;
   #connectionOptions;
   /** `address` or `address readonly` -> { redis, ready: Promise<Redis> }. */
+  /** The session's steady path (index.js, ClusterSession's fast path). */
+  #fast;
   #connections = new Map();
   #refreshing = null;
-  #stallMs;
 
   constructor(startupNodes, options = {}) {
     const { readFromReplicas = false, config = {}, ...redisOptions } = options;
     const seeds = [...(startupNodes ?? [])].map(seedAddress);
     this.#session = new shardroute.ClusterSession(seeds, { ...config, ...(readFromReplicas ? { read_from_replicas: true } : {}) });
     this.#fast = this.#session[Symbol.for('shardroute.ClusterSession.fastPath')];
-    const { connect_timeout_ms: connectTimeout, command_timeout_ms: commandTimeout, stall_ms: stallMs } = this.#session.config;
-    this.#stallMs = Number(stallMs);
-    // One connection per node that fails fast: no offline queue and no reconnection of
-    // its own; every failure reaches the session.
+    const { connect_timeout_ms: connectTimeout } = this.#session.config;
+    // One connection per node that fails fast: no offline queue, no reconnection and no
+    // command timeout of its own; every failure reaches the session, every wait is its.
     this.#connectionOptions = {
-      connectTimeout: Number(connectTimeout), commandTimeout: Number(commandTimeout), ...redisOptions,
+      connectTimeout: Number(connectTimeout), ...redisOptions,
       lazyConnect: true, enableOfflineQueue: false, enableReadyCheck: false, maxRetriesPerRequest: 0,
       retryStrategy: null, autoResubscribe: false,
     };
@@ -256,9 +251,18 @@ class ClusterClient {
 
   /** The `host:port` of a node id of the current router. */
   addressOf(node) {
-    const found = JSON.parse(this.#session.router.toJson()).nodes.find((entry) => entry.id === node);
-    if (found === undefined) throw new Error(`shardroute/redis: no node ${JSON.stringify(node)}`);
-    return found.address ?? found.id;
+    const found = this.#session.addressOf(node);
+    if (found === null) throw new Error(`shardroute/redis: no node ${JSON.stringify(node)}`);
+    return found;
+  }
+
+  /** Closes the connection to `address` (a request on it was abandoned: its late reply must not be read). */
+  #drop(address, readonly) {
+    const name = readonly ? `${address} readonly` : address;
+    const entry = this.#connections.get(name);
+    if (entry === undefined) return;
+    this.#connections.delete(name);
+    entry.redis.disconnect();
   }
 
   /** Reads the table from the first candidate that answers `CLUSTER SHARDS` with a whole table; one at a time. */
@@ -269,110 +273,101 @@ class ClusterClient {
     return this.#refreshing;
   }
 
+  /** Each candidate in turn: connected by the session's deadline for it, answered by its reply deadline. */
   async #refreshOnce() {
     const session = this.#session;
     for (const address of session.refreshCandidates()) {
       try {
-        const reply = text(await (await this.connection(address)).callBuffer('CLUSTER', 'SHARDS'));
-        session.refreshed(reply, now());
-        return true;
+        const connection = await within(this.connection(address), session.refreshSent(address, now()));
+        const reply = connection === STALLED ? STALLED
+          : await within(connection.callBuffer('CLUSTER', 'SHARDS'), session.refreshReplyDeadline());
+        if (reply !== STALLED) {
+          session.refreshed(text(reply), now());
+          return true;
+        }
+        this.#drop(address, false);
       } catch {
         // The next candidate.
       }
+      session.timeout(now()); // a silent candidate: given up at its deadline
     }
     session.refreshFailed(now());
     return false;
   }
 
-  /** Runs `attempt(connection, asking)` where the session says, until it is done; `error`: what the command already got. */
+  /**
+   * Runs `attempt(connection, asking)` where the session says, until it is done; `error`:
+   * what the command already got. The attempt in flight (its connection and handshake
+   * included) is awaited until the session's deadline, then the session says: keep
+   * waiting, refresh, send elsewhere (a stall), or give it up (its timeout).
+   */
   async #run(keys, access, attempt, error = null) {
     const session = this.#session;
     if (error === null) {
-      // The steady path: one call into the core, and none after the reply.
-      const target = this.#fast.send(keys, access, now());
+      // The steady path: one call into the core (the target and the attempt's deadline),
+      // one timer, and no call after the reply. Its Command is made only for what else
+      // comes (an error, the deadline), as `poll` at `sentMs` would have left it.
+      const sentMs = now();
+      const target = this.#fast.send(keys, access, sentMs);
       if (target !== null) {
-        let command = null;
-        const sent = () => (command ??= this.#fast.command(keys, access, target.address));
-        let action;
+        const { address, readonly } = target;
+        const deadline = this.#fast.deadline;
+        let promise;
+        let reply;
         try {
-          const pending = attempt(await this.connection(target.address, { readonly: target.readonly }), false);
-          const reply = this.#stallMs > 0 ? await this.#await(sent, pending) : await pending;
-          if (!(reply instanceof Abandoned)) return reply;
-          action = reply.next;
+          promise = this.connection(address, { readonly }).then((c) => attempt(c, false));
+          reply = await within(promise, deadline);
         } catch (err) {
           if (!(err instanceof Error) || err instanceof shardroute.ShardrouteError) throw err;
-          error = err;
-          action = session.failed(sent(), err.message, names(err), now());
+          const command = this.#fast.command(keys, access, address, sentMs);
+          return this.#follow(command, session.failed(command, err.message, names(err), now()), attempt, err, null);
         }
-        return this.#follow(command, action, attempt, error);
+        if (reply !== STALLED) return reply;
+        promise.catch(() => {}); // unread while a refresh runs, or once abandoned
+        const command = this.#fast.command(keys, access, address, sentMs);
+        return this.#follow(command, session.onDeadline(command, now()), attempt, null, { address, readonly, promise });
       }
     }
     const command = session.command(keys, access, now());
     const action = error === null ? session.poll(command, now()) : session.failed(command, error.message, names(error), now());
-    return this.#follow(command, action, attempt, error);
+    return this.#follow(command, action, attempt, error, null);
   }
 
-  /** Carries out `action` for `command` and what follows, until the session is done; `error`: the last error it got. */
-  async #follow(command, action, attempt, error) {
+  /** Carries out `action` for `command` until the session is done; `error`: the last error it got; `sent`: the attempt in flight. */
+  async #follow(command, action, attempt, error, sent) {
     const session = this.#session;
     for (;;) {
-      switch (action.kind) {
-        case 'send':
-          try {
-            const sent = attempt(await this.connection(action.address, { readonly: action.readonly }), action.asking);
-            const reply = this.#stallMs > 0 ? await this.#await(() => command, sent) : await sent;
-            if (reply instanceof Abandoned) {
-              // The node went silent and lost the slot: the session's next action.
-              action = reply.next;
-              continue;
-            }
+      if (sent !== null && (action.kind === 'send' || !command.inFlight)) {
+        this.#drop(sent.address, sent.readonly);
+        sent = null;
+      }
+      if (action.kind === 'done') throw doneWith(error);
+      if (action.kind === 'fail') throw failure(action, error);
+      try {
+        if (action.kind === 'send') {
+          const { address, readonly, asking } = action;
+          sent = { address, readonly, promise: this.connection(address, { readonly }).then((c) => attempt(c, asking)) };
+          sent.promise.catch(() => {}); // read by `within`; unread while a refresh runs, or once abandoned
+        }
+        if (action.kind === 'refresh') {
+          await this.refresh(); // the attempt in flight (a stall's) runs on meanwhile
+        } else if (sent !== null) {
+          const reply = await within(sent.promise, session.deadline(command));
+          if (reply !== STALLED) {
             session.succeeded(command, now());
             return reply;
-          } catch (err) {
-            if (!(err instanceof Error) || err instanceof shardroute.ShardrouteError) throw err;
-            error = err;
-            action = session.failed(command, err.message, names(err), now());
-            continue;
           }
-        case 'wait':
-          await sleep(action.delayMs);
-          break;
-        case 'refresh':
-          await this.refresh();
-          break;
-        case 'done':
-          throw doneWith(error);
-        default:
-          throw failure(action, error);
-      }
-      action = session.poll(command, now());
-    }
-  }
-
-  /**
-   * The reply of an attempt, or `Abandoned` when the session gives up on its silent node:
-   * each time no reply came within the wait, the session says whether to refresh, keep
-   * waiting, or send elsewhere.
-   */
-  async #await(commandOf, sent) {
-    const session = this.#session;
-    let waitMs = this.#stallMs;
-    for (;;) {
-      const reply = await within(sent, waitMs);
-      if (reply !== STALLED) return reply;
-      const command = commandOf();
-      let step = session.stalled(command, now());
-      while (step.kind === 'refresh') {
-        await this.refresh();
-        step = session.stalled(command, now());
-      }
-      if (step.kind === 'wait') {
-        waitMs = step.delayMs;
+        } else {
+          await sleep(left(session.deadline(command)));
+        }
+      } catch (err) {
+        if (!(err instanceof Error) || err instanceof shardroute.ShardrouteError) throw err;
+        sent = null;
+        error = err;
+        action = session.failed(command, err.message, names(err), now());
         continue;
       }
-      // Abandoned: its late outcome is not used.
-      sent.catch(() => {});
-      return new Abandoned(step);
+      action = session.onDeadline(command, now());
     }
   }
 
@@ -455,11 +450,20 @@ class ClusterClient {
     return results;
   }
 
+  /** One node's pipeline, one request of the session's command timeout (a reply past it: every entry a TimeoutError). */
   async #pipeline(address, readonly, commands) {
+    const deadline = BigInt(now()) + BigInt(this.#session.config.command_timeout_ms);
     try {
-      const pipeline = (await this.connection(address, { readonly })).pipeline();
-      for (const command of commands) pipeline.call(...command);
-      return await pipeline.exec();
+      const replies = await within((async () => {
+        const pipeline = (await this.connection(address, { readonly })).pipeline();
+        for (const command of commands) pipeline.call(...command);
+        return pipeline.exec();
+      })(), deadline);
+      if (replies !== STALLED) return replies;
+      this.#drop(address, readonly);
+      const timedOut = new Error(`Command timed out: no reply from ${address}`);
+      timedOut.code = 'ETIMEDOUT';
+      return commands.map(() => [timedOut, null]);
     } catch (err) {
       return commands.map(() => [err, null]);
     }

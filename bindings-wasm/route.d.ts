@@ -21,12 +21,12 @@
 
 import type {
   FollowerConfig, FollowerStats, Key, LazySteps, Migration as FullMigration, Milliseconds, MigrationMode, Move,
-  Revision, Topology, WritePlan,
+  Revision, RoutingMode, Topology, WritePlan,
 } from './index.js';
 
 export type {
-  FollowerConfig, FollowerStats, Hashing, Key, LazySteps, Milliseconds, MigrationMode, Move, Revision, SaltedKey,
-  Topology, TopologyNode, WritePlan,
+  FollowerConfig, FollowerStats, Hashing, Key, LazySteps, Milliseconds, MigrationMode, Move, Revision, RoutingMode,
+  SaltedKey, Topology, TopologyNode, WritePlan,
 } from './index.js';
 
 /**
@@ -137,7 +137,7 @@ export declare class Router {
 
 /**
  * A move of data from one topology to the next: where a key goes, where services write
- * (the new owner) and read (the new owner, then the old one until the key has moved).
+ * (the new owner) and read (the old owner, then the new one, until the key has moved).
  */
 /** `readKeys` and `writeKey` as the full package declares them (index.d.ts). */
 export interface Migration extends Pick<FullMigration, 'readKeys' | 'writeKey'> {}
@@ -194,14 +194,26 @@ export declare class MigrationSession {
    * The session of `migration` (a `Migration` of this build) in `mode`.
    *
    * @throws {ShardrouteError} `invalid_argument` when `migration` is not a route
-   *   `Migration`, or for another mode.
+   *   `Migration`, for another mode, or for `'background'` when the two topologies share
+   *   no fixed partitions.
    */
   constructor(migration: Migration, mode: MigrationMode);
-  /** The epoch writes run under: the new topology's (a u64). */
+  /**
+   * The routing a service uses, its mode decided by the core (index.d.ts's
+   * `MigrationSession.ofTopology`).
+   *
+   * @throws {ShardrouteError} `invalid_argument` when an argument is not a route `Router`
+   *   (or `null`/omitted).
+   */
+  static ofTopology(topology: Router, previous?: Router | null, held?: Router | null): MigrationSession;
+  /** The mode: `'plain'`, `'background'`, `'lazy'` or `'catch-up'`. */
+  get mode(): RoutingMode;
+  /** The epoch reads and writes run under: the topology's (a u64). */
   get fenceEpoch(): bigint;
   /**
-   * Where a read of `key` looks, in order: `[new owner, old owner]` until the key (in
-   * background mode, its unit) is marked `moved`, `[new owner]` then or when it stays.
+   * Where a read of `key` looks, in order: `[old owner, new owner]` until the key (in
+   * background mode, its unit) is marked `moved`, `[new owner]` then or when it stays;
+   * plain: `[owner]`.
    *
    * @throws {ShardrouteError} `invalid_key`; `invalid_argument` when `moved` is not a boolean.
    */
@@ -214,9 +226,9 @@ export declare class MigrationSession {
   writePlan(key: Key): WritePlan;
   /**
    * The lazy move of `key` when it changes node (its first read under the new topology),
-   * or `null` when it stays.
+   * or `null` when it stays or the mode is not `'lazy'`.
    *
-   * @throws {ShardrouteError} `invalid_key`; `invalid_argument` in background mode.
+   * @throws {ShardrouteError} `invalid_key`.
    */
   lazySteps(key: Key): LazySteps | null;
   /**
@@ -291,6 +303,11 @@ export declare class TopologyFollower {
   disconnected(nowMs: Milliseconds): bigint;
   /** The source answers again: the next loss waits `reconnect_first_ms`. */
   connected(): void;
+  /**
+   * When the shell must next act (its one timer): the reconnect time the last
+   * `disconnected` gave (a u64), until `connected`; `null` while connected.
+   */
+  nextDeadline(): bigint | null;
   /** The router installed last (a new `Router` each time), or `null` before the first. */
   get router(): Router | null;
   /** The source revision of the document installed last, or `null` before the first. */

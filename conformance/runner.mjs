@@ -117,6 +117,16 @@ function sessionStep(api, session, current, step) {
         return actionJson(session.stalled(current[0], now));
       case 'unreachable':
         return actionJson(session.unreachable(current[0], step.why, now));
+      case 'deadline':
+        return { deadline_ms: u64Json(session.deadline(current[0]), 'deadline') };
+      case 'on_deadline':
+        return actionJson(session.onDeadline(current[0], now));
+      case 'refresh_sent':
+        return { deadline_ms: u64Json(session.refreshSent(step.address, now), 'refreshSent') };
+      case 'next_deadline':
+        return { deadline_ms: u64Json(session.nextDeadline(), 'nextDeadline') };
+      case 'timeout':
+        return { timed_out: session.timeout(now) };
       case 'refreshed':
         session.refreshed(step.reply, now);
         return { ok: true };
@@ -177,6 +187,8 @@ function followerStep(api, file, follower, step) {
       case 'connected':
         follower.connected();
         return { ok: true };
+      case 'next_deadline':
+        return { deadline_ms: u64Json(follower.nextDeadline(), 'nextDeadline') };
       case 'publish': {
         const { expected_revision: revision, epoch, document: text, ...rest } = follower.publish(document());
         if (Object.keys(rest).length) throw new Error(`publish returned extra fields ${Object.keys(rest)}`);
@@ -231,6 +243,10 @@ function migrationStep(api, session, step) {
     switch (step.call) {
       case 'fence_epoch':
         return { epoch: u64Json(session.fenceEpoch, 'fenceEpoch') };
+      case 'mode':
+        return { mode: session.mode };
+      case 'scan_nodes':
+        return { nodes: session.scanNodes() };
       case 'read_plan':
         return { nodes: session.readPlan(key(), step.moved) };
       case 'write_plan': {
@@ -265,12 +281,16 @@ function migrationStep(api, session, step) {
 
 /**
  * A `migration_session` case: `{ results }`, or `{ error }` when the migration
- * (`migration()`) or the session cannot be made.
+ * (`migration()`) or the session cannot be made. A case with `topology` is the routing
+ * a service holds (`MigrationSession.ofTopology`, `previous` and `held` or null).
  */
-function runMigrationSession(api, kase, migration) {
+function runMigrationSession(api, kase, migration, routerFor) {
   let session;
   try {
-    session = new api.MigrationSession(migration(), kase.mode);
+    const optional = (id) => (id === undefined ? null : routerFor(id));
+    session = kase.topology !== undefined
+      ? api.MigrationSession.ofTopology(routerFor(kase.topology), optional(kase.previous), optional(kase.held))
+      : new api.MigrationSession(migration(), kase.mode);
   } catch (err) {
     if (err instanceof api.ShardrouteError) return { error: err.code };
     throw err;
@@ -510,7 +530,7 @@ function runCase(api, file, routers, kase) {
         break;
       }
       case 'migration_session': {
-        actual = runMigrationSession(api, kase, migrationFor);
+        actual = runMigrationSession(api, kase, migrationFor, routerFor);
         break;
       }
       default:

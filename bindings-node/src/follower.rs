@@ -126,6 +126,13 @@ impl TopologyFollower {
         Ok(())
     }
 
+    /// When to reconnect, a `bigint`, until connected; `null` while connected
+    /// ([`ss::Follower::next_deadline`]).
+    #[napi(catch_unwind)]
+    pub fn next_deadline(&self) -> Result<Option<BigInt>> {
+        Ok(self.follower()?.next_deadline().map(BigInt::from))
+    }
+
     /// The compare-and-swap write of `document` (JSON text; `index.js` serializes objects):
     /// `{ expected_revision, epoch, document }` ([`ss::Follower::publish`]).
     ///

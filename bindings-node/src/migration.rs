@@ -78,7 +78,7 @@ impl Migration {
         Ok(self.inner.write_target(key.as_core()).or_throw()?.to_owned())
     }
 
-    /// Where a read of `key` looks, in order: the new owner, then the old one unless
+    /// Where a read of `key` looks, in order: the old owner, then the new one, unless
     /// `moved` (a boolean; `undefined`: false) or the key stays.
     ///
     /// # Errors

@@ -17,6 +17,7 @@ use crate::errors::{Result, Throw};
 use crate::js_migration_session::{self as shared, FlatPlan};
 use crate::key;
 use crate::migration::Migration;
+use crate::router;
 use crate::session::unsigned;
 
 /// A migration in one mode ([`ss::MigrationSession`]); `index.js` wraps it as the public
@@ -37,17 +38,47 @@ impl MigrationSession {
     pub fn new(env: &Env, migration: Unknown, mode: Unknown) -> Result<Self> {
         let migration = key::instance::<Migration>(env, migration, shared::not_a_migration)?;
         let mode = ss::Mode::from_name(&crate::text_argument(mode, "mode")?).or_throw()?;
-        Ok(MigrationSession { inner: ss::MigrationSession::new(migration.inner.clone(), mode) })
+        Ok(MigrationSession { inner: ss::MigrationSession::new(migration.inner.clone(), mode).or_throw()? })
     }
 
-    /// The epoch writes run under: the new topology's.
+    /// The routing a service uses, its mode decided by the core from `topology` (a
+    /// native router), `previous` and `held` (native routers, or `null`/`undefined`).
+    ///
+    /// # Errors
+    /// `invalid_argument` when an argument is not a `Router` (or absent), and the core's.
+    #[napi(catch_unwind)]
+    pub fn of_topology(env: &Env, topology: Unknown, previous: Unknown, held: Unknown) -> Result<MigrationSession> {
+        let topology = router::argument(env, topology, "topology")?.inner.as_ref().clone();
+        let optional = |value: Unknown, what: &str| -> Result<Option<sr::Router>> {
+            match key::js_type(value)? {
+                sr::argument::JsType::Undefined | sr::argument::JsType::Null => Ok(None),
+                _ => Ok(Some(router::argument(env, value, what)?.inner.as_ref().clone())),
+            }
+        };
+        let (previous, held) = (optional(previous, "previous")?, optional(held, "held")?);
+        Ok(MigrationSession { inner: ss::MigrationSession::of_topology(topology, previous, held).or_throw()? })
+    }
+
+    /// `"plain"`, `"background"`, `"lazy"` or `"catch-up"`.
+    #[napi(getter, catch_unwind)]
+    pub fn mode(&self) -> &'static str {
+        self.inner.mode().name()
+    }
+
+    /// The nodes a query over every key reads, in order (each once when that is safe).
+    #[napi(catch_unwind)]
+    pub fn scan_nodes(&self) -> Vec<String> {
+        self.inner.scan_nodes().into_iter().map(str::to_owned).collect()
+    }
+
+    /// The epoch reads and writes run under: the topology's (a dictionary in motion's own).
     #[napi(getter, catch_unwind)]
     pub fn fence_epoch(&self) -> BigInt {
         BigInt::from(self.inner.fence_epoch())
     }
 
-    /// Where a read of `key` looks, in order: the new owner, then the old one unless
-    /// `moved` (a boolean; `undefined`: false).
+    /// Where a read of `key` looks, in order: the old owner, then the new one, unless
+    /// `moved` (a boolean; `undefined`: false); plain: the owner.
     ///
     /// # Errors
     /// `invalid_key`; `invalid_argument` when `moved` is not a boolean or `undefined`.
@@ -70,10 +101,10 @@ impl MigrationSession {
     }
 
     /// The lazy move of `key`, `{ read_from, write_to, retire_from, fence_epoch }`, or
-    /// `null` when it stays.
+    /// `null` when it stays or the mode is not lazy.
     ///
     /// # Errors
-    /// `invalid_key`; `invalid_argument` in background mode.
+    /// `invalid_key`.
     #[napi(catch_unwind)]
     pub fn lazy_steps<'env>(&self, env: &'env Env, key: Unknown) -> Result<Option<Object<'env>>> {
         let key = key::from_js(key)?;

@@ -89,6 +89,13 @@ impl Command {
     pub fn redirects(&self) -> Result<u32> {
         Ok(self.inner.try_borrow().map_err(|_| errors::from_core(shared::busy()))?.redirects())
     }
+
+    /// Whether an attempt the session sent is in flight and its reply still wanted
+    /// ([`ss::Command::in_flight`]).
+    #[napi(getter, catch_unwind)]
+    pub fn in_flight(&self) -> Result<bool> {
+        Ok(self.inner.try_borrow().map_err(|_| errors::from_core(shared::busy()))?.in_flight())
+    }
 }
 
 /// An action as the fields of the package's `Action`, in its constructor's order
@@ -170,10 +177,12 @@ impl ClusterSession {
         Ok(Command { inner: RefCell::new(command) })
     }
 
-    /// `sendNow(keys, access, nowMs)`: [`ss::ClusterSession::send_now`] as a plain N-API
-    /// function over this session ([`crate::hot`]: a tenth of a method's call cost), for
-    /// the shell's steady path. It returns `-1` when the command takes the general path,
-    /// else `2 * node + readonly`, `node` an index in [`endpoints`](ClusterSession::endpoints).
+    /// `sendNow(keys, access, nowMs, out)`: [`ss::ClusterSession::send_now_timed`] as a
+    /// plain N-API function over this session ([`crate::hot`]: a tenth of a method's call
+    /// cost), for the shell's steady path. It returns `-1` when the command takes the
+    /// general path, else `2 * node + readonly`, `node` an index in
+    /// [`endpoints`](ClusterSession::endpoints), and sets `out[0]` (an array `index.js`
+    /// made once) to the attempt's deadline, a `number`, or `-1` for none.
     /// `index.js` makes it once per session.
     #[napi(catch_unwind)]
     pub fn hot_send_now<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
@@ -186,19 +195,31 @@ impl ClusterSession {
         Ok(self.session()?.endpoints().iter().map(ss::Endpoint::address).collect())
     }
 
-    /// The command of an attempt `sendNow` sent to `address`
-    /// ([`ss::ClusterSession::command_sent`]).
+    /// The command of an attempt `sendNow` sent to `address` at `sentMs`
+    /// ([`ss::ClusterSession::command_sent_at`]; without `sentMs`, one with no attempt
+    /// times: [`ss::ClusterSession::command_sent`]).
     ///
     /// # Errors
     /// As [`command`](ClusterSession::command); `invalid_argument` for a bad address.
     #[napi(catch_unwind)]
-    pub fn command_sent(&self, keys: Unknown, access: Unknown, address: Unknown) -> Result<Command> {
+    pub fn command_sent(
+        &self,
+        keys: Unknown,
+        access: Unknown,
+        address: Unknown,
+        sent_ms: Option<Unknown>,
+    ) -> Result<Command> {
         let keys = key::many_from_js(keys)?;
         let access = access_argument(access)?;
         let address = crate::text_argument(address, "address")?;
+        let sent = sent_ms.map(milliseconds).transpose()?;
         let keys: Vec<sr::Key<'_>> = keys.iter().map(key::Key::as_core).collect();
-        let command = self.session()?.command_sent(&keys, access, &address).or_throw()?;
-        Ok(Command { inner: RefCell::new(command) })
+        let mut session = self.session()?;
+        let command = match sent {
+            Some(sent) => session.command_sent_at(&keys, access, &address, sent),
+            None => session.command_sent(&keys, access, &address),
+        };
+        Ok(Command { inner: RefCell::new(command.or_throw()?) })
     }
 
     /// What to do now for `command` ([`ss::ClusterSession::poll`]).
@@ -243,6 +264,74 @@ impl ClusterSession {
         let command = command_argument(env, command)?;
         let now = milliseconds(now_ms)?;
         self.step(&command, |session, command| session.stalled(command, now))
+    }
+
+    /// When to ask about `command` next, a `bigint` on the `nowMs` clock, or `null`
+    /// ([`ss::ClusterSession::deadline`]).
+    #[napi(catch_unwind)]
+    pub fn deadline(&self, env: &Env, command: Unknown) -> Result<Option<BigInt>> {
+        let command = command_argument(env, command)?;
+        let inner = command.inner.try_borrow().map_err(|_| errors::from_core(shared::busy()))?;
+        Ok(self.session()?.deadline(&inner).map(BigInt::from))
+    }
+
+    /// The command timeout of `command`'s attempt in flight, a `bigint`, or `null`
+    /// ([`ss::ClusterSession::reply_deadline`]).
+    #[napi(catch_unwind)]
+    pub fn reply_deadline(&self, env: &Env, command: Unknown) -> Result<Option<BigInt>> {
+        let command = command_argument(env, command)?;
+        let inner = command.inner.try_borrow().map_err(|_| errors::from_core(shared::busy()))?;
+        Ok(self.session()?.reply_deadline(&inner).map(BigInt::from))
+    }
+
+    /// `command`'s deadline came ([`ss::ClusterSession::on_deadline`]).
+    #[napi(catch_unwind)]
+    pub fn on_deadline(&self, env: &Env, command: Unknown, now_ms: Unknown) -> Result<RawAction> {
+        let command = command_argument(env, command)?;
+        let now = milliseconds(now_ms)?;
+        self.step(&command, |session, command| session.on_deadline(command, now))
+    }
+
+    /// A refresh asks `address` for `CLUSTER SHARDS` at `nowMs`: its deadline, a `bigint`,
+    /// or `null` ([`ss::ClusterSession::refresh_sent`]).
+    ///
+    /// # Errors
+    /// `invalid_argument` for a bad address or time.
+    #[napi(catch_unwind)]
+    pub fn refresh_sent(&self, address: Unknown, now_ms: Unknown) -> Result<Option<BigInt>> {
+        let address = crate::text_argument(address, "address")?;
+        let now = milliseconds(now_ms)?;
+        Ok(self.session()?.refresh_sent(&address, now).or_throw()?.map(BigInt::from))
+    }
+
+    /// The command timeout of the refresh request in flight, a `bigint`, or `null`
+    /// ([`ss::ClusterSession::refresh_reply_deadline`]).
+    #[napi(catch_unwind)]
+    pub fn refresh_reply_deadline(&self) -> Result<Option<BigInt>> {
+        Ok(self.session()?.refresh_reply_deadline().map(BigInt::from))
+    }
+
+    /// When the session's own request in flight must be given up, or `null`
+    /// ([`ss::ClusterSession::next_deadline`]).
+    #[napi(catch_unwind)]
+    pub fn next_deadline(&self) -> Result<Option<BigInt>> {
+        Ok(self.session()?.next_deadline().map(BigInt::from))
+    }
+
+    /// The session's deadline came: whether the refresh request in flight was given up
+    /// ([`ss::ClusterSession::timeout`]).
+    #[napi(catch_unwind)]
+    pub fn timeout(&self, now_ms: Unknown) -> Result<bool> {
+        let now = milliseconds(now_ms)?;
+        Ok(self.session()?.timeout(now))
+    }
+
+    /// The `host:port` of node `id` in the current table, or `null`
+    /// ([`ss::ClusterSession::address_of`]).
+    #[napi(catch_unwind)]
+    pub fn address_of(&self, id: Unknown) -> Result<Option<String>> {
+        let id = crate::text_argument(id, "node")?;
+        Ok(self.session()?.address_of(&id))
     }
 
     /// The attempt could not reach its node: `why` is `"refused"`, `"reset"` or
@@ -378,7 +467,7 @@ impl ClusterSession {
     }
 }
 
-/// `sendNow(keys, access, nowMs)` of [`ClusterSession::hot_send_now`].
+/// `sendNow(keys, access, nowMs, out)` of [`ClusterSession::hot_send_now`].
 unsafe extern "C" fn send_now_callback(
     env: napi::sys::napi_env,
     info: napi::sys::napi_callback_info,
@@ -386,22 +475,38 @@ unsafe extern "C" fn send_now_callback(
     // SAFETY: N-API calls this with the env and callback info of a call of a function made
     // by `hot_send_now`, whose data is the session.
     unsafe {
-        crate::hot::call_with::<Rc<RefCell<ss::ClusterSession>>, 3>(env, info, |session, [keys, access, now_ms]| {
-            let keys = key::many_from_js(keys)?;
-            let access = access_argument(access)?;
-            let now = milliseconds(now_ms)?;
-            let keys: Vec<sr::Key<'_>> = keys.iter().map(key::Key::as_core).collect();
-            let sent =
-                session.try_borrow_mut().map_err(|_| errors::from_core(shared::busy()))?.send_now(&keys, access, now);
-            let code = match sent.or_throw()? {
-                None => -1.0,
-                Some((node, readonly)) => f64::from(node) * 2.0 + f64::from(u8::from(readonly)),
-            };
-            let mut value = std::ptr::null_mut();
-            // SAFETY: the env of the running call.
-            napi::check_status!(napi::sys::napi_create_double(env, code, &mut value)).or_throw()?;
-            Ok(value)
-        })
+        crate::hot::call_with::<Rc<RefCell<ss::ClusterSession>>, 4>(
+            env,
+            info,
+            |session, [keys, access, now_ms, out]| {
+                let keys = key::many_from_js(keys)?;
+                let access = access_argument(access)?;
+                let now = milliseconds(now_ms)?;
+                let keys: Vec<sr::Key<'_>> = keys.iter().map(key::Key::as_core).collect();
+                let sent = session
+                    .try_borrow_mut()
+                    .map_err(|_| errors::from_core(shared::busy()))?
+                    .send_now_timed(&keys, access, now);
+                let code = match sent.or_throw()? {
+                    None => -1.0,
+                    Some((node, readonly, deadline)) => {
+                        // A deadline is a time on the shell's clock, a JS number (exact to 2^53 ms).
+                        #[allow(clippy::cast_precision_loss)]
+                        let deadline = deadline.map_or(-1.0, |ms| ms as f64);
+                        let mut value = std::ptr::null_mut();
+                        // SAFETY: the env of the running call; `out` is a live value of it.
+                        napi::check_status!(napi::sys::napi_create_double(env, deadline, &mut value)).or_throw()?;
+                        napi::check_status!(napi::sys::napi_set_element(env, napi::JsValue::raw(&out), 0, value))
+                            .or_throw()?;
+                        f64::from(node) * 2.0 + f64::from(u8::from(readonly))
+                    }
+                };
+                let mut value = std::ptr::null_mut();
+                // SAFETY: the env of the running call.
+                napi::check_status!(napi::sys::napi_create_double(env, code, &mut value)).or_throw()?;
+                Ok(value)
+            },
+        )
     }
 }
 

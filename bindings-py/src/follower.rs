@@ -172,6 +172,12 @@ impl TopologyFollower {
         self.inner.connected();
     }
 
+    /// When the shell must next act (its one timer): the reconnect time the last
+    /// disconnected() gave, until connected(); None while connected.
+    fn next_deadline(&self) -> Option<u64> {
+        self.inner.next_deadline()
+    }
+
     /// The compare-and-swap write of document (text or mapping): a dict with
     /// expected_revision (None: create), epoch and document (canonical JSON text).
     ///

@@ -12,8 +12,8 @@ use crate::router::{router_arg, with_all_keys, Router};
 /// Migration(before, after) over two Routers, the topology data moves from and the one
 /// it moves to (any two strategies: modulo 5 to 10, a ring that gained a node, a vbucket
 /// dictionary and its forward map). It answers where a key goes (moves), where services
-/// write (write_target: the new owner, always) and read (read_targets: the new owner,
-/// then the old one until the key's data has moved), and what a copy job works through
+/// write (write_target: the new owner, always) and read (read_targets: the old owner,
+/// then the new one until the key's data has moved), and what a copy job works through
 /// (moving_shards for fixed partitions, moving_keys for a list of keys). It keeps no
 /// state: whether a key or unit has moved is the caller's flag, kept where the data is.
 ///
@@ -87,9 +87,10 @@ impl Migration {
         self.inner.write_target(key.as_core()).map_err(errors::to_py)
     }
 
-    /// Where a read of the key looks, in order: [new owner, old owner] while the key's
-    /// data may still be on the old owner, [new owner] once it has moved (moved=True) or
-    /// when the key does not change node. A read that looks at both merges what it finds.
+    /// Where a read of the key looks, in order: [old owner, new owner] while the key's
+    /// data may still be on the old owner (old first: a copy landing between the two reads
+    /// is found on the new owner, read last), [new owner] once it has moved (moved=True)
+    /// or when the key does not change node. A read that looks at both merges what it finds.
     ///
     /// Raises InvalidKeyError for a value that is not a key, InvalidArgumentError when
     /// moved is not a bool.

@@ -9,18 +9,32 @@ use sr::session as ss;
 use crate::errors;
 use crate::key::{str_from_py, type_name, u32_from_py, u64_from_py, Key};
 use crate::migration::Migration;
+use crate::router::router_arg;
 
-/// What services and a copy job do while data moves (seed 002's two ways): the read
-/// plan (new owner, then old until moved), the write plan under the fence epoch, a
-/// key's lazy move (mode "lazy"), the background copy's batches from a stored cursor
-/// (mode "background"), and what a fence refusal means.
+/// The routing in force while data moves, or while nothing does: its mode ("plain",
+/// "background", "lazy" or "catch-up"), the read plan (old owner first, then new, until
+/// moved), the write plan under the fence epoch, a key's lazy move (None unless
+/// "lazy"), the background copy's batches from a stored cursor, the nodes a query over
+/// every key reads (scan_nodes), and what a fence refusal means.
 ///
-/// MigrationSession(migration, mode): migration a Migration, mode "background" or "lazy".
+/// MigrationSession(migration, mode): migration a Migration, mode "background" or "lazy";
+/// MigrationSession.of_topology(topology, previous=None, held=None): the session decides
+/// the mode from what a service holds.
 ///
-/// Raises InvalidArgumentError for another mode or a migration that is not a Migration.
+/// Raises InvalidArgumentError for another mode, a migration that is not a Migration, or
+/// a background session of topologies that share no fixed partitions (modulo, jump,
+/// rings: move those lazily).
 #[pyclass(module = "shardroute", frozen)]
 pub struct MigrationSession {
     inner: ss::MigrationSession,
+}
+
+/// An optional `Router` argument (None: absent).
+fn optional_router(value: Option<&Bound<'_, PyAny>>, what: &str) -> PyResult<Option<sr::Router>> {
+    match value {
+        Some(value) if !value.is_none() => Ok(Some(router_arg(value, what)?.get().inner.clone())),
+        _ => Ok(None),
+    }
 }
 
 #[pymethods]
@@ -34,17 +48,52 @@ impl MigrationSession {
             )
         })?;
         let mode = ss::Mode::from_name(&str_from_py(mode, "mode")?).map_err(errors::to_py)?;
-        Ok(MigrationSession { inner: ss::MigrationSession::new(migration.get().inner.clone(), mode) })
+        let inner = ss::MigrationSession::new(migration.get().inner.clone(), mode).map_err(errors::to_py)?;
+        Ok(MigrationSession { inner })
     }
 
-    /// The epoch writes run under: the new topology's.
+    /// The routing a service uses, its mode decided from what it holds: topology (the
+    /// Router in force), previous (the Router of the document published with it as the
+    /// one it replaces, or None) and held (the Router it routed under just before, or
+    /// None). "background" for a vbucket dictionary with a forward_map; "lazy" when
+    /// previous is one epoch older; "catch-up" when held is one epoch older and differs
+    /// (not for a dictionary); else "plain".
+    ///
+    /// Raises InvalidArgumentError when an argument is not a Router (or None).
+    #[staticmethod]
+    #[pyo3(signature = (topology, previous = None, held = None))]
+    fn of_topology(
+        topology: &Bound<'_, PyAny>,
+        previous: Option<&Bound<'_, PyAny>>,
+        held: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<MigrationSession> {
+        let topology = router_arg(topology, "topology")?.get().inner.clone();
+        let (previous, held) = (optional_router(previous, "previous")?, optional_router(held, "held")?);
+        let inner = ss::MigrationSession::of_topology(topology, previous, held).map_err(errors::to_py)?;
+        Ok(MigrationSession { inner })
+    }
+
+    /// "plain", "background", "lazy" or "catch-up".
+    #[getter]
+    fn mode(&self) -> &'static str {
+        self.inner.mode().name()
+    }
+
+    /// The nodes a query over every key reads, in order: each once when that is safe
+    /// (sources of moves before their targets); plain: every node that owns a shard.
+    fn scan_nodes(&self) -> Vec<String> {
+        self.inner.scan_nodes().into_iter().map(str::to_string).collect()
+    }
+
+    /// The epoch reads and writes run under: the topology's (a dictionary in motion's own).
     #[getter]
     fn fence_epoch(&self) -> u64 {
         self.inner.fence_epoch()
     }
 
-    /// Where a read of key looks, in order: the new owner, then the old one unless the
-    /// key (background: its unit) has moved.
+    /// Where a read of key looks, in order: the old owner, then the new one, unless the
+    /// key (background: its unit) has moved; plain: the owner. Old first: a copy that
+    /// lands between the two reads is then found on the new owner, read last.
     #[pyo3(signature = (key, moved = false))]
     fn read_plan(&self, key: &Bound<'_, PyAny>, moved: bool) -> PyResult<Vec<String>> {
         let key = Key::from_py(key)?;
@@ -59,10 +108,8 @@ impl MigrationSession {
         Ok((plan.node.to_string(), plan.fence_epoch))
     }
 
-    /// The lazy move of key, or None when it stays: a dict with read_from, write_to,
-    /// retire_from (node ids) and fence_epoch.
-    ///
-    /// Raises InvalidArgumentError in background mode.
+    /// The lazy move of key, or None when it stays or the mode is not "lazy": a dict
+    /// with read_from, write_to, retire_from (node ids) and fence_epoch.
     fn lazy_steps<'py>(&self, key: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyDict>>> {
         let py = key.py();
         let key = Key::from_py(key)?;
@@ -79,8 +126,8 @@ impl MigrationSession {
     /// dict with units (a list of (shard, from node, to node)) and next (the cursor to
     /// store once they are copied, None when the copy is complete).
     ///
-    /// Raises InvalidArgumentError in lazy mode, for max 0, a cursor past the moving
-    /// units, or topologies whose shards are not the same fixed units.
+    /// Raises InvalidArgumentError in every mode but "background", for max 0, or a
+    /// cursor past the moving units.
     fn copy_batch<'py>(
         &self,
         py: Python<'py>,

@@ -125,6 +125,14 @@ impl Command {
     fn redirects(&self) -> u32 {
         self.inner.redirects()
     }
+
+    /// Whether an attempt the session sent is in flight and its reply still wanted (from
+    /// a "send" until its outcome, or until on_deadline() gave it up): after on_deadline(),
+    /// a shell whose attempt is no longer in flight abandons it.
+    #[getter]
+    fn in_flight(&self) -> bool {
+        self.inner.in_flight()
+    }
 }
 
 fn access(value: &Bound<'_, PyAny>) -> PyResult<ss::Access> {
@@ -228,6 +236,64 @@ impl ClusterSession {
     /// waiting for the reply until until_ms, then call again).
     fn stalled(&mut self, mut command: PyRefMut<'_, Command>, now_ms: &Bound<'_, PyAny>) -> PyResult<Action> {
         Ok(Action::from_core(self.inner.stalled(&mut command.inner, now(now_ms)?)))
+    }
+
+    /// When to ask about command next (an int on the now_ms clock), if nothing about it
+    /// happens first: the end of its backoff, or for an attempt in flight (from the
+    /// "send": its connection, handshake and reply are one attempt) the next stall check
+    /// or its command timeout; None when finished or nothing is pending. With
+    /// next_deadline(), the shell's one timer: call on_deadline() when it fires.
+    fn deadline(&self, command: PyRef<'_, Command>) -> Option<u64> {
+        self.inner.deadline(&command.inner)
+    }
+
+    /// The command timeout of command's attempt in flight (from its "send"), or None: a
+    /// reply already arriving is read until then (a dripping node is cut off here).
+    fn reply_deadline(&self, command: PyRef<'_, Command>) -> Option<u64> {
+        self.inner.reply_deadline(&command.inner)
+    }
+
+    /// command's deadline() came: "wait" (not yet, or keep waiting for the reply until
+    /// until_ms), "refresh" (a stall: refresh, then call again), "send" (the slot has a
+    /// new owner, or the backoff ended: abandon any attempt in flight and send), or the
+    /// next action after the attempt's command timeout (abandon it: a "timeout").
+    fn on_deadline(&mut self, mut command: PyRefMut<'_, Command>, now_ms: &Bound<'_, PyAny>) -> PyResult<Action> {
+        Ok(Action::from_core(self.inner.on_deadline(&mut command.inner, now(now_ms)?)))
+    }
+
+    /// The shell asks address (a refresh candidate) for CLUSTER SHARDS at now_ms:
+    /// connecting, the handshake and the reply are one request; returns its deadline
+    /// (None: no deadline), which next_deadline() gives until refreshed(),
+    /// refresh_failed(), the next refresh_sent() or timeout().
+    ///
+    /// Raises InvalidArgumentError for an address that is not host:port.
+    fn refresh_sent(&mut self, address: &Bound<'_, PyAny>, now_ms: &Bound<'_, PyAny>) -> PyResult<Option<u64>> {
+        let address = str_from_py(address, "address")?;
+        self.inner.refresh_sent(&address, now(now_ms)?).map_err(errors::to_py)
+    }
+
+    /// The command timeout of the refresh request in flight, or None: a CLUSTER SHARDS
+    /// reply already arriving is read until then.
+    fn refresh_reply_deadline(&self) -> Option<u64> {
+        self.inner.refresh_reply_deadline()
+    }
+
+    /// When the session's own request in flight (a refresh's CLUSTER SHARDS) must be
+    /// given up: call timeout() then; None when there is none.
+    fn next_deadline(&self) -> Option<u64> {
+        self.inner.next_deadline()
+    }
+
+    /// next_deadline() came: True when the refresh request in flight was given up (close
+    /// it and ask the next candidate), False when none was due at now_ms.
+    fn timeout(&mut self, now_ms: &Bound<'_, PyAny>) -> PyResult<bool> {
+        Ok(self.inner.timeout(now(now_ms)?))
+    }
+
+    /// The "host:port" of node id in the current table, or None (an unknown id, no
+    /// table yet).
+    fn address_of(&self, node: &Bound<'_, PyAny>) -> PyResult<Option<String>> {
+        Ok(self.inner.address_of(&str_from_py(node, "node")?))
     }
 
     /// The attempt failed with text (the error's str) whose class names or error codes

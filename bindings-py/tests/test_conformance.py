@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import pytest
 
@@ -70,6 +70,19 @@ def session_step(session: shardroute.ClusterSession, current: List[shardroute.Co
             return action_json(session.stalled(current[0], now))
         if call == "unreachable":
             return action_json(session.unreachable(current[0], step["why"], now))
+        if call == "deadline":
+            deadline = session.deadline(current[0])
+            return {"deadline_ms": None if deadline is None else str(deadline)}
+        if call == "on_deadline":
+            return action_json(session.on_deadline(current[0], now))
+        if call == "refresh_sent":
+            deadline = session.refresh_sent(step["address"], now)
+            return {"deadline_ms": None if deadline is None else str(deadline)}
+        if call == "next_deadline":
+            deadline = session.next_deadline()
+            return {"deadline_ms": None if deadline is None else str(deadline)}
+        if call == "timeout":
+            return {"timed_out": session.timeout(now)}
         if call == "refreshed":
             session.refreshed(step["reply"], now)
             return {"ok": True}
@@ -129,6 +142,9 @@ def follower_step(file: Dict[str, Any], follower: shardroute.TopologyFollower, s
             return {"epoch": None if router is None else str(router.epoch), "revision": None if revision is None else str(revision)}
         elif call == "stats":
             return follower.stats
+        elif call == "next_deadline":
+            deadline = follower.next_deadline()
+            return {"deadline_ms": None if deadline is None else str(deadline)}
         else:
             raise MalformedVector(f"unknown follower call {call!r}")
     except shardroute.ShardrouteError as err:
@@ -154,6 +170,10 @@ def migration_step(session: shardroute.MigrationSession, step: Dict[str, Any]) -
     try:
         if call == "fence_epoch":
             return {"epoch": str(session.fence_epoch)}
+        if call == "mode":
+            return {"mode": session.mode}
+        if call == "scan_nodes":
+            return {"nodes": session.scan_nodes()}
         if call == "read_plan":
             return {"nodes": session.read_plan(vector_key(step["key"]), step["moved"])}
         if call == "write_plan":
@@ -173,7 +193,15 @@ def migration_step(session: shardroute.MigrationSession, step: Dict[str, Any]) -
 
 
 def run_migration_session(file: Dict[str, Any], case: Dict[str, Any]) -> Dict[str, Any]:
+    def optional(side: str) -> Optional[shardroute.Router]:
+        return shardroute.Router(file["topologies"][case[side]]) if side in case else None
+
     try:
+        if "topology" in case:
+            # The routing a service holds: the session decides its mode.
+            topology = shardroute.Router(file["topologies"][case["topology"]])
+            session = shardroute.MigrationSession.of_topology(topology, optional("previous"), optional("held"))
+            return {"results": [migration_step(session, step) for step in case["steps"]]}
         if "dictionary" in case:
             migration = shardroute.Migration.of_dictionary(shardroute.Router(file["topologies"][case["dictionary"]]))
         else:

@@ -15,6 +15,7 @@ exits with the package's answer, not an abort).
 
 from __future__ import annotations
 
+import asyncio
 import os
 import socket
 import subprocess
@@ -27,7 +28,7 @@ from typing import Any, Union
 import pytest
 
 import shardroute
-from shardroute.redis import ClusterClient, ClusterUnavailable
+from shardroute.redis import AsyncClusterClient, ClusterClient, ClusterUnavailable
 
 #: How long past its budget a command may take to fail (a slow, shared machine).
 SLACK_S = 5.0
@@ -322,3 +323,55 @@ def test_the_974_kb_cluster_shards_is_refused_in_bounded_memory(nodes: Callable[
     )
     assert child.returncode == 0, (child.returncode, child.stdout, child.stderr[-2000:])
     assert child.stdout.split() == ["refresh", "False", "1"], child.stdout
+
+
+# -- issue 36: a handshake is an attempt under the session's stall rule ------------------
+
+
+class Silent(FakeNode):
+    """A node paused mid-life (as SIGSTOP leaves it): it accepts connections (the kernel
+    does) and never answers, not even the handshake's HELLO."""
+
+    def _serve(self, connection: socket.socket) -> None:
+        with connection:
+            while not self.closed:
+                time.sleep(0.05)
+
+
+@pytest.mark.parametrize("client_kind", ["sync", "asyncio"])
+def test_a_handshake_to_a_silent_node_is_under_the_stall_rule(nodes: Callable[..., FakeNode], client_kind: str) -> None:
+    """The slot's owner is silent from the first byte; the cluster then names a new owner.
+    The command's connection and handshake are its attempt: at the session's stall
+    deadline it is given up or the table re-read, and the command lands on the new owner,
+    long before a connect timeout plus a command timeout (the old sync client held the
+    handshake 6 s here: redis-py's `get_connection()` ran it outside every rule)."""
+    silent = Silent(one_shard())
+    asked = []
+
+    def shards(port: int) -> Value:
+        asked.append(port)  # the first table names the silent node; every later one the healthy one
+        owner = silent.port if len(asked) == 1 else port
+        return [{"slots": [0, 16383], "nodes": [node_entry("b" * 40 if owner == port else "a" * 40, owner)]}]
+
+    healthy = nodes(shards)
+    config: shardroute.SessionConfig = {"stall_ms": 200, "command_timeout_ms": 5000, "refresh_interval_ms": 100}
+    try:
+        started = time.monotonic()
+        if client_kind == "sync":
+            with ClusterClient([healthy.address], config=config) as client:
+                assert client.set("k", "v")
+                stats = client.stats
+                errors, resends = stats.errors, stats.stall_resends
+        else:
+            async def main() -> tuple[int, int]:
+                async with AsyncClusterClient([healthy.address], config=config) as client:
+                    assert await client.set("k", "v")
+                    return client.stats.errors, client.stats.stall_resends
+
+            errors, resends = asyncio.run(main())
+        took = time.monotonic() - started
+    finally:
+        silent.close()
+    assert errors + resends >= 1  # it did meet the silent node
+    timeouts = shardroute.session_defaults()
+    assert took < (config["command_timeout_ms"] + timeouts["connect_timeout_ms"]) / 1000 - 1, took

@@ -108,6 +108,12 @@ impl TopologyFollower {
         Ok(self.with(ss::Follower::connected)?)
     }
 
+    /// When to reconnect (a `bigint`), until connected; `null` while connected.
+    #[wasm_bindgen(js_name = nextDeadline)]
+    pub fn next_deadline(&self) -> Result<JsValue> {
+        Ok(self.with(|follower| follower.next_deadline())?.map_or(JsValue::NULL, JsValue::from))
+    }
+
     /// The router installed last (a new object each time), or `null`.
     #[wasm_bindgen(getter)]
     pub fn router(&self) -> Result<JsValue> {

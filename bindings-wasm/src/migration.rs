@@ -19,7 +19,7 @@ use crate::router::Router;
 use crate::topology::record;
 
 /// A move of data from one topology to the next while the application runs: where a key
-/// goes, where services write (the new owner) and read (the new owner, then the old one
+/// goes, where services write (the new owner) and read (the old owner, then the new one
 /// until the key's data has moved), and what a copy job moves.
 ///
 /// It holds copies of its two routers: the `Router` objects passed in stay as they were,
@@ -84,7 +84,7 @@ impl Migration {
         Ok(self.inner.write_target(Key::from_js(key)?.as_key())?.into())
     }
 
-    /// Where a read of the key looks, in order: the new owner, then the old one unless
+    /// Where a read of the key looks, in order: the old owner, then the new one, unless
     /// `moved` (omitted: false) or the key stays.
     ///
     /// Throws `invalid_argument` when `moved` is not a boolean.

@@ -19,6 +19,7 @@ use crate::errors::Result;
 use crate::js_migration_session::{self as shared, FlatPlan};
 use crate::key::{self, Key};
 use crate::migration::Migration;
+use crate::router::Router;
 use crate::topology::record;
 #[cfg(feature = "full-api")]
 use crate::u32_from_js;
@@ -48,17 +49,42 @@ impl MigrationSession {
             _ => return Err(key::with_type(migration, shared::not_a_migration).into()),
         };
         let mode = ss::Mode::from_name(&key::text_argument(mode, "mode")?)?;
-        Ok(MigrationSession { inner: ss::MigrationSession::new(migration, mode) })
+        Ok(MigrationSession { inner: ss::MigrationSession::new(migration, mode)? })
     }
 
-    /// The epoch writes run under (the new topology's), a bigint.
+    /// The routing a service uses, its mode decided by the core from `topology` (a live
+    /// `Router`, copied), `previous` and `held` (live `Router`s, or `null`/`undefined`).
+    ///
+    /// Throws `invalid_argument` when an argument is not a live `Router` (or absent).
+    #[wasm_bindgen(js_name = ofTopology)]
+    pub fn of_topology(topology: &JsValue, previous: &JsValue, held: &JsValue) -> Result<MigrationSession> {
+        let topology = Router::lend(topology, "topology", sr::Router::clone)?;
+        let optional = |value: &JsValue, what: &str| -> sr::Result<Option<sr::Router>> {
+            if value.is_null() || value.is_undefined() {
+                Ok(None)
+            } else {
+                Router::lend(value, what, sr::Router::clone).map(Some)
+            }
+        };
+        let (previous, held) = (optional(previous, "previous")?, optional(held, "held")?);
+        Ok(MigrationSession { inner: ss::MigrationSession::of_topology(topology, previous, held)? })
+    }
+
+    /// `"plain"`, `"background"`, `"lazy"` or `"catch-up"`.
+    #[wasm_bindgen(getter)]
+    pub fn mode(&self) -> String {
+        self.inner.mode().name().into()
+    }
+
+    /// The epoch reads and writes run under (the topology's; a dictionary in motion's
+    /// own), a bigint.
     #[wasm_bindgen(getter, js_name = fenceEpoch)]
     pub fn fence_epoch(&self) -> u64 {
         self.inner.fence_epoch()
     }
 
-    /// Where a read of the key looks, in order: the new owner, then the old one unless
-    /// `moved` (omitted: false).
+    /// Where a read of the key looks, in order: the old owner, then the new one, unless
+    /// `moved` (omitted: false); plain: the owner.
     ///
     /// Throws `invalid_key`; `invalid_argument` when `moved` is not a boolean.
     #[wasm_bindgen(js_name = readPlan)]
@@ -78,9 +104,9 @@ impl MigrationSession {
     }
 
     /// The lazy move of the key, `{read_from, write_to, retire_from, fence_epoch}`, or
-    /// `null` when it stays.
+    /// `null` when it stays or the mode is not lazy.
     ///
-    /// Throws `invalid_key`; `invalid_argument` in background mode.
+    /// Throws `invalid_key`.
     #[wasm_bindgen(js_name = lazySteps)]
     pub fn lazy_steps(&self, key: &JsValue) -> Result<JsValue> {
         let key = Key::from_js(key)?;
@@ -112,8 +138,8 @@ impl MigrationSession {
     /// are copied (`null`: the copy is complete).
     ///
     /// Throws `invalid_argument` for a cursor or max that is not an integer in
-    /// `0..=2^32-1`, in lazy mode, for max 0, a cursor past the moving units, or shards
-    /// that are not fixed units.
+    /// `0..=2^32-1`, in every mode but background, for max 0, or a cursor past the
+    /// moving units.
     #[wasm_bindgen(js_name = copyBatch)]
     pub fn copy_batch(&self, cursor: &JsValue, max: &JsValue) -> Result<Object> {
         let cursor = u32_from_js(cursor, "cursor")?;
@@ -123,6 +149,13 @@ impl MigrationSession {
             batch.units.iter().map(|unit| Array::of3(&unit.shard.into(), &unit.from.into(), &unit.to.into())).collect();
         let next = batch.next.map_or(JsValue::NULL, JsValue::from);
         Ok(record(&Array::of2(&Array::of2(&"units".into(), &units), &Array::of2(&"next".into(), &next)))?)
+    }
+
+    /// The nodes a query over every key reads, in order (each once when that is safe),
+    /// left out of the route build as `Migration.scanNodes` is.
+    #[wasm_bindgen(js_name = scanNodes)]
+    pub fn scan_nodes(&self) -> Vec<String> {
+        crate::owned_ids(self.inner.scan_nodes())
     }
 }
 

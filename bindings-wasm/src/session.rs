@@ -80,6 +80,13 @@ impl Command {
     pub fn redirects(&self) -> Result<u32> {
         Ok(self.inner.try_borrow().map_err(|_| shared::busy())?.redirects())
     }
+
+    /// Whether an attempt the session sent is in flight and its reply still wanted: after
+    /// `onDeadline`, a shell whose attempt is no longer in flight abandons it.
+    #[wasm_bindgen(getter, js_name = inFlight)]
+    pub fn in_flight(&self) -> Result<bool> {
+        Ok(self.inner.try_borrow().map_err(|_| shared::busy())?.in_flight())
+    }
 }
 
 #[wasm_bindgen]
@@ -146,6 +153,65 @@ impl ClusterSession {
     /// returned) and is still waiting: `refresh`, `send` (the slot's new owner) or `wait`.
     pub fn stalled(&self, command: &JsValue, now_ms: &JsValue) -> Result<Action> {
         self.step(command, || milliseconds(now_ms), |session, command, now| session.stalled(command, now))
+    }
+
+    /// When to ask about `command` next, a `bigint` on the `nowMs` clock, or `null`: the
+    /// end of its backoff, or the next stall check or command timeout of its attempt in
+    /// flight.
+    pub fn deadline(&self, command: &JsValue) -> Result<JsValue> {
+        let found = self.about(command, || Ok(()), |session, command, ()| session.deadline(command))?;
+        Ok(time_or_null(found))
+    }
+
+    /// The command timeout of `command`'s attempt in flight (a `bigint`), or `null`: a
+    /// reply already arriving is read until then.
+    #[wasm_bindgen(js_name = replyDeadline)]
+    pub fn reply_deadline(&self, command: &JsValue) -> Result<JsValue> {
+        let found = self.about(command, || Ok(()), |session, command, ()| session.reply_deadline(command))?;
+        Ok(time_or_null(found))
+    }
+
+    /// `command`'s deadline came: `wait`, `refresh`, `send`, or the next action after the
+    /// attempt's command timeout.
+    #[wasm_bindgen(js_name = onDeadline)]
+    pub fn on_deadline(&self, command: &JsValue, now_ms: &JsValue) -> Result<Action> {
+        self.step(command, || milliseconds(now_ms), |session, command, now| session.on_deadline(command, now))
+    }
+
+    /// A refresh asks `address` for `CLUSTER SHARDS` at `nowMs`: its deadline (a `bigint`),
+    /// or `null`.
+    ///
+    /// Throws `invalid_argument` for a bad address or time.
+    #[wasm_bindgen(js_name = refreshSent)]
+    pub fn refresh_sent(&self, address: &JsValue, now_ms: &JsValue) -> Result<JsValue> {
+        let address = key::text_argument(address, "address")?;
+        let now = milliseconds(now_ms)?;
+        Ok(time_or_null(self.with(|session| session.refresh_sent(&address, now))??))
+    }
+
+    /// The command timeout of the refresh request in flight (a `bigint`), or `null`.
+    #[wasm_bindgen(js_name = refreshReplyDeadline)]
+    pub fn refresh_reply_deadline(&self) -> Result<JsValue> {
+        Ok(time_or_null(self.with(|session| session.refresh_reply_deadline())?))
+    }
+
+    /// When the session's own request in flight must be given up (a `bigint`), or `null`.
+    #[wasm_bindgen(js_name = nextDeadline)]
+    pub fn next_deadline(&self) -> Result<JsValue> {
+        Ok(time_or_null(self.with(|session| session.next_deadline())?))
+    }
+
+    /// The session's deadline came: whether the refresh request in flight was given up.
+    pub fn timeout(&self, now_ms: &JsValue) -> Result<bool> {
+        let now = milliseconds(now_ms)?;
+        Ok(self.with(|session| session.timeout(now))?)
+    }
+
+    /// The `host:port` of node `node` in the current table, or `null`.
+    #[wasm_bindgen(js_name = addressOf)]
+    pub fn address_of(&self, node: &JsValue) -> Result<JsValue> {
+        let node = key::text_argument(node, "node")?;
+        Ok(self.with(|session| session.address_of(&node))?.map_or(JsValue::NULL, |address| JsValue::from(address)))
     }
 
     /// The attempt could not reach its node: `why` is `"refused"`, `"reset"` or `"timeout"`.
@@ -290,20 +356,7 @@ impl ClusterSession {
         read: impl FnOnce() -> sr::Result<A>,
         call: impl FnOnce(&mut ss::ClusterSession, &mut ss::Command, A) -> ss::Action,
     ) -> Result<Action> {
-        let mut step = Some((read, call));
-        let mut result = None;
-        let lent = lend_command(command, &mut |command: &Command| {
-            if let Some((read, call)) = step.take() {
-                result = Some(read().and_then(|arguments| {
-                    let mut inner = command.inner.try_borrow_mut().map_err(|_| shared::busy())?;
-                    self.with(|session| call(session, &mut inner, arguments))
-                }));
-            }
-        });
-        let action = match (lent, result) {
-            (Ok(()), Some(action)) => action?,
-            _ => return Err(key::with_type(command, |got| shared::not_a_command("command", got)).into()),
-        };
+        let action = self.about(command, read, call)?;
         let flat = FlatAction::from(action);
         Ok(make_action(
             flat.kind,
@@ -318,6 +371,37 @@ impl ClusterSession {
             flat.message,
         ))
     }
+}
+
+impl ClusterSession {
+    /// `call` on the session and `command` (a `Command` of this package, checked first),
+    /// its other arguments read by `read`.
+    fn about<A, R>(
+        &self,
+        command: &JsValue,
+        read: impl FnOnce() -> sr::Result<A>,
+        call: impl FnOnce(&mut ss::ClusterSession, &mut ss::Command, A) -> R,
+    ) -> Result<R> {
+        let mut step = Some((read, call));
+        let mut result = None;
+        let lent = lend_command(command, &mut |command: &Command| {
+            if let Some((read, call)) = step.take() {
+                result = Some(read().and_then(|arguments| {
+                    let mut inner = command.inner.try_borrow_mut().map_err(|_| shared::busy())?;
+                    self.with(|session| call(session, &mut inner, arguments))
+                }));
+            }
+        });
+        match (lent, result) {
+            (Ok(()), Some(found)) => Ok(found?),
+            _ => Err(key::with_type(command, |got| shared::not_a_command("command", got)).into()),
+        }
+    }
+}
+
+/// A u64 time as JavaScript gets it: a `bigint`, or `null`.
+fn time_or_null(ms: Option<u64>) -> JsValue {
+    ms.map_or(JsValue::NULL, JsValue::from)
 }
 
 /// The `access` argument: `"read"` or `"write"` ([`ss::Access::from_name`]).

@@ -29,6 +29,8 @@ export async function tier(wasm: URL, module: WebAssembly.Module, dictionary: Ui
   const plan: WritePlan = session.writePlan('user:1');
   const steps: LazySteps | null = session.lazySteps('user:1');
   const order: string[] = session.readPlan('user:1', false);
+  const routing = MigrationSession.ofTopology(next, router, null);
+  const routingMode: 'plain' | 'background' | 'lazy' | 'catch-up' = routing.mode;
   const moving = Migration.ofDictionary(fromBytes);
   const follower = new TopologyFollower(followerDefaults());
   const offered: Offered = follower.offer(TOPOLOGY, 1, performance.now() | 0);
@@ -66,7 +68,7 @@ export async function tier(wasm: URL, module: WebAssembly.Module, dictionary: Ui
   new route.ClusterSession(['127.0.0.1:7000']);
   // @ts-expect-error nor `hashKey`
   route.hashKey('k');
-  return [String(shard), owner, String(shards.length), String(epoch), plan.node, String(steps?.write_to), ...order,
+  return [String(shard), owner, String(shards.length), String(epoch), plan.node, String(steps?.write_to), routingMode, ...order,
     ...reads, ...saltedReads, String(saltedWrite), offered.kind, String(held?.epoch), String(httpRouter?.epoch),
     String(inputs.length)];
 }

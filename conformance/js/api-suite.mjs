@@ -1080,7 +1080,7 @@ export function apiSuite(api, runtime) {
         const user = users[index];
         assert.deepEqual(migration.moves(user), moved ? { from, to } : null);
         assert.equal(migration.writeTarget(user), to);
-        assert.deepEqual(migration.readTargets(user), moved ? [to, from] : [to]);
+        assert.deepEqual(migration.readTargets(user), moved ? [from, to] : [to]);
         assert.deepEqual(migration.readTargets(user, false), migration.readTargets(user));
         assert.deepEqual(migration.readTargets(user, true), [to]);
       }
@@ -1126,7 +1126,7 @@ export function apiSuite(api, runtime) {
         const move = moving.get(dictionary.route(key)) ?? null;
         assert.deepEqual(migration.moves(key), move);
         assert.equal(migration.writeTarget(key), move ? move.to : migration.after.node(key));
-        assert.deepEqual(migration.readTargets(key), move ? [move.to, move.from] : [migration.writeTarget(key)]);
+        assert.deepEqual(migration.readTargets(key), move ? [move.from, move.to] : [migration.writeTarget(key)]);
       }
       assert.equal(dictionary.toJson(), before, 'the dictionary is unchanged');
       // Nothing moves in a settled dictionary, or in a topology that is not one.

@@ -120,6 +120,7 @@ function cases() {
     disconnected: [...times((made, now) => made.disconnected(now)),
       ['the largest time', (api, made) => made.disconnected(2n ** 64n - 1n), null]],
     connected: [['no arguments', (api, made) => made.connected(), null]],
+    nextDeadline: [['no arguments', (api, made) => made.nextDeadline(), null]],
     publish: [
       ...notDocuments.map(([label, document]) => [`document ${label}`, (api, made) => made.publish(document), 'invalid_topology']),
       ['not JSON', (api, made) => made.publish('{'), 'invalid_topology'],

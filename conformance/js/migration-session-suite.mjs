@@ -72,10 +72,37 @@ function cases() {
         'invalid_argument']),
       ['both bad: the migration first', (api) => new api.MigrationSession({}, 1), 'invalid_argument'],
       ['lazy', (api, made) => new api.MigrationSession(made.migration, 'lazy'), null],
-      ['background', (api, made) => new api.MigrationSession(made.migration, 'background'), null],
+      ['background without fixed partitions', (api, made) => new api.MigrationSession(made.migration, 'background'),
+        'invalid_argument'],
+      ['plain is decided, not asked for', (api, made) => new api.MigrationSession(made.migration, 'plain'), 'invalid_argument'],
       ['of a dictionary', (api) => new api.MigrationSession(api.Migration.ofDictionary(new api.Router(MOVING)), 'lazy'), null],
     ],
     fenceEpoch: [['no arguments', (api, made) => made.lazy.fenceEpoch, null]],
+    ofTopology: [
+      ...notMigrations.filter(([label]) => label !== 'a router').map(([label, value]) => [`topology ${label}`,
+        (api, made) => api.MigrationSession.ofTopology(value(api, made)), 'invalid_argument']),
+      ...[['an object', {}], ['a number', 5], ['text', 'previous'], ['a migration', 'migration']].flatMap(([label, value]) => [
+        [`previous ${label}`, (api, made) => api.MigrationSession.ofTopology(made.migration.after,
+          value === 'migration' ? made.migration : value), 'invalid_argument'],
+        [`held ${label}`, (api, made) => api.MigrationSession.ofTopology(made.migration.after, null,
+          value === 'migration' ? made.migration : value), 'invalid_argument'],
+      ]),
+      ['a router of the other package', (api, made) => api.MigrationSession.ofTopology(made.foreign.after), 'invalid_argument'],
+      ['plain', (api, made) => api.MigrationSession.ofTopology(made.migration.after).mode, null],
+      ['plain, previous and held undefined', (api, made) => api.MigrationSession.ofTopology(made.migration.after, undefined, undefined).mode, null],
+      ['lazy', (api, made) => api.MigrationSession.ofTopology(made.migration.after, made.migration.before).mode, null],
+      ['catch-up', (api, made) => api.MigrationSession.ofTopology(made.migration.after, null, made.migration.before).mode, null],
+      ['background', (api) => api.MigrationSession.ofTopology(new api.Router(MOVING)).mode, null],
+    ],
+    mode: [
+      ['lazy', (api, made) => made.lazy.mode, null],
+      ['background', (api, made) => made.background.mode, null],
+    ],
+    scanNodes: [
+      ['lazy 5 -> 10', (api, made) => made.lazy.scanNodes(), null],
+      ['background', (api, made) => made.background.scanNodes(), null],
+      ['plain', (api, made) => api.MigrationSession.ofTopology(made.migration.before).scanNodes(), null],
+    ],
     readPlan: [
       ...keys((made, key) => made.lazy.readPlan(key)),
       ...[['null', null], ['a number', 1], ['text', 'true'], ['an object', {}]].map(([label, moved]) => [`moved ${label}`,
@@ -93,7 +120,7 @@ function cases() {
     ],
     lazySteps: [
       ...keys((made, key) => made.lazy.lazySteps(key)),
-      ['in background', (api, made) => made.background.lazySteps('k'), 'invalid_argument'],
+      ['in background', (api, made) => made.background.lazySteps('k'), null],
       ['in background, a bad key: the key first', (api, made) => made.background.lazySteps(-1), 'invalid_key'],
       ['a key that moves', (api, made) => made.lazy.lazySteps(7), null],
       ['a key that stays', (api, made) => made.lazy.lazySteps(12n), null],
@@ -107,8 +134,7 @@ function cases() {
       ['lazy', (api, made) => made.lazy.copyBatch(0, 1), 'invalid_argument'],
       ['lazy, a bad cursor: the cursor first', (api, made) => made.lazy.copyBatch(-1, 1), 'invalid_argument'],
       ['both bad: the cursor first', (api, made) => made.background.copyBatch(-1, 'x'), 'invalid_argument'],
-      ['shards that are not fixed units', (api, made) => new api.MigrationSession(made.migration, 'background').copyBatch(0, 1),
-        'invalid_argument'],
+      ['plain', (api, made) => api.MigrationSession.ofTopology(made.migration.after).copyBatch(0, 1), 'invalid_argument'],
       ['the first batch', (api, made) => made.background.copyBatch(0, 3), null],
       ['the largest max', (api, made) => made.background.copyBatch(1, 2 ** 32 - 1), null],
       ['the cursor at the end', (api, made) => made.background.copyBatch(4, 1), null],
@@ -166,7 +192,9 @@ export function migrationSessionSuite(api, runtime) {
         outcomeWithValue(other, () => call(other, made(other, api)))],
       minimum: 100,
       classes: MIGRATION_SESSION_CLASSES,
-      declarations,
+      // The static `ofTopology` is a call of the class too: read as a member here, so
+      // that it must have cases (declaredMembers reads instance members only).
+      declarations: declarations.replace(/^ {2}static (\w+)\(/gm, '  $1('),
       what: 'migration session',
     });
 
@@ -185,8 +213,12 @@ export function migrationSessionSuite(api, runtime) {
       assert.equal(message(() => background.copyBatch(5, 1)), 'copy_batch: cursor 5 is past the 4 moving units');
       assert.equal(message(() => session.lazySteps(-1)),
         'number key -1 is not a safe non-negative integer; pass integers above 2^53-1 as BigInt');
-      assert.equal(message(() => background.lazySteps(1)),
-        'lazy_steps: a background migration moves units (copy_batch), not keys');
+      assert.equal(message(() => new MigrationSession(migration, 'background')),
+        'background: a copy job moves fixed partitions (vbuckets, slots, partitions) that both topologies share, '
+        + 'and modulo to modulo shares none (node numbers, or a different count): move the data lazily (mode "lazy")');
+      assert.equal(message(() => session.copyBatch(0, 1)),
+        'copy_batch: only a background session copies units; this one is lazy (it moves keys on first read: lazy_steps)');
+      assert.equal(message(() => MigrationSession.ofTopology({})), 'topology must be a Router, got an object');
       assert.equal(message(() => session.fenced(1.5)),
         'minEpoch must be a u64, a safe non-negative integer or a bigint in 0n..=18446744073709551615n, got the number 1.5');
       assert.equal(message(() => session.fenced(-1n)),
@@ -219,7 +251,7 @@ export function migrationSessionSuite(api, runtime) {
     test('the seed\'s 5 -> 10 lazily: plans with the core\'s field names, the fence epoch a bigint', () => {
       const session = seed();
       assert.equal(session.fenceEpoch, BigInt(FENCE));
-      assert.deepEqual(session.readPlan(7), ['shard_7', 'shard_2']);
+      assert.deepEqual(session.readPlan(7), ['shard_2', 'shard_7'], 'old owner first, the core\'s order');
       assert.deepEqual(session.readPlan(7n, true), ['shard_7']);
       assert.deepEqual(session.readPlan(12), ['shard_2'], 'a key that stays has one place');
       const write = session.writePlan(7);
@@ -259,13 +291,26 @@ export function migrationSessionSuite(api, runtime) {
       const migration = new Migration(before, new Router(shards(10, 2)));
       new MigrationSession(migration, 'lazy');
       assert.equal(migration.before.toJson(), before.toJson());
-      assert.deepEqual(migration.readTargets(7), ['shard_7', 'shard_2']);
+      assert.deepEqual(migration.readTargets(7), ['shard_2', 'shard_7']);
     });
 
-    // The glue gives `__wrap` only to the classes its calls return: a MigrationSession is
-    // only constructed.
+    test('ofTopology decides the mode; every mode answers every question', () => {
+      const five = new Router(shards(5, FENCE - 1));
+      const ten = new Router(shards(10, FENCE));
+      const plain = MigrationSession.ofTopology(five);
+      assert.deepEqual([plain.mode, plain.readPlan(7), plain.lazySteps(7)], ['plain', ['shard_2'], null]);
+      assert.deepEqual(plain.writePlan(7), { node: 'shard_2', fence_epoch: BigInt(FENCE - 1) });
+      const lazy = MigrationSession.ofTopology(ten, five);
+      assert.deepEqual([lazy.mode, lazy.readPlan(7)], ['lazy', ['shard_2', 'shard_7']]);
+      assert.deepEqual(lazy.scanNodes(), Array.from({ length: 10 }, (_, i) => `shard_${i + 1}`), '5 -> 10: each node once');
+      const catchUp = MigrationSession.ofTopology(ten, null, five);
+      assert.deepEqual([catchUp.mode, catchUp.readPlan(7), catchUp.lazySteps(7)], ['catch-up', ['shard_2', 'shard_7'], null]);
+      assert.equal(MigrationSession.ofTopology(new Router(MOVING)).mode, 'background');
+    });
+
+    // ofTopology returns a MigrationSession, so the glue gives it `__wrap` as well; the
+    // declared static is an own property of the class.
     const extras = runtime.classExtras;
-    const constructed = { ...extras, statics: extras.statics.filter((name) => name !== '__wrap') };
-    membersTest(declarations, [['MigrationSession', MigrationSession, constructed]]);
+    membersTest(declarations, [['MigrationSession', MigrationSession, { ...extras, statics: [...extras.statics, 'ofTopology'] }]]);
   });
 }

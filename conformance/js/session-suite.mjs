@@ -142,6 +142,23 @@ function cases() {
       ['RESP2 flat arrays', (api, made) => made.session.refreshed([['slots', [0, 16383], 'nodes', [
         ['id', MASTER, 'port', 7000, 'ip', '127.0.0.1', 'endpoint', '127.0.0.1', 'role', 'master']]]], 1), null],
     ],
+    deadline: [...commands((made, c) => made.session.deadline(c)),
+      ['a command sent', (api, made) => made.session.deadline(made.command), null]],
+    replyDeadline: [...commands((made, c) => made.session.replyDeadline(c)),
+      ['a command sent', (api, made) => made.session.replyDeadline(made.command), null]],
+    onDeadline: [...commands((made, c) => made.session.onDeadline(c, 0)),
+      ...times((made, now) => made.session.onDeadline(made.command, now)),
+      ['both bad: command first', (api, made) => made.session.onDeadline(undefined, -1), 'invalid_argument']],
+    refreshSent: [...times((made, now) => made.session.refreshSent('127.0.0.1:7000', now)),
+      ['address number', (api, made) => made.session.refreshSent(7000, 0), 'invalid_argument'],
+      ['address without a port', (api, made) => made.session.refreshSent('h', 0), 'invalid_argument'],
+      ['both bad: the address first', (api, made) => made.session.refreshSent(1, -1), 'invalid_argument']],
+    refreshReplyDeadline: [['no arguments', (api, made) => made.session.refreshReplyDeadline(), null]],
+    nextDeadline: [['no arguments', (api, made) => made.session.nextDeadline(), null]],
+    timeout: times((made, now) => made.session.timeout(now)),
+    addressOf: [['a node', (api, made) => made.session.addressOf('x'), null],
+      ['not a string', (api, made) => made.session.addressOf(1), 'invalid_argument']],
+    inFlight: [['no arguments', (api, made) => made.command.inFlight, null]],
     refreshFailed: times((made, now) => made.session.refreshFailed(now)),
     wantsRefresh: times((made, now) => made.session.wantsRefresh(now)),
     plan: [
@@ -317,6 +334,59 @@ export function sessionSuite(api, runtime) {
       const finished = session.poll(command, 24);
       assert.deepEqual([finished.kind, finished.code], ['fail', 'invalid_argument']);
       assert.equal(session.succeeded(session.command(['k'], 'read', 25), 25).kind, 'done');
+    });
+
+    // The steady path shardroute/redis takes (the addon's only, not public API): its one
+    // call gives the attempt's deadline, which must be the general path's to the
+    // millisecond, and the Command made lazily at that deadline must go on as the general
+    // path's does.
+    const fastPath = Symbol.for('shardroute.ClusterSession.fastPath');
+    test('the fast path\'s deadline is deadline(command) of command + poll, and goes on the same', {
+      skip: new ClusterSession(['127.0.0.1:7000'])[fastPath] === undefined && 'no fast path in this package',
+    }, () => {
+      const configs = [{}, { stall_ms: 0 }, { command_timeout_ms: 0 }, { stall_ms: 0, command_timeout_ms: 0 },
+        { stall_ms: 900, command_timeout_ms: 300 }, { stall_ms: 40, command_timeout_ms: 100, read_from_replicas: true }];
+      let sent = 0;
+      let steps = 0;
+      for (const config of configs) {
+        // Twins: the same table and history; one takes the fast path, one the general path.
+        const fastSession = ready(config);
+        const slowSession = ready(config);
+        const fast = fastSession[fastPath];
+        for (const [key, access, sentMs] of [['user:1', 'write', 5], ['k', 'read', 10_000], ['k', 'read', 1_000_000]]) {
+          const target = fast.send([key], access, sentMs);
+          const slow = slowSession.command([key], access, sentMs);
+          const send = slowSession.poll(slow, sentMs);
+          if (send.kind !== 'send') {
+            assert.equal(target, null, 'the fast path declines what the general path does not send');
+            continue;
+          }
+          assert.deepEqual(target, { address: send.address, readonly: send.readonly }, JSON.stringify(config));
+          sent += 1;
+          const expected = slowSession.deadline(slow);
+          assert.equal(fast.deadline === null ? null : BigInt(fast.deadline), expected, JSON.stringify(config));
+          // The Command made at the deadline: the same deadlines, the same next actions.
+          const made = fast.command([key], access, target.address, sentMs);
+          assert.equal(fastSession.deadline(made), expected);
+          assert.equal(fastSession.replyDeadline(made), slowSession.replyDeadline(slow));
+          if (expected === null) continue;
+          for (let step = 0; step < 4 && fastSession.deadline(made) !== null; step += 1) {
+            const at = fastSession.deadline(made);
+            const got = fastSession.onDeadline(made, at);
+            const want = slowSession.onDeadline(slow, at);
+            assert.deepEqual({ ...got }, { ...want }, `${JSON.stringify(config)} step ${step}`);
+            steps += 1;
+            if (got.kind === 'refresh') {
+              fastSession.refreshed(SHARDS, at);
+              slowSession.refreshed(SHARDS, at);
+              break;
+            }
+            assert.equal(fastSession.deadline(made), slowSession.deadline(slow));
+          }
+        }
+        assert.deepEqual(fastSession.stats, slowSession.stats);
+      }
+      assert.ok(sent >= configs.length && steps >= configs.length, `${sent} sends, ${steps} deadlines compared`);
     });
 
     test('a bigint time is the number time; times up to 2^64-1 never overflow', () => {

@@ -207,6 +207,11 @@ const batch: CopyBatch = backgroundSession.copyBatch(0, 16);
 const batchUnit: [number, string, string] | undefined = batch.units[0];
 const resumeAt: number | null = batch.next;
 const refreshed: 'refresh' = migrationSession.fenced(3) === 'refresh' ? backgroundSession.fenced(11n) : 'refresh';
+const routed: MigrationSession = MigrationSession.ofTopology(router, null, migration.before);
+const routedMode: 'plain' | 'background' | 'lazy' | 'catch-up' = MigrationSession.ofTopology(router).mode;
+const routedScan: string[] = routed.scanNodes();
+// @ts-expect-error: previous is a Router (or null), not a document
+MigrationSession.ofTopology(router, {});
 // @ts-expect-error: a mode is 'background' or 'lazy'
 new MigrationSession(migration, 'eager');
 // @ts-expect-error: a session is made of a Migration, not a Router
@@ -311,4 +316,4 @@ export const used = [shard, node, replicas, preference, shards, moreShards, epoc
   commandSlot, kind, target, until, delay, failure, afterFailure, candidates, due, planned, counters, sessionRouter,
   untilNumber, commandsNumber, seedParts, firstWait, offeredKind, offeredParts, offeredAgain, reconnectAt, writeParts,
   inlineWrite, followed, followerCounters, reconnectNumber, offeredNumber, offeredCount, fenceEpoch, readPlan,
-  writePlanParts, lazyParts, inlineSteps, batchUnit, resumeAt, refreshed, fenceNumber, camelEpoch];
+  writePlanParts, lazyParts, inlineSteps, batchUnit, resumeAt, refreshed, fenceNumber, camelEpoch, routedMode, routedScan];

@@ -53,6 +53,19 @@ pub fn redis_session(case: &Value) -> Result<Value, String> {
             "poll" => session.poll(command.as_mut().ok_or_else(missing)?, now).to_value(),
             "succeeded" => session.succeeded(command.as_mut().ok_or_else(missing)?, now).to_value(),
             "stalled" => session.stalled(command.as_mut().ok_or_else(missing)?, now).to_value(),
+            "deadline" => {
+                json!({"deadline_ms": session.deadline(command.as_ref().ok_or_else(missing)?).map(|ms| ms.to_string())})
+            }
+            "on_deadline" => session.on_deadline(command.as_mut().ok_or_else(missing)?, now).to_value(),
+            "refresh_sent" => {
+                let address = step["address"].as_str().ok_or("address is not a string")?;
+                match session.refresh_sent(address, now) {
+                    Ok(deadline) => json!({"deadline_ms": deadline.map(|ms| ms.to_string())}),
+                    Err(err) => json!({"error": err.code()}),
+                }
+            }
+            "next_deadline" => json!({"deadline_ms": session.next_deadline().map(|ms| ms.to_string())}),
+            "timeout" => json!({"timed_out": session.timeout(now)}),
             "failed" => {
                 let text = step["text"].as_str().ok_or("text is not a string")?;
                 let names: Vec<&str> = step["names"]
@@ -167,6 +180,7 @@ pub fn topology_follower(file: &Value, case: &Value) -> Result<Value, String> {
                 "revision": follower.revision().map(|revision| revision.to_string()),
             }),
             "stats" => follower.stats().to_value(),
+            "next_deadline" => json!({"deadline_ms": follower.next_deadline().map(|ms| ms.to_string())}),
             other => return Err(format!("unknown follower call {other:?}")),
         };
         results.push(result);
@@ -182,16 +196,29 @@ pub fn migration_session(file: &Value, case: &Value) -> Result<Value, String> {
         let doc = file["topologies"].get(id).ok_or_else(|| format!("unknown topology {id:?}"))?;
         Ok(Router::from_value(doc))
     };
-    let built = match (case.get("before"), case.get("after"), case.get("dictionary")) {
-        (Some(before), Some(after), None) => {
-            let (before, after) = (router(before)?, router(after)?);
-            before.and_then(|before| after.and_then(|after| Migration::new(before, after)))
-        }
-        (None, None, Some(dictionary)) => router(dictionary)?.and_then(|router| Migration::of_dictionary(&router)),
-        _ => return Err("a migration_session case names before and after, or dictionary".into()),
+    let optional = |name: &str| -> Result<Result<Option<Router>, shardroute::Error>, String> {
+        Ok(match case.get(name) {
+            Some(id) => router(id)?.map(Some),
+            None => Ok(None),
+        })
     };
-    let mode = Mode::from_name(case["mode"].as_str().ok_or("mode is not a string")?);
-    let session = match built.and_then(|migration| mode.map(|mode| MigrationSession::new(migration, mode))) {
+    let built = if let Some(topology) = case.get("topology") {
+        // The routing a service holds: the session decides its mode.
+        let (topology, previous, held) = (router(topology)?, optional("previous")?, optional("held")?);
+        topology.and_then(|topology| MigrationSession::of_topology(topology, previous?, held?))
+    } else {
+        let migration = match (case.get("before"), case.get("after"), case.get("dictionary")) {
+            (Some(before), Some(after), None) => {
+                let (before, after) = (router(before)?, router(after)?);
+                before.and_then(|before| after.and_then(|after| Migration::new(before, after)))
+            }
+            (None, None, Some(dictionary)) => router(dictionary)?.and_then(|router| Migration::of_dictionary(&router)),
+            _ => return Err("a migration_session case names topology, before and after, or dictionary".into()),
+        };
+        let mode = Mode::from_name(case["mode"].as_str().ok_or("mode is not a string")?);
+        migration.and_then(|migration| mode.and_then(|mode| MigrationSession::new(migration, mode)))
+    };
+    let session = match built {
         Ok(session) => session,
         Err(err) => return Ok(json!({"error": err.code()})),
     };
@@ -200,6 +227,8 @@ pub fn migration_session(file: &Value, case: &Value) -> Result<Value, String> {
         let key = || to_key(&step["key"]);
         let result = match step["call"].as_str().ok_or("a step has no call")? {
             "fence_epoch" => json!({"epoch": session.fence_epoch().to_string()}),
+            "mode" => json!({"mode": session.mode().name()}),
+            "scan_nodes" => json!({"nodes": session.scan_nodes()}),
             "read_plan" => {
                 let moved = step["moved"].as_bool().ok_or("moved is not a boolean")?;
                 match key()?.and_then(|key| session.read_plan(key.as_key(), moved).map(|nodes| json!({"nodes": nodes})))

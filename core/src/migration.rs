@@ -8,16 +8,17 @@
 //! * [`moves`](Migration::moves): whether a key changes node, from where to where;
 //! * [`write_target`](Migration::write_target): where a write goes: the new owner,
 //!   always, so nothing written during the move is left behind on the old one;
-//! * [`read_targets`](Migration::read_targets): where a read looks: the new owner, then
-//!   the old one while the key's data may still be there (`moved` false), so a read
-//!   sees rows written before the move (old owner) and after it (new owner);
+//! * [`read_targets`](Migration::read_targets): where a read looks: the old owner while
+//!   the key's data may still be there (`moved` false), then the new owner, so a read
+//!   sees rows written before the move (old owner) and after it (new owner), and a row
+//!   copied between the two reads is found on the new owner, read last;
 //! * [`moving_shards`](Migration::moving_shards): the units a background copy job works
 //!   through, for topologies whose shards are fixed partitions (vbuckets, slots,
 //!   partitions, buckets): each shard whose owner changes, with both owners; and
 //!   [`moving_keys`](Migration::moving_keys) for a caller's list of keys otherwise.
 //!
 //! Both ways of moving the seed's messages table fit: **background** (a copy job copies
-//! each moving unit, then marks it moved; services read new then old until then) and
+//! each moving unit, then marks it moved; services read old then new until then) and
 //! **lazy** (nothing is copied ahead; the first read of a key under the new topology
 //! copies that key's data from the old owner, then marks it moved). Either way a
 //! `moved` flag per unit or per key, kept where the data lives, is what `read_targets`
@@ -34,7 +35,7 @@
 //! // The seed's `id % n ?: n`: user 7 lives on shard 2 of 5, then on shard 7 of 10.
 //! assert_eq!(migration.moves(7u64)?, Some(("shard_2", "shard_7")));
 //! assert_eq!(migration.write_target(7u64)?, "shard_7");
-//! assert_eq!(migration.read_targets(7u64, false)?, ["shard_7", "shard_2"]);
+//! assert_eq!(migration.read_targets(7u64, false)?, ["shard_2", "shard_7"]);
 //! assert_eq!(migration.read_targets(7u64, true)?, ["shard_7"]);
 //! // User 12 stays on shard 2: one place to read and write.
 //! assert_eq!(migration.moves(12u64)?, None);
@@ -51,6 +52,8 @@ use crate::strategy::compat::couchbase::CouchbaseSpec;
 use crate::strategy::compat::kafka::KafkaSpec;
 use crate::strategy::compat::redis_cluster::RedisClusterSpec;
 use crate::strategy::compat::vshard::VshardSpec;
+use crate::strategy::hashed::jump::JumpSpec;
+use crate::strategy::hashed::modulo::ModuloSpec;
 use crate::strategy::partitioned::multilevel::MultilevelSpec;
 use crate::strategy::partitioned::vbucket::VbucketSpec;
 use crate::strategy::{Strategy, Variant};
@@ -163,10 +166,19 @@ impl Migration {
         self.after.node(key)
     }
 
-    /// Where a read of the key looks, in order: the new owner, then the old one unless
-    /// the key's data has `moved` (or the key does not move at all). A read that looks
-    /// at both merges what it finds (rows are in one place or the other, or both while a
-    /// copy is under way).
+    /// Where a read of the key looks, in order: the old owner, then the new one; only
+    /// the new one when the key's data has `moved` (or the key does not move at all). A
+    /// read that looks at both merges what it finds by the rows' identity (rows are in
+    /// one place or the other, or both while a copy is under way).
+    ///
+    /// The order is the one every reader must follow, decided here once: **old owner
+    /// first**. Data leaves the old owner by a copy to the new owner and then a delete
+    /// (the background copy of a unit, the lazy move of a key); writes go to the new
+    /// owner only. Reading the new owner first can miss a row: the new owner is read
+    /// before the copy lands, the old one after the delete. Reading the old owner first
+    /// cannot: if that read came after the delete, the copy had committed, and the later
+    /// read of the new owner finds it (as [`scan_nodes`](Migration::scan_nodes) reads
+    /// sources before targets).
     ///
     /// # Errors
     /// As [`Router::route`] for either topology.
@@ -174,7 +186,9 @@ impl Migration {
         let key = key.into();
         let to = self.after.node(key)?;
         let from = self.before.node(key)?;
-        Ok(if moved || from == to { alloc::vec![to] } else { alloc::vec![to, from] })
+        // Old owner first: see above (a copy-then-delete between two reads is seen on the
+        // new owner, read last).
+        Ok(if moved || from == to { alloc::vec![to] } else { alloc::vec![from, to] })
     }
 
     /// The keys a read of `key` gathers while clients may hold either topology: every
@@ -238,68 +252,68 @@ impl Migration {
     /// The nodes a query over every key (a time range, a local index, an aggregation)
     /// reads while data moves, in the order to read them, so that no row in motion is
     /// missed. Merge what they return by the rows' identity: a row may be on two nodes
-    /// while it is copied, and a node may be listed twice.
+    /// while it is copied.
     ///
     /// A row moves by a copy to its new node and then a delete from the old one. Read
     /// the old node first, then the new one: if the read of the old node came after the
     /// delete, the copy had already committed, and the later read of the new node finds
-    /// it. So the order must put some read of every move's source before some read of
-    /// its target:
+    /// it (the reason [`read_targets`](Migration::read_targets) reads the old owner
+    /// first). So the order must put some read of every move's source before some read
+    /// of its target. When the moves between nodes are known, every node that owns a
+    /// shard on either side is **read once**, sources before targets (a topological
+    /// order; ties by node order, *before*'s nodes first, then the nodes only *after*
+    /// has). The moves are known:
     ///
     /// * for fixed partitions ([`moving_shards`](Migration::moving_shards): vbuckets,
-    ///   slots, partitions) hashed alike on both sides, the moves are known: the shards
-    ///   whose owner changes, and the keys a vbucket override sends elsewhere. Every node
-    ///   that owns a shard on either side is read once, sources before targets (a
-    ///   topological order; ties by node order, *before*'s nodes first). When moves go
-    ///   both ways between nodes (a cycle), every node is read once and then every target
-    ///   again.
-    /// * otherwise (modulo, jump, rings, ranges, or a change of key hashing: which nodes
-    ///   lose keys to which is not known without the keys), every node that owns a shard
-    ///   under *before*, then every one under *after*: a node on both sides is read
-    ///   twice.
+    ///   slots, partitions) hashed alike on both sides: the shards whose owner changes,
+    ///   and the keys a vbucket override sends elsewhere;
+    /// * for modulo on both sides, hashed alike: shard `s` of *n* can send keys to shard
+    ///   `t` of *m* only when `s ≡ t (mod gcd(n, m))` (5 → 10: node *k* to node *k + 5*
+    ///   only, so each of the 10 nodes is read once);
+    /// * for jump on both sides, hashed alike: growing, keys go only to the new buckets;
+    ///   shrinking, only from the removed ones.
+    ///
+    /// (At most [`MAX_SCAN_PAIRS`](crate::limits::MAX_SCAN_PAIRS) shard pairs are weighed for modulo and jump; past that,
+    /// the moves count as unknown.) When moves go both ways between nodes (a cycle), or
+    /// are not known (rings, ranges, a change of key hashing or of strategy), reading
+    /// each node once cannot be made safe: then every node that owns a shard under
+    /// *before*, then every one under *after*, or, for a cycle, every node once and then
+    /// every target again, whichever is shorter (the first on a tie). A node on both
+    /// sides is then read twice.
     ///
     /// Each read must itself see one moment of its node (one statement, or one
     /// snapshot). A node that owns no shard on either side is not read.
     ///
     /// ```
     /// use shardroute::{migration::Migration, Router};
-    /// let doc = |n: u32, epoch: u64| {
+    /// let doc = |n: u32, epoch: u64, strategy: &str| {
     ///     let nodes: Vec<String> = (1..=n).map(|i| format!(r#"{{"id": "s{i}"}}"#)).collect();
     ///     format!(r#"{{"format": "shardroute/1", "epoch": {epoch}, "nodes": [{}],
-    ///         "strategy": {{"type": "modulo"}}}}"#, nodes.join(","))
+    ///         "strategy": {{"type": "{strategy}"}}}}"#, nodes.join(","))
     /// };
-    /// let migration = Migration::new(Router::from_json(&doc(2, 1))?, Router::from_json(&doc(3, 2))?)?;
-    /// assert_eq!(migration.scan_nodes(), ["s1", "s2", "s1", "s2", "s3"]);
+    /// let grow = |a, b, strategy| Migration::new(Router::from_json(&doc(a, 1, strategy))?, Router::from_json(&doc(b, 2, strategy))?);
+    /// // Modulo 2 -> 4: s1 -> s3 and s2 -> s4 only; each node once.
+    /// assert_eq!(grow(2, 4, "modulo")?.scan_nodes(), ["s1", "s2", "s3", "s4"]);
+    /// // Modulo 2 -> 3: keys move both ways between s1 and s2; both are read twice.
+    /// assert_eq!(grow(2, 3, "modulo")?.scan_nodes(), ["s1", "s2", "s1", "s2", "s3"]);
     /// # Ok::<(), shardroute::Error>(())
     /// ```
     pub fn scan_nodes(&self) -> Vec<&str> {
         let before = owner_ids(&self.before);
         let after = owner_ids(&self.after);
-        // The moves are known per shard only when every key stays in its shard: the same
-        // fixed partitions, hashed alike. A key a vbucket override sends to another vbucket
-        // moves too, whatever its shards' owners do: each such key is one more move.
-        let same_shards = self.before.hashing() == self.after.hashing();
-        let (Ok(moving), true) = (self.moving_shards(), same_shards) else {
-            return before.into_iter().chain(after).collect();
+        let both_sides = || before.iter().chain(&after).copied().collect::<Vec<&str>>();
+        let Some(moves) = self.known_moves() else {
+            return both_sides();
         };
         // The nodes of both sides once, before's first: the order ties follow.
         let mut seen: alloc::collections::BTreeSet<&str> = before.iter().copied().collect();
-        let mut listed = before;
-        listed.extend(after.into_iter().filter(|&id| seen.insert(id)));
+        let mut listed = before.clone();
+        listed.extend(after.iter().copied().filter(|&id| seen.insert(id)));
         let mut sorted: Vec<(&str, u32)> = listed.iter().copied().zip(0u32..).collect();
         sorted.sort_unstable();
         let position = |id: &str| sorted.binary_search_by(|(listed, _)| (*listed).cmp(id)).map(|at| sorted[at].1).ok();
         let mut edges: Vec<(u32, u32)> =
-            moving.iter().filter_map(|shard| Some((position(shard.from)?, position(shard.to)?))).collect();
-        let overridden = [&self.before, &self.after]
-            .into_iter()
-            .filter_map(|router| router.strategy().spec::<VbucketSpec>())
-            .flat_map(|spec| spec.overrides.iter().map(|(key, _)| key));
-        for key in overridden {
-            if let Ok(Some((from, to))) = self.moves(key.as_key()) {
-                edges.extend(position(from).zip(position(to)));
-            }
-        }
+            moves.iter().filter_map(|&(from, to)| Some((position(from)?, position(to)?))).collect();
         edges.sort_unstable();
         edges.dedup();
         // Kahn's algorithm, the smallest ready position first.
@@ -323,13 +337,71 @@ impl Migration {
         if order.len() == listed.len() {
             return order;
         }
-        // A cycle: every node, then every target again.
+        // A cycle: every node, then every target again, or both sides, whichever is shorter.
         let mut target = alloc::vec![false; listed.len()];
         for &(_, to) in &edges {
             target[to as usize] = true;
         }
         let again = listed.iter().zip(target).filter_map(|(&id, target)| target.then_some(id));
-        listed.iter().copied().chain(again).collect()
+        let cycle: Vec<&str> = listed.iter().copied().chain(again).collect();
+        let sides = both_sides();
+        if sides.len() <= cycle.len() {
+            sides
+        } else {
+            cycle
+        }
+    }
+
+    /// Every (old node, new node) pair keys may move between, a superset of the real
+    /// moves, when it is known without the keys (see [`scan_nodes`](Migration::scan_nodes)).
+    fn known_moves(&self) -> Option<Vec<(&str, &str)>> {
+        if self.before.hashing() != self.after.hashing() {
+            return None;
+        }
+        if let Ok(moving) = self.moving_shards() {
+            let mut moves: Vec<(&str, &str)> = moving.iter().map(|shard| (shard.from, shard.to)).collect();
+            // A key a vbucket override sends to another vbucket moves too, whatever its
+            // shards' owners do: each such key is one more move.
+            let overridden = [&self.before, &self.after]
+                .into_iter()
+                .filter_map(|router| router.strategy().spec::<VbucketSpec>())
+                .flat_map(|spec| spec.overrides.iter().map(|(key, _)| key));
+            for key in overridden {
+                if let Ok(Some(pair)) = self.moves(key.as_key()) {
+                    moves.push(pair);
+                }
+            }
+            return Some(moves);
+        }
+        let (before, after) = (self.before.shard_range(), self.after.shard_range());
+        let (n, m) = (before.len() as u64, after.len() as u64);
+        let both = |is: fn(&Strategy) -> bool| is(self.before.strategy()) && is(self.after.strategy());
+        let may_move: &dyn Fn(u32, u32) -> bool = if both(|s| s.spec::<ModuloSpec>().is_some()) {
+            // A key's shard is its hash modulo the count (1-based shards too: n ≡ 0), so
+            // shard s of n and shard t of m share keys only when s ≡ t (mod gcd(n, m)).
+            let g = gcd(n, m);
+            &move |s, t| u64::from(s) % g == u64::from(t) % g
+        } else if both(|s| s.spec::<JumpSpec>().is_some()) {
+            // Jump moves keys only into new buckets (growing) or out of removed ones.
+            &move |s, t| s == t || (m > n && u64::from(t) >= n) || (m < n && u64::from(s) >= m)
+        } else {
+            return None;
+        };
+        if n.saturating_mul(m) > crate::limits::MAX_SCAN_PAIRS {
+            return None;
+        }
+        let mut moves = Vec::new();
+        for s in before {
+            for t in after.clone() {
+                if may_move(s, t) {
+                    let (from, to) = (self.before.shard_owner(s).ok()?, self.after.shard_owner(t).ok()?);
+                    if from != to {
+                        moves.push((from, to));
+                    }
+                }
+            }
+        }
+        Some(moves)
     }
 
     /// The indices of the keys that change node, in order.
@@ -353,8 +425,17 @@ impl Migration {
     }
 }
 
+
+/// Greatest common divisor (`gcd(0, m) = m`).
+fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
 /// The ids of the nodes that own a shard, in the router's node order.
-fn owner_ids(router: &Router) -> Vec<&str> {
+pub(crate) fn owner_ids(router: &Router) -> Vec<&str> {
     let mut owns = alloc::vec![false; router.nodes().len()];
     for shard in router.shard_range() {
         // A shard without an owner (a Couchbase row of -1) is on no node.
@@ -374,4 +455,64 @@ fn fixed_partitions(strategy: &Strategy) -> bool {
         || strategy.spec::<MultilevelSpec>().is_some()
         || strategy.spec::<VshardSpec>().is_some()
         || strategy.spec::<KafkaSpec>().is_some()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::string::String;
+
+    fn hashed(strategy: &str, n: u32, epoch: u64, one_based: bool) -> Router {
+        let nodes: Vec<String> = (1..=n).map(|i| format!(r#"{{"id": "s{i}"}}"#)).collect();
+        let extra = if one_based { r#", "one_based": true"# } else { "" };
+        Router::from_json(&format!(
+            r#"{{"format": "shardroute/1", "epoch": {epoch}, "hashing": {{"integers": "identity"}},
+                "nodes": [{}], "strategy": {{"type": "{strategy}"{extra}}}}}"#,
+            nodes.join(",")
+        ))
+        .unwrap()
+    }
+
+    /// Every key that moves has a read of its old node before a read of its new one, for
+    /// modulo and jump between 1 and 12 nodes (both numberings for modulo), and the nodes
+    /// are read once whenever no two nodes trade keys both ways.
+    #[test]
+    fn scan_nodes_reads_sources_before_targets() {
+        for (strategy, one_based) in [("modulo", false), ("modulo", true), ("jump", false)] {
+            for n in 1..=12u32 {
+                for m in 1..=12u32 {
+                    if n == m {
+                        continue;
+                    }
+                    let migration =
+                        Migration::new(hashed(strategy, n, 1, one_based), hashed(strategy, m, 2, one_based)).unwrap();
+                    let order = migration.scan_nodes();
+                    let mut pairs = alloc::collections::BTreeSet::new();
+                    for key in 0..5_000u64 {
+                        if let Some((from, to)) = migration.moves(key).unwrap() {
+                            let first = order.iter().position(|&id| id == from).unwrap();
+                            let last = order.iter().rposition(|&id| id == to).unwrap();
+                            assert!(first < last, "{strategy} {n} -> {m}: key {key} {from} -> {to} in {order:?}");
+                            pairs.insert((from, to));
+                        }
+                    }
+                    let cycle = pairs.iter().any(|&(a, b)| pairs.contains(&(b, a)));
+                    let nodes = n.max(m) as usize;
+                    if !cycle && strategy == "jump" {
+                        assert_eq!(order.len(), nodes, "{strategy} {n} -> {m}: {order:?}");
+                    }
+                    if n * 2 == m || m * 2 == n {
+                        assert_eq!(order.len(), nodes, "{strategy} {n} -> {m}: each node once: {order:?}");
+                    }
+                }
+            }
+        }
+    }
+
+    /// The read plan puts the old owner first: the reason is in `read_targets`' docs.
+    #[test]
+    fn read_targets_old_owner_first() {
+        let migration = Migration::new(hashed("modulo", 5, 1, true), hashed("modulo", 10, 2, true)).unwrap();
+        assert_eq!(migration.read_targets(7u64, false).unwrap(), ["s2", "s7"]);
+    }
 }

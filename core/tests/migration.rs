@@ -30,7 +30,7 @@ fn five_to_ten_moves_what_diff_lists() {
         assert_eq!(moves.is_some(), entry.moved());
         assert_eq!(migration.write_target(user).unwrap(), entry.new_node);
         let expected =
-            if entry.moved() { vec![&entry.new_node[..], &entry.old_node[..]] } else { vec![&entry.new_node[..]] };
+            if entry.moved() { vec![&entry.old_node[..], &entry.new_node[..]] } else { vec![&entry.new_node[..]] };
         assert_eq!(migration.read_targets(user, false).unwrap(), expected);
         assert_eq!(migration.read_targets(user, true).unwrap(), [&entry.new_node[..]]);
         assert_eq!(moving.binary_search(&(index as u32)).is_ok(), entry.moved());
@@ -67,12 +67,12 @@ fn a_dictionary_in_motion_lists_its_moving_vbuckets() {
         assert_eq!(shard.to, document["forward_map"][shard.shard as usize][0]);
         assert!(shard.to.as_bytes() >= b"shard_6".as_slice() || shard.to == "shard_10");
     }
-    // A key of a moving vbucket reads new then old until it has moved.
+    // A key of a moving vbucket reads old then new until it has moved.
     let key = (0u64..)
         .map(|i| format!("user:{i}"))
         .find(|k| shards.iter().any(|s| s.shard == moving.route(k.as_str()).unwrap()))
         .unwrap();
     let (from, to) = migration.moves(key.as_str()).unwrap().unwrap();
-    assert_eq!(migration.read_targets(key.as_str(), false).unwrap(), [to, from]);
+    assert_eq!(migration.read_targets(key.as_str(), false).unwrap(), [from, to]);
     assert_eq!(Migration::of_dictionary(migration.after()).unwrap_err().code(), "invalid_argument");
 }

@@ -9,29 +9,30 @@
 //   POST /users/{id}/messages   {"id": <message id, chosen by the client>, "body": "..."}
 //
 // Each answer says which shard served it (`x-shard`: the shards read, in the read
-// plan's order, new owner first; or the one written), the epoch it was routed under
+// plan's order, old owner first; or the one written), the epoch it was routed under
 // (`x-epoch`) and the runtime (`x-runtime`).
 //
 // The topology comes over HTTP from `shardroute serve` (HttpFollower of
 // shardroute-wasm/route/http, long polls): one serve for the etcd key `topology`, one for
 // `previous` (run B's lazy move). How a request is routed is the core's migration
-// session, by what the two hold (`Routing` below): a vbucket dictionary with a
-// `forward_map`, the background session of `Migration.ofDictionary`; a `previous` one
-// epoch older than the topology, the lazy session of `Migration(previous, topology)`;
-// otherwise the router alone. Writes go to `writePlan(user)` under its fence epoch;
-// reads union `readPlan(user, moved)` by id, the old owner queried first
-// (docs/rebalancing.md); a lazy read of a user that has not arrived makes the session's
-// `lazySteps`. A shard that refuses the epoch (409, its fence) makes the worker ask
-// both serves again, plan again and retry.
+// session, `MigrationSession.ofTopology(topology, previous, held)`, which decides the mode
+// from what the two hold and the topology the worker routed under just before (`held`,
+// docs/rebalancing.md): a vbucket dictionary with a `forward_map`, `background`; a
+// `previous` one epoch older than the topology, `lazy`; otherwise `plain`, or
+// `catch-up` (below). Writes go to `writePlan(user)` under its fence epoch; reads union
+// `readPlan(user, moved)` by id, queried in the plan's order (the core's: old owner
+// first); a read asks `lazySteps(user)`, which names a move only in lazy mode. A shard
+// that refuses the epoch (409, its fence) makes the worker ask both serves again, plan
+// again and retry. The worker never branches on the mode except to count.
 //
 // The two serves follow etcd independently, so the worker may hold run B's new topology
 // before the `previous` written with it in the same etcd transaction. Until it has that
 // `previous`, a non-dictionary topology that follows the one the worker routed under
-// just before is read as `Migration(that one, new)` describes (new owner, then old; no
-// moves, which are for whoever holds `previous`): "catch-up". If etcd holds a `previous`
-// for it, it is that same document (the epoch before), so reads look exactly where the
-// lazy session would before a move; if it holds none, the old owner's part of the
-// answer is empty.
+// just before is routed in `catch-up`: reads look at that one's owner, then the new
+// one; nothing is moved (moves are for whoever holds `previous`). If etcd holds a
+// `previous` for it, it is that same document (the epoch before), so reads look exactly
+// where the lazy session would before a move; if it holds none, the old owner's part of
+// the answer is empty.
 //
 // The driver configures the worker and keeps its followers alive with one long request,
 // `POST /follow` {"topology": url, "previous": url, "shards": {"shard_1": url, ...},
@@ -40,7 +41,7 @@
 // lines ({"event": "ready", "epoch"}, then one {"event": "epoch", ...} a second) and
 // closes them when it ends. `GET /stats` answers the counters and every routing
 // installed.
-import { HttpFollower, Migration, MigrationSession } from './shardroute.mjs';
+import { HttpFollower, MigrationSession } from './shardroute.mjs';
 
 /** Attempts of one request after fence refusals, before it fails (502). */
 const TRIES = 50;
@@ -67,67 +68,22 @@ class Fenced extends Error {
   }
 }
 
-const sameButEpoch = (a, b) => JSON.stringify({ ...JSON.parse(a.toJson()), epoch: 0 }) === JSON.stringify({ ...JSON.parse(b.toJson()), epoch: 0 });
-
-/** The router in force and, while data moves, how (immutable; rebuilt on every change). */
-class Routing {
-  constructor(router, previousRouter, before) {
-    this.router = router;
-    this.epoch = router.epoch;
-    this.previousEpoch = previousRouter ? previousRouter.epoch : null;
-    const strategy = JSON.parse(router.toJson()).strategy;
-    this.vbuckets = strategy.type === 'vbucket';
-    this.mode = 'plain';
-    this.session = null;
-    this.migration = null;
-    if (this.vbuckets && strategy.forward_map) {
-      this.mode = 'background';
-      this.session = new MigrationSession(Migration.ofDictionary(router), 'background');
-    } else if (previousRouter && previousRouter.epoch === this.epoch - 1n) {
-      this.mode = 'lazy';
-      this.session = new MigrationSession(new Migration(previousRouter, router), 'lazy');
-    } else if (!this.vbuckets && before && before.epoch === this.epoch - 1n && !sameButEpoch(before, router)) {
-      this.mode = 'catch-up';
-      this.migration = new Migration(before, router);
-    }
-  }
-
-  /** The column `vbucket`: the user's vbucket under a dictionary, else 0. */
-  vbucket(user) {
-    return this.vbuckets ? this.router.route(user) : 0;
-  }
-
-  writePlan(user) {
-    if (this.session) return this.session.writePlan(user);
-    if (this.migration) return { node: this.migration.writeTarget(user), fence_epoch: this.epoch };
-    return { node: this.router.node(user), fence_epoch: this.epoch };
-  }
-
-  lazySteps(user) {
-    return this.mode === 'lazy' ? this.session.lazySteps(user) : null;
-  }
-
-  readPlan(user, moved) {
-    if (this.session) return this.session.readPlan(user, moved);
-    if (this.migration) return this.migration.readTargets(user, false);
-    return [this.router.node(user)];
-  }
-
-  /** What the session makes of a fence refusal (the core's reading: follow the topology). */
-  fenced(minEpoch) {
-    return this.session ? this.session.fenced(BigInt(minEpoch)) : 'refresh';
-  }
-}
-
-/** Routing from what the followers hold now, unless it is the routing in force. */
+/**
+ * Routing from what the followers hold now, unless it is the routing in force: the
+ * core's session (every routing decision), swapped whole with the epochs it was made
+ * from and the router of the `vbucket` column (a dictionary's; 0 otherwise).
+ */
 function install() {
   const router = topology?.router;
   if (!router) return;
   const previousRouter = previous?.router ?? null;
+  const previousEpoch = previousRouter ? previousRouter.epoch : null;
   installedRouters.set(router.epoch, router);
-  if (routing && routing.epoch === router.epoch && routing.previousEpoch === (previousRouter ? previousRouter.epoch : null)) return;
+  if (routing && routing.epoch === router.epoch && routing.previousEpoch === previousEpoch) return;
   if (routing && routing.epoch > router.epoch) return;
-  const next = new Routing(router, previousRouter, installedRouters.get(router.epoch - 1n) ?? null);
+  const session = MigrationSession.ofTopology(router, previousRouter, installedRouters.get(router.epoch - 1n) ?? null);
+  const vbuckets = JSON.parse(router.toJson()).strategy.type === 'vbucket' ? router : null;
+  const next = { session, epoch: session.fenceEpoch, previousEpoch, mode: session.mode, vbuckets };
   if (routing && routing.epoch === next.epoch && routing.mode === next.mode) {
     routing = next;
     return;
@@ -172,7 +128,7 @@ async function fenced(attempt) {
     } catch (err) {
       if (!(err instanceof Fenced) || tries >= TRIES) throw err;
       stats.refused_by_fence += 1;
-      if (current.fenced(err.minEpoch) !== 'refresh') throw err;
+      if (current.session.fenced(BigInt(err.minEpoch)) !== 'refresh') throw err;
       await refresh(current);
     }
   }
@@ -192,18 +148,17 @@ async function moveUser(user, steps) {
 async function timeline(user) {
   return fenced(async (r) => {
     let moved = false;
-    const steps = r.lazySteps(user);
+    const steps = r.session.lazySteps(user); // null unless this read moves the user
     if (steps) {
       const flag = await call(steps.write_to, 'GET', `/users/${user}/moved`, steps.fence_epoch);
       if (!flag.moved) await moveUser(user, steps);
       moved = true;
     }
-    const plan = r.readPlan(user, moved);
+    const plan = r.session.readPlan(user, moved);
     if (r.mode === 'catch-up' && plan.length > 1) stats.catch_up_reads += 1;
     const found = new Map();
-    // Old owner first: a move that completes between the two reads then leaves every
-    // row on the new owner, read second.
-    for (const shard of [...plan].reverse()) {
+    // In the plan's order (the core's: old owner first, see docs/rebalancing.md).
+    for (const shard of plan) {
       for (const message of (await call(shard, 'GET', `/users/${user}/messages`, r.epoch)).messages) found.set(message.id, message);
     }
     const messages = [...found.values()].sort((a, b) => (a.time === b.time ? b.id - a.id : a.time < b.time ? 1 : -1));
@@ -213,8 +168,8 @@ async function timeline(user) {
 
 async function write(user, message) {
   return fenced(async (r) => {
-    const { node, fence_epoch: epoch } = r.writePlan(user);
-    const vbucket = r.vbucket(user);
+    const { node, fence_epoch: epoch } = r.session.writePlan(user);
+    const vbucket = r.vbuckets ? r.vbuckets.route(user) : 0;
     await call(node, 'POST', `/users/${user}/messages`, epoch, { id: message.id, body: message.body, vbucket, sender: config.runtime });
     return { plan: [node], epoch, body: { id: message.id, user, vbucket } };
   });

@@ -12,14 +12,12 @@
 // The topology comes from `EtcdFollower` of shardroute/etcd (the core's follower: newer
 // epochs installed, bad documents refused and counted, the last good router kept), with
 // `previous` read at the same etcd revision. What each statement does is the core's
-// migration session (`MigrationSession`), by what etcd holds:
-//
-// - `topology` only, no forward map: no session, `router.node(user)`;
-// - `topology` a vbucket dictionary with a `forward_map` (run A): a `background` session
-//   of `Migration.ofDictionary(router)`: writes to the new owner, reads new and old;
-// - `topology` and `previous` (run B): a `lazy` session of `new Migration(previous,
-//   topology)`: the first read of a user that moves, with no moved flag on the new owner,
-//   makes the session's `lazySteps`.
+// migration session, `MigrationSession.ofTopology(topology, previous)`, which decides the
+// mode from what etcd holds (docs/rebalancing.md): `plain` (nothing moves), `background`
+// (run A: a vbucket dictionary with a `forward_map`), `lazy` (run B: `previous` one epoch
+// older; the first read of a user that moves, with no moved flag on the new owner, makes
+// the session's `lazySteps`). The service asks it the same questions in every mode (write
+// plan, read plan in its order, lazy steps, scan order) and never branches on the mode.
 //
 // A shard fenced above the statement's epoch refuses it; `session.fenced` says what that
 // means (follow the topology: the follower reads etcd again), and the statement is
@@ -30,15 +28,15 @@
 // unsharded copy; only then is it acknowledged. `query` runs the example's two queries and
 // checks each answer against the oracle: messages by sender (the index shard, then the
 // data shards of the users its entries name, in the migration's scan order) and messages
-// in a time range (scatter/gather over every node in the scan order while data moves,
-// `Migration.scanNodes`: old owners before new ones), merged by id.
+// in a time range (scatter/gather over every node in the session's scan order,
+// `scanNodes`: old owners before new ones while data moves, each node once), merged by id.
 import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 
 import pg from 'pg';
-import { Migration, MigrationSession, Router, ShardrouteError, apply } from 'shardroute';
+import { MigrationSession, Router, ShardrouteError, apply } from 'shardroute';
 import { Etcd, EtcdError, EtcdFollower } from 'shardroute/etcd';
 
 const PREFIX = '/shardroute/messages/';
@@ -204,49 +202,6 @@ class Shards {
   }
 }
 
-/** The router in force and, while data moves, its migration session (immutable). */
-class Routing {
-  constructor(router, previous) {
-    this.router = router;
-    this.epoch = router.epoch;
-    const { strategy } = JSON.parse(router.toJson());
-    this.lazy = previous !== null;
-    this.session = null;
-    this.migration = null;
-    if (previous !== null) {
-      this.migration = new Migration(new Router(previous), router);
-      this.session = new MigrationSession(this.migration, 'lazy');
-    } else if ('forward_map' in strategy) {
-      this.migration = Migration.ofDictionary(router);
-      this.session = new MigrationSession(this.migration, 'background');
-    }
-    this.vbuckets = strategy.type === 'vbucket';
-    this.index = router.index(INDEX);
-    // The nodes a query over every key reads, in order: the core's scan order while data
-    // moves (a node may come twice), else each node of the scatter plan once.
-    this.scan = this.migration ? this.migration.scanNodes() : [...new Set(router.scatterEvery().nodes)];
-  }
-
-  /** The column `vbucket`: the user's vbucket in run A, 0 in run B. */
-  vbucket(user) {
-    return this.vbuckets ? this.router.route(user) : 0;
-  }
-
-  /** `{ node, fence_epoch }`: the shard a write goes to and the epoch it runs under. */
-  writePlan(user) {
-    return this.session ? this.session.writePlan(user) : { node: this.router.node(user), fence_epoch: this.epoch };
-  }
-
-  /** The lazy move of a user that changes node (run B), or null. */
-  lazySteps(user) {
-    return this.session && this.lazy ? this.session.lazySteps(user) : null;
-  }
-
-  readPlan(user, moved) {
-    return this.session ? this.session.readPlan(user, moved) : [this.router.node(user)];
-  }
-}
-
 /** Ticket ids from blocks reserved by a compare-and-swap on the service's counter. */
 class Ids {
   constructor(etcd, service) {
@@ -321,22 +276,25 @@ class Service {
   follow(follower) {
     const { router } = follower;
     if (router === null) return;
-    let routing;
+    const previous = follower.companions.get(PREVIOUS) ?? null;
+    let session;
     try {
-      routing = new Routing(router, follower.companions.get(PREVIOUS) ?? null);
+      session = MigrationSession.ofTopology(router, previous === null ? null : new Router(previous));
     } catch (err) {
       if (!(err instanceof ShardrouteError)) throw err;
       log(`refused epoch ${router.epoch}: previous: ${err.code}: ${err.message}; keeping epoch ${this.epoch()}`);
       return;
     }
-    this.routing = routing;
-    if (this.epochs.at(-1) !== routing.epoch) this.epochs.push(routing.epoch);
-    const moving = routing.lazy ? ' (lazy moves from previous)' : routing.session ? ' (vbuckets migrating)' : '';
-    log(`epoch ${routing.epoch}${moving}`);
+    // Swapped whole: the core's session (every routing decision), the global index's
+    // router, and the router of the `vbucket` column (run A's dictionary; 0 in run B).
+    const vbuckets = JSON.parse(router.toJson()).strategy.type === 'vbucket' ? router : null;
+    this.routing = { session, index: router.index(INDEX), vbuckets };
+    if (this.epochs.at(-1) !== session.fenceEpoch) this.epochs.push(session.fenceEpoch);
+    log(`epoch ${session.fenceEpoch} (${session.mode})`);
   }
 
   epoch() {
-    return this.routing ? this.routing.epoch : 0n;
+    return this.routing ? this.routing.session.fenceEpoch : 0n;
   }
 
   /**
@@ -347,7 +305,7 @@ class Service {
    */
   async fenced(routing, err) {
     this.count('refused_by_fence');
-    if (routing.session !== null && err.epoch === routing.session.fenceEpoch) {
+    if (err.epoch === routing.session.fenceEpoch) {
       const action = routing.session.fenced(err.minEpoch);
       if (action !== 'refresh') throw new Error(`the migration session answered ${action} to a fence refusal`);
     }
@@ -357,7 +315,7 @@ class Service {
       if (!(failure instanceof EtcdError)) throw failure;
       log(`reading the topology failed (${failure.message}); keeping epoch ${this.epoch()}`);
     }
-    if (this.epoch() <= routing.epoch) await sleep(10);
+    if (this.epoch() <= routing.session.fenceEpoch) await sleep(10);
   }
 
   // -- statements ----------------------------------------------------------------------
@@ -369,8 +327,9 @@ class Service {
     let row;
     for (;;) {
       const { routing } = this;
-      const { node, fence_epoch: epoch } = routing.writePlan(user);
-      row = [String(id), user, routing.vbucket(user), new Date().toISOString(), body, this.name, sender];
+      const { node, fence_epoch: epoch } = routing.session.writePlan(user);
+      const vbucket = routing.vbuckets ? routing.vbuckets.route(user) : 0;
+      row = [String(id), user, vbucket, new Date().toISOString(), body, this.name, sender];
       try {
         await this.shards.write(node, epoch, `INSERT INTO messages (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7)`, row);
       } catch (err) {
@@ -383,7 +342,7 @@ class Service {
     for (;;) { // the index entry, where the index routes the sender
       const { routing } = this;
       try {
-        await this.shards.insertIndex(routing.index.node(sender), routing.epoch, sender, String(id), user);
+        await this.shards.insertIndex(routing.index.node(sender), routing.session.fenceEpoch, sender, String(id), user);
       } catch (err) {
         if (!(err instanceof Fenced)) throw err;
         await this.fenced(routing, err);
@@ -407,7 +366,7 @@ class Service {
       const found = new Map();
       try {
         let moved = false;
-        const steps = routing.lazySteps(user);
+        const steps = routing.session.lazySteps(user); // null unless this read moves the user
         if (steps !== null) {
           if (!(await this.shards.isMoved(steps.write_to, steps.fence_epoch, user))) {
             this.count('moved_rows', await this.shards.moveUser(user, steps));
@@ -415,10 +374,9 @@ class Service {
           }
           moved = true;
         }
-        // Old owner first: a copy that finishes between the two reads then leaves every
-        // row on the new owner, which is read second.
-        for (const shard of routing.readPlan(user, moved).reverse()) {
-          for (const row of await this.shards.read(shard, routing.epoch, 'SELECT id, time, body FROM messages WHERE user_id = $1', [user])) {
+        // In the plan's order (the core's: old owner first, see docs/rebalancing.md).
+        for (const shard of routing.session.readPlan(user, moved)) {
+          for (const row of await this.shards.read(shard, routing.session.fenceEpoch, 'SELECT id, time, body FROM messages WHERE user_id = $1', [user])) {
             found.set(row.id, row);
           }
         }
@@ -445,24 +403,24 @@ class Service {
     for (;;) {
       const { routing } = this;
       try {
-        const entries = await this.shards.read(routing.index.node(sender), routing.epoch,
+        const entries = await this.shards.read(routing.index.node(sender), routing.session.fenceEpoch,
           'SELECT message_id, user_id FROM by_sender WHERE sender_id = $1', [sender]);
         const wanted = new Map();
         for (const { message_id: id, user_id: user } of entries) {
-          for (const node of routing.readPlan(BigInt(user), false)) {
+          for (const node of routing.session.readPlan(BigInt(user), false)) {
             if (!wanted.has(node)) wanted.set(node, []);
             wanted.get(node).push(id);
           }
         }
         const found = new Map();
-        for (const node of routing.scan) {
+        for (const node of routing.session.scanNodes()) {
           if (!wanted.has(node)) continue;
-          for (const row of await this.shards.read(node, routing.epoch, 'SELECT id, body FROM messages WHERE id = ANY($1)', [wanted.get(node)])) {
+          for (const row of await this.shards.read(node, routing.session.fenceEpoch, 'SELECT id, body FROM messages WHERE id = ANY($1)', [wanted.get(node)])) {
             if (!found.has(row.id)) found.set(row.id, [row.body, node]);
           }
         }
         const dangling = entries.map((entry) => entry.message_id).filter((id) => !found.has(id));
-        return { found, dangling, moving: routing.migration !== null };
+        return { found, dangling, moving: routing.session.mode !== 'plain' };
       } catch (err) {
         if (!(err instanceof Fenced)) throw err;
         await this.fenced(routing, err);
@@ -482,14 +440,14 @@ class Service {
       const found = new Map();
       let merged = 0;
       try {
-        for (const node of routing.scan) {
-          for (const row of await this.shards.read(node, routing.epoch, 'SELECT id, body FROM messages WHERE time >= $1 AND time < $2', [start, end])) {
+        for (const node of routing.session.scanNodes()) {
+          for (const row of await this.shards.read(node, routing.session.fenceEpoch, 'SELECT id, body FROM messages WHERE time >= $1 AND time < $2', [start, end])) {
             const first = found.get(row.id);
             if (first === undefined) found.set(row.id, [row.body, node]);
             else if (first[1] !== node) merged += 1;
           }
         }
-        return { found, merged, moving: routing.migration !== null };
+        return { found, merged, moving: routing.session.mode !== 'plain' };
       } catch (err) {
         if (!(err instanceof Fenced)) throw err;
         await this.fenced(routing, err);

@@ -12,14 +12,12 @@ stdout, one JSON line each, after `{"event": "ready", "epoch": N}`. Log lines go
 The topology comes from `shardroute.etcd.EtcdFollower` (the core's follower: newer
 epochs installed, bad documents refused and counted, the last good router kept), with
 `previous` read at the same revision. What each statement does is the core's migration
-session (`shardroute.MigrationSession`), by what etcd holds:
-
-* `topology` only, no forward map: no session, `router.node(user)`;
-* `topology` a vbucket dictionary with a `forward_map` (run A): a `background` session
-  of `Migration.of_dictionary(router)`: writes to the new owner, reads new and old;
-* `topology` and `previous` (run B): a `lazy` session of `Migration(previous, topology)`:
-  the first read of a user that moves, with no moved flag on the new owner, makes the
-  session's `lazy_steps`.
+session, `shardroute.MigrationSession.of_topology(topology, previous)`, which decides the
+mode from what etcd holds (docs/rebalancing.md): `plain` (nothing moves), `background`
+(run A: a vbucket dictionary with a `forward_map`), `lazy` (run B: `previous` one epoch
+older; the first read of a user that moves, with no moved flag on the new owner, makes
+the session's `lazy_steps`). The service asks it the same questions in every mode (write
+plan, read plan in its order, lazy steps, scan order) and never branches on the mode.
 
 A shard fenced above the statement's epoch refuses it; `session.fenced` says what that
 means (follow the topology: the follower reads etcd again), and the statement is
@@ -32,8 +30,8 @@ example's query side and checks each answer against the oracle:
 
 * messages by sender: the index shard of the sender, then the data shards of the users
   its entries name (each user's read plan), visited in the migration's scan order;
-* messages in a time range: scatter/gather over every node, in the migration's scan order
-  while data moves (`Migration.scan_nodes`: old owners before new ones), merged by id.
+* messages in a time range: scatter/gather over every node, in the session's scan order
+  (`scan_nodes`: old owners before new ones while data moves, each node once), merged by id.
 """
 
 from __future__ import annotations
@@ -45,6 +43,7 @@ import random
 import sys
 import threading
 import time
+from dataclasses import dataclass
 from typing import Any
 
 import shardroute
@@ -60,41 +59,15 @@ def log(service: str, message: str) -> None:
     print(f"[{service}] {message}", file=sys.stderr, flush=True)
 
 
-class Routing:
-    """The router in force and, while data moves, its migration session (immutable)."""
+@dataclass(frozen=True)
+class InForce:
+    """What statements route by, swapped whole on a topology change: the core's session
+    (every routing decision), the global index's router, and the router of the table's
+    `vbucket` column (run A's dictionary; None in run B, where the column is 0)."""
 
-    def __init__(self, router: shardroute.Router, previous: str | None) -> None:
-        self.router = router
-        self.epoch = router.epoch
-        strategy = json.loads(router.to_json())["strategy"]
-        self.lazy = previous is not None
-        self.session: shardroute.MigrationSession | None = None
-        self.migration: shardroute.Migration | None = None
-        if previous is not None:
-            self.migration = shardroute.Migration(shardroute.Router(previous), router)
-            self.session = shardroute.MigrationSession(self.migration, "lazy")
-        elif "forward_map" in strategy:
-            self.migration = shardroute.Migration.of_dictionary(router)
-            self.session = shardroute.MigrationSession(self.migration, "background")
-        self.vbuckets = strategy.get("type") == "vbucket"
-        self.index = router.index(INDEX)
-        # The nodes a query over every key reads, in order: the core's scan order while
-        # data moves (a node may come twice), else each node of the scatter plan once.
-        self.scan = self.migration.scan_nodes() if self.migration else list(dict.fromkeys(router.scatter_every()["nodes"]))
-
-    def vbucket(self, user: int) -> int:
-        """The column `vbucket`: the user's vbucket in run A, 0 in run B."""
-        return self.router.route(user) if self.vbuckets else 0
-
-    def write_plan(self, user: int) -> tuple[str, int]:
-        """The shard a write goes to and the epoch it runs under."""
-        return self.session.write_plan(user) if self.session else (self.router.node(user), self.epoch)
-
-    def lazy_steps(self, user: int) -> shardroute.LazySteps | None:
-        return self.session.lazy_steps(user) if self.session and self.lazy else None
-
-    def read_plan(self, user: int, moved: bool) -> list[str]:
-        return self.session.read_plan(user, moved) if self.session else [self.router.node(user)]
+    session: shardroute.MigrationSession
+    index: shardroute.Router
+    vbuckets: shardroute.Router | None
 
 
 class Ids:
@@ -136,7 +109,7 @@ class Service:
         self.counting = threading.Lock()
         self.counters: dict[str, int] = {}
         self.latencies: list[float] = []
-        self.routing: Routing | None = None
+        self.routing: InForce | None = None
         self.epochs: list[int] = []
         self.reads_before = 0  # the follower's etcd reads at the last reset
         self.follower = EtcdFollower(
@@ -158,31 +131,31 @@ class Service:
         router = follower.router
         if router is None:
             return
+        previous = follower.companions[PREVIOUS]
         try:
-            routing = Routing(router, follower.companions[PREVIOUS])
+            session = shardroute.MigrationSession.of_topology(router, shardroute.Router(previous) if previous else None)
         except shardroute.ShardrouteError as err:
             log(self.name, f"refused epoch {router.epoch}: previous: {err.code}: {err}; keeping epoch {self.epoch()}")
             return
-        self.routing = routing
-        if not self.epochs or self.epochs[-1] != routing.epoch:
-            self.epochs.append(routing.epoch)
-        moving = " (lazy moves from previous)" if routing.lazy else " (vbuckets migrating)" if routing.session else ""
-        log(self.name, f"epoch {routing.epoch}{moving}")
+        vbuckets = router if json.loads(router.to_json())["strategy"]["type"] == "vbucket" else None
+        self.routing = InForce(session, router.index(INDEX), vbuckets)
+        if not self.epochs or self.epochs[-1] != session.fence_epoch:
+            self.epochs.append(session.fence_epoch)
+        log(self.name, f"epoch {session.fence_epoch} ({session.mode})")
 
     def epoch(self) -> int:
-        return self.routing.epoch if self.routing else 0
+        return self.routing.session.fence_epoch if self.routing else 0
 
-    def fenced(self, routing: Routing, err: Fenced) -> None:
+    def fenced(self, routing: InForce, err: Fenced) -> None:
         """A shard refused the statement's epoch: etcd has a newer one (the fence is raised
         only after the document is written), which the watch may not have brought yet."""
         self.counters_add("refused_by_fence")
-        if routing.session is not None:
-            assert routing.session.fenced(err.min_epoch) == "refresh"  # the core's reading of a refusal
+        assert routing.session.fenced(err.min_epoch) == "refresh"  # the core's reading of a refusal
         try:
             self.follower.refresh()
         except EtcdError as failure:
             log(self.name, f"reading the topology failed ({failure}); keeping epoch {self.epoch()}")
-        if self.epoch() <= routing.epoch:
+        if self.epoch() <= routing.session.fence_epoch:
             time.sleep(0.01)
 
     # -- statements --------------------------------------------------------------------
@@ -194,8 +167,9 @@ class Service:
         while True:
             routing = self.routing
             assert routing is not None
-            target, epoch = routing.write_plan(user)
-            row = (message_id, user, routing.vbucket(user), datetime.now(timezone.utc), body, self.name, sender)
+            target, epoch = routing.session.write_plan(user)
+            vbucket = routing.vbuckets.route(user) if routing.vbuckets else 0
+            row = (message_id, user, vbucket, datetime.now(timezone.utc), body, self.name, sender)
             try:
                 self.shards.write(target, epoch, "INSERT INTO messages (id, user_id, vbucket, time, body, sender, sender_id) "
                                   "VALUES (%s, %s, %s, %s, %s, %s, %s)", row)
@@ -207,7 +181,7 @@ class Service:
             routing = self.routing
             assert routing is not None
             try:
-                self.shards.insert_index(routing.index.node(sender), routing.epoch, sender, message_id, user)
+                self.shards.insert_index(routing.index.node(sender), routing.session.fence_epoch, sender, message_id, user)
             except Fenced as err:
                 self.fenced(routing, err)
                 continue
@@ -227,18 +201,17 @@ class Service:
             assert routing is not None
             try:
                 moved = False
-                steps = routing.lazy_steps(user)
+                steps = routing.session.lazy_steps(user)  # None unless this read moves the user
                 if steps is not None:
                     if not self.shards.is_moved(steps["write_to"], steps["fence_epoch"], user):
                         self.counters_add("moved_rows", self.shards.move_user(user, steps))
                         self.counters_add("moved_users")
                     moved = True
                 found: dict[int, tuple[Any, str]] = {}
-                # Old owner first: a copy that finishes between the two reads then
-                # leaves every row on the new owner, which is read second.
-                for shard in reversed(routing.read_plan(user, moved)):
+                # In the plan's order (the core's: old owner first, see docs/rebalancing.md).
+                for shard in routing.session.read_plan(user, moved):
                     for message_id, at, body in self.shards.read(
-                        shard, routing.epoch, "SELECT id, time, body FROM messages WHERE user_id = %s", (user,)
+                        shard, routing.session.fence_epoch, "SELECT id, time, body FROM messages WHERE user_id = %s", (user,)
                     ):
                         found[message_id] = (at, body)
             except Fenced as err:
@@ -296,17 +269,17 @@ class Service:
             assert routing is not None
             try:
                 entries = self.shards.read(
-                    routing.index.node(sender), routing.epoch,
+                    routing.index.node(sender), routing.session.fence_epoch,
                     "SELECT message_id, user_id FROM by_sender WHERE sender_id = %s", (sender,),
                 )
                 wanted: dict[str, list[int]] = {}
                 for message_id, user in entries:
-                    for node in routing.read_plan(user, False):
+                    for node in routing.session.read_plan(user, False):
                         wanted.setdefault(node, []).append(message_id)
                 found: dict[int, tuple[str, str]] = {}
-                for node in routing.scan:
+                for node in routing.session.scan_nodes():
                     if node in wanted:
-                        rows = self.shards.read(node, routing.epoch, "SELECT id, body FROM messages WHERE id = ANY(%s)", (wanted[node],))
+                        rows = self.shards.read(node, routing.session.fence_epoch, "SELECT id, body FROM messages WHERE id = ANY(%s)", (wanted[node],))
                         for message_id, body in rows:
                             found.setdefault(message_id, (body, node))
             except Fenced as err:
@@ -314,7 +287,7 @@ class Service:
                 self.counters_add("query_restarts")
                 continue
             dangling = {message_id for message_id, _ in entries} - found.keys()
-            return found, dangling, routing.migration is not None
+            return found, dangling, routing.session.mode != "plain"
 
     def in_range(self, start: datetime, end: datetime) -> tuple[dict[int, tuple[str, str]], int, bool]:
         """Messages with `start <= time < end`: scatter/gather over every node in the scan
@@ -326,8 +299,8 @@ class Service:
             found: dict[int, tuple[str, str]] = {}
             merged = 0
             try:
-                for node in routing.scan:
-                    rows = self.shards.read(node, routing.epoch, "SELECT id, body FROM messages WHERE time >= %s AND time < %s", (start, end))
+                for node in routing.session.scan_nodes():
+                    rows = self.shards.read(node, routing.session.fence_epoch, "SELECT id, body FROM messages WHERE time >= %s AND time < %s", (start, end))
                     for message_id, body in rows:
                         first = found.setdefault(message_id, (body, node))
                         merged += first[1] != node
@@ -335,7 +308,7 @@ class Service:
                 self.fenced(routing, err)
                 self.counters_add("query_restarts")
                 continue
-            return found, merged, routing.migration is not None
+            return found, merged, routing.session.mode != "plain"
 
     def query(self, seconds: float) -> dict[str, Any]:
         """Both queries in turn for `seconds`, each checked against the oracle. Writers are

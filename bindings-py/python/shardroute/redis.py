@@ -16,10 +16,13 @@ raises ``TooManyRedirects`` or ``ClusterUnavailable``; a MOVED or ASK whose text
 cannot read is its ``InvalidArgumentError``; any other Redis error is raised as redis-py
 raises it.
 
-Each command is timed as a whole (``command_timeout_ms``), not per socket read: a node
-that drips its reply a byte at a time is cut off when the command's time is up (and the
-session hears ``timeout``), and so is a connection's handshake. A ``CLUSTER SHARDS``
-reply with bytes that are not UTF-8 is refused, never read with U+FFFD in it.
+Every wait is the session's: it says when to look again (``ClusterSession.deadline`` for a
+command, ``next_deadline`` for a refresh's ``CLUSTER SHARDS``), and the client keeps that
+one deadline per request and computes none. A request is timed as a whole, its
+connection's handshake included, never per socket read: a node that drips its reply or
+its handshake a byte at a time, or a paused one, is cut off at the session's deadline.
+A ``CLUSTER SHARDS`` reply with bytes that are not UTF-8 is refused, never read with
+U+FFFD in it.
 
 Needs redis-py: ``pip install 'shardroute[redis]'``.
 """
@@ -27,10 +30,11 @@ Needs redis-py: ``pip install 'shardroute[redis]'``.
 from __future__ import annotations
 
 import asyncio
-import json
+import contextlib
+import contextvars
 import socket
 import time
-from collections.abc import Awaitable, Callable, Generator, Iterable, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Literal
 
 try:
@@ -47,14 +51,15 @@ from redis.retry import Retry
 __all__ = ["AsyncClusterClient", "ClusterClient", "ClusterStats", "ClusterUnavailable", "TooManyRedirects"]
 
 Key = str | bytes | int
-#: What the command generators yield: ("send", action, commands, command) -> the last
-#: reply, a ``_Pending`` attempt when none came within the session's ``stall_ms`` (sync),
-#: or ``_Abandoned`` when the session gave the attempt up (asyncio: ``_Watch``);
-#: ("await", pending, s) -> the same for ``s`` more seconds; ("abandon", pending);
-#: ("pipeline", address, readonly, commands) -> replies or exceptions; ("sleep", s);
-#: ("refresh",); ("all", generators) -> their results.
+#: What the command generators yield (``deadline``: ms on ``_now_ms``'s clock, from the
+#: session, or None): ("send", action, commands, deadline) -> an attempt; ("read",
+#: attempt, deadline, reply_deadline) -> its last reply, or ``PENDING`` at the deadline; ("abandon",
+#: attempt); ("pipeline", address, readonly, commands, deadline) -> replies or exceptions;
+#: ("raw", address, command, deadline) -> the reply; ("sleep", deadline); ("refresh",);
+#: ("all", generators) -> their results.
 Steps = Generator[tuple[Any, ...], Any, Any]
 FAILED = (redis.RedisError, OSError)
+PENDING = object()  # no reply yet, and the session's deadline came
 
 
 class TooManyRedirects(shardroute.TooManyRedirectsError, redis.RedisError):
@@ -156,48 +161,50 @@ def _unread_redirect(error: BaseException) -> None:
         shardroute.parse_redirect(f"{kind} {error.args[0] if error.args else ''}")
 
 
+_DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar("deadline", default=None)
+
+
+@contextlib.contextmanager
+def _until(deadline_ms: int | None) -> Iterator[None]:
+    """Every socket connect and read of this thread stops at ``deadline_ms`` (the session's)."""
+    token = _DEADLINE.set(None if deadline_ms is None else deadline_ms / 1000)
+    try:
+        yield
+    finally:
+        _DEADLINE.reset(token)
+
+
+def _left(deadline_ms: int | None) -> float | None:
+    return None if deadline_ms is None else max(0.0, (deadline_ms - _now_ms()) / 1000)
+
+
 class _TimedSocket(socket.socket):
-    """A socket whose reads stop at ``deadline`` (monotonic seconds; None: no deadline),
-    however the per-read timeout is set: each read waits at most the time left, and one
-    after the deadline raises ``socket.timeout`` at once. So a node that drips its reply
-    a byte at a time cannot make one command last longer than its timeout."""
+    """A socket whose reads stop at the request's deadline (``_until``), however the
+    per-read timeout is set: a node that drips its reply cannot stretch a request."""
 
-    deadline: float | None = None
-
-    def _left(self) -> float | None:
-        timeout = self.gettimeout()
-        if self.deadline is None:
-            return timeout
-        left = self.deadline - time.monotonic()
-        if left <= 0:
-            raise socket.timeout("the command's deadline passed")
-        return left if timeout is None else min(timeout, left)
+    def _bounded(self, read: Callable[..., Any], *args: Any) -> Any:
+        timeout, deadline = self.gettimeout(), _DEADLINE.get()
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise socket.timeout("the request's deadline passed")
+            self.settimeout(left if timeout is None else min(timeout, left))
+        try:
+            return read(*args)
+        finally:
+            self.settimeout(timeout)
 
     def recv(self, bufsize: int, flags: int = 0) -> bytes:
-        timeout = self.gettimeout()
-        self.settimeout(self._left())
-        try:
-            return super().recv(bufsize, flags)
-        finally:
-            self.settimeout(timeout)
+        return bytes(self._bounded(super().recv, bufsize, flags))
 
     def recv_into(self, buffer: Any, nbytes: int = 0, flags: int = 0) -> int:
-        timeout = self.gettimeout()
-        self.settimeout(self._left())
-        try:
-            return super().recv_into(buffer, nbytes, flags)
-        finally:
-            self.settimeout(timeout)
+        return int(self._bounded(super().recv_into, buffer, nbytes, flags))
 
 
 class _TimedConnection(redis.Connection):
-    """redis-py's connection with one deadline per request, not per socket read: each
-    command sent (or pipeline) must be answered within ``socket_timeout`` as a whole, and
-    the handshake (connect, then ``HELLO``, ``READONLY``, ...) within
-    ``socket_connect_timeout`` plus ``socket_timeout``. A host the resolver cannot encode
-    (a 255-byte MOVED target) is a connection error, as an unknown host is."""
-
-    _handshaking = False
+    """redis-py's connection under the request's deadline: connecting, the handshake
+    (``HELLO``, ``READONLY``, ...) and each reply. A host the resolver cannot encode (a
+    255-byte MOVED target) is a connection error, as an unknown host is."""
 
     def set_parser(self, parser_class: Any) -> None:
         super().set_parser(_safe_parser(parser_class))
@@ -210,24 +217,7 @@ class _TimedConnection(redis.Connection):
         timeout = sock.gettimeout()
         timed = _TimedSocket(sock.family, sock.type, sock.proto, fileno=sock.detach())
         timed.settimeout(timeout)
-        if self.socket_timeout:
-            timed.deadline = time.monotonic() + self.socket_timeout
         return timed
-
-    def connect_check_health(self, *args: Any, **kwargs: Any) -> None:
-        self._handshaking = True  # its commands share the deadline _connect set
-        try:
-            super().connect_check_health(*args, **kwargs)
-        finally:
-            self._handshaking = False
-
-    def send_packed_command(self, command: Any, check_health: bool = True) -> None:
-        if not self._sock:
-            self.connect_check_health(check_health=False)
-        sock = self._sock
-        if not self._handshaking and isinstance(sock, _TimedSocket):
-            sock.deadline = time.monotonic() + self.socket_timeout if self.socket_timeout else None
-        super().send_packed_command(command, check_health)
 
 
 class _ReadOnlyConnection(_TimedConnection):
@@ -241,7 +231,7 @@ class _ReadOnlyConnection(_TimedConnection):
 
 class _AsyncSafeConnection(redis.asyncio.Connection):
     """redis.asyncio's connection with MOVED and ASK read by ``_MovedReply`` and
-    ``_AskReply`` (its deadlines are the client's: ``asyncio.wait_for`` per request)."""
+    ``_AskReply`` (its deadlines are the client's: each request awaited until the session's)."""
 
     def set_parser(self, parser_class: Any) -> None:
         super().set_parser(_safe_parser(parser_class))
@@ -266,18 +256,11 @@ class _Client:
         seeds = [node if isinstance(node, str) else f"{node[0]}:{node[1]}" for node in startup_nodes]
         settings: dict[str, Any] = {**(config or {}), **({"read_from_replicas": True} if read_from_replicas else {})}
         self._session = shardroute.ClusterSession(seeds, settings)  # type: ignore[arg-type]
-        timeouts = self._session.config
-        # No retries inside redis-py: every failure reaches the session.
-        self._connection_kwargs = {
-            "socket_connect_timeout": timeouts["connect_timeout_ms"] / 1000,
-            "socket_timeout": timeouts["command_timeout_ms"] / 1000,
-            "retry": Retry(NoBackoff(), 0),
-            **connection_kwargs,
-        }
-        self._stall_s = timeouts["stall_ms"] / 1000
-        self._timeout_s = timeouts["command_timeout_ms"] / 1000
+        config = self._session.config
+        # No retries inside redis-py: every failure reaches the session; every wait is its.
+        self._connection_kwargs = {"socket_connect_timeout": config["connect_timeout_ms"] / 1000,
+                                   "retry": Retry(NoBackoff(), 0), **connection_kwargs}
         self._pools: dict[tuple[str, bool], Any] = {}
-        self._addresses: tuple[int | None, dict[str, str]] = (None, {})
         self.stats = ClusterStats(self._session)
 
     def connection(self, address: str, *, readonly: bool = False) -> Any:
@@ -295,69 +278,62 @@ class _Client:
 
     def address_of(self, node: str) -> str:
         """The ``host:port`` of a node id of the current router."""
-        router = self._session.router
-        if router is not None and self._addresses[0] != router.epoch:
-            nodes = json.loads(router.to_json())["nodes"]
-            self._addresses = (router.epoch, {entry["id"]: entry.get("address", entry["id"]) for entry in nodes})
-        return self._addresses[1][node]
-
-    def _stalled(self, command: shardroute.Command, pending: Any) -> Steps:
-        """An attempt with no reply for ``stall_ms``: as the session says, refresh, keep
-        waiting, or abandon it (its node lost the slot: the next action sends elsewhere).
-        Returns ``(reply, None)`` (the reply, or still pending) or ``(None, next action)``."""
-        session = self._session
-        while True:
-            step = session.stalled(command, _now_ms())
-            if step.kind == "refresh":
-                yield ("refresh",)
-                continue
-            if step.kind == "wait":
-                return (yield ("await", pending, (step.delay_ms or 0) / 1000)), None
-            yield ("abandon", pending)
-            return None, step
+        address = self._session.address_of(node)
+        if address is None:
+            raise KeyError(node)
+        return address
 
     def _failed(self, command: shardroute.Command, err: BaseException) -> shardroute.Action:
         names = [cls.__name__ for cls in type(err).__mro__]
         return self._session.failed(command, str(err), names, _now_ms())
+
+    def _batch_deadline(self) -> int:
+        """A batch's pipeline is one request of the session's command timeout."""
+        return _now_ms() + self._session.config["command_timeout_ms"]
 
     # -- the steps -----------------------------------------------------------------
 
     def _command(self, keys: Sequence[Key], access: Literal["read", "write"], commands: Sequence[Sequence[Any]],
                  error: BaseException | None = None) -> Steps:
         """One command where the session says, until it is done. ``commands`` run on one
-        connection (the last reply is the result); ``error``: what it already got."""
+        connection (the last reply is the result); ``error``: what it already got. The
+        attempt in flight is read until the session's deadline, then the session says:
+        keep waiting, refresh, send elsewhere (a stall), or give it up (its timeout)."""
         session = self._session
         command = session.command(keys, access, _now_ms())
         action = self._failed(command, error) if error is not None else session.poll(command, _now_ms())
+        attempt: Any = None
         while True:
-            if action.kind == "send":
-                after_stall = None
-                try:
-                    reply = yield ("send", action, commands, command)
-                    if isinstance(reply, _Abandoned):
-                        after_stall = reply.next
-                    while isinstance(reply, _Pending) and after_stall is None:
-                        reply, after_stall = yield from self._stalled(command, reply)
-                except FAILED as err:
-                    error, action = err, self._failed(command, err)
-                    continue
-                if after_stall is not None:
-                    action = after_stall
-                    continue
-                session.succeeded(command, _now_ms())
-                return reply
-            if action.kind == "wait":
-                yield ("sleep", (action.delay_ms or 0) / 1000)
-            elif action.kind == "refresh":
-                yield ("refresh",)
-            elif action.kind == "done" and error is not None:
+            if attempt is not None and (action.kind == "send" or not command.in_flight):
+                yield ("abandon", attempt)
+                attempt = None
+            if action.kind == "done" and error is not None:
                 _unread_redirect(error)
                 raise error
-            else:
+            if action.kind in ("done", "fail"):
                 failure = _FAILURES.get(action.code, shardroute.ShardrouteError)(action.message)
                 failure.code, failure.message = action.code, action.message  # type: ignore[attr-defined]
                 raise failure from error
-            action = session.poll(command, _now_ms())
+            try:
+                if action.kind == "send":
+                    if not commands:
+                        session.succeeded(command, _now_ms())
+                        return None
+                    attempt = yield ("send", action, commands, session.deadline(command))
+                if action.kind == "refresh":  # the attempt in flight (a stall's) waits meanwhile
+                    yield ("refresh",)
+                elif attempt is not None:
+                    reply = yield ("read", attempt, session.deadline(command), session.reply_deadline(command))
+                    if reply is not PENDING:
+                        session.succeeded(command, _now_ms())
+                        return reply
+                else:
+                    yield ("sleep", session.deadline(command))
+            except FAILED as err:
+                attempt, error = None, err
+                action = self._failed(command, err)
+                continue
+            action = session.on_deadline(command, _now_ms())
 
     def _table(self) -> Steps:
         """The first table, under the session's rules (refresh, backoff, budget)."""
@@ -375,7 +351,7 @@ class _Client:
         def node(address: str, readonly: bool, slots: list[tuple[int, list[int]]]) -> Steps:
             groups = [indices for _, indices in slots] if per_slot else [[i] for _, indices in slots for i in indices]
             commands = [command_for(group) for group in groups]
-            replies = yield ("pipeline", address, readonly, commands)
+            replies = yield ("pipeline", address, readonly, commands, self._batch_deadline())
             for group, command, reply in zip(groups, commands, replies):
                 if isinstance(reply, BaseException):
                     reply = yield from self._command([keys[i] for i in group], access, [command], reply)
@@ -386,14 +362,16 @@ class _Client:
         return results
 
     def _refresh(self) -> Steps:
+        """Each candidate in turn, each request until the session's deadline for it."""
         session = self._session
         for address in session.refresh_candidates():
             try:
-                reply = yield ("raw", address, ("CLUSTER", "SHARDS"))
+                deadline = session.refresh_sent(address, _now_ms())
+                reply = yield ("raw", address, ("CLUSTER", "SHARDS"), deadline, session.refresh_reply_deadline())
                 session.refreshed(_text(reply), _now_ms())
                 return True
             except (*FAILED, shardroute.ShardrouteError):
-                continue
+                session.timeout(_now_ms())  # a silent candidate: given up at its deadline
         session.refresh_failed(_now_ms())
         return False
 
@@ -441,45 +419,46 @@ class _Client:
         return self._run(self._batch(keys, "write", lambda group: ("SET", *items[group[0]]), per_slot=False))
 
 
-class _Pending:
-    """An attempt sent whose reply has not come yet (the session was told: ``stalled``)."""
+
+def _queue(pipe: Any, asking: bool, commands: Sequence[Sequence[Any]]) -> Any:
+    if asking:
+        pipe.execute_command("ASKING")
+    for command in commands:
+        pipe.execute_command(*command)
+    return pipe
 
 
-class _SyncPending(_Pending):
+class _Attempt:
     """Commands sent on one connection taken from the node's pool (``ASKING`` first when
-    asked), their replies read one by one, each waited for at most the time given, so
-    that the session can be asked while the node is silent. Every reply is read, errors
-    included, and the first error is raised (as a pipeline would); the connection goes
-    back to its pool once all are read, or is closed when the attempt is abandoned."""
+    asked), connected under the session's deadline; their replies read one by one until
+    the deadline given, so that the session can be asked while the node is silent. Every
+    reply is read, errors included, and the first error raised (as a pipeline would); the
+    connection goes back to its pool once all are read, or is closed when abandoned."""
 
-    def __init__(self, client: Any, asking: bool, commands: Sequence[Sequence[Any]], timeout_s: float) -> None:
-        self.client = client
-        self.pool = client.connection_pool
+    def __init__(self, client: Any, asking: bool, commands: Sequence[Sequence[Any]], deadline_ms: int | None) -> None:
+        self.client, self.pool, self.replies = client, client.connection_pool, list[Any]()
         self.wire: list[Sequence[Any]] = [("ASKING",), *commands] if asking else list(commands)
-        self.replies: list[Any] = []
-        self.deadline = time.monotonic() + timeout_s
-        self.connection = self.pool.get_connection()
-        try:
-            self.connection.send_packed_command(self.connection.pack_commands(self.wire))
-        except BaseException:
-            self.abandon()
-            raise
+        with _until(deadline_ms):
+            self.connection = self.pool.get_connection()
+            try:
+                self.connection.send_packed_command(self.connection.pack_commands(self.wire))
+            except BaseException:
+                self.abandon()
+                raise
 
-    def read(self, wait_s: float) -> Any:
-        """The last reply, or ``self`` when the next reply has not come within ``wait_s``."""
+    def read(self, deadline_ms: int | None, reply_deadline_ms: int | None) -> Any:
+        """The last reply, or ``PENDING`` when the next has not begun by ``deadline_ms``;
+        a reply begun is read until ``reply_deadline_ms``."""
         connection = self.connection
         try:
-            while len(self.replies) < len(self.wire):
-                left = self.deadline - time.monotonic()
-                if not connection.can_read(timeout=max(0.0, min(wait_s, left))):
-                    if left <= wait_s:
-                        raise redis.TimeoutError(f"Timeout reading from {connection.host}:{connection.port}")
-                    return self
-                name = self.wire[len(self.replies)][0]
-                try:
-                    self.replies.append(self.client.parse_response(connection, name))
-                except redis.ResponseError as err:
-                    self.replies.append(err)
+            with _until(reply_deadline_ms):
+                while len(self.replies) < len(self.wire):
+                    if not connection.can_read(timeout=_left(deadline_ms)):
+                        return PENDING
+                    try:
+                        self.replies.append(self.client.parse_response(connection, self.wire[len(self.replies)][0]))
+                    except redis.ResponseError as err:
+                        self.replies.append(err)
         except BaseException:
             self.abandon()
             raise
@@ -494,90 +473,6 @@ class _SyncPending(_Pending):
         back to the pool, which reconnects it when next used."""
         self.connection.disconnect()
         self.pool.release(self.connection)
-
-
-class _Abandoned:
-    """The session gave up an attempt on its silent node: its next action."""
-
-    def __init__(self, next_action: shardroute.Action) -> None:
-        self.next = next_action
-
-
-class _Watch(_Pending):
-    """An asyncio attempt, awaited in the command's own task, with a timer beside it. When
-    the timer fires (``stall_ms`` without a reply), ``check`` runs the session's stall
-    steps in a task of its own (``_stalled``: refresh, keep waiting, or abandon); if the
-    session abandons the attempt, the command's task is cancelled out of its wait and
-    ``wait`` returns ``_Abandoned``; past the command timeout, ``wait`` raises
-    ``redis.TimeoutError``. The steady path costs one timer, no task."""
-
-    def __init__(self, client: AsyncClusterClient, command: shardroute.Command, address: str) -> None:
-        self.client = client
-        self.command = command
-        self.address = address
-        self.task = asyncio.current_task()
-        self.deadline = time.monotonic() + client._timeout_s
-        self.done = False
-        self.timed_out = False
-        self.next: shardroute.Action | None = None
-        self.checking: asyncio.Task[None] | None = None
-
-    async def wait(self, sent: Awaitable[Any]) -> Any:
-        loop = asyncio.get_running_loop()
-        timer = loop.call_later(self.client._stall_s, self._fire)
-        try:
-            return await sent
-        except asyncio.CancelledError:
-            if (self.next is None and not self.timed_out) or self.task is None:
-                raise
-            uncancel = getattr(self.task, "uncancel", None)  # Python 3.11+: this cancel is consumed
-            if uncancel is not None:
-                uncancel()
-            if self.next is None:
-                raise redis.TimeoutError(f"Timeout reading from {self.address}") from None
-            return _Abandoned(self.next)
-        finally:
-            self.done = True
-            timer.cancel()
-
-    def _fire(self) -> None:
-        if not self.done:
-            self.checking = asyncio.get_running_loop().create_task(self.check())
-
-    async def check(self) -> None:
-        try:
-            while not self.done:
-                if time.monotonic() >= self.deadline:
-                    self.timed_out = True  # the command timeout: the session hears `timeout`
-                    if self.task is not None:
-                        self.task.cancel()
-                    return
-                _, step = await self.client._run(self.client._stalled(self.command, self))
-                if step is not None:
-                    if not self.done and self.task is not None:
-                        self.next = step
-                        self.task.cancel()
-                    return
-        except (*FAILED, shardroute.ShardrouteError):
-            return  # the attempt waits on for its command timeout, as without the check
-
-    async def read(self, wait_s: float) -> Any:
-        """``("await", ...)``: sleeps while the attempt runs on (not past the command
-        timeout); ``self`` while it still does."""
-        await asyncio.sleep(max(0.0, min(wait_s, self.deadline - time.monotonic())))
-        return None if self.done else self
-
-
-async def _last(replies: Any) -> Any:
-    return (await replies)[-1]
-
-
-def _queue(pipe: Any, asking: bool, commands: Sequence[Sequence[Any]]) -> Any:
-    if asking:
-        pipe.execute_command("ASKING")
-    for command in commands:
-        pipe.execute_command(*command)
-    return pipe
 
 
 class ClusterClient(_Client):
@@ -616,35 +511,38 @@ class ClusterClient(_Client):
     def _perform(self, request: tuple[Any, ...]) -> Any:
         kind = request[0]
         if kind == "send":
-            action, commands = request[1:3]
-            if not commands:
-                return None
-            client = self.connection(action.address, readonly=action.readonly)
-            if not self._stall_s:
-                if not action.asking and len(commands) == 1:
-                    return client.execute_command(*commands[0])
-                return _queue(client.pipeline(transaction=False), action.asking, commands).execute()[-1]
-            return _SyncPending(client, action.asking, commands, self._timeout_s).read(self._stall_s)
-        if kind == "await":
-            return request[1].read(request[2])
+            _, action, commands, deadline = request
+            return _Attempt(self.connection(action.address, readonly=action.readonly), action.asking, commands, deadline)
+        if kind == "read":
+            return request[1].read(request[2], request[3])
         if kind == "abandon":
             return request[1].abandon()
         if kind == "pipeline":
-            _, address, readonly, commands = request
+            _, address, readonly, commands, deadline = request
             try:
-                return _queue(self.connection(address, readonly=readonly).pipeline(transaction=False), False, commands).execute(raise_on_error=False)
+                with _until(deadline):
+                    return _queue(self.connection(address, readonly=readonly).pipeline(transaction=False), False, commands).execute(raise_on_error=False)
             except FAILED as err:
                 return [err] * len(commands)
         if kind == "raw":
-            pool = self.connection(request[1]).connection_pool
-            connection = pool.get_connection()
+            _, address, command, deadline, reply_deadline = request
+            pool = self.connection(address).connection_pool
+            with _until(deadline):
+                connection = pool.get_connection()
             try:
-                connection.send_command(*request[2])
-                return connection.read_response()
+                with _until(deadline):
+                    connection.send_command(*command)
+                    if not connection.can_read(timeout=_left(deadline)):
+                        raise redis.TimeoutError(f"No reply from {address}")
+                with _until(reply_deadline):
+                    return connection.read_response()
+            except BaseException:
+                connection.disconnect()  # cut off mid-reply: not reusable
+                raise
             finally:
                 pool.release(connection)
         if kind == "sleep":
-            return time.sleep(request[1])
+            return time.sleep(_left(request[1]) or 0)
         if kind == "refresh":
             return self.refresh()
         return [self._run(steps) for steps in request[1]]
@@ -661,6 +559,35 @@ class ClusterClient(_Client):
         self.close()
 
 
+def _retrieved(task: asyncio.Future[Any]) -> None:
+    if not task.cancelled():
+        task.exception()  # an abandoned attempt's error is not the command's
+
+
+async def _within(task: asyncio.Future[Any], deadline_ms: int | None) -> Any:
+    """``task``'s result, or ``PENDING`` when it has none by ``deadline_ms`` (it runs on)."""
+    try:
+        done, _ = await asyncio.wait({task}, timeout=_left(deadline_ms))
+    except asyncio.CancelledError:
+        task.cancel()
+        raise
+    return task.result() if done else PENDING
+
+
+async def _bounded(awaitable: Any, deadline_ms: int | None, address: str) -> Any:
+    """``awaitable`` as one request that ends at ``deadline_ms`` (``redis.TimeoutError``)."""
+    task = asyncio.ensure_future(awaitable)
+    reply = await _within(task, deadline_ms)
+    if reply is PENDING:
+        task.cancel()
+        raise redis.TimeoutError(f"Timeout reading from {address}")
+    return reply
+
+
+async def _last(replies: Any) -> Any:
+    return (await replies)[-1]
+
+
 class AsyncClusterClient(_Client):
     """``ClusterClient`` on ``redis.asyncio``: the same session and the same commands,
     each a coroutine. One refresh runs at a time (the others wait for it), and ``mget``
@@ -673,22 +600,11 @@ class AsyncClusterClient(_Client):
     def __init__(self, startup_nodes: Iterable[str | tuple[str, int]], **kwargs: Any) -> None:
         super().__init__(startup_nodes, **kwargs)
         self._refreshing: asyncio.Future[bool] | None = None
-        # The command timeout is kept here, per request (one timer: the stall's, see
-        # `_Watch`), not by redis.asyncio, whose socket timeout costs two timers a command.
-        self._connection_kwargs["socket_timeout"] = None
-
-    async def _timed(self, awaitable: Awaitable[Any], address: str) -> Any:
-        """``awaitable`` within the command timeout, else ``redis.TimeoutError``."""
-        try:
-            return await asyncio.wait_for(awaitable, self._timeout_s)
-        except asyncio.TimeoutError as err:
-            raise redis.TimeoutError(f"Timeout reading from {address}") from err
 
     def _pool(self, **kwargs: Any) -> Any:
         # One connection per task in flight, reused (as redis.asyncio's RedisCluster
-        # does): a BlockingConnectionPool's condition and timeout cost a third of the
-        # steady path (cProfile, 50 tasks). Unbounded, as RedisCluster's nodes are, unless
-        # `max_connections` is given (then a burst past it fails over to the session).
+        # does); unbounded, as RedisCluster's nodes are, unless `max_connections` is given
+        # (then a burst past it fails over to the session).
         options = {"max_connections": 2**31, **self._connection_kwargs}
         return redis.asyncio.ConnectionPool(**kwargs, **options)
 
@@ -720,42 +636,41 @@ class AsyncClusterClient(_Client):
     async def _perform(self, request: tuple[Any, ...]) -> Any:
         kind = request[0]
         if kind == "send":
-            action, commands, command = request[1:]
-            if not commands:
-                return None
+            _, action, commands, _deadline = request
             client = self.connection(action.address, readonly=action.readonly)
             if not action.asking and len(commands) == 1:
                 sent = client.execute_command(*commands[0])
             else:
                 sent = _last(_queue(client.pipeline(transaction=False), action.asking, commands).execute())
-            if not self._stall_s:
-                return await self._timed(sent, action.address)
-            return await _Watch(self, command, action.address).wait(sent)
-        if kind == "await":
-            return await request[1].read(request[2])
+            task = asyncio.ensure_future(sent)
+            task.add_done_callback(_retrieved)
+            return task
+        if kind == "read":
+            return await _within(request[1], request[2])
         if kind == "abandon":
-            return None  # _Watch.check cancels the attempt once the session says
+            return request[1].cancel()
         if kind == "pipeline":
-            _, address, readonly, commands = request
+            _, address, readonly, commands, deadline = request
             try:
                 pipe = _queue(self.connection(address, readonly=readonly).pipeline(transaction=False), False, commands)
-                return await self._timed(pipe.execute(raise_on_error=False), address)
+                return await _bounded(pipe.execute(raise_on_error=False), deadline, address)
             except FAILED as err:
                 return [err] * len(commands)
         if kind == "raw":
-            return await self._timed(self._raw(request[1], request[2]), request[1])
+            return await self._raw(*request[1:])
         if kind == "sleep":
-            return await asyncio.sleep(request[1])
+            return await asyncio.sleep(_left(request[1]) or 0)
         if kind == "refresh":
             return await self.refresh()
         return await asyncio.gather(*(self._run(steps) for steps in request[1]))
 
-    async def _raw(self, address: str, command: Sequence[Any]) -> Any:
+    async def _raw(self, address: str, command: Sequence[Any], deadline: int | None, reply_deadline: int | None) -> Any:
+        """Connected, its handshake and the command sent by ``deadline``; read by ``reply_deadline``."""
         pool = self.connection(address).connection_pool
-        connection = await pool.get_connection()
+        connection = await _bounded(pool.get_connection(), deadline, address)
         try:
-            await connection.send_command(*command)
-            return await connection.read_response()
+            await _bounded(connection.send_command(*command), deadline, address)
+            return await _bounded(connection.read_response(), reply_deadline, address)
         except BaseException:
             await connection.disconnect()  # cut off mid-reply: not reusable
             raise

@@ -44,7 +44,7 @@ fn stats() -> Value {
 }
 
 /// Panics unless `got` is what `wanted` says: `installed N`, `unchanged`, `refused CODE`,
-/// `reconnect N`, `ok`, `state EPOCH REVISION` (`-` for none), `publish REVISION EPOCH`,
+/// `reconnect N`, `deadline N` (`none`), `ok`, `state EPOCH REVISION` (`-` for none), `publish REVISION EPOCH`,
 /// `error CODE`, `stats name=value ...` (`refused.CODE=n`).
 fn check(scenario: &str, call: &Value, wanted: &str, got: &Value) {
     let words: Vec<&str> = wanted.split(' ').collect();
@@ -54,6 +54,7 @@ fn check(scenario: &str, call: &Value, wanted: &str, got: &Value) {
         "unchanged" => got == &json!({"unchanged": {}}),
         "refused" => got == &json!({"refused": {"code": words[1]}}),
         "reconnect" => got == &json!({"reconnect_at_ms": words[1]}),
+        "deadline" => got == &json!({"deadline_ms": (words[1] != "none").then_some(words[1])}),
         "ok" => got == &json!({"ok": true}),
         "error" => got == &json!({"error": words[1]}),
         "state" => text(&got["epoch"]) == words[1] && text(&got["revision"]) == words[2],
@@ -183,6 +184,21 @@ pub(crate) fn file() -> VectorFile {
                 (json!({"call": "connected"}), "ok"),
                 (disconnected(20000), "reconnect 20100"),
                 (stats(), "stats disconnects=8"),
+            ],
+        ),
+        (
+            // The follower says when the shell must act (its one timer): the reconnect
+            // time, until connected.
+            "next-deadline-is-the-reconnect-until-connected",
+            None,
+            vec![
+                (json!({"call": "next_deadline"}), "deadline none"),
+                (disconnected(50), "reconnect 150"),
+                (json!({"call": "next_deadline"}), "deadline 150"),
+                (disconnected(150), "reconnect 350"),
+                (json!({"call": "next_deadline"}), "deadline 350"),
+                (json!({"call": "connected"}), "ok"),
+                (json!({"call": "next_deadline"}), "deadline none"),
             ],
         ),
         (

@@ -110,6 +110,26 @@ fn refresh_failed(now: u64) -> Value {
     json!({"call": "refresh_failed", "now_ms": now})
 }
 
+fn deadline() -> Value {
+    json!({"call": "deadline"})
+}
+
+fn on_deadline(now: u64) -> Value {
+    json!({"call": "on_deadline", "now_ms": now})
+}
+
+fn refresh_sent(address: &str, now: u64) -> Value {
+    json!({"call": "refresh_sent", "address": address, "now_ms": now})
+}
+
+fn next_deadline() -> Value {
+    json!({"call": "next_deadline"})
+}
+
+fn timeout(now: u64) -> Value {
+    json!({"call": "timeout", "now_ms": now})
+}
+
 fn candidates() -> Value {
     json!({"call": "candidates"})
 }
@@ -778,6 +798,125 @@ fn scenarios() -> Vec<Scenario> {
         ),
     ));
 
+    // Deadlines out (issue 36): the session says when the shell must next ask about a
+    // command (`deadline`, then `on_deadline`) and about its own requests
+    // (`next_deadline`, then `timeout`); the shell keeps one timer and computes none.
+    //
+    // The attempt begins at the send: a connection's handshake to a paused node is inside
+    // it, so the stall check comes stall_ms after the send whether the node went silent
+    // in the handshake or after the command. B (slot 10778) fails over to B2.
+    let b_failed_over = || {
+        shards(&[
+            (&[(0, 5460)], Node(A, 'a'), &[Node(A2, 'd')]),
+            (&[(5461, 10922)], Node(B2, 'e'), &[]),
+            (&[(10923, 16383)], Node(C, 'c'), &[Node(C2, 'f')]),
+        ])
+    };
+    all.push(scenario(
+        "deadline-a-stall-during-a-handshake",
+        chain(
+            started(USER1, B),
+            &[
+                (deadline(), "deadline 501"),
+                (on_deadline(300), "wait 201"),
+                (on_deadline(501), "refresh"),
+                (deadline(), "deadline 501"),
+                // B, silent, is asked last.
+                (candidates(), &format!("candidates {A2},{B2},{C},{C2},{A},{B}")),
+                (refresh_sent(A2, 501), "deadline 1001"),
+                (next_deadline(), "deadline 1001"),
+                (refreshed(b_failed_over(), 510), "ok"),
+                (next_deadline(), "deadline none"),
+                (on_deadline(510), &format!("send {B2}")),
+                (deadline(), "deadline 1010"),
+                (ok(520), "done"),
+                (deadline(), "deadline none"),
+                (stats(), "stats stalls=1 stall_resends=1 refreshes=2 retries=0"),
+            ],
+        ),
+    ));
+
+    // A refresh's CLUSTER SHARDS is a request under the same stall rule: a silent
+    // candidate is given up at its deadline and the next one asked.
+    all.push(Scenario {
+        name: "deadline-a-refresh-sent-to-a-silent-node",
+        seeds: vec![A, B],
+        config: None,
+        steps: steps(&[
+            (begin(USER1, "write", 0), "slot"),
+            (poll(0), "refresh"),
+            (deadline(), "deadline none"),
+            (candidates(), &format!("candidates {A},{B}")),
+            (refresh_sent(A, 0), "deadline 500"),
+            (next_deadline(), "deadline 500"),
+            (timeout(499), "timed_out false"),
+            (timeout(500), "timed_out true"),
+            (next_deadline(), "deadline none"),
+            (timeout(501), "timed_out false"),
+            (refresh_sent(B, 500), "deadline 1000"),
+            (refreshed(three(), 520), "ok"),
+            (next_deadline(), "deadline none"),
+            (poll(520), &format!("send {B}")),
+            (deadline(), "deadline 1020"),
+        ]),
+    });
+
+    // The deadline moves with what arrives: a TRYAGAIN reply turns the stall check into
+    // the backoff's end; the resend gets a stall check of its own; the reply clears it.
+    all.push(scenario(
+        "deadline-moves-when-a-reply-arrives",
+        chain(
+            started(USER1, B),
+            &[
+                (deadline(), "deadline 501"),
+                (failed("TRYAGAIN Multiple keys request during rehashing of slot", &[], 100), "wait 20"),
+                (deadline(), "deadline 120"),
+                (on_deadline(110), "wait 10"),
+                (on_deadline(120), &format!("send {B}")),
+                (deadline(), "deadline 620"),
+                (ok(130), "done"),
+                (deadline(), "deadline none"),
+            ],
+        ),
+    ));
+
+    // The command timeout ends an attempt the stall checks kept waiting on: the wait a
+    // stall gives stops at it, and then the attempt is a `timeout` (refresh, back off).
+    let mut timed = scenario(
+        "deadline-the-command-timeout-ends-a-stalled-attempt",
+        chain(
+            started(USER1, B),
+            &[
+                (deadline(), "deadline 501"),
+                (on_deadline(501), "refresh"),
+                (refreshed(three(), 502), "ok"),
+                (on_deadline(502), "wait 199"),
+                (deadline(), "deadline 701"),
+                (on_deadline(701), "wait 20"),
+                (deadline(), "deadline 721"),
+                (on_deadline(721), "refresh"),
+                (stats(), "stats stalls=1 errors.timeout=1 retries=1"),
+            ],
+        ),
+    );
+    timed.config = Some(json!({"command_timeout_ms": 700}));
+    all.push(timed);
+
+    // No stall checks (stall_ms 0): the one deadline is the command timeout.
+    let mut no_stall = scenario(
+        "deadline-without-stall-checks-is-the-command-timeout",
+        chain(
+            started(USER1, B),
+            &[
+                (deadline(), "deadline 1001"),
+                (on_deadline(1001), "wait 20"),
+                (stats(), "stats stalls=0 errors.timeout=1"),
+            ],
+        ),
+    );
+    no_stall.config = Some(json!({"stall_ms": 0, "command_timeout_ms": 1000}));
+    all.push(no_stall);
+
     all.push(Scenario { name: "bad-seeds-and-config", seeds: vec![], config: None, steps: vec![] });
     all
 }
@@ -785,7 +924,7 @@ fn scenarios() -> Vec<Scenario> {
 pub(crate) fn file() -> VectorFile {
     let mut file = VectorFile::new(
         "session_redis",
-        "Scenarios of the Redis Cluster command session (sans-IO): commands, the outcomes of their attempts (MOVED, ASK, TRYAGAIN, CLUSTERDOWN, MASTERDOWN, LOADING, READONLY, UNBLOCKED, wrapped redirects, refused/reset/timed-out connections) and refreshes at fixed times, and the session's next action for each: send where (ASKING, READONLY), wait until when, refresh, done, or fail with which code.",
+        "Scenarios of the Redis Cluster command session (sans-IO): commands, the outcomes of their attempts (MOVED, ASK, TRYAGAIN, CLUSTERDOWN, MASTERDOWN, LOADING, READONLY, UNBLOCKED, wrapped redirects, refused/reset/timed-out connections) and refreshes at fixed times, and the session's next action for each: send where (ASKING, READONLY), wait until when, refresh, done, or fail with which code; and the deadlines it hands out (when to ask about a command, about a refresh request) and what it answers when one comes.",
         "generator; each scenario's answers are also stated by hand in conformance/src/generate/session_redis.rs and checked before writing; the rules: the Redis Cluster specification (Redirection and resharding, ASK, failover), Redis 7 error replies, redis-py 8 exception classes",
     );
     for scenario in scenarios() {
@@ -851,6 +990,8 @@ fn check(scenario: &str, call: &Value, wanted: &str, got: &Value) {
         "ok" => got == &json!({"ok": true}),
         "error" => got == &json!({"error": rest[0]}),
         "slot" => got["slot"].is_u64(),
+        "deadline" => got == &json!({"deadline_ms": (rest[0] != "none").then_some(rest[0])}),
+        "timed_out" => got == &json!({"timed_out": rest[0] == "true"}),
         "candidates" => {
             let addresses: Vec<&str> =
                 got["addresses"].as_array().map_or(vec![], |a| a.iter().filter_map(Value::as_str).collect());

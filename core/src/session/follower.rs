@@ -168,6 +168,8 @@ pub struct Follower {
     router: Option<Router>,
     revision: Option<u64>,
     next_reconnect_ms: u64,
+    /// When the source lost last is to be reconnected ([`Follower::next_deadline`]).
+    reconnect_at_ms: Option<u64>,
     stats: FollowerStats,
 }
 
@@ -190,6 +192,7 @@ impl Follower {
     pub fn new(config: FollowerConfig) -> Follower {
         Follower {
             next_reconnect_ms: config.reconnect_first_ms,
+            reconnect_at_ms: None,
             config,
             router: None,
             revision: None,
@@ -302,12 +305,36 @@ impl Follower {
         self.stats.disconnects += 1;
         let wait = self.next_reconnect_ms;
         self.next_reconnect_ms = wait.saturating_mul(2).min(self.config.reconnect_max_ms);
-        now_ms.saturating_add(wait)
+        let at = now_ms.saturating_add(wait);
+        self.reconnect_at_ms = Some(at);
+        at
     }
 
-    /// The source answers again: the next loss waits the first backoff.
+    /// The source answers again: the next loss waits the first backoff, and no reconnect
+    /// is pending ([`next_deadline`](Follower::next_deadline) is `None`).
     pub fn connected(&mut self) {
         self.next_reconnect_ms = self.config.reconnect_first_ms;
+        self.reconnect_at_ms = None;
+    }
+
+    /// When the shell must next act for this follower: the reconnect time the last
+    /// [`disconnected`](Follower::disconnected) gave, until
+    /// [`connected`](Follower::connected); `None` while the source is connected. A shell
+    /// keeps one timer, set from this (quinn-proto's `poll_timeout`), and reconnects when
+    /// it fires: it computes no backoff of its own.
+    ///
+    /// # Example
+    /// ```
+    /// use shardroute::session::{Follower, FollowerConfig};
+    /// let mut follower = Follower::new(FollowerConfig::default());
+    /// assert_eq!(follower.next_deadline(), None);
+    /// let at = follower.disconnected(1_000);
+    /// assert_eq!(follower.next_deadline(), Some(at));
+    /// follower.connected();
+    /// assert_eq!(follower.next_deadline(), None);
+    /// ```
+    pub fn next_deadline(&self) -> Option<u64> {
+        self.reconnect_at_ms
     }
 
     /// The compare-and-swap write of `next` (JSON text): what a publisher sends.

@@ -1,23 +1,38 @@
 //! The migration session: what a service and a copy job do while data moves from one
 //! topology to the next (seed 002's two ways), decided once, for every language.
 //!
-//! Built on a [`Migration`] (any two topologies, or a vbucket dictionary in motion), in
-//! one of two [`Mode`]s:
+//! A [`MigrationSession`] is the routing in force: it answers the read plan, the write
+//! plan under the fence epoch, a key's lazy move, the background copy's next batch and
+//! the nodes a query over every key reads, in every [`Mode`], no migration included, so
+//! a caller asks it the same questions whatever moves. Made from what a service holds
+//! ([`MigrationSession::of_topology`]: the topology in force, the `previous` document
+//! published with it, and the topology routed under just before), it decides the mode:
 //!
-//! * **background**: a copy job moves the moving units (vbuckets, slots, partitions) one
-//!   batch at a time from a cursor it stores ([`MigrationSession::copy_batch`]: resumable
-//!   after a crash from the stored cursor), marking each unit moved; services read the new
-//!   owner, then the old one until the unit is marked;
-//! * **lazy**: nothing is copied ahead; the first read of a key under the new topology
-//!   moves that key ([`MigrationSession::lazy_steps`]: read the old owner, write the new
-//!   one, retire the old copy), and marks it moved.
+//! * **plain**: nothing moves: reads and writes go to the topology's owner;
+//! * **background**: a vbucket dictionary with a `forward_map`: a copy job moves the
+//!   moving units one batch at a time from a cursor it stores
+//!   ([`MigrationSession::copy_batch`]: resumable after a crash from the stored cursor),
+//!   marking each unit moved; services read the old owner, then the new one, until the
+//!   unit is marked;
+//! * **lazy**: a `previous` topology one epoch older: nothing is copied ahead; the first
+//!   read of a key under the new topology moves that key
+//!   ([`MigrationSession::lazy_steps`]: read the old owner, write the new one, retire the
+//!   old copy), and marks it moved;
+//! * **catch-up**: no `previous` yet, but the caller routed under a different topology
+//!   one epoch older just before: reads look at the old owner, then the new one, and
+//!   nobody moves anything (the moves belong to whoever holds `previous`).
 //!
-//! Either way a write goes to the new owner under the **fence epoch** (the epoch of the
-//! published document that describes the move: the new topology, or the dictionary in
-//! motion itself): a shard that holds a fence `min_epoch` refuses a write routed under
-//! an older epoch, and [`MigrationSession::fenced`] says what such a refusal means
-//! (follow the topology, re-plan, retry). The session keeps no state: the `moved` marks and
-//! the cursor live where the data lives.
+//! [`MigrationSession::new`] makes a background or lazy session of any [`Migration`],
+//! and refuses one that cannot work (a background copy needs the same fixed partitions
+//! on both sides) when it is made.
+//!
+//! Writes go to the new owner under the **fence epoch** (the epoch of the published
+//! document that describes the move: the new topology, or the dictionary in motion
+//! itself; the topology's own with nothing moving): a shard that holds a fence
+//! `min_epoch` refuses a write routed under an older epoch, and
+//! [`MigrationSession::fenced`] says what such a refusal means (follow the topology,
+//! re-plan, retry). The session keeps no state: the `moved` marks and the cursor live
+//! where the data lives.
 
 use alloc::format;
 use alloc::vec::Vec;
@@ -25,26 +40,44 @@ use alloc::vec::Vec;
 use crate::error::{Error, Result};
 use crate::key::Key;
 use crate::migration::{Migration, MovingShard};
+use crate::router::Router;
+use crate::strategy::partitioned::vbucket::VbucketSpec;
+use crate::topology::Topology;
 
-/// How the data moves.
+/// How the data moves (see the module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
+    /// Nothing moves: one owner per key.
+    Plain,
     /// A copy job moves every moving unit ahead of the services.
     Background,
     /// The first read of a key under the new topology moves it.
     Lazy,
+    /// Reads look at the topology routed under just before as well; nothing is moved.
+    CatchUp,
 }
 
 impl Mode {
-    /// `"background"` or `"lazy"`.
+    /// The mode a [`MigrationSession::new`] takes by name: `"background"` or `"lazy"`.
     ///
     /// # Errors
-    /// `invalid_argument` for anything else.
+    /// `invalid_argument` for anything else (`"plain"` and `"catch-up"` are decided by
+    /// [`MigrationSession::of_topology`], not asked for).
     pub fn from_name(name: &str) -> Result<Mode> {
         match name {
             "background" => Ok(Mode::Background),
             "lazy" => Ok(Mode::Lazy),
             other => Err(Error::argument(format!("mode: expected \"background\" or \"lazy\", got {other:?}"))),
+        }
+    }
+
+    /// `"plain"`, `"background"`, `"lazy"` or `"catch-up"`: the name every binding gives.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Plain => "plain",
+            Mode::Background => "background",
+            Mode::Lazy => "lazy",
+            Mode::CatchUp => "catch-up",
         }
     }
 }
@@ -90,15 +123,26 @@ pub enum Fenced {
     Refresh,
 }
 
-/// A migration in one mode (see the module docs).
+/// The routing in force while data moves, or while nothing does (see the module docs).
 #[derive(Clone, Debug)]
 pub struct MigrationSession {
-    migration: Migration,
+    /// The topology routed under (a migration's new side; for a dictionary in motion,
+    /// the dictionary).
+    router: Router,
+    /// The move, in every mode but plain.
+    migration: Option<Migration>,
     mode: Mode,
 }
 
 impl MigrationSession {
-    /// The session of `migration` in `mode`.
+    /// The session of `migration` in `mode` (`Mode::Background` or `Mode::Lazy`).
+    ///
+    /// # Errors
+    /// `invalid_argument`, naming what is missing, for a combination that cannot work: a
+    /// background copy whose two topologies' shards are not the same fixed partitions
+    /// (modulo, jump or rings number nodes, not units; or the partition counts differ):
+    /// move such data lazily. `invalid_argument` too for `Mode::Plain` or
+    /// `Mode::CatchUp`, which [`of_topology`](MigrationSession::of_topology) decides.
     ///
     /// # Example
     /// ```
@@ -109,19 +153,121 @@ impl MigrationSession {
     ///         "nodes": [{}], "strategy": {{"type": "modulo", "one_based": true}}}}"#, nodes.join(","))
     /// };
     /// let migration = Migration::new(Router::from_json(&doc(5, 1))?, Router::from_json(&doc(10, 2))?)?;
-    /// let session = MigrationSession::new(migration, Mode::Lazy);
+    /// // Modulo shards are node numbers, not units a copy job moves.
+    /// let refused = MigrationSession::new(migration.clone(), Mode::Background).unwrap_err();
+    /// assert_eq!(refused.code(), "invalid_argument");
+    /// let session = MigrationSession::new(migration, Mode::Lazy)?;
     /// let steps = session.lazy_steps(7u64)?.expect("user 7 moves");
     /// assert_eq!((steps.read_from, steps.write_to, steps.fence_epoch), ("shard_2", "shard_7", 2));
     /// assert_eq!(session.lazy_steps(12u64)?, None);
     /// # Ok::<(), shardroute::Error>(())
     /// ```
-    pub fn new(migration: Migration, mode: Mode) -> MigrationSession {
-        MigrationSession { migration, mode }
+    pub fn new(migration: Migration, mode: Mode) -> Result<MigrationSession> {
+        match mode {
+            Mode::Background => {
+                if migration.moving_shards().is_err() {
+                    let (from, to) = (migration.before().strategy(), migration.after().strategy());
+                    return Err(Error::argument(format!(
+                        "background: a copy job moves fixed partitions (vbuckets, slots, partitions) that both \
+                         topologies share, and {} to {} shares none (node numbers, or a different count): move \
+                         the data lazily (mode \"lazy\")",
+                        from.type_name(),
+                        to.type_name()
+                    )));
+                }
+            }
+            Mode::Lazy => {}
+            Mode::Plain | Mode::CatchUp => {
+                return Err(Error::argument(format!(
+                    "mode: {:?} is decided by of_topology, not asked for; expected \"background\" or \"lazy\"",
+                    mode.name()
+                )))
+            }
+        }
+        let router = if migration.published_epoch() == migration.after().epoch() {
+            migration.after().clone()
+        } else {
+            // A dictionary in motion: clients route under the dictionary, at the epoch
+            // before its settled forward map's. Its map is the migration's before side.
+            migration.before().clone()
+        };
+        Ok(MigrationSession { router, migration: Some(migration), mode })
     }
 
-    /// The migration.
-    pub fn migration(&self) -> &Migration {
-        &self.migration
+    /// The routing a service uses, decided from what it holds: `topology`, the topology
+    /// in force; `previous`, the document published with it as the one it replaces (or
+    /// `None`); `held`, the topology the service routed under just before (or `None`).
+    /// The first rule that applies decides the [`Mode`]:
+    ///
+    /// 1. `topology` is a vbucket dictionary with a `forward_map`: **background**, the
+    ///    session of [`Migration::of_dictionary`] (a `previous` is not consulted: the
+    ///    dictionary describes its own move);
+    /// 2. `previous` is one epoch older than `topology`: **lazy**, of
+    ///    `Migration::new(previous, topology)` (an older `previous` is stale: a
+    ///    follower may keep it after it was deleted);
+    /// 3. `held` is one epoch older than `topology`, differs from it by more than the
+    ///    epoch, and `topology` is not a vbucket dictionary (whose moves are published in
+    ///    the dictionary and copied before it settles): **catch-up**, reads of
+    ///    `Migration::new(held, topology)` with no moves: the service has the new
+    ///    topology before the `previous` published with it;
+    /// 4. otherwise **plain**.
+    ///
+    /// # Errors
+    /// As [`MigrationSession::new`] and [`Migration::of_dictionary`] (a dictionary whose
+    /// map and forward map are not both valid).
+    ///
+    /// # Example
+    /// ```
+    /// use shardroute::{session::{MigrationSession, Mode}, Router};
+    /// let doc = |n: u32, epoch: u64| {
+    ///     let nodes: Vec<String> = (1..=n).map(|i| format!(r#"{{"id": "shard_{i}"}}"#)).collect();
+    ///     Router::from_json(&format!(r#"{{"format": "shardroute/1", "epoch": {epoch}, "hashing": {{"integers": "identity"}},
+    ///         "nodes": [{}], "strategy": {{"type": "modulo", "one_based": true}}}}"#, nodes.join(",")))
+    /// };
+    /// let plain = MigrationSession::of_topology(doc(5, 1)?, None, None)?;
+    /// assert_eq!((plain.mode(), plain.read_plan(7u64, false)?), (Mode::Plain, vec!["shard_2"]));
+    /// let lazy = MigrationSession::of_topology(doc(10, 2)?, Some(doc(5, 1)?), None)?;
+    /// assert_eq!(lazy.mode(), Mode::Lazy);
+    /// // Old owner first (see Migration::read_targets).
+    /// assert_eq!(lazy.read_plan(7u64, false)?, ["shard_2", "shard_7"]);
+    /// # Ok::<(), shardroute::Error>(())
+    /// ```
+    pub fn of_topology(topology: Router, previous: Option<Router>, held: Option<Router>) -> Result<MigrationSession> {
+        let next = |older: &Option<Router>| {
+            older.as_ref().is_some_and(|older| older.epoch().checked_add(1) == Some(topology.epoch()))
+        };
+        let dictionary = topology.strategy().spec::<VbucketSpec>();
+        if dictionary.is_some_and(|spec| spec.forward.is_some()) {
+            let session = MigrationSession::new(Migration::of_dictionary(&topology)?, Mode::Background)?;
+            return Ok(MigrationSession { router: topology, ..session });
+        }
+        if next(&previous) {
+            let previous = previous.expect("checked by next");
+            return MigrationSession::new(Migration::new(previous, topology)?, Mode::Lazy);
+        }
+        let same_but_epoch = |a: &Router, b: &Router| {
+            Topology { epoch: 0, ..a.topology().clone() } == Topology { epoch: 0, ..b.topology().clone() }
+        };
+        if next(&held) && dictionary.is_none() {
+            let held = held.expect("checked by next");
+            if !same_but_epoch(&held, &topology) {
+                let migration = Migration::new(held, topology.clone())?;
+                return Ok(MigrationSession { router: topology, migration: Some(migration), mode: Mode::CatchUp });
+            }
+        }
+        Ok(MigrationSession { router: topology, migration: None, mode: Mode::Plain })
+    }
+
+    /// The migration, in every mode but plain.
+    pub fn migration(&self) -> Option<&Migration> {
+        self.migration.as_ref()
+    }
+
+    /// The topology routed under: the topology in force (from
+    /// [`new`](MigrationSession::new) of a dictionary in motion, its `map` side, at the
+    /// dictionary's epoch).
+    pub fn router(&self) -> &Router {
+        &self.router
     }
 
     /// The mode.
@@ -129,41 +275,51 @@ impl MigrationSession {
         self.mode
     }
 
-    /// The epoch writes run under: that of the published document describing the move
-    /// ([`Migration::published_epoch`]: the new topology's, or a dictionary in motion's own).
+    /// The epoch reads and writes run under: that of the published document describing
+    /// the move ([`Migration::published_epoch`]: the new topology's, or a dictionary in
+    /// motion's own); the topology's own in plain mode. Always the epoch of
+    /// [`router`](MigrationSession::router).
     pub fn fence_epoch(&self) -> u64 {
-        self.migration.published_epoch()
+        self.migration.as_ref().map_or(self.router.epoch(), Migration::published_epoch)
     }
 
-    /// Where a read of `key` looks, in order: the new owner, then the old one unless the
-    /// key (background: its unit) is marked `moved`.
+    /// Where a read of `key` looks, in order ([`Migration::read_targets`]: the old
+    /// owner, then the new one, unless the key (background: its unit) is marked
+    /// `moved`; the reason for that order is written there); plain: the owner alone.
     ///
     /// # Errors
-    /// As [`Migration::read_targets`].
+    /// As [`Migration::read_targets`] or [`Router::route`].
     pub fn read_plan<'k>(&self, key: impl Into<Key<'k>>, moved: bool) -> Result<Vec<&str>> {
-        self.migration.read_targets(key, moved)
+        match &self.migration {
+            Some(migration) => migration.read_targets(key, moved),
+            None => Ok(alloc::vec![self.router.node(key)?]),
+        }
     }
 
-    /// Where a write of `key` goes, under the fence epoch.
+    /// Where a write of `key` goes (the new owner; plain: the owner), under the fence epoch.
     ///
     /// # Errors
-    /// As [`Migration::write_target`].
+    /// As [`Migration::write_target`] or [`Router::route`].
     pub fn write_plan<'k>(&self, key: impl Into<Key<'k>>) -> Result<WritePlan<'_>> {
-        Ok(WritePlan { node: self.migration.write_target(key)?, fence_epoch: self.fence_epoch() })
+        let node = match &self.migration {
+            Some(migration) => migration.write_target(key)?,
+            None => self.router.node(key)?,
+        };
+        Ok(WritePlan { node, fence_epoch: self.fence_epoch() })
     }
 
     /// The lazy move of `key` when it changes node (its first read under the new
-    /// topology), or `None` when it stays.
+    /// topology); `None` when it stays, and in every mode but lazy (where no read moves
+    /// a key), so a caller asks it on every read.
     ///
     /// # Errors
-    /// `invalid_argument` in background mode (the copy job moves units); otherwise as
-    /// [`Migration::moves`].
+    /// As [`Migration::moves`].
     pub fn lazy_steps<'k>(&self, key: impl Into<Key<'k>>) -> Result<Option<LazySteps<'_>>> {
-        if self.mode != Mode::Lazy {
-            return Err(Error::argument("lazy_steps: a background migration moves units (copy_batch), not keys"));
-        }
+        let (Mode::Lazy, Some(migration)) = (self.mode, &self.migration) else {
+            return Ok(None);
+        };
         let fence_epoch = self.fence_epoch();
-        Ok(self.migration.moves(key)?.map(|(from, to)| LazySteps {
+        Ok(migration.moves(key)?.map(|(from, to)| LazySteps {
             read_from: from,
             write_to: to,
             retire_from: from,
@@ -171,21 +327,34 @@ impl MigrationSession {
         }))
     }
 
+    /// The nodes a query over every key reads, in order, each once when that is safe
+    /// ([`Migration::scan_nodes`]); plain: every node that owns a shard, once, in node
+    /// order.
+    pub fn scan_nodes(&self) -> Vec<&str> {
+        match &self.migration {
+            Some(migration) => migration.scan_nodes(),
+            None => crate::migration::owner_ids(&self.router),
+        }
+    }
+
     /// The next `max` units a background copy moves, from the stored `cursor` (0 to
     /// start); store the batch's `next` once its units are copied and marked.
     ///
     /// # Errors
-    /// `invalid_argument` in lazy mode, for `max` 0, for a cursor past the number of
-    /// moving units, and when the two topologies' shards are not the same fixed units
-    /// ([`Migration::moving_shards`]).
+    /// `invalid_argument` in every mode but background (naming the mode), for `max` 0
+    /// and for a cursor past the number of moving units.
     pub fn copy_batch(&self, cursor: u32, max: u32) -> Result<CopyBatch<'_>> {
-        if self.mode != Mode::Background {
-            return Err(Error::argument("copy_batch: a lazy migration moves keys on first read (lazy_steps)"));
-        }
+        let (Mode::Background, Some(migration)) = (self.mode, &self.migration) else {
+            return Err(Error::argument(format!(
+                "copy_batch: only a background session copies units; this one is {}{}",
+                self.mode.name(),
+                if self.mode == Mode::Lazy { " (it moves keys on first read: lazy_steps)" } else { "" }
+            )));
+        };
         if max == 0 {
             return Err(Error::argument("copy_batch: max must be at least 1"));
         }
-        let moving = self.migration.moving_shards()?;
+        let moving = migration.moving_shards()?;
         let total = moving.len() as u32;
         if cursor > total {
             return Err(Error::argument(format!("copy_batch: cursor {cursor} is past the {total} moving units")));
@@ -210,5 +379,53 @@ impl MigrationSession {
                 self.fence_epoch()
             )))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::string::String;
+
+    fn modulo(n: u32, epoch: u64) -> Router {
+        let nodes: Vec<String> = (1..=n).map(|i| format!(r#"{{"id": "s{i}"}}"#)).collect();
+        Router::from_json(&format!(
+            r#"{{"format": "shardroute/1", "epoch": {epoch}, "hashing": {{"integers": "identity"}},
+                "nodes": [{}], "strategy": {{"type": "modulo"}}}}"#,
+            nodes.join(",")
+        ))
+        .unwrap()
+    }
+
+    /// A background session of two modulo topologies is refused when it is made, naming
+    /// what is missing, not at its first copy_batch.
+    #[test]
+    fn background_without_fixed_partitions_is_refused_when_made() {
+        let migration = Migration::new(modulo(5, 1), modulo(10, 2)).unwrap();
+        let err = MigrationSession::new(migration, Mode::Background).unwrap_err();
+        assert_eq!(err.code(), "invalid_argument");
+        assert!(err.message().contains("fixed partitions"), "{}", err.message());
+        assert!(err.message().contains("modulo to modulo"), "{}", err.message());
+        assert!(err.message().contains("lazy"), "{}", err.message());
+    }
+
+    /// Every mode answers every question; the no-migration case needs no caller branch.
+    #[test]
+    fn of_topology_decides_the_mode() {
+        let plain = MigrationSession::of_topology(modulo(5, 1), None, None).unwrap();
+        assert_eq!(plain.mode(), Mode::Plain);
+        assert_eq!(plain.read_plan(7u64, false).unwrap(), ["s3"]);
+        assert_eq!(plain.write_plan(7u64).unwrap(), WritePlan { node: "s3", fence_epoch: 1 });
+        assert_eq!(plain.lazy_steps(7u64).unwrap(), None);
+        assert_eq!(plain.scan_nodes(), ["s1", "s2", "s3", "s4", "s5"]);
+        let lazy = MigrationSession::of_topology(modulo(10, 2), Some(modulo(5, 1)), None).unwrap();
+        assert_eq!(lazy.mode(), Mode::Lazy);
+        assert_eq!(lazy.read_plan(7u64, false).unwrap(), ["s3", "s8"]);
+        let catch_up = MigrationSession::of_topology(modulo(10, 2), None, Some(modulo(5, 1))).unwrap();
+        assert_eq!(catch_up.mode(), Mode::CatchUp);
+        assert_eq!(catch_up.lazy_steps(7u64).unwrap(), None);
+        // A previous two epochs old is stale; a held topology equal but for its epoch is no move.
+        let stale = MigrationSession::of_topology(modulo(10, 3), Some(modulo(5, 1)), Some(modulo(10, 2))).unwrap();
+        assert_eq!(stale.mode(), Mode::Plain);
     }
 }

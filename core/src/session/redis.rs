@@ -100,10 +100,12 @@ pub struct ClusterConfig {
     pub backoff_max_ms: u64,
     /// For the shell: how long to wait for a connection (the session does not time).
     pub connect_timeout_ms: u64,
-    /// For the shell: how long to wait for a reply.
+    /// How long an attempt (its connection, handshake and reply) or a refresh request may
+    /// last: the last of its deadlines ([`ClusterSession::deadline`],
+    /// [`ClusterSession::reply_deadline`]; 0: none).
     pub command_timeout_ms: u64,
-    /// For the shell: how long to wait for a reply before calling
-    /// [`ClusterSession::stalled`] (0: never); it says when to call again.
+    /// How long an attempt or a refresh request waits for a reply before the session looks
+    /// again ([`ClusterSession::deadline`], [`ClusterSession::on_deadline`]; 0: never).
     pub stall_ms: u64,
     /// Reads go to the slot's replicas in turn (connections that sent `READONLY`).
     pub read_from_replicas: bool,
@@ -365,6 +367,10 @@ pub struct Command {
     wait_until_ms: Option<u64>,
     /// [`ClusterSession::stalled`] asked for a refresh and is waiting to compare.
     stall_refresh_asked: bool,
+    /// The attempt in flight: when the session must next look at it (a stall check, or
+    /// its command timeout), and when its command timeout ends it.
+    check_at_ms: Option<u64>,
+    attempt_deadline_ms: Option<u64>,
     finished: bool,
 }
 
@@ -377,6 +383,14 @@ impl Command {
     /// Redirects followed so far.
     pub fn redirects(&self) -> u32 {
         self.redirects
+    }
+
+    /// Whether an attempt the session sent is in flight and its reply still wanted: true
+    /// from an [`Action::Send`] until its outcome, or until
+    /// [`on_deadline`](ClusterSession::on_deadline) gave it up (its command timeout).
+    /// After `on_deadline`, a shell whose attempt is no longer in flight abandons it.
+    pub fn in_flight(&self) -> bool {
+        self.check_at_ms.is_some()
     }
 }
 
@@ -470,6 +484,9 @@ pub struct ClusterSession {
     suspects: BTreeSet<Endpoint>,
     /// Rotates the refresh candidates, so refreshes spread over the nodes.
     refresh_turn: u32,
+    /// The refresh request in flight ([`ClusterSession::refresh_sent`]): its node, its
+    /// stall deadline, and its whole-request deadline.
+    refreshing: Option<(Endpoint, u64, Option<u64>)>,
     /// Before the first table: no refresh until then (the last one failed).
     no_table_until_ms: Option<u64>,
     /// The next wait before the first table.
@@ -508,6 +525,7 @@ impl ClusterSession {
             refresh_now: false,
             suspects: BTreeSet::new(),
             refresh_turn: 0,
+            refreshing: None,
             no_table_until_ms: None,
             turn: 0,
             stats: SessionStats::default(),
@@ -558,7 +576,9 @@ impl ClusterSession {
     ///
     /// A reply ends such a command: there is nothing to call. For any other outcome the
     /// shell makes its [`Command`] with [`command_sent`](ClusterSession::command_sent) and
-    /// goes on as after `poll`.
+    /// goes on as after `poll`; a shell that waits under the session's deadlines takes
+    /// [`send_now_timed`](ClusterSession::send_now_timed) and
+    /// [`command_sent_at`](ClusterSession::command_sent_at).
     ///
     /// # Errors
     /// As [`command`](ClusterSession::command).
@@ -573,6 +593,38 @@ impl ClusterSession {
     /// # Ok::<(), shardroute::Error>(())
     /// ```
     pub fn send_now(&mut self, keys: &[Key<'_>], access: Access, now_ms: u64) -> Result<Option<(u32, bool)>> {
+        Ok(self.send_now_timed(keys, access, now_ms)?.map(|(node, readonly, _)| (node, readonly)))
+    }
+
+    /// [`send_now`](ClusterSession::send_now), with the attempt's deadline: the
+    /// [`deadline`](ClusterSession::deadline) of the command that
+    /// [`command`](ClusterSession::command) then `poll` at `now_ms` would have made (its
+    /// stall check, or its command timeout when sooner; `None` when both are 0). A reply before it ends the command; at it, the shell makes
+    /// the [`Command`] with [`command_sent_at`](ClusterSession::command_sent_at) and calls
+    /// [`on_deadline`](ClusterSession::on_deadline), as on the general path.
+    ///
+    /// # Errors
+    /// As [`command`](ClusterSession::command).
+    ///
+    /// # Example
+    /// ```
+    /// use serde_json::json;
+    /// use shardroute::session::{Access, Action, ClusterConfig, ClusterSession};
+    /// let mut session = ClusterSession::new(&["127.0.0.1:7000"], ClusterConfig::default())?;
+    /// let shards = json!([{"slots": [0, 16383], "nodes": [{"id": "a", "ip": "127.0.0.1", "port": 7000, "role": "master"}]}]);
+    /// session.refreshed(&shards, 0)?;
+    /// let (_, _, deadline) = session.send_now_timed(&["user:1".into()], Access::Write, 10)?.unwrap();
+    /// let mut command = session.command(&["user:1".into()], Access::Write, 10)?;
+    /// assert!(matches!(session.poll(&mut command, 10), Action::Send(_)));
+    /// assert_eq!(deadline, session.deadline(&command));
+    /// # Ok::<(), shardroute::Error>(())
+    /// ```
+    pub fn send_now_timed(
+        &mut self,
+        keys: &[Key<'_>],
+        access: Access,
+        now_ms: u64,
+    ) -> Result<Option<(u32, bool, Option<u64>)>> {
         let slot = same_slot(keys)?;
         if self.refresh_due(now_ms) {
             return Ok(None);
@@ -581,7 +633,7 @@ impl ClusterSession {
             return Ok(None);
         };
         self.stats.commands += 1;
-        Ok(Some((node, readonly)))
+        Ok(Some((node, readonly, self.attempt_times(now_ms).1)))
     }
 
     /// The [`Command`] of an attempt [`send_now`](ClusterSession::send_now) sent to
@@ -598,6 +650,25 @@ impl ClusterSession {
         Ok(self.fresh_command(slot, access, Some(endpoint)))
     }
 
+    /// [`command_sent`](ClusterSession::command_sent) for an attempt
+    /// [`send_now_timed`](ClusterSession::send_now_timed) sent at `sent_ms`: its stall
+    /// check and command timeout run from then, as `poll` would have left them (its
+    /// [`deadline`](ClusterSession::deadline) is the one `send_now_timed` gave).
+    ///
+    /// # Errors
+    /// As [`command_sent`](ClusterSession::command_sent).
+    pub fn command_sent_at(
+        &mut self,
+        keys: &[Key<'_>],
+        access: Access,
+        sent_to: &str,
+        sent_ms: u64,
+    ) -> Result<Command> {
+        let mut command = self.command_sent(keys, access, sent_to)?;
+        self.attempt_started(&mut command, sent_ms);
+        Ok(command)
+    }
+
     /// A command on `slot` with no attempt yet, or the one `send_now` made to `sent_to`.
     fn fresh_command(&self, slot: u32, access: Access, sent_to: Option<Endpoint>) -> Command {
         Command {
@@ -611,6 +682,8 @@ impl ClusterSession {
             next_backoff_ms: self.config.backoff_first_ms,
             wait_until_ms: None,
             stall_refresh_asked: false,
+            check_at_ms: None,
+            attempt_deadline_ms: None,
             finished: false,
         }
     }
@@ -639,6 +712,7 @@ impl ClusterSession {
         }
         if let Some(endpoint) = command.asking.clone() {
             command.sent_to = Some(endpoint.clone());
+            self.attempt_started(command, now_ms);
             return Action::Send(Target { endpoint, asking: true, readonly: false });
         }
         if !command.redirected && self.refresh_due(now_ms) {
@@ -648,6 +722,7 @@ impl ClusterSession {
         match self.target(command.slot, command.access) {
             Some(target) => {
                 command.sent_to = Some(target.endpoint.clone());
+                self.attempt_started(command, now_ms);
                 Action::Send(target)
             }
             None => Action::Refresh,
@@ -680,6 +755,8 @@ impl ClusterSession {
     pub fn succeeded(&mut self, command: &mut Command, now_ms: u64) -> Action {
         let _ = now_ms;
         command.finished = true;
+        command.check_at_ms = None;
+        command.attempt_deadline_ms = None;
         Action::Done
     }
 
@@ -752,10 +829,177 @@ impl ClusterSession {
             Some(target) => {
                 self.stats.stall_resends += 1;
                 command.sent_to = Some(target.endpoint.clone());
+                self.attempt_started(command, now_ms);
                 Action::Send(target)
             }
             None => keep_waiting(self),
         }
+    }
+
+    /// When the shell must next ask about `command` ([`on_deadline`](ClusterSession::on_deadline)),
+    /// if nothing about it happens first: the end of its backoff ([`Action::Wait`] from
+    /// `poll` or an outcome), or for an attempt in flight (an [`Action::Send`] the session
+    /// gave, counted from the `now_ms` of that call: the connection, its handshake and the
+    /// reply are one attempt) the next stall check ([`ClusterConfig::stall_ms`] after the
+    /// send, then each wait [`on_deadline`](ClusterSession::on_deadline) gives) or its
+    /// command timeout ([`ClusterConfig::command_timeout_ms`]), whichever is first;
+    /// right away (the `now_ms` of the last call) after a stall asked for a refresh.
+    /// `None` when the command is finished or has nothing in flight and nothing to wait
+    /// for; a zero `stall_ms` or `command_timeout_ms` sets no such deadline.
+    ///
+    /// With [`next_deadline`](ClusterSession::next_deadline) (the session's own requests),
+    /// this is the shell's one timer: it computes no timeout, stall or backoff itself
+    /// (quinn-proto's `poll_timeout`).
+    ///
+    /// # Example
+    /// ```
+    /// use serde_json::json;
+    /// use shardroute::session::{Access, Action, ClusterConfig, ClusterSession};
+    /// let mut session = ClusterSession::new(&["127.0.0.1:7000"], ClusterConfig::default())?;
+    /// let shards = json!([{"slots": [0, 16383], "nodes": [{"id": "a", "ip": "127.0.0.1", "port": 7000, "role": "master"}]}]);
+    /// session.refreshed(&shards, 0)?;
+    /// let mut command = session.command(&["user:1".into()], Access::Write, 10)?;
+    /// assert!(matches!(session.poll(&mut command, 10), Action::Send(_)));
+    /// assert_eq!(session.deadline(&command), Some(510)); // the stall check: stall_ms after the send
+    /// # Ok::<(), shardroute::Error>(())
+    /// ```
+    pub fn deadline(&self, command: &Command) -> Option<u64> {
+        if command.finished {
+            return None;
+        }
+        command.wait_until_ms.or(command.check_at_ms)
+    }
+
+    /// The command timeout of `command`'s attempt in flight (from its send), or `None`:
+    /// a reply already arriving is read until then (a stall check at
+    /// [`deadline`](ClusterSession::deadline) only asks whether the node still serves the
+    /// slot; a node that drips its reply is cut off here).
+    pub fn reply_deadline(&self, command: &Command) -> Option<u64> {
+        command.attempt_deadline_ms.filter(|_| !command.finished)
+    }
+
+    /// `command`'s [`deadline`](ClusterSession::deadline) came (`now_ms` at or after it;
+    /// earlier, the answer is to wait on until it): the next action.
+    ///
+    /// * A backoff ended: as [`poll`](ClusterSession::poll).
+    /// * The attempt in flight passed its command timeout: it is given up as a
+    ///   `timeout` ([`unreachable`](ClusterSession::unreachable)); the shell closes its
+    ///   connection and does what the action says.
+    /// * The attempt had no reply by its stall check: as
+    ///   [`stalled`](ClusterSession::stalled), whose [`Action::Wait`] ("keep waiting for
+    ///   the reply") ends at the command timeout at the latest; after
+    ///   [`Action::Refresh`] the deadline is now: call again once the refresh ended.
+    /// * Nothing in flight, nothing to wait for: as `poll`.
+    pub fn on_deadline(&mut self, command: &mut Command, now_ms: u64) -> Action {
+        if command.finished {
+            return Action::Fail(Error::argument("this command is finished: begin a new one"));
+        }
+        if command.wait_until_ms.is_some() || command.check_at_ms.is_none() {
+            return self.poll(command, now_ms);
+        }
+        let check_at = command.check_at_ms.unwrap_or(now_ms);
+        if now_ms < check_at {
+            return Action::Wait { until_ms: check_at, delay_ms: delay(check_at, now_ms) };
+        }
+        if command.attempt_deadline_ms.is_some_and(|end| now_ms >= end) {
+            return self.handle(command, Outcome::Transport(Transport::Timeout), now_ms);
+        }
+        match self.stalled(command, now_ms) {
+            Action::Refresh => {
+                command.check_at_ms = Some(now_ms);
+                Action::Refresh
+            }
+            Action::Wait { until_ms, .. } => {
+                let until_ms = command.attempt_deadline_ms.map_or(until_ms, |end| until_ms.min(end));
+                command.check_at_ms = Some(until_ms);
+                Action::Wait { until_ms, delay_ms: delay(until_ms, now_ms) }
+            }
+            other => other,
+        }
+    }
+
+    /// A send's attempt begins at `now_ms`: its stall check and its command timeout.
+    fn attempt_started(&self, command: &mut Command, now_ms: u64) {
+        (command.attempt_deadline_ms, command.check_at_ms) = self.attempt_times(now_ms);
+    }
+
+    /// The command timeout and the first stall check of an attempt sent at `now_ms`.
+    fn attempt_times(&self, now_ms: u64) -> (Option<u64>, Option<u64>) {
+        let after = |ms: u64| (ms > 0).then(|| now_ms.saturating_add(ms));
+        let end = after(self.config.command_timeout_ms);
+        let check = match (after(self.config.stall_ms), end) {
+            (Some(stall), Some(end)) => Some(stall.min(end)),
+            (stall, end) => stall.or(end),
+        };
+        (end, check)
+    }
+
+    /// The shell is asking `address` (one of the
+    /// [`refresh_candidates`](ClusterSession::refresh_candidates)) for `CLUSTER SHARDS`
+    /// at `now_ms`: connecting, its handshake and the reply are one request under the stall
+    /// rule, as a command's attempt: no reply begun by its deadline (`stall_ms` later, or
+    /// `command_timeout_ms` when sooner or when `stall_ms` is 0; `None` when both are 0)
+    /// and the node is given up; a reply begun is read until
+    /// [`refresh_reply_deadline`](ClusterSession::refresh_reply_deadline). The deadline is
+    /// returned, and
+    /// [`next_deadline`](ClusterSession::next_deadline) gives until
+    /// [`refreshed`](ClusterSession::refreshed) (either way),
+    /// [`refresh_failed`](ClusterSession::refresh_failed), the next `refresh_sent`, or
+    /// [`timeout`](ClusterSession::timeout).
+    ///
+    /// # Errors
+    /// `invalid_argument` when `address` is not `host:port`.
+    pub fn refresh_sent(&mut self, address: &str, now_ms: u64) -> Result<Option<u64>> {
+        let endpoint = Endpoint::parse_with_host(address)?;
+        let after = |ms: u64| (ms > 0).then(|| now_ms.saturating_add(ms));
+        let deadline = match (after(self.config.stall_ms), after(self.config.command_timeout_ms)) {
+            (Some(stall), Some(end)) => Some(stall.min(end)),
+            (stall, end) => stall.or(end),
+        };
+        let whole = after(self.config.command_timeout_ms);
+        self.refreshing = deadline.map(|deadline| (endpoint, deadline, whole));
+        Ok(deadline)
+    }
+
+    /// The command timeout of the refresh request in flight (from
+    /// [`refresh_sent`](ClusterSession::refresh_sent)), or `None`: a `CLUSTER SHARDS`
+    /// reply already arriving is read until then.
+    pub fn refresh_reply_deadline(&self) -> Option<u64> {
+        self.refreshing.as_ref().and_then(|(_, _, whole)| *whole)
+    }
+
+    /// When the session's own request in flight (a refresh's `CLUSTER SHARDS`, see
+    /// [`refresh_sent`](ClusterSession::refresh_sent)) must be given up: call
+    /// [`timeout`](ClusterSession::timeout) then. `None` when there is none. A command's
+    /// times are [`deadline`](ClusterSession::deadline)'s.
+    pub fn next_deadline(&self) -> Option<u64> {
+        self.refreshing.as_ref().map(|(_, deadline, _)| *deadline)
+    }
+
+    /// The [`next_deadline`](ClusterSession::next_deadline) came: the refresh request in
+    /// flight is given up (its node is asked last from now on) and the shell asks the
+    /// next candidate (or calls [`refresh_failed`](ClusterSession::refresh_failed) after
+    /// the last). True when a request was given up; false when none was due at `now_ms`.
+    pub fn timeout(&mut self, now_ms: u64) -> bool {
+        match self.refreshing.take() {
+            Some((endpoint, deadline, _)) if now_ms >= deadline => {
+                self.suspects.insert(endpoint);
+                true
+            }
+            other => {
+                self.refreshing = other;
+                false
+            }
+        }
+    }
+
+    /// The `host:port` of the node `id` in the current table (its address, or its id when
+    /// it has none); `None` for an id the table lacks or before the first table. What a
+    /// shell connects to, without reading the router's JSON.
+    pub fn address_of(&self, id: &str) -> Option<String> {
+        let table = self.table.as_ref()?;
+        let index = table.router.nodes().iter().position(|node| node.id == id)?;
+        table.endpoints.get(index).map(Endpoint::address)
     }
 
     fn handle(&mut self, command: &mut Command, outcome: Outcome, now_ms: u64) -> Action {
@@ -765,6 +1009,8 @@ impl ClusterSession {
         // A command sent by a batch (a pipeline's entry) was sent where its slot's master is.
         let origin = command.sent_to.take().or_else(|| self.master_endpoint(command.slot));
         command.asking = None;
+        command.check_at_ms = None;
+        command.attempt_deadline_ms = None;
         let rule = outcome.rule();
         match outcome {
             Outcome::Application => {
@@ -838,6 +1084,8 @@ impl ClusterSession {
 
     fn give_up(&mut self, command: &mut Command, kind: ErrorKind, message: String) -> Action {
         command.finished = true;
+        command.check_at_ms = None;
+        command.attempt_deadline_ms = None;
         self.stats.failed += 1;
         Action::Fail(Error::new(kind, message))
     }
@@ -960,6 +1208,7 @@ impl ClusterSession {
             let next = Op::ImportRedisClusterShards(import).apply(&base)?.topology;
             Table::new(Router::new(next)?)
         });
+        self.refreshing = None;
         match installed {
             Ok(table) => {
                 self.table = Some(table);
@@ -979,6 +1228,7 @@ impl ClusterSession {
     /// No candidate gave a usable reply: the table (with the slots MOVED updated) is
     /// kept, and the next refresh waits for the refresh interval.
     pub fn refresh_failed(&mut self, now_ms: u64) {
+        self.refreshing = None;
         self.stats.refresh_failures += 1;
         self.refresh_ended(now_ms);
         if self.table.is_none() {

@@ -16,22 +16,9 @@ use serde_json::{json, Value};
 use shardroute::planner::{plan, plan_weighted, quotas, Plan, PlanNode, Role};
 use shardroute::{ops, Router, Topology};
 
-/// A small deterministic generator (SplitMix64), so a failure names its seed.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
+#[path = "common/rng.rs"]
+mod rng;
+use rng::Rng;
 
 /// A random failover: a map over the first `count` nodes (chains of distinct nodes, most
 /// of full length), 1 or 2 failed nodes (sometimes both copies of some vbucket), maybe a

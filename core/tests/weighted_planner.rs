@@ -6,22 +6,9 @@
 use serde_json::{json, Value};
 use shardroute::planner::{load_targets, plan, plan_weighted, Plan, PlanNode, Role};
 
-/// SplitMix64: a small deterministic generator, so every run checks the same cases.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, bound: u64) -> u64 {
-        self.next() % bound
-    }
-}
+#[path = "common/rng.rs"]
+mod rng;
+use rng::Rng;
 
 /// A random case: chains of distinct nodes over the first `count` nodes, then nodes
 /// (integer weights 1 to 4, some zoned) of which some stop serving or fail, and some

@@ -74,7 +74,7 @@ pub const MAX_PLAN_SLOTS: u64 = 1 << 18;
 /// Most keys `diff` lists one by one when asked for its per-key list (the counts and
 /// flows alone take any number of keys in bounded memory).
 pub const MAX_DIFF_LISTED_KEYS: u32 = 1 << 16;
-/// Most shard pairs [`Migration::scan_nodes`](crate::Migration::scan_nodes) weighs to
+/// Most shard pairs [`Migration::scan_nodes`](crate::migration::Migration::scan_nodes) weighs to
 /// work out which shard sends keys to which for modulo and jump (1,024 nodes on each
 /// side); past it the moves count as unknown and nodes on both sides are read twice
 /// (still correct, one more read).

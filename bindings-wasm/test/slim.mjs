@@ -23,10 +23,12 @@ const api = createRequire(import.meta.url)(join(packageDir, 'pkg', 'node', 'shar
 
 // The follower and the migration session need routing only: they are in the slim package
 // whole. The follower's scenarios' documents are jump and vbucket; the migration
-// session's cases run where their topologies are of the strategies built in (the vbucket
-// dictionary in motion).
-const builtIn = (file, kase) => ['before', 'after', 'dictionary']
-  .every((side) => kase[side] === undefined || STRATEGIES.includes(file.topologies[kase[side]].strategy.type));
+// session's cases run where their topologies (before, after, dictionary; topology,
+// previous, held for a session made from topologies) are of the strategies built in (the
+// vbucket dictionary in motion).
+const builtIn = (file, kase) => ['before', 'after', 'dictionary', 'topology', 'previous', 'held']
+  .every((side) => typeof kase[side] !== 'string' || file.topologies?.[kase[side]] === undefined
+    || STRATEGIES.includes(file.topologies[kase[side]].strategy.type));
 const files = [...STRATEGIES, 'hashing', 'session_follower', 'session_migration'].map((name) => {
   const file = JSON.parse(readFileSync(join(vectorsDir, `${name}.json`), 'utf8'));
   return { ...file, cases: file.cases.filter((kase) => !OPERATIONS.has(kase.op) && builtIn(file, kase)) };

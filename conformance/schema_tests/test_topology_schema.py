@@ -180,8 +180,10 @@ CANNOT = {name: reason for reason, names in CANNOT_EXPRESS.items() for name in n
 
 
 def loads(document: Any) -> bool:
+    """Whether the core loads `document` as the JSON text a store holds (as text: a Python
+    float like 1.0 stays a float, where a dict would hand it over as JavaScript does, 1)."""
     try:
-        shardroute.Router(document)
+        shardroute.Router(json.dumps(document))
     except shardroute.ShardrouteError:
         return False
     return True

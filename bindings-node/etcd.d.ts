@@ -91,9 +91,10 @@ export interface WatchOptions {
 /**
  * A client of one etcd cluster through its members' JSON gateways (`/v3/...`); every call
  * is one HTTP request, to the member in use. When that member cannot be reached (an
- * `'unreachable'` failure: connection refused or reset, a timeout), the next one is tried,
- * round the list once, and the one that answered stays in use; a watch opens on the member
- * in use. Each call is bounded: `timeoutMs` for the whole request, answer included, and an
+ * `'unreachable'` failure: connection refused or reset, a timeout) or answers that it
+ * cannot serve now (HTTP 503, or a gateway error of gRPC code 14 UNAVAILABLE: a member
+ * shutting down or restarting), the next one is tried, round the list once, and the one
+ * that answered stays in use; a watch opens on the member in use, moving on the same way. Each call is bounded: `timeoutMs` for the whole request, answer included, and an
  * answer (or a watch line) longer than twice the core's document limit (128 MiB: a
  * document in base64 and its companions) is refused with a `ShardrouteError` of code
  * `limit_exceeded` before it is buffered, its connection closed.
@@ -116,7 +117,7 @@ export declare class Etcd {
   static sameValue(key: EtcdKey, value: string | Uint8Array): EtcdCompare;
   /**
    * POSTs `body` to `path` (`'/v3/kv/range'`, ...) on the member in use (the next one when
-   * it cannot be reached, round the list once): the JSON answer.
+   * it cannot be reached or answers 503 / UNAVAILABLE, round the list once): the JSON answer.
    * @throws {EtcdError}
    */
   call(path: string, body: unknown): Promise<any>;

@@ -6,7 +6,8 @@
 // etcd 3.4 and later) on Node's global `fetch`, so it needs no npm package: keys and
 // values are strings (base64 on the wire), revisions `bigint`s (decimal strings on the
 // wire). It knows the members of a cluster and uses one at a time, moving to the next
-// when the one in use cannot be reached. `EtcdFollower` hands every value it reads to the core's `TopologyFollower`, which
+// when the one in use cannot be reached or answers that it cannot serve now (HTTP 503, or
+// gRPC code 14, UNAVAILABLE: a member shutting down or restarting). `EtcdFollower` hands every value it reads to the core's `TopologyFollower`, which
 // decides: it installs a newer epoch, refuses an invalid document, a lower epoch or an
 // older revision (counted by code in `stats`) while keeping the last good router, and
 // says how long to wait before reconnecting to a lost etcd. `publish` writes a document
@@ -26,8 +27,14 @@ const { EpochWaiters, callSafely, monotonicMs: now, sleepUntil } = require('./sh
  * `shardroute.etcd.MAX_ANSWER_BYTES`.
  */
 const MAX_ANSWER_BYTES = 2 * MAX_DOCUMENT_BYTES;
-/** How much of an error answer is read, for its message. */
+/** How much of an error answer is read, for its message (and its gRPC code). */
 const ERROR_TEXT_BYTES = 4096;
+/**
+ * etcd's gateway answers a member that cannot serve now (shutting down, restarting) with
+ * gRPC code 14, UNAVAILABLE, as HTTP 503, the code in its error body (`{"code": 14, ...}`).
+ */
+const HTTP_UNAVAILABLE = 503;
+const GRPC_UNAVAILABLE = 14;
 
 /** The `limit_exceeded` error of `what` past `limit` bytes (`length`: as announced). */
 function tooLong(what, limit, length = null) {
@@ -88,6 +95,26 @@ class EtcdError extends Error {
   }
 }
 Object.defineProperty(EtcdError.prototype, 'name', { value: 'EtcdError', writable: true, configurable: true });
+
+/** The `'http'` errors whose body carried gRPC code 14 (UNAVAILABLE), whatever their status. */
+const grpcUnavailable = new WeakSet();
+
+/** The gRPC code of an etcd gateway error body (`{"code": 14, "message": ...}`), or null. */
+function grpcCode(text) {
+  try {
+    const answer = JSON.parse(text);
+    return answer !== null && typeof answer === 'object' && Number.isInteger(answer.code) ? answer.code : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Whether a request that failed with `err` goes to the next member: the member could not be
+ * reached, or answered that it cannot serve now (HTTP 503, or gRPC code 14 UNAVAILABLE).
+ */
+const movesOn = (err) => err instanceof EtcdError
+  && (err.code === 'unreachable' || (err.code === 'http' && (err.status === HTTP_UNAVAILABLE || grpcUnavailable.has(err))));
 
 /** The end of the range of keys that start with `prefix` (etcd's `range_end`), as bytes. */
 function prefixEnd(prefix) {
@@ -194,16 +221,25 @@ class Etcd {
     }
     if (!response.ok) {
       const text = await readText(response, ERROR_TEXT_BYTES, `etcd ${url}${path}`, true).catch(() => '');
-      throw new EtcdError('http', `etcd ${url}${path}: HTTP ${response.status}: ${text.slice(0, 500)}`,
+      const error = new EtcdError('http', `etcd ${url}${path}: HTTP ${response.status}: ${text.slice(0, 500)}`,
         { status: response.status });
+      if (grpcCode(text) === GRPC_UNAVAILABLE) grpcUnavailable.add(error);
+      throw error;
     }
     return response;
   }
 
+  /** Moves past `member` to the next one, unless a concurrent call has moved on already (it must not skip a member). */
+  #leave(member) {
+    if (this.#inUse === member) this.#inUse = (member + 1) % this.urls.length;
+  }
+
   /**
    * POSTs `body` to `path` on the member in use: the JSON answer. When that member cannot
-   * be reached (`'unreachable'`), the next one is tried, round the list once, and the one
-   * that answered stays in use; the last member's error otherwise.
+   * be reached (`'unreachable'`) or answers that it cannot serve now (HTTP 503, or gRPC
+   * code 14 UNAVAILABLE: shutting down, restarting), the next one is tried, round the list
+   * once, and the one that answered stays in use; the last member's error otherwise (its
+   * code and status).
    */
   async call(path, body) {
     for (let tried = 1; ; tried += 1) {
@@ -211,9 +247,8 @@ class Etcd {
       try {
         return await this.#callOne(this.urls[member], path, body);
       } catch (err) {
-        if (!(err instanceof EtcdError) || err.code !== 'unreachable' || tried >= this.urls.length) throw err;
-        // Unless a concurrent call has moved on already (it must not skip a member).
-        if (this.#inUse === member) this.#inUse = (member + 1) % this.urls.length;
+        if (!movesOn(err) || tried >= this.urls.length) throw err;
+        this.#leave(member);
       }
     }
   }
@@ -291,7 +326,9 @@ class Etcd {
   /**
    * The changes of `key` (or of the keys in `[key, rangeEnd)`) from `startRevision` on
    * (omitted or `0n`: from now), as an async iterator of batches (arrays, never empty) of
-   * events `{ type, key, value, modRevision }`, from the member in use. It throws an
+   * events `{ type, key, value, modRevision }`, from the member in use (its stream opened
+   * on the next member when that one cannot be reached or answers 503 / UNAVAILABLE, round
+   * the list once, as `call` does). It throws an
    * `EtcdError` when the stream cannot open, breaks, or is cancelled (a compacted
    * `startRevision`), and, with `idleMs`, when nothing arrived for that long (code
    * `'idle'`: quiet, or a member that stopped answering; time the loop spends on a batch
@@ -303,8 +340,12 @@ class Etcd {
     idleMs = idleTime(idleMs);
     const what = `etcd watch of ${JSON.stringify(String(key))}`;
     let next = BigInt(startRevision);
+    // Members whose stream did not open since the last one that did: an opening goes
+    // round the list once, as a call does, then throws the last member's error.
+    let failedOpens = 0;
     while (!signal?.aborted) {
-      const url = this.url;
+      const member = this.#inUse;
+      const url = this.urls[member];
       const create = { key: b64(key) };
       if (rangeEnd !== null && rangeEnd !== undefined) create.range_end = b64(rangeEnd);
       if (next > 0n) create.start_revision = String(next);
@@ -327,9 +368,16 @@ class Etcd {
         let response;
         try {
           response = await this.#post(url, '/v3/watch', { create_request: create }, stream.signal);
+        } catch (err) {
+          if (signal?.aborted || !movesOn(err)) throw err;
+          failedOpens += 1;
+          if (failedOpens >= this.urls.length) throw err;
+          this.#leave(member);
+          continue; // the next member
         } finally {
           clearTimeout(opening);
         }
+        failedOpens = 0;
         const decoder = new TextDecoder();
         let buffered = '';
         try {

@@ -104,6 +104,10 @@ class EtcdError(ConnectionError):
     (``"malformed"``), refused a compare-and-swap (``"conflict"``), or a watch heard
     nothing for its idle time (``"idle"``)."""
 
+    #: An ``"http"`` error that says the member cannot serve now (HTTP 503, or the
+    #: gateway's gRPC code 14, UNAVAILABLE): the next member is tried, as for ``unreachable``.
+    _unavailable = False
+
     def __init__(self, message: str, code: str, status: int | None = None) -> None:
         super().__init__(message)
         self.code = code
@@ -188,9 +192,42 @@ def _watch_events(line: bytes | bytearray) -> list[EtcdEvent]:
     ]
 
 
+#: The HTTP status of etcd's gateway for a member that cannot serve now (shutting down,
+#: restarting): gRPC code 14, UNAVAILABLE, which its error body carries as ``code``.
+_HTTP_UNAVAILABLE = 503
+_GRPC_UNAVAILABLE = 14
+#: How much of an error answer to a watch is read, for its message and its gRPC code.
+_ERROR_BYTES = 4096
+
+
+def _grpc_code(data: bytes) -> int | None:
+    """The gRPC code of an etcd gateway error body (``{"code": 14, "message": ...}``), if
+    it is one."""
+    try:
+        answer = json.loads(data)
+    except (ValueError, RecursionError):
+        return None
+    code = answer.get("code") if isinstance(answer, dict) else None
+    return code if isinstance(code, int) and not isinstance(code, bool) else None
+
+
+def _http_error(where: str, status: int, data: bytes) -> EtcdError:
+    """The ``"http"`` error of an answer with ``status``, marked unavailable (the next
+    member is tried) for a 503 or a gRPC code 14 body."""
+    error = EtcdError(f"{where}: HTTP {status}: {data[:500]!r}", "http", status)
+    error._unavailable = status == _HTTP_UNAVAILABLE or _grpc_code(data) == _GRPC_UNAVAILABLE
+    return error
+
+
+def _moves_on(err: EtcdError) -> bool:
+    """Whether a request that failed with ``err`` goes to the next member: unreachable, or
+    answered that it cannot serve now (503 / UNAVAILABLE)."""
+    return err.code == "unreachable" or err._unavailable
+
+
 def _answer(url: str, path: str, status: int, data: bytes) -> dict[str, Any]:
     if status != 200:
-        raise EtcdError(f"etcd {url}{path}: HTTP {status}: {data[:500]!r}", "http", status)
+        raise _http_error(f"etcd {url}{path}", status, data)
     try:
         answer = json.loads(data)
     except ValueError as err:
@@ -217,9 +254,11 @@ class _Endpoint:
     """What both clients share: the members' URLs, parsed once, and which one is in use.
 
     ``url`` is one ``http://host:port``, several separated by commas, or a sequence of
-    them (the members of a cluster). Calls go to the member in use; when it cannot be
-    reached, the next one is tried, round the list once, and the one that answered is
-    used from then on (a watch reopened after a failure too)."""
+    them (the members of a cluster). Calls, and a watch's opening, go to the member in
+    use; when it cannot be reached or answers that it cannot serve now (HTTP 503, or the
+    gateway's gRPC code 14, UNAVAILABLE: a member shutting down or restarting), the next
+    one is tried, round the list once, and the one that answered is used from then on (a
+    watch reopened after a failure too). After the last member, its error is raised."""
 
     def __init__(self, url: str | Sequence[str], *, timeout: float = 10.0) -> None:
         urls = [part.strip() for part in url.split(",")] if isinstance(url, str) else list(url)
@@ -247,8 +286,11 @@ class _Endpoint:
     def port(self) -> int:
         return self.members[self._in_use][2]
 
-    def _next_member(self) -> None:
-        self._in_use = (self._in_use + 1) % len(self.members)
+    def _leave(self, member: int) -> None:
+        """Moves past ``member`` to the next one, unless a concurrent call has moved on
+        already (it must not skip a member)."""
+        if self._in_use == member:
+            self._in_use = (member + 1) % len(self.members)
 
 
 class Etcd(_Endpoint):
@@ -258,35 +300,37 @@ class Etcd(_Endpoint):
 
     def call(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
         """POSTs ``body`` to ``path`` and returns the JSON answer (the next member on an
-        unreachable one, round the list once)."""
+        unreachable or unavailable one, round the list once)."""
         for _ in range(len(self.members) - 1):
+            member = self._in_use
             try:
-                return self._call_one(path, body)
+                return self._call_one(member, path, body)
             except EtcdError as err:
-                if err.code != "unreachable":
+                if not _moves_on(err):
                     raise
-                self._next_member()
-        return self._call_one(path, body)
+                self._leave(member)
+        return self._call_one(self._in_use, path, body)
 
-    def _call_one(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
-        """One request within ``timeout`` as a whole (not per read), its answer bounded
-        by ``MAX_ANSWER_BYTES`` before it is buffered."""
+    def _call_one(self, member: int, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        """One request to ``member`` within ``timeout`` as a whole (not per read), its
+        answer bounded by ``MAX_ANSWER_BYTES`` before it is buffered."""
+        url, host, port = self.members[member]
         with _Deadline(self.timeout) as deadline:
-            connection = deadline.connection(http.client.HTTPConnection, self.host, self.port)
+            connection = deadline.connection(http.client.HTTPConnection, host, port)
             try:
                 connection.request("POST", path, json.dumps(body), {"Content-Type": "application/json"})
                 response = connection.getresponse()
-                data = _read_body(response, MAX_ANSWER_BYTES, f"etcd {self.url}{path}")
+                data = _read_body(response, MAX_ANSWER_BYTES, f"etcd {url}{path}")
                 if deadline.passed:  # cut off: what was read is not the answer
                     raise TimeoutError()
             except shardroute.ShardrouteError:
                 raise
             except (OSError, http.client.HTTPException, ValueError) as err:
                 why = f"no whole answer within {self.timeout:g} s" if deadline.passed else str(err)
-                raise EtcdError(f"etcd {self.url}{path}: {why}", "unreachable") from err
+                raise EtcdError(f"etcd {url}{path}: {why}", "unreachable") from err
             finally:
                 connection.close()
-        return _answer(self.url, path, response.status, data)
+        return _answer(url, path, response.status, data)
 
     def _do(self, op: Op[Result]) -> Result:
         path, body = next(op)
@@ -338,29 +382,48 @@ class Watch:
         self, etcd: Etcd, key: str, range_end: str | bytes | None, start_revision: int, idle: float | None = None
     ) -> None:
         self.closed = False
-        # The stream opens (status and headers) within `timeout` as a whole.
-        with _Deadline(etcd.timeout) as deadline:
-            self._connection = deadline.connection(http.client.HTTPConnection, etcd.host, etcd.port)
+        request = _watch_request(key, range_end, start_revision)
+        # The member in use, or the next one when it cannot be reached or cannot serve
+        # now (503 / UNAVAILABLE), round the list once, as a call.
+        for _ in range(len(etcd.members) - 1):
+            member = etcd._in_use
             try:
-                self._connection.request(
-                    "POST", "/v3/watch", _watch_request(key, range_end, start_revision), {"Content-Type": "application/json"}
-                )
+                self._open(etcd, member, request, idle)
+                return
+            except EtcdError as err:
+                if not _moves_on(err):
+                    raise
+                etcd._leave(member)
+        self._open(etcd, etcd._in_use, request, idle)
+
+    def _open(self, etcd: Etcd, member: int, request: bytes, idle: float | None) -> None:
+        """Opens the stream at ``member``: status and headers within ``timeout`` as a whole."""
+        url, host, port = etcd.members[member]
+        with _Deadline(etcd.timeout) as deadline:
+            self._connection = deadline.connection(http.client.HTTPConnection, host, port)
+            try:
+                self._connection.request("POST", "/v3/watch", request, {"Content-Type": "application/json"})
                 self._response = self._connection.getresponse()
+                if self._response.status != 200:
+                    try:  # a little of it, for the message and the gateway's gRPC code
+                        data = _read_body(self._response, _ERROR_BYTES, f"etcd watch at {url}")
+                    except shardroute.ShardrouteError:
+                        data = b""
+                    if not deadline.passed:
+                        raise _http_error(f"etcd watch at {url}", self._response.status, data)
                 deadline.cancel()
                 if deadline.passed:  # cut off: what was read is not the answer
                     raise TimeoutError()
-                if self._response.status != 200:
-                    raise EtcdError(f"etcd watch: HTTP {self._response.status}", "http", self._response.status)
                 # Events arrive whenever they happen: no read timeout from here on, unless the
                 # caller wants to hear of `idle` seconds without any (code "idle").
                 if self._connection.sock is not None:
                     self._connection.sock.settimeout(idle)
-            except (OSError, http.client.HTTPException, EtcdError) as err:
+            except (OSError, http.client.HTTPException, ValueError, EtcdError) as err:
                 self._connection.close()
                 if isinstance(err, EtcdError):
                     raise
                 why = f"not open within {etcd.timeout:g} s" if deadline.passed else str(err)
-                raise EtcdError(f"etcd watch: {why}", "unreachable") from err
+                raise EtcdError(f"etcd watch at {url}: {why}", "unreachable") from err
 
     def __iter__(self) -> Iterator[list[EtcdEvent]]:
         try:
@@ -380,8 +443,8 @@ class Watch:
             if self.closed:
                 return
             raise EtcdError("etcd watch: nothing arrived within the idle time", "idle") from err
-        except shardroute.ShardrouteError:
-            raise
+        except (EtcdError, shardroute.ShardrouteError):
+            raise  # as raised here (an EtcdError is an OSError: not to be wrapped below)
         except (KeyError, TypeError) as err:
             raise EtcdError(f"etcd watch: an event that is not etcd's ({err!r})", "malformed") from err
         except (OSError, http.client.HTTPException, ValueError) as err:
@@ -596,9 +659,9 @@ class EtcdFollower(_Following):
 # -- asyncio ---------------------------------------------------------------------------
 
 
-def _http_request(endpoint: _Endpoint, path: str, body: bytes) -> bytes:
+def _http_request(host: str, port: int, path: str, body: bytes) -> bytes:
     head = (
-        f"POST {path} HTTP/1.1\r\nHost: {endpoint.host}:{endpoint.port}\r\n"
+        f"POST {path} HTTP/1.1\r\nHost: {host}:{port}\r\n"
         f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n"
     )
     return head.encode() + body
@@ -609,31 +672,34 @@ class AsyncEtcd(_Endpoint):
     connection per request; standard library only)."""
 
     async def call(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
-        """As ``Etcd.call``: the next member on an unreachable one."""
+        """As ``Etcd.call``: the next member on an unreachable or unavailable one."""
         for _ in range(len(self.members) - 1):
+            member = self._in_use
             try:
-                return await self._call_one(path, body)
+                return await self._call_one(member, path, body)
             except EtcdError as err:
-                if err.code != "unreachable":
+                if not _moves_on(err):
                     raise
-                self._next_member()
-        return await self._call_one(path, body)
+                self._leave(member)
+        return await self._call_one(self._in_use, path, body)
 
-    async def _call_one(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+    async def _call_one(self, member: int, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        url = self.members[member][0]
         try:
-            status, data = await asyncio.wait_for(self._exchange(path, json.dumps(body).encode()), self.timeout)
+            status, data = await asyncio.wait_for(self._exchange(member, path, json.dumps(body).encode()), self.timeout)
         except shardroute.ShardrouteError:
             raise
         except (OSError, ValueError, asyncio.IncompleteReadError, asyncio.TimeoutError) as err:
-            raise EtcdError(f"etcd {self.url}{path}: {err!r}", "unreachable") from err
-        return _answer(self.url, path, status, data)
+            raise EtcdError(f"etcd {url}{path}: {err!r}", "unreachable") from err
+        return _answer(url, path, status, data)
 
-    async def _exchange(self, path: str, body: bytes) -> tuple[int, bytes]:
-        reader, writer = await asyncio.open_connection(self.host, self.port)
+    async def _exchange(self, member: int, path: str, body: bytes) -> tuple[int, bytes]:
+        url, host, port = self.members[member]
+        reader, writer = await asyncio.open_connection(host, port)
         try:
-            writer.write(_http_request(self, path, body))
+            writer.write(_http_request(host, port, path, body))
             status, headers = await _read_head(reader)
-            return status, await _body(reader, headers, MAX_ANSWER_BYTES, f"etcd {self.url}{path}")
+            return status, await _body(reader, headers, MAX_ANSWER_BYTES, f"etcd {url}{path}")
         finally:
             writer.close()
 
@@ -670,15 +736,21 @@ class AsyncEtcd(_Endpoint):
     ) -> AsyncIterator[list[EtcdEvent]]:
         """As ``Etcd.watch``: the batches of events, until the stream breaks
         (``EtcdError``); stop it by leaving the loop or cancelling its task."""
+        request = _watch_request(key, range_end, start_revision)
+        # The member in use, or the next one when it cannot be reached or cannot serve
+        # now (503 / UNAVAILABLE), round the list once, as a call.
+        for _ in range(len(self.members) - 1):
+            member = self._in_use
+            try:
+                reader, writer, headers = await self._open_watch(member, request)
+                break
+            except EtcdError as err:
+                if not _moves_on(err):
+                    raise
+                self._leave(member)
+        else:
+            reader, writer, headers = await self._open_watch(self._in_use, request)
         try:
-            reader, writer = await asyncio.wait_for(asyncio.open_connection(self.host, self.port), self.timeout)
-        except (OSError, asyncio.TimeoutError) as err:
-            raise EtcdError(f"etcd watch: {err!r}", "unreachable") from err
-        try:
-            writer.write(_http_request(self, "/v3/watch", _watch_request(key, range_end, start_revision)))
-            status, headers = await asyncio.wait_for(_read_head(reader), self.timeout)
-            if status != 200:
-                raise EtcdError(f"etcd watch: HTTP {status}", "http", status)
             pending = bytearray()  # the line being read: extended in place, never copied whole
             chunks = _chunks(reader, headers, MAX_ANSWER_BYTES, "etcd watch").__aiter__()
             while True:
@@ -701,7 +773,9 @@ class AsyncEtcd(_Endpoint):
                     if line.strip() and (events := _watch_events(line)):
                         yield events
             raise EtcdError("etcd watch: the server closed the stream", "unreachable")
-        except shardroute.ShardrouteError:
+        except (EtcdError, shardroute.ShardrouteError):
+            # As raised here: an EtcdError is an OSError (a ConnectionError), which the
+            # clause below would make "unreachable" ("idle" and "http" lost with it).
             raise
         except (KeyError, TypeError) as err:
             raise EtcdError(f"etcd watch: an event that is not etcd's ({err!r})", "malformed") from err
@@ -709,6 +783,39 @@ class AsyncEtcd(_Endpoint):
             raise EtcdError(f"etcd watch: {err!r}", "unreachable") from err
         finally:
             writer.close()
+
+    async def _open_watch(
+        self, member: int, request: bytes
+    ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter, dict[str, str]]:
+        """Opens a watch stream at ``member``: status and headers within ``timeout`` as a
+        whole; ``EtcdError`` (``"unreachable"``, or ``"http"`` with its status) otherwise."""
+        url, host, port = self.members[member]
+        opened: list[asyncio.StreamWriter] = []
+
+        async def opening() -> tuple[asyncio.StreamReader, dict[str, str]]:
+            reader, writer = await asyncio.open_connection(host, port)
+            opened.append(writer)
+            writer.write(_http_request(host, port, "/v3/watch", request))
+            status, headers = await _read_head(reader)
+            if status != 200:
+                try:  # a little of it, for the message and the gateway's gRPC code
+                    data = await _body(reader, headers, _ERROR_BYTES, f"etcd watch at {url}")
+                except shardroute.ShardrouteError:
+                    data = b""
+                raise _http_error(f"etcd watch at {url}", status, data)
+            return reader, headers
+
+        try:
+            reader, headers = await asyncio.wait_for(opening(), self.timeout)
+        except BaseException as err:
+            for writer in opened:
+                writer.close()
+            if isinstance(err, (EtcdError, shardroute.ShardrouteError)) or not isinstance(
+                err, (OSError, ValueError, asyncio.IncompleteReadError, asyncio.TimeoutError)
+            ):
+                raise
+            raise EtcdError(f"etcd watch at {url}: {err!r}", "unreachable") from err
+        return reader, opened[0], headers
 
 
 class AsyncEtcdFollower(_Following, AsyncWaiting):

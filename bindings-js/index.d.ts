@@ -690,6 +690,8 @@ export interface SessionConfig {
   command_timeout_ms?: number;
   /** For the shell: how long to wait for a reply before calling `stalled` (0: never); its `wait` says when to call again. */
   stall_ms?: number;
+  /** The timeout a write that waits for its replicas sends with `WAIT` (shardroute/redis's `setAndWait`). */
+  wait_timeout_ms?: number;
   /** Reads go to the slot's replicas in turn, over connections that sent `READONLY`. */
   read_from_replicas?: boolean;
 }
@@ -896,6 +898,12 @@ export declare class ClusterSession {
   /** When the session's own request in flight (a refresh's `CLUSTER SHARDS`) must be given up: call `timeout` then; `null` when none. */
   nextDeadline(): bigint | null;
   /**
+   * The deadline of one node's pipeline of a batch (`plan`) sent at `nowMs` (a u64): one
+   * request of the command timeout; `null` when there is none. An entry with no reply by
+   * then fails as a timeout and takes a command's path from that error.
+   */
+  batchDeadline(nowMs: number | bigint): bigint | null;
+  /**
    * `nextDeadline` came: true when the refresh request in flight was given up (close it,
    * ask the next candidate), false when none was due at `nowMs`.
    *
@@ -957,7 +965,7 @@ export declare class ClusterSession {
  * The session's defaults, the Rust core's constants, which every client uses unless told
  * otherwise: `{ max_redirects: 5, refresh_interval_ms: 200, retry_budget_ms: 20000,
  * backoff_first_ms: 20, backoff_max_ms: 500, connect_timeout_ms: 1000,
- * command_timeout_ms: 5000, stall_ms: 500, read_from_replicas: false }` (a new object each
+ * command_timeout_ms: 5000, stall_ms: 500, wait_timeout_ms: 500, read_from_replicas: false }` (a new object each
  * time).
  */
 export declare function sessionDefaults(): Required<SessionConfig>;

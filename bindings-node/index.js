@@ -435,6 +435,7 @@ class ClusterSession {
       refreshSent: (session, address, nowMs) => session.#inner.refreshSent(address, nowMs),
       refreshReplyDeadline: (session) => session.#inner.refreshReplyDeadline(),
       nextDeadline: (session) => session.#inner.nextDeadline(),
+      batchDeadline: (session, nowMs) => session.#inner.batchDeadline(nowMs),
       timeout: (session, nowMs) => session.#inner.timeout(nowMs),
       addressOf: (session, node) => session.#inner.addressOf(node),
       refreshCandidates: (session) => session.#inner.refreshCandidates(),

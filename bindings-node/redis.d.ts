@@ -97,7 +97,7 @@ export declare class ClusterClient {
   get(key: Key): Promise<string | null>;
   set(key: Key, value: Argument): Promise<string | null>;
   del(key: Key): Promise<number>;
-  /** `SET` then `WAIT replicas timeoutMs` on one connection: how many replicas acknowledged the write. */
+  /** `SET` then `WAIT replicas timeoutMs` (the session's `wait_timeout_ms` when omitted) on one connection: how many replicas acknowledged the write. */
   setAndWait(key: Key, value: Argument, replicas?: number, timeoutMs?: number): Promise<number>;
   /**
    * `MSET` of keys that share a slot (one hash tag).

@@ -51,10 +51,12 @@ function names(err) {
   return found;
 }
 
+/** The error of a 'fail' action: of this module's classes where it has one, else the core's ShardrouteError. */
 function failure(action, cause) {
-  const Class = FAILURES[action.code] || Error;
-  const error = new Class(action.message, cause ? { cause } : undefined);
-  error.code = action.code;
+  const Class = FAILURES[action.code];
+  const error = Class ? new Class(action.message, cause ? { cause } : undefined) : action.error();
+  if (Class) error.code = action.code;
+  else if (cause) error.cause = cause;
   return error;
 }
 
@@ -100,24 +102,6 @@ function text(value) {
   if (Buffer.isBuffer(value)) return escapedText(value);
   if (Array.isArray(value)) return value.map(text);
   return value;
-}
-
-/**
- * What the command throws when the session is done with `error`: a MOVED or ASK it could
- * not read as a redirect (an address that cannot be split, a slot out of range) is the
- * core's refusal of that text (`invalid_argument`), not the reply error; anything else as
- * it came.
- */
-function doneWith(error) {
-  const message = error instanceof Error ? String(error.message) : '';
-  if (/^(MOVED|ASK) /.test(message)) {
-    try {
-      shardroute.parseRedirect(message);
-    } catch (refused) {
-      if (refused instanceof shardroute.ShardrouteError) return refused;
-    }
-  }
-  return error;
 }
 
 /** `"host:port"` of a startup node given as that string or as `{ host, port }`. */
@@ -273,14 +257,18 @@ class ClusterClient {
     return this.#refreshing;
   }
 
-  /** Each candidate in turn: connected by the session's deadline for it, answered by its reply deadline. */
+  /**
+   * Each candidate in turn: connected and answered by the session's deadline for it (ioredis
+   * cannot tell a reply begun from none, so the whole request is held to that deadline, as
+   * the asyncio client does; a paused node that kept its connection is left then).
+   */
   async #refreshOnce() {
     const session = this.#session;
     for (const address of session.refreshCandidates()) {
       try {
-        const connection = await within(this.connection(address), session.refreshSent(address, now()));
-        const reply = connection === STALLED ? STALLED
-          : await within(connection.callBuffer('CLUSTER', 'SHARDS'), session.refreshReplyDeadline());
+        const deadline = session.refreshSent(address, now());
+        const connection = await within(this.connection(address), deadline);
+        const reply = connection === STALLED ? STALLED : await within(connection.callBuffer('CLUSTER', 'SHARDS'), deadline);
         if (reply !== STALLED) {
           session.refreshed(text(reply), now());
           return true;
@@ -341,7 +329,7 @@ class ClusterClient {
         this.#drop(sent.address, sent.readonly);
         sent = null;
       }
-      if (action.kind === 'done') throw doneWith(error);
+      if (action.kind === 'done') throw error;
       if (action.kind === 'fail') throw failure(action, error);
       try {
         if (action.kind === 'send') {
@@ -388,8 +376,8 @@ class ClusterClient {
     return this.execute(['DEL', key], { key });
   }
 
-  /** `SET` then `WAIT replicas timeoutMs` on one connection: how many replicas acknowledged the write. */
-  async setAndWait(key, value, replicas = 1, timeoutMs = 500) {
+  /** `SET` then `WAIT replicas timeoutMs` (the session's `wait_timeout_ms` when omitted) on one connection: how many replicas acknowledged the write. */
+  async setAndWait(key, value, replicas = 1, timeoutMs = this.#session.config.wait_timeout_ms) {
     return Number(await this.#run([key], 'write',
       (connection, asking) => once(connection, asking, ['SET', key, value], ['WAIT', replicas, timeoutMs])));
   }
@@ -450,9 +438,9 @@ class ClusterClient {
     return results;
   }
 
-  /** One node's pipeline, one request of the session's command timeout (a reply past it: every entry a TimeoutError). */
+  /** One node's pipeline, one request until the session's batch deadline (a reply past it: every entry a TimeoutError). */
   async #pipeline(address, readonly, commands) {
-    const deadline = BigInt(now()) + BigInt(this.#session.config.command_timeout_ms);
+    const deadline = this.#session.batchDeadline(now());
     try {
       const replies = await within((async () => {
         const pipeline = (await this.connection(address, { readonly })).pipeline();

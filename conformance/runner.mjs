@@ -125,6 +125,8 @@ function sessionStep(api, session, current, step) {
         return { deadline_ms: u64Json(session.refreshSent(step.address, now), 'refreshSent') };
       case 'next_deadline':
         return { deadline_ms: u64Json(session.nextDeadline(), 'nextDeadline') };
+      case 'batch_deadline':
+        return { deadline_ms: u64Json(session.batchDeadline(now), 'batchDeadline') };
       case 'timeout':
         return { timed_out: session.timeout(now) };
       case 'refreshed':

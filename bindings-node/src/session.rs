@@ -311,6 +311,14 @@ impl ClusterSession {
         Ok(self.session()?.refresh_reply_deadline().map(BigInt::from))
     }
 
+    /// The deadline of one node's pipeline of a batch sent at `nowMs`, or `null`
+    /// ([`ss::ClusterSession::batch_deadline`]).
+    #[napi(catch_unwind)]
+    pub fn batch_deadline(&self, now_ms: Unknown) -> Result<Option<BigInt>> {
+        let now = milliseconds(now_ms)?;
+        Ok(self.session()?.batch_deadline(now).map(BigInt::from))
+    }
+
     /// When the session's own request in flight must be given up, or `null`
     /// ([`ss::ClusterSession::next_deadline`]).
     #[napi(catch_unwind)]

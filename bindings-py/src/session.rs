@@ -278,6 +278,13 @@ impl ClusterSession {
         self.inner.refresh_reply_deadline()
     }
 
+    /// The deadline of one node's pipeline of a batch (plan()) sent at now_ms: one
+    /// request of the command timeout; None when there is none. An entry with no reply
+    /// by then fails as a timeout and takes a command's path from that error.
+    fn batch_deadline(&self, now_ms: &Bound<'_, PyAny>) -> PyResult<Option<u64>> {
+        Ok(self.inner.batch_deadline(now(now_ms)?))
+    }
+
     /// When the session's own request in flight (a refresh's CLUSTER SHARDS) must be
     /// given up: call timeout() then; None when there is none.
     fn next_deadline(&self) -> Option<u64> {

@@ -81,6 +81,9 @@ def session_step(session: shardroute.ClusterSession, current: List[shardroute.Co
         if call == "next_deadline":
             deadline = session.next_deadline()
             return {"deadline_ms": None if deadline is None else str(deadline)}
+        if call == "batch_deadline":
+            deadline = session.batch_deadline(now)
+            return {"deadline_ms": None if deadline is None else str(deadline)}
         if call == "timeout":
             return {"timed_out": session.timeout(now)}
         if call == "refreshed":

@@ -24,7 +24,7 @@ def test_defaults_are_the_cores_constants() -> None:
     defaults = shardroute.session_defaults()
     assert defaults == {
         "max_redirects": 5, "refresh_interval_ms": 200, "retry_budget_ms": 20000, "backoff_first_ms": 20,
-        "backoff_max_ms": 500, "connect_timeout_ms": 1000, "command_timeout_ms": 5000, "stall_ms": 500, "read_from_replicas": False,
+        "backoff_max_ms": 500, "connect_timeout_ms": 1000, "command_timeout_ms": 5000, "stall_ms": 500, "wait_timeout_ms": 500, "read_from_replicas": False,
     }
     assert ClusterSession(["h:1"]).config == defaults
     assert ClusterSession(["h:1"], {"max_redirects": 2}).config["max_redirects"] == 2

@@ -195,6 +195,14 @@ impl ClusterSession {
         Ok(time_or_null(self.with(|session| session.refresh_reply_deadline())?))
     }
 
+    /// The deadline of one node's pipeline of a batch (`plan`) sent at `nowMs` (a
+    /// `bigint`), or `null`: one request of the command timeout.
+    #[wasm_bindgen(js_name = batchDeadline)]
+    pub fn batch_deadline(&self, now_ms: &JsValue) -> Result<JsValue> {
+        let now = milliseconds(now_ms)?;
+        Ok(time_or_null(self.with(|session| session.batch_deadline(now))?))
+    }
+
     /// When the session's own request in flight must be given up (a `bigint`), or `null`.
     #[wasm_bindgen(js_name = nextDeadline)]
     pub fn next_deadline(&self) -> Result<JsValue> {

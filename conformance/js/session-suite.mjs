@@ -155,6 +155,8 @@ function cases() {
       ['both bad: the address first', (api, made) => made.session.refreshSent(1, -1), 'invalid_argument']],
     refreshReplyDeadline: [['no arguments', (api, made) => made.session.refreshReplyDeadline(), null]],
     nextDeadline: [['no arguments', (api, made) => made.session.nextDeadline(), null]],
+    batchDeadline: [...times((made, now) => made.session.batchDeadline(now)),
+      ['a time', (api, made) => made.session.batchDeadline(40), null]],
     timeout: times((made, now) => made.session.timeout(now)),
     addressOf: [['a node', (api, made) => made.session.addressOf('x'), null],
       ['not a string', (api, made) => made.session.addressOf(1), 'invalid_argument']],
@@ -421,7 +423,7 @@ export function sessionSuite(api, runtime) {
     test('sessionDefaults is the core\'s; config is it with the fields given, and makes the same session again', () => {
       const defaults = sessionDefaults();
       assert.deepEqual(defaults, { max_redirects: 5, refresh_interval_ms: 200, retry_budget_ms: 20000, backoff_first_ms: 20,
-        backoff_max_ms: 500, connect_timeout_ms: 1000, command_timeout_ms: 5000, stall_ms: 500, read_from_replicas: false });
+        backoff_max_ms: 500, connect_timeout_ms: 1000, command_timeout_ms: 5000, stall_ms: 500, wait_timeout_ms: 500, read_from_replicas: false });
       defaults.max_redirects = 9;
       assert.equal(sessionDefaults().max_redirects, 5, 'a new object each time');
       assert.deepEqual(new ClusterSession(['h:1']).config, sessionDefaults());

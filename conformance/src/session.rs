@@ -65,6 +65,7 @@ pub fn redis_session(case: &Value) -> Result<Value, String> {
                 }
             }
             "next_deadline" => json!({"deadline_ms": session.next_deadline().map(|ms| ms.to_string())}),
+            "batch_deadline" => json!({"deadline_ms": session.batch_deadline(now).map(|ms| ms.to_string())}),
             "timeout" => json!({"timed_out": session.timeout(now)}),
             "failed" => {
                 let text = step["text"].as_str().ok_or("text is not a string")?;

@@ -425,7 +425,6 @@ impl Migration {
     }
 }
 
-
 /// Greatest common divisor (`gcd(0, m) = m`).
 fn gcd(mut a: u64, mut b: u64) -> u64 {
     while b != 0 {

@@ -4,11 +4,12 @@ Starts Debian's `redis-server` processes in cluster mode, each on two ports of
 examples/harness.py's `reserve_ports()` (its port and its cluster bus, `--cluster-port`;
 fresh ones while one is taken), each in its own directory under one temp dir,
 forms the cluster with `redis-cli --cluster create`, and changes it the way an operator
-does: `redis-cli --cluster reshard`, `add-node` + `rebalance`, and a primary killed with
-SIGKILL so its replica is promoted. Every process is stopped by its PID when the
+does: `redis-cli --cluster reshard`, `add-node` + `rebalance`, a primary killed with
+SIGKILL so its replica is promoted, or stopped with SIGSTOP until it is (the promotion
+timed to within `PROMOTION_POLL_S`, `Pause`). Every process is stopped by its PID when the
 `Cluster` context ends, also on failure (and on SIGTERM/SIGINT of the running script).
 
-Standard library only (redis-cli does the talking), so the example's orchestration does
+Standard library only (redis-cli does the talking; a plain socket polls `ROLE`), so the example's orchestration does
 not depend on the client library whose behaviour it tests.
 """
 
@@ -17,11 +18,13 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # examples/harness.py
 from harness import ServerProcess, StoppedOnExit, start_on_ports  # noqa: E402
@@ -31,6 +34,26 @@ REDIS_CLI = shutil.which("redis-cli")
 # How long a node may be unreachable before the others mark it failed (ms): short, so
 # the failover phase takes seconds, not the default 15 s.
 NODE_TIMEOUT_MS = 2000
+# How often a paused primary's replica is asked for its role (s): the promotion is known
+# within this much (plus one ROLE round trip on loopback).
+PROMOTION_POLL_S = 0.02
+
+
+@dataclass(frozen=True)
+class Pause:
+    """What `Cluster.pause_primary` did, in wall-clock seconds (`time.time()`, the clock
+    the services stamp their commands with).
+
+    `promoted_at` is the last moment the replica was still seen a replica: it was
+    promoted after it, within `PROMOTION_POLL_S` (and one ROLE round trip). So it is a
+    lower bound of the promotion, and a command's end less it is an upper bound of how
+    long after the promotion the command ended."""
+
+    primary: str  # the paused primary's address
+    replica: str  # the replica that was promoted
+    stopped_at: float  # SIGSTOP sent
+    promoted_at: float
+    resumed_at: float  # SIGCONT sent
 
 
 class Node(ServerProcess):
@@ -87,6 +110,19 @@ class Node(ServerProcess):
             capture_output=True, text=True, timeout=timeout, check=True,
         )
         return done.stdout.strip()
+
+    def role(self) -> str:
+        """`ROLE`'s first word ("master" or "slave"), asked over a plain socket: one
+        loopback round trip, not a redis-cli process, so that polling it is cheap."""
+        with socket.create_connection(("127.0.0.1", self.port), timeout=2) as conn:
+            conn.sendall(b"*1\r\n$4\r\nROLE\r\n")
+            reply = b""
+            while reply.count(b"\r\n") < 3:  # *<n>, $<len>, <role>
+                chunk = conn.recv(4096)
+                if not chunk:
+                    raise OSError(f"{self.address} closed the connection during ROLE")
+                reply += chunk
+        return reply.split(b"\r\n")[2].decode()
 
     def info(self, section: str) -> dict[str, str]:
         lines = self.cli("CLUSTER", "INFO") if section == "cluster" else self.cli("INFO", section)
@@ -267,22 +303,57 @@ class Cluster(StoppedOnExit):
         except (subprocess.CalledProcessError, subprocess.TimeoutExpired):
             return False
 
-    def pause_primary(self, primary: Node, seconds: float) -> Node:
-        """SIGSTOP a primary for `seconds` (past cluster-node-timeout: its replica is
-        promoted meanwhile), then SIGCONT: it comes back as a replica. The promoted replica."""
+    def pause_primary(self, primary: Node, seconds: float) -> Pause:
+        """SIGSTOP a primary until its replica is promoted (cluster-node-timeout and an
+        election), `seconds` more, then SIGCONT: it comes back as a replica. Returns when
+        it has rejoined and every replica is in sync.
+
+        While it is stopped the replica's `ROLE` is polled every `PROMOTION_POLL_S`: the
+        `Pause` names the last moment it was still a replica (`promoted_at`)."""
         replica = self.replica_of(primary)
         os.kill(primary.pid, signal.SIGSTOP)
+        stopped_at = time.time()
         self.paused.add(primary.pid)
         try:
+            promoted_at = self.watch_promotion(replica)
             self.wait_until(f"{replica.address} is promoted", lambda: self.promoted(replica))
             time.sleep(max(0.0, seconds))
         finally:
             os.kill(primary.pid, signal.SIGCONT)
+            resumed_at = time.time()
             self.paused.discard(primary.pid)
         self.wait_until(f"{primary.address} rejoins as a replica",
                         lambda: primary.info("replication").get("role") == "slave" and self.healthy())
         self.wait_until("every replica is in sync", self.replicas_synced)
-        return replica
+        return Pause(primary.address, replica.address, stopped_at, promoted_at, resumed_at)
+
+    def watch_promotion(self, replica: Node, timeout: float = 60) -> float:
+        """Polls `replica`'s role every `PROMOTION_POLL_S` until it is "master"; returns
+        the wall-clock time of the last poll that still found it a replica (sent before
+        the promotion, so never after it). A failed poll tells nothing and moves nothing."""
+        last_replica = time.time()
+        deadline = time.monotonic() + timeout
+        while True:
+            before = time.time()
+            try:
+                if replica.role() == "master":
+                    return last_replica
+                last_replica = before
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"timed out after {timeout}s waiting until {replica.address} is promoted")
+            time.sleep(PROMOTION_POLL_S)
+
+    def with_replica(self) -> Node:
+        """The first primary (in start order) with a live replica in sync: one a failover
+        can promote (a primary promoted after SIGKILL has none until one is added)."""
+        lines = self.topology_lines()
+        live = {node.id for node in self.live()}
+        for primary in self.primaries():
+            if any(fields[3] == primary.id and fields[0] in live and "fail" not in fields[2] for fields in lines):
+                return primary
+        raise RuntimeError("no primary has a live replica")
 
     def graceful_failover(self, primary: Node) -> Node:
         """`CLUSTER FAILOVER` on the primary's replica: the two swap roles without loss."""

@@ -10,8 +10,11 @@ asyncio (`workload.py --asyncio`, `AsyncClusterClient`) and Node (`workload.mjs`
 2. reshard: `redis-cli --cluster reshard` moves slots between primaries, then a 4th
    primary joins (`add-node` + `rebalance`), while both services write and read;
 3. failover: a primary is killed with SIGKILL and its replica promoted;
-4. pause: a primary is stopped with SIGSTOP past cluster-node-timeout, its replica
-   promoted, then resumed (it comes back as a replica);
+4. pause, pause-2: a primary is stopped with SIGSTOP past cluster-node-timeout, its
+   replica promoted, then resumed (it comes back as a replica); twice, each time on
+   another primary, so that one lucky run cannot pass it. The promotion is timed
+   (`cluster.Pause`) and given to the services with `stop`: every command must end
+   within `PROMOTION_TARGET_MS` of the promotion, or of its own start if that is later;
 5. graceful: `CLUSTER FAILOVER` on a replica;
 6. migrate: slots moved by hand (SETSLOT IMPORTING/MIGRATING, MIGRATE 5 keys at a time)
    with keys in flight, so the ASK and TRYAGAIN windows are met;
@@ -39,8 +42,14 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.dirname(HERE))  # examples/harness.py
 
-from cluster import Cluster  # noqa: E402
+from cluster import Cluster, Pause  # noqa: E402
 from harness import JsonLinesChild  # noqa: E402
+
+#: The pause phases: in each, every command of every service ends within this many ms
+#: of the replica's promotion, or of its own start when it started later
+#: (`late_after_promotion_ms`, workload.py's `after_promotion`).
+PAUSES = ("pause", "pause-2")
+PROMOTION_TARGET_MS = 1000
 
 
 class Service(JsonLinesChild):
@@ -89,9 +98,9 @@ def run(keys: int, services_wanted: list[str]) -> list[dict[str, Any]]:
                 return cluster.primaries()[0]
 
             changes: list[tuple[str, Callable[[], object]]] = [
-                ("failover", lambda: cluster.kill_primary(victim())),
-                ("pause", lambda: cluster.pause_primary(victim(), seconds=1.0)),
-                ("graceful", lambda: cluster.graceful_failover(victim())),
+                ("failover", lambda: cluster.kill_primary(cluster.with_replica())),
+                *((phase, lambda: cluster.pause_primary(cluster.with_replica(), seconds=1.0)) for phase in PAUSES),
+                ("graceful", lambda: cluster.graceful_failover(cluster.with_replica())),
                 ("migrate", lambda: cluster.migrate_slots(victim(), cluster.primaries()[1], slots_of(cluster, victim(), 20))),
                 ("remove", lambda: cluster.remove_primary(victim())),
             ]
@@ -100,10 +109,15 @@ def run(keys: int, services_wanted: list[str]) -> list[dict[str, Any]]:
                     service.send(f"churn {phase}")
                 time.sleep(1.0)
                 started = time.monotonic()
-                change()
+                changed = change()
                 print(f"{phase}: the cluster changed in {time.monotonic() - started:.1f} s", file=sys.stderr)
                 time.sleep(1.0)
-                rows += both(services, "stop")
+                if isinstance(changed, Pause):
+                    print(f"{phase}: {changed.primary} stopped, {changed.replica} promoted "
+                          f"{changed.promoted_at - changed.stopped_at:.2f} s later", file=sys.stderr)
+                    rows += both(services, f"stop {changed.promoted_at:.6f}")
+                else:
+                    rows += both(services, "stop")
                 rows += both(services, f"settle {phase}")
             rows += both(services, "verify")
         finally:
@@ -140,6 +154,12 @@ def table(rows: list[dict[str, Any]]) -> str:
             f"| {row['service']} | {row['phase']} | {row['command']} | {row['ops']:,} | {row['moved']} | {row['ask']} | "
             f"{row['errors']} | {raised(row)} | {row['refreshes']} | {row['longest_redirect_chain']} | {row['p50_us']} | {row['p99_us']} |"
         )
+    for row in rows:
+        if "late_after_promotion_ms" in row:
+            lines.append(
+                f"\n{row['service']} {row['phase']}: every command ended within {row['late_after_promotion_ms']} ms "
+                f"of the promotion (or of its start, if later); {row['in_flight_at_promotion']} in flight across it"
+            )
     ends = [row for row in rows if row["command"] == "verify"]
     for row in ends:
         lines.append(
@@ -172,6 +192,12 @@ def problems(rows: list[dict[str, Any]]) -> list[str]:
             found.append(f"{where}: {row['errors']} errors ({row['error_kinds']})")
         if row.get("app_errors"):
             found.append(f"{where}: the client raised {raised(row)} to the service")
+        if row["command"] == "churn" and row["phase"] in PAUSES and not row.get("failure"):
+            if row["late_after_promotion_ms"] >= PROMOTION_TARGET_MS:
+                found.append(f"{where}: a command ended {row['late_after_promotion_ms']} ms after the promotion "
+                             f"(or its start), not within {PROMOTION_TARGET_MS} ms")
+            if row["in_flight_at_promotion"] < 1:
+                found.append(f"{where}: no command was in flight across the promotion")
     return found
 
 

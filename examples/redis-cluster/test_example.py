@@ -16,7 +16,12 @@ import pytest
 HERE = os.path.dirname(os.path.abspath(__file__))
 KEYS = int(os.environ.get("SHARDROUTE_EXAMPLE_KEYS", "100000"))
 SERVICES = {"python", "python-asyncio", "node"}
-FAULTS = ("failover", "pause", "graceful", "migrate", "remove")
+#: The pause phase, run twice (on two primaries): one lucky run cannot pass it.
+PAUSES = ("pause", "pause-2")
+FAULTS = ("failover", *PAUSES, "graceful", "migrate", "remove")
+#: Every command of a pause phase ends within this much of the replica's promotion (or
+#: of its own start, when it started later): `late_after_promotion_ms` (README.md).
+PROMOTION_TARGET_MS = 1000
 
 
 @pytest.fixture(scope="module")
@@ -73,7 +78,7 @@ def test_every_fault_is_survived(rows: list[dict[str, Any]]) -> None:
             assert row["stale_reads"] == 0, row
             assert row["longest_redirect_chain"] <= 5, row
     # A master changed under every service: the table was read again.
-    for phase in ("failover", "pause", "graceful"):
+    for phase in ("failover", *PAUSES, "graceful"):
         for row in pick(rows, "churn", phase):
             assert row["refreshes"] >= 1, row
     # Slots moved under the services: between them they were redirected.
@@ -91,3 +96,40 @@ def test_nothing_is_lost(rows: list[dict[str, Any]]) -> None:
     for row in pick(rows, "verify", "end"):
         assert row["ops"] == KEYS
         assert (row["lost"], row["stale"]) == (0, 0), row
+
+
+@pytest.mark.parametrize("phase", PAUSES)
+def test_every_command_finishes_within_a_second_of_the_promotion(rows: list[dict[str, Any]], phase: str) -> None:
+    # A primary was stopped with SIGSTOP; cluster.py timed its replica's promotion (the
+    # last moment it was seen a replica, so the measure is an upper bound). Every command
+    # of every service that ended after the promotion ended within 1 s of it, or of its
+    # own start when it started later; and the pause held at least one command of each
+    # service across the promotion, so the phase tested the clients' stall handling.
+    for row in pick(rows, "churn", phase):
+        where = (f"{row['service']} {phase}: latest {row['latest_command']} (ms from the promotion), "
+                 f"{row['errors']} errors retried {row['error_kinds']}")
+        assert row["in_flight_at_promotion"] >= 1, where
+        assert row["commands_after_promotion"] >= row["in_flight_at_promotion"], where
+        assert 0 <= row["late_after_promotion_ms"] < PROMOTION_TARGET_MS, where
+    promoted = [row["promoted_at"] for row in pick(rows, "churn", phase)]
+    assert max(promoted) - min(promoted) < 0.001, promoted  # all three measured from the same promotion
+
+
+def test_the_promotion_measure_is_as_documented() -> None:
+    # No cluster: the definition itself (README.md), on spans made up for it. P = 100 s.
+    sys.path.insert(0, HERE)
+    from workload import after_promotion
+
+    spans = [
+        (90.0, 95.0, "get"),  # ended before the promotion: not counted
+        (96.0, 100.7, "set_and_wait"),  # held by the pause: counted from P, 700 ms
+        (100.2, 100.9, "get"),  # started after P: counted from its start, 700 ms
+        (101.0, 101.8, "set"),  # 800 ms from its start, the latest
+        (100.0, 100.05, "get"),  # started at P exactly: in flight, 50 ms
+    ]
+    measured = after_promotion(spans, 100.0)
+    assert measured["late_after_promotion_ms"] == pytest.approx(800, abs=0.2)
+    assert measured["in_flight_at_promotion"] == 2
+    assert measured["commands_after_promotion"] == 4
+    assert measured["latest_command"]["command"] == "set"
+    assert after_promotion(spans[:1], 100.0)["in_flight_at_promotion"] == 0

@@ -6,9 +6,12 @@
 //
 //     load            write every key (MSET per hash-tag group), read them back with
 //                     pipelines grouped by node
-//     churn <phase>   write and read random keys until `stop`; in the phase `failover`
-//                     each write is `SET` + `WAIT 1`, so it counts as acknowledged only
-//                     once a replica has it
+//     churn <phase>   write and read random keys until `stop`; in the phases that
+//                     change masters (WAITED) each write is `SET` + `WAIT 1`, so it
+//                     counts as acknowledged only once a replica has it
+//     stop [<t>]      end the churn; with <t>, the wall-clock time (s since the epoch) a
+//                     replica was promoted during it, its answer also says how late after
+//                     the promotion the churn's commands ended (`afterPromotion`)
 //     settle <phase>  refresh the table, read every key once more: MOVED must be 0
 //     verify          read every key: its last acknowledged value, or a write the server
 //                     accepted but never acknowledged (reported apart), else lost/stale
@@ -21,7 +24,47 @@ import { parseArgs } from 'node:util';
 
 import { ClusterClient } from 'shardroute/redis';
 
-const WAITED = ['failover', 'pause', 'graceful']; // phases whose writes are SET + WAIT 1
+const WAITED = ['failover', 'pause', 'pause-2', 'graceful']; // phases whose writes are SET + WAIT 1
+
+/** The wall clock in ms since the epoch, sub-millisecond (the clock run.py's promotion time is on). */
+const wallMs = () => performance.timeOrigin + performance.now();
+
+/**
+ * How the commands of a churn ended relative to a promotion at `promotedAtMs` (each span
+ * is a command's wall-clock [start, end] in ms, and its name); the same fields as workload.py's
+ * `after_promotion` (README.md, "A paused primary"):
+ *
+ * - `late_after_promotion_ms`: the most any command ended after the promotion or after
+ *   its own start, whichever is later: max of end - max(start, promotion) over the
+ *   commands that ended after the promotion (0 when none did). "Every command finishes
+ *   within promotion + 1 s" is this < 1000.
+ * - `in_flight_at_promotion`: commands that started at or before the promotion and ended
+ *   after it (the pause held them): at least one, or the pause tested nothing.
+ * - `commands_after_promotion`: commands that ended after the promotion.
+ * - `latest_command`: the command that set `late_after_promotion_ms`, its start and end
+ *   in ms from the promotion (to tell a stall from a slow command).
+ */
+function afterPromotion(spans, promotedAtMs) {
+  const round = (ms) => Math.round(ms * 10) / 10;
+  let late = 0;
+  let latest = null;
+  let inFlight = 0;
+  let after = 0;
+  for (const [start, end, name] of spans) {
+    if (end <= promotedAtMs) continue;
+    after += 1;
+    if (start <= promotedAtMs) inFlight += 1;
+    const lateness = end - Math.max(start, promotedAtMs);
+    if (latest === null || lateness > late) {
+      late = lateness;
+      latest = { command: name, started_ms: round(start - promotedAtMs), ended_ms: round(end - promotedAtMs) };
+    }
+  }
+  return {
+    promoted_at: promotedAtMs / 1000, late_after_promotion_ms: round(late),
+    in_flight_at_promotion: inFlight, commands_after_promotion: after, latest_command: latest,
+  };
+}
 const GROUP = 10; // keys per hash tag, written together with one MSET
 const BATCH = 1000; // keys per pipelined read
 
@@ -46,6 +89,8 @@ class Service {
     this.unacknowledged = new Map(); // key -> values written since, not acknowledged
     this.version = 0;
     this.latencies = [];
+    this.spans = []; // each command's wall-clock [start, end] in ms, and name
+    this.promotedAtMs = null; // given with `stop` after a promotion
     this.staleReads = 0;
     this.appErrors = {}; // what the client threw to the service, by kind
     this.stopping = false;
@@ -70,16 +115,24 @@ class Service {
     process.stdout.write(`${JSON.stringify(line)}\n`);
     stats.reset();
     this.latencies = [];
+    this.spans = [];
     this.staleReads = 0;
     this.appErrors = {};
   }
 
-  /** `call()` awaited, its time (ms) recorded. */
-  async timed(call) {
-    const start = performance.now();
-    const result = await call();
-    this.latencies.push(performance.now() - start);
-    return result;
+  /** `call()` awaited, its time (ms) recorded when it resolves, its wall-clock span (`spans`, named `name`) also when it throws. */
+  async timed(call, name = '?') {
+    const start = wallMs();
+    let resolved = false;
+    try {
+      const result = await call();
+      resolved = true;
+      return result;
+    } finally {
+      const end = wallMs();
+      this.spans.push([start, end, name]);
+      if (resolved) this.latencies.push(end - start);
+    }
   }
 
   // -- commands ------------------------------------------------------------------
@@ -105,6 +158,7 @@ class Service {
     let ops = 0;
     let unacknowledged = 0;
     const random = randomFrom(phase);
+    this.spans = [];
     const counted = (err) => {
       const kind = err?.name ?? 'Error';
       this.appErrors[kind] = (this.appErrors[kind] ?? 0) + 1;
@@ -115,9 +169,9 @@ class Service {
       const value = this.value(index);
       try {
         if (!wait) {
-          await this.timed(() => this.client.set(key, value));
+          await this.timed(() => this.client.set(key, value), 'set');
           this.acknowledged.set(key, value);
-        } else if ((await this.timed(() => this.client.setAndWait(key, value, 1, 500))) >= 1) {
+        } else if ((await this.timed(() => this.client.setAndWait(key, value, 1, 500), 'setAndWait')) >= 1) {
           this.acknowledged.set(key, value);
           this.unacknowledged.delete(key);
         } else {
@@ -131,14 +185,17 @@ class Service {
       }
       const read = this.keys[random(this.keys.length)];
       try {
-        this.check([read], [await this.timed(() => this.client.get(read))]);
+        this.check([read], [await this.timed(() => this.client.get(read), 'get')]);
       } catch (err) {
         counted(err);
       }
       ops += 2;
     }
     this.stopping = false;
-    this.report('churn', phase, ops, { unacknowledged_writes: unacknowledged });
+    const promotedAtMs = this.promotedAtMs;
+    this.promotedAtMs = null;
+    const extra = promotedAtMs === null ? {} : afterPromotion(this.spans, promotedAtMs);
+    this.report('churn', phase, ops, { unacknowledged_writes: unacknowledged, ...extra });
   }
 
   pending(key, value) {
@@ -206,6 +263,7 @@ async function main() {
     const [command, argument = ''] = line.trim().split(/ (.*)/s);
     if (command === 'stop') {
       if (churning !== null) {
+        service.promotedAtMs = argument ? Number(argument) * 1000 : null;
         service.stopping = true;
         await churning;
         churning = null;

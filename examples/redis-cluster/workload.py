@@ -10,6 +10,9 @@ Driven by `run.py` over stdin/stdout, one line each way (the Node service,
                     change masters (WAITED) each write is `SET` + `WAIT 1`, so it counts
                     as acknowledged only once a replica has it. An error the client raises
                     is counted by kind (`app_errors`) and the churn goes on
+    stop [<t>]      end the churn; with <t>, the wall-clock time (s since the epoch) a
+                    replica was promoted during it, its answer also says how late after
+                    the promotion the churn's commands ended (`after_promotion`)
     settle          refresh the table, read every key once more: MOVED must be 0
     verify          read every key: its last acknowledged value, or a write the server
                     accepted but never acknowledged (reported apart), else lost/stale
@@ -33,7 +36,37 @@ from typing import Any
 from shardroute.redis import AsyncClusterClient, ClusterClient
 
 GROUP = 10  # keys per hash tag, written together with one MSET
-WAITED = ("failover", "pause", "graceful")  # phases whose writes are SET + WAIT 1
+WAITED = ("failover", "pause", "pause-2", "graceful")  # phases whose writes are SET + WAIT 1
+
+
+def after_promotion(spans: list[tuple[float, float, str]], promoted_at: float) -> dict[str, Any]:
+    """How the commands of a churn ended relative to a promotion at `promoted_at` (each
+    span is a command's wall-clock start and end, in seconds, and its name; `README.md`,
+    "A paused primary", defines the fields the same way for both services):
+
+    - `late_after_promotion_ms`: the most any command ended after the promotion or after
+      its own start, whichever is later: max of end - max(start, promoted_at) over the
+      commands that ended after the promotion (0 when none did). A command in flight
+      across the promotion is counted from the promotion, a later one from its start;
+      "every command finishes within promotion + 1 s" is this < 1000.
+    - `in_flight_at_promotion`: commands that started at or before the promotion and
+      ended after it (the pause held them): at least one, or the pause tested nothing.
+    - `commands_after_promotion`: commands that ended after the promotion.
+    - `latest_command`: the command that set `late_after_promotion_ms`, its start and
+      end in ms from the promotion (to tell a stall from a slow command).
+    """
+    after = [span for span in spans if span[1] > promoted_at]
+    latest = max(after, key=lambda span: span[1] - max(span[0], promoted_at), default=None)
+    return {
+        "promoted_at": promoted_at,
+        "late_after_promotion_ms": round((latest[1] - max(latest[0], promoted_at)) * 1000, 1) if latest else 0.0,
+        "in_flight_at_promotion": sum(1 for start, _, _ in after if start <= promoted_at),
+        "commands_after_promotion": len(after),
+        "latest_command": {
+            "command": latest[2], "started_ms": round((latest[0] - promoted_at) * 1000, 1),
+            "ended_ms": round((latest[1] - promoted_at) * 1000, 1),
+        } if latest else None,
+    }
 
 
 class Blocking:
@@ -48,7 +81,12 @@ class Blocking:
 
     def __getattr__(self, name: str) -> Any:
         method = getattr(self.client, name)
-        return lambda *args: asyncio.run_coroutine_threadsafe(method(*args), self.loop).result()
+
+        def call(*args: Any) -> Any:
+            return asyncio.run_coroutine_threadsafe(method(*args), self.loop).result()
+
+        call.__name__ = name
+        return call
 
     @property
     def router(self) -> Any:
@@ -64,6 +102,8 @@ class Service:
         self.unacknowledged: dict[str, list[str]] = {}  # key -> values written since, not acknowledged
         self.version = 0
         self.latencies: list[float] = []
+        self.spans: list[tuple[float, float, str]] = []  # each command's wall-clock (start, end) in s, and name
+        self.promoted_at: float | None = None  # given with `stop` after a promotion
         self.stale_reads = 0
         self.app_errors: dict[str, int] = {}  # what the client raised to the service, by kind
         self.stop = threading.Event()
@@ -89,12 +129,19 @@ class Service:
         print(json.dumps(line), flush=True)
         stats.reset()
         self.latencies = []
+        self.spans = []
         self.stale_reads = 0
         self.app_errors = {}
 
     def timed(self, call: Any, *args: Any) -> Any:
+        """`call(*args)`; its latency recorded when it returns, its wall-clock span
+        (`spans`) also when it raises."""
+        began = time.time()
         start = time.perf_counter()
-        result = call(*args)
+        try:
+            result = call(*args)
+        finally:
+            self.spans.append((began, time.time(), getattr(call, "__name__", "?")))
         self.latencies.append(time.perf_counter() - start)
         return result
 
@@ -119,11 +166,13 @@ class Service:
         except Exception as err:  # noqa: BLE001 - reported, never a silent hang
             self.stop.wait()
             self.stop.clear()
+            self.promoted_at = None
             self.report("churn", phase, 0, failure=repr(err))
 
     def _churn(self, phase: str) -> None:
         wait = phase in WAITED
         ops = unacknowledged = 0
+        self.spans = []
         rng = random.Random(phase)
         while not self.stop.is_set():
             index = rng.randrange(len(self.keys))
@@ -149,7 +198,9 @@ class Service:
                 self.count(err)
             ops += 2
         self.stop.clear()
-        self.report("churn", phase, ops, unacknowledged_writes=unacknowledged)
+        promoted_at, self.promoted_at = self.promoted_at, None
+        extra = after_promotion(self.spans, promoted_at) if promoted_at is not None else {}
+        self.report("churn", phase, ops, unacknowledged_writes=unacknowledged, **extra)
 
     def count(self, err: Exception) -> None:
         kind = type(err).__name__
@@ -207,6 +258,7 @@ def main() -> None:
     for line in sys.stdin:
         command, _, argument = line.strip().partition(" ")
         if command == "stop":
+            service.promoted_at = float(argument) if argument else None
             service.stop.set()
             if worker is not None:
                 worker.join()

@@ -130,6 +130,7 @@ class SessionConfig(_typing.TypedDict, total=False):
     connect_timeout_ms: int
     command_timeout_ms: int
     stall_ms: int
+    wait_timeout_ms: int
     read_from_replicas: bool
 
 

@@ -1,27 +1,21 @@
 """Redis Cluster clients whose every decision is shardroute's core.
 
-``ClusterClient`` (redis-py, sync) and ``AsyncClusterClient`` (``redis.asyncio``) keep one
+``ClusterClient`` (redis-py) and ``AsyncClusterClient`` (``redis.asyncio``) keep one
 connection pool per node and send each command straight to the node that owns its slot.
 What to do when the cluster changes under them (MOVED, ASK, TRYAGAIN, CLUSTERDOWN, a
-failover, a lost connection) is decided by the core's sans-IO session
-(``shardroute.ClusterSession``); the rules, the classification table and the defaults
-(``shardroute.session_defaults()``) are the core's, the same in the Node client
-(``shardroute/redis``), and checked by ``conformance/vectors/session_redis.json``.
+failover, a lost connection, a silent node), and when to look again, is decided by the
+core's sans-IO ``shardroute.ClusterSession``, as in the Node client (``shardroute/redis``),
+and checked by ``conformance/vectors/session_redis.json``; its settings and defaults are
+``shardroute.session_defaults()``.
 
-The commands are written once, as generators that yield I/O requests (send, pipeline,
-sleep, refresh); the two clients differ only in how they perform them: blocking, or
-awaited (and the nodes of a batch at once). They connect lazily: the first command (or
-``refresh()``, or ``router``) reads the slot table. A command that cannot be served
-raises ``TooManyRedirects`` or ``ClusterUnavailable``; a MOVED or ASK whose text the core
-cannot read is its ``InvalidArgumentError``; any other Redis error is raised as redis-py
-raises it.
-
-Every wait is the session's: it says when to look again (``ClusterSession.deadline`` for a
-command, ``next_deadline`` for a refresh's ``CLUSTER SHARDS``), and the client keeps that
-one deadline per request and computes none. A request is timed as a whole, its
-connection's handshake included, never per socket read: a node that drips its reply or
-its handshake a byte at a time, or a paused one, is cut off at the session's deadline.
-A ``CLUSTER SHARDS`` reply with bytes that are not UTF-8 is refused, never read with
+The commands are written once, as generators of I/O requests; the two clients perform
+them, blocking or awaited (the nodes of a batch at once). Each request runs until the
+deadline the session gives it, its connection's handshake included: a node that drips
+its reply, or a paused one, is cut off then. The clients connect lazily: the first
+command, ``refresh()`` or ``router`` reads the slot table. A command that cannot be
+served raises ``TooManyRedirects`` or ``ClusterUnavailable``; a MOVED or ASK whose text
+the core cannot read, its ``InvalidArgumentError``; any other Redis error as redis-py
+raises it. A ``CLUSTER SHARDS`` reply that is not UTF-8 is refused, never read with
 U+FFFD in it.
 
 Needs redis-py: ``pip install 'shardroute[redis]'``.
@@ -51,15 +45,13 @@ from redis.retry import Retry
 __all__ = ["AsyncClusterClient", "ClusterClient", "ClusterStats", "ClusterUnavailable", "TooManyRedirects"]
 
 Key = str | bytes | int
-#: What the command generators yield (``deadline``: ms on ``_now_ms``'s clock, from the
-#: session, or None): ("send", action, commands, deadline) -> an attempt; ("read",
-#: attempt, deadline, reply_deadline) -> its last reply, or ``PENDING`` at the deadline; ("abandon",
-#: attempt); ("pipeline", address, readonly, commands, deadline) -> replies or exceptions;
-#: ("raw", address, command, deadline) -> the reply; ("sleep", deadline); ("refresh",);
-#: ("all", generators) -> their results.
+#: What the generators yield (deadlines in ms on ``_now_ms``'s clock, from the session):
+#: ("send", address, readonly, asking, commands, deadline) -> an attempt; ("read",
+#: attempt, deadline, reply_deadline) -> its replies (errors as values), or ``PENDING``;
+#: ("abandon", attempt); ("sleep", deadline); ("refresh",); ("all", generators).
 Steps = Generator[tuple[Any, ...], Any, Any]
 FAILED = (redis.RedisError, OSError)
-PENDING = object()  # no reply yet, and the session's deadline came
+PENDING = object()  # no reply begun by the session's deadline
 
 
 class TooManyRedirects(shardroute.TooManyRedirectsError, redis.RedisError):
@@ -83,12 +75,21 @@ def _now_ms() -> int:
     return time.monotonic_ns() // 1_000_000
 
 
+def _left(deadline_ms: int | None) -> float | None:
+    return None if deadline_ms is None else max(0.0, (deadline_ms - _now_ms()) / 1000)
+
+
+def _failure(action: shardroute.Action) -> BaseException:
+    """The error of a "fail" action, of this module's classes where it has one."""
+    made: Any = _FAILURES[action.code](action.message) if action.code in _FAILURES else action.error()
+    made.code, made.message = action.code, action.message
+    return made  # type: ignore[no-any-return]
+
+
 def _text(value: Any) -> Any:
-    """A raw reply with bytes decoded (CLUSTER SHARDS comes back as bytes). Bytes that are
-    not UTF-8 are never replaced: each becomes a lone surrogate (``surrogateescape``),
-    which the session refuses as it refuses any text that is not Unicode
-    (``InvalidArgumentError``: "a string with a lone surrogate is not text", as the Node
-    client's session says)."""
+    """A raw reply with bytes decoded. Bytes that are not UTF-8 become lone surrogates
+    (``surrogateescape``), never U+FFFD: the session refuses them as any text that is not
+    Unicode (``InvalidArgumentError``, as the Node client's session does)."""
     if isinstance(value, bytes):
         return value.decode("utf-8", "surrogateescape")
     if isinstance(value, list):
@@ -99,9 +100,9 @@ def _text(value: Any) -> Any:
 
 
 class ClusterStats:
-    """What a client has seen since it was made (or since ``reset``): the session's
-    counters (``shardroute.SessionStats``; ``errors`` is their sum with the commands given
-    up, ``error_kinds`` the counts by outcome), read when asked."""
+    """The session's counters since the client was made (or ``reset``), read when asked
+    (``shardroute.SessionStats``; ``errors`` is their sum with the commands given up,
+    ``error_kinds`` the counts by outcome)."""
 
     def __init__(self, session: shardroute.ClusterSession) -> None:
         self._session = session
@@ -111,8 +112,7 @@ class ClusterStats:
 
     def __getattr__(self, name: str) -> Any:
         stats: dict[str, Any] = dict(self._session.stats)
-        stats["error_kinds"] = stats["errors"]
-        stats["errors"] = sum(stats["errors"].values()) + stats["failed"]
+        stats["error_kinds"], stats["errors"] = stats["errors"], sum(stats["errors"].values()) + stats["failed"]
         if name in stats:
             return stats[name]
         raise AttributeError(name)
@@ -121,16 +121,14 @@ class ClusterStats:
 class _SafeRedirect:
     """redis-py's MOVED and ASK errors, kept when their text is not ``<slot> <host:port>``
     (redis-py's own class raises ``ValueError`` while the reply is parsed): the session
-    then reads the text, and a redirect it cannot read is refused with the core's words
-    (``_unread_redirect``)."""
+    reads the text, and refuses it in the core's words."""
 
     def __init__(self, resp: str, status_code: str | None = None) -> None:
         try:
             super().__init__(resp, status_code=status_code)  # type: ignore[call-arg]
         except (ValueError, TypeError):
             redis.ResponseError.__init__(self, resp, status_code=status_code)  # type: ignore[arg-type]
-            self.args = (resp,)
-            self.message = resp
+            self.args, self.message = (resp,), resp
 
 
 class _MovedReply(_SafeRedirect, MovedError):
@@ -153,14 +151,6 @@ def _safe_parser(parser_class: type) -> type:
     return made
 
 
-def _unread_redirect(error: BaseException) -> None:
-    """A MOVED or ASK the session could not read as a redirect: the core's refusal of its
-    text (``InvalidArgumentError``), never redis-py's error or a ``ValueError``."""
-    if isinstance(error, AskError):
-        kind = "MOVED" if isinstance(error, MovedError) else "ASK"
-        shardroute.parse_redirect(f"{kind} {error.args[0] if error.args else ''}")
-
-
 _DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar("deadline", default=None)
 
 
@@ -172,10 +162,6 @@ def _until(deadline_ms: int | None) -> Iterator[None]:
         yield
     finally:
         _DEADLINE.reset(token)
-
-
-def _left(deadline_ms: int | None) -> float | None:
-    return None if deadline_ms is None else max(0.0, (deadline_ms - _now_ms()) / 1000)
 
 
 class _TimedSocket(socket.socket):
@@ -202,9 +188,9 @@ class _TimedSocket(socket.socket):
 
 
 class _TimedConnection(redis.Connection):
-    """redis-py's connection under the request's deadline: connecting, the handshake
-    (``HELLO``, ``READONLY``, ...) and each reply. A host the resolver cannot encode (a
-    255-byte MOVED target) is a connection error, as an unknown host is."""
+    """redis-py's connection under the request's deadline: connecting, the handshake and
+    each reply. A host the resolver cannot encode (a 255-byte MOVED target) is a
+    connection error, as an unknown host is."""
 
     def set_parser(self, parser_class: Any) -> None:
         super().set_parser(_safe_parser(parser_class))
@@ -214,9 +200,8 @@ class _TimedConnection(redis.Connection):
             sock = super()._connect()
         except UnicodeError as err:
             raise socket.gaierror(socket.EAI_NONAME, f"{self.host!r} cannot be resolved: {err}") from err
-        timeout = sock.gettimeout()
         timed = _TimedSocket(sock.family, sock.type, sock.proto, fileno=sock.detach())
-        timed.settimeout(timeout)
+        timed.settimeout(sock.gettimeout())
         return timed
 
 
@@ -230,8 +215,7 @@ class _ReadOnlyConnection(_TimedConnection):
 
 
 class _AsyncSafeConnection(redis.asyncio.Connection):
-    """redis.asyncio's connection with MOVED and ASK read by ``_MovedReply`` and
-    ``_AskReply`` (its deadlines are the client's: each request awaited until the session's)."""
+    """redis.asyncio's connection with MOVED and ASK read by ``_MovedReply`` and ``_AskReply``."""
 
     def set_parser(self, parser_class: Any) -> None:
         super().set_parser(_safe_parser(parser_class))
@@ -256,9 +240,8 @@ class _Client:
         seeds = [node if isinstance(node, str) else f"{node[0]}:{node[1]}" for node in startup_nodes]
         settings: dict[str, Any] = {**(config or {}), **({"read_from_replicas": True} if read_from_replicas else {})}
         self._session = shardroute.ClusterSession(seeds, settings)  # type: ignore[arg-type]
-        config = self._session.config
         # No retries inside redis-py: every failure reaches the session; every wait is its.
-        self._connection_kwargs = {"socket_connect_timeout": config["connect_timeout_ms"] / 1000,
+        self._connection_kwargs = {"socket_connect_timeout": self._session.config["connect_timeout_ms"] / 1000,
                                    "retry": Retry(NoBackoff(), 0), **connection_kwargs}
         self._pools: dict[tuple[str, bool], Any] = {}
         self.stats = ClusterStats(self._session)
@@ -287,18 +270,15 @@ class _Client:
         names = [cls.__name__ for cls in type(err).__mro__]
         return self._session.failed(command, str(err), names, _now_ms())
 
-    def _batch_deadline(self) -> int:
-        """A batch's pipeline is one request of the session's command timeout."""
-        return _now_ms() + self._session.config["command_timeout_ms"]
-
     # -- the steps -----------------------------------------------------------------
 
     def _command(self, keys: Sequence[Key], access: Literal["read", "write"], commands: Sequence[Sequence[Any]],
                  error: BaseException | None = None) -> Steps:
         """One command where the session says, until it is done. ``commands`` run on one
-        connection (the last reply is the result); ``error``: what it already got. The
-        attempt in flight is read until the session's deadline, then the session says:
-        keep waiting, refresh, send elsewhere (a stall), or give it up (its timeout)."""
+        connection (the last reply is the result; the first error is raised); ``error``:
+        what it already got. The attempt in flight is read until the session's deadline,
+        then the session says: keep waiting, refresh, send elsewhere (a stall), or give it
+        up (its timeout)."""
         session = self._session
         command = session.command(keys, access, _now_ms())
         action = self._failed(command, error) if error is not None else session.poll(command, _now_ms())
@@ -308,25 +288,27 @@ class _Client:
                 yield ("abandon", attempt)
                 attempt = None
             if action.kind == "done" and error is not None:
-                _unread_redirect(error)
                 raise error
             if action.kind in ("done", "fail"):
-                failure = _FAILURES.get(action.code, shardroute.ShardrouteError)(action.message)
-                failure.code, failure.message = action.code, action.message  # type: ignore[attr-defined]
-                raise failure from error
+                raise _failure(action) from error
             try:
                 if action.kind == "send":
-                    if not commands:
+                    if not commands:  # the table alone
                         session.succeeded(command, _now_ms())
                         return None
-                    attempt = yield ("send", action, commands, session.deadline(command))
+                    request = ("send", action.address, action.readonly, action.asking, commands, session.deadline(command))
+                    attempt = yield request
                 if action.kind == "refresh":  # the attempt in flight (a stall's) waits meanwhile
                     yield ("refresh",)
                 elif attempt is not None:
-                    reply = yield ("read", attempt, session.deadline(command), session.reply_deadline(command))
-                    if reply is not PENDING:
+                    replies = yield ("read", attempt, session.deadline(command), session.reply_deadline(command))
+                    if replies is not PENDING:
+                        attempt = None
+                        for reply in replies:
+                            if isinstance(reply, redis.ResponseError):
+                                raise reply
                         session.succeeded(command, _now_ms())
-                        return reply
+                        return replies[-1]
                 else:
                     yield ("sleep", session.deadline(command))
             except FAILED as err:
@@ -342,16 +324,25 @@ class _Client:
 
     def _batch(self, keys: list[Key], access: Literal["read", "write"],
                command_for: Callable[[list[int]], tuple[Any, ...]], per_slot: bool) -> Steps:
-        """One pipeline per node: ``command_for(indices)`` for each key's index or, when
-        ``per_slot``, for the indices of each slot (an MGET); the results in key order. An
-        entry that fails takes the command's path from the error it got."""
+        """One pipeline per node, each one request until the session's batch deadline:
+        ``command_for(indices)`` for each key's index or, when ``per_slot``, for the indices
+        of each slot (an MGET); the results in key order. An entry that fails takes the
+        command's path from the error it got."""
         yield from self._table()
         results: list[Any] = [None] * len(keys)
 
         def node(address: str, readonly: bool, slots: list[tuple[int, list[int]]]) -> Steps:
             groups = [indices for _, indices in slots] if per_slot else [[i] for _, indices in slots for i in indices]
             commands = [command_for(group) for group in groups]
-            replies = yield ("pipeline", address, readonly, commands, self._batch_deadline())
+            deadline = self._session.batch_deadline(_now_ms())
+            try:
+                attempt = yield ("send", address, readonly, False, commands, deadline)
+                replies = yield ("read", attempt, deadline, deadline)
+                if replies is PENDING:
+                    yield ("abandon", attempt)
+                    replies = [redis.TimeoutError(f"Timeout reading from {address}")] * len(commands)
+            except FAILED as err:
+                replies = [err] * len(commands)
             for group, command, reply in zip(groups, commands, replies):
                 if isinstance(reply, BaseException):
                     reply = yield from self._command([keys[i] for i in group], access, [command], reply)
@@ -362,16 +353,22 @@ class _Client:
         return results
 
     def _refresh(self) -> Steps:
-        """Each candidate in turn, each request until the session's deadline for it."""
+        """Each candidate in turn, ``CLUSTER SHARDS`` until the session's deadline for it."""
         session = self._session
         for address in session.refresh_candidates():
             try:
                 deadline = session.refresh_sent(address, _now_ms())
-                reply = yield ("raw", address, ("CLUSTER", "SHARDS"), deadline, session.refresh_reply_deadline())
-                session.refreshed(_text(reply), _now_ms())
-                return True
+                attempt = yield ("send", address, False, False, [("CLUSTER", "SHARDS")], deadline)
+                replies = yield ("read", attempt, deadline, session.refresh_reply_deadline())
+                if replies is not PENDING:
+                    if isinstance(replies[-1], BaseException):
+                        raise replies[-1]
+                    session.refreshed(_text(replies[-1]), _now_ms())
+                    return True
+                yield ("abandon", attempt)
             except (*FAILED, shardroute.ShardrouteError):
-                session.timeout(_now_ms())  # a silent candidate: given up at its deadline
+                pass
+            session.timeout(_now_ms())  # a silent candidate: given up at its deadline
         session.refresh_failed(_now_ms())
         return False
 
@@ -393,10 +390,11 @@ class _Client:
     def delete(self, key: Key) -> Any:
         return self.execute("DEL", key, key=key)
 
-    def set_and_wait(self, key: Key, value: Any, replicas: int = 1, timeout_ms: int = 500) -> Any:
-        """``SET`` then ``WAIT replicas timeout_ms`` on one connection: how many replicas
-        acknowledged the write."""
-        return self._run(self._command([key], "write", [("SET", key, value), ("WAIT", replicas, timeout_ms)]))
+    def set_and_wait(self, key: Key, value: Any, replicas: int = 1, timeout_ms: int | None = None) -> Any:
+        """``SET`` then ``WAIT replicas timeout_ms`` (the session's ``wait_timeout_ms`` when
+        None) on one connection: how many replicas acknowledged the write."""
+        wait = self._session.config["wait_timeout_ms"] if timeout_ms is None else timeout_ms
+        return self._run(self._command([key], "write", [("SET", key, value), ("WAIT", replicas, wait)]))
 
     def mset(self, mapping: Mapping[Key, Any]) -> Any:
         """``MSET`` of keys that share a slot (a hash tag); ``cross_slot`` otherwise."""
@@ -419,7 +417,6 @@ class _Client:
         return self._run(self._batch(keys, "write", lambda group: ("SET", *items[group[0]]), per_slot=False))
 
 
-
 def _queue(pipe: Any, asking: bool, commands: Sequence[Sequence[Any]]) -> Any:
     if asking:
         pipe.execute_command("ASKING")
@@ -429,11 +426,10 @@ def _queue(pipe: Any, asking: bool, commands: Sequence[Sequence[Any]]) -> Any:
 
 
 class _Attempt:
-    """Commands sent on one connection taken from the node's pool (``ASKING`` first when
-    asked), connected under the session's deadline; their replies read one by one until
-    the deadline given, so that the session can be asked while the node is silent. Every
-    reply is read, errors included, and the first error raised (as a pipeline would); the
-    connection goes back to its pool once all are read, or is closed when abandoned."""
+    """Commands sent on one connection of the node's pool (``ASKING`` first when asked),
+    connected under the session's deadline; their replies read one by one, errors as
+    values, so that the session can be asked while the node is silent. The connection
+    goes back to its pool once all are read, or is closed when abandoned."""
 
     def __init__(self, client: Any, asking: bool, commands: Sequence[Sequence[Any]], deadline_ms: int | None) -> None:
         self.client, self.pool, self.replies = client, client.connection_pool, list[Any]()
@@ -447,8 +443,8 @@ class _Attempt:
                 raise
 
     def read(self, deadline_ms: int | None, reply_deadline_ms: int | None) -> Any:
-        """The last reply, or ``PENDING`` when the next has not begun by ``deadline_ms``;
-        a reply begun is read until ``reply_deadline_ms``."""
+        """The replies, or ``PENDING`` when the next has not begun by ``deadline_ms``; a
+        reply begun is read until ``reply_deadline_ms``."""
         connection = self.connection
         try:
             with _until(reply_deadline_ms):
@@ -463,10 +459,7 @@ class _Attempt:
             self.abandon()
             raise
         self.pool.release(connection)
-        for reply in self.replies:
-            if isinstance(reply, redis.ResponseError):
-                raise reply
-        return self.replies[-1]
+        return self.replies
 
     def abandon(self) -> None:
         """Closes the connection (a late reply must not be read as another's) and gives it
@@ -504,48 +497,23 @@ class ClusterClient(_Client):
                 return done.value
             reply, error = None, None
             try:
-                reply = self._perform(request)
+                reply = self._perform(*request)
             except FAILED as err:
                 error = err
 
-    def _perform(self, request: tuple[Any, ...]) -> Any:
-        kind = request[0]
+    def _perform(self, kind: str, *args: Any) -> Any:
         if kind == "send":
-            _, action, commands, deadline = request
-            return _Attempt(self.connection(action.address, readonly=action.readonly), action.asking, commands, deadline)
+            address, readonly, asking, commands, deadline = args
+            return _Attempt(self.connection(address, readonly=readonly), asking, commands, deadline)
         if kind == "read":
-            return request[1].read(request[2], request[3])
+            return args[0].read(args[1], args[2])
         if kind == "abandon":
-            return request[1].abandon()
-        if kind == "pipeline":
-            _, address, readonly, commands, deadline = request
-            try:
-                with _until(deadline):
-                    return _queue(self.connection(address, readonly=readonly).pipeline(transaction=False), False, commands).execute(raise_on_error=False)
-            except FAILED as err:
-                return [err] * len(commands)
-        if kind == "raw":
-            _, address, command, deadline, reply_deadline = request
-            pool = self.connection(address).connection_pool
-            with _until(deadline):
-                connection = pool.get_connection()
-            try:
-                with _until(deadline):
-                    connection.send_command(*command)
-                    if not connection.can_read(timeout=_left(deadline)):
-                        raise redis.TimeoutError(f"No reply from {address}")
-                with _until(reply_deadline):
-                    return connection.read_response()
-            except BaseException:
-                connection.disconnect()  # cut off mid-reply: not reusable
-                raise
-            finally:
-                pool.release(connection)
+            return args[0].abandon()
         if kind == "sleep":
-            return time.sleep(_left(request[1]) or 0)
+            return time.sleep(_left(args[0]) or 0)
         if kind == "refresh":
             return self.refresh()
-        return [self._run(steps) for steps in request[1]]
+        return [self._run(steps) for steps in args[0]]
 
     def close(self) -> None:
         for client in self._pools.values():
@@ -564,28 +532,8 @@ def _retrieved(task: asyncio.Future[Any]) -> None:
         task.exception()  # an abandoned attempt's error is not the command's
 
 
-async def _within(task: asyncio.Future[Any], deadline_ms: int | None) -> Any:
-    """``task``'s result, or ``PENDING`` when it has none by ``deadline_ms`` (it runs on)."""
-    try:
-        done, _ = await asyncio.wait({task}, timeout=_left(deadline_ms))
-    except asyncio.CancelledError:
-        task.cancel()
-        raise
-    return task.result() if done else PENDING
-
-
-async def _bounded(awaitable: Any, deadline_ms: int | None, address: str) -> Any:
-    """``awaitable`` as one request that ends at ``deadline_ms`` (``redis.TimeoutError``)."""
-    task = asyncio.ensure_future(awaitable)
-    reply = await _within(task, deadline_ms)
-    if reply is PENDING:
-        task.cancel()
-        raise redis.TimeoutError(f"Timeout reading from {address}")
-    return reply
-
-
-async def _last(replies: Any) -> Any:
-    return (await replies)[-1]
+async def _listed(reply: Any) -> list[Any]:
+    return [await reply]
 
 
 class AsyncClusterClient(_Client):
@@ -629,53 +577,35 @@ class AsyncClusterClient(_Client):
                 return done.value
             reply, error = None, None
             try:
-                reply = await self._perform(request)
+                reply = await self._perform(*request)
             except FAILED as err:
                 error = err
 
-    async def _perform(self, request: tuple[Any, ...]) -> Any:
-        kind = request[0]
-        if kind == "send":
-            _, action, commands, _deadline = request
-            client = self.connection(action.address, readonly=action.readonly)
-            if not action.asking and len(commands) == 1:
-                sent = client.execute_command(*commands[0])
+    async def _perform(self, kind: str, *args: Any) -> Any:
+        if kind == "send":  # a task: connecting, the handshake and the replies, awaited by "read"
+            address, readonly, asking, commands, _ = args
+            client = self.connection(address, readonly=readonly)
+            if asking or len(commands) > 1:
+                sent = _queue(client.pipeline(transaction=False), asking, commands).execute(raise_on_error=False)
             else:
-                sent = _last(_queue(client.pipeline(transaction=False), action.asking, commands).execute())
+                sent = _listed(client.execute_command(*commands[0]))
             task = asyncio.ensure_future(sent)
             task.add_done_callback(_retrieved)
             return task
-        if kind == "read":
-            return await _within(request[1], request[2])
-        if kind == "abandon":
-            return request[1].cancel()
-        if kind == "pipeline":
-            _, address, readonly, commands, deadline = request
+        if kind == "read":  # the replies, or PENDING at the deadline (the task runs on)
             try:
-                pipe = _queue(self.connection(address, readonly=readonly).pipeline(transaction=False), False, commands)
-                return await _bounded(pipe.execute(raise_on_error=False), deadline, address)
-            except FAILED as err:
-                return [err] * len(commands)
-        if kind == "raw":
-            return await self._raw(*request[1:])
+                done, _ = await asyncio.wait({args[0]}, timeout=_left(args[1]))
+            except asyncio.CancelledError:
+                args[0].cancel()
+                raise
+            return args[0].result() if done else PENDING
+        if kind == "abandon":
+            return args[0].cancel()
         if kind == "sleep":
-            return await asyncio.sleep(_left(request[1]) or 0)
+            return await asyncio.sleep(_left(args[0]) or 0)
         if kind == "refresh":
             return await self.refresh()
-        return await asyncio.gather(*(self._run(steps) for steps in request[1]))
-
-    async def _raw(self, address: str, command: Sequence[Any], deadline: int | None, reply_deadline: int | None) -> Any:
-        """Connected, its handshake and the command sent by ``deadline``; read by ``reply_deadline``."""
-        pool = self.connection(address).connection_pool
-        connection = await _bounded(pool.get_connection(), deadline, address)
-        try:
-            await _bounded(connection.send_command(*command), deadline, address)
-            return await _bounded(connection.read_response(), reply_deadline, address)
-        except BaseException:
-            await connection.disconnect()  # cut off mid-reply: not reusable
-            raise
-        finally:
-            await pool.release(connection)
+        return await asyncio.gather(*(self._run(steps) for steps in args[0]))
 
     async def close(self) -> None:
         pools = list(self._pools.values())

@@ -126,6 +126,10 @@ fn next_deadline() -> Value {
     json!({"call": "next_deadline"})
 }
 
+fn batch_deadline(now: u64) -> Value {
+    json!({"call": "batch_deadline", "now_ms": now})
+}
+
 fn timeout(now: u64) -> Value {
     json!({"call": "timeout", "now_ms": now})
 }
@@ -321,13 +325,14 @@ fn scenarios() -> Vec<Scenario> {
         chain(
             started(KEY_B, A),
             &[
-                (stalled(501), "wait 1000"),
-                (stalled(1501), "refresh"),
-                (refreshed(three(), 1502), "ok"),
-                (stalled(1502), "wait 1000"),
-                (stalled(2502), "refresh"),
-                (refreshed(three(), 2503), "ok"),
-                (stalled(2503), "wait 1000"),
+                // The table was read at 1: it may be read again at 1001, not 1501.
+                (stalled(501), "wait 500"),
+                (stalled(1001), "refresh"),
+                (refreshed(three(), 1002), "ok"),
+                (stalled(1002), "wait 1000"),
+                (stalled(2002), "refresh"),
+                (refreshed(three(), 2003), "ok"),
+                (stalled(2003), "wait 1000"),
                 (ok(2600), "done"),
                 (stats(), "stats stalls=3 stall_resends=0 refreshes=3"),
             ],
@@ -902,6 +907,55 @@ fn scenarios() -> Vec<Scenario> {
     timed.config = Some(json!({"command_timeout_ms": 700}));
     all.push(timed);
 
+    // A command sent again to the node it found silent (here after that node's command
+    // timeout; the table still names it) is checked at the refresh pace, 200 ms, not
+    // stall_ms: a shell held by that node (a blocking connect and handshake to a paused
+    // primary) is let go in time to follow a failover within one refresh interval.
+    let mut again = scenario(
+        "deadline-a-resend-to-a-silent-node-is-checked-at-the-refresh-pace",
+        chain(
+            started(USER1, B),
+            &[
+                (deadline(), "deadline 501"),
+                (on_deadline(501), "refresh"),
+                (refreshed(three(), 502), "ok"),
+                (on_deadline(502), "wait 199"),
+                (on_deadline(701), "wait 20"),
+                (on_deadline(721), "refresh"),
+                (refreshed(three(), 722), "ok"),
+                (on_deadline(722), &format!("send {B}")),
+                (deadline(), "deadline 922"),
+                (on_deadline(922), "refresh"),
+                (refreshed(b_failed_over(), 930), "ok"),
+                (on_deadline(930), &format!("send {B2}")),
+                (deadline(), "deadline 1430"),
+                (stats(), "stats stalls=2 stall_resends=1 errors.timeout=1"),
+            ],
+        ),
+    );
+    again.config = Some(json!({"command_timeout_ms": 700}));
+    all.push(again);
+
+    // A node that stalled stays last among a refresh's candidates after the refresh (a
+    // paused primary is silent through many refreshes, which other commands share), until
+    // it answers: then it takes its turn again. (The candidates are the ring A, A2, B,
+    // B2, C, C2 rotated one more on each call: the second call would start at B.)
+    all.push(scenario(
+        "a-silent-node-is-asked-last-until-it-answers",
+        chain(
+            started(USER1, B),
+            &[
+                (on_deadline(501), "refresh"),
+                (candidates(), &format!("candidates {A2},{B2},{C},{C2},{A},{B}")),
+                (refreshed(three(), 502), "ok"),
+                (candidates(), &format!("candidates {B2},{C},{C2},{A},{A2},{B}")),
+                (ok(510), "done"),
+                (candidates(), &format!("candidates {B2},{C},{C2},{A},{A2},{B}")),
+                (candidates(), &format!("candidates {C},{C2},{A},{A2},{B},{B2}")),
+            ],
+        ),
+    ));
+
     // No stall checks (stall_ms 0): the one deadline is the command timeout.
     let mut no_stall = scenario(
         "deadline-without-stall-checks-is-the-command-timeout",
@@ -916,6 +970,39 @@ fn scenarios() -> Vec<Scenario> {
     );
     no_stall.config = Some(json!({"stall_ms": 0, "command_timeout_ms": 1000}));
     all.push(no_stall);
+
+    // A batch's pipeline is one request of the command timeout, sent at `now_ms`; with no
+    // command timeout it has no deadline (the shell computes none).
+    all.push(scenario(
+        "deadline-of-a-batch-pipeline",
+        chain(started(USER1, B), &[(batch_deadline(40), "deadline 5040"), (deadline(), "deadline 501")]),
+    ));
+    let mut untimed =
+        scenario("deadline-of-a-batch-without-a-command-timeout", vec![(batch_deadline(40), "deadline none".into())]);
+    untimed.config = Some(json!({"command_timeout_ms": 0}));
+    all.push(untimed);
+
+    // A MOVED or ASK whose text is not `<slot> <host:port>` fails the command with the
+    // core's refusal of that text (`invalid_argument`), read from the word or from a
+    // client library's redirect class (redis-py keeps only the rest of the line), never
+    // handed back as the command's own error for each shell to read again.
+    for (name, text, names) in [
+        ("unreadable-redirect-slot-out-of-range", "MOVED 99999 127.0.0.1:7001", &[][..]),
+        ("unreadable-redirect-no-port", "ASK 10778 127.0.0.1", &[][..]),
+        ("unreadable-redirect-in-a-library-class", "10778 nowhere", &["MovedError", "AskError", "ResponseError"][..]),
+    ] {
+        all.push(scenario(
+            name,
+            chain(
+                started(USER1, B),
+                &[
+                    (failed(text, names, 5), "fail invalid_argument"),
+                    (stats(), "stats failed=1 retries=0"),
+                    (deadline(), "deadline none"),
+                ],
+            ),
+        ));
+    }
 
     all.push(Scenario { name: "bad-seeds-and-config", seeds: vec![], config: None, steps: vec![] });
     all

@@ -83,6 +83,9 @@ pub mod defaults {
     /// How long a shell waits for a reply before it tells the session the command
     /// stalled ([`ClusterSession::stalled`](super::ClusterSession::stalled)).
     pub const STALL_MS: u64 = 500;
+    /// How long a write waits for its replicas' acknowledgement (`WAIT`'s timeout, on the
+    /// server): the shells' `set_and_wait`.
+    pub const WAIT_TIMEOUT_MS: u64 = 500;
 }
 
 /// A session's settings; [`ClusterConfig::default`] is [`defaults`].
@@ -107,6 +110,9 @@ pub struct ClusterConfig {
     /// How long an attempt or a refresh request waits for a reply before the session looks
     /// again ([`ClusterSession::deadline`], [`ClusterSession::on_deadline`]; 0: never).
     pub stall_ms: u64,
+    /// The timeout a write that waits for its replicas sends with `WAIT` (the shells'
+    /// `set_and_wait`; the server blocks for at most this long).
+    pub wait_timeout_ms: u64,
     /// Reads go to the slot's replicas in turn (connections that sent `READONLY`).
     pub read_from_replicas: bool,
 }
@@ -122,6 +128,7 @@ impl Default for ClusterConfig {
             connect_timeout_ms: defaults::CONNECT_TIMEOUT_MS,
             command_timeout_ms: defaults::COMMAND_TIMEOUT_MS,
             stall_ms: defaults::STALL_MS,
+            wait_timeout_ms: defaults::WAIT_TIMEOUT_MS,
             read_from_replicas: false,
         }
     }
@@ -169,6 +176,7 @@ impl ClusterConfig {
                 "connect_timeout_ms" => config.connect_timeout_ms = time()?,
                 "command_timeout_ms" => config.command_timeout_ms = time()?,
                 "stall_ms" => config.stall_ms = time()?,
+                "wait_timeout_ms" => config.wait_timeout_ms = time()?,
                 "read_from_replicas" => {
                     config.read_from_replicas = value
                         .as_bool()
@@ -178,7 +186,7 @@ impl ClusterConfig {
                     return Err(Error::argument(format!(
                         "config: unknown field {other:?} (max_redirects, refresh_interval_ms, retry_budget_ms, \
                          backoff_first_ms, backoff_max_ms, connect_timeout_ms, command_timeout_ms, stall_ms, \
-                         read_from_replicas)"
+                         wait_timeout_ms, read_from_replicas)"
                     )))
                 }
             }
@@ -200,6 +208,7 @@ impl ClusterConfig {
             "connect_timeout_ms": self.connect_timeout_ms,
             "command_timeout_ms": self.command_timeout_ms,
             "stall_ms": self.stall_ms,
+            "wait_timeout_ms": self.wait_timeout_ms,
             "read_from_replicas": self.read_from_replicas,
         })
     }
@@ -362,6 +371,9 @@ pub struct Command {
     redirected: bool,
     /// Where the last attempt went (an empty-host redirect keeps its host).
     sent_to: Option<Endpoint>,
+    /// A node this command found silent (it stalled there, or timed out): an attempt
+    /// sent there again is checked at the refresh pace, not after `stall_ms`.
+    silent: Option<Endpoint>,
     retry_deadline_ms: Option<u64>,
     next_backoff_ms: u64,
     wait_until_ms: Option<u64>,
@@ -389,6 +401,8 @@ impl Command {
     /// from an [`Action::Send`] until its outcome, or until
     /// [`on_deadline`](ClusterSession::on_deadline) gave it up (its command timeout).
     /// After `on_deadline`, a shell whose attempt is no longer in flight abandons it.
+    /// With neither `stall_ms` nor `command_timeout_ms` set, an attempt has no deadline
+    /// and this is false: the shell waits for its outcome and never calls `on_deadline`.
     pub fn in_flight(&self) -> bool {
         self.check_at_ms.is_some()
     }
@@ -480,7 +494,10 @@ pub struct ClusterSession {
     refresh_soon: bool,
     /// A refresh was asked for that does not wait for the interval.
     refresh_now: bool,
-    /// Endpoints that failed since the last refresh: asked last.
+    /// Endpoints that failed, stalled or timed out and have not answered since: asked
+    /// last. Kept across refreshes (a paused node stays silent through many), dropped
+    /// when the node answers (a command's reply, a refresh's) or leaves the table, and
+    /// cleared when a refresh found no candidate that answered.
     suspects: BTreeSet<Endpoint>,
     /// Rotates the refresh candidates, so refreshes spread over the nodes.
     refresh_turn: u32,
@@ -678,6 +695,7 @@ impl ClusterSession {
             asking: None,
             redirected: false,
             sent_to,
+            silent: None,
             retry_deadline_ms: None,
             next_backoff_ms: self.config.backoff_first_ms,
             wait_until_ms: None,
@@ -754,6 +772,9 @@ impl ClusterSession {
     /// The attempt answered: the reply stands ([`Action::Done`]).
     pub fn succeeded(&mut self, command: &mut Command, now_ms: u64) -> Action {
         let _ = now_ms;
+        if let Some(answered) = &command.sent_to {
+            self.suspects.remove(answered);
+        }
         command.finished = true;
         command.check_at_ms = None;
         command.attempt_deadline_ms = None;
@@ -783,8 +804,9 @@ impl ClusterSession {
     /// refresh per [`ClusterConfig::refresh_interval_ms`], shared by every stalled command),
     /// then, on the next call, [`Action::Send`] to the slot's new owner if the table moved
     /// it (the shell abandons the silent attempt: its late reply is not used), or
-    /// [`Action::Wait`]: keep waiting for the reply until `until_ms` (one refresh interval:
-    /// the pace at which the table can be read again), then call again. The
+    /// [`Action::Wait`]: keep waiting for the reply until `until_ms` (when the table may be
+    /// read again: one refresh interval after the last refresh, whichever command asked
+    /// for it), then call again. The
     /// shell's command timeout still ends the attempt ([`ClusterSession::unreachable`]).
     ///
     /// An attempt after `ASK` is not moved: the migration's target is not in the table.
@@ -797,16 +819,27 @@ impl ClusterSession {
         let Some(sent_to) = command.sent_to.clone() else {
             return Action::Fail(Error::argument("stalled: this command has no attempt in flight"));
         };
-        let keep_waiting = |session: &ClusterSession| {
-            let until_ms = now_ms.saturating_add(session.config.refresh_interval_ms.max(1));
+        // Until the table may be read again: one refresh interval after the last refresh
+        // (a refresh another command asked for counts), so that a failover is seen at
+        // most one interval after the table shows it.
+        // (An attempt that no refresh can move, after ASK or before any table, waits one
+        // whole interval.)
+        let keep_waiting = |session: &ClusterSession, movable: bool| {
+            let interval = session.config.refresh_interval_ms.max(1);
+            let next_refresh = match session.last_refresh_ms {
+                Some(last) if movable => last.saturating_add(interval),
+                _ => now_ms.saturating_add(interval),
+            };
+            let until_ms = next_refresh.clamp(now_ms.saturating_add(1), now_ms.saturating_add(interval));
             Action::Wait { until_ms, delay_ms: delay(until_ms, now_ms) }
         };
         if !command.stall_refresh_asked {
             self.stats.stalls += 1;
             self.suspects.insert(sent_to.clone());
+            command.silent = Some(sent_to.clone());
         }
         if command.asking.is_some() || self.table.is_none() {
-            return keep_waiting(self);
+            return keep_waiting(self, false);
         }
         let may_refresh =
             self.last_refresh_ms.is_none_or(|last| now_ms.saturating_sub(last) >= self.config.refresh_interval_ms);
@@ -823,7 +856,7 @@ impl ClusterSession {
         let still_serves = table.endpoints[chain[0] as usize] == sent_to
             || (replica_read && chain[1..].iter().any(|&node| table.endpoints[node as usize] == sent_to));
         if still_serves {
-            return keep_waiting(self);
+            return keep_waiting(self, true);
         }
         match self.target(command.slot, command.access) {
             Some(target) => {
@@ -832,7 +865,7 @@ impl ClusterSession {
                 self.attempt_started(command, now_ms);
                 Action::Send(target)
             }
-            None => keep_waiting(self),
+            None => keep_waiting(self, true),
         }
     }
 
@@ -919,8 +952,19 @@ impl ClusterSession {
     }
 
     /// A send's attempt begins at `now_ms`: its stall check and its command timeout.
+    ///
+    /// An attempt sent again to a node this command already found silent (it stalled
+    /// there, or timed out) is checked after the refresh interval when that is sooner than
+    /// `stall_ms`: that node may be paused, and a shell that is held by it (a blocking
+    /// connect and handshake) must be let go at the pace the table is read, so that a
+    /// failover is followed within one refresh interval of the table showing it, not one
+    /// `stall_ms` later.
     fn attempt_started(&self, command: &mut Command, now_ms: u64) {
         (command.attempt_deadline_ms, command.check_at_ms) = self.attempt_times(now_ms);
+        if command.silent.is_some() && command.silent == command.sent_to && self.config.stall_ms > 0 {
+            let pace = now_ms.saturating_add(self.config.refresh_interval_ms.max(1));
+            command.check_at_ms = command.check_at_ms.map(|check| check.min(pace));
+        }
     }
 
     /// The command timeout and the first stall check of an attempt sent at `now_ms`.
@@ -1017,6 +1061,7 @@ impl ClusterSession {
                 command.finished = true;
                 return Action::Done;
             }
+            Outcome::Unreadable(error) => return self.give_up(command, error.kind(), error.message().to_string()),
             Outcome::Moved(redirect) | Outcome::Ask(redirect) if command.redirects >= self.config.max_redirects => {
                 command.redirects += 1;
                 self.note_chain(command.redirects);
@@ -1054,7 +1099,10 @@ impl ClusterSession {
             }
             ref other => {
                 self.stats.count(other.name());
-                if let (Outcome::Transport(_), Some(origin)) = (other, origin) {
+                if let (Outcome::Transport(why), Some(origin)) = (other, origin) {
+                    if *why == Transport::Timeout {
+                        command.silent = Some(origin.clone());
+                    }
                     self.suspects.insert(origin);
                 }
             }
@@ -1168,8 +1216,9 @@ impl ClusterSession {
     }
 
     /// Where a refresh asks for `CLUSTER SHARDS`, in order: every known node and startup
-    /// node once, rotated on each refresh so that refreshes spread, the nodes that failed
-    /// since the last refresh last. The shell asks each in turn until
+    /// node once, rotated on each refresh so that refreshes spread, the nodes that failed,
+    /// stalled or timed out and have not answered since last (a paused primary is not
+    /// asked first by a refresh that other commands' stalls share). The shell asks each in turn until
     /// [`refreshed`](ClusterSession::refreshed) accepts a reply.
     pub fn refresh_candidates(&mut self) -> Vec<Endpoint> {
         // Each endpoint once, found in a set: a table of 65,536 nodes costs n log n.
@@ -1208,9 +1257,15 @@ impl ClusterSession {
             let next = Op::ImportRedisClusterShards(import).apply(&base)?.topology;
             Table::new(Router::new(next)?)
         });
-        self.refreshing = None;
+        let answered = self.refreshing.take().map(|(endpoint, _, _)| endpoint);
         match installed {
             Ok(table) => {
+                if let Some(answered) = answered {
+                    self.suspects.remove(&answered);
+                }
+                // Only nodes of the new table or seeds stay suspects: the set stays bounded.
+                let known: BTreeSet<&Endpoint> = table.endpoints.iter().chain(self.seeds.iter()).collect();
+                self.suspects.retain(|endpoint| known.contains(endpoint));
                 self.table = Some(table);
                 self.no_table_until_ms = None;
                 self.no_table_backoff_ms = self.config.backoff_first_ms;
@@ -1231,6 +1286,8 @@ impl ClusterSession {
         self.refreshing = None;
         self.stats.refresh_failures += 1;
         self.refresh_ended(now_ms);
+        // Every candidate was asked and none answered: none is known better than another.
+        self.suspects.clear();
         if self.table.is_none() {
             self.no_table_until_ms = Some(now_ms.saturating_add(self.no_table_backoff_ms));
             self.no_table_backoff_ms = self.no_table_backoff_ms.saturating_mul(2).min(self.config.backoff_max_ms);
@@ -1243,7 +1300,6 @@ impl ClusterSession {
         self.last_refresh_ms = Some(now_ms);
         self.refresh_soon = false;
         self.refresh_now = false;
-        self.suspects.clear();
     }
 
     /// Keys grouped for a batch (a pipeline, or one `MGET` per slot): one group per
@@ -1287,6 +1343,14 @@ impl ClusterSession {
             start = end;
         }
         Ok(groups)
+    }
+
+    /// The deadline of one node's pipeline of a batch ([`plan`](ClusterSession::plan))
+    /// sent at `now_ms`: the whole pipeline is one request of the command timeout
+    /// (`None` when that is 0). An entry with no reply by then fails as a `timeout`, and
+    /// takes a command's path from that error ([`failed`](ClusterSession::failed)).
+    pub fn batch_deadline(&self, now_ms: u64) -> Option<u64> {
+        (self.config.command_timeout_ms > 0).then(|| now_ms.saturating_add(self.config.command_timeout_ms))
     }
 }
 

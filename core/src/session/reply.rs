@@ -15,6 +15,7 @@
 //! | `CLUSTERDOWN`, `MASTERDOWN`, `LOADING` | [`Outcome::Busy`] | the cluster is electing or a node is loading: back off, refresh, retry |
 //! | `READONLY` (a write to a replica), `UNBLOCKED` (a blocked `WAIT` whose node turned replica) | [`Outcome::Demoted`] | the node is no longer the master: refresh now, back off, retry |
 //! | connection refused, reset, timed out | [`Outcome::Transport`] | the node may be down: refresh now (it is tried last), back off, retry |
+//! | `MOVED` or `ASK` (the word, or a library's redirect class) whose text is not `<slot> <host:port>` | [`Outcome::Unreadable`] | the command fails with the text's refusal (`invalid_argument`), never a library's parse error |
 //! | anything else | [`Outcome::Application`] | the command's own answer: the shell raises it as its library does |
 //!
 //! Client libraries wrap these texts. redis-py keeps only `<slot> <host:port>` in a
@@ -29,6 +30,7 @@
 //! blocking operation, instance state changed (master -> replica?)`), redis-py 8's
 //! exception classes and ioredis 5's error codes.
 
+use crate::error::Error;
 use crate::strategy::compat::redis_cluster::redirect::{Redirect, RedirectKind};
 
 /// Why a node could not be reached.
@@ -98,6 +100,10 @@ pub enum Outcome {
     Demoted(Demoted),
     /// The node could not be reached.
     Transport(Transport),
+    /// A `MOVED` or `ASK` whose text is not a redirect: [`Redirect::parse`]'s refusal of
+    /// it (`invalid_argument`), which the command fails with. A shell never reads a
+    /// redirect's text itself.
+    Unreadable(Error),
     /// The command's own error: not the session's business.
     Application,
 }
@@ -116,7 +122,8 @@ pub struct Rule {
 impl Outcome {
     /// The stable name of this outcome, as the session's counters and the vectors write
     /// it: `moved`, `ask`, `try_again`, `cluster_down`, `master_down`, `loading`,
-    /// `read_only`, `unblocked`, `refused`, `reset`, `timeout`, `application`.
+    /// `read_only`, `unblocked`, `refused`, `reset`, `timeout`, `unreadable_redirect`,
+    /// `application`.
     pub fn name(&self) -> &'static str {
         match self {
             Outcome::Moved(_) => "moved",
@@ -128,6 +135,7 @@ impl Outcome {
             Outcome::Demoted(Demoted::ReadOnly) => "read_only",
             Outcome::Demoted(Demoted::Unblocked) => "unblocked",
             Outcome::Transport(transport) => transport.as_str(),
+            Outcome::Unreadable(_) => "unreadable_redirect",
             Outcome::Application => "application",
         }
     }
@@ -136,7 +144,7 @@ impl Outcome {
     pub fn rule(&self) -> Rule {
         let (backoff, refresh_now, refresh_soon) = match self {
             Outcome::Moved(_) => (false, false, true),
-            Outcome::Ask(_) | Outcome::Application => (false, false, false),
+            Outcome::Ask(_) | Outcome::Unreadable(_) | Outcome::Application => (false, false, false),
             Outcome::Busy(Busy::TryAgain) => (true, false, false),
             Outcome::Busy(_) => (true, false, true),
             Outcome::Demoted(_) | Outcome::Transport(_) => (true, true, false),
@@ -241,9 +249,7 @@ pub fn classify(text: &str, names: &[&str]) -> Outcome {
     let body = body.strip_prefix('-').unwrap_or(body);
     let word = body.split(' ').next().unwrap_or("");
     if word == "MOVED" || word == "ASK" {
-        if let Ok(redirect) = Redirect::parse(body) {
-            return redirect_outcome(redirect);
-        }
+        return Redirect::parse(body).map_or_else(Outcome::Unreadable, redirect_outcome);
     }
     if let Some((_, outcome)) = WORD_TABLE.iter().find(|(known, _)| *known == word) {
         return outcome.clone();
@@ -255,9 +261,7 @@ pub fn classify(text: &str, names: &[&str]) -> Outcome {
         match CLASS_TABLE.iter().find(|(known, _)| known == name).map(|(_, meaning)| meaning) {
             Some(ClassMeaning::Redirect(kind)) => {
                 let line = alloc::format!("{} {body}", kind.as_str());
-                if let Ok(redirect) = Redirect::parse(&line) {
-                    return redirect_outcome(redirect);
-                }
+                return Redirect::parse(&line).map_or_else(Outcome::Unreadable, redirect_outcome);
             }
             Some(ClassMeaning::Is(outcome)) => return outcome.clone(),
             None => {}
@@ -311,9 +315,16 @@ mod tests {
         assert_eq!(classify("Command timed out", &["TimeoutError"]), Outcome::Transport(Transport::Timeout));
         assert_eq!(classify("Command timed out", &["Error"]), Outcome::Transport(Transport::Timeout));
         assert_eq!(classify("Connection is closed.", &["Error"]), Outcome::Transport(Transport::Reset));
-        // A MOVED word without a valid slot is not a redirect; nor is a class with a bad text.
-        assert_eq!(classify("MOVED 99999 h:1", &[]), Outcome::Application);
-        assert_eq!(classify("nonsense", &["MovedError"]), Outcome::Application);
+        // A MOVED word without a valid slot is refused, as is a redirect class with a bad
+        // text: with the words Redirect::parse refuses the line with.
+        let refused = |line: &str| Outcome::Unreadable(Redirect::parse(line).unwrap_err());
+        assert_eq!(classify("MOVED 99999 h:1", &[]), refused("MOVED 99999 h:1"));
+        assert_eq!(classify("nonsense", &["MovedError"]), refused("MOVED nonsense"));
+        assert_eq!(classify("1 nohost", &["AskError"]), refused("ASK 1 nohost"));
+        assert!(
+            matches!(classify("MOVED 99999 h:1", &[]), Outcome::Unreadable(ref e) if e.code() == "invalid_argument")
+        );
+        assert_eq!(classify("MOVEDX 1 h:1", &[]), Outcome::Application);
         assert_eq!(classify("", &[]), Outcome::Application);
     }
 

@@ -78,8 +78,9 @@ fuzz-smoke: ## Every fuzz target of fuzz/ for 30 s, two at a time (docs/fuzzing.
 fuzz: ## The fuzzing campaign: every target for 10 minutes, two at a time; figures in docs/fuzzing.md
 	scripts/fuzz.sh 600
 
-test-python: ## The Python package: pytest (conformance + API) and mypy stubtest
+test-python: ## The Python package: pytest (conformance + API) and mypy stubtest; the Redis shells' live tests on the oldest redis-py supported (no hiredis) and the newest (hiredis), a warning a failure
 	bindings-py/test.sh
+	scripts/test-redis-versions.sh
 
 test-node: ## The Node addon: node --test (conformance + API) and tsc
 	bindings-node/test.sh

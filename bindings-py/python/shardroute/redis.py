@@ -34,13 +34,14 @@ from typing import Any, Literal
 try:
     import redis
     import redis.asyncio
+    import redis.asyncio.retry
+    import redis.retry
 except ImportError:  # pragma: no cover - the message is the point
     raise ImportError("shardroute.redis needs redis-py: pip install 'shardroute[redis]'") from None
 
 import shardroute
 from redis.backoff import NoBackoff
 from redis.exceptions import AskError, MovedError
-from redis.retry import Retry
 
 __all__ = ["AsyncClusterClient", "ClusterClient", "ClusterStats", "ClusterUnavailable", "TooManyRedirects"]
 
@@ -234,6 +235,7 @@ class _Client:
     _module: Any = redis
     _readonly: Any = _ReadOnlyConnection
     _connection_class: Any = _TimedConnection
+    _retry: Any = redis.retry.Retry  # the asyncio client's is redis.asyncio's (redis-py 8.2 warns otherwise)
 
     def __init__(self, startup_nodes: Iterable[str | tuple[str, int]], *, read_from_replicas: bool = False,
                  config: shardroute.SessionConfig | None = None, **connection_kwargs: Any) -> None:
@@ -242,7 +244,7 @@ class _Client:
         self._session = shardroute.ClusterSession(seeds, settings)  # type: ignore[arg-type]
         # No retries inside redis-py: every failure reaches the session; every wait is its.
         self._connection_kwargs = {"socket_connect_timeout": self._session.config["connect_timeout_ms"] / 1000,
-                                   "retry": Retry(NoBackoff(), 0), **connection_kwargs}
+                                   "retry": self._retry(NoBackoff(), 0), **connection_kwargs}
         self._pools: dict[tuple[str, bool], Any] = {}
         self.stats = ClusterStats(self._session)
 
@@ -544,6 +546,7 @@ class AsyncClusterClient(_Client):
     _module = redis.asyncio
     _readonly = _AsyncReadOnlyConnection
     _connection_class = _AsyncSafeConnection
+    _retry = redis.asyncio.retry.Retry
 
     def __init__(self, startup_nodes: Iterable[str | tuple[str, int]], **kwargs: Any) -> None:
         super().__init__(startup_nodes, **kwargs)

@@ -1056,6 +1056,7 @@ impl ClusterSession {
         command.check_at_ms = None;
         command.attempt_deadline_ms = None;
         let rule = outcome.rule();
+        let timed_out = outcome == Outcome::Transport(Transport::Timeout);
         match outcome {
             Outcome::Application => {
                 command.finished = true;
@@ -1121,10 +1122,18 @@ impl ClusterSession {
                     ),
                 );
             }
+            self.stats.retries += 1;
+            // A timeout has already waited (until its attempt's deadline): it is retried
+            // after the refresh it asks for, without a backoff on top, and the backoff does
+            // not grow. A sync shell held by a paused node's handshake until the stall
+            // check would otherwise sleep a doubled backoff after each check, and follow
+            // the failover up to `backoff_max_ms` late.
+            if timed_out {
+                return self.poll(command, now_ms);
+            }
             let until_ms = now_ms.saturating_add(command.next_backoff_ms).min(deadline);
             command.next_backoff_ms = command.next_backoff_ms.saturating_mul(2).min(self.config.backoff_max_ms);
             command.wait_until_ms = Some(until_ms);
-            self.stats.retries += 1;
             return Action::Wait { until_ms, delay_ms: delay(until_ms, now_ms) };
         }
         self.poll(command, now_ms)

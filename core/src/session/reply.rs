@@ -14,7 +14,7 @@
 //! | `TRYAGAIN` | [`Outcome::Busy`] | a multi-key command during a slot migration: back off, retry |
 //! | `CLUSTERDOWN`, `MASTERDOWN`, `LOADING` | [`Outcome::Busy`] | the cluster is electing or a node is loading: back off, refresh, retry |
 //! | `READONLY` (a write to a replica), `UNBLOCKED` (a blocked `WAIT` whose node turned replica) | [`Outcome::Demoted`] | the node is no longer the master: refresh now, back off, retry |
-//! | connection refused, reset, timed out | [`Outcome::Transport`] | the node may be down: refresh now (it is tried last), back off, retry |
+//! | connection refused, reset, timed out | [`Outcome::Transport`] | the node may be down: refresh now (it is tried last), back off, retry (after a timeout, no backoff: the attempt has waited already) |
 //! | `MOVED` or `ASK` (the word, or a library's redirect class) whose text is not `<slot> <host:port>` | [`Outcome::Unreadable`] | the command fails with the text's refusal (`invalid_argument`), never a library's parse error |
 //! | anything else | [`Outcome::Application`] | the command's own answer: the shell raises it as its library does |
 //!

@@ -34,10 +34,12 @@ check: setup ## The everyday loop (~3 min warm): Rust tests, four conformance ru
 	SHARDROUTE_TIER=check bindings-wasm/test.sh
 	python3 scripts/check-conformance-counts.py --without wasm-chromium
 	python3 scripts/check-ports.py  # no port picked by bind-0-then-close (issue 41)
+	python3 scripts/check-shell-decisions.py  # no literal timeout, timer or status rule in a shell (issues 35, 36)
 
 check-servers: ## Fail early unless every program a test starts is installed by setup's one package table (scripts/setup.sh)
 	@python3 scripts/check-servers.py
 	@python3 scripts/check-ports.py
+	@python3 scripts/check-shell-decisions.py
 	@$(PY) -m pytest -q -p no:cacheprovider scripts/tests
 
 dist: setup ## Build the installable packages into dist/: the Python wheels (abi3; Linux x86_64 and aarch64 with glibc and with musl, macOS x86_64 and arm64) and sdist, the command line's wheel (shardroute-cli), the npm tarballs of the addon (shardroute and one package per platform) and the WASM package

@@ -1122,6 +1122,169 @@ export declare class TopologyFollower {
 export declare function followerDefaults(): Required<FollowerConfig>;
 
 /**
+ * A source session's config: `{ source: 'etcd', members, key?, also?, ... }` or
+ * `{ source: 'http', url, ... }`; each kind's fields are those of the Rust core
+ * (`core/src/session/etcd.rs`, `http.rs`), with defaults from its constants
+ * (`SourceSession.config` gives every field).
+ */
+export type SourceConfig = SourceEtcdConfig | SourceHttpConfig;
+
+/** An etcd source (its JSON gateway, v3): a follower of `key`, or calls only. */
+export interface SourceEtcdConfig {
+  source: 'etcd';
+  /** `http://host:port` or `https://host:port` URLs, tried in order. */
+  members: string[];
+  /** The key to follow (absent: a session for calls only). */
+  key?: string;
+  /** Companion keys read with `key`. */
+  also?: string[];
+  request_timeout_ms?: number;
+  /** How long a watch may stay quiet before the session reads again (0: never). */
+  idle_ms?: number;
+  reconnect_first_ms?: number;
+  reconnect_max_ms?: number;
+  /** etcd authentication: both or neither. */
+  user?: string;
+  password?: string;
+  [field: string]: unknown;
+}
+
+/** An HTTP source polled with `If-None-Match` (a follower only). */
+export interface SourceHttpConfig {
+  source: 'http';
+  url: string;
+  interval_ms?: number;
+  /** The long poll's `Prefer: wait=N` (0: no long poll). */
+  wait_s?: number;
+  request_timeout_ms?: number;
+  reconnect_first_ms?: number;
+  reconnect_max_ms?: number;
+  [field: string]: unknown;
+}
+
+/** Why a request, a source or a call failed: the same codes in every language. */
+export interface SourceError {
+  /** `unreachable`, `http`, `malformed`, `conflict`, `idle`, `unauthenticated`, or a core error's code. */
+  code: string;
+  message: string;
+  /** The HTTP status (`http`), or `null`. */
+  status: number | null;
+}
+
+/** An HTTP request for the shell to make, exactly as given. */
+export interface SourceRequest {
+  /** The session's number for it, in every answer about it. */
+  id: number;
+  method: 'GET' | 'POST';
+  url: string;
+  /** Lower-case names and values, to send as given. */
+  headers: Record<string, string>;
+  body: string | null;
+  /** When it has failed if not answered (a stream: opened), on the shell's clock; or `null`. */
+  deadline: number | null;
+  /** The most bytes of the answer (a stream: of its unread part) to buffer. */
+  limit: number;
+  /** A stream (an etcd watch): its body is handed back in chunks as it arrives. */
+  stream: boolean;
+}
+
+/** What a follower made of a document it read (`offered`). */
+export type SourceOfferedResult =
+  | { installed: { epoch: string } }
+  | { unchanged: Record<string, never> }
+  | { refused: { code: string; message: string } };
+
+/**
+ * What the shell does next: one key naming the action. `request`: make it; `cancel`:
+ * stop request `id`; `offered`: a follower read a document (call the application back
+ * when `changed`, or on a refusal); `lost`: the source was lost (the session tries again
+ * by itself at `retry_at`); `done` / `failed`: call `call` ended.
+ */
+export type SourceAction =
+  | { request: SourceRequest }
+  | { cancel: { id: number } }
+  | { offered: { result: SourceOfferedResult; changed: boolean; revision: string } }
+  | { lost: { error: SourceError; retry_at: number } }
+  | { done: { call: number; result: unknown } }
+  | { failed: { call: number; error: SourceError } };
+
+/**
+ * A topology source as a protocol, without I/O (sans-IO): etcd through its JSON gateway
+ * (a follower, or calls such as `get`, `txn`, `publish`) or an HTTP endpoint polled with
+ * `If-None-Match`. The shell performs the actions the session returns, hands back what its
+ * transport saw (`response`, `chunk`, `failed`), keeps one timer at `deadline` and calls
+ * `timer` when it passes. Times, deadlines and ids are numbers (safe integers); revisions
+ * and epochs decimal strings. Every decision is the Rust core's, the same in every
+ * language (`conformance/vectors/session_source.json`).
+ */
+export declare class SourceSession {
+  /**
+   * The session `config` describes.
+   *
+   * @throws {ShardrouteError} `invalid_argument` for a config the core refuses.
+   */
+  constructor(config: SourceConfig);
+  /**
+   * Starts following (the first read) at `nowMs`; a session with no key to follow
+   * returns no action.
+   *
+   * @throws {ShardrouteError} `invalid_argument` for a bad time.
+   */
+  start(nowMs: Milliseconds): SourceAction[];
+  /**
+   * Starts one call (`{ op: 'get', key }`, `{ op: 'publish', key, document }`, ...) at
+   * `nowMs`: its number (in its `done` or `failed` action) and the actions.
+   *
+   * @throws {ShardrouteError} `invalid_argument` for an op the session does not know or
+   *   whose fields are wrong.
+   */
+  call(op: { op: string; [field: string]: unknown }, nowMs: Milliseconds): { call: number; actions: SourceAction[] };
+  /**
+   * The answer to request `id`: its status, headers (names in any case) and body (a
+   * stream's: empty, its body follows in `chunk`).
+   *
+   * @throws {ShardrouteError} `invalid_argument` for a bad id, time, status, headers or body.
+   */
+  response(id: number, nowMs: Milliseconds, status: number, headers: Record<string, string>, body: Uint8Array): SourceAction[];
+  /**
+   * The next piece of stream `id`'s body, as it arrived.
+   *
+   * @throws {ShardrouteError} `invalid_argument` for a bad id, time or data.
+   */
+  chunk(id: number, nowMs: Milliseconds, data: Uint8Array): SourceAction[];
+  /**
+   * Request `id` could not be completed: `code` is `unreachable`, `closed` (a stream ended
+   * by its server) or `limit_exceeded`; `message` says what the transport saw.
+   *
+   * @throws {ShardrouteError} `invalid_argument` for a bad id or time.
+   */
+  failed(id: number, nowMs: Milliseconds, code: 'unreachable' | 'closed' | 'limit_exceeded' | string, message: string): SourceAction[];
+  /**
+   * The deadline passed.
+   *
+   * @throws {ShardrouteError} `invalid_argument` for a bad time.
+   */
+  timer(nowMs: Milliseconds): SourceAction[];
+  /**
+   * Stops everything: the requests in flight are cancelled, the calls failed, nothing
+   * more is asked for.
+   *
+   * @throws {ShardrouteError} `invalid_argument` for a bad time.
+   */
+  close(nowMs: Milliseconds): SourceAction[];
+  /** When to call `timer`, on the shell's clock, or `null`: read it again after every call. */
+  get deadline(): number | null;
+  /** The session's state: `revision`, `epoch`, `stats`, and each kind's own fields. */
+  get state(): { revision: string | null; epoch: string | null; stats: Record<string, unknown>; [field: string]: unknown };
+  /** The counters (`state.stats`): the follower's and the session's. */
+  get stats(): Record<string, unknown>;
+  /** The config in force, every field (defaults filled in). */
+  get config(): SourceConfig;
+  /** The follower's current router (a new `Router` each time), or `null`. */
+  get router(): Router | null;
+}
+
+/**
  * The core's limit on a topology document's JSON text, in bytes
  * (`limits::MAX_DOCUMENT_BYTES`, 64 MiB): longer text, or an object whose JSON would be
  * longer, is refused (`limit_exceeded`), and every source of the package (`./http`,

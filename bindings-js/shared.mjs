@@ -6,7 +6,8 @@
 // (pkg/*/snippets/*/js/shared.mjs, for js/support.mjs).
 //
 // Plain declarations only, each public one starting its line with `export class`,
-// `export function` or `export const`, and no imports: bindings-node/build.sh makes the
+// `export function` or `export const`, and no imports (the source shells' driver gets
+// its session and its errors from the shell, which imports the package's classes): bindings-node/build.sh makes the
 // CommonJS copy by removing those `export`s, and refuses any other form.
 
 /** The error every failed call throws: a real `Error` whose `code` is the core's stable code. */
@@ -344,8 +345,9 @@ export function groupsOf(flat, ids) {
   return groups;
 }
 
-// -- What the topology sources' shells share (bindings-node's etcd.js and zookeeper.js;
-// http.mjs, which the WASM package ships apart from this file, has its own copy) --
+// -- What the topology sources' shells share: etcd.mjs and http.mjs (the driver below,
+// their one transport and loop around the core's SourceSession), bindings-node's
+// zookeeper.js (the clock, the callbacks, the waits) --
 
 /** The sources' clock for the follower: monotonic milliseconds (wall-clock jumps do not move it). */
 export function monotonicMs() {
@@ -422,5 +424,236 @@ export class EpochWaiters {
   closeAll() {
     this.#closed = true;
     for (const waiter of this.#waiters) waiter.resolve(false);
+  }
+}
+
+/**
+ * A source session's `stats` as the packages give them: names in camelCase, every count
+ * a bigint (`refused`: an object of counts by code).
+ */
+export function sourceStats(stats) {
+  const out = {};
+  for (const [name, value] of Object.entries(stats)) {
+    out[name.replace(/_([a-z])/g, (_, letter) => letter.toUpperCase())] = typeof value === 'object'
+      ? Object.fromEntries(Object.entries(value).map(([code, count]) => [code, BigInt(count)]))
+      : BigInt(value);
+  }
+  return out;
+}
+
+/**
+ * The package's Offered (`make(kind, epoch, code, message)`: the main entry's class, never
+ * this file's copy) of a session's result, `{"installed": {"epoch"}} | {"unchanged": {}} |
+ * {"refused": {"code", "message"}}`.
+ */
+export function sourceOffered(make, result) {
+  const [kind, { epoch, code, message }] = Object.entries(result)[0];
+  return make(kind, epoch === undefined ? null : BigInt(epoch), code ?? null, message ?? null);
+}
+
+/** The largest delay `setTimeout` keeps (a longer one fires at once). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+const NO_BYTES = new Uint8Array(0);
+
+/** The words of a transport failure: its cause's, which name the socket error (ECONNREFUSED, ...). */
+function failureOf(err) {
+  return (err && err.cause && err.cause.message) || (err && err.message) || String(err);
+}
+
+/**
+ * The body of `response`, read a piece at a time and refused (an error marked `limit`) as
+ * soon as it is known to pass `limit` bytes: by its `Content-Length` before any of it is
+ * read, else once the bytes read pass it. The caller aborts the request, which closes the
+ * connection.
+ */
+async function boundedBody(response, limit) {
+  const tooLong = (size) => Object.assign(new Error(`${size}; the limit is ${limit}`), { limit: true });
+  const announced = response.headers.get('content-length');
+  if (announced !== null && /^\s*\d+\s*$/.test(announced) && Number(announced) > limit) throw tooLong(`${announced.trim()} bytes`);
+  if (response.body === null) return NO_BYTES;
+  const reader = response.body.getReader();
+  const pieces = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > limit) throw tooLong(`more than ${limit} bytes`);
+    pieces.push(value);
+  }
+  if (pieces.length === 1) return pieces[0];
+  const body = new Uint8Array(total);
+  let at = 0;
+  for (const piece of pieces) {
+    body.set(piece, at);
+    at += piece.byteLength;
+  }
+  return body;
+}
+
+/** The global `fetch`, looked up at each call (a test or a polyfill may replace it). */
+export function globalFetch(url, init) {
+  return globalThis.fetch(url, init);
+}
+
+/**
+ * A `fetch` over `node:https` (and `node:http`) with the TLS options `ca`, `cert`, `key`
+ * (PEM text, or the path of a file holding it): its answers are `Response`s, so the driver
+ * has one path. Node only (`process.getBuiltinModule`, Node 20.16 and later): null
+ * elsewhere. No import: an edge bundle that does not call it holds nothing of Node's.
+ */
+export function nodeFetch({ ca, cert, key }) {
+  const builtin = globalThis.process?.getBuiltinModule;
+  if (typeof builtin !== 'function') return null;
+  const pem = (value) => (typeof value === 'string' && !value.includes('-----BEGIN') ? builtin('node:fs').readFileSync(value) : value);
+  const modules = { 'https:': builtin('node:https'), 'http:': builtin('node:http') };
+  const agents = {
+    'https:': new modules['https:'].Agent({ keepAlive: true, ca: pem(ca), cert: pem(cert), key: pem(key) }),
+    'http:': new modules['http:'].Agent({ keepAlive: true }),
+  };
+  return (url, { method, headers, body, signal }) => new Promise((resolve, reject) => {
+    const target = new URL(url);
+    const request = modules[target.protocol].request(target, { method, headers, signal, agent: agents[target.protocol] }, (answer) => {
+      // A Response of these statuses has no body (its constructor refuses one). decisions: ok
+      const empty = [204, 205, 304].includes(answer.statusCode);
+      try {
+        resolve(new Response(empty ? null : ReadableStream.from(answer), { status: answer.statusCode, headers: answer.headersDistinct }));
+      } catch (err) {
+        answer.destroy();
+        reject(err);
+      }
+    });
+    request.on('error', reject);
+    request.end(body ?? undefined);
+  });
+}
+
+/**
+ * One source session (the core's `SourceSession`, made by the shell from its package's
+ * main entry) and the loop around it, for etcd.mjs and http.mjs alike: performs its
+ * actions (each request with `fetch`, at most `request.limit` bytes of its answer
+ * buffered, a stream's head and pieces handed back as they arrive; cancels; the calls'
+ * promises; the shell's `hooks`: `offered(body)`, `lost(error)`, `request(request)` as it
+ * is made, `error(err)` for a bug of this file), keeps one timer at the session's
+ * deadline, and stops at `close`. `errorOf(error, cause)` is the shell's error of the
+ * session's `{code, message, status}` (`cause`: the transport's error behind it).
+ */
+export class SourceDriver {
+  #requests = new Map(); // request id -> its AbortController
+  #calls = new Map(); // call number -> { resolve, reject }
+  #timer = null;
+  #timerAt = null;
+  #closed = false;
+
+  constructor(session, fetch, errorOf, hooks = {}) {
+    this.session = session;
+    this.fetch = fetch;
+    this.errorOf = errorOf;
+    this.hooks = hooks;
+  }
+
+  get closed() {
+    return this.#closed;
+  }
+
+  /** Hands `input(session, nowMs)`'s actions to `perform` (nothing once closed). */
+  feed(input, cause) {
+    if (!this.#closed) this.perform(input(this.session, monotonicMs()), cause);
+  }
+
+  /** One call: its result, or the shell's error. */
+  call(op) {
+    const { call, actions } = this.session.call(op, monotonicMs());
+    const settled = new Promise((resolve, reject) => this.#calls.set(Number(call), { resolve, reject }));
+    this.perform(actions);
+    return settled;
+  }
+
+  perform(actions, cause) {
+    for (const action of actions) {
+      const [kind, body] = Object.entries(action)[0];
+      if (kind === 'request') {
+        this.hooks.request?.(body);
+        if (!this.#closed) this.#send(body).catch((err) => this.hooks.error?.(err));
+      } else if (kind === 'cancel') {
+        this.#requests.get(body.id)?.abort(new DOMException('cancelled', 'AbortError'));
+        this.#requests.delete(body.id);
+      } else if (kind === 'done' || kind === 'failed') {
+        const call = this.#calls.get(Number(body.call));
+        this.#calls.delete(Number(body.call));
+        if (kind === 'done') call?.resolve(body.result);
+        else call?.reject(this.errorOf(body.error, cause));
+      } else if (kind === 'lost') {
+        this.hooks.lost?.(this.errorOf(body.error, cause));
+      } else {
+        this.hooks.offered?.(body);
+      }
+    }
+    this.#arm();
+  }
+
+  /** Stops everything: the session's close (cancels, failed calls), then no timer and no more input. */
+  close() {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.perform(this.session.close(monotonicMs()));
+  }
+
+  /** The one timer, at the session's deadline (re-armed when a long wait passes the timer's limit). */
+  #arm() {
+    const at = this.#closed ? null : this.session.deadline;
+    if (at === this.#timerAt) return;
+    clearTimeout(this.#timer);
+    this.#timer = null;
+    this.#timerAt = at;
+    if (at === null || at === undefined) return;
+    this.#timer = setTimeout(() => {
+      this.#timer = null;
+      this.#timerAt = null;
+      if (monotonicMs() >= at) this.feed((session, now) => session.timer(now));
+      else this.#arm();
+    }, Math.min(MAX_TIMER_MS, Math.max(0, at - monotonicMs())));
+  }
+
+  /** Makes `request`, handing its answer (or a stream's head and pieces) or its failure to the session. */
+  async #send(request) {
+    const { id } = request;
+    const aborting = new AbortController();
+    this.#requests.set(id, aborting);
+    const live = () => this.#requests.get(id) === aborting;
+    try {
+      // Called as a plain function: a browser's `fetch` refuses any other `this`. A redirect
+      // is an answer like any other, for the session (as Python's and the CLI's transports
+      // hand it on), never followed.
+      const response = await (0, this.fetch)(request.url, {
+        method: request.method, headers: request.headers, signal: aborting.signal, redirect: 'manual',
+        ...(request.body === null || request.body === undefined ? {} : { body: request.body }),
+      });
+      const status = response.status;
+      const headers = Object.fromEntries(response.headers);
+      if (request.stream && status === 200) {
+        const reader = response.body.getReader();
+        if (live()) this.feed((session, now) => session.response(id, now, status, headers, NO_BYTES));
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (!live()) return;
+          if (done) break;
+          this.feed((session, now) => session.chunk(id, now, value));
+        }
+        this.#requests.delete(id);
+        this.feed((session, now) => session.failed(id, now, 'closed', 'the server ended the stream'));
+        return;
+      }
+      const body = await boundedBody(response, request.limit);
+      if (!live()) return;
+      this.#requests.delete(id);
+      this.feed((session, now) => session.response(id, now, status, headers, body));
+    } catch (err) {
+      if (!live()) return;
+      this.#requests.delete(id);
+      aborting.abort(err); // a refused answer's connection is closed, never read to its end
+      const code = err && err.limit === true ? 'limit_exceeded' : 'unreachable';
+      this.feed((session, now) => session.failed(id, now, code, code === 'unreachable' ? failureOf(err) : err.message), err);
+    }
   }
 }

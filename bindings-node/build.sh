@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds the Node addon: `cargo build --release -p shardroute-node`, then copies the
 # library to bindings-node/shardroute.node, where index.js loads it; and copies what the
-# package shares with shardroute-wasm from bindings-js/: index.d.ts and http.d.ts as they
-# are, and shared.mjs and http.mjs as CommonJS (shared.js, http.js). Idempotent, and fast
+# package shares with shardroute-wasm from bindings-js/: index.d.ts, http.d.ts and etcd.d.ts
+# as they are, and shared.mjs, http.mjs and etcd.mjs as CommonJS (shared.js, http.js, etcd.js). Idempotent, and fast
 # when nothing changed (cargo's own check; each copy happens only when it differs).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -23,11 +23,12 @@ target_dir="${CARGO_TARGET_DIR:-$root/target}"
 install_if_changed "$target_dir/release/libshardroute_node.so" "$here/shardroute.node"
 install_if_changed "$root/bindings-js/index.d.ts" "$here/index.d.ts"
 
-# shared.mjs and http.mjs are written so that removing the `export ` that starts each public
-# declaration makes them scripts; module.exports then names those declarations. http.mjs
-# also imports the package's main entry by name (`from 'shardroute-wasm'`, the way the WASM
-# package ships it), which becomes `require('./index.js')`; shared.mjs, which index.js
-# requires, imports nothing. Anything else that would need a real module transform (another
+# shared.mjs, http.mjs and etcd.mjs are written so that removing the `export ` that starts
+# each public declaration makes them scripts; module.exports then names those declarations.
+# http.mjs and etcd.mjs also import the package's main entry by name (`from
+# 'shardroute-wasm'`, the way the WASM package ships it), which becomes
+# `require('./index.js')`, and shared.mjs (`require('./shared.js')`); shared.mjs, which
+# index.js requires, imports nothing. Anything else that would need a real module transform (another
 # import, `export {`, `export default`) is refused.
 to_commonjs() { # source target [the import line it may have, an ERE]
   local source="$1" target="$2" keep=':export (class|function|const) [A-Za-z_$]' names
@@ -41,12 +42,17 @@ to_commonjs() { # source target [the import line it may have, an ERE]
     echo "'use strict';"
     echo "// Made by build.sh from bindings-js/$(basename "$source") (edit that file): the same code as CommonJS."
     sed -E -e 's/^export (class|function|const) /\1 /' \
-      -e "s/^import \{ ([A-Za-z_\$, ]+) \} from 'shardroute-wasm';\$/const { \1 } = require('.\/index.js');/" "$source"
+      -e "s/^import \{ ([A-Za-z_\$, ]+) \} from 'shardroute-wasm';\$/const { \1 } = require('.\/index.js');/" \
+      -e "s/^import \{ ([A-Za-z_\$, ]+) \} from '\.\/shared\.mjs';\$/const { \1 } = require('.\/shared.js');/" "$source"
     echo "module.exports = { $names };"
   } > "$target.new"
   install_if_changed "$target.new" "$target"
   rm -f "$target.new"
 }
 to_commonjs "$root/bindings-js/shared.mjs" "$here/shared.js"
-to_commonjs "$root/bindings-js/http.mjs" "$here/http.js" "import \{ [A-Za-z_\$, ]+ \} from 'shardroute-wasm';\$"
+# http.mjs and etcd.mjs import the main entry by name and shared.mjs's source driver
+# (`./shared.js` here).
+to_commonjs "$root/bindings-js/http.mjs" "$here/http.js" "import \{ [A-Za-z_\$, ]+ \} from '(shardroute-wasm|\./shared\.mjs)';\$"
 install_if_changed "$root/bindings-js/http.d.ts" "$here/http.d.ts"
+to_commonjs "$root/bindings-js/etcd.mjs" "$here/etcd.js" "import \{ [A-Za-z_\$, ]+ \} from '(shardroute-wasm|\./shared\.mjs)';\$"
+install_if_changed "$root/bindings-js/etcd.d.ts" "$here/etcd.d.ts"

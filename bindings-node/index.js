@@ -619,6 +619,67 @@ class MigrationSession {
   }
 }
 
+/**
+ * A topology source (etcd, an HTTP endpoint) as a protocol, without I/O: the core's source
+ * session, over the native one. Objects in (config, op, headers) become JSON text here, as
+ * for `new TopologyFollower`; the actions, state and config come back as JSON text, parsed
+ * here. index.d.ts documents the methods.
+ */
+class SourceSession {
+  #inner;
+
+  static {
+    // One arrow per method, as for Router.
+    defineMethods(this, {
+      start: (session, nowMs) => JSON.parse(session.#inner.start(nowMs)),
+      call: (session, op, nowMs) => JSON.parse(session.#inner.call(dataText(op, 'op'), nowMs)),
+      chunk: (session, id, nowMs, data) => JSON.parse(session.#inner.chunk(id, nowMs, data)),
+      failed: (session, id, nowMs, code, message) => JSON.parse(session.#inner.failed(id, nowMs, code, message)),
+      timer: (session, nowMs) => JSON.parse(session.#inner.timer(nowMs)),
+      close: (session, nowMs) => JSON.parse(session.#inner.close(nowMs)),
+    });
+  }
+
+  /** @param {object} config `{ source: 'etcd', ... }` or `{ source: 'http', ... }` */
+  constructor(config) {
+    try {
+      this.#inner = new addon.SourceSession(dataText(config, 'config'));
+    } catch (err) {
+      rethrow(err);
+    }
+  }
+
+  /** The answer to request `id` (five arguments: one more than `exported` passes on). */
+  response(id, nowMs, status, headers, body) {
+    try {
+      return JSON.parse(this.#inner.response(id, nowMs, status, dataText(headers, 'headers'), body));
+    } catch (err) {
+      return rethrow(err);
+    }
+  }
+
+  get deadline() {
+    return guarded(() => this.#inner.deadline);
+  }
+
+  get state() {
+    return guarded(() => JSON.parse(this.#inner.state));
+  }
+
+  get stats() {
+    return guarded(() => JSON.parse(this.#inner.stats));
+  }
+
+  get config() {
+    return guarded(() => JSON.parse(this.#inner.config));
+  }
+
+  get router() {
+    const router = guarded(() => this.#inner.router);
+    return router === null ? null : new Router(WRAP, router);
+  }
+}
+
 const sessionDefaults = exported('sessionDefaults', () => JSON.parse(addon.sessionDefaults()));
 const followerDefaults = exported('followerDefaults', () => JSON.parse(addon.followerDefaults()));
 const hashKey = exported('hashKey', (_, key, hashing) => addon.hashKey(key, documentText(hashing, 'hashing')));
@@ -648,6 +709,7 @@ module.exports = {
   Offered,
   followerDefaults,
   MigrationSession,
+  SourceSession,
   hashKey,
   jump,
   apply,

@@ -184,6 +184,7 @@ class ClusterClient {
     // command timeout of its own; every failure reaches the session, every wait is its.
     this.#connectionOptions = {
       connectTimeout: Number(connectTimeout), ...redisOptions,
+      // decisions: ok (0: ioredis retries nothing itself; the session decides every retry)
       lazyConnect: true, enableOfflineQueue: false, enableReadyCheck: false, maxRetriesPerRequest: 0,
       retryStrategy: null, autoResubscribe: false,
     };

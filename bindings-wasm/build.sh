@@ -225,9 +225,11 @@ fi
 # What the package shares with the Node addon, from bindings-js/: the code js/support.mjs
 # imports (`./shared.mjs`, beside the snippet wasm-bindgen copied), index.d.ts, and the
 # `./http` entry and its types (http.mjs imports the package's main entry by name, so each
-# runtime's condition picks the entry that loads the module there). The `./route/http`
-# entry is the same follower over the route build: http.mjs with its one import naming
-# `shardroute-wasm/route`, its types those of route.d.ts.
+# runtime's condition picks the entry that loads the module there, and the source driver
+# of `./shared.mjs`, the copy of bindings-js/shared.mjs beside it, which holds no import
+# and nothing of Node's that an edge bundle would pull in). The `./route/http` entry is
+# the same follower over the route build: http.mjs with its import of the main entry
+# naming `shardroute-wasm/route`, its types those of route.d.ts.
 for dir in pkg pkg-route; do
   for target in node web; do
     snippet=("$dir/$target"/snippets/*/js/support.mjs)
@@ -237,6 +239,12 @@ done
 install_if_changed "$root/bindings-js/index.d.ts" "$here/index.d.ts"
 install_if_changed "$root/bindings-js/http.mjs" "$here/http.mjs"
 install_if_changed "$root/bindings-js/http.d.ts" "$here/http.d.ts"
+# The `./etcd` entry: etcd.mjs as it is (it imports the main entry by name and
+# `./shared.mjs`, as http.mjs does; its classes are the main entry's, never that copy's),
+# and its types.
+install_if_changed "$root/bindings-js/etcd.mjs" "$here/etcd.mjs"
+install_if_changed "$root/bindings-js/etcd.d.ts" "$here/etcd.d.ts"
+install_if_changed "$root/bindings-js/shared.mjs" "$here/shared.mjs"
 for ext in mjs d.ts; do
   made="$here/route-http.$ext.made"
   cp "$root/bindings-js/http.$ext" "$made"

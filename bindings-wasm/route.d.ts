@@ -21,12 +21,13 @@
 
 import type {
   FollowerConfig, FollowerStats, Key, LazySteps, Migration as FullMigration, Milliseconds, MigrationMode, Move,
-  Revision, RoutingMode, Topology, WritePlan,
+  Revision, RoutingMode, SourceAction, SourceConfig, Topology, WritePlan,
 } from './index.js';
 
 export type {
   FollowerConfig, FollowerStats, Hashing, Key, LazySteps, Milliseconds, MigrationMode, Move, Revision, RoutingMode,
-  SaltedKey, Topology, TopologyNode, WritePlan,
+  SaltedKey, SourceAction, SourceConfig, SourceError, SourceEtcdConfig, SourceHttpConfig, SourceOfferedResult,
+  SourceRequest, Topology, TopologyNode, WritePlan,
 } from './index.js';
 
 /**
@@ -317,6 +318,42 @@ export declare class TopologyFollower {
   /** The settings in force: every field of `followerDefaults()`. */
   get config(): Required<FollowerConfig>;
   /** Releases the follower's WebAssembly memory now. */
+  free(): void;
+}
+
+/**
+ * A topology source (etcd, an HTTP endpoint) as a protocol, without I/O: index.d.ts's
+ * `SourceSession`, every call; its `router` is this build's `Router`.
+ * `shardroute-wasm/route/http` runs it over HTTP.
+ */
+export declare class SourceSession {
+  /** @throws {ShardrouteError} `invalid_argument` for a config the core refuses. */
+  constructor(config: SourceConfig);
+  /** Starts following at `nowMs`: the actions. */
+  start(nowMs: Milliseconds): SourceAction[];
+  /** Starts one call at `nowMs`: its number and the actions. */
+  call(op: { op: string; [field: string]: unknown }, nowMs: Milliseconds): { call: number; actions: SourceAction[] };
+  /** The answer to request `id`: the actions. */
+  response(id: number, nowMs: Milliseconds, status: number, headers: Record<string, string>, body: Uint8Array): SourceAction[];
+  /** The next piece of stream `id`'s body: the actions. */
+  chunk(id: number, nowMs: Milliseconds, data: Uint8Array): SourceAction[];
+  /** Request `id` could not be completed: the actions. */
+  failed(id: number, nowMs: Milliseconds, code: 'unreachable' | 'closed' | 'limit_exceeded' | string, message: string): SourceAction[];
+  /** The deadline passed: the actions. */
+  timer(nowMs: Milliseconds): SourceAction[];
+  /** Stops everything: the actions. */
+  close(nowMs: Milliseconds): SourceAction[];
+  /** When to call `timer`, on the shell's clock, or `null`. */
+  get deadline(): number | null;
+  /** The session's state: `revision`, `epoch`, `stats`, and each kind's own fields. */
+  get state(): { revision: string | null; epoch: string | null; stats: Record<string, unknown>; [field: string]: unknown };
+  /** The counters (`state.stats`). */
+  get stats(): Record<string, unknown>;
+  /** The config in force, every field. */
+  get config(): SourceConfig;
+  /** The follower's current router (a new `Router` each time), or `null`. */
+  get router(): Router | null;
+  /** Releases the session's WebAssembly memory now. */
   free(): void;
 }
 

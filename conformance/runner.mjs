@@ -4,9 +4,9 @@
 //
 // `api` is the binding's public module: { Router, Migration, hashKey, jump, apply,
 // moduloMoves, diff, encodeDictionary, decodeDictionary, parseRedirect, ClusterSession,
-// TopologyFollower, Offered, MigrationSession, ShardrouteError }. The runner converts
-// each vector into the binding's input types (see conformance/README.md) and compares
-// results; it contains no routing logic, and no session decision.
+// TopologyFollower, Offered, MigrationSession, SourceSession, ShardrouteError }. The
+// runner converts each vector into the binding's input types (see conformance/README.md)
+// and compares results; it contains no routing logic, and no session decision.
 
 const textDecoderHex = (hex) => {
   const bytes = new Uint8Array(hex.length / 2);
@@ -236,6 +236,83 @@ function runFollower(api, file, kase) {
     throw err;
   }
   return { results: kase.steps.map((step) => followerStep(api, file, follower, step)) };
+}
+
+/** The bytes of a vector's base64 text (`body_b64`), padding optional. */
+function base64Bytes(text) {
+  const bare = text.replace(/=+$/, '');
+  return Uint8Array.from(atob(bare + '='.repeat((4 - (bare.length % 4)) % 4)), (c) => c.charCodeAt(0));
+}
+
+/** A source session's deadline as the vectors write it: a number (a safe integer) or null. */
+function deadlineJson(session) {
+  const deadline = session.deadline;
+  if (deadline !== null && !Number.isSafeInteger(deadline)) {
+    throw new Error(`deadline is ${typeof deadline} ${deadline}, not a safe integer or null`);
+  }
+  return deadline;
+}
+
+/**
+ * One step of a source session scenario (conformance/README.md, "Session scenarios",
+ * `session_source`): the actions it returns and the deadline after it.
+ */
+function sourceStep(api, session, step) {
+  const now = step.now ?? 0;
+  let actions;
+  try {
+    switch (step.call) {
+      case 'start':
+        actions = session.start(now);
+        break;
+      case 'call': {
+        const { call, actions: list, ...rest } = session.call(step.op, now);
+        if (Object.keys(rest).length) throw new Error(`call returned extra fields ${Object.keys(rest)}`);
+        return { call, actions: list, deadline: deadlineJson(session) };
+      }
+      case 'response': {
+        if (step.body !== undefined && step.body_b64 !== undefined) {
+          throw new Error('a response has body (text) or body_b64, not both');
+        }
+        const body = step.body_b64 !== undefined ? base64Bytes(step.body_b64) : new TextEncoder().encode(step.body ?? '');
+        actions = session.response(step.id, now, step.status, step.headers ?? {}, body);
+        break;
+      }
+      case 'chunk':
+        actions = session.chunk(step.id, now, new TextEncoder().encode(step.data));
+        break;
+      case 'failed':
+        actions = session.failed(step.id, now, step.code, step.message);
+        break;
+      case 'timer':
+        actions = session.timer(now);
+        break;
+      case 'close':
+        actions = session.close(now);
+        break;
+      case 'state':
+        return session.state;
+      default:
+        throw new Error(`unknown source session call ${step.call}`);
+    }
+  } catch (err) {
+    if (err instanceof api.ShardrouteError) return { error: { code: err.code }, deadline: deadlineJson(session) };
+    throw err;
+  }
+  if (!Array.isArray(actions)) throw new Error(`${step.call} did not return an array of actions`);
+  return { actions, deadline: deadlineJson(session) };
+}
+
+/** A `session_source` case: `{ results }`, or `{ error: { code } }` when the session cannot be made. */
+function runSource(api, kase) {
+  let session;
+  try {
+    session = new api.SourceSession(kase.config);
+  } catch (err) {
+    if (err instanceof api.ShardrouteError) return { error: { code: err.code } };
+    throw err;
+  }
+  return { results: kase.steps.map((step) => sourceStep(api, session, step)) };
 }
 
 /** One step of a migration session scenario (conformance/README.md, "Session scenarios"). */
@@ -533,6 +610,10 @@ function runCase(api, file, routers, kase) {
       }
       case 'migration_session': {
         actual = runMigrationSession(api, kase, migrationFor, routerFor);
+        break;
+      }
+      case 'session_source': {
+        actual = runSource(api, kase);
         break;
       }
       default:

@@ -22,8 +22,10 @@ to start, steer and stop them.
 from __future__ import annotations
 
 import atexit
+import base64
 import hashlib
 import http.server
+import importlib
 import json
 import os
 import random
@@ -32,6 +34,7 @@ import select
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import threading
@@ -44,12 +47,13 @@ class JsonLinesChild:
     """A child speaking JSON lines on stdout; stderr passes through to ours (or to the
     file given). Lines that are not JSON are echoed to our stderr with its name."""
 
-    def __init__(self, name: str, command: list[str], *, cwd: str | None = None, stdin: bool = True, stderr: Any = None) -> None:
+    def __init__(self, name: str, command: list[str], *, cwd: str | None = None, stdin: bool = True, stderr: Any = None,
+                 env: dict[str, str] | None = None) -> None:
         self.name = name
         self.command = command
         self.process = subprocess.Popen(
             command, stdin=subprocess.PIPE if stdin else subprocess.DEVNULL, stdout=subprocess.PIPE, text=True,
-            bufsize=1, cwd=cwd, stderr=stderr,
+            bufsize=1, cwd=cwd, stderr=stderr, env=env,
         )
         self.lines: list[dict[str, Any]] = []  # not yet taken by expect/next_event
         self.events: list[dict[str, Any]] = []  # every line, in order, never consumed
@@ -308,6 +312,17 @@ def release_ports(ports: list[int] | None = None) -> None:
 atexit.register(release_ports)
 
 
+def hand_over_ports(ports: list[int], pid: int) -> None:
+    """Makes process `pid` (a server we started that outlives us, such as
+    scripts/etcd_secure.py's etcd) the holder of `ports`' locks: they stay held while it
+    runs, after this process exits, and are free again once it is gone."""
+    for port in ports:
+        if port in _held_ports:
+            with open(os.path.join(PORT_LOCKS, str(port)), "w") as lock:
+                lock.write(f"{pid}\n")
+            _held_ports.remove(port)
+
+
 def reserve_ports(count: int = 1) -> list[int]:
     """`count` distinct ports of `port_range()`, locked for this process until it exits
     (or `release_ports`): no other run of ours is handed them and no outgoing connection
@@ -397,11 +412,13 @@ class EtcdServer(ServerProcess):
     (fresh ones while one is taken) and waits until it answers."""
 
     def __init__(self, root: str, name: str = "example", *, ports: tuple[int, int] | None = None,
-                 cluster: str | None = None, wait: bool = True, uid: int | None = None) -> None:
+                 cluster: str | None = None, wait: bool = True, uid: int | None = None,
+                 tls: EtcdTls | None = None) -> None:
         binary = shutil.which("etcd")
         assert binary, "needs etcd (apt-get install -y etcd-server)"
         self.binary, self.name, self.root = binary, name, root
         self.uid = uid
+        self.tls = tls  # with it: https:// with client certificates (`EtcdTls`)
         self.log_path = os.path.join(root, f"{name}.log")
         if ports:  # a cluster's member: `EtcdCluster` retries the whole cluster
             self._on(ports, cluster)
@@ -426,7 +443,7 @@ class EtcdServer(ServerProcess):
 
     def _on(self, ports: tuple[int, int], cluster: str | None) -> None:
         client, peer = ports
-        self.url = f"http://127.0.0.1:{client}"
+        self.url = f"{'https' if self.tls else 'http'}://127.0.0.1:{client}"
         self.peer_url = f"http://127.0.0.1:{peer}"
         self.peer_ports = [peer]
         self.cluster = cluster or f"{self.name}={self.peer_url}"
@@ -440,7 +457,7 @@ class EtcdServer(ServerProcess):
                     "--listen-client-urls", self.url, "--advertise-client-urls", self.url,
                     "--listen-peer-urls", self.peer_url, "--initial-advertise-peer-urls", self.peer_url,
                     "--initial-cluster", self.cluster, "--initial-cluster-state", "new",
-                    "--log-level", "warn", "--logger", "zap",
+                    "--log-level", "warn", "--logger", "zap", *(self.tls.server_flags() if self.tls else []),
                 ]),
                 stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
             )
@@ -449,7 +466,7 @@ class EtcdServer(ServerProcess):
 
     def healthy(self) -> bool:
         try:
-            with urllib.request.urlopen(self.url + "/health", timeout=2) as answer:
+            with urllib.request.urlopen(self.url + "/health", timeout=2, context=self._context()) as answer:
                 return b"true" in answer.read()
         except OSError:
             return False
@@ -466,9 +483,12 @@ class EtcdServer(ServerProcess):
     def status(self) -> dict[str, Any]:
         """`/v3/maintenance/status`: this member's id (`header.member_id`) and the leader's."""
         request = urllib.request.Request(self.url + "/v3/maintenance/status", data=b"{}", method="POST")
-        with urllib.request.urlopen(request, timeout=2) as answer:
+        with urllib.request.urlopen(request, timeout=2, context=self._context()) as answer:
             status: dict[str, Any] = json.loads(answer.read())
             return status
+
+    def _context(self) -> ssl.SSLContext | None:
+        return self.tls.client_context() if self.tls else None
 
 
 def wait_all(members: list[Any], ready: Callable[[Any], bool], what: str, timeout: float = 60) -> None:
@@ -508,7 +528,7 @@ class EtcdCluster(Members):
     (`stop()`); `urls` their client URLs, `leader()` the member that leads now. With
     `uids`, each runs under a user id of its own (see `PeerCut`)."""
 
-    def __init__(self, root: str, size: int = 3, uids: list[int] | None = None) -> None:
+    def __init__(self, root: str, size: int = 3, uids: list[int] | None = None, tls: EtcdTls | None = None) -> None:
         self.members: list[EtcdServer] = []
         if uids:
             os.chmod(root, 0o755)  # the members' own users make their data dirs in it
@@ -525,7 +545,7 @@ class EtcdCluster(Members):
             try:
                 for i, pair in enumerate(pairs):
                     uid = uids[i] if uids else None
-                    self.members.append(EtcdServer(root, f"m{i}", ports=pair, cluster=cluster, wait=False, uid=uid))
+                    self.members.append(EtcdServer(root, f"m{i}", ports=pair, cluster=cluster, wait=False, uid=uid, tls=tls))
                 wait_all(self.members, EtcdServer.healthy, "etcd")
             except BaseException:
                 self.stop()
@@ -553,6 +573,123 @@ class EtcdCluster(Members):
                 raise RuntimeError("no etcd leader")
             time.sleep(0.05)
 
+
+
+class EtcdTls:
+    """What a secure etcd needs, made in `root/tls` by scripts/etcd_secure.py's
+    `make_certificates` (the recipe every language's tests use: a throwaway CA, valid two
+    days): the CA (`ca`), the members' certificate (`server_cert`, `server_key`: for
+    127.0.0.1 and localhost, usable as a client too, for the gateway's own connection) and
+    a client certificate (`client_cert`, `client_key`) without a common name (etcd 3.4's
+    gateway refuses one that has one once authentication is on)."""
+
+    def __init__(self, root: str) -> None:
+        scripts = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "scripts")
+        if scripts not in sys.path:
+            sys.path.insert(0, scripts)
+        etcd_secure = importlib.import_module("etcd_secure")  # it imports this module: not at the top
+
+        self.dir = os.path.join(root, "tls")
+        os.makedirs(self.dir, exist_ok=True)
+        files = etcd_secure.make_certificates(self.dir)
+        self.ca, self.client_cert, self.client_key = files["ca_file"], files["cert_file"], files["key_file"]
+        self.server_cert, self.server_key = os.path.join(self.dir, "server.crt"), os.path.join(self.dir, "server.key")
+        os.chmod(self.dir, 0o755)  # members running under their own uids read it
+        for name in os.listdir(self.dir):
+            os.chmod(os.path.join(self.dir, name), 0o644)  # throwaway keys: the members' uids read them
+
+    def server_flags(self) -> list[str]:
+        """etcd's flags: https with these files, client certificates required."""
+        return ["--cert-file", self.server_cert, "--key-file", self.server_key, "--trusted-ca-file", self.ca,
+                "--client-cert-auth"]
+
+    def client_context(self) -> ssl.SSLContext:
+        context = ssl.create_default_context(cafile=self.ca)
+        context.load_cert_chain(self.client_cert, self.client_key)
+        return context
+
+
+def etcd_gateway(url: str, path: str, body: dict[str, Any], tls: EtcdTls | None = None,
+                 token: str | None = None) -> dict[str, Any]:
+    """One POST to an etcd member's JSON gateway (the harness's own, not shardroute's)."""
+    request = urllib.request.Request(url + path, data=json.dumps(body).encode(), method="POST",
+                                     headers={"Content-Type": "application/json", **({"Authorization": token} if token else {})})
+    with urllib.request.urlopen(request, timeout=10, context=tls.client_context() if tls else None) as answer:
+        result: dict[str, Any] = json.loads(answer.read())
+        return result
+
+
+def enable_etcd_auth(url: str, user: str, password: str, prefix: str, tls: EtcdTls | None = None) -> None:
+    """Turns etcd's authentication on (through member `url`): a `root` user (a random
+    password, not kept: nothing here needs it again) with the root role, and `user` with
+    `password` and a role that may read and write the keys under `prefix`, and nothing else."""
+    def b64(text: str) -> str:
+        return base64.b64encode(text.encode()).decode()
+
+    end = prefix[:-1] + chr(ord(prefix[-1]) + 1)
+    role = f"{user}-role"
+    for path, body in (
+        ("/v3/auth/user/add", {"name": "root", "password": base64.b64encode(os.urandom(18)).decode()}),
+        ("/v3/auth/role/add", {"name": "root"}),
+        ("/v3/auth/user/grant", {"user": "root", "role": "root"}),
+        ("/v3/auth/user/add", {"name": user, "password": password}),
+        ("/v3/auth/role/add", {"name": role}),
+        ("/v3/auth/role/grant", {"name": role, "perm": {"permType": "READWRITE", "key": b64(prefix),
+                                                          "range_end": b64(end)}}),
+        ("/v3/auth/user/grant", {"user": user, "role": role}),
+        ("/v3/auth/enable", {}),
+    ):
+        etcd_gateway(url, path, body, tls)
+
+
+class UnavailableMember:
+    """A member that is going away, as etcd's JSON gateway answers while one shuts down or
+    restarts: HTTP 503 with gRPC code 14 (UNAVAILABLE) in the body, to every request. It
+    binds 127.0.0.1 port 0 itself and reads the port back (`url`); with `tls`, it speaks
+    https with the members' certificate and asks for a client certificate, as they do.
+    `requests` counts what it was asked (one server per client tells whose)."""
+
+    BODY = json.dumps({"error": "etcdserver: server stopped", "code": 14, "message": "etcdserver: server stopped"}).encode()
+
+    def __init__(self, tls: EtcdTls | None = None) -> None:
+        self.requests = 0
+        self.lock = threading.Lock()
+        owner = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def answer(self) -> None:
+                self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                with owner.lock:
+                    owner.requests += 1
+                self.send_response(503)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(owner.BODY)))
+                self.send_header("Connection", "close")
+                self.end_headers()
+                self.wfile.write(owner.BODY)
+                self.close_connection = True
+
+            do_GET = do_POST = answer  # noqa: N815 - the stdlib's names
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        if tls is not None:
+            context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH, cafile=tls.ca)
+            context.load_cert_chain(tls.server_cert, tls.server_key)
+            context.verify_mode = ssl.CERT_REQUIRED
+            self.server.socket = context.wrap_socket(self.server.socket, server_side=True)
+        port = self.server.server_address[1]
+        self.url = f"{'https' if tls else 'http'}://127.0.0.1:{port}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def stop(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
 
 
 ZOOKEEPER_JARS = "/etc/zookeeper/conf:/usr/share/java/zookeeper.jar"  # Debian's `zookeeper`

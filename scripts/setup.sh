@@ -46,6 +46,7 @@ libmemcached-dev | -                                                            
 tarantool        | tarantool                                                             | Tarantool, the vshard oracle (digest.crc32)
 postgresql       | /usr/lib/postgresql/15/bin/postgres,/usr/lib/postgresql/15/bin/initdb | PostgreSQL 15, the shards of examples/postgres-messages
 etcd-server      | etcd                                                                  | etcd 3.4 (v3 JSON gateway): the tests of shardroute.etcd, shardroute/etcd and the CLI, examples/topology-distribution, and the topology store of examples/postgres-messages
+openssl          | openssl                                                               | makes the throwaway CA and the server and client certificates of the TLS + auth etcd (scripts/etcd_secure.py) that the etcd tests of every binding and the CLI use
 zookeeper        | java,/usr/share/java/zookeeper.jar                                    | ZooKeeper 3.8 and its JRE: the tests of shardroute.zookeeper, shardroute/zookeeper and the CLI, examples/topology-distribution
 nftables         | nft                                                                   | nftables: examples/topology-distribution cuts a member off from its peers (rules by the members' user ids, as root)
 gcc-aarch64-linux-gnu | aarch64-linux-gnu-gcc                                            | the linker of the Linux aarch64 (glibc) wheel and addon of `make dist` (scripts/platforms.py)

@@ -22,8 +22,9 @@
 //! too), `follower` (`TopologyFollower`, `followerDefaults`: the sans-IO topology
 //! follower, with `js_follower`, likewise shared), `migration_session`
 //! (`MigrationSession`: the core's `session::migration`, with `js_migration_session`,
-//! likewise shared), `key` (conversions), `errors` (the one error mapping); `hot` holds
-//! `Router.route` and `Router.node` as plain N-API functions, the one place that bypasses
+//! likewise shared), `source` (`SourceSession`: the core's sans-IO etcd and HTTP source
+//! sessions, with `js_source`, likewise shared), `key` (conversions), `errors` (the one
+//! error mapping); `hot` holds `Router.route` and `Router.node` as plain N-API functions, the one place that bypasses
 //! napi-rs's call glue for speed.
 //!
 //! Every exported function and method is `#[napi(catch_unwind)]`, and `hot`'s functions
@@ -42,6 +43,7 @@ mod operations;
 mod redirect;
 mod router;
 mod session;
+mod source;
 
 /// The session's glue both JavaScript packages compile (`bindings-js/session.rs`).
 #[path = "../../bindings-js/session.rs"]
@@ -55,6 +57,10 @@ mod js_follower;
 /// (`bindings-js/migration_session.rs`).
 #[path = "../../bindings-js/migration_session.rs"]
 mod js_migration_session;
+
+/// The source session's glue both JavaScript packages compile (`bindings-js/source.rs`).
+#[path = "../../bindings-js/source.rs"]
+mod js_source;
 
 use napi::bindgen_prelude::BigInt;
 use napi::{Unknown, ValueType};

@@ -1,11 +1,14 @@
 // Type-checked by test.sh (`tsc --noEmit`) against etcd.d.ts, never run: the calls of
 // shardroute/etcd as a TypeScript user writes them.
 import { Etcd, EtcdError, EtcdFollower, prefixEnd, publish, sameRevision, sameValue } from '../etcd.js';
-import type { AbortSignalLike, EtcdErrorCode, EtcdEvent, EtcdFollowerStats, EtcdValue } from '../etcd.js';
+import type { EtcdErrorCode, EtcdFollowerStats, EtcdValue } from '../etcd.js';
 import type { Offered, Router } from '../index.js';
+import { ShardrouteError } from '../index.js';
 
-export async function typed(signal: AbortSignalLike): Promise<void> {
+export async function typed(): Promise<void> {
   const etcd = new Etcd('http://127.0.0.1:2379', { timeoutMs: 5000 });
+  new Etcd('https://127.0.0.1:2379', { ca: '/etc/ca.crt', cert: '/etc/client.crt', key: new Uint8Array(0), user: 'app', password: 'secret' });
+  new Etcd('http://127.0.0.1:2379', { fetch: async (url: string, init) => ({ url, method: init.method, body: init.body ?? null }) });
   const cluster = new Etcd(['http://127.0.0.1:2379', 'http://127.0.0.1:22379'] as const);
   new Etcd('http://127.0.0.1:2379,http://127.0.0.1:22379');
   const inUse: string = cluster.url;
@@ -19,11 +22,7 @@ export async function typed(signal: AbortSignalLike): Promise<void> {
   const written: bigint = await etcd.txn([sameRevision('/a', 0n), Etcd.sameValue('/b', 'x'), sameValue('/c', 'y')], { '/a': '1' }, ['/b']);
   await etcd.txn([Etcd.sameRevision('/a', 3)], new Map([['/a', new Uint8Array([1])]]));
   const deleted: number = await etcd.deletePrefix('/app/');
-  for await (const events of etcd.watch('/app/', { rangeEnd: prefixEnd('/app/'), startRevision: revision + 1n, signal, idleMs: 1000 })) {
-    const first: EtcdEvent | undefined = events[0];
-    const kind: 'put' | 'delete' | undefined = first?.type;
-    void kind;
-  }
+  const end: Uint8Array = prefixEnd('/app/');
   const follower: EtcdFollower = await EtcdFollower.start(etcd, '/app/topology', {
     also: ['/app/previous'],
     config: { reconnect_first_ms: 50 },
@@ -45,14 +44,15 @@ export async function typed(signal: AbortSignalLike): Promise<void> {
   follower.close();
   const next: bigint = await publish(etcd, '/app/topology', { format: 'shardroute/1', epoch: 2, nodes: [{ id: 'a' }], strategy: { type: 'jump' } });
   await publish('http://127.0.0.1:2379', '/app/topology', '{}');
-  await publish(members, '/app/topology', '{}');
+  await publish(members, '/app/topology', '{}', { replace: true, also: { '/app/previous': '{}' } });
   const error = new EtcdError('conflict', 'lost', { cause: new Error('x') });
-  const code: 'unreachable' | 'http' | 'conflict' | 'idle' = error.code;
+  const code: EtcdErrorCode = error.code;
+  const base: ShardrouteError = error;
   const idle: EtcdErrorCode = new EtcdError('idle', 'quiet').code;
   const status: number | null = error.status;
   // @ts-expect-error: the members are read-only
   cluster.urls.push('http://127.0.0.1:1');
   // @ts-expect-error: the member in use is the client's to choose
   cluster.url = 'http://127.0.0.1:1';
-  void [inUse, idle, value, modRevision, values, swapped, written, deleted, router, previous, held, counts, offered, reached, next, code, status];
+  void [end, base, revision, inUse, idle, value, modRevision, values, swapped, written, deleted, router, previous, held, counts, offered, reached, next, code, status];
 }

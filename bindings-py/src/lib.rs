@@ -7,7 +7,8 @@
 //! `diff` (diff), `dictionary` (encode_dictionary, decode_dictionary), `redirect`
 //! (parse_redirect, Redis Cluster's MOVED and ASK errors), `placement_names` (locations),
 //! `session` (ClusterSession, the sans-IO Redis Cluster client
-//! session), `key` (key and integer conversion, salted keys back), `json` (documents as text or
+//! session), `source` (SourceSession, the sans-IO etcd and HTTP topology sources), `key`
+//! (key and integer conversion, salted keys back), `json` (documents as text or
 //! mappings, JSON results), and `errors` (every exception class and the one mapping
 //! from core errors).
 
@@ -29,6 +30,7 @@ mod placement_names;
 mod redirect;
 mod router;
 mod session;
+mod source;
 mod strategy;
 
 /// shardroute: one deterministic routing core for sharded systems.
@@ -77,6 +79,7 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<migration_session::MigrationSession>()?;
     module.add_class::<follower::Offered>()?;
     module.add_function(wrap_pyfunction!(follower::follower_defaults, module)?)?;
+    module.add_class::<source::SourceSession>()?;
     errors::register(module)?;
     Ok(())
 }

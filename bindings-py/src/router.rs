@@ -574,6 +574,24 @@ impl Router {
         Router { inner, ids }
     }
 
+    /// A session's `router` property: `router` wrapped once per epoch (`cache` holds the
+    /// last one, so a caller that reads the property per command does not copy the table).
+    pub(crate) fn cached(
+        py: Python<'_>,
+        cache: &mut Option<(u64, Py<Router>)>,
+        router: Option<&sr::Router>,
+    ) -> PyResult<Option<Py<Router>>> {
+        let Some(router) = router else { return Ok(None) };
+        match cache {
+            Some((epoch, wrapped)) if *epoch == router.epoch() => Ok(Some(wrapped.clone_ref(py))),
+            _ => {
+                let wrapped = Py::new(py, Router::wrap(py, router.clone()))?;
+                *cache = Some((router.epoch(), wrapped.clone_ref(py)));
+                Ok(Some(wrapped))
+            }
+        }
+    }
+
     /// Node indices as a list of node ids (the shared `str` objects).
     fn node_ids<'py>(&self, py: Python<'py>, indices: &[u32]) -> PyResult<Bound<'py, PyAny>> {
         let items = indices.iter().map(|&index| self.ids[index as usize].bind(py));

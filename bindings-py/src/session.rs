@@ -423,15 +423,7 @@ impl ClusterSession {
     /// The current router (a redis_cluster topology), or None before the first table.
     #[getter]
     fn router(&mut self, py: Python<'_>) -> PyResult<Option<Py<Router>>> {
-        let Some(router) = self.inner.router() else { return Ok(None) };
-        match &self.router {
-            Some((epoch, wrapped)) if *epoch == router.epoch() => Ok(Some(wrapped.clone_ref(py))),
-            _ => {
-                let wrapped = Py::new(py, Router::wrap(py, router.clone()))?;
-                self.router = Some((router.epoch(), wrapped.clone_ref(py)));
-                Ok(Some(wrapped))
-            }
-        }
+        Router::cached(py, &mut self.router, self.inner.router())
     }
 }
 

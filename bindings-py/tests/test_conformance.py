@@ -15,6 +15,7 @@ SHARDROUTE_VECTORS_FILTER to a substring of case names to run only those.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 from pathlib import Path
@@ -216,6 +217,50 @@ def run_migration_session(file: Dict[str, Any], case: Dict[str, Any]) -> Dict[st
     return {"results": [migration_step(session, step) for step in case["steps"]]}
 
 
+def source_step(session: shardroute.SourceSession, step: Dict[str, Any]) -> Any:
+    """One step of a source session scenario (conformance/README.md, "Session
+    scenarios", `session_source`): the actions it returns and the deadline after it."""
+    call, now = step["call"], step.get("now", 0)
+    try:
+        if call == "start":
+            actions = session.start(now)
+        elif call == "call":
+            number, actions = session.call(step["op"], now)
+            return {"call": number, "actions": actions, "deadline": session.deadline}
+        elif call == "response":
+            if "body" in step and "body_b64" in step:
+                raise MalformedVector("a response has body (text) or body_b64, not both")
+            if "body_b64" in step:
+                encoded = step["body_b64"].rstrip("=")
+                body = base64.b64decode(encoded + "=" * (-len(encoded) % 4), validate=True)
+            else:
+                body = step.get("body", "").encode()
+            actions = session.response(step["id"], now, step["status"], step.get("headers", {}), body)
+        elif call == "chunk":
+            actions = session.chunk(step["id"], now, step["data"].encode())
+        elif call == "failed":
+            actions = session.failed(step["id"], now, step["code"], step["message"])
+        elif call == "timer":
+            actions = session.timer(now)
+        elif call == "close":
+            actions = session.close(now)
+        elif call == "state":
+            return session.state
+        else:
+            raise MalformedVector(f"unknown source session call {call!r}")
+    except shardroute.ShardrouteError as err:
+        return {"error": {"code": err.code}, "deadline": session.deadline}
+    return {"actions": actions, "deadline": session.deadline}
+
+
+def run_source(case: Dict[str, Any]) -> Dict[str, Any]:
+    try:
+        session = shardroute.SourceSession(case["config"])
+    except shardroute.ShardrouteError as err:
+        return {"error": {"code": err.code}}
+    return {"results": [source_step(session, step) for step in case["steps"]]}
+
+
 def run_case(file: Dict[str, Any], routers: Dict[str, Any], case: Dict[str, Any]) -> Dict[str, Any]:
     """Runs one case; returns the result or `{"error": code}` to compare with `expect`."""
 
@@ -244,6 +289,8 @@ def run_case(file: Dict[str, Any], routers: Dict[str, Any], case: Dict[str, Any]
         return run_follower(file, case)
     if op == "migration_session":
         return run_migration_session(file, case)
+    if op == "session_source":
+        return run_source(case)
     try:
         if op == "load":
             if "topology_json" in case:

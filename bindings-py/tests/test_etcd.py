@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 import shardroute
+from shardroute._sources import SyncDriver
 from shardroute.etcd import (
     AsyncEtcd, AsyncEtcdFollower, Etcd, EtcdError, EtcdFollower, prefix_end, publish, publish_async, same_value,
 )
@@ -109,21 +110,50 @@ def test_publish_refuses_what_a_follower_would_not_follow(etcd: Etcd) -> None:
     assert json.loads(etcd.get(KEY)[0] or "")["epoch"] == 7
 
 
-def test_publish_loses_a_race_as_a_conflict(etcd: Etcd, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_publish_loses_a_race_as_a_conflict(server: EtcdServer, etcd: Etcd, monkeypatch: pytest.MonkeyPatch) -> None:
     publish(etcd, KEY, document(1))
-    real_get = Etcd.get
+    other = Etcd(server.url)
+    real_perform = SyncDriver._perform
 
-    def get_then_someone_writes(self: Etcd, key: str) -> tuple[str | None, int]:
-        read = real_get(self, key)
-        self.put(key, json.dumps(document(2)))  # another publisher, between our read and our write
-        return read
+    def someone_writes_first(self: SyncDriver, request: dict[str, Any], flight: Any) -> None:
+        if request["url"].endswith("/v3/kv/txn") and '"compare":[{' in (request["body"] or ""):
+            other.put(KEY, json.dumps(document(2)))  # another publisher, between our read and our write
+        real_perform(self, request, flight)
 
-    monkeypatch.setattr(Etcd, "get", get_then_someone_writes)
+    monkeypatch.setattr(SyncDriver, "_perform", someone_writes_first)
     with pytest.raises(EtcdError) as raised:
         publish(etcd, KEY, document(2, nodes=4))
     assert raised.value.code == "conflict"
     monkeypatch.undo()
     assert len(json.loads(etcd.get(KEY)[0] or "")["nodes"]) == 3  # the other publisher's
+
+
+def test_refresh_is_the_sessions_own_read_and_tells_before_it_returns(etcd: Etcd) -> None:
+    """``refresh`` is the core session's ``{"op": "refresh"}``: one read now, its document
+    offered as a follow read's (a stored document the follower refuses is refused, and
+    counted, once more per refresh; ``on_refused`` runs before ``refresh`` returns), not a
+    get of its own that waits for the watch's read (which offered nothing new)."""
+    publish(etcd, KEY, document(4))
+    etcd.put(KEY, "{not json")
+    told: list[str] = []
+    with EtcdFollower(etcd, KEY, on_refused=lambda _, offered: told.append(offered.code or "")) as follower:
+        assert told == ["invalid_topology"]  # the first read's, before the constructor returned
+        for count in (2, 3):
+            offered = follower.refresh()
+            assert offered is not None and (offered.kind, offered.code) == ("refused", "invalid_topology")
+            assert told == ["invalid_topology"] * count
+            assert follower.stats["refused"] == {"invalid_topology": count}
+        etcd.delete_prefix(KEY)
+        assert follower.refresh() is None  # absent: nothing offered
+
+    async def main() -> list[str | None]:
+        etcd.put(KEY, json.dumps(document(4)))
+        follower = await AsyncEtcdFollower.start(etcd.url, KEY)
+        async with follower:
+            offered = await follower.refresh()
+            return [offered.kind if offered else None, str(follower.stats["reads"] >= 2)]
+
+    assert asyncio.run(main()) == ["unchanged", "True"]
 
 
 def test_refusals_keep_the_last_good_router(etcd: Etcd) -> None:
@@ -198,7 +228,8 @@ def test_close_ends_the_watch_thread(etcd: Etcd) -> None:
     follower = EtcdFollower(etcd, KEY)
     follower.close()
     follower.close()
-    assert not follower._thread.is_alive()  # noqa: SLF001
+    thread = follower._thread  # noqa: SLF001
+    assert thread is not None and not thread.is_alive()
 
 
 
@@ -241,9 +272,47 @@ def test_the_asyncio_client_and_follower(server: EtcdServer, etcd: Etcd) -> None
             stats = follower.stats
             assert stats["watch_restarts"] >= 1 and stats["disconnects"] >= 1
             assert seen == [1, 2, 3, 4]
-        assert follower._task is None  # noqa: SLF001 - closed
+        with pytest.raises(EtcdError) as closed:  # closed: its session asks nothing more
+            await follower.etcd.get(KEY)
+        assert closed.value.code == "closed"
 
     asyncio.run(main())
+
+
+def test_a_callback_that_raises_is_reported_and_the_follower_goes_on(etcd: Etcd) -> None:
+    """One policy for callbacks in every language: one that raises is reported to
+    on_error and the follower goes on (the sync follower's thread used to end)."""
+    publish(etcd, KEY, document(1))
+    errors: list[Exception] = []
+
+    def change(f: Any) -> None:
+        raise RuntimeError(f"on_change at epoch {f.router.epoch}")
+
+    def refused(f: Any, offered: Any) -> None:
+        raise RuntimeError(f"on_refused: {offered.code}")
+
+    with EtcdFollower(etcd, KEY, on_change=change, on_refused=refused, on_error=errors.append) as follower:
+        etcd.put(KEY, "{not json")
+        ends = time.monotonic() + 10
+        while not follower.stats["refused"] and time.monotonic() < ends:
+            time.sleep(0.01)
+        publish(etcd, KEY, document(2), replace=True)
+        assert follower.wait_for_epoch(2, timeout=10)
+        publish(etcd, KEY, document(3))
+        assert follower.wait_for_epoch(3, timeout=10)
+    assert [str(error) for error in errors] == [
+        "on_change at epoch 1", "on_refused: invalid_topology", "on_change at epoch 2", "on_change at epoch 3",
+    ]
+
+    async def main() -> list[str]:
+        told: list[Exception] = []
+        follower = await AsyncEtcdFollower.start(etcd.url, KEY, on_change=change, on_error=told.append)
+        async with follower:
+            await publish_async(follower.etcd, KEY, document(4))
+            assert await follower.wait_for_epoch(4, timeout=10)
+        return [str(error) for error in told]
+
+    assert asyncio.run(main()) == ["on_change at epoch 3", "on_change at epoch 4"]
 
 
 def test_a_prefix_whose_last_byte_is_past_ascii(etcd: Etcd) -> None:
@@ -265,9 +334,9 @@ def test_a_follower_of_three_members_rides_out_a_killed_leader_and_a_paused_memb
     try:
         publisher = Etcd(cluster.urls, timeout=1)
         publish(publisher, KEY, document(1))
-        client = Etcd(cluster.urls, timeout=1)
         leader = cluster.leader()
-        client._in_use = cluster.members.index(leader)  # noqa: SLF001 - start on the leader
+        # The leader first: the follower reads from it until it is killed.
+        client = Etcd([leader.url, *(url for url in cluster.urls if url != leader.url)], timeout=1)
         epochs: list[int] = []
         follower = EtcdFollower(
             client, KEY, idle=1.0, config={"reconnect_first_ms": 50, "reconnect_max_ms": 400},
@@ -298,7 +367,7 @@ def test_a_follower_of_three_members_rides_out_a_killed_leader_and_a_paused_memb
             assert follower.wait_for_epoch(epoch, timeout=15), f"stuck at {epochs[-1]} after the leader was killed"
             leader.restart()  # back to three: a second loss must leave a quorum
 
-            in_use = next(m for m in cluster.members if m.url == client.url)
+            in_use = next(m for m in cluster.members if m.url == follower.etcd.url)
             os.kill(in_use.pid, signal.SIGSTOP)
             try:
                 for _ in range(5):

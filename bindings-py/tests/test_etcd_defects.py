@@ -1,14 +1,18 @@
 """Issue 35's two etcd defects, against fake etcd members started here on 127.0.0.1
 (each binds port 0 and hands its port to the client):
 
-1. A quiet asyncio watch is ``idle``, not ``unreachable`` (``EtcdError`` is a
-   ``ConnectionError``, and the watch's own ``except OSError`` wrapped the error it had
-   just raised); an HTTP error status keeps its ``http`` code and its status.
+1. A quiet watch is ``idle``, not a lost source: the followers (sync and asyncio) answer
+   it with a read and a new watch, with no ``on_error`` and no disconnect (the asyncio
+   follower used to count every quiet second as a loss); a watch answered with an HTTP
+   error reports it with its ``http`` code and its status.
 2. A member answering HTTP 503 (or an etcd gateway error body with gRPC code 14,
    UNAVAILABLE: a member shutting down or restarting) is left for the next one, as an
-   unreachable one is, round the list once, in ``Etcd.call``, ``AsyncEtcd.call`` and a
-   watch's opening; the followers read the healthy member; the error after the last
-   member keeps its code and status.
+   unreachable one is, round the list once, in every call and a watch's opening; the
+   followers read the healthy member; the error after the last member keeps its code and
+   status.
+
+Since issue 35 the core's etcd session decides all of it (the shells only move bytes;
+the raw ``Etcd.watch`` iterator is gone): these tests drive it through the package.
 
 No timed assertions: waits are bounded generously and assert on what happened.
 """
@@ -25,6 +29,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
+import shardroute
 from shardroute.etcd import AsyncEtcd, AsyncEtcdFollower, Etcd, EtcdError, EtcdFollower, EtcdFollowerStats
 
 KEY = "/app/topology"
@@ -55,16 +60,20 @@ class FakeMember:
 
     - ``"healthy"``: answers ``/v3/kv/range`` and ``/v3/kv/txn`` with ``KEY`` holding
       ``DOCUMENT`` at revision 7; a watch with its headers and a ``created`` line, then
-      (``event``) one put of ``NEXT`` at revision 8, then nothing, holding the stream open;
+      (``event``) one put of ``NEXT`` at revision 8 (read from then on), then nothing,
+      holding the stream open; with ``watch_status``, a watch is answered with that HTTP
+      status instead (503 or 500: the gateway's UNAVAILABLE body; else a bad request's);
     - ``"unavailable"``: HTTP 503 with the gateway's UNAVAILABLE body, to everything;
     - ``"grpc14"``: HTTP 500 with that body (the gRPC code alone says unavailable);
     - ``"bad_request"``: HTTP 400 (an error that must not move to another member).
 
     ``requests`` lists the paths asked, in order."""
 
-    def __init__(self, mode: str, *, event: bool = False) -> None:
+    def __init__(self, mode: str, *, event: bool = False, watch_status: int | None = None) -> None:
         self.mode = mode
         self.event = event
+        self.watch_status = watch_status
+        self.current = (DOCUMENT, 7)  # what KEY holds, and its revision
         self.requests: list[str] = []
         self._held: list[socket.socket] = []
         self._lock = threading.Lock()
@@ -125,21 +134,28 @@ class FakeMember:
             return self._send(connection, "500 Internal Server Error", UNAVAILABLE)
         if self.mode == "bad_request":
             return self._send(connection, "400 Bad Request", b'{"error":"bad","code":3,"message":"bad"}')
-        header = {"revision": "7"}
+        value, revision = self.current
+        header = {"revision": str(revision)}
         if path == "/v3/kv/range":
-            return self._send(connection, "200 OK", json.dumps({"header": header, "kvs": [kv(KEY, DOCUMENT, 7)]}).encode())
+            return self._send(connection, "200 OK", json.dumps({"header": header, "kvs": [kv(KEY, value, revision)]}).encode())
         if path == "/v3/kv/txn":
             success = request.get("success", [])
             assert isinstance(success, list)
             responses = [
-                {"response_range": {"kvs": [kv(KEY, DOCUMENT, 7)] if each["request_range"]["key"] == b64(KEY) else []}}
+                {"response_range": {"kvs": [kv(KEY, value, revision)] if each["request_range"]["key"] == b64(KEY) else []}}
                 for each in success
             ]
             return self._send(connection, "200 OK", json.dumps({"header": header, "responses": responses}).encode())
+        if path == "/v3/watch" and self.watch_status in (500, 503):
+            reason = "Service Unavailable" if self.watch_status == 503 else "Internal Server Error"
+            return self._send(connection, f"{self.watch_status} {reason}", UNAVAILABLE)
+        if path == "/v3/watch" and self.watch_status is not None:
+            return self._send(connection, f"{self.watch_status} Bad Request", b'{"error":"bad","code":3,"message":"bad"}')
         if path == "/v3/watch":
             connection.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n")
             connection.sendall(line({"result": {"header": header, "created": True}}))
             if self.event:
+                self.current = (NEXT, 8)
                 event = {"type": "PUT", "kv": kv(KEY, NEXT, 8)}
                 connection.sendall(line({"result": {"header": {"revision": "8"}, "events": [event]}}))
             # Then quiet: the stream stays open until the client (or close()) ends it.
@@ -163,8 +179,8 @@ class FakeMember:
 def member() -> Iterator[Callable[..., FakeMember]]:
     members: list[FakeMember] = []
 
-    def start(mode: str, *, event: bool = False) -> FakeMember:
-        members.append(FakeMember(mode, event=event))
+    def start(mode: str, *, event: bool = False, watch_status: int | None = None) -> FakeMember:
+        members.append(FakeMember(mode, event=event, watch_status=watch_status))
         return members[-1]
 
     yield start
@@ -184,39 +200,49 @@ def wait_until(done: Callable[[], bool]) -> bool:
 # -- defect 1: a quiet asyncio watch is `idle`; an HTTP error keeps its code and status --
 
 
-def test_async_watch_quiet_is_idle(member: Callable[..., FakeMember]) -> None:
+def test_sync_follower_counts_a_quiet_watch_as_no_loss(member: Callable[..., FakeMember]) -> None:
+    """The sync twin of the asyncio case below: a quiet watch is answered by a read and a
+    new watch, no on_error, no disconnect, no watch restart."""
     quiet = member("healthy")
+    errors: list[Exception] = []
+    with EtcdFollower(quiet.url, KEY, idle=0.2, on_error=errors.append) as follower:
+        assert wait_until(lambda: follower.stats["reads"] >= 4 or bool(errors))
+        stats = follower.stats
+    assert errors == []
+    assert stats["reads"] >= 4 and stats["watch_restarts"] == 0 and stats["disconnects"] == 0, stats
+    assert quiet.requests.count("/v3/watch") >= 3, quiet.requests
+
+
+def http_errors_of_a_watch(member: Callable[..., FakeMember], flavour: str, status: int) -> list[Exception]:
+    """The errors a follower reports when its watch is answered with ``status`` (its
+    reads are answered), up to the first one."""
+    failing = member("healthy", watch_status=status)
+    errors: list[Exception] = []
+    config: shardroute.FollowerConfig = {"reconnect_first_ms": 60_000, "reconnect_max_ms": 60_000}
+    if flavour == "sync":
+        with EtcdFollower(failing.url, KEY, config=config, on_error=errors.append):
+            assert wait_until(lambda: bool(errors))
+        return errors
 
     async def main() -> None:
-        async for _ in AsyncEtcd(quiet.url).watch(KEY, idle=0.3):
-            pass
+        follower = await AsyncEtcdFollower.start(failing.url, KEY, config=config, on_error=errors.append)
+        try:
+            ends = time.monotonic() + LONG_S
+            while not errors and time.monotonic() < ends:
+                await asyncio.sleep(0.02)
+        finally:
+            await follower.close()
 
-    with pytest.raises(EtcdError) as raised:
-        asyncio.run(main())
-    assert raised.value.code == "idle", raised.value
-    assert raised.value.status is None
-
-
-def test_sync_watch_quiet_is_idle_too(member: Callable[..., FakeMember]) -> None:
-    quiet = member("healthy")
-    with Etcd(quiet.url).watch(KEY, idle=0.3) as watch:
-        with pytest.raises(EtcdError) as raised:
-            for _ in watch:
-                pass
-    assert raised.value.code == "idle", raised.value
+    asyncio.run(main())
+    return errors
 
 
-def test_async_watch_http_error_keeps_code_and_status(member: Callable[..., FakeMember]) -> None:
-    for mode, status in (("bad_request", 400), ("unavailable", 503)):
-        failing = member(mode)
-
-        async def main() -> None:
-            async for _ in AsyncEtcd(failing.url).watch(KEY):
-                pass
-
-        with pytest.raises(EtcdError) as raised:
-            asyncio.run(main())
-        assert (raised.value.code, raised.value.status) == ("http", status), raised.value
+@pytest.mark.parametrize("flavour", ["sync", "asyncio"])
+def test_a_watch_http_error_keeps_code_and_status(member: Callable[..., FakeMember], flavour: str) -> None:
+    for status in (400, 503):
+        errors = http_errors_of_a_watch(member, flavour, status)
+        assert errors and isinstance(errors[0], EtcdError), errors
+        assert (errors[0].code, errors[0].status) == ("http", status), errors[0]
 
 
 def test_async_follower_counts_a_quiet_watch_as_no_loss(member: Callable[..., FakeMember]) -> None:
@@ -296,24 +322,31 @@ def test_the_last_members_503_keeps_its_code_and_status(member: Callable[..., Fa
     assert first.requests == second.requests == ["/v3/kv/range"] * 2
 
 
-def test_watch_create_moves_past_a_503_member(member: Callable[..., FakeMember]) -> None:
-    going, healthy = member("unavailable"), member("healthy", event=True)
-    with Etcd([going.url, healthy.url]).watch(KEY, start_revision=8) as watch:
-        batch = next(iter(watch))
-    assert [(event["value"], event["mod_revision"]) for event in batch] == [(NEXT, 8)]
-    assert going.requests == ["/v3/watch"]
+@pytest.mark.parametrize("status", [503, 500])
+def test_watch_create_moves_past_a_503_member(member: Callable[..., FakeMember], status: int) -> None:
+    """The first member reads fine but answers the watch 503 (or 500 with gRPC code 14
+    in its body): the watch opens on the second, whose event the follower installs."""
+    going, healthy = member("healthy", watch_status=status), member("healthy", event=True)
+    errors: list[Exception] = []
+    with EtcdFollower([going.url, healthy.url], KEY, on_error=errors.append) as follower:
+        assert follower.wait_for_epoch(2, timeout=LONG_S), follower.stats
+        assert follower.etcd.url == healthy.url
+    assert errors == []
+    assert going.requests == ["/v3/kv/txn", "/v3/watch"]
 
 
 def test_async_watch_create_moves_past_a_503_member(member: Callable[..., FakeMember]) -> None:
-    going, healthy = member("unavailable"), member("healthy", event=True)
+    going, healthy = member("healthy", watch_status=503), member("healthy", event=True)
+    errors: list[Exception] = []
 
-    async def main() -> list[tuple[str | None, int]]:
-        async for batch in AsyncEtcd([going.url, healthy.url]).watch(KEY, start_revision=8):
-            return [(event["value"], event["mod_revision"]) for event in batch]
-        return []
+    async def main() -> bool:
+        follower = await AsyncEtcdFollower.start([going.url, healthy.url], KEY, on_error=errors.append)
+        async with follower:
+            return await follower.wait_for_epoch(2, timeout=LONG_S)
 
-    assert asyncio.run(main()) == [(NEXT, 8)]
-    assert going.requests == ["/v3/watch"]
+    assert asyncio.run(main())
+    assert errors == []
+    assert going.requests == ["/v3/kv/txn", "/v3/watch"]
 
 
 def test_follower_reads_the_healthy_second_member(member: Callable[..., FakeMember]) -> None:

@@ -28,7 +28,7 @@ import pytest
 
 import shardroute
 from shardroute._sources import MAX_DOCUMENT_BYTES
-from shardroute.etcd import MAX_ANSWER_BYTES, AsyncEtcd, Etcd, EtcdError
+from shardroute.etcd import MAX_ANSWER_BYTES, AsyncEtcd, AsyncEtcdFollower, Etcd, EtcdError, EtcdFollower
 from shardroute.http import AsyncHttpFollower, HttpError, HttpFollower
 
 MIB = 1 << 20
@@ -290,35 +290,56 @@ def test_etcd_times_the_whole_request(
     assert server.sent < 17 + 20 * (2 + SLACK_S), server.sent
 
 
-def endless_watch_line(server: FakeServer, connection: socket.socket) -> None:
-    """A watch stream that opens, then sends one line that never ends."""
-    server.send(connection, b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n")
-    created = json.dumps({"result": {"header": {"revision": "1"}, "created": True}}).encode() + b"\n"
-    server.send(connection, b"%x\r\n%s\r\n" % (len(created), created))
-    server.stream(connection, b"%x\r\n" % len(ZEROS) + ZEROS + b"\r\n", 2 * MAX_ANSWER_BYTES + BUFFERED)
+def endless_watch_line() -> Callable[[FakeServer, socket.socket], None]:
+    """A member whose first answer is a read (the key absent), and whose every later
+    answer is a watch stream that opens, then sends one line that never ends."""
+    answered: list[int] = []
+
+    def respond(server: FakeServer, connection: socket.socket) -> None:
+        answered.append(1)
+        if len(answered) == 1:
+            return etcd_answer(json.dumps({"header": {"revision": "1"}, "responses": [{"response_range": {}}]}).encode())(
+                server, connection)
+        server.send(connection, b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n")
+        created = json.dumps({"result": {"header": {"revision": "1"}, "created": True}}).encode() + b"\n"
+        server.send(connection, b"%x\r\n%s\r\n" % (len(created), created))
+        server.stream(connection, b"%x\r\n" % len(ZEROS) + ZEROS + b"\r\n", 2 * MAX_ANSWER_BYTES + BUFFERED)
+
+    return respond
+
+
+#: No second try while a test looks (the backoff after the first loss is long).
+NO_RETRY: shardroute.FollowerConfig = {"reconnect_first_ms": 600_000, "reconnect_max_ms": 600_000}
 
 
 def test_etcd_watch_bounds_a_line(serve: Callable[[Callable[[FakeServer, socket.socket], None]], FakeServer]) -> None:
-    server = serve(endless_watch_line)
-    with Etcd(server.url).watch("/topology") as watch:
-        with pytest.raises(shardroute.ShardrouteError) as raised:
-            for _ in watch:
-                pass
-    refused_limit(raised.value)
+    """The follower's watch: a line past the limit loses the source with the package's
+    LimitExceededError, and the connection is cut before the line is read whole."""
+    server = serve(endless_watch_line())
+    errors: list[Exception] = []
+    with EtcdFollower(server.url, "/topology", config=NO_RETRY, on_error=errors.append):
+        ends = time.monotonic() + 60
+        while not errors and time.monotonic() < ends:
+            time.sleep(0.05)
+    assert errors, "no error reported"
+    refused_limit(errors[0])
     time.sleep(0.2)
     assert server.sent < MAX_ANSWER_BYTES + BUFFERED, server.sent
 
 
 def test_async_etcd_watch_bounds_a_line(serve: Callable[[Callable[[FakeServer, socket.socket], None]], FakeServer]) -> None:
-    server = serve(endless_watch_line)
+    server = serve(endless_watch_line())
+    errors: list[Exception] = []
 
     async def main() -> None:
-        async for _ in AsyncEtcd(server.url).watch("/topology"):
-            pass
+        async with await AsyncEtcdFollower.start(server.url, "/topology", config=NO_RETRY, on_error=errors.append):
+            ends = time.monotonic() + 60
+            while not errors and time.monotonic() < ends:
+                await asyncio.sleep(0.05)
 
-    with pytest.raises(shardroute.ShardrouteError) as raised:
-        asyncio.run(main())
-    refused_limit(raised.value)
+    asyncio.run(main())
+    assert errors, "no error reported"
+    refused_limit(errors[0])
     time.sleep(0.2)
     assert server.sent < MAX_ANSWER_BYTES + 2 * BUFFERED, server.sent
 

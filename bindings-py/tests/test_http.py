@@ -148,6 +148,23 @@ def test_a_server_that_is_not_there_is_an_http_error(server: TopologyHttpServer)
     assert raised.value.code == "unreachable"
 
 
+def test_a_refresh_after_close_is_closed_in_both_followers(server: TopologyHttpServer) -> None:
+    follower = HttpFollower(server.url, interval=30)
+    follower.close()
+    with pytest.raises(HttpError) as raised:
+        follower.refresh()
+    assert raised.value.code == "closed"
+
+    async def closed_async() -> str:
+        follower = await AsyncHttpFollower.start(server.url, interval=30)
+        await follower.close()
+        with pytest.raises(HttpError) as raised:
+            await follower.refresh()
+        return raised.value.code
+
+    assert asyncio.run(closed_async()) == "closed"
+
+
 def test_the_asyncio_follower(server: TopologyHttpServer) -> None:
     async def main() -> None:
         seen: list[int] = []
@@ -165,3 +182,29 @@ def test_the_asyncio_follower(server: TopologyHttpServer) -> None:
             assert seen == [1, 2, 3]
 
     asyncio.run(main())
+
+
+def test_a_callback_that_raises_is_reported_and_the_follower_goes_on(server: TopologyHttpServer) -> None:
+    # Issue 35: a throwing on_change ended the sync follower's thread (it is reported to
+    # on_error and the follower goes on, as in JavaScript).
+    errors: list[Exception] = []
+
+    def on_change(follower: HttpFollower) -> None:
+        router = follower.router
+        if router is not None and router.epoch == 2:
+            raise RuntimeError("on_change raised")
+
+    with HttpFollower(server.url, interval=0.05, wait=10, on_change=on_change, on_error=errors.append) as follower:
+        for epoch in (2, 3):
+            server.set(document(epoch))
+            assert follower.wait_for_epoch(epoch, timeout=5), epoch
+        assert [str(error) for error in errors] == ["on_change raised"]
+
+
+def test_the_defaults_are_the_cores(server: TopologyHttpServer) -> None:
+    # Issue 35: the request timeout was 10 s here and in JavaScript, 2 s in the CLI.
+    core = shardroute.SourceSession({"source": "http", "url": server.url}).config
+    with HttpFollower(server.url) as follower:
+        assert (follower.interval, follower.wait, follower.timeout) == (
+            core["interval_ms"] / 1000, core["wait_s"], core["request_timeout_ms"] / 1000)
+        assert follower.timeout == 5.0

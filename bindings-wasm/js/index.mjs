@@ -7,7 +7,7 @@ import { instantiate } from './load.mjs';
 
 export {
   MAX_DOCUMENT_BYTES, MAX_JSON_NESTING, Action, ClusterSession, Command, Migration, MigrationSession, Offered, Router,
-  ShardrouteError, TopologyFollower, apply, decodeDictionary, diff, encodeDictionary, followerDefaults, hashKey, jump,
+  ShardrouteError, SourceSession, TopologyFollower, apply, decodeDictionary, diff, encodeDictionary, followerDefaults, hashKey, jump,
   moduloMoves, parseAddress, parseRedirect, sessionDefaults,
 } from '../pkg/web/shardroute_wasm.js';
 

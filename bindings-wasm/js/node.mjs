@@ -3,7 +3,7 @@
 // written for the web entry runs unchanged in Node.
 export {
   MAX_DOCUMENT_BYTES, MAX_JSON_NESTING, Action, ClusterSession, Command, Migration, MigrationSession, Offered, Router,
-  ShardrouteError, TopologyFollower, apply, decodeDictionary, diff, encodeDictionary, followerDefaults, hashKey, jump,
+  ShardrouteError, SourceSession, TopologyFollower, apply, decodeDictionary, diff, encodeDictionary, followerDefaults, hashKey, jump,
   moduloMoves, parseAddress, parseRedirect, sessionDefaults,
 } from '../pkg/node/shardroute_wasm.js';
 

@@ -10,8 +10,8 @@
 //! `Router`, `Migration`, `hashKey`, `jump`, `moduloMoves`, `apply`, `diff`,
 //! `encodeDictionary`, `decodeDictionary`, `parseRedirect`, `parseAddress`,
 //! `ClusterSession`, `Command`, `Action`, `sessionDefaults`, `TopologyFollower`,
-//! `Offered`, `followerDefaults`, `MigrationSession`, `ShardrouteError` (see
-//! `index.d.ts`).
+//! `Offered`, `followerDefaults`, `MigrationSession`, `SourceSession`, `ShardrouteError`
+//! (see `index.d.ts`).
 //!
 //! # Crate features
 //!
@@ -21,8 +21,9 @@
 //!   classes that plan, move or explain (see the `impl` blocks under this feature). Without
 //!   it, the *route build* (`shardroute-wasm/route`, `route.d.ts`; build.sh's route
 //!   variant): routers (a document or a dictionary in, routes, nodes, replicas, read and
-//!   write targets, `replace`), the topology follower without `publish`, and the migration
-//!   read and write plans. A call left out is not exported at all.
+//!   write targets, `replace`), the topology follower without `publish`, the source
+//!   sessions (`SourceSession`: `./route/http` follows a topology over it), and the
+//!   migration read and write plans. A call left out is not exported at all.
 //! * `operations` (default): the topology operations behind `apply`, `Router.moved` and
 //!   `new ClusterSession`; without it (and with `full-api`) those throw `invalid_argument`.
 //! * `all-strategies` (default), or the core's strategy features one by one: which
@@ -48,6 +49,7 @@ mod redirect;
 mod router;
 #[cfg(feature = "full-api")]
 mod session;
+mod source;
 mod topology;
 
 /// The session's glue both JavaScript packages compile (`bindings-js/session.rs`).
@@ -64,6 +66,10 @@ mod js_follower;
 /// (`bindings-js/migration_session.rs`).
 #[path = "../../bindings-js/migration_session.rs"]
 mod js_migration_session;
+
+/// The source session's glue both JavaScript packages compile (`bindings-js/source.rs`).
+#[path = "../../bindings-js/source.rs"]
+mod js_source;
 
 #[cfg(feature = "full-api")]
 use js_sys::Array;
@@ -90,6 +96,7 @@ pub use crate::redirect::parse_redirect;
 pub use crate::router::Router;
 #[cfg(feature = "full-api")]
 pub use crate::session::{parse_address, session_defaults, ClusterSession, Command};
+pub use crate::source::SourceSession;
 
 /// The core's limit on a document's JSON text, in bytes
 /// ([`sr::limits::MAX_DOCUMENT_BYTES`]); a u32, so a JavaScript number holds it exactly.

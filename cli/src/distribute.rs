@@ -2,36 +2,33 @@
 //! ZooKeeper node or served over HTTP, followed and published with the core's follower
 //! deciding ([`shardroute::session::Follower`]: which document to install, which to
 //! refuse, how long to wait after a lost source, what a compare-and-swap write must be).
-//! This module only talks HTTP or ZooKeeper ([`crate::zookeeper`]), sleeps and prints.
+//! etcd is the core's source session end to end (requests, codec, member rotation,
+//! deadlines, auth, `publish` and its repair), carried by [`crate::source`], and so is an
+//! HTTP source (the core's HTTP session: its polls, ETags, deadlines and backoff). This
+//! module only talks ZooKeeper ([`crate::zookeeper`]), sleeps and prints.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
+use shardroute::session::source::{Action, SourceError};
 use shardroute::session::{Follower, FollowerConfig, Offered, Publish};
 
 use crate::input::{Failure, Input, Outcome};
-use crate::wire::{self, base64, unbase64, Url};
+use crate::source::Driver;
+use crate::wire::Url;
 use crate::zookeeper::{self, Class, Session};
 
 /// Exit code: someone wrote the key (or node) between `publish`'s read and its write.
 const EXIT_CONFLICT: u8 = 3;
 /// Exit code: the source could not be reached.
 const EXIT_UNREACHABLE: u8 = 4;
-/// How long a long poll asks the server to hold a request, and the longest `serve` holds one.
-const WAIT_S: u64 = 30;
-/// Between two requests to an HTTP source that answered at once.
-const INTERVAL: Duration = Duration::from_secs(1);
-const TIMEOUT: Duration = Duration::from_secs(2);
-/// One call of etcd's gateway on loopback or a LAN: a member silent this long is left for
-/// the next.
-const ETCD_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// Where a topology comes from.
 pub enum Source {
-    /// A key of etcd's v3 JSON gateway, on any of its members (the next one is tried
-    /// when the one in use is lost).
-    Etcd { urls: Vec<Url>, key: String },
+    /// A key of etcd's v3 JSON gateway, on any of its members (`http://` or `https://`
+    /// URLs, as the core's etcd session takes them).
+    Etcd { members: Vec<String>, key: String, options: EtcdOptions },
     /// A node of a ZooKeeper ensemble, on any of its members (`host:port`; the next one is
     /// tried when the one in use is lost).
     ZooKeeper { hosts: Vec<String>, path: String },
@@ -46,13 +43,44 @@ pub struct SourceFlags {
     pub zookeeper: Option<String>,
     pub path: Option<String>,
     pub http: Option<String>,
+    pub etcd_options: EtcdFlags,
+}
+
+/// etcd's TLS files and user (`--etcd-ca`, `--etcd-cert`, `--etcd-key`, `--etcd-user`,
+/// `--etcd-password`).
+#[derive(Default)]
+pub struct EtcdFlags {
+    pub tls: crate::tls::Files,
+    pub user: Option<String>,
+    pub password: Option<String>,
+    pub request_timeout_ms: Option<u64>,
+    pub idle_ms: Option<u64>,
+}
+
+/// etcd's TLS config (made once), and the session's fields the flags give.
+pub struct EtcdOptions {
+    tls: Arc<rustls::ClientConfig>,
+    fields: serde_json::Map<String, Value>,
+}
+
+impl EtcdOptions {
+    /// The core's etcd session config for `members` (following `key`, if given).
+    fn config(&self, members: &[String], key: Option<&str>) -> Value {
+        let mut config = self.fields.clone();
+        config.insert("source".into(), json!("etcd"));
+        config.insert("members".into(), json!(members));
+        if let Some(key) = key {
+            config.insert("key".into(), json!(key));
+        }
+        Value::Object(config)
+    }
 }
 
 impl Source {
     /// The source the flags name (`watch`, `serve`: etcd, ZooKeeper or HTTP).
     pub fn new(flags: SourceFlags) -> Outcome<Source> {
         match flags {
-            SourceFlags { http: Some(http), etcd: None, key: None, zookeeper: None, path: None } => {
+            SourceFlags { http: Some(http), etcd: None, key: None, zookeeper: None, path: None, .. } => {
                 Ok(Source::Http { url: Url::parse(&http).map_err(Failure::input)? })
             }
             flags => Source::store(flags).unwrap_or_else(|| {
@@ -73,11 +101,26 @@ impl Source {
     /// etcd or ZooKeeper, checked; `None` when the flags name neither (or more).
     fn store(flags: SourceFlags) -> Option<Outcome<Source>> {
         match flags {
-            SourceFlags { etcd: Some(etcd), key: Some(key), zookeeper: None, path: None, http: None } => {
-                let urls = etcd.split(',').map(|url| Url::parse(url.trim())).collect::<Result<Vec<_>, _>>();
-                Some(urls.map(|urls| Source::Etcd { urls, key }).map_err(Failure::input))
+            SourceFlags { etcd: Some(etcd), key: Some(key), zookeeper: None, path: None, http: None, etcd_options } => {
+                let members: Vec<String> = etcd.split(',').map(|url| url.trim().to_string()).collect();
+                let EtcdFlags { tls, user, password, request_timeout_ms, idle_ms } = etcd_options;
+                let fields = [
+                    ("user", user.map(Value::from)),
+                    ("password", password.map(Value::from)),
+                    ("request_timeout_ms", request_timeout_ms.map(Value::from)),
+                    ("idle_ms", idle_ms.map(Value::from)),
+                ];
+                let fields = fields.into_iter().filter_map(|(name, value)| Some((name.to_string(), value?))).collect();
+                let options = crate::tls::config(&tls).map(|tls| EtcdOptions { tls, fields });
+                // The core checks the members, the key and the user now, not at the first read.
+                let checked = options.and_then(|options| {
+                    shardroute::session::SourceSession::from_config(&options.config(&members, Some(&key)))
+                        .map(|_| options)
+                        .map_err(|err| format!("{}: {}", err.code(), err.message()))
+                });
+                Some(checked.map(|options| Source::Etcd { members, key, options }).map_err(Failure::input))
             }
-            SourceFlags { zookeeper: Some(hosts), path: Some(path), etcd: None, key: None, http: None } => {
+            SourceFlags { zookeeper: Some(hosts), path: Some(path), etcd: None, key: None, http: None, .. } => {
                 let hosts: Vec<String> = hosts.split(',').map(|host| host.trim().to_string()).collect();
                 let checked = hosts
                     .iter()
@@ -91,10 +134,7 @@ impl Source {
 
     fn name(&self) -> String {
         match self {
-            Source::Etcd { urls, key } => {
-                let members: Vec<String> = urls.iter().map(|url| format!("{}:{}", url.host, url.port)).collect();
-                format!("etcd {} key {key}", members.join(","))
-            }
+            Source::Etcd { members, key, .. } => format!("etcd {} key {key}", members.join(",")),
             Source::ZooKeeper { hosts, path } => format!("zookeeper {} path {path}", hosts.join(",")),
             Source::Http { url } => format!("http://{}:{}{}", url.host, url.port, url.path),
         }
@@ -107,41 +147,6 @@ fn unreachable(message: impl std::fmt::Display) -> Failure {
 
 fn now_ms(start: Instant) -> u64 {
     start.elapsed().as_millis() as u64
-}
-
-// -- etcd -------------------------------------------------------------------------------
-
-/// One call of etcd's JSON gateway.
-fn etcd_call(url: &Url, path: &str, body: &Value) -> Result<Value, String> {
-    let response = wire::request(
-        "POST",
-        &url.with_path(path),
-        &[("Content-Type", "application/json".into())],
-        body.to_string().as_bytes(),
-        Some(ETCD_TIMEOUT),
-    )?;
-    let status = response.status;
-    let bytes = response.body()?;
-    if status != 200 {
-        return Err(format!("etcd {path}: HTTP {status}: {}", String::from_utf8_lossy(&bytes[..bytes.len().min(300)])));
-    }
-    serde_json::from_slice(&bytes).map_err(|err| format!("etcd {path}: {err}"))
-}
-
-/// The key's value and `mod_revision` (`None`, 0 when absent), and the store's revision.
-fn etcd_get(url: &Url, key: &str) -> Result<(Option<Vec<u8>>, u64, u64), String> {
-    let answer = etcd_call(url, "/v3/kv/range", &json!({"key": base64(key.as_bytes())}))?;
-    let revision = revision_of(&answer["header"]["revision"]);
-    let Some(kv) = answer["kvs"].as_array().and_then(|kvs| kvs.first()) else {
-        return Ok((None, 0, revision));
-    };
-    let value = unbase64(kv["value"].as_str().unwrap_or("")).ok_or("etcd: a value that is not base64")?;
-    Ok((Some(value), revision_of(&kv["mod_revision"]), revision))
-}
-
-/// etcd writes its int64s as decimal strings.
-fn revision_of(value: &Value) -> u64 {
-    value.as_str().and_then(|text| text.parse().ok()).or_else(|| value.as_u64()).unwrap_or(0)
 }
 
 // -- following ----------------------------------------------------------------------------
@@ -158,24 +163,68 @@ pub enum Event<'a> {
 
 /// Follows `source` until `each` returns false: every value read is offered to the core's
 /// follower; a lost source waits as long as the follower says.
-pub fn follow(source: &Source, follower: &mut Follower, each: &mut dyn FnMut(Event<'_>) -> bool) {
+pub fn follow(source: &Source, each: &mut dyn FnMut(Event<'_>) -> bool) {
+    match source {
+        Source::Etcd { members, key, options } => {
+            follow_session(&options.config(members, Some(key)), &options.tls, each)
+        }
+        Source::Http { url } => follow_http(url, each),
+        Source::ZooKeeper { .. } => follow_connections(source, each),
+    }
+}
+
+/// Follows with the core's source session (etcd), carried by [`Driver`]: each document
+/// the session offered, and each loss, handed to `each`.
+fn follow_session(config: &Value, tls: &Arc<rustls::ClientConfig>, each: &mut dyn FnMut(Event<'_>) -> bool) {
+    let mut driver = match Driver::new(config, tls.clone()) {
+        Ok(driver) => driver,
+        Err(err) => {
+            // Checked when the source was made ([`Source::new`]): not reached.
+            each(Event::Lost { why: format!("{}: {}", err.code(), err.message()), retry: Duration::ZERO });
+            return;
+        }
+    };
+    driver.follow(&mut |session, action, now| match action {
+        Action::Offered { offered: Offered::Installed { .. }, .. } => {
+            session.follower().is_none_or(|follower| each(Event::Installed(follower)))
+        }
+        Action::Offered { offered: Offered::Refused(error), .. } => each(Event::Refused(error)),
+        Action::Lost { error, retry_at } => {
+            let retry = Duration::from_millis(retry_at.saturating_sub(now));
+            each(Event::Lost { why: source_error(&error), retry })
+        }
+        _ => true,
+    });
+}
+
+/// A source session's error as a line says it.
+fn source_error(error: &SourceError) -> String {
+    match error.status {
+        Some(status) => format!("{} (HTTP {status}): {}", error.code, error.message),
+        None => format!("{}: {}", error.code, error.message),
+    }
+}
+
+/// Follows ZooKeeper: each read offered to the core's follower, the next member after one
+/// is lost, as long as the follower says.
+fn follow_connections(source: &Source, each: &mut dyn FnMut(Event<'_>) -> bool) {
+    let mut follower = Follower::new(FollowerConfig::default());
+    let follower = &mut follower;
     let start = Instant::now();
     let mut member = 0;
     // ZooKeeper: the largest zxid seen, told to each member (one behind it refuses us).
     let mut zxid_seen = 0;
     loop {
         let result = match source {
-            Source::Etcd { urls, key } => follow_etcd(&urls[member % urls.len()], key, follower, start, each),
+            Source::Etcd { .. } | Source::Http { .. } => return follow(source, each),
             Source::ZooKeeper { hosts, path } => {
                 follow_zookeeper(&hosts[member % hosts.len()], path, &mut zxid_seen, follower, start, each)
             }
-            Source::Http { url } => follow_http(url, follower, start, each),
         };
         match result {
             Ok(Stop) => return,
-            Err(why) if why == IDLE => {}
             Err(why) => {
-                member += 1; // etcd, ZooKeeper: the next member
+                member += 1; // ZooKeeper: the next member
                 let now = now_ms(start);
                 let retry = Duration::from_millis(follower.disconnected(now).saturating_sub(now));
                 if !each(Event::Lost { why, retry }) {
@@ -190,10 +239,8 @@ pub fn follow(source: &Source, follower: &mut Follower, each: &mut dyn FnMut(Eve
 /// `each` asked to stop.
 struct Stop;
 
-/// Nothing came on an etcd watch for `IDLE_TIME`: quiet, or a member that stopped answering
-/// without closing its connections (paused). Read again (a failed read is a lost member)
-/// and watch anew.
-const IDLE: &str = "idle";
+/// How often a quiet ZooKeeper session is pinged (or a third of its timeout when shorter).
+// decisions: ok (ZooKeeper's ping: not a core session yet, issue 35)
 const IDLE_TIME: Duration = Duration::from_secs(1);
 
 fn offered(follower: &mut Follower, offered: Offered, each: &mut dyn FnMut(Event<'_>) -> bool) -> Result<(), Stop> {
@@ -220,83 +267,6 @@ fn offer_value(
 ) -> Result<(), Stop> {
     let outcome = follower.offer_bytes(value, revision, now_ms(start));
     offered(follower, outcome, each)
-}
-
-/// Reads the key and offers it; the store revision read at.
-fn etcd_offer(
-    url: &Url,
-    key: &str,
-    follower: &mut Follower,
-    start: Instant,
-    each: &mut dyn FnMut(Event<'_>) -> bool,
-) -> Result<Result<u64, Stop>, String> {
-    let (value, mod_revision, revision) = etcd_get(url, key)?;
-    follower.connected();
-    if let Some(value) = value {
-        if let Err(stop) = offer_value(follower, &value, mod_revision, start, each) {
-            return Ok(Err(stop));
-        }
-    }
-    Ok(Ok(revision))
-}
-
-fn follow_etcd(
-    url: &Url,
-    key: &str,
-    follower: &mut Follower,
-    start: Instant,
-    each: &mut dyn FnMut(Event<'_>) -> bool,
-) -> Result<Stop, String> {
-    let mut revision = match etcd_offer(url, key, follower, start, each)? {
-        Ok(revision) => revision,
-        Err(stop) => return Ok(stop),
-    };
-    // A watch from the revision after the read: nothing written since is missed. Every
-    // batch of events is answered by reading the key again, never by the event's value.
-    let create =
-        json!({"create_request": {"key": base64(key.as_bytes()), "start_revision": (revision + 1).to_string()}});
-    let mut stream = wire::request(
-        "POST",
-        &url.with_path("/v3/watch"),
-        &[("Content-Type", "application/json".into())],
-        create.to_string().as_bytes(),
-        Some(ETCD_TIMEOUT),
-    )?;
-    if stream.status != 200 {
-        return Err(format!("etcd watch: HTTP {}", stream.status));
-    }
-    let mut pending: Vec<u8> = Vec::new();
-    loop {
-        let chunk = match stream.chunk(IDLE_TIME) {
-            Ok(chunk) => chunk.ok_or("etcd closed the watch")?,
-            Err(why)
-                if why.contains("timed out")
-                    || why.contains("WouldBlock")
-                    || why.contains("temporarily unavailable") =>
-            {
-                return Err(IDLE.into())
-            }
-            Err(why) => return Err(why),
-        };
-        pending.extend_from_slice(&chunk);
-        if pending.len() > wire::MAX_BODY {
-            return Err("etcd watch: a message over the largest body".into());
-        }
-        while let Some(end) = pending.iter().position(|&b| b == b'\n') {
-            let line: Vec<u8> = pending.drain(..=end).collect();
-            let message: Value = serde_json::from_slice(&line).map_err(|err| format!("etcd watch: {err}"))?;
-            let result = &message["result"];
-            if result["canceled"].as_bool() == Some(true) {
-                return Err(format!("etcd cancelled the watch: {}", result["cancel_reason"]));
-            }
-            if result["events"].as_array().is_some_and(|events| !events.is_empty()) {
-                revision = match etcd_offer(url, key, follower, start, each)? {
-                    Ok(read) => revision.max(read),
-                    Err(stop) => return Ok(stop),
-                };
-            }
-        }
-    }
 }
 
 // -- ZooKeeper ------------------------------------------------------------------------------
@@ -364,48 +334,15 @@ fn follow_zookeeper_session(
     }
 }
 
-fn follow_http(
-    url: &Url,
-    follower: &mut Follower,
-    start: Instant,
-    each: &mut dyn FnMut(Event<'_>) -> bool,
-) -> Result<Stop, String> {
-    let mut etag: Option<String> = None;
-    let mut bodies = follower.revision().unwrap_or(0);
-    loop {
-        let mut headers = vec![("Accept", "application/json, application/octet-stream".to_string())];
-        if let Some(tag) = &etag {
-            headers.push(("If-None-Match", tag.clone()));
-            headers.push(("Prefer", format!("wait={WAIT_S}")));
-        }
-        let asked = Instant::now();
-        let response = wire::request("GET", url, &headers, b"", Some(TIMEOUT + Duration::from_secs(WAIT_S)))?;
-        follower.connected();
-        let held = asked.elapsed() >= Duration::from_secs(WAIT_S / 2);
-        match response.status {
-            304 => {}
-            200 => {
-                etag = response.header("etag").map(str::to_string);
-                let binary = response.header("content-type").is_some_and(|t| t.starts_with("application/octet-stream"));
-                let body = response.body()?;
-                bodies += 1;
-                let outcome = if binary {
-                    follower.offer_dictionary(&body, bodies, now_ms(start))
-                } else {
-                    follower.offer_bytes(&body, bodies, now_ms(start))
-                };
-                let changed = matches!(outcome, Offered::Installed { .. });
-                if let Err(stop) = offered(follower, outcome, each) {
-                    return Ok(stop);
-                }
-                if changed {
-                    continue;
-                }
-            }
-            status => return Err(format!("GET {}: HTTP {status}", url.path)),
-        }
-        if !held {
-            std::thread::sleep(INTERVAL);
+/// Follows an HTTP source with the core's HTTP session (`{"source": "http", "url"}`: its
+/// requests, `If-None-Match` and long polls, deadlines, poll schedule and backoff),
+/// carried by [`Driver`] as etcd's session is.
+fn follow_http(url: &Url, each: &mut dyn FnMut(Event<'_>) -> bool) {
+    let config = json!({"source": "http", "url": format!("http://{}{}", url.host_port(), url.path)});
+    match crate::tls::config(&crate::tls::Files::default()) {
+        Ok(tls) => follow_session(&config, &tls, each),
+        Err(why) => {
+            each(Event::Lost { why, retry: Duration::ZERO });
         }
     }
 }
@@ -415,11 +352,14 @@ fn follow_http(
 /// `shardroute publish`: checks `document` with the core's follower over what the store
 /// holds (valid, epoch = stored + 1), then writes it with a compare-and-swap on what was
 /// read: etcd's `mod_revision`; ZooKeeper's node version, or a create when there is no node.
-pub fn publish(document: &Input, target: &Source) -> Outcome {
+/// With `replace` (etcd), a stored document that followers refuse is replaced by one
+/// whose epoch is above every one they may hold.
+pub fn publish(document: &Input, target: &Source, replace: bool) -> Outcome {
     let text =
         String::from_utf8(document.read()?).map_err(|_| Failure::input(format!("{}: not UTF-8", document.name())))?;
     match target {
-        Source::Etcd { urls, key } => publish_etcd(document, &text, &urls[0], key),
+        Source::Etcd { members, key, options } => publish_etcd(&text, members, key, options, replace),
+        Source::ZooKeeper { .. } if replace => Err(Failure::input("--replace: etcd only (not ZooKeeper yet)")),
         Source::ZooKeeper { hosts, path } => publish_zookeeper(document, &text, hosts, path),
         Source::Http { .. } => Err(Failure::input("publish writes to etcd or ZooKeeper, not over HTTP")),
     }
@@ -447,19 +387,25 @@ fn conflict(name: &str, epoch: u64) -> Failure {
     Failure { code: EXIT_CONFLICT, message: format!("{name} changed since it was read: epoch {epoch} not written") }
 }
 
-fn publish_etcd(document: &Input, text: &str, url: &Url, key: &str) -> Outcome {
-    let (stored, mod_revision, _) = etcd_get(url, key).map_err(unreachable)?;
-    let write = checked_write(document, text, key, stored.map(|stored| (stored, mod_revision)))?;
-    let txn = json!({
-        "compare": [{"key": base64(key.as_bytes()), "target": "MOD", "result": "EQUAL",
-                     "mod_revision": write.expected_revision.unwrap_or(0).to_string()}],
-        "success": [{"request_put": {"key": base64(key.as_bytes()), "value": base64(write.document.as_bytes())}}],
-    });
-    let answer = etcd_call(url, "/v3/kv/txn", &txn).map_err(unreachable)?;
-    if answer["succeeded"].as_bool() != Some(true) {
-        return Err(conflict(key, write.epoch));
-    }
-    say!("{}", json!({"key": key, "epoch": write.epoch, "revision": revision_of(&answer["header"]["revision"])}));
+/// etcd: the core session's `publish` call (the read, the follower's check, the
+/// compare-and-swap, the read-back of an outcome the transport left unknown; with
+/// `replace`, the repair).
+fn publish_etcd(text: &str, members: &[String], key: &str, options: &EtcdOptions, replace: bool) -> Outcome {
+    let refused = |err: shardroute::Error| Failure::input(format!("{}: {}", err.code(), err.message()));
+    let mut driver = Driver::new(&options.config(members, None), options.tls.clone()).map_err(refused)?;
+    let op = json!({"op": "publish", "key": key, "document": text, "replace": replace});
+    let written = driver.call(&op).map_err(refused)?.map_err(|error| {
+        let message = format!("{key}: {}", source_error(&error));
+        match error.code {
+            "conflict" => Failure { code: EXIT_CONFLICT, message },
+            "unreachable" | "http" | "malformed" | "closed" | "idle" => unreachable(message),
+            _ => Failure::input(message), // the follower's refusal, a refused user or password
+        }
+    })?;
+    // The session writes its u64s as decimal strings; this line prints them as numbers.
+    let number =
+        |value: &Value| value.as_str().and_then(|text| text.parse::<u64>().ok()).map_or(Value::Null, Value::from);
+    say!("{}", json!({"key": key, "epoch": number(&written["epoch"]), "revision": number(&written["revision"])}));
     Ok(())
 }
 
@@ -514,9 +460,8 @@ fn installed_line(follower: &Follower) -> Value {
 /// `shardroute watch`: prints each epoch as it arrives (one JSON line each); refusals and
 /// lost sources go to stderr. With `count`, exits after that many.
 pub fn watch(source: &Source, count: Option<u64>) -> Outcome {
-    let mut follower = Follower::new(FollowerConfig::default());
     let mut seen = 0u64;
-    follow(source, &mut follower, &mut |event| match event {
+    follow(source, &mut |event| match event {
         Event::Installed(follower) => {
             say!("{}", installed_line(follower));
             seen += 1;
@@ -559,8 +504,7 @@ pub fn serve(source: Source, listen: &str, max_connections: usize) -> Outcome {
 
 /// The follower behind `serve`: each installed document replaces the one served.
 fn follow_for_serve(source: &Source, current: &crate::serve::Current) {
-    let mut follower = Follower::new(FollowerConfig::default());
-    follow(source, &mut follower, &mut |event| {
+    follow(source, &mut |event| {
         match event {
             Event::Installed(follower) => {
                 let router = follower.router().expect("installed");

@@ -2,9 +2,10 @@
 //! `shardroute` crate, the same code the Python, Node and WASM packages run.
 //!
 //! Exit codes: 0 done, 1 a problem found (`validate`), 2 bad usage or input (an
-//! unreadable file, text that is not JSON, a document or key the core refuses), 3 a
+//! unreadable file, text that is not JSON, a document or key the core refuses, a stored
+//! document followers refuse without `--replace`, a user or password etcd refuses), 3 a
 //! compare-and-swap lost (`publish`: the key or node changed since it was read), 4 a
-//! source that could not be reached (etcd, ZooKeeper).
+//! source that could not be reached or did not answer as one (etcd, ZooKeeper).
 
 /// `println!` that ignores a closed stdout (`shardroute ... | head`) instead of panicking.
 macro_rules! say {
@@ -31,7 +32,9 @@ mod plan;
 mod progress;
 mod sample;
 mod serve;
+mod source;
 mod svg;
+mod tls;
 mod wire;
 mod zookeeper;
 
@@ -166,6 +169,10 @@ enum Command {
         document: String,
         #[command(flatten)]
         target: TargetOptions,
+        /// Repair (etcd): replace a stored document that followers refuse, still with a compare-and-swap; the new epoch must be above the stored
+        /// document's and above the last one followers could install from the key's history
+        #[arg(long)]
+        replace: bool,
     },
     /// Follow a topology from etcd, ZooKeeper or HTTP and print each epoch as it arrives (one JSON line each)
     Watch {
@@ -206,8 +213,8 @@ enum Command {
 /// Where `publish` writes a topology.
 #[derive(Args)]
 struct TargetOptions {
-    /// etcd's client URL (its v3 JSON gateway), with --key
-    #[arg(long, value_name = "URL")]
+    /// etcd's client URLs, `http://` or `https://`, comma-separated (its v3 JSON gateway; a member that cannot serve is left for the next), with --key
+    #[arg(long, value_name = "URLS")]
     etcd: Option<String>,
     /// The etcd key that holds the document
     #[arg(long, value_name = "KEY")]
@@ -218,13 +225,53 @@ struct TargetOptions {
     /// The ZooKeeper node that holds the document (created when absent; its parent must exist)
     #[arg(long, value_name = "PATH", conflicts_with_all = ["etcd", "key"])]
     path: Option<String>,
+    #[command(flatten)]
+    etcd_options: EtcdOptions,
+}
+
+/// etcd's TLS and authentication (with --etcd).
+#[derive(Args)]
+struct EtcdOptions {
+    /// PEM file of the certificate authorities that sign etcd's server certificates (https:// members; without it, the Mozilla roots)
+    #[arg(long, value_name = "FILE", requires = "etcd")]
+    etcd_ca: Option<PathBuf>,
+    /// PEM file of this client's certificate (etcd's --client-cert-auth), with --etcd-key
+    #[arg(long, value_name = "FILE", requires_all = ["etcd", "etcd_key"])]
+    etcd_cert: Option<PathBuf>,
+    /// PEM file of the client certificate's private key
+    #[arg(long, value_name = "FILE", requires_all = ["etcd", "etcd_cert"])]
+    etcd_key: Option<PathBuf>,
+    /// etcd user (authentication on): a token is asked for and renewed when it expires
+    #[arg(long, value_name = "NAME", requires_all = ["etcd", "etcd_password"])]
+    etcd_user: Option<String>,
+    /// The password of --etcd-user (better in the environment: it stays out of `ps`)
+    #[arg(long, value_name = "PASSWORD", env = "SHARDROUTE_ETCD_PASSWORD", hide_env_values = true)]
+    etcd_password: Option<String>,
+    /// A request to etcd that has not been answered (a watch: opened) in MS is left for the next member (default: the core session's)
+    #[arg(long, value_name = "MS", requires = "etcd")]
+    etcd_timeout_ms: Option<u64>,
+    /// A watch quiet for MS is answered by a read, which tells a quiet key from a paused member; 0: never (default: the core session's)
+    #[arg(long, value_name = "MS", requires = "etcd")]
+    etcd_idle_ms: Option<u64>,
+}
+
+impl EtcdOptions {
+    fn flags(self) -> distribute::EtcdFlags {
+        let EtcdOptions { etcd_ca, etcd_cert, etcd_key, etcd_user, etcd_password, etcd_timeout_ms, etcd_idle_ms } =
+            self;
+        let tls = tls::Files { ca: etcd_ca, cert: etcd_cert, key: etcd_key };
+        // The password only with a user: one left in the environment is not for every command.
+        let password = etcd_password.filter(|_| etcd_user.is_some());
+        let (request_timeout_ms, idle_ms) = (etcd_timeout_ms, etcd_idle_ms);
+        distribute::EtcdFlags { tls, user: etcd_user, password, request_timeout_ms, idle_ms }
+    }
 }
 
 /// Where `watch` and `serve` follow a topology from.
 #[derive(Args)]
 struct SourceOptions {
-    /// etcd's client URL (its v3 JSON gateway), with --key
-    #[arg(long, value_name = "URL")]
+    /// etcd's client URLs, `http://` or `https://`, comma-separated (its v3 JSON gateway; a member that cannot serve is left for the next), with --key
+    #[arg(long, value_name = "URLS")]
     etcd: Option<String>,
     /// The etcd key that holds the document
     #[arg(long, value_name = "KEY")]
@@ -238,19 +285,23 @@ struct SourceOptions {
     /// A URL that answers with the document and an ETag (a file behind a CDN, `serve`)
     #[arg(long, value_name = "URL", conflicts_with_all = ["etcd", "key", "zookeeper", "path"])]
     http: Option<String>,
+    #[command(flatten)]
+    etcd_options: EtcdOptions,
 }
 
 impl SourceOptions {
     fn source(self) -> Outcome<distribute::Source> {
-        let SourceOptions { etcd, key, zookeeper, path, http } = self;
-        distribute::Source::new(distribute::SourceFlags { etcd, key, zookeeper, path, http })
+        let SourceOptions { etcd, key, zookeeper, path, http, etcd_options } = self;
+        let etcd_options = etcd_options.flags();
+        distribute::Source::new(distribute::SourceFlags { etcd, key, zookeeper, path, http, etcd_options })
     }
 }
 
 impl TargetOptions {
     fn target(self) -> Outcome<distribute::Source> {
-        let TargetOptions { etcd, key, zookeeper, path } = self;
-        distribute::Source::target(distribute::SourceFlags { etcd, key, zookeeper, path, http: None })
+        let TargetOptions { etcd, key, zookeeper, path, etcd_options } = self;
+        let etcd_options = etcd_options.flags();
+        distribute::Source::target(distribute::SourceFlags { etcd, key, zookeeper, path, http: None, etcd_options })
     }
 }
 
@@ -289,7 +340,9 @@ fn run(cli: Cli) -> Outcome {
             measure::stats(&Input(topology), keys.as_ref(), sample, key_options.u64, svg.as_deref(), json)
         }
         Command::Convert { from, input, epoch, out } => convert::convert(from, &Input(input), epoch, out.as_deref()),
-        Command::Publish { document, target } => distribute::publish(&Input(document), &target.target()?),
+        Command::Publish { document, target, replace } => {
+            distribute::publish(&Input(document), &target.target()?, replace)
+        }
         Command::Watch { source, count } => distribute::watch(&source.source()?, count),
         Command::Serve { source, listen, max_connections } => {
             distribute::serve(source.source()?, &listen, max_connections)

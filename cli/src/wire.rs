@@ -1,17 +1,15 @@
-//! Just enough of an HTTP/1.1 client and base64 for `publish` and `watch` (and the follower
-//! behind `serve`), over `std::net`: one request per connection (`Connection: close`),
-//! bodies by `Content-Length`, chunked transfer or the end of the stream. No TLS: etcd's
-//! gateway and `serve` listen on plain HTTP here; put a proxy in front for anything else.
+//! Just enough of an HTTP/1.1 client for `publish` and `watch` (and the follower behind
+//! `serve`), over `std::net`: one request per connection (`Connection: close`), bodies by
+//! `Content-Length`, chunked transfer or the end of the stream. TLS (etcd's `https://`
+//! members) is `source.rs`'s, around these readers; an HTTP source is plain HTTP.
 //!
 //! Everything read is bounded before it is buffered: each status, header and chunk-size
-//! line ([`MAX_LINE`]), the number of headers ([`MAX_HEADERS`]), the body and each chunk
-//! ([`MAX_BODY`], buffered as it arrives, never allocated from what the server announces),
-//! and the time: one deadline for the whole request (a server dripping a byte at a time
-//! does not extend it).
+//! line ([`MAX_LINE`]), the number of headers ([`MAX_HEADERS`]), and the body (the limit
+//! given, buffered as it arrives, never allocated from what the server announces; a
+//! stream handed on as it arrives). Time is the source session's: one deadline for the
+//! whole request, at which the transport closes the connection.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpStream, ToSocketAddrs};
-use std::time::{Duration, Instant};
+use std::io::{BufRead, BufReader, Read};
 
 /// `http://host:port/path` taken apart.
 #[derive(Clone, Debug)]
@@ -37,11 +35,6 @@ impl Url {
         Ok(Url { host: host.trim_matches(['[', ']']).to_string(), port, path })
     }
 
-    /// This URL with another path.
-    pub fn with_path(&self, path: &str) -> Url {
-        Url { path: path.to_string(), ..self.clone() }
-    }
-
     fn authority(&self) -> String {
         if self.host.contains(':') {
             format!("[{}]:{}", self.host, self.port)
@@ -59,30 +52,6 @@ pub const MAX_BODY: usize = (64 << 20) + (1 << 20);
 pub const MAX_LINE: usize = 8 << 10;
 /// Most header lines in an answer.
 pub const MAX_HEADERS: usize = 100;
-
-/// A connection read under a deadline: each read waits at most until it, so the whole
-/// request (head and body, or one chunk of a stream) takes at most the time given.
-pub struct Timed {
-    stream: TcpStream,
-    deadline: Option<Instant>,
-}
-
-impl Read for Timed {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        if let Some(deadline) = self.deadline {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return Err(std::io::Error::new(std::io::ErrorKind::TimedOut, "timed out (the request's deadline)"));
-            }
-            self.stream.set_read_timeout(Some(left))?;
-        }
-        self.stream.read(buf).map_err(|err| match err.kind() {
-            // What a read timeout looks like on Unix.
-            std::io::ErrorKind::WouldBlock => std::io::Error::new(std::io::ErrorKind::TimedOut, "timed out"),
-            _ => err,
-        })
-    }
-}
 
 /// One line, its end (`\n` or `\r\n`) removed; an error past `MAX_LINE` bytes, before
 /// buffering more, or at the end of the stream.
@@ -122,9 +91,9 @@ fn prefix(text: &str, max: usize) -> &str {
     &text[..end]
 }
 
-/// An answer's status, headers (names lowercased) and the reader positioned at its body:
-/// read from a connection ([`request`]) or from any `Read` ([`read_response`]).
-pub struct Response<R = Timed> {
+/// An answer's status, headers (names lowercased) and the reader positioned at its body,
+/// from any `Read` ([`read_response`]).
+pub struct Response<R> {
     pub status: u16,
     pub headers: Vec<(String, String)>,
     reader: BufReader<R>,
@@ -133,110 +102,53 @@ pub struct Response<R = Timed> {
 }
 
 impl<R: Read> Response<R> {
+    #[allow(dead_code)] // the fuzz target `http_response` reads answers with it
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
     }
 
-    /// The whole body, within the request's deadline.
-    pub fn body(mut self) -> Result<Vec<u8>, String> {
+    /// The whole body, at most [`MAX_BODY`] bytes ([`Response::body_within`]).
+    #[allow(dead_code)] // the fuzz target `http_response` reads answers with it
+    pub fn body(self) -> Result<Vec<u8>, String> {
+        self.body_within(MAX_BODY as u64).map_err(|err| err.to_string())
+    }
+
+    /// The whole body, refused when over `limit` bytes: announced, before a byte of it is
+    /// read; sent, once `limit + 1` bytes have arrived (never allocated ahead).
+    pub fn body_within(self, limit: u64) -> Result<Vec<u8>, BodyError> {
+        if let Some(length) = self.announced_length().filter(|&length| length > limit) {
+            return Err(BodyError::Over(format!("a body of {length} bytes, over {limit}")));
+        }
         let mut body = Vec::new();
-        if self.chunked {
-            while let Some(chunk) = self.next_chunk()? {
-                if body.len() + chunk.len() > MAX_BODY {
-                    return Err(format!("a body over {MAX_BODY} bytes"));
-                }
-                body.extend_from_slice(&chunk);
-            }
-        } else if let Some(length) = self.length {
-            if length > MAX_BODY as u64 {
-                return Err(format!("a body of {length} bytes, over {MAX_BODY}"));
-            }
-            // Read as it arrives: an announced length is not allocated ahead.
-            (&mut self.reader).take(length).read_to_end(&mut body).map_err(|err| format!("reading the body: {err}"))?;
-            if (body.len() as u64) < length {
-                return Err(format!("reading the body: the stream ended after {} of {length} bytes", body.len()));
-            }
-        } else {
-            (&mut self.reader)
-                .take(MAX_BODY as u64 + 1)
-                .read_to_end(&mut body)
-                .map_err(|err| format!("reading the body: {err}"))?;
-            if body.len() > MAX_BODY {
-                return Err(format!("a body over {MAX_BODY} bytes"));
-            }
+        let read = self.into_body().take(limit.saturating_add(1)).read_to_end(&mut body);
+        read.map_err(|err| BodyError::Read(format!("reading the body: {err}")))?;
+        if body.len() as u64 > limit {
+            return Err(BodyError::Over(format!("a body over {limit} bytes")));
         }
         Ok(body)
     }
-
-    /// The next chunk, or `None` at the stream's end (under the deadline set, on a connection).
-    fn next_chunk(&mut self) -> Result<Option<Vec<u8>>, String> {
-        let line = read_line(&mut self.reader, "a chunk size")?;
-        let digits = line.split(';').next().unwrap_or("").trim();
-        // More than 16 hex digits cannot be a size; the check below refuses big ones.
-        let size = (digits.len() <= 16)
-            .then(|| u64::from_str_radix(digits, 16).ok())
-            .flatten()
-            .ok_or_else(|| format!("a bad chunk size {:?}", prefix(&line, 40)))?;
-        if size == 0 {
-            return Ok(None);
-        }
-        if size > MAX_BODY as u64 {
-            return Err(format!("a chunk of {size} bytes, over {MAX_BODY}"));
-        }
-        let mut data = Vec::new();
-        (&mut self.reader).take(size).read_to_end(&mut data).map_err(|err| format!("reading a chunk: {err}"))?;
-        if (data.len() as u64) < size {
-            return Err("reading a chunk: the stream ended".into());
-        }
-        if !read_line(&mut self.reader, "a chunk's end")?.is_empty() {
-            return Err("a chunk longer than its size".into());
-        }
-        Ok(Some(data))
-    }
 }
 
-impl Response<Timed> {
-    /// The next chunk of a chunked stream, or `None` at its end; it must arrive whole
-    /// within `timeout` of this call (a watch: quiet that long is idle).
-    pub fn chunk(&mut self, timeout: Duration) -> Result<Option<Vec<u8>>, String> {
-        self.reader.get_mut().deadline = Some(Instant::now() + timeout);
-        self.next_chunk()
-    }
+/// Why a body was not read whole.
+#[derive(Debug)]
+pub enum BodyError {
+    /// Over the limit (the rest is not read).
+    Over(String),
+    /// Cut short, a bad chunk, or the connection's error.
+    Read(String),
 }
 
-/// Sends one request and reads the answer's head. `timeout` bounds the whole request:
-/// connecting, sending, the head and [`Response::body`] (None: as long as it takes).
-pub fn request(
-    method: &str,
-    url: &Url,
-    headers: &[(&str, String)],
-    body: &[u8],
-    timeout: Option<Duration>,
-) -> Result<Response, String> {
-    let deadline = timeout.map(|timeout| Instant::now() + timeout);
-    let address = (url.host.as_str(), url.port)
-        .to_socket_addrs()
-        .map_err(|err| format!("{}: {err}", url.authority()))?
-        .next()
-        .ok_or_else(|| format!("{}: no address", url.authority()))?;
-    let stream = TcpStream::connect_timeout(&address, timeout.unwrap_or(Duration::from_secs(10)))
-        .map_err(|err| format!("{}: {err}", url.authority()))?;
-    let left =
-        deadline.map(|deadline| deadline.saturating_duration_since(Instant::now()).max(Duration::from_millis(1)));
-    stream.set_write_timeout(left).map_err(|err| err.to_string())?;
-    let mut head = format!("{method} {} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n", url.path, url.authority());
-    for (name, value) in headers {
-        head.push_str(&format!("{name}: {value}\r\n"));
+impl std::fmt::Display for BodyError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BodyError::Over(message) | BodyError::Read(message) => f.write_str(message),
+        }
     }
-    head.push_str(&format!("Content-Length: {}\r\n\r\n", body.len()));
-    let mut writer = stream.try_clone().map_err(|err| err.to_string())?;
-    writer.write_all(head.as_bytes()).and_then(|()| writer.write_all(body)).map_err(|err| err.to_string())?;
-    read_response(Timed { stream, deadline }).map_err(|err| format!("{}: {err}", url.authority()))
 }
 
 /// Reads an answer's head (status line and headers) from `stream`; the body is read by
-/// [`Response::body`] (or [`Response::chunk`], on a connection). The parse of [`request`], on any
-/// `Read` (the fuzz target `http_response` feeds it bytes).
+/// [`Response::body_within`] (or, a stream, [`Response::into_body`]). On any `Read`: a
+/// connection, or the bytes the fuzz target `http_response` feeds it.
 pub fn read_response<R: Read>(stream: R) -> Result<Response<R>, String> {
     let mut reader = BufReader::with_capacity(64 << 10, stream);
     let status_line = read_line(&mut reader, "the status line")?;
@@ -271,72 +183,151 @@ pub fn read_headers(reader: &mut impl BufRead) -> Result<Vec<(String, String)>, 
     }
 }
 
-const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-/// Standard base64 with padding (how etcd's gateway writes keys and values).
-pub fn base64(bytes: &[u8]) -> String {
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let n = chunk.iter().enumerate().fold(0u32, |n, (i, &b)| n | (u32::from(b) << (16 - 8 * i)));
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
+impl Url {
+    /// An `http://` or `https://` URL (`https://` without a port: 443), and whether it is
+    /// `https://`.
+    pub fn parse_secure(url: &str) -> Result<(Url, bool), String> {
+        let Some(rest) = url.strip_prefix("https://") else {
+            return Url::parse(url).map(|url| (url, false));
+        };
+        let mut parsed = Url::parse(&format!("http://{rest}")).map_err(|_| format!("{url}: not a URL"))?;
+        let authority = rest.split('/').next().unwrap_or("");
+        if parsed.port == 80 && !authority.ends_with(":80") {
+            parsed.port = 443;
         }
+        Ok((parsed, true))
     }
-    out
+
+    /// `host:port` (an IPv6 host in brackets), as a `Host` header says it.
+    pub fn host_port(&self) -> String {
+        self.authority()
+    }
 }
 
-/// Standard base64, padding optional; `None` for anything else.
-pub fn unbase64(text: &str) -> Option<Vec<u8>> {
-    let digits: Vec<u32> = text
-        .trim_end_matches('=')
-        .bytes()
-        .map(|c| ALPHABET.iter().position(|&a| a == c).map(|p| p as u32))
-        .collect::<Option<_>>()?;
-    if digits.len() % 4 == 1 {
-        return None;
+/// The head of a request to `url` (`Connection: close`, the body's `Content-Length`).
+pub fn request_head(method: &str, url: &Url, headers: &[(&str, String)], body_length: usize) -> String {
+    let mut head = format!("{method} {} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\n", url.path, url.authority());
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
     }
-    let mut out = Vec::with_capacity(digits.len() * 3 / 4);
-    for group in digits.chunks(4) {
-        let n = group.iter().enumerate().fold(0u32, |n, (i, &d)| n | (d << (18 - 6 * i)));
-        for i in 0..group.len() - 1 {
-            out.push((n >> (16 - 8 * i)) as u8);
+    head.push_str(&format!("Content-Length: {body_length}\r\n\r\n"));
+    head
+}
+
+impl<R: Read> Response<R> {
+    /// The body's length as the server announced it (`None`: chunked, or up to the end).
+    pub fn announced_length(&self) -> Option<u64> {
+        self.length.filter(|_| !self.chunked)
+    }
+
+    /// The body as a reader of its bytes as they arrive, chunks decoded: nothing is
+    /// buffered beyond the reader's own buffer (each chunk-size line at most
+    /// [`MAX_LINE`]), so the caller bounds what it keeps (`take(limit)`, or a stream
+    /// handed on piece by piece). A body that ends before its announced length or its
+    /// last chunk is an `UnexpectedEof` error; a bad chunk size `InvalidData`.
+    pub fn into_body(self) -> Body<R> {
+        let framing = match (self.chunked, self.length) {
+            (true, _) => Framing::Chunked { left: 0, after_chunk: false, ended: false },
+            (false, Some(length)) => Framing::Length(length),
+            (false, None) => Framing::ToEnd,
+        };
+        Body { reader: self.reader, framing }
+    }
+}
+
+/// An answer's body, read as it arrives ([`Response::into_body`]).
+pub struct Body<R> {
+    reader: BufReader<R>,
+    framing: Framing,
+}
+
+enum Framing {
+    /// Bytes left of the current chunk; whether its line end is still to be read; the
+    /// last chunk seen.
+    Chunked {
+        left: u64,
+        after_chunk: bool,
+        ended: bool,
+    },
+    Length(u64),
+    ToEnd,
+}
+
+impl<R: Read> Read for Body<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let invalid = |message: String| std::io::Error::new(std::io::ErrorKind::InvalidData, message);
+        let left = match &mut self.framing {
+            Framing::ToEnd => return self.reader.read(buf),
+            Framing::Length(left) => left,
+            Framing::Chunked { ended: true, .. } => return Ok(0),
+            Framing::Chunked { left, after_chunk, ended } => {
+                if *left == 0 {
+                    if *after_chunk && !read_line(&mut self.reader, "a chunk's end").map_err(invalid)?.is_empty() {
+                        return Err(invalid("a chunk longer than its size".into()));
+                    }
+                    *after_chunk = false;
+                    if self.reader.fill_buf()?.is_empty() {
+                        // Between two chunks: the server ended the stream.
+                        let ended = "the stream ended before its last chunk";
+                        return Err(std::io::Error::new(std::io::ErrorKind::UnexpectedEof, ended));
+                    }
+                    let line = read_line(&mut self.reader, "a chunk size").map_err(invalid)?;
+                    let digits = line.split(';').next().unwrap_or("").trim();
+                    *left = (digits.len() <= 16)
+                        .then(|| u64::from_str_radix(digits, 16).ok())
+                        .flatten()
+                        .ok_or_else(|| invalid(format!("a bad chunk size {:?}", prefix(&line, 40))))?;
+                    if *left == 0 {
+                        *ended = true; // trailers, if any, are not read
+                        return Ok(0);
+                    }
+                    *after_chunk = true;
+                }
+                left
+            }
+        };
+        if *left == 0 || buf.is_empty() {
+            return Ok(0);
         }
+        let most = buf.len().min(usize::try_from(*left).unwrap_or(usize::MAX));
+        let read = self.reader.read(&mut buf[..most])?;
+        if read == 0 {
+            return Err(std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "the stream ended inside the body"));
+        }
+        *left -= read as u64;
+        Ok(read)
     }
-    Some(out)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn base64_round_trips_as_rfc_4648_says() {
-        for (plain, coded) in [("", ""), ("f", "Zg=="), ("fo", "Zm8="), ("foo", "Zm9v"), ("foobar", "Zm9vYmFy")] {
-            assert_eq!(base64(plain.as_bytes()), coded);
-            assert_eq!(unbase64(coded).as_deref(), Some(plain.as_bytes()));
-        }
-        assert_eq!(unbase64("Zm9v!"), None);
-        let all: Vec<u8> = (0..=255).collect();
-        assert_eq!(unbase64(&base64(&all)), Some(all));
+    use std::io::Write;
+    use std::net::TcpStream;
+    use std::time::Duration;
+
+    /// A GET of `url` over a connection: the answer's head.
+    fn get(url: &Url) -> Result<Response<TcpStream>, String> {
+        let mut stream = TcpStream::connect((url.host.as_str(), url.port)).map_err(|err| err.to_string())?;
+        stream.set_read_timeout(Some(Duration::from_secs(30))).map_err(|err| err.to_string())?;
+        stream.write_all(request_head("GET", url, &[], 0).as_bytes()).map_err(|err| err.to_string())?;
+        read_response(stream)
     }
 
     #[test]
     fn an_announced_body_past_the_limit_is_refused_unread() {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let url = Url::parse(&format!("http://{}/", listener.local_addr().unwrap())).unwrap();
-        std::thread::spawn(move || {
-            let (mut stream, _) = listener.accept().unwrap();
-            let mut head = [0u8; 1024];
-            let _ = stream.read(&mut head);
+        let (url, _server) = fake_server(|stream| {
             let _ = stream.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 99999999999\r\n\r\n");
         });
-        let response = request("GET", &url, &[], b"", Some(Duration::from_secs(5))).unwrap();
-        let refused = response.body().unwrap_err();
+        let refused = get(&url).unwrap().body().unwrap_err();
         assert!(refused.contains("over"), "{refused}");
+        let refused = read_response(&b"HTTP/1.1 200 OK\r\nContent-Length: 11\r\n\r\n"[..]).unwrap().body_within(10);
+        assert!(matches!(refused, Err(BodyError::Over(_))), "{refused:?}");
+        let sent = read_response(&b"HTTP/1.1 200 OK\r\n\r\n01234567890"[..]).unwrap().body_within(10);
+        assert!(matches!(sent, Err(BodyError::Over(_))), "{sent:?}");
+        let within = read_response(&b"HTTP/1.1 200 OK\r\n\r\n0123456789"[..]).unwrap().body_within(10);
+        assert_eq!(within.unwrap(), b"0123456789");
     }
 
     /// A server that reads the request head, then runs `answer` on the connection; the
@@ -374,7 +365,7 @@ mod tests {
     fn a_status_or_header_line_past_the_limit_is_refused_unbuffered() {
         for start in [&b"HTTP/1.1 200 "[..], b"HTTP/1.1 200 OK\r\nX-Long: "] {
             let (url, server) = fake_server(move |stream| endless(stream, start));
-            let refused = request("GET", &url, &[], b"", Some(Duration::from_secs(30))).err().unwrap();
+            let refused = get(&url).err().unwrap();
             assert!(refused.contains(&format!("a line longer than {MAX_LINE} bytes")), "{refused}");
             // The client stopped reading: the server could not send its gigabyte.
             assert!(server.join().unwrap() < 1 << 30);
@@ -390,60 +381,24 @@ mod tests {
             }
             let _ = stream.write_all(head.as_bytes());
         });
-        let refused = request("GET", &url, &[], b"", Some(Duration::from_secs(10))).err().unwrap();
+        let refused = get(&url).err().unwrap();
         assert!(refused.contains(&format!("more than {MAX_HEADERS} headers")), "{refused}");
     }
 
     #[test]
     fn a_huge_chunk_size_is_refused_without_allocating() {
-        let cases = [("ffffffffffff", "over"), ("fffffffffffffffffffffff", "bad chunk size"), ("4000000", "ended")];
+        let cases = [("ffffffffffff", "ended"), ("fffffffffffffffffffffff", "bad chunk size"), ("4000000", "ended")];
         for (size, words) in cases {
             let (url, _server) = fake_server(move |stream| {
                 let _ = stream.write_all(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n");
                 let _ = stream.write_all(format!("{size}\r\nabc").as_bytes());
                 std::thread::sleep(Duration::from_millis(200));
             });
-            let response = request("GET", &url, &[], b"", Some(Duration::from_secs(10))).unwrap();
-            let refused = response.body().unwrap_err();
-            // 0x4000000 (64 MiB) is under the limit: announced, never sent, not allocated ahead.
+            let refused = get(&url).unwrap().body().unwrap_err();
+            // Announced (0xffffffffffff over the limit, 0x4000000 under it), never sent: not
+            // allocated ahead.
             assert!(refused.contains(words), "{size}: {refused}");
         }
-    }
-
-    #[test]
-    fn a_server_dripping_its_head_is_given_up_at_the_request_deadline() {
-        // A byte every 50 ms keeps any per-read timeout from firing; 2,000 of them take 100 s.
-        let (url, server) = fake_server(|stream| {
-            let mut sent = 0;
-            for byte in b"HTTP/1.1 200 OK\r\nX-Drip: ".iter().chain(&[b'a'; 2000]) {
-                if stream.write_all(&[*byte]).is_err() {
-                    break;
-                }
-                sent += 1;
-                std::thread::sleep(Duration::from_millis(50));
-            }
-            sent
-        });
-        let refused = request("GET", &url, &[], b"", Some(Duration::from_secs(1))).err().unwrap();
-        assert!(refused.contains("timed out"), "{refused}");
-        // Given up after about 20 bytes (one second), not after the server's 2,000.
-        assert!(server.join().unwrap() < 200);
-    }
-
-    #[test]
-    fn a_dripped_body_is_given_up_at_the_request_deadline() {
-        let (url, _server) = fake_server(|stream| {
-            let _ = stream.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n");
-            for _ in 0..2000 {
-                if stream.write_all(b"a").is_err() {
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(50));
-            }
-        });
-        let response = request("GET", &url, &[], b"", Some(Duration::from_secs(1))).unwrap();
-        let refused = response.body().unwrap_err();
-        assert!(refused.contains("timed out"), "{refused}");
     }
 
     #[test]
@@ -457,7 +412,7 @@ mod tests {
         assert!(refused.starts_with("not an HTTP answer"), "{refused}");
         let chunked = format!("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n{}\u{e9}\r\n", "z".repeat(39));
         let refused = read_response(chunked.as_bytes()).unwrap().body().unwrap_err();
-        assert!(refused.starts_with("a bad chunk size"), "{refused}");
+        assert!(refused.contains("a bad chunk size"), "{refused}");
     }
 
     #[test]
@@ -467,6 +422,78 @@ mod tests {
         let response = read_response(&text[..]).unwrap();
         assert_eq!((response.status, response.header("x-a")), (200, Some("b")));
         assert_eq!(response.body().unwrap(), b"abcd");
+    }
+
+    /// A reader that gives one byte per `read`.
+    struct Drip<'a>(&'a [u8]);
+
+    impl Read for Drip<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let Some((first, rest)) = self.0.split_first() else { return Ok(0) };
+            match buf.first_mut() {
+                Some(byte) => *byte = *first,
+                None => return Ok(0),
+            }
+            self.0 = rest;
+            Ok(1)
+        }
+    }
+
+    #[test]
+    fn a_body_read_as_it_arrives_is_the_body_sent() {
+        let head = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
+        let chunked = format!("{head}3;x=y\r\nabc\r\n01\r\nd\r\nA\r\n0123456789\r\n0\r\nX-Trailer: t\r\n\r\n");
+        let sized = "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nabcdMORE";
+        let to_end = "HTTP/1.1 200 OK\r\n\r\nabcd";
+        for (answer, body) in [(chunked.as_str(), &b"abcd0123456789"[..]), (sized, b"abcd"), (to_end, b"abcd")] {
+            let mut read = Vec::new();
+            read_response(answer.as_bytes()).unwrap().into_body().read_to_end(&mut read).unwrap();
+            assert_eq!(read, body);
+            let mut dripped = Vec::new();
+            read_response(Drip(answer.as_bytes())).unwrap().into_body().read_to_end(&mut dripped).unwrap();
+            assert_eq!(dripped, body);
+        }
+        // Bounded by what the caller takes, whatever the server announces.
+        let huge = format!("{head}ffffffffff\r\nabc");
+        let mut taken = Vec::new();
+        read_response(huge.as_bytes()).unwrap().into_body().take(2).read_to_end(&mut taken).unwrap();
+        assert_eq!(taken, b"ab");
+        let announced = read_response("HTTP/1.1 200 OK\r\nContent-Length: 99999999999\r\n\r\n".as_bytes()).unwrap();
+        assert_eq!(announced.announced_length(), Some(99_999_999_999));
+        // Cut short, a bad size, a chunk longer than its size: errors, never a short body.
+        for (answer, kind) in [
+            (format!("{head}5\r\nabc"), std::io::ErrorKind::UnexpectedEof),
+            (format!("{head}3\r\nabc\r\n"), std::io::ErrorKind::UnexpectedEof),
+            ("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nabc".to_string(), std::io::ErrorKind::UnexpectedEof),
+            (format!("{head}zz\r\nabc\r\n0\r\n\r\n"), std::io::ErrorKind::InvalidData),
+            (format!("{head}2\r\nabc\r\n0\r\n\r\n"), std::io::ErrorKind::InvalidData),
+            (format!("{head}{}\r\n", "1".repeat(MAX_LINE)), std::io::ErrorKind::InvalidData),
+        ] {
+            let mut read = Vec::new();
+            let refused = read_response(answer.as_bytes()).unwrap().into_body().read_to_end(&mut read).unwrap_err();
+            assert_eq!(refused.kind(), kind, "{answer:?}: {refused}");
+        }
+    }
+
+    #[test]
+    fn https_urls() {
+        let (url, secure) = Url::parse_secure("https://etcd.example:2379").unwrap();
+        assert_eq!((url.host.as_str(), url.port, url.path.as_str(), secure), ("etcd.example", 2379, "/", true));
+        let (url, _) = Url::parse_secure("https://etcd.example/v3").unwrap();
+        assert_eq!((url.port, url.path.as_str()), (443, "/v3"));
+        let (url, secure) = Url::parse_secure("https://[::1]:2379/v3/kv/range").unwrap();
+        assert_eq!((url.host.as_str(), url.port, url.path.as_str(), secure), ("::1", 2379, "/v3/kv/range", true));
+        assert_eq!(url.host_port(), "[::1]:2379");
+        assert_eq!(Url::parse_secure("https://h:80").unwrap().0.port, 80);
+        assert!(!Url::parse_secure("http://h:1").unwrap().1);
+        assert!(Url::parse_secure("ftp://h").is_err());
+        assert!(Url::parse_secure("https://:1").is_err());
+        let head = request_head("POST", &url, &[("content-type", "application/json".into())], 2);
+        assert_eq!(
+            head,
+            "POST /v3/kv/range HTTP/1.1\r\nHost: [::1]:2379\r\nConnection: close\r\ncontent-type: \
+             application/json\r\nContent-Length: 2\r\n\r\n"
+        );
     }
 
     #[test]

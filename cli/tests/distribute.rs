@@ -193,9 +193,244 @@ fn etcd_publish_writes_only_what_a_follower_would_install() {
         assert_eq!(refused.status.code(), Some(2));
         assert!(text(&refused.stderr).contains(code), "{}", text(&refused.stderr));
     }
-    let second = publish(&etcd.url, "/t/a", &document(2, 4));
+    // A member going away first in the list (503, gRPC code 14): left for the next one,
+    // by publish and by watch.
+    let members = format!("{},{}", unavailable_member(), etcd.url);
+    let second = publish(&members, "/t/a", &document(2, 4));
     assert_eq!(second.status.code(), Some(0), "{}", text(&second.stderr));
     assert!(text(&second.stdout).contains(r#""epoch":2"#));
+    let held = Command::new(CLI).args(["watch", "--etcd", &members, "--key", "/t/a", "--count", "1"]).output().unwrap();
+    assert_eq!(epoch_of(text(&held.stdout).trim()), 2, "{}", text(&held.stderr));
+}
+
+/// Reads one request, head and body (by its Content-Length), so that closing the
+/// connection after the answer does not reset it.
+fn read_request(stream: &mut TcpStream) {
+    let mut request = Vec::new();
+    let mut buffer = [0u8; 4096];
+    while let Ok(read @ 1..) = stream.read(&mut buffer) {
+        request.extend_from_slice(&buffer[..read]);
+        let text = String::from_utf8_lossy(&request).to_ascii_lowercase();
+        if let Some((head, body)) = text.split_once("\r\n\r\n") {
+            let length = head.lines().find_map(|line| line.strip_prefix("content-length:"));
+            if body.len() >= length.and_then(|length| length.trim().parse().ok()).unwrap_or(0) {
+                return;
+            }
+        }
+    }
+}
+
+/// An etcd member shutting down, as its gateway answers every request: 503 with gRPC
+/// code 14 (UNAVAILABLE). Its URL; it answers until the test process ends.
+fn unavailable_member() -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().map_while(Result::ok) {
+            read_request(&mut stream);
+            let body = r#"{"error":"etcdserver: server stopped","code":14,"message":"etcdserver: server stopped"}"#;
+            let answer = format!(
+                "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+                body.len()
+            );
+            let _ = stream.write_all(answer.as_bytes());
+        }
+    });
+    url
+}
+
+/// Standard base64 (how etcd's gateway takes keys and values).
+fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let n = chunk.iter().enumerate().fold(0u32, |n, (i, &b)| n | (u32::from(b) << (16 - 8 * i)));
+        for i in 0..4 {
+            out.push(if i <= chunk.len() { ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char } else { '=' });
+        }
+    }
+    out
+}
+
+/// Stores `value` at `key` behind the CLI's back (as a careless writer would), with
+/// etcd's gateway over a plain TCP connection.
+fn etcd_put(etcd: &str, key: &str, value: &str) {
+    let authority = etcd.strip_prefix("http://").unwrap();
+    let body = format!(r#"{{"key": "{}", "value": "{}"}}"#, base64(key.as_bytes()), base64(value.as_bytes()));
+    let mut stream = TcpStream::connect(authority).unwrap();
+    let request = format!(
+        "POST /v3/kv/put HTTP/1.1\r\nHost: {authority}\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+}
+
+fn publish_replace(etcd: &str, key: &str, text: &str) -> Output {
+    publish_to(&["--etcd", etcd, "--key", key, "--replace"], text)
+}
+
+#[test]
+fn etcd_publish_replace_repairs_a_stored_document_that_followers_refuse() {
+    let etcd = etcd();
+    for epoch in [1, 2] {
+        assert_eq!(publish(&etcd.url, "/t/r", &document(epoch, 3)).status.code(), Some(0));
+    }
+    // Not a document at all: followers refuse it (and keep epoch 2, the last they could install).
+    etcd_put(&etcd.url, "/t/r", "{not json");
+    let watch = Command::new(CLI)
+        .args(["watch", "--etcd", &etcd.url, "--key", "/t/r", "--count", "1"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut watch = Killed(watch);
+    let mut refusals = BufReader::new(watch.0.stderr.take().unwrap()).lines();
+    let refusal = refusals.next().unwrap().unwrap();
+    assert!(refusal.contains("refused (invalid_topology)"), "{refusal}");
+
+    // Without --replace: refused as before the repair existed (exit 2), and nothing written.
+    let refused = publish(&etcd.url, "/t/r", &document(3, 4));
+    assert_eq!(refused.status.code(), Some(2), "{}", text(&refused.stderr));
+    assert!(text(&refused.stderr).contains("not overwritten; publish with replace"), "{}", text(&refused.stderr));
+    // With it, the epoch must be above the one followers may hold (2, read from the key's history).
+    let low = publish_replace(&etcd.url, "/t/r", &document(2, 4));
+    assert_eq!(low.status.code(), Some(2), "{}", text(&low.stderr));
+    assert!(text(&low.stderr).contains("stale_epoch"), "{}", text(&low.stderr));
+    let repaired = publish_replace(&etcd.url, "/t/r", &document(3, 4));
+    assert_eq!(repaired.status.code(), Some(0), "{}", text(&repaired.stderr));
+    let written: serde_json::Value = serde_json::from_slice(&repaired.stdout).unwrap();
+    assert_eq!((written["key"].as_str(), written["epoch"].as_u64()), (Some("/t/r"), Some(3)), "{written}");
+    assert!(written["revision"].as_u64().is_some(), "{written}");
+
+    // The follower that refused the bad document installs the repair.
+    let line = BufReader::new(watch.0.stdout.take().unwrap()).lines().next().unwrap().unwrap();
+    assert_eq!(epoch_of(&line), 3, "{line}");
+    assert!(line.contains(r#""nodes":4"#), "{line}");
+    assert!(watch.0.wait().unwrap().success());
+    // And publishing goes on as usual from there.
+    assert_eq!(publish(&etcd.url, "/t/r", &document(4, 4)).status.code(), Some(0));
+
+    // A refused document that says its epoch (7, no nodes): the repair goes above it too.
+    etcd_put(&etcd.url, "/t/r", r#"{"format": "shardroute/1", "epoch": 7, "nodes": [], "strategy": {"type": "jump"}}"#);
+    let low = publish_replace(&etcd.url, "/t/r", &document(5, 2));
+    assert_eq!(low.status.code(), Some(2), "{}", text(&low.stderr));
+    assert!(text(&low.stderr).contains("above 7"), "{}", text(&low.stderr));
+    let repaired = publish_replace(&etcd.url, "/t/r", &document(8, 2));
+    assert_eq!(repaired.status.code(), Some(0), "{}", text(&repaired.stderr));
+
+    // A key whose every value was refused: what followers hold cannot be told, no repair.
+    etcd_put(&etcd.url, "/t/garbage", "{not json");
+    let unknown = publish_replace(&etcd.url, "/t/garbage", &document(1, 2));
+    assert_eq!(unknown.status.code(), Some(2), "{}", text(&unknown.stderr));
+    assert!(text(&unknown.stderr).contains("invalid_argument"), "{}", text(&unknown.stderr));
+}
+
+/// A real etcd serving https only, client certificates required, authentication on
+/// (`scripts/etcd_secure.py`, stopped by its PID when dropped): its JSON info.
+struct SecureEtcd(serde_json::Value);
+
+const SECURE_ETCD: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../scripts/etcd_secure.py");
+
+impl SecureEtcd {
+    fn start(token_ttl_s: u64) -> SecureEtcd {
+        let out = Command::new("python3")
+            .args([SECURE_ETCD, "start", "--json", "--auth-token-ttl", &token_ttl_s.to_string()])
+            .output()
+            .expect("needs python3");
+        assert!(out.status.success(), "etcd_secure.py start: {}", text(&out.stderr));
+        SecureEtcd(serde_json::from_slice(&out.stdout).unwrap())
+    }
+
+    fn info(&self, name: &str) -> String {
+        self.0[name].as_str().unwrap_or_else(|| panic!("no {name} in {}", self.0)).to_string()
+    }
+
+    /// `--etcd URL --key KEY` and the TLS files (the password is for the caller to give).
+    fn flags(&self, key: &str) -> Vec<String> {
+        let flags = [("--etcd", self.info("url")), ("--key", key.into()), ("--etcd-ca", self.info("ca_file"))];
+        let files = [("--etcd-cert", self.info("cert_file")), ("--etcd-key", self.info("key_file"))];
+        let user = [("--etcd-user", self.info("user"))];
+        flags.into_iter().chain(files).chain(user).flat_map(|(flag, value)| [flag.to_string(), value]).collect()
+    }
+}
+
+impl Drop for SecureEtcd {
+    fn drop(&mut self) {
+        let _ = Command::new("python3").args([SECURE_ETCD, "stop", &self.0["pid"].to_string()]).output();
+    }
+}
+
+/// `shardroute` with `command`, `flags` and `more`.
+fn args(command: &[&str], flags: &[String], more: &[&str]) -> Vec<String> {
+    let strings = |args: &[&str]| args.iter().map(|arg| arg.to_string()).collect::<Vec<_>>();
+    [strings(command), flags.to_vec(), strings(more)].concat()
+}
+
+/// The CLI with `args`, its password in `SHARDROUTE_ETCD_PASSWORD` (out of `ps`), stdout
+/// piped.
+fn spawn_secure(args: &[String], password: &str) -> Child {
+    let mut command = Command::new(CLI);
+    command.args(args).env("SHARDROUTE_ETCD_PASSWORD", password);
+    command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap()
+}
+
+/// [`spawn_secure`] with `stdin` as its input, to its end.
+fn secure(args: &[String], password: &str, stdin: &str) -> Output {
+    let mut child = spawn_secure(args, password);
+    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn etcd_over_tls_with_client_certificates_and_authentication() {
+    let etcd = SecureEtcd::start(2); // tokens expire after 2 s unused
+    let password = etcd.info("password");
+    let flags = etcd.flags("/t/s");
+    let first = secure(&args(&["publish", "-"], &flags, &[]), &password, &document(1, 3));
+    assert_eq!(first.status.code(), Some(0), "{}", text(&first.stderr));
+    assert!(text(&first.stdout).contains(r#""epoch":1"#), "{}", text(&first.stdout));
+
+    // watch: the epoch held, then the next one, published after the watch's token expired
+    // (the read that follows the event authenticates again).
+    let mut watch = Killed(spawn_secure(&args(&["watch"], &flags, &["--count", "2"]), &password));
+    let mut lines = BufReader::new(watch.0.stdout.take().unwrap()).lines();
+    assert_eq!(epoch_of(&lines.next().unwrap().unwrap()), 1);
+    std::thread::sleep(Duration::from_secs(3));
+    // The password as a flag works too (the environment is the one to use: `ps` shows flags).
+    let second = secure(&args(&["publish", "-"], &flags, &["--etcd-password", &password]), "", &document(2, 4));
+    assert_eq!(second.status.code(), Some(0), "{}", text(&second.stderr));
+    assert_eq!(epoch_of(&lines.next().unwrap().unwrap()), 2);
+    assert!(watch.0.wait().unwrap().success());
+    let log = std::fs::read_to_string(etcd.info("log_file")).unwrap();
+    assert!(log.contains("invalid auth token"), "the watch's token expired and was renewed:\n{log}");
+
+    // serve follows it the same way.
+    let mut serve = Killed(spawn_secure(&args(&["serve"], &flags, &["--listen", "127.0.0.1:0"]), &password));
+    let listening = BufReader::new(serve.0.stdout.take().unwrap()).lines().next().unwrap().unwrap();
+    let url = listening.split(r#""url":""#).nth(1).unwrap().trim_end_matches(['"', '}']).to_string();
+    let (status, _, body) = first_document(&url);
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains(r#""epoch":2"#), "{body}");
+
+    // Refused: a wrong password (exit 2), a server not signed by a CA given (exit 4), no
+    // client certificate (exit 4); nothing written.
+    let wrong = secure(&args(&["publish", "-"], &flags, &[]), "wrong", &document(3, 4));
+    assert_eq!(wrong.status.code(), Some(2), "{}", text(&wrong.stderr));
+    assert!(text(&wrong.stderr).contains("unauthenticated"), "{}", text(&wrong.stderr));
+    let without = |dropped: &[&str]| -> Vec<String> {
+        let kept = flags.chunks(2).filter(|pair| !dropped.contains(&pair[0].as_str())).flatten().cloned();
+        args(&["publish", "-"], &kept.collect::<Vec<_>>(), &[])
+    };
+    let no_ca = secure(&without(&["--etcd-ca"]), &password, &document(3, 4));
+    assert_eq!(no_ca.status.code(), Some(4), "{}", text(&no_ca.stderr));
+    assert!(text(&no_ca.stderr).contains("certificate"), "{}", text(&no_ca.stderr));
+    let no_client = secure(&without(&["--etcd-cert", "--etcd-key"]), &password, &document(3, 4));
+    assert_eq!(no_client.status.code(), Some(4), "{}", text(&no_client.stderr));
+    let held = secure(&args(&["watch"], &flags, &["--count", "1"]), &password, "");
+    assert_eq!(epoch_of(text(&held.stdout).trim()), 2, "{}", text(&held.stderr));
 }
 
 #[test]
@@ -206,6 +441,13 @@ fn publish_to_nothing_exits_4() {
     let members = format!("{},{}", dead_member(&dead, 1), dead_member(&dead, 2));
     let out = publish_to(&["--zookeeper", &members, "--path", "/t"], &document(1, 2));
     assert_eq!(out.status.code(), Some(4), "{}", text(&out.stderr));
+    // A password left in the environment is for `--etcd-user` only: no other command refuses it.
+    let etcd = format!("http://{}", dead_member(&dead, 0));
+    for store in [["--zookeeper", &members, "--path", "/t"], ["--etcd", &etcd, "--key", "/t"]] {
+        let args = args(&["publish", "-"], &[], &store);
+        let out = secure(&args, "from the environment", &document(1, 2));
+        assert_eq!(out.status.code(), Some(4), "{args:?}: {}", text(&out.stderr));
+    }
 }
 
 #[test]
@@ -275,6 +517,20 @@ fn a_source_is_required() {
         assert_eq!(out.status.code(), Some(2));
         assert!(text(&out.stderr).contains("cannot be used with"), "{}", text(&out.stderr));
     }
+    // The etcd flags reach the core's session, which checks them before anything is asked.
+    let etcd = ["watch", "--etcd", "http://127.0.0.1:2379", "--key", "/t"];
+    for (flags, words) in [
+        (&["--etcd-timeout-ms", "0"][..], "config.request_timeout_ms"),
+        (&["--etcd-idle-ms", "9007199254740993"], "config.idle_ms"),
+        (&["--etcd-user", "u"], "--etcd-password"),
+        (&["--etcd-cert", "/nonexistent.pem", "--etcd-key", "/nonexistent.pem"], "/nonexistent.pem"),
+    ] {
+        let out = Command::new(CLI).args(etcd).args(flags).env_remove("SHARDROUTE_ETCD_PASSWORD").output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{flags:?}: {}", text(&out.stderr));
+        assert!(text(&out.stderr).contains(words), "{flags:?}: {}", text(&out.stderr));
+    }
+    let out = Command::new(CLI).args(["watch", "--etcd", "ftp://127.0.0.1:2379", "--key", "/t"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
     for (hosts, path) in [("127.0.0.1:2181", "t"), ("127.0.0.1:2181", "/t/"), ("127.0.0.1:x", "/t")] {
         let out = Command::new(CLI).args(["watch", "--zookeeper", hosts, "--path", path]).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{hosts} {path}");

@@ -142,7 +142,7 @@ export function apiSuite(api, runtime) {
       const cjs = require(packageName);
       assert.deepEqual(Object.keys(cjs).sort(), [
         'Action', 'ClusterSession', 'Command', 'MAX_DOCUMENT_BYTES', 'MAX_JSON_NESTING', 'Migration', 'MigrationSession',
-        'Offered', 'Router', 'ShardrouteError',
+        'Offered', 'Router', 'ShardrouteError', 'SourceSession',
         'TopologyFollower', 'apply', 'decodeDictionary', 'diff', 'encodeDictionary', 'followerDefaults', 'hashKey', 'jump',
         'moduloMoves', 'parseAddress', 'parseRedirect', 'sessionDefaults',
       ]);

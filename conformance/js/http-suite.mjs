@@ -274,8 +274,20 @@ export function httpSuite(api, http, packageDir) {
       await sleep(300);
       assert.equal(server.requests, requests, 'no request after close');
       assert.equal(await follower.waitForEpoch(2, 10), false);
-      await assert.rejects(follower.refresh(), (err) => err instanceof HttpError && err.code === 'unreachable');
+      await assert.rejects(follower.refresh(), (err) => err instanceof HttpError && err.code === 'closed');
       assert.equal(follower.router.epoch, 1n, 'the router is still there to read');
+    });
+
+    test("a request never answered is given up at the core's request timeout (5 s; this shell had 10 s)", async () => {
+      // A fetch that answers nothing until it is aborted: only the session's deadline ends it.
+      const fetch = (url, init) => new Promise((resolve, reject) => {
+        init.signal.addEventListener('abort', () => reject(init.signal.reason), { once: true });
+      });
+      const started = performance.now();
+      await assert.rejects(HttpFollower.start(server.url, { fetch }), (err) => err instanceof HttpError
+        && err.code === 'unreachable' && err.message === `GET ${server.url}: no whole answer within 5 s`);
+      const took = performance.now() - started;
+      assert.ok(took >= 4900 && took < 8000, `${took} ms`);
     });
 
     test('an own fetch is used, called as a plain function', async () => {

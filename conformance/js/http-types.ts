@@ -31,7 +31,7 @@ export async function typedHttp(ownFetch: (url: string, init: HttpRequestInit) =
   await follower.waitForEpoch(4);
   follower.close();
   const err = new HttpError('http', 'GET /: HTTP 503', { status: 503 });
-  const code: 'unreachable' | 'http' = err.code;
+  const code: 'unreachable' | 'http' | 'closed' = err.code;
   const status: number | null = err.status;
   const asError: Error = new HttpError('unreachable', 'gone', { cause: new Error('under') });
   void [url, router, etag, counts, offered, reached, code, status, asError];

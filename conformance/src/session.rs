@@ -5,8 +5,10 @@
 
 use serde_json::{json, Value};
 use shardroute::migration::Migration;
+use shardroute::session::source::actions_value;
 use shardroute::session::{
-    Access, ClusterConfig, ClusterSession, Command, Fenced, Follower, FollowerConfig, MigrationSession, Mode, Transport,
+    Access, ClusterConfig, ClusterSession, Command, Fenced, Follower, FollowerConfig, MigrationSession, Mode,
+    SourceSession, Transport,
 };
 use shardroute::Router;
 
@@ -279,4 +281,76 @@ pub fn migration_session(file: &Value, case: &Value) -> Result<Value, String> {
         results.push(result);
     }
     Ok(json!({ "results": results }))
+}
+
+/// The `results` of a `session_source` case (conformance/README.md, "Session
+/// scenarios"): each step's actions as `Action::to_value` writes them and the deadline
+/// after it (`call` steps also the call's number; `state` the state), or `{"error":
+/// {"code"}}` when the config is refused; `Err` for a malformed vector.
+pub fn session_source(case: &Value) -> Result<Value, String> {
+    let mut session = match SourceSession::from_config(&case["config"]) {
+        Ok(session) => session,
+        Err(err) => return Ok(json!({"error": {"code": err.code()}})),
+    };
+    let mut results = Vec::new();
+    for step in case["steps"].as_array().ok_or("steps is not an array")? {
+        let now = step.get("now").map_or(Some(0), Value::as_u64).ok_or("now is not an integer")?;
+        let id = || step["id"].as_u64().ok_or("id is not an integer");
+        let text = |name: &str| step[name].as_str().ok_or_else(|| format!("{name} is not a string"));
+        let actions = match step["call"].as_str().ok_or("a step has no call")? {
+            "start" => session.start(now),
+            "call" => match session.call(&step["op"], now) {
+                Ok((call, actions)) => {
+                    results.push(
+                        json!({"call": call, "actions": actions_value(&actions), "deadline": session.deadline()}),
+                    );
+                    continue;
+                }
+                Err(err) => {
+                    results.push(json!({"error": {"code": err.code()}, "deadline": session.deadline()}));
+                    continue;
+                }
+            },
+            "response" => {
+                let status =
+                    step["status"].as_u64().and_then(|s| u16::try_from(s).ok()).ok_or("status is not a u16")?;
+                let body = match (step.get("body"), step.get("body_b64")) {
+                    (Some(Value::String(body)), None) => body.clone().into_bytes(),
+                    (None, Some(Value::String(encoded))) => decode_b64(encoded)?,
+                    (None, None) => Vec::new(),
+                    _ => return Err("a response has body (text) or body_b64".into()),
+                };
+                let headers = step.get("headers").cloned().unwrap_or_else(|| json!({}));
+                session.response(id()?, now, status, &headers, &body)
+            }
+            "chunk" => session.chunk(id()?, now, text("data")?.as_bytes()),
+            "failed" => session.failed(id()?, now, text("code")?, text("message")?),
+            "timer" => session.timer(now),
+            "close" => session.close(now),
+            "state" => {
+                results.push(session.state());
+                continue;
+            }
+            other => return Err(format!("unknown source session call {other:?}")),
+        };
+        results.push(json!({"actions": actions_value(&actions), "deadline": session.deadline()}));
+    }
+    Ok(json!({ "results": results }))
+}
+
+/// Standard base64 (padding optional), for a vector's `body_b64`.
+fn decode_b64(text: &str) -> Result<Vec<u8>, String> {
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = Vec::new();
+    let (mut bits, mut count) = (0u32, 0u32);
+    for c in text.trim_end_matches('=').bytes() {
+        let sextet = ALPHABET.iter().position(|&a| a == c).ok_or("body_b64 is not base64")? as u32;
+        bits = (bits << 6) | sextet;
+        count += 6;
+        if count >= 8 {
+            count -= 8;
+            out.push((bits >> count) as u8);
+        }
+    }
+    Ok(out)
 }

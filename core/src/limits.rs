@@ -79,3 +79,13 @@ pub const MAX_DIFF_LISTED_KEYS: u32 = 1 << 16;
 /// side); past it the moves count as unknown and nodes on both sides are read twice
 /// (still correct, one more read).
 pub const MAX_SCAN_PAIRS: u64 = 1 << 20;
+/// Longest answer of etcd (a gateway answer), and longest line of an etcd watch stream,
+/// in bytes: twice [`MAX_DOCUMENT_BYTES`] (a document at that limit in base64 is 4/3 of
+/// it, with room for companions and the JSON around them). Every request the etcd session
+/// asks for carries it as its `limit` (the HTTP session's carry [`MAX_DOCUMENT_BYTES`]: its
+/// answer is the document itself); a watch line past it loses the stream
+/// (`limit_exceeded`), checked while buffering.
+pub const MAX_ANSWER_BYTES: u64 = 2 * MAX_DOCUMENT_BYTES;
+/// Most earlier revisions of a key an etcd `publish` with `replace` reads back to find
+/// the newest document a follower would install (compacted history ends it sooner).
+pub const MAX_PUBLISH_HISTORY_STEPS: u32 = 64;

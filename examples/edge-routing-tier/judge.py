@@ -38,15 +38,74 @@ worker's epochs never go back).
 
 from __future__ import annotations
 
+import base64
+import contextlib
+import http.client
 import json
+import socket
 import threading
 import time
+import urllib.parse
+from collections.abc import Iterator
 from itertools import groupby
 from typing import Any
 
 import shardroute
-from shardroute.etcd import Etcd, EtcdError
+from shardroute.etcd import Etcd
 from shards import PREVIOUS, TOPOLOGY, WATCH_END
+
+#: The longest watch line read (a document in base64 and the JSON around it).
+MAX_LINE = 2 * shardroute.MAX_DOCUMENT_BYTES
+
+
+def b64(text: str) -> str:
+    return base64.b64encode(text.encode()).decode()
+
+
+class RawWatch:
+    """The judge's own etcd watch, standard library only (as
+    examples/topology-distribution/follow.py's baseline): one `/v3/watch` stream of
+    `[key, range_end)` from `start_revision` on `url`, every event in order (a follower
+    reads instead, and may skip one). Iterating yields each line's events as `(type, key,
+    value, mod_revision)` (`value` None for a delete); it ends with `OSError` when the
+    stream breaks, silently once `close()` was called (from any thread)."""
+
+    def __init__(self, url: str, key: str, range_end: str, start_revision: int) -> None:
+        where = urllib.parse.urlsplit(url)
+        self.connection = http.client.HTTPConnection(where.hostname or "", where.port, timeout=10)
+        create = {"key": b64(key), "range_end": b64(range_end), "start_revision": str(start_revision)}
+        self.connection.request("POST", "/v3/watch", json.dumps({"create_request": create}), {"content-type": "application/json"})
+        self.response = self.connection.getresponse()
+        if self.response.status != 200:
+            raise OSError(f"etcd watch at {url}: HTTP {self.response.status}")
+        assert self.connection.sock is not None
+        self.connection.sock.settimeout(None)
+        self.closed = False
+
+    def __iter__(self) -> Iterator[list[tuple[str, str, str | None, int]]]:
+        try:
+            while line := self.response.readline(MAX_LINE + 1):
+                if len(line) > MAX_LINE:
+                    raise OSError(f"etcd watch: a line longer than {MAX_LINE} bytes")
+                events = json.loads(line).get("result", {}).get("events") or []
+                yield [("delete" if event.get("type") == "DELETE" else "put", base64.b64decode(event["kv"]["key"]).decode(),
+                        None if event.get("type") == "DELETE" else base64.b64decode(event["kv"].get("value", "")).decode(),
+                        int(event["kv"]["mod_revision"])) for event in events]
+        except (OSError, http.client.HTTPException, ValueError, KeyError) as err:
+            if not self.closed:
+                raise OSError(f"etcd watch: {err!r}") from err
+            return
+        finally:
+            self.connection.close()
+        if not self.closed:
+            raise OSError("etcd watch: the server closed the stream")
+
+    def close(self) -> None:
+        """Ends the stream: a blocked iteration returns."""
+        self.closed = True
+        if self.connection.sock is not None:
+            with contextlib.suppress(OSError):
+                self.connection.sock.shutdown(socket.SHUT_RDWR)
 
 
 def percentile(samples: list[float], p: float) -> float:
@@ -64,7 +123,7 @@ class History:
         self.conflicts = 0  # one epoch stored with two different `previous` (never, by the coordinator)
         self.failure: str | None = None
         self.lock = threading.Lock()
-        self.watch = etcd.watch(PREVIOUS, range_end=WATCH_END, start_revision=revision)
+        self.watch = RawWatch(etcd.url, PREVIOUS, WATCH_END, revision)
         self.thread = threading.Thread(target=self._run, daemon=True)
         self.thread.start()
 
@@ -74,12 +133,12 @@ class History:
         try:
             for batch in self.watch:
                 now = time.time()
-                for _, events in groupby(batch, key=lambda event: event["mod_revision"]):
-                    for event in events:
-                        if event["key"] == TOPOLOGY:
-                            topology = event["value"]
-                        elif event["key"] == PREVIOUS:
-                            previous = event["value"]
+                for _, events in groupby(batch, key=lambda event: event[3]):
+                    for _kind, key, value, _revision in events:
+                        if key == TOPOLOGY:
+                            topology = value
+                        elif key == PREVIOUS:
+                            previous = value
                     if topology is None:
                         continue
                     epoch = int(json.loads(topology)["epoch"])
@@ -89,7 +148,7 @@ class History:
                             self.seen.append((now, epoch))
                         elif self.documents[epoch] != (topology, previous):
                             self.conflicts += 1
-        except EtcdError as err:
+        except OSError as err:
             self.failure = str(err)
 
     def close(self) -> None:

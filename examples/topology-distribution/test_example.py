@@ -1,6 +1,9 @@
 """The live run's promises (run.py), checked for both stores (a 3-member etcd cluster and
 a 3-member ZooKeeper ensemble): every follower converges to the last epoch, never goes
-back, refuses each bad value with its reason and installs none of them.
+back, refuses each bad value with its reason and installs none of them, and installs the
+document that repaired the garbage. On etcd (TLS with client certificates, and etcd's
+authentication, for every follower) also: a member answering 503 first in every
+follower's list is asked once and left, and a quiet watch is not a lost source.
 
 Run: .venv/bin/python -m pytest examples/topology-distribution (part of `make test`).
 """
@@ -76,6 +79,65 @@ def test_each_bad_value_is_refused_with_its_reason(result: dict[str, Any]) -> No
         assert set(row["refused"]) == {"invalid_topology", "stale_epoch", "limit_exceeded"}, (result["store"], row)
         assert row["stats"]["refused"] == row["refused"], row
         assert row["stats"]["installed"] == row["epochs_seen"], row
+
+
+def test_the_garbage_is_repaired_and_every_follower_installs_the_repair(result: dict[str, Any]) -> None:
+    # On etcd the repair is `publish(..., replace=True)` (a compare-and-swap on the garbage,
+    # the epoch above the one the followers hold, read back through the key's history); on
+    # ZooKeeper a compare-and-swap on it. Every follower, the bare watches and the WASM ones
+    # too, installs it (the run waits up to 30 s for each before the next bad value).
+    assert result["repaired_epoch"] is not None
+    for row in result["rows"]:
+        assert row["installed_repaired"], (result["repaired_epoch"], row)
+
+
+def etcd_only(result: dict[str, Any]) -> None:
+    if result["store"] != "etcd":
+        pytest.skip("etcd only: its gateway's 503, its idle watches, its TLS and authentication")
+
+
+def test_followed_over_tls_with_authentication(result: dict[str, Any]) -> None:
+    # Members on https only, client certificates required, authentication on: every
+    # follower (Python, asyncio, Node, the bare watch, `serve` for the WASM ones) had the
+    # CA, the client certificate and the user's password, or it would not have converged
+    # (test_every_follower_converges_and_never_goes_back).
+    etcd_only(result)
+    assert result["secure"] is True
+    for name, member in result["unavailable"].items():
+        assert member["url"].startswith("https://"), name
+    for row in result["rows"]:
+        if not row["follower"].startswith("wasm"):  # the WASM followers read `serve` over HTTP
+            assert row["member"].startswith("https://"), row  # the member it ended on
+
+
+def test_a_member_answering_503_first_is_left_for_the_next(result: dict[str, Any]) -> None:
+    # Each follower (and `serve`) had a member of its own first in its list, answering
+    # every request 503 with gRPC code 14 (a member going away). It was asked at start,
+    # left for the next, and not asked again while nothing failed (the quiet period's
+    # idle reads go to the member in use); a follower pinned to it, retrying it with
+    # backoff, would count dozens. After a fault, going round the list may pass it again.
+    etcd_only(result)
+    assert set(result["unavailable"]) == {"serve", "python", "python-asyncio", "node", "raw etcd watch"}
+    for name, hits in result["unavailable"].items():
+        assert hits["at_start"] >= 1, (name, hits)
+        assert hits["quiet"] == 0, (name, hits)
+        assert hits["whole_run"] <= 25, (name, hits)
+    for row in result["rows"]:
+        if row["follower"] in result["unavailable"]:
+            assert row["member"] != result["unavailable"][row["follower"]]["url"], row
+
+
+def test_a_quiet_watch_is_not_a_lost_source(result: dict[str, Any]) -> None:
+    # No write for quiet_s (5 s) with the followers' watches idle after 1 s: each idle
+    # watch is read again (reads counted) and watched again, never counted as a lost
+    # source. The asyncio follower counted every quiet second as one before issue 35 (5
+    # disconnects and 5 watch restarts in these 5 s).
+    etcd_only(result)
+    for name in ("python", "python-asyncio", "node"):
+        quiet = result["quiet"][name]
+        assert quiet["disconnects"] == 0, (name, quiet)
+        assert quiet.get("watch_restarts", 0) == 0, (name, quiet)
+        assert quiet["reads"] >= 2, (name, quiet)
 
 
 def test_the_faults_were_ridden_out(result: dict[str, Any]) -> None:

@@ -1,6 +1,6 @@
 # Type stubs for shardroute, checked against the compiled module by `python -m
 # mypy.stubtest shardroute` (bindings-py/test.sh). The docstrings live on the Rust side.
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any, Literal, NamedTuple, TypedDict, Union, final, overload
 
 # numpy is optional at run time (the package imports without it); the batch methods
@@ -246,6 +246,36 @@ class CopyBatch(TypedDict):
     next: int | None
 
 @final
+class SourceSession:
+    def __new__(cls, config: Mapping[str, Any]) -> SourceSession: ...
+    def start(self, now_ms: int) -> list[dict[str, Any]]: ...
+    def call(self, op: Mapping[str, Any], now_ms: int) -> tuple[int, list[dict[str, Any]]]: ...
+    def response(
+        self,
+        id: int,
+        now_ms: int,
+        status: int,
+        headers: Mapping[str, str],
+        body: bytes | bytearray | memoryview,
+    ) -> list[dict[str, Any]]: ...
+    def chunk(self, id: int, now_ms: int, data: bytes | bytearray | memoryview) -> list[dict[str, Any]]: ...
+    def failed(
+        self, id: int, now_ms: int, code: Literal["unreachable", "closed", "limit_exceeded"] | str, message: str
+    ) -> list[dict[str, Any]]: ...
+    def timer(self, now_ms: int) -> list[dict[str, Any]]: ...
+    def close(self, now_ms: int) -> list[dict[str, Any]]: ...
+    @property
+    def deadline(self) -> int | None: ...
+    @property
+    def state(self) -> dict[str, Any]: ...
+    @property
+    def stats(self) -> dict[str, Any]: ...
+    @property
+    def config(self) -> dict[str, Any]: ...
+    @property
+    def router(self) -> Router | None: ...
+
+@final
 class MigrationSession:
     def __new__(cls, migration: Migration, mode: Literal["background", "lazy"]) -> MigrationSession: ...
     @staticmethod
@@ -404,6 +434,7 @@ __all__ = [
     "SessionConfig",
     "SessionStats",
     "ShardrouteError",
+    "SourceSession",
     "StaleEpochError",
     "Stats",
     "TooManyRedirectsError",

@@ -1,8 +1,8 @@
 """What the sources of ``shardroute.etcd`` and ``shardroute.http`` share: the core's
 follower with the router it installed and the callbacks (``Following``); reading an
 HTTP/1.1 answer bounded before it is buffered and within one deadline for the whole
-request (blocking: ``_Deadline`` and ``_read_body``; asyncio: ``_read_head``, ``_body``,
-``_chunks``); for asyncio, waiting for an epoch and ending the task. (Not a public
+request (blocking: ``SyncDriver`` and ``_read_body``; asyncio: ``AsyncDriver``, ``_read_head``,
+``_body``, ``_chunks``); for asyncio, waiting for an epoch and ending the task. (Not a public
 module.)
 
 Every body is refused (``shardroute.LimitExceededError``) as soon as it is known to be
@@ -14,16 +14,21 @@ bytes a line, ``_MAXHEADERS`` lines), in both shells."""
 from __future__ import annotations
 
 import asyncio
+import collections
 import http.client
+import logging
 import socket
+import ssl
 import threading
 import time
+import urllib.parse
 from collections.abc import AsyncIterator, Callable
 from typing import Any, TypeVar
 
 import shardroute
 
 Waiting = TypeVar("Waiting", bound="AsyncWaiting")
+Sync = TypeVar("Sync", bound="SyncFollowing")
 
 #: The core's limit on a topology document (``limits::MAX_DOCUMENT_BYTES``, as the native
 #: module exports it): the longest body an HTTP follower reads.
@@ -46,68 +51,6 @@ def too_long(what: str, limit: int, length: int | None = None) -> shardroute.Lim
     """A body (or line) past its limit: ``length`` when it was announced, else more."""
     size = f"{length} bytes" if length is not None else f"more than {limit} bytes"
     return limit_exceeded(f"{what}: {size}; the limit is {limit}")
-
-
-class _Deadline:
-    """One deadline for a whole blocking request: the connection's socket is shut down
-    when it passes, so that a read blocked on a server that drips bytes (each within a
-    per-read timeout) returns at once; ``passed`` then says why the request failed."""
-
-    def __init__(self, seconds: float) -> None:
-        self.at = time.monotonic() + seconds
-        self.passed = False
-        self._sock: socket.socket | None = None
-        self._lock = threading.Lock()
-        self._timer: threading.Timer | None = None
-
-    def left(self) -> float:
-        """Seconds left (at least a millisecond, as a socket timeout must be positive)."""
-        return max(0.001, self.at - time.monotonic())
-
-    def watch(self, sock: socket.socket) -> socket.socket:
-        """Shuts ``sock``'s connection down when the deadline passes (until ``cancel``),
-        through a duplicate of it: a TLS layer wrapped over ``sock`` afterwards (which
-        detaches it) is cut off too, its handshake included. Returns ``sock``."""
-        with self._lock:
-            if self._sock is not None:
-                self._sock.close()
-            self._sock = sock.dup()
-            if self._timer is None:
-                self._timer = threading.Timer(max(0.0, self.at - time.monotonic()), self._fire)
-                self._timer.daemon = True
-                self._timer.start()
-        return sock
-
-    def connection(self, kind: type[http.client.HTTPConnection], host: str, port: int | None) -> http.client.HTTPConnection:
-        """A ``kind`` connection to ``host``, watched from the moment its TCP connection is
-        made (``http.client`` calls ``_create_connection`` for it)."""
-        made = kind(host, port, timeout=self.left())
-        create = made._create_connection  # type: ignore[attr-defined]
-        made._create_connection = lambda *args: self.watch(create(*args))  # type: ignore[attr-defined]
-        return made
-
-    def _fire(self) -> None:
-        with self._lock:
-            self.passed = True
-            if self._sock is not None:
-                try:
-                    self._sock.shutdown(socket.SHUT_RDWR)  # the blocked read returns
-                except OSError:
-                    pass
-
-    def cancel(self) -> None:
-        with self._lock:
-            if self._timer is not None:
-                self._timer.cancel()
-            if self._sock is not None:
-                self._sock.close()
-                self._sock = None
-
-    def __enter__(self) -> _Deadline:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.cancel()
 
 
 def _read_body(response: http.client.HTTPResponse, limit: int, what: str) -> bytes:
@@ -314,3 +257,501 @@ async def _body(reader: asyncio.StreamReader, headers: dict[str, str], limit: in
             raise too_long(what, limit)
         parts.append(chunk)
     return b"".join(parts)
+
+
+# -- source sessions (issue 35): one transport and one driver loop per flavour ---------
+#
+# A `shardroute.SourceSession` (the core's etcd or HTTP session) decides everything:
+# which request to make, to which member, its deadline, what an answer means, when to
+# try again. What follows only moves bytes as its actions say (`request`, `cancel`),
+# keeps its one timer (`deadline`), and hands the application what it reported
+# (`offered`, `lost`) or a call's end (`done`, `failed`). `shardroute.etcd` and
+# `shardroute.http` both use it.
+
+#: The codes a source reports that are not core errors (they raise the shell's error
+#: class: `EtcdError`, `HttpError`); any other code is a core error's, raised as the
+#: package's class of that code (`LimitExceededError`, `StaleEpochError`, ...).
+SOURCE_CODES = frozenset({"unreachable", "http", "malformed", "conflict", "idle", "unauthenticated", "closed"})
+_log = logging.getLogger("shardroute")
+
+
+class SourceError(ConnectionError):
+    """What a source session reported (``code``: one of ``SOURCE_CODES``; ``status``: the
+    HTTP status of ``"http"``), the base of ``EtcdError`` and ``HttpError``."""
+
+    def __init__(self, message: str, code: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.code = code
+        self.status = status
+
+
+def now_ms() -> int:
+    """The shells' clock: monotonic milliseconds."""
+    return time.monotonic_ns() // 1_000_000
+
+
+def tls_context(ca_file: str | None, cert_file: str | None, key_file: str | None) -> ssl.SSLContext | None:
+    """The TLS context of `https://` requests: the system's CAs or `ca_file`, and the
+    client certificate `cert_file` (its key in `key_file`, or in the same file) if given;
+    None when none is given (the default context is made when a request needs it)."""
+    if ca_file is None and cert_file is None:
+        return None
+    context = ssl.create_default_context(cafile=ca_file)
+    if cert_file is not None:
+        context.load_cert_chain(cert_file, key_file)
+    return context
+
+
+def source_error(error: dict[str, Any], kind: Callable[[str, str, int | None], Exception]) -> Exception:
+    """The exception of a session's error (`{"code", "message", "status"}`): `kind` (the
+    shell's class) for a source's code, else the package's class of the core's code."""
+    code, message = str(error.get("code")), str(error.get("message"))
+    if code in SOURCE_CODES:
+        return kind(message, code, error.get("status"))
+    for name in dir(shardroute):
+        found = getattr(shardroute, name)
+        if isinstance(found, type) and issubclass(found, shardroute.ShardrouteError) and getattr(found, "code", None) == code:
+            raised: Exception = found(message)
+            raised.message = message  # type: ignore[attr-defined]
+            return raised
+    return kind(message, code, error.get("status"))
+
+
+class SessionOffered:
+    """What became of a document a session read, as `shardroute.Offered` says it: `kind`
+    ("installed", "unchanged" or "refused"), the `epoch` installed, the refusal's `code`
+    and `message`."""
+
+    def __init__(self, offered: dict[str, Any]) -> None:
+        result = offered["result"]
+        self.kind: str = next(iter(result))
+        self.epoch: int | None = int(result["installed"]["epoch"]) if self.kind == "installed" else None
+        self.code: str | None = result["refused"]["code"] if self.kind == "refused" else None
+        self.message: str | None = result["refused"]["message"] if self.kind == "refused" else None
+        self.changed: bool = bool(offered.get("changed"))
+        self.revision: int = int(offered.get("revision") or 0)
+
+    def error(self) -> shardroute.ShardrouteError | None:
+        """The refusal as the package's error (None unless refused)."""
+        if self.kind != "refused":
+            return None
+        error = source_error({"code": self.code, "message": self.message}, lambda m, c, s: shardroute.ShardrouteError(m))
+        assert isinstance(error, shardroute.ShardrouteError)
+        return error
+
+    def __repr__(self) -> str:
+        return f"SessionOffered({self.kind!r}, epoch={self.epoch}, code={self.code!r})"
+
+
+def _only(action: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """An action's one key and its value."""
+    ((name, value),) = action.items()
+    return name, value
+
+
+def _target(url: str) -> tuple[bool, str, int | None, str]:
+    """(https, host, port, path with query) of a request's URL."""
+    parts = urllib.parse.urlsplit(url)
+    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    return parts.scheme == "https", parts.hostname or "", parts.port, path
+
+
+class _Flight:
+    """One blocking request in flight: its connection's socket (a duplicate, so that a TLS
+    layer wrapped over it later is cut too), shut down by `cancel` from any thread."""
+
+    def __init__(self, stream: bool) -> None:
+        self.stream = stream
+        self.cancelled = False
+        self._sock: socket.socket | None = None
+        self._lock = threading.Lock()
+
+    def own(self, sock: socket.socket) -> socket.socket:
+        with self._lock:
+            self._sock = sock.dup()
+            if self.cancelled:
+                self._cut()
+        return sock
+
+    def _cut(self) -> None:
+        if self._sock is not None:
+            try:
+                self._sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    def cancel(self) -> None:
+        with self._lock:
+            self.cancelled = True
+            self._cut()
+
+    def end(self) -> None:
+        with self._lock:
+            if self._sock is not None:
+                self._sock.close()
+                self._sock = None
+
+
+def connect(url: str, context: ssl.SSLContext | None, timeout: float | None, flight: _Flight) -> tuple[http.client.HTTPConnection, str]:
+    """A connection to `url`'s server (https: with `context`, else the default one) whose
+    socket `flight` can cut, and the path to ask."""
+    https, host, port, path = _target(url)
+    kind = http.client.HTTPSConnection if https else http.client.HTTPConnection
+    extra: dict[str, Any] = {"context": context or ssl.create_default_context()} if https else {}
+    connection = kind(host, port, timeout=timeout, **extra)
+    create = connection._create_connection  # type: ignore[attr-defined]
+    connection._create_connection = lambda *args: flight.own(create(*args))  # type: ignore[attr-defined]
+    return connection, path
+
+
+def snapshot(session: shardroute.SourceSession, action: dict[str, Any]) -> tuple[Any, ...]:
+    """What a note (an `offered` or `lost` action) carries to a follower's `_note`: the
+    action, and for an offer the session's router and state then (a sync follower tells
+    it later, when the session may have moved on)."""
+    if "offered" in action:
+        return action, session.router, session.state
+    return action, None, None
+
+
+class Noting:
+    """What every session follower keeps of what its session reported, and tells the
+    application: the router installed last, the last document offered, the callbacks
+    (``on_change`` when ``changed``, ``on_refused`` on a refusal, ``on_error`` when the
+    source is lost: `error_class`, the shell's, for a source's code)."""
+
+    error_class: Callable[[str, str, int | None], Exception] = SourceError
+
+    def __init__(
+        self, on_change: Callable[[Any], None] | None, on_refused: Callable[[Any, Any], None] | None,
+        on_error: Callable[[Exception], None] | None,
+    ) -> None:
+        self.router: shardroute.Router | None = None
+        """The router installed last (None before the first document). A plain attribute,
+        not a property: the reference is swapped whole when a document is installed, and a
+        Router never changes, so `follower.router.node(key)` takes no lock. Read it; never
+        assign it."""
+        self._on_change, self._on_refused, self._on_error = on_change, on_refused, on_error
+        self._changed = threading.Condition()
+        self._offered: SessionOffered | None = None  # the last document the session read
+
+    def _note(self, action: dict[str, Any], router: shardroute.Router | None, state: dict[str, Any] | None) -> None:
+        """What the session reported, with the router and state it had then (`snapshot`):
+        kept, then told to the application."""
+        name, value = _only(action)
+        if name == "lost":
+            self._lose(source_error(value["error"], self.error_class))
+            return
+        offered = SessionOffered(value)
+        with self._changed:
+            self._offered = offered
+            self.router = router
+            self._keep(offered, state or {})
+            self._changed.notify_all()
+        self._changed_hook()
+        if offered.changed:
+            tell(self._on_change, (self,), self._on_error)
+        if offered.kind == "refused":
+            tell(self._on_refused, (self, offered), self._on_error)
+
+    def _lose(self, error: Exception) -> None:
+        tell(self._on_error, (error,), None)
+
+    def _epoch_reached(self, epoch: int) -> bool:
+        router = self.router
+        return router is not None and router.epoch >= epoch
+
+    def _keep(self, offered: SessionOffered, state: dict[str, Any]) -> None:
+        """What else a follower keeps of an offer's state (under `_changed`)."""
+
+    def _changed_hook(self) -> None:
+        """After an offer (asyncio followers wake their waiters)."""
+
+
+class SyncFollowing(Noting):
+    """What the sync followers (`EtcdFollower`, `HttpFollower`) share over their
+    `SyncDriver`: the notes told in order, one thread at a time (the follower's own
+    thread, or a caller's `refresh` before it returns), `wait_for_epoch`, and `close`."""
+
+    def _drive(self, driver: SyncDriver) -> None:
+        self._driver = driver
+        self._telling = threading.RLock()  # re-entrant: a callback may call refresh
+        self._stopped = False
+        self._thread: threading.Thread | None = None
+
+    def _follow(self, name: str) -> None:
+        """Starts the thread that tells the notes as they come."""
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self._thread.start()
+
+    def _tell(self) -> None:
+        """Tells the application every note queued, in order."""
+        with self._telling:
+            while True:
+                with self._driver.lock:
+                    if not self._driver.notes:
+                        return
+                    note = self._driver.notes.popleft()
+                self._note(*note)
+
+    def _refresh(self) -> dict[str, Any]:
+        """The session's refresh call: the action that ended it, once every note before it
+        (its own offer's) has been told."""
+        ended = self._driver.call({"op": "refresh"})
+        self._tell()
+        return ended
+
+    def _run(self) -> None:
+        while True:
+            self._driver.wait(lambda: bool(self._driver.notes) or self._stopped)
+            if self._stopped:
+                return
+            self._tell()
+
+    def wait_for_epoch(self, epoch: int, timeout: float) -> bool:
+        """Waits until the router's epoch is at least ``epoch``: True, or False after
+        ``timeout`` seconds."""
+        with self._changed:
+            return self._changed.wait_for(lambda: self._epoch_reached(epoch), timeout)
+
+    def close(self) -> None:
+        """Stops following: the requests in flight are cut off (idempotent)."""
+        with self._driver.lock:
+            self._stopped = True
+        self._driver.close()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join()
+
+    def __enter__(self: Sync) -> Sync:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class SyncDriver:
+    """A session driven by threads: each request made on a thread of its own (its answer
+    handed to the session under `lock`), the timer fired by whichever thread waits
+    (`wait`), calls ended through `results`, and what the session reports for the
+    application (`offered`, `lost`) queued in `notes` for one thread to tell."""
+
+    def __init__(self, session: shardroute.SourceSession, context: ssl.SSLContext | None) -> None:
+        self.session = session
+        self.context = context
+        self.lock = threading.Condition()
+        self.notes: collections.deque[tuple[Any, ...]] = collections.deque()
+        self._flights: dict[int, _Flight] = {}
+        self._results: dict[int, dict[str, Any]] = {}
+
+    def dispatch(self, actions: list[dict[str, Any]]) -> None:
+        """Performs `actions` (under `lock`)."""
+        for action in actions:
+            name, value = _only(action)
+            if name == "request":
+                flight = self._flights[value["id"]] = _Flight(bool(value["stream"]))
+                threading.Thread(target=self._perform, args=(value, flight), daemon=True).start()
+            elif name == "cancel":
+                cancelled = self._flights.pop(value["id"], None)
+                if cancelled is not None:
+                    cancelled.cancel()
+            elif name in ("done", "failed"):
+                self._results[value["call"]] = action
+            else:
+                self.notes.append(snapshot(self.session, action))
+        self.lock.notify_all()
+
+    def feed(self, flight: _Flight, method: str, request_id: int, *args: Any, final: bool = True) -> None:
+        """Hands what the transport saw of a request to the session (`method`: "response",
+        "chunk" or "failed"), unless it was cancelled."""
+        with self.lock:
+            if flight.cancelled or self._flights.get(request_id) is not flight:
+                return
+            if final:
+                del self._flights[request_id]
+            self.dispatch(getattr(self.session, method)(request_id, now_ms(), *args))
+
+    def wait(self, ready: Callable[[], bool]) -> None:
+        """Until `ready()` (checked under `lock`), firing the session's timer when its
+        deadline passes."""
+        with self.lock:
+            while not ready():
+                deadline, now = self.session.deadline, now_ms()
+                if deadline is not None and now >= deadline:
+                    self.dispatch(self.session.timer(now))
+                    continue
+                self.lock.wait(None if deadline is None else (deadline - now) / 1000)
+
+    def call(self, op: dict[str, Any]) -> dict[str, Any]:
+        """One call: the `done` or `failed` action that ends it."""
+        with self.lock:
+            call, actions = self.session.call(op, now_ms())
+            self.dispatch(actions)
+        self.wait(lambda: call in self._results)
+        with self.lock:
+            ended: dict[str, Any] = self._results.pop(call)
+            return ended
+
+    def close(self) -> None:
+        with self.lock:
+            self.dispatch(self.session.close(now_ms()))
+
+    def _perform(self, request: dict[str, Any], flight: _Flight) -> None:
+        """Makes `request` (on its own thread): the answer, bounded by its `limit` before it
+        is buffered, or a stream's head and then its pieces as they arrive."""
+        request_id, limit = request["id"], request["limit"]
+        deadline = request["deadline"]
+        timeout = None if deadline is None else max(0.001, (deadline - now_ms()) / 1000)
+        connection, path = connect(request["url"], self.context, timeout, flight)
+        body = request["body"]
+        try:
+            connection.request(request["method"], path, None if body is None else body.encode(), request["headers"])
+            response = connection.getresponse()
+            headers = {name.lower(): value for name, value in response.getheaders()}
+            if flight.stream and response.status == 200:
+                if connection.sock is not None:
+                    connection.sock.settimeout(None)  # the session's timer says when it is quiet
+                self.feed(flight, "response", request_id, response.status, headers, b"", final=False)
+                while piece := response.read1(min(_PIECE, limit)):
+                    self.feed(flight, "chunk", request_id, piece, final=False)
+                self.feed(flight, "failed", request_id, "closed", "the server ended the stream")
+            else:
+                data = _read_body(response, limit, request["url"])
+                self.feed(flight, "response", request_id, response.status, headers, data)
+        except shardroute.LimitExceededError as err:
+            self.feed(flight, "failed", request_id, "limit_exceeded", str(err))
+        except (OSError, http.client.HTTPException, ValueError) as err:
+            self.feed(flight, "failed", request_id, "unreachable", repr(err))
+        finally:
+            connection.close()
+            flight.end()
+
+
+class AsyncDriver:
+    """A session driven on an asyncio loop: each request a task (its answer handed to the
+    session when it arrives), one timer handle at the session's deadline, calls ended
+    through futures, and what the session reports for the application passed to
+    `on_note` in order, once the actions of one step are performed."""
+
+    def __init__(self, session: shardroute.SourceSession, context: ssl.SSLContext | None,
+                 on_note: Callable[..., None] | None = None) -> None:
+        self.session = session
+        self.context = context
+        self.on_note = on_note
+        #: Called after each step's actions are performed (a follower waiting for its first read).
+        self.on_step: Callable[[], object] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._timer: asyncio.TimerHandle | None = None
+        self._tasks: dict[int, asyncio.Task[None]] = {}
+        self._calls: dict[int, asyncio.Future[dict[str, Any]]] = {}
+
+    def _bind(self) -> asyncio.AbstractEventLoop:
+        """The running loop (a new one, say after `asyncio.run` again, drops the old timer)."""
+        loop = asyncio.get_running_loop()
+        if loop is not self._loop:
+            self._loop, self._timer, self._tasks = loop, None, {}
+        return loop
+
+    def dispatch(self, actions: list[dict[str, Any]]) -> None:
+        loop = self._bind()
+        notes = []
+        for action in actions:
+            name, value = _only(action)
+            if name == "request":
+                self._tasks[value["id"]] = loop.create_task(self._perform(value))
+            elif name == "cancel":
+                task = self._tasks.pop(value["id"], None)
+                if task is not None:
+                    task.cancel()
+            elif name in ("done", "failed"):
+                future = self._calls.pop(value["call"], None)
+                if future is not None and not future.done():
+                    future.set_result(action)
+            else:
+                notes.append(snapshot(self.session, action))
+        if self._timer is not None:
+            self._timer.cancel()
+        deadline = self.session.deadline
+        self._timer = None if deadline is None else loop.call_later(max(0, deadline - now_ms()) / 1000, self._fire)
+        for note in notes:
+            if self.on_note is not None:
+                self.on_note(*note)
+        if self.on_step is not None:
+            self.on_step()
+
+    def _fire(self) -> None:
+        self._timer = None
+        now = now_ms()
+        deadline = self.session.deadline
+        self.dispatch(self.session.timer(now) if deadline is not None and now >= deadline else [])
+
+    def start(self) -> None:
+        self._bind()
+        self.dispatch(self.session.start(now_ms()))
+
+    async def call(self, op: dict[str, Any]) -> dict[str, Any]:
+        """One call: the `done` or `failed` action that ends it."""
+        loop = self._bind()
+        call, actions = self.session.call(op, now_ms())
+        future: asyncio.Future[dict[str, Any]] = loop.create_future()
+        self._calls[call] = future
+        self.dispatch(actions)
+        return await future
+
+    async def close(self) -> None:
+        self._bind()
+        self.dispatch(self.session.close(now_ms()))
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        tasks, self._tasks = list(self._tasks.values()), {}
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    def _feed(self, request_id: int, method: str, *args: Any, final: bool = True) -> None:
+        if final:
+            self._tasks.pop(request_id, None)
+        self.dispatch(getattr(self.session, method)(request_id, now_ms(), *args))
+
+    async def _perform(self, request: dict[str, Any]) -> None:
+        request_id, limit, url = request["id"], request["limit"], request["url"]
+        https, host, port, path = _target(url)
+        body = b"" if request["body"] is None else request["body"].encode()
+        head = "".join(f"{name}: {value}\r\n" for name, value in request["headers"].items())
+        writer: asyncio.StreamWriter | None = None
+        try:
+            context = (self.context or ssl.create_default_context()) if https else None
+            # decisions: ok: a URL's default ports, not HTTP statuses
+            reader, writer = await asyncio.open_connection(host, port or (443 if https else 80), ssl=context)
+            writer.write(f"{request['method']} {path} HTTP/1.1\r\nhost: {urllib.parse.urlsplit(url).netloc}\r\n{head}"
+                         f"content-length: {len(body)}\r\nconnection: close\r\n\r\n".encode() + body)
+            status, headers = await _read_head(reader)
+            if request["stream"] and status == 200:
+                self._feed(request_id, "response", status, headers, b"", final=False)
+                async for piece in _chunks(reader, headers, limit, url):
+                    self._feed(request_id, "chunk", piece, final=False)
+                self._feed(request_id, "failed", "closed", "the server ended the stream")
+            else:
+                self._feed(request_id, "response", status, headers, await _body(reader, headers, limit, url))
+        except shardroute.LimitExceededError as err:
+            self._feed(request_id, "failed", "limit_exceeded", str(err))
+        except (OSError, ValueError, asyncio.IncompleteReadError) as err:
+            self._feed(request_id, "failed", "unreachable", repr(err))
+        finally:
+            if writer is not None:
+                writer.close()
+
+
+def tell(callback: Callable[..., None] | None, args: tuple[Any, ...], on_error: Callable[[Exception], None] | None) -> None:
+    """Calls the application back; one that raises is reported to `on_error` and the
+    follower goes on (the one callback policy of every language). An `on_error` that
+    raises is logged (logger "shardroute")."""
+    if callback is None:
+        return
+    try:
+        callback(*args)
+    except Exception as err:  # noqa: BLE001 - reported, then the follower goes on
+        if on_error is not None and callback is not on_error:
+            tell(on_error, (err,), None)
+        else:
+            _log.exception("a shardroute follower's callback raised")

@@ -1,18 +1,24 @@
-"""Follow a topology served over HTTP, with the core's follower deciding.
+"""Follow a topology served over HTTP, with the core deciding.
 
 Any URL that answers ``GET`` with the document and an ``ETag`` serves: a static file
 behind a CDN, object storage, a key-value store's HTTP face. ``HttpFollower`` asks again
 with ``If-None-Match`` (``304 Not Modified``: nothing to read) and ``Prefer: wait=N``
 (RFC 7240): a server that supports it holds the request until the document changes or
-``N`` seconds pass (a long poll); one that does not answers at once, and the follower
-asks again after ``interval`` seconds. A body served as ``application/octet-stream`` is a
-binary dictionary (``encode_dictionary``); anything else is a JSON document.
+``N`` seconds pass (a long poll); one that does not is asked again ``interval`` seconds
+after the last request was sent. A body served as ``application/octet-stream`` is a
+binary dictionary (``encode_dictionary``); anything else is offered as plain bytes: the
+core tells a dictionary by its magic and refuses text that is not UTF-8
+(``invalid_topology``, counted, ``on_refused`` called, the router kept), never decoding it
+with replacements.
 
-Every body read is offered to the core's ``shardroute.TopologyFollower`` with a revision
-that counts the bodies read (HTTP has no revision of its own): it installs a newer epoch,
-refuses an invalid document or an older epoch (counted by code in ``stats``) and keeps the
-last good router, and says how long to wait before asking again after the server is
-lost. The shell only asks, sleeps and calls back. Standard library only.
+The protocol is the core's HTTP source session (``shardroute.SourceSession`` with
+``{"source": "http", ...}``): the requests, their deadlines, the poll schedule, what each
+status means, the backoff after a lost server, and the follower that installs a newer
+epoch and refuses an invalid document or an older one (counted by code in ``stats``)
+while keeping the last good router. Its defaults are the core's (``interval``, ``wait``,
+``timeout`` and ``config`` left out: ``SourceSession(...).config`` says them). This module
+only makes the requests (``shardroute._sources``' drivers) and calls back. Standard
+library only.
 
     from shardroute.http import HttpFollower
 
@@ -27,270 +33,166 @@ poll), not for each read, so a server that drips bytes is cut off when it passes
 (64 MiB, announced or as it is read, chunked or not) is refused with
 ``shardroute.LimitExceededError`` (code ``limit_exceeded``) before it is read whole, and
 its connection closed. Redirects are not followed (a ``3xx`` is an ``HttpError``).
-
-A body served as ``application/octet-stream`` is a binary dictionary; any other body is
-offered as plain bytes (``TopologyFollower.offer_bytes``): the core tells a dictionary by
-its magic and refuses text that is not UTF-8 (``invalid_topology``, counted, ``on_refused``
-called, the router kept), never decoding it with replacements.
 """
 
 from __future__ import annotations
 
 import asyncio
-import http.client
 import threading
-import time
-import urllib.parse
 from collections.abc import Callable
 from typing import Any
 
 import shardroute
-from shardroute._sources import MAX_DOCUMENT_BYTES, AsyncWaiting, Following, _body, _Deadline, _read_body, _read_head
+from shardroute._sources import (
+    AsyncDriver, AsyncWaiting, Noting, SessionOffered, SourceError, SyncDriver, SyncFollowing, now_ms, source_error,
+)
 
 __all__ = ["AsyncHttpFollower", "HttpError", "HttpFollower", "HttpFollowerStats"]
 
-#: How long a long poll asks the server to hold a request (seconds).
-WAIT_S = 30
-#: How long to wait between two requests a server answered at once (seconds).
-INTERVAL_S = 1.0
 
-
-class HttpError(ConnectionError):
-    """The server could not be reached (``code`` ``"unreachable"``) or answered with an
-    error status (``"http"``, with ``status``)."""
-
-    def __init__(self, message: str, code: str, status: int | None = None) -> None:
-        super().__init__(message)
-        self.code = code
-        self.status = status
+class HttpError(SourceError):
+    """The server could not be reached (``code`` ``"unreachable"``), answered with an
+    error status (``"http"``, with ``status``), or the follower was closed (``"closed"``:
+    a ``refresh`` that ``close`` ended, or one made after it)."""
 
 
 class HttpFollowerStats(shardroute.FollowerStats):
-    """The core follower's counters, and the shell's: requests, and 304 answers."""
+    """The core follower's counters, and the session's: requests answered, and 304 answers."""
 
     requests: int
     not_modified: int
 
 
-class _Polling(Following):
-    """What both followers share: the core's follower, the validator (ETag), the
-    counters, and what to do with one answer (``_answer``)."""
+class _Polling(Noting):
+    """What both followers share: the core's session and its settings."""
+
+    error_class = HttpError
 
     def __init__(
-        self, url: str, config: shardroute.FollowerConfig | None, interval: float, wait: int,
-        timeout: float, on_change: Callable[[Any], None] | None,
-        on_refused: Callable[[Any, shardroute.Offered], None] | None, on_error: Callable[[Exception], None] | None,
+        self, url: str, config: shardroute.FollowerConfig | None, interval: float | None, wait: int | None,
+        timeout: float | None, on_change: Callable[[Any], None] | None,
+        on_refused: Callable[[Any, Any], None] | None, on_error: Callable[[Exception], None] | None,
     ) -> None:
+        super().__init__(on_change, on_refused, on_error)
+        settings: dict[str, Any] = {"source": "http", "url": url, **(config or {})}
+        for name, value, scale in (("interval_ms", interval, 1000), ("wait_s", wait, 1),
+                                   ("request_timeout_ms", timeout, 1000)):
+            if value is not None:
+                settings[name] = round(value * scale) if scale != 1 else value
         self.url = url
-        self.interval = interval
-        self.wait = wait
-        self.timeout = timeout
-        super().__init__(config, on_change, on_refused, on_error)
-        self._etag: str | None = None
-        self._bodies = 0  # the revision offered: bodies read so far
-        self._requests = 0
-        self._not_modified = 0
+        self._session = shardroute.SourceSession(settings)
+        self._lock: Any = threading.Lock()  # guards the session (the sync driver's lock)
+
+    @property
+    def interval(self) -> float:
+        """Seconds between two requests the server answered at once."""
+        return float(self._state("config")["interval_ms"]) / 1000
+
+    @property
+    def wait(self) -> int:
+        """How long a long poll asks the server to hold it, in seconds."""
+        return int(self._state("config")["wait_s"])
+
+    @property
+    def timeout(self) -> float:
+        """A whole request's limit in seconds (a long poll's: this plus ``wait``)."""
+        return float(self._state("config")["request_timeout_ms"]) / 1000
 
     @property
     def etag(self) -> str | None:
         """The validator of the last body read."""
-        with self._changed:
-            return self._etag
+        etag = self._state("state")["etag"]
+        return None if etag is None else str(etag)
 
     @property
     def stats(self) -> HttpFollowerStats:
-        with self._changed:
-            return {**self._follower.stats, "requests": self._requests, "not_modified": self._not_modified}
+        stats: HttpFollowerStats = self._state("stats")
+        return stats
 
-    def _headers(self, long_poll: bool) -> dict[str, str]:
-        headers = {"Accept": "application/json, application/octet-stream"}
-        with self._changed:
-            if self._etag is not None:
-                headers["If-None-Match"] = self._etag
-        if long_poll and self._etag is not None:
-            headers["Prefer"] = f"wait={self.wait}"
-        return headers
+    def _state(self, name: str) -> Any:
+        with self._lock:
+            return getattr(self._session, name)
 
-    def _answer(self, status: int, headers: Any, body: bytes) -> shardroute.Offered | None:
-        """One answer: None for 304, else what the core's follower made of the body."""
-        with self._changed:
-            self._requests += 1
-            if status == 304:
-                self._not_modified += 1
-                return None
-            if status != 200:
-                raise HttpError(f"GET {self.url}: HTTP {status}", "http", status)
-            self._etag = headers.get("ETag")
-            self._bodies += 1
-            now = time.monotonic_ns() // 1_000_000
-            binary = (headers.get("Content-Type") or "").split(";")[0].strip() == "application/octet-stream"
-            if binary:
-                offered = self._follower.offer_dictionary(body, self._bodies, now)
-            else:
-                # The core tells a dictionary by its magic and refuses text that is not UTF-8.
-                offered = self._follower.offer_bytes(body, self._bodies, now)
-            self._took(offered)
-        self._tell(offered, offered.kind == "installed")
-        return offered
-
-    def _next_delay(self, answered: shardroute.Offered | None, took: float) -> float:
-        """After a body that installed a router (a change), or a request the server held (a
-        long poll), ask again at once; otherwise (a ``304`` or a body answered at once: a
-        server without long polls, or one that ignores ``If-None-Match``) in ``interval``,
-        never in a tight loop. ``wait`` 0 asks for no long poll."""
-        changed = answered is not None and answered.kind == "installed"
-        held = self.wait > 0 and took >= self.wait / 2
-        return 0.0 if changed or held else max(0.0, self.interval - took)
+    @staticmethod
+    def _ended(ended: dict[str, Any]) -> SessionOffered | None:
+        """A refresh's end: what became of the body (None for 304), or its error raised."""
+        if "failed" in ended:
+            raise source_error(ended["failed"]["error"], HttpError)
+        # {"offered": <result> | null (304), "revision": "N" | null}, as etcd's refresh.
+        result = ended["done"]["result"]
+        offered = result["offered"]
+        if offered is None:
+            return None
+        changed = "installed" in offered
+        return SessionOffered({"result": offered, "changed": changed, "revision": result["revision"]})
 
 
-class HttpFollower(_Polling):
+class HttpFollower(_Polling, SyncFollowing):
     """Follows the document at ``url`` on a daemon thread (see the module docs). The
     constructor asks once (``HttpError`` when the server cannot be reached or answers an
     error). ``on_change(follower)`` runs after a new router is installed,
     ``on_refused(follower, offered)`` after a body is refused (the router held is kept),
-    ``on_error(error)`` for each failed request; none may raise."""
+    ``on_error(error)`` for each failed request and anything the other two raise."""
 
     def __init__(
-        self, url: str, *, config: shardroute.FollowerConfig | None = None, interval: float = INTERVAL_S,
-        wait: int = WAIT_S, timeout: float = 10.0, on_change: Callable[[HttpFollower], None] | None = None,
-        on_refused: Callable[[HttpFollower, shardroute.Offered], None] | None = None,
+        self, url: str, *, config: shardroute.FollowerConfig | None = None, interval: float | None = None,
+        wait: int | None = None, timeout: float | None = None, on_change: Callable[[HttpFollower], None] | None = None,
+        on_refused: Callable[[HttpFollower, SessionOffered], None] | None = None,
         on_error: Callable[[Exception], None] | None = None,
     ) -> None:
         super().__init__(url, config, interval, wait, timeout, on_change, on_refused, on_error)
-        self._stop = threading.Event()
-        self.refresh()
-        self._thread = threading.Thread(target=self._run, name=f"http follower {url}", daemon=True)
-        self._thread.start()
+        self._drive(SyncDriver(self._session, None))
+        self._lock = self._driver.lock
+        try:
+            self.refresh()
+        except BaseException:
+            self.close()
+            raise
+        with self._lock:
+            self._driver.dispatch(self._session.start(now_ms()))
+        self._follow(f"http follower {url}")
 
-    def _get(self, long_poll: bool) -> shardroute.Offered | None:
-        """One GET within one deadline for the whole request (``timeout``, plus the wait
-        of a long poll), not per read: a server that drips bytes is cut off when it
-        passes. The body is bounded before it is buffered (``_read_body``)."""
-        parsed = urllib.parse.urlsplit(self.url)
-        if parsed.scheme not in ("http", "https") or not parsed.hostname:
-            raise HttpError(f"GET {self.url}: expected an http:// or https:// URL", "unreachable")
-        target = (parsed.path or "/") + (f"?{parsed.query}" if parsed.query else "")
-        timeout = self.timeout + (self.wait if long_poll else 0)
-        kind = http.client.HTTPSConnection if parsed.scheme == "https" else http.client.HTTPConnection
-        with _Deadline(timeout) as deadline:
-            connection = deadline.connection(kind, parsed.hostname, parsed.port)
-            try:
-                connection.request("GET", target, headers=self._headers(long_poll))
-                response = connection.getresponse()
-                status, headers = response.status, response.headers
-                body = _read_body(response, MAX_DOCUMENT_BYTES, f"GET {self.url}") if status == 200 else b""
-                if deadline.passed:  # cut off: what was read is not the answer
-                    raise TimeoutError()
-            except shardroute.ShardrouteError:
-                raise
-            except (OSError, http.client.HTTPException, ValueError) as err:
-                if deadline.passed:
-                    raise HttpError(f"GET {self.url}: no whole answer within {timeout:g} s", "unreachable") from err
-                raise HttpError(f"GET {self.url}: {err!r}", "unreachable") from err
-            finally:
-                connection.close()
-        return self._answer(status, headers, body)
-
-    def refresh(self) -> shardroute.Offered | None:
+    def refresh(self) -> SessionOffered | None:
         """Asks now (no long poll): what became of the body, or None for 304."""
-        return self._get(long_poll=False)
-
-    def wait_for_epoch(self, epoch: int, timeout: float) -> bool:
-        """Waits until the router's epoch is at least ``epoch``: True, or False after
-        ``timeout`` seconds."""
-        with self._changed:
-            return self._changed.wait_for(lambda: self._epoch_reached(epoch), timeout)
-
-    def _run(self) -> None:
-        delay = 0.0  # the first long poll at once: it returns at once from a server without them
-        while not self._stop.wait(delay):
-            started = time.monotonic()
-            try:
-                answered = self._get(long_poll=True)
-            except (HttpError, shardroute.ShardrouteError) as err:
-                delay = self._lost(err)
-                continue
-            self._back()
-            delay = self._next_delay(answered, time.monotonic() - started)
-
-    def close(self) -> None:
-        """Stops asking (idempotent; a long poll in flight is left to end on its own)."""
-        self._stop.set()
-
-    def __enter__(self) -> HttpFollower:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+        return self._ended(self._refresh())
 
 
 class AsyncHttpFollower(_Polling, AsyncWaiting):
     """``HttpFollower`` for asyncio, on asyncio's streams (``http://`` and ``https://``):
-    made by ``await AsyncHttpFollower.start(url, ...)``, it asks in a task of the running
-    loop; ``close()`` (or ``async with``) ends the task."""
+    made by ``await AsyncHttpFollower.start(url, ...)``, it asks on the running loop;
+    ``close()`` (or ``async with``) stops it."""
 
     def __init__(
-        self, url: str, *, config: shardroute.FollowerConfig | None = None, interval: float = INTERVAL_S,
-        wait: int = WAIT_S, timeout: float = 10.0, on_change: Callable[[AsyncHttpFollower], None] | None = None,
-        on_refused: Callable[[AsyncHttpFollower, shardroute.Offered], None] | None = None,
+        self, url: str, *, config: shardroute.FollowerConfig | None = None, interval: float | None = None,
+        wait: int | None = None, timeout: float | None = None,
+        on_change: Callable[[AsyncHttpFollower], None] | None = None,
+        on_refused: Callable[[AsyncHttpFollower, SessionOffered], None] | None = None,
         on_error: Callable[[Exception], None] | None = None,
     ) -> None:
         super().__init__(url, config, interval, wait, timeout, on_change, on_refused, on_error)
+        self._driver = AsyncDriver(self._session, None, self._note)
         self._event = asyncio.Event()
-        self._task: asyncio.Task[None] | None = None
+        self._task = None
 
     @classmethod
     async def start(cls, url: str, **options: Any) -> AsyncHttpFollower:
         """A follower that has asked once (``HttpError`` when that failed) and asks on."""
         follower = cls(url, **options)
-        await follower.refresh()
-        follower._task = asyncio.get_running_loop().create_task(follower._run())
-        return follower
-
-    async def _get(self, long_poll: bool) -> shardroute.Offered | None:
-        import urllib.parse
-
-        parsed = urllib.parse.urlsplit(self.url)
-        secure = parsed.scheme == "https"
-        port = parsed.port or (443 if secure else 80)
-        target = (parsed.path or "/") + (f"?{parsed.query}" if parsed.query else "")
-        lines = [f"GET {target} HTTP/1.1", f"Host: {parsed.netloc}", "Connection: close"]
-        lines += [f"{name}: {value}" for name, value in self._headers(long_poll).items()]
-
-        async def exchange() -> tuple[int, dict[str, str], bytes]:
-            reader, writer = await asyncio.open_connection(parsed.hostname, port, ssl=secure or None)
-            try:
-                writer.write(("\r\n".join(lines) + "\r\n\r\n").encode())
-                status, headers = await _read_head(reader)
-                body = await _body(reader, headers, MAX_DOCUMENT_BYTES, f"GET {self.url}") if status == 200 else b""
-                return status, headers, body
-            finally:
-                writer.close()
-
         try:
-            status, headers, body = await asyncio.wait_for(exchange(), self.timeout + (self.wait if long_poll else 0))
-        except shardroute.ShardrouteError:
+            await follower.refresh()
+        except BaseException:
+            await follower.close()
             raise
-        except (OSError, ValueError, asyncio.IncompleteReadError, asyncio.TimeoutError) as err:
-            raise HttpError(f"GET {self.url}: {err!r}", "unreachable") from err
-        return self._answer(status, {"ETag": headers.get("etag"), "Content-Type": headers.get("content-type")}, body)
+        follower._driver.start()
+        return follower
 
     def _changed_hook(self) -> None:
         self._event.set()
 
-    async def refresh(self) -> shardroute.Offered | None:
+    async def refresh(self) -> SessionOffered | None:
         """As ``HttpFollower.refresh``."""
-        return await self._get(long_poll=False)
+        return self._ended(await self._driver.call({"op": "refresh"}))
 
-    async def _run(self) -> None:
-        delay = 0.0
-        while True:
-            await asyncio.sleep(delay)
-            started = time.monotonic()
-            try:
-                answered = await self._get(long_poll=True)
-            except (HttpError, shardroute.ShardrouteError) as err:
-                delay = self._lost(err)
-                continue
-            self._back()
-            delay = self._next_delay(answered, time.monotonic() - started)
+    async def close(self) -> None:
+        """Stops asking: the request in flight is cut off (idempotent)."""
+        await self._driver.close()

@@ -8,7 +8,7 @@ import { instantiate } from '../load.mjs';
 
 export {
   MAX_DOCUMENT_BYTES, MAX_JSON_NESTING, Migration, MigrationSession, Offered, Router, ShardrouteError,
-  TopologyFollower, decodeDictionary, followerDefaults,
+  SourceSession, TopologyFollower, decodeDictionary, followerDefaults,
 } from '../../pkg-route/web/shardroute_route.js';
 
 /**

@@ -42,6 +42,8 @@ mod scatter;
 mod session_follower;
 mod session_migration;
 mod session_redis;
+mod session_source;
+mod session_source_http;
 mod stats;
 mod suggest;
 mod token_ring;
@@ -93,6 +95,7 @@ pub fn all() -> Vec<(String, String)> {
         session_redis::file(),
         session_follower::file(),
         session_migration::file(),
+        session_source::file(),
     ]
     .iter()
     .map(vector_file::VectorFile::render)

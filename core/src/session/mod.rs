@@ -20,8 +20,12 @@
 //! `now` in, "send this, wake me at T" out), rustls' core against its stream adapters.
 
 pub mod endpoint;
+#[cfg(feature = "etcd")]
+pub mod etcd;
 pub mod follower;
+pub mod http;
 pub mod migration;
+pub mod source;
 // Its `let Strategy::RedisCluster(..) = .. else` cannot fail in a build whose only
 // strategy is `redis_cluster`.
 #[cfg(feature = "redis_cluster")]
@@ -44,6 +48,7 @@ pub fn json_data(text: &str) -> core::result::Result<serde_json::Value, serde_js
 
 pub use endpoint::Endpoint;
 pub use follower::{Follower, FollowerConfig, FollowerStats, Offered, Publish};
+pub use source::{Action as SourceAction, Request as SourceRequest, SourceError, SourceSession};
 pub use migration::{CopyBatch, Fenced, LazySteps, MigrationSession, Mode, WritePlan};
 #[cfg(feature = "redis_cluster")]
 pub use redis::{

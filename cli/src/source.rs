@@ -1,0 +1,385 @@
+//! The transport of the core's source sessions ([`shardroute::session::SourceSession`]):
+//! etcd for `publish`, `watch` and `serve`. It decides nothing (the session holds every
+//! timeout, retry, member order and codec): it makes each HTTP/1.1 request an
+//! [`Action::Request`] names, over `std::net` (TLS with rustls for `https://`), hands back
+//! what came, and keeps one timer, at [`SourceSession::deadline`].
+//!
+//! Each request runs on a thread of its own (blocking I/O) that sends what it reads to
+//! the driver over a channel. Reads are bounded as [`crate::wire`] bounds them (status and
+//! header lines, header count), and a body by the request's `limit` (counted as it
+//! arrives; a stream is handed on piece by piece). An [`Action::Cancel`] shuts the
+//! request's connection down; whatever its thread still sends is dropped.
+
+use std::collections::BTreeMap;
+use std::io::{ErrorKind, Read, Write};
+use std::net::{Shutdown, TcpStream, ToSocketAddrs};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use rustls::pki_types::ServerName;
+use serde_json::{Map, Value};
+use shardroute::session::source::{Action, Request, SourceError, SourceSession};
+
+use crate::wire::{self, BodyError, Url};
+
+/// The most bytes of a stream handed to the session at once (one read).
+const READ_SIZE: usize = 64 << 10;
+
+/// What a request's thread saw.
+enum Seen {
+    /// A whole answer (`last`), or a stream's head.
+    Answer { id: u64, status: u16, headers: Value, body: Vec<u8>, last: bool },
+    /// The next bytes of a stream.
+    Chunk { id: u64, data: Vec<u8> },
+    /// The request's end: `unreachable`, `closed` or `limit_exceeded`.
+    Failed { id: u64, code: &'static str, message: String },
+}
+
+/// A request in flight: its connection once made, shut down to cancel it.
+#[derive(Default)]
+struct Slot {
+    stream: Option<TcpStream>,
+    cancelled: bool,
+}
+
+/// One source session and its requests in flight.
+pub struct Driver {
+    session: SourceSession,
+    start: Instant,
+    tls: Arc<rustls::ClientConfig>,
+    sender: mpsc::Sender<Seen>,
+    seen: mpsc::Receiver<Seen>,
+    open: BTreeMap<u64, Arc<Mutex<Slot>>>,
+}
+
+impl Driver {
+    /// The session `config` describes (the core checks it), `https://` with `tls`.
+    pub fn new(config: &Value, tls: Arc<rustls::ClientConfig>) -> Result<Driver, shardroute::Error> {
+        let session = SourceSession::from_config(config)?;
+        let (sender, seen) = mpsc::channel();
+        Ok(Driver { session, start: Instant::now(), tls, sender, seen, open: BTreeMap::new() })
+    }
+
+    /// The session's clock: milliseconds since the driver was made.
+    pub fn now(&self) -> u64 {
+        u64::try_from(self.start.elapsed().as_millis()).unwrap_or(u64::MAX)
+    }
+
+    /// Starts following (the session's `start`) and runs until `each` returns false
+    /// (given the session, each action for the application, and the time).
+    pub fn follow(&mut self, each: &mut dyn FnMut(&SourceSession, Action, u64) -> bool) {
+        let actions = self.session.start(self.now());
+        self.run(actions, each);
+    }
+
+    /// Makes one call (`op`) and runs until it ends: its result, or its error.
+    pub fn call(&mut self, op: &Value) -> Result<Result<Value, SourceError>, shardroute::Error> {
+        let (call, actions) = self.session.call(op, self.now())?;
+        let mut outcome = None;
+        self.run(actions, &mut |_, action, _| {
+            match action {
+                Action::Done { call: done, result } if done == call => outcome = Some(Ok(result)),
+                Action::Failed { call: failed, error } if failed == call => outcome = Some(Err(error)),
+                _ => {}
+            }
+            outcome.is_none()
+        });
+        Ok(outcome.unwrap_or_else(|| Err(SourceError::new("unreachable", "the call ended without an answer"))))
+    }
+
+    /// Performs `actions` and those that follow, until `each` returns false (or nothing
+    /// is left to wait for); then closes the session.
+    fn run(&mut self, mut actions: Vec<Action>, each: &mut dyn FnMut(&SourceSession, Action, u64) -> bool) {
+        loop {
+            for action in actions {
+                match action {
+                    Action::Request(request) => self.send(request),
+                    Action::Cancel { id } => self.cancel(id),
+                    other => {
+                        if !each(&self.session, other, self.now()) {
+                            return self.close();
+                        }
+                    }
+                }
+            }
+            actions = match self.wait() {
+                Some(actions) => actions,
+                None => return self.close(),
+            };
+        }
+    }
+
+    /// The next thing that happens: what a request saw, or the deadline passing (`None`:
+    /// no deadline and no request in flight, nothing will).
+    fn wait(&mut self) -> Option<Vec<Action>> {
+        let seen = match self.session.deadline() {
+            Some(at) if at <= self.now() => return Some(self.session.timer(self.now())),
+            Some(at) => match self.seen.recv_timeout(Duration::from_millis(at - self.now())) {
+                Ok(seen) => seen,
+                Err(_) => return Some(Vec::new()), // the deadline, checked again above
+            },
+            None if self.open.is_empty() => return None,
+            None => self.seen.recv().ok()?,
+        };
+        let now = self.now();
+        let id = match &seen {
+            Seen::Answer { id, .. } | Seen::Chunk { id, .. } | Seen::Failed { id, .. } => *id,
+        };
+        if !self.open.contains_key(&id) {
+            return Some(Vec::new()); // cancelled
+        }
+        Some(match seen {
+            Seen::Answer { id, status, headers, body, last } => {
+                if last {
+                    self.open.remove(&id);
+                }
+                self.session.response(id, now, status, &headers, &body)
+            }
+            Seen::Chunk { id, data } => self.session.chunk(id, now, &data),
+            Seen::Failed { id, code, message } => {
+                self.open.remove(&id);
+                self.session.failed(id, now, code, &message)
+            }
+        })
+    }
+
+    fn send(&mut self, request: Request) {
+        let slot = Arc::new(Mutex::new(Slot::default()));
+        self.open.insert(request.id, slot.clone());
+        let (id, sender, tls) = (request.id, self.sender.clone(), self.tls.clone());
+        let connect_by = request.deadline.map(|at| self.start + Duration::from_millis(at));
+        let spawned = std::thread::Builder::new().name(format!("request {id}")).spawn(move || {
+            if let Err((code, message)) = exchange(&request, connect_by, &tls, &slot, &sender) {
+                let _ = sender.send(Seen::Failed { id, code, message });
+            }
+        });
+        if let Err(err) = spawned {
+            let _ = self.sender.send(Seen::Failed { id, code: "unreachable", message: format!("no thread: {err}") });
+        }
+    }
+
+    fn cancel(&mut self, id: u64) {
+        if let Some(slot) = self.open.remove(&id) {
+            let mut slot = slot.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+            slot.cancelled = true;
+            if let Some(stream) = slot.stream.take() {
+                let _ = stream.shutdown(Shutdown::Both);
+            }
+        }
+    }
+
+    /// Closes the session and every request still open.
+    fn close(&mut self) {
+        for action in self.session.close(self.now()) {
+            if let Action::Cancel { id } = action {
+                self.cancel(id);
+            }
+        }
+        let open: Vec<u64> = self.open.keys().copied().collect();
+        open.into_iter().for_each(|id| self.cancel(id));
+    }
+}
+
+/// A connection, plain or TLS.
+trait Connection: Read + Write + Send {}
+impl<T: Read + Write + Send> Connection for T {}
+
+type Failure = (&'static str, String);
+
+fn unreachable(message: impl std::fmt::Display) -> Failure {
+    ("unreachable", message.to_string())
+}
+
+/// Makes `request` and sends what it sees to the driver; its end as an error.
+fn exchange(
+    request: &Request,
+    connect_by: Option<Instant>,
+    tls: &Arc<rustls::ClientConfig>,
+    slot: &Mutex<Slot>,
+    sender: &mpsc::Sender<Seen>,
+) -> Result<(), Failure> {
+    let id = request.id;
+    let (url, secure) = Url::parse_secure(&request.url).map_err(unreachable)?;
+    let tcp = connect(&url, connect_by)?;
+    {
+        let mut slot = slot.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if slot.cancelled {
+            return Ok(());
+        }
+        slot.stream = Some(tcp.try_clone().map_err(unreachable)?);
+    }
+    let mut connection: Box<dyn Connection> = if secure {
+        let name = ServerName::try_from(url.host.clone()).map_err(|err| unreachable(format!("{}: {err}", url.host)))?;
+        let tls = rustls::ClientConnection::new(tls.clone(), name).map_err(unreachable)?;
+        Box::new(rustls::StreamOwned::new(tls, tcp))
+    } else {
+        Box::new(tcp)
+    };
+    let headers: Vec<(&str, String)> = request.headers.iter().map(|(name, value)| (*name, value.clone())).collect();
+    let body = request.body.as_deref().unwrap_or("").as_bytes();
+    let head = wire::request_head(request.method, &url, &headers, body.len());
+    let sent = connection.write_all(head.as_bytes()).and_then(|()| connection.write_all(body));
+    sent.and_then(|()| connection.flush()).map_err(|err| unreachable(format!("{}: {err}", url.host_port())))?;
+    let response = wire::read_response(connection).map_err(|err| unreachable(format!("{}: {err}", url.host_port())))?;
+    let status = response.status;
+    let headers: Map<String, Value> =
+        response.headers.iter().map(|(name, value)| (name.clone(), Value::String(value.clone()))).collect();
+    let headers = Value::Object(headers);
+    if request.stream && status == 200 {
+        let _ = sender.send(Seen::Answer { id, status, headers, body: Vec::new(), last: false });
+        let mut body = response.into_body();
+        let mut buffer = vec![0; READ_SIZE];
+        loop {
+            match body.read(&mut buffer) {
+                Ok(0) => return Err(("closed", "the server ended the stream".into())),
+                Ok(read) => {
+                    if sender.send(Seen::Chunk { id, data: buffer[..read].to_vec() }).is_err() {
+                        return Ok(()); // the driver is gone
+                    }
+                }
+                Err(err) if err.kind() == ErrorKind::UnexpectedEof => return Err(("closed", err.to_string())),
+                Err(err) => return Err(unreachable(err)),
+            }
+        }
+    }
+    let body = response.body_within(request.limit).map_err(|err| match err {
+        BodyError::Over(message) => ("limit_exceeded", message),
+        BodyError::Read(message) => unreachable(message),
+    })?;
+    let _ = sender.send(Seen::Answer { id, status, headers, body, last: true });
+    Ok(())
+}
+
+/// A connection to `url`'s host: each of its addresses in turn, until `connect_by`.
+fn connect(url: &Url, connect_by: Option<Instant>) -> Result<TcpStream, Failure> {
+    let addresses = (url.host.as_str(), url.port)
+        .to_socket_addrs()
+        .map_err(|err| unreachable(format!("{}: {err}", url.host_port())))?;
+    let mut last = format!("{}: no address", url.host_port());
+    for address in addresses {
+        let connected = match connect_by {
+            Some(by) => {
+                let left = by.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    return Err(unreachable(format!("{}: the request's deadline passed", url.host_port())));
+                }
+                TcpStream::connect_timeout(&address, left)
+            }
+            None => TcpStream::connect(address),
+        };
+        match connected {
+            Ok(stream) => {
+                let _ = stream.set_nodelay(true);
+                return Ok(stream);
+            }
+            Err(err) => last = format!("{}: {err}", url.host_port()),
+        }
+    }
+    Err(unreachable(last))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::TcpListener;
+
+    /// A server for one connection: reads the request head, then runs `answer` on it.
+    fn fake_server<T: Send + 'static>(
+        answer: impl FnOnce(&mut TcpStream) -> T + Send + 'static,
+    ) -> (String, std::thread::JoinHandle<T>) {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let server = std::thread::spawn(move || {
+            let (mut stream, _) = listener.accept().unwrap();
+            let mut head = [0u8; 4096];
+            let _ = stream.read(&mut head);
+            answer(&mut stream)
+        });
+        (url, server)
+    }
+
+    fn request(url: &str, limit: u64, stream: bool) -> Request {
+        let url = format!("{url}/v3/watch");
+        Request { id: 1, method: "POST", url, headers: Vec::new(), body: None, deadline: None, limit, stream }
+    }
+
+    fn tls() -> Arc<rustls::ClientConfig> {
+        crate::tls::config(&crate::tls::Files::default()).unwrap()
+    }
+
+    #[test]
+    fn an_answer_over_the_request_limit_is_refused_as_it_arrives() {
+        // Announced: refused before a byte of the body is read.
+        let (url, _server) = fake_server(|stream| {
+            let _ = stream.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 99999999999\r\n\r\nabc");
+        });
+        let (sender, _seen) = mpsc::channel();
+        let refused = exchange(&request(&url, 1000, false), None, &tls(), &Mutex::default(), &sender).unwrap_err();
+        assert_eq!(refused.0, "limit_exceeded", "{refused:?}");
+        // Unannounced and endless: read up to the limit only (the server cannot send its GiB).
+        let (url, server) = fake_server(|stream| {
+            let _ = stream.write_all(b"HTTP/1.1 200 OK\r\n\r\n");
+            let filler = vec![b'a'; 1 << 16];
+            let mut sent = 0usize;
+            while sent < 1 << 30 {
+                match stream.write(&filler) {
+                    Ok(n) => sent += n,
+                    Err(_) => break,
+                }
+            }
+            sent
+        });
+        let refused = exchange(&request(&url, 100_000, false), None, &tls(), &Mutex::default(), &sender);
+        assert_eq!(refused.unwrap_err().0, "limit_exceeded");
+        drop(sender);
+        assert!(server.join().unwrap() < 1 << 30);
+    }
+
+    #[test]
+    fn a_stream_is_handed_on_piece_by_piece_and_its_end_is_closed() {
+        let (go_on, wait) = mpsc::channel::<()>();
+        let (url, _server) = fake_server(move |stream| {
+            let _ = stream.write_all(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n6\r\nline1\n\r\n");
+            let _ = wait.recv(); // until the client has handed the first line on
+            let _ = stream.write_all(b"6\r\nline2\n\r\n0\r\n\r\n");
+        });
+        let (sender, seen) = mpsc::channel();
+        let exchanged =
+            std::thread::spawn(move || exchange(&request(&url, 1000, true), None, &tls(), &Mutex::default(), &sender));
+        match seen.recv().unwrap() {
+            Seen::Answer { status: 200, body, last: false, .. } => assert!(body.is_empty()),
+            _ => panic!("expected the stream's head"),
+        }
+        let Seen::Chunk { data, .. } = seen.recv().unwrap() else { panic!("expected a chunk") };
+        assert_eq!(data, b"line1\n");
+        go_on.send(()).unwrap();
+        let Seen::Chunk { data, .. } = seen.recv().unwrap() else { panic!("expected a chunk") };
+        assert_eq!(data, b"line2\n");
+        assert_eq!(exchanged.join().unwrap().unwrap_err().0, "closed");
+    }
+
+    #[test]
+    fn a_request_past_the_sessions_deadline_is_cancelled_and_its_connection_closed() {
+        // A member that takes the request and drips its answer, a byte every 50 ms (no
+        // per-read timeout would fire; 2,000 bytes take 100 s): the session's deadline
+        // passes, the driver cancels (closes the connection) and the call fails.
+        let (url, server) = fake_server(|stream| {
+            let mut sent = 0;
+            for byte in b"HTTP/1.1 200 OK\r\nX-Drip: ".iter().chain(&[b'a'; 2000]) {
+                if stream.write_all(&[*byte]).is_err() {
+                    break;
+                }
+                sent += 1;
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            sent
+        });
+        let config = serde_json::json!({"source": "etcd", "members": [url], "request_timeout_ms": 200});
+        let mut driver = Driver::new(&config, tls()).unwrap();
+        let failed = driver.call(&serde_json::json!({"op": "get", "key": "k"})).unwrap().unwrap_err();
+        assert_eq!(failed.code, "unreachable", "{failed:?}");
+        // Given up at the deadline (200 ms, about 4 bytes), not after the server's 2,000.
+        assert!(server.join().unwrap() < 200);
+        assert!(driver.open.is_empty());
+    }
+}

@@ -66,7 +66,7 @@ use self::codec::{Entry, Meaning, WatchLine};
 use crate::error::{Error, Result};
 use crate::limits::MAX_ANSWER_BYTES;
 use crate::session::follower::{Follower, FollowerConfig, FollowerStats, Offered};
-use crate::session::source::{defaults, Action, Request, SourceError};
+use crate::session::exchange::{defaults, Action, Request, SourceError};
 
 pub use self::codec::prefix_end;
 

@@ -20,6 +20,7 @@
 //! `now` in, "send this, wake me at T" out), rustls' core against its stream adapters.
 
 pub mod endpoint;
+pub mod exchange;
 #[cfg(feature = "etcd")]
 pub mod etcd;
 pub mod follower;

@@ -10,7 +10,7 @@ use alloc::vec::Vec;
 
 use serde_json::{json, Value};
 
-use crate::session::source::SourceError;
+use crate::session::exchange::SourceError;
 
 const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 

@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use super::codec::b64;
 use super::EtcdSession;
 use crate::limits::MAX_ANSWER_BYTES;
-use crate::session::source::{defaults, Action, Request, SourceError};
+use crate::session::exchange::{defaults, Action, Request, SourceError};
 
 const A: &str = "http://a:2379";
 const B: &str = "http://b:2379";

@@ -111,8 +111,8 @@ export declare class Etcd {
   getMany<K extends EtcdKey>(keys: Iterable<K>): Promise<{ values: Map<K, EtcdValue>; revision: bigint }>;
   /** Writes `key`: the new revision. @throws {EtcdError} */
   put(key: EtcdKey, value: EtcdKey): Promise<bigint>;
-  /** Deletes every key that starts with `prefix`: how many. @throws {EtcdError} */
-  deletePrefix(prefix: EtcdKey): Promise<number>;
+  /** Deletes every key that starts with `prefix`: how many (a u64, so a `bigint`). @throws {EtcdError} */
+  deletePrefix(prefix: EtcdKey): Promise<bigint>;
   /**
    * All of `puts` and `deletes` in one transaction when every compare holds: the new
    * revision, or `0n` when a compare failed and nothing was written.

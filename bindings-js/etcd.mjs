@@ -140,7 +140,7 @@ export class Etcd {
   }
 
   async deletePrefix(prefix) {
-    return Number((await this.#call({ op: 'delete_prefix', prefix: text(prefix) })).deleted);
+    return BigInt((await this.#call({ op: 'delete_prefix', prefix: text(prefix) })).deleted);
   }
 
   async txn(compare, puts, deletes = []) {

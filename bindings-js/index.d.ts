@@ -1122,12 +1122,13 @@ export declare class TopologyFollower {
 export declare function followerDefaults(): Required<FollowerConfig>;
 
 /**
- * A source session's config: `{ source: 'etcd', members, key?, also?, ... }` or
- * `{ source: 'http', url, ... }`; each kind's fields are those of the Rust core
- * (`core/src/session/etcd.rs`, `http.rs`), with defaults from its constants
- * (`SourceSession.config` gives every field).
+ * A source session's config: `{ source: 'etcd', members, key?, also?, ... }`,
+ * `{ source: 'http', url, ... }` or `{ source: 'zookeeper', members, path?, ... }`; each
+ * kind's fields are those of the Rust core (`core/src/session/etcd.rs`, `http.rs`,
+ * `zookeeper.rs`), with defaults from its constants (`SourceSession.config` gives every
+ * field).
  */
-export type SourceConfig = SourceEtcdConfig | SourceHttpConfig;
+export type SourceConfig = SourceEtcdConfig | SourceHttpConfig | SourceZookeeperConfig;
 
 /** An etcd source (its JSON gateway, v3): a follower of `key`, or calls only. */
 export interface SourceEtcdConfig {
@@ -1159,6 +1160,27 @@ export interface SourceHttpConfig {
   request_timeout_ms?: number;
   reconnect_first_ms?: number;
   reconnect_max_ms?: number;
+  [field: string]: unknown;
+}
+
+/**
+ * A ZooKeeper ensemble, over TCP (no TLS): a follower of the znode at `path`, or calls
+ * only. The package with TCP (the Node addon) connects; a runtime without it cannot.
+ */
+export interface SourceZookeeperConfig {
+  source: 'zookeeper';
+  /** `host:port`, `host` (port 2181) or `[v6]:port`, tried in order. */
+  members: string[];
+  /** The znode to follow (absent: a session for calls only). */
+  path?: string;
+  /** The session timeout asked for; the server grants one within its own bounds. */
+  session_timeout_ms?: number;
+  request_timeout_ms?: number;
+  reconnect_first_ms?: number;
+  reconnect_max_ms?: number;
+  /** ZooKeeper digest authentication: both or neither. */
+  user?: string;
+  password?: string;
   [field: string]: unknown;
 }
 
@@ -1195,13 +1217,32 @@ export type SourceOfferedResult =
   | { refused: { code: string; message: string } };
 
 /**
- * What the shell does next: one key naming the action. `request`: make it; `cancel`:
- * stop request `id`; `offered`: a follower read a document (call the application back
- * when `changed`, or on a refusal); `lost`: the source was lost (the session tries again
- * by itself at `retry_at`); `done` / `failed`: call `call` ended.
+ * A TCP connection for the shell to open (no TLS): answer `opened(id, nowMs)` once it is
+ * open, or `failed(id, nowMs, 'unreachable', message)`; then hand back every read with
+ * `chunk` and the peer's close with `failed(id, nowMs, 'closed', message)`.
+ */
+export interface SourceConnect {
+  /** The session's number for it, in every answer about it. */
+  id: number;
+  /** A host name or an IP address (an IPv6 address without brackets). */
+  host: string;
+  port: number;
+  /** When the session gives up on it, on the shell's clock (its own timer covers it). */
+  deadline: number;
+}
+
+/**
+ * What the shell does next: one key naming the action. `request`: make it; `connect`:
+ * open a TCP connection; `send`: write the bytes (`data_b64`, standard base64 with
+ * padding) to connection `id`, in order; `cancel`: stop request `id` (close connection
+ * `id`); `offered`: a follower read a document (call the application back when
+ * `changed`, or on a refusal); `lost`: the source was lost (the session tries again by
+ * itself at `retry_at`); `done` / `failed`: call `call` ended.
  */
 export type SourceAction =
   | { request: SourceRequest }
+  | { connect: SourceConnect }
+  | { send: { id: number; data_b64: string } }
   | { cancel: { id: number } }
   | { offered: { result: SourceOfferedResult; changed: boolean; revision: string } }
   | { lost: { error: SourceError; retry_at: number } }
@@ -1210,12 +1251,12 @@ export type SourceAction =
 
 /**
  * A topology source as a protocol, without I/O (sans-IO): etcd through its JSON gateway
- * (a follower, or calls such as `get`, `txn`, `publish`) or an HTTP endpoint polled with
- * `If-None-Match`. The shell performs the actions the session returns, hands back what its
- * transport saw (`response`, `chunk`, `failed`), keeps one timer at `deadline` and calls
- * `timer` when it passes. Times, deadlines and ids are numbers (safe integers); revisions
- * and epochs decimal strings. Every decision is the Rust core's, the same in every
- * language (`conformance/vectors/session_source.json`).
+ * (a follower, or calls such as `get`, `txn`, `publish`), an HTTP endpoint polled with
+ * `If-None-Match`, or ZooKeeper over TCP. The shell performs the actions the session
+ * returns, hands back what its transport saw (`response`, `opened`, `chunk`, `failed`),
+ * keeps one timer at `deadline` and calls `timer` when it passes. Times, deadlines and ids
+ * are numbers (safe integers); revisions and epochs decimal strings. Every decision is the
+ * Rust core's, the same in every language (`conformance/vectors/session_source.json`).
  */
 export declare class SourceSession {
   /**
@@ -1247,14 +1288,23 @@ export declare class SourceSession {
    */
   response(id: number, nowMs: Milliseconds, status: number, headers: Record<string, string>, body: Uint8Array): SourceAction[];
   /**
-   * The next piece of stream `id`'s body, as it arrived.
+   * Connection `id` (a `connect` action's) is open. An id the session did not give, or
+   * gave up on, is ignored.
+   *
+   * @throws {ShardrouteError} `invalid_argument` for a bad id or time.
+   */
+  opened(id: number, nowMs: Milliseconds): SourceAction[];
+  /**
+   * The next piece of stream `id`'s body, or the next read of connection `id`, as it
+   * arrived.
    *
    * @throws {ShardrouteError} `invalid_argument` for a bad id, time or data.
    */
   chunk(id: number, nowMs: Milliseconds, data: Uint8Array): SourceAction[];
   /**
-   * Request `id` could not be completed: `code` is `unreachable`, `closed` (a stream ended
-   * by its server) or `limit_exceeded`; `message` says what the transport saw.
+   * Request or connection `id` could not be completed: `code` is `unreachable`, `closed`
+   * (a stream or a connection ended by its server) or `limit_exceeded`; `message` says what
+   * the transport saw.
    *
    * @throws {ShardrouteError} `invalid_argument` for a bad id or time.
    */

@@ -345,31 +345,13 @@ export function groupsOf(flat, ids) {
   return groups;
 }
 
-// -- What the topology sources' shells share: etcd.mjs and http.mjs (the driver below,
-// their one transport and loop around the core's SourceSession), bindings-node's
-// zookeeper.js (the clock, the callbacks, the waits) --
+// -- What the topology sources' shells share: etcd.mjs, http.mjs and bindings-node's
+// zookeeper.js (the driver below, their one transport and loop around the core's
+// SourceSession; the clock, the callbacks, the waits) --
 
 /** The sources' clock for the follower: monotonic milliseconds (wall-clock jumps do not move it). */
 export function monotonicMs() {
   return Math.floor(performance.now());
-}
-
-/** Waits until `atMs` on `monotonicMs()`'s clock: true, or false as soon as `signal` aborts. */
-export function sleepUntil(atMs, signal) {
-  return new Promise((resolve) => {
-    if (signal.aborted) {
-      resolve(false);
-      return;
-    }
-    const done = (slept) => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', aborted);
-      resolve(slept);
-    };
-    const aborted = () => done(false);
-    const timer = setTimeout(() => done(true), Math.max(0, Number(atMs) - monotonicMs()));
-    signal.addEventListener('abort', aborted, { once: true });
-  });
 }
 
 /** Calls `callback(...args)`, handing what it throws to `onError` (whose own throws are dropped). */
@@ -491,6 +473,23 @@ async function boundedBody(response, limit) {
   return body;
 }
 
+/** The bytes of standard base64 text (a `send` action's `data_b64`). */
+function fromBase64(text) {
+  if (typeof globalThis.Buffer === 'function') return globalThis.Buffer.from(text, 'base64');
+  return Uint8Array.from(atob(text), (char) => char.charCodeAt(0));
+}
+
+/**
+ * Node's `node:net`, for the `connect` actions of a session over TCP (ZooKeeper's), or
+ * null where there is none. Looked up when first needed, never imported: a WASM or browser
+ * bundle of this file holds nothing of Node's (`process.getBuiltinModule`, Node 20.16 and
+ * later; zookeeper.js hands its own `require('node:net')` to the driver, for older Nodes).
+ */
+function nodeNet() {
+  const builtin = globalThis.process?.getBuiltinModule;
+  return typeof builtin === 'function' ? builtin('node:net') : null;
+}
+
 /** The global `fetch`, looked up at each call (a test or a polyfill may replace it). */
 export function globalFetch(url, init) {
   return globalThis.fetch(url, init);
@@ -530,26 +529,31 @@ export function nodeFetch({ ca, cert, key }) {
 
 /**
  * One source session (the core's `SourceSession`, made by the shell from its package's
- * main entry) and the loop around it, for etcd.mjs and http.mjs alike: performs its
- * actions (each request with `fetch`, at most `request.limit` bytes of its answer
- * buffered, a stream's head and pieces handed back as they arrive; cancels; the calls'
- * promises; the shell's `hooks`: `offered(body)`, `lost(error)`, `request(request)` as it
- * is made, `error(err)` for a bug of this file), keeps one timer at the session's
- * deadline, and stops at `close`. `errorOf(error, cause)` is the shell's error of the
- * session's `{code, message, status}` (`cause`: the transport's error behind it).
+ * main entry) and the loop around it, for etcd.mjs, http.mjs and zookeeper.js alike:
+ * performs its actions (each request with `fetch`, at most `request.limit` bytes of its
+ * answer buffered, a stream's head and pieces handed back as they arrive; each TCP
+ * connection with `net`, `opened` once open, every read handed back as it came, the
+ * bytes of each `send` written in order; cancels; the calls' promises; the shell's
+ * `hooks`: `offered(body)`, `lost(error)`, `request(request)` as it is made, `error(err)`
+ * for a bug of this file), keeps one timer at the session's deadline, and stops at
+ * `close`. `errorOf(error, cause)` is the shell's error of the session's `{code, message,
+ * status}` (`cause`: the transport's error behind it). `net`: `node:net` (omitted: looked
+ * up at the first `connect`, see `nodeNet`).
  */
 export class SourceDriver {
   #requests = new Map(); // request id -> its AbortController
+  #connections = new Map(); // connection id -> its socket
   #calls = new Map(); // call number -> { resolve, reject }
   #timer = null;
   #timerAt = null;
   #closed = false;
 
-  constructor(session, fetch, errorOf, hooks = {}) {
+  constructor(session, fetch, errorOf, hooks = {}, net = null) {
     this.session = session;
     this.fetch = fetch;
     this.errorOf = errorOf;
     this.hooks = hooks;
+    this.net = net;
   }
 
   get closed() {
@@ -575,9 +579,15 @@ export class SourceDriver {
       if (kind === 'request') {
         this.hooks.request?.(body);
         if (!this.#closed) this.#send(body).catch((err) => this.hooks.error?.(err));
+      } else if (kind === 'connect') {
+        if (!this.#closed) this.#connect(body);
+      } else if (kind === 'send') {
+        // Written even once closed: a session's close may say goodbye on its connection.
+        this.#connections.get(body.id)?.write(body.data instanceof Uint8Array ? body.data : fromBase64(body.data_b64));
       } else if (kind === 'cancel') {
         this.#requests.get(body.id)?.abort(new DOMException('cancelled', 'AbortError'));
         this.#requests.delete(body.id);
+        this.#hangUp(body.id);
       } else if (kind === 'done' || kind === 'failed') {
         const call = this.#calls.get(Number(body.call));
         this.#calls.delete(Number(body.call));
@@ -613,6 +623,62 @@ export class SourceDriver {
       if (monotonicMs() >= at) this.feed((session, now) => session.timer(now));
       else this.#arm();
     }, Math.min(MAX_TIMER_MS, Math.max(0, at - monotonicMs())));
+  }
+
+  /**
+   * Opens connection `id` to `host:port` (no TLS, no timeout: the session's deadline covers
+   * it), then hands back its opening, each read as it came, and its end: `closed` when the
+   * peer closed it, `unreachable` on an error. Nothing more once it is cancelled.
+   */
+  #connect({ id, host, port }) {
+    // A connection that cannot even start fails after this batch of actions, as any transport's answer comes.
+    const refused = (message, cause) => Promise.resolve()
+      .then(() => this.feed((session, now) => session.failed(id, now, 'unreachable', message), cause))
+      .catch((err) => this.hooks.error?.(err));
+    const net = this.net ?? nodeNet();
+    if (net === null) {
+      refused('a TCP connection needs Node.js (node:net)');
+      return;
+    }
+    let socket;
+    try {
+      socket = net.connect({ host, port }); // throws for a port out of range
+    } catch (err) {
+      refused(failureOf(err), err);
+      return;
+    }
+    socket.setNoDelay(true);
+    this.#connections.set(id, socket);
+    const live = () => this.#connections.get(id) === socket;
+    const gone = (code, message, cause) => {
+      if (!live()) return;
+      this.#connections.delete(id);
+      socket.destroy();
+      this.feed((session, now) => session.failed(id, now, code, message), cause);
+    };
+    // An event handler's throw would be the process's uncaught exception: a bug of this file, reported.
+    const on = (event, handle) => socket.on(event, (...args) => {
+      try {
+        handle(...args);
+      } catch (err) {
+        this.hooks.error?.(err);
+      }
+    });
+    on('connect', () => live() && this.feed((session, now) => session.opened(id, now)));
+    on('data', (data) => live() && this.feed((session, now) => session.chunk(id, now, data)));
+    on('end', () => gone('closed', 'the server closed the connection'));
+    on('close', () => gone('closed', 'the connection closed'));
+    on('error', (err) => gone('unreachable', failureOf(err), err));
+  }
+
+  /** Closes connection `id` once what was written to it is sent (a socket still connecting: at once). */
+  #hangUp(id) {
+    const socket = this.#connections.get(id);
+    if (socket === undefined) return;
+    this.#connections.delete(id);
+    socket.unref();
+    if (socket.connecting) socket.destroy();
+    else socket.end(() => socket.destroy());
   }
 
   /** Makes `request`, handing its answer (or a stream's head and pieces) or its failure to the session. */

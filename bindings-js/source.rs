@@ -31,8 +31,9 @@ pub fn data(text: &str, what: &str) -> sr::Result<serde_json::Value> {
     js_session::json(text, what)
 }
 
-/// A request `id` argument (a number the session gave; a `bigint` too), read as a time is
-/// ([`js_session::unsigned`]).
+/// A request or connection `id` argument (a number the session gave; a `bigint` too), read
+/// as a time is ([`js_session::unsigned`]): `response`, `chunk`, `opened` and `failed` refuse
+/// a bad one in the same words.
 ///
 /// # Errors
 /// `invalid_argument`: `"id must be a request id, a safe non-negative integer or a bigint

@@ -620,10 +620,10 @@ class MigrationSession {
 }
 
 /**
- * A topology source (etcd, an HTTP endpoint) as a protocol, without I/O: the core's source
- * session, over the native one. Objects in (config, op, headers) become JSON text here, as
- * for `new TopologyFollower`; the actions, state and config come back as JSON text, parsed
- * here. index.d.ts documents the methods.
+ * A topology source (etcd, an HTTP endpoint, ZooKeeper) as a protocol, without I/O: the
+ * core's source session, over the native one. Objects in (config, op, headers) become JSON
+ * text here, as for `new TopologyFollower`; the actions, state and config come back as JSON
+ * text, parsed here. index.d.ts documents the methods.
  */
 class SourceSession {
   #inner;
@@ -633,6 +633,7 @@ class SourceSession {
     defineMethods(this, {
       start: (session, nowMs) => JSON.parse(session.#inner.start(nowMs)),
       call: (session, op, nowMs) => JSON.parse(session.#inner.call(dataText(op, 'op'), nowMs)),
+      opened: (session, id, nowMs) => JSON.parse(session.#inner.opened(id, nowMs)),
       chunk: (session, id, nowMs, data) => JSON.parse(session.#inner.chunk(id, nowMs, data)),
       failed: (session, id, nowMs, code, message) => JSON.parse(session.#inner.failed(id, nowMs, code, message)),
       timer: (session, nowMs) => JSON.parse(session.#inner.timer(nowMs)),

@@ -26,8 +26,8 @@ import type {
 
 export type {
   FollowerConfig, FollowerStats, Hashing, Key, LazySteps, Milliseconds, MigrationMode, Move, Revision, RoutingMode,
-  SaltedKey, SourceAction, SourceConfig, SourceError, SourceEtcdConfig, SourceHttpConfig, SourceOfferedResult,
-  SourceRequest, Topology, TopologyNode, WritePlan,
+  SaltedKey, SourceAction, SourceConfig, SourceConnect, SourceError, SourceEtcdConfig, SourceHttpConfig,
+  SourceOfferedResult, SourceRequest, SourceZookeeperConfig, Topology, TopologyNode, WritePlan,
 } from './index.js';
 
 /**
@@ -335,6 +335,8 @@ export declare class SourceSession {
   call(op: { op: string; [field: string]: unknown }, nowMs: Milliseconds): { call: number; actions: SourceAction[] };
   /** The answer to request `id`: the actions. */
   response(id: number, nowMs: Milliseconds, status: number, headers: Record<string, string>, body: Uint8Array): SourceAction[];
+  /** Connection `id` is open: the actions (this build has no kind that connects). */
+  opened(id: number, nowMs: Milliseconds): SourceAction[];
   /** The next piece of stream `id`'s body: the actions. */
   chunk(id: number, nowMs: Milliseconds, data: Uint8Array): SourceAction[];
   /** Request `id` could not be completed: the actions. */

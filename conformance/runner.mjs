@@ -238,10 +238,23 @@ function runFollower(api, file, kase) {
   return { results: kase.steps.map((step) => followerStep(api, file, follower, step)) };
 }
 
-/** The bytes of a vector's base64 text (`body_b64`), padding optional. */
+/** The bytes of a vector's base64 text (`body_b64`, `data_b64`), padding optional. */
 function base64Bytes(text) {
   const bare = text.replace(/=+$/, '');
   return Uint8Array.from(atob(bare + '='.repeat((4 - (bare.length % 4)) % 4)), (c) => c.charCodeAt(0));
+}
+
+/**
+ * A step's bytes: `field` (text, as UTF-8) or `field`_b64 (standard base64), never both;
+ * neither is `absent` as text (undefined: the step is malformed).
+ */
+function stepBytes(step, field, absent) {
+  const text = step[field];
+  const encoded = step[`${field}_b64`];
+  if (text !== undefined && encoded !== undefined) throw new Error(`a step has ${field} (text) or ${field}_b64, not both`);
+  if (encoded !== undefined) return base64Bytes(encoded);
+  if (text === undefined && absent === undefined) throw new Error(`a step has ${field} (text) or ${field}_b64`);
+  return new TextEncoder().encode(text ?? absent);
 }
 
 /** A source session's deadline as the vectors write it: a number (a safe integer) or null. */
@@ -270,16 +283,14 @@ function sourceStep(api, session, step) {
         if (Object.keys(rest).length) throw new Error(`call returned extra fields ${Object.keys(rest)}`);
         return { call, actions: list, deadline: deadlineJson(session) };
       }
-      case 'response': {
-        if (step.body !== undefined && step.body_b64 !== undefined) {
-          throw new Error('a response has body (text) or body_b64, not both');
-        }
-        const body = step.body_b64 !== undefined ? base64Bytes(step.body_b64) : new TextEncoder().encode(step.body ?? '');
-        actions = session.response(step.id, now, step.status, step.headers ?? {}, body);
+      case 'response':
+        actions = session.response(step.id, now, step.status, step.headers ?? {}, stepBytes(step, 'body', ''));
         break;
-      }
+      case 'opened':
+        actions = session.opened(step.id, now);
+        break;
       case 'chunk':
-        actions = session.chunk(step.id, now, new TextEncoder().encode(step.data));
+        actions = session.chunk(step.id, now, stepBytes(step, 'data'));
         break;
       case 'failed':
         actions = session.failed(step.id, now, step.code, step.message);

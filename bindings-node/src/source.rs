@@ -1,5 +1,6 @@
 //! [`SourceSession`]: the core's sans-IO source sessions ([`ss::source`]: etcd through its
-//! JSON gateway, an HTTP endpoint polled with `If-None-Match`) for JavaScript. Conversion
+//! JSON gateway, an HTTP endpoint polled with `If-None-Match`, ZooKeeper over TCP) for
+//! JavaScript. Conversion
 //! only, every decision is the core's; what the two JavaScript packages share of it (the
 //! refusals the core does not word, the actions' JSON) is `bindings-js/source.rs`,
 //! included as [`crate::js_source`].
@@ -101,6 +102,18 @@ impl SourceSession {
         let now = milliseconds(now_ms)?;
         let data: Uint8ArraySlice = key::typed_array(data, TypedArrayType::Uint8, "data")?;
         Ok(shared::actions(&self.session()?.chunk(id, now, &data)).to_string())
+    }
+
+    /// Connection `id` (a `connect` action's) is open: the actions, as JSON text. An id the
+    /// session did not give, or gave up on, is ignored.
+    ///
+    /// # Errors
+    /// `invalid_argument` for a bad id or time.
+    #[napi(catch_unwind)]
+    pub fn opened(&self, id: Unknown, now_ms: Unknown) -> Result<String> {
+        let id = id_argument(id)?;
+        let now = milliseconds(now_ms)?;
+        Ok(shared::actions(&self.session()?.opened(id, now)).to_string())
     }
 
     /// Request `id` could not be completed (`code`: `unreachable`, `closed`,

@@ -76,7 +76,7 @@ export function secureEtcdSuite({ ShardrouteError }, { Etcd, EtcdError, EtcdFoll
       // PEM text instead of paths.
       const pem = secure({ ca: readFileSync(info.ca_file, 'utf8'), cert: readFileSync(info.cert_file, 'utf8'), key: readFileSync(info.key_file, 'utf8') });
       assert.equal(JSON.parse((await pem.get(key)).value).epoch, 2);
-      assert.equal(await pem.deletePrefix('/secure/'), 2);
+      assert.equal(await pem.deletePrefix('/secure/'), 2n);
     });
 
     test('an expired token is renewed and the request sent again', async () => {

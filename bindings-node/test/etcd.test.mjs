@@ -264,8 +264,8 @@ describe('shardroute/etcd against a real etcd', () => {
 
     assert.deepEqual(prefixEnd('/kv/'), new TextEncoder().encode('/kv0'));
     assert.deepEqual(prefixEnd(Uint8Array.of(0x61, 0xff, 0xff)), Uint8Array.of(0x62));
-    assert.equal(await etcd.deletePrefix('/kv/'), 3);
-    assert.equal(await etcd.deletePrefix('/kv/'), 0);
+    assert.equal(await etcd.deletePrefix('/kv/'), 3n);
+    assert.equal(await etcd.deletePrefix('/kv/'), 0n);
   });
 
   test('an unreachable etcd and an HTTP error are EtcdErrors', async () => {

@@ -21,7 +21,7 @@ export async function typed(): Promise<void> {
   const swapped: bigint = await etcd.cas('/a', '2', put);
   const written: bigint = await etcd.txn([sameRevision('/a', 0n), Etcd.sameValue('/b', 'x'), sameValue('/c', 'y')], { '/a': '1' }, ['/b']);
   await etcd.txn([Etcd.sameRevision('/a', 3)], new Map([['/a', new Uint8Array([1])]]));
-  const deleted: number = await etcd.deletePrefix('/app/');
+  const deleted: bigint = await etcd.deletePrefix('/app/');
   const end: Uint8Array = prefixEnd('/app/');
   const follower: EtcdFollower = await EtcdFollower.start(etcd, '/app/topology', {
     also: ['/app/previous'],

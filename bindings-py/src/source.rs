@@ -1,6 +1,7 @@
 //! `shardroute.SourceSession`: a shell over core's sans-IO source sessions
 //! ([`sr::session::source`]: etcd through its JSON gateway, an HTTP endpoint polled with
-//! `If-None-Match`). Converts arguments and actions; every decision is the core's.
+//! `If-None-Match`, ZooKeeper over TCP). Converts arguments and actions; every decision is
+//! the core's.
 
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyInt, PyMapping, PyMemoryView};
@@ -14,11 +15,12 @@ use crate::router::Router;
 
 /// A topology source as a protocol, without I/O (sans-IO, like ClusterSession): etcd
 /// (config {"source": "etcd", "members": [...], "key": ..., ...}) or an HTTP endpoint
-/// ({"source": "http", "url": ..., ...}). The shell performs the actions the session
-/// returns (a list of dicts, each with one key: "request", "cancel", "offered", "lost",
-/// "done" or "failed"), hands back what its transport saw (response, chunk, failed),
-/// keeps one timer at deadline and calls timer when it passes. Every time is the shell's
-/// monotonic clock in milliseconds; revisions and epochs are decimal strings.
+/// ({"source": "http", "url": ..., ...}) or ZooKeeper ({"source": "zookeeper", "members":
+/// [...], "path": ..., ...}). The shell performs the actions the session returns (a list
+/// of dicts, each with one key: "request", "connect", "send", "cancel", "offered", "lost",
+/// "done" or "failed"), hands back what its transport saw (response, opened, chunk,
+/// failed), keeps one timer at deadline and calls timer when it passes. Every time is the
+/// shell's monotonic clock in milliseconds; revisions and epochs are decimal strings.
 ///
 /// SourceSession(config): config a mapping (config gives every field, defaults filled).
 ///
@@ -160,8 +162,8 @@ impl SourceSession {
         actions(py, &self.inner.response(id, now, status, &headers, body.as_bytes()))
     }
 
-    /// The next piece of stream id's body (bytes, bytearray or memoryview), as it arrived:
-    /// the actions.
+    /// The next piece of stream id's body, or the next read of connection id (bytes,
+    /// bytearray or memoryview), as it arrived: the actions.
     fn chunk<'py>(
         &mut self,
         py: Python<'py>,
@@ -175,8 +177,22 @@ impl SourceSession {
         actions(py, &self.inner.chunk(id, now, data.as_bytes()))
     }
 
-    /// Request id could not be completed: code is "unreachable", "closed" (a stream
-    /// ended by its server) or "limit_exceeded"; message says what the transport saw.
+    /// Connection id (a "connect" action's) is open: the actions (its first "send").
+    /// An id the session did not give, or gave up on, is ignored.
+    fn opened<'py>(
+        &mut self,
+        py: Python<'py>,
+        id: &Bound<'py, PyAny>,
+        now_ms: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let id = int(id, "id")?;
+        let now = int(now_ms, "now_ms")?;
+        actions(py, &self.inner.opened(id, now))
+    }
+
+    /// Request or connection id could not be completed: code is "unreachable", "closed"
+    /// (a stream or a connection ended by its server) or "limit_exceeded"; message says
+    /// what the transport saw.
     fn failed<'py>(
         &mut self,
         py: Python<'py>,

@@ -217,6 +217,22 @@ def run_migration_session(file: Dict[str, Any], case: Dict[str, Any]) -> Dict[st
     return {"results": [migration_step(session, step) for step in case["steps"]]}
 
 
+def step_bytes(step: Dict[str, Any], field: str, absent: Optional[bytes]) -> bytes:
+    """A step's bytes: `field` (text, as UTF-8) or `field`_b64 (standard base64, padding
+    optional), never both; neither is `absent` (None: the step is malformed)."""
+    if field in step and f"{field}_b64" in step:
+        raise MalformedVector(f"a step has {field} (text) or {field}_b64, not both")
+    if f"{field}_b64" in step:
+        encoded = step[f"{field}_b64"].rstrip("=")
+        return base64.b64decode(encoded + "=" * (-len(encoded) % 4), validate=True)
+    if field in step:
+        text: str = step[field]
+        return text.encode()
+    if absent is None:
+        raise MalformedVector(f"a step has {field} (text) or {field}_b64")
+    return absent
+
+
 def source_step(session: shardroute.SourceSession, step: Dict[str, Any]) -> Any:
     """One step of a source session scenario (conformance/README.md, "Session
     scenarios", `session_source`): the actions it returns and the deadline after it."""
@@ -228,16 +244,12 @@ def source_step(session: shardroute.SourceSession, step: Dict[str, Any]) -> Any:
             number, actions = session.call(step["op"], now)
             return {"call": number, "actions": actions, "deadline": session.deadline}
         elif call == "response":
-            if "body" in step and "body_b64" in step:
-                raise MalformedVector("a response has body (text) or body_b64, not both")
-            if "body_b64" in step:
-                encoded = step["body_b64"].rstrip("=")
-                body = base64.b64decode(encoded + "=" * (-len(encoded) % 4), validate=True)
-            else:
-                body = step.get("body", "").encode()
+            body = step_bytes(step, "body", b"")
             actions = session.response(step["id"], now, step["status"], step.get("headers", {}), body)
+        elif call == "opened":
+            actions = session.opened(step["id"], now)
         elif call == "chunk":
-            actions = session.chunk(step["id"], now, step["data"].encode())
+            actions = session.chunk(step["id"], now, step_bytes(step, "data", None))
         elif call == "failed":
             actions = session.failed(step["id"], now, step["code"], step["message"])
         elif call == "timer":

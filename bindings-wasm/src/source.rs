@@ -1,8 +1,8 @@
 //! `SourceSession`: the core's sans-IO source sessions ([`ss::source`]: etcd through its
-//! JSON gateway, an HTTP endpoint polled with `If-None-Match`) as a JavaScript class, the
-//! same shape as the Node addon's. Conversion only, every decision is the core's; what the
-//! two JavaScript packages share of it (the refusals the core does not word, the actions'
-//! JSON) is `bindings-js/source.rs`, included as [`crate::js_source`].
+//! JSON gateway, an HTTP endpoint polled with `If-None-Match`, ZooKeeper over TCP) as a
+//! JavaScript class, the same shape as the Node addon's. Conversion only, every decision is
+//! the core's; what the two JavaScript packages share of it (the refusals the core does not
+//! word, the actions' JSON) is `bindings-js/source.rs`, included as [`crate::js_source`].
 //!
 //! The core state is in a `RefCell`, borrowed mutably only while the core runs, after
 //! every argument was read: reading an argument may run JavaScript (a getter, a proxy
@@ -21,9 +21,10 @@ use crate::router::Router;
 use crate::topology;
 
 /// A topology source as a protocol, without I/O: etcd (`{source: "etcd", members, key,
-/// ...}`) or an HTTP endpoint (`{source: "http", url, ...}`). The shell performs the
-/// actions the session returns (objects with one key: `request`, `cancel`, `offered`,
-/// `lost`, `done` or `failed`), hands back what its transport saw (`response`, `chunk`,
+/// ...}`), an HTTP endpoint (`{source: "http", url, ...}`) or ZooKeeper (`{source:
+/// "zookeeper", members, path, ...}`). The shell performs the actions the session returns
+/// (objects with one key: `request`, `connect`, `send`, `cancel`, `offered`, `lost`,
+/// `done` or `failed`), hands back what its transport saw (`response`, `opened`, `chunk`,
 /// `failed`), keeps one timer at `deadline` and calls `timer` when it passes. Times and
 /// ids are numbers; revisions and epochs decimal strings.
 #[wasm_bindgen]
@@ -91,6 +92,17 @@ impl SourceSession {
         let now = milliseconds(now_ms)?;
         let data = key::bytes_from_js(data, "data")?;
         let actions = self.with(|session| session.chunk(id, now, &data))?;
+        Ok(topology::value_to_js(&shared::actions(&actions), "actions")?)
+    }
+
+    /// Connection `id` (a `connect` action's) is open: the actions (its first `send`). An
+    /// id the session did not give, or gave up on, is ignored.
+    ///
+    /// Throws `invalid_argument` for a bad id or time.
+    pub fn opened(&self, id: &JsValue, now_ms: &JsValue) -> Result<JsValue> {
+        let id = id_argument(id)?;
+        let now = milliseconds(now_ms)?;
+        let actions = self.with(|session| session.opened(id, now))?;
         Ok(topology::value_to_js(&shared::actions(&actions), "actions")?)
     }
 

@@ -99,7 +99,7 @@ describe('shardroute-wasm/etcd against a real etcd', () => {
     } finally {
       follower.close();
     }
-    assert.equal(await etcd.deletePrefix('/wasm/'), 2);
+    assert.equal(await etcd.deletePrefix('/wasm/'), 2n);
     const [nobody] = await reservePorts(1); // reserved for this run: nothing listens there
     await assert.rejects(new Etcd(`http://127.0.0.1:${nobody}`).get('/x'), (err) => err instanceof EtcdError && err.code === 'unreachable');
   });

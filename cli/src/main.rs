@@ -3,7 +3,8 @@
 //!
 //! Exit codes: 0 done, 1 a problem found (`validate`), 2 bad usage or input (an
 //! unreadable file, text that is not JSON, a document or key the core refuses, a stored
-//! document followers refuse without `--replace`, a user or password etcd refuses), 3 a
+//! document followers refuse without `--replace`, a user or password etcd or a ZooKeeper
+//! node refuses), 3 a
 //! compare-and-swap lost (`publish`: the key or node changed since it was read), 4 a
 //! source that could not be reached or did not answer as one (etcd, ZooKeeper).
 
@@ -36,7 +37,6 @@ mod source;
 mod svg;
 mod tls;
 mod wire;
-mod zookeeper;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -169,8 +169,8 @@ enum Command {
         document: String,
         #[command(flatten)]
         target: TargetOptions,
-        /// Repair (etcd): replace a stored document that followers refuse, still with a compare-and-swap; the new epoch must be above the stored
-        /// document's and above the last one followers could install from the key's history
+        /// Repair: replace a stored document that followers refuse, still with a compare-and-swap; the new epoch must be above the stored
+        /// document's and (etcd) above the last one followers could install from the key's history
         #[arg(long)]
         replace: bool,
     },
@@ -222,36 +222,54 @@ struct TargetOptions {
     /// ZooKeeper's members, `host:port,host:port,...` (the first that answers is used), with --path
     #[arg(long, value_name = "HOSTS", conflicts_with_all = ["etcd", "key"])]
     zookeeper: Option<String>,
-    /// The ZooKeeper node that holds the document (created when absent; its parent must exist)
+    /// The ZooKeeper node that holds the document (created when absent, and its missing parents, empty)
     #[arg(long, value_name = "PATH", conflicts_with_all = ["etcd", "key"])]
     path: Option<String>,
     #[command(flatten)]
     etcd_options: EtcdOptions,
+    #[command(flatten)]
+    zookeeper_options: ZooKeeperOptions,
 }
+
+// A flag of one store with the other's is refused (a `requires` alone is not: clap takes
+// a required flag that conflicts with one given as satisfied).
+const ETCD: [&str; 2] = ["etcd", "key"];
+const ZOOKEEPER: [&str; 2] = ["zookeeper", "path"];
+/// The stores' own flags (their passwords left out: one in the environment is not a flag given).
+const STORE_OPTIONS: [&str; 8] = [
+    "etcd_ca",
+    "etcd_cert",
+    "etcd_key",
+    "etcd_user",
+    "etcd_timeout_ms",
+    "etcd_idle_ms",
+    "zookeeper_user",
+    "zookeeper_session_ms",
+];
 
 /// etcd's TLS and authentication (with --etcd).
 #[derive(Args)]
 struct EtcdOptions {
     /// PEM file of the certificate authorities that sign etcd's server certificates (https:// members; without it, the Mozilla roots)
-    #[arg(long, value_name = "FILE", requires = "etcd")]
+    #[arg(long, value_name = "FILE", requires = "etcd", conflicts_with_all = ZOOKEEPER)]
     etcd_ca: Option<PathBuf>,
     /// PEM file of this client's certificate (etcd's --client-cert-auth), with --etcd-key
-    #[arg(long, value_name = "FILE", requires_all = ["etcd", "etcd_key"])]
+    #[arg(long, value_name = "FILE", requires_all = ["etcd", "etcd_key"], conflicts_with_all = ZOOKEEPER)]
     etcd_cert: Option<PathBuf>,
     /// PEM file of the client certificate's private key
-    #[arg(long, value_name = "FILE", requires_all = ["etcd", "etcd_cert"])]
+    #[arg(long, value_name = "FILE", requires_all = ["etcd", "etcd_cert"], conflicts_with_all = ZOOKEEPER)]
     etcd_key: Option<PathBuf>,
     /// etcd user (authentication on): a token is asked for and renewed when it expires
-    #[arg(long, value_name = "NAME", requires_all = ["etcd", "etcd_password"])]
+    #[arg(long, value_name = "NAME", requires_all = ["etcd", "etcd_password"], conflicts_with_all = ZOOKEEPER)]
     etcd_user: Option<String>,
     /// The password of --etcd-user (better in the environment: it stays out of `ps`)
     #[arg(long, value_name = "PASSWORD", env = "SHARDROUTE_ETCD_PASSWORD", hide_env_values = true)]
     etcd_password: Option<String>,
     /// A request to etcd that has not been answered (a watch: opened) in MS is left for the next member (default: the core session's)
-    #[arg(long, value_name = "MS", requires = "etcd")]
+    #[arg(long, value_name = "MS", requires = "etcd", conflicts_with_all = ZOOKEEPER)]
     etcd_timeout_ms: Option<u64>,
     /// A watch quiet for MS is answered by a read, which tells a quiet key from a paused member; 0: never (default: the core session's)
-    #[arg(long, value_name = "MS", requires = "etcd")]
+    #[arg(long, value_name = "MS", requires = "etcd", conflicts_with_all = ZOOKEEPER)]
     etcd_idle_ms: Option<u64>,
 }
 
@@ -264,6 +282,29 @@ impl EtcdOptions {
         let password = etcd_password.filter(|_| etcd_user.is_some());
         let (request_timeout_ms, idle_ms) = (etcd_timeout_ms, etcd_idle_ms);
         distribute::EtcdFlags { tls, user: etcd_user, password, request_timeout_ms, idle_ms }
+    }
+}
+
+/// ZooKeeper's authentication and session (with --zookeeper).
+#[derive(Args)]
+struct ZooKeeperOptions {
+    /// ZooKeeper user (digest authentication, sent as each session opens; a node publish creates is this user's only)
+    #[arg(long, value_name = "NAME", requires_all = ["zookeeper", "zookeeper_password"], conflicts_with_all = ETCD)]
+    zookeeper_user: Option<String>,
+    /// The password of --zookeeper-user (better in the environment: it stays out of `ps`)
+    #[arg(long, value_name = "PASSWORD", env = "SHARDROUTE_ZOOKEEPER_PASSWORD", hide_env_values = true)]
+    zookeeper_password: Option<String>,
+    /// The session timeout asked of ZooKeeper (the server grants one within its bounds), which sets the pings and when a silent member is left (default: the core session's)
+    #[arg(long, value_name = "MS", requires = "zookeeper", conflicts_with_all = ETCD)]
+    zookeeper_session_ms: Option<u64>,
+}
+
+impl ZooKeeperOptions {
+    fn flags(self) -> distribute::ZooKeeperFlags {
+        let ZooKeeperOptions { zookeeper_user, zookeeper_password, zookeeper_session_ms } = self;
+        // The password only with a user: one left in the environment is not for every command.
+        let password = zookeeper_password.filter(|_| zookeeper_user.is_some());
+        distribute::ZooKeeperFlags { user: zookeeper_user, password, session_timeout_ms: zookeeper_session_ms }
     }
 }
 
@@ -283,25 +324,29 @@ struct SourceOptions {
     #[arg(long, value_name = "PATH", conflicts_with_all = ["etcd", "key"])]
     path: Option<String>,
     /// A URL that answers with the document and an ETag (a file behind a CDN, `serve`)
-    #[arg(long, value_name = "URL", conflicts_with_all = ["etcd", "key", "zookeeper", "path"])]
+    #[arg(long, value_name = "URL", conflicts_with_all = [&ETCD[..], &ZOOKEEPER, &STORE_OPTIONS].concat())]
     http: Option<String>,
     #[command(flatten)]
     etcd_options: EtcdOptions,
+    #[command(flatten)]
+    zookeeper_options: ZooKeeperOptions,
 }
 
 impl SourceOptions {
     fn source(self) -> Outcome<distribute::Source> {
-        let SourceOptions { etcd, key, zookeeper, path, http, etcd_options } = self;
-        let etcd_options = etcd_options.flags();
-        distribute::Source::new(distribute::SourceFlags { etcd, key, zookeeper, path, http, etcd_options })
+        let SourceOptions { etcd, key, zookeeper, path, http, etcd_options, zookeeper_options } = self;
+        let (etcd_options, zookeeper_options) = (etcd_options.flags(), zookeeper_options.flags());
+        let flags = distribute::SourceFlags { etcd, key, zookeeper, path, http, etcd_options, zookeeper_options };
+        distribute::Source::new(flags)
     }
 }
 
 impl TargetOptions {
     fn target(self) -> Outcome<distribute::Source> {
-        let TargetOptions { etcd, key, zookeeper, path, etcd_options } = self;
-        let etcd_options = etcd_options.flags();
-        distribute::Source::target(distribute::SourceFlags { etcd, key, zookeeper, path, http: None, etcd_options })
+        let TargetOptions { etcd, key, zookeeper, path, etcd_options, zookeeper_options } = self;
+        let (etcd_options, zookeeper_options) = (etcd_options.flags(), zookeeper_options.flags());
+        let flags = distribute::SourceFlags { etcd, key, zookeeper, path, http: None, etcd_options, zookeeper_options };
+        distribute::Source::target(flags)
     }
 }
 

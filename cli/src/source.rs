@@ -1,14 +1,20 @@
 //! The transport of the core's source sessions ([`shardroute::session::SourceSession`]):
-//! etcd for `publish`, `watch` and `serve`. It decides nothing (the session holds every
-//! timeout, retry, member order and codec): it makes each HTTP/1.1 request an
-//! [`Action::Request`] names, over `std::net` (TLS with rustls for `https://`), hands back
-//! what came, and keeps one timer, at [`SourceSession::deadline`].
+//! etcd, HTTP and ZooKeeper for `publish`, `watch` and `serve`. It decides nothing (the
+//! session holds every timeout, retry, member order and codec): it makes each HTTP/1.1
+//! request an [`Action::Request`] names, over `std::net` (TLS with rustls for `https://`),
+//! opens each TCP connection an [`Action::Connect`] names and writes what
+//! [`Action::Send`] gives it, hands back what came, and keeps one timer, at
+//! [`SourceSession::deadline`].
 //!
 //! Each request runs on a thread of its own (blocking I/O) that sends what it reads to
 //! the driver over a channel. Reads are bounded as [`crate::wire`] bounds them (status and
 //! header lines, header count), and a body by the request's `limit` (counted as it
-//! arrives; a stream is handed on piece by piece). An [`Action::Cancel`] shuts the
-//! request's connection down; whatever its thread still sends is dropped.
+//! arrives; a stream is handed on piece by piece). A connection has two threads: one
+//! connects (until the action's deadline), says it is open and hands every read on as it
+//! came (at most [`READ_SIZE`] bytes at once; the session buffers and bounds frames), the
+//! other writes the bytes of each [`Action::Send`] in order. An [`Action::Cancel`] shuts
+//! the request's or the connection's socket down; whatever its threads still send is
+//! dropped.
 
 use std::collections::BTreeMap;
 use std::io::{ErrorKind, Read, Write};
@@ -22,7 +28,7 @@ use shardroute::session::source::{Action, Request, SourceError, SourceSession};
 
 use crate::wire::{self, BodyError, Url};
 
-/// The most bytes of a stream handed to the session at once (one read).
+/// The most bytes of a stream or a connection handed to the session at once (one read).
 const READ_SIZE: usize = 64 << 10;
 
 /// What a request's thread saw.
@@ -31,25 +37,34 @@ enum Seen {
     Answer { id: u64, status: u16, headers: Value, body: Vec<u8>, last: bool },
     /// The next bytes of a stream.
     Chunk { id: u64, data: Vec<u8> },
-    /// The request's end: `unreachable`, `closed` or `limit_exceeded`.
+    /// A connection is open.
+    Opened { id: u64 },
+    /// The request's or the connection's end: `unreachable`, `closed` or `limit_exceeded`.
     Failed { id: u64, code: &'static str, message: String },
 }
 
-/// A request in flight: its connection once made, shut down to cancel it.
+/// A request or a connection in flight: its socket once connected, shut down to cancel it.
 #[derive(Default)]
 struct Slot {
     stream: Option<TcpStream>,
     cancelled: bool,
 }
 
-/// One source session and its requests in flight.
+/// What the driver holds of a request or a connection in flight.
+struct Open {
+    slot: Arc<Mutex<Slot>>,
+    /// A connection's writing thread, fed in order (dropped: the thread ends).
+    writes: Option<mpsc::Sender<Vec<u8>>>,
+}
+
+/// One source session and its requests and connections in flight.
 pub struct Driver {
     session: SourceSession,
     start: Instant,
     tls: Arc<rustls::ClientConfig>,
     sender: mpsc::Sender<Seen>,
     seen: mpsc::Receiver<Seen>,
-    open: BTreeMap<u64, Arc<Mutex<Slot>>>,
+    open: BTreeMap<u64, Open>,
 }
 
 impl Driver {
@@ -94,6 +109,8 @@ impl Driver {
             for action in actions {
                 match action {
                     Action::Request(request) => self.send(request),
+                    Action::Connect { id, host, port, deadline } => self.connect(id, host, port, deadline),
+                    Action::Send { id, data } => self.write(id, data),
                     Action::Cancel { id } => self.cancel(id),
                     other => {
                         if !each(&self.session, other, self.now()) {
@@ -123,7 +140,7 @@ impl Driver {
         };
         let now = self.now();
         let id = match &seen {
-            Seen::Answer { id, .. } | Seen::Chunk { id, .. } | Seen::Failed { id, .. } => *id,
+            Seen::Answer { id, .. } | Seen::Chunk { id, .. } | Seen::Opened { id } | Seen::Failed { id, .. } => *id,
         };
         if !self.open.contains_key(&id) {
             return Some(Vec::new()); // cancelled
@@ -136,6 +153,7 @@ impl Driver {
                 self.session.response(id, now, status, &headers, &body)
             }
             Seen::Chunk { id, data } => self.session.chunk(id, now, &data),
+            Seen::Opened { id } => self.session.opened(id, now),
             Seen::Failed { id, code, message } => {
                 self.open.remove(&id);
                 self.session.failed(id, now, code, &message)
@@ -145,7 +163,7 @@ impl Driver {
 
     fn send(&mut self, request: Request) {
         let slot = Arc::new(Mutex::new(Slot::default()));
-        self.open.insert(request.id, slot.clone());
+        self.open.insert(request.id, Open { slot: slot.clone(), writes: None });
         let (id, sender, tls) = (request.id, self.sender.clone(), self.tls.clone());
         let connect_by = request.deadline.map(|at| self.start + Duration::from_millis(at));
         let spawned = std::thread::Builder::new().name(format!("request {id}")).spawn(move || {
@@ -158,9 +176,34 @@ impl Driver {
         }
     }
 
+    /// Opens a TCP connection to `host:port` on a thread of its own, which then reads
+    /// from it; its writes go to a second thread, in order.
+    fn connect(&mut self, id: u64, host: String, port: u16, deadline: u64) {
+        let slot = Arc::new(Mutex::new(Slot::default()));
+        let (writes, to_write) = mpsc::channel();
+        self.open.insert(id, Open { slot: slot.clone(), writes: Some(writes) });
+        let sender = self.sender.clone();
+        let connect_by = self.start + Duration::from_millis(deadline);
+        let spawned = std::thread::Builder::new().name(format!("connection {id}")).spawn(move || {
+            if let Err((code, message)) = connection(id, (&host, port), connect_by, &slot, &sender, to_write) {
+                let _ = sender.send(Seen::Failed { id, code, message });
+            }
+        });
+        if let Err(err) = spawned {
+            let _ = self.sender.send(Seen::Failed { id, code: "unreachable", message: format!("no thread: {err}") });
+        }
+    }
+
+    /// Hands `data` to connection `id`'s writing thread (an unknown id: cancelled, dropped).
+    fn write(&mut self, id: u64, data: Vec<u8>) {
+        if let Some(writes) = self.open.get(&id).and_then(|open| open.writes.as_ref()) {
+            let _ = writes.send(data);
+        }
+    }
+
     fn cancel(&mut self, id: u64) {
-        if let Some(slot) = self.open.remove(&id) {
-            let mut slot = slot.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(open) = self.open.remove(&id) {
+            let mut slot = open.slot.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
             slot.cancelled = true;
             if let Some(stream) = slot.stream.take() {
                 let _ = stream.shutdown(Shutdown::Both);
@@ -168,11 +211,23 @@ impl Driver {
         }
     }
 
-    /// Closes the session and every request still open.
+    /// Closes the session and every request and connection still open. What the session
+    /// sends as it closes (ZooKeeper's `closeSession`) is written before its connection is
+    /// shut down, by the connection's writing thread, best effort: nothing waits for it.
     fn close(&mut self) {
         for action in self.session.close(self.now()) {
-            if let Action::Cancel { id } = action {
-                self.cancel(id);
+            match action {
+                Action::Send { id, data } => self.write(id, data),
+                Action::Cancel { id } => match self.open.get_mut(&id).and_then(|open| open.writes.take()) {
+                    Some(writes) => {
+                        drop(writes); // its thread writes what it holds, then shuts the socket down
+                        if let Some(open) = self.open.remove(&id) {
+                            open.slot.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).cancelled = true;
+                        }
+                    }
+                    None => self.cancel(id),
+                },
+                _ => {}
             }
         }
         let open: Vec<u64> = self.open.keys().copied().collect();
@@ -200,7 +255,7 @@ fn exchange(
 ) -> Result<(), Failure> {
     let id = request.id;
     let (url, secure) = Url::parse_secure(&request.url).map_err(unreachable)?;
-    let tcp = connect(&url, connect_by)?;
+    let tcp = connect((&url.host, url.port), connect_by)?;
     {
         let mut slot = slot.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         if slot.cancelled {
@@ -250,18 +305,79 @@ fn exchange(
     Ok(())
 }
 
-/// A connection to `url`'s host: each of its addresses in turn, until `connect_by`.
-fn connect(url: &Url, connect_by: Option<Instant>) -> Result<TcpStream, Failure> {
-    let addresses = (url.host.as_str(), url.port)
-        .to_socket_addrs()
-        .map_err(|err| unreachable(format!("{}: {err}", url.host_port())))?;
-    let mut last = format!("{}: no address", url.host_port());
+/// Opens connection `id` to `to` (until `connect_by`), says so, writes what comes from
+/// `to_write` on a thread of its own, and hands every read on; its end as an error.
+fn connection(
+    id: u64,
+    to: (&str, u16),
+    connect_by: Instant,
+    slot: &Mutex<Slot>,
+    sender: &mpsc::Sender<Seen>,
+    to_write: mpsc::Receiver<Vec<u8>>,
+) -> Result<(), Failure> {
+    let name = host_port(to);
+    let mut tcp = connect(to, Some(connect_by))?;
+    let mut writer = tcp.try_clone().map_err(unreachable)?;
+    {
+        let mut slot = slot.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if slot.cancelled {
+            return Ok(());
+        }
+        slot.stream = Some(tcp.try_clone().map_err(unreachable)?);
+    }
+    let writes = sender.clone();
+    let written = name.clone();
+    std::thread::Builder::new()
+        .name(format!("connection {id} writes"))
+        .spawn(move || {
+            for data in to_write {
+                if let Err(err) = writer.write_all(&data).and_then(|()| writer.flush()) {
+                    let _ = writes.send(Seen::Failed { id, code: "unreachable", message: format!("{written}: {err}") });
+                    return;
+                }
+            }
+            // The driver let go of it (closed): what it sent last is written, now the end.
+            let _ = writer.shutdown(Shutdown::Both);
+        })
+        .map_err(|err| unreachable(format!("no thread: {err}")))?;
+    if sender.send(Seen::Opened { id }).is_err() {
+        return Ok(()); // the driver is gone
+    }
+    let mut buffer = vec![0; READ_SIZE];
+    loop {
+        match tcp.read(&mut buffer) {
+            Ok(0) => return Err(("closed", format!("{name}: the server closed the connection"))),
+            Ok(read) => {
+                if sender.send(Seen::Chunk { id, data: buffer[..read].to_vec() }).is_err() {
+                    return Ok(());
+                }
+            }
+            Err(err) if err.kind() == ErrorKind::Interrupted => {}
+            Err(err) => return Err(unreachable(format!("{name}: {err}"))),
+        }
+    }
+}
+
+/// `host:port` as a message names it (`[v6]:port`).
+fn host_port((host, port): (&str, u16)) -> String {
+    if host.contains(':') {
+        format!("[{host}]:{port}")
+    } else {
+        format!("{host}:{port}")
+    }
+}
+
+/// A connection to `to`: each of its addresses in turn, until `connect_by`.
+fn connect(to: (&str, u16), connect_by: Option<Instant>) -> Result<TcpStream, Failure> {
+    let name = host_port(to);
+    let addresses = to.to_socket_addrs().map_err(|err| unreachable(format!("{name}: {err}")))?;
+    let mut last = format!("{name}: no address");
     for address in addresses {
         let connected = match connect_by {
             Some(by) => {
                 let left = by.saturating_duration_since(Instant::now());
                 if left.is_zero() {
-                    return Err(unreachable(format!("{}: the request's deadline passed", url.host_port())));
+                    return Err(unreachable(format!("{name}: the deadline passed")));
                 }
                 TcpStream::connect_timeout(&address, left)
             }
@@ -272,7 +388,7 @@ fn connect(url: &Url, connect_by: Option<Instant>) -> Result<TcpStream, Failure>
                 let _ = stream.set_nodelay(true);
                 return Ok(stream);
             }
-            Err(err) => last = format!("{}: {err}", url.host_port()),
+            Err(err) => last = format!("{name}: {err}"),
         }
     }
     Err(unreachable(last))
@@ -356,6 +472,68 @@ mod tests {
         let Seen::Chunk { data, .. } = seen.recv().unwrap() else { panic!("expected a chunk") };
         assert_eq!(data, b"line2\n");
         assert_eq!(exchanged.join().unwrap().unwrap_err().0, "closed");
+    }
+
+    #[test]
+    fn a_connection_says_it_is_open_writes_in_order_and_hands_back_every_read() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        // The peer echoes what it reads until it has 6 bytes, then closes.
+        let peer = std::thread::spawn(move || {
+            let (mut stream, _) = listener.accept().unwrap();
+            let mut got = Vec::new();
+            let mut buffer = [0u8; 16];
+            while got.len() < 6 {
+                let read = stream.read(&mut buffer).unwrap();
+                got.extend_from_slice(&buffer[..read]);
+                stream.write_all(&buffer[..read]).unwrap();
+            }
+            got
+        });
+        let (sender, seen) = mpsc::channel();
+        let (writes, to_write) = mpsc::channel();
+        // Written before the connection is open: kept, in order, until it is.
+        writes.send(b"abc".to_vec()).unwrap();
+        writes.send(b"def".to_vec()).unwrap();
+        let by = Instant::now() + Duration::from_secs(30);
+        let slot = Arc::new(Mutex::new(Slot::default()));
+        let connected = std::thread::spawn(move || connection(7, ("127.0.0.1", port), by, &slot, &sender, to_write));
+        assert!(matches!(seen.recv().unwrap(), Seen::Opened { id: 7 }));
+        let mut echoed = Vec::new();
+        while echoed.len() < 6 {
+            match seen.recv().unwrap() {
+                Seen::Chunk { id: 7, data } => echoed.extend(data),
+                _ => panic!("expected the echo"),
+            }
+        }
+        assert_eq!(echoed, b"abcdef");
+        assert_eq!(peer.join().unwrap(), b"abcdef");
+        // The peer closed: the end, `closed` (the driver hands it to the session).
+        assert_eq!(connected.join().unwrap().unwrap_err().0, "closed");
+        drop(writes);
+    }
+
+    #[test]
+    fn a_silent_zookeeper_member_is_given_up_at_the_sessions_deadline() {
+        // A member that takes the connection and never answers (a stopped server): the
+        // call fails at its deadline and the connection is closed.
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let member = listener.local_addr().unwrap().to_string();
+        let peer = std::thread::spawn(move || {
+            let (mut stream, _) = listener.accept().unwrap();
+            let mut buffer = [0u8; 64];
+            let mut read = 0;
+            while let Ok(more @ 1..) = stream.read(&mut buffer) {
+                read += more;
+            }
+            read // until the driver closed it
+        });
+        let config = serde_json::json!({"source": "zookeeper", "members": [member], "request_timeout_ms": 200});
+        let mut driver = Driver::new(&config, tls()).unwrap();
+        let failed = driver.call(&serde_json::json!({"op": "get", "path": "/t"})).unwrap().unwrap_err();
+        assert_eq!(failed.code, "unreachable", "{failed:?}");
+        assert!(peer.join().unwrap() > 0, "the connect request was sent");
+        assert!(driver.open.is_empty());
     }
 
     #[test]

@@ -1,11 +1,11 @@
 // The source sessions of both JavaScript packages (`SourceSession`: etcd's JSON gateway,
-// an HTTP endpoint polled with If-None-Match), as a user sees it: the types its calls
-// return, and every call's bad arguments, each with the code it must throw, word for word
-// the same in the addon and the WASM build. What the session decides is the conformance
-// scenarios' (conformance/vectors/session_source.json, run by runner.mjs); this checks the
-// boundary. Its calls are covered here rather than in the hostile table (hostile-suite.mjs),
-// whose calls hold no state between them; a test checks that every call index.d.ts
-// declares for `SourceSession` has cases here.
+// an HTTP endpoint polled with If-None-Match, ZooKeeper over TCP), as a user sees it: the
+// types its calls return, and every call's bad arguments, each with the code it must
+// throw, word for word the same in the addon and the WASM build. What the session decides
+// is the conformance scenarios' (conformance/vectors/session_source.json, run by
+// runner.mjs); this checks the boundary. Its calls are covered here rather than in the
+// hostile table (hostile-suite.mjs), whose calls hold no state between them; a test checks
+// that every call index.d.ts declares for `SourceSession` has cases here.
 //
 // Each package's test/source.test.mjs calls `sourceSuite(api, runtime)`; the other package
 // is loaded from its directory, so both must be built.
@@ -66,7 +66,8 @@ function cases() {
       ['undefined', (api) => new api.SourceSession(), 'invalid_argument'],
       ['null', (api) => new api.SourceSession(null), 'invalid_argument'],
       ['text', (api) => new api.SourceSession(JSON.stringify(HTTP)), 'invalid_argument'],
-      ['unknown source', (api) => new api.SourceSession({ source: 'zookeeper' }), 'invalid_argument'],
+      ['unknown source', (api) => new api.SourceSession({ source: 'consul' }), 'invalid_argument'],
+      ['zookeeper without members', (api) => new api.SourceSession({ source: 'zookeeper' }), 'invalid_argument'],
       ['unknown field', (api) => new api.SourceSession({ ...HTTP, interval: 5 }), 'invalid_argument'],
       ...NOT_DATA.map(([label, value]) => [label, (api) => new api.SourceSession({ ...HTTP, extra: value }), 'invalid_argument']),
     ],
@@ -91,6 +92,13 @@ function cases() {
       ...NOT_DATA.map(([label, value]) => [`headers ${label}`, (api, made) => made.response(1, 1, 200, { etag: value }, bytes('')),
         'invalid_argument']),
       ...NOT_BYTES.map(([label, value]) => [`body ${label}`, (api, made) => made.response(1, 1, 200, {}, value), 'invalid_argument']),
+    ],
+    opened: [
+      ['a request id', (api, made) => made.opened(1, 1), null],
+      ['an unknown id', (api, made) => made.opened(99, 1), null],
+      ['a bigint id', (api, made) => made.opened(99n, 1n), null],
+      ...ids((made, id) => made.opened(id, 1)),
+      ...times((made, now) => made.opened(1, now)),
     ],
     chunk: [
       ['a piece', (api, made) => made.chunk(1, 1, bytes('{}\n')), null],
@@ -150,9 +158,15 @@ export function sourceSuite(api, runtime, other = otherPackage(runtime)) {
       assert.equal(message(() => session.response(1, 0, 200, {}, 'x')), 'body must be a Uint8Array, got a string');
       assert.equal(message(() => session.chunk(1, -1, bytes(''))),
         'nowMs must be milliseconds, a safe non-negative integer or a bigint in 0n..=18446744073709551615n, got the number -1');
+      // opened reads its id and time as chunk does: the same words.
+      for (const [id, now] of [['1', 0], [-1, 0], [1.5, 0], [2n ** 64n, 0], [1, -1], [1, NaN], [1, '0'], [1, 2 ** 53]]) {
+        assert.equal(message(() => session.opened(id, now)), message(() => session.chunk(id, now, bytes(''))), `opened(${id}, ${now})`);
+      }
+      assert.equal(message(() => session.opened('1', 0)),
+        'id must be a request id, a safe non-negative integer or a bigint in 0n..=18446744073709551615n, got a string');
       assert.equal(message(() => session.failed(1, 0, 7, 'x')), 'code must be a string, got the number 7');
       assert.equal(message(() => session.response(1, 0, 200, { etag: NaN }, bytes(''))), 'etag: NaN is not a JSON number');
-      assert.equal(message(() => new SourceSession({ source: 'zookeeper' })), 'config.source: expected "etcd" or "http"');
+      assert.equal(message(() => new SourceSession({ source: 'consul' })), 'config.source: expected "etcd", "http" or "zookeeper"');
     });
 
     if (runtime.free) {
@@ -185,6 +199,34 @@ export function sourceSuite(api, runtime, other = otherPackage(runtime)) {
       assert.equal(typeof session.config.interval_ms, 'number');
       assert.ok(Array.isArray(session.close(6)));
       assert.equal(session.deadline, null);
+    });
+
+    test('a kind that does not connect ignores opened', () => {
+      const session = made(api);
+      const { deadline } = session;
+      assert.deepEqual(session.opened(1, 1), []);
+      assert.deepEqual(session.opened(99, 1), []);
+      assert.equal(session.deadline, deadline);
+    });
+
+    test('a ZooKeeper session connects, and sends once opened: ids and times numbers, bytes base64', () => {
+      const session = new SourceSession({ source: 'zookeeper', members: ['127.0.0.1:2181'], path: '/app/topology' });
+      const [first, ...more] = session.start(0);
+      assert.deepEqual(more, []);
+      assert.deepEqual(Object.keys(first), ['connect']);
+      const { id, host, port, deadline } = first.connect;
+      assert.deepEqual([id, host, port], [1, '127.0.0.1', 2181]);
+      assert.equal(typeof deadline, 'number');
+      assert.equal(typeof session.deadline, 'number');
+      const sends = session.opened(1, 1).filter((action) => 'send' in action).map((action) => action.send);
+      assert.ok(sends.length > 0, 'the handshake is sent once the connection is open');
+      assert.equal(sends[0].id, 1);
+      assert.equal(typeof sends[0].data_b64, 'string');
+      const frame = Uint8Array.from(atob(sends[0].data_b64), (c) => c.charCodeAt(0));
+      // A jute frame: a 4-byte big-endian length, then that many bytes (the ConnectRequest).
+      assert.ok(frame.length > 4);
+      assert.equal(new DataView(frame.buffer).getUint32(0), frame.length - 4);
+      assert.deepEqual(session.opened(7, 2), [], 'a connection the session never asked for');
     });
 
     test('a call gives its number and its actions; a refused op throws', () => {

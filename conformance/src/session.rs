@@ -323,7 +323,15 @@ pub fn session_source(case: &Value) -> Result<Value, String> {
                 let headers = step.get("headers").cloned().unwrap_or_else(|| json!({}));
                 session.response(id()?, now, status, &headers, &body)
             }
-            "chunk" => session.chunk(id()?, now, text("data")?.as_bytes()),
+            "chunk" => {
+                let data = match (step.get("data"), step.get("data_b64")) {
+                    (Some(Value::String(data)), None) => data.clone().into_bytes(),
+                    (None, Some(Value::String(encoded))) => decode_b64(encoded)?,
+                    _ => return Err("a chunk has data (text) or data_b64".into()),
+                };
+                session.chunk(id()?, now, &data)
+            }
+            "opened" => session.opened(id()?, now),
             "failed" => session.failed(id()?, now, text("code")?, text("message")?),
             "timer" => session.timer(now),
             "close" => session.close(now),
@@ -339,7 +347,7 @@ pub fn session_source(case: &Value) -> Result<Value, String> {
 }
 
 /// Standard base64 (padding optional), for a vector's `body_b64`.
-fn decode_b64(text: &str) -> Result<Vec<u8>, String> {
+pub(crate) fn decode_b64(text: &str) -> Result<Vec<u8>, String> {
     const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = Vec::new();
     let (mut bits, mut count) = (0u32, 0u32);

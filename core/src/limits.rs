@@ -84,7 +84,10 @@ pub const MAX_SCAN_PAIRS: u64 = 1 << 20;
 /// it, with room for companions and the JSON around them). Every request the etcd session
 /// asks for carries it as its `limit` (the HTTP session's carry [`MAX_DOCUMENT_BYTES`]: its
 /// answer is the document itself); a watch line past it loses the stream
-/// (`limit_exceeded`), checked while buffering.
+/// (`limit_exceeded`), checked while buffering. It bounds a ZooKeeper frame too (the
+/// ZooKeeper session's jute frames, `session::zookeeper`): a frame whose 4-byte length
+/// is past it (or negative) is `malformed` from its head, before its body is gathered,
+/// and the member is left.
 pub const MAX_ANSWER_BYTES: u64 = 2 * MAX_DOCUMENT_BYTES;
 /// Most earlier revisions of a key an etcd `publish` with `replace` reads back to find
 /// the newest document a follower would install (compacted history ends it sooner).

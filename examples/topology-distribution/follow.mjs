@@ -4,7 +4,7 @@
 // with `ZooKeeperFollower` of `shardroute/zookeeper`, and prints one JSON line per installed epoch
 // ({"event": "installed", "epoch", "t"}, t the wall clock in seconds) and per refusal
 // ({"event": "refused", "code"}). A line `stats` on stdin prints {"event": "stats", "stats",
-// "member"} (the counters now, the etcd member in use); any other line prints
+// "member"} (the counters now, the member in use); any other line prints
 // {"event": "done", "stats", "member"} and exits.
 //
 //     node follow.mjs --etcd http://127.0.0.1:2379,... --key /app/topology
@@ -45,8 +45,8 @@ const options = {
 const follower = values.zookeeper
   ? await ZooKeeperFollower.start(values.zookeeper, values.path, { ...options, sessionTimeoutMs: 2000 })
   : await EtcdFollower.start(new Etcd(values.etcd, { timeoutMs: 1000, ...security }), values.key, { ...options, idleMs: 1000 });
-// The member the follower's own client is on (`follower.etcd`: its session's).
-const member = () => follower.etcd?.url ?? null;
+// The member the follower's session is on (etcd: `follower.etcd`'s URL; ZooKeeper: 'host:port').
+const member = () => (values.zookeeper ? follower.member : follower.etcd.url);
 const stats = () => {
   const now = follower.stats;
   return { ...now, refused: Object.fromEntries(Object.entries(now.refused).map(([k, v]) => [k, Number(v)])) };

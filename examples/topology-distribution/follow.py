@@ -68,8 +68,8 @@ def security(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def member(follower: Any) -> str | None:
-    """The etcd member the follower's client uses now."""
-    return getattr(getattr(follower, "etcd", None), "url", None)
+    """The etcd member the follower's client uses now, or the ZooKeeper member of its session."""
+    return getattr(getattr(follower, "etcd", None), "url", None) or getattr(follower, "member", None)
 
 
 def until_quit(stats: Any, where: Any) -> None:
@@ -221,7 +221,7 @@ def zookeeper_client(hosts: str) -> KazooClient:
 def follow_zookeeper(hosts: str, path: str) -> None:
     follower = ZooKeeperFollower(hosts, path, config=CONFIG, timeout=SESSION_S, on_change=installed, on_refused=refused)
     emit("ready")
-    until_quit(lambda: follower.stats, lambda: None)
+    until_quit(lambda: follower.stats, lambda: member(follower))
     follower.close()
 
 

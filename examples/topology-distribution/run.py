@@ -13,9 +13,9 @@ slipped in around the compare-and-swap. Issue 23's live proof, and issue 35's.
    (threads) and `AsyncEtcdFollower` (asyncio) (`follow.py`), `shardroute/etcd`'s
    `EtcdFollower` in Node (`follow.mjs`), and a bare etcd watch as the baseline
    (`follow.py --raw`: what etcd itself delivers, no follower). With ZooKeeper:
-   `shardroute.zookeeper`'s `ZooKeeperFollower` over kazoo, `shardroute/zookeeper`'s in
-   Node, and a bare kazoo data watch as the baseline (`AsyncZooKeeperFollower` for asyncio:
-   kazoo's threads, the callbacks on the loop).
+   `shardroute.zookeeper`'s `ZooKeeperFollower` (threads) and `AsyncZooKeeperFollower`
+   (asyncio), `shardroute/zookeeper`'s in Node, all on the core's ZooKeeper session, and a
+   bare kazoo data watch as the baseline.
    And `shardroute serve` follows the cluster and serves the last good document over
    HTTP, which the WASM package follows inside Deno (`follow-http.mjs`: `HttpFollower` of
    `shardroute-wasm/http`, long polls) and inside workerd (`follow-worker.mjs`, started
@@ -243,8 +243,15 @@ class ZooKeeperStore(Store):
     def flags(self, follower: str = "") -> list[str]:
         return ["--zookeeper", self.cluster.hosts, "--path", KEY]
 
+    def serve_flags(self) -> list[str]:
+        # The followers' 2 s sessions (follow.py's SESSION_S, follow.mjs's), not the core's
+        # default (10 s): `serve` is measured against them.
+        return [*self.flags("serve"), "--zookeeper-session-ms", "2000"]
+
     def publish(self, document: Any) -> None:
-        zookeeper.publish(self.client, KEY, document)
+        # A ZooKeeper session of publish's own for each write, with the followers' 2 s
+        # session timeout (the kazoo client above is the run's raw writer, not publish's).
+        zookeeper.publish(self.cluster.hosts, KEY, document, timeout=2.0)
 
     def put(self, value: str) -> None:
         self.client.set(KEY, value.encode())

@@ -1,7 +1,9 @@
-//! Source sessions (issue 35): a `SourceSession` of either kind, etcd or HTTP, made from
-//! a config read from the input (etcd: 1 to 4 members, a key with companions or calls
-//! only, a user and password or none, `idle_ms` 0 or not; HTTP: interval, long-poll
-//! wait; both: request timeouts from 1 ms to 2^53, any backoff; one input in eight a
+//! Source sessions (issue 35): a `SourceSession` of any kind, etcd, HTTP or ZooKeeper,
+//! made from a config read from the input (etcd: 1 to 4 members, a key with companions
+//! or calls only, a user and password or none, `idle_ms` 0 or not; HTTP: interval,
+//! long-poll wait; ZooKeeper: 1 to 3 members, a path or calls only, a user and password
+//! or none, any session timeout; all: request timeouts from 1 ms to 2^53, any backoff;
+//! one input in eight a
 //! config that is not valid, which must be refused with `invalid_argument`), then driven
 //! by a script of up to 64 steps: `start`; `call` (`get`, `get_many`, `put`,
 //! `delete_prefix`, `txn`, `publish` with and without `replace` and `also`, `refresh`,
@@ -12,7 +14,11 @@
 //! progress, cancelled for compaction, for the token or for no reason, `error` lines,
 //! garbage; `\n` or `\r\n`, split anywhere); `failed` (`unreachable`, `closed`,
 //! `limit_exceeded`, any code); `timer` (at, before and after `deadline()`, or any
-//! time); `close`. Times move forward, go back, drop to 0 or sit at `u64::MAX`. Every
+//! time); `close`. ZooKeeper's connections: `opened`, and chunks of frames the core
+//! codec's server-side encoders write from the input (connect responses of any timeout,
+//! replies to the xids in flight or others with any error code and a getData, stat or
+//! create record, pings, auth answers, notifications of any type and state, garbage,
+//! lengths negative or past the limit), split anywhere. Times move forward, go back, drop to 0 or sit at `u64::MAX`. Every
 //! script ends with a `close` and the calls a shell may still make after it.
 //!
 //! A twin session is driven by the same steps, except that each chunk's pieces are
@@ -50,6 +56,10 @@
 //!   when none is set; `"***"` is refused there), and the password appears in no config,
 //!   state, error or request but the authenticate request's body.
 //!
+//! ZooKeeper: a `Connect` is to a configured member, its deadline not before now; a
+//! `Send` goes to a connection given and not closed, is whole frames, and holds the
+//! password only in an `AuthPacket` (xid -4); `close` may send `closeSession` first.
+//!
 //! Not checked here: the bytes an etcd watch buffers for a line (no public accessor,
 //! and the limit, `MAX_ANSWER_BYTES`, is 128 MiB and cannot be lowered from outside the
 //! crate: the unit test `etcd::tests` lowers it and checks the bound).
@@ -63,6 +73,7 @@ use libfuzzer_sys::fuzz_target;
 use serde_json::{json, Map, Value};
 use shardroute::limits::{MAX_ANSWER_BYTES, MAX_DOCUMENT_BYTES};
 use shardroute::session::source::{Action, Request, SourceError, SourceSession};
+use shardroute::session::zookeeper::codec as zk;
 use shardroute::session::Offered;
 
 const MAX_MS: u64 = 1 << 53;
@@ -183,7 +194,11 @@ fn next_time(u: &mut Unstructured, now: u64) -> Result<u64> {
 enum Kind {
     Etcd { members: Vec<String>, has_key: bool, also: Vec<String>, user: bool, timeout: u64 },
     Http { timeout: u64, wait_s: u64 },
+    Zookeeper { members: Vec<(String, u16)>, has_path: bool, user: bool },
 }
+
+const ZK_MEMBERS: &[&str] = &["127.0.0.1:2181", "zk2", "[::1]:2182", "zk-4:1"];
+const ZK_PATHS: &[&str] = &["/app/topology", "/a/b/c", "/", "/z"];
 
 /// What `from_config` must do with a config.
 enum Made {
@@ -227,6 +242,30 @@ fn config(u: &mut Unstructured) -> Result<(Value, Made)> {
             fields.insert("password".into(), json!(PASSWORD));
         }
         Kind::Etcd { members: normal, has_key, also, user, timeout }
+    } else if u.ratio(1, 2)? {
+        fields.insert("source".into(), json!("zookeeper"));
+        let mut members = Vec::new();
+        let mut parsed = Vec::new();
+        for _ in 0..u.int_in_range(1..=3usize)? {
+            let member = ZK_MEMBERS[u.choose_index(ZK_MEMBERS.len())?];
+            members.push(member);
+            parsed.push(zk::parse_host(member).expect("a member"));
+        }
+        fields.insert("members".into(), json!(members));
+        let has_path = u.ratio(2, 3)?;
+        if has_path {
+            fields.insert("path".into(), json!(ZK_PATHS[u.choose_index(ZK_PATHS.len())?]));
+        }
+        fields.insert("request_timeout_ms".into(), json!(ms(u, 1, MAX_MS, 5_000)?));
+        if u.arbitrary()? {
+            fields.insert("session_timeout_ms".into(), json!(ms(u, 1, i32::MAX as u64, 10_000)?));
+        }
+        let user = u.arbitrary()?;
+        if user {
+            fields.insert("user".into(), json!("root"));
+            fields.insert("password".into(), json!(PASSWORD));
+        }
+        Kind::Zookeeper { members: parsed, has_path, user }
     } else {
         fields.insert("source".into(), json!("http"));
         fields.insert("url".into(), json!(URLS[u.choose_index(URLS.len())?]));
@@ -245,7 +284,10 @@ fn config(u: &mut Unstructured) -> Result<(Value, Made)> {
     if broken {
         // One field made wrong: each is refused with invalid_argument.
         let etcd = fields.contains_key("members");
+        let zookeeper = fields.get("source") == Some(&json!("zookeeper"));
         let (name, value) = match u.int_in_range(0..=7u8)? {
+            3 | 5 if zookeeper => ("members", json!(["zk:port"])),
+            6 if zookeeper => ("path", json!("a/b/")),
             0 => ("request_timeout_ms", json!(0)),
             1 => ("request_timeout_ms", json!(MAX_MS + 1)),
             2 => ("reconnect_first_ms", json!(0)),
@@ -552,6 +594,69 @@ fn status(u: &mut Unstructured) -> Result<u16> {
     })
 }
 
+/// A ZooKeeper op: `get` (its path or the config's), `publish` (with and without
+/// `replace`), `refresh`, and ones that are not valid.
+fn zk_op(u: &mut Unstructured) -> Result<(Value, Op)> {
+    Ok(match u.int_in_range(0..=7u8)? {
+        0 => (json!({"op": "get"}), Op::Other),
+        1 => (json!({"op": "get", "path": ZK_PATHS[u.choose_index(ZK_PATHS.len())?]}), Op::Get),
+        2..=4 => {
+            let document =
+                if u.ratio(7, 8)? { doc(u.int_in_range(0..=6)?, u.int_in_range(1..=3)?) } else { text(u, 40)? };
+            let mut op =
+                json!({"op": "publish", "path": ZK_PATHS[u.choose_index(ZK_PATHS.len())?], "document": document});
+            if u.arbitrary()? {
+                op["replace"] = json!(u.arbitrary::<bool>()?);
+            }
+            (op, Op::Publish)
+        }
+        5 => (json!({"op": "refresh"}), Op::Refresh),
+        6 => (json!({"op": "get", "path": "no/slash"}), Op::Invalid),
+        _ => (json!({"op": "publish", "document": "{}", "replace": "yes"}), Op::Invalid),
+    })
+}
+
+/// Frames a ZooKeeper server could send (and some it could not), as the core codec's
+/// encoders write them.
+fn zk_frames(u: &mut Unstructured, counter: &mut u64) -> Result<Vec<u8>> {
+    let mut data = Vec::new();
+    for _ in 0..u.int_in_range(1..=4u8)? {
+        *counter += 1;
+        let zxid = *counter as i64;
+        let stat = zk::Stat { mzxid: zxid, version: u.int_in_range(-1..=3)?, ..zk::Stat::default() };
+        let body = match u.int_in_range(0..=4u8)? {
+            0 => zk::data_body(Some(&stored_value(u)?), &stat),
+            1 => zk::data_body(if u.arbitrary()? { None } else { Some(b"") }, &stat),
+            2 => stat.encode(),
+            3 => zk::path_body(ZK_PATHS[u.choose_index(ZK_PATHS.len())?]),
+            _ => bytes(u, 16)?,
+        };
+        let err = [0, 0, 0, -101, -102, -103, -110, -112, -115, -4, -8][u.choose_index(11)?];
+        data.extend(match u.int_in_range(0..=9u8)? {
+            0 => {
+                let timeout = [0, 1, 3, 6000, -5, i32::MAX][u.choose_index(6)?];
+                zk::connect_response(timeout, zxid, &[1; 16])
+            }
+            1..=4 => zk::reply(u.int_in_range(1..=6)?, zxid, if u.ratio(2, 3)? { 0 } else { err }, &body),
+            5 => zk::reply(zk::XID_PING, zxid, 0, &[]),
+            6 => zk::reply(zk::XID_AUTH, 0, if u.arbitrary()? { 0 } else { -115 }, &[]),
+            7 => {
+                let kind = [-1, 1, 2, 3, 4][u.choose_index(5)?];
+                let state = [3, -112, 4, 0, 7][u.choose_index(5)?];
+                zk::notification(kind, state, ZK_PATHS[u.choose_index(ZK_PATHS.len())?])
+            }
+            8 => {
+                let head: i32 = [-1, -2, i32::MAX, (MAX_ANSWER_BYTES as i32).wrapping_add(1)][u.choose_index(4)?];
+                let mut frame = head.to_be_bytes().to_vec();
+                frame.extend(bytes(u, 8)?);
+                frame
+            }
+            _ => bytes(u, 24)?,
+        });
+    }
+    Ok(data)
+}
+
 fn is_decimal(value: &Value) -> bool {
     value.as_str().is_some_and(|t| !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) && t.parse::<u64>().is_ok())
 }
@@ -590,6 +695,11 @@ fn check_result(kind: &Kind, op: &Op, result: &Value) {
         }
     };
     match op {
+        Op::Get if matches!(kind, Kind::Zookeeper { .. }) => {
+            assert!(result["value"].is_string() || result["value"].is_null(), "{result}");
+            assert!(result["version"].is_i64() || result["version"].is_null(), "{result}");
+            assert!(is_decimal(&result["mzxid"]), "{result}");
+        }
         Op::Get => entry(result),
         Op::GetMany(keys) => {
             assert!(is_decimal(&result["revision"]), "{result}");
@@ -635,7 +745,10 @@ struct Model {
 
 impl Model {
     fn follower(&self) -> bool {
-        matches!(self.kind, Kind::Etcd { has_key: true, .. } | Kind::Http { .. })
+        matches!(
+            self.kind,
+            Kind::Etcd { has_key: true, .. } | Kind::Http { .. } | Kind::Zookeeper { has_path: true, .. }
+        )
     }
 
     fn new_id(&mut self, id: u64) {
@@ -655,6 +768,31 @@ impl Model {
                     self.request(request, now, etag.as_deref());
                     self.open.insert(request.id);
                     self.requests.insert(request.id, request.clone());
+                }
+                Action::Connect { id, host, port, deadline } => {
+                    assert!(!self.closed, "a connection after close");
+                    self.new_id(*id);
+                    let Kind::Zookeeper { members, .. } = &self.kind else {
+                        panic!("a connection from {:?}", self.kind)
+                    };
+                    assert!(members.iter().any(|(h, p)| h == host && p == port), "{host}:{port}");
+                    assert!(*deadline >= now, "a connection's deadline {deadline} before {now}");
+                    self.open.insert(*id);
+                }
+                Action::Send { id, data } => {
+                    assert!(self.open.contains(id), "a send to {id}, not open: {actions:?}");
+                    let mut rest = &data[..];
+                    while !rest.is_empty() {
+                        let length = i32::from_be_bytes(rest[..4].try_into().expect("a frame's head"));
+                        assert!(length >= 0 && rest.len() >= 4 + length as usize, "not whole frames: {data:?}");
+                        let frame = &rest[..4 + length as usize];
+                        let password = PASSWORD.as_bytes();
+                        if frame.windows(password.len()).any(|w| w == password) {
+                            assert_eq!(frame[4..8], zk::XID_AUTH.to_be_bytes(), "the password outside auth");
+                            assert!(matches!(self.kind, Kind::Zookeeper { user: true, .. }), "a password not given");
+                        }
+                        rest = &rest[4 + length as usize..];
+                    }
                 }
                 Action::Cancel { id } => {
                     assert!(self.open.remove(id), "a cancel of {id}, not open: {actions:?}");
@@ -722,6 +860,7 @@ impl Model {
                 let body = request.body.as_deref().expect("a body");
                 assert!(serde_json::from_str::<Value>(body).is_ok_and(|v| v.is_object()), "{body}");
             }
+            Kind::Zookeeper { .. } => panic!("an HTTP request from ZooKeeper: {request:?}"),
             Kind::Http { timeout, wait_s } => {
                 assert_eq!((request.method, request.body.as_deref(), request.stream), ("GET", None, false));
                 assert_eq!(request.limit, MAX_DOCUMENT_BYTES);
@@ -774,6 +913,19 @@ impl Model {
                 assert!(shown == json!("***") || shown.is_null(), "{config}");
                 assert!(!config.to_string().contains(PASSWORD), "the password in the config");
                 // It reads back to itself without a password; with one, "***" is refused.
+                match SourceSession::from_config(&config) {
+                    Ok(again) => assert_eq!(again.config(), config),
+                    Err(error) => assert!(!config["user"].is_null(), "config() refused: {error:?}"),
+                }
+            }
+            Kind::Zookeeper { has_path, .. } => {
+                assert_eq!(names, ["epoch", "member", "revision", "stats"], "{state}");
+                for name in ["sessions", "events", "reads", "pings"] {
+                    assert!(stats[name].is_u64(), "{state}");
+                }
+                assert_eq!(follower.is_some(), *has_path);
+                let config = session.config();
+                assert!(!config.to_string().contains(PASSWORD), "the password in the config");
                 match SourceSession::from_config(&config) {
                     Ok(again) => assert_eq!(again.config(), config),
                     Err(error) => assert!(!config["user"].is_null(), "config() refused: {error:?}"),
@@ -846,6 +998,7 @@ fn run(u: &mut Unstructured) -> Result<()> {
         counter: 1,
     };
     let etcd = matches!(model.kind, Kind::Etcd { .. });
+    let zookeeper = matches!(model.kind, Kind::Zookeeper { .. });
     let mut now = 0u64;
     for _ in 0..u.int_in_range(1..=64u8)? {
         if u.is_empty() {
@@ -861,7 +1014,12 @@ fn run(u: &mut Unstructured) -> Result<()> {
                 (got, twin.start(now))
             }
             1..=4 => {
-                let (op, what) = op(u, model.counter)?;
+                let (op, what) = match op(u, model.counter)? {
+                    _ if zookeeper && u.ratio(2, 3)? => zk_op(u)?,
+                    // etcd's ops: `{"op": "get"}` is ZooKeeper's get of its path.
+                    (op, Op::Invalid) if zookeeper => (op, Op::Other),
+                    made => made,
+                };
                 let result = session.call(&op, now);
                 let twin_result = twin.call(&op, now);
                 assert_eq!(result.is_ok(), twin_result.is_ok());
@@ -880,12 +1038,49 @@ fn run(u: &mut Unstructured) -> Result<()> {
                         let refresh_without_follower = refresh && !model.follower();
                         let not_http = !etcd && !matches!(what, Op::Refresh);
                         assert!(
-                            matches!(what, Op::Invalid | Op::Other | Op::RefreshExtra) || refresh_without_follower || not_http,
+                            matches!(what, Op::Invalid | Op::Other | Op::RefreshExtra)
+                                || refresh_without_follower
+                                || not_http,
                             "a valid op refused: {op}: {error}"
                         );
                         (Vec::new(), Vec::new())
                     }
                 }
+            }
+            5..=9 if zookeeper => {
+                // `opened` for a connection (or any id); `response` is never used.
+                let id = pick_id(u, &model, false)?;
+                if u.ratio(1, 4)? {
+                    let got = session.response(id, now, 200, &json!({}), b"{}");
+                    assert!(got.is_empty(), "a response did something: {got:?}");
+                    (got, twin.response(id, now, 200, &json!({}), b"{}"))
+                } else {
+                    let was_open = model.open.contains(&id) && !model.streaming.contains(&id);
+                    let got = session.opened(id, now);
+                    if was_open {
+                        model.streaming.insert(id);
+                    } else {
+                        assert!(got.is_empty(), "opened({id}), not a connection given, did something: {got:?}");
+                    }
+                    (got, twin.opened(id, now))
+                }
+            }
+            10..=13 if zookeeper => {
+                let id = pick_id(u, &model, true)?;
+                let data = zk_frames(u, &mut model.counter)?;
+                let mut cuts: Vec<usize> =
+                    (0..u.int_in_range(0..=3u8)?).map(|_| u.int_in_range(0..=data.len())).collect::<Result<_>>()?;
+                cuts.sort_unstable();
+                let mut got = Vec::new();
+                let mut from = 0;
+                for cut in cuts.into_iter().chain([data.len()]) {
+                    got.extend(session.chunk(id, now, &data[from..cut]));
+                    from = cut;
+                }
+                if !model.streaming.contains(&id) {
+                    assert!(got.is_empty(), "a chunk of {id}, not a connection open, did something: {got:?}");
+                }
+                (got, twin.chunk(id, now, &data))
             }
             5..=9 => {
                 let id = pick_id(u, &model, false)?;
@@ -976,7 +1171,8 @@ fn run(u: &mut Unstructured) -> Result<()> {
             _ => {
                 let got = session.close(now);
                 assert!(
-                    got.iter().all(|a| matches!(a, Action::Cancel { .. } | Action::Failed { .. })),
+                    got.iter().all(|a| matches!(a, Action::Cancel { .. } | Action::Failed { .. })
+                        || (zookeeper && matches!(a, Action::Send { .. }))),
                     "close gave {got:?}"
                 );
                 for action in &got {
@@ -1004,9 +1200,16 @@ fn run(u: &mut Unstructured) -> Result<()> {
         assert!(session.response(id, now, 200, &json!({}), b"{}").is_empty(), "an answer after close");
         assert!(session.chunk(id, now, b"{\"result\":{\"events\":[{}]}}\n").is_empty(), "a chunk after close");
         assert!(session.failed(id, now, "unreachable", "x").is_empty(), "a failure after close");
+        assert!(session.opened(id, now).is_empty(), "opened after close");
     }
     let refresh = json!({"op": "refresh"});
-    let op = if etcd && !model.follower() { json!({"op": "get", "key": "/a"}) } else { refresh };
+    let op = if etcd && !model.follower() {
+        json!({"op": "get", "key": "/a"})
+    } else if zookeeper && !model.follower() {
+        json!({"op": "get", "path": "/a"})
+    } else {
+        refresh
+    };
     let (number, got) = session.call(&op, now).expect("an op taken");
     model.new_id(number);
     assert!(

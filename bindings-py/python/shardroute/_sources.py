@@ -1,9 +1,10 @@
-"""What the sources of ``shardroute.etcd`` and ``shardroute.http`` share: the core's
-follower with the router it installed and the callbacks (``Following``); reading an
-HTTP/1.1 answer bounded before it is buffered and within one deadline for the whole
-request (blocking: ``SyncDriver`` and ``_read_body``; asyncio: ``AsyncDriver``, ``_read_head``,
-``_body``, ``_chunks``); for asyncio, waiting for an epoch and ending the task. (Not a public
-module.)
+"""What the sources of ``shardroute.etcd``, ``shardroute.http`` and ``shardroute.zookeeper``
+share: the core's follower with the router it installed and the callbacks (``Following``);
+reading an HTTP/1.1 answer bounded before it is buffered and within one deadline for the
+whole request (blocking: ``SyncDriver`` and ``_read_body``; asyncio: ``AsyncDriver``,
+``_read_head``, ``_body``, ``_chunks``); the TCP connections a ZooKeeper session asks for,
+each read handed on as it comes (blocking: ``_Links``; asyncio: ``AsyncDriver._connect``);
+for asyncio, waiting for an epoch and ending the task. (Not a public module.)
 
 Every body is refused (``shardroute.LimitExceededError``) as soon as it is known to be
 longer than its limit: a ``Content-Length`` or a chunk size past it before anything is
@@ -14,9 +15,13 @@ bytes a line, ``_MAXHEADERS`` lines), in both shells."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import collections
+import errno
 import http.client
 import logging
+import os
+import selectors
 import socket
 import ssl
 import threading
@@ -261,12 +266,12 @@ async def _body(reader: asyncio.StreamReader, headers: dict[str, str], limit: in
 
 # -- source sessions (issue 35): one transport and one driver loop per flavour ---------
 #
-# A `shardroute.SourceSession` (the core's etcd or HTTP session) decides everything:
+# A `shardroute.SourceSession` (the core's etcd, HTTP or ZooKeeper session) decides everything:
 # which request to make, to which member, its deadline, what an answer means, when to
-# try again. What follows only moves bytes as its actions say (`request`, `cancel`),
-# keeps its one timer (`deadline`), and hands the application what it reported
-# (`offered`, `lost`) or a call's end (`done`, `failed`). `shardroute.etcd` and
-# `shardroute.http` both use it.
+# try again. What follows only moves bytes as its actions say (`request`; for ZooKeeper
+# `connect` and `send` on a TCP connection; `cancel`), keeps its one timer (`deadline`),
+# and hands the application what it reported (`offered`, `lost`) or a call's end (`done`,
+# `failed`). `shardroute.etcd`, `shardroute.http` and `shardroute.zookeeper` use it.
 
 #: The codes a source reports that are not core errors (they raise the shell's error
 #: class: `EtcdError`, `HttpError`); any other code is a core error's, raised as the
@@ -403,6 +408,143 @@ def connect(url: str, context: ssl.SSLContext | None, timeout: float | None, fli
     create = connection._create_connection  # type: ignore[attr-defined]
     connection._create_connection = lambda *args: flight.own(create(*args))  # type: ignore[attr-defined]
     return connection, path
+
+
+class _Link:
+    """One TCP connection a session asked for: its socket (without blocking; None until
+    the thread opens it), whether it is open, what the session sent that the socket has
+    not taken yet."""
+
+    def __init__(self, host: str, port: int) -> None:
+        self.host, self.port, self.where = host, port, f"{host}:{port}"
+        self.sock: socket.socket | None = None
+        self.open = False
+        self.out = bytearray()
+
+
+class _Links:
+    """The TCP connections of a `SyncDriver` (its `connect`, `send` and `cancel` actions),
+    moved by one thread over a selector: a connection made without blocking (`opened`, or
+    `failed` "unreachable"), every read (at most `_PIECE` bytes) handed to the session as
+    it comes (`chunk`; the peer's close: `failed` "closed"), what the session sent written
+    as the socket takes it. Nothing is timed here: the session's timer ends a connection
+    that takes too long (`cancel`). State is under the driver's `lock`; only the thread
+    touches the selector and the sockets."""
+
+    def __init__(self, driver: SyncDriver) -> None:
+        self._driver = driver
+        self._links: dict[int, _Link] = {}
+        self._dropped: list[_Link] = []  # cancelled: closed by the thread
+        self.stopping = False
+        self._selector = selectors.DefaultSelector()
+        self._woken, self._wake = socket.socketpair()
+        self._wake.setblocking(False)
+        self._selector.register(self._woken, selectors.EVENT_READ)
+        threading.Thread(target=self._run, name="shardroute connections", daemon=True).start()
+
+    def order(self, name: str, value: dict[str, Any]) -> None:
+        """A `connect`, `send` or `cancel` action (under the driver's `lock`)."""
+        link = self._links.get(value["id"])
+        if name == "connect":
+            self._links[value["id"]] = _Link(value["host"], int(value["port"]))
+        elif name == "send" and link is not None:
+            link.out += base64.b64decode(value["data_b64"])
+        elif name == "cancel" and link is not None:
+            self._dropped.append(self._links.pop(value["id"]))
+        try:
+            self._wake.send(b"\0")
+        except OSError:
+            pass  # woken already (its buffer is full)
+
+    def stop(self) -> None:
+        """Closes every connection (what the session sent last written if the socket takes
+        it at once: ZooKeeper's closeSession) and ends the thread (under `lock`)."""
+        self.stopping = True
+        for link_id in list(self._links):
+            self.order("cancel", {"id": link_id})
+        self.order("stop", {"id": None})  # wakes the thread even with no connection
+
+    def _run(self) -> None:
+        while True:
+            events = self._selector.select()
+            with self._driver.lock:
+                for key, mask in events:
+                    if key.fileobj is self._woken:
+                        self._woken.recv(_PIECE)
+                    elif self._links.get(key.data) is not None:  # else cancelled
+                        self._step(key.data, self._links[key.data], mask)
+                while self._dropped:
+                    self._close(self._dropped.pop(), flush=True)
+                if self.stopping:
+                    self._selector.close()
+                    self._woken.close()
+                    self._wake.close()
+                    return
+                for link_id, link in list(self._links.items()):
+                    if link.sock is None:
+                        self._open(link_id, link)
+                    elif link.open:
+                        wanted = selectors.EVENT_READ | (selectors.EVENT_WRITE if link.out else 0)
+                        self._selector.modify(link.sock, wanted, link_id)
+
+    def _open(self, link_id: int, link: _Link) -> None:
+        try:
+            family, kind, proto, _, address = socket.getaddrinfo(link.host, link.port, type=socket.SOCK_STREAM)[0]
+            link.sock = socket.socket(family, kind, proto)
+            link.sock.setblocking(False)
+            code = link.sock.connect_ex(address)
+            if code not in (0, errno.EINPROGRESS, errno.EWOULDBLOCK):
+                raise OSError(code, os.strerror(code))
+            self._selector.register(link.sock, selectors.EVENT_WRITE, link_id)
+        except OSError as err:
+            self._fail(link_id, link, "unreachable", f"{link.where}: {err!r}")
+
+    def _step(self, link_id: int, link: _Link, mask: int) -> None:
+        """What the selector saw of an open or opening connection."""
+        assert link.sock is not None
+        try:
+            if not link.open:  # connecting, and now writable: connected or refused
+                code = link.sock.getsockopt(socket.SOL_SOCKET, socket.SO_ERROR)
+                if code:
+                    raise OSError(code, os.strerror(code))
+                link.open = True
+                self._feed(link_id, "opened")
+                return
+            if mask & selectors.EVENT_READ:
+                data = link.sock.recv(_PIECE)
+                if not data:
+                    return self._fail(link_id, link, "closed", f"{link.where} closed the connection")
+                self._feed(link_id, "chunk", data)
+            if mask & selectors.EVENT_WRITE and link.out and self._links.get(link_id) is link:
+                del link.out[:link.sock.send(link.out)]
+        except (BlockingIOError, InterruptedError):
+            pass
+        except OSError as err:
+            self._fail(link_id, link, "unreachable", f"{link.where}: {err!r}")
+
+    def _feed(self, link_id: int, method: str, *args: Any) -> None:
+        self._driver.dispatch(getattr(self._driver.session, method)(link_id, now_ms(), *args))
+
+    def _fail(self, link_id: int, link: _Link, code: str, message: str) -> None:
+        if self._links.get(link_id) is link:
+            del self._links[link_id]
+            self._close(link, flush=False)
+            self._feed(link_id, "failed", code, message)
+
+    def _close(self, link: _Link, flush: bool) -> None:
+        sock, link.sock = link.sock, None
+        if sock is None:
+            return
+        try:
+            if flush and link.open and link.out:
+                sock.send(link.out)  # best effort: what the socket takes now
+        except OSError:
+            pass
+        try:
+            self._selector.unregister(sock)
+        except (KeyError, ValueError):
+            pass  # never registered (its connect failed at once)
+        sock.close()
 
 
 def snapshot(session: shardroute.SourceSession, action: dict[str, Any]) -> tuple[Any, ...]:
@@ -542,6 +684,7 @@ class SyncDriver:
         self.notes: collections.deque[tuple[Any, ...]] = collections.deque()
         self._flights: dict[int, _Flight] = {}
         self._results: dict[int, dict[str, Any]] = {}
+        self._links: _Links | None = None  # the TCP connections, once one is asked for
 
     def dispatch(self, actions: list[dict[str, Any]]) -> None:
         """Performs `actions` (under `lock`)."""
@@ -550,10 +693,16 @@ class SyncDriver:
             if name == "request":
                 flight = self._flights[value["id"]] = _Flight(bool(value["stream"]))
                 threading.Thread(target=self._perform, args=(value, flight), daemon=True).start()
+            elif name in ("connect", "send"):
+                if self._links is None or self._links.stopping:
+                    self._links = _Links(self)
+                self._links.order(name, value)
             elif name == "cancel":
                 cancelled = self._flights.pop(value["id"], None)
                 if cancelled is not None:
                     cancelled.cancel()
+                elif self._links is not None:
+                    self._links.order(name, value)
             elif name in ("done", "failed"):
                 self._results[value["call"]] = action
             else:
@@ -594,6 +743,8 @@ class SyncDriver:
     def close(self) -> None:
         with self.lock:
             self.dispatch(self.session.close(now_ms()))
+            if self._links is not None and not self._links.stopping:
+                self._links.stop()
 
     def _perform(self, request: dict[str, Any], flight: _Flight) -> None:
         """Makes `request` (on its own thread): the answer, bounded by its `limit` before it
@@ -642,13 +793,14 @@ class AsyncDriver:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._timer: asyncio.TimerHandle | None = None
         self._tasks: dict[int, asyncio.Task[None]] = {}
+        self._pipes: dict[int, asyncio.StreamWriter] = {}  # the open TCP connections
         self._calls: dict[int, asyncio.Future[dict[str, Any]]] = {}
 
     def _bind(self) -> asyncio.AbstractEventLoop:
         """The running loop (a new one, say after `asyncio.run` again, drops the old timer)."""
         loop = asyncio.get_running_loop()
         if loop is not self._loop:
-            self._loop, self._timer, self._tasks = loop, None, {}
+            self._loop, self._timer, self._tasks, self._pipes = loop, None, {}, {}
         return loop
 
     def dispatch(self, actions: list[dict[str, Any]]) -> None:
@@ -658,7 +810,14 @@ class AsyncDriver:
             name, value = _only(action)
             if name == "request":
                 self._tasks[value["id"]] = loop.create_task(self._perform(value))
+            elif name == "connect":
+                self._tasks[value["id"]] = loop.create_task(self._connect(value))
+            elif name == "send":
+                pipe = self._pipes.get(value["id"])
+                if pipe is not None:  # the session sends on open connections only
+                    pipe.write(base64.b64decode(value["data_b64"]))
             elif name == "cancel":
+                self._pipes.pop(value["id"], None)
                 task = self._tasks.pop(value["id"], None)
                 if task is not None:
                     task.cancel()
@@ -709,9 +868,35 @@ class AsyncDriver:
         await asyncio.gather(*tasks, return_exceptions=True)
 
     def _feed(self, request_id: int, method: str, *args: Any, final: bool = True) -> None:
+        """Hands what a task saw to the session, unless its request or connection was
+        cancelled (a read may end without the task being suspended, so not stopped yet)."""
+        if self._tasks.get(request_id) is not asyncio.current_task():
+            return
         if final:
-            self._tasks.pop(request_id, None)
+            del self._tasks[request_id]
         self.dispatch(getattr(self.session, method)(request_id, now_ms(), *args))
+
+    async def _connect(self, value: dict[str, Any]) -> None:
+        """A TCP connection (its task): `opened`, then every read as it comes, at most
+        `_PIECE` bytes (`chunk`), until the server closes it (`failed` "closed"), an error
+        (`failed` "unreachable") or the session's `cancel` (what it sent last is written
+        before the socket closes). The session's timer bounds the connecting."""
+        link, where = value["id"], f"{value['host']}:{value['port']}"
+        writer: asyncio.StreamWriter | None = None
+        try:
+            reader, writer = await asyncio.open_connection(value["host"], int(value["port"]))
+            self._pipes[link] = writer
+            self._feed(link, "opened", final=False)
+            while piece := await reader.read(_PIECE):
+                self._feed(link, "chunk", piece, final=False)
+            self._feed(link, "failed", "closed", f"{where} closed the connection")
+        except OSError as err:
+            self._feed(link, "failed", "unreachable", f"{where}: {err!r}")
+        finally:
+            if writer is not None:
+                if self._pipes.get(link) is writer:
+                    del self._pipes[link]
+                writer.close()
 
     async def _perform(self, request: dict[str, Any]) -> None:
         request_id, limit, url = request["id"], request["limit"], request["url"]

@@ -16,11 +16,14 @@ const packageDir = join(repoRoot, 'bindings-wasm');
  * The `op`s of conformance/runner.mjs the route build answers (index.d.ts's calls it keeps).
  * `session_source` with every step, of the HTTP kind only: the route build keeps `SourceSession`
  * (src/lib.rs), as it keeps the follower, because `./route/http` follows a topology over it;
- * the etcd kind is the core's `etcd` feature, which only the full package (`full-api`) has.
+ * the etcd and ZooKeeper kinds are the core's `etcd` and `zookeeper` features, which only the
+ * full package (`full-api`) has (`NOT_BUILT_SOURCES`).
  */
 const OPS = new Set(['load', 'route', 'replicas', 'route_many', 'route_read', 'route_write', 'read_replica',
   'shard_owner', 'replace', 'decode_dictionary', 'migration', 'migration_salted', 'topology_follower', 'migration_session',
   'session_source']);
+/** The source session kinds (a case's `config.source`) the route build leaves out. */
+const NOT_BUILT_SOURCES = new Set(['etcd', 'zookeeper']);
 /** The steps of a follower scenario it answers (no `publish`). */
 const FOLLOWER_CALLS = new Set(['offer', 'offer_dictionary', 'offer_bytes', 'disconnected', 'connected', 'state', 'stats']);
 /** The steps of a migration session scenario it answers (no `copy_batch`). */
@@ -90,7 +93,9 @@ function typesOf(file, kase) {
 /** Why the route build does not run `kase`, or null when it does. */
 function skipReason(file, kase, built, known) {
   if (!OPS.has(kase.op)) return `${kase.op}: a call the route build leaves out`;
-  if (kase.op === 'session_source' && kase.config?.source === 'etcd') return 'the etcd session: not built into the route build';
+  if (kase.op === 'session_source' && NOT_BUILT_SOURCES.has(kase.config?.source)) {
+    return `the ${kase.config.source} session: not built into the route build`;
+  }
   const calls = new Set((kase.steps ?? []).map((step) => step.call));
   const allowed = kase.op === 'topology_follower' ? FOLLOWER_CALLS : kase.op === 'migration_session' ? MIGRATION_CALLS : null;
   const missing = allowed ? [...calls].filter((call) => !allowed.has(call)) : [];

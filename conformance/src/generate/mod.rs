@@ -44,6 +44,7 @@ mod session_migration;
 mod session_redis;
 mod session_source;
 mod session_source_http;
+mod session_source_zookeeper;
 mod stats;
 mod suggest;
 mod token_ring;
@@ -95,7 +96,7 @@ pub fn all() -> Vec<(String, String)> {
         session_redis::file(),
         session_follower::file(),
         session_migration::file(),
-        session_source::file(),
+        session_source_zookeeper::with_cases(session_source::file()),
     ]
     .iter()
     .map(vector_file::VectorFile::render)

@@ -1,6 +1,6 @@
 //! `session_source.json`: scenarios of the source sessions (`core/src/session/etcd.rs`
-//! here; the HTTP session's from `session_source_http.rs`). Each case makes a session
-//! from a config and scripts it: starts and calls, the answers of etcd's JSON gateway
+//! here; the HTTP session's from `session_source_http.rs`, ZooKeeper's from
+//! `session_source_zookeeper.rs`). Each case makes a session from a config and scripts it: starts and calls, the answers of etcd's JSON gateway
 //! (as etcd 3.4.23 writes them: captured from a real member and copied, only keys,
 //! values and revisions changed), stream chunks, transport failures and the passing of
 //! deadlines. Every step's actions are the core's; the generator refuses to write the
@@ -1020,7 +1020,7 @@ fn scenarios() -> Vec<Scenario> {
 pub(crate) fn file() -> VectorFile {
     let mut file = VectorFile::new(
         "session_source",
-        "Scenarios of the source sessions (sans-IO): etcd through its v3 JSON gateway (reads, watches from the read revision + 1, idle watches read again, compaction, lost sources and the follower's backoff, member rotation on unreachable, deadlines, 503 and gRPC UNAVAILABLE, authentication, the calls and publish with its compare-and-swap, replace and read-back, refresh: a read now that shares the one read in flight, companions that are not UTF-8 refused as malformed) and HTTP (the poll schedule, ETags); each step's actions and deadline as the session gives them.",
+        "Scenarios of the source sessions (sans-IO): etcd through its v3 JSON gateway (reads, watches from the read revision + 1, idle watches read again, compaction, lost sources and the follower's backoff, member rotation on unreachable, deadlines, 503 and gRPC UNAVAILABLE, authentication, the calls and publish with its compare-and-swap, replace and read-back, refresh: a read now that shares the one read in flight, companions that are not UTF-8 refused as malformed), HTTP (the poll schedule, ETags) and ZooKeeper over TCP (the jute handshake, reads with a watch, absent and empty nodes, pings and liveness, members left for the next, digest authentication, publish with setData or create, conflicts, replace and read-back; frames in data_b64); each step's actions and deadline as the session gives them.",
         "generator; etcd's answers copied from etcd 3.4.23's gateway (keys, values and revisions changed); each step's actions are also stated by hand in conformance/src/generate/session_source.rs and checked before writing",
     );
     for (name, config, steps) in scenarios() {

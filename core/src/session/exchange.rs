@@ -1,7 +1,7 @@
 //! The vocabulary of the source sessions ([`crate::session::source`]): what a shell is
 //! asked to do ([`Action`], [`Request`]), why a request or a call failed
 //! ([`SourceError`]), and the defaults of every kind ([`defaults`]). Its own module so
-//! that each kind (etcd, HTTP) and the [`SourceSession`](crate::session::source) that
+//! that each kind (etcd, HTTP, ZooKeeper) and the [`SourceSession`](crate::session::source) that
 //! dispatches to them depend on it, and not on each other.
 
 use alloc::string::{String, ToString};
@@ -23,14 +23,18 @@ pub mod defaults {
     pub const POLL_INTERVAL_MS: u64 = 1_000;
     /// How long an HTTP server that supports `Prefer: wait=N` is asked to hold a request.
     pub const LONG_POLL_WAIT_S: u64 = 30;
+    /// The ZooKeeper session timeout asked for (the server grants one between 2 and 20
+    /// of its ticks): a member silent for two thirds of the one granted is left.
+    pub const ZOOKEEPER_SESSION_TIMEOUT_MS: u64 = 10_000;
 }
 
 /// Why a request or a call failed, with the same codes in every language: `unreachable`
 /// (no connection or no whole answer), `http` (an error status, in `status`), `malformed`
-/// (an answer that is not the source's), `conflict` (a compare-and-swap lost), `closed` (a
+/// (an answer that is not the source's: a ZooKeeper frame too), `conflict` (a
+/// compare-and-swap lost: ZooKeeper's `BADVERSION`, `NODEEXISTS`), `closed` (a
 /// call the session's `close` ended; a quiet watch is read again, never an error),
 /// `unauthenticated` (etcd refused the user or
-/// the token), or a core [`Error`]'s code (`limit_exceeded`, `invalid_topology`,
+/// the token; ZooKeeper answered `AUTHFAILED` or `NOAUTH`), or a core [`Error`]'s code (`limit_exceeded`, `invalid_topology`,
 /// `stale_epoch`, ...).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SourceError {
@@ -99,6 +103,29 @@ impl Request {
 pub enum Action {
     /// Make this request.
     Request(Request),
+    /// Open a TCP connection (no TLS) to `host:port` and answer
+    /// [`SourceSession::opened`](crate::session::source::SourceSession::opened) once it is
+    /// open, or `failed(id, now, "unreachable", message)`; then hand back every read with
+    /// `chunk` (any size, nothing buffered by the shell) and the peer's close with
+    /// `failed(id, now, "closed", ...)` (a ZooKeeper session).
+    Connect {
+        /// The connection.
+        id: u64,
+        /// A host name or an IP address (an IPv6 address without brackets).
+        host: String,
+        /// The TCP port.
+        port: u16,
+        /// When the session gives up on it (its own timer covers it).
+        deadline: u64,
+    },
+    /// Write all of `data` to connection `id`, in order (a write error:
+    /// `failed(id, now, "unreachable", message)`).
+    Send {
+        /// The connection.
+        id: u64,
+        /// The bytes.
+        data: Vec<u8>,
+    },
     /// Stop request `id` (close its connection); nothing more is to be handed back for it.
     Cancel {
         /// The request.
@@ -144,6 +171,10 @@ impl Action {
     pub fn to_value(&self) -> Value {
         match self {
             Action::Request(request) => json!({"request": request.to_value()}),
+            Action::Connect { id, host, port, deadline } => {
+                json!({"connect": {"id": id, "host": host, "port": port, "deadline": deadline}})
+            }
+            Action::Send { id, data } => json!({"send": {"id": id, "data_b64": b64(data)}}),
             Action::Cancel { id } => json!({"cancel": {"id": id}}),
             Action::Offered { offered, changed, revision } => {
                 let mut value = offered.to_value();
@@ -162,4 +193,23 @@ impl Action {
 /// Every action as a JSON array (what a binding hands its language).
 pub fn actions_value(actions: &[Action]) -> Value {
     Value::Array(actions.iter().map(Action::to_value).collect())
+}
+
+const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/// `bytes` in standard base64 with padding (an [`Action::Send`]'s `data_b64`).
+pub fn b64(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for group in bytes.chunks(3) {
+        let b = [group[0], group.get(1).copied().unwrap_or(0), group.get(2).copied().unwrap_or(0)];
+        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
+        for (i, shift) in [18u32, 12, 6, 0].iter().enumerate() {
+            if i <= group.len() {
+                out.push(char::from(ALPHABET[((n >> shift) & 63) as usize]));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
 }

@@ -11,6 +11,8 @@
 //!   replica reads, batches), with [`reply`], the one table that says what each error
 //!   means, and [`endpoint`], the one parser of `host:port` (the first two with the
 //!   `redis_cluster` feature, whose strategy the session routes by);
+//! * [`source`]: the source sessions (etcd, HTTP and, with the `zookeeper` feature,
+//!   ZooKeeper over its own TCP protocol) that feed the follower;
 //! * [`follower`]: the topology follower (documents from etcd, ZooKeeper or HTTP in, the
 //!   router to use out; refusals counted; reconnect backoff; the publisher's CAS write);
 //! * [`migration`]: the migration session (read and write plans under the fence epoch,
@@ -20,13 +22,15 @@
 //! `now` in, "send this, wake me at T" out), rustls' core against its stream adapters.
 
 pub mod endpoint;
-pub mod exchange;
 #[cfg(feature = "etcd")]
 pub mod etcd;
+pub mod exchange;
 pub mod follower;
 pub mod http;
 pub mod migration;
 pub mod source;
+#[cfg(feature = "zookeeper")]
+pub mod zookeeper;
 // Its `let Strategy::RedisCluster(..) = .. else` cannot fail in a build whose only
 // strategy is `redis_cluster`.
 #[cfg(feature = "redis_cluster")]
@@ -49,7 +53,6 @@ pub fn json_data(text: &str) -> core::result::Result<serde_json::Value, serde_js
 
 pub use endpoint::Endpoint;
 pub use follower::{Follower, FollowerConfig, FollowerStats, Offered, Publish};
-pub use source::{Action as SourceAction, Request as SourceRequest, SourceError, SourceSession};
 pub use migration::{CopyBatch, Fenced, LazySteps, MigrationSession, Mode, WritePlan};
 #[cfg(feature = "redis_cluster")]
 pub use redis::{
@@ -57,3 +60,4 @@ pub use redis::{
 };
 #[cfg(feature = "redis_cluster")]
 pub use reply::{classify, Busy, Demoted, Outcome, Rule, Transport};
+pub use source::{Action as SourceAction, Request as SourceRequest, SourceError, SourceSession};

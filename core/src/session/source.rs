@@ -1,5 +1,6 @@
-//! Source sessions: following a topology kept in etcd or served over HTTP, and the etcd
-//! calls a publisher makes, as requests out and answers in (sans-IO), for every language.
+//! Source sessions: following a topology kept in etcd or ZooKeeper or served over HTTP,
+//! and the calls a publisher makes, as requests (or connections and bytes) out and
+//! answers in (sans-IO), for every language.
 //!
 //! A shell (Python's `shardroute.etcd` and `shardroute.http`, the JavaScript shell the
 //! addon and the WebAssembly package share, the CLI's `publish`, `watch` and `serve`)
@@ -16,6 +17,13 @@
 //!    with status 200 — any other status: its body, read up to `limit`, as for a plain
 //!    request — then each piece of its body with [`SourceSession::chunk`], and its end with
 //!    [`SourceSession::failed`] (code `closed`);
+//!
+//!    A ZooKeeper session asks for TCP connections instead ([`Action::Connect`]: no TLS):
+//!    the shell answers [`SourceSession::opened`] once one is open, writes every
+//!    [`Action::Send`]'s bytes to it in order, hands every read back with
+//!    [`SourceSession::chunk`] (any size, nothing buffered by the shell), and its end
+//!    with [`SourceSession::failed`] (`closed`: the peer closed it; `unreachable`: a
+//!    connect, read or write error);
 //! 3. hands back what went wrong with a request it could not complete,
 //!    [`SourceSession::failed`] (`unreachable`: no connection, a reset, a TLS failure, an
 //!    answer cut short; `closed`: a stream's server ended it; `limit_exceeded`);
@@ -44,8 +52,9 @@ use crate::session::follower::Follower;
 // kinds use too: this module names the kinds, so they must not name it.
 pub use crate::session::exchange::{actions_value, defaults, Action, Request, SourceError};
 
-/// A source session: etcd ([`crate::session::etcd::EtcdSession`]) or HTTP
-/// ([`crate::session::http::HttpSession`]), chosen by the config's `source`.
+/// A source session: etcd ([`crate::session::etcd::EtcdSession`]), HTTP
+/// ([`crate::session::http::HttpSession`]) or ZooKeeper
+/// (`crate::session::zookeeper::ZookeeperSession`), chosen by the config's `source`.
 #[derive(Debug)]
 pub enum SourceSession {
     /// etcd v3 through its JSON gateway: a follower, or calls (`get`, `txn`, `publish`, ...)
@@ -54,10 +63,15 @@ pub enum SourceSession {
     Etcd(crate::session::etcd::EtcdSession),
     /// An HTTP endpoint polled with `If-None-Match` (a follower only).
     Http(crate::session::http::HttpSession),
+    /// ZooKeeper over its own TCP protocol (jute): a follower, or calls (`get`, `publish`,
+    /// `refresh`) (the `zookeeper` feature).
+    #[cfg(feature = "zookeeper")]
+    Zookeeper(crate::session::zookeeper::ZookeeperSession),
 }
 
-/// The config of a source session, as JSON: `{"source": "etcd", ...}` or
-/// `{"source": "http", ...}`; each kind documents its other fields.
+/// The config of a source session, as JSON: `{"source": "etcd", ...}`,
+/// `{"source": "http", ...}` or `{"source": "zookeeper", ...}`; each kind documents its
+/// other fields.
 pub type SourceConfig = Value;
 
 macro_rules! each {
@@ -66,6 +80,8 @@ macro_rules! each {
             #[cfg(feature = "etcd")]
             SourceSession::Etcd($session) => $body,
             SourceSession::Http($session) => $body,
+            #[cfg(feature = "zookeeper")]
+            SourceSession::Zookeeper($session) => $body,
         }
     };
 }
@@ -81,9 +97,19 @@ impl SourceSession {
             #[cfg(feature = "etcd")]
             Some("etcd") => Ok(SourceSession::Etcd(crate::session::etcd::EtcdSession::from_config(config)?)),
             #[cfg(not(feature = "etcd"))]
-            Some("etcd") => Err(Error::argument("config.source: the etcd session is not built in (the `etcd` feature)")),
+            Some("etcd") => {
+                Err(Error::argument("config.source: the etcd session is not built in (the `etcd` feature)"))
+            }
             Some("http") => Ok(SourceSession::Http(crate::session::http::HttpSession::from_config(config)?)),
-            _ => Err(Error::argument("config.source: expected \"etcd\" or \"http\"")),
+            #[cfg(feature = "zookeeper")]
+            Some("zookeeper") => {
+                Ok(SourceSession::Zookeeper(crate::session::zookeeper::ZookeeperSession::from_config(config)?))
+            }
+            #[cfg(not(feature = "zookeeper"))]
+            Some("zookeeper") => {
+                Err(Error::argument("config.source: the ZooKeeper session is not built in (the `zookeeper` feature)"))
+            }
+            _ => Err(Error::argument("config.source: expected \"etcd\", \"http\" or \"zookeeper\"")),
         }
     }
 
@@ -109,20 +135,34 @@ impl SourceSession {
         each!(self, session => session.call(op, now_ms))
     }
 
+    /// Connection `id` ([`Action::Connect`]) is open (a ZooKeeper session; the other
+    /// kinds open no connection and ignore it).
+    pub fn opened(&mut self, id: u64, now_ms: u64) -> Vec<Action> {
+        match self {
+            #[cfg(feature = "zookeeper")]
+            SourceSession::Zookeeper(session) => session.opened(id, now_ms),
+            _ => {
+                let _ = (id, now_ms);
+                Vec::new()
+            }
+        }
+    }
+
     /// The answer to request `id`: its status, its headers (an object, names in any
     /// case), and its body (a stream's: empty, its body follows in [`Self::chunk`]).
     pub fn response(&mut self, id: u64, now_ms: u64, status: u16, headers: &Value, body: &[u8]) -> Vec<Action> {
         each!(self, session => session.response(id, now_ms, status, headers, body))
     }
 
-    /// The next piece of stream `id`'s body, as it arrived (any size; lines are the
-    /// session's business).
+    /// The next piece of stream `id`'s body, or the next bytes read from connection `id`
+    /// (ZooKeeper), as they arrived (any size; lines and frames are the session's
+    /// business).
     pub fn chunk(&mut self, id: u64, now_ms: u64, data: &[u8]) -> Vec<Action> {
         each!(self, session => session.chunk(id, now_ms, data))
     }
 
-    /// Request `id` could not be completed: `code` is `unreachable`, `closed` (a stream
-    /// ended by its server) or `limit_exceeded`; `message` says what the transport saw.
+    /// Request or connection `id` could not be completed: `code` is `unreachable`,
+    /// `closed` (a stream or connection ended by its server) or `limit_exceeded`; `message` says what the transport saw.
     pub fn failed(&mut self, id: u64, now_ms: u64, code: &str, message: &str) -> Vec<Action> {
         each!(self, session => session.failed(id, now_ms, code, message))
     }

@@ -12,24 +12,9 @@ use serde_json::{json, Value};
 
 use crate::session::exchange::SourceError;
 
-const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-/// `bytes` in standard base64 with padding (Go's `encoding/json` form of `[]byte`).
-pub fn b64(bytes: &[u8]) -> String {
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for group in bytes.chunks(3) {
-        let b = [group[0], group.get(1).copied().unwrap_or(0), group.get(2).copied().unwrap_or(0)];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for (i, shift) in [18u32, 12, 6, 0].iter().enumerate() {
-            if i <= group.len() {
-                out.push(char::from(ALPHABET[((n >> shift) & 63) as usize]));
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
+/// `bytes` in standard base64 with padding (Go's `encoding/json` form of `[]byte`): the
+/// sessions' one encoder.
+pub use crate::session::exchange::b64;
 
 fn sextet(c: u8) -> Option<u32> {
     match c {

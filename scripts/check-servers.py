@@ -15,9 +15,9 @@ of the table installs it: it cannot pass only where somebody installed it by han
 
     python3 scripts/check-servers.py           # both checks
     python3 scripts/check-servers.py --table   # print the table (package, programs, why)
-    python3 scripts/check-servers.py --readme  # rewrite README's "System packages" list from it
+    python3 scripts/check-servers.py --readme  # rewrite the "System packages" list of docs/development.md from it
 
-The check also fails when README's list differs from the table.
+The check also fails when that list (docs/development.md, linked from README) differs from the table.
 """
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ def table() -> list[tuple[str, list[str], str]]:
     return rows
 
 
-README = os.path.join(ROOT, "README.md")
+README = os.path.join(ROOT, "docs", "development.md")  # its "System packages" list
 README_BLOCK = re.compile(r"(<!-- system-packages:[^\n]*-->\n)(.*?)(<!-- /system-packages -->)", re.S)
 
 
@@ -130,7 +130,7 @@ def main() -> int:
     if "--readme" in sys.argv:
         text = open(README, encoding="utf-8").read()
         if not README_BLOCK.search(text):
-            sys.exit("check-servers: README.md has no <!-- system-packages --> block")
+            sys.exit("check-servers: docs/development.md has no <!-- system-packages --> block")
         text = README_BLOCK.sub(lambda m: m.group(1) + readme_list(rows) + m.group(3), text)
         open(README, "w", encoding="utf-8").write(text)
         return 0
@@ -150,7 +150,7 @@ def main() -> int:
                               f"which installs the Debian package {package}")
     block = README_BLOCK.search(open(README, encoding="utf-8").read())
     if not block or block.group(2) != readme_list(rows):
-        errors.append("README.md's system package list differs from SYSTEM_PACKAGES: "
+        errors.append("docs/development.md's system package list differs from SYSTEM_PACKAGES: "
                       "run `python3 scripts/check-servers.py --readme`")
     for error in errors:
         print(f"check-servers: {error}", file=sys.stderr)

@@ -29,8 +29,8 @@ as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
 # The one table of the Debian packages setup installs. Columns: the package; the programs a
 # test, example or benchmark starts from it (a bare name is looked up on PATH, a path is
-# checked as it is; `-` where no test starts one); why the project needs it. README's
-# "System packages" says the same, and scripts/check-servers.py (run first by `make test`)
+# checked as it is; `-` where no test starts one); why the project needs it.
+# docs/development.md's "System packages" says the same, and scripts/check-servers.py (run first by `make test`)
 # fails early when a test starts a program that is in no row, or a row's program is missing.
 SYSTEM_PACKAGES=$(cat <<'TABLE'
 g++              | -                                                                     | libFuzzer's C++ source, built by libfuzzer-sys for the fuzz targets (fuzz/)

@@ -3,7 +3,7 @@
 // page must show with the core's code and path, then into a valid document), keys are
 // routed, a node is added, and the moved count the page shows must equal what the addon
 // computes for the same document, operations and sample keys. Saves docs/playground.png
-// (the README's screenshot). Run by `make test-playground` (in `make test`).
+// (the screenshot of docs/guide.md). Run by `make test-playground` (in `make test`).
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';

@@ -239,6 +239,11 @@ class ZooKeeperStore(Store):
         self.cluster = ZooKeeperEnsemble(root, 3, uids)
         self.client = KazooClient(hosts=self.cluster.hosts, timeout=timeout)
         self.client.start(timeout=30)
+        # publish's session: one for the run, as a service keeps one (a session of its own
+        # per write would cost the ensemble two more transactions each), moving to another
+        # member by itself when its member fails; made at the first write.
+        self.timeout = timeout
+        self.writer: zookeeper.ZooKeeperFollower | None = None
 
     def flags(self, follower: str = "") -> list[str]:
         return ["--zookeeper", self.cluster.hosts, "--path", KEY]
@@ -249,9 +254,10 @@ class ZooKeeperStore(Store):
         return [*self.flags("serve"), "--zookeeper-session-ms", "2000"]
 
     def publish(self, document: Any) -> None:
-        # A ZooKeeper session of publish's own for each write, with the followers' 2 s
-        # session timeout (the kazoo client above is the run's raw writer, not publish's).
-        zookeeper.publish(self.cluster.hosts, KEY, document, timeout=2.0)
+        # The kazoo client above is the run's raw writer (bad values), not publish's.
+        if self.writer is None:
+            self.writer = zookeeper.ZooKeeperFollower(self.cluster.hosts, KEY, timeout=self.timeout)
+        zookeeper.publish(self.writer, KEY, document)
 
     def put(self, value: str) -> None:
         self.client.set(KEY, value.encode())
@@ -264,6 +270,8 @@ class ZooKeeperStore(Store):
         self.client.set(KEY, value.encode(), version=stat.version)  # BadVersionError if it lost
 
     def stop(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
         self.client.stop()
         self.client.close()
         self.cluster.stop()

@@ -403,10 +403,16 @@ class ClusterSession {
   #sendNow;
   /**
    * `{ address, readonly }` of each node of the table, at `2 * node + readonly` (what
-   * `sendNow` returns), made when first needed after the table may have changed: every
-   * call that can change it (`refreshed`, `failed`, `stalled`, `unreachable`) drops it.
+   * `sendNow` returns), made when first needed after the table's nodes changed: `refreshed`
+   * drops it, and after a call that can change them (`failed`, `stalled`, `unreachable`,
+   * `onDeadline`) the next send compares the core's `endpointsVersion` with the one it was
+   * made at. A MOVED to a node of the table leaves the nodes: nothing is converted again.
    */
   #targets = null;
+  /** The core's `endpointsVersion` when `#targets` was made. */
+  #targetsVersion = -1;
+  /** A call since the last send may have changed the table's nodes. */
+  #recheck = false;
 
   static {
     // One arrow per method, as for Router.
@@ -415,21 +421,21 @@ class ClusterSession {
       poll: (session, command, nowMs) => actionOf(session.#inner.poll(nativeCommandOf(command), nowMs)),
       succeeded: (session, command, nowMs) => actionOf(session.#inner.succeeded(nativeCommandOf(command), nowMs)),
       failed: (session, command, text, names, nowMs) => {
-        session.#targets = null;
+        session.#recheck = true;
         return actionOf(session.#inner.failed(nativeCommandOf(command), text, names, nowMs));
       },
       stalled: (session, command, nowMs) => {
-        session.#targets = null;
+        session.#recheck = true;
         return actionOf(session.#inner.stalled(nativeCommandOf(command), nowMs));
       },
       unreachable: (session, command, why, nowMs) => {
-        session.#targets = null;
+        session.#recheck = true;
         return actionOf(session.#inner.unreachable(nativeCommandOf(command), why, nowMs));
       },
       deadline: (session, command) => session.#inner.deadline(nativeCommandOf(command)),
       replyDeadline: (session, command) => session.#inner.replyDeadline(nativeCommandOf(command)),
       onDeadline: (session, command, nowMs) => {
-        session.#targets = null;
+        session.#recheck = true;
         return actionOf(session.#inner.onDeadline(nativeCommandOf(command), nowMs));
       },
       refreshSent: (session, address, nowMs) => session.#inner.refreshSent(address, nowMs),
@@ -488,8 +494,17 @@ class ClusterSession {
         }
         if (sent < 0) return null;
         this.deadline = out[0] < 0 ? null : out[0];
-        session.#targets ??= guarded(() => session.#inner.endpoints()).flatMap((address) =>
-          [Object.freeze({ address, readonly: false }), Object.freeze({ address, readonly: true })]);
+        if (session.#recheck) {
+          session.#recheck = false;
+          if (session.#targets !== null && guarded(() => session.#inner.endpointsVersion()) !== session.#targetsVersion) {
+            session.#targets = null;
+          }
+        }
+        if (session.#targets === null) {
+          session.#targetsVersion = guarded(() => session.#inner.endpointsVersion());
+          session.#targets = guarded(() => session.#inner.endpoints()).flatMap((address) =>
+            [Object.freeze({ address, readonly: false }), Object.freeze({ address, readonly: true })]);
+        }
         return session.#targets[sent];
       },
       command: (keys, access, address, sentMs) =>

@@ -195,6 +195,16 @@ impl ClusterSession {
         Ok(self.session()?.endpoints().iter().map(ss::Endpoint::address).collect())
     }
 
+    /// A number that changes whenever [`endpoints`](ClusterSession::endpoints) may have
+    /// ([`ss::ClusterSession::endpoints_version`]): `index.js` keeps its targets while it
+    /// stays, so a MOVED to a node of the table converts no addresses.
+    #[napi(catch_unwind)]
+    pub fn endpoints_version(&self) -> Result<f64> {
+        // Compared for equality only; exact below 2^53 tables.
+        #[allow(clippy::cast_precision_loss)]
+        Ok(self.session()?.endpoints_version() as f64)
+    }
+
     /// The command of an attempt `sendNow` sent to `address` at `sentMs`
     /// ([`ss::ClusterSession::command_sent_at`]; without `sentMs`, one with no attempt
     /// times: [`ss::ClusterSession::command_sent`]).

@@ -11,6 +11,8 @@ use crate::hashing::{IntegerKeys, KeyHashing};
 use crate::key::{Key, OwnedKey};
 use crate::node::Node;
 use crate::placement_names::Location;
+#[cfg(feature = "redis_cluster")]
+use crate::strategy::compat::redis_cluster::redirect::node_index;
 use crate::strategy::compat::redis_cluster::redirect::{check_address, check_moved_address_length, check_slot};
 use crate::strategy::compat::redis_cluster::RedisClusterSpec;
 use crate::strategy::{Placement, Strategy, Variant};
@@ -554,6 +556,11 @@ impl Router {
     /// it), and the epoch advances by one. `self` is unchanged. The same as the
     /// `redis_moved` operation ([`crate::ops`]).
     ///
+    /// Cost: for a node the topology has, a copy of this router with one slot-table entry
+    /// written and the slot's range cut (no check, no compile); otherwise a new topology,
+    /// checked and compiled. A Redis Cluster session edits its own router in place and
+    /// makes no copy (`session::redis`).
+    ///
     /// # Errors
     /// `invalid_argument` for a topology that is not `redis_cluster`, a slot outside
     /// `0..16384` or an address without a port; `limit_exceeded` for an address longer
@@ -578,12 +585,85 @@ impl Router {
         check_moved_address_length("address", address)?;
         // Worded as the operation words a strategy that does not take it.
         let spec = self.redis_cluster("redis_moved")?;
+        // A node the table has, over joined ranges: the table edited in place (a copy of
+        // this router, then one slot written), with the ranges the rebuild below gives.
+        #[cfg(feature = "redis_cluster")]
+        if self.moves_in_place() && spec.is_joined() {
+            if let Some(target) = node_index(&self.topology.nodes, address) {
+                let mut next = self.clone();
+                if next.move_slot_in_place(slot, target)? {
+                    return Ok(next);
+                }
+            }
+        }
+        self.moved_rebuilt(spec, slot, address)
+    }
+
+    /// [`moved`](Router::moved) by a new topology, checked and compiled: for a node the
+    /// table lacks, ranges not joined, or a topology whose other parts name nodes.
+    /// `slot` and `address` are checked.
+    pub(crate) fn moved_rebuilt(&self, spec: &RedisClusterSpec, slot: u32, address: &str) -> Result<Router> {
         let mut next = self.topology.clone();
         let moved = spec.moved(&mut next.nodes, slot, address);
         next.strategy = moved.spec.into_strategy()?;
         next.epoch = self.topology.next_epoch()?;
         next.check()?;
         Router::new(next)
+    }
+
+    /// Whether a `MOVED` can edit this router in place: nothing else in the topology names
+    /// its nodes or carries its epoch (placement names, hot keys, global indexes).
+    #[cfg(feature = "redis_cluster")]
+    pub(crate) fn moves_in_place(&self) -> bool {
+        matches!(self.placement, Placement::RedisCluster(_))
+            && self.topology.placement.is_none()
+            && self.topology.hot_keys.is_none()
+            && self.topology.indexes.is_empty()
+    }
+
+    /// This router after `MOVED <slot>` to node `target` (an index into the nodes), edited
+    /// in place: the slot's entry of the slot table written, its range cut around it, the
+    /// epoch advanced by one; the router [`moved`](Router::moved) builds for that node's
+    /// address. Needs [`moves_in_place`](Router::moves_in_place) and joined ranges (the
+    /// caller checks them, or knows them). `Ok(false)`, and nothing changed, when it
+    /// cannot be done in place (a slot table with no room for another chain).
+    ///
+    /// # Errors
+    /// `invalid_argument` for a slot outside `0..16384`, a node index outside the nodes or
+    /// a topology that is not `redis_cluster`; `invalid_topology` when the epoch cannot
+    /// advance. Nothing changes then.
+    #[cfg(feature = "redis_cluster")]
+    pub(crate) fn move_slot_in_place(&mut self, slot: u32, target: u32) -> Result<bool> {
+        let slot = check_slot(slot)?;
+        let node_count = self.topology.nodes.len() as u32;
+        if target >= node_count {
+            return Err(Error::argument(format!("node index {target} is not in nodes")));
+        }
+        let epoch = self.topology.next_epoch()?;
+        // Irrefutable in a build with redis_cluster alone.
+        #[allow(irrefutable_let_patterns)]
+        let (Strategy::RedisCluster(spec), Placement::RedisCluster(table)) =
+            (&mut self.topology.strategy, &mut self.placement)
+        else {
+            return Err(Error::argument("redis_moved: applies to redis_cluster topologies"));
+        };
+        if !table.move_slot(slot, target) {
+            return Ok(false);
+        }
+        spec.move_slot(node_count, slot, target);
+        self.topology.epoch = epoch;
+        self.max_replicas = self.placement.max_replicas();
+        Ok(true)
+    }
+
+    /// The compiled slot table of a `redis_cluster` router (tests compare it).
+    #[cfg(all(test, feature = "redis_cluster"))]
+    pub(crate) fn slot_table(&self) -> Option<&crate::strategy::compat::redis_cluster::SlotTable> {
+        match &self.placement {
+            Placement::RedisCluster(table) => Some(table),
+            #[allow(unreachable_patterns)]
+            _ => None,
+        }
     }
 
     /// Where the next command for a key of `slot` goes after an `ASK <slot> <address>`

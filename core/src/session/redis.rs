@@ -13,7 +13,8 @@
 //! What the session decides (the Redis Cluster specification's client rules, and the
 //! table of [`reply`](super::reply)):
 //!
-//! * **MOVED** updates that slot at once (a new router, next epoch: [`Router::moved`]),
+//! * **MOVED** updates that slot at once (the next epoch, the router [`Router::moved`]
+//!   gives; a slot moving to a node the table has is one entry written in place),
 //!   resends there, and asks for a full refresh at most once per
 //!   [`ClusterConfig::refresh_interval_ms`] (a reshard's burst of MOVEDs costs one
 //!   refresh). The refresh runs before the next command, never between a MOVED and its
@@ -38,8 +39,12 @@
 //!   and the slot ([`ClusterSession::plan`]).
 //!
 //! Cost: [`poll`](ClusterSession::poll) and [`succeeded`](ClusterSession::succeeded) on
-//! the steady path are a slot lookup and a counter, well under a microsecond; MOVED
-//! builds a new router (tens of microseconds), a refresh imports the reply (linear in
+//! the steady path are a slot lookup and a counter, well under a microsecond; a MOVED to
+//! a node of the table writes the slot's entry and cuts its range in place (a binary
+//! search and at most one insertion among the ranges, a few allocations: under a
+//! microsecond over 3 or 100 masters, `cargo bench -p shardroute --bench moved`), and
+//! rebuilds the router only when it adds a node or takes a node's last slot; a refresh
+//! imports the reply (linear in
 //! it: ids found in maps, every count checked before the work, see
 //! [`import`](crate::strategy::compat::redis_cluster::import));
 //! [`refresh_candidates`](ClusterSession::refresh_candidates) is `n log n` in the nodes.
@@ -465,6 +470,10 @@ struct Table {
     router: Router,
     slots: SlotTable,
     endpoints: Vec<Endpoint>,
+    /// A `MOVED` to a node of the table edits it in place ([`Table::moved_in_place`]):
+    /// no two neighbouring slot ranges share a chain (what a rebuild leaves, and what an
+    /// edit keeps), and nothing else in the topology names nodes or carries the epoch.
+    in_place: bool,
 }
 
 impl Table {
@@ -473,12 +482,57 @@ impl Table {
             return Err(Error::argument("a Redis Cluster session needs a redis_cluster topology"));
         };
         let slots = SlotTable::new(spec.ranges(router.nodes().len() as u32));
+        let in_place = spec.is_joined() && router.moves_in_place();
         let endpoints = router
             .nodes()
             .iter()
             .map(|node| Endpoint::parse_with_host(node.address.as_deref().unwrap_or(&node.id)))
             .collect::<Result<Vec<_>>>()?;
-        Ok(Table { router, slots, endpoints })
+        Ok(Table { router, slots, endpoints, in_place })
+    }
+
+    /// `MOVED <slot> <address>` for a node the table has, when no node of the slot's
+    /// chain is left without a slot: the slot's entry written in the router's slot table
+    /// and in the session's, its range cut in the topology, the epoch advanced; the nodes
+    /// and their endpoints stay. `false`, with nothing changed, for every other case (the
+    /// rebuild of [`ClusterSession::follow_moved`] does it).
+    fn moved_in_place(&mut self, slot: u32, endpoint: &Endpoint, address: &str) -> bool {
+        if !self.in_place {
+            return false;
+        }
+        let Some(target) = self.node_at(endpoint, address) else { return false };
+        // The slot is its chain's last: a node of the chain that serves no other slot
+        // leaves the table, which renumbers the nodes.
+        if self.slots.chain_uses(slot) == 1
+            && self.slots.chain(slot).iter().any(|&node| node != target && !self.slots.serves_beyond(node, slot))
+        {
+            return false;
+        }
+        if !matches!(self.router.move_slot_in_place(slot, target), Ok(true)) {
+            return false;
+        }
+        if !self.slots.move_slot(slot, target) {
+            // Not reached: the two tables are built alike and edited alike.
+            if let Strategy::RedisCluster(spec) = self.router.strategy() {
+                self.slots = SlotTable::new(spec.ranges(self.router.nodes().len() as u32));
+            }
+        }
+        true
+    }
+
+    /// The node a `MOVED` to `endpoint` (whose text is `address`) names, as the router
+    /// finds it (the first node with that address, else the first without an address whose
+    /// id it is: `node_index`), looking only at the nodes whose endpoint has its port: the
+    /// endpoint of such a node is read from that very text, so it has the port.
+    fn node_at(&self, endpoint: &Endpoint, address: &str) -> Option<u32> {
+        let port = endpoint.port();
+        let nodes = self.router.nodes();
+        let candidates =
+            || (0u32..).zip(self.endpoints.iter().zip(nodes)).filter(move |(_, (seen, _))| seen.port() == port);
+        candidates()
+            .find(|(_, (_, node))| node.address.as_deref() == Some(address))
+            .or_else(|| candidates().find(|(_, (_, node))| node.address.is_none() && node.id == address))
+            .map(|(index, _)| index)
     }
 }
 
@@ -509,6 +563,8 @@ pub struct ClusterSession {
     /// The next wait before the first table.
     no_table_backoff_ms: u64,
     turn: u32,
+    /// Advances on each new table ([`ClusterSession::endpoints_version`]).
+    endpoints_version: u64,
     stats: SessionStats,
 }
 
@@ -545,6 +601,7 @@ impl ClusterSession {
             refreshing: None,
             no_table_until_ms: None,
             turn: 0,
+            endpoints_version: 0,
             stats: SessionStats::default(),
         })
     }
@@ -708,9 +765,19 @@ impl ClusterSession {
 
     /// The endpoints of the current table's nodes, in node order (the indices
     /// [`send_now`](ClusterSession::send_now) gives); empty before the first table. They
-    /// change only when the table does: after `refreshed`, or an outcome that moved a slot.
+    /// change only when the table's nodes do: after `refreshed`, or a `MOVED` that added
+    /// or removed a node ([`endpoints_version`](ClusterSession::endpoints_version) says
+    /// when).
     pub fn endpoints(&self) -> &[Endpoint] {
         self.table.as_ref().map_or(&[], |table| table.endpoints.as_slice())
+    }
+
+    /// A number that changes whenever [`endpoints`](ClusterSession::endpoints) may have
+    /// (a refresh installed a table, a `MOVED` added or removed a node), and only then: a
+    /// `MOVED` to a node of the table leaves it. A shell that keeps something per endpoint
+    /// (a target object per node index) keeps it while this number stays.
+    pub fn endpoints_version(&self) -> u64 {
+        self.endpoints_version
     }
 
     /// What to do now for `command`: usually [`Action::Send`]; [`Action::Refresh`] when
@@ -1164,9 +1231,13 @@ impl ClusterSession {
 
     fn follow_moved(&mut self, slot: u32, endpoint: &Endpoint) {
         let address = endpoint.address();
-        let Some(table) = &self.table else { return };
+        let Some(table) = &mut self.table else { return };
         let owner = table.slots.chain(slot)[0] as usize;
         if table.endpoints.get(owner) == Some(endpoint) {
+            return;
+        }
+        // The common case, a slot moving to a node the table has: one entry written.
+        if table.moved_in_place(slot, endpoint, &address) {
             return;
         }
         // A node the table lacks joins with its address as its id; a node of the slot's
@@ -1180,6 +1251,7 @@ impl ClusterSession {
             .and_then(Table::new)
         {
             self.table = Some(next);
+            self.endpoints_version = self.endpoints_version.wrapping_add(1);
         }
     }
 
@@ -1276,6 +1348,7 @@ impl ClusterSession {
                 let known: BTreeSet<&Endpoint> = table.endpoints.iter().chain(self.seeds.iter()).collect();
                 self.suspects.retain(|endpoint| known.contains(endpoint));
                 self.table = Some(table);
+                self.endpoints_version = self.endpoints_version.wrapping_add(1);
                 self.no_table_until_ms = None;
                 self.no_table_backoff_ms = self.config.backoff_first_ms;
                 self.stats.refreshes += 1;
@@ -1398,9 +1471,10 @@ fn same_slot(keys: &[Key<'_>]) -> Result<u32> {
 /// their last slot), its ranges renumbered; the same router when every candidate still
 /// serves a range, or when the topology has anything else that names nodes by index.
 ///
-/// The work is one pass over the ranges and the nodes: a MOVED already rebuilds the
-/// router, and this keeps the node count at most the refreshed table's plus one node per
-/// slot moved to a new address.
+/// The work is one pass over the ranges and the nodes, on a MOVED that rebuilds the
+/// router anyway (a MOVED that leaves every node a slot edits the table in place and does
+/// not come here); this keeps the node count at most the refreshed table's plus one node
+/// per slot moved to a new address.
 fn unserved_dropped(router: Router, candidates: &[u32]) -> Result<Router> {
     let Strategy::RedisCluster(spec) = router.strategy() else {
         return Ok(router);
@@ -1461,5 +1535,183 @@ fn empty_topology() -> Topology {
         hot_keys: None,
         indexes: alloc::vec::Vec::new(),
         checksummed: false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! A `MOVED` edits the table in place: the same router, node for node and range for
+    //! range, as the rebuild it replaces (`Router::moved_rebuilt`, then `unserved_dropped`),
+    //! and the same storage.
+
+    use super::*;
+    use proptest::prelude::{any, prop, prop_assert_eq, prop_oneof, proptest, ProptestConfig};
+    use proptest::strategy::Strategy as _;
+    use serde_json::json;
+
+    /// A `CLUSTER SHARDS` reply: three masters on 7000-7002 with a replica each on
+    /// 7003-7005, `shift` moving the boundaries.
+    fn shards(shift: u32) -> Value {
+        let node = |port: u32, role: &str| {
+            json!({"id": format!("{port:040}"), "endpoint": "127.0.0.1", "ip": "127.0.0.1", "port": port,
+                   "role": role, "health": "online", "replication-offset": 0})
+        };
+        let bounds = [0, 5461 + shift, 10923 + shift, 16384];
+        Value::Array(
+            (0..3)
+                .map(|i| {
+                    json!({"slots": [bounds[i], bounds[i + 1] - 1],
+                           "nodes": [node(7000 + i as u32, "master"), node(7003 + i as u32, "replica")]})
+                })
+                .collect(),
+        )
+    }
+
+    fn session(shift: u32) -> ClusterSession {
+        let mut session = ClusterSession::new(&["127.0.0.1:7000"], ClusterConfig::default()).unwrap();
+        session.refreshed(&shards(shift), 0).unwrap();
+        session
+    }
+
+    /// The session's `follow_moved` before the in-place edit: a rebuilt router.
+    fn rebuilt(router: &Router, slot: u32, endpoint: &Endpoint) -> Router {
+        let table =
+            SlotTable::new(router.strategy().spec::<RedisClusterSpec>().unwrap().ranges(router.nodes().len() as u32));
+        let owner = table.chain(slot)[0] as usize;
+        let endpoints: Vec<Endpoint> = router
+            .nodes()
+            .iter()
+            .map(|node| Endpoint::parse_with_host(node.address.as_deref().unwrap_or(&node.id)).unwrap())
+            .collect();
+        if endpoints.get(owner) == Some(endpoint) {
+            return router.clone();
+        }
+        let spec = router.strategy().spec::<RedisClusterSpec>().unwrap();
+        router
+            .moved_rebuilt(spec, slot, &endpoint.address())
+            .and_then(|next| unserved_dropped(next, table.chain(slot)))
+            .unwrap_or_else(|_| router.clone())
+    }
+
+    /// Every slot's chain, in the router's compiled table and in `slots`, is the one a
+    /// router compiled from `expected`'s topology gives.
+    fn same_tables(router: &Router, slots: &SlotTable, expected: &Router) {
+        let fresh = Router::new(expected.topology().clone()).unwrap();
+        let (ours, theirs) = (router.slot_table().unwrap(), fresh.slot_table().unwrap());
+        for slot in 0..SLOTS {
+            assert_eq!(ours.chain(slot), theirs.chain(slot), "slot {slot}");
+            assert_eq!(slots.chain(slot), theirs.chain(slot), "slot {slot}");
+        }
+        assert_eq!(router.max_replica_count(), fresh.max_replica_count());
+    }
+
+    /// Slots near the boundaries (where ranges join and split) or anywhere.
+    fn slot() -> impl proptest::strategy::Strategy<Value = u32> {
+        prop_oneof![
+            (0u32..12)
+                .prop_map(|near| [0, 1, 5460, 5461, 5462, 10922, 10923, 10924, 16382, 16383, 2, 3][near as usize]),
+            0u32..SLOTS,
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+
+        /// MOVEDs to masters, replicas and new addresses, runs of neighbouring slots among
+        /// them: the session's router equals the rebuilt one after each, its tables agree
+        /// slot for slot, and its endpoints are its nodes'.
+        #[test]
+        fn moved_in_place_is_the_rebuild(
+            shift in 0u32..50,
+            moves in prop::collection::vec((slot(), 7000u32..7009, 0u32..4), 1..40),
+        ) {
+            let mut session = session(shift);
+            let mut expected = session.router().unwrap().clone();
+            for (slot, port, run) in moves {
+                let endpoint = Endpoint::parse(&format!("127.0.0.1:{port}")).unwrap();
+                for slot in slot..(slot + run).min(SLOTS) {
+                    expected = rebuilt(&expected, slot, &endpoint);
+                    session.follow_moved(slot, &endpoint);
+                    let table = session.table.as_ref().unwrap();
+                    prop_assert_eq!(table.router.topology(), expected.topology());
+                    prop_assert_eq!(table.slots.chain(slot), table.router.slot_table().unwrap().chain(slot));
+                }
+            }
+            let table = session.table.as_ref().unwrap();
+            same_tables(&table.router, &table.slots, &expected);
+            let endpoints: Vec<String> = table.endpoints.iter().map(Endpoint::address).collect();
+            let addresses: Vec<String> = table.router.nodes().iter().map(|node| node.address.clone().unwrap()).collect();
+            prop_assert_eq!(endpoints, addresses);
+        }
+
+        /// `Router::moved` edits a copy in place: the router `moved_rebuilt` gives, also from
+        /// a table whose neighbouring ranges share a chain (which the rebuild joins).
+        #[test]
+        fn router_moved_is_the_rebuild(
+            joined in any::<bool>(),
+            moves in prop::collection::vec((slot(), 0u32..5), 1..30),
+        ) {
+            let split = if joined { "" } else { r#"{"start": 0, "end": 99, "nodes": ["a"]}, {"start": 100, "end": 5460, "nodes": ["a"]},"# };
+            let first = if joined { r#"{"start": 0, "end": 5460, "nodes": ["a"]},"# } else { "" };
+            let mut router = Router::from_json(&format!(r#"{{"format": "shardroute/1", "epoch": 1,
+                "nodes": [{{"id": "a", "address": "10.0.0.1:6379"}}, {{"id": "b", "address": "10.0.0.2:6379"}},
+                          {{"id": "c", "address": "10.0.0.3:6379"}}, {{"id": "10.0.0.4:6379"}}],
+                "strategy": {{"type": "redis_cluster", "slots": [{first}{split}
+                    {{"start": 5461, "end": 10922, "nodes": ["b", "c"]}},
+                    {{"start": 10923, "end": 16383, "nodes": ["c", "b"]}}]}}}}"#)).unwrap();
+            for (slot, node) in moves {
+                let address = format!("10.0.0.{}:6379", node + 1);
+                let spec = router.strategy().spec::<RedisClusterSpec>().unwrap();
+                let expected = router.moved_rebuilt(spec, slot, &address).unwrap();
+                router = router.moved(slot, &address).unwrap();
+                prop_assert_eq!(router.topology(), expected.topology());
+                prop_assert_eq!(router.max_replica_count(), expected.max_replica_count());
+                let fresh = Router::new(expected.topology().clone()).unwrap();
+                prop_assert_eq!(router.slot_table().unwrap().chain(slot), fresh.slot_table().unwrap().chain(slot));
+            }
+            let expected = Router::new(router.topology().clone()).unwrap();
+            let slots = SlotTable::new(router.strategy().spec::<RedisClusterSpec>().unwrap().ranges(router.nodes().len() as u32));
+            same_tables(&router, &slots, &expected);
+        }
+    }
+
+    /// A MOVED to a node of the table writes the slot's entry: the router's nodes, the
+    /// session's endpoints and both slot tables keep their storage (a rebuild, the old way,
+    /// allocated all of them anew while the old table was still alive), and the epoch is
+    /// the next one.
+    #[test]
+    fn moved_to_a_known_node_keeps_the_tables_storage() {
+        let mut session = session(0);
+        let before = session.table.as_ref().unwrap();
+        let storage = |table: &Table| {
+            (
+                table.router.nodes().as_ptr(),
+                table.endpoints.as_ptr(),
+                table.router.slot_table().unwrap().chain(0).as_ptr(),
+                table.slots.chain(0).as_ptr(),
+            )
+        };
+        let (kept, epoch, version) = (storage(before), before.router.epoch(), session.endpoints_version());
+        // Slot 100 (of 7000) to 7001, then slot 101 after it: one range grows.
+        for (slot, round) in [(100u32, 1u64), (101, 2), (100, 3)] {
+            let port = if round == 3 { 7000 } else { 7001 };
+            session.follow_moved(slot, &Endpoint::parse(&format!("127.0.0.1:{port}")).unwrap());
+            let table = session.table.as_ref().unwrap();
+            assert_eq!(storage(table), kept, "round {round}");
+            assert_eq!(table.router.epoch(), epoch + round);
+            assert_eq!(table.endpoints[table.slots.chain(slot)[0] as usize].port(), port as u16);
+            assert_eq!(session.endpoints_version(), version, "the nodes stay");
+        }
+        // A MOVED to a new address adds a node: the endpoints change, and say so.
+        session.follow_moved(100, &Endpoint::parse("127.0.0.1:7042").unwrap());
+        assert_eq!(session.endpoints().len(), 7);
+        assert_ne!(session.endpoints_version(), version);
+        // A MOVED that takes a node's last slot rebuilds: the node leaves the table.
+        let mut session = ClusterSession::new(&["127.0.0.1:7000"], ClusterConfig::default()).unwrap();
+        let lone = json!([{"slots": [0, 0], "nodes": [{"id": "x", "endpoint": "127.0.0.1", "port": 7009, "role": "master"}]},
+                          {"slots": [1, 16383], "nodes": [{"id": "y", "endpoint": "127.0.0.1", "port": 7000, "role": "master"}]}]);
+        session.refreshed(&lone, 0).unwrap();
+        session.follow_moved(0, &Endpoint::parse("127.0.0.1:7000").unwrap());
+        assert_eq!(session.endpoints().len(), 1);
     }
 }

@@ -376,31 +376,122 @@ fn check_cover(path: &str, ranges: &[SlotRange]) -> Result<()> {
     }
 }
 
-/// A compiled slot map: slot → range, ranges → nodes.
+/// A compiled slot map: slot → chain (master, then replicas), each distinct chain stored
+/// once.
+///
+/// A slot's chain is found through its own entry, not through its range's position, so a
+/// `MOVED` is one entry written (`SlotTable::move_slot`), where numbering slots by
+/// range would renumber every slot after a range that splits.
 #[derive(Clone, Debug)]
 pub struct SlotTable {
-    /// `ranges[range_of[slot]]` holds `slot`.
-    range_of: Vec<u16>,
-    ranges: Vec<SlotRange>,
+    /// `chains[chain_of[slot]]` serves `slot`.
+    chain_of: Vec<u16>,
+    /// The distinct chains, in order of first use. An entry no slot uses any more stays
+    /// (a `MOVED` back to it revives it), so the count is at most the ranges compiled plus
+    /// one per node that a `MOVED` made a master alone.
+    chains: Vec<Vec<u32>>,
+    /// Slots per chain (0: an entry no slot uses).
+    #[cfg_attr(not(feature = "redis_cluster"), allow(dead_code))]
+    uses: Vec<u32>,
+    /// The entry of the chain `[node]` (the node a master alone), by node index;
+    /// `u16::MAX` for none.
+    #[cfg_attr(not(feature = "redis_cluster"), allow(dead_code))]
+    alone: Vec<u16>,
+    /// The shortest chain in use.
     shortest: u32,
 }
 
 impl SlotTable {
     pub(crate) fn new(ranges: Vec<SlotRange>) -> SlotTable {
-        let mut range_of = vec![0u16; SLOTS as usize];
-        for (index, range) in ranges.iter().enumerate() {
-            for slot in range.start..=range.end {
-                range_of[slot as usize] = index as u16;
+        let mut chain_of = vec![0u16; SLOTS as usize];
+        let mut chains: Vec<Vec<u32>> = Vec::new();
+        let mut uses: Vec<u32> = Vec::new();
+        // Chain -> its entry; at most one entry per range (16,384), so a u16 indexes them.
+        let mut known: alloc::collections::BTreeMap<Vec<u32>, u16> = alloc::collections::BTreeMap::new();
+        for range in ranges {
+            let count = range.end.saturating_sub(range.start) + 1;
+            let entry = *known.entry(range.nodes).or_insert_with_key(|nodes| {
+                chains.push(nodes.clone());
+                uses.push(0);
+                (chains.len() - 1) as u16
+            });
+            uses[usize::from(entry)] += count;
+            for slot in range.start..=range.end.min(SLOTS - 1) {
+                chain_of[slot as usize] = entry;
             }
         }
-        let shortest = ranges.iter().map(|range| range.nodes.len() as u32).min().unwrap_or(0);
-        SlotTable { range_of, ranges, shortest }
+        let shortest = chains.iter().map(|chain| chain.len() as u32).min().unwrap_or(0);
+        let mut alone = Vec::new();
+        for (entry, chain) in chains.iter().enumerate() {
+            if let [node] = chain[..] {
+                note_alone(&mut alone, node, entry as u16);
+            }
+        }
+        SlotTable { chain_of, chains, uses, alone, shortest }
     }
 
     /// The master and replicas (node indices) serving `slot` (`slot < 16384`).
+    #[inline]
     pub fn chain(&self, slot: u32) -> &[u32] {
-        let index = self.range_of.get(slot as usize).copied().unwrap_or(0);
-        &self.ranges[usize::from(index)].nodes
+        let index = self.chain_of.get(slot as usize).copied().unwrap_or(0);
+        self.chains.get(usize::from(index)).map_or(&[], Vec::as_slice)
+    }
+
+    /// The chain of `slot` after `MOVED <slot>` to node `target`: `[target]`, one entry
+    /// written. The entry of `[target]` is found by the node's index; a new entry is
+    /// appended only when no chain is `[target]`. `false`, and nothing changed, when
+    /// `slot` is out of range or the table has no room for another chain.
+    #[cfg_attr(not(feature = "redis_cluster"), allow(dead_code))]
+    pub(crate) fn move_slot(&mut self, slot: u32, target: u32) -> bool {
+        let Some(&old) = self.chain_of.get(slot as usize) else { return false };
+        let found = self.alone.get(target as usize).copied().filter(|&entry| entry != u16::MAX);
+        let entry = match found {
+            Some(entry) => entry,
+            None if self.chains.len() < usize::from(u16::MAX) => {
+                let entry = self.chains.len() as u16;
+                self.chains.push(vec![target]);
+                self.uses.push(0);
+                note_alone(&mut self.alone, target, entry);
+                entry
+            }
+            None => return false,
+        };
+        if entry == old {
+            return true;
+        }
+        self.uses[usize::from(old)] -= 1;
+        self.uses[usize::from(entry)] += 1;
+        self.chain_of[slot as usize] = entry;
+        // A chain of one is as short as a chain can be.
+        self.shortest = 1;
+        true
+    }
+
+    /// Whether node `node` is in the chain of a slot whose chain is not `slot`'s.
+    #[cfg_attr(not(feature = "redis_cluster"), allow(dead_code))]
+    pub(crate) fn serves_beyond(&self, node: u32, slot: u32) -> bool {
+        let own = self.chain_of.get(slot as usize).map(|&entry| usize::from(entry));
+        (self.chains.iter().zip(&self.uses).enumerate())
+            .any(|(entry, (chain, &uses))| uses > 0 && Some(entry) != own && chain.contains(&node))
+    }
+
+    /// How many slots the chain of `slot` serves (1: `slot` alone).
+    #[cfg_attr(not(feature = "redis_cluster"), allow(dead_code))]
+    pub(crate) fn chain_uses(&self, slot: u32) -> u32 {
+        let index = self.chain_of.get(slot as usize).copied().unwrap_or(0);
+        self.uses.get(usize::from(index)).copied().unwrap_or(0)
+    }
+}
+
+/// Records `entry` as the chain `[node]` in `alone` (grown to hold `node`), unless a
+/// chain `[node]` is already there: the first one found stays.
+fn note_alone(alone: &mut Vec<u16>, node: u32, entry: u16) {
+    let at = node as usize;
+    if alone.len() <= at {
+        alone.resize(at + 1, u16::MAX);
+    }
+    if alone[at] == u16::MAX {
+        alone[at] = entry;
     }
 }
 

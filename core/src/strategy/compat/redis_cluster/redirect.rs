@@ -179,17 +179,100 @@ impl RedisClusterSpec {
         ranges.splice(index..=index, pieces);
         Moved { spec: RedisClusterSpec { slots: Some(joined(ranges)) }, from, to: target, added }
     }
+
+    /// Whether no two neighbouring ranges have the same chain: what [`moved`](Self::moved)
+    /// leaves, and what [`move_slot`](Self::move_slot) needs.
+    #[cfg_attr(not(feature = "redis_cluster"), allow(dead_code))]
+    pub(crate) fn is_joined(&self) -> bool {
+        self.slots.as_ref().is_none_or(|ranges| ranges.windows(2).all(|pair| pair[0].nodes != pair[1].nodes))
+    }
+
+    /// [`moved`](Self::moved) for a node already in the table, edited in place: slot `slot`
+    /// is served by node `target` alone. The range holding the slot is cut around it and
+    /// joined with its neighbours, the only ranges that can share the new chain, so the
+    /// ranges are those `moved` gives when they were joined before ([`is_joined`]). The
+    /// work is one binary search and at most one insertion or removal; a slot next to a
+    /// range of `target` (a reshard moves runs of slots) only moves a boundary. With the
+    /// default split, the explicit ranges are written out first, once. `slot < 16384`,
+    /// `target` an index into the `node_count` nodes; the caller sets the epoch.
+    ///
+    /// [`is_joined`]: Self::is_joined
+    #[cfg_attr(not(feature = "redis_cluster"), allow(dead_code))]
+    pub(crate) fn move_slot(&mut self, node_count: u32, slot: u32, target: u32) {
+        if self.slots.is_none() {
+            self.slots = Some(self.ranges(node_count));
+        }
+        let Some(ranges) = self.slots.as_mut() else { return };
+        let index = ranges.partition_point(|range| range.end < slot);
+        let Some(range) = ranges.get(index) else { return };
+        let alone = [target];
+        if range.nodes[..] == alone {
+            return;
+        }
+        let (start, end) = (range.start, range.end);
+        // Ranges cover the slots in order, so a neighbour is adjacent.
+        let before = index.checked_sub(1).filter(|&at| ranges[at].nodes[..] == alone);
+        let after = Some(index + 1).filter(|&at| ranges.get(at).is_some_and(|next| next.nodes[..] == alone));
+        match (start == slot, end == slot) {
+            // The slot's range is the slot: it joins a neighbour of `target`, or becomes one.
+            (true, true) => match (before, after) {
+                (Some(before), Some(after)) => {
+                    ranges[before].end = ranges[after].end;
+                    ranges.drain(index..=after);
+                }
+                (Some(before), None) => {
+                    ranges[before].end = slot;
+                    ranges.remove(index);
+                }
+                (None, Some(after)) => {
+                    ranges[after].start = slot;
+                    ranges.remove(index);
+                }
+                (None, None) => {
+                    let nodes = &mut ranges[index].nodes;
+                    nodes.clear();
+                    nodes.push(target);
+                }
+            },
+            (true, false) => {
+                ranges[index].start = slot + 1;
+                match before {
+                    Some(before) => ranges[before].end = slot,
+                    None => ranges.insert(index, SlotRange { start: slot, end: slot, nodes: vec![target] }),
+                }
+            }
+            (false, true) => {
+                ranges[index].end = slot - 1;
+                match after {
+                    Some(after) => ranges[after].start = slot,
+                    None => ranges.insert(index + 1, SlotRange { start: slot, end: slot, nodes: vec![target] }),
+                }
+            }
+            (false, false) => {
+                let rest = SlotRange { start: slot + 1, end, nodes: ranges[index].nodes.clone() };
+                ranges[index].end = slot - 1;
+                let moved = SlotRange { start: slot, end: slot, nodes: vec![target] };
+                ranges.splice(index + 1..index + 1, [moved, rest]);
+            }
+        }
+    }
+}
+
+/// The index of the node at `address`, as a `MOVED` finds it: the first node with that
+/// address, else the first node without an address whose id is `address`.
+pub(crate) fn node_index(nodes: &[Node], address: &str) -> Option<u32> {
+    let known = nodes.iter().position(|node| node.address.as_deref() == Some(address)).or_else(|| {
+        // A topology written without addresses names its nodes by `host:port`.
+        nodes.iter().position(|node| node.address.is_none() && node.id == address)
+    });
+    known.map(|index| index as u32)
 }
 
 /// The index of the node at `address`, appending one (id = address) when no node has
 /// that address; with the id of the new node.
 fn node_at(nodes: &mut Vec<Node>, address: &str) -> (u32, Option<String>) {
-    let known = nodes.iter().position(|node| node.address.as_deref() == Some(address)).or_else(|| {
-        // A topology written without addresses names its nodes by `host:port`.
-        nodes.iter().position(|node| node.address.is_none() && node.id == address)
-    });
-    match known {
-        Some(index) => (index as u32, None),
+    match node_index(nodes, address) {
+        Some(index) => (index, None),
         None => {
             nodes.push(Node { address: Some(address.to_string()), ..Node::new(address) });
             (nodes.len() as u32 - 1, Some(address.to_string()))

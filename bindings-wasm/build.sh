@@ -98,16 +98,17 @@ install_if_changed() {
   fi
 }
 
-# Replaces the one occurrence of $2 in the file $1 by $3, or fails: a new wasm-bindgen (or
-# a shared file) that writes it differently must be looked at, not silently shipped.
+# Replaces the one occurrence of $2 in the file $1 by $3 (the $4 occurrences, each on a
+# line of its own, when $4 is given), or fails: a new wasm-bindgen (or a shared file) that
+# writes it differently must be looked at, not silently shipped.
 patch_glue() {
-  local count
+  local count want="${4:-1}"
   count="$(grep -cF -- "$2" "$1" || true)"
-  if [ "$count" != 1 ]; then
-    echo "build.sh: expected one \`$2\` in $1, found $count" >&2
+  if [ "$count" != "$want" ]; then
+    echo "build.sh: expected $want \`$2\` in $1, found $count" >&2
     exit 1
   fi
-  FROM="$2" TO="$3" perl -0pi -e 's/\Q$ENV{FROM}\E/$ENV{TO}/' "$1"
+  FROM="$2" TO="$3" perl -0pi -e 's/\Q$ENV{FROM}\E/$ENV{TO}/g' "$1"
 }
 
 # compile VARIANT CARGO-ARGS...: rustc's .wasm of the variant (a copy per variant, kept
@@ -137,10 +138,12 @@ compile() {
   echo "$optimized"
 }
 
-# bind OPTIMIZED DIR NAME VARIANT: wasm-bindgen into DIR/web and DIR/node, the modules
-# named NAME (NAME.js, NAME_bg.wasm), unless DIR/.stamp says they are up to date.
+# bind OPTIMIZED DIR NAME VARIANT ENTRY [STRATEGIES]: wasm-bindgen into DIR/web and
+# DIR/node, the modules named NAME (NAME.js, NAME_bg.wasm), unless DIR/.stamp says they are
+# up to date. ENTRY is the package entry that loads them (its name in the web glue's
+# error before `init`); STRATEGIES, the route build's (see `routeBuild` below).
 bind() {
-  local wasm="$1" dir="$2" name="$3" variant="$4"
+  local wasm="$1" dir="$2" name="$3" variant="$4" entry="$5" strategies="${6:-}"
   local stamp="$dir/.stamp"
   if [ -f "$stamp" ] && [ "$stamp" -nt "$wasm" ] && [ "$stamp" -nt "$here/build.sh" ] && [ "$(cat "$stamp")" = "$variant" ]; then
     return
@@ -186,12 +189,30 @@ bind() {
         "The deepest nesting of arrays and objects in JSON text (limits::MAX_JSON_NESTING)." MAX_JSON_NESTING "${limits#* }" \
         >> "$glue"
     else
-      printf '\nimport { installFastPaths } from "%s";\ninstallFastPaths(Router);\n' "$snippet" >> "$glue"
+      printf '\nimport { installFastPaths, notLoaded } from "%s";\ninstallFastPaths(Router);\n' "$snippet" >> "$glue"
+      # Until `init` or `initSync` loads the module, the glue's `wasm` (which every export
+      # reads first) is `notLoaded`'s stand-in (js/support.mjs): a call before `init` throws
+      # a ShardrouteError `not_initialized` that says to call it, not a TypeError about
+      # `router_new`. The glue's "already loaded?" checks compare with the stand-in.
+      local init_from="$entry"
+      if [ "$entry" = shardroute-wasm ]; then init_from=shardroute-wasm/web; fi
+      patch_glue "$glue" 'let wasmModule, wasmInstance, wasm;' \
+        "const wasmNotLoaded = notLoaded('$entry', '$init_from');"$'\n''let wasmModule, wasmInstance, wasm = wasmNotLoaded;'
+      patch_glue "$glue" 'if (wasm !== undefined) return wasm;' 'if (wasm !== wasmNotLoaded) return wasm;' 2
       patch_glue "$glue" 'export function __limits() {' 'function __limits() {'
       printf '/** %s */\nexport const %s = %s;\n' \
         "The core's limit on a document's JSON text, in bytes (limits::MAX_DOCUMENT_BYTES)." MAX_DOCUMENT_BYTES "${limits% *}" \
         "The deepest nesting of arrays and objects in JSON text (limits::MAX_JSON_NESTING)." MAX_JSON_NESTING "${limits#* }" \
         >> "$glue"
+    fi
+    # The route build's refusals of a strategy or source it leaves out name the package
+    # that has it, and list what it has (`routeBuild` and `refusal` in js/support.mjs).
+    if [ -n "$strategies" ]; then
+      if [ "$target" = node ]; then
+        printf 'require(String.raw`%s`).routeBuild('"'%s'"');\n' "$snippet" "${strategies//,/, }" >> "$glue"
+      else
+        printf 'import { routeBuild } from "%s";\nrouteBuild('"'%s'"');\n' "$snippet" "${strategies//,/, }" >> "$glue"
+      fi
     fi
   done
   # The .wasm ships once, in DIR/web: the nodejs glue reads that copy. The web glue's
@@ -208,9 +229,9 @@ bind() {
 }
 
 optimized="$(compile "$variant" "${features[@]}")"
-bind "$optimized" pkg shardroute_wasm "$variant"
+bind "$optimized" pkg shardroute_wasm "$variant" shardroute-wasm
 optimized="$(compile "$route_variant" "${route_features[@]}")"
-bind "$optimized" pkg-route shardroute_route "$route_variant"
+bind "$optimized" pkg-route shardroute_route "$route_variant" shardroute-wasm/route "$route_strategies"
 # The strategies built in, for the tests that pick the vectors the route build runs.
 echo "$route_strategies" > pkg-route/.strategies
 # The route build's one entry serves every runtime, Node's too (route.d.ts declares

@@ -5,8 +5,12 @@
 // it, and test/route.test.mjs checks that it names exactly the entry's exports.
 //
 // Every call here is the full package's (index.d.ts has the long form of each doc), with
-// the same answers and errors. A document of another strategy is refused
-// (`invalid_topology`, "not built in"). Left out, and not exported at all:
+// the same answers and errors. `Topology` here takes only the strategies the route build
+// has (`Strategy`; test/route-types.ts checks that another one does not compile), and a
+// document of another strategy (as JSON text, or untyped) is refused at run time
+// (`invalid_topology`: `strategy "ring" is not in shardroute-wasm/route, which routes only
+// modulo, jump, vbucket, redis_cluster; import 'shardroute-wasm' for every strategy`).
+// Left out, and not exported at all:
 //   - functions: `apply`, `diff`, `encodeDictionary`, `hashKey`, `jump`, `moduloMoves`,
 //     `parseRedirect`, `parseAddress`, `sessionDefaults`;
 //   - classes: `ClusterSession`, `Command`, `Action` (the Redis Cluster session);
@@ -20,15 +24,29 @@
 // each has its own module, so pass a route `Router` only to route calls.
 
 import type {
-  FollowerConfig, FollowerStats, Key, LazySteps, Migration as FullMigration, Milliseconds, MigrationMode, Move,
-  Revision, RoutingMode, SourceAction, SourceConfig, Topology, WritePlan,
+  FollowerConfig, FollowerStats, JumpStrategy, Key, LazySteps, Migration as FullMigration, Milliseconds, MigrationMode,
+  ModuloStrategy, Move, RedisClusterStrategy, Revision, RoutingMode, SourceAction, SourceConfig,
+  Topology as FullTopology, VbucketStrategy, WritePlan,
 } from './index.js';
 
 export type {
-  FollowerConfig, FollowerStats, Hashing, Key, LazySteps, Milliseconds, MigrationMode, Move, Revision, RoutingMode,
-  SaltedKey, SourceAction, SourceConfig, SourceConnect, SourceError, SourceEtcdConfig, SourceHttpConfig,
-  SourceOfferedResult, SourceRequest, SourceZookeeperConfig, Topology, TopologyNode, WritePlan,
+  FollowerConfig, FollowerStats, Hashing, JumpStrategy, Key, LazySteps, Milliseconds, MigrationMode, ModuloStrategy, Move,
+  RedisClusterStrategy, Revision, RoutingMode, SaltedKey, SourceAction, SourceConfig, SourceConnect, SourceError,
+  SourceEtcdConfig, SourceHttpConfig, SourceOfferedResult, SourceRequest, SourceZookeeperConfig, TopologyNode,
+  VbucketStrategy, WritePlan,
 } from './index.js';
+
+/**
+ * The strategies the route build routes (build.sh's default route build: `modulo`, `jump`,
+ * `vbucket`, `redis_cluster`). Every other strategy is the full package's
+ * (`shardroute-wasm`, index.d.ts's `Strategy`).
+ */
+export type Strategy = ModuloStrategy | JumpStrategy | VbucketStrategy | RedisClusterStrategy;
+
+/** A topology document (index.d.ts's `Topology`) whose strategy the route build has. */
+export interface Topology extends Omit<FullTopology, 'strategy'> {
+  strategy: Strategy;
+}
 
 /**
  * Where `init` can load the module from: a URL or URL string (fetched), a `Response` or a
@@ -38,7 +56,8 @@ export type InitInput = URL | string | Response | PromiseLike<Response> | Buffer
 
 /**
  * Loads and instantiates the route build's module, once: call it (and await it) before
- * the first `Router` in a browser or a service or web worker. Omitted, `input` is the
+ * the first `Router` in a browser or a service or web worker (before it, every call there
+ * throws a `ShardrouteError` `not_initialized` that says so). Omitted, `input` is the
  * `.wasm` beside the glue, which webpack and Vite emit with the bundle; with esbuild,
  * import `shardroute-wasm/shardroute_route.wasm` through its `file` loader and pass the URL.
  * A no-op in Node, Deno and workerd, whose entries load the module on import.
@@ -57,8 +76,9 @@ export declare class Router {
    * Parses, validates and compiles a topology document: its JSON text, or the document
    * as a `Topology` object.
    *
-   * @throws {ShardrouteError} `invalid_topology` (a strategy not built into the route
-   *   build among them), `no_nodes` or `limit_exceeded`.
+   * @throws {ShardrouteError} `invalid_topology` (JSON text of a strategy the route build
+   *   does not have among them: the message names the package that has it), `no_nodes` or
+   *   `limit_exceeded`.
    */
   constructor(topology: string | Topology);
   /**

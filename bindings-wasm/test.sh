@@ -10,6 +10,7 @@
 # in-process HTTP server; the conformance vectors as `wasm-node`; test/edge.test.mjs, the
 # packed package in Node, Deno, workerd, and Chromium's service and web workers and bundled
 # pages; test/edge-http.test.mjs, `shardroute-wasm/http` in workerd and Deno;
+# test/init-order.test.mjs, both web entries' `not_initialized` before `init`;
 # test/route.test.mjs and test/route-edge.test.mjs, the route build `shardroute-wasm/route`
 # and its share of the vectors in Node, workerd, Deno and Chromium), the conformance vectors
 # in headless Chromium (`wasm-chromium`), and a slim package's (test/slim.mjs). Exits

@@ -12,7 +12,8 @@ export type InitInput = URL | string | Response | PromiseLike<Response> | Buffer
 
 /**
  * Loads and instantiates the WebAssembly module, once: call it (and await it) before the
- * first `Router`. Omitted, `input` is the `.wasm` beside the package's glue, which webpack
+ * first `Router` (in a browser or a worker, every call before it throws a `ShardrouteError`
+ * `not_initialized` that says so). Omitted, `input` is the `.wasm` beside the package's glue, which webpack
  * and Vite emit with the bundle; with esbuild, import `shardroute-wasm/shardroute_wasm.wasm`
  * through its `file` loader and pass the URL. Resolves at once when the module is already
  * loaded (always in Node, Deno and workerd, whose entries load it on import).

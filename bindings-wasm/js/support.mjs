@@ -25,7 +25,66 @@ export function makeAction(kind, address, host, port, asking, readonly, untilMs,
  * Offered).
  */
 export function makeOffered(kind, epoch, code, message) {
-  return new Offered(kind, epoch, code, message);
+  return new Offered(kind, epoch, code, message === undefined ? message : refusal(message));
+}
+
+/**
+ * The package's ShardrouteError of a core error's code and message (src/errors.rs calls it
+ * for every error it throws), the message worded by `refusal`.
+ */
+export function makeError(code, message) {
+  return new ShardrouteError(code, refusal(message));
+}
+
+/**
+ * The strategies of the route build, `'modulo, jump, vbucket, redis_cluster'`, which
+ * build.sh's line at the end of the route build's glues passes to `routeBuild`; `null` in
+ * every other build (the full package and a slim one, whose refusals stay the core's).
+ */
+let routeStrategies = null;
+
+/** Makes this copy of the module the route build's: see `routeStrategies`. */
+export function routeBuild(strategies) {
+  routeStrategies = strategies;
+}
+
+/**
+ * The core's refusals of what a build leaves out (its "not built in", which speaks of cargo
+ * features), in the route build: what it has and which package has the rest. Every other
+ * message, and every message of another build, is returned as it is.
+ * test/route.test.mjs and test/init-order.test.mjs check these words against the core's.
+ */
+function refusal(message) {
+  if (routeStrategies === null) return message;
+  let found = /^(.*)strategy ("[a-z_]+") is not built in \(cargo feature "[a-z_]+" of shardroute is off\)$/s.exec(message);
+  if (found !== null) {
+    return `${found[1]}strategy ${found[2]} is not in shardroute-wasm/route, which routes only ${routeStrategies}; `
+      + "import 'shardroute-wasm' for every strategy";
+  }
+  found = /^(.*)the (\w+) session is not built in \(the `\w+` feature\)$/s.exec(message);
+  if (found !== null) {
+    return `${found[1]}the ${found[2]} session is not in shardroute-wasm/route, which follows only HTTP sources; `
+      + "import 'shardroute-wasm' for etcd and ZooKeeper";
+  }
+  return message;
+}
+
+/** The code of a call of a web entry before its module is loaded (`notLoaded`). */
+export const NOT_INITIALIZED = 'not_initialized';
+
+/**
+ * What the web glue's `wasm` (the module's exports) is until `init` or `initSync` has
+ * loaded the module: build.sh puts it there. Every export of the glue reads `wasm` before
+ * anything else, so a call before `init` throws the package's ShardrouteError
+ * `not_initialized`, which says what to call (`entry`: the package entry, `initFrom`: where
+ * its `init` is imported from), rather than a TypeError about a missing property.
+ */
+export function notLoaded(entry, initFrom) {
+  const fail = () => {
+    throw new ShardrouteError(NOT_INITIALIZED, `${entry}: the WebAssembly module is not loaded: call await init() first `
+      + `(import { init } from '${initFrom}'), or initSync(module), before any other call`);
+  };
+  return new Proxy(Object.create(null), { get: fail, has: fail, set: fail });
 }
 
 /**

@@ -1,6 +1,8 @@
 //! Error mapping, in one place: every [`sr::Error`] crosses into JavaScript as a
 //! `ShardrouteError`, a real `Error` subclass (defined in `js/support.mjs`) whose `.code`
-//! is the core's stable [`sr::ErrorKind::code`] and whose `.message` is the core's message.
+//! is the core's stable [`sr::ErrorKind::code`] and whose `.message` is the core's message
+//! (in the route build, its refusals of what the build leaves out name the package that has
+//! it: `makeError` in `js/support.mjs`).
 //! Nothing else is ever thrown by this package: no strings, no plain values, no traps.
 
 use alloc::format;
@@ -17,8 +19,10 @@ extern "C" {
     #[wasm_bindgen(reexport)]
     pub type ShardrouteError;
 
-    #[wasm_bindgen(constructor)]
-    fn new(code: &str, message: &str) -> ShardrouteError;
+    /// A new `ShardrouteError` (`makeError`): in the route build, a refusal of what it leaves
+    /// out ("not built in") names the package that has it.
+    #[wasm_bindgen(js_name = makeError)]
+    fn make_error(code: &str, message: &str) -> ShardrouteError;
 }
 
 /// A core error on its way to JavaScript: the `E` of every exported `Result`.
@@ -36,7 +40,7 @@ impl From<sr::Error> for Error {
 
 impl From<Error> for JsValue {
     fn from(Error(err): Error) -> JsValue {
-        ShardrouteError::new(err.code(), err.message()).into()
+        make_error(err.code(), err.message()).into()
     }
 }
 

@@ -30,6 +30,10 @@ async function main() {
       return false;
     }
     const ok = report(RUNNER, outcome.result);
+    if (outcome.beforeInit !== 'ok') {
+      console.error(`${RUNNER}: a call before init() is not a ShardrouteError not_initialized: ${outcome.beforeInit}`);
+      return false;
+    }
     if (outcome.identity !== 'ok') {
       console.error(`${RUNNER}: a thrown error is not the exported ShardrouteError: ${outcome.identity}`);
       return false;

@@ -4,7 +4,7 @@
 // `tsc --noEmit -p tsconfig.web.json` (test.sh), never run.
 import {
   Migration, MigrationSession, Offered, Router, ShardrouteError, TopologyFollower, decodeDictionary, followerDefaults, init,
-  initSync, type InitInput, type LazySteps, type Topology, type WritePlan,
+  initSync, type InitInput, type LazySteps, type Strategy, type Topology, type WritePlan,
 } from 'shardroute-wasm/route';
 import * as route from 'shardroute-wasm/route';
 import { HttpFollower } from 'shardroute-wasm/route/http';
@@ -68,6 +68,17 @@ export async function tier(wasm: URL, module: WebAssembly.Module, dictionary: Ui
   new route.ClusterSession(['127.0.0.1:7000']);
   // @ts-expect-error nor `hashKey`
   route.hashKey('k');
+  // Its `Topology` takes the strategies it routes, and only those: each `@ts-expect-error`
+  // below fails the check if route.d.ts accepted the strategy (index.d.ts's `Strategy` does).
+  const strategies: Strategy[] = [{ type: 'modulo', one_based: true }, { type: 'jump' }, { type: 'vbucket', vbuckets: 64 },
+    { type: 'redis_cluster' }];
+  for (const strategy of strategies) reads.push(new Router({ ...TOPOLOGY, strategy }).node('k'));
+  // @ts-expect-error `ring` is the full package's
+  new Router({ ...TOPOLOGY, strategy: { type: 'ring' } });
+  // @ts-expect-error so is `rendezvous`
+  router.replace({ ...TOPOLOGY, epoch: 3, strategy: { type: 'rendezvous' } });
+  // @ts-expect-error and `maglev`, offered to a follower
+  follower.offer({ ...TOPOLOGY, strategy: { type: 'maglev' } }, 3, 0);
   return [String(shard), owner, String(shards.length), String(epoch), plan.node, String(steps?.write_to), routingMode, ...order,
     ...reads, ...saltedReads, String(saltedWrite), offered.kind, String(held?.epoch), String(httpRouter?.epoch),
     String(inputs.length)];

@@ -89,12 +89,28 @@ describe('the route build\'s API', () => {
     });
   }
 
-  test('the strategies not built in are refused as such, the others route as in the full package', () => {
+  test('the strategies not built in are refused, naming the package that has them; the others route as in the full package', () => {
     const built = routeStrategies();
     assert.deepEqual([...built].sort(), ['jump', 'modulo', 'redis_cluster', 'vbucket']);
+    const notIn = (type) => `strategy "${type}" is not in shardroute-wasm/route, which routes only modulo, jump, vbucket, `
+      + "redis_cluster; import 'shardroute-wasm' for every strategy";
+    const follower = new api.TopologyFollower();
     for (const type of allStrategies().filter((name) => !built.includes(name))) {
       assert.throws(() => new api.Router(doc({ type })), (err) => err instanceof api.ShardrouteError
-        && err.code === 'invalid_topology' && err.message.includes(`strategy "${type}" is not built in`), type);
+        && err.code === 'invalid_topology' && err.message === `strategy.type: ${notIn(type)}`, type);
+      // An index of that strategy, and a follower's refusal, say the same.
+      assert.throws(() => new api.Router(doc({ type: 'jump' }, { indexes: { by_email: { strategy: { type } } } })),
+        (err) => err.code === 'invalid_topology' && err.message.endsWith(notIn(type)), `index of ${type}`);
+      const offered = follower.offer(doc({ type }), 1, 0);
+      assert.deepEqual([offered.kind, offered.code, offered.message], ['refused', 'invalid_topology', `strategy.type: ${notIn(type)}`]);
+    }
+    // The sources it leaves out too.
+    for (const [source, config] of [['etcd', { members: ['127.0.0.1:2379'], key: 'k' }], ['ZooKeeper', { path: '/k' }]]) {
+      assert.throws(() => new api.SourceSession({ source: source.toLowerCase(), ...config }), {
+        code: 'invalid_argument',
+        message: `config.source: the ${source} session is not in shardroute-wasm/route, which follows only HTTP sources; `
+          + "import 'shardroute-wasm' for etcd and ZooKeeper",
+      });
     }
     assert.throws(() => new api.Router(doc({ type: 'nope' })), (err) => err instanceof api.ShardrouteError
       && err.code === 'invalid_topology' && /expected one of modulo, jump, vbucket, redis_cluster$/.test(err.message));

@@ -127,6 +127,24 @@ pub fn parse_key(text: &[u8], integers: bool, whence: &dyn Fn() -> String) -> Ou
     )
 }
 
+/// A key as the document's declared key type reads it (`"hashing": {"keys": "u64"}`):
+/// the core's rule, so the decimal text of an integer becomes that integer and any other
+/// text is refused with the core's code and words, as in every binding. Without a
+/// declaration (or with `--u64`, whose keys are integers already) the key is unchanged.
+pub fn declared_key(router: &Router, key: OwnedKey, whence: &dyn Fn() -> String) -> Outcome<OwnedKey> {
+    match router.hashing().typed(key.as_key()) {
+        Ok(shardroute::Key::U64(value)) => Ok(OwnedKey::U64(value)),
+        Ok(_) => Ok(key),
+        Err(err) => Err(Failure::input(format!("{}: {err}", whence()))),
+    }
+}
+
+/// Whether a document declares its keys unsigned 64-bit integers (`"keys": "u64"`): then
+/// sampled keys are integers, as `--u64` makes them.
+pub fn declares_u64(router: &Router) -> bool {
+    router.hashing().keys == shardroute::hashing::KeyType::U64
+}
+
 /// The keys of a key file, one per line (`\r\n` or `\n`; blank lines skipped), read as
 /// they are asked for: memory holds one line, of at most [`MAX_KEY_LINE_BYTES`].
 pub struct KeyLines {
@@ -167,6 +185,11 @@ impl KeyLines {
     /// Bytes read so far.
     pub fn consumed(&self) -> u64 {
         self.consumed
+    }
+
+    /// The line number of the last key read (from 1).
+    pub fn number(&self) -> u64 {
+        self.number
     }
 
     /// The next key, or `None` at the end.

@@ -6,7 +6,7 @@ use serde_json::{json, Value};
 use shardroute::explain::Hit;
 use shardroute::{OwnedKey, Router, Topology};
 
-use crate::input::{key_value, parse_key, show_key, Failure, Input, KeyLines, Outcome};
+use crate::input::{declared_key, key_value, parse_key, show_key, Failure, Input, KeyLines, Outcome};
 use crate::progress::Progress;
 
 /// Refuses two inputs read from stdin.
@@ -46,6 +46,7 @@ pub fn route(
             let mut progress = Progress::optional(lines.size(), "bytes");
             let mut index = 0;
             while let Some(key) = lines.next_key()? {
+                let key = declared_key(&router, key, &|| format!("{}:{}", input.name(), lines.number()))?;
                 progress.at_of(index, lines.consumed());
                 if !emit(&mut out, &key)? {
                     return Ok(());
@@ -62,7 +63,10 @@ pub fn route(
             let keys = args
                 .iter()
                 .enumerate()
-                .map(|(index, arg)| parse_key(arg.as_bytes(), integers, &|| format!("key {}", index + 1)))
+                .map(|(index, arg)| {
+                    let whence = || format!("key {}", index + 1);
+                    declared_key(&router, parse_key(arg.as_bytes(), integers, &whence)?, &whence)
+                })
                 .collect::<Outcome<Vec<_>>>()?;
             for key in &keys {
                 if !emit(&mut out, key)? {
@@ -102,7 +106,8 @@ fn route_line(router: &Router, key: &OwnedKey, replicas: Option<u32>, json: bool
 
 pub fn explain(topology: &Input, key: &str, integers: bool, replicas: Option<u32>, json: bool) -> Outcome {
     let router = topology.router()?;
-    let key = parse_key(key.as_bytes(), integers, &|| String::from("KEY"))?;
+    let whence = || String::from("KEY");
+    let key = declared_key(&router, parse_key(key.as_bytes(), integers, &whence)?, &whence)?;
     let failed = |err: shardroute::Error| Failure::input(format!("key {:?}: {err}", show_key(&key)));
     let explanation = router.explain(key.as_key()).map_err(failed)?;
     let count = replicas.unwrap_or_else(|| router.max_replica_count().min(3));

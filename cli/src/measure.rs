@@ -6,13 +6,16 @@ use serde_json::json;
 use shardroute::stats::Stats;
 use shardroute::Router;
 
-use crate::input::{write_output, Input, Outcome};
+use crate::input::{declares_u64, write_output, Input, Outcome};
 use crate::lookup::one_stdin;
 use crate::sample::{percent, table, thousands, Keys};
 
 pub fn diff(old: &Input, new: &Input, keys: Option<&Input>, sample: u64, integers: bool, json: bool) -> Outcome {
     one_stdin(&[Some(old), Some(new), keys])?;
     let (old, new) = (old.router()?, new.router()?);
+    // Sampled keys are integers when either document declares its keys so (listed keys
+    // are read by the core's rule as they are routed).
+    let integers = integers || (keys.is_none() && (declares_u64(&old) || declares_u64(&new)));
     let keys = Keys::choose(keys, sample, integers)?;
     let flows = keys.flows(&old, &new)?;
     let moved = moved(&old, &new, &flows);
@@ -80,6 +83,7 @@ pub fn stats(
 ) -> Outcome {
     one_stdin(&[Some(topology), keys])?;
     let router = topology.router()?;
+    let integers = integers || (keys.is_none() && declares_u64(&router));
     let keys = Keys::choose(keys, sample, integers)?;
     let counts = keys.loads(&router)?;
     let total = keys.len();

@@ -430,3 +430,40 @@ fn convert_imports_what_real_systems_report() {
         .code(2)
         .stderr(starts_with(format!("shardroute: {}: invalid_argument: ", arg(&tokens))));
 }
+
+/// A document that declares its keys integers (`"keys": "u64"`): the decimal text of an
+/// integer routes as the integer without `--u64`, in `route`, `explain` and `stats`, and
+/// any other text is refused with the core's code and words.
+#[test]
+fn a_document_that_declares_u64_keys_routes_their_text_as_integers() {
+    let scratch = Scratch::new();
+    let mut declared = modulo(5);
+    declared["hashing"]["keys"] = json!("u64");
+    let topology = scratch.json("declared.json", &declared);
+    run(["route", arg(&topology), "7", "18446744073709551615"])
+        .success()
+        .stdout("7\t2\ts2\n18446744073709551615\t0\ts0\n");
+    run(["route", arg(&topology), "--u64", "7"]).success().stdout("7\t2\ts2\n");
+    run(["route", arg(&topology), "7", "--json"]).success().stdout("{\"key\":7,\"shard\":2,\"node\":\"s2\"}\n");
+    let keys = scratch.write("keys.txt", "7\n42\n");
+    run(["route", arg(&topology), "--keys", arg(&keys)]).success().stdout("7\t2\ts2\n42\t2\ts2\n");
+    run(["explain", arg(&topology), "7"]).success().stdout(contains("hash      identity: 0x0000000000000007 (7)\n"));
+    let refused = |key: &str| format!("key {key:?} is not a u64 in decimal (the document's hashing.keys is \"u64\")");
+    for key in ["07", "-1", "1e3", " 7", "18446744073709551616", "abc"] {
+        run(["route", arg(&topology), "--", "7", key])
+            .code(2)
+            .stderr(format!("shardroute: key 2: invalid_key: {}\n", refused(key)));
+        run(["explain", arg(&topology), "--", key]).code(2).stderr(contains(refused(key)));
+    }
+    let bad = scratch.write("bad.txt", "7\n07\n");
+    run(["route", arg(&topology), "--keys", arg(&bad)]).code(2).stderr(format!(
+        "shardroute: {}:2: invalid_key: {}\n",
+        arg(&bad),
+        refused("07")
+    ));
+    // Sampled keys are integers under the declaration (text samples would be refused).
+    run(["stats", arg(&topology), "--sample", "1000"]).success();
+    // Without the declaration "7" is text, as before.
+    let plain = scratch.json("plain.json", &modulo(5));
+    run(["explain", arg(&plain), "7"]).success().stdout(contains("hash      siphash-2-4: "));
+}

@@ -15,7 +15,7 @@ use alloc::vec::Vec;
 use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
-use crate::hashing::{HashFunction, HashTag, IntegerKeys, PartitionKey};
+use crate::hashing::{HashFunction, HashTag, IntegerKeys, KeyType, PartitionKey};
 use crate::json::{self, Put as _};
 use crate::node::NodeState;
 use crate::strategy::partitioned::vbucket::{VbucketSpec, VbucketState};
@@ -49,8 +49,8 @@ const ABSENT: u16 = 0xFFFF;
 ///
 /// # Errors
 /// `invalid_argument` for a topology whose strategy is not `vbucket`, that has a
-/// `partition_key` rule or `indexes` (version 1 has no field for them), or whose node ids,
-/// addresses or zones exceed 65,534 bytes.
+/// `partition_key` rule, a declared key type (`hashing.keys`) or `indexes` (version 1 has
+/// no field for them), or whose node ids, addresses or zones exceed 65,534 bytes.
 pub fn encode(topology: &Topology) -> Result<Vec<u8>> {
     let spec = vbucket_spec(topology)?;
     if topology.hashing.partition_key != PartitionKey::Whole {
@@ -58,6 +58,12 @@ pub fn encode(topology: &Topology) -> Result<Vec<u8>> {
         // compound keys by the whole key: refused rather than encoded without it.
         return Err(Error::argument(
             "encode: the binary dictionary (version 1) cannot hold a partition_key rule; keep this topology as JSON",
+        ));
+    }
+    if topology.hashing.keys != KeyType::Bytes {
+        // As for a rule: a reader without the declaration would route "7" as text.
+        return Err(Error::argument(
+            "encode: the binary dictionary (version 1) cannot hold a key type (hashing.keys); keep this topology as JSON",
         ));
     }
     if !topology.indexes.is_empty() {

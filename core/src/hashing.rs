@@ -1,6 +1,6 @@
 //! Key hashing: how a [`Key`] becomes the `u64` that a strategy places.
 //!
-//! The `hashing` section of a topology document picks four things:
+//! The `hashing` section of a topology document picks:
 //!
 //! | field | values | default | meaning |
 //! |---|---|---|---|
@@ -9,6 +9,7 @@
 //! | `hash_tag` | `"none"`, `"redis"` | `"none"` | hash only the `{tag}` of a key so related keys co-locate |
 //! | `integers` | `"le_bytes"`, `"identity"` | `"le_bytes"` | an integer key is hashed as its 8 little-endian bytes, or is its own hash |
 //! | `partition_key` | a rule (below) | the whole key | route by one part of a compound key |
+//! | `keys` | `"bytes"`, `"u64"` | `"bytes"` | what the keys are: any bytes, or unsigned 64-bit integers (below) |
 //!
 //! **SipHash-2-4** (Aumasson & Bernstein, 2012) is the default: fast on short keys,
 //! well mixed in all 64 bits, and keyed. The default key is the byte string
@@ -55,6 +56,14 @@
 //! as its hash: `user_id % n` under the modulo strategy, or jump hash over ids that
 //! are already well-mixed hashes. Identity on sequential ids places badly under the
 //! ring and rendezvous strategies (their points are spread over all 64 bits).
+//!
+//! **Declared key type.** By default (`"keys": "bytes"`) the text `"7"` and the integer
+//! `7` are different keys. With `"keys": "u64"` every key is an unsigned 64-bit integer:
+//! a text or byte key must be the canonical decimal text of one (ASCII digits, no sign,
+//! no spaces, no leading zero except `"0"`, at most `18446744073709551615`) and routes
+//! exactly as that integer; any other text or bytes is refused with `invalid_key`
+//! ([`KeyHashing::typed`]). The default is left out of the canonical JSON, so documents
+//! without the field keep their text and checksum.
 
 use alloc::string::String;
 
@@ -331,6 +340,18 @@ pub enum IntegerKeys {
     Identity,
 }
 
+/// What a topology's keys are: the `keys` field of the `hashing` section.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum KeyType {
+    /// Any byte string or integer; the text `"7"` and the integer `7` are different keys.
+    #[default]
+    Bytes,
+    /// Unsigned 64-bit integers: a text key must be the canonical decimal text of one and
+    /// routes as that integer.
+    U64,
+}
+
 /// The default SipHash key: bytes `00 01 .. 0f`, the key of the paper's test vectors.
 pub const DEFAULT_SIPHASH_SEED: [u8; 16] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15];
 
@@ -345,6 +366,8 @@ pub struct KeyHashing {
     pub integers: IntegerKeys,
     /// Which part of a byte key is routed (the whole key by default).
     pub partition_key: PartitionKey,
+    /// What the keys are (any bytes by default); see [`typed`](KeyHashing::typed).
+    pub keys: KeyType,
 }
 
 impl Default for KeyHashing {
@@ -354,12 +377,50 @@ impl Default for KeyHashing {
             hash_tag: HashTag::None,
             integers: IntegerKeys::LeBytes,
             partition_key: PartitionKey::Whole,
+            keys: KeyType::Bytes,
         }
     }
 }
 
 impl KeyHashing {
+    /// A key as this spec's declared [`KeyType`] reads it: under `"keys": "u64"` a text
+    /// or byte key that is the canonical decimal text of a `u64` becomes that integer;
+    /// every other key is returned as it is. The one place every binding and the CLI
+    /// apply the declaration (the router calls it on every key it routes).
+    ///
+    /// # Errors
+    /// `invalid_key` under `"keys": "u64"` for a byte key that is not the canonical
+    /// decimal text of a `u64` (a sign, a space, a leading zero, an exponent, empty,
+    /// above `18446744073709551615`).
+    ///
+    /// # Example
+    /// ```
+    /// use shardroute::{Key, KeyHashing};
+    /// let hashing = KeyHashing::from_json(r#"{"keys": "u64"}"#)?;
+    /// assert_eq!(hashing.typed(Key::Bytes(b"7"))?, Key::U64(7));
+    /// assert_eq!(hashing.typed(Key::U64(7))?, Key::U64(7));
+    /// assert_eq!(hashing.typed(Key::Bytes(b"07")).unwrap_err().code(), "invalid_key");
+    /// assert_eq!(KeyHashing::default().typed(Key::Bytes(b"7"))?, Key::Bytes(b"7"));
+    /// # Ok::<(), shardroute::Error>(())
+    /// ```
+    #[inline]
+    pub fn typed<'k>(&self, key: Key<'k>) -> Result<Key<'k>> {
+        match (self.keys, key) {
+            (KeyType::U64, Key::Bytes(bytes)) => canonical_u64(bytes).map(Key::U64).ok_or_else(|| {
+                crate::error::Error::key(alloc::format!(
+                    "key {:?} is not a u64 in decimal (the document's hashing.keys is \"u64\")",
+                    String::from_utf8_lossy(bytes)
+                ))
+            }),
+            _ => Ok(key),
+        }
+    }
+
     /// Hashes a key to the `u64` that strategies place.
+    ///
+    /// Under `"keys": "u64"` the canonical decimal text of an integer hashes as that
+    /// integer; text that is not one hashes as its bytes (a hash does not refuse: the
+    /// router's calls do, through [`typed`](KeyHashing::typed)).
     ///
     /// Never fails and never panics; the same key and spec give the same hash on every
     /// platform and in every binding.
@@ -373,6 +434,13 @@ impl KeyHashing {
     /// ```
     pub fn hash(&self, key: Key<'_>) -> u64 {
         match key {
+            // Under `"keys": "u64"` the decimal text of an integer hashes as the integer
+            // (what routing does after `typed`); other text, which routing refuses, hashes
+            // as its bytes here, since a hash never fails.
+            Key::Bytes(bytes) if self.keys == KeyType::U64 => match canonical_u64(bytes) {
+                Some(value) => self.hash_whole(Key::U64(value)),
+                None => self.hash_bytes(self.routed_bytes(bytes)),
+            },
             Key::Bytes(bytes) => self.hash_bytes(self.routed_bytes(bytes)),
             key => self.hash_whole(key),
         }
@@ -403,12 +471,13 @@ impl KeyHashing {
         }
     }
 
-    /// Whether a byte key is routed whole (no hash tag, no partition key rule): then
-    /// [`hash`](KeyHashing::hash) of a byte key is [`hash_bytes`](KeyHashing::hash_bytes)
-    /// of it, which batch loops use to decide once rather than per key.
+    /// Whether a byte key is routed whole (no hash tag, no partition key rule, no declared
+    /// key type): then [`hash`](KeyHashing::hash) of a byte key is
+    /// [`hash_bytes`](KeyHashing::hash_bytes) of it, which batch loops use to decide once
+    /// rather than per key.
     #[inline]
     pub fn routes_whole_keys(&self) -> bool {
-        self.hash_tag == HashTag::None && self.partition_key == PartitionKey::Whole
+        self.hash_tag == HashTag::None && self.partition_key == PartitionKey::Whole && self.keys == KeyType::Bytes
     }
 
     /// The routed part of a key ([`routed_bytes`](KeyHashing::routed_bytes)); an integer
@@ -452,7 +521,7 @@ impl KeyHashing {
     }
 
     pub(crate) fn from_value(path: &str, value: &Value) -> Result<KeyHashing> {
-        let object = Object::new(path, value, &["function", "seed", "hash_tag", "integers", "partition_key"])?;
+        let object = Object::new(path, value, &["function", "seed", "hash_tag", "integers", "partition_key", "keys"])?;
         let seed = match object.optional("seed") {
             None => None,
             Some(value) => Some(parse_seed(&object.path_of("seed"), value)?),
@@ -487,6 +556,8 @@ impl KeyHashing {
             IntegerKeys::LeBytes,
             &[("le_bytes", IntegerKeys::LeBytes), ("identity", IntegerKeys::Identity)],
         )?;
+        let keys =
+            object.choice("keys", "key type", KeyType::Bytes, &[("bytes", KeyType::Bytes), ("u64", KeyType::U64)])?;
         let partition_key = match object.optional("partition_key") {
             None => PartitionKey::Whole,
             Some(value) => PartitionKey::from_value(&object.path_of("partition_key"), value)?,
@@ -497,7 +568,7 @@ impl KeyHashing {
                 "hash_tag \"redis\" already picks the part of a key that is routed; name one of hash_tag and partition_key",
             ));
         }
-        Ok(KeyHashing { function, hash_tag, integers, partition_key })
+        Ok(KeyHashing { function, hash_tag, integers, partition_key, keys })
     }
 
     /// The canonical JSON of this spec: every field spelled out.
@@ -527,8 +598,26 @@ impl KeyHashing {
         if self.partition_key != PartitionKey::Whole {
             map.put("partition_key", self.partition_key.to_value());
         }
+        // Left out when it is the default, for the same reason.
+        if self.keys == KeyType::U64 {
+            map.put("keys", "u64".into());
+        }
         Value::Object(map)
     }
+}
+
+/// `Some(value)` when `bytes` is the canonical decimal text of a `u64`: ASCII digits,
+/// no leading zero except `"0"` itself, at most `u64::MAX`.
+fn canonical_u64(bytes: &[u8]) -> Option<u64> {
+    if bytes.is_empty() || bytes.len() > 20 || (bytes.len() > 1 && bytes[0] == b'0') {
+        return None;
+    }
+    bytes.iter().try_fold(0u64, |acc, &digit| {
+        if !digit.is_ascii_digit() {
+            return None;
+        }
+        acc.checked_mul(10)?.checked_add(u64::from(digit - b'0'))
+    })
 }
 
 fn parse_seed(path: &str, value: &Value) -> Result<[u8; 16]> {

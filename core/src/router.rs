@@ -7,7 +7,7 @@ use alloc::vec::Vec;
 use serde_json::Value;
 
 use crate::error::{Error, Result};
-use crate::hashing::{IntegerKeys, KeyHashing};
+use crate::hashing::{IntegerKeys, KeyHashing, KeyType};
 use crate::key::{Key, OwnedKey};
 use crate::node::Node;
 use crate::placement_names::Location;
@@ -194,11 +194,14 @@ impl Router {
     /// (`1..=n` for 1-based modulo), the vbucket number for `vbucket`.
     ///
     /// # Errors
-    /// None for the strategies of this version; the `Result` leaves room for strategies
-    /// that can refuse a key.
+    /// `invalid_key` for a key the strategy cannot place (an id outside its groups, a
+    /// text key for an integer-only strategy), and under `"hashing": {"keys": "u64"}` for
+    /// a text or byte key that is not the canonical decimal text of a `u64`
+    /// ([`KeyHashing::typed`]); such text otherwise routes as its integer.
     #[inline]
     pub fn route<'k>(&self, key: impl Into<Key<'k>>) -> Result<u32> {
-        self.placement.shard(&self.topology.hashing, key.into())
+        let hashing = &self.topology.hashing;
+        self.placement.shard(hashing, hashing.typed(key.into())?)
     }
 
     /// The index in [`nodes`](Router::nodes) of the node that owns a key.
@@ -247,7 +250,8 @@ impl Router {
         }
         // Tables may give a key fewer nodes than the list holds (a vbucket chain, a
         // group): the placement checks the key's own and names it in the error.
-        self.placement.replicas(&self.topology.hashing, key.into(), count, out)
+        let hashing = &self.topology.hashing;
+        self.placement.replicas(hashing, hashing.typed(key.into())?, count, out)
     }
 
     /// The shard numbers this router can return, in order (`0..n` for most strategies).
@@ -292,7 +296,12 @@ impl Router {
     /// # Errors
     /// `invalid_argument` when `end` is not after `start` for a range strategy.
     pub fn shards_for_range<'a, 'b>(&self, start: impl Into<Key<'a>>, end: Option<Key<'b>>) -> Result<Vec<u32>> {
-        self.placement.shards_for_range(&self.topology.hashing, start.into(), end)
+        let hashing = &self.topology.hashing;
+        let end = match end {
+            Some(end) => Some(hashing.typed(end)?),
+            None => None,
+        };
+        self.placement.shards_for_range(hashing, hashing.typed(start.into())?, end)
     }
 
     /// Decodes an id that carries its shard: the shard and the id's other fields.
@@ -323,7 +332,8 @@ impl Router {
     /// # Ok::<(), shardroute::Error>(())
     /// ```
     pub fn explain<'k>(&self, key: impl Into<Key<'k>>) -> Result<crate::explain::Explanation> {
-        let (hashed, hit, shard) = self.placement.explain(&self.topology.hashing, key.into())?;
+        let hashing = &self.topology.hashing;
+        let (hashed, hit, shard) = self.placement.explain(hashing, hashing.typed(key.into())?)?;
         let node_index = self.placement.owner(shard);
         let node = self.topology.nodes[node_index as usize].id.clone();
         Ok(crate::explain::Explanation {
@@ -403,7 +413,8 @@ impl Router {
     /// # Errors
     /// As [`route`](Router::route).
     pub fn route_read<'k>(&self, key: impl Into<Key<'k>>) -> Result<&str> {
-        let index = self.placement.read_node(&self.topology.hashing, key.into())?;
+        let hashing = &self.topology.hashing;
+        let index = self.placement.read_node(hashing, hashing.typed(key.into())?)?;
         Ok(&self.topology.nodes[index as usize].id)
     }
 
@@ -414,7 +425,8 @@ impl Router {
     /// `read_only` for a read-only vbucket; otherwise as [`route`](Router::route).
     pub fn route_write<'k>(&self, key: impl Into<Key<'k>>) -> Result<Vec<&str>> {
         let mut indices = Vec::with_capacity(2);
-        self.placement.write_nodes(&self.topology.hashing, key.into(), &mut indices)?;
+        let hashing = &self.topology.hashing;
+        self.placement.write_nodes(hashing, hashing.typed(key.into())?, &mut indices)?;
         Ok(indices.iter().map(|&index| self.topology.nodes[index as usize].id.as_str()).collect())
     }
 
@@ -440,7 +452,8 @@ impl Router {
     /// # Ok::<(), shardroute::Error>(())
     /// ```
     pub fn read_replica<'k>(&self, key: impl Into<Key<'k>>, turn: u32) -> Result<&str> {
-        let index = self.placement.read_replica(&self.topology.hashing, key.into(), turn)?;
+        let hashing = &self.topology.hashing;
+        let index = self.placement.read_replica(hashing, hashing.typed(key.into())?, turn)?;
         Ok(&self.topology.nodes[index as usize].id)
     }
 
@@ -698,7 +711,9 @@ impl Router {
         I: IntoIterator,
         I::Item: Into<Key<'k>>,
     {
-        if self.placement.batches_hashes() {
+        // Under `"keys": "u64"` every key goes through `route`, which reads text as an
+        // integer or refuses it.
+        if self.placement.batches_hashes() && self.topology.hashing.keys == KeyType::Bytes {
             let hashing = &self.topology.hashing;
             if hashing.routes_whole_keys() {
                 // Decided once for the batch, not per key.
@@ -761,7 +776,7 @@ impl Router {
         if offsets.is_empty() {
             return Err(Error::argument("offsets must hold one more entry than there are keys (at least [0])"));
         }
-        if self.placement.batches_hashes() {
+        if self.placement.batches_hashes() && self.topology.hashing.keys == KeyType::Bytes {
             // Route the keys before the first bad pair of offsets, if any, then let the
             // loop below report it, so `out` ends as it would without the fast path.
             let bad = offsets.windows(2).position(|pair| pair[0] > pair[1] || pair[1] as usize > data.len());

@@ -78,6 +78,11 @@ class Hashing(TypedDict, total=False):
     integers: Literal["le_bytes", "identity"]
     # Route a byte key by one part of it (a compound key); the whole key when absent.
     partition_key: PartitionKey
+    # What the keys are; default bytes (the text "7" and the integer 7 are different keys). u64:
+    # every key is an unsigned 64-bit integer; a text key must be its canonical decimal text (no
+    # sign, space or leading zero) and routes as that integer, any other is refused with
+    # invalid_key.
+    keys: Literal["bytes", "u64"]
 
 
 class _IndexRequired(TypedDict):

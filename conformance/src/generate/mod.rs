@@ -30,6 +30,7 @@ mod jump;
 mod kafka;
 mod ketama;
 mod key_range;
+mod key_type;
 mod maglev;
 mod migration;
 mod modulo;
@@ -88,6 +89,7 @@ pub fn all() -> Vec<(String, String)> {
         vshard::file(),
         migration::file(),
         partition_key::file(),
+        key_type::file(),
         hot_keys::file(),
         indexes::file(),
         suggest::file(),

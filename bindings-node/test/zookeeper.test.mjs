@@ -511,7 +511,7 @@ describe('shardroute/zookeeper against a real ZooKeeper', { timeout: 240000 }, (
       });
       socket.on('close', () => { hungUp = true; });
     });
-    await new Promise((resolve) => { hostile.listen(0, '127.0.0.1', resolve); });
+    await new Promise((resolve) => { hostile.listen(0, '127.0.0.1', resolve); }); // ports: ok (it listens until the end)
     try {
       const hosts = `127.0.0.1:${hostile.address().port}`;
       await assert.rejects(ZooKeeperFollower.start(hosts, '/x'), (err) => zooKeeperError('malformed')(err) && /2147483647/.test(err.message));

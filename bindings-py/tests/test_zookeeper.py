@@ -326,7 +326,7 @@ def test_hostile_members(flavour: str) -> None:
 
 def test_an_unreachable_member_is_a_zookeeper_error() -> None:
     with socket.socket() as taken:  # bound (nobody else takes it), not listening: refused
-        taken.bind(("127.0.0.1", 0))
+        taken.bind(("127.0.0.1", 0))  # ports: ok (it stays bound while the follower is refused)
         with pytest.raises(ZooKeeperError) as raised:
             ZooKeeperFollower(f"127.0.0.1:{taken.getsockname()[1]}", PATH, timeout=1)
     assert raised.value.code == "unreachable"

@@ -160,8 +160,9 @@ export interface EtcdFollowerStats extends FollowerStats {
  * Follows the topology document at `key` in etcd: the core's etcd session reads the key
  * and its companions in one transaction, offers the document to its follower (which
  * installs a newer epoch and refuses what it must not install, keeping the last good
- * router), watches from the revision after that read, reads again on each change, after a
- * quiet `idleMs` and after a loss (waiting as the follower says).
+ * router), watches from the revision after that read, offers each change its watch event brings
+ * (with companions: reads them again), reads again after a quiet `idleMs` and after a loss
+ * (waiting as the follower says).
  */
 export declare class EtcdFollower {
   private constructor();

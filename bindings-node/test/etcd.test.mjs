@@ -366,7 +366,7 @@ describe('shardroute/etcd against a real etcd', () => {
       assert.equal(stats.installed, 3n);
       assert.deepEqual(stats.refused, {});
       assert.equal(typeof stats.reads, 'bigint');
-      assert.ok(stats.reads >= 4n, `${stats.reads} reads`); // the first, and one per change at least
+      assert.ok(stats.reads >= 1n, `${stats.reads} reads`); // the first: each change comes in its watch event, no read after it
       assert.equal(stats.watchRestarts, 0n);
       assert.equal(await follower.waitForEpoch(4, 50), false);
     } finally {

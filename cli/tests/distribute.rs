@@ -393,12 +393,14 @@ fn etcd_over_tls_with_client_certificates_and_authentication() {
     assert_eq!(first.status.code(), Some(0), "{}", text(&first.stderr));
     assert!(text(&first.stdout).contains(r#""epoch":1"#), "{}", text(&first.stdout));
 
-    // watch: the epoch held, then the next one, published after the watch's token expired
-    // (the read that follows the event authenticates again).
-    let mut watch = Killed(spawn_secure(&args(&["watch"], &flags, &["--count", "2"]), &password));
+    // watch: the epoch held, then the next one, published after the watch's token expired:
+    // the idle read at 4 s (the token unused for over 2 s) authenticates again. (An event is
+    // offered as it comes, with no read after it, since the watch has no companions.)
+    let mut watch =
+        Killed(spawn_secure(&args(&["watch"], &flags, &["--count", "2", "--etcd-idle-ms", "4000"]), &password));
     let mut lines = BufReader::new(watch.0.stdout.take().unwrap()).lines();
     assert_eq!(epoch_of(&lines.next().unwrap().unwrap()), 1);
-    std::thread::sleep(Duration::from_secs(3));
+    std::thread::sleep(Duration::from_secs(5));
     // The password as a flag works too (the environment is the one to use: `ps` shows flags).
     let second = secure(&args(&["publish", "-"], &flags, &["--etcd-password", &password]), "", &document(2, 4));
     assert_eq!(second.status.code(), Some(0), "{}", text(&second.stderr));

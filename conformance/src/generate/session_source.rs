@@ -99,6 +99,16 @@ fn events(revision: u64) -> String {
     format!("{}\n", json!({"result": {"header": header(revision), "events": [{"kv": kv}]}}))
 }
 
+/// A watch line of one event on the key: a PUT of `document`, or a DELETE (`None`), at
+/// `revision` (as etcd 3.4.23 writes them, see `verbatim::PUT_EVENT` / `DELETE_EVENT`).
+fn event(revision: u64, document: Option<&str>) -> String {
+    let event = match document {
+        Some(text) => json!({"kv": kv(KEY, text.as_bytes(), revision)}),
+        None => json!({"type": "DELETE", "kv": {"key": b64(KEY.as_bytes()), "mod_revision": revision.to_string()}}),
+    };
+    format!("{}\n", json!({"result": {"header": header(revision), "events": [event]}}))
+}
+
 fn progress(revision: u64) -> String {
     format!("{}\n", json!({"result": {"header": header(revision)}}))
 }
@@ -274,22 +284,33 @@ fn scenarios() -> Vec<Scenario> {
                 (ok(1, 10, &read(5, Some((&d1, 4)))), s("offered installed 1 @4 changed; watch 2 etcd-1 from 6 | deadline 5010")),
                 (head(2, 12), s(" | deadline 10012")),
                 (chunk(2, 13, &created(5)), s(" | deadline 10013")),
-                (chunk(2, 500, &events(6)), s("req 3 etcd-1/v3/kv/txn | deadline 5500")),
-                (ok(3, 510, &read(6, Some((&d2, 6)))), s("offered installed 2 @6 changed | deadline 10500")),
-                (state(), s("state 2 6 etcd-1 reads=2 restarts=0 disconnects=0")),
+                // No companions: the event's value is offered as it comes, no read.
+                (chunk(2, 500, &event(6, Some(&d2))), s("offered installed 2 @6 changed | deadline 10500")),
+                (state(), s("state 2 6 etcd-1 reads=1 restarts=0 disconnects=0")),
             ],
         ),
         (
-            "events-during-a-read-make-one-more-read-after-it",
-            follow(&[A]),
+            // With companions, events ask for a read (one txn's events may not carry every
+            // companion).
+            "with-companions-events-during-a-read-make-one-more-read-after-it",
+            etcd(&[A], json!({"key": KEY, "also": ["/app/config"]})),
             vec![
                 (start(0), s("req 1 etcd-1/v3/kv/txn | deadline 5000")),
-                (ok(1, 1, &read(5, Some((&d1, 4)))), s("offered installed 1 @4 changed; watch 2 etcd-1 from 6 | deadline 5001")),
+                (
+                    ok(1, 1, &ranges(5, vec![Some(kv(KEY, d1.as_bytes(), 4)), None])),
+                    s("offered installed 1 @4 changed; watch 2 etcd-1 from 6 | deadline 5001"),
+                ),
                 (head(2, 2), s(" | deadline 10002")),
                 (chunk(2, 3, &events(6)), s("req 3 etcd-1/v3/kv/txn | deadline 5003")),
                 (chunk(2, 4, &format!("{}{}", events(7), events(8))), s(" | deadline 5003")),
-                (ok(3, 5, &read(6, Some((&d2, 6)))), s("offered installed 2 @6 changed; req 4 etcd-1/v3/kv/txn | deadline 5005")),
-                (ok(4, 6, &read(8, Some((&d3, 8)))), s("offered installed 3 @8 changed | deadline 10004")),
+                (
+                    ok(3, 5, &ranges(6, vec![Some(kv(KEY, d2.as_bytes(), 6)), None])),
+                    s("offered installed 2 @6 changed; req 4 etcd-1/v3/kv/txn | deadline 5005"),
+                ),
+                (
+                    ok(4, 6, &ranges(8, vec![Some(kv(KEY, d3.as_bytes(), 8)), None])),
+                    s("offered installed 3 @8 changed | deadline 10004"),
+                ),
                 (state(), s("state 3 8 etcd-1 reads=3 restarts=0 disconnects=0")),
             ],
         ),
@@ -870,13 +891,63 @@ fn scenarios() -> Vec<Scenario> {
                     s("offered installed 1 @4 changed; watch 3 etcd-1 from 6; req 4 etcd-1/v3/kv/txn | deadline 5002"),
                 ),
                 (head(3, 3), s(" | deadline 5002")),
-                (chunk(3, 4, &events(6)), s(" | deadline 5002")),
                 (
                     ok(4, 5, &read(6, Some((&d2, 6)))),
-                    s("offered installed 2 @6 changed; done 2 {\"offered\":{\"installed\":{\"epoch\":\"2\"}},\"revision\":\"6\"}; req 5 etcd-1/v3/kv/txn | deadline 5005"),
+                    s("offered installed 2 @6 changed; done 2 {\"offered\":{\"installed\":{\"epoch\":\"2\"}},\"revision\":\"6\"} | deadline 10003"),
                 ),
-                (ok(5, 6, &read(6, Some((&d2, 6)))), s("offered unchanged @6 | deadline 10004")),
-                (state(), s("state 2 6 etcd-1 reads=3 restarts=0 disconnects=0")),
+                (state(), s("state 2 6 etcd-1 reads=2 restarts=0 disconnects=0")),
+            ],
+        ),
+        (
+            // No companions: a DELETE event is what a read that finds the key absent is
+            // (nothing offered, the router kept); a later PUT is offered again; an event
+            // at or below a revision offered already (replayed) is skipped.
+            "without-companions-a-delete-event-is-an-absent-key",
+            follow(&[A]),
+            vec![
+                (start(0), s("req 1 etcd-1/v3/kv/txn | deadline 5000")),
+                (ok(1, 0, &read(5, Some((&d1, 4)))), s("offered installed 1 @4 changed; watch 2 etcd-1 from 6 | deadline 5000")),
+                (head(2, 0), s(" | deadline 10000")),
+                (chunk(2, 1, &event(6, None)), s(" | deadline 10001")),
+                (chunk(2, 2, &event(7, Some(&d2))), s("offered installed 2 @7 changed | deadline 10002")),
+                (chunk(2, 3, &format!("{}{}", event(5, Some(&d3)), event(7, Some(&d3)))), s(" | deadline 10003")),
+                (chunk(2, 4, verbatim::DELETE_EVENT), s(" | deadline 10004")),
+                (state(), s("state 2 7 etcd-1 reads=1 restarts=0 disconnects=0")),
+            ],
+        ),
+        (
+            // No companions: an event newer than a read in flight is offered at once; the
+            // read's older answer is not offered again (it would be refused as stale),
+            // and the refresh it answers gets what a read of the event's value would
+            // give: unchanged (null after a DELETE). A read above the event, or sent after
+            // it, is offered.
+            "without-companions-an-event-during-a-read-wins-over-its-older-answer",
+            follow(&[A]),
+            vec![
+                (start(0), s("req 1 etcd-1/v3/kv/txn | deadline 5000")),
+                (ok(1, 0, &read(5, Some((&d1, 4)))), s("offered installed 1 @4 changed; watch 2 etcd-1 from 6 | deadline 5000")),
+                (head(2, 0), s(" | deadline 10000")),
+                (call(json!({"op": "refresh"}), 1), s("call 3: req 4 etcd-1/v3/kv/txn | deadline 5001")),
+                (chunk(2, 2, &event(7, Some(&d3))), s("offered installed 3 @7 changed | deadline 5001")),
+                (
+                    ok(4, 3, &read(6, Some((&d2, 6)))),
+                    s("done 3 {\"offered\":{\"unchanged\":{}},\"revision\":\"6\"} | deadline 10002"),
+                ),
+                (call(json!({"op": "refresh"}), 4), s("call 5: req 6 etcd-1/v3/kv/txn | deadline 5004")),
+                (chunk(2, 5, &event(8, None)), s(" | deadline 5004")),
+                (ok(6, 6, &read(7, Some((&d3, 7)))), s("done 5 {\"offered\":null,\"revision\":\"7\"} | deadline 10005")),
+                (call(json!({"op": "refresh"}), 7), s("call 7: req 8 etcd-1/v3/kv/txn | deadline 5007")),
+                (
+                    ok(8, 8, &read(9, Some((&d4, 9)))),
+                    s("offered installed 4 @9 changed; done 7 {\"offered\":{\"installed\":{\"epoch\":\"4\"}},\"revision\":\"9\"} | deadline 10005"),
+                ),
+                // Sent after every event: the store as it is, offered as any read.
+                (call(json!({"op": "refresh"}), 9), s("call 9: req 10 etcd-1/v3/kv/txn | deadline 5009")),
+                (
+                    ok(10, 10, &read(9, Some((&d4, 9)))),
+                    s("offered unchanged @9; done 9 {\"offered\":{\"unchanged\":{}},\"revision\":\"9\"} | deadline 10005"),
+                ),
+                (state(), s("state 4 9 etcd-1 reads=5 restarts=0 disconnects=0")),
             ],
         ),
         (

@@ -19,9 +19,18 @@
 //! * **Following** ([`EtcdSession::start`]): one txn reads the key and its companions at
 //!   one revision and offers the key's value to the core's [`Follower`] (as bytes: a
 //!   value that is not UTF-8 is refused by the follower, never replaced); then a watch
-//!   opens from that revision + 1 over the smallest range holding every key. A line with
-//!   events asks for a read (one at a time: events during a read make one more read
-//!   after it). A watch quiet for `idle_ms` is cancelled and answered by a read and a new
+//!   opens from that revision + 1 over the smallest range holding every key. A key with
+//!   no companions (`also` empty) takes a line's events as they come, in order, with no
+//!   read: a PUT's `kv.value` is offered at its `kv.mod_revision` as a read's value is
+//!   (the same [`Action::Offered`]), a DELETE is what a read that finds the key absent
+//!   is (nothing offered); an event at or below a revision offered already (a read's or
+//!   an event's) is skipped. A read in flight when an event is offered (a refresh's,
+//!   say), whose revision is at or below that event's, is not offered (no refusal, no
+//!   callback: its value is older or the same); a refresh it answers gets what a read
+//!   of the newest event's value would have given: `{"unchanged": {}}`, that value's
+//!   refusal, or `null` after a DELETE. A read sent after the event is offered as any. With companions (the events of one txn may not
+//!   carry every companion), a line with events asks for a read (one at a time: events
+//!   during a read make one more read after it). A watch quiet for `idle_ms` is cancelled and answered by a read and a new
 //!   watch, with no backoff and no disconnect counted (a quiet source is not a lost one).
 //!   A watch cancelled for compaction reads again at once. An `error` line, a closed
 //!   stream, a failed read or a watch that cannot open loses the source: the follower's
@@ -65,8 +74,8 @@ use self::calls::Call;
 use self::codec::{Entry, Meaning, WatchLine};
 use crate::error::{Error, Result};
 use crate::limits::MAX_ANSWER_BYTES;
-use crate::session::follower::{Follower, FollowerConfig, FollowerStats, Offered};
 use crate::session::exchange::{defaults, Action, Request, SourceError};
+use crate::session::follower::{Follower, FollowerConfig, FollowerStats, Offered};
 
 pub use self::codec::prefix_end;
 
@@ -317,6 +326,17 @@ struct Follow {
     /// The refresh calls waiting for the next read (one that starts after them).
     queued: Vec<u64>,
     read_revision: u64,
+    /// The key has no companions: a watch line's events for it are offered directly.
+    direct: bool,
+    /// The highest revision offered from a watch event (0: none): a read during which it
+    /// rose is not offered when its revision is at or below it.
+    event_revision: u64,
+    /// `event_revision` when the read in flight was sent.
+    event_revision_at_read: u64,
+    /// What a read of the newest event's value would answer a refresh call: `null` for a
+    /// DELETE, `{"unchanged": {}}` for a value offered and kept, its refusal for one
+    /// refused.
+    event_offered: Value,
     watch: Option<Watch>,
     retry_at: Option<u64>,
     /// Lost until a read succeeds.
@@ -382,7 +402,8 @@ impl EtcdSession {
                 let mut high = raw.last().map_or_else(Vec::new, |k| k.to_vec());
                 high.push(0);
                 let companions = config.also.iter().map(|name| (name.clone(), None)).collect();
-                let follow = Follow { keys, low, high, companions, ..Follow::default() };
+                let direct = config.also.is_empty();
+                let follow = Follow { keys, low, high, companions, direct, ..Follow::default() };
                 (Some(Box::new(follow)), Some(Box::new(Follower::new(config.follower.clone()))))
             }
         };
@@ -444,7 +465,10 @@ impl EtcdSession {
     ///   policy's one read in flight: with none in flight its read is sent at once, else
     ///   it is answered by the next read, sent as soon as the one in flight ends (a read
     ///   that started before the call cannot answer it, and reads are offered in the
-    ///   order they were sent). A successful read counts for the follow policy as any
+    ///   order they were sent; for a key with no companions, a read during which a
+    ///   watch event at or above its revision was offered answers with what a read of
+    ///   that event's value would have: `{"unchanged": {}}`, its refusal, or `null` after
+    ///   a DELETE, the read's own value not offered). A successful read counts for the follow policy as any
     ///   read does (it reconnects a lost follower and opens the watch); a read only
     ///   refresh calls asked for that fails fails them with its error and nothing else
     ///   (no loss, no backoff).
@@ -553,7 +577,7 @@ impl EtcdSession {
             }
             match codec::watch_line(&where_, text) {
                 WatchLine::Quiet => {}
-                WatchLine::Events => self.changed(now_ms, &mut out),
+                WatchLine::Events(events) => self.changed(&where_, &events, now_ms, &mut out),
                 WatchLine::Compacted(_) => self.compacted(now_ms, &mut out),
                 WatchLine::BadToken(message) => self.watch_bad_token(message, now_ms, &mut out),
                 WatchLine::Lost(error, meaning) => {
@@ -914,6 +938,7 @@ impl EtcdSession {
         follow.reading = true;
         follow.needed = needed;
         follow.serving = core::mem::take(&mut follow.queued);
+        follow.event_revision_at_read = follow.event_revision;
         let body = codec::range_txn(&follow.keys);
         self.send(Exchange::new(Purpose::Read, "/v3/kv/txn", body), now_ms, out);
     }
@@ -942,9 +967,41 @@ impl EtcdSession {
         }
     }
 
-    /// A watch line with events: a read, or one more after the read in flight.
-    fn changed(&mut self, now_ms: u64, out: &mut Vec<Action>) {
-        self.read(now_ms, out);
+    /// A watch line with events. With companions: a read, or one more after the read in
+    /// flight. Without: each event for the key, in order, offered as a read's value is
+    /// (a PUT's value at its `mod_revision`; a DELETE as a read that finds the key
+    /// absent: nothing offered), unless a read or an event at or above its revision was
+    /// offered already. An event that is not etcd's loses the source (`malformed`).
+    fn changed(&mut self, where_: &str, events: &[Value], now_ms: u64, out: &mut Vec<Action>) {
+        if !self.follow.as_ref().is_some_and(|follow| follow.direct) {
+            self.read(now_ms, out);
+            return;
+        }
+        for each in events {
+            let event = match codec::event(where_, each) {
+                Ok(event) => event,
+                Err(error) => {
+                    self.lose(error, now_ms, out);
+                    return;
+                }
+            };
+            let (Some(follow), Some(follower)) = (self.follow.as_mut(), self.follower.as_mut()) else { return };
+            let key = follow.keys.first().map_or(&[][..], |key| key.as_bytes());
+            if event.key != key || event.revision <= follow.read_revision.max(follow.event_revision) {
+                continue;
+            }
+            follow.event_revision = event.revision;
+            follow.event_offered = Value::Null;
+            if let Some(value) = event.value {
+                let offered = follower.offer_bytes(&value, event.revision, now_ms);
+                let changed = matches!(offered, Offered::Installed { .. });
+                let refused = matches!(offered, Offered::Refused(_));
+                let action = Action::Offered { offered, changed, revision: event.revision };
+                follow.event_offered =
+                    if refused { action.to_value()["offered"]["result"].take() } else { Offered::Unchanged.to_value() };
+                out.push(action);
+            }
+        }
     }
 
     /// A read's answer: the key's entry, the companions' values (each UTF-8 text or
@@ -991,7 +1048,15 @@ impl EtcdSession {
         follow.reads += 1;
         follow.read_revision = follow.read_revision.max(revision);
         let mut offered_value = Value::Null;
-        if let Some((value, mod_revision)) = document {
+        // An event offered while this read was in flight is as new as its answer or newer:
+        // the read's value is not offered again, and a refresh it answers says what a read
+        // of the newest event's value would have. (A read sent after the newest event
+        // offered reads the store as it is now: offered as any read.)
+        let stale =
+            follow.direct && follow.event_revision > follow.event_revision_at_read && revision <= follow.event_revision;
+        if stale {
+            offered_value = follow.event_offered.clone();
+        } else if let Some((value, mod_revision)) = document {
             let offered = follower.offer_bytes(&value, mod_revision, now_ms);
             let mut changed = matches!(offered, Offered::Installed { .. });
             if !matches!(offered, Offered::Refused(_)) {

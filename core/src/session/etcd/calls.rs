@@ -14,8 +14,8 @@ use super::{rev, EtcdSession, Exchange, Failure, Purpose};
 use crate::error::{Error, ErrorKind, Result};
 use crate::limits::MAX_PUBLISH_HISTORY_STEPS;
 use crate::router::Router;
-use crate::session::follower::{Follower, FollowerConfig, Offered};
 use crate::session::exchange::{Action, SourceError};
+use crate::session::follower::{Follower, FollowerConfig, Offered};
 
 fn op_text<'a>(op: &'a Value, name: &str) -> Result<&'a str> {
     op.get(name).and_then(Value::as_str).ok_or_else(|| Error::argument(format!("op.{name}: expected a string")))

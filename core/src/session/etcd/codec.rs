@@ -266,8 +266,9 @@ pub fn http_error(where_: &str, status: u16, body: &[u8]) -> (SourceError, Meani
 pub enum WatchLine {
     /// `created`, a progress notification, or anything without events: nothing to do.
     Quiet,
-    /// Keys in the range changed: read again.
-    Events,
+    /// Keys in the range changed: the events as etcd sent them (read by [`event`] when
+    /// they are offered directly, else answered by a read).
+    Events(Vec<Value>),
     /// etcd cancelled the watch: its start revision was compacted (at this revision).
     Compacted(u64),
     /// etcd cancelled the watch because the token is not valid any more.
@@ -313,9 +314,50 @@ pub fn watch_line(where_: &str, line: &[u8]) -> WatchLine {
     match result.get("events") {
         None | Some(Value::Null) => WatchLine::Quiet,
         Some(Value::Array(events)) if events.is_empty() => WatchLine::Quiet,
-        Some(Value::Array(_)) => WatchLine::Events,
+        Some(Value::Array(events)) => WatchLine::Events(events.clone()),
         Some(_) => WatchLine::Lost(malformed(where_, "events is not an array"), Meaning::Other),
     }
+}
+
+/// One event of a watch line: the key, its value (`None`: deleted) and the revision of
+/// the change (`kv.mod_revision`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Event {
+    /// The key changed.
+    pub key: Vec<u8>,
+    /// The value put (empty when etcd leaves it out), or `None` for a DELETE.
+    pub value: Option<Vec<u8>>,
+    /// The revision of the change.
+    pub revision: u64,
+}
+
+/// One event of a watch line's `events` (`type` absent or `PUT`, or `DELETE`).
+pub fn event(where_: &str, event: &Value) -> Result<Event, SourceError> {
+    let deleted = match event.get("type") {
+        None | Some(Value::Null) => false,
+        Some(Value::String(kind)) if kind == "PUT" => false,
+        Some(Value::String(kind)) if kind == "DELETE" => true,
+        Some(_) => return Err(malformed(where_, "an event type that is neither PUT nor DELETE")),
+    };
+    let Some(kv @ Value::Object(_)) = event.get("kv") else {
+        return Err(malformed(where_, "an event without kv"));
+    };
+    let key = match kv.get("key") {
+        Some(Value::String(text)) => unb64(text).ok_or_else(|| malformed(where_, "an event key is not base64"))?,
+        _ => return Err(malformed(where_, "an event without kv.key")),
+    };
+    let revision =
+        revision(kv.get("mod_revision")).ok_or_else(|| malformed(where_, "an event without kv.mod_revision"))?;
+    let value = if deleted {
+        None
+    } else {
+        Some(match kv.get("value") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::String(text)) => unb64(text).ok_or_else(|| malformed(where_, "a value is not base64"))?,
+            Some(_) => return Err(malformed(where_, "a value is not a string")),
+        })
+    };
+    Ok(Event { key, value, revision })
 }
 
 /// The body of a watch's create request: `[key, range_end)` from `start_revision`.
@@ -411,7 +453,22 @@ mod tests {
         let created = br#"{"result":{"header":{"revision":"5"},"created":true}}"#;
         assert_eq!(watch_line("w", created), WatchLine::Quiet);
         let events = br#"{"result":{"header":{"revision":"6"},"events":[{"kv":{"key":"L3Q=","mod_revision":"6"}}]}}"#;
-        assert_eq!(watch_line("w", events), WatchLine::Events);
+        let WatchLine::Events(list) = watch_line("w", events) else { panic!("events") };
+        assert_eq!(list.len(), 1);
+        assert_eq!(event("w", &list[0]), Ok(Event { key: b"/t".to_vec(), value: Some(Vec::new()), revision: 6 }));
+        let put = json!({"kv": {"key": "L3Q=", "mod_revision": "7", "value": "eyJlcG9jaCI6MX0="}});
+        assert_eq!(event("w", &put).unwrap().value.as_deref(), Some(&b"{\"epoch\":1}"[..]));
+        let delete = json!({"type": "DELETE", "kv": {"key": "L3Q=", "mod_revision": "8"}});
+        assert_eq!(event("w", &delete), Ok(Event { key: b"/t".to_vec(), value: None, revision: 8 }));
+        for bad in [
+            json!({"kv": {"key": "L3Q="}}),
+            json!({"kv": {"mod_revision": "8"}}),
+            json!({"type": "EXPIRE", "kv": {"key": "L3Q=", "mod_revision": "8"}}),
+            json!({"kv": {"key": "L3Q=", "mod_revision": "8", "value": "*"}}),
+            json!({}),
+        ] {
+            assert!(matches!(event("w", &bad), Err(SourceError { code: "malformed", .. })), "{bad}");
+        }
         let compacted = br#"{"result":{"header":{},"canceled":true,"compact_revision":"3"}}"#;
         assert_eq!(watch_line("w", compacted), WatchLine::Compacted(3));
         assert!(matches!(watch_line("w", b"nope"), WatchLine::Lost(SourceError { code: "malformed", .. }, _)));

@@ -71,9 +71,14 @@ fn watching(extra: Value) -> (EtcdSession, u64) {
             config[name] = value;
         }
     }
+    let answer = if config.get("also").is_some() {
+        read_with_companion(5, &doc(1), b"v")
+    } else {
+        read_answer(5, Some((&doc(1), 4)))
+    };
     let mut s = session(config);
     let read = only_request(&s.start(0));
-    let actions = s.response(read.id, 0, 200, &json!({}), &read_answer(5, Some((&doc(1), 4))));
+    let actions = s.response(read.id, 0, 200, &json!({}), &answer);
     let watch = only_request(&actions);
     assert!(watch.stream && watch.url.ends_with("/v3/watch"));
     assert!(s.response(watch.id, 0, 200, &json!({}), b"").is_empty());
@@ -176,16 +181,16 @@ fn a_watch_line_is_bounded_while_it_is_buffered() {
 }
 
 #[test]
-fn events_during_a_read_make_one_more_read() {
-    let (mut s, watch) = watching(json!({}));
+fn with_companions_events_during_a_read_make_one_more_read() {
+    let (mut s, watch) = watching(json!({"also": ["/c"]}));
     let events = b"{\"result\":{\"header\":{\"revision\":\"6\"},\"events\":[{\"kv\":{\"key\":\"L2s=\",\"mod_revision\":\"6\"}}]}}\n";
     let read = only_request(&s.chunk(watch, 1, events));
     assert!(s.chunk(watch, 2, events).is_empty());
     assert!(s.chunk(watch, 3, events).is_empty());
-    let actions = s.response(read.id, 4, 200, &json!({}), &read_answer(6, Some((&doc(2), 6))));
+    let actions = s.response(read.id, 4, 200, &json!({}), &read_with_companion(6, &doc(2), b"v"));
     assert_eq!(requests(&actions).len(), 1);
     let again = only_request(&actions);
-    let actions = s.response(again.id, 5, 200, &json!({}), &read_answer(7, Some((&doc(2), 6))));
+    let actions = s.response(again.id, 5, 200, &json!({}), &read_with_companion(7, &doc(2), b"v"));
     assert!(requests(&actions).is_empty(), "the watch is still open: {actions:?}");
     assert_eq!(s.state()["stats"]["reads"], json!(3));
 }
@@ -490,7 +495,7 @@ fn refresh_reads_now_offers_as_a_follow_read_and_ends_with_the_offer() {
 
 #[test]
 fn a_refresh_during_a_follow_read_gets_the_next_read_never_two_at_once() {
-    let (mut s, watch) = watching(json!({}));
+    let (mut s, watch) = watching(json!({"also": ["/c"]}));
     let events = b"{\"result\":{\"header\":{\"revision\":\"6\"},\"events\":[{\"kv\":{\"key\":\"L2s=\",\"mod_revision\":\"6\"}}]}}\n";
     let follow_read = only_request(&s.chunk(watch, 1, events));
     // Two refreshes while the policy's read is in flight: nothing sent yet (that read
@@ -499,13 +504,13 @@ fn a_refresh_during_a_follow_read_gets_the_next_read_never_two_at_once() {
     assert!(actions.is_empty(), "{actions:?}");
     let (second, actions) = s.call(&json!({"op": "refresh"}), 3).expect("a call");
     assert!(actions.is_empty(), "{actions:?}");
-    let actions = s.response(follow_read.id, 4, 200, &json!({}), &read_answer(6, Some((&doc(2), 6))));
+    let actions = s.response(follow_read.id, 4, 200, &json!({}), &read_with_companion(6, &doc(2), b"v"));
     assert!(done(&actions).is_none());
     let next = only_request(&actions);
     assert!(next.url.ends_with("/v3/kv/txn"));
     // Events during the refreshes' read: the policy reads once more after it.
     assert!(s.chunk(watch, 5, events).is_empty());
-    let actions = s.response(next.id, 6, 200, &json!({}), &read_answer(7, Some((&doc(3), 7))));
+    let actions = s.response(next.id, 6, 200, &json!({}), &read_with_companion(7, &doc(3), b"w"));
     assert_eq!(offered_count(&actions), 1);
     let answered: Vec<u64> = actions
         .iter()
@@ -526,7 +531,7 @@ fn a_refresh_during_a_follow_read_gets_the_next_read_never_two_at_once() {
     let actions = s.failed(retry.id, 9, "unreachable", "reset");
     assert!(lost(&actions).is_some() && done(&actions).is_none());
     let refresh_read = only_request(&actions);
-    let actions = s.response(refresh_read.id, 10, 200, &json!({}), &read_answer(7, Some((&doc(3), 7))));
+    let actions = s.response(refresh_read.id, 10, 200, &json!({}), &read_with_companion(7, &doc(3), b"w"));
     assert_eq!(done(&actions).map(|(call, _)| call), Some(third));
 }
 
@@ -646,4 +651,134 @@ fn a_companion_that_is_not_utf8_is_a_malformed_read_not_replaced() {
     assert!(matches!(&actions[..], [Action::Failed { call: c, error }] if *c == call && error.code == "malformed"));
     assert_eq!(s.state()["companions"], json!({"/c": "v1"}));
     assert_eq!(s.state()["stats"]["disconnects"], json!(1));
+}
+
+/// A watch line of events on `/k`: `(revision, Some(value))` a PUT, `(revision, None)` a DELETE.
+fn events_line(events: &[(u64, Option<&str>)]) -> Vec<u8> {
+    let events: Vec<Value> = events
+        .iter()
+        .map(|(at, value)| match value {
+            Some(text) => {
+                json!({"kv": {"key": b64(b"/k"), "mod_revision": at.to_string(), "value": b64(text.as_bytes())}})
+            }
+            None => json!({"type": "DELETE", "kv": {"key": b64(b"/k"), "mod_revision": at.to_string()}}),
+        })
+        .collect();
+    let last = events.len() as u64 + 100;
+    format!("{}\n", json!({"result": {"header": {"revision": last.to_string()}, "events": events}})).into_bytes()
+}
+
+fn offered(actions: &[Action]) -> Vec<Value> {
+    actions
+        .iter()
+        .filter(|action| matches!(action, Action::Offered { .. }))
+        .map(|action| action.to_value()["offered"].clone())
+        .collect()
+}
+
+#[test]
+fn without_companions_an_event_is_offered_directly_no_read() {
+    let (mut s, watch) = watching(json!({}));
+    let actions = s.chunk(watch, 1, &events_line(&[(6, Some(&doc(2))), (7, Some(&doc(3)))]));
+    assert!(requests(&actions).is_empty(), "no read: {actions:?}");
+    let seen = offered(&actions);
+    assert_eq!(seen.len(), 2, "{actions:?}");
+    assert_eq!(seen[0]["result"], json!({"installed": {"epoch": "2"}}));
+    assert_eq!(seen[0]["revision"], json!("6"));
+    assert_eq!(seen[1]["changed"], json!(true));
+    assert_eq!(s.state()["epoch"], json!("3"));
+    assert_eq!(s.state()["stats"]["reads"], json!(1));
+    // At or below a revision offered already (the read's 5, the events' 7): skipped.
+    assert!(s.chunk(watch, 2, &events_line(&[(5, Some(&doc(9))), (7, Some(&doc(9)))])).is_empty());
+    // An event for another key in the range is not the document.
+    let other = json!({"result": {"events": [{"kv": {"key": b64(b"/k\0"), "mod_revision": "8", "value": b64(b"x")}}]}});
+    assert!(s.chunk(watch, 3, format!("{other}\n").as_bytes()).is_empty());
+    // The same document again is offered, unchanged.
+    let again = offered(&s.chunk(watch, 4, &events_line(&[(9, Some(&doc(3)))])));
+    assert_eq!(again[0]["result"], json!({"unchanged": {}}));
+    assert_eq!(again[0]["changed"], json!(false));
+    // An event that is not etcd's loses the source.
+    let actions = s.chunk(watch, 5, b"{\"result\":{\"events\":[{\"kv\":{}}]}}\n");
+    assert_eq!(lost(&actions).map(|e| e.code), Some("malformed"));
+}
+
+#[test]
+fn without_companions_a_delete_event_is_an_absent_key_and_a_read_behind_it_is_not_offered() {
+    let (mut s, watch) = watching(json!({}));
+    let (call, actions) = s.call(&json!({"op": "refresh"}), 1).expect("a call");
+    let read = only_request(&actions);
+    let actions = s.chunk(watch, 2, &events_line(&[(6, None)]));
+    assert!(actions.is_empty(), "a DELETE offers nothing, as a read of an absent key: {actions:?}");
+    // The refresh's read answers from before the DELETE: not offered; the refresh says
+    // what a read of the key now would (absent).
+    let actions = s.response(read.id, 3, 200, &json!({}), &read_answer(5, Some((&doc(1), 4))));
+    assert_eq!(offered_count(&actions), 0, "{actions:?}");
+    assert_eq!(done(&actions), Some((call, &json!({"offered": null, "revision": "5"}))));
+    assert_eq!(s.state()["epoch"], json!("1"));
+}
+
+#[test]
+fn without_companions_an_event_during_a_read_wins_over_the_reads_older_answer() {
+    let (mut s, watch) = watching(json!({}));
+    let (call, actions) = s.call(&json!({"op": "refresh"}), 1).expect("a call");
+    let read = only_request(&actions);
+    let actions = s.chunk(watch, 2, &events_line(&[(7, Some(&doc(3)))]));
+    assert_eq!(offered(&actions)[0]["result"], json!({"installed": {"epoch": "3"}}));
+    assert!(requests(&actions).is_empty());
+    // The read (at 6, epoch 2) is older than the event offered: not offered again (it
+    // would be a stale_epoch refusal), and the refresh is answered as unchanged.
+    let actions = s.response(read.id, 3, 200, &json!({}), &read_answer(6, Some((&doc(2), 6))));
+    assert_eq!(offered_count(&actions), 0, "{actions:?}");
+    assert_eq!(done(&actions), Some((call, &json!({"offered": {"unchanged": {}}, "revision": "6"}))));
+    assert_eq!(s.state()["epoch"], json!("3"));
+    assert_eq!(s.state()["stats"]["refused"], json!({}));
+    // A read during which an event at its own revision was offered is not offered
+    // either (the same value); one above it is.
+    let (_, actions) = s.call(&json!({"op": "refresh"}), 4).expect("a call");
+    let read = only_request(&actions);
+    assert!(offered(&s.chunk(watch, 5, &events_line(&[(8, Some(&doc(4)))]))).len() == 1);
+    assert_eq!(offered_count(&s.response(read.id, 5, 200, &json!({}), &read_answer(8, Some((&doc(4), 8))))), 0);
+    let (_, actions) = s.call(&json!({"op": "refresh"}), 6).expect("a call");
+    let read = only_request(&actions);
+    assert!(offered(&s.chunk(watch, 7, &events_line(&[(9, Some(&doc(5)))]))).len() == 1);
+    assert_eq!(offered_count(&s.response(read.id, 7, 200, &json!({}), &read_answer(10, Some((&doc(5), 9))))), 1);
+}
+
+#[test]
+fn without_companions_a_refused_event_is_what_a_read_behind_it_answers() {
+    let (mut s, watch) = watching(json!({}));
+    let (call, actions) = s.call(&json!({"op": "refresh"}), 1).expect("a call");
+    let read = only_request(&actions);
+    let actions = s.chunk(watch, 2, &events_line(&[(7, Some("{}"))]));
+    let refusal = offered(&actions)[0]["result"].clone();
+    assert_eq!(refusal["refused"]["code"], json!("invalid_topology"));
+    let actions = s.response(read.id, 3, 200, &json!({}), &read_answer(6, Some((&doc(2), 6))));
+    assert_eq!(done(&actions), Some((call, &json!({"offered": refusal, "revision": "6"}))));
+}
+
+#[test]
+fn with_companions_an_event_is_still_a_read() {
+    let (mut s, watch) = watching(json!({"also": ["/c"]}));
+    let actions = s.chunk(watch, 1, &events_line(&[(6, Some(&doc(2)))]));
+    assert_eq!(offered_count(&actions), 0);
+    assert!(only_request(&actions).url.ends_with("/v3/kv/txn"));
+}
+
+#[test]
+fn without_companions_a_refresh_after_an_event_reads_the_store_and_offers_it_again() {
+    let (mut s, watch) = watching(json!({}));
+    let refused = s.chunk(watch, 1, &events_line(&[(6, Some(&doc(1)))]));
+    assert_eq!(offered(&refused)[0]["result"], json!({"unchanged": {}}));
+    let stale = s.chunk(watch, 2, &events_line(&[(7, Some("{}"))]));
+    assert_eq!(offered(&stale)[0]["result"]["refused"]["code"], json!("invalid_topology"));
+    // Sent after the event: the store as it is, offered (and refused) again, counted.
+    let (call, actions) = s.call(&json!({"op": "refresh"}), 3).expect("a call");
+    let read = only_request(&actions);
+    let actions = s.response(read.id, 4, 200, &json!({}), &read_answer(7, Some(("{}", 7))));
+    assert_eq!(offered_count(&actions), 1, "{actions:?}");
+    assert_eq!(
+        done(&actions).map(|(c, r)| (c, r["offered"]["refused"]["code"].clone())),
+        Some((call, json!("invalid_topology")))
+    );
+    assert_eq!(s.state()["stats"]["refused"], json!({"invalid_topology": 2}));
 }

@@ -12,11 +12,13 @@
 //! arrives; a stream is handed on piece by piece). A connection has two threads: one
 //! connects (until the action's deadline), says it is open and hands every read on as it
 //! came (at most [`READ_SIZE`] bytes at once; the session buffers and bounds frames), the
-//! other writes the bytes of each [`Action::Send`] in order. An [`Action::Cancel`] shuts
+//! other writes the bytes of each [`Action::Send`] in order. The channel holds at most
+//! [`SEEN_BOUND`] reads: a peer that sends faster than the session takes its bytes waits
+//! in its socket (TCP's own flow control), never in the driver's memory. An [`Action::Cancel`] shuts
 //! the request's or the connection's socket down; whatever its threads still send is
 //! dropped.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::io::{ErrorKind, Read, Write};
 use std::net::{Shutdown, TcpStream, ToSocketAddrs};
 use std::sync::{mpsc, Arc, Mutex};
@@ -30,6 +32,11 @@ use crate::wire::{self, BodyError, Url};
 
 /// The most bytes of a stream or a connection handed to the session at once (one read).
 const READ_SIZE: usize = 64 << 10;
+
+/// The most things seen (reads, answers) waiting for the driver at once: with
+/// [`READ_SIZE`], at most 1 MiB of a peer's bytes are held before the session has them.
+/// A reading thread that finds the channel full waits, and stops reading its socket.
+const SEEN_BOUND: usize = 16;
 
 /// What a request's thread saw.
 enum Seen {
@@ -62,8 +69,11 @@ pub struct Driver {
     session: SourceSession,
     start: Instant,
     tls: Arc<rustls::ClientConfig>,
-    sender: mpsc::Sender<Seen>,
+    sender: mpsc::SyncSender<Seen>,
     seen: mpsc::Receiver<Seen>,
+    /// What the driver itself saw (a thread it could not start): taken before the
+    /// channel, never sent on it (the driver would wait on its own full channel).
+    own: VecDeque<Seen>,
     open: BTreeMap<u64, Open>,
 }
 
@@ -71,8 +81,8 @@ impl Driver {
     /// The session `config` describes (the core checks it), `https://` with `tls`.
     pub fn new(config: &Value, tls: Arc<rustls::ClientConfig>) -> Result<Driver, shardroute::Error> {
         let session = SourceSession::from_config(config)?;
-        let (sender, seen) = mpsc::channel();
-        Ok(Driver { session, start: Instant::now(), tls, sender, seen, open: BTreeMap::new() })
+        let (sender, seen) = mpsc::sync_channel(SEEN_BOUND);
+        Ok(Driver { session, start: Instant::now(), tls, sender, seen, own: VecDeque::new(), open: BTreeMap::new() })
     }
 
     /// The session's clock: milliseconds since the driver was made.
@@ -129,14 +139,15 @@ impl Driver {
     /// The next thing that happens: what a request saw, or the deadline passing (`None`:
     /// no deadline and no request in flight, nothing will).
     fn wait(&mut self) -> Option<Vec<Action>> {
-        let seen = match self.session.deadline() {
-            Some(at) if at <= self.now() => return Some(self.session.timer(self.now())),
-            Some(at) => match self.seen.recv_timeout(Duration::from_millis(at - self.now())) {
+        let seen = match (self.own.pop_front(), self.session.deadline()) {
+            (Some(seen), _) => seen,
+            (None, Some(at)) if at <= self.now() => return Some(self.session.timer(self.now())),
+            (None, Some(at)) => match self.seen.recv_timeout(Duration::from_millis(at - self.now())) {
                 Ok(seen) => seen,
                 Err(_) => return Some(Vec::new()), // the deadline, checked again above
             },
-            None if self.open.is_empty() => return None,
-            None => self.seen.recv().ok()?,
+            (None, None) if self.open.is_empty() => return None,
+            (None, None) => self.seen.recv().ok()?,
         };
         let now = self.now();
         let id = match &seen {
@@ -172,7 +183,7 @@ impl Driver {
             }
         });
         if let Err(err) = spawned {
-            let _ = self.sender.send(Seen::Failed { id, code: "unreachable", message: format!("no thread: {err}") });
+            self.own.push_back(Seen::Failed { id, code: "unreachable", message: format!("no thread: {err}") });
         }
     }
 
@@ -190,7 +201,7 @@ impl Driver {
             }
         });
         if let Err(err) = spawned {
-            let _ = self.sender.send(Seen::Failed { id, code: "unreachable", message: format!("no thread: {err}") });
+            self.own.push_back(Seen::Failed { id, code: "unreachable", message: format!("no thread: {err}") });
         }
     }
 
@@ -251,7 +262,7 @@ fn exchange(
     connect_by: Option<Instant>,
     tls: &Arc<rustls::ClientConfig>,
     slot: &Mutex<Slot>,
-    sender: &mpsc::Sender<Seen>,
+    sender: &mpsc::SyncSender<Seen>,
 ) -> Result<(), Failure> {
     let id = request.id;
     let (url, secure) = Url::parse_secure(&request.url).map_err(unreachable)?;
@@ -312,7 +323,7 @@ fn connection(
     to: (&str, u16),
     connect_by: Instant,
     slot: &Mutex<Slot>,
-    sender: &mpsc::Sender<Seen>,
+    sender: &mpsc::SyncSender<Seen>,
     to_write: mpsc::Receiver<Vec<u8>>,
 ) -> Result<(), Failure> {
     let name = host_port(to);
@@ -429,7 +440,7 @@ mod tests {
         let (url, _server) = fake_server(|stream| {
             let _ = stream.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 99999999999\r\n\r\nabc");
         });
-        let (sender, _seen) = mpsc::channel();
+        let (sender, _seen) = mpsc::sync_channel(SEEN_BOUND);
         let refused = exchange(&request(&url, 1000, false), None, &tls(), &Mutex::default(), &sender).unwrap_err();
         assert_eq!(refused.0, "limit_exceeded", "{refused:?}");
         // Unannounced and endless: read up to the limit only (the server cannot send its GiB).
@@ -459,7 +470,7 @@ mod tests {
             let _ = wait.recv(); // until the client has handed the first line on
             let _ = stream.write_all(b"6\r\nline2\n\r\n0\r\n\r\n");
         });
-        let (sender, seen) = mpsc::channel();
+        let (sender, seen) = mpsc::sync_channel(SEEN_BOUND);
         let exchanged =
             std::thread::spawn(move || exchange(&request(&url, 1000, true), None, &tls(), &Mutex::default(), &sender));
         match seen.recv().unwrap() {
@@ -490,7 +501,7 @@ mod tests {
             }
             got
         });
-        let (sender, seen) = mpsc::channel();
+        let (sender, seen) = mpsc::sync_channel(SEEN_BOUND);
         let (writes, to_write) = mpsc::channel();
         // Written before the connection is open: kept, in order, until it is.
         writes.send(b"abc".to_vec()).unwrap();
@@ -511,6 +522,51 @@ mod tests {
         // The peer closed: the end, `closed` (the driver hands it to the session).
         assert_eq!(connected.join().unwrap().unwrap_err().0, "closed");
         drop(writes);
+    }
+
+    #[test]
+    fn a_peer_faster_than_the_session_waits_in_its_socket_not_in_memory() {
+        // A member that sends 256 MiB as fast as it can while nobody takes what the
+        // connection's thread reads: the thread holds at most SEEN_BOUND reads (1 MiB) and
+        // stops reading, so the peer stalls on TCP's window (a few MiB of socket buffers
+        // on loopback). An unbounded channel took all 256 MiB into memory.
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let sent = Arc::new(AtomicUsize::new(0));
+        let counted = sent.clone();
+        let peer = std::thread::spawn(move || {
+            let (mut stream, _) = listener.accept().unwrap();
+            let filler = vec![b'z'; 1 << 16];
+            while counted.load(Ordering::Relaxed) < 256 << 20 {
+                match stream.write(&filler) {
+                    Ok(n) => counted.fetch_add(n, Ordering::Relaxed),
+                    Err(_) => break,
+                };
+            }
+        });
+        let (sender, seen) = mpsc::sync_channel(SEEN_BOUND);
+        let (writes, to_write) = mpsc::channel::<Vec<u8>>();
+        let by = Instant::now() + Duration::from_secs(30);
+        let slot = Arc::new(Mutex::new(Slot::default()));
+        let connected = std::thread::spawn(move || connection(9, ("127.0.0.1", port), by, &slot, &sender, to_write));
+        // Until the peer makes no progress for 300 ms (or 20 s pass).
+        let mut last = usize::MAX;
+        for _ in 0..100 {
+            std::thread::sleep(Duration::from_millis(300));
+            let now = sent.load(Ordering::Relaxed);
+            if now == last {
+                break;
+            }
+            last = now;
+        }
+        let held = sent.load(Ordering::Relaxed);
+        assert!(held < 64 << 20, "the peer got {held} bytes out while the session took none");
+        assert!(seen.try_iter().count() <= SEEN_BOUND + 1);
+        drop(seen); // the driver is gone: the thread's next send fails and it ends
+        drop(writes);
+        assert!(connected.join().unwrap().is_ok());
+        peer.join().unwrap();
     }
 
     #[test]

@@ -337,6 +337,10 @@ struct Follow {
     /// DELETE, `{"unchanged": {}}` for a value offered and kept, its refusal for one
     /// refused.
     event_offered: Value,
+    /// The revision of the document refused last and its refusal: the policy's read that
+    /// finds the same revision (an idle watch's read, every `idle_ms`) tells the
+    /// application nothing new (the refusal was said once).
+    refused: Option<(u64, Value)>,
     watch: Option<Watch>,
     retry_at: Option<u64>,
     /// Lost until a read succeeds.
@@ -999,6 +1003,9 @@ impl EtcdSession {
                 let action = Action::Offered { offered, changed, revision: event.revision };
                 follow.event_offered =
                     if refused { action.to_value()["offered"]["result"].take() } else { Offered::Unchanged.to_value() };
+                if refused {
+                    follow.refused = Some((event.revision, follow.event_offered.clone()));
+                }
                 out.push(action);
             }
         }
@@ -1056,6 +1063,12 @@ impl EtcdSession {
             follow.direct && follow.event_revision > follow.event_revision_at_read && revision <= follow.event_revision;
         if stale {
             offered_value = follow.event_offered.clone();
+        } else if let Some((_, said)) = follow.refused.as_ref().filter(|(at, _)| {
+            follow.serving.is_empty() && document.as_ref().is_some_and(|(_, mod_revision)| mod_revision == at)
+        }) {
+            // The policy's own read (an idle watch's, every `idle_ms`) of a revision refused
+            // before: the refusal was said once. (A refresh call's read offers it again.)
+            offered_value = said.clone();
         } else if let Some((value, mod_revision)) = document {
             let offered = follower.offer_bytes(&value, mod_revision, now_ms);
             let mut changed = matches!(offered, Offered::Installed { .. });
@@ -1067,8 +1080,12 @@ impl EtcdSession {
                     }
                 }
             }
+            let refused = matches!(offered, Offered::Refused(_));
             let action = Action::Offered { offered, changed, revision: mod_revision };
             offered_value = action.to_value()["offered"]["result"].take();
+            if refused {
+                follow.refused = Some((mod_revision, offered_value.clone()));
+            }
             out.push(action);
         }
         for call in core::mem::take(&mut follow.serving) {

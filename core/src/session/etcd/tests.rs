@@ -462,6 +462,34 @@ fn refresh_needs_a_key_to_follow() {
 }
 
 #[test]
+fn a_refused_document_is_said_once_not_at_every_idle_read() {
+    // The key holds a document the follower refuses; the watch stays quiet: each idle
+    // read finds the same revision. The application heard of the refusal once.
+    let (mut s, watch) = watching(json!({}));
+    let actions = s.chunk(watch, 1, &events_line(&[(6, Some("{}"))]));
+    assert_eq!(offered(&actions)[0]["result"]["refused"]["code"], json!("invalid_topology"));
+    let mut idle_reads = 0;
+    for _ in 0..3 {
+        let at = s.deadline().expect("the watch's idle deadline");
+        let actions = s.timer(at);
+        let read = only_request(&actions);
+        let actions = s.response(read.id, at, 200, &json!({}), &read_answer(9, Some(("{}", 6))));
+        assert_eq!(offered_count(&actions), 0, "{actions:?}");
+        let watch = only_request(&actions);
+        assert!(watch.stream, "the watch opens again");
+        assert!(s.response(watch.id, at, 200, &json!({}), b"").is_empty());
+        idle_reads += 1;
+    }
+    assert_eq!(idle_reads, 3);
+    assert_eq!(s.state()["stats"]["refused"], json!({"invalid_topology": 1}));
+    // A new revision is offered (refused again: a new document, said).
+    let at = s.deadline().expect("the watch's idle deadline");
+    let read = only_request(&s.timer(at));
+    let actions = s.response(read.id, at, 200, &json!({}), &read_answer(10, Some(("[]", 10))));
+    assert_eq!(offered_count(&actions), 1, "{actions:?}");
+}
+
+#[test]
 fn refresh_reads_now_offers_as_a_follow_read_and_ends_with_the_offer() {
     let (mut s, watch) = watching(json!({}));
     let (call, actions) = s.call(&json!({"op": "refresh"}), 10).expect("a call");

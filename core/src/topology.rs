@@ -190,8 +190,16 @@ impl Topology {
 
     /// Refuses hot keys whose salt the `partition_key` rule cuts off: their salted keys
     /// would share one partition key, so one shard, and salting would spread nothing.
+    /// Also refuses hot keys when the keys are integers (`hashing.keys: "u64"`): a salted key
+    /// is text (`key + separator + salt`), never an integer, so it could not be routed.
     fn check_hot_keys(&self) -> Result<()> {
         let Some(hot) = &self.hot_keys else { return Ok(()) };
+        if self.hashing.keys == crate::hashing::KeyType::U64 {
+            return Err(json::at(
+                "hot_keys",
+                "the keys are integers (hashing.keys: \"u64\") and a salted key is text (key + separator + salt), which no integer key type routes; leave hot_keys out, or declare the keys as bytes",
+            ));
+        }
         if self.hashing.partition_key == crate::hashing::PartitionKey::Whole {
             return Ok(());
         }

@@ -47,6 +47,11 @@ pub(crate) fn file() -> VectorFile {
     bad.edit("weight-huge", "invalid_topology", |d| d["nodes"][0]["weight"] = json!(1e7));
     bad.edit("address-number", "invalid_topology", |d| d["nodes"][0]["address"] = json!(6379));
     bad.edit("strategy-missing", "invalid_topology", remove("strategy"));
+    // A salted key is text (key + separator + salt): no integer key type routes it.
+    bad.edit("hot-keys-with-u64-keys", "invalid_topology", |d| {
+        d["hashing"] = json!({"keys": "u64"});
+        d["hot_keys"] = json!({"keys": {"7": 3}, "separator": "#"});
+    });
     bad.strategy("strategy-unknown", "invalid_topology", json!({"type": "random"}));
     bad.strategy("strategy-no-type", "invalid_topology", json!({"points_per_node": 3}));
     bad.edit("ring-points-zero", "invalid_topology", |d| d["strategy"]["points_per_node"] = json!(0));

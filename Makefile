@@ -3,7 +3,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 PY := .venv/bin/python
 
-.PHONY: help setup check check-servers demo dist test-dist test-dist-full test fuzz fuzz-smoke test-rust test-python test-node test-wasm test-schema test-playground test-oracles test-examples playground example-redis example-postgres example-edge bench check-counts check-versions vectors build clippy
+.PHONY: help setup check check-servers demo docs dist test-dist test-dist-full test fuzz fuzz-smoke test-rust test-python test-node test-wasm test-schema test-playground test-oracles test-examples playground example-redis example-postgres example-edge bench check-counts check-versions vectors build clippy
 
 help: ## List the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -35,6 +35,7 @@ check: setup ## The everyday loop (~3 min warm): Rust tests, four conformance ru
 	python3 scripts/check-conformance-counts.py --without wasm-chromium
 	python3 scripts/check-ports.py  # no port picked by bind-0-then-close (issue 41)
 	python3 scripts/check-shell-decisions.py  # no literal timeout, timer or status rule in a shell (issues 35, 36)
+	python3 scripts/api-table.py --check  # docs/api.md current; no new name against the per-language rule (issue 39)
 
 check-servers: ## Fail early unless every program a test starts is installed by setup's one package table (scripts/setup.sh)
 	@python3 scripts/check-servers.py
@@ -124,6 +125,16 @@ example-postgres: build ## Sharded PostgreSQL grows from 5 to 10 shards under a 
 example-edge: build ## The edge is the routing tier: one worker in workerd and Deno routes to PostgreSQL shard services growing from 5 to 10 (examples/edge-routing-tier)
 	$(PY) examples/edge-routing-tier/run.py
 
+docs: setup ## The API reference in target/docs/ (not committed): rustdoc for the core, Python from the .pyi and the docstrings, TypeScript from the .d.ts files; every link checked
+	rm -rf target/docs && mkdir -p target/docs
+	RUSTDOCFLAGS="-D warnings" cargo doc -q -p shardroute --no-deps
+	cp -r target/doc target/docs/rust
+	bindings-py/build.sh
+	$(PY) scripts/api-docs.py target/docs
+	node scripts/api-docs-ts.mjs target/docs/typescript
+	python3 scripts/check-links.py target/docs
+	@echo "open target/docs/index.html"
+
 check-counts: ## Fail unless all five conformance runners passed the same non-zero count
 	python3 scripts/check-conformance-counts.py
 
@@ -148,5 +159,7 @@ bench: setup build ## Run every benchmark side by side with its peers and write 
 	@[ ! -f bench/browser/bench.mjs ] || node bench/browser/bench.mjs
 	node bench/edge/bench.mjs
 	$(PY) examples/redis-cluster/bench.py
+	$(PY) bench/python/redis_async.py
+	$(PY) bench/node/redis_cluster.py
 	$(PY) examples/topology-distribution/bench.py
 	python3 scripts/assemble-benchmarks.py

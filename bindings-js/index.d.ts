@@ -694,6 +694,12 @@ export interface SessionConfig {
   wait_timeout_ms?: number;
   /** Reads go to the slot's replicas in turn, over connections that sent `READONLY`. */
   read_from_replicas?: boolean;
+  /** Auto-pipelining (`pipelineQueued`): commands queued for one connection go out together; `false`: each written on its own. */
+  auto_pipeline?: boolean;
+  /** The most commands one auto-pipelined write carries; 1 to 65536. */
+  pipeline_max_commands?: number;
+  /** Auto-pipelined writes in flight at once on one connection; 1 to 1024. */
+  pipeline_max_writes?: number;
 }
 
 /** What a `ClusterSession` has seen (`stats`): the core's counters, each `u64` a `bigint`. */
@@ -904,6 +910,51 @@ export declare class ClusterSession {
    */
   batchDeadline(nowMs: number | bigint): bigint | null;
   /**
+   * Auto-pipelining: one command joined the shell's queue of the connection to `address`
+   * (the `send` action's address; `readonly`: a `READONLY` connection). `true`: schedule
+   * one flush of that connection at the end of this event-loop turn (`process.nextTick`),
+   * which calls `pipelineTake`; `false`: a flush is already scheduled, or
+   * `pipeline_max_writes` writes are in flight and the queue waits for `pipelineDone`.
+   * With `auto_pipeline` off, always `true` (each command its own write; a shell may skip
+   * the queue). The command's attempt began at its `send`: time in the queue counts
+   * toward its deadlines.
+   *
+   * @throws {ShardrouteError} `invalid_argument` for an address that is not a string or a
+   *   `readonly` that is not a boolean.
+   */
+  pipelineQueued(address: string, readonly: boolean): boolean;
+  /**
+   * Auto-pipelining, at the flush: how many queued commands (from the front) go in the
+   * next write; 0: none now. Each answer above 0 is one write in flight until its
+   * `pipelineDone`: call again until 0.
+   *
+   * @throws {ShardrouteError} as `pipelineQueued`.
+   */
+  pipelineTake(address: string, readonly: boolean): number;
+  /**
+   * Auto-pipelining: one write on that connection ended (its replies all read, or its
+   * connection failed or was closed): how many queued commands (from the front) to write
+   * now, as one write; 0: none.
+   *
+   * @throws {ShardrouteError} as `pipelineQueued`.
+   */
+  pipelineDone(address: string, readonly: boolean): number;
+  /**
+   * Auto-pipelining: `count` queued commands left that connection's queue unwritten
+   * (abandoned, timed out, or sent elsewhere).
+   *
+   * @throws {ShardrouteError} as `pipelineQueued`; `invalid_argument` for a count that is
+   *   not an integer in 0..=4294967295.
+   */
+  pipelineWithdrawn(address: string, readonly: boolean, count: number): void;
+  /**
+   * Auto-pipelining's counts for that connection: `[queued, writes]` (commands queued and
+   * not yet written, writes in flight); `[0, 0]` for a connection with no work.
+   *
+   * @throws {ShardrouteError} as `pipelineQueued`.
+   */
+  pipelinePending(address: string, readonly: boolean): [number, number];
+  /**
    * `nextDeadline` came: true when the refresh request in flight was given up (close it,
    * ask the next candidate), false when none was due at `nowMs`.
    *
@@ -965,8 +1016,8 @@ export declare class ClusterSession {
  * The session's defaults, the Rust core's constants, which every client uses unless told
  * otherwise: `{ max_redirects: 5, refresh_interval_ms: 200, retry_budget_ms: 20000,
  * backoff_first_ms: 20, backoff_max_ms: 500, connect_timeout_ms: 1000,
- * command_timeout_ms: 5000, stall_ms: 500, wait_timeout_ms: 500, read_from_replicas: false }` (a new object each
- * time).
+ * command_timeout_ms: 5000, stall_ms: 500, wait_timeout_ms: 500, read_from_replicas: false,
+ * auto_pipeline: true, pipeline_max_commands: 256, pipeline_max_writes: 1 }` (a new object each time).
  */
 export declare function sessionDefaults(): Required<SessionConfig>;
 
@@ -1353,9 +1404,29 @@ export declare const MAX_JSON_NESTING: number;
  * How a `MigrationSession` moves the data: `'background'`, a copy job moves every moving
  * unit (vbucket, slot, partition) ahead of the services, a batch at a time
  * (`copyBatch`); `'lazy'`, nothing is copied ahead and the first read of a key under the
- * new topology moves it (`lazySteps`).
+ * new topology moves it (`lazySteps`); `'expiration'`, for data that expires by itself
+ * (a TTL): nothing is ever copied, writes go to the new owner, reads look at the old
+ * owner too until the deadline `untilMs` (`readPlanAt`).
  */
-export type MigrationMode = 'background' | 'lazy';
+export type MigrationMode = 'background' | 'lazy' | 'expiration';
+
+/** What a `MigrationSession` asks for (`actions`): retire `node`, which the move emptied. */
+export interface MigrationAction {
+  /** `'retire'`: the node owns no shard any more and nobody reads it: take it out of service. */
+  kind: 'retire';
+  /** The node's id. */
+  node: string;
+}
+
+/** The consistency check's answer (`MigrationSession.misplaced`). */
+export interface Misplaced {
+  /** The indices, in the keys given, of those the holder does not own, in order. */
+  misplaced: number[];
+  /** How many keys are misplaced. */
+  count: number;
+  /** How many keys were checked. */
+  checked: number;
+}
 
 /**
  * The mode a `MigrationSession` is in (`session.mode`): the two a constructor takes, and
@@ -1414,11 +1485,26 @@ export declare class MigrationSession {
    * The session of `migration` in `mode`. It holds a copy of the migration: the one passed
    * in is left as it was.
    *
+   * `untilMs` (a safe non-negative integer `number` or a `bigint`, the caller's clock) is
+   * the deadline of an `'expiration'` session, the keys' TTL horizon: reads look at the
+   * old owner too until then.
+   *
    * @throws {ShardrouteError} `invalid_argument` when `migration` is not a `Migration`,
-   *   for another mode, or for `'background'` when the two topologies share no fixed
-   *   partitions (modulo, jump, rings: move those lazily).
+   *   for another mode, for `'background'` when the two topologies share no fixed
+   *   partitions (modulo, jump, rings: move those lazily), for `'expiration'` without
+   *   `untilMs`, or `untilMs` with another mode.
    */
-  constructor(migration: Migration, mode: MigrationMode);
+  constructor(migration: Migration, mode: MigrationMode, untilMs?: number | bigint | null);
+  /**
+   * The consistency check: of `keys` found on `holder` (a node id, or a shard number),
+   * those it does not own under `router` (an epoch's topology), by index, with their count
+   * and the number checked. A key routed as it is stored (a hot key's salted form).
+   *
+   * @throws {ShardrouteError} `invalid_argument` for a node `router` does not list, a shard
+   *   outside its range or a `holder` of another type; `limit_exceeded` past
+   *   `MAX_SAMPLE_KEYS` keys; `invalid_key`.
+   */
+  static misplaced(router: Router, holder: string | number, keys: Key[]): Misplaced;
   /**
    * The routing a service uses, its mode decided by the core from what it holds:
    * `topology`, the router in force; `previous`, the router of the document published
@@ -1431,8 +1517,31 @@ export declare class MigrationSession {
    *   `null`/omitted).
    */
   static ofTopology(topology: Router, previous?: Router | null, held?: Router | null): MigrationSession;
-  /** The mode: `'plain'`, `'background'`, `'lazy'` or `'catch-up'`. */
+  /** The mode: `'plain'`, `'background'`, `'lazy'`, `'expiration'` or `'catch-up'`. */
   get mode(): RoutingMode;
+  /** The deadline of an `'expiration'` session (a u64, the caller's clock), else `null`. */
+  get untilMs(): bigint | null;
+  /**
+   * `readPlan` at `nowMs` (the caller's clock): in `'expiration'` mode `[new owner]` from
+   * the deadline on (the old copies have expired); in every other mode `readPlan(key,
+   * moved)`, time changing nothing.
+   *
+   * @throws {ShardrouteError} `invalid_key`; `invalid_argument` for a bad `nowMs` or `moved`.
+   */
+  readPlanAt(key: Key, nowMs: number | bigint, moved?: boolean): string[];
+  /**
+   * When to wake the session, once `nowMs`: an `'expiration'` session's deadline while
+   * `nowMs` is before it (a u64); `null` otherwise.
+   */
+  nextDeadline(nowMs: number | bigint): bigint | null;
+  /**
+   * What to do at `nowMs`: a `retire` action per node the move emptied (it owned a shard
+   * before and owns none now), in the old topology's node order, once the move's reads of
+   * it are over: from the deadline in `'expiration'` mode; in `'background'` and `'lazy'`
+   * modes when `moved` (every moving unit, or every key of those nodes, has moved);
+   * never in `'plain'` or `'catch-up'`.
+   */
+  actions(nowMs: number | bigint, moved?: boolean): MigrationAction[];
   /** The epoch reads and writes run under: the topology's, a dictionary in motion's own (a u64). */
   get fenceEpoch(): bigint;
   /**
@@ -2037,6 +2146,33 @@ export interface SuggestOperation {
   max_imbalance?: number;
   /** The measure max_imbalance weighs vbuckets by. Default requests. */
   weight_by?: 'bytes' | 'requests' | 'keys';
+  /** The cooling side: a load under this percent of max_bytes / max_requests has cooled (hot_key_remove, range_merge, reopening an id group). Default 50; 0 suggests no cooling. */
+  cool_percent?: number;
+  /** vbucket: a warning (with vbucket_double) when there are fewer vbuckets than this many per node. Default 4; 0 turns it off. */
+  min_vbuckets_per_node?: number;
+  /** The capacity of every node, by measure: headroom and capacity-cascade warnings. */
+  capacity?: Capacity;
+  /** The capacity of named nodes (each at most once); a measure given here replaces capacity's. */
+  node_capacity?: NodeCapacity[];
+  /** A node past this percent of a capacity gets a headroom warning. Default 70. */
+  capacity_warn?: number;
+  /** A node past this percent of a capacity gets the stronger warning; at least capacity_warn. Default 80. */
+  capacity_alert?: number;
+}
+
+/** A node's capacity by measure; a measure not given is not checked. */
+export interface Capacity {
+  bytes?: U64;
+  requests?: U64;
+  keys?: U64;
+}
+
+/** One node's capacity by measure. */
+export interface NodeCapacity {
+  node: string;
+  bytes?: U64;
+  requests?: U64;
+  keys?: U64;
 }
 
 /** The measured load of one shard; a sample of its keys places a key range's split. */

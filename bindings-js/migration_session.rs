@@ -65,3 +65,43 @@ impl<'a> From<ss::LazySteps<'a>> for FlatPlan<'a> {
         }
     }
 }
+
+/// An `untilMs` argument (an expiration session's deadline, on the caller's clock), read
+/// as a time is ([`js_session::milliseconds`]); `undefined` and `null` are absent.
+///
+/// # Errors
+/// `invalid_argument`: `"untilMs must be milliseconds, a safe non-negative integer or a
+/// bigint in 0n..=18446744073709551615n, got the number 1.5"`.
+pub fn until_ms(value: JsType<'_>, bigint: impl FnOnce() -> Result<u64, bool>) -> sr::Result<Option<u64>> {
+    match value {
+        JsType::Undefined | JsType::Null => Ok(None),
+        other => js_session::milliseconds("untilMs", other, bigint).map(Some),
+    }
+}
+
+/// The form of `MigrationSession.misplaced`'s `holder`: a node id (a string) or a shard
+/// number (a number). (Unused by the WASM route build, which leaves `misplaced` out.)
+#[allow(dead_code)]
+pub enum HolderForm {
+    /// A string: a node id.
+    Node,
+    /// A number: a shard number, read as a `u32`.
+    Shard,
+}
+
+/// Which form a `holder` argument takes.
+///
+/// # Errors
+/// `invalid_argument` for anything but a string or a number: `"holder must be a node id
+/// (a string) or a shard number, got null"`.
+#[allow(dead_code)]
+pub fn holder_form(value: JsType<'_>) -> sr::Result<HolderForm> {
+    match value {
+        JsType::String => Ok(HolderForm::Node),
+        JsType::Number(_) => Ok(HolderForm::Shard),
+        other => Err(sr::Error::new(
+            sr::ErrorKind::InvalidArgument,
+            format!("holder must be a node id (a string) or a shard number, got {other}"),
+        )),
+    }
+}

@@ -67,6 +67,17 @@ pub fn transport(name: &str) -> sr::Result<ss::Transport> {
         .ok_or_else(|| argument(format!("why must be \"refused\", \"reset\" or \"timeout\", got {name:?}")))
 }
 
+/// Auto-pipelining's connection flag (`readonly`): a boolean.
+///
+/// # Errors
+/// `invalid_argument` for anything else: `"readonly must be a boolean, got undefined"`.
+pub fn readonly(value: JsType<'_>) -> sr::Result<bool> {
+    match value {
+        JsType::Boolean(flag) => Ok(flag),
+        other => Err(argument(format!("readonly must be a boolean, got {other}"))),
+    }
+}
+
 /// The `invalid_argument` error of an argument that must be a `Command` of the package
 /// (one its `ClusterSession.command` made, not freed).
 pub fn not_a_command(what: &str, value: JsType<'_>) -> sr::Error {

@@ -413,6 +413,8 @@ class ClusterSession {
   #targetsVersion = -1;
   /** A call since the last send may have changed the table's nodes. */
   #recheck = false;
+  /** The native `[pipelineQueued, pipelineTake, pipelineDone, pipelineWithdrawn]` (plain N-API functions: hotPipeline), made when first used. */
+  #pipeline = null;
 
   static {
     // One arrow per method, as for Router.
@@ -442,6 +444,13 @@ class ClusterSession {
       refreshReplyDeadline: (session) => session.#inner.refreshReplyDeadline(),
       nextDeadline: (session) => session.#inner.nextDeadline(),
       batchDeadline: (session, nowMs) => session.#inner.batchDeadline(nowMs),
+      // Called about twice a command by shardroute/redis: the hot functions (hotPipeline), made once.
+      pipelineQueued: (session, address, readonly) => (session.#pipeline ??= session.#inner.hotPipeline())[0](address, readonly),
+      pipelineTake: (session, address, readonly) => (session.#pipeline ??= session.#inner.hotPipeline())[1](address, readonly),
+      pipelineDone: (session, address, readonly) => (session.#pipeline ??= session.#inner.hotPipeline())[2](address, readonly),
+      pipelineWithdrawn: (session, address, readonly, count) =>
+        (session.#pipeline ??= session.#inner.hotPipeline())[3](address, readonly, count),
+      pipelinePending: (session, address, readonly) => session.#inner.pipelinePending(address, readonly),
       timeout: (session, nowMs) => session.#inner.timeout(nowMs),
       addressOf: (session, node) => session.#inner.addressOf(node),
       refreshCandidates: (session) => session.#inner.refreshCandidates(),
@@ -591,6 +600,9 @@ class MigrationSession {
     // One arrow per method, as for Router.
     defineMethods(this, {
       readPlan: (session, key, moved) => session.#inner.readPlan(key, moved),
+      readPlanAt: (session, key, nowMs, moved) => session.#inner.readPlanAt(key, nowMs, moved),
+      nextDeadline: (session, nowMs) => session.#inner.nextDeadline(nowMs),
+      actions: (session, nowMs, moved) => session.#inner.actions(nowMs, moved),
       writePlan: (session, key) => session.#inner.writePlan(key),
       lazySteps: (session, key) => session.#inner.lazySteps(key),
       copyBatch: (session, cursor, max) => session.#inner.copyBatch(cursor, max),
@@ -601,16 +613,17 @@ class MigrationSession {
 
   /**
    * @param {Migration} migration the migration
-   * @param {'background' | 'lazy'} mode how the data moves
+   * @param {'background' | 'lazy' | 'expiration'} mode how the data moves
+   * @param {number | bigint} [untilMs] the deadline of an expiration session
    */
-  constructor(migration, mode) {
+  constructor(migration, mode, untilMs) {
     if (migration === WRAP) {
       this.#inner = mode;
       return;
     }
     try {
       // Anything but a Migration goes to the addon as it is, which refuses it (invalid_argument).
-      this.#inner = new addon.MigrationSession(nativeMigrationOf(migration), mode);
+      this.#inner = new addon.MigrationSession(nativeMigrationOf(migration), mode, untilMs);
     } catch (err) {
       rethrow(err);
     }
@@ -625,8 +638,21 @@ class MigrationSession {
     }
   }
 
+  /** The consistency check: the keys found on a node or shard that it does not own. */
+  static misplaced(router, holder, keys) {
+    try {
+      return addon.MigrationSession.misplaced(nativeOf(router), holder, keys);
+    } catch (err) {
+      rethrow(err);
+    }
+  }
+
   get mode() {
     return this.#inner.mode;
+  }
+
+  get untilMs() {
+    return this.#inner.untilMs;
   }
 
   get fenceEpoch() {
@@ -739,3 +765,9 @@ module.exports = {
   MAX_DOCUMENT_BYTES,
   MAX_JSON_NESTING,
 };
+
+// For shardroute/service (service.js) only, outside the public exports (a symbol key, so
+// neither `Object.keys`, `import *` nor the CommonJS export lexer sees it): the addon's
+// routing service, how a public Router is unwrapped, and how an addon error becomes a
+// ShardrouteError.
+Object.defineProperty(module.exports, Symbol.for('shardroute.service'), { value: Object.freeze({ addon, nativeOf, rethrow }) });

@@ -14,7 +14,10 @@ export type StartupNode = string | { host: string; port: number | string };
 export interface ClusterClientOptions {
   /** Reads (`get`, `mget`, `pipelineGet`) go to the slot's replicas in turn (`READONLY` connections). Default `false`. */
   readFromReplicas?: boolean;
-  /** The session's settings (`sessionDefaults()` lists them and their defaults: `max_redirects`, `refresh_interval_ms`, `retry_budget_ms`, timeouts, ...). */
+  /**
+   * The session's settings (`sessionDefaults()` lists them and their defaults: `max_redirects`, `refresh_interval_ms`,
+   * `retry_budget_ms`, timeouts, ...). `auto_pipeline: false` writes every command on its own (no queue).
+   */
   config?: SessionConfig;
   [ioredisOption: string]: unknown;
 }
@@ -65,6 +68,12 @@ export interface NodeConnection {
  * table read from `CLUSTER SHARDS`, MOVED and ASK followed with `router.moved` and
  * `router.ask`, lost connections and TRYAGAIN/CLUSTERDOWN/LOADING retried with backoff
  * for `retryMs`. Values come back as strings (`null` for a missing key).
+ *
+ * Auto-pipelining (the session's `auto_pipeline`, on by default): the commands issued in
+ * one turn of the event loop, or while a node's connection has a write in flight, go to
+ * that node as one write (at most `pipeline_max_commands`; `pipeline_max_writes` writes
+ * in flight). Each still resolves with its own reply as it comes, and a MOVED, ASK,
+ * TRYAGAIN, lost connection or deadline is handled for that command alone.
  */
 export declare class ClusterClient {
   /**

@@ -3,7 +3,11 @@
 // shardroute's core.
 //
 // It keeps one plain ioredis connection per node and sends each command straight to the
-// node that owns its slot. What to do when the cluster changes under it (MOVED, ASK,
+// node that owns its slot. Commands issued together (in one turn of the event loop, or
+// while the node's connection has a write in flight) go to that node as one write: the
+// session's auto-pipelining (`auto_pipeline`, `pipeline_max_commands`,
+// `pipeline_max_writes`) says when a node's queue is written and how much of it; each
+// command still gets its own reply, redirect and deadline. What to do when the cluster changes under it (MOVED, ASK,
 // TRYAGAIN, CLUSTERDOWN, a failover, a lost connection) is decided by the core's sans-IO
 // session (`ClusterSession`): this shell only connects, sends, sleeps and throws. The
 // rules, the one table of what each error means and the defaults (`sessionDefaults()`)
@@ -40,6 +44,7 @@ Object.defineProperty(ConnectionError.prototype, 'name', { value: 'ConnectionErr
 const FAILURES = { too_many_redirects: TooManyRedirects, unavailable: ConnectionError };
 
 const now = () => Math.floor(performance.now());
+const noop = () => {};
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The names the core's table reads: the socket error code, then the class chain. */
@@ -114,7 +119,7 @@ function seedAddress(node) {
 }
 
 /** `commands` on one connection (after `ASKING` when asking): the last reply; the first error thrown. */
-async function once(connection, asking, ...commands) {
+async function once(connection, asking, commands) {
   if (!asking && commands.length === 1) return connection.call(...commands[0]);
   const pipeline = connection.pipeline();
   if (asking) pipeline.call('ASKING');
@@ -122,6 +127,122 @@ async function once(connection, asking, ...commands) {
   const replies = await pipeline.exec();
   for (const [err] of replies) if (err) throw err;
   return replies.at(-1)[1];
+}
+
+/**
+ * Where an entry is: in its node's queue; taken for a write (written once its connection is
+ * ready); answered (its last reply read, or its connection lost); or taken out of the queue
+ * unwritten.
+ */
+const QUEUED = 0;
+const WRITTEN = 1;
+const ANSWERED = 2;
+const WITHDRAWN = 3;
+
+/**
+ * One attempt of one command in the queue of a node's connection (`queue`): `commands`
+ * (after `ASKING` when `asking`), settled with the last reply or the first error, as
+ * `once` would.
+ */
+class Entry {
+  state = QUEUED;
+  /** Its caller gave it up (`#abandon`) after it was taken for a write. */
+  abandoned = false;
+  /** The connection record (`#connect`) it was written on. */
+  connection = null;
+
+  constructor(queue, asking, commands) {
+    this.address = queue.address;
+    this.readonly = queue.readonly;
+    this.asking = asking;
+    this.commands = commands;
+    this.promise = new Promise((resolve, reject) => {
+      this.resolve = resolve;
+      this.reject = reject;
+    });
+  }
+
+  /**
+   * Writes its commands on `connection` (a plain ioredis connection: each command written
+   * at once, its reply matched in order): settled by its own replies as they come, whatever
+   * follows it in the same write; counted unanswered on `connection` until then. The
+   * promise of its last command's reply.
+   */
+  write(connection) {
+    const { redis } = connection;
+    this.connection = connection;
+    connection.unanswered += 1;
+    const { commands } = this;
+    if (!this.asking && commands.length === 1) {
+      const reply = redis.call(...commands[0]);
+      reply.then((value) => this.settle(null, value), (err) => this.settle(err));
+      return reply;
+    }
+    const replies = this.asking ? [redis.call('ASKING')] : [];
+    for (const command of commands) replies.push(redis.call(...command));
+    Promise.allSettled(replies).then((outcomes) => {
+      const failed = outcomes.find(({ status }) => status === 'rejected');
+      this.settle(failed ? failed.reason : null, outcomes.at(-1).value);
+    });
+    return replies.at(-1);
+  }
+
+  /** Its replies are read (or its connection lost): `err`, else `value`. */
+  settle(err, value) {
+    this.state = ANSWERED;
+    this.connection.unanswered -= 1;
+    if (this.abandoned) this.connection.abandoned -= 1;
+    if (err) this.reject(err);
+    else this.resolve(value);
+  }
+}
+
+/**
+ * One node's queue (`address` or `address readonly`): the entries waiting for a write, in
+ * order. When one joins, when the queue is written and how much of it goes in one write
+ * are the session's answers (pipelineQueued, pipelineTake, pipelineDone); the queue keeps
+ * no count of its own.
+ */
+class NodeQueue {
+  entries = [];
+  head = 0;
+  /** The last write's last reply (null before the first write). */
+  last = null;
+
+  /** `over`: called when one of its writes is over (its last reply read, or its connection lost). */
+  constructor(name, address, readonly, over) {
+    this.name = name;
+    this.address = address;
+    this.readonly = readonly;
+    this.over = () => over(this);
+  }
+
+  /** Whether an entry is in the queue (or one withdrawn and not yet passed over). */
+  get waiting() {
+    return this.head < this.entries.length;
+  }
+
+  /** The first `n` entries not withdrawn, out of the queue and marked written. */
+  take(n) {
+    const batch = [];
+    const { entries } = this;
+    while (batch.length < n && this.head < entries.length) {
+      const entry = entries[this.head];
+      entries[this.head++] = undefined;
+      if (entry.state === WITHDRAWN) continue;
+      entry.state = WRITTEN;
+      batch.push(entry);
+    }
+    if (this.head === entries.length) {
+      entries.length = 0;
+      this.head = 0;
+    } else if (this.head > 1024 && this.head * 2 > entries.length) {
+      // The array's own housekeeping under steady load: the written front half is cut off.
+      entries.splice(0, this.head);
+      this.head = 0;
+    }
+    return batch;
+  }
 }
 
 /** The session's counters as numbers (ClusterStats in redis.d.ts), read when asked. */
@@ -168,18 +289,31 @@ function within(promise, deadline) {
 class ClusterClient {
   #session;
   #connectionOptions;
-  /** `address` or `address readonly` -> { redis, ready: Promise<Redis> }. */
   /** The session's steady path (index.js, ClusterSession's fast path). */
   #fast;
+  /** `address` or `address readonly` -> { redis, ready: Promise<Redis>, live: Redis once connected }. */
   #connections = new Map();
+  /** `address` or `address readonly` -> its NodeQueue; null when the session's `auto_pipeline` is off. */
+  #queues;
   #refreshing = null;
+  /** The flush the session asked for (`pipelineQueued`): the writes it says (none once the queue is empty), each of the queue's first entries. */
+  #flush = (queue) => {
+    let n;
+    do {
+      n = this.#session.pipelineTake(queue.address, queue.readonly);
+      this.#write(queue, n);
+    } while (n > 0 && queue.waiting);
+  };
+  /** One write of a queue is over (replied, failed or abandoned): the next, when the session says. */
+  #written = (queue) => this.#write(queue, this.#session.pipelineDone(queue.address, queue.readonly));
 
   constructor(startupNodes, options = {}) {
     const { readFromReplicas = false, config = {}, ...redisOptions } = options;
     const seeds = [...(startupNodes ?? [])].map(seedAddress);
     this.#session = new shardroute.ClusterSession(seeds, { ...config, ...(readFromReplicas ? { read_from_replicas: true } : {}) });
     this.#fast = this.#session[Symbol.for('shardroute.ClusterSession.fastPath')];
-    const { connect_timeout_ms: connectTimeout } = this.#session.config;
+    const { connect_timeout_ms: connectTimeout, auto_pipeline: autoPipeline } = this.#session.config;
+    this.#queues = autoPipeline ? new Map() : null;
     // One connection per node that fails fast: no offline queue, no reconnection and no
     // command timeout of its own; every failure reaches the session, every wait is its.
     this.#connectionOptions = {
@@ -200,7 +334,7 @@ class ClusterClient {
 
   /** Reads the first table under the session's rules (refresh, backoff, budget). */
   async ready() {
-    if (this.#session.router === null) await this.#run(['table'], 'read', async () => null);
+    if (this.#session.router === null) await this.#run(['table'], 'read', null);
   }
 
   /** The current router (a `redis_cluster` topology), or null before the first table. */
@@ -210,20 +344,28 @@ class ClusterClient {
 
   /** The connection (an ioredis `Redis`, connected) to `address`; with `readonly`, one that sent `READONLY`. */
   connection(address, { readonly = false } = {}) {
-    const name = readonly ? `${address} readonly` : address;
+    return this.#connect(readonly ? `${address} readonly` : address, address, readonly).ready;
+  }
+
+  /** The connection entry `name` (`address` or `address readonly`), made and connecting on first use. */
+  #connect(name, address, readonly) {
     const known = this.#connections.get(name);
-    if (known !== undefined) return known.ready;
+    // One whose socket closed (its 'end' still to come) is replaced.
+    if (known !== undefined && known.redis.status !== 'close' && known.redis.status !== 'end') return known;
     const { host, port } = shardroute.parseAddress(address);
     const redis = new Redis({ ...this.#connectionOptions, host, port });
     // Failures reach the caller through the commands.
     redis.on('error', () => {});
-    const entry = { redis, ready: null };
+    // unanswered: entries written on it whose replies are not all read; abandoned: those of them given up.
+    const entry = { redis, ready: null, live: null, unanswered: 0, abandoned: 0 };
     const forget = () => {
+      entry.live = null;
       if (this.#connections.get(name) === entry) this.#connections.delete(name);
     };
     redis.once('end', forget);
     entry.ready = redis.connect().then(async () => {
       if (readonly) await redis.call('READONLY');
+      if (this.#connections.get(name) === entry) entry.live = redis;
       return redis;
     });
     entry.ready.catch(() => {
@@ -231,7 +373,7 @@ class ClusterClient {
       redis.disconnect();
     });
     this.#connections.set(name, entry);
-    return entry.ready;
+    return entry;
   }
 
   /** The `host:port` of a node id of the current router. */
@@ -241,13 +383,113 @@ class ClusterClient {
     return found;
   }
 
-  /** Closes the connection to `address` (a request on it was abandoned: its late reply must not be read). */
-  #drop(address, readonly) {
+  /**
+   * Closes the connection to `address` (a request on it was abandoned: its late reply must
+   * not be read); `redis`: that connection, when known (an older one is closed alone).
+   */
+  #drop(address, readonly, redis = null) {
     const name = readonly ? `${address} readonly` : address;
     const entry = this.#connections.get(name);
+    if (redis !== null && entry?.redis !== redis) {
+      redis.disconnect();
+      return;
+    }
     if (entry === undefined) return;
     this.#connections.delete(name);
+    entry.live = null;
     entry.redis.disconnect();
+  }
+
+  /**
+   * One attempt of `commands` (after `ASKING` when `asking`) on the node at `address`: what
+   * `#follow` awaits and abandons. With auto-pipelining, an Entry in the node's queue,
+   * written when the session says; without, the commands written at once.
+   */
+  #send(address, readonly, asking, commands) {
+    if (this.#queues === null || commands === null) {
+      const promise = this.connection(address, { readonly }).then((c) => (commands === null ? null : once(c, asking, commands)));
+      return { state: WRITTEN, promise, address, readonly };
+    }
+    const name = readonly ? `${address} readonly` : address;
+    let queue = this.#queues.get(name);
+    if (queue === undefined) {
+      queue = new NodeQueue(name, address, readonly, this.#written);
+      this.#queues.set(name, queue);
+    }
+    const entry = new Entry(queue, asking, commands);
+    queue.entries.push(entry);
+    if (this.#session.pipelineQueued(address, readonly)) process.nextTick(this.#flush, queue);
+    return entry;
+  }
+
+  /**
+   * Gives up the attempt `sent`: a queued entry leaves its queue unwritten (the session
+   * counts it out); a written one's reply is no longer awaited, and its connection is closed
+   * once nothing written on it is awaited (without auto-pipelining: at once, its late reply
+   * must not be read).
+   */
+  #abandon(sent) {
+    if (sent.state === QUEUED) {
+      sent.state = WITHDRAWN;
+      this.#session.pipelineWithdrawn(sent.address, sent.readonly, 1);
+    } else if (!(sent instanceof Entry)) {
+      this.#drop(sent.address, sent.readonly);
+    } else if (sent.state === WRITTEN && !sent.abandoned) {
+      // Its reply, if it comes, is read in turn and dropped; the connection is closed once
+      // every command written on it and unanswered is given up.
+      sent.abandoned = true;
+      const { connection } = sent;
+      if (connection === null) return; // not written yet: it never will be (`#exec`)
+      connection.abandoned += 1;
+      if (connection.abandoned === connection.unanswered) this.#drop(sent.address, sent.readonly, connection.redis);
+    }
+  }
+
+  /** Writes the first `n` entries of `queue` (0: none) as one write, once its connection is ready. */
+  #write(queue, n) {
+    if (n === 0) return;
+    const batch = queue.take(n);
+    if (batch.length === 0) {
+      queue.over(); // none left to write (the session counted more): this write is over
+      return;
+    }
+    const connection = this.#connect(queue.name, queue.address, queue.readonly);
+    if (connection.live !== null) this.#exec(queue, batch, connection);
+    else {
+      queue.last = connection.ready.then(() => this.#exec(queue, batch, connection), (err) => {
+        for (const entry of batch) {
+          entry.state = ANSWERED;
+          entry.reject(err);
+        }
+        queue.over();
+      });
+    }
+  }
+
+  /**
+   * `batch` written on `connection` as one write (the socket corked while its commands are
+   * written; those given up meanwhile left out), each entry settled by its own replies; the
+   * write is over at its last reply.
+   */
+  #exec(queue, batch, connection) {
+    const { stream } = connection.redis;
+    const many = batch.length > 1;
+    if (many) stream.cork();
+    let last = null;
+    for (const entry of batch) {
+      if (entry.abandoned) continue;
+      try {
+        last = entry.write(connection);
+      } catch (err) {
+        entry.settle(err); // refused before it was written (ioredis' own argument checks)
+      }
+    }
+    if (many) stream.uncork();
+    if (last === null) queue.over();
+    else {
+      queue.last = last;
+      last.then(queue.over, queue.over);
+    }
   }
 
   /** Reads the table from the first candidate that answers `CLUSTER SHARDS` with a whole table; one at a time. */
@@ -285,12 +527,13 @@ class ClusterClient {
   }
 
   /**
-   * Runs `attempt(connection, asking)` where the session says, until it is done; `error`:
-   * what the command already got. The attempt in flight (its connection and handshake
-   * included) is awaited until the session's deadline, then the session says: keep
-   * waiting, refresh, send elsewhere (a stall), or give it up (its timeout).
+   * Runs `commands` (null: none, a connection only) where the session says, until it is
+   * done; `error`: what the command already got. The attempt in flight (its connection,
+   * handshake and place in its node's queue included) is awaited until the session's
+   * deadline, then the session says: keep waiting, refresh, send elsewhere (a stall), or
+   * give it up (its timeout).
    */
-  async #run(keys, access, attempt, error = null) {
+  async #run(keys, access, commands, error = null) {
     const session = this.#session;
     if (error === null) {
       // The steady path: one call into the core (the target and the attempt's deadline),
@@ -301,41 +544,40 @@ class ClusterClient {
       if (target !== null) {
         const { address, readonly } = target;
         const deadline = this.#fast.deadline;
-        let promise;
+        let sent;
         let reply;
         try {
-          promise = this.connection(address, { readonly }).then((c) => attempt(c, false));
-          reply = await within(promise, deadline);
+          sent = this.#send(address, readonly, false, commands);
+          reply = await within(sent.promise, deadline);
         } catch (err) {
           if (!(err instanceof Error) || err instanceof shardroute.ShardrouteError) throw err;
           const command = this.#fast.command(keys, access, address, sentMs);
-          return this.#follow(command, session.failed(command, err.message, names(err), now()), attempt, err, null);
+          return this.#follow(command, session.failed(command, err.message, names(err), now()), commands, err, null);
         }
         if (reply !== STALLED) return reply;
-        promise.catch(() => {}); // unread while a refresh runs, or once abandoned
+        sent.promise.catch(() => {}); // unread while a refresh runs, or once abandoned
         const command = this.#fast.command(keys, access, address, sentMs);
-        return this.#follow(command, session.onDeadline(command, now()), attempt, null, { address, readonly, promise });
+        return this.#follow(command, session.onDeadline(command, now()), commands, null, sent);
       }
     }
     const command = session.command(keys, access, now());
     const action = error === null ? session.poll(command, now()) : session.failed(command, error.message, names(error), now());
-    return this.#follow(command, action, attempt, error, null);
+    return this.#follow(command, action, commands, error, null);
   }
 
   /** Carries out `action` for `command` until the session is done; `error`: the last error it got; `sent`: the attempt in flight. */
-  async #follow(command, action, attempt, error, sent) {
+  async #follow(command, action, commands, error, sent) {
     const session = this.#session;
     for (;;) {
       if (sent !== null && (action.kind === 'send' || !command.inFlight)) {
-        this.#drop(sent.address, sent.readonly);
+        this.#abandon(sent);
         sent = null;
       }
       if (action.kind === 'done') throw error;
       if (action.kind === 'fail') throw failure(action, error);
       try {
         if (action.kind === 'send') {
-          const { address, readonly, asking } = action;
-          sent = { address, readonly, promise: this.connection(address, { readonly }).then((c) => attempt(c, asking)) };
+          sent = this.#send(action.address, action.readonly, action.asking, commands);
           sent.promise.catch(() => {}); // read by `within`; unread while a refresh runs, or once abandoned
         }
         if (action.kind === 'refresh') {
@@ -362,7 +604,7 @@ class ClusterClient {
 
   /** Runs one command (`[name, ...arguments]`) for `key` where the session says. */
   execute(command, { key, read = false } = {}) {
-    return this.#run([key], read ? 'read' : 'write', (connection, asking) => once(connection, asking, command));
+    return this.#run([key], read ? 'read' : 'write', [command]);
   }
 
   get(key) {
@@ -379,15 +621,13 @@ class ClusterClient {
 
   /** `SET` then `WAIT replicas timeoutMs` (the session's `wait_timeout_ms` when omitted) on one connection: how many replicas acknowledged the write. */
   async setAndWait(key, value, replicas = 1, timeoutMs = this.#session.config.wait_timeout_ms) {
-    return Number(await this.#run([key], 'write',
-      (connection, asking) => once(connection, asking, ['SET', key, value], ['WAIT', replicas, timeoutMs])));
+    return Number(await this.#run([key], 'write', [['SET', key, value], ['WAIT', replicas, timeoutMs]]));
   }
 
   /** `MSET` of keys that share a slot (a hash tag); `cross_slot` otherwise. */
   mset(mapping) {
     const entries = mapping instanceof Map ? [...mapping] : Object.entries(mapping);
-    return this.#run(entries.map(([key]) => key), 'write',
-      (connection, asking) => once(connection, asking, ['MSET', ...entries.flat()]));
+    return this.#run(entries.map(([key]) => key), 'write', [['MSET', ...entries.flat()]]);
   }
 
   /** Values of `keys` in order: one `MGET` per slot, those of a node pipelined, every node at once. */
@@ -399,7 +639,7 @@ class ClusterClient {
       const replies = await this.#pipeline(address, readonly, batches.map((batch) => ['MGET', ...batch]));
       await Promise.all(slots.map(async ([, indices], j) => {
         let [err, got] = replies[j];
-        if (err) got = await this.#run(batches[j], 'read', (c, asking) => once(c, asking, ['MGET', ...batches[j]]), err);
+        if (err) got = await this.#run(batches[j], 'read', [['MGET', ...batches[j]]], err);
         indices.forEach((index, k) => {
           values[index] = got[k];
         });
@@ -433,7 +673,7 @@ class ClusterClient {
       await Promise.all(indices.map(async (index, j) => {
         const [err, value] = replies[j];
         // That command alone takes the session's path, from the error it got.
-        results[index] = err ? await this.#run([keys[index]], access, (c, asking) => once(c, asking, commands[index]), err) : value;
+        results[index] = err ? await this.#run([keys[index]], access, [commands[index]], err) : value;
       }));
     }));
     return results;
@@ -460,6 +700,12 @@ class ClusterClient {
 
   /** Closes every connection (waiting for the replies of commands already sent). */
   async close() {
+    // Commands issued before: those queued are written at the end of this turn; each
+    // queue's writes, until its last, are answered first.
+    await new Promise((resolve) => process.nextTick(resolve));
+    for (const queue of this.#queues?.values() ?? []) {
+      for (let last = queue.last; last !== null; last = queue.last === last ? null : queue.last) await last.then(noop, noop);
+    }
     const entries = [...this.#connections.values()];
     this.#connections.clear();
     await Promise.all(entries.map(({ redis }) => redis.quit().catch(() => redis.disconnect())));

@@ -18,7 +18,9 @@
 //     `decodeId`, `locate`, `fanout`, `saltedKey`, `saltedKeys`, `moved`, `ask`,
 //     `scatterEvery`, `scatterRange`, `scatterKeys`, `index`, `indexNames`, `indexWritePlan`
 //     (documents with `indexes` are read and route as usual);
-//   - `Migration`: `movingShards`, `scanNodes`, `movingKeys`; `MigrationSession`: `copyBatch`;
+//   - `Migration`: `movingShards`, `scanNodes`, `movingKeys`; `MigrationSession`: `copyBatch`,
+//     `scanNodes`, `actions` (the retire step) and the static `misplaced` (the consistency
+//     check);
 //   - `TopologyFollower`: `publish`.
 // The full package (`shardroute-wasm`) has them all. Objects of the two builds do not mix:
 // each has its own module, so pass a route `Router` only to route calls.
@@ -214,11 +216,14 @@ export declare class MigrationSession {
   /**
    * The session of `migration` (a `Migration` of this build) in `mode`.
    *
+   * `untilMs` is an `'expiration'` session's deadline (index.d.ts).
+   *
    * @throws {ShardrouteError} `invalid_argument` when `migration` is not a route
-   *   `Migration`, for another mode, or for `'background'` when the two topologies share
-   *   no fixed partitions.
+   *   `Migration`, for another mode, for `'background'` when the two topologies share
+   *   no fixed partitions, for `'expiration'` without `untilMs`, or `untilMs` with
+   *   another mode.
    */
-  constructor(migration: Migration, mode: MigrationMode);
+  constructor(migration: Migration, mode: MigrationMode, untilMs?: number | bigint | null);
   /**
    * The routing a service uses, its mode decided by the core (index.d.ts's
    * `MigrationSession.ofTopology`).
@@ -227,10 +232,20 @@ export declare class MigrationSession {
    *   (or `null`/omitted).
    */
   static ofTopology(topology: Router, previous?: Router | null, held?: Router | null): MigrationSession;
-  /** The mode: `'plain'`, `'background'`, `'lazy'` or `'catch-up'`. */
+  /** The mode: `'plain'`, `'background'`, `'lazy'`, `'expiration'` or `'catch-up'`. */
   get mode(): RoutingMode;
+  /** The deadline of an `'expiration'` session (a u64), else `null`. */
+  get untilMs(): bigint | null;
   /** The epoch reads and writes run under: the topology's (a u64). */
   get fenceEpoch(): bigint;
+  /**
+   * `readPlan` at `nowMs`: in `'expiration'` mode `[new owner]` from the deadline on.
+   *
+   * @throws {ShardrouteError} `invalid_key`; `invalid_argument` for a bad `nowMs` or `moved`.
+   */
+  readPlanAt(key: Key, nowMs: number | bigint, moved?: boolean): string[];
+  /** When to wake the session, once `nowMs`: an `'expiration'` session's deadline, else `null`. */
+  nextDeadline(nowMs: number | bigint): bigint | null;
   /**
    * Where a read of `key` looks, in order: `[old owner, new owner]` until the key (in
    * background mode, its unit) is marked `moved`, `[new owner]` then or when it stays;

@@ -102,25 +102,41 @@ function statsJson(stats) {
 /** One step of a session scenario (conformance/README.md, "Session scenarios"). */
 function sessionStep(api, session, current, step) {
   const now = step.now_ms ?? 0;
+  // `current`: the commands begun, in order; a step's `command` (an index) picks one, else the last.
+  const picked = step.command ?? current.length - 1;
   try {
     switch (step.call) {
       case 'command':
-        current[0] = session.command(step.keys.map(toKey), step.access, now);
-        return { slot: current[0].slot };
+        current.push(session.command(step.keys.map(toKey), step.access, now));
+        return { slot: current[current.length - 1].slot };
+      case 'pipeline_queued':
+        return { flush: session.pipelineQueued(step.address, step.readonly) };
+      case 'pipeline_take':
+        return { write: session.pipelineTake(step.address, step.readonly) };
+      case 'pipeline_done':
+        return { write: session.pipelineDone(step.address, step.readonly) };
+      case 'pipeline_withdrawn':
+        session.pipelineWithdrawn(step.address, step.readonly, step.count);
+        return { ok: true };
+      case 'pipeline_pending': {
+        const [queued, writes, ...rest] = session.pipelinePending(step.address, step.readonly);
+        if (rest.length) throw new Error('pipelinePending returned more than [queued, writes]');
+        return { queued, writes };
+      }
       case 'poll':
-        return actionJson(session.poll(current[0], now));
+        return actionJson(session.poll(current[picked], now));
       case 'succeeded':
-        return actionJson(session.succeeded(current[0], now));
+        return actionJson(session.succeeded(current[picked], now));
       case 'failed':
-        return actionJson(session.failed(current[0], step.text, step.names, now));
+        return actionJson(session.failed(current[picked], step.text, step.names, now));
       case 'stalled':
-        return actionJson(session.stalled(current[0], now));
+        return actionJson(session.stalled(current[picked], now));
       case 'unreachable':
-        return actionJson(session.unreachable(current[0], step.why, now));
+        return actionJson(session.unreachable(current[picked], step.why, now));
       case 'deadline':
-        return { deadline_ms: u64Json(session.deadline(current[0]), 'deadline') };
+        return { deadline_ms: u64Json(session.deadline(current[picked]), 'deadline') };
       case 'on_deadline':
-        return actionJson(session.onDeadline(current[0], now));
+        return actionJson(session.onDeadline(current[picked], now));
       case 'refresh_sent':
         return { deadline_ms: u64Json(session.refreshSent(step.address, now), 'refreshSent') };
       case 'next_deadline':
@@ -339,6 +355,15 @@ function migrationStep(api, session, step) {
         return { nodes: session.scanNodes() };
       case 'read_plan':
         return { nodes: session.readPlan(key(), step.moved) };
+      case 'read_plan_at':
+        // Times as bigints, as a user holds a u64 clock value.
+        return { nodes: session.readPlanAt(key(), BigInt(step.now_ms), step.moved) };
+      case 'next_deadline': {
+        const deadline = session.nextDeadline(BigInt(step.now_ms));
+        return { deadline_ms: deadline === null ? null : u64Json(deadline, 'nextDeadline') };
+      }
+      case 'actions':
+        return { actions: session.actions(BigInt(step.now_ms), step.moved) };
       case 'write_plan': {
         const { node, fence_epoch: epoch, ...rest } = session.writePlan(key());
         if (Object.keys(rest).length) throw new Error(`writePlan returned extra fields ${Object.keys(rest)}`);
@@ -380,7 +405,7 @@ function runMigrationSession(api, kase, migration, routerFor) {
     const optional = (id) => (id === undefined ? null : routerFor(id));
     session = kase.topology !== undefined
       ? api.MigrationSession.ofTopology(routerFor(kase.topology), optional(kase.previous), optional(kase.held))
-      : new api.MigrationSession(migration(), kase.mode);
+      : new api.MigrationSession(migration(), kase.mode, kase.until_ms === undefined ? undefined : BigInt(kase.until_ms));
   } catch (err) {
     if (err instanceof api.ShardrouteError) return { error: err.code };
     throw err;
@@ -621,6 +646,12 @@ function runCase(api, file, routers, kase) {
       }
       case 'migration_session': {
         actual = runMigrationSession(api, kase, migrationFor, routerFor);
+        break;
+      }
+      case 'misplaced': {
+        // The consistency check: a node id (string) or a shard number.
+        const holder = kase.node !== undefined ? kase.node : kase.shard;
+        actual = api.MigrationSession.misplaced(routerFor(kase.topology), holder, kase.keys.map(toKey));
         break;
       }
       case 'session_source': {

@@ -27,12 +27,13 @@ root = pathlib.Path(__file__).resolve().parent.parent
 fragments = root / "target" / "bench"
 detail_page = root / "docs" / "benchmarks-detail.md"
 summary_page = root / "docs" / "benchmarks.md"
-order = ["rust", "python", "scatter", "node", "browser", "wasm-edge", "redis-python", "redis-node", "distribution", "strategies", "dictionary", "limits", "flooding"]
+order = ["rust", "python", "scatter", "node", "browser", "wasm-edge", "redis-python", "redis-python-pipeline", "redis-node", "redis-node-pipeline", "distribution", "strategies", "dictionary", "limits", "flooding"]
 
 # The command of an area whose fragment names none (by the start of its heading).
 COMMANDS = {
     "Node.js and WASM": "`node bench/node/bench.mjs`",
     "WASM in headless Chromium": "`node bench/browser/bench.mjs`",
+    "Redis Cluster clients (Node): auto-pipelining": "`.venv/bin/python bench/node/redis_cluster.py` (it runs `bench/node/redis_cluster.mjs`)",
     "Redis Cluster clients (Node)": "`.venv/bin/python examples/redis-cluster/bench.py` (it runs `examples/redis-cluster/bench.mjs`)",
     "Strategies side by side": "`cargo run --release -p shardroute-conformance --bin compare-strategies`",
     "Dictionary planner": "`cargo run --release -p shardroute-conformance --bin bench-dictionary`",

@@ -10,7 +10,8 @@
 #            gets it today): the newest redis-py, with hiredis
 #
 # In each, the live tests of the shells (bindings-py/tests/test_redis.py: a real Redis
-# Cluster started by examples/redis-cluster/cluster.py; test_hostile_redis.py: fake
+# Cluster started by examples/redis-cluster/cluster.py; test_redis_pipeline.py: the asyncio
+# auto-pipeline on that cluster; test_hostile_redis.py: fake
 # hostile nodes) run with `-W error::UserWarning`: a warning redis-py prints on use (as
 # 8.2 does for a synchronous retry object given to an asyncio client) is a failure.
 # Prints one line per venv: redis-py and hiredis versions, tests passed.
@@ -66,7 +67,7 @@ print(f"redis-py {redis.__version__}, hiredis {hiredis}")
     echo "test-redis-versions: $name has $versions; hiredis wanted: $want_hiredis" >&2; exit 1; }
   local status=0
   (cd "$root/bindings-py" && "$venv/bin/python" -m pytest -q -p no:cacheprovider -W error::UserWarning \
-    tests/test_redis.py tests/test_hostile_redis.py) > "$log" 2>&1 || status=$?
+    tests/test_redis.py tests/test_hostile_redis.py tests/test_redis_pipeline.py) > "$log" 2>&1 || status=$?
   local summary
   summary="$(tail -n 1 "$log")"
   if [ "$status" -ne 0 ]; then

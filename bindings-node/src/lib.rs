@@ -42,6 +42,7 @@ mod migration_session;
 mod operations;
 mod redirect;
 mod router;
+mod service;
 mod session;
 mod source;
 

@@ -18,7 +18,8 @@ use crate::js_migration_session::{self as shared, FlatPlan};
 use crate::key;
 use crate::migration::Migration;
 use crate::router;
-use crate::session::unsigned;
+use crate::session::{milliseconds, unsigned};
+use sr::argument::JsType;
 
 /// A migration in one mode ([`ss::MigrationSession`]); `index.js` wraps it as the public
 /// `MigrationSession`.
@@ -30,15 +31,55 @@ pub struct MigrationSession {
 #[napi]
 impl MigrationSession {
     /// The session of `migration` (a native migration; `index.js` unwraps its public
-    /// `Migration`) in `mode`, `"background"` or `"lazy"`, over a copy of the migration.
+    /// `Migration`) in `mode`, `"background"`, `"lazy"` or `"expiration"` (with
+    /// `untilMs`, its deadline), over a copy of the migration.
     ///
     /// # Errors
-    /// `invalid_argument` when `migration` is not a `Migration` or for another mode.
+    /// `invalid_argument` when `migration` is not a `Migration`, for another mode, a bad
+    /// `untilMs` ([`shared::until_ms`]), and the core's (expiration without `untilMs`,
+    /// `untilMs` with another mode).
     #[napi(constructor, catch_unwind)]
-    pub fn new(env: &Env, migration: Unknown, mode: Unknown) -> Result<Self> {
+    pub fn new(env: &Env, migration: Unknown, mode: Unknown, until_ms: Unknown) -> Result<Self> {
         let migration = key::instance::<Migration>(env, migration, shared::not_a_migration)?;
         let mode = ss::Mode::from_name(&crate::text_argument(mode, "mode")?).or_throw()?;
-        Ok(MigrationSession { inner: ss::MigrationSession::new(migration.inner.clone(), mode).or_throw()? })
+        let got = key::js_type(until_ms)?;
+        let bigint = match got {
+            JsType::BigInt => key::bigint_u64(until_ms)?,
+            _ => Err(false),
+        };
+        let until_ms = shared::until_ms(got, || bigint).or_throw()?;
+        let inner = ss::MigrationSession::of_mode(migration.inner.clone(), mode, until_ms).or_throw()?;
+        Ok(MigrationSession { inner })
+    }
+
+    /// The consistency check ([`sr::migration::misplaced`]): of `keys` (an array) found on
+    /// `holder` (a node id, a string, or a shard number) under `router` (a native router),
+    /// those `holder` does not own: `{ misplaced, count, checked }`.
+    ///
+    /// # Errors
+    /// `invalid_argument` for a `router` that is not a `Router` or a `holder` of another
+    /// type ([`shared::holder_form`]), and the core's (a node the topology does not list,
+    /// a shard outside its range, `limit_exceeded` past `MAX_SAMPLE_KEYS` keys,
+    /// `invalid_key`).
+    #[napi(catch_unwind)]
+    pub fn misplaced<'env>(env: &'env Env, router: Unknown, holder: Unknown, keys: Unknown) -> Result<Object<'env>> {
+        let router = router::argument(env, router, "router")?;
+        let node;
+        let holder = match shared::holder_form(key::js_type(holder)?).or_throw()? {
+            shared::HolderForm::Node => {
+                node = crate::text_argument(holder, "holder")?;
+                sr::migration::Holder::Node(&node)
+            }
+            shared::HolderForm::Shard => sr::migration::Holder::Shard(crate::u32_argument(holder, "holder")?),
+        };
+        let keys = key::many_from_js(keys)?;
+        let found = sr::migration::misplaced(router.inner.as_ref(), holder, keys.iter().map(key::Key::as_core)).or_throw()?;
+        let mut object = Object::new(env).or_throw()?;
+        let (count, checked) = (found.count(), found.checked);
+        object.set("misplaced", found.indices).or_throw()?;
+        object.set("count", count).or_throw()?;
+        object.set("checked", checked).or_throw()?;
+        Ok(object)
     }
 
     /// The routing a service uses, its mode decided by the core from `topology` (a
@@ -59,10 +100,61 @@ impl MigrationSession {
         Ok(MigrationSession { inner: ss::MigrationSession::of_topology(topology, previous, held).or_throw()? })
     }
 
-    /// `"plain"`, `"background"`, `"lazy"` or `"catch-up"`.
+    /// `"plain"`, `"background"`, `"lazy"`, `"expiration"` or `"catch-up"`.
     #[napi(getter, catch_unwind)]
     pub fn mode(&self) -> &'static str {
         self.inner.mode().name()
+    }
+
+    /// The deadline of an expiration session (a `bigint`, the caller's clock), or `null`.
+    #[napi(getter, catch_unwind)]
+    pub fn until_ms(&self) -> Option<BigInt> {
+        self.inner.until_ms().map(BigInt::from)
+    }
+
+    /// Where a read of `key` looks at `nowMs`: in expiration mode the new owner alone from
+    /// the deadline on; otherwise as `readPlan(key, moved)`.
+    ///
+    /// # Errors
+    /// `invalid_key`; `invalid_argument` for a bad `nowMs` or `moved`.
+    #[napi(catch_unwind)]
+    pub fn read_plan_at(&self, key: Unknown, now_ms: Unknown, moved: Unknown) -> Result<Vec<String>> {
+        let key = key::from_js(key)?;
+        let now_ms = milliseconds(now_ms)?;
+        let moved = crate::optional_bool_argument(moved, "moved")?;
+        let nodes = self.inner.read_plan_at(key.as_core(), moved, now_ms).or_throw()?;
+        Ok(nodes.into_iter().map(str::to_owned).collect())
+    }
+
+    /// The time to wake the session at, once `nowMs` (a `bigint`): an expiration
+    /// session's deadline while `nowMs` is before it; `null` otherwise.
+    ///
+    /// # Errors
+    /// `invalid_argument` for a bad `nowMs`.
+    #[napi(catch_unwind)]
+    pub fn next_deadline(&self, now_ms: Unknown) -> Result<Option<BigInt>> {
+        Ok(self.inner.next_deadline(milliseconds(now_ms)?).map(BigInt::from))
+    }
+
+    /// What to do at `nowMs`: `[{ kind: 'retire', node }]`, one per node the move emptied,
+    /// once the move's reads of it are over (the deadline; or `moved`, a boolean).
+    ///
+    /// # Errors
+    /// `invalid_argument` for a bad `nowMs` or `moved`.
+    #[napi(catch_unwind)]
+    pub fn actions<'env>(&self, env: &'env Env, now_ms: Unknown, moved: Unknown) -> Result<Vec<Object<'env>>> {
+        let now_ms = milliseconds(now_ms)?;
+        let moved = crate::optional_bool_argument(moved, "moved")?;
+        self.inner
+            .actions(now_ms, moved)
+            .into_iter()
+            .map(|action| {
+                let mut object = Object::new(env).or_throw()?;
+                object.set("kind", action.kind()).or_throw()?;
+                object.set("node", action.node()).or_throw()?;
+                Ok(object)
+            })
+            .collect()
     }
 
     /// The nodes a query over every key reads, in order (each once when that is safe).

@@ -17,7 +17,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 use std::sync::Arc;
 
-use napi::bindgen_prelude::{BigInt, ClassInstance, Object};
+use napi::bindgen_prelude::{Array, BigInt, ClassInstance, Object};
 use napi::{Env, Unknown, ValueType};
 use napi_derive::napi;
 use shardroute as sr;
@@ -189,6 +189,29 @@ impl ClusterSession {
         crate::hot::function(env, "sendNow", send_now_callback, Rc::clone(&self.inner))
     }
 
+    /// `[queued, take, done, withdrawn]`: [`pipeline_queued`](ClusterSession::pipeline_queued),
+    /// [`pipeline_take`](ClusterSession::pipeline_take),
+    /// [`pipeline_done`](ClusterSession::pipeline_done) and
+    /// [`pipeline_withdrawn`](ClusterSession::pipeline_withdrawn) as plain N-API functions over
+    /// this session ([`crate::hot`]: a method call costs about a microsecond here, a plain
+    /// function a tenth), for the shell's auto-pipelining, which calls them about twice a
+    /// command. The same arguments, results and refusals as the methods. `index.js` makes
+    /// them once per session.
+    #[napi(catch_unwind)]
+    pub fn hot_pipeline<'env>(&self, env: &'env Env) -> Result<Array<'env>> {
+        let callbacks: [(&str, crate::hot::Callback); 4] = [
+            ("pipelineQueued", pipeline_queued_callback),
+            ("pipelineTake", pipeline_take_callback),
+            ("pipelineDone", pipeline_done_callback),
+            ("pipelineWithdrawn", pipeline_withdrawn_callback),
+        ];
+        let mut array = env.create_array(4).or_throw()?;
+        for (index, (name, callback)) in (0u32..).zip(callbacks) {
+            array.set(index, crate::hot::function(env, name, callback, Rc::clone(&self.inner))?).or_throw()?;
+        }
+        Ok(array)
+    }
+
     /// The current table's node addresses, in node order ([`ss::ClusterSession::endpoints`]).
     #[napi(catch_unwind)]
     pub fn endpoints(&self) -> Result<Vec<String>> {
@@ -327,6 +350,67 @@ impl ClusterSession {
     pub fn batch_deadline(&self, now_ms: Unknown) -> Result<Option<BigInt>> {
         let now = milliseconds(now_ms)?;
         Ok(self.session()?.batch_deadline(now).map(BigInt::from))
+    }
+
+    /// Auto-pipelining: one command joined the queue of the connection to `address`
+    /// (`readonly`: a `READONLY` one): whether to schedule a flush
+    /// ([`ss::ClusterSession::pipeline_queued`]).
+    ///
+    /// # Errors
+    /// `invalid_argument` for an address that is not a string or a `readonly` that is
+    /// not a boolean.
+    #[napi(catch_unwind)]
+    pub fn pipeline_queued(&self, address: Unknown, readonly: Unknown) -> Result<bool> {
+        let (address, readonly) = connection(address, readonly)?;
+        Ok(self.session()?.pipeline_queued(&address, readonly))
+    }
+
+    /// Auto-pipelining, at the flush: how many queued commands the next write takes
+    /// ([`ss::ClusterSession::pipeline_take`]).
+    ///
+    /// # Errors
+    /// As [`pipeline_queued`](ClusterSession::pipeline_queued).
+    #[napi(catch_unwind)]
+    pub fn pipeline_take(&self, address: Unknown, readonly: Unknown) -> Result<u32> {
+        let (address, readonly) = connection(address, readonly)?;
+        Ok(self.session()?.pipeline_take(&address, readonly))
+    }
+
+    /// Auto-pipelining: one write ended; how many queued commands to write now
+    /// ([`ss::ClusterSession::pipeline_done`]).
+    ///
+    /// # Errors
+    /// As [`pipeline_queued`](ClusterSession::pipeline_queued).
+    #[napi(catch_unwind)]
+    pub fn pipeline_done(&self, address: Unknown, readonly: Unknown) -> Result<u32> {
+        let (address, readonly) = connection(address, readonly)?;
+        Ok(self.session()?.pipeline_done(&address, readonly))
+    }
+
+    /// Auto-pipelining: `count` queued commands left the queue unwritten
+    /// ([`ss::ClusterSession::pipeline_withdrawn`]).
+    ///
+    /// # Errors
+    /// As [`pipeline_queued`](ClusterSession::pipeline_queued); `invalid_argument` for a
+    /// count that is not an integer in `0..2^32`.
+    #[napi(catch_unwind)]
+    pub fn pipeline_withdrawn(&self, address: Unknown, readonly: Unknown, count: Unknown) -> Result<()> {
+        let (address, readonly) = connection(address, readonly)?;
+        let count = sr::argument::count("count", key::js_type(count)?).or_throw()?;
+        self.session()?.pipeline_withdrawn(&address, readonly, count);
+        Ok(())
+    }
+
+    /// Auto-pipelining's counts for a connection: `[queued, writes]`
+    /// ([`ss::ClusterSession::pipeline_pending`]).
+    ///
+    /// # Errors
+    /// As [`pipeline_queued`](ClusterSession::pipeline_queued).
+    #[napi(catch_unwind)]
+    pub fn pipeline_pending(&self, address: Unknown, readonly: Unknown) -> Result<Vec<u32>> {
+        let (address, readonly) = connection(address, readonly)?;
+        let (queued, writes) = self.session()?.pipeline_pending(&address, readonly);
+        Ok(vec![queued, writes])
     }
 
     /// When the session's own request in flight must be given up, or `null`
@@ -528,12 +612,109 @@ unsafe extern "C" fn send_now_callback(
     }
 }
 
+/// The body of the hot auto-pipelining callbacks ([`ClusterSession::hot_pipeline`]): the
+/// connection's two arguments (and a third for `withdrawn`) read as the methods read them,
+/// then `call` on the session, its answer as a JavaScript value.
+///
+/// # Safety
+/// `env` and `info` must be those of a call of a function made by `hot_pipeline`.
+#[inline(always)]
+unsafe fn pipeline_call(
+    env: napi::sys::napi_env,
+    info: napi::sys::napi_callback_info,
+    call: impl FnOnce(&mut ss::ClusterSession, &str, bool, Unknown<'_>) -> Result<napi::sys::napi_value>,
+) -> napi::sys::napi_value {
+    // SAFETY: as the caller promises: the data of a function `hot_pipeline` made is the session.
+    unsafe {
+        crate::hot::call_with::<Rc<RefCell<ss::ClusterSession>>, 3>(env, info, |session, [address, readonly, third]| {
+            let (address, readonly) = connection(address, readonly)?;
+            let mut session = session.try_borrow_mut().map_err(|_| errors::from_core(shared::busy()))?;
+            call(&mut session, &address, readonly, third)
+        })
+    }
+}
+
+/// A JavaScript boolean.
+fn boolean(env: napi::sys::napi_env, flag: bool) -> Result<napi::sys::napi_value> {
+    let mut value = std::ptr::null_mut();
+    // SAFETY: `env` is the env of the running call.
+    napi::check_status!(unsafe { napi::sys::napi_get_boolean(env, flag, &mut value) }).or_throw()?;
+    Ok(value)
+}
+
+/// `pipelineQueued(address, readonly)` of [`ClusterSession::hot_pipeline`].
+unsafe extern "C" fn pipeline_queued_callback(
+    env: napi::sys::napi_env,
+    info: napi::sys::napi_callback_info,
+) -> napi::sys::napi_value {
+    // SAFETY: N-API calls this for a function `hot_pipeline` made.
+    unsafe {
+        pipeline_call(env, info, |session, address, readonly, _| {
+            boolean(env, session.pipeline_queued(address, readonly))
+        })
+    }
+}
+
+/// `pipelineTake(address, readonly)` of [`ClusterSession::hot_pipeline`].
+unsafe extern "C" fn pipeline_take_callback(
+    env: napi::sys::napi_env,
+    info: napi::sys::napi_callback_info,
+) -> napi::sys::napi_value {
+    // SAFETY: as for `pipeline_queued_callback`.
+    unsafe {
+        pipeline_call(env, info, |session, address, readonly, _| {
+            crate::hot::uint32(env, session.pipeline_take(address, readonly))
+        })
+    }
+}
+
+/// `pipelineDone(address, readonly)` of [`ClusterSession::hot_pipeline`].
+unsafe extern "C" fn pipeline_done_callback(
+    env: napi::sys::napi_env,
+    info: napi::sys::napi_callback_info,
+) -> napi::sys::napi_value {
+    // SAFETY: as for `pipeline_queued_callback`.
+    unsafe {
+        pipeline_call(env, info, |session, address, readonly, _| {
+            crate::hot::uint32(env, session.pipeline_done(address, readonly))
+        })
+    }
+}
+
+/// `pipelineWithdrawn(address, readonly, count)` of [`ClusterSession::hot_pipeline`].
+unsafe extern "C" fn pipeline_withdrawn_callback(
+    env: napi::sys::napi_env,
+    info: napi::sys::napi_callback_info,
+) -> napi::sys::napi_value {
+    // SAFETY: as for `pipeline_queued_callback`.
+    unsafe {
+        pipeline_call(env, info, |session, address, readonly, count| {
+            let count = sr::argument::count("count", key::js_type(count)?).or_throw()?;
+            session.pipeline_withdrawn(address, readonly, count);
+            let mut value = std::ptr::null_mut();
+            // SAFETY: the env of the running call.
+            napi::check_status!(napi::sys::napi_get_undefined(env, &mut value)).or_throw()?;
+            Ok(value)
+        })
+    }
+}
+
 /// The `command` argument: a [`Command`] of this addon.
 ///
 /// # Errors
 /// `invalid_argument` for any other value.
 fn command_argument<'env>(env: &Env, value: Unknown<'env>) -> Result<ClassInstance<'env, Command>> {
     key::instance(env, value, |got| shared::not_a_command("command", got))
+}
+
+/// An auto-pipelining connection: its `address` (a string) and `readonly` (a boolean).
+///
+/// # Errors
+/// `invalid_argument` for anything else.
+fn connection(address: Unknown<'_>, readonly: Unknown<'_>) -> Result<(String, bool)> {
+    let address = crate::text_argument(address, "address")?;
+    let readonly = shared::readonly(key::js_type(readonly)?).or_throw()?;
+    Ok((address, readonly))
 }
 
 /// The `access` argument: `"read"` or `"write"` ([`ss::Access::from_name`]).

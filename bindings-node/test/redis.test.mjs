@@ -6,11 +6,13 @@
 import assert from 'node:assert/strict';
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
+import { sessionDefaults } from 'shardroute';
 import { ClusterClient, ConnectionError, TooManyRedirects } from 'shardroute/redis';
 
 import { reservePorts, startOnPorts } from '../../bindings-wasm/test/edge/ports.mjs';
@@ -76,6 +78,73 @@ async function startCluster() {
     stop();
     throw err;
   }
+}
+
+/** The commands (`"GET key"`) of RESP arrays of bulk strings, as clients write them. */
+function commandsOf(bytes) {
+  const commands = [];
+  const line = (at) => {
+    const end = bytes.indexOf('\r\n', at);
+    return [bytes.toString('latin1', at + 1, end), end + 2];
+  };
+  for (let at = 0; at < bytes.length;) {
+    let [count, next] = line(at);
+    const words = [];
+    for (let i = 0; i < Number(count); i += 1) {
+      const [length, start] = line(next);
+      words.push(bytes.toString('utf8', start, start + Number(length)));
+      next = start + Number(length) + 2;
+    }
+    commands.push(words.join(' '));
+    at = next;
+  }
+  return commands;
+}
+
+/** What the connection handshakes and refreshes write, left out of `watchWrites`' lists. */
+const UNWATCHED = /^(CLIENT SETINFO|CLUSTER SHARDS|READONLY)/i;
+
+/**
+ * The writes to the sockets of this process from now until `stop()` (one `_write` or
+ * `_writev` of a socket, that is one write to the kernel): `of(port)` lists each write's
+ * commands to that port, in order.
+ */
+function watchWrites() {
+  const { _write: write, _writev: writev } = net.Socket.prototype;
+  const writes = [];
+  const record = (socket, chunks) => {
+    const bytes = Buffer.concat(chunks.map((chunk) => (Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk))));
+    const commands = commandsOf(bytes).filter((command) => !UNWATCHED.test(command));
+    if (commands.length > 0) writes.push({ port: socket.remotePort, commands });
+  };
+  net.Socket.prototype._write = function watched(chunk, encoding, callback) {
+    record(this, [chunk]);
+    return write.call(this, chunk, encoding, callback);
+  };
+  net.Socket.prototype._writev = function watched(chunks, callback) {
+    record(this, chunks.map(({ chunk }) => chunk));
+    return writev.call(this, chunks, callback);
+  };
+  return {
+    writes,
+    of: (port) => writes.filter((entry) => entry.port === port).map(({ commands }) => commands),
+    stop: () => Object.assign(net.Socket.prototype, { _write: write, _writev: writev }),
+  };
+}
+
+/** Polls `check` every 10 ms until it holds (a state of the servers, not a time). */
+async function until(what, check) {
+  const deadline = Date.now() + 10000;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/** The server's id of the connection that runs `command` (lower case) on `port` now, or undefined. */
+function clientRunning(port, command) {
+  const line = cli(port, 'CLIENT', 'LIST').split('\n').find((entry) => entry.includes(` cmd=${command} `));
+  return line && /(?:^|\s)id=(\d+)/.exec(line)[1];
 }
 
 describe('shardroute/redis on a real cluster', () => {
@@ -160,6 +229,233 @@ describe('shardroute/redis on a real cluster', () => {
 
     // A client that may follow no redirect gives up at the first.
     await assert.rejects(strict.get(keys[0]), (err) => err instanceof TooManyRedirects && /MOVED/.test(err.message));
+  });
+
+  test('auto-pipelining: commands issued together go to each node as one write, each with its own reply', async () => {
+    const client = await connect();
+    const { pipeline_max_commands: most } = sessionDefaults();
+    const keys = Array.from({ length: 300 }, (_, i) => `piped:${i}`);
+    const perNode = new Map();
+    for (const key of keys) perNode.set(ownerOf(client, key).port, (perNode.get(ownerOf(client, key).port) ?? 0) + 1);
+    const writes = watchWrites();
+    let counts;
+    try {
+      // INCRBY of a fresh key answers its own increment: every reply tells whose it is.
+      counts = await Promise.all(keys.map((key, i) => client.execute(['INCRBY', key, i + 1], { key })));
+    } finally {
+      writes.stop();
+    }
+    assert.deepEqual(counts, keys.map((_, i) => i + 1));
+    // One write per node (more only past pipeline_max_commands), its commands in the order issued.
+    for (const [port, n] of perNode) {
+      const issued = keys.map((key, i) => `INCRBY ${key} ${i + 1}`).filter((_, i) => ownerOf(client, keys[i]).port === port);
+      assert.equal(writes.of(port).length, Math.ceil(n / most));
+      assert.deepEqual(writes.of(port).flat(), issued);
+    }
+    assert.deepEqual(await Promise.all(keys.map((key) => client.get(key))), counts.map(String));
+    assert.deepEqual([client.stats.moved, client.stats.ask, client.stats.errors], [0, 0, 0]);
+  });
+
+  test('auto-pipelining: a long queue goes out pipeline_max_commands at a time, in order', async () => {
+    const client = await connect({ config: { pipeline_max_commands: 100 } });
+    const key = '{p-long}:counter';
+    const port = ownerOf(client, key).port;
+    const writes = watchWrites();
+    let counts;
+    try {
+      // One node, 2,500 commands at once: 25 writes, one after the other (one in flight).
+      counts = await Promise.all(Array.from({ length: 2500 }, () => client.execute(['INCR', key], { key })));
+    } finally {
+      writes.stop();
+    }
+    assert.deepEqual(counts, Array.from({ length: 2500 }, (_, i) => i + 1), 'each its own reply, in the order issued');
+    assert.deepEqual(writes.of(port).map((commands) => commands.length), Array.from({ length: 25 }, () => 100));
+  });
+
+  test('auto-pipelining: a MOVED and two ASKs in the middle of a pipeline are followed per command', async () => {
+    const client = await connect();
+    // Keys of one node in three slots: one slot moves to another node (MOVED), one is
+    // migrating (ASK for its migrated keys), one stays.
+    const source = ownerOf(client, '{p-stay}:1');
+    const target = cluster.servers.find((server) => server !== source);
+    const tag = (prefix) => {
+      for (let i = 0; ; i += 1) if (ownerOf(client, `{${prefix}${i}}`) === source) return `{${prefix}${i}}`;
+    };
+    const [moving, asking] = [tag('p-moved'), tag('p-ask')];
+    const stay = '{p-stay}:1';
+    const keys = [stay, `${moving}:a`, `${asking}:a`, `${asking}:b`, `${asking}:c`];
+    await Promise.all(keys.map((key) => client.set(key, `v-${key}`)));
+    const movedSlot = String(client.router.route(moving));
+    const askSlot = String(client.router.route(asking));
+    // The moved slot: migrated by hand and given to the target everywhere; the client's table is stale.
+    cli(target.port, 'CLUSTER', 'SETSLOT', movedSlot, 'IMPORTING', source.id);
+    cli(source.port, 'CLUSTER', 'SETSLOT', movedSlot, 'MIGRATING', target.id);
+    cli(source.port, 'MIGRATE', '127.0.0.1', String(target.port), '', '0', '5000', 'KEYS', `${moving}:a`);
+    for (const server of cluster.servers) cli(server.port, 'CLUSTER', 'SETSLOT', movedSlot, 'NODE', target.id);
+    // The asking slot: two of its keys migrated, one still on the source.
+    cli(target.port, 'CLUSTER', 'SETSLOT', askSlot, 'IMPORTING', source.id);
+    cli(source.port, 'CLUSTER', 'SETSLOT', askSlot, 'MIGRATING', target.id);
+    cli(source.port, 'MIGRATE', '127.0.0.1', String(target.port), '', '0', '5000', 'KEYS', `${asking}:a`, `${asking}:c`);
+    client.stats.reset();
+
+    const writes = watchWrites();
+    let values;
+    try {
+      values = await Promise.all(keys.map((key) => client.get(key)));
+    } finally {
+      writes.stop();
+    }
+    assert.deepEqual(values, keys.map((key) => `v-${key}`));
+    assert.deepEqual([client.stats.moved, client.stats.ask, client.stats.errors], [1, 2, 0]);
+    const get = (...names) => names.map((key) => `GET ${key}`);
+    // One write to the source with all five; the redirected three to the target, as one
+    // write of their own (after ASKING for each asked one).
+    assert.deepEqual(writes.of(source.port), [get(...keys)]);
+    assert.deepEqual(writes.of(target.port), [[...get(`${moving}:a`), 'ASKING', ...get(`${asking}:a`), 'ASKING', ...get(`${asking}:c`)]]);
+    // The moved slot is the target's in the client's table now; the asked one still the source's.
+    assert.equal(ownerOf(client, moving), target);
+    assert.equal(ownerOf(client, asking), source);
+
+    // The asking slot finishes its move.
+    cli(source.port, 'MIGRATE', '127.0.0.1', String(target.port), '', '0', '5000', 'KEYS', `${asking}:b`);
+    for (const server of cluster.servers) cli(server.port, 'CLUSTER', 'SETSLOT', askSlot, 'NODE', target.id);
+  });
+
+  test('auto-pipelining: a connection killed with replies outstanding fails those; what waited is written anew', async () => {
+    // One write in flight per connection: what is issued while it is blocked waits.
+    const client = await connect({ config: { pipeline_max_writes: 1 } });
+    const list = '{p-killed}:list';
+    const keys = Array.from({ length: 5 }, (_, i) => `{p-killed}:${i}`);
+    const others = keys.map((key) => `${key}:later`);
+    await Promise.all(keys.map((key) => client.set(key, `v-${key}`)));
+    const owner = ownerOf(client, list);
+    client.stats.reset();
+    const writes = watchWrites();
+    let popped;
+    let values;
+    let later;
+    try {
+      // One write: the BLPOP (the server holds it until an element comes) and the GETs
+      // behind it, whose replies cannot come before its.
+      const blocked = client.execute(['BLPOP', list, '0'], { key: list });
+      const gets = keys.map((key) => client.get(key));
+      await until('the BLPOP blocks', () => clientRunning(owner.port, 'blpop') !== undefined);
+      // Issued while that write is in flight: they wait in the queue.
+      const sets = others.map((key) => client.set(key, `w-${key}`));
+      await new Promise((resolve) => setImmediate(resolve));
+      assert.equal(writes.of(owner.port).length, 1, 'nothing written while the write is in flight');
+      cli(owner.port, 'CLIENT', 'KILL', 'ID', clientRunning(owner.port, 'blpop'));
+      cli(owner.port, 'RPUSH', list, 'x');
+      [popped, values, later] = await Promise.all([blocked, Promise.all(gets), Promise.all(sets)]);
+    } finally {
+      writes.stop();
+    }
+    assert.deepEqual(popped, [list, 'x']);
+    assert.deepEqual(values, keys.map((key) => `v-${key}`));
+    assert.deepEqual(later, keys.map(() => 'OK'));
+    assert.deepEqual(writes.of(owner.port)[0], [`BLPOP ${list} 0`, ...keys.map((key) => `GET ${key}`)]);
+    assert.deepEqual(writes.of(owner.port)[1].slice(0, others.length), others.map((key) => `SET ${key} w-${key}`),
+      'the queued ones first, on the new connection');
+    // The six unanswered ones failed once each (a reset) and were sent again; the queued
+    // ones never failed.
+    assert.deepEqual(client.stats.errorKinds, { reset: 6 });
+    assert.deepEqual(await Promise.all(others.map((key) => client.get(key))), others.map((key) => `w-${key}`));
+  });
+
+  test('auto-pipelining: a command abandoned in flight does not take the queued ones with it', async () => {
+    // The BLPOP times out: the session abandons it (its connection is closed) and sends
+    // it again. The GETs queued behind it were issued later, so their time is not up: they
+    // are written on a new connection and answered.
+    const client = await connect({ config: { command_timeout_ms: 1000, stall_ms: 0, pipeline_max_writes: 1 } });
+    const list = '{p-abandoned}:list';
+    const keys = Array.from({ length: 3 }, (_, i) => `{p-abandoned}:${i}`);
+    await Promise.all(keys.map((key) => client.set(key, `v-${key}`)));
+    const owner = ownerOf(client, list);
+    client.stats.reset();
+    const writes = watchWrites();
+    let values;
+    let popped;
+    try {
+      const blocked = client.execute(['BLPOP', list, '0'], { key: list });
+      await until('the BLPOP blocks', () => clientRunning(owner.port, 'blpop') !== undefined);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      values = await Promise.all(keys.map((key) => client.get(key)));
+      cli(owner.port, 'RPUSH', list, 'x');
+      popped = await blocked;
+    } finally {
+      writes.stop();
+    }
+    assert.deepEqual(values, keys.map((key) => `v-${key}`));
+    assert.deepEqual(popped, [list, 'x']);
+    // The BLPOP alone; after its timeout the queued GETs, on a new connection (the BLPOP
+    // sent again with them or after them).
+    const [first, second, ...rest] = writes.of(owner.port);
+    assert.deepEqual(first, [`BLPOP ${list} 0`]);
+    assert.deepEqual(second.slice(0, keys.length), keys.map((key) => `GET ${key}`));
+    assert.deepEqual([...second.slice(keys.length), ...rest.flat()], [`BLPOP ${list} 0`]);
+    assert.deepEqual(client.stats.errorKinds, { timeout: 1 }, 'the queued GETs never failed');
+  });
+
+  test('auto-pipelining: a command given up leaves its connection open while others written on it are awaited', async () => {
+    // Two writes in flight: the BLPOP alone, then GETs issued later (behind it on the
+    // server). The BLPOP's time is up first: it is given up (and sent again), but the
+    // connection stays, and the GETs' replies come on it once the BLPOP is answered.
+    const client = await connect({ config: { command_timeout_ms: 1000, stall_ms: 0, pipeline_max_writes: 2 } });
+    const list = '{p-given-up}:list';
+    const keys = Array.from({ length: 3 }, (_, i) => `{p-given-up}:${i}`);
+    await Promise.all(keys.map((key) => client.set(key, `v-${key}`)));
+    const owner = ownerOf(client, list);
+    client.stats.reset();
+    const writes = watchWrites();
+    let values;
+    let popped;
+    try {
+      const blocked = client.execute(['BLPOP', list, '0'], { key: list });
+      await until('the BLPOP blocks', () => clientRunning(owner.port, 'blpop') !== undefined);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const gets = Promise.all(keys.map((key) => client.get(key)));
+      await until('the BLPOP is given up', () => client.stats.errorKinds.timeout === 1);
+      // The first BLPOP (given up, its reply dropped) pops x; the one sent again pops y.
+      cli(owner.port, 'RPUSH', list, 'x', 'y');
+      [values, popped] = await Promise.all([gets, blocked]);
+    } finally {
+      writes.stop();
+    }
+    assert.deepEqual(values, keys.map((key) => `v-${key}`));
+    assert.deepEqual(popped, [list, 'y']);
+    assert.deepEqual(client.stats.errorKinds, { timeout: 1 }, 'the GETs did not fail: their connection stayed');
+    assert.deepEqual(writes.of(owner.port), [[`BLPOP ${list} 0`], keys.map((key) => `GET ${key}`), [`BLPOP ${list} 0`]]);
+  });
+
+  test('auto-pipelining: close() writes and answers the commands issued before it', async () => {
+    // Its connections carry a name (an ioredis option: CLIENT SETNAME), to be found on the servers.
+    const client = await connect({ connectionName: 'p-closing' });
+    const keys = Array.from({ length: 20 }, (_, i) => `p-closing:${i}`);
+    // Not awaited: still queued (a flush is due at the end of this turn) when close() begins.
+    const sets = keys.map((key) => client.set(key, 'before close'));
+    await client.close();
+    assert.deepEqual(await Promise.all(sets), keys.map(() => 'OK'));
+    assert.deepEqual([client.stats.errors, client.stats.errorKinds], [0, {}], 'none was written after its QUIT');
+    for (const key of keys) assert.equal(cli(ownerOf(client, key).port, 'GET', key), 'before close');
+    for (const { port } of cluster.servers) {
+      assert.doesNotMatch(cli(port, 'CLIENT', 'LIST'), / name=p-closing /, 'no connection made after close()');
+    }
+  });
+
+  test('auto_pipeline false: every command is written on its own, each with its own reply', async () => {
+    const client = await connect({ config: { auto_pipeline: false } });
+    const keys = Array.from({ length: 100 }, (_, i) => `unpiped:${i}`);
+    const writes = watchWrites();
+    let counts;
+    try {
+      counts = await Promise.all(keys.map((key, i) => client.execute(['INCRBY', key, i + 1], { key })));
+    } finally {
+      writes.stop();
+    }
+    assert.deepEqual(counts, keys.map((_, i) => i + 1));
+    // One write per command.
+    assert.deepEqual(writes.writes.map(({ commands }) => commands.length), keys.map(() => 1));
+    assert.deepEqual(writes.writes.flatMap(({ commands }) => commands).sort(), keys.map((key, i) => `INCRBY ${key} ${i + 1}`).sort());
   });
 
   test('mset needs one slot: cross_slot otherwise', async () => {

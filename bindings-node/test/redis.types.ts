@@ -7,7 +7,7 @@ import type { Router } from '../index.js';
 export async function typed(): Promise<void> {
   const options: ClusterClientOptions = { readFromReplicas: true, config: { max_redirects: 3, retry_budget_ms: 1000 }, password: 'secret' };
   const client: ClusterClient = await ClusterClient.connect(['127.0.0.1:7000', { host: '127.0.0.1', port: 7001 }], options);
-  await new ClusterClient(['127.0.0.1:7000']).ready();
+  await new ClusterClient(['127.0.0.1:7000'], { config: { auto_pipeline: false, pipeline_max_commands: 64, pipeline_max_writes: 2 } }).ready();
   const router: Router = client.router!;
   const node: string = router.node('user:1');
   const address: string = client.addressOf(node);

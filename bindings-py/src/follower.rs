@@ -215,4 +215,13 @@ impl TopologyFollower {
     fn config<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         value_to_py(py, &self.inner.config().to_value())
     }
+
+    fn __repr__(&self) -> String {
+        match (self.inner.router(), self.inner.revision()) {
+            (Some(router), Some(revision)) => {
+                format!("<shardroute.TopologyFollower epoch={} revision={revision}>", router.epoch())
+            }
+            _ => "<shardroute.TopologyFollower no router yet>".to_string(),
+        }
+    }
 }

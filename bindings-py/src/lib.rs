@@ -27,10 +27,12 @@ mod migration;
 mod migration_session;
 mod operations;
 mod placement_names;
+mod records;
 mod redirect;
 mod router;
 mod session;
 mod source;
+mod service;
 mod strategy;
 
 /// shardroute: one deterministic routing core for sharded systems.
@@ -80,6 +82,7 @@ fn _native(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<follower::Offered>()?;
     module.add_function(wrap_pyfunction!(follower::follower_defaults, module)?)?;
     module.add_class::<source::SourceSession>()?;
+    service::register(module)?;
     errors::register(module)?;
     Ok(())
 }

@@ -69,13 +69,18 @@ impl Migration {
         self.after.clone_ref(py)
     }
 
-    /// (old node, new node) when the key changes node, None when it stays.
+    /// Move(from_, to) when the key changes node (a named tuple: its node before and
+    /// after), None when it stays.
     ///
     /// Raises InvalidKeyError for a value that is not a key (or one either topology
     /// refuses).
-    fn moves(&self, key: &Bound<'_, PyAny>) -> PyResult<Option<(&str, &str)>> {
+    fn moves<'py>(&self, key: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let py = key.py();
         let key = Key::from_py(key)?;
-        self.inner.moves(key.as_core()).map_err(errors::to_py)
+        match self.inner.moves(key.as_core()).map_err(errors::to_py)? {
+            Some(moved) => Ok(Some(crate::records::MOVE.class(py)?.call1(moved)?)),
+            None => Ok(None),
+        }
     }
 
     /// Where a write of the key goes during the move: its new owner, after.node(key),
@@ -125,17 +130,18 @@ impl Migration {
         owned_to_py(source, &self.inner.write_key(key.as_core(), salt))
     }
 
-    /// The shards whose owner changes, in shard order, as (shard, old node, new node)
-    /// tuples: the units a background copy job moves. For topologies whose shards are
+    /// The shards whose owner changes, in shard order, as MovingShard(shard, from_, to)
+    /// named tuples (the shard, its owner before and after): the units a background copy job moves. For topologies whose shards are
     /// the same fixed partitions on both sides (vbuckets, Redis slots, Kafka partitions,
     /// vshard buckets, multilevel partitions, of one strategy and count).
     ///
     /// Raises InvalidArgumentError otherwise (shards that are node indices, as for
     /// modulo, jump or a ring, or different partition counts): list the keys that move
     /// with moving_keys.
-    fn moving_shards(&self) -> PyResult<Vec<(u32, &str, &str)>> {
+    fn moving_shards<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyAny>>> {
         let shards = self.inner.moving_shards().map_err(errors::to_py)?;
-        Ok(shards.into_iter().map(|moving| (moving.shard, moving.from, moving.to)).collect())
+        let class = crate::records::MOVING_SHARD.class(py)?;
+        shards.into_iter().map(|moving| class.call1((moving.shard, moving.from, moving.to))).collect()
     }
 
     /// The node ids a query over every key (a time range, a local index) reads while

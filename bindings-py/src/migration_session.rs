@@ -9,24 +9,39 @@ use sr::session as ss;
 use crate::errors;
 use crate::key::{str_from_py, type_name, u32_from_py, u64_from_py, Key};
 use crate::migration::Migration;
-use crate::router::router_arg;
+use crate::router::{for_each_batch_key, router_arg};
 
 /// The routing in force while data moves, or while nothing does: its mode ("plain",
-/// "background", "lazy" or "catch-up"), the read plan (old owner first, then new, until
-/// moved), the write plan under the fence epoch, a key's lazy move (None unless
-/// "lazy"), the background copy's batches from a stored cursor, the nodes a query over
-/// every key reads (scan_nodes), and what a fence refusal means.
+/// "background", "lazy", "expiration" or "catch-up"), the read plan (old owner first,
+/// then new, until moved; in "expiration" mode until the deadline: read_plan_at), the
+/// write plan under the fence epoch, a key's lazy move (None unless "lazy"), the
+/// background copy's batches from a stored cursor, the nodes a query over every key
+/// reads (scan_nodes), what a fence refusal means, the next deadline and the nodes to
+/// retire once the move has emptied them (actions).
 ///
-/// MigrationSession(migration, mode): migration a Migration, mode "background" or "lazy";
-/// MigrationSession.of_topology(topology, previous=None, held=None): the session decides
-/// the mode from what a service holds.
+/// MigrationSession(migration, mode, until_ms=None): migration a Migration, mode
+/// "background", "lazy" or "expiration" (nothing copied; until_ms, the keys' TTL
+/// horizon on the caller's clock in ms, required); MigrationSession.of_topology(topology,
+/// previous=None, held=None): the session decides the mode from what a service holds.
 ///
-/// Raises InvalidArgumentError for another mode, a migration that is not a Migration, or
-/// a background session of topologies that share no fixed partitions (modulo, jump,
-/// rings: move those lazily).
+/// Raises InvalidArgumentError for another mode, a migration that is not a Migration, a
+/// background session of topologies that share no fixed partitions (modulo, jump,
+/// rings: move those lazily), "expiration" without until_ms, or until_ms with another
+/// mode.
 #[pyclass(module = "shardroute", frozen)]
 pub struct MigrationSession {
     inner: ss::MigrationSession,
+}
+
+/// A u64 argument that is not a key (a time in ms, an epoch): an `int` in `0..2**64`,
+/// `invalid_argument` otherwise.
+fn u64_argument(value: &Bound<'_, PyAny>, what: &str) -> PyResult<u64> {
+    u64_from_py(value, what).map_err(|_| {
+        errors::new(
+            sr::ErrorKind::InvalidArgument,
+            format!("{what} must be an int in 0..2**64, not {}", type_name(value)),
+        )
+    })
 }
 
 /// An optional `Router` argument (None: absent).
@@ -40,7 +55,12 @@ fn optional_router(value: Option<&Bound<'_, PyAny>>, what: &str) -> PyResult<Opt
 #[pymethods]
 impl MigrationSession {
     #[new]
-    fn new(migration: &Bound<'_, PyAny>, mode: &Bound<'_, PyAny>) -> PyResult<MigrationSession> {
+    #[pyo3(signature = (migration, mode, until_ms = None))]
+    fn new(
+        migration: &Bound<'_, PyAny>,
+        mode: &Bound<'_, PyAny>,
+        until_ms: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<MigrationSession> {
         let migration = migration.cast::<Migration>().map_err(|_| {
             errors::new(
                 sr::ErrorKind::InvalidArgument,
@@ -48,7 +68,12 @@ impl MigrationSession {
             )
         })?;
         let mode = ss::Mode::from_name(&str_from_py(mode, "mode")?).map_err(errors::to_py)?;
-        let inner = ss::MigrationSession::new(migration.get().inner.clone(), mode).map_err(errors::to_py)?;
+        let until_ms = match until_ms {
+            Some(value) if !value.is_none() => Some(u64_argument(value, "until_ms")?),
+            _ => None,
+        };
+        let inner =
+            ss::MigrationSession::of_mode(migration.get().inner.clone(), mode, until_ms).map_err(errors::to_py)?;
         Ok(MigrationSession { inner })
     }
 
@@ -73,7 +98,7 @@ impl MigrationSession {
         Ok(MigrationSession { inner })
     }
 
-    /// "plain", "background", "lazy" or "catch-up".
+    /// "plain", "background", "lazy", "expiration" or "catch-up".
     #[getter]
     fn mode(&self) -> &'static str {
         self.inner.mode().name()
@@ -101,11 +126,109 @@ impl MigrationSession {
         Ok(nodes.into_iter().map(str::to_string).collect())
     }
 
-    /// Where a write of key goes: (node id, fence epoch).
-    fn write_plan(&self, key: &Bound<'_, PyAny>) -> PyResult<(String, u64)> {
+    /// read_plan at now_ms (the caller's clock, in ms): in "expiration" mode the new owner
+    /// alone from the deadline on (the old owner's copies have expired); in every other
+    /// mode read_plan(key, moved), time changing nothing.
+    #[pyo3(signature = (key, now_ms, moved = false))]
+    fn read_plan_at(&self, key: &Bound<'_, PyAny>, now_ms: &Bound<'_, PyAny>, moved: bool) -> PyResult<Vec<String>> {
+        let key = Key::from_py(key)?;
+        let now_ms = u64_argument(now_ms, "now_ms")?;
+        let nodes = self.inner.read_plan_at(key.as_core(), moved, now_ms).map_err(errors::to_py)?;
+        Ok(nodes.into_iter().map(str::to_string).collect())
+    }
+
+    /// The time (ms) to wake the session at, once now_ms: the deadline of an "expiration"
+    /// session while now_ms is before it; None otherwise.
+    fn next_deadline(&self, now_ms: &Bound<'_, PyAny>) -> PyResult<Option<u64>> {
+        Ok(self.inner.next_deadline(u64_argument(now_ms, "now_ms")?))
+    }
+
+    /// The deadline of an "expiration" session (ms, the caller's clock); None otherwise.
+    #[getter]
+    fn until_ms(&self) -> Option<u64> {
+        self.inner.until_ms()
+    }
+
+    /// What to do at now_ms: a list of {"kind": "retire", "node": id}, one per node the
+    /// move emptied (it owned a shard before and owns none now), in the old topology's
+    /// node order, once the move's reads of it are over: from the deadline in
+    /// "expiration" mode; in "background" and "lazy" modes when moved (every moving unit,
+    /// or every key of those nodes, has moved); never in "plain" or "catch-up".
+    #[pyo3(signature = (now_ms, moved = false))]
+    fn actions<'py>(
+        &self,
+        py: Python<'py>,
+        now_ms: &Bound<'py, PyAny>,
+        moved: bool,
+    ) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        let now_ms = u64_argument(now_ms, "now_ms")?;
+        self.inner
+            .actions(now_ms, moved)
+            .into_iter()
+            .map(|action| {
+                let dict = PyDict::new(py);
+                dict.set_item("kind", action.kind())?;
+                dict.set_item("node", action.node())?;
+                Ok(dict)
+            })
+            .collect()
+    }
+
+    /// The consistency check: of keys found on holder (a node id, a str, or a shard
+    /// number, an int) under router (an epoch's Router), those holder does not own: a
+    /// dict with misplaced (their indices in keys, in order), count (how many) and
+    /// checked (how many keys). keys: any iterable of keys, as Router.route_many.
+    ///
+    /// Raises InvalidArgumentError for a node the topology does not list or a shard
+    /// outside its range, LimitExceededError past MAX_SAMPLE_KEYS keys, and as
+    /// Router.route for a key.
+    #[staticmethod]
+    fn misplaced<'py>(
+        router: &Bound<'py, PyAny>,
+        holder: &Bound<'py, PyAny>,
+        keys: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyDict>> {
+        let py = router.py();
+        let router = router_arg(router, "router")?;
+        let node;
+        let holder = if holder.is_instance_of::<pyo3::types::PyString>() {
+            node = str_from_py(holder, "holder")?;
+            sr::migration::Holder::Node(&node)
+        } else if holder.is_instance_of::<pyo3::types::PyInt>() && !holder.is_instance_of::<pyo3::types::PyBool>() {
+            let shard = u32_from_py(holder, "holder").map_err(|_| {
+                errors::new(
+                    sr::ErrorKind::InvalidArgument,
+                    format!(
+                        "holder: a shard number must be an int in 0..2**32, not {}",
+                        holder.repr().map_or_else(|_| type_name(holder), |r| r.to_string())
+                    ),
+                )
+            })?;
+            sr::migration::Holder::Shard(shard)
+        } else {
+            return Err(errors::new(
+                sr::ErrorKind::InvalidArgument,
+                format!("holder must be a node id (str) or a shard number (int), not {}", type_name(holder)),
+            ));
+        };
+        let mut check = sr::migration::MisplacedCheck::new(&router.get().inner, holder).map_err(errors::to_py)?;
+        // Streamed: a large iterable is converted a chunk at a time.
+        for_each_batch_key(keys, |key| check.check(key).map(drop))?;
+        let found = check.finish();
+        let dict = PyDict::new(py);
+        dict.set_item("misplaced", &found.indices)?;
+        dict.set_item("count", found.count())?;
+        dict.set_item("checked", found.checked)?;
+        Ok(dict)
+    }
+
+    /// Where a write of key goes: WritePlan(node, fence_epoch), a named tuple of the
+    /// new owner's id and the epoch the write runs under.
+    fn write_plan<'py>(&self, key: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        let py = key.py();
         let key = Key::from_py(key)?;
         let plan = self.inner.write_plan(key.as_core()).map_err(errors::to_py)?;
-        Ok((plan.node.to_string(), plan.fence_epoch))
+        crate::records::WRITE_PLAN.class(py)?.call1((plan.node, plan.fence_epoch))
     }
 
     /// The lazy move of key, or None when it stays or the mode is not "lazy": a dict
@@ -148,14 +271,17 @@ impl MigrationSession {
     ///
     /// Raises InvalidArgumentError when min_epoch admits the fence epoch (not a fence refusal).
     fn fenced(&self, min_epoch: &Bound<'_, PyAny>) -> PyResult<&'static str> {
-        let epoch = u64_from_py(min_epoch, "min_epoch").map_err(|_| {
-            errors::new(
-                sr::ErrorKind::InvalidArgument,
-                format!("min_epoch must be an int in 0..2**64, not {}", type_name(min_epoch)),
-            )
-        })?;
+        let epoch = u64_argument(min_epoch, "min_epoch")?;
         match self.inner.fenced(epoch).map_err(errors::to_py)? {
             ss::Fenced::Refresh => Ok("refresh"),
         }
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "<shardroute.MigrationSession mode={} fence_epoch={}>",
+            self.inner.mode().name(),
+            self.inner.fence_epoch()
+        )
     }
 }

@@ -352,21 +352,19 @@ impl Router {
     }
 
     /// The keys grouped by the node that owns them, for pipelines and for splitting
-    /// MGET/MSET by node: a list of (node id, indices of its keys in keys) tuples, one
-    /// for each node that owns at least one key, in the topology's node order, each
+    /// MGET/MSET by node: a list of NodeGroup(node, indices) named tuples (the node's id,
+    /// the indices of its keys in keys), one for each node that owns at least one key, in the topology's node order, each
     /// list of indices in input order. Every key is in exactly one group, the group of
     /// node(key). Keys as for route_many (any iterable of keys, or a uint64 array).
     ///
     /// Raises as route_many.
-    fn group_by_node<'py>(
-        &self,
-        keys: &Bound<'py, PyAny>,
-    ) -> PyResult<Vec<(Bound<'py, PyString>, Bound<'py, PyList>)>> {
+    fn group_by_node<'py>(&self, keys: &Bound<'py, PyAny>) -> PyResult<Vec<Bound<'py, PyAny>>> {
         let py = keys.py();
         let groups = with_all_keys(keys, |keys| self.inner.group_by_node(keys))?;
+        let class = crate::records::NODE_GROUP.class(py)?;
         groups
             .iter()
-            .map(|(node, indices)| Ok((self.ids[*node as usize].bind(py).clone(), PyList::new(py, indices)?)))
+            .map(|(node, indices)| class.call1((self.ids[*node as usize].bind(py), PyList::new(py, indices)?)))
             .collect()
     }
 

@@ -2,19 +2,20 @@
 //! ([`sr::session`]). Converts arguments and actions; every decision is the core's.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyInt, PyList, PyString};
+use pyo3::types::{PyBool, PyInt, PyList, PyString};
 use shardroute as sr;
 use sr::session as ss;
 
 use crate::errors;
 use crate::json::value_to_py;
-use crate::key::{str_from_py, type_name, u64_from_py, Key};
+use crate::key::{str_from_py, type_name, u32_from_py, u64_from_py, Key};
 use crate::router::Router;
 
 /// The session's defaults as a dict (max_redirects, refresh_interval_ms,
 /// retry_budget_ms, backoff_first_ms, backoff_max_ms, connect_timeout_ms,
-/// command_timeout_ms, read_from_replicas): the core's constants, which every client
-/// uses unless told otherwise.
+/// command_timeout_ms, stall_ms, wait_timeout_ms, read_from_replicas, auto_pipeline,
+/// pipeline_max_commands, pipeline_max_writes): the core's constants, which every
+/// client uses unless told otherwise.
 #[pyfunction]
 pub fn session_defaults(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
     value_to_py(py, &ss::ClusterConfig::default().to_value())
@@ -158,6 +159,16 @@ fn json_value(value: &Bound<'_, PyAny>, what: &str) -> PyResult<serde_json::Valu
     crate::json::data_value(value, what, sr::ErrorKind::InvalidArgument)
 }
 
+/// A connection of auto-pipelining: its address (a `str`) and whether it is `READONLY` (a
+/// `bool`), `invalid_argument` otherwise.
+fn connection(address: &Bound<'_, PyAny>, readonly: &Bound<'_, PyAny>) -> PyResult<(String, bool)> {
+    let address = str_from_py(address, "address")?;
+    let readonly = readonly.cast::<PyBool>().map(|flag| flag.is_true()).map_err(|_| {
+        errors::new(sr::ErrorKind::InvalidArgument, format!("readonly must be a bool, not {}", type_name(readonly)))
+    })?;
+    Ok((address, readonly))
+}
+
 fn keys_of<'py>(keys: &Bound<'py, PyAny>) -> PyResult<Vec<Key<'py>>> {
     if Key::is_text_or_bytes(keys) {
         return Err(errors::new(
@@ -283,6 +294,55 @@ impl ClusterSession {
     /// by then fails as a timeout and takes a command's path from that error.
     fn batch_deadline(&self, now_ms: &Bound<'_, PyAny>) -> PyResult<Option<u64>> {
         Ok(self.inner.batch_deadline(now(now_ms)?))
+    }
+
+    /// Auto-pipelining: one command joined the shell's queue of the connection to address
+    /// (the "send" action's address; readonly: a READONLY connection). True: schedule one
+    /// flush of that connection at the end of this event-loop turn (loop.call_soon), which
+    /// calls pipeline_take(); False: a flush is already scheduled, or
+    /// config["pipeline_max_writes"] writes are in flight and the queue waits for
+    /// pipeline_done(). With config["auto_pipeline"] off, always True (each command its own
+    /// write; a shell may skip the queue).
+    fn pipeline_queued(&mut self, address: &Bound<'_, PyAny>, readonly: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let (address, readonly) = connection(address, readonly)?;
+        Ok(self.inner.pipeline_queued(&address, readonly))
+    }
+
+    /// Auto-pipelining, at the flush: how many queued commands (from the front) go in the
+    /// next write; 0: none now. Each answer above 0 is one write in flight until its
+    /// pipeline_done(): call again until 0.
+    fn pipeline_take(&mut self, address: &Bound<'_, PyAny>, readonly: &Bound<'_, PyAny>) -> PyResult<u32> {
+        let (address, readonly) = connection(address, readonly)?;
+        Ok(self.inner.pipeline_take(&address, readonly))
+    }
+
+    /// Auto-pipelining: one write on that connection ended (its replies all read, or its
+    /// connection failed or was closed): how many queued commands (from the front) to
+    /// write now, as one write; 0: none.
+    fn pipeline_done(&mut self, address: &Bound<'_, PyAny>, readonly: &Bound<'_, PyAny>) -> PyResult<u32> {
+        let (address, readonly) = connection(address, readonly)?;
+        Ok(self.inner.pipeline_done(&address, readonly))
+    }
+
+    /// Auto-pipelining: count queued commands left that connection's queue unwritten
+    /// (abandoned, timed out, or sent elsewhere).
+    fn pipeline_withdrawn(
+        &mut self,
+        address: &Bound<'_, PyAny>,
+        readonly: &Bound<'_, PyAny>,
+        count: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        let (address, readonly) = connection(address, readonly)?;
+        let count = u32_from_py(count, "count")?;
+        self.inner.pipeline_withdrawn(&address, readonly, count);
+        Ok(())
+    }
+
+    /// Auto-pipelining's counts for that connection: (commands queued and not yet
+    /// written, writes in flight); (0, 0) for a connection with no work.
+    fn pipeline_pending(&self, address: &Bound<'_, PyAny>, readonly: &Bound<'_, PyAny>) -> PyResult<(u32, u32)> {
+        let (address, readonly) = connection(address, readonly)?;
+        Ok(self.inner.pipeline_pending(&address, readonly))
     }
 
     /// When the session's own request in flight (a refresh's CLUSTER SHARDS) must be

@@ -121,7 +121,8 @@ impl SourceSession {
     }
 
     /// Starts one call (op a mapping such as {"op": "get", "key": "k"}) at now_ms:
-    /// (call_id, actions); its end is a "done" or "failed" action with that call id.
+    /// SourceCall(call, actions), a named tuple of the call's number and the actions;
+    /// its end is a "done" or "failed" action with that call id.
     ///
     /// Raises InvalidArgumentError for an op the session does not know or whose fields
     /// are wrong.
@@ -130,11 +131,11 @@ impl SourceSession {
         py: Python<'py>,
         op: &Bound<'py, PyAny>,
         now_ms: &Bound<'py, PyAny>,
-    ) -> PyResult<(u64, Bound<'py, PyAny>)> {
+    ) -> PyResult<Bound<'py, PyAny>> {
         let op = mapping_value(op, "op")?;
         let now = int(now_ms, "now_ms")?;
         let (call, list) = self.inner.call(&op, now).map_err(errors::to_py)?;
-        Ok((call, actions(py, &list)?))
+        crate::records::SOURCE_CALL.class(py)?.call1((call, actions(py, &list)?))
     }
 
     /// The answer to request id: its status (an int), its headers (a mapping of str to

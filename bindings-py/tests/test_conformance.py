@@ -55,27 +55,45 @@ def action_json(action: shardroute.Action) -> Dict[str, Any]:
 
 
 def session_step(session: shardroute.ClusterSession, current: List[shardroute.Command], step: Dict[str, Any]) -> Any:
-    """One step of a session scenario (conformance/README.md, "Session scenarios")."""
+    """One step of a session scenario (conformance/README.md, "Session scenarios").
+
+    current: the commands begun, in order; a step's "command" (an index) picks one, else the last.
+    """
     call, now = step["call"], step.get("now_ms", 0)
+    picked = step.get("command", len(current) - 1)
     try:
         if call == "command":
-            current[:] = [session.command([vector_key(key) for key in step["keys"]], step["access"], now)]
-            return {"slot": current[0].slot}
+            current.append(session.command([vector_key(key) for key in step["keys"]], step["access"], now))
+            return {"slot": current[-1].slot}
+        if call.startswith("pipeline_"):
+            address, readonly = step["address"], step["readonly"]
+            if call == "pipeline_queued":
+                return {"flush": session.pipeline_queued(address, readonly)}
+            if call == "pipeline_take":
+                return {"write": session.pipeline_take(address, readonly)}
+            if call == "pipeline_done":
+                return {"write": session.pipeline_done(address, readonly)}
+            if call == "pipeline_withdrawn":
+                session.pipeline_withdrawn(address, readonly, step["count"])
+                return {"ok": True}
+            if call == "pipeline_pending":
+                queued, writes = session.pipeline_pending(address, readonly)
+                return {"queued": queued, "writes": writes}
         if call == "poll":
-            return action_json(session.poll(current[0], now))
+            return action_json(session.poll(current[picked], now))
         if call == "succeeded":
-            return action_json(session.succeeded(current[0], now))
+            return action_json(session.succeeded(current[picked], now))
         if call == "failed":
-            return action_json(session.failed(current[0], step["text"], step["names"], now))
+            return action_json(session.failed(current[picked], step["text"], step["names"], now))
         if call == "stalled":
-            return action_json(session.stalled(current[0], now))
+            return action_json(session.stalled(current[picked], now))
         if call == "unreachable":
-            return action_json(session.unreachable(current[0], step["why"], now))
+            return action_json(session.unreachable(current[picked], step["why"], now))
         if call == "deadline":
-            deadline = session.deadline(current[0])
+            deadline = session.deadline(current[picked])
             return {"deadline_ms": None if deadline is None else str(deadline)}
         if call == "on_deadline":
-            return action_json(session.on_deadline(current[0], now))
+            return action_json(session.on_deadline(current[picked], now))
         if call == "refresh_sent":
             deadline = session.refresh_sent(step["address"], now)
             return {"deadline_ms": None if deadline is None else str(deadline)}
@@ -180,6 +198,13 @@ def migration_step(session: shardroute.MigrationSession, step: Dict[str, Any]) -
             return {"nodes": session.scan_nodes()}
         if call == "read_plan":
             return {"nodes": session.read_plan(vector_key(step["key"]), step["moved"])}
+        if call == "read_plan_at":
+            return {"nodes": session.read_plan_at(vector_key(step["key"]), int(step["now_ms"]), step["moved"])}
+        if call == "next_deadline":
+            deadline = session.next_deadline(int(step["now_ms"]))
+            return {"deadline_ms": None if deadline is None else str(deadline)}
+        if call == "actions":
+            return {"actions": session.actions(int(step["now_ms"]), step["moved"])}
         if call == "write_plan":
             node, epoch = session.write_plan(vector_key(step["key"]))
             return {"node": node, "fence_epoch": str(epoch)}
@@ -211,10 +236,22 @@ def run_migration_session(file: Dict[str, Any], case: Dict[str, Any]) -> Dict[st
         else:
             before, after = (shardroute.Router(file["topologies"][case[side]]) for side in ("before", "after"))
             migration = shardroute.Migration(before, after)
-        session = shardroute.MigrationSession(migration, case["mode"])
+        until_ms = int(case["until_ms"]) if "until_ms" in case else None
+        session = shardroute.MigrationSession(migration, case["mode"], until_ms)
     except shardroute.ShardrouteError as err:
         return {"error": err.code}
     return {"results": [migration_step(session, step) for step in case["steps"]]}
+
+
+def run_misplaced(file: Dict[str, Any], case: Dict[str, Any]) -> Dict[str, Any]:
+    """A consistency check case: the keys found on a node (or shard) that it does not own."""
+    try:
+        router = shardroute.Router(file["topologies"][case["topology"]])
+        holder = case["node"] if "node" in case else case["shard"]
+        found: Dict[str, Any] = shardroute.MigrationSession.misplaced(router, holder, [vector_key(k) for k in case["keys"]])
+        return found
+    except shardroute.ShardrouteError as err:
+        return {"error": err.code}
 
 
 def step_bytes(step: Dict[str, Any], field: str, absent: Optional[bytes]) -> bytes:
@@ -301,6 +338,8 @@ def run_case(file: Dict[str, Any], routers: Dict[str, Any], case: Dict[str, Any]
         return run_follower(file, case)
     if op == "migration_session":
         return run_migration_session(file, case)
+    if op == "misplaced":
+        return run_misplaced(file, case)
     if op == "session_source":
         return run_source(case)
     try:

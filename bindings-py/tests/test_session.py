@@ -25,9 +25,37 @@ def test_defaults_are_the_cores_constants() -> None:
     assert defaults == {
         "max_redirects": 5, "refresh_interval_ms": 200, "retry_budget_ms": 20000, "backoff_first_ms": 20,
         "backoff_max_ms": 500, "connect_timeout_ms": 1000, "command_timeout_ms": 5000, "stall_ms": 500, "wait_timeout_ms": 500, "read_from_replicas": False,
+        "auto_pipeline": True, "pipeline_max_commands": 256, "pipeline_max_writes": 1,
     }
     assert ClusterSession(["h:1"]).config == defaults
     assert ClusterSession(["h:1"], {"max_redirects": 2}).config["max_redirects"] == 2
+
+
+def test_auto_pipelining_counts_and_refuses_bad_arguments() -> None:
+    session = ClusterSession(["h:1"], {"pipeline_max_commands": 2})
+    assert [session.pipeline_queued("h:1", False) for _ in range(3)] == [True, False, False]
+    assert session.pipeline_queued("h:1", True) is True  # a READONLY connection is another queue
+    assert (session.pipeline_take("h:1", False), session.pipeline_take("h:1", False)) == (2, 0)
+    assert session.pipeline_pending("h:1", False) == (1, 1)
+    session.pipeline_withdrawn("h:1", False, 1)
+    assert session.pipeline_done("h:1", False) == 0
+    assert session.pipeline_pending("h:1", False) == (0, 0)
+    off = ClusterSession(["h:1"], {"auto_pipeline": False})
+    assert [off.pipeline_queued("h:1", False), off.pipeline_queued("h:1", False)] == [True, True]
+    bad: list[Callable[[], object]] = [
+        lambda: session.pipeline_queued(b"h:1", False),  # type: ignore[arg-type]
+        lambda: session.pipeline_take("h:1", 0),  # type: ignore[arg-type]
+        lambda: session.pipeline_done("h:1", None),  # type: ignore[arg-type]
+        lambda: session.pipeline_pending(1, False),  # type: ignore[arg-type]
+        lambda: session.pipeline_withdrawn("h:1", False, -1),
+        lambda: session.pipeline_withdrawn("h:1", False, True),
+        lambda: ClusterSession(["h:1"], {"pipeline_max_commands": 0}),
+        lambda: ClusterSession(["h:1"], {"pipeline_max_writes": 1025}),
+        lambda: ClusterSession(["h:1"], {"auto_pipeline": 1}),  # type: ignore[arg-type]
+    ]
+    for call in bad:
+        with pytest.raises(shardroute.InvalidArgumentError):
+            call()
 
 
 @pytest.mark.parametrize(

@@ -36,12 +36,13 @@ pub struct MigrationSession {
 #[wasm_bindgen]
 impl MigrationSession {
     /// The session of `migration` (a live `Migration`, copied: it stays usable and free to
-    /// be freed) in `mode`, `"background"` or `"lazy"`.
+    /// be freed) in `mode`, `"background"`, `"lazy"` or `"expiration"` (with `untilMs`,
+    /// its deadline).
     ///
-    /// Throws `invalid_argument` when `migration` is not a live `Migration`, or for another
-    /// mode.
+    /// Throws `invalid_argument` when `migration` is not a live `Migration`, for another
+    /// mode, a bad `untilMs`, `"expiration"` without it or `untilMs` with another mode.
     #[wasm_bindgen(constructor)]
-    pub fn new(migration: &JsValue, mode: &JsValue) -> Result<MigrationSession> {
+    pub fn new(migration: &JsValue, mode: &JsValue, until_ms: &JsValue) -> Result<MigrationSession> {
         let mut copied = None;
         let lent = lend_migration(migration, &mut |migration: &Migration| copied = Some(migration.inner.clone()));
         let migration = match (lent, copied) {
@@ -49,7 +50,8 @@ impl MigrationSession {
             _ => return Err(key::with_type(migration, shared::not_a_migration).into()),
         };
         let mode = ss::Mode::from_name(&key::text_argument(mode, "mode")?)?;
-        Ok(MigrationSession { inner: ss::MigrationSession::new(migration, mode)? })
+        let until_ms = key::with_type(until_ms, |got| shared::until_ms(got, || key::bigint_u64(until_ms)))?;
+        Ok(MigrationSession { inner: ss::MigrationSession::of_mode(migration, mode, until_ms)? })
     }
 
     /// The routing a service uses, its mode decided by the core from `topology` (a live
@@ -70,10 +72,37 @@ impl MigrationSession {
         Ok(MigrationSession { inner: ss::MigrationSession::of_topology(topology, previous, held)? })
     }
 
-    /// `"plain"`, `"background"`, `"lazy"` or `"catch-up"`.
+    /// `"plain"`, `"background"`, `"lazy"`, `"expiration"` or `"catch-up"`.
     #[wasm_bindgen(getter)]
     pub fn mode(&self) -> String {
         self.inner.mode().name().into()
+    }
+
+    /// The deadline of an expiration session (a bigint, the caller's clock), or `null`.
+    #[wasm_bindgen(getter, js_name = untilMs)]
+    pub fn until_ms(&self) -> JsValue {
+        self.inner.until_ms().map_or(JsValue::NULL, JsValue::from)
+    }
+
+    /// Where a read of the key looks at `nowMs`: in expiration mode the new owner alone
+    /// from the deadline on; otherwise as `readPlan(key, moved)`.
+    ///
+    /// Throws `invalid_key`; `invalid_argument` for a bad `nowMs` or `moved`.
+    #[wasm_bindgen(js_name = readPlanAt)]
+    pub fn read_plan_at(&self, key: &JsValue, now_ms: &JsValue, moved: &JsValue) -> Result<Vec<String>> {
+        let key = Key::from_js(key)?;
+        let now_ms = key::milliseconds(now_ms)?;
+        let moved = key::with_type(moved, |got| sr::argument::optional_flag("moved", got))?;
+        Ok(crate::owned_ids(self.inner.read_plan_at(key.as_key(), moved, now_ms)?))
+    }
+
+    /// When to wake the session, once `nowMs`: an expiration session's deadline (a bigint)
+    /// while `nowMs` is before it; `null` otherwise.
+    ///
+    /// Throws `invalid_argument` for a bad `nowMs`.
+    #[wasm_bindgen(js_name = nextDeadline)]
+    pub fn next_deadline(&self, now_ms: &JsValue) -> Result<JsValue> {
+        Ok(self.inner.next_deadline(key::milliseconds(now_ms)?).map_or(JsValue::NULL, JsValue::from))
     }
 
     /// The epoch reads and writes run under (the topology's; a dictionary in motion's
@@ -149,6 +178,55 @@ impl MigrationSession {
             batch.units.iter().map(|unit| Array::of3(&unit.shard.into(), &unit.from.into(), &unit.to.into())).collect();
         let next = batch.next.map_or(JsValue::NULL, JsValue::from);
         Ok(record(&Array::of2(&Array::of2(&"units".into(), &units), &Array::of2(&"next".into(), &next)))?)
+    }
+
+    /// What to do at `nowMs`: `[{kind: "retire", node}]`, one per node the move emptied,
+    /// once the move's reads of it are over (the deadline; or `moved`, a boolean). Left out
+    /// of the route build: an operator's step, not routing.
+    ///
+    /// Throws `invalid_argument` for a bad `nowMs` or `moved`.
+    pub fn actions(&self, now_ms: &JsValue, moved: &JsValue) -> Result<Array> {
+        let now_ms = key::milliseconds(now_ms)?;
+        let moved = key::with_type(moved, |got| sr::argument::optional_flag("moved", got))?;
+        self.inner
+            .actions(now_ms, moved)
+            .into_iter()
+            .map(|action| {
+                let entries = Array::of2(
+                    &Array::of2(&"kind".into(), &action.kind().into()),
+                    &Array::of2(&"node".into(), &action.node().into()),
+                );
+                Ok(JsValue::from(record(&entries)?))
+            })
+            .collect::<sr::Result<Array>>()
+            .map_err(Into::into)
+    }
+
+    /// The consistency check: of `keys` (an array, as for `Router.routeMany`) found on
+    /// `holder` (a node id, a string, or a shard number) under `router` (a live `Router`),
+    /// those `holder` does not own: `{misplaced, count, checked}`. Left out of the route
+    /// build: a check, not routing.
+    ///
+    /// Throws `invalid_argument` for a `router` that is not a live `Router`, a `holder` of
+    /// another type, a node the topology does not list or a shard outside its range;
+    /// `limit_exceeded` past `MAX_SAMPLE_KEYS` keys; `invalid_key`.
+    pub fn misplaced(router: &JsValue, holder: &JsValue, keys: &JsValue) -> Result<Object> {
+        let node;
+        let holder = match key::with_type(holder, shared::holder_form)? {
+            shared::HolderForm::Node => {
+                node = key::text_argument(holder, "holder")?;
+                sr::migration::Holder::Node(&node)
+            }
+            shared::HolderForm::Shard => sr::migration::Holder::Shard(u32_from_js(holder, "holder")?),
+        };
+        let batch = crate::router::Batch::from_js(keys)?;
+        let found = Router::lend(router, "router", |router| sr::migration::misplaced(router, holder, batch.keys()))??;
+        let indices: Array = found.indices.iter().map(|&index| JsValue::from(index)).collect();
+        Ok(record(&Array::of3(
+            &Array::of2(&"misplaced".into(), &indices),
+            &Array::of2(&"count".into(), &found.count().into()),
+            &Array::of2(&"checked".into(), &found.checked.into()),
+        ))?)
     }
 
     /// The nodes a query over every key reads, in order (each once when that is safe),

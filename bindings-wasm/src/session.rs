@@ -28,7 +28,8 @@ use crate::topology::{self, record};
 /// The session's defaults (the core's constants, `ClusterConfig::default`) as an object of
 /// the core's field names: `max_redirects`, `refresh_interval_ms`, `retry_budget_ms`,
 /// `backoff_first_ms`, `backoff_max_ms`, `connect_timeout_ms`, `command_timeout_ms`,
-/// `read_from_replicas`.
+/// `stall_ms`, `wait_timeout_ms`, `read_from_replicas`, `auto_pipeline`,
+/// `pipeline_max_commands`, `pipeline_max_writes`.
 #[wasm_bindgen(js_name = sessionDefaults)]
 pub fn session_defaults() -> Result<JsValue> {
     Ok(topology::value_to_js(&ss::ClusterConfig::default().to_value(), "sessionDefaults")?)
@@ -201,6 +202,45 @@ impl ClusterSession {
     pub fn batch_deadline(&self, now_ms: &JsValue) -> Result<JsValue> {
         let now = milliseconds(now_ms)?;
         Ok(time_or_null(self.with(|session| session.batch_deadline(now))?))
+    }
+
+    /// Auto-pipelining: one command joined the queue of the connection to `address`
+    /// (`readonly`: a `READONLY` one): whether to schedule a flush
+    /// (`ClusterSession::pipeline_queued`).
+    #[wasm_bindgen(js_name = pipelineQueued)]
+    pub fn pipeline_queued(&self, address: &JsValue, readonly: &JsValue) -> Result<bool> {
+        let (address, readonly) = connection(address, readonly)?;
+        Ok(self.with(|session| session.pipeline_queued(&address, readonly))?)
+    }
+
+    /// Auto-pipelining, at the flush: how many queued commands the next write takes.
+    #[wasm_bindgen(js_name = pipelineTake)]
+    pub fn pipeline_take(&self, address: &JsValue, readonly: &JsValue) -> Result<u32> {
+        let (address, readonly) = connection(address, readonly)?;
+        Ok(self.with(|session| session.pipeline_take(&address, readonly))?)
+    }
+
+    /// Auto-pipelining: one write ended; how many queued commands to write now.
+    #[wasm_bindgen(js_name = pipelineDone)]
+    pub fn pipeline_done(&self, address: &JsValue, readonly: &JsValue) -> Result<u32> {
+        let (address, readonly) = connection(address, readonly)?;
+        Ok(self.with(|session| session.pipeline_done(&address, readonly))?)
+    }
+
+    /// Auto-pipelining: `count` queued commands left the queue unwritten.
+    #[wasm_bindgen(js_name = pipelineWithdrawn)]
+    pub fn pipeline_withdrawn(&self, address: &JsValue, readonly: &JsValue, count: &JsValue) -> Result<()> {
+        let (address, readonly) = connection(address, readonly)?;
+        let count = crate::u32_from_js(count, "count")?;
+        Ok(self.with(|session| session.pipeline_withdrawn(&address, readonly, count))?)
+    }
+
+    /// Auto-pipelining's counts for a connection: `[queued, writes]`.
+    #[wasm_bindgen(js_name = pipelinePending)]
+    pub fn pipeline_pending(&self, address: &JsValue, readonly: &JsValue) -> Result<Array> {
+        let (address, readonly) = connection(address, readonly)?;
+        let (queued, writes) = self.with(|session| session.pipeline_pending(&address, readonly))?;
+        Ok(Array::of2(&queued.into(), &writes.into()))
     }
 
     /// When the session's own request in flight must be given up (a `bigint`), or `null`.
@@ -445,4 +485,11 @@ extern "C" {
     /// `catch` makes an `Err`.
     #[wasm_bindgen(catch, js_name = lend)]
     fn lend_command(command: &JsValue, lend: &mut dyn FnMut(&Command)) -> core::result::Result<(), JsValue>;
+}
+
+/// An auto-pipelining connection: its `address` (a string) and `readonly` (a boolean).
+fn connection(address: &JsValue, readonly: &JsValue) -> sr::Result<(String, bool)> {
+    let address = key::text_argument(address, "address")?;
+    let readonly = key::with_type(readonly, shared::readonly)?;
+    Ok((address, readonly))
 }

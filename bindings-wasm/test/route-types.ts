@@ -30,7 +30,10 @@ export async function tier(wasm: URL, module: WebAssembly.Module, dictionary: Ui
   const steps: LazySteps | null = session.lazySteps('user:1');
   const order: string[] = session.readPlan('user:1', false);
   const routing = MigrationSession.ofTopology(next, router, null);
-  const routingMode: 'plain' | 'background' | 'lazy' | 'catch-up' = routing.mode;
+  const routingMode: 'plain' | 'background' | 'lazy' | 'expiration' | 'catch-up' = routing.mode;
+  const expiring = new MigrationSession(new Migration(router, next), 'expiration', 60_000);
+  const readAt: string[] = expiring.readPlanAt('user:1', 59_999n, false);
+  const wakeAt: bigint | null = expiring.nextDeadline(0);
   const moving = Migration.ofDictionary(fromBytes);
   const follower = new TopologyFollower(followerDefaults());
   const offered: Offered = follower.offer(TOPOLOGY, 1, performance.now() | 0);
@@ -60,6 +63,10 @@ export async function tier(wasm: URL, module: WebAssembly.Module, dictionary: Ui
   moving.scanNodes();
   // @ts-expect-error nor `copyBatch`
   session.copyBatch(0, 10);
+  // @ts-expect-error nor the consistency check
+  MigrationSession.misplaced(router, 'a', [1]);
+  // @ts-expect-error nor the retire step
+  expiring.actions(60_000);
   // @ts-expect-error nor `publish`
   follower.publish(TOPOLOGY);
   // @ts-expect-error nor `apply`
@@ -81,5 +88,5 @@ export async function tier(wasm: URL, module: WebAssembly.Module, dictionary: Ui
   follower.offer({ ...TOPOLOGY, strategy: { type: 'maglev' } }, 3, 0);
   return [String(shard), owner, String(shards.length), String(epoch), plan.node, String(steps?.write_to), routingMode, ...order,
     ...reads, ...saltedReads, String(saltedWrite), offered.kind, String(held?.epoch), String(httpRouter?.epoch),
-    String(inputs.length)];
+    String(inputs.length), ...readAt, String(wakeAt)];
 }

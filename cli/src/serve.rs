@@ -8,6 +8,13 @@
 //! client), and at most [`MAX_CONNECTIONS`] connections are open: past it, the oldest one
 //! still sending its request head is dropped for the newcomer, or, when every open one is
 //! past its head, new ones wait in the accept backlog.
+//!
+//! `/route` is the routing service ([`shardroute::service`]): `GET /route?key=...` and
+//! `POST /route` with a batch are answered by the core from the served document, this
+//! file only moving bytes; every other path answers the document as before. A batch's
+//! body is bounded before it is read ([`MAX_SERVICE_BODY_BYTES`], from its
+//! `Content-Length` or as it arrives) and in time ([`BODY_TIMEOUT`]); while it arrives the
+//! connection is still among those dropped first for a newcomer.
 
 use std::collections::BTreeMap;
 use std::convert::Infallible;
@@ -16,7 +23,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use bytes::Bytes;
-use http_body_util::Full;
+use http_body_util::{BodyExt, Full, Limited};
 use hyper::header::{
     HeaderValue, ALLOW, CACHE_CONTROL, CONTENT_LENGTH, CONTENT_TYPE, ETAG, IF_NONE_MATCH, RETRY_AFTER,
 };
@@ -25,6 +32,9 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::{TcpListener, TcpSocket, TcpStream};
 use tokio::sync::{watch, Notify};
 use tokio::time::Instant;
+
+use shardroute::limits::MAX_SERVICE_BODY_BYTES;
+use shardroute::service::{self, Service};
 
 /// Most connections open at once (the default of `serve --max-connections`). It fits the
 /// usual 1,024 open files per process with room to spare; each connection holds one file
@@ -42,6 +52,10 @@ pub const MAX_HEADERS: usize = 64;
 /// The whole request head must have arrived this long after the connection was accepted
 /// (one deadline, not one per read: a client dripping a byte at a time is dropped at it).
 pub const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
+/// The whole body of a `POST /route` must have arrived this long after its head (one
+/// deadline for the body, not one per read): a client dripping it is dropped at it.
+/// The core's [`service::BODY_TIMEOUT_MS`].
+pub const BODY_TIMEOUT: Duration = Duration::from_millis(service::BODY_TIMEOUT_MS);
 /// The longest `Prefer: wait=N` honoured, in seconds: a long poll answers by then.
 pub const MAX_WAIT_S: u64 = 30;
 /// How long the answer may take to write, at the least: a client that does not read it
@@ -79,6 +93,8 @@ struct Table {
 
 struct Shared {
     table: Mutex<Table>,
+    /// The routing service of the document served, made once per document.
+    routes: Routes,
     /// Told when a connection closes.
     freed: Notify,
     current: watch::Receiver<Option<Arc<Document>>>,
@@ -107,10 +123,12 @@ impl Shared {
     }
 }
 
-/// Where a connection is: its deadline moves from the head's to the long poll's to the write's.
+/// Where a connection is: its deadline moves from the head's (or a body's, still among the
+/// connections dropped first) to the long poll's to the write's.
 #[derive(Clone, Copy)]
 enum Phase {
     Head,
+    Body(Instant),
     Answering(Instant),
 }
 
@@ -150,6 +168,7 @@ pub async fn run(listener: std::net::TcpListener, current: watch::Receiver<Optio
     };
     let shared = Arc::new(Shared {
         table: Mutex::new(Table { open: 0, reading: BTreeMap::new(), next: 0 }),
+        routes: Arc::new(tokio::sync::Mutex::new(None)),
         freed: Notify::new(),
         current,
         cap: cap.max(1).into(),
@@ -257,7 +276,17 @@ async fn connection(
     let _ = stream.set_nodelay(true);
     let (phase, mut phases) = watch::channel(Phase::Head);
     let current = open.shared.current.clone();
-    let service = hyper::service::service_fn(move |request| answer(request, current.clone(), phase.clone()));
+    let routes = Arc::clone(&open.shared.routes);
+    let service = hyper::service::service_fn(move |request| {
+        let (current, routes, phase) = (current.clone(), Arc::clone(&routes), phase.clone());
+        async move {
+            if service::handles(request.uri().path_and_query().map_or("/", |target| target.as_str())) {
+                route(request, current, routes, phase).await
+            } else {
+                answer(request, current, phase).await
+            }
+        }
+    });
     let served = builder.serve_connection(TokioIo::new(stream), service);
     tokio::pin!(served);
     let mut deadline = Instant::now() + HEAD_TIMEOUT;
@@ -269,15 +298,17 @@ async fn connection(
             _ = tokio::time::sleep_until(deadline) => break,
             _ = evicted.notified(), if reading => break,
             changed = phases.changed(), if phases_open => match changed {
-                Ok(()) => {
-                    if let Phase::Answering(until) = *phases.borrow_and_update() {
+                Ok(()) => match *phases.borrow_and_update() {
+                    Phase::Answering(until) => {
                         if reading {
                             reading = false;
                             open.answering();
                         }
                         deadline = until;
                     }
-                }
+                    Phase::Body(until) => deadline = until,
+                    Phase::Head => {}
+                },
                 Err(_) => phases_open = false,
             },
         }
@@ -360,4 +391,98 @@ async fn answer(
 /// How long an answer of `length` bytes may take to write.
 fn write_budget(length: usize) -> Duration {
     WRITE_TIMEOUT + Duration::from_secs(length as u64 / WRITE_MIN_RATE)
+}
+
+/// The routing service of the last document asked about (the document it was made from,
+/// and the service), `None` before the first `/route` request.
+type Routes = Arc<tokio::sync::Mutex<Option<(Arc<Document>, Arc<Service>)>>>;
+
+/// The service of `document`: the cached one when it was made from this document, else
+/// one made now (the document parsed off the I/O thread), kept for the next requests.
+async fn service_of(document: Arc<Document>, routes: &Routes) -> Result<Arc<Service>, shardroute::Error> {
+    let mut cached = routes.lock().await;
+    if let Some((made_from, service)) = cached.as_ref() {
+        if Arc::ptr_eq(made_from, &document) {
+            return Ok(Arc::clone(service));
+        }
+    }
+    let text = document.body.clone();
+    let made = tokio::task::spawn_blocking(move || {
+        let text = std::str::from_utf8(&text).map_err(|err| {
+            shardroute::Error::new(shardroute::ErrorKind::InvalidTopology, format!("the served document: {err}"))
+        })?;
+        shardroute::Router::from_json(text).map(|router| Arc::new(Service::new(router)))
+    })
+    .await
+    .map_err(|err| shardroute::Error::new(shardroute::ErrorKind::Unavailable, format!("routing service: {err}")))??;
+    *cached = Some((document, Arc::clone(&made)));
+    Ok(made)
+}
+
+/// A `/route` request: its body read within [`MAX_SERVICE_BODY_BYTES`] and
+/// [`BODY_TIMEOUT`], answered by the core's [`Service`].
+async fn route(
+    request: Request<hyper::body::Incoming>,
+    current: watch::Receiver<Option<Arc<Document>>>,
+    routes: Routes,
+    phase: watch::Sender<Phase>,
+) -> Result<Response<Body>, Infallible> {
+    let (parts, body) = request.into_parts();
+    let target = parts.uri.path_and_query().map_or("/", |target| target.as_str());
+    let held: Vec<&str> = parts.headers.get_all(IF_NONE_MATCH).iter().filter_map(|value| value.to_str().ok()).collect();
+    let held = (!held.is_empty()).then(|| held.join(", "));
+    let mut bytes = Bytes::new();
+    let answer = if parts.method == Method::POST {
+        let length = parts.headers.get(CONTENT_LENGTH).and_then(|value| value.to_str().ok()?.parse::<u64>().ok());
+        match length {
+            Some(length) if length > MAX_SERVICE_BODY_BYTES => Some(service::body_too_large(length)),
+            _ => {
+                let _ = phase.send(Phase::Body(Instant::now() + BODY_TIMEOUT));
+                match Limited::new(body, MAX_SERVICE_BODY_BYTES as usize).collect().await {
+                    Ok(collected) => {
+                        bytes = collected.to_bytes();
+                        None
+                    }
+                    // Past the limit, or the client gone: nothing more is read.
+                    Err(_) => Some(service::body_too_large(MAX_SERVICE_BODY_BYTES + 1)),
+                }
+            }
+        }
+    } else {
+        None
+    };
+    let _ = phase.send(Phase::Answering(Instant::now() + WRITE_TIMEOUT));
+    let answer = match answer {
+        Some(refused) => refused,
+        None => {
+            let document = current.borrow().clone();
+            match document {
+                None => service::unavailable(),
+                Some(document) => match service_of(document, &routes).await {
+                    Ok(service) => service.answer(&service::Request {
+                        method: parts.method.as_str(),
+                        target,
+                        if_none_match: held.as_deref(),
+                        body: &bytes,
+                    }),
+                    Err(err) => {
+                        eprintln!("shardroute: routing service: {err}");
+                        service::unavailable()
+                    }
+                },
+            }
+        }
+    };
+    let length = answer.body.len();
+    let mut response = Response::new(Full::new(Bytes::from(answer.body)));
+    *response.status_mut() = StatusCode::from_u16(answer.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let headers = response.headers_mut();
+    for (name, value) in &answer.headers {
+        if let Ok(value) = HeaderValue::from_str(value) {
+            headers.insert(*name, value);
+        }
+    }
+    headers.insert(CONTENT_LENGTH, HeaderValue::from(length));
+    let _ = phase.send(Phase::Answering(Instant::now() + write_budget(length)));
+    Ok(response)
 }

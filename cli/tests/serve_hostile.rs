@@ -8,11 +8,14 @@
 //! are printed (`cargo test -p shardroute-cli --test serve_hostile -- --nocapture`).
 
 use std::io::{BufRead, BufReader, ErrorKind, Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
+use std::net::TcpStream;
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+mod serve_support;
+use serve_support::{source, Serve};
 
 const CLI: &str = env!("CARGO_BIN_EXE_shardroute");
 
@@ -20,52 +23,6 @@ const CLI: &str = env!("CARGO_BIN_EXE_shardroute");
 fn document(epoch: u64, nodes: usize, id_bytes: usize) -> String {
     let ids: Vec<String> = (0..nodes).map(|i| format!(r#"{{"id":"n{i:0>width$}"}}"#, width = id_bytes - 1)).collect();
     format!(r#"{{"format":"shardroute/1","epoch":{epoch},"nodes":[{}],"strategy":{{"type":"jump"}}}}"#, ids.join(","))
-}
-
-/// A source serving `text` with an ETag (`304` for it) to anyone, one request at a time;
-/// its URL. The thread ends with the test process.
-fn source(text: String) -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}/topology.json", listener.local_addr().unwrap());
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
-            let mut head = Vec::new();
-            let mut byte = [0u8; 1];
-            while !head.ends_with(b"\r\n\r\n") && head.len() < 65536 {
-                match stream.read(&mut byte) {
-                    Ok(1) => head.push(byte[0]),
-                    _ => break,
-                }
-            }
-            let head = String::from_utf8_lossy(&head).to_ascii_lowercase();
-            let answer = if head.contains("if-none-match: \"source-1\"") {
-                "HTTP/1.1 304 Not Modified\r\nETag: \"source-1\"\r\nConnection: close\r\n\r\n".to_string()
-            } else {
-                format!(
-                    "HTTP/1.1 200 OK\r\nETag: \"source-1\"\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{text}",
-                    text.len()
-                )
-            };
-            let _ = stream.write_all(answer.as_bytes());
-        }
-    });
-    url
-}
-
-/// `shardroute serve` following `source`; killed when dropped.
-struct Serve {
-    child: Child,
-    /// `127.0.0.1:PORT`
-    address: String,
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 impl Serve {

@@ -31,6 +31,8 @@ const MOVING = {
 };
 /** The fence epoch of the lazy session `made` gives (the new topology's). */
 const FENCE = 2;
+/** The deadline of the expiration session `made` gives. */
+const DEADLINE = 60_000;
 
 /** Values that are not keys: each is invalid_key. */
 const NOT_KEYS = [
@@ -76,6 +78,58 @@ function cases() {
         'invalid_argument'],
       ['plain is decided, not asked for', (api, made) => new api.MigrationSession(made.migration, 'plain'), 'invalid_argument'],
       ['of a dictionary', (api) => new api.MigrationSession(api.Migration.ofDictionary(new api.Router(MOVING)), 'lazy'), null],
+      ...NOT_TIMES.filter(([label]) => !['null', 'undefined'].includes(label)).map(([label, until]) => [`untilMs ${label}`,
+        (api, made) => new api.MigrationSession(made.migration, 'expiration', until), 'invalid_argument']),
+      ['expiration without untilMs', (api, made) => new api.MigrationSession(made.migration, 'expiration'), 'invalid_argument'],
+      ['expiration, untilMs null', (api, made) => new api.MigrationSession(made.migration, 'expiration', null), 'invalid_argument'],
+      ['untilMs with lazy', (api, made) => new api.MigrationSession(made.migration, 'lazy', 5), 'invalid_argument'],
+      ['lazy, untilMs undefined', (api, made) => new api.MigrationSession(made.migration, 'lazy', undefined), null],
+      ['expiration', (api, made) => new api.MigrationSession(made.migration, 'expiration', 0), null],
+      ['expiration, the largest deadline', (api, made) => new api.MigrationSession(made.migration, 'expiration', 2n ** 64n - 1n), null],
+    ],
+    untilMs: [
+      ['expiration', (api, made) => made.expiration.untilMs, null],
+      ['lazy', (api, made) => made.lazy.untilMs, null],
+    ],
+    readPlanAt: [
+      ...keys((made, key) => made.expiration.readPlanAt(key, 0)),
+      ...NOT_TIMES.map(([label, now]) => [`nowMs ${label}`, (api, made) => made.expiration.readPlanAt(7, now), 'invalid_argument']),
+      ...[['null', null], ['a number', 1]].map(([label, moved]) => [`moved ${label}`,
+        (api, made) => made.expiration.readPlanAt(7, 0, moved), 'invalid_argument']),
+      ['both bad: the key first', (api, made) => made.expiration.readPlanAt(-1, -1), 'invalid_key'],
+      ['before the deadline', (api, made) => made.expiration.readPlanAt(7, DEADLINE - 1), null],
+      ['at the deadline', (api, made) => made.expiration.readPlanAt(7n, BigInt(DEADLINE)), null],
+      ['lazy, moved', (api, made) => made.lazy.readPlanAt('7', 0, true), null],
+    ],
+    nextDeadline: [
+      ...NOT_TIMES.map(([label, now]) => [`nowMs ${label}`, (api, made) => made.expiration.nextDeadline(now), 'invalid_argument']),
+      ['before the deadline', (api, made) => made.expiration.nextDeadline(0), null],
+      ['at the deadline', (api, made) => made.expiration.nextDeadline(DEADLINE), null],
+      ['lazy', (api, made) => made.lazy.nextDeadline(0n), null],
+    ],
+    actions: [
+      ...NOT_TIMES.map(([label, now]) => [`nowMs ${label}`, (api, made) => made.expiration.actions(now), 'invalid_argument']),
+      ...[['null', null], ['a number', 1], ['text', 'true']].map(([label, moved]) => [`moved ${label}`,
+        (api, made) => made.lazy.actions(0, moved), 'invalid_argument']),
+      ['expiration, before the deadline', (api, made) => made.expiration.actions(DEADLINE - 1, true), null],
+      ['expiration, at the deadline (growing: nothing emptied)', (api, made) => made.expiration.actions(DEADLINE), null],
+      ['background, moved', (api, made) => made.background.actions(0, true), null],
+    ],
+    misplaced: [
+      ...notMigrations.filter(([label]) => label !== 'a router').map(([label, value]) => [`router ${label}`,
+        (api, made) => api.MigrationSession.misplaced(value(api, made), 'shard_1', [1]), 'invalid_argument']),
+      ...[['null', null], ['undefined', undefined], ['a boolean', true], ['a bigint', 1n], ['an object', {}],
+        ['a fraction', 1.5], ['negative', -1], ['2^32', 2 ** 32]].map(([label, holder]) => [`holder ${label}`,
+        (api, made) => api.MigrationSession.misplaced(made.migration.after, holder, [1]), 'invalid_argument']),
+      ['a node the topology does not list', (api, made) => api.MigrationSession.misplaced(made.migration.after, 'shard_11', [1]),
+        'invalid_argument'],
+      ['a shard outside the range', (api, made) => api.MigrationSession.misplaced(made.migration.after, 0, [1]), 'invalid_argument'],
+      ['keys not an array', (api, made) => api.MigrationSession.misplaced(made.migration.after, 'shard_1', 1), 'invalid_argument'],
+      ...NOT_KEYS.filter(([label]) => label !== 'an array').map(([label, key]) => [`key ${label}`,
+        (api, made) => api.MigrationSession.misplaced(made.migration.after, 'shard_1', [1, key]), 'invalid_key']),
+      ['by node', (api, made) => api.MigrationSession.misplaced(made.migration.after, 'shard_2', [2, 7, 12n, '17']), null],
+      ['by shard', (api, made) => api.MigrationSession.misplaced(made.migration.after, 1, [1, 11, 2]), null],
+      ['no keys', (api, made) => api.MigrationSession.misplaced(made.migration.after, 10, []), null],
     ],
     fenceEpoch: [['no arguments', (api, made) => made.lazy.fenceEpoch, null]],
     ofTopology: [
@@ -177,6 +231,7 @@ export function migrationSessionSuite(api, runtime) {
     return {
       migration,
       lazy: new pkg.MigrationSession(migration, 'lazy'),
+      expiration: new pkg.MigrationSession(migration, 'expiration', DEADLINE),
       background: new pkg.MigrationSession(pkg.Migration.ofDictionary(new pkg.Router(MOVING)), 'background'),
       foreign: new foreignPkg.Migration(new foreignPkg.Router(shards(5, 1)), new foreignPkg.Router(shards(10, 2))),
     };
@@ -205,7 +260,15 @@ export function migrationSessionSuite(api, runtime) {
       const message = (fn) => outcome(api, fn).message;
       assert.equal(message(() => new MigrationSession({}, 'lazy')), 'migration must be a Migration, got an object');
       assert.equal(message(() => new MigrationSession(migration.after, 'lazy')), 'migration must be a Migration, got an object');
-      assert.equal(message(() => new MigrationSession(migration, 'eager')), 'mode: expected "background" or "lazy", got "eager"');
+      assert.equal(message(() => new MigrationSession(migration, 'eager')), 'mode: expected "background", "lazy" or "expiration", got "eager"');
+      assert.equal(message(() => new MigrationSession(migration, 'expiration', 1.5)),
+        'untilMs must be milliseconds, a safe non-negative integer or a bigint in 0n..=18446744073709551615n, got the number 1.5');
+      assert.equal(message(() => new MigrationSession(migration, 'expiration')),
+        'mode: "expiration" needs its deadline, the keys\' TTL horizon (until_ms)');
+      assert.equal(message(() => MigrationSession.misplaced(migration.after, null, [1])),
+        'holder must be a node id (a string) or a shard number, got null');
+      assert.equal(message(() => MigrationSession.misplaced(migration.after, 'shard_11', [1])),
+        'misplaced: node "shard_11" is not a node of the topology');
       assert.equal(message(() => new MigrationSession(migration, 1)), 'mode must be a string, got the number 1');
       assert.equal(message(() => session.readPlan(7, 1)), 'moved must be a boolean, got the number 1');
       assert.equal(message(() => background.copyBatch(-1, 1)), 'cursor must be an integer in 0..=4294967295, got -1');
@@ -308,9 +371,34 @@ export function migrationSessionSuite(api, runtime) {
       assert.equal(MigrationSession.ofTopology(new Router(MOVING)).mode, 'background');
     });
 
+    test('expiration: reads the old owner until the deadline, then retires the emptied shards', () => {
+      const shrink = new Migration(new Router(shards(10, 1)), new Router(shards(5, 2)));
+      const session = new MigrationSession(shrink, 'expiration', DEADLINE);
+      assert.deepEqual([session.mode, session.untilMs], ['expiration', BigInt(DEADLINE)]);
+      assert.deepEqual(session.writePlan(7), { node: 'shard_2', fence_epoch: 2n });
+      assert.deepEqual(session.readPlanAt(7, DEADLINE - 1), ['shard_7', 'shard_2'], 'old owner first, the new one\'s copy newer');
+      assert.deepEqual(session.readPlanAt(7n, BigInt(DEADLINE)), ['shard_2']);
+      assert.equal(session.nextDeadline(0), BigInt(DEADLINE), 'a bigint');
+      assert.equal(session.nextDeadline(DEADLINE), null);
+      assert.deepEqual(session.actions(DEADLINE - 1, true), []);
+      const retire = session.actions(DEADLINE);
+      assert.deepEqual(Object.keys(retire[0]), ['kind', 'node']);
+      assert.deepEqual(retire, [6, 7, 8, 9, 10].map((i) => ({ kind: 'retire', node: `shard_${i}` })));
+      assert.equal(new MigrationSession(shrink, 'lazy').untilMs, null);
+    });
+
+    test('misplaced: the keys found on a node or shard it does not own, by index', () => {
+      const ten = new Router(shards(10, 2));
+      const found = MigrationSession.misplaced(ten, 'shard_2', [2, 7, 12n, '17', 22]);
+      assert.deepEqual(Object.keys(found), ['misplaced', 'count', 'checked']);
+      assert.deepEqual(found, { misplaced: [1, 3], count: 2, checked: 5 }, 'text "17" hashes as text: not user 17');
+      assert.deepEqual(MigrationSession.misplaced(ten, 1, [1, 11n, 2]), { misplaced: [2], count: 1, checked: 3 });
+    });
+
     // ofTopology returns a MigrationSession, so the glue gives it `__wrap` as well; the
-    // declared static is an own property of the class.
+    // declared statics are own properties of the class.
     const extras = runtime.classExtras;
-    membersTest(declarations, [['MigrationSession', MigrationSession, { ...extras, statics: [...extras.statics, 'ofTopology'] }]]);
+    membersTest(declarations, [['MigrationSession', MigrationSession,
+      { ...extras, statics: [...extras.statics, 'ofTopology', 'misplaced'] }]]);
   });
 }

@@ -158,6 +158,26 @@ function cases() {
     batchDeadline: [...times((made, now) => made.session.batchDeadline(now)),
       ['a time', (api, made) => made.session.batchDeadline(40), null]],
     timeout: times((made, now) => made.session.timeout(now)),
+    ...Object.fromEntries(['pipelineQueued', 'pipelineTake', 'pipelineDone', 'pipelinePending'].map((name) => [name, [
+      ['a connection', (api, made) => made.session[name]('127.0.0.1:7000', false), null],
+      ['a READONLY connection', (api, made) => made.session[name]('127.0.0.1:7000', true), null],
+      ['an address of no node (an idle queue)', (api, made) => made.session[name]('nowhere', false), null],
+      ['address number', (api, made) => made.session[name](7000, false), 'invalid_argument'],
+      ['readonly missing', (api, made) => made.session[name]('127.0.0.1:7000'), 'invalid_argument'],
+      ['readonly number', (api, made) => made.session[name]('127.0.0.1:7000', 1), 'invalid_argument'],
+      ['readonly text', (api, made) => made.session[name]('127.0.0.1:7000', 'false'), 'invalid_argument'],
+      ['both bad: the address first', (api, made) => made.session[name](null, null), 'invalid_argument'],
+    ]])),
+    pipelineWithdrawn: [
+      ['a count', (api, made) => made.session.pipelineWithdrawn('127.0.0.1:7000', false, 3), null],
+      ['more than queued', (api, made) => made.session.pipelineWithdrawn('127.0.0.1:7000', false, 2 ** 32 - 1), null],
+      ['count negative', (api, made) => made.session.pipelineWithdrawn('127.0.0.1:7000', false, -1), 'invalid_argument'],
+      ['count fraction', (api, made) => made.session.pipelineWithdrawn('127.0.0.1:7000', false, 1.5), 'invalid_argument'],
+      ['count too big', (api, made) => made.session.pipelineWithdrawn('127.0.0.1:7000', false, 2 ** 32), 'invalid_argument'],
+      ['count bigint', (api, made) => made.session.pipelineWithdrawn('127.0.0.1:7000', false, 1n), 'invalid_argument'],
+      ['count missing', (api, made) => made.session.pipelineWithdrawn('127.0.0.1:7000', false), 'invalid_argument'],
+      ['readonly bad', (api, made) => made.session.pipelineWithdrawn('127.0.0.1:7000', 0, 1), 'invalid_argument'],
+    ],
     addressOf: [['a node', (api, made) => made.session.addressOf('x'), null],
       ['not a string', (api, made) => made.session.addressOf(1), 'invalid_argument']],
     inFlight: [['no arguments', (api, made) => made.command.inFlight, null]],
@@ -423,13 +443,30 @@ export function sessionSuite(api, runtime) {
     test('sessionDefaults is the core\'s; config is it with the fields given, and makes the same session again', () => {
       const defaults = sessionDefaults();
       assert.deepEqual(defaults, { max_redirects: 5, refresh_interval_ms: 200, retry_budget_ms: 20000, backoff_first_ms: 20,
-        backoff_max_ms: 500, connect_timeout_ms: 1000, command_timeout_ms: 5000, stall_ms: 500, wait_timeout_ms: 500, read_from_replicas: false });
+        backoff_max_ms: 500, connect_timeout_ms: 1000, command_timeout_ms: 5000, stall_ms: 500, wait_timeout_ms: 500, read_from_replicas: false,
+        auto_pipeline: true, pipeline_max_commands: 256, pipeline_max_writes: 1 });
       defaults.max_redirects = 9;
       assert.equal(sessionDefaults().max_redirects, 5, 'a new object each time');
       assert.deepEqual(new ClusterSession(['h:1']).config, sessionDefaults());
       const session = new ClusterSession(['h:1'], { max_redirects: 2, read_from_replicas: true });
       assert.deepEqual(session.config, { ...sessionDefaults(), max_redirects: 2, read_from_replicas: true });
       assert.deepEqual(new ClusterSession(['h:1'], session.config).config, session.config);
+    });
+
+    test('auto-pipelining: one flush a turn, one write in flight, the rest at pipelineDone; numbers and booleans', () => {
+      const session = new ClusterSession(['h:1'], { pipeline_max_commands: 2 });
+      assert.deepEqual([1, 2, 3].map(() => session.pipelineQueued('h:1', false)), [true, false, false]);
+      assert.equal(session.pipelineQueued('h:1', true), true, 'a READONLY connection is another queue');
+      assert.deepEqual([session.pipelineTake('h:1', false), session.pipelineTake('h:1', false)], [2, 0]);
+      assert.deepEqual(session.pipelinePending('h:1', false), [1, 1]);
+      assert.equal(session.pipelineWithdrawn('h:1', false, 1), undefined);
+      assert.equal(session.pipelineDone('h:1', false), 0);
+      assert.deepEqual(session.pipelinePending('h:1', false), [0, 0]);
+      const off = new ClusterSession(['h:1'], { auto_pipeline: false });
+      assert.deepEqual([off.pipelineQueued('h:1', false), off.pipelineQueued('h:1', false)], [true, true]);
+      for (const config of [{ pipeline_max_commands: 0 }, { pipeline_max_writes: 1025 }, { auto_pipeline: 'yes' }]) {
+        assert.throws(() => new ClusterSession(['h:1'], config), (err) => err instanceof ShardrouteError && err.code === 'invalid_argument');
+      }
     });
 
     test('router is null before the first table, then a Router of the package', () => {

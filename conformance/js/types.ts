@@ -9,8 +9,8 @@ import {
 } from 'shardroute-package';
 import type {
   Access, CopyBatch, DecodedId, Diff, Endpoint, Flow, FollowerConfig, FollowerStats, Key, KeyMove, LazySteps, Location,
-  MigrationMode, Milliseconds, Move, MovingShard, NodeGroup, PlanGroup, Publish, Redirect, Revision, SaltedKey,
-  SessionConfig, SessionStats, Stats, Unreachable, WritePlan,
+  MigrationAction, MigrationMode, Milliseconds, Misplaced, Move, MovingShard, NodeGroup, PlanGroup, Publish, Redirect, Revision,
+  SaltedKey, SessionConfig, SessionStats, Stats, Unreachable, WritePlan,
 } from 'shardroute-package';
 
 const router: Router = new Router('{"format": "shardroute/1", "epoch": 1, "nodes": [{"id": "a"}], "strategy": {"type": "jump"}}');
@@ -208,7 +208,19 @@ const batchUnit: [number, string, string] | undefined = batch.units[0];
 const resumeAt: number | null = batch.next;
 const refreshed: 'refresh' = migrationSession.fenced(3) === 'refresh' ? backgroundSession.fenced(11n) : 'refresh';
 const routed: MigrationSession = MigrationSession.ofTopology(router, null, migration.before);
-const routedMode: 'plain' | 'background' | 'lazy' | 'catch-up' = MigrationSession.ofTopology(router).mode;
+const routedMode: 'plain' | 'background' | 'lazy' | 'expiration' | 'catch-up' = MigrationSession.ofTopology(router).mode;
+const expiring: MigrationSession = new MigrationSession(migration, 'expiration', 60_000);
+const expiringUntil: bigint | null = new MigrationSession(migration, 'expiration', 2n ** 63n).untilMs;
+const readAt: string[] = expiring.readPlanAt(7, 59_999).concat(expiring.readPlanAt('user:1', 60_000n, true));
+const wakeAt: bigint | null = expiring.nextDeadline(0);
+const retire: MigrationAction[] = expiring.actions(60_000).concat(backgroundSession.actions(0n, true));
+const retireParts: ['retire', string] | undefined = retire[0] && [retire[0].kind, retire[0].node];
+const found: Misplaced = MigrationSession.misplaced(router, 'a', [7, 'user:1', 7n]);
+const foundParts: [number[], number, number] = [found.misplaced, found.count, MigrationSession.misplaced(router, 3, []).checked];
+// @ts-expect-error: a holder is a node id or a shard number, not a Router
+MigrationSession.misplaced(router, router, [7]);
+// @ts-expect-error: a time is a number or a bigint, not text
+expiring.nextDeadline('0');
 const routedScan: string[] = routed.scanNodes();
 // @ts-expect-error: previous is a Router (or null), not a document
 MigrationSession.ofTopology(router, {});
@@ -316,4 +328,5 @@ export const used = [shard, node, replicas, preference, shards, moreShards, epoc
   commandSlot, kind, target, until, delay, failure, afterFailure, candidates, due, planned, counters, sessionRouter,
   untilNumber, commandsNumber, seedParts, firstWait, offeredKind, offeredParts, offeredAgain, reconnectAt, writeParts,
   inlineWrite, followed, followerCounters, reconnectNumber, offeredNumber, offeredCount, fenceEpoch, readPlan,
-  writePlanParts, lazyParts, inlineSteps, batchUnit, resumeAt, refreshed, fenceNumber, camelEpoch, routedMode, routedScan];
+  writePlanParts, lazyParts, inlineSteps, batchUnit, resumeAt, refreshed, fenceNumber, camelEpoch, routedMode, routedScan,
+  expiringUntil, readAt, wakeAt, retireParts, foundParts];

@@ -344,6 +344,7 @@ fn evaluate(file: &Value, routers: &mut HashMap<String, Router>, case: &Value) -
         "redis_session" => crate::session::redis_session(case)?,
         "topology_follower" => crate::session::topology_follower(file, case)?,
         "migration_session" => crate::session::migration_session(file, case)?,
+        "misplaced" => crate::session::misplaced(file, case)?,
         "session_source" => crate::session::session_source(case)?,
         "parse_redirect" => match Redirect::parse(text(case, "line")?) {
             Ok(redirect) => {

@@ -4,7 +4,8 @@
 //! is made here: the session makes them all.
 
 use serde_json::{json, Value};
-use shardroute::migration::Migration;
+use shardroute::migration::{Holder, Migration};
+use shardroute::session::migration::MigrationAction;
 use shardroute::session::source::actions_value;
 use shardroute::session::{
     Access, ClusterConfig, ClusterSession, Command, Fenced, Follower, FollowerConfig, MigrationSession, Mode,
@@ -31,12 +32,29 @@ pub fn redis_session(case: &Value) -> Result<Value, String> {
         Ok(session) => session,
         Err(err) => return Ok(json!({"error": err.code()})),
     };
-    let mut command: Option<Command> = None;
+    // The commands begun, in order; a step's `command` (an index) picks one, else the last.
+    let mut commands: Vec<Command> = Vec::new();
     let mut results = Vec::new();
     for step in case["steps"].as_array().ok_or("steps is not an array")? {
         let now = step.get("now_ms").map_or(Some(0), Value::as_u64).ok_or("now_ms is not an integer")?;
         let call = step["call"].as_str().ok_or("a step has no call")?;
         let missing = || format!("{call}: no command begun");
+        let picked = match step.get("command") {
+            None => commands.len().checked_sub(1),
+            Some(index) => Some(index.as_u64().ok_or("command is not an index")? as usize),
+        };
+        // The picked command, for the calls about one.
+        macro_rules! current {
+            () => {
+                picked.and_then(|index| commands.get_mut(index)).ok_or_else(missing)?
+            };
+        }
+        let connection = || -> Result<(&str, bool), String> {
+            Ok((
+                step["address"].as_str().ok_or("address is not a string")?,
+                step["readonly"].as_bool().ok_or("readonly is not a boolean")?,
+            ))
+        };
         let result = match call {
             "command" => match keys(step)? {
                 Err(err) => json!({"error": err.code()}),
@@ -45,20 +63,20 @@ pub fn redis_session(case: &Value) -> Result<Value, String> {
                     match session.command(&keys, access(step)?, now) {
                         Ok(begun) => {
                             let slot = begun.slot();
-                            command = Some(begun);
+                            commands.push(begun);
                             json!({"slot": slot})
                         }
                         Err(err) => json!({"error": err.code()}),
                     }
                 }
             },
-            "poll" => session.poll(command.as_mut().ok_or_else(missing)?, now).to_value(),
-            "succeeded" => session.succeeded(command.as_mut().ok_or_else(missing)?, now).to_value(),
-            "stalled" => session.stalled(command.as_mut().ok_or_else(missing)?, now).to_value(),
+            "poll" => session.poll(current!(), now).to_value(),
+            "succeeded" => session.succeeded(current!(), now).to_value(),
+            "stalled" => session.stalled(current!(), now).to_value(),
             "deadline" => {
-                json!({"deadline_ms": session.deadline(command.as_ref().ok_or_else(missing)?).map(|ms| ms.to_string())})
+                json!({"deadline_ms": session.deadline(current!()).map(|ms| ms.to_string())})
             }
-            "on_deadline" => session.on_deadline(command.as_mut().ok_or_else(missing)?, now).to_value(),
+            "on_deadline" => session.on_deadline(current!(), now).to_value(),
             "refresh_sent" => {
                 let address = step["address"].as_str().ok_or("address is not a string")?;
                 match session.refresh_sent(address, now) {
@@ -68,6 +86,29 @@ pub fn redis_session(case: &Value) -> Result<Value, String> {
             }
             "next_deadline" => json!({"deadline_ms": session.next_deadline().map(|ms| ms.to_string())}),
             "batch_deadline" => json!({"deadline_ms": session.batch_deadline(now).map(|ms| ms.to_string())}),
+            "pipeline_queued" => {
+                let (address, readonly) = connection()?;
+                json!({"flush": session.pipeline_queued(address, readonly)})
+            }
+            "pipeline_take" => {
+                let (address, readonly) = connection()?;
+                json!({"write": session.pipeline_take(address, readonly)})
+            }
+            "pipeline_done" => {
+                let (address, readonly) = connection()?;
+                json!({"write": session.pipeline_done(address, readonly)})
+            }
+            "pipeline_withdrawn" => {
+                let (address, readonly) = connection()?;
+                let count = step["count"].as_u64().and_then(|n| u32::try_from(n).ok()).ok_or("count is not a u32")?;
+                session.pipeline_withdrawn(address, readonly, count);
+                json!({"ok": true})
+            }
+            "pipeline_pending" => {
+                let (address, readonly) = connection()?;
+                let (queued, writes) = session.pipeline_pending(address, readonly);
+                json!({"queued": queued, "writes": writes})
+            }
             "timeout" => json!({"timed_out": session.timeout(now)}),
             "failed" => {
                 let text = step["text"].as_str().ok_or("text is not a string")?;
@@ -77,12 +118,12 @@ pub fn redis_session(case: &Value) -> Result<Value, String> {
                     .iter()
                     .map(|name| name.as_str().ok_or("a name is not a string"))
                     .collect::<Result<_, _>>()?;
-                session.failed(command.as_mut().ok_or_else(missing)?, text, &names, now).to_value()
+                session.failed(current!(), text, &names, now).to_value()
             }
             "unreachable" => {
                 let why =
                     step["why"].as_str().and_then(Transport::from_name).ok_or("why is not refused|reset|timeout")?;
-                session.unreachable(command.as_mut().ok_or_else(missing)?, why, now).to_value()
+                session.unreachable(current!(), why, now).to_value()
             }
             "refreshed" => match session.refreshed(&step["reply"], now) {
                 Ok(()) => json!({"ok": true}),
@@ -191,6 +232,40 @@ pub fn topology_follower(file: &Value, case: &Value) -> Result<Value, String> {
     Ok(json!({ "results": results }))
 }
 
+/// A decimal string as a u64 (epochs and times in the vectors); `Err` for a malformed vector.
+fn decimal_u64(value: &Value, name: &str) -> Result<u64, String> {
+    value.as_str().and_then(|text| text.parse::<u64>().ok()).ok_or_else(|| format!("bad {name}"))
+}
+
+/// The result of a `misplaced` case (conformance/README.md): `{"misplaced", "count",
+/// "checked"}`, or `{"error"}`; `Err` for a malformed vector.
+pub fn misplaced(file: &Value, case: &Value) -> Result<Value, String> {
+    let id = case["topology"].as_str().ok_or("topology is not a string")?;
+    let router = match Router::from_value(file["topologies"].get(id).ok_or_else(|| format!("unknown topology {id:?}"))?)
+    {
+        Ok(router) => router,
+        Err(err) => return Ok(json!({"error": err.code()})),
+    };
+    let holder = match (case.get("node"), case.get("shard")) {
+        (Some(node), None) => Holder::Node(node.as_str().ok_or("node is not a string")?),
+        (None, Some(shard)) => {
+            Holder::Shard(shard.as_u64().and_then(|n| u32::try_from(n).ok()).ok_or("shard is not a u32")?)
+        }
+        _ => return Err("a misplaced case names node or shard".into()),
+    };
+    let mut keys = Vec::new();
+    for key in case["keys"].as_array().ok_or("keys is not an array")? {
+        match to_key(key)? {
+            Ok(key) => keys.push(key),
+            Err(err) => return Ok(json!({"error": err.code()})),
+        }
+    }
+    Ok(match shardroute::migration::misplaced(&router, holder, keys.iter().map(OwnedKey::as_key)) {
+        Ok(found) => json!({"misplaced": found.indices, "count": found.count(), "checked": found.checked}),
+        Err(err) => json!({"error": err.code()}),
+    })
+}
+
 /// The `results` of a `migration_session` case (conformance/README.md, "Session
 /// scenarios"); `Err` for a malformed vector.
 pub fn migration_session(file: &Value, case: &Value) -> Result<Value, String> {
@@ -219,7 +294,11 @@ pub fn migration_session(file: &Value, case: &Value) -> Result<Value, String> {
             _ => return Err("a migration_session case names topology, before and after, or dictionary".into()),
         };
         let mode = Mode::from_name(case["mode"].as_str().ok_or("mode is not a string")?);
-        migration.and_then(|migration| mode.and_then(|mode| MigrationSession::new(migration, mode)))
+        let until_ms = match case.get("until_ms") {
+            Some(text) => Some(decimal_u64(text, "until_ms")?),
+            None => None,
+        };
+        migration.and_then(|migration| mode.and_then(|mode| MigrationSession::of_mode(migration, mode, until_ms)))
     };
     let session = match built {
         Ok(session) => session,
@@ -267,6 +346,30 @@ pub fn migration_session(file: &Value, case: &Value) -> Result<Value, String> {
                     }),
                     Err(err) => json!({"error": err.code()}),
                 }
+            }
+            "read_plan_at" => {
+                let moved = step["moved"].as_bool().ok_or("moved is not a boolean")?;
+                let now = decimal_u64(&step["now_ms"], "now_ms")?;
+                match key()?.and_then(|key| session.read_plan_at(key.as_key(), moved, now)) {
+                    Ok(nodes) => json!({"nodes": nodes}),
+                    Err(err) => json!({"error": err.code()}),
+                }
+            }
+            "next_deadline" => {
+                let now = decimal_u64(&step["now_ms"], "now_ms")?;
+                json!({"deadline_ms": session.next_deadline(now).map(|ms| ms.to_string())})
+            }
+            "actions" => {
+                let now = decimal_u64(&step["now_ms"], "now_ms")?;
+                let moved = step["moved"].as_bool().ok_or("moved is not a boolean")?;
+                let actions: Vec<Value> = session
+                    .actions(now, moved)
+                    .into_iter()
+                    .map(|action| match action {
+                        MigrationAction::Retire { node } => json!({"kind": "retire", "node": node}),
+                    })
+                    .collect();
+                json!({ "actions": actions })
             }
             "fenced" => {
                 let epoch =

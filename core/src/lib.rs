@@ -138,6 +138,7 @@ pub mod planner;
 pub mod router;
 pub mod salting;
 pub mod scatter;
+pub mod service;
 pub mod session;
 pub mod stats;
 pub mod strategy;

@@ -92,3 +92,10 @@ pub const MAX_ANSWER_BYTES: u64 = 2 * MAX_DOCUMENT_BYTES;
 /// Most earlier revisions of a key an etcd `publish` with `replace` reads back to find
 /// the newest document a follower would install (compacted history ends it sooner).
 pub const MAX_PUBLISH_HISTORY_STEPS: u32 = 64;
+/// Largest body of a routing service batch (`POST /route`, [`crate::service`]), in
+/// bytes: 1 MiB. A shell reads no more of a body than this (it answers `413`,
+/// `limit_exceeded`, from the `Content-Length` or once the bytes read pass it).
+pub const MAX_SERVICE_BODY_BYTES: u64 = 1 << 20;
+/// Most keys in one routing service batch (`POST /route`): more are refused whole
+/// (`413`, `limit_exceeded`) before any is routed.
+pub const MAX_SERVICE_KEYS: u32 = 10_000;

@@ -17,7 +17,7 @@
 //!   partitions, buckets): each shard whose owner changes, with both owners; and
 //!   [`moving_keys`](Migration::moving_keys) for a caller's list of keys otherwise.
 //!
-//! Both ways of moving the seed's messages table fit: **background** (a copy job copies
+//! Both ways of moving a messages table fit: **background** (a copy job copies
 //! each moving unit, then marks it moved; services read old then new until then) and
 //! **lazy** (nothing is copied ahead; the first read of a key under the new topology
 //! copies that key's data from the old owner, then marks it moved). Either way a
@@ -32,7 +32,7 @@
 //!         "nodes": [{}], "strategy": {{"type": "modulo", "one_based": true}}}}"#, nodes.join(","))
 //! };
 //! let migration = Migration::new(Router::from_json(&doc(5, 1))?, Router::from_json(&doc(10, 2))?)?;
-//! // The seed's `id % n ?: n`: user 7 lives on shard 2 of 5, then on shard 7 of 10.
+//! // The messages table's `id % n ?: n`: user 7 lives on shard 2 of 5, then on shard 7 of 10.
 //! assert_eq!(migration.moves(7u64)?, Some(("shard_2", "shard_7")));
 //! assert_eq!(migration.write_target(7u64)?, "shard_7");
 //! assert_eq!(migration.read_targets(7u64, false)?, ["shard_2", "shard_7"]);
@@ -425,6 +425,145 @@ impl Migration {
     }
 }
 
+/// Where keys were found: a node (by id) or a shard (by number).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Holder<'a> {
+    /// A node id of the topology.
+    Node(&'a str),
+    /// A shard number in the topology's [`shard_range`](Router::shard_range).
+    Shard(u32),
+}
+
+/// The answer of [`misplaced`]: the keys their holder does not own.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Misplaced {
+    /// The indices of the misplaced keys in the list given, in order.
+    pub indices: Vec<u32>,
+    /// How many keys were checked (the list's length).
+    pub checked: u32,
+}
+
+impl Misplaced {
+    /// How many keys are misplaced (`indices.len()`).
+    pub fn count(&self) -> u32 {
+        self.indices.len() as u32
+    }
+}
+
+/// The consistency check: of `keys` found on `holder` (every key read from a node or a
+/// shard, or a sample of them), those that `holder` does not own under `router` (an
+/// epoch's topology), by index, with the number checked. A row whose key is listed is on
+/// a node (or shard) that does not own it: a copy left behind by a move, or a write
+/// routed under an older epoch. Each key is routed as it is stored (a hot key's salted
+/// form as the salted key); a node is compared by id with [`Router::node`], a shard by
+/// number with [`Router::route`]. The same as
+/// `keys.filter(|key| router.node(key) != holder)`, with the refusals below.
+///
+/// Used after a move (0 misplaced on every node under the final epoch), before retiring
+/// a node (every key it still holds is misplaced: a lazy move is over when none is
+/// left), and on a sample, as a periodic check.
+///
+/// # Errors
+/// `invalid_argument` for a node id the topology does not list, or a shard outside its
+/// [`shard_range`](Router::shard_range) (a typo would otherwise report every key);
+/// `limit_exceeded` for more than [`MAX_SAMPLE_KEYS`](crate::limits::MAX_SAMPLE_KEYS)
+/// keys (checked before any is routed); as [`Router::route`] for a key (`invalid_key`).
+///
+/// # Example
+/// ```
+/// use shardroute::{migration::{misplaced, Holder}, Router};
+/// let nodes: Vec<String> = (1..=10).map(|i| format!(r#"{{"id": "shard_{i}"}}"#)).collect();
+/// let ten = Router::from_json(&format!(r#"{{"format": "shardroute/1", "epoch": 2, "hashing": {{"integers": "identity"}},
+///     "nodes": [{}], "strategy": {{"type": "modulo", "one_based": true}}}}"#, nodes.join(",")))?;
+/// // Users found on shard_2 after 5 -> 10: 2 and 12 belong there, 7 belongs on shard_7.
+/// let found = misplaced(&ten, Holder::Node("shard_2"), [2u64, 7, 12])?;
+/// assert_eq!((found.indices, found.checked), (vec![1], 3));
+/// # Ok::<(), shardroute::Error>(())
+/// ```
+pub fn misplaced<'k, I>(router: &Router, holder: Holder<'_>, keys: I) -> Result<Misplaced>
+where
+    I: IntoIterator,
+    I::Item: Into<Key<'k>>,
+{
+    let mut check = MisplacedCheck::new(router, holder)?;
+    let keys = keys.into_iter();
+    if keys.size_hint().0 > crate::limits::MAX_SAMPLE_KEYS as usize {
+        return Err(too_many_keys());
+    }
+    for key in keys {
+        check.check(key)?;
+    }
+    Ok(check.finish())
+}
+
+/// [`misplaced`] one key at a time, for a caller that streams the keys it reads (a
+/// binding converting a large iterable in chunks): the same refusals, the same answer.
+#[derive(Clone, Debug)]
+pub struct MisplacedCheck<'a> {
+    router: &'a Router,
+    holder: Holder<'a>,
+    found: Misplaced,
+}
+
+impl<'a> MisplacedCheck<'a> {
+    /// A check of the keys found on `holder` under `router`.
+    ///
+    /// # Errors
+    /// `invalid_argument` as [`misplaced`] (a node the topology does not list, a shard
+    /// outside its range).
+    pub fn new(router: &'a Router, holder: Holder<'a>) -> Result<MisplacedCheck<'a>> {
+        match holder {
+            Holder::Node(id) if !router.nodes().iter().any(|node| node.id == id) => {
+                return Err(Error::argument(format!("misplaced: node {id:?} is not a node of the topology")));
+            }
+            Holder::Shard(shard) if !router.shard_range().contains(&shard) => {
+                let range = router.shard_range();
+                return Err(Error::argument(format!(
+                    "misplaced: shard {shard} is not in {}..{}",
+                    range.start, range.end
+                )));
+            }
+            _ => {}
+        }
+        Ok(MisplacedCheck { router, holder, found: Misplaced { indices: Vec::new(), checked: 0 } })
+    }
+
+    /// Checks the next key: `true` when the holder does not own it (its index is then
+    /// listed).
+    ///
+    /// # Errors
+    /// `limit_exceeded` past [`MAX_SAMPLE_KEYS`](crate::limits::MAX_SAMPLE_KEYS) keys; as
+    /// [`Router::route`] for the key.
+    pub fn check<'k>(&mut self, key: impl Into<Key<'k>>) -> Result<bool> {
+        if self.found.checked == crate::limits::MAX_SAMPLE_KEYS {
+            return Err(too_many_keys());
+        }
+        let key = key.into();
+        let owns = match self.holder {
+            Holder::Node(id) => self.router.node(key)? == id,
+            Holder::Shard(shard) => self.router.route(key)? == shard,
+        };
+        if !owns {
+            self.found.indices.push(self.found.checked);
+        }
+        self.found.checked += 1;
+        Ok(!owns)
+    }
+
+    /// The answer so far.
+    pub fn finish(self) -> Misplaced {
+        self.found
+    }
+}
+
+fn too_many_keys() -> Error {
+    let limit = crate::limits::MAX_SAMPLE_KEYS;
+    Error::new(
+        ErrorKind::LimitExceeded,
+        format!("misplaced: more than {limit} keys (MAX_SAMPLE_KEYS); check a sample, or in batches"),
+    )
+}
+
 /// Greatest common divisor (`gcd(0, m) = m`).
 fn gcd(mut a: u64, mut b: u64) -> u64 {
     while b != 0 {
@@ -506,6 +645,34 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The consistency check against its naive equivalent, by node and by shard, and
+    /// its refusals.
+    #[test]
+    fn misplaced_is_the_keys_the_holder_does_not_own() {
+        let ten = hashed("modulo", 10, 2, true);
+        let keys: Vec<u64> = (0..200).collect();
+        for node in ["s1", "s4", "s10"] {
+            let found = misplaced(&ten, Holder::Node(node), keys.iter().copied()).unwrap();
+            let naive: Vec<u32> =
+                (0u32..).zip(&keys).filter(|(_, &k)| ten.node(k).unwrap() != node).map(|(i, _)| i).collect();
+            assert_eq!(found, Misplaced { indices: naive, checked: 200 });
+        }
+        let found = misplaced(&ten, Holder::Shard(3), [3u64, 13, 4]).unwrap();
+        assert_eq!((found.count(), found.indices), (1, alloc::vec![2]));
+        assert_eq!(misplaced(&ten, Holder::Node("s11"), [1u64]).unwrap_err().code(), "invalid_argument");
+        // One-based modulo numbers its shards 1..=10.
+        assert_eq!(ten.shard_range(), 1..11);
+        for outside in [0, 11] {
+            assert_eq!(misplaced(&ten, Holder::Shard(outside), [1u64]).unwrap_err().code(), "invalid_argument");
+        }
+        // Refused before routing when the count is known, at the first key past the limit
+        // when it is not (an iterator of unknown length).
+        let too_many = || core::iter::repeat_n(1u64, crate::limits::MAX_SAMPLE_KEYS as usize + 1);
+        assert_eq!(misplaced(&ten, Holder::Node("s1"), too_many()).unwrap_err().code(), "limit_exceeded");
+        let unknown_length = too_many().filter(|_| true);
+        assert_eq!(misplaced(&ten, Holder::Node("s1"), unknown_length).unwrap_err().code(), "limit_exceeded");
     }
 
     /// The read plan puts the old owner first: the reason is in `read_targets`' docs.

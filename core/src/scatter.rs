@@ -1,7 +1,7 @@
 //! Scatter/gather plans: the shards a query beyond one key visits, one node each, and how
 //! their answers merge (DDIA chapter 6, "partitioning and secondary indexes": a local index
-//! is queried by scattering to every partition; seed 000's cross-shard aggregations run in
-//! parallel, one request per shard).
+//! is queried by scattering to every partition; cross-shard aggregations run in parallel,
+//! one request per shard).
 //!
 //! One call per query: [`Router::scatter`] takes the [`Scope`] (every shard, a key range,
 //! or a set of keys) and the [`ReadFrom`] policy, and returns a [`ScatterPlan`]: each shard

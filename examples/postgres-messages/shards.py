@@ -66,7 +66,7 @@ def vbucket_start() -> shardroute.Topology:
 
 
 def modulo(count: int, epoch: int) -> shardroute.Topology:
-    """Run B's topologies: the seed's `user_id % n ?: n`."""
+    """Run B's topologies: the classic 1-based `user_id % n ?: n` (0 becomes n)."""
     return {
         "format": "shardroute/1", "epoch": epoch, "hashing": {"integers": "identity"},
         "nodes": nodes(count), "strategy": {"type": "modulo", "one_based": True}, "indexes": INDEXES,

@@ -99,6 +99,49 @@ class Redirect(_typing.NamedTuple):
     address: str
 
 
+class NodeGroup(_typing.NamedTuple):
+    """One group of Router.group_by_node: a node's id and the positions of its keys in
+    the keys given, in increasing order (JS: NodeGroup { node, indices })."""
+
+    node: str
+    indices: _typing.List[int]
+
+
+class Move(_typing.NamedTuple):
+    """What Migration.moves returns for a key that changes node: its node in the
+    topology data moves from (from_: "from" is a Python keyword) and in the one it moves
+    to (JS: Move { from, to })."""
+
+    from_: str
+    to: str
+
+
+class MovingShard(_typing.NamedTuple):
+    """A shard whose owner changes, in Migration.moving_shards: the shard (the same
+    number on both sides), its owner before (from_) and after (to) (JS: MovingShard
+    { shard, from, to })."""
+
+    shard: int
+    from_: str
+    to: str
+
+
+class WritePlan(_typing.NamedTuple):
+    """What MigrationSession.write_plan returns: the new owner's id, and the epoch the
+    write runs under, which the shard's fence must admit (JS: WritePlan)."""
+
+    node: str
+    fence_epoch: int
+
+
+class SourceCall(_typing.NamedTuple):
+    """What SourceSession.call returns: the call's number (in the "done" or "failed"
+    action that ends it) and the actions to perform now (JS: { call, actions })."""
+
+    call: int
+    actions: _typing.List[_typing.Dict[str, _typing.Any]]
+
+
 class SessionStats(_typing.TypedDict):
     """What ClusterSession.stats returns: commands begun, MOVED and ASK followed,
     tables installed by refreshes, refreshes that found no usable reply, replies
@@ -132,6 +175,9 @@ class SessionConfig(_typing.TypedDict, total=False):
     stall_ms: int
     wait_timeout_ms: int
     read_from_replicas: bool
+    auto_pipeline: bool
+    pipeline_max_commands: int
+    pipeline_max_writes: int
 
 
 class FollowerConfig(_typing.TypedDict, total=False):
@@ -182,6 +228,6 @@ class CopyBatch(_typing.TypedDict):
 
 __all__ = sorted([
     *_native.__all__, "CopyBatch", "DecodedId", "FollowerConfig", "IndexVisit", "IndexWritePlan", "LazySteps", "FollowerStats", "Key",
-    "Location", "NodeStats", "Operation", "Publish",
-    "Redirect", "ScatterPlan", "SessionConfig", "SessionStats", "Stats", "Topology", "documents",
+    "Location", "Move", "MovingShard", "NodeGroup", "NodeStats", "Operation", "Publish",
+    "Redirect", "ScatterPlan", "SourceCall", "WritePlan", "SessionConfig", "SessionStats", "Stats", "Topology", "documents",
 ])

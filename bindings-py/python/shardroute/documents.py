@@ -723,6 +723,39 @@ class SuggestOperation(_SuggestOperationRequired, total=False):
     max_imbalance: int
     # The measure max_imbalance weighs vbuckets by. Default requests.
     weight_by: Literal["bytes", "requests", "keys"]
+    # The cooling side: a load under this percent of max_bytes / max_requests has cooled
+    # (hot_key_remove, range_merge, reopening an id group). Default 50; 0 suggests no cooling.
+    cool_percent: int
+    # vbucket: a warning (with vbucket_double) when there are fewer vbuckets than this many per
+    # node. Default 4; 0 turns it off.
+    min_vbuckets_per_node: int
+    # The capacity of every node, by measure: headroom and capacity-cascade warnings.
+    capacity: Capacity
+    # The capacity of named nodes (each at most once); a measure given here replaces capacity's.
+    node_capacity: list[NodeCapacity]
+    # A node past this percent of a capacity gets a headroom warning. Default 70.
+    capacity_warn: int
+    # A node past this percent of a capacity gets the stronger warning; at least capacity_warn.
+    # Default 80.
+    capacity_alert: int
+
+
+class Capacity(TypedDict, total=False):
+    """A node's capacity by measure; a measure not given is not checked."""
+    bytes: U64
+    requests: U64
+    keys: U64
+
+
+class _NodeCapacityRequired(TypedDict):
+    node: str
+
+
+class NodeCapacity(_NodeCapacityRequired, total=False):
+    """One node's capacity by measure."""
+    bytes: U64
+    requests: U64
+    keys: U64
 
 
 class _ShardLoadRequired(TypedDict):
@@ -1013,6 +1046,7 @@ NodeChoice = NodeId | TopologyNode
 __all__ = [
     "AddNodeOperation",
     "BoundaryKey",
+    "Capacity",
     "CassandraStrategy",
     "Chain",
     "CompleteMovesOperation",
@@ -1060,6 +1094,7 @@ __all__ = [
     "MultilevelGroupSetOperation",
     "MultilevelRemapOperation",
     "MultilevelStrategy",
+    "NodeCapacity",
     "NodeChoice",
     "NodeId",
     "Operation",

@@ -39,7 +39,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable, Generator, Iterable, Sequence
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import shardroute
 from shardroute._sources import (
@@ -48,8 +48,8 @@ from shardroute._sources import (
 )
 
 __all__ = [
-    "AsyncEtcd", "AsyncEtcdFollower", "Etcd", "EtcdError", "EtcdFollower", "EtcdFollowerStats",
-    "prefix_end", "publish", "publish_async", "same_revision", "same_value",
+    "AsyncEtcd", "AsyncEtcdFollower", "Etcd", "EtcdError", "EtcdFollower", "EtcdFollowerStats", "EtcdValue",
+    "EtcdValues", "prefix_end", "publish", "publish_async", "same_revision", "same_value",
 ]
 
 #: The longest answer read from etcd, and the longest line of a watch stream (the core's
@@ -98,6 +98,23 @@ class EtcdFollowerStats(shardroute.FollowerStats):
 
 # -- the calls: each an op for the session and what its result becomes, written once ----
 
+class EtcdValue(NamedTuple):
+    """What ``Etcd.get`` returns: a key's value and its ``mod_revision`` (``(None, 0)``
+    when absent). The Node twin's ``EtcdValue`` (``{ value, modRevision }``)."""
+
+    value: str | None
+    mod_revision: int
+
+
+class EtcdValues(NamedTuple):
+    """What ``Etcd.get_many`` returns: each key's ``EtcdValue`` (by key, as given), read
+    in one transaction, and the store's ``revision`` then. The Node twin's
+    ``{ values, revision }``."""
+
+    values: dict[str, EtcdValue]
+    revision: int
+
+
 Result = TypeVar("Result")
 Op = Generator[dict[str, Any], dict[str, Any], Result]
 
@@ -111,17 +128,17 @@ def _ended(action: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
-def _entry(found: dict[str, Any]) -> tuple[str | None, int]:
-    return found["value"], int(found["mod_revision"])
+def _entry(found: dict[str, Any]) -> EtcdValue:
+    return EtcdValue(found["value"], int(found["mod_revision"]))
 
 
-def _op_get(key: str) -> Op[tuple[str | None, int]]:
+def _op_get(key: str) -> Op[EtcdValue]:
     return _entry(_ended((yield {"op": "get", "key": key})))
 
 
-def _op_get_many(keys: list[str]) -> Op[tuple[dict[str, tuple[str | None, int]], int]]:
+def _op_get_many(keys: list[str]) -> Op[EtcdValues]:
     result = _ended((yield {"op": "get_many", "keys": keys}))
-    return {key: _entry(found) for key, found in result["values"].items()}, int(result["revision"])
+    return EtcdValues({key: _entry(found) for key, found in result["values"].items()}, int(result["revision"]))
 
 
 def _op_put(key: str, value: str) -> Op[int]:
@@ -221,13 +238,14 @@ class Etcd(_Client):
             return result
         raise AssertionError("a call is one op")
 
-    def get(self, key: str) -> tuple[str | None, int]:
-        """The value of ``key`` and its ``mod_revision``, or ``(None, 0)`` when absent."""
+    def get(self, key: str) -> EtcdValue:
+        """The value of ``key`` and its ``mod_revision`` (an ``EtcdValue``), or
+        ``(None, 0)`` when absent."""
         return self._do(_op_get(key))
 
-    def get_many(self, keys: Iterable[str]) -> tuple[dict[str, tuple[str | None, int]], int]:
-        """Several keys read in one transaction, so at one revision:
-        ``({key: (value, mod_revision)}, revision)``."""
+    def get_many(self, keys: Iterable[str]) -> EtcdValues:
+        """Several keys read in one transaction, so at one revision: an ``EtcdValues``,
+        ``({key: EtcdValue(value, mod_revision)}, revision)``."""
         return self._do(_op_get_many(list(keys)))
 
     def put(self, key: str, value: str) -> int:
@@ -266,11 +284,11 @@ class AsyncEtcd(_Client):
             return result
         raise AssertionError("a call is one op")
 
-    async def get(self, key: str) -> tuple[str | None, int]:
+    async def get(self, key: str) -> EtcdValue:
         """As ``Etcd.get``."""
         return await self._do(_op_get(key))
 
-    async def get_many(self, keys: Iterable[str]) -> tuple[dict[str, tuple[str | None, int]], int]:
+    async def get_many(self, keys: Iterable[str]) -> EtcdValues:
         """As ``Etcd.get_many``: one transaction, one revision."""
         return await self._do(_op_get_many(list(keys)))
 
@@ -386,7 +404,7 @@ class EtcdFollower(_Following, SyncFollowing):
         also: Iterable[str] = (),
         config: shardroute.FollowerConfig | None = None,
         on_change: Callable[[EtcdFollower], None] | None = None,
-        on_refused: Callable[[EtcdFollower, Any], None] | None = None,
+        on_refused: Callable[[EtcdFollower, SessionOffered], None] | None = None,
         on_error: Callable[[Exception], None] | None = None,
         idle: float | None = None,
     ) -> None:
@@ -423,7 +441,7 @@ class AsyncEtcdFollower(_Following, AsyncWaiting):
         also: Iterable[str] = (),
         config: shardroute.FollowerConfig | None = None,
         on_change: Callable[[AsyncEtcdFollower], None] | None = None,
-        on_refused: Callable[[AsyncEtcdFollower, Any], None] | None = None,
+        on_refused: Callable[[AsyncEtcdFollower, SessionOffered], None] | None = None,
         on_error: Callable[[Exception], None] | None = None,
         idle: float | None = None,
     ) -> None:

@@ -1,7 +1,10 @@
 """Redis Cluster clients whose every decision is shardroute's core.
 
 ``ClusterClient`` (redis-py) and ``AsyncClusterClient`` (``redis.asyncio``) keep one
-connection pool per node and send each command straight to the node that owns its slot.
+connection pool per node and send each command straight to the node that owns its slot;
+``AsyncClusterClient`` auto-pipelines (the session's ``auto_pipeline``, on by default):
+the commands of concurrent tasks share one connection per node, written together as the
+session counts them.
 What to do when the cluster changes under them (MOVED, ASK, TRYAGAIN, CLUSTERDOWN, a
 failover, a lost connection, a silent node), and when to look again, is decided by the
 core's sans-IO ``shardroute.ClusterSession``, as in the Node client (``shardroute/redis``),
@@ -24,8 +27,12 @@ Needs redis-py: ``pip install 'shardroute[redis]'``.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import contextvars
+import functools
+import heapq
+import itertools
 import socket
 import time
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
@@ -47,7 +54,9 @@ __all__ = ["AsyncClusterClient", "ClusterClient", "ClusterStats", "ClusterUnavai
 
 Key = str | bytes | int
 #: What the generators yield (deadlines in ms on ``_now_ms``'s clock, from the session):
-#: ("send", address, readonly, asking, commands, deadline) -> an attempt; ("read",
+#: ("send", address, readonly, asking, commands, deadline) -> an attempt (a batch's or a
+#: refresh's); ("queue", ...the same) -> the attempt of one session command, which the
+#: asyncio client may auto-pipeline with the other tasks' (the sync client sends it); ("read",
 #: attempt, deadline, reply_deadline) -> its replies (errors as values), or ``PENDING``;
 #: ("abandon", attempt); ("sleep", deadline); ("refresh",); ("all", generators).
 Steps = Generator[tuple[Any, ...], Any, Any]
@@ -105,18 +114,46 @@ class ClusterStats:
     (``shardroute.SessionStats``; ``errors`` is their sum with the commands given up,
     ``error_kinds`` the counts by outcome)."""
 
+    commands: int
+    moved: int
+    ask: int
+    refreshes: int
+    refresh_failures: int
+    refused_replies: int
+    retries: int
+    failed: int
+    longest_redirect_chain: int
+    stalls: int
+    stall_resends: int
+    errors: int
+    error_kinds: dict[str, int]
+
     def __init__(self, session: shardroute.ClusterSession) -> None:
         self._session = session
 
     def reset(self) -> None:
+        """Sets every counter back to zero."""
         self._session.reset_stats()
 
-    def __getattr__(self, name: str) -> Any:
+    def _read(self) -> dict[str, Any]:
         stats: dict[str, Any] = dict(self._session.stats)
         stats["error_kinds"], stats["errors"] = stats["errors"], sum(stats["errors"].values()) + stats["failed"]
+        return stats
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        stats = self._read()
         if name in stats:
             return stats[name]
         raise AttributeError(name)
+
+    def __dir__(self) -> list[str]:
+        return sorted({*super().__dir__(), *self._read()})
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={value!r}" for name, value in sorted(self._read().items()))
+        return f"ClusterStats({shown})"
 
 
 class _SafeRedirect:
@@ -298,7 +335,7 @@ class _Client:
                     if not commands:  # the table alone
                         session.succeeded(command, _now_ms())
                         return None
-                    request = ("send", action.address, action.readonly, action.asking, commands, session.deadline(command))
+                    request = ("queue", action.address, action.readonly, action.asking, commands, session.deadline(command))
                     attempt = yield request
                 if action.kind == "refresh":  # the attempt in flight (a stall's) waits meanwhile
                     yield ("refresh",)
@@ -419,14 +456,6 @@ class _Client:
         return self._run(self._batch(keys, "write", lambda group: ("SET", *items[group[0]]), per_slot=False))
 
 
-def _queue(pipe: Any, asking: bool, commands: Sequence[Sequence[Any]]) -> Any:
-    if asking:
-        pipe.execute_command("ASKING")
-    for command in commands:
-        pipe.execute_command(*command)
-    return pipe
-
-
 class _Attempt:
     """Commands sent on one connection of the node's pool (``ASKING`` first when asked),
     connected under the session's deadline; their replies read one by one, errors as
@@ -504,7 +533,7 @@ class ClusterClient(_Client):
                 error = err
 
     def _perform(self, kind: str, *args: Any) -> Any:
-        if kind == "send":
+        if kind in ("send", "queue"):
             address, readonly, asking, commands, deadline = args
             return _Attempt(self.connection(address, readonly=readonly), asking, commands, deadline)
         if kind == "read":
@@ -534,14 +563,314 @@ def _retrieved(task: asyncio.Future[Any]) -> None:
         task.exception()  # an abandoned attempt's error is not the command's
 
 
-async def _listed(reply: Any) -> list[Any]:
-    return [await reply]
+def _pack(encoder: Any, commands: Iterable[Sequence[Any]]) -> bytes:
+    """``commands`` in RESP, as redis-py's ``pack_commands`` writes them (a command name
+    of several words is split; each argument by the connection's encoder), in one buffer."""
+    encode, encoding, errors = encoder.encode, encoder.encoding, encoder.encoding_errors
+    out: list[bytes] = []
+    append = out.append
+    for command in commands:
+        name = command[0]
+        if type(name) is str and " " not in name:
+            append(b"*%d\r\n" % len(command))
+            rest: Iterable[Any] = command
+        else:
+            words = name.encode().split() if isinstance(name, str) else name.split() if b" " in name else [name]
+            append(b"*%d\r\n" % (len(words) + len(command) - 1))
+            rest = [*words, *command[1:]]
+        for arg in rest:
+            if type(arg) is str:
+                arg = arg.encode(encoding, errors)
+            elif type(arg) is not bytes:
+                arg = encode(arg)
+            append(b"$%d\r\n%b\r\n" % (len(arg), arg))
+    return b"".join(out)
+
+
+async def _sent(client: Any, asking: bool, commands: Sequence[Sequence[Any]]) -> list[Any]:
+    """``commands`` (``ASKING`` first when asked) in one write on a connection of the
+    node's pool, and their replies in order (errors as values), as one redis.asyncio
+    pipeline without a transaction. The connection goes back to the pool once all are
+    read, or is closed when the read ends early (an error, or the attempt abandoned)."""
+    wire: list[Sequence[Any]] = [("ASKING",), *commands] if asking else list(commands)
+    pool = client.connection_pool
+    connection = await pool.get_connection()
+    try:
+        await connection.send_packed_command(_pack(connection.encoder, wire), check_health=False)
+        replies: list[Any] = []
+        for command in wire:
+            try:
+                replies.append(await client.parse_response(connection, command[0]))
+            except redis.ResponseError as err:
+                replies.append(err)
+    except BaseException:
+        with contextlib.suppress(Exception):
+            await connection.disconnect(nowait=True)
+        raise
+    finally:
+        await pool.release(connection)
+    return replies
+
+
+def _expire(waiter: asyncio.Future[Any]) -> None:
+    if not waiter.done():
+        waiter.set_result(PENDING)
+
+
+_QUEUED, _WRITTEN, _DONE, _ABANDONED = range(4)
+
+
+class _Entry:
+    """One session command's attempt in a node's auto-pipeline: its commands (``ASKING``
+    first when asked), then its replies (errors as values) or the error that ended its
+    connection, handed to the task that waits for them (``wait``)."""
+
+    __slots__ = ("pipe", "wire", "packed", "state", "line", "replies", "error", "waiter")
+
+    def __init__(self, pipe: _Pipe, wire: list[Sequence[Any]], packed: bytes) -> None:
+        self.pipe, self.wire, self.packed = pipe, wire, packed
+        self.state = _QUEUED
+        self.line: _Line | None = None
+        self.replies: list[Any] | None = None
+        self.error: BaseException | None = None
+        self.waiter: asyncio.Future[Any] | None = None
+
+    def wait(self, timeout: float | None) -> asyncio.Future[Any] | None:
+        """What to await for the replies (None: they are here): it ends when they come,
+        or in ``timeout`` seconds; then ``result()``."""
+        if self.replies is not None or self.error is not None:
+            return None
+        waiter = self.waiter = asyncio.get_running_loop().create_future()
+        if timeout is not None:
+            self.pipe.watch(waiter, timeout)
+        return waiter
+
+    def result(self) -> Any:
+        """The replies, ``PENDING`` when none came in time, or the connection's error raised."""
+        self.waiter = None
+        if self.error is not None:
+            raise self.error
+        return PENDING if self.replies is None else self.replies
+
+    def settle(self, replies: list[Any] | None, error: BaseException | None) -> None:
+        self.state, self.replies, self.error = _DONE, replies, error
+        waiter = self.waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+
+class _Line:
+    """One connection of a node's auto-pipeline and the writes on it (each awaits the
+    one before it: to send, then to read). ``live``: the commands written on it whose
+    replies someone still waits for."""
+
+    __slots__ = ("connection", "live", "writes", "sent", "read", "closed")
+
+    def __init__(self, connection: Any) -> None:
+        self.connection = connection
+        self.live = 0
+        self.writes: set[asyncio.Task[None]] = set()
+        self.sent: asyncio.Future[None] | None = None
+        self.read: asyncio.Future[None] | None = None
+        self.closed = False
+
+
+class _Pipe:
+    """One node's auto-pipeline (a connection key: address and readonly): the commands of
+    every task queued for it, written when and as many as the session says
+    (``pipeline_queued`` at the end of the event-loop turn, ``pipeline_take``,
+    ``pipeline_done``), each write on one connection in one send; their replies read in
+    order and handed to each command. A command given up once written keeps its place
+    (its replies are read and dropped); the connection is closed only when no command
+    written on it is waited for any more. A lost connection fails every command written
+    on it and not answered: each then takes the session's path (``failed``)."""
+
+    def __init__(self, session: shardroute.ClusterSession, address: str, readonly: bool, redis_client: Any) -> None:
+        self.session, self.address, self.readonly, self.client = session, address, readonly, redis_client
+        self.encoder = redis_client.connection_pool.get_encoder()
+        self.queue: collections.deque[_Entry] = collections.deque()
+        self.line: _Line | None = None
+        self.closing = False
+        # The waits of its commands by deadline (loop time), and one timer at the first.
+        self.deadlines: list[tuple[float, int, asyncio.Future[Any]]] = []
+        self.count = itertools.count()
+        self.timer: asyncio.TimerHandle | None = None
+
+    def watch(self, waiter: asyncio.Future[Any], timeout: float) -> None:
+        """``waiter`` ends ``PENDING`` in ``timeout`` seconds unless it ended before: one
+        timer for all the waits of this node's commands, at the first deadline."""
+        loop = asyncio.get_running_loop()
+        when, deadlines = loop.time() + timeout, self.deadlines
+        while deadlines and deadlines[0][2].done():  # answered: no deadline any more
+            heapq.heappop(deadlines)
+        heapq.heappush(deadlines, (when, next(self.count), waiter))
+        if self.timer is None or when < self.timer.when():
+            if self.timer is not None:
+                self.timer.cancel()
+            self.timer = loop.call_at(when, self.expire)
+
+    def expire(self) -> None:
+        self.timer = None
+        loop, deadlines = asyncio.get_running_loop(), self.deadlines
+        now = loop.time()
+        while deadlines and (deadlines[0][0] <= now or deadlines[0][2].done()):
+            _expire(heapq.heappop(deadlines)[2])
+        if deadlines:
+            self.timer = loop.call_at(deadlines[0][0], self.expire)
+
+    def add(self, wire: list[Sequence[Any]]) -> _Entry:
+        """One command's attempt queued (an argument redis-py cannot encode fails here, its
+        own, never the write it would have joined)."""
+        if self.closing:
+            raise redis.ConnectionError("the client is closed")
+        entry = _Entry(self, wire, _pack(self.encoder, wire))
+        self.queue.append(entry)
+        if self.session.pipeline_queued(self.address, self.readonly):
+            asyncio.get_running_loop().call_soon(self.flush)
+        return entry
+
+    def connect(self) -> Any:
+        """A connection of the node's pool's kind, not in the pool. It has no read timeout
+        of its own unless one was given (redis-py's default is 5 s): its commands' waits
+        are the session's deadlines, and it is closed when none of them waits any more."""
+        pool = self.client.connection_pool
+        return pool.connection_class(**{"socket_timeout": None, **pool.connection_kwargs})
+
+    def flush(self) -> None:
+        take = self.session.pipeline_take
+        while count := take(self.address, self.readonly):
+            self.write(count)
+
+    def write(self, count: int) -> None:
+        """The first ``count`` queued commands, in one write (the session's count)."""
+        if count == 0:
+            return
+        queue = self.queue
+        count = min(count, len(queue))
+        if count == 0:  # nothing queued after all (the session counted otherwise): no write
+            self.session.pipeline_done(self.address, self.readonly)
+            return
+        entries = [queue.popleft() for _ in range(count)]
+        line = self.line
+        if line is None:
+            line = self.line = _Line(self.connect())
+        for entry in entries:
+            entry.state, entry.line = _WRITTEN, line
+        line.live += count
+        loop = asyncio.get_running_loop()
+        sent_before, read_before = line.sent, line.read
+        sent, read = line.sent, line.read = loop.create_future(), loop.create_future()
+        task = loop.create_task(self._write(line, entries, sent_before, read_before, sent))
+        line.writes.add(task)
+        task.add_done_callback(functools.partial(self._ended, line, entries, sent, read))
+
+    async def _write(self, line: _Line, entries: list[_Entry], sent_before: asyncio.Future[None] | None,
+                     read_before: asyncio.Future[None] | None, sent: asyncio.Future[None]) -> None:
+        connection = line.connection
+        try:
+            if sent_before is not None and not sent_before.done():
+                await sent_before
+            if line.closed:
+                raise redis.ConnectionError("the connection was lost")
+            await connection.send_packed_command(b"".join([entry.packed for entry in entries]), check_health=False)
+            sent.set_result(None)
+            if read_before is not None and not read_before.done():
+                await read_before
+            parse = self.client.parse_response
+            for entry in entries:
+                replies: list[Any] = []
+                for command in entry.wire:
+                    if line.closed:
+                        raise redis.ConnectionError("the connection was lost")
+                    try:
+                        replies.append(await parse(connection, command[0]))
+                    except redis.ResponseError as err:
+                        replies.append(err)
+                if entry.state == _WRITTEN:
+                    line.live -= 1
+                    entry.settle(replies, None)
+        except Exception as err:  # the connection is lost: so is every reply not read on it
+            self._lost(line)
+            lost = err if isinstance(err, FAILED) else redis.ConnectionError(f"the connection was lost: {err!r}")
+            self._fail(entries, lost)
+            with contextlib.suppress(Exception):
+                await connection.disconnect(nowait=True)
+
+    def _ended(self, line: _Line, entries: list[_Entry], sent: asyncio.Future[None], read: asyncio.Future[None],
+               task: asyncio.Task[None]) -> None:
+        """A write's task ended (also when cancelled before it began). It runs after the
+        tasks its replies woke, which have queued their next commands: they go in the next
+        write (``pipeline_done``)."""
+        line.writes.discard(task)
+        for step in (sent, read):
+            if not step.done():
+                step.set_result(None)
+        self._fail(entries, redis.ConnectionError("the connection was closed"))
+        self.write(self.session.pipeline_done(self.address, self.readonly))
+
+    @staticmethod
+    def _fail(entries: list[_Entry], err: BaseException) -> None:
+        for entry in entries:
+            if entry.state == _WRITTEN:
+                assert entry.line is not None
+                entry.line.live -= 1
+                entry.settle(None, err)
+
+    def _lost(self, line: _Line) -> None:
+        line.closed = True
+        if self.line is line:
+            self.line = None
+
+    async def abandon(self, entry: _Entry) -> None:
+        """``entry`` is given up: out of the queue when not written (``pipeline_withdrawn``);
+        once written, its replies are dropped, and its connection closed when no other
+        command written on it is waited for."""
+        if entry.state == _QUEUED:
+            entry.state = _ABANDONED
+            self.queue.remove(entry)
+            self.session.pipeline_withdrawn(self.address, self.readonly, 1)
+        elif entry.state == _WRITTEN:
+            entry.state = _ABANDONED
+            line = entry.line
+            assert line is not None
+            line.live -= 1
+            if line.live == 0 and not line.closed:
+                await self._close(line)
+
+    async def _close(self, line: _Line) -> None:
+        self._lost(line)
+        for task in list(line.writes):
+            task.cancel()
+        with contextlib.suppress(Exception):
+            await line.connection.disconnect(nowait=True)
+
+    async def close(self) -> None:
+        self.closing = True
+        if self.timer is not None:
+            self.timer.cancel()
+        if self.queue:
+            self.session.pipeline_withdrawn(self.address, self.readonly, len(self.queue))
+        while self.queue:
+            self.queue.popleft().settle(None, redis.ConnectionError("the client is closed"))
+        if self.line is not None:
+            line, self.line = self.line, None
+            for task in list(line.writes):  # their commands fail as the connection is lost
+                task.cancel()
+            with contextlib.suppress(Exception):
+                await line.connection.disconnect(nowait=True)
 
 
 class AsyncClusterClient(_Client):
     """``ClusterClient`` on ``redis.asyncio``: the same session and the same commands,
     each a coroutine. One refresh runs at a time (the others wait for it), and ``mget``
-    and the pipelines send to every node at once."""
+    and the pipelines send to every node at once.
+
+    With the session's ``auto_pipeline`` (``shardroute.session_defaults()``), the commands
+    of every task share one connection per node: those issued while it is busy, or in
+    one turn of the event loop, go as one write (as the session counts them), their
+    replies matched back in order; each is still its own command of the session
+    (redirects, stalls and lost connections handled one by one). Without it, each command
+    takes a pooled connection of its own."""
 
     _module = redis.asyncio
     _readonly = _AsyncReadOnlyConnection
@@ -551,13 +880,24 @@ class AsyncClusterClient(_Client):
     def __init__(self, startup_nodes: Iterable[str | tuple[str, int]], **kwargs: Any) -> None:
         super().__init__(startup_nodes, **kwargs)
         self._refreshing: asyncio.Future[bool] | None = None
+        self._auto_pipeline = bool(self._session.config["auto_pipeline"])
+        self._pipes: dict[tuple[str, bool], _Pipe] = {}
 
     def _pool(self, **kwargs: Any) -> Any:
         # One connection per task in flight, reused (as redis.asyncio's RedisCluster
         # does); unbounded, as RedisCluster's nodes are, unless `max_connections` is given
         # (then a burst past it fails over to the session).
-        options = {"max_connections": 2**31, **self._connection_kwargs}
+        # No read timeout of redis-py's own (5 s in redis-py 8) unless one is given: each
+        # attempt waits until the session's deadline, and is closed when given up.
+        options = {"max_connections": 2**31, "socket_timeout": None, **self._connection_kwargs}
         return redis.asyncio.ConnectionPool(**kwargs, **options)
+
+    def _pipe(self, address: str, readonly: bool) -> _Pipe:
+        pipe = self._pipes.get((address, readonly))
+        if pipe is None:
+            made = _Pipe(self._session, address, readonly, self.connection(address, readonly=readonly))
+            pipe = self._pipes[(address, readonly)] = made
+        return pipe
 
     async def router(self) -> shardroute.Router:
         """The current router; reads the table first."""
@@ -580,37 +920,58 @@ class AsyncClusterClient(_Client):
                 return done.value
             reply, error = None, None
             try:
-                reply = await self._perform(*request)
+                kind = request[0]
+                if kind == "read" and type(request[1]) is _Entry:  # the steady path, inline
+                    entry: _Entry = request[1]
+                    waiter = entry.wait(_left(request[2]))
+                    if waiter is not None:
+                        try:
+                            await waiter
+                        except asyncio.CancelledError:
+                            entry.waiter = None
+                            await entry.pipe.abandon(entry)
+                            raise
+                    reply = entry.result()
+                elif kind == "queue" and self._auto_pipeline:
+                    _, address, readonly, asking, commands, _ = request
+                    reply = self._pipe(address, readonly).add([("ASKING",), *commands] if asking else list(commands))
+                else:
+                    reply = await self._perform(*request)
             except FAILED as err:
                 error = err
 
     async def _perform(self, kind: str, *args: Any) -> Any:
-        if kind == "send":  # a task: connecting, the handshake and the replies, awaited by "read"
+        if kind in ("send", "queue"):  # a task: connecting, the handshake and the replies, awaited by "read"
             address, readonly, asking, commands, _ = args
-            client = self.connection(address, readonly=readonly)
-            if asking or len(commands) > 1:
-                sent = _queue(client.pipeline(transaction=False), asking, commands).execute(raise_on_error=False)
-            else:
-                sent = _listed(client.execute_command(*commands[0]))
-            task = asyncio.ensure_future(sent)
+            task = asyncio.ensure_future(_sent(self.connection(address, readonly=readonly), asking, commands))
             task.add_done_callback(_retrieved)
             return task
-        if kind == "read":  # the replies, or PENDING at the deadline (the task runs on)
+        if kind == "read":  # the replies, or PENDING at the deadline (the attempt runs on)
+            attempt = args[0]
             try:
-                done, _ = await asyncio.wait({args[0]}, timeout=_left(args[1]))
+                done, _ = await asyncio.wait({attempt}, timeout=_left(args[1]))
             except asyncio.CancelledError:
-                args[0].cancel()
+                attempt.cancel()
                 raise
-            return args[0].result() if done else PENDING
+            return attempt.result() if done else PENDING
         if kind == "abandon":
-            return args[0].cancel()
+            return await self._abandon(args[0])
         if kind == "sleep":
             return await asyncio.sleep(_left(args[0]) or 0)
         if kind == "refresh":
             return await self.refresh()
         return await asyncio.gather(*(self._run(steps) for steps in args[0]))
 
+    async def _abandon(self, attempt: Any) -> None:
+        if isinstance(attempt, _Entry):
+            await attempt.pipe.abandon(attempt)
+        else:
+            attempt.cancel()
+
     async def close(self) -> None:
+        pipes = list(self._pipes.values())
+        self._pipes.clear()
+        await asyncio.gather(*(pipe.close() for pipe in pipes), return_exceptions=True)
         pools = list(self._pools.values())
         self._pools.clear()
         await asyncio.gather(*(pool.aclose() for pool in pools), return_exceptions=True)

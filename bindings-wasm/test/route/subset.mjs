@@ -26,8 +26,11 @@ const OPS = new Set(['load', 'route', 'replicas', 'route_many', 'route_read', 'r
 const NOT_BUILT_SOURCES = new Set(['etcd', 'zookeeper']);
 /** The steps of a follower scenario it answers (no `publish`). */
 const FOLLOWER_CALLS = new Set(['offer', 'offer_dictionary', 'offer_bytes', 'disconnected', 'connected', 'state', 'stats']);
-/** The steps of a migration session scenario it answers (no `copy_batch`). */
-const MIGRATION_CALLS = new Set(['fence_epoch', 'read_plan', 'write_plan', 'lazy_steps', 'fenced']);
+/** The steps of a migration session scenario it answers (no `copy_batch` nor `actions`, the
+ * copy job's and the operator's; the consistency check, op `misplaced`, is left out as
+ * well: a check, not routing). */
+const MIGRATION_CALLS = new Set(['fence_epoch', 'read_plan', 'write_plan', 'lazy_steps', 'fenced', 'read_plan_at',
+  'next_deadline']);
 /** What a case names its topologies by (ids of the file's `topologies`). */
 const TOPOLOGY_FIELDS = ['topology', 'next', 'old', 'new', 'before', 'after', 'dictionary'];
 /** The first bytes of a binary vbucket dictionary (docs/dictionary-format.md). */

@@ -1,8 +1,11 @@
-//! `session_migration.json`: scenarios of the migration session, seed 002's two ways of
-//! moving data: the seed's messages table grown from 5 to 10 shards (`id % n ?: n`)
-//! moved lazily, and a vbucket dictionary in motion copied in the background from a
-//! stored cursor. Each step's answer is the core's; the generator refuses to write the
-//! file unless every answer is also what the scenario states by hand below.
+//! `session_migration.json`: scenarios of the migration session: a messages table grown
+//! from 5 to 10 shards (`id % n ?: n`) moved lazily, a vbucket dictionary in motion
+//! copied in the background from a stored cursor, the same table shrunk from 10 to 5
+//! under a TTL (expiration: nothing copied, reads of the old owner until a deadline) and
+//! the retirement of the shards a move empties; and the consistency check (`misplaced`:
+//! the keys found on a node or shard that it does not own). Each answer is the core's;
+//! the generator refuses to write the file unless every answer is also what the scenario
+//! states by hand below.
 
 use serde_json::{json, Value};
 
@@ -27,8 +30,8 @@ type Scenario<'a> = (&'a str, Value, Vec<(Value, Value)>);
 pub(crate) fn file() -> VectorFile {
     let mut file = VectorFile::new(
         "session_migration",
-        "Scenarios of the migration session (seed 002): the mode a service's routing takes from the topology, the previous one and the one it routed under (plain, background, lazy, catch-up), the read plan (old owner, then new, until moved), the nodes a query over every key reads (each once when safe), the write plan under the fence epoch, the lazy move of a key, the background copy's resumable cursor over moving units, and what a fence refusal means; for the seed's 5 -> 10 messages shards (lazy) and a vbucket dictionary in motion (background).",
-        "generator; the answers are also written by hand in conformance/src/generate/session_migration.rs and checked before writing; the 5 -> 10 layout is seed 002's `id % n ?: n`",
+        "Scenarios of the migration session: the mode a service's routing takes from the topology, the previous one and the one it routed under (plain, background, lazy, catch-up), the read plan (old owner, then new, until moved; in expiration mode until a deadline, time an input), the next deadline, the nodes a query over every key reads (each once when safe), the write plan under the fence epoch, the lazy move of a key, the background copy's resumable cursor over moving units, what a fence refusal means, and the retire actions for the nodes a move empties; for a messages table's 5 -> 10 shards (lazy), its 10 -> 5 shrink under a TTL (expiration, lazy) and vbucket dictionaries in motion (background). Also the consistency check (op misplaced): which keys found on a node or shard it does not own under an epoch.",
+        "generator; the answers are also written by hand in conformance/src/generate/session_migration.rs and checked before writing; the 5 -> 10 layout is the messages table's `id % n ?: n`",
     );
     let shards = |n: u32, epoch: u64| {
         let nodes: Vec<Value> = (1..=n).map(|i| json!({"id": format!("shard_{i}")})).collect();
@@ -48,6 +51,18 @@ pub(crate) fn file() -> VectorFile {
     )
     .epoch(9);
     file.topology("moving", moving);
+    // 10 -> 5: shards 6 to 10 are emptied (user k goes from shard k to shard k - 5).
+    file.topology("five-next", shards(5, 6));
+    // A dictionary in motion that empties node c (vbuckets 2 and 3 leave it).
+    let nodes: Vec<Value> = ["a", "b", "c"].iter().map(|id| json!({"id": id})).collect();
+    let emptying = doc(
+        Value::Array(nodes),
+        json!({"type": "vbucket", "vbuckets": 4,
+               "map": [["a"], ["b"], ["c"], ["c"]],
+               "forward_map": [["a"], ["b"], ["a"], ["b"]]}),
+    )
+    .epoch(11);
+    file.topology("emptying", emptying);
 
     let user = |id: u64| u64_key(id);
     let scenarios: Vec<Scenario<'_>> = vec![
@@ -118,6 +133,9 @@ pub(crate) fn file() -> VectorFile {
                     json!({"nodes": ["shard_1", "shard_2", "shard_3", "shard_4", "shard_5"]}),
                 ),
                 (step("fenced", json!({"min_epoch": "5"})), json!({"refresh": {}})),
+                // Nothing moves: no deadline, nothing to retire.
+                (step("next_deadline", json!({"now_ms": "0"})), json!({"deadline_ms": null})),
+                (step("actions", json!({"now_ms": "0", "moved": true})), json!({"actions": []})),
             ],
         ),
         (
@@ -172,6 +190,8 @@ pub(crate) fn file() -> VectorFile {
                 // The moves are for whoever holds previous.
                 (step("lazy_steps", json!({"key": user(7)})), json!({"steps": null})),
                 (step("copy_batch", json!({"cursor": 0, "max": 10})), json!({"error": "invalid_argument"})),
+                // So are the retirements.
+                (step("actions", json!({"now_ms": "0", "moved": true})), json!({"actions": []})),
             ],
         ),
         (
@@ -193,6 +213,115 @@ pub(crate) fn file() -> VectorFile {
                                  "shard_6", "shard_7", "shard_8", "shard_9", "shard_10"]}),
             )],
         ),
+        (
+            "expiration-10-to-5-reads-old-until-the-deadline-then-retires",
+            json!({"before": "ten", "after": "five-next", "mode": "expiration", "until_ms": "60000"}),
+            vec![
+                (step("mode", json!({})), json!({"mode": "expiration"})),
+                (step("fence_epoch", json!({})), json!({"epoch": "6"})),
+                // User 7: shard 7 of 10, shard 2 of 5. Writes go to the new owner from the start.
+                (step("write_plan", json!({"key": user(7)})), json!({"node": "shard_2", "fence_epoch": "6"})),
+                // Before the deadline: the old owner, then the new one (holding the newer writes).
+                (
+                    step("read_plan_at", json!({"key": user(7), "moved": false, "now_ms": "59999"})),
+                    json!({"nodes": ["shard_7", "shard_2"]}),
+                ),
+                // Without the time, the read plan looks at both (safe at any time).
+                (step("read_plan", json!({"key": user(7), "moved": false})), json!({"nodes": ["shard_7", "shard_2"]})),
+                // From the deadline on the old copies have expired: the new owner alone.
+                (
+                    step("read_plan_at", json!({"key": user(7), "moved": false, "now_ms": "60000"})),
+                    json!({"nodes": ["shard_2"]}),
+                ),
+                // User 12 stays on shard 2.
+                (
+                    step("read_plan_at", json!({"key": user(12), "moved": false, "now_ms": "0"})),
+                    json!({"nodes": ["shard_2"]}),
+                ),
+                (step("next_deadline", json!({"now_ms": "0"})), json!({"deadline_ms": "60000"})),
+                (step("next_deadline", json!({"now_ms": "59999"})), json!({"deadline_ms": "60000"})),
+                (step("next_deadline", json!({"now_ms": "60000"})), json!({"deadline_ms": null})),
+                // Nothing is ever copied or moved by a read.
+                (step("lazy_steps", json!({"key": user(7)})), json!({"steps": null})),
+                (step("copy_batch", json!({"cursor": 0, "max": 10})), json!({"error": "invalid_argument"})),
+                // The deadline decides the retirement, not moved.
+                (step("actions", json!({"now_ms": "59999", "moved": true})), json!({"actions": []})),
+                (
+                    step("actions", json!({"now_ms": "60000", "moved": false})),
+                    json!({"actions": [{"kind": "retire", "node": "shard_6"}, {"kind": "retire", "node": "shard_7"},
+                                       {"kind": "retire", "node": "shard_8"}, {"kind": "retire", "node": "shard_9"},
+                                       {"kind": "retire", "node": "shard_10"}]}),
+                ),
+                (
+                    step("read_plan_at", json!({"key": {"u64": "-1"}, "moved": false, "now_ms": "0"})),
+                    json!({"error": "invalid_key"}),
+                ),
+            ],
+        ),
+        (
+            "expiration-growing-empties-no-shard",
+            json!({"before": "five", "after": "ten", "mode": "expiration", "until_ms": "0"}),
+            vec![
+                (
+                    step("read_plan_at", json!({"key": user(7), "moved": false, "now_ms": "0"})),
+                    json!({"nodes": ["shard_7"]}),
+                ),
+                (step("next_deadline", json!({"now_ms": "0"})), json!({"deadline_ms": null})),
+                (step("actions", json!({"now_ms": "0", "moved": true})), json!({"actions": []})),
+            ],
+        ),
+        (
+            "lazy-10-to-5-retires-once-every-key-moved",
+            json!({"before": "ten", "after": "five-next", "mode": "lazy"}),
+            vec![
+                // Time changes nothing in a lazy move: moved decides.
+                (
+                    step("read_plan_at", json!({"key": user(7), "moved": false, "now_ms": "18446744073709551615"})),
+                    json!({"nodes": ["shard_7", "shard_2"]}),
+                ),
+                (step("next_deadline", json!({"now_ms": "0"})), json!({"deadline_ms": null})),
+                (step("actions", json!({"now_ms": "18446744073709551615", "moved": false})), json!({"actions": []})),
+                (
+                    step("actions", json!({"now_ms": "0", "moved": true})),
+                    json!({"actions": [{"kind": "retire", "node": "shard_6"}, {"kind": "retire", "node": "shard_7"},
+                                       {"kind": "retire", "node": "shard_8"}, {"kind": "retire", "node": "shard_9"},
+                                       {"kind": "retire", "node": "shard_10"}]}),
+                ),
+            ],
+        ),
+        (
+            "background-retires-the-emptied-node-once-the-copy-is-done",
+            json!({"dictionary": "emptying", "mode": "background"}),
+            vec![
+                (
+                    step("copy_batch", json!({"cursor": 0, "max": 10})),
+                    json!({"units": [[2, "c", "a"], [3, "c", "b"]], "next": null}),
+                ),
+                (step("actions", json!({"now_ms": "0", "moved": false})), json!({"actions": []})),
+                // c is still listed in the dictionary, but owns no vbucket of the forward map.
+                (
+                    step("actions", json!({"now_ms": "0", "moved": true})),
+                    json!({"actions": [{"kind": "retire", "node": "c"}]}),
+                ),
+            ],
+        ),
+        (
+            "routing-background-dictionary-retires-the-emptied-node",
+            json!({"topology": "emptying"}),
+            vec![
+                (step("mode", json!({})), json!({"mode": "background"})),
+                (
+                    step("actions", json!({"now_ms": "0", "moved": true})),
+                    json!({"actions": [{"kind": "retire", "node": "c"}]}),
+                ),
+            ],
+        ),
+        ("expiration-needs-its-deadline", json!({"before": "ten", "after": "five-next", "mode": "expiration"}), vec![]),
+        (
+            "only-expiration-has-a-deadline",
+            json!({"before": "ten", "after": "five-next", "mode": "lazy", "until_ms": "60000"}),
+            vec![],
+        ),
         ("background-on-modulo-is-refused", json!({"before": "five", "after": "ten", "mode": "background"}), vec![]),
         ("a-migration-goes-forward", json!({"before": "ten", "after": "five", "mode": "lazy"}), vec![]),
         ("an-unknown-mode", json!({"before": "five", "after": "ten", "mode": "eager"}), vec![]),
@@ -203,6 +332,8 @@ pub(crate) fn file() -> VectorFile {
         ("a-migration-goes-forward", "stale_epoch"),
         ("an-unknown-mode", "invalid_argument"),
         ("a-settled-dictionary-has-nothing-to-move", "invalid_argument"),
+        ("expiration-needs-its-deadline", "invalid_argument"),
+        ("only-expiration-has-a-deadline", "invalid_argument"),
     ];
     for (name, fields, steps) in scenarios {
         let mut case = fields;
@@ -219,6 +350,59 @@ pub(crate) fn file() -> VectorFile {
                 check(name, call, wanted, got);
             }
         }
+        case["expect"] = expect;
+        file.case(name, case);
+    }
+
+    // The consistency check: keys found on a node (or shard), which it does not own.
+    let users = |ids: &[u64]| Value::Array(ids.iter().map(|&id| user(id)).collect());
+    let checks: Vec<(&str, Value, Value)> = vec![
+        (
+            // After 5 -> 10, shard_2 still holding users 7 and 17 (copies left behind).
+            "misplaced-by-node-after-5-to-10",
+            json!({"topology": "ten", "node": "shard_2", "keys": users(&[2, 7, 12, 17, 22])}),
+            json!({"misplaced": [1, 3], "count": 2, "checked": 5}),
+        ),
+        (
+            // After 10 -> 5, user 7 belongs on shard_2 again.
+            "misplaced-none-after-10-to-5",
+            json!({"topology": "five-next", "node": "shard_2", "keys": users(&[2, 7, 12])}),
+            json!({"misplaced": [], "count": 0, "checked": 3}),
+        ),
+        (
+            // Shard 1 of modulo 10 (one-based: shards 1 to 10; user k on shard k % 10 ?: 10).
+            "misplaced-by-shard",
+            json!({"topology": "ten", "shard": 1, "keys": users(&[1, 11, 2, 21])}),
+            json!({"misplaced": [2], "count": 1, "checked": 4}),
+        ),
+        (
+            "misplaced-of-no-keys",
+            json!({"topology": "ten", "node": "shard_1", "keys": []}),
+            json!({"misplaced": [], "count": 0, "checked": 0}),
+        ),
+        (
+            // A node the topology does not list (a typo, or a node retired from it).
+            "misplaced-unknown-node-is-refused",
+            json!({"topology": "five-next", "node": "shard_7", "keys": users(&[1])}),
+            json!({"error": "invalid_argument"}),
+        ),
+        (
+            // One-based shards are 1 to 10: there is no shard 0.
+            "misplaced-shard-out-of-range-is-refused",
+            json!({"topology": "ten", "shard": 0, "keys": users(&[1])}),
+            json!({"error": "invalid_argument"}),
+        ),
+        (
+            "misplaced-bad-key",
+            json!({"topology": "ten", "node": "shard_1", "keys": [user(1), {"u64": "-1"}]}),
+            json!({"error": "invalid_key"}),
+        ),
+    ];
+    for (name, fields, wanted) in checks {
+        let mut case = fields;
+        case["op"] = json!("misplaced");
+        let expect = crate::session::misplaced(&file.to_value(), &case).unwrap_or_else(|err| panic!("{name}: {err}"));
+        check(name, &case, &wanted, &expect);
         case["expect"] = expect;
         file.case(name, case);
     }

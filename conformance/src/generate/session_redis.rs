@@ -68,6 +68,14 @@ fn three_after_failover() -> Value {
 // Keys and their slots (CLUSTER KEYSLOT of redis-server 7.0, as in redis-cluster-keyslot.txt).
 /// "user:1" is in slot 10778: master B.
 const USER1: &str = "user:1";
+/// "{user:1}x" and "{user:1}y" share user:1's slot (a hash tag): master B.
+const USER1_X: &str = "{user:1}x";
+const USER1_Y: &str = "{user:1}y";
+/// "user:2" is in slot 6777: master B too, another slot.
+const USER2: &str = "user:2";
+/// "{b}x" and "{b}y" share b's slot, 3300: master A.
+const KEY_B_X: &str = "{b}x";
+const KEY_B_Y: &str = "{b}y";
 /// "somekey" is in slot 11058 (the specification's example): master C.
 const SOMEKEY: &str = "somekey";
 /// "a" is in slot 15495: master C; "b" in 3300: master A.
@@ -144,6 +152,40 @@ fn stats() -> Value {
 
 fn plan(keys: &[&str], access: &str) -> Value {
     json!({"call": "plan", "keys": keys.iter().map(|k| utf8(k)).collect::<Vec<_>>(), "access": access})
+}
+
+/// `step` about the `index`-th command begun (0 is the first), not the last.
+fn on(index: u32, step: Value) -> Value {
+    let mut step = step;
+    step["command"] = json!(index);
+    step
+}
+
+/// An auto-pipelining call about the plain connection to `address`.
+fn pipeline(call: &str, address: &str) -> Value {
+    json!({"call": call, "address": address, "readonly": false})
+}
+
+fn queued(address: &str) -> Value {
+    pipeline("pipeline_queued", address)
+}
+
+fn take(address: &str) -> Value {
+    pipeline("pipeline_take", address)
+}
+
+fn done(address: &str) -> Value {
+    pipeline("pipeline_done", address)
+}
+
+fn pending(address: &str) -> Value {
+    pipeline("pipeline_pending", address)
+}
+
+fn withdrawn(address: &str, count: u32) -> Value {
+    let mut step = pipeline("pipeline_withdrawn", address);
+    step["count"] = json!(count);
+    step
 }
 
 /// The steps of a session that starts at time 0 and installs `three()`: a command on
@@ -999,8 +1041,248 @@ fn scenarios() -> Vec<Scenario> {
         ));
     }
 
+    pipelined(&mut all);
+
     all.push(Scenario { name: "bad-seeds-and-config", seeds: vec![], config: None, steps: vec![] });
     all
+}
+
+/// Auto-pipelining (issue 37): the counts of one connection's queue (which commands go
+/// in one write, and when), and commands of one pipeline each decided as if written
+/// alone: a redirect in the middle, a stall of the whole pipeline, a connection lost
+/// with part of the replies read. A step's `command` names which command (0: the first
+/// begun); the shell's queue is implied by the order of the `send`s.
+fn pipelined(all: &mut Vec<Scenario>) {
+    let chain = |prefix: Vec<(Value, String)>, rest: &[(Value, &str)]| {
+        let mut joined = prefix;
+        joined.extend(steps(rest));
+        joined
+    };
+    let send_b = format!("send {B}");
+
+    // Three commands in one turn: the first schedules the flush, the flush writes all
+    // three at once; one issued while that write is out waits for its replies, then goes.
+    all.push(scenario(
+        "auto-pipeline-one-write-per-turn",
+        chain(
+            started(USER1, B),
+            &[
+                (queued(B), "flush true"),
+                (begin(USER1_X, "write", 1), "slot"),
+                (poll(1), &send_b),
+                (queued(B), "flush false"),
+                (begin(USER2, "read", 1), "slot"),
+                (poll(1), &send_b),
+                (queued(B), "flush false"),
+                (take(B), "write 3"),
+                (take(B), "write 0"),
+                (pending(B), "pending 0 1"),
+                (begin(USER1_Y, "write", 2), "slot"),
+                (poll(2), &send_b),
+                (queued(B), "flush false"),
+                (on(0, ok(3)), "done"),
+                (on(1, ok(3)), "done"),
+                (on(2, ok(3)), "done"),
+                (done(B), "write 1"),
+                (pending(B), "pending 0 1"),
+                (ok(4), "done"),
+                (done(B), "write 0"),
+                (pending(B), "pending 0 0"),
+                (stats(), "stats commands=4 moved=0 retries=0 failed=0"),
+            ],
+        ),
+    ));
+
+    // pipeline_max_commands splits a long queue; pipeline_max_writes holds the rest.
+    let mut split = scenario(
+        "auto-pipeline-max-commands-and-writes",
+        steps(&[
+            (queued(B), "flush true"),
+            (queued(B), "flush false"),
+            (queued(B), "flush false"),
+            (queued(B), "flush false"),
+            (queued(B), "flush false"),
+            (queued(B), "flush false"),
+            (take(B), "write 2"),
+            (take(B), "write 2"),
+            (take(B), "write 0"),
+            (pending(B), "pending 2 2"),
+            (queued(B), "flush false"),
+            (done(B), "write 2"),
+            (done(B), "write 1"),
+            (done(B), "write 0"),
+            (pending(B), "pending 0 1"),
+            (done(B), "write 0"),
+            (pending(B), "pending 0 0"),
+        ]),
+    );
+    split.config = Some(json!({"pipeline_max_commands": 2, "pipeline_max_writes": 2}));
+    all.push(split);
+
+    // Queued commands that leave unwritten are not written; plain and READONLY
+    // connections to one node are two queues; a call about an idle connection changes
+    // nothing.
+    all.push(scenario(
+        "auto-pipeline-withdrawn-and-readonly",
+        steps(&[
+            (queued(B), "flush true"),
+            (queued(B), "flush false"),
+            (queued(B), "flush false"),
+            (json!({"call": "pipeline_queued", "address": B, "readonly": true}), "flush true"),
+            (withdrawn(B, 1), "ok"),
+            (take(B), "write 2"),
+            (json!({"call": "pipeline_take", "address": B, "readonly": true}), "write 1"),
+            (queued(B), "flush false"),
+            (withdrawn(B, 5), "ok"),
+            (done(B), "write 0"),
+            (pending(B), "pending 0 0"),
+            (json!({"call": "pipeline_pending", "address": B, "readonly": true}), "pending 0 1"),
+            (done(C), "write 0"),
+            (take(C), "write 0"),
+            (withdrawn(C, 1), "ok"),
+            (pending(C), "pending 0 0"),
+        ]),
+    ));
+
+    // Off: every command is its own write, and none waits for another.
+    let mut off = scenario(
+        "auto-pipeline-off-writes-each-command-alone",
+        steps(&[
+            (queued(B), "flush true"),
+            (queued(B), "flush true"),
+            (take(B), "write 1"),
+            (take(B), "write 1"),
+            (take(B), "write 0"),
+            (queued(B), "flush true"),
+            (done(B), "write 0"),
+            (pending(B), "pending 1 1"),
+        ]),
+    );
+    off.config = Some(json!({"auto_pipeline": false}));
+    all.push(off);
+
+    // A MOVED in the middle of a pipeline: the commands before and after it succeed; the
+    // moved one is resent to the new owner's queue (the first there: a flush), and a
+    // second command of the same slot joins that flush; ASK sends only that command.
+    all.push(scenario(
+        "auto-pipeline-moved-in-the-middle",
+        chain(
+            started(USER1, B),
+            &[
+                (queued(B), "flush true"),
+                (begin(USER1_X, "write", 1), "slot"),
+                (poll(1), &send_b),
+                (queued(B), "flush false"),
+                (begin(USER2, "write", 1), "slot"),
+                (poll(1), &send_b),
+                (queued(B), "flush false"),
+                (begin(USER1_Y, "write", 1), "slot"),
+                (poll(1), &send_b),
+                (queued(B), "flush false"),
+                (take(B), "write 4"),
+                (on(0, failed(&format!("MOVED 10778 {C}"), &[], 3)), &format!("send {C}")),
+                (queued(C), "flush true"),
+                (on(1, failed(&format!("MOVED 10778 {C}"), &[], 3)), &format!("send {C}")),
+                (queued(C), "flush false"),
+                (on(2, ok(3)), "done"),
+                (on(3, failed(&format!("ASK 10778 {C}"), &[], 3)), &format!("send {C} asking")),
+                (json!({"call": "pipeline_queued", "address": C, "readonly": false}), "flush false"),
+                (done(B), "write 0"),
+                (take(C), "write 3"),
+                (on(0, ok(4)), "done"),
+                (on(1, ok(4)), "done"),
+                (on(3, ok(4)), "done"),
+                (done(C), "write 0"),
+                (begin(USER1, "write", 5), "slot"),
+                (poll(5), &format!("send {C}")),
+                (stats(), "stats moved=2 ask=1 retries=0 failed=0 longest_redirect_chain=1"),
+            ],
+        ),
+    ));
+
+    // The whole pipeline stalls (the primary A paused): every command, the written ones
+    // and the one queued behind them, is checked at its own deadline; the first check
+    // refreshes, the others share that refresh and keep waiting; once A2 is promoted,
+    // each is sent there (the queued one leaves A's queue), and A's write is abandoned.
+    all.push(scenario(
+        "auto-pipeline-stall-of-the-whole-pipeline",
+        chain(
+            started(KEY_B, A),
+            &[
+                (queued(A), "flush true"),
+                (begin(KEY_B_X, "write", 1), "slot"),
+                (poll(1), &format!("send {A}")),
+                (queued(A), "flush false"),
+                (take(A), "write 2"),
+                (begin(KEY_B_Y, "write", 2), "slot"),
+                (poll(2), &format!("send {A}")),
+                (queued(A), "flush false"),
+                (on(0, deadline()), "deadline 501"),
+                (on(1, deadline()), "deadline 501"),
+                (on(2, deadline()), "deadline 502"),
+                (on(0, on_deadline(501)), "refresh"),
+                (candidates(), &format!("candidates {A2},{B},{B2},{C},{C2},{A}")),
+                (refreshed(three(), 502), "ok"),
+                (on(0, on_deadline(502)), "wait 200"),
+                (on(1, on_deadline(502)), "wait 200"),
+                (on(2, on_deadline(502)), "wait 200"),
+                (on(0, deadline()), "deadline 702"),
+                (on(0, on_deadline(702)), "refresh"),
+                (refreshed(three_after_failover(), 703), "ok"),
+                (on(0, on_deadline(703)), &format!("send {A2}")),
+                (queued(A2), "flush true"),
+                (on(1, on_deadline(703)), &format!("send {A2}")),
+                (queued(A2), "flush false"),
+                (on(2, on_deadline(703)), &format!("send {A2}")),
+                (withdrawn(A, 1), "ok"),
+                (queued(A2), "flush false"),
+                (done(A), "write 0"),
+                (pending(A), "pending 0 0"),
+                (take(A2), "write 3"),
+                (on(0, ok(704)), "done"),
+                (on(1, ok(704)), "done"),
+                (on(2, ok(704)), "done"),
+                (done(A2), "write 0"),
+                (stats(), "stats stalls=6 stall_resends=3 refreshes=3 retries=0 failed=0"),
+            ],
+        ),
+    ));
+
+    // The connection drops after the first reply of a write of three: that command
+    // succeeded; the two others (whose replies were lost: they may have run) are
+    // unreachable, back off and, after the refresh they ask for, go again in one write.
+    all.push(scenario(
+        "auto-pipeline-connection-lost-with-part-of-the-replies-read",
+        chain(
+            started(USER1, B),
+            &[
+                (queued(B), "flush true"),
+                (begin(USER1_X, "write", 1), "slot"),
+                (poll(1), &send_b),
+                (queued(B), "flush false"),
+                (begin(USER2, "write", 1), "slot"),
+                (poll(1), &send_b),
+                (queued(B), "flush false"),
+                (take(B), "write 3"),
+                (on(0, ok(3)), "done"),
+                (on(1, unreachable("reset", 4)), "wait 20"),
+                (on(2, unreachable("reset", 4)), "wait 20"),
+                (done(B), "write 0"),
+                (on(1, on_deadline(24)), "refresh"),
+                (candidates(), &format!("candidates {A2},{B2},{C},{C2},{A},{B}")),
+                (refreshed(three(), 25), "ok"),
+                (on(1, poll(25)), &send_b),
+                (queued(B), "flush true"),
+                (on(2, on_deadline(25)), &send_b),
+                (queued(B), "flush false"),
+                (take(B), "write 2"),
+                (on(1, ok(26)), "done"),
+                (on(2, ok(26)), "done"),
+                (done(B), "write 0"),
+                (stats(), "stats retries=2 errors.reset=2 refreshes=2 failed=0"),
+            ],
+        ),
+    ));
 }
 
 pub(crate) fn file() -> VectorFile {
@@ -1033,6 +1315,11 @@ pub(crate) fn file() -> VectorFile {
         ("zero-backoff", json!({"backoff_first_ms": 0})),
         ("backoff-max-below-first", json!({"backoff_first_ms": 100, "backoff_max_ms": 50})),
         ("not-an-object", json!([1])),
+        ("pipeline-max-commands-zero", json!({"pipeline_max_commands": 0})),
+        ("pipeline-max-commands-over-the-limit", json!({"pipeline_max_commands": 65537})),
+        ("pipeline-max-writes-zero", json!({"pipeline_max_writes": 0})),
+        ("pipeline-max-writes-over-the-limit", json!({"pipeline_max_writes": 1025})),
+        ("auto-pipeline-not-a-boolean", json!({"auto_pipeline": 1})),
     ] {
         let case = json!({"op": "redis_session", "seeds": [A], "config": config, "steps": []});
         let expect = crate::session::redis_session(&case).expect("runs");
@@ -1074,6 +1361,12 @@ fn check(scenario: &str, call: &Value, wanted: &str, got: &Value) {
         "slot" => got["slot"].is_u64(),
         "deadline" => got == &json!({"deadline_ms": (rest[0] != "none").then_some(rest[0])}),
         "timed_out" => got == &json!({"timed_out": rest[0] == "true"}),
+        "flush" => got == &json!({"flush": rest[0] == "true"}),
+        "write" => got == &json!({"write": rest[0].parse::<u32>().expect("a count")}),
+        "pending" => {
+            let number = |text: &str| text.parse::<u32>().expect("a count");
+            got == &json!({"queued": number(rest[0]), "writes": number(rest[1])})
+        }
         "candidates" => {
             let addresses: Vec<&str> =
                 got["addresses"].as_array().map_or(vec![], |a| a.iter().filter_map(Value::as_str).collect());
@@ -1096,5 +1389,14 @@ fn check(scenario: &str, call: &Value, wanted: &str, got: &Value) {
     };
     if !ok {
         fail();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// Every scenario's answers are the ones it states (the generator panics otherwise).
+    #[test]
+    fn scenarios_answer_as_stated() {
+        super::file();
     }
 }

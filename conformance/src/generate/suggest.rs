@@ -2,8 +2,10 @@
 //! generator). Every report is written here by hand from the measurements: the fanout
 //! `ceil(requests / max_requests)`, the middle of a hash range (`start + (end - start) /
 //! 2`, from the uniform boundaries `k * 2^64 / n`), the sample a key range splits over,
-//! the sums per owner, and for a weighted rebalance the targets and what the plan moves. The core must give exactly that, and each suggested operation
-//! must then apply to the topology.
+//! the sums per owner, and for a weighted rebalance the targets and what the plan moves;
+//! for the cooling side the sums under `cool_percent`, and for headroom the percents of
+//! capacity and the share of a lost node's load. The core must give exactly that, and
+//! each suggested operation must then apply to the topology.
 
 use serde_json::{json, Value};
 
@@ -44,8 +46,8 @@ fn stated(file: &mut VectorFile, name: &str, on: &str, operation: Value, report:
 pub(crate) fn file() -> VectorFile {
     let mut file = VectorFile::new(
         "suggest",
-        "Operations suggested from measured load (apply with suggest): hot_key_add for a key over max_requests, range_split or range_split_median for a range over a threshold, plan_rebalance with vbucket_weights for a vbucket dictionary whose node passes its target by more than max_imbalance, and the load per node.",
-        "every report written by hand from the measurements (fanouts, the middles of uniform hash ranges, samples, sums per owner, the weighted planner's targets and moves) and checked against the core; each suggested operation applies",
+        "Operations suggested from measured load (apply with suggest): hot_key_add for a key over max_requests, range_split or range_split_median for a range over a threshold, plan_rebalance with vbucket_weights for a vbucket dictionary whose node passes its target by more than max_imbalance; the cooling side (hot_key_remove for a salted key under cool_percent of max_requests, range_merge of adjacent cooled ranges, id_groups_set_writable closing a hot writable id group and reopening a cooled one, a warning with vbucket_double under min_vbuckets_per_node); headroom warnings past capacity_warn and capacity_alert percent of a node's capacity and the capacity cascade of losing the most loaded node; and the load per node.",
+        "every report written by hand from the measurements (fanouts, the middles of uniform hash ranges, samples, sums per owner, the weighted planner's targets and moves, cooled sums, percents of capacity, the even spread of a lost node's load) and checked against the core; each suggested operation applies",
     );
     file.topology("hash-4", doc(&["a", "b", "c", "d"], json!({"type": "hash_range"})));
     file.topology(
@@ -122,6 +124,8 @@ pub(crate) fn file() -> VectorFile {
         }),
     );
     vbucket_rebalances(&mut file);
+    cooling(&mut file);
+    headroom(&mut file);
     for (what, operation, code) in [
         ("shard-out-of-range", json!({"op": "suggest", "shards": [{"shard": 3}]}), "invalid_argument"),
         ("shard-twice", json!({"op": "suggest", "shards": [{"shard": 1}, {"shard": 1}]}), "invalid_argument"),
@@ -133,6 +137,33 @@ pub(crate) fn file() -> VectorFile {
         ("weight-by-unknown", json!({"op": "suggest", "max_imbalance": 10, "weight_by": "cpu"}), "invalid_argument"),
         ("imbalance-negative", json!({"op": "suggest", "max_imbalance": -1}), "invalid_argument"),
         ("imbalance-past-limit", json!({"op": "suggest", "max_imbalance": 10001}), "invalid_argument"),
+        ("cool-percent-past-100", json!({"op": "suggest", "cool_percent": 101}), "invalid_argument"),
+        ("min-vbuckets-negative", json!({"op": "suggest", "min_vbuckets_per_node": -1}), "invalid_argument"),
+        ("capacity-0", json!({"op": "suggest", "capacity": {"requests": 0}}), "invalid_argument"),
+        ("capacity-unknown-measure", json!({"op": "suggest", "capacity": {"cpu": 1}}), "invalid_argument"),
+        ("capacity-not-an-object", json!({"op": "suggest", "capacity": 1000}), "invalid_argument"),
+        (
+            "node-capacity-unknown-node",
+            json!({"op": "suggest", "node_capacity": [{"node": "z", "bytes": 1}]}),
+            "invalid_argument",
+        ),
+        (
+            "node-capacity-twice",
+            json!({"op": "suggest", "node_capacity": [{"node": "a", "bytes": 1}, {"node": "a", "keys": 1}]}),
+            "invalid_argument",
+        ),
+        (
+            "node-capacity-not-an-id",
+            json!({"op": "suggest", "node_capacity": [{"node": 1, "bytes": 1}]}),
+            "invalid_argument",
+        ),
+        (
+            "capacity-alert-under-warn",
+            json!({"op": "suggest", "capacity_warn": 80, "capacity_alert": 70}),
+            "invalid_argument",
+        ),
+        ("capacity-warn-0", json!({"op": "suggest", "capacity_warn": 0}), "invalid_argument"),
+        ("capacity-alert-past-100", json!({"op": "suggest", "capacity_alert": 101}), "invalid_argument"),
     ] {
         apply_refused(&mut file, &format!("apply/reject-{what}"), On::Topology("jump-3"), operation, code);
     }
@@ -212,7 +243,10 @@ fn vbucket_rebalances(file: &mut VectorFile) {
             "shards": [{"shard": 0, "keys": 1000}, {"shard": 1, "keys": 10}, {"shard": 2, "keys": 10}]}),
         json!({
             "suggestions": [said(Value::Null,
-                "node a: 1000 keys against a target of 340 (max_imbalance 0%), but plan_rebalance refuses: plan_rebalance: a rebalance is already running; complete its moves first")],
+                "node a: 1000 keys against a target of 340 (max_imbalance 0%), but plan_rebalance refuses: plan_rebalance: a rebalance is already running; complete its moves first"),
+                // 3 vbuckets over 3 nodes: under the default 4 a node.
+                said(json!({"op": "vbucket_double"}),
+                "3 vbuckets over 3 nodes, fewer than min_vbuckets_per_node 4 a node: a vbucket is a coarse share of a node's load, and the dictionary cannot grow past 3 nodes: vbucket_double makes 6 without moving a key")],
             "nodes": [node("a", 0, 0, 1000, 1), node("b", 0, 0, 10, 1), node("c", 0, 0, 10, 1)],
         }),
     );
@@ -223,5 +257,191 @@ fn vbucket_rebalances(file: &mut VectorFile) {
         "jump-3",
         json!({"op": "suggest", "max_imbalance": 0, "shards": [{"shard": 0, "requests": 100}]}),
         json!({"suggestions": [], "nodes": [node("a", 0, 100, 0, 1), node("b", 0, 0, 0, 0), node("c", 0, 0, 0, 0)]}),
+    );
+}
+
+/// The cooling side: a salted key that cooled, adjacent ranges to merge, a hot writable
+/// id group to close, and a dictionary with too few vbuckets a node. "Cooled" is under
+/// `cool_percent` (default 50) of each threshold given: `value * 100 < max * percent`.
+fn cooling(file: &mut VectorFile) {
+    // `already` is salted over 8. At max_requests 10, 5 requests/s is not under 50% (500
+    // is not < 500), 4 is; `calm` is not salted, so it has nothing to undo.
+    stated(
+        file,
+        "apply/hot-key-cooled",
+        "keys-3",
+        json!({"op": "suggest", "max_requests": 10, "keys": [
+            {"key": utf8("already"), "requests": 5}, {"key": utf8("already"), "requests": 4}, {"key": utf8("calm"), "requests": 0}]}),
+        json!({
+            "suggestions": [said(json!({"op": "hot_key_remove", "key": utf8("already")}),
+                "key {\"utf8\":\"already\"}: 4 requests/s, under 50% of max_requests 10: it has cooled, so stop salting it over 8 keys")],
+            "nodes": [node("a", 0, 0, 0, 0), node("b", 0, 0, 0, 0), node("c", 0, 0, 0, 0)],
+        }),
+    );
+    // hash-4: shard i on node i. Shards 0 and 1 sum 400 bytes (< 500) and 40 requests/s
+    // (< 50): merged on b, which holds the larger part; 2 and 3 sum 60 requests/s, not
+    // under 50. With cool_percent 70 (under 700 and 70), 2 and 3 merge too, on c (a tie
+    // of bytes keeps the first's owner).
+    let shards = json!([
+        {"shard": 0, "bytes": 100, "requests": 10}, {"shard": 1, "bytes": 300, "requests": 30},
+        {"shard": 2, "bytes": 200, "requests": 20}, {"shard": 3, "bytes": 200, "requests": 40}]);
+    let nodes =
+        json!([node("a", 100, 10, 0, 1), node("b", 300, 30, 0, 1), node("c", 200, 20, 0, 1), node("d", 200, 40, 0, 1)]);
+    let first = said(json!({"op": "range_merge", "shard": 0, "node": "b"}),
+        "shards 0 and 1: 400 bytes and 40 requests/s together, under 50% of max_bytes 1000 and max_requests 100: merge them on node b: 100 bytes move from node a");
+    stated(
+        file,
+        "apply/hash-ranges-merged",
+        "hash-4",
+        json!({"op": "suggest", "max_bytes": 1000, "max_requests": 100, "shards": shards}),
+        json!({"suggestions": [first], "nodes": nodes}),
+    );
+    stated(
+        file,
+        "apply/hash-ranges-merged-cool-percent-70",
+        "hash-4",
+        json!({"op": "suggest", "max_bytes": 1000, "max_requests": 100, "cool_percent": 70, "shards": shards}),
+        json!({"suggestions": [
+            said(json!({"op": "range_merge", "shard": 0, "node": "b"}),
+                "shards 0 and 1: 400 bytes and 40 requests/s together, under 70% of max_bytes 1000 and max_requests 100: merge them on node b: 100 bytes move from node a"),
+            said(json!({"op": "range_merge", "shard": 2}),
+                "shards 2 and 3: 400 bytes and 60 requests/s together, under 70% of max_bytes 1000 and max_requests 100: merge them on node c: 200 bytes move from node d"),
+        ], "nodes": nodes}),
+    );
+    stated(
+        file,
+        "apply/cool-percent-0-merges-nothing",
+        "hash-4",
+        json!({"op": "suggest", "max_bytes": 1000, "max_requests": 100, "cool_percent": 0, "shards": shards}),
+        json!({"suggestions": [], "nodes": nodes}),
+    );
+    // keys-3 ranges on a, b, c; only max_bytes counts. Shard 0 is not measured, so it
+    // never pairs; shards 1 and 2 sum 40 bytes (< 50) and c holds more of them.
+    stated(
+        file,
+        "apply/key-ranges-merged",
+        "keys-3",
+        json!({"op": "suggest", "max_bytes": 100, "shards": [{"shard": 2, "bytes": 30, "requests": 9000}, {"shard": 1, "bytes": 10}]}),
+        json!({
+            "suggestions": [said(json!({"op": "range_merge", "shard": 1, "node": "c"}),
+                "shards 1 and 2: 40 bytes together, under 50% of max_bytes 100: merge them on node c: 10 bytes move from node b")],
+            "nodes": [node("a", 0, 0, 0, 0), node("b", 10, 0, 0, 1), node("c", 30, 9000, 0, 1)],
+        }),
+    );
+    // Id groups: g1 (shards 0 and 1 on a and b), g2 (shard 2 on c), g3 writable (shard 3
+    // on d). g3's shard passes max_requests: close it. g1 (300 requests/s) and g2 (50)
+    // have cooled (each shard under 500): g2, the cooler, is reopened.
+    file.topology(
+        "ids-3",
+        doc(
+            &["a", "b", "c", "d"],
+            json!({"type": "id_groups", "groups": [
+            {"id": "g1", "intervals": [[0, 1_000_000]], "shards": [{"node": "a"}, {"node": "b"}]},
+            {"id": "g2", "intervals": [[1_000_000, 2_000_000]], "shards": [{"node": "c"}]},
+            {"id": "g3", "intervals": [[2_000_000, 3_000_000]], "writable": true, "shards": [{"node": "d"}]}]}),
+        ),
+    );
+    stated(
+        file,
+        "apply/id-group-closed-and-cooled-one-reopened",
+        "ids-3",
+        json!({"op": "suggest", "max_requests": 1000, "shards": [
+            {"shard": 0, "requests": 100}, {"shard": 1, "requests": 200}, {"shard": 2, "requests": 50}, {"shard": 3, "requests": 1500}]}),
+        json!({
+            "suggestions": [said(json!({"op": "id_groups_set_writable", "group": "g2"}),
+                "id group \"g3\" (writable): shard 3: 1500 requests/s over 1000: close it to new ids, and reopen \"g2\", whose shards have cooled (under 50% of max_requests 1000)")],
+            "nodes": [node("a", 0, 100, 0, 1), node("b", 0, 200, 0, 1), node("c", 0, 50, 0, 1), node("d", 0, 1500, 0, 1)],
+        }),
+    );
+    // g2 is not measured and g1's shard 1 is at 600 (not under 500): none has cooled. A
+    // closed group's hot shard (1 is not over 1000 here) would get the strategy's reason.
+    stated(
+        file,
+        "apply/id-group-hot-none-cooled",
+        "ids-3",
+        json!({"op": "suggest", "max_requests": 1000, "shards": [
+            {"shard": 0, "requests": 100}, {"shard": 1, "requests": 600}, {"shard": 3, "requests": 1001}]}),
+        json!({
+            "suggestions": [said(Value::Null,
+                "id group \"g3\" (writable): shard 3: 1001 requests/s over 1000: close it to new ids, but no closed group has cooled (every shard measured and under 50% of max_requests 1000): add one with id_groups_add_group")],
+            "nodes": [node("a", 0, 100, 0, 1), node("b", 0, 600, 0, 1), node("c", 0, 0, 0, 0), node("d", 0, 1001, 0, 1)],
+        }),
+    );
+    // vb-3: 12 vbuckets over 3 nodes is 4 a node, the default minimum; asked for 5, it warns.
+    stated(
+        file,
+        "apply/vbuckets-per-node-warning",
+        "vb-3",
+        json!({"op": "suggest", "min_vbuckets_per_node": 5}),
+        json!({
+            "suggestions": [said(json!({"op": "vbucket_double"}),
+                "12 vbuckets over 3 nodes, fewer than min_vbuckets_per_node 5 a node: a vbucket is a coarse share of a node's load, and the dictionary cannot grow past 12 nodes: vbucket_double makes 24 without moving a key")],
+            "nodes": [node("a", 0, 0, 0, 0), node("b", 0, 0, 0, 0), node("c", 0, 0, 0, 0)],
+        }),
+    );
+    stated(
+        file,
+        "apply/vbuckets-per-node-warning-off",
+        "vb-3-moving",
+        json!({"op": "suggest", "min_vbuckets_per_node": 0}),
+        json!({"suggestions": [], "nodes": [node("a", 0, 0, 0, 0), node("b", 0, 0, 0, 0), node("c", 0, 0, 0, 0)]}),
+    );
+}
+
+/// Headroom and the capacity cascade: each node's load by owner against `capacity` (and
+/// `node_capacity`), warned past `capacity_warn` (70) and `capacity_alert` (80) percent
+/// (`load * 100 > capacity * percent`); losing the most loaded node spreads its load over
+/// the other active nodes, each getting at least `ceil(load / count)`.
+fn headroom(file: &mut VectorFile) {
+    // jump-3: shard i on node i. Requests: a 65% (nothing), b 75% (past 70), c 85% (past
+    // 80); c's own bytes capacity 100 holds 120. Losing c (850 requests/s) gives a and b
+    // at least 425 each: 1075 and 1175, past 1000. Bytes: only c has a capacity, and it is
+    // the one lost.
+    stated(
+        file,
+        "apply/headroom-and-cascade",
+        "jump-3",
+        json!({"op": "suggest", "capacity": {"requests": 1000}, "node_capacity": [{"node": "c", "bytes": 100}],
+            "shards": [{"shard": 0, "requests": 650}, {"shard": 1, "requests": 750}, {"shard": 2, "requests": 850, "bytes": 120}]}),
+        json!({
+            "suggestions": [
+                said(Value::Null, "node b: 750 requests/s is 75% of its capacity of 1000, past 70%: its headroom is being spent; plan the next node"),
+                said(Value::Null, "node c: 120 bytes is 120% of its capacity of 100, over its capacity: move load off it or add nodes now"),
+                said(Value::Null, "node c: 850 requests/s is 85% of its capacity of 1000, past 80%: less than the 20% headroom a node needs for peaks and a neighbour's failure is left; add nodes or move load off it"),
+                said(Value::Null, "losing node c (the most loaded, 850 requests/s) spreads at least 425 requests/s onto each of the 2 other active nodes, pushing node a to 1075 of its capacity of 1000, node b to 1175 of its capacity of 1000: failure detection and an automatic rebalance would move load onto nodes already full, and they could fail in turn (a capacity cascade); add capacity first"),
+            ],
+            "nodes": [node("a", 0, 650, 0, 1), node("b", 0, 750, 0, 1), node("c", 120, 850, 0, 1)],
+        }),
+    );
+    // Two nodes at 60% and 50%: no headroom warning, but losing a puts 600 on b.
+    file.topology("jump-2", doc(&["a", "b"], json!({"type": "jump"})));
+    let shards = json!([{"shard": 0, "keys": 600}, {"shard": 1, "keys": 500}]);
+    let cascade = said(Value::Null, "losing node a (the most loaded, 600 keys) spreads at least 600 keys onto each of the 1 other active nodes, pushing node b to 1100 of its capacity of 1000: failure detection and an automatic rebalance would move load onto nodes already full, and they could fail in turn (a capacity cascade); add capacity first");
+    stated(
+        file,
+        "apply/capacity-cascade-without-headroom-warning",
+        "jump-2",
+        json!({"op": "suggest", "capacity": {"keys": 1000}, "shards": shards}),
+        json!({"suggestions": [cascade], "nodes": [node("a", 0, 0, 600, 1), node("b", 0, 0, 500, 1)]}),
+    );
+    // The marks overridden: past 50% warns (a at 60%, not past 60), b at 50% is not past 50.
+    stated(
+        file,
+        "apply/headroom-marks-overridden",
+        "jump-2",
+        json!({"op": "suggest", "capacity": {"keys": 1000}, "capacity_warn": 50, "capacity_alert": 60, "shards": shards}),
+        json!({
+            "suggestions": [said(Value::Null, "node a: 600 keys is 60% of its capacity of 1000, past 50%: its headroom is being spent; plan the next node"), cascade],
+            "nodes": [node("a", 0, 0, 600, 1), node("b", 0, 0, 500, 1)],
+        }),
+    );
+    // Room enough: even split of a tie (a is lost first) leaves b and c under capacity.
+    stated(
+        file,
+        "apply/headroom-room-enough",
+        "jump-3",
+        json!({"op": "suggest", "capacity": {"requests": 1000, "bytes": 1000}, "shards": [
+            {"shard": 0, "requests": 300}, {"shard": 1, "requests": 300}, {"shard": 2, "requests": 300}]}),
+        json!({"suggestions": [], "nodes": [node("a", 0, 300, 0, 1), node("b", 0, 300, 0, 1), node("c", 0, 300, 0, 1)]}),
     );
 }

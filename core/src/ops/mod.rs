@@ -58,7 +58,7 @@
 //! | `id_groups_add_interval` | `id_groups` | gives group `group` the interval `interval` (`[start, end]`), reusing freed ids; no id moves; reports `group`, `interval` |
 //! | `id_groups_set_writable` | `id_groups` | makes group `group` the writable one; reports `writable`, `previous` |
 //! | `hot_key_add` | any | salts `key` (a text key object) over `fanout` (2 to 1,024) salted keys, or changes its fanout; reports `key`, `from_fanout` (1 when it was not hot), `to_fanout` |
-//! | `suggest` | any | generator: operations to review, from measured load (`shards`: `shard`, `bytes`, `requests`, `keys`, `sample`; `keys`: `key`, `requests`; thresholds `max_bytes`, `max_requests`, `max_imbalance` with `weight_by`): `hot_key_add` for a key over `max_requests`, `range_split` (hash ranges, at the middle) or `range_split_median` (key ranges, over the sample) for a range over either, and for a `vbucket` dictionary with a node over its target by more than `max_imbalance` percent, `plan_rebalance` with `vbucket_weights`; reports `suggestions` (each an `operation`, or null, and its `reason`) and `nodes` (the load per node); topology unchanged (see `ops/suggest.rs`) |
+//! | `suggest` | any | generator: operations to review, from measured load (`shards`: `shard`, `bytes`, `requests`, `keys`, `sample`; `keys`: `key`, `requests`; thresholds `max_bytes`, `max_requests`, `max_imbalance` with `weight_by`): `hot_key_add` for a key over `max_requests`, `range_split` (hash ranges, at the middle) or `range_split_median` (key ranges, over the sample) for a range over either, and for a `vbucket` dictionary with a node over its target by more than `max_imbalance` percent, `plan_rebalance` with `vbucket_weights`; and the cooling side (`cool_percent`): `hot_key_remove`, `range_merge`, `id_groups_set_writable`; a `min_vbuckets_per_node` warning with `vbucket_double`; `capacity`/`node_capacity` headroom warnings (`capacity_warn`, `capacity_alert`) and capacity-cascade warnings; reports `suggestions` (each an `operation`, or null, and its `reason`) and `nodes` (the load per node); topology unchanged (see `ops/suggest.rs`) |
 //! | `hot_key_remove` | any | stops salting `key`; reports `key`, `from_fanout`, `to_fanout` (1). While clients may hold either epoch, reads gather both epochs' salted keys (`Migration::read_keys`) |
 
 mod args;
@@ -92,7 +92,10 @@ pub use self::dictionary::Rebalance;
 pub use self::ids::{IdFields, TicketServer};
 pub use self::import::{CouchbaseImport, RedisClusterImport};
 pub use self::ranges::{NodeChoice, RangePoint};
-pub use self::suggest::{Measure, Measurements, ShardLoad};
+pub use self::suggest::{
+    Capacity, Measure, Measurements, ShardLoad, DEFAULT_CAPACITY_ALERT, DEFAULT_CAPACITY_WARN, DEFAULT_COOL_PERCENT,
+    DEFAULT_MIN_VBUCKETS_PER_NODE,
+};
 use args::Args;
 
 /// What an operation reports beside the new topology (see the module docs per `op`).

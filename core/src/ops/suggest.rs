@@ -22,12 +22,23 @@
 //!   heavier than any room) or `plan_rebalance` would refuse it (a rebalance running, the
 //!   planner's budget), there is a reason and no operation. Other strategies ignore
 //!   `max_imbalance`.
+//! - the cooling side (`cooling`), with `cool_percent` (default 50): `hot_key_remove` for
+//!   a salted key under that percent of `max_requests`; `range_merge` for adjacent ranges
+//!   whose sums are under it; `id_groups_set_writable` to close a hot writable id group
+//!   and reopen one that cooled; and a warning (with `vbucket_double`) for a dictionary
+//!   with fewer than `min_vbuckets_per_node` (default 4) vbuckets a node;
+//! - with a `capacity` (and `node_capacity`), a headroom warning for a node past
+//!   `capacity_warn` (70) or `capacity_alert` (80) percent of it, and a capacity-cascade
+//!   warning when losing the most loaded node would push another past its capacity;
 //! - the load per node (the shards' sums, by owner) is reported whatever the strategy: what
 //!   `stats` shows of sampled keys, here of observed load.
 //!
 //! The report: `suggestions`, each `{operation, reason}` (`operation` null when there is
-//! only something to say), hot keys first, then shards, in input order, then the
-//! rebalance; and `nodes`. Integer arithmetic only: every binding suggests alike.
+//! only something to say), hot keys first (in input order), then shards (splits in input
+//! order, then merges and the id group), then the rebalance, the vbucket warning, the
+//! headroom warnings (node order, then bytes, requests, keys) and the cascades; and
+//! `nodes`. Every operation is written against the topology as given. Integer arithmetic
+//! only: every binding suggests alike.
 
 use alloc::format;
 use alloc::string::String;
@@ -43,11 +54,18 @@ use crate::json::{self, Object, Put as _};
 use crate::key::OwnedKey;
 use crate::limits;
 use crate::salting::MAX_FANOUT;
+use crate::strategy::ids::id_groups::IdGroupsSpec;
 use crate::strategy::partitioned::hash_range::HashRangeSpec;
 use crate::strategy::partitioned::key_range::KeyRangeSpec;
 use crate::strategy::partitioned::key_table::key_to_value;
 use crate::strategy::partitioned::vbucket::VbucketSpec;
 use crate::topology::Topology;
+
+mod cooling;
+
+/// A suggestion: the operation to review (none when there is only something to say) and
+/// its reason.
+type Suggestion = (Option<Value>, String);
 
 /// The measured load of one shard.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -80,6 +98,72 @@ pub struct Measurements {
     pub max_imbalance: Option<u32>,
     /// The measure that weighs a vbucket for `max_imbalance` (default requests).
     pub weight_by: Measure,
+    /// The cooling side: a load under this percent of `max_bytes` / `max_requests` has
+    /// cooled (0 to 100, default 50, `DEFAULT_COOL_PERCENT`; 0 suggests no cooling).
+    pub cool_percent: u32,
+    /// Vbucket dictionaries: a warning when there are fewer vbuckets than this many per
+    /// node (default 4, `DEFAULT_MIN_VBUCKETS_PER_NODE`; 0 turns the warning off).
+    pub min_vbuckets_per_node: u32,
+    /// The capacity of every node, by measure (none by default: no headroom warnings).
+    pub capacity: Capacity,
+    /// The capacity of named nodes, in input order: a measure given here replaces
+    /// `capacity`'s for that node.
+    pub node_capacity: Vec<(String, Capacity)>,
+    /// A node past this percent of a capacity gets a headroom warning (1 to 100,
+    /// default 70, `DEFAULT_CAPACITY_WARN`).
+    pub capacity_warn: u32,
+    /// A node past this percent of a capacity gets the stronger warning (`capacity_warn`
+    /// to 100, default 80, `DEFAULT_CAPACITY_ALERT`).
+    pub capacity_alert: u32,
+}
+
+/// The default `cool_percent`: a key, a pair of ranges or an id group has cooled when its
+/// load is under half the threshold that would split or salt it, so that a suggestion to
+/// cool is not undone by the next one to grow.
+pub const DEFAULT_COOL_PERCENT: u32 = 50;
+
+/// The default `min_vbuckets_per_node`: with fewer than 4 vbuckets a node, one vbucket is
+/// over a quarter of a node's share, and the dictionary is near the node count it cannot
+/// pass (one node per vbucket).
+pub const DEFAULT_MIN_VBUCKETS_PER_NODE: u32 = 4;
+
+/// The default `capacity_warn`: past 70% of a capacity, the 30% headroom a node keeps for
+/// peaks and for a neighbour's failure is being spent.
+pub const DEFAULT_CAPACITY_WARN: u32 = 70;
+
+/// The default `capacity_alert`: past 80% of a capacity, less than the 20% headroom a node
+/// needs is left.
+pub const DEFAULT_CAPACITY_ALERT: u32 = 80;
+
+/// A node's capacity, by measure; a measure without one is not checked.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Capacity {
+    /// Bytes it can store.
+    pub bytes: Option<u64>,
+    /// Requests per second it can serve.
+    pub requests: Option<u64>,
+    /// Keys it can hold.
+    pub keys: Option<u64>,
+}
+
+impl Capacity {
+    /// The capacity for one measure.
+    pub fn of(&self, measure: Measure) -> Option<u64> {
+        match measure {
+            Measure::Bytes => self.bytes,
+            Measure::Requests => self.requests,
+            Measure::Keys => self.keys,
+        }
+    }
+
+    /// Each measure of `self`, or of `default` where `self` has none.
+    fn or(self, default: Capacity) -> Capacity {
+        Capacity {
+            bytes: self.bytes.or(default.bytes),
+            requests: self.requests.or(default.requests),
+            keys: self.keys.or(default.keys),
+        }
+    }
 }
 
 /// The measure of a shard that `max_imbalance` weighs vbuckets by.
@@ -94,6 +178,9 @@ pub enum Measure {
 }
 
 impl Measure {
+    /// The three measures, in the order the report checks them.
+    const ALL: [Measure; 3] = [Measure::Bytes, Measure::Requests, Measure::Keys];
+
     fn of(self, load: &ShardLoad) -> u64 {
         match self {
             Measure::Bytes => load.bytes,
@@ -133,7 +220,24 @@ fn count(object: &Object<'_>, name: &str) -> Result<u64> {
 }
 
 pub(super) fn parse(operation: &Value) -> Result<Op> {
-    let args = args(operation, &["op", "shards", "keys", "max_bytes", "max_requests", "max_imbalance", "weight_by"])?;
+    let args = args(
+        operation,
+        &[
+            "op",
+            "shards",
+            "keys",
+            "max_bytes",
+            "max_requests",
+            "max_imbalance",
+            "weight_by",
+            "cool_percent",
+            "min_vbuckets_per_node",
+            "capacity",
+            "node_capacity",
+            "capacity_warn",
+            "capacity_alert",
+        ],
+    )?;
     let list = |name: &str| -> Result<&[Value]> {
         match args.optional(name) {
             Some(value) => json::array(&args.path(name), value).map(Vec::as_slice).map_err(argument),
@@ -234,7 +338,81 @@ pub(super) fn parse(operation: &Value) -> Result<Op> {
         Measure::Requests,
         &[("bytes", Measure::Bytes), ("requests", Measure::Requests), ("keys", Measure::Keys)],
     )?;
-    Ok(Op::Suggest(Measurements { shards, keys, max_bytes, max_requests, max_imbalance, weight_by }))
+    let cool_percent = args.optional_u32_in("cool_percent", 0, 100)?.unwrap_or(DEFAULT_COOL_PERCENT);
+    let min_vbuckets_per_node = args
+        .optional_u32_in("min_vbuckets_per_node", 0, limits::MAX_VBUCKETS)?
+        .unwrap_or(DEFAULT_MIN_VBUCKETS_PER_NODE);
+    let capacity = match args.optional("capacity") {
+        Some(value) => capacity_of(&Object::new(&args.path("capacity"), value, &MEASURES).map_err(argument)?)?,
+        None => Capacity::default(),
+    };
+    let entries = list("node_capacity")?;
+    if entries.len() > limits::MAX_NODES as usize {
+        return Err(Error::limit(format!(
+            "operation.node_capacity: {} entries; the limit is {}",
+            entries.len(),
+            limits::MAX_NODES
+        )));
+    }
+    let mut node_capacity: Vec<(String, Capacity)> = Vec::with_capacity(entries.len());
+    for (index, entry) in entries.iter().enumerate() {
+        let path = format!("operation.node_capacity[{index}]");
+        let object = Object::new(&path, entry, &["node", "bytes", "requests", "keys"]).map_err(argument)?;
+        let node = object.required("node").map_err(argument)?;
+        let Some(node) = node.as_str() else {
+            return Err(Error::argument(format!("{}: expected a node id", object.path_of("node"))));
+        };
+        node_capacity.push((String::from(node), capacity_of(&object)?));
+    }
+    // A node named twice: sorted, not compared pairwise (up to MAX_NODES entries).
+    let mut order: Vec<(&str, usize)> =
+        node_capacity.iter().enumerate().map(|(index, (node, _))| (node.as_str(), index)).collect();
+    order.sort_unstable();
+    if let Some(index) = order.windows(2).filter(|pair| pair[0].0 == pair[1].0).map(|pair| pair[1].1).min() {
+        return Err(Error::argument(format!(
+            "operation.node_capacity[{index}].node: node {:?} is named twice",
+            node_capacity[index].0
+        )));
+    }
+    let capacity_warn = args.optional_u32_in("capacity_warn", 1, 100)?.unwrap_or(DEFAULT_CAPACITY_WARN);
+    let capacity_alert = args.optional_u32_in("capacity_alert", 1, 100)?.unwrap_or(DEFAULT_CAPACITY_ALERT);
+    if capacity_alert < capacity_warn {
+        return Err(Error::argument(format!(
+            "operation.capacity_alert: {capacity_alert}% is under capacity_warn ({capacity_warn}%)"
+        )));
+    }
+    Ok(Op::Suggest(Measurements {
+        shards,
+        keys,
+        max_bytes,
+        max_requests,
+        max_imbalance,
+        weight_by,
+        cool_percent,
+        min_vbuckets_per_node,
+        capacity,
+        node_capacity,
+        capacity_warn,
+        capacity_alert,
+    }))
+}
+
+/// The fields of a capacity object.
+const MEASURES: [&str; 3] = ["bytes", "requests", "keys"];
+
+/// The capacity measures of an object (`capacity`, or a `node_capacity` entry): each
+/// above 0 when given.
+fn capacity_of(object: &Object<'_>) -> Result<Capacity> {
+    let measure = |name: &str| -> Result<Option<u64>> {
+        match object.optional(name) {
+            None => Ok(None),
+            Some(value) => match json::u64(&object.path_of(name), value).map_err(argument)? {
+                0 => Err(Error::argument(format!("{}: a capacity must be above 0", object.path_of(name)))),
+                n => Ok(Some(n)),
+            },
+        }
+    };
+    Ok(Capacity { bytes: measure("bytes")?, requests: measure("requests")?, keys: measure("keys")? })
 }
 
 pub(super) fn apply(measurements: &Measurements, topology: &Topology) -> Result<Applied> {
@@ -249,11 +427,17 @@ pub(super) fn apply(measurements: &Measurements, topology: &Topology) -> Result<
         }
     }
     // Each suggestion: the operation to review (none when only the reason can be said).
-    let mut suggestions: Vec<(Option<Value>, String)> = Vec::new();
+    let mut suggestions: Vec<Suggestion> = Vec::new();
     // Hot keys.
     if let Some(max) = measurements.max_requests {
         for (key, requests) in &measurements.keys {
+            let now = router.fanout(key.as_key());
             if *requests <= max {
+                // Only a salted key has a key object to show: the common cold key costs nothing.
+                if now > 1 {
+                    let shown = key_to_value(key.as_key());
+                    suggestions.extend(cooling::hot_key(&shown, *requests, now, max, measurements.cool_percent));
+                }
                 continue;
             }
             let shown = key_to_value(key.as_key());
@@ -262,7 +446,6 @@ pub(super) fn apply(measurements: &Measurements, topology: &Topology) -> Result<
                 OwnedKey::Bytes(bytes) => core::str::from_utf8(bytes).ok(),
                 OwnedKey::U64(_) => None,
             };
-            let now = router.fanout(key.as_key());
             match text {
                 None => suggestions.push((
                     None,
@@ -284,9 +467,14 @@ pub(super) fn apply(measurements: &Measurements, topology: &Topology) -> Result<
             _ => None,
         }
     };
+    // The writable id group's hot shards: closing the group is the suggestion.
+    let writable = topology.strategy.spec::<IdGroupsSpec>().map(cooling::writable_span);
     for load in &measurements.shards {
         let Some(why) = over(load) else { continue };
         let shard = load.shard;
+        if writable.as_ref().is_some_and(|span| span.contains(&shard)) {
+            continue;
+        }
         if let Some(spec) = topology.strategy.spec::<HashRangeSpec>() {
             let start = if shard == 0 { 0u128 } else { u128::from(spec.boundaries[shard as usize - 1]) };
             let end = spec.boundaries.get(shard as usize).map_or(1u128 << 64, |&end| u128::from(end));
@@ -321,6 +509,11 @@ pub(super) fn apply(measurements: &Measurements, topology: &Topology) -> Result<
             ));
         }
     }
+    // The cooling side of the shards: adjacent ranges to merge, an id group to close.
+    suggestions.extend(cooling::merges(measurements, topology, &router)?);
+    if let Some(spec) = topology.strategy.spec::<IdGroupsSpec>() {
+        suggestions.extend(cooling::id_groups(measurements, spec, &over));
+    }
     // The load per node, by the owner of each measured shard, in node order.
     let mut per_node = vec![(0u64, 0u64, 0u64, 0u32); topology.nodes.len()];
     for load in &measurements.shards {
@@ -337,6 +530,14 @@ pub(super) fn apply(measurements: &Measurements, topology: &Topology) -> Result<
             suggestions.push(suggestion);
         }
     }
+    if let Some(spec) = topology.strategy.spec::<VbucketSpec>() {
+        suggestions.extend(cooling::vbuckets_per_node(measurements.min_vbuckets_per_node, spec, topology));
+    }
+    // Headroom and the capacity cascade, by measure.
+    let loads: Vec<[u64; 3]> = per_node.iter().map(|&(bytes, requests, keys, _)| [bytes, requests, keys]).collect();
+    let capacities = cooling::capacities(measurements, topology)?;
+    suggestions.extend(cooling::headroom(measurements, topology, &loads, &capacities));
+    suggestions.extend(cooling::cascade(topology, &loads, &capacities));
     let nodes: Vec<Value> = topology
         .nodes
         .iter()

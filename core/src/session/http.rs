@@ -48,8 +48,8 @@ use serde_json::{json, Map, Value};
 
 use crate::error::{Error, Result};
 use crate::limits::MAX_DOCUMENT_BYTES;
-use crate::session::follower::{Follower, FollowerConfig, Offered};
 use crate::session::exchange::{defaults, Action, Request, SourceError};
+use crate::session::follower::{Follower, FollowerConfig, Offered};
 
 /// What a poll accepts: a JSON document or a binary dictionary.
 const ACCEPT: &str = "application/json, application/octet-stream";

@@ -1,5 +1,5 @@
 //! The migration session: what a service and a copy job do while data moves from one
-//! topology to the next (seed 002's two ways), decided once, for every language.
+//! topology to the next (in the background or lazily), decided once, for every language.
 //!
 //! A [`MigrationSession`] is the routing in force: it answers the read plan, the write
 //! plan under the fence epoch, a key's lazy move, the background copy's next batch and
@@ -18,13 +18,29 @@
 //!   read of a key under the new topology moves that key
 //!   ([`MigrationSession::lazy_steps`]: read the old owner, write the new one, retire the
 //!   old copy), and marks it moved;
+//! * **expiration**: for data that expires by itself (a cache, rows under a TTL):
+//!   nothing is ever copied; writes go to the new owner from the start, reads look at
+//!   the old owner, then the new one (whose copy, written since the start, is the newer),
+//!   until a deadline, the keys' TTL horizon ([`MigrationSession::expiration`]: every
+//!   key written on the old owner before the move has expired by then); from the
+//!   deadline on, reads go to the new owner alone. Time is an input
+//!   ([`MigrationSession::read_plan_at`]) and the deadline an output
+//!   ([`MigrationSession::next_deadline`]);
 //! * **catch-up**: no `previous` yet, but the caller routed under a different topology
 //!   one epoch older just before: reads look at the old owner, then the new one, and
 //!   nobody moves anything (the moves belong to whoever holds `previous`).
 //!
 //! [`MigrationSession::new`] makes a background or lazy session of any [`Migration`],
 //! and refuses one that cannot work (a background copy needs the same fixed partitions
-//! on both sides) when it is made.
+//! on both sides) when it is made; [`MigrationSession::expiration`] makes an expiration
+//! session with its deadline.
+//!
+//! Once the move is over, a node it emptied (one that owned a shard before and owns
+//! none now) is no longer read by anyone: [`MigrationSession::actions`] then asks for
+//! it to be retired ([`MigrationAction::Retire`]). The move is over at the deadline in
+//! expiration mode, and when the caller says every moving unit or key is `moved` in
+//! background and lazy modes (the copy job's last batch is marked; for a lazy move, a
+//! [`misplaced`](crate::migration::misplaced) check of the old node finds nothing left).
 //!
 //! Writes go to the new owner under the **fence epoch** (the epoch of the published
 //! document that describes the move: the new topology, or the dictionary in motion
@@ -55,10 +71,14 @@ pub enum Mode {
     Lazy,
     /// Reads look at the topology routed under just before as well; nothing is moved.
     CatchUp,
+    /// Nothing is copied: writes go to the new owner, reads look at the old owner too
+    /// until a deadline (the keys' TTL horizon), then at the new owner alone.
+    Expiration,
 }
 
 impl Mode {
-    /// The mode a [`MigrationSession::new`] takes by name: `"background"` or `"lazy"`.
+    /// The mode a session is asked for by name ([`MigrationSession::of_mode`]):
+    /// `"background"`, `"lazy"` or `"expiration"`.
     ///
     /// # Errors
     /// `invalid_argument` for anything else (`"plain"` and `"catch-up"` are decided by
@@ -67,7 +87,10 @@ impl Mode {
         match name {
             "background" => Ok(Mode::Background),
             "lazy" => Ok(Mode::Lazy),
-            other => Err(Error::argument(format!("mode: expected \"background\" or \"lazy\", got {other:?}"))),
+            "expiration" => Ok(Mode::Expiration),
+            other => Err(Error::argument(format!(
+                "mode: expected \"background\", \"lazy\" or \"expiration\", got {other:?}"
+            ))),
         }
     }
 
@@ -78,6 +101,7 @@ impl Mode {
             Mode::Background => "background",
             Mode::Lazy => "lazy",
             Mode::CatchUp => "catch-up",
+            Mode::Expiration => "expiration",
         }
     }
 }
@@ -123,6 +147,34 @@ pub enum Fenced {
     Refresh,
 }
 
+/// What a session asks the caller to do once the move allows it
+/// ([`MigrationSession::actions`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MigrationAction<'a> {
+    /// The node owned a shard before the move and owns none now, and the move's reads of
+    /// it are over: take it out of service (nothing routes to it and nobody reads it).
+    Retire {
+        /// The node's id.
+        node: &'a str,
+    },
+}
+
+impl<'a> MigrationAction<'a> {
+    /// `"retire"`: the name every binding gives the action (its `kind`).
+    pub fn kind(self) -> &'static str {
+        match self {
+            MigrationAction::Retire { .. } => "retire",
+        }
+    }
+
+    /// The node the action is about.
+    pub fn node(self) -> &'a str {
+        match self {
+            MigrationAction::Retire { node } => node,
+        }
+    }
+}
+
 /// The routing in force while data moves, or while nothing does (see the module docs).
 #[derive(Clone, Debug)]
 pub struct MigrationSession {
@@ -132,6 +184,9 @@ pub struct MigrationSession {
     /// The move, in every mode but plain.
     migration: Option<Migration>,
     mode: Mode,
+    /// Expiration mode: the deadline (ms, the caller's clock) from which reads go to the
+    /// new owner alone; 0 in the other modes.
+    until_ms: u64,
 }
 
 impl MigrationSession {
@@ -142,7 +197,9 @@ impl MigrationSession {
     /// background copy whose two topologies' shards are not the same fixed partitions
     /// (modulo, jump or rings number nodes, not units; or the partition counts differ):
     /// move such data lazily. `invalid_argument` too for `Mode::Plain` or
-    /// `Mode::CatchUp`, which [`of_topology`](MigrationSession::of_topology) decides.
+    /// `Mode::CatchUp`, which [`of_topology`](MigrationSession::of_topology) decides,
+    /// and for `Mode::Expiration`, which needs its deadline
+    /// ([`expiration`](MigrationSession::expiration)).
     ///
     /// # Example
     /// ```
@@ -177,6 +234,11 @@ impl MigrationSession {
                 }
             }
             Mode::Lazy => {}
+            Mode::Expiration => {
+                return Err(Error::argument(
+                    "mode: \"expiration\" needs its deadline, the keys' TTL horizon (until_ms)",
+                ))
+            }
             Mode::Plain | Mode::CatchUp => {
                 return Err(Error::argument(format!(
                     "mode: {:?} is decided by of_topology, not asked for; expected \"background\" or \"lazy\"",
@@ -191,7 +253,57 @@ impl MigrationSession {
             // before its settled forward map's. Its map is the migration's before side.
             migration.before().clone()
         };
-        Ok(MigrationSession { router, migration: Some(migration), mode })
+        Ok(MigrationSession { router, migration: Some(migration), mode, until_ms: 0 })
+    }
+
+    /// The expiration session of `migration`: nothing is ever copied; writes go to the
+    /// new owner from the start; reads look at the old owner, then the new one, until
+    /// `until_ms` (the keys' TTL horizon on the caller's clock: the time by which every
+    /// key written on an old owner before the move has expired), and at the new owner
+    /// alone from then on ([`read_plan_at`](MigrationSession::read_plan_at)). Any two
+    /// topologies will do (no unit is copied); a dictionary in motion is routed under its
+    /// own epoch, as in [`new`](MigrationSession::new).
+    ///
+    /// # Errors
+    /// None today; a `Result` as the other constructors.
+    ///
+    /// # Example
+    /// ```
+    /// use shardroute::{migration::Migration, session::MigrationSession, Router};
+    /// let doc = |n: u32, epoch: u64| {
+    ///     let nodes: Vec<String> = (1..=n).map(|i| format!(r#"{{"id": "shard_{i}"}}"#)).collect();
+    ///     Router::from_json(&format!(r#"{{"format": "shardroute/1", "epoch": {epoch}, "hashing": {{"integers": "identity"}},
+    ///         "nodes": [{}], "strategy": {{"type": "modulo", "one_based": true}}}}"#, nodes.join(",")))
+    /// };
+    /// let session = MigrationSession::expiration(Migration::new(doc(5, 1)?, doc(10, 2)?)?, 60_000)?;
+    /// assert_eq!(session.write_plan(7u64)?.node, "shard_7");
+    /// assert_eq!(session.read_plan_at(7u64, false, 59_999)?, ["shard_2", "shard_7"]);
+    /// assert_eq!(session.next_deadline(59_999), Some(60_000));
+    /// assert_eq!(session.read_plan_at(7u64, false, 60_000)?, ["shard_7"]);
+    /// assert_eq!(session.next_deadline(60_000), None);
+    /// # Ok::<(), shardroute::Error>(())
+    /// ```
+    pub fn expiration(migration: Migration, until_ms: u64) -> Result<MigrationSession> {
+        let lazy = MigrationSession::new(migration, Mode::Lazy)?;
+        Ok(MigrationSession { mode: Mode::Expiration, until_ms, ..lazy })
+    }
+
+    /// The session a binding makes from its arguments: `mode` with `until_ms` (the
+    /// deadline, for `Mode::Expiration` only): [`expiration`](MigrationSession::expiration)
+    /// or [`new`](MigrationSession::new).
+    ///
+    /// # Errors
+    /// As those; `invalid_argument` for `Mode::Expiration` without `until_ms`, or an
+    /// `until_ms` with any other mode (only an expiration session has a deadline).
+    pub fn of_mode(migration: Migration, mode: Mode, until_ms: Option<u64>) -> Result<MigrationSession> {
+        match (mode, until_ms) {
+            (Mode::Expiration, Some(until_ms)) => MigrationSession::expiration(migration, until_ms),
+            (_, None) => MigrationSession::new(migration, mode),
+            (other, Some(_)) => Err(Error::argument(format!(
+                "until_ms: only an \"expiration\" session has a deadline; this one is {:?}",
+                other.name()
+            ))),
+        }
     }
 
     /// The routing a service uses, decided from what it holds: `topology`, the topology
@@ -252,10 +364,15 @@ impl MigrationSession {
             let held = held.expect("checked by next");
             if !same_but_epoch(&held, &topology) {
                 let migration = Migration::new(held, topology.clone())?;
-                return Ok(MigrationSession { router: topology, migration: Some(migration), mode: Mode::CatchUp });
+                return Ok(MigrationSession {
+                    router: topology,
+                    migration: Some(migration),
+                    mode: Mode::CatchUp,
+                    until_ms: 0,
+                });
             }
         }
-        Ok(MigrationSession { router: topology, migration: None, mode: Mode::Plain })
+        Ok(MigrationSession { router: topology, migration: None, mode: Mode::Plain, until_ms: 0 })
     }
 
     /// The migration, in every mode but plain.
@@ -294,6 +411,62 @@ impl MigrationSession {
             Some(migration) => migration.read_targets(key, moved),
             None => Ok(alloc::vec![self.router.node(key)?]),
         }
+    }
+
+    /// [`read_plan`](MigrationSession::read_plan) at `now_ms` (the caller's clock): in
+    /// expiration mode, the new owner alone from the deadline on (the old owner's copies
+    /// have expired), else the old owner then the new one unless `moved`; in every other
+    /// mode, `read_plan(key, moved)` (time changes nothing there).
+    ///
+    /// # Errors
+    /// As [`read_plan`](MigrationSession::read_plan).
+    pub fn read_plan_at<'k>(&self, key: impl Into<Key<'k>>, moved: bool, now_ms: u64) -> Result<Vec<&str>> {
+        let expired = self.mode == Mode::Expiration && now_ms >= self.until_ms;
+        self.read_plan(key, moved || expired)
+    }
+
+    /// The next time (ms, the caller's clock) at which the session's answers change
+    /// without any other input, once `now_ms`: the deadline in expiration mode while
+    /// `now_ms` is before it (wake then: reads stop looking at the old owner, and
+    /// [`actions`](MigrationSession::actions) may retire nodes); `None` otherwise.
+    pub fn next_deadline(&self, now_ms: u64) -> Option<u64> {
+        (self.mode == Mode::Expiration && now_ms < self.until_ms).then_some(self.until_ms)
+    }
+
+    /// The deadline of an expiration session (`None` in the other modes).
+    pub fn until_ms(&self) -> Option<u64> {
+        (self.mode == Mode::Expiration).then_some(self.until_ms)
+    }
+
+    /// What to do at `now_ms`: a [`MigrationAction::Retire`] for each node the move
+    /// emptied, in the old topology's node order, once the move's reads of it are over.
+    /// Emptied: the node owns a shard under the old topology and none under the new one
+    /// (and, when the new topology keeps replicas, it is not one of its nodes at all: a
+    /// node listed there may hold replicas). Over: in expiration mode, from the deadline
+    /// on; in background and lazy modes, when `moved` (the caller says every moving unit,
+    /// or every key of the emptied nodes, has moved: the copy's last batch is marked, or
+    /// a [`misplaced`](crate::migration::misplaced) check of the node finds nothing left).
+    /// Plain and catch-up sessions ask for nothing (a catch-up session's moves belong to
+    /// whoever holds `previous`). The session keeps no state: the same arguments give the
+    /// same actions, so ask again after a crash.
+    pub fn actions(&self, now_ms: u64, moved: bool) -> Vec<MigrationAction<'_>> {
+        let over = match self.mode {
+            Mode::Expiration => now_ms >= self.until_ms,
+            Mode::Background | Mode::Lazy => moved,
+            Mode::Plain | Mode::CatchUp => false,
+        };
+        let Some(migration) = self.migration.as_ref().filter(|_| over) else {
+            return Vec::new();
+        };
+        let after = migration.after();
+        let owners: alloc::collections::BTreeSet<&str> = crate::migration::owner_ids(after).into_iter().collect();
+        let replicas = after.max_replica_count() > 1;
+        let listed = |id: &str| after.nodes().iter().any(|node| node.id == id);
+        crate::migration::owner_ids(migration.before())
+            .into_iter()
+            .filter(|id| !(owners.contains(id) || replicas && listed(id)))
+            .map(|node| MigrationAction::Retire { node })
+            .collect()
     }
 
     /// Where a write of `key` goes (the new owner; plain: the owner), under the fence epoch.
@@ -348,7 +521,11 @@ impl MigrationSession {
             return Err(Error::argument(format!(
                 "copy_batch: only a background session copies units; this one is {}{}",
                 self.mode.name(),
-                if self.mode == Mode::Lazy { " (it moves keys on first read: lazy_steps)" } else { "" }
+                match self.mode {
+                    Mode::Lazy => " (it moves keys on first read: lazy_steps)",
+                    Mode::Expiration => " (nothing is copied: the old copies expire)",
+                    _ => "",
+                }
             )));
         };
         if max == 0 {
@@ -407,6 +584,41 @@ mod tests {
         assert!(err.message().contains("fixed partitions"), "{}", err.message());
         assert!(err.message().contains("modulo to modulo"), "{}", err.message());
         assert!(err.message().contains("lazy"), "{}", err.message());
+    }
+
+    /// Expiration: reads look at the old owner until the deadline and not from it on;
+    /// writes go to the new owner; nothing is copied; the deadline comes out; an
+    /// emptied node is retired at the deadline, not before.
+    #[test]
+    fn expiration_reads_old_until_the_deadline_then_retires() {
+        let shrink = Migration::new(modulo(10, 1), modulo(5, 2)).unwrap();
+        let session = MigrationSession::expiration(shrink, 1_000).unwrap();
+        assert_eq!(session.mode(), Mode::Expiration);
+        // Key 7: s8 of 10, s3 of 5.
+        assert_eq!(session.write_plan(7u64).unwrap(), WritePlan { node: "s3", fence_epoch: 2 });
+        assert_eq!(session.read_plan_at(7u64, false, 999).unwrap(), ["s8", "s3"]);
+        assert_eq!(session.read_plan_at(7u64, false, 1_000).unwrap(), ["s3"]);
+        assert_eq!(session.next_deadline(0), Some(1_000));
+        assert_eq!(session.next_deadline(1_000), None);
+        assert_eq!(session.lazy_steps(7u64).unwrap(), None);
+        assert!(session.copy_batch(0, 1).unwrap_err().message().contains("nothing is copied"));
+        assert_eq!(session.actions(999, true), []);
+        let retired: Vec<&str> =
+            session.actions(1_000, false).into_iter().map(|MigrationAction::Retire { node }| node).collect();
+        assert_eq!(retired, ["s6", "s7", "s8", "s9", "s10"]);
+        // Only an expiration session has a deadline, and it needs one.
+        let migration = || Migration::new(modulo(5, 1), modulo(10, 2)).unwrap();
+        assert_eq!(MigrationSession::new(migration(), Mode::Expiration).unwrap_err().code(), "invalid_argument");
+        let lazy_with_deadline = MigrationSession::of_mode(migration(), Mode::Lazy, Some(5)).unwrap_err();
+        assert_eq!(lazy_with_deadline.code(), "invalid_argument");
+        // Growing empties no node; a lazy session retires only once told every key moved.
+        let lazy =
+            MigrationSession::of_mode(Migration::new(modulo(10, 1), modulo(5, 2)).unwrap(), Mode::Lazy, None).unwrap();
+        assert_eq!(lazy.actions(u64::MAX, false), []);
+        assert_eq!(lazy.actions(0, true).len(), 5);
+        assert_eq!(lazy.next_deadline(0), None);
+        let grow = MigrationSession::expiration(migration(), 0).unwrap();
+        assert_eq!(grow.actions(0, true), []);
     }
 
     /// Every mode answers every question; the no-migration case needs no caller branch.

@@ -28,6 +28,8 @@ pub mod exchange;
 pub mod follower;
 pub mod http;
 pub mod migration;
+#[cfg(feature = "redis_cluster")]
+mod pipeline;
 pub mod source;
 #[cfg(feature = "zookeeper")]
 pub mod zookeeper;
@@ -53,7 +55,7 @@ pub fn json_data(text: &str) -> core::result::Result<serde_json::Value, serde_js
 
 pub use endpoint::Endpoint;
 pub use follower::{Follower, FollowerConfig, FollowerStats, Offered, Publish};
-pub use migration::{CopyBatch, Fenced, LazySteps, MigrationSession, Mode, WritePlan};
+pub use migration::{CopyBatch, Fenced, LazySteps, MigrationAction, MigrationSession, Mode, WritePlan};
 #[cfg(feature = "redis_cluster")]
 pub use redis::{
     defaults, Access, Action, ActionFields, ClusterConfig, ClusterSession, Command, Group, SessionStats, Target,

@@ -37,6 +37,14 @@
 //! * Replica reads take the slot's replicas in turn; the turn is a `u32` that wraps.
 //! * Multi-key commands must share a slot (`cross_slot`); batches are grouped by the node
 //!   and the slot ([`ClusterSession::plan`]).
+//! * **Auto-pipelining**: commands issued in one event-loop turn, or while their node's
+//!   connection has a write out, go to that node in one write, at most
+//!   [`ClusterConfig::pipeline_max_commands`] a write and
+//!   [`ClusterConfig::pipeline_max_writes`] writes in flight
+//!   ([`ClusterSession::pipeline_queued`], [`pipeline_take`](ClusterSession::pipeline_take),
+//!   [`pipeline_done`](ClusterSession::pipeline_done)); nothing waits on a timer. Each
+//!   command of a pipeline is its own [`Command`]: its reply, its MOVED, its stall and its
+//!   lost connection are decided as for a command written alone.
 //!
 //! Cost: [`poll`](ClusterSession::poll) and [`succeeded`](ClusterSession::succeeded) on
 //! the steady path are a slot lookup and a counter, well under a microsecond; a MOVED to
@@ -47,7 +55,9 @@
 //! imports the reply (linear in
 //! it: ids found in maps, every count checked before the work, see
 //! [`import`](crate::strategy::compat::redis_cluster::import));
-//! [`refresh_candidates`](ClusterSession::refresh_candidates) is `n log n` in the nodes.
+//! [`refresh_candidates`](ClusterSession::refresh_candidates) is `n log n` in the nodes;
+//! auto-pipelining's calls are a lookup among the connections with work, 30-50 ns a
+//! command (`cargo bench -p shardroute --bench pipeline`).
 
 use alloc::collections::BTreeSet;
 use alloc::format;
@@ -57,6 +67,7 @@ use alloc::vec::Vec;
 use serde_json::Value;
 
 use super::endpoint::Endpoint;
+use super::pipeline::{Limits, Pipelines};
 use super::reply::{classify, Outcome, Transport};
 use crate::error::{Error, ErrorKind, Result};
 use crate::key::Key;
@@ -91,6 +102,24 @@ pub mod defaults {
     /// How long a write waits for its replicas' acknowledgement (`WAIT`'s timeout, on the
     /// server): the shells' `set_and_wait`.
     pub const WAIT_TIMEOUT_MS: u64 = 500;
+    /// Commands issued in one event-loop turn (or while their node's connection is busy)
+    /// go to that node in one write ([`ClusterSession::pipeline_queued`](super::ClusterSession::pipeline_queued)).
+    pub const AUTO_PIPELINE: bool = true;
+    /// The most commands one write carries. 256 small commands (a `GET` or a `SET` of a
+    /// short value is 30-60 bytes) are 8-16 KB: one socket write and, for the replies,
+    /// one or two reads of a 16 KB buffer, within Redis' 16 KB query-buffer read. The
+    /// per-command cost of a pipeline is flat long before that (the round trip is shared
+    /// by all), while a larger write only holds more commands behind one slow reply.
+    pub const PIPELINE_MAX_COMMANDS: u32 = 256;
+    /// Writes in flight at once on one connection. One: while a write is out, what the
+    /// shell issues gathers for the next one, so under load each round trip carries
+    /// everything issued during the last (the batching that makes auto-pipelining win);
+    /// a command waits for at most one write ahead of it.
+    pub const PIPELINE_MAX_WRITES: u32 = 1;
+    /// The largest `pipeline_max_commands` a config may set.
+    pub const PIPELINE_MAX_COMMANDS_LIMIT: u32 = 1 << 16;
+    /// The largest `pipeline_max_writes` a config may set.
+    pub const PIPELINE_MAX_WRITES_LIMIT: u32 = 1 << 10;
 }
 
 /// A session's settings; [`ClusterConfig::default`] is [`defaults`].
@@ -120,6 +149,14 @@ pub struct ClusterConfig {
     pub wait_timeout_ms: u64,
     /// Reads go to the slot's replicas in turn (connections that sent `READONLY`).
     pub read_from_replicas: bool,
+    /// Auto-pipelining: commands queued for one node's connection go out together
+    /// ([`ClusterSession::pipeline_queued`]). `false`: every command is written on its own
+    /// (the shells then take their path without a queue).
+    pub auto_pipeline: bool,
+    /// The most commands one write of auto-pipelining carries (1..=2^16).
+    pub pipeline_max_commands: u32,
+    /// Writes of auto-pipelining in flight at once on one connection (1..=1024).
+    pub pipeline_max_writes: u32,
 }
 
 impl Default for ClusterConfig {
@@ -135,6 +172,9 @@ impl Default for ClusterConfig {
             stall_ms: defaults::STALL_MS,
             wait_timeout_ms: defaults::WAIT_TIMEOUT_MS,
             read_from_replicas: false,
+            auto_pipeline: defaults::AUTO_PIPELINE,
+            pipeline_max_commands: defaults::PIPELINE_MAX_COMMANDS,
+            pipeline_max_writes: defaults::PIPELINE_MAX_WRITES,
         }
     }
 }
@@ -145,7 +185,9 @@ impl ClusterConfig {
     ///
     /// # Errors
     /// `invalid_argument` for an unknown field, a wrong type, `max_redirects` over 1000,
-    /// a time over 2^53 ms or zero `backoff_first_ms`, or `backoff_max_ms` below it.
+    /// a time over 2^53 ms or zero `backoff_first_ms`, `backoff_max_ms` below it, or
+    /// `pipeline_max_commands` outside 1..=2^16 or `pipeline_max_writes` outside 1..=1024
+    /// ([`defaults::PIPELINE_MAX_COMMANDS_LIMIT`], [`defaults::PIPELINE_MAX_WRITES_LIMIT`]).
     ///
     /// # Example
     /// ```
@@ -165,6 +207,13 @@ impl ClusterConfig {
                 value.as_u64().filter(|&ms| ms <= 1 << 53).ok_or_else(|| {
                     Error::argument(format!("config.{name}: expected milliseconds, an integer in 0..=2^53"))
                 })
+            };
+            let count = |most: u32| {
+                value
+                    .as_u64()
+                    .filter(|&n| (1..=u64::from(most)).contains(&n))
+                    .map(|n| n as u32)
+                    .ok_or_else(|| Error::argument(format!("config.{name}: expected an integer in 1..={most}")))
             };
             match name.as_str() {
                 "max_redirects" => {
@@ -187,11 +236,18 @@ impl ClusterConfig {
                         .as_bool()
                         .ok_or_else(|| Error::argument("config.read_from_replicas: expected a boolean"))?
                 }
+                "auto_pipeline" => {
+                    config.auto_pipeline =
+                        value.as_bool().ok_or_else(|| Error::argument("config.auto_pipeline: expected a boolean"))?
+                }
+                "pipeline_max_commands" => config.pipeline_max_commands = count(defaults::PIPELINE_MAX_COMMANDS_LIMIT)?,
+                "pipeline_max_writes" => config.pipeline_max_writes = count(defaults::PIPELINE_MAX_WRITES_LIMIT)?,
                 other => {
                     return Err(Error::argument(format!(
                         "config: unknown field {other:?} (max_redirects, refresh_interval_ms, retry_budget_ms, \
                          backoff_first_ms, backoff_max_ms, connect_timeout_ms, command_timeout_ms, stall_ms, \
-                         wait_timeout_ms, read_from_replicas)"
+                         wait_timeout_ms, read_from_replicas, auto_pipeline, pipeline_max_commands, \
+                         pipeline_max_writes)"
                     )))
                 }
             }
@@ -215,6 +271,9 @@ impl ClusterConfig {
             "stall_ms": self.stall_ms,
             "wait_timeout_ms": self.wait_timeout_ms,
             "read_from_replicas": self.read_from_replicas,
+            "auto_pipeline": self.auto_pipeline,
+            "pipeline_max_commands": self.pipeline_max_commands,
+            "pipeline_max_writes": self.pipeline_max_writes,
         })
     }
 }
@@ -566,6 +625,8 @@ pub struct ClusterSession {
     /// Advances on each new table ([`ClusterSession::endpoints_version`]).
     endpoints_version: u64,
     stats: SessionStats,
+    /// Auto-pipelining's counts per connection ([`ClusterSession::pipeline_queued`]).
+    pipelines: Pipelines,
 }
 
 impl ClusterSession {
@@ -603,6 +664,7 @@ impl ClusterSession {
             turn: 0,
             endpoints_version: 0,
             stats: SessionStats::default(),
+            pipelines: Pipelines::default(),
         })
     }
 
@@ -1433,6 +1495,100 @@ impl ClusterSession {
     /// takes a command's path from that error ([`failed`](ClusterSession::failed)).
     pub fn batch_deadline(&self, now_ms: u64) -> Option<u64> {
         (self.config.command_timeout_ms > 0).then(|| now_ms.saturating_add(self.config.command_timeout_ms))
+    }
+
+    fn pipeline_limits(&self) -> Limits {
+        if self.config.auto_pipeline {
+            Limits {
+                enabled: true,
+                commands: self.config.pipeline_max_commands.max(1),
+                writes: self.config.pipeline_max_writes.max(1),
+            }
+        } else {
+            Limits { enabled: false, commands: 1, writes: u32::MAX }
+        }
+    }
+
+    /// Auto-pipelining: one command joined the shell's queue of the connection to
+    /// `address` (the `address` of the [`Action::Send`] it got, or of
+    /// [`endpoints`](ClusterSession::endpoints)), a `READONLY` one when `readonly`.
+    /// `true`: schedule one flush of that connection at the end of the current event-loop
+    /// turn (asyncio's `loop.call_soon`, Node's `process.nextTick`), which calls
+    /// [`pipeline_take`](ClusterSession::pipeline_take); `false`: a flush is already
+    /// scheduled, or [`ClusterConfig::pipeline_max_writes`] writes are in flight and the
+    /// queue waits for [`pipeline_done`](ClusterSession::pipeline_done). Nothing waits on
+    /// a timer: a flush writes only what is already queued.
+    ///
+    /// The queue is the shell's (its commands, in order); the session counts. The command
+    /// itself is a [`Command`] as usual: its attempt began at its [`Action::Send`], so
+    /// the time it waits in the queue counts toward its deadlines, as a connection's
+    /// handshake does. With [`ClusterConfig::auto_pipeline`] off, every command is its own
+    /// write: this is always `true` and each flush takes one command (a shell may instead
+    /// write at once, without a queue).
+    ///
+    /// Cost: a lookup among the connections with work (`log n`), and one small allocation
+    /// when a connection's first command of a burst joins; never fails, never panics.
+    ///
+    /// # Example
+    /// ```
+    /// use shardroute::session::{ClusterConfig, ClusterSession};
+    /// let mut session = ClusterSession::new(&["127.0.0.1:7000"], ClusterConfig::default())?;
+    /// // Three commands in one turn: one flush, one write of three.
+    /// assert!(session.pipeline_queued("127.0.0.1:7000", false));
+    /// assert!(!session.pipeline_queued("127.0.0.1:7000", false));
+    /// assert!(!session.pipeline_queued("127.0.0.1:7000", false));
+    /// assert_eq!(session.pipeline_take("127.0.0.1:7000", false), 3);
+    /// assert_eq!(session.pipeline_take("127.0.0.1:7000", false), 0); // one write in flight
+    /// // Two more while it is out: they wait for its replies, then go together.
+    /// assert!(!session.pipeline_queued("127.0.0.1:7000", false));
+    /// assert!(!session.pipeline_queued("127.0.0.1:7000", false));
+    /// assert_eq!(session.pipeline_done("127.0.0.1:7000", false), 2);
+    /// assert_eq!(session.pipeline_done("127.0.0.1:7000", false), 0);
+    /// # Ok::<(), shardroute::Error>(())
+    /// ```
+    pub fn pipeline_queued(&mut self, address: &str, readonly: bool) -> bool {
+        let limits = self.pipeline_limits();
+        self.pipelines.queued(address, readonly, limits)
+    }
+
+    /// Auto-pipelining, at the flush of the connection to `address` (`readonly`): how many
+    /// of the queued commands, from the front, go in the next write; 0: none now (the
+    /// queue is empty, or [`ClusterConfig::pipeline_max_writes`] writes are in flight).
+    /// Each answer above 0 is one write, counted in flight until its
+    /// [`pipeline_done`](ClusterSession::pipeline_done): call again until 0 (more than
+    /// one write when more than [`ClusterConfig::pipeline_max_commands`] are queued and
+    /// the write limit allows). Never fails.
+    pub fn pipeline_take(&mut self, address: &str, readonly: bool) -> u32 {
+        let limits = self.pipeline_limits();
+        self.pipelines.take(address, readonly, limits)
+    }
+
+    /// Auto-pipelining: one write on the connection to `address` (`readonly`) ended: its
+    /// replies are all read, or its connection failed or was closed (each command of it
+    /// then has its own outcome: [`succeeded`](ClusterSession::succeeded),
+    /// [`failed`](ClusterSession::failed), [`unreachable`](ClusterSession::unreachable)).
+    /// The answer is the next write, as [`pipeline_take`](ClusterSession::pipeline_take)'s
+    /// (how many queued commands to write now, from the front; 0: none, the queue is
+    /// empty, a flush is scheduled and will write them, or the write limit still holds);
+    /// at most one write. A call with no write in flight changes nothing but may start
+    /// one. Never fails.
+    pub fn pipeline_done(&mut self, address: &str, readonly: bool) -> u32 {
+        let limits = self.pipeline_limits();
+        self.pipelines.done(address, readonly, limits)
+    }
+
+    /// Auto-pipelining: `count` commands left the queue of the connection to `address`
+    /// (`readonly`) before being written (abandoned, given up at their deadline, or sent
+    /// elsewhere): they are no longer counted. More than are queued empties the count.
+    pub fn pipeline_withdrawn(&mut self, address: &str, readonly: bool, count: u32) {
+        self.pipelines.withdrawn(address, readonly, count);
+    }
+
+    /// Auto-pipelining's counts for the connection to `address` (`readonly`): the
+    /// commands queued and not yet written, and the writes in flight; `(0, 0)` for a
+    /// connection with no work (the session keeps nothing for it).
+    pub fn pipeline_pending(&self, address: &str, readonly: bool) -> (u32, u32) {
+        self.pipelines.pending(address, readonly)
     }
 }
 

@@ -1,0 +1,185 @@
+//! Auto-pipelining: which of the commands queued for one node's connection go out in
+//! one write, and when.
+//!
+//! The rule (ioredis' `enableAutoPipelining`, bounded): a command joins its node's queue
+//! in the shell; the first one of an event-loop turn schedules one flush of that node at
+//! the end of the turn, and the flush writes what is queued then, at most
+//! [`ClusterConfig::pipeline_max_commands`](super::redis::ClusterConfig::pipeline_max_commands)
+//! commands a write and at most
+//! [`ClusterConfig::pipeline_max_writes`](super::redis::ClusterConfig::pipeline_max_writes)
+//! writes in flight on the connection. What waits behind that limit is written when a
+//! write's replies are all read (or its connection failed): nothing ever waits on a
+//! timer, only on what is already queued or in flight. Each queued command is still its
+//! own [`Command`](super::redis::Command) of the session (its reply, its redirect, its
+//! deadline): this module only counts.
+//!
+//! Cost: one lookup in a map of the nodes that have commands queued or in flight (`log n`
+//! string comparisons), and one small allocation when a node's first command of a burst
+//! joins; the map holds no node without work, so it is bounded by the shell's own
+//! connections.
+
+use alloc::collections::BTreeMap;
+use alloc::string::String;
+
+/// One connection's counts.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct Queue {
+    /// Commands in the shell's queue, not yet written.
+    queued: u32,
+    /// Writes whose replies are not all read.
+    writes: u32,
+    /// A flush is scheduled (at the end of the shell's event-loop turn).
+    scheduled: bool,
+}
+
+impl Queue {
+    fn idle(&self) -> bool {
+        self.queued == 0 && self.writes == 0 && !self.scheduled
+    }
+}
+
+/// The limits of one write and of the writes in flight, as the session's config gives
+/// them (`commands` 1 and `writes` unbounded when auto-pipelining is off).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Limits {
+    pub(crate) enabled: bool,
+    pub(crate) commands: u32,
+    pub(crate) writes: u32,
+}
+
+/// The queues of the connections that have work: plain ones and `READONLY` ones apart.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Pipelines {
+    nodes: [BTreeMap<String, Queue>; 2],
+}
+
+impl Pipelines {
+    fn queue(&mut self, address: &str, readonly: bool) -> Option<&mut Queue> {
+        self.nodes[usize::from(readonly)].get_mut(address)
+    }
+
+    /// Drops the queue of `address` when nothing is queued, in flight or scheduled.
+    fn settle(&mut self, address: &str, readonly: bool) {
+        let nodes = &mut self.nodes[usize::from(readonly)];
+        if nodes.get(address).is_some_and(Queue::idle) {
+            nodes.remove(address);
+        }
+    }
+
+    /// One command joined the queue: whether the shell schedules a flush.
+    pub(crate) fn queued(&mut self, address: &str, readonly: bool, limits: Limits) -> bool {
+        let queue = match self.queue(address, readonly) {
+            Some(queue) => queue,
+            None => self.nodes[usize::from(readonly)].entry(String::from(address)).or_default(),
+        };
+        queue.queued = queue.queued.saturating_add(1);
+        if !limits.enabled {
+            return true;
+        }
+        if queue.scheduled || queue.writes >= limits.writes {
+            return false;
+        }
+        queue.scheduled = true;
+        true
+    }
+
+    /// The next write of the queue, as many commands as it takes (`queue.scheduled` left
+    /// as it is).
+    fn next_write(queue: &mut Queue, limits: Limits) -> u32 {
+        if queue.writes >= limits.writes {
+            return 0;
+        }
+        let count = queue.queued.min(limits.commands);
+        if count > 0 {
+            queue.queued -= count;
+            queue.writes = queue.writes.saturating_add(1);
+        }
+        count
+    }
+
+    /// The flush: how many queued commands the next write takes.
+    pub(crate) fn take(&mut self, address: &str, readonly: bool, limits: Limits) -> u32 {
+        let Some(queue) = self.queue(address, readonly) else { return 0 };
+        queue.scheduled = false;
+        let count = Self::next_write(queue, limits);
+        self.settle(address, readonly);
+        count
+    }
+
+    /// One write ended (its replies read, its connection failed, or abandoned): how many
+    /// queued commands the next write takes now.
+    pub(crate) fn done(&mut self, address: &str, readonly: bool, limits: Limits) -> u32 {
+        let Some(queue) = self.queue(address, readonly) else { return 0 };
+        queue.writes = queue.writes.saturating_sub(1);
+        // Off: every command had a flush of its own. A flush scheduled: it writes them,
+        // with what else joins in this turn.
+        let count = if !limits.enabled || queue.scheduled { 0 } else { Self::next_write(queue, limits) };
+        self.settle(address, readonly);
+        count
+    }
+
+    /// `count` queued commands left the queue unwritten.
+    pub(crate) fn withdrawn(&mut self, address: &str, readonly: bool, count: u32) {
+        let Some(queue) = self.queue(address, readonly) else { return };
+        queue.queued = queue.queued.saturating_sub(count);
+        self.settle(address, readonly);
+    }
+
+    /// `(queued, writes in flight)` of a connection.
+    pub(crate) fn pending(&self, address: &str, readonly: bool) -> (u32, u32) {
+        self.nodes[usize::from(readonly)].get(address).map_or((0, 0), |queue| (queue.queued, queue.writes))
+    }
+
+    /// The connections with work.
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.nodes[0].len() + self.nodes[1].len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const ON: Limits = Limits { enabled: true, commands: 3, writes: 1 };
+
+    #[test]
+    fn a_turn_flushes_once_and_the_rest_waits_for_the_write() {
+        let mut pipelines = Pipelines::default();
+        assert!(pipelines.queued("a:1", false, ON));
+        assert!(!pipelines.queued("a:1", false, ON));
+        assert!(pipelines.queued("a:1", true, ON), "a READONLY connection is another queue");
+        assert_eq!(pipelines.take("a:1", false, ON), 2);
+        assert_eq!(pipelines.take("a:1", false, ON), 0, "one write in flight");
+        for _ in 0..4 {
+            assert!(!pipelines.queued("a:1", false, ON), "a write is in flight: no flush");
+        }
+        assert_eq!(pipelines.done("a:1", false, ON), 3, "at most pipeline_max_commands");
+        assert_eq!(pipelines.pending("a:1", false), (1, 1));
+        pipelines.withdrawn("a:1", false, 5);
+        assert_eq!(pipelines.done("a:1", false, ON), 0);
+        assert_eq!(pipelines.pending("a:1", false), (0, 0));
+        assert_eq!(pipelines.len(), 1, "an idle connection is forgotten");
+        assert_eq!(pipelines.take("a:1", true, ON), 1);
+        assert_eq!(pipelines.done("a:1", true, ON), 0);
+        assert_eq!(pipelines.len(), 0);
+        // Calls about a connection with nothing: nothing, and nothing kept.
+        assert_eq!((pipelines.take("b:1", false, ON), pipelines.done("b:1", false, ON)), (0, 0));
+        pipelines.withdrawn("b:1", false, 1);
+        assert_eq!(pipelines.len(), 0);
+    }
+
+    #[test]
+    fn off_every_command_is_its_own_write() {
+        let off = Limits { enabled: false, commands: 1, writes: u32::MAX };
+        let mut pipelines = Pipelines::default();
+        assert!(pipelines.queued("a:1", false, off));
+        assert!(pipelines.queued("a:1", false, off));
+        assert_eq!(pipelines.take("a:1", false, off), 1);
+        assert_eq!(pipelines.take("a:1", false, off), 1);
+        assert_eq!(pipelines.take("a:1", false, off), 0);
+        assert_eq!(pipelines.done("a:1", false, off), 0);
+        assert_eq!(pipelines.done("a:1", false, off), 0);
+        assert_eq!(pipelines.len(), 0);
+    }
+}

@@ -965,7 +965,7 @@ def test_read_replica_bad_input(cluster: Router) -> None:
 
 
 def seed(servers: int, epoch: int) -> Router:
-    """The seed's `id % n ?: n` over servers shard_1..shard_n, user ids as their own hash."""
+    """The 1-based `id % n ?: n` over servers shard_1..shard_n, user ids as their own hash."""
     nodes = [f"shard_{i}" for i in range(1, servers + 1)]
     return Router(doc(nodes, {"type": "modulo", "one_based": True}, epoch=epoch, hashing={"integers": "identity"}))
 
@@ -988,7 +988,7 @@ def test_migration_five_to_ten_moves_what_diff_lists() -> None:
         assert migration.read_targets(user) == ([old, new] if entry["moved"] else [new])
         assert migration.read_targets(user, False) == migration.read_targets(user)
         assert migration.read_targets(user, moved=True) == [new]
-    # The seed's own example: user 7 goes from shard 2 to shard 7, user 12 stays.
+    # The messages example's own case: user 7 goes from shard 2 to shard 7, user 12 stays.
     assert migration.moves(7) == ("shard_2", "shard_7")
     assert migration.read_targets(7) == ["shard_2", "shard_7"]
     assert migration.moves(12) is None and migration.read_targets(12) == ["shard_2"]
@@ -1165,15 +1165,6 @@ def test_typed_package() -> None:
     package = Path(shardroute.__file__).parent
     assert (package / "py.typed").exists()
     assert (package / "__init__.pyi").exists()
-
-
-def test_readme_examples_run() -> None:
-    readme = (PACKAGE / "README.md").read_text(encoding="utf-8")
-    blocks = re.findall(r"^```python\n(.*?)^```", readme, re.MULTILINE | re.DOTALL)
-    assert blocks
-    namespace: dict[str, Any] = {}
-    for block in blocks:
-        exec(compile(block, "README.md", "exec"), namespace)
 
 
 def test_demo_prints_one_json_array() -> None:

@@ -15,7 +15,7 @@ def shards(n: int, epoch: int) -> Topology:
             "nodes": [{"id": f"shard_{i}"} for i in range(1, n + 1)], "strategy": {"type": "modulo", "one_based": True}}
 
 
-def test_the_seeds_5_to_10_lazily() -> None:
+def test_the_1_based_5_to_10_shards_lazily() -> None:
     session = MigrationSession(Migration(Router(shards(5, 1)), Router(shards(10, 2))), "lazy")
     assert session.fence_epoch == 2
     assert session.read_plan(7) == ["shard_2", "shard_7"]  # old owner first, the core's order

@@ -1055,7 +1055,7 @@ export function apiSuite(api, runtime) {
   });
 
   describe('Migration', () => {
-    /** The seed's `id % n ?: n` over servers shard_1..shard_n, user ids as their own hash. */
+    /** The 1-based `id % n ?: n` over servers shard_1..shard_n, user ids as their own hash. */
     const seed = (servers, epoch) => new Router(doc({
       epoch,
       hashing: { integers: 'identity' },
@@ -1084,7 +1084,7 @@ export function apiSuite(api, runtime) {
         assert.deepEqual(migration.readTargets(user, false), migration.readTargets(user));
         assert.deepEqual(migration.readTargets(user, true), [to]);
       }
-      // The seed's own example: user 7 goes from shard 2 to shard 7, user 12 stays.
+      // The messages example's own case: user 7 goes from shard 2 to shard 7, user 12 stays.
       const seven = migration.moves(7n);
       assert.deepEqual(seven, { from: 'shard_2', to: 'shard_7' });
       assert.deepEqual(Object.keys(seven), ['from', 'to']);

@@ -17,7 +17,7 @@ import { describe, test } from 'node:test';
 import { MIGRATION_SESSION_CLASSES, otherPackage, outcome } from './hostile-suite.mjs';
 import { NOT_TIMES, boundaryTests, membersTest } from './session-suite.mjs';
 
-/** The seed's `user_id % n ?: n` over `n` shards at `epoch` (an object, as a user's JSON.parse gives it). */
+/** The 1-based `user_id % n ?: n` over `n` shards at `epoch` (an object, as a user's JSON.parse gives it). */
 const shards = (n, epoch) => ({
   format: 'shardroute/1', epoch, hashing: { integers: 'identity' },
   nodes: Array.from({ length: n }, (_, i) => ({ id: `shard_${i + 1}` })), strategy: { type: 'modulo', one_based: true },
@@ -48,7 +48,7 @@ const NOT_COUNTS = [
 
 /**
  * Bad arguments for every call of the migration session, by call: `[label, call, code]`,
- * `call(api, made)` with `made` fresh for each case: `lazy`, a lazy session of the seed's
+ * `call(api, made)` with `made` fresh for each case: `lazy`, a lazy session of the 1-based
  * 5 -> 10 shards; `background`, a background session of the dictionary in motion;
  * `migration`, the lazy one's migration; `foreign`, a migration of the other package.
  * `code` null for a call that must return.
@@ -237,7 +237,7 @@ export function migrationSessionSuite(api, runtime) {
     };
   }
 
-  /** The lazy session of the seed's 5 -> 10 shards, from epoch `FENCE - 1` to `FENCE`. */
+  /** The lazy session of the 1-based 5 -> 10 shards, from epoch `FENCE - 1` to `FENCE`. */
   const seed = () => new MigrationSession(new Migration(new Router(shards(5, FENCE - 1)), new Router(shards(10, FENCE))), 'lazy');
 
   describe('MigrationSession: the same boundary in both packages', () => {

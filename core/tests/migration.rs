@@ -6,7 +6,7 @@ use shardroute::diff::diff;
 use shardroute::migration::Migration;
 use shardroute::{ops, Key, Router, Topology};
 
-/// The seed's `id % n ?: n` over servers `shard_1..shard_n`, integer user ids as their
+/// The 1-based `id % n ?: n` over servers `shard_1..shard_n`, integer user ids as their
 /// own hash.
 fn seed(servers: u32, epoch: u64) -> Router {
     let nodes: Vec<_> = (1..=servers).map(|i| json!({"id": format!("shard_{i}")})).collect();

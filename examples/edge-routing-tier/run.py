@@ -1,7 +1,7 @@
 """Runs the example: the edge is the routing tier. A module worker (worker.mjs), in
 workerd and in Deno at once, routes users' messages to the shard services of a sharded
 PostgreSQL while it grows from 5 to 10 shards, twice (run A: background copy of a vbucket
-dictionary; run B: lazy moves of the seed's `user_id % n ?: n`), with the topology in
+dictionary; run B: lazy moves of the 1-based `user_id % n ?: n`), with the topology in
 etcd, served over HTTP by `shardroute serve`.
 
 Once: PostgreSQL and etcd (examples/postgres-messages/servers.py), and one shard service
@@ -179,7 +179,7 @@ def start_deno(fleet: Fleet) -> tuple[JsonLinesChild, str]:
 
 def seed(postgres: str, start: shardroute.Topology, users: int, per_user: int, book: Book) -> int:
     """Every user's first messages under the start topology, straight into the shards
-    (COPY), acknowledged in `book` as the seed's; ids 1.. (the clients' are far above)."""
+    (COPY), acknowledged in `book` as the start data's; ids 1.. (the clients' are far above)."""
     router = shardroute.Router(start)
     vbuckets = start["strategy"]["type"] == "vbucket"
     at = datetime.now(timezone.utc) - timedelta(days=1)

@@ -10,7 +10,7 @@ shard raised to the new epoch; then batch by batch: copy each moving vbucket old
 (`ON CONFLICT DO NOTHING`), `complete_moves` for the batch (another CAS), delete the
 batch's rows from the old owners.
 
-`lazy` (run B, the seed's `user_id % n ?: n`): one etcd transaction puts `topology` =
+`lazy` (run B, the 1-based `user_id % n ?: n`): one etcd transaction puts `topology` =
 modulo 10 and `previous` = modulo 5; the fences rise; the services move users on their
 first reads; after `--wait` seconds a sweep moves the users nobody read; then the final
 epoch, without `previous`.

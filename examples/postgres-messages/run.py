@@ -1,6 +1,6 @@
 """Runs the example: sharded PostgreSQL grows from 5 to 10 shards under a Python and a
 Node service, twice (run A: background copy of a vbucket dictionary; run B: lazy moves
-of the seed's `user_id % n ?: n`), with the topology in etcd.
+of the 1-based `user_id % n ?: n`), with the topology in etcd.
 
 For each run, on the same servers with fresh data (`servers.py`):
 

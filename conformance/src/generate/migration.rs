@@ -1,4 +1,4 @@
-//! `migration.json`: moving data between two topologies (`Migration`). The seed's
+//! `migration.json`: moving data between two topologies (`Migration`). The 1-based
 //! `id % n ?: n` from 5 to 10 servers over a spread of user ids, a ring from 3 to 4
 //! nodes, jump from 4 to 5 buckets, a vbucket dictionary in motion (`of_dictionary`) and
 //! the dictionaries before and after its moves, a Redis slot moved: where keys go, where
@@ -156,7 +156,7 @@ pub(crate) fn file() -> VectorFile {
         "Migrations between two topologies: moves, write_target and read_targets (modulo 5 -> 10 over user ids, ring 3 -> 4, jump 4 -> 5, a vbucket dictionary in motion), moving_shards (vbucket dictionaries, a Redis slot, two vbuckets that trade places), scan_nodes (the order a query over every key reads the nodes in while data moves; each case checked by the generator: some read of every move's old node comes before a read of its new one), moving_keys, shard_owner, and the refusals (stale epochs, shards that are not fixed partitions, nothing moving, bad keys).",
         "generator; the modulo 5 -> 10 cases are plain arithmetic (user_id % 5 vs % 10, 0 as n)",
     );
-    // The seed's `id % n ?: n`, user ids as their own hash.
+    // The 1-based `id % n ?: n`, user ids as their own hash.
     let seed =
         |count: usize| doc(&servers(count)[..], strategy("modulo", json!({"one_based": true}))).hashing(identity());
     file.topology("modulo-5", seed(5));

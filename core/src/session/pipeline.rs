@@ -1,9 +1,11 @@
 //! Auto-pipelining: which of the commands queued for one node's connection go out in
 //! one write, and when.
 //!
-//! The rule (ioredis' `enableAutoPipelining`, bounded): a command joins its node's queue
-//! in the shell; the first one of an event-loop turn schedules one flush of that node at
-//! the end of the turn, and the flush writes what is queued then, at most
+//! The rule (ioredis' `enableAutoPipelining`, bounded): a command that finds its node's
+//! connection idle (nothing queued, no write in flight, no flush scheduled) is written at
+//! once, alone, as one write, so one command at a time pays no deferral. Any other command
+//! joins its node's queue in the shell; the first one of an event-loop turn schedules one
+//! flush of that node at the end of the turn, and the flush writes what is queued then, at most
 //! [`ClusterConfig::pipeline_max_commands`](super::redis::ClusterConfig::pipeline_max_commands)
 //! commands a write and at most
 //! [`ClusterConfig::pipeline_max_writes`](super::redis::ClusterConfig::pipeline_max_writes)
@@ -20,6 +22,8 @@
 
 use alloc::collections::BTreeMap;
 use alloc::string::String;
+
+use super::redis::PipelineQueued;
 
 /// One connection's counts.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -66,21 +70,27 @@ impl Pipelines {
         }
     }
 
-    /// One command joined the queue: whether the shell schedules a flush.
-    pub(crate) fn queued(&mut self, address: &str, readonly: bool, limits: Limits) -> bool {
+    /// One command joined the queue: whether it waits, the shell schedules a flush, or it
+    /// is written now (alone, on an idle connection: counted as one write in flight).
+    pub(crate) fn queued(&mut self, address: &str, readonly: bool, limits: Limits) -> PipelineQueued {
         let queue = match self.queue(address, readonly) {
             Some(queue) => queue,
             None => self.nodes[usize::from(readonly)].entry(String::from(address)).or_default(),
         };
-        queue.queued = queue.queued.saturating_add(1);
         if !limits.enabled {
-            return true;
+            queue.queued = queue.queued.saturating_add(1);
+            return PipelineQueued::Flush;
         }
+        if queue.idle() {
+            queue.writes = 1;
+            return PipelineQueued::Write;
+        }
+        queue.queued = queue.queued.saturating_add(1);
         if queue.scheduled || queue.writes >= limits.writes {
-            return false;
+            return PipelineQueued::Wait;
         }
         queue.scheduled = true;
-        true
+        PipelineQueued::Flush
     }
 
     /// The next write of the queue, as many commands as it takes (`queue.scheduled` left
@@ -142,25 +152,32 @@ mod tests {
     use super::*;
 
     const ON: Limits = Limits { enabled: true, commands: 3, writes: 1 };
+    const ON2: Limits = Limits { enabled: true, commands: 3, writes: 2 };
+
+    use PipelineQueued::{Flush, Wait, Write};
 
     #[test]
     fn a_turn_flushes_once_and_the_rest_waits_for_the_write() {
         let mut pipelines = Pipelines::default();
-        assert!(pipelines.queued("a:1", false, ON));
-        assert!(!pipelines.queued("a:1", false, ON));
-        assert!(pipelines.queued("a:1", true, ON), "a READONLY connection is another queue");
-        assert_eq!(pipelines.take("a:1", false, ON), 2);
-        assert_eq!(pipelines.take("a:1", false, ON), 0, "one write in flight");
+        // A write in flight already (the idle connection's first command).
+        assert_eq!(pipelines.queued("a:1", false, ON), Write);
+        assert_eq!(pipelines.queued("a:1", false, ON), Wait, "one write in flight: no flush");
+        assert_eq!(pipelines.done("a:1", false, ON), 1, "the waiting one goes when it ends");
+        assert_eq!(pipelines.queued("a:1", false, ON2), Flush, "a second write may go: flush");
+        assert_eq!(pipelines.queued("a:1", false, ON2), Wait, "a flush is scheduled");
+        assert_eq!(pipelines.queued("a:1", true, ON2), Write, "a READONLY connection is another queue");
+        assert_eq!(pipelines.take("a:1", false, ON2), 2);
+        assert_eq!(pipelines.take("a:1", false, ON2), 0, "two writes in flight");
         for _ in 0..4 {
-            assert!(!pipelines.queued("a:1", false, ON), "a write is in flight: no flush");
+            assert_eq!(pipelines.queued("a:1", false, ON2), Wait, "the write limit holds: no flush");
         }
-        assert_eq!(pipelines.done("a:1", false, ON), 3, "at most pipeline_max_commands");
-        assert_eq!(pipelines.pending("a:1", false), (1, 1));
+        assert_eq!(pipelines.done("a:1", false, ON2), 3, "at most pipeline_max_commands");
+        assert_eq!(pipelines.pending("a:1", false), (1, 2));
         pipelines.withdrawn("a:1", false, 5);
-        assert_eq!(pipelines.done("a:1", false, ON), 0);
+        assert_eq!(pipelines.done("a:1", false, ON2), 0);
+        assert_eq!(pipelines.done("a:1", false, ON2), 0);
         assert_eq!(pipelines.pending("a:1", false), (0, 0));
         assert_eq!(pipelines.len(), 1, "an idle connection is forgotten");
-        assert_eq!(pipelines.take("a:1", true, ON), 1);
         assert_eq!(pipelines.done("a:1", true, ON), 0);
         assert_eq!(pipelines.len(), 0);
         // Calls about a connection with nothing: nothing, and nothing kept.
@@ -170,11 +187,34 @@ mod tests {
     }
 
     #[test]
+    fn an_idle_connection_writes_its_first_command_at_once_and_the_burst_behind_it_is_flushed() {
+        let mut pipelines = Pipelines::default();
+        assert_eq!(pipelines.queued("a:1", false, ON2), Write, "idle: written now, alone");
+        assert_eq!(pipelines.pending("a:1", false), (0, 1), "counted as one write in flight");
+        assert_eq!(pipelines.queued("a:1", false, ON2), Flush, "the rest of the turn: one flush");
+        assert_eq!(pipelines.queued("a:1", false, ON2), Wait);
+        assert_eq!(pipelines.take("a:1", false, ON2), 2, "the burst does not wait for the first reply");
+        assert_eq!(pipelines.done("a:1", false, ON2), 0);
+        assert_eq!(pipelines.done("a:1", false, ON2), 0);
+        assert_eq!(pipelines.len(), 0);
+        assert_eq!(pipelines.queued("a:1", false, ON2), Write, "idle again: the next one goes at once");
+        assert_eq!(pipelines.done("a:1", false, ON2), 0);
+        // A flush scheduled but not run yet: not idle, the command waits for it.
+        assert_eq!(pipelines.queued("b:1", false, ON2), Write);
+        assert_eq!(pipelines.queued("b:1", false, ON2), Flush);
+        assert_eq!(pipelines.done("b:1", false, ON2), 0, "a flush is scheduled: it writes them");
+        assert_eq!(pipelines.queued("b:1", false, ON2), Wait, "queued 1, flush scheduled: not idle");
+        assert_eq!(pipelines.take("b:1", false, ON2), 2);
+        assert_eq!(pipelines.done("b:1", false, ON2), 0);
+        assert_eq!(pipelines.len(), 0);
+    }
+
+    #[test]
     fn off_every_command_is_its_own_write() {
         let off = Limits { enabled: false, commands: 1, writes: u32::MAX };
         let mut pipelines = Pipelines::default();
-        assert!(pipelines.queued("a:1", false, off));
-        assert!(pipelines.queued("a:1", false, off));
+        assert_eq!(pipelines.queued("a:1", false, off), Flush);
+        assert_eq!(pipelines.queued("a:1", false, off), Flush);
         assert_eq!(pipelines.take("a:1", false, off), 1);
         assert_eq!(pipelines.take("a:1", false, off), 1);
         assert_eq!(pipelines.take("a:1", false, off), 0);

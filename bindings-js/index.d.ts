@@ -911,18 +911,20 @@ export declare class ClusterSession {
   batchDeadline(nowMs: number | bigint): bigint | null;
   /**
    * Auto-pipelining: one command joined the shell's queue of the connection to `address`
-   * (the `send` action's address; `readonly`: a `READONLY` connection). `true`: schedule
-   * one flush of that connection at the end of this event-loop turn (`process.nextTick`),
-   * which calls `pipelineTake`; `false`: a flush is already scheduled, or
-   * `pipeline_max_writes` writes are in flight and the queue waits for `pipelineDone`.
-   * With `auto_pipeline` off, always `true` (each command its own write; a shell may skip
-   * the queue). The command's attempt began at its `send`: time in the queue counts
-   * toward its deadlines.
+   * (the `send` action's address; `readonly`: a `READONLY` connection). `2`: the
+   * connection was idle (nothing queued, no write in flight): write this command now,
+   * alone, as one write (no flush); it is one write in flight, ended by `pipelineDone` as
+   * any other. `1`: schedule one flush of that connection at the end of this event-loop
+   * turn (`process.nextTick`), which calls `pipelineTake`. `0`: it waits: a flush is
+   * already scheduled, or `pipeline_max_writes` writes are in flight and the queue waits
+   * for `pipelineDone`. With `auto_pipeline` off, always `1` (each command its own write;
+   * a shell may skip the queue). The command's attempt began at its `send`: time in the
+   * queue counts toward its deadlines.
    *
    * @throws {ShardrouteError} `invalid_argument` for an address that is not a string or a
    *   `readonly` that is not a boolean.
    */
-  pipelineQueued(address: string, readonly: boolean): boolean;
+  pipelineQueued(address: string, readonly: boolean): 0 | 1 | 2;
   /**
    * Auto-pipelining, at the flush: how many queued commands (from the front) go in the
    * next write; 0: none now. Each answer above 0 is one write in flight until its

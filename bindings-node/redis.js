@@ -3,8 +3,9 @@
 // shardroute's core.
 //
 // It keeps one plain ioredis connection per node and sends each command straight to the
-// node that owns its slot. Commands issued together (in one turn of the event loop, or
-// while the node's connection has a write in flight) go to that node as one write: the
+// node that owns its slot. A command that finds its node's connection idle is written at
+// once, alone; commands issued together (in one turn of the event loop, or while the
+// node's connection has a write in flight) go to that node as one write: the
 // session's auto-pipelining (`auto_pipeline`, `pipeline_max_commands`,
 // `pipeline_max_writes`) says when a node's queue is written and how much of it; each
 // command still gets its own reply, redirect and deadline. What to do when the cluster changes under it (MOVED, ASK,
@@ -296,7 +297,7 @@ class ClusterClient {
   /** `address` or `address readonly` -> its NodeQueue; null when the session's `auto_pipeline` is off. */
   #queues;
   #refreshing = null;
-  /** The flush the session asked for (`pipelineQueued`): the writes it says (none once the queue is empty), each of the queue's first entries. */
+  /** The flush the session asked for (`pipelineQueued` 1): the writes it says (none once the queue is empty), each of the queue's first entries. */
   #flush = (queue) => {
     let n;
     do {
@@ -418,7 +419,11 @@ class ClusterClient {
     }
     const entry = new Entry(queue, asking, commands);
     queue.entries.push(entry);
-    if (this.#session.pipelineQueued(address, readonly)) process.nextTick(this.#flush, queue);
+    // 2: an idle connection, this entry written now, alone (one write, no flush); 1: a
+    // flush at the end of the turn; 0: it waits (a flush or a write's end will take it).
+    const queued = this.#session.pipelineQueued(address, readonly);
+    if (queued === 2) this.#write(queue, 1);
+    else if (queued === 1) process.nextTick(this.#flush, queue);
     return entry;
   }
 

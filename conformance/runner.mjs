@@ -110,7 +110,7 @@ function sessionStep(api, session, current, step) {
         current.push(session.command(step.keys.map(toKey), step.access, now));
         return { slot: current[current.length - 1].slot };
       case 'pipeline_queued':
-        return { flush: session.pipelineQueued(step.address, step.readonly) };
+        return { queued: session.pipelineQueued(step.address, step.readonly) };
       case 'pipeline_take':
         return { write: session.pipelineTake(step.address, step.readonly) };
       case 'pipeline_done':

@@ -353,16 +353,17 @@ impl ClusterSession {
     }
 
     /// Auto-pipelining: one command joined the queue of the connection to `address`
-    /// (`readonly`: a `READONLY` one): whether to schedule a flush
-    /// ([`ss::ClusterSession::pipeline_queued`]).
+    /// (`readonly`: a `READONLY` one): `0` it waits, `1` schedule a flush at the end of
+    /// the turn, `2` the connection was idle: write this command now, alone (one write in
+    /// flight, ended by `pipelineDone`) ([`ss::ClusterSession::pipeline_queued`]).
     ///
     /// # Errors
     /// `invalid_argument` for an address that is not a string or a `readonly` that is
     /// not a boolean.
     #[napi(catch_unwind)]
-    pub fn pipeline_queued(&self, address: Unknown, readonly: Unknown) -> Result<bool> {
+    pub fn pipeline_queued(&self, address: Unknown, readonly: Unknown) -> Result<u32> {
         let (address, readonly) = connection(address, readonly)?;
-        Ok(self.session()?.pipeline_queued(&address, readonly))
+        Ok(self.session()?.pipeline_queued(&address, readonly) as u32)
     }
 
     /// Auto-pipelining, at the flush: how many queued commands the next write takes
@@ -634,14 +635,6 @@ unsafe fn pipeline_call(
     }
 }
 
-/// A JavaScript boolean.
-fn boolean(env: napi::sys::napi_env, flag: bool) -> Result<napi::sys::napi_value> {
-    let mut value = std::ptr::null_mut();
-    // SAFETY: `env` is the env of the running call.
-    napi::check_status!(unsafe { napi::sys::napi_get_boolean(env, flag, &mut value) }).or_throw()?;
-    Ok(value)
-}
-
 /// `pipelineQueued(address, readonly)` of [`ClusterSession::hot_pipeline`].
 unsafe extern "C" fn pipeline_queued_callback(
     env: napi::sys::napi_env,
@@ -650,7 +643,7 @@ unsafe extern "C" fn pipeline_queued_callback(
     // SAFETY: N-API calls this for a function `hot_pipeline` made.
     unsafe {
         pipeline_call(env, info, |session, address, readonly, _| {
-            boolean(env, session.pipeline_queued(address, readonly))
+            crate::hot::uint32(env, session.pipeline_queued(address, readonly) as u32)
         })
     }
 }

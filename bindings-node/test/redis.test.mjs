@@ -246,10 +246,12 @@ describe('shardroute/redis on a real cluster', () => {
       writes.stop();
     }
     assert.deepEqual(counts, keys.map((_, i) => i + 1));
-    // One write per node (more only past pipeline_max_commands), its commands in the order issued.
+    // Per node, the first command alone (its connection was idle: written at once), then
+    // the rest in one write (more only past pipeline_max_commands), in the order issued.
     for (const [port, n] of perNode) {
       const issued = keys.map((key, i) => `INCRBY ${key} ${i + 1}`).filter((_, i) => ownerOf(client, keys[i]).port === port);
-      assert.equal(writes.of(port).length, Math.ceil(n / most));
+      assert.equal(writes.of(port).length, 1 + Math.ceil((n - 1) / most));
+      assert.equal(writes.of(port)[0].length, 1);
       assert.deepEqual(writes.of(port).flat(), issued);
     }
     assert.deepEqual(await Promise.all(keys.map((key) => client.get(key))), counts.map(String));
@@ -263,13 +265,14 @@ describe('shardroute/redis on a real cluster', () => {
     const writes = watchWrites();
     let counts;
     try {
-      // One node, 2,500 commands at once: 25 writes, one after the other (one in flight).
+      // One node, 2,500 commands at once: the first alone (an idle connection), then 25
+      // writes of the rest, one after the other (two in flight).
       counts = await Promise.all(Array.from({ length: 2500 }, () => client.execute(['INCR', key], { key })));
     } finally {
       writes.stop();
     }
     assert.deepEqual(counts, Array.from({ length: 2500 }, (_, i) => i + 1), 'each its own reply, in the order issued');
-    assert.deepEqual(writes.of(port).map((commands) => commands.length), Array.from({ length: 25 }, () => 100));
+    assert.deepEqual(writes.of(port).map((commands) => commands.length), [1, ...Array.from({ length: 24 }, () => 100), 99]);
   });
 
   test('auto-pipelining: a MOVED and two ASKs in the middle of a pipeline are followed per command', async () => {
@@ -308,10 +311,11 @@ describe('shardroute/redis on a real cluster', () => {
     assert.deepEqual(values, keys.map((key) => `v-${key}`));
     assert.deepEqual([client.stats.moved, client.stats.ask, client.stats.errors], [1, 2, 0]);
     const get = (...names) => names.map((key) => `GET ${key}`);
-    // One write to the source with all five; the redirected three to the target, as one
-    // write of their own (after ASKING for each asked one).
-    assert.deepEqual(writes.of(source.port), [get(...keys)]);
-    assert.deepEqual(writes.of(target.port), [[...get(`${moving}:a`), 'ASKING', ...get(`${asking}:a`), 'ASKING', ...get(`${asking}:c`)]]);
+    // To the source: the first alone (an idle connection), the other four in one write; the
+    // redirected three to the target: the moved one alone (idle there), the asked two in one
+    // write behind it (after ASKING for each).
+    assert.deepEqual(writes.of(source.port), [get(stay), get(...keys.slice(1))]);
+    assert.deepEqual(writes.of(target.port), [get(`${moving}:a`), ['ASKING', ...get(`${asking}:a`), 'ASKING', ...get(`${asking}:c`)]]);
     // The moved slot is the target's in the client's table now; the asked one still the source's.
     assert.equal(ownerOf(client, moving), target);
     assert.equal(ownerOf(client, asking), source);
@@ -322,8 +326,8 @@ describe('shardroute/redis on a real cluster', () => {
   });
 
   test('auto-pipelining: a connection killed with replies outstanding fails those; what waited is written anew', async () => {
-    // One write in flight per connection: what is issued while it is blocked waits.
-    const client = await connect({ config: { pipeline_max_writes: 1 } });
+    // Two writes in flight per connection: what is issued while they are out waits.
+    const client = await connect({ config: { pipeline_max_writes: 2 } });
     const list = '{p-killed}:list';
     const keys = Array.from({ length: 5 }, (_, i) => `{p-killed}:${i}`);
     const others = keys.map((key) => `${key}:later`);
@@ -335,15 +339,17 @@ describe('shardroute/redis on a real cluster', () => {
     let values;
     let later;
     try {
-      // One write: the BLPOP (the server holds it until an element comes) and the GETs
-      // behind it, whose replies cannot come before its.
+      // The BLPOP (the server holds it until an element comes), written alone at once, and
+      // the GETs behind it in a second write, whose replies cannot come before its.
       const blocked = client.execute(['BLPOP', list, '0'], { key: list });
       const gets = keys.map((key) => client.get(key));
       await until('the BLPOP blocks', () => clientRunning(owner.port, 'blpop') !== undefined);
-      // Issued while that write is in flight: they wait in the queue.
+      // A turn later (the BLPOP, written at once, may block before this turn's flush).
+      await new Promise((resolve) => setImmediate(resolve));
+      // Issued while both writes are in flight: they wait in the queue.
       const sets = others.map((key) => client.set(key, `w-${key}`));
       await new Promise((resolve) => setImmediate(resolve));
-      assert.equal(writes.of(owner.port).length, 1, 'nothing written while the write is in flight');
+      assert.equal(writes.of(owner.port).length, 2, 'nothing written while the writes are in flight');
       cli(owner.port, 'CLIENT', 'KILL', 'ID', clientRunning(owner.port, 'blpop'));
       cli(owner.port, 'RPUSH', list, 'x');
       [popped, values, later] = await Promise.all([blocked, Promise.all(gets), Promise.all(sets)]);
@@ -353,8 +359,9 @@ describe('shardroute/redis on a real cluster', () => {
     assert.deepEqual(popped, [list, 'x']);
     assert.deepEqual(values, keys.map((key) => `v-${key}`));
     assert.deepEqual(later, keys.map(() => 'OK'));
-    assert.deepEqual(writes.of(owner.port)[0], [`BLPOP ${list} 0`, ...keys.map((key) => `GET ${key}`)]);
-    assert.deepEqual(writes.of(owner.port)[1].slice(0, others.length), others.map((key) => `SET ${key} w-${key}`),
+    assert.deepEqual(writes.of(owner.port)[0], [`BLPOP ${list} 0`]);
+    assert.deepEqual(writes.of(owner.port)[1], keys.map((key) => `GET ${key}`));
+    assert.deepEqual(writes.of(owner.port)[2].slice(0, others.length), others.map((key) => `SET ${key} w-${key}`),
       'the queued ones first, on the new connection');
     // The six unanswered ones failed once each (a reset) and were sent again; the queued
     // ones never failed.

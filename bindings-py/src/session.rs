@@ -297,15 +297,17 @@ impl ClusterSession {
     }
 
     /// Auto-pipelining: one command joined the shell's queue of the connection to address
-    /// (the "send" action's address; readonly: a READONLY connection). True: schedule one
-    /// flush of that connection at the end of this event-loop turn (loop.call_soon), which
-    /// calls pipeline_take(); False: a flush is already scheduled, or
-    /// config["pipeline_max_writes"] writes are in flight and the queue waits for
-    /// pipeline_done(). With config["auto_pipeline"] off, always True (each command its own
-    /// write; a shell may skip the queue).
-    fn pipeline_queued(&mut self, address: &Bound<'_, PyAny>, readonly: &Bound<'_, PyAny>) -> PyResult<bool> {
+    /// (the "send" action's address; readonly: a READONLY connection). The answer:
+    /// 2: the connection was idle (nothing queued, no write in flight): write this command
+    /// now, alone, as one write (no flush); it is one write in flight, ended by
+    /// pipeline_done() as any other. 1: schedule one flush of that connection at the end
+    /// of this event-loop turn (loop.call_soon), which calls pipeline_take(). 0: it waits:
+    /// a flush is already scheduled, or config["pipeline_max_writes"] writes are in flight
+    /// and the queue waits for pipeline_done(). With config["auto_pipeline"] off, always 1
+    /// (each command its own write; a shell may skip the queue).
+    fn pipeline_queued(&mut self, address: &Bound<'_, PyAny>, readonly: &Bound<'_, PyAny>) -> PyResult<u32> {
         let (address, readonly) = connection(address, readonly)?;
-        Ok(self.inner.pipeline_queued(&address, readonly))
+        Ok(self.inner.pipeline_queued(&address, readonly) as u32)
     }
 
     /// Auto-pipelining, at the flush: how many queued commands (from the front) go in the

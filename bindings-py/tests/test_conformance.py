@@ -68,7 +68,7 @@ def session_step(session: shardroute.ClusterSession, current: List[shardroute.Co
         if call.startswith("pipeline_"):
             address, readonly = step["address"], step["readonly"]
             if call == "pipeline_queued":
-                return {"flush": session.pipeline_queued(address, readonly)}
+                return {"queued": session.pipeline_queued(address, readonly)}
             if call == "pipeline_take":
                 return {"write": session.pipeline_take(address, readonly)}
             if call == "pipeline_done":

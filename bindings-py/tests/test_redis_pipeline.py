@@ -88,6 +88,36 @@ def test_concurrent_tasks_each_get_their_own_reply_over_one_connection_per_node(
     asyncio.run(main())
 
 
+def test_a_command_on_an_idle_connection_is_written_at_once_and_the_burst_behind_it_together(
+        cluster: Cluster, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The session's ``pipeline_queued`` 2: a command that finds its connection idle is
+    sent at once, alone (no flush a turn later); those issued behind it in the same turn go
+    in one write when its reply is read (``pipeline_max_writes`` 1, the default)."""
+    sent: list[int] = []
+    send = redis.asyncio.connection.AbstractConnection.send_packed_command
+
+    async def counting(self: Any, command: Any, check_health: bool = True) -> None:
+        gets = bytes(command).count(b"$3\r\nGET\r\n") if isinstance(command, (bytes, bytearray)) else 0
+        if gets:
+            sent.append(gets)
+        await send(self, command, check_health)
+
+    monkeypatch.setattr(redis.asyncio.connection.AbstractConnection, "send_packed_command", counting)
+
+    async def main() -> None:
+        async with AsyncClusterClient([cluster.seed().address], config=PATIENT) as client:
+            await client.router()
+            keys = [f"{{idle}}:{i}" for i in range(5)]
+            for key in keys[:3]:  # one at a time: each alone
+                await client.get(key)
+            assert sent == [1, 1, 1]
+            sent.clear()
+            assert await asyncio.gather(*(client.get(key) for key in keys)) == [None] * 5
+            assert sent == [1, 4]  # the first at once, the four behind it in one write
+
+    asyncio.run(main())
+
+
 def test_an_argument_redis_py_cannot_encode_fails_its_own_command_only(cluster: Cluster) -> None:
     async def main() -> None:
         async with AsyncClusterClient([cluster.seed().address], config=PATIENT) as client:
@@ -162,7 +192,8 @@ def test_an_ask_inside_an_auto_pipeline_is_that_commands_alone(cluster: Cluster)
 
 def test_a_connection_killed_with_replies_outstanding_fails_each_into_the_session(cluster: Cluster) -> None:
     async def main() -> None:
-        async with AsyncClusterClient([cluster.seed().address], config=PATIENT) as client:
+        # Two writes in flight: the BLPOP (written alone, its connection idle) and the GETs.
+        async with AsyncClusterClient([cluster.seed().address], config={**PATIENT, "pipeline_max_writes": 2}) as client:
             router = await client.router()
             queue = "{ap-killed}:list"
             owner = owner_of(cluster, router.route(queue))
@@ -187,7 +218,8 @@ def test_a_connection_killed_with_replies_outstanding_fails_each_into_the_sessio
 
 def test_a_command_given_up_keeps_its_place_while_others_wait_on_its_connection(cluster: Cluster) -> None:
     async def main() -> None:
-        async with AsyncClusterClient([cluster.seed().address], config=PATIENT) as client:
+        # Two writes in flight: the BLPOP (written alone, its connection idle) and the GET.
+        async with AsyncClusterClient([cluster.seed().address], config={**PATIENT, "pipeline_max_writes": 2}) as client:
             router = await client.router()
             queue = "{ap-abandoned}:list"
             owner = owner_of(cluster, router.route(queue))

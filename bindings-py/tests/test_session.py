@@ -32,16 +32,20 @@ def test_defaults_are_the_cores_constants() -> None:
 
 
 def test_auto_pipelining_counts_and_refuses_bad_arguments() -> None:
-    session = ClusterSession(["h:1"], {"pipeline_max_commands": 2})
-    assert [session.pipeline_queued("h:1", False) for _ in range(3)] == [True, False, False]
-    assert session.pipeline_queued("h:1", True) is True  # a READONLY connection is another queue
+    session = ClusterSession(["h:1"], {"pipeline_max_commands": 2, "pipeline_max_writes": 2})
+    # 2: the idle connection's first command, written at once; 1: a flush; 0: it waits.
+    assert [session.pipeline_queued("h:1", False) for _ in range(4)] == [2, 1, 0, 0]
+    assert session.pipeline_queued("h:1", True) == 2  # a READONLY connection is another queue
     assert (session.pipeline_take("h:1", False), session.pipeline_take("h:1", False)) == (2, 0)
-    assert session.pipeline_pending("h:1", False) == (1, 1)
+    assert session.pipeline_pending("h:1", False) == (1, 2)
     session.pipeline_withdrawn("h:1", False, 1)
     assert session.pipeline_done("h:1", False) == 0
+    assert session.pipeline_pending("h:1", False) == (0, 1)
+    assert session.pipeline_done("h:1", False) == 0
     assert session.pipeline_pending("h:1", False) == (0, 0)
+    assert session.pipeline_queued("h:1", False) == 2  # idle again
     off = ClusterSession(["h:1"], {"auto_pipeline": False})
-    assert [off.pipeline_queued("h:1", False), off.pipeline_queued("h:1", False)] == [True, True]
+    assert [off.pipeline_queued("h:1", False), off.pipeline_queued("h:1", False)] == [1, 1]
     bad: list[Callable[[], object]] = [
         lambda: session.pipeline_queued(b"h:1", False),  # type: ignore[arg-type]
         lambda: session.pipeline_take("h:1", 0),  # type: ignore[arg-type]

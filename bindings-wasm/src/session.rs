@@ -205,12 +205,13 @@ impl ClusterSession {
     }
 
     /// Auto-pipelining: one command joined the queue of the connection to `address`
-    /// (`readonly`: a `READONLY` one): whether to schedule a flush
-    /// (`ClusterSession::pipeline_queued`).
+    /// (`readonly`: a `READONLY` one): `0` it waits, `1` schedule a flush at the end of
+    /// the turn, `2` the connection was idle: write this command now, alone (one write in
+    /// flight, ended by `pipelineDone`) (`ClusterSession::pipeline_queued`).
     #[wasm_bindgen(js_name = pipelineQueued)]
-    pub fn pipeline_queued(&self, address: &JsValue, readonly: &JsValue) -> Result<bool> {
+    pub fn pipeline_queued(&self, address: &JsValue, readonly: &JsValue) -> Result<u32> {
         let (address, readonly) = connection(address, readonly)?;
-        Ok(self.with(|session| session.pipeline_queued(&address, readonly))?)
+        Ok(self.with(|session| session.pipeline_queued(&address, readonly) as u32)?)
     }
 
     /// Auto-pipelining, at the flush: how many queued commands the next write takes.

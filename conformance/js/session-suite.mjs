@@ -453,17 +453,21 @@ export function sessionSuite(api, runtime) {
       assert.deepEqual(new ClusterSession(['h:1'], session.config).config, session.config);
     });
 
-    test('auto-pipelining: one flush a turn, one write in flight, the rest at pipelineDone; numbers and booleans', () => {
-      const session = new ClusterSession(['h:1'], { pipeline_max_commands: 2 });
-      assert.deepEqual([1, 2, 3].map(() => session.pipelineQueued('h:1', false)), [true, false, false]);
-      assert.equal(session.pipelineQueued('h:1', true), true, 'a READONLY connection is another queue');
+    test('auto-pipelining: an idle connection writes at once, one flush a turn, two writes in flight, the rest at pipelineDone; numbers and booleans', () => {
+      const session = new ClusterSession(['h:1'], { pipeline_max_commands: 2, pipeline_max_writes: 2 });
+      // 2: the idle connection's first command, written at once; 1: a flush; 0: it waits.
+      assert.deepEqual([1, 2, 3, 4].map(() => session.pipelineQueued('h:1', false)), [2, 1, 0, 0]);
+      assert.equal(session.pipelineQueued('h:1', true), 2, 'a READONLY connection is another queue');
       assert.deepEqual([session.pipelineTake('h:1', false), session.pipelineTake('h:1', false)], [2, 0]);
-      assert.deepEqual(session.pipelinePending('h:1', false), [1, 1]);
+      assert.deepEqual(session.pipelinePending('h:1', false), [1, 2]);
       assert.equal(session.pipelineWithdrawn('h:1', false, 1), undefined);
       assert.equal(session.pipelineDone('h:1', false), 0);
+      assert.deepEqual(session.pipelinePending('h:1', false), [0, 1]);
+      assert.equal(session.pipelineDone('h:1', false), 0);
       assert.deepEqual(session.pipelinePending('h:1', false), [0, 0]);
+      assert.equal(session.pipelineQueued('h:1', false), 2, 'idle again');
       const off = new ClusterSession(['h:1'], { auto_pipeline: false });
-      assert.deepEqual([off.pipelineQueued('h:1', false), off.pipelineQueued('h:1', false)], [true, true]);
+      assert.deepEqual([off.pipelineQueued('h:1', false), off.pipelineQueued('h:1', false)], [1, 1]);
       for (const config of [{ pipeline_max_commands: 0 }, { pipeline_max_writes: 1025 }, { auto_pipeline: 'yes' }]) {
         assert.throws(() => new ClusterSession(['h:1'], config), (err) => err instanceof ShardrouteError && err.code === 'invalid_argument');
       }

@@ -88,7 +88,7 @@ pub fn redis_session(case: &Value) -> Result<Value, String> {
             "batch_deadline" => json!({"deadline_ms": session.batch_deadline(now).map(|ms| ms.to_string())}),
             "pipeline_queued" => {
                 let (address, readonly) = connection()?;
-                json!({"flush": session.pipeline_queued(address, readonly)})
+                json!({"queued": session.pipeline_queued(address, readonly) as u32})
             }
             "pipeline_take" => {
                 let (address, readonly) = connection()?;

@@ -678,9 +678,9 @@ class _Line:
 class _Pipe:
     """One node's auto-pipeline (a connection key: address and readonly): the commands of
     every task queued for it, written when and as many as the session says
-    (``pipeline_queued`` at the end of the event-loop turn, ``pipeline_take``,
-    ``pipeline_done``), each write on one connection in one send; their replies read in
-    order and handed to each command. A command given up once written keeps its place
+    (``pipeline_queued``: at once, alone, on an idle connection, else at the end of the
+    event-loop turn; ``pipeline_take``, ``pipeline_done``), each write on one connection
+    in one send; their replies read in order and handed to each command. A command given up once written keeps its place
     (its replies are read and dropped); the connection is closed only when no command
     written on it is waited for any more. A lost connection fails every command written
     on it and not answered: each then takes the session's path (``failed``)."""
@@ -725,7 +725,12 @@ class _Pipe:
             raise redis.ConnectionError("the client is closed")
         entry = _Entry(self, wire, _pack(self.encoder, wire))
         self.queue.append(entry)
-        if self.session.pipeline_queued(self.address, self.readonly):
+        # 2: an idle connection, this command written now, alone (one write, no flush);
+        # 1: a flush at the end of the turn; 0: it waits (a flush or a write's end takes it).
+        queued = self.session.pipeline_queued(self.address, self.readonly)
+        if queued == 2:
+            self.write(1)
+        elif queued == 1:
             asyncio.get_running_loop().call_soon(self.flush)
         return entry
 

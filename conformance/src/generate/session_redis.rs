@@ -1052,6 +1052,12 @@ fn scenarios() -> Vec<Scenario> {
 /// alone: a redirect in the middle, a stall of the whole pipeline, a connection lost
 /// with part of the replies read. A step's `command` names which command (0: the first
 /// begun); the shell's queue is implied by the order of the `send`s.
+/// `scenario` with `pipeline_max_writes` 2 (the default is 1): a lone first command on an
+/// idle connection and the burst behind it both in flight.
+fn two_writes(scenario: Scenario) -> Scenario {
+    Scenario { config: Some(json!({"pipeline_max_writes": 2})), ..scenario }
+}
+
 fn pipelined(all: &mut Vec<Scenario>) {
     let chain = |prefix: Vec<(Value, String)>, rest: &[(Value, &str)]| {
         let mut joined = prefix;
@@ -1060,30 +1066,34 @@ fn pipelined(all: &mut Vec<Scenario>) {
     };
     let send_b = format!("send {B}");
 
-    // Three commands in one turn: the first schedules the flush, the flush writes all
-    // three at once; one issued while that write is out waits for its replies, then goes.
-    all.push(scenario(
+    // Three commands in one turn: the first finds the connection idle and is written at
+    // once, alone; the second schedules the flush, which writes the two behind it in one
+    // write (with pipeline_max_writes 2 the burst does not wait for the first reply); one
+    // issued while both writes are out waits for the first to end, then goes.
+    all.push(two_writes(scenario(
         "auto-pipeline-one-write-per-turn",
         chain(
             started(USER1, B),
             &[
-                (queued(B), "flush true"),
+                (queued(B), "queued write"),
                 (begin(USER1_X, "write", 1), "slot"),
                 (poll(1), &send_b),
-                (queued(B), "flush false"),
+                (queued(B), "queued flush"),
                 (begin(USER2, "read", 1), "slot"),
                 (poll(1), &send_b),
-                (queued(B), "flush false"),
-                (take(B), "write 3"),
+                (queued(B), "queued wait"),
+                (take(B), "write 2"),
                 (take(B), "write 0"),
-                (pending(B), "pending 0 1"),
+                (pending(B), "pending 0 2"),
                 (begin(USER1_Y, "write", 2), "slot"),
                 (poll(2), &send_b),
-                (queued(B), "flush false"),
+                (queued(B), "queued wait"),
                 (on(0, ok(3)), "done"),
+                (done(B), "write 1"),
+                (pending(B), "pending 0 2"),
                 (on(1, ok(3)), "done"),
                 (on(2, ok(3)), "done"),
-                (done(B), "write 1"),
+                (done(B), "write 0"),
                 (pending(B), "pending 0 1"),
                 (ok(4), "done"),
                 (done(B), "write 0"),
@@ -1091,49 +1101,88 @@ fn pipelined(all: &mut Vec<Scenario>) {
                 (stats(), "stats commands=4 moved=0 retries=0 failed=0"),
             ],
         ),
-    ));
+    )));
+
+    // One command at a time: each finds the connection idle and is written at once (no
+    // flush, no take). With pipeline_max_writes 1 (the default) the burst behind a lone
+    // first command waits for its reply (no flush is scheduled), then goes in one write.
+    let mut idle = scenario(
+        "auto-pipeline-idle-write-and-the-burst-behind-it",
+        chain(
+            started(USER1, B),
+            &[
+                (queued(B), "queued write"),
+                (pending(B), "pending 0 1"),
+                (ok(2), "done"),
+                (done(B), "write 0"),
+                (pending(B), "pending 0 0"),
+                (begin(USER1_X, "write", 3), "slot"),
+                (poll(3), &send_b),
+                (queued(B), "queued write"),
+                (begin(USER2, "write", 3), "slot"),
+                (poll(3), &send_b),
+                (queued(B), "queued wait"),
+                (begin(USER1_Y, "write", 3), "slot"),
+                (poll(3), &send_b),
+                (queued(B), "queued wait"),
+                (take(B), "write 0"),
+                (pending(B), "pending 2 1"),
+                (on(1, ok(4)), "done"),
+                (done(B), "write 2"),
+                (on(2, ok(5)), "done"),
+                (on(3, ok(5)), "done"),
+                (done(B), "write 0"),
+                (pending(B), "pending 0 0"),
+                (stats(), "stats commands=4 moved=0 retries=0 failed=0"),
+            ],
+        ),
+    );
+    idle.config = Some(json!({"pipeline_max_writes": 1}));
+    all.push(idle);
 
     // pipeline_max_commands splits a long queue; pipeline_max_writes holds the rest.
     let mut split = scenario(
         "auto-pipeline-max-commands-and-writes",
         steps(&[
-            (queued(B), "flush true"),
-            (queued(B), "flush false"),
-            (queued(B), "flush false"),
-            (queued(B), "flush false"),
-            (queued(B), "flush false"),
-            (queued(B), "flush false"),
+            (queued(B), "queued write"),
+            (queued(B), "queued flush"),
+            (queued(B), "queued wait"),
+            (queued(B), "queued wait"),
+            (queued(B), "queued wait"),
+            (queued(B), "queued wait"),
             (take(B), "write 2"),
             (take(B), "write 2"),
             (take(B), "write 0"),
-            (pending(B), "pending 2 2"),
-            (queued(B), "flush false"),
+            (pending(B), "pending 1 3"),
+            (queued(B), "queued wait"),
             (done(B), "write 2"),
-            (done(B), "write 1"),
+            (done(B), "write 0"),
             (done(B), "write 0"),
             (pending(B), "pending 0 1"),
             (done(B), "write 0"),
             (pending(B), "pending 0 0"),
         ]),
     );
-    split.config = Some(json!({"pipeline_max_commands": 2, "pipeline_max_writes": 2}));
+    split.config = Some(json!({"pipeline_max_commands": 2, "pipeline_max_writes": 3}));
     all.push(split);
 
     // Queued commands that leave unwritten are not written; plain and READONLY
     // connections to one node are two queues; a call about an idle connection changes
     // nothing.
-    all.push(scenario(
+    all.push(two_writes(scenario(
         "auto-pipeline-withdrawn-and-readonly",
         steps(&[
-            (queued(B), "flush true"),
-            (queued(B), "flush false"),
-            (queued(B), "flush false"),
-            (json!({"call": "pipeline_queued", "address": B, "readonly": true}), "flush true"),
+            (queued(B), "queued write"),
+            (queued(B), "queued flush"),
+            (queued(B), "queued wait"),
+            (json!({"call": "pipeline_queued", "address": B, "readonly": true}), "queued write"),
             (withdrawn(B, 1), "ok"),
-            (take(B), "write 2"),
-            (json!({"call": "pipeline_take", "address": B, "readonly": true}), "write 1"),
-            (queued(B), "flush false"),
+            (take(B), "write 1"),
+            (json!({"call": "pipeline_take", "address": B, "readonly": true}), "write 0"),
+            (queued(B), "queued wait"),
             (withdrawn(B, 5), "ok"),
+            (done(B), "write 0"),
+            (pending(B), "pending 0 1"),
             (done(B), "write 0"),
             (pending(B), "pending 0 0"),
             (json!({"call": "pipeline_pending", "address": B, "readonly": true}), "pending 0 1"),
@@ -1142,18 +1191,18 @@ fn pipelined(all: &mut Vec<Scenario>) {
             (withdrawn(C, 1), "ok"),
             (pending(C), "pending 0 0"),
         ]),
-    ));
+    )));
 
     // Off: every command is its own write, and none waits for another.
     let mut off = scenario(
         "auto-pipeline-off-writes-each-command-alone",
         steps(&[
-            (queued(B), "flush true"),
-            (queued(B), "flush true"),
+            (queued(B), "queued flush"),
+            (queued(B), "queued flush"),
             (take(B), "write 1"),
             (take(B), "write 1"),
             (take(B), "write 0"),
-            (queued(B), "flush true"),
+            (queued(B), "queued flush"),
             (done(B), "write 0"),
             (pending(B), "pending 1 1"),
         ]),
@@ -1162,61 +1211,65 @@ fn pipelined(all: &mut Vec<Scenario>) {
     all.push(off);
 
     // A MOVED in the middle of a pipeline: the commands before and after it succeed; the
-    // moved one is resent to the new owner's queue (the first there: a flush), and a
-    // second command of the same slot joins that flush; ASK sends only that command.
-    all.push(scenario(
+    // moved one is resent to the new owner's connection (idle: written at once), and a
+    // second command of the same slot schedules a flush there; ASK sends only that
+    // command, which joins that flush.
+    all.push(two_writes(scenario(
         "auto-pipeline-moved-in-the-middle",
         chain(
             started(USER1, B),
             &[
-                (queued(B), "flush true"),
+                (queued(B), "queued write"),
                 (begin(USER1_X, "write", 1), "slot"),
                 (poll(1), &send_b),
-                (queued(B), "flush false"),
+                (queued(B), "queued flush"),
                 (begin(USER2, "write", 1), "slot"),
                 (poll(1), &send_b),
-                (queued(B), "flush false"),
+                (queued(B), "queued wait"),
                 (begin(USER1_Y, "write", 1), "slot"),
                 (poll(1), &send_b),
-                (queued(B), "flush false"),
-                (take(B), "write 4"),
+                (queued(B), "queued wait"),
+                (take(B), "write 3"),
                 (on(0, failed(&format!("MOVED 10778 {C}"), &[], 3)), &format!("send {C}")),
-                (queued(C), "flush true"),
+                (queued(C), "queued write"),
+                (done(B), "write 0"),
                 (on(1, failed(&format!("MOVED 10778 {C}"), &[], 3)), &format!("send {C}")),
-                (queued(C), "flush false"),
+                (queued(C), "queued flush"),
                 (on(2, ok(3)), "done"),
                 (on(3, failed(&format!("ASK 10778 {C}"), &[], 3)), &format!("send {C} asking")),
-                (json!({"call": "pipeline_queued", "address": C, "readonly": false}), "flush false"),
+                (json!({"call": "pipeline_queued", "address": C, "readonly": false}), "queued wait"),
                 (done(B), "write 0"),
-                (take(C), "write 3"),
+                (take(C), "write 2"),
                 (on(0, ok(4)), "done"),
                 (on(1, ok(4)), "done"),
                 (on(3, ok(4)), "done"),
                 (done(C), "write 0"),
+                (done(C), "write 0"),
+                (pending(C), "pending 0 0"),
                 (begin(USER1, "write", 5), "slot"),
                 (poll(5), &format!("send {C}")),
                 (stats(), "stats moved=2 ask=1 retries=0 failed=0 longest_redirect_chain=1"),
             ],
         ),
-    ));
+    )));
 
     // The whole pipeline stalls (the primary A paused): every command, the written ones
     // and the one queued behind them, is checked at its own deadline; the first check
     // refreshes, the others share that refresh and keep waiting; once A2 is promoted,
-    // each is sent there (the queued one leaves A's queue), and A's write is abandoned.
-    all.push(scenario(
+    // each is sent there (the queued one leaves A's queue), and A's writes are abandoned.
+    all.push(two_writes(scenario(
         "auto-pipeline-stall-of-the-whole-pipeline",
         chain(
             started(KEY_B, A),
             &[
-                (queued(A), "flush true"),
+                (queued(A), "queued write"),
                 (begin(KEY_B_X, "write", 1), "slot"),
                 (poll(1), &format!("send {A}")),
-                (queued(A), "flush false"),
-                (take(A), "write 2"),
+                (queued(A), "queued flush"),
+                (take(A), "write 1"),
                 (begin(KEY_B_Y, "write", 2), "slot"),
                 (poll(2), &format!("send {A}")),
-                (queued(A), "flush false"),
+                (queued(A), "queued wait"),
                 (on(0, deadline()), "deadline 501"),
                 (on(1, deadline()), "deadline 501"),
                 (on(2, deadline()), "deadline 502"),
@@ -1230,41 +1283,46 @@ fn pipelined(all: &mut Vec<Scenario>) {
                 (on(0, on_deadline(702)), "refresh"),
                 (refreshed(three_after_failover(), 703), "ok"),
                 (on(0, on_deadline(703)), &format!("send {A2}")),
-                (queued(A2), "flush true"),
+                (queued(A2), "queued write"),
                 (on(1, on_deadline(703)), &format!("send {A2}")),
-                (queued(A2), "flush false"),
+                (queued(A2), "queued flush"),
                 (on(2, on_deadline(703)), &format!("send {A2}")),
                 (withdrawn(A, 1), "ok"),
-                (queued(A2), "flush false"),
+                (queued(A2), "queued wait"),
+                (done(A), "write 0"),
                 (done(A), "write 0"),
                 (pending(A), "pending 0 0"),
-                (take(A2), "write 3"),
+                (take(A2), "write 2"),
                 (on(0, ok(704)), "done"),
                 (on(1, ok(704)), "done"),
                 (on(2, ok(704)), "done"),
                 (done(A2), "write 0"),
+                (done(A2), "write 0"),
                 (stats(), "stats stalls=6 stall_resends=3 refreshes=3 retries=0 failed=0"),
             ],
         ),
-    ));
+    )));
 
-    // The connection drops after the first reply of a write of three: that command
+    // The first command is written alone (an idle connection), the two behind it in a
+    // second write; the connection drops after the first write's reply: that command
     // succeeded; the two others (whose replies were lost: they may have run) are
-    // unreachable, back off and, after the refresh they ask for, go again in one write.
-    all.push(scenario(
+    // unreachable, back off and, after the refresh they ask for, go again: the first on
+    // the idle connection at once, the other in a flush behind it.
+    all.push(two_writes(scenario(
         "auto-pipeline-connection-lost-with-part-of-the-replies-read",
         chain(
             started(USER1, B),
             &[
-                (queued(B), "flush true"),
+                (queued(B), "queued write"),
                 (begin(USER1_X, "write", 1), "slot"),
                 (poll(1), &send_b),
-                (queued(B), "flush false"),
+                (queued(B), "queued flush"),
                 (begin(USER2, "write", 1), "slot"),
                 (poll(1), &send_b),
-                (queued(B), "flush false"),
-                (take(B), "write 3"),
+                (queued(B), "queued wait"),
+                (take(B), "write 2"),
                 (on(0, ok(3)), "done"),
+                (done(B), "write 0"),
                 (on(1, unreachable("reset", 4)), "wait 20"),
                 (on(2, unreachable("reset", 4)), "wait 20"),
                 (done(B), "write 0"),
@@ -1272,17 +1330,19 @@ fn pipelined(all: &mut Vec<Scenario>) {
                 (candidates(), &format!("candidates {A2},{B2},{C},{C2},{A},{B}")),
                 (refreshed(three(), 25), "ok"),
                 (on(1, poll(25)), &send_b),
-                (queued(B), "flush true"),
+                (queued(B), "queued write"),
                 (on(2, on_deadline(25)), &send_b),
-                (queued(B), "flush false"),
-                (take(B), "write 2"),
+                (queued(B), "queued flush"),
+                (take(B), "write 1"),
                 (on(1, ok(26)), "done"),
                 (on(2, ok(26)), "done"),
                 (done(B), "write 0"),
+                (done(B), "write 0"),
+                (pending(B), "pending 0 0"),
                 (stats(), "stats retries=2 errors.reset=2 refreshes=2 failed=0"),
             ],
         ),
-    ));
+    )));
 }
 
 pub(crate) fn file() -> VectorFile {
@@ -1361,7 +1421,15 @@ fn check(scenario: &str, call: &Value, wanted: &str, got: &Value) {
         "slot" => got["slot"].is_u64(),
         "deadline" => got == &json!({"deadline_ms": (rest[0] != "none").then_some(rest[0])}),
         "timed_out" => got == &json!({"timed_out": rest[0] == "true"}),
-        "flush" => got == &json!({"flush": rest[0] == "true"}),
+        "queued" => {
+            let code = match rest[0] {
+                "wait" => 0,
+                "flush" => 1,
+                "write" => 2,
+                other => panic!("{scenario}: queued {other}?"),
+            };
+            got == &json!({"queued": code})
+        }
         "write" => got == &json!({"write": rest[0].parse::<u32>().expect("a count")}),
         "pending" => {
             let number = |text: &str| text.parse::<u32>().expect("a count");

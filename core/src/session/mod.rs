@@ -58,7 +58,8 @@ pub use follower::{Follower, FollowerConfig, FollowerStats, Offered, Publish};
 pub use migration::{CopyBatch, Fenced, LazySteps, MigrationAction, MigrationSession, Mode, WritePlan};
 #[cfg(feature = "redis_cluster")]
 pub use redis::{
-    defaults, Access, Action, ActionFields, ClusterConfig, ClusterSession, Command, Group, SessionStats, Target,
+    defaults, Access, Action, ActionFields, ClusterConfig, ClusterSession, Command, Group, PipelineQueued, SessionStats,
+    Target,
 };
 #[cfg(feature = "redis_cluster")]
 pub use reply::{classify, Busy, Demoted, Outcome, Rule, Transport};

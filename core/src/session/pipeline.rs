@@ -23,7 +23,24 @@
 use alloc::collections::BTreeMap;
 use alloc::string::String;
 
-use super::redis::PipelineQueued;
+/// What the shell does with a command that joined a connection's queue
+/// ([`ClusterSession::pipeline_queued`](super::redis::ClusterSession::pipeline_queued)). The bindings return it as its number
+/// (`0` wait, `1` flush, `2` write now).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[repr(u32)]
+pub enum PipelineQueued {
+    /// It waits in the queue: a flush is already scheduled, or
+    /// [`ClusterConfig::pipeline_max_writes`](super::redis::ClusterConfig::pipeline_max_writes) writes are in flight
+    /// ([`ClusterSession::pipeline_done`](super::redis::ClusterSession::pipeline_done) will say when it goes).
+    Wait = 0,
+    /// Schedule one flush of the connection at the end of the current event-loop turn
+    /// ([`ClusterSession::pipeline_take`](super::redis::ClusterSession::pipeline_take)).
+    Flush = 1,
+    /// The connection was idle: write this command now, alone, as one write (it is not in
+    /// the queue's count); it is one write in flight until its
+    /// [`ClusterSession::pipeline_done`](super::redis::ClusterSession::pipeline_done).
+    Write = 2,
+}
 
 /// One connection's counts.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

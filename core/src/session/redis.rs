@@ -127,24 +127,7 @@ pub mod defaults {
     pub const PIPELINE_MAX_WRITES_LIMIT: u32 = 1 << 10;
 }
 
-/// What the shell does with a command that joined a connection's queue
-/// ([`ClusterSession::pipeline_queued`]). The bindings return it as its number
-/// (`0` wait, `1` flush, `2` write now).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[repr(u32)]
-pub enum PipelineQueued {
-    /// It waits in the queue: a flush is already scheduled, or
-    /// [`ClusterConfig::pipeline_max_writes`] writes are in flight
-    /// ([`ClusterSession::pipeline_done`] will say when it goes).
-    Wait = 0,
-    /// Schedule one flush of the connection at the end of the current event-loop turn
-    /// ([`ClusterSession::pipeline_take`]).
-    Flush = 1,
-    /// The connection was idle: write this command now, alone, as one write (it is not in
-    /// the queue's count); it is one write in flight until its
-    /// [`ClusterSession::pipeline_done`].
-    Write = 2,
-}
+pub use super::pipeline::PipelineQueued;
 
 /// A session's settings; [`ClusterConfig::default`] is [`defaults`].
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -290,6 +290,35 @@ fn scenarios() -> Vec<Scenario> {
             ],
         ),
         (
+            // One watch line is at most one offer: of two events for the key in one line,
+            // the newest is offered (as a read would coalesce them); the older one is
+            // superseded, neither told nor refused. Two offers from one line made every
+            // shell read the newest router after the line and tell it twice.
+            "one-watch-line-of-two-events-offers-its-newest",
+            follow(&[A]),
+            vec![
+                (start(0), s("req 1 etcd-1/v3/kv/txn | deadline 5000")),
+                (ok(1, 10, &read(5, Some((&d1, 4)))), s("offered installed 1 @4 changed; watch 2 etcd-1 from 6 | deadline 5010")),
+                (head(2, 12), s(" | deadline 10012")),
+                (chunk(2, 13, &created(5)), s(" | deadline 10013")),
+                (
+                    chunk(
+                        2,
+                        500,
+                        &format!(
+                            "{}\n",
+                            json!({"result": {"header": header(7), "events": [
+                                {"kv": kv(KEY, d2.as_bytes(), 6)},
+                                {"kv": kv(KEY, d3.as_bytes(), 7)},
+                            ]}})
+                        ),
+                    ),
+                    s("offered installed 3 @7 changed | deadline 10500"),
+                ),
+                (state(), s("state 3 7 etcd-1 reads=1 restarts=0 disconnects=0")),
+            ],
+        ),
+        (
             // With companions, events ask for a read (one txn's events may not carry every
             // companion).
             "with-companions-events-during-a-read-make-one-more-read-after-it",

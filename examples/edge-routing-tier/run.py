@@ -216,8 +216,10 @@ def check(postgres: str, final: shardroute.Router, book: Book, kind: str) -> dic
             for message_id, user, vbucket, body, sender in rows:
                 where.setdefault(message_id, []).append(shard)
                 stored[message_id] = (user, digest(body), sender)
-                misplaced += final.node(user) != shard
                 wrong_vbucket += vbucket != (final.route(user) if kind == "background" else 0)
+            # The core's consistency check (MigrationSession.misplaced): the rows this shard
+            # holds whose user the final router places elsewhere.
+            misplaced += shardroute.MigrationSession.misplaced(final, shard, [user for _, user, *_ in rows])["count"]
     finally:
         shards.close()
     lost: dict[str, int] = {}  # by whom it was acknowledged: not stored exactly once on its final owner

@@ -283,8 +283,10 @@ def check(postgres: str, final: shardroute.Router, logs: dict[str, str], wanted:
                 where.setdefault(message_id, []).append(shard)
                 stored[message_id] = (user, body_digest(body))
                 senders[message_id] = sender
-                misplaced += final.node(user) != shard
                 wrong_vbucket += vbucket != (final.route(user) if kind == "background" else 0)
+            # The core's consistency check (MigrationSession.misplaced): the rows this shard
+            # holds whose user the final router places elsewhere.
+            misplaced += shardroute.MigrationSession.misplaced(final, shard, [user for _, user, *_ in rows])["count"]
             for sender, message_id, user in shards.connections[shard].execute("SELECT sender_id, message_id, user_id FROM by_sender"):
                 entries.setdefault(message_id, []).append((sender, user, shard))
         moved_flags = sum(

@@ -3,7 +3,7 @@ SHELL := /bin/bash
 .DEFAULT_GOAL := help
 PY := .venv/bin/python
 
-.PHONY: help setup check check-servers demo docs dist test-dist test-dist-full test fuzz fuzz-smoke test-rust test-python test-node test-wasm test-schema test-playground test-oracles test-examples playground example-redis example-postgres example-edge bench check-counts check-versions vectors build clippy
+.PHONY: help setup check check-servers demo docs dist test-dist test-dist-full test fuzz fuzz-smoke test-rust test-c test-go test-java test-python test-node test-wasm test-schema test-playground test-oracles test-examples playground example-redis example-postgres example-edge bench check-counts check-versions vectors build clippy
 
 help: ## List the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -20,19 +20,20 @@ build: setup ## Build the core and all three bindings
 demo: build ## Route the demo keys through Rust, Python, Node and WASM and compare
 	$(PY) scripts/demo.py
 
-test: setup check-servers ## Run every test: core, conformance in all five runners, bindings, type stubs, live servers, the installable packages
+test: setup check-servers ## Run every test: core, conformance in every runner (Rust, Python, Node, WASM in Node and Chromium, C, Go, Java), bindings, type stubs, live servers, the installable packages
 	rm -rf target/conformance
-	$(MAKE) --no-print-directory test-rust fuzz-smoke test-python test-node test-wasm test-schema test-playground test-oracles test-examples test-dist
+	$(MAKE) --no-print-directory test-rust test-c test-go test-java fuzz-smoke test-python test-node test-wasm test-schema test-playground test-oracles test-examples test-dist
 	$(MAKE) --no-print-directory check-counts check-versions
 
 check: setup ## The everyday loop (~3 min warm): Rust tests, four conformance runners (no browser), the bindings' unit tests, stubtest, tsc; no live server, fuzzing or browser
 	rm -rf target/conformance
 	cargo test -q -p shardroute -p shardroute-conformance -p shardroute-cli -- --skip etcd_ --skip zookeeper_  # cli/tests/distribute.rs: the etcd_ and zookeeper_ tests start etcd and ZooKeeper (make test runs them)
 	cargo clippy -q -p shardroute -p shardroute-conformance -p shardroute-cli --all-targets -- -D warnings
+	$(MAKE) --no-print-directory test-c
 	SHARDROUTE_TIER=check bindings-py/test.sh
 	SHARDROUTE_TIER=check bindings-node/test.sh
 	SHARDROUTE_TIER=check bindings-wasm/test.sh
-	python3 scripts/check-conformance-counts.py --without wasm-chromium
+	python3 scripts/check-conformance-counts.py --without wasm-chromium --without java --without go  # make test runs these three
 	python3 scripts/check-ports.py  # no port picked by bind-0-then-close (issue 41)
 	python3 scripts/check-shell-decisions.py  # no literal timeout, timer or status rule in a shell (issues 35, 36)
 	python3 scripts/api-table.py --check  # docs/api.md current; no new name against the per-language rule (issue 39)
@@ -80,6 +81,17 @@ fuzz-smoke: ## Every fuzz target of fuzz/ for 30 s, two at a time (docs/fuzzing.
 
 fuzz: ## The fuzzing campaign: every target for 10 minutes, two at a time; figures in docs/fuzzing.md
 	scripts/fuzz.sh 600
+
+test-c: ## The C ABI (libshardroute, docs/c.md): clippy, the header's freshness, the C conformance runner and the hostile-argument suite, both again under valgrind (a leak or invalid access fails), docs/c.md's example built with pkg-config
+	cargo clippy -q -p shardroute-c --all-targets -- -D warnings
+	cargo test -q -p shardroute-c --lib
+	conformance/c/test.sh
+
+test-go: ## The Go package (bindings-go/, cgo over libshardroute, standard library only): go vet, its API tests, its README's example, and the Go conformance runner over every vector
+	bindings-go/test.sh
+
+test-java: ## The Java package (bindings-java/, JNA over libshardroute): its API tests, its README's example, and the Java conformance runner over every vector
+	bindings-java/test.sh
 
 test-python: ## The Python package: pytest (conformance + API) and mypy stubtest; the Redis shells' live tests on the oldest redis-py supported (no hiredis) and the newest (hiredis), a warning a failure
 	bindings-py/test.sh
@@ -135,7 +147,7 @@ docs: setup ## The API reference in target/docs/ (not committed): rustdoc for th
 	python3 scripts/check-links.py target/docs
 	@echo "open target/docs/index.html"
 
-check-counts: ## Fail unless all five conformance runners passed the same non-zero count
+check-counts: ## Fail unless every conformance runner passed the same non-zero count
 	python3 scripts/check-conformance-counts.py
 
 check-versions: ## Fail unless every package carries the workspace version

@@ -16,11 +16,14 @@ export interface EtcdValue {
   modRevision: bigint;
 }
 
-/** A txn compare, as `sameRevision` and `sameValue` build it (the session's op fields). */
+/**
+ * A txn compare, as `sameRevision` and `sameValue` build it: `key`'s `mod_revision` is
+ * `modRevision` (decimal text), or `key` holds `value`.
+ */
 export interface EtcdCompare {
   key: string;
   target: 'mod' | 'value';
-  mod_revision?: string;
+  modRevision?: string;
   value?: string;
 }
 

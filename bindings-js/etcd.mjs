@@ -66,13 +66,16 @@ export function prefixEnd(prefix) {
 
 /** A txn compare: `key`'s `mod_revision` is `modRevision` (`0n`: the key is absent). */
 export function sameRevision(key, modRevision) {
-  return { key: text(key), target: 'mod', mod_revision: String(modRevision) };
+  return { key: text(key), target: 'mod', modRevision: String(modRevision) };
 }
 
 /** A txn compare: `key` holds `value` (it fails for an absent key). */
 export function sameValue(key, value) {
   return { key: text(key), target: 'value', value: text(value) };
 }
+
+/** The session's op field of an `EtcdCompare`: its `modRevision` is the core's `mod_revision`. */
+const compareOp = ({ modRevision, ...rest }) => (modRevision === undefined ? rest : { ...rest, mod_revision: modRevision });
 
 /** The package's Offered of the session's result. */
 const offeredOf = (result) => sourceOffered((...fields) => new Offered(...fields), result);
@@ -146,7 +149,7 @@ export class Etcd {
   async txn(compare, puts, deletes = []) {
     const entries = puts instanceof Map ? [...puts] : Object.entries(puts);
     const op = {
-      op: 'txn', compare: [...compare], puts: Object.fromEntries(entries.map(([key, value]) => [text(key), text(value)])), deletes: [...deletes].map(text),
+      op: 'txn', compare: [...compare].map(compareOp), puts: Object.fromEntries(entries.map(([key, value]) => [text(key), text(value)])), deletes: [...deletes].map(text),
     };
     try {
       return BigInt((await this.#call(op)).revision);

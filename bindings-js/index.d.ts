@@ -74,7 +74,8 @@ export interface NodeStats {
   load: number | string;
   /** `load / total` (0 when there are no keys). */
   share: number;
-  load_per_weight: number;
+  /** `load / weight`. */
+  loadPerWeight: number;
 }
 
 /** What `Router.stats` returns: the load per node and its spread per unit of weight. */
@@ -84,7 +85,7 @@ export interface Stats {
   nodes: NodeStats[];
   mean: number;
   /** The largest load per unit of weight over the mean (0 when nothing is loaded). */
-  max_over_mean: number;
+  maxOverMean: number;
   /** The coefficient of variation: the population standard deviation over the mean. */
   cv: number;
 }
@@ -105,14 +106,14 @@ export interface Location {
 /** One key of a `diff`: where it was and is. */
 export interface KeyMove {
   /** The shard under the old topology. */
-  old_shard: number;
+  oldShard: number;
   /** The shard under the new topology. */
-  new_shard: number;
+  newShard: number;
   /** The owning node's id under the old topology. */
-  old_node: string;
+  oldNode: string;
   /** The owning node's id under the new topology. */
-  new_node: string;
-  /** Whether the key changes node (`old_node !== new_node`). */
+  newNode: string;
+  /** Whether the key changes node (`oldNode !== newNode`). */
   moved: boolean;
 }
 
@@ -135,7 +136,7 @@ export interface Diff {
   /** How many keys change node. */
   moved: number;
   /** Moved keys per million, an integer (0 for no keys). */
-  moved_ppm: number;
+  movedPpm: number;
   /** Every pair of nodes that exchange keys, sorted by node ids. */
   flows: Flow[];
 }
@@ -281,6 +282,23 @@ export declare class Router {
   index(name: string): Router;
   /** The names of the global indexes, sorted. */
   indexNames(): string[];
+  /**
+   * The router of the table family that lists `table` (docs/topology-format.md, "Table
+   * families"): its strategy and hashing over its node group, at this epoch. For a
+   * reference table `node`/`routeRead` give the read node, `readNear` the read node for a
+   * caller's zone, `routeWrite` every node of the group.
+   *
+   * @throws {ShardrouteError} `invalid_argument` when no table family lists `table`.
+   */
+  table(table: string): Router;
+  /**
+   * The node a caller in `zone` reads `key` from: for a reference table's router a node of
+   * its group in that zone (picked by the key's hash) when there is one, else `node(key)`;
+   * for any other router `routeRead(key)`.
+   *
+   * @throws {ShardrouteError} `invalid_key`.
+   */
+  readNear(key: Key, zone?: string | null): string;
   /**
    * What one write touches: the document's shard and node, then each index shard the
    * `[index name, term]` pairs touch, with the positions of their terms.
@@ -565,7 +583,13 @@ export declare function jump(hash: bigint | string, buckets: number): number;
  */
 export declare function apply(topology: string | Topology, operation: string | Operation): Applied;
 
-/** What `apply` returns: the next document, and the operation's report beside it. */
+/**
+ * What `apply` returns: the next document, and the operation's report beside it.
+ *
+ * @format the core's operation result, as the vectors hold it (core/src/ops): the
+ *   report's fields (`moved_actives`, `lower_bound`, ...) and its maps keyed by node ids
+ *   are that JSON's, spelled as it spells them, like the topology beside them.
+ */
 export interface Applied {
   /** The topology after the change (canonical, epoch plus one; unchanged for the id generators). */
   topology: Topology;
@@ -672,6 +696,9 @@ export type Unreachable = 'refused' | 'reset' | 'timeout';
 /**
  * A `ClusterSession`'s settings, the core's names (`sessionDefaults()` gives every field);
  * a config passes only those to change. Times are milliseconds, integers up to 2^53.
+ *
+ * @format the core's session config: the JSON the vectors read, spelled as that format
+ *   spells it in every language (docs/api.md, "The rule").
  */
 export interface SessionConfig {
   /** Redirects (MOVED or ASK) one command may follow before `too_many_redirects`; 0 to 1000. */
@@ -713,19 +740,19 @@ export interface SessionStats {
   /** Tables installed by a refresh. */
   refreshes: bigint;
   /** Refreshes that found no node with a usable reply. */
-  refresh_failures: bigint;
+  refreshFailures: bigint;
   /** Replies refused by a refresh (empty, garbage, uncovered slots). */
-  refused_replies: bigint;
+  refusedReplies: bigint;
   /** Backoffs taken. */
   retries: bigint;
   /** Commands given up (`too_many_redirects`, `unavailable`). */
   failed: bigint;
   /** The longest redirect chain of one command (a `u32`: a number). */
-  longest_redirect_chain: number;
+  longestRedirectChain: number;
   /** Commands found still waiting for their node (`stalled`). */
   stalls: bigint;
   /** Stalled commands sent again to the slot's new owner. */
-  stall_resends: bigint;
+  stallResends: bigint;
   /** Retryable failures by outcome name (`try_again`, `cluster_down`, `read_only`, `timeout`, ...). */
   errors: Record<string, bigint>;
 }
@@ -1033,6 +1060,9 @@ export type Revision = number | bigint;
 /**
  * A `TopologyFollower`'s settings, the core's names (`followerDefaults()` gives every
  * field); a config passes only those to change. Milliseconds, integers up to 2^53.
+ *
+ * @format the core's follower config: the JSON the vectors read, spelled as that format
+ *   spells it in every language (docs/api.md, "The rule").
  */
 export interface FollowerConfig {
   /** The first wait before reconnecting to a lost source (at least 1). */
@@ -1058,7 +1088,7 @@ export interface FollowerStats {
 /** A publisher's compare-and-swap write (`TopologyFollower.publish`). */
 export interface Publish {
   /** The revision the write expects the source to hold: the follower's; `null` to create the value (none held). */
-  expected_revision: bigint | null;
+  expectedRevision: bigint | null;
   /** The epoch written: the held epoch + 1 (the document's own when none is held). */
   epoch: bigint;
   /** The document to write, in its canonical JSON form (as `Router.toJson` writes it). */
@@ -1183,7 +1213,11 @@ export declare function followerDefaults(): Required<FollowerConfig>;
  */
 export type SourceConfig = SourceEtcdConfig | SourceHttpConfig | SourceZookeeperConfig;
 
-/** An etcd source (its JSON gateway, v3): a follower of `key`, or calls only. */
+/**
+ * An etcd source (its JSON gateway, v3): a follower of `key`, or calls only.
+ *
+ * @format the core's source config (`SourceConfig`), as the vectors write it.
+ */
 export interface SourceEtcdConfig {
   source: 'etcd';
   /** `http://host:port` or `https://host:port` URLs, tried in order. */
@@ -1203,7 +1237,11 @@ export interface SourceEtcdConfig {
   [field: string]: unknown;
 }
 
-/** An HTTP source polled with `If-None-Match` (a follower only). */
+/**
+ * An HTTP source polled with `If-None-Match` (a follower only).
+ *
+ * @format the core's source config (`SourceConfig`), as the vectors write it.
+ */
 export interface SourceHttpConfig {
   source: 'http';
   url: string;
@@ -1219,6 +1257,8 @@ export interface SourceHttpConfig {
 /**
  * A ZooKeeper ensemble, over TCP (no TLS): a follower of the znode at `path`, or calls
  * only. The package with TCP (the Node addon) connects; a runtime without it cannot.
+ *
+ * @format the core's source config (`SourceConfig`), as the vectors write it.
  */
 export interface SourceZookeeperConfig {
   source: 'zookeeper';
@@ -1291,6 +1331,9 @@ export interface SourceConnect {
  * `id`); `offered`: a follower read a document (call the application back when
  * `changed`, or on a refusal); `lost`: the source was lost (the session tries again by
  * itself at `retry_at`); `done` / `failed`: call `call` ended.
+ *
+ * @format the core's source actions: the JSON `Action::to_value` writes and the vectors
+ *   hold, handed over as they are (bindings-js/source.rs), spelled as that format spells it.
  */
 export type SourceAction =
   | { request: SourceRequest }
@@ -1439,28 +1482,27 @@ export interface Misplaced {
  */
 export type RoutingMode = 'plain' | MigrationMode | 'catch-up';
 
-/** Where a write goes while data moves (`MigrationSession.writePlan`); the core's names. */
+/** Where a write goes while data moves (`MigrationSession.writePlan`). */
 export interface WritePlan {
   /** The new owner's id. */
   node: string;
   /** The epoch the write runs under (a u64): the new topology's, which the shard's fence must admit. */
-  fence_epoch: bigint;
+  fenceEpoch: bigint;
 }
 
 /**
- * The lazy move of one key (`MigrationSession.lazySteps`), the core's names: read it from
- * `read_from`, write it to `write_to` under `fence_epoch`, then delete it from
- * `retire_from` and mark it moved.
+ * The lazy move of one key (`MigrationSession.lazySteps`): read it from `readFrom`, write
+ * it to `writeTo` under `fenceEpoch`, then delete it from `retireFrom` and mark it moved.
  */
 export interface LazySteps {
   /** The old owner, read first. */
-  read_from: string;
+  readFrom: string;
   /** The new owner, written. */
-  write_to: string;
+  writeTo: string;
   /** The old owner, whose copy is deleted last. */
-  retire_from: string;
+  retireFrom: string;
   /** The epoch the write runs under (a u64). */
-  fence_epoch: bigint;
+  fenceEpoch: bigint;
 }
 
 /** One batch of a background copy (`MigrationSession.copyBatch`). */
@@ -1626,6 +1668,10 @@ export interface Topology {
   hot_keys?: HotKeys;
   /** Global secondary indexes by name: each routes terms by its own strategy and hashing over these nodes, at this epoch (core/src/indexes.rs). */
   indexes?: Record<string, Index>;
+  /** Named node groups: each a non-empty list of node ids of this document, each once, in the group's order (the order of a table family's nodes). core/src/topology/tables.rs. */
+  node_groups?: Record<string, string[]>;
+  /** Table families by name: which tables route by which strategy over which node group, or live on every node of it (reference tables). A table belongs to one family; at most 65,536 tables in all. core/src/topology/tables.rs. */
+  table_families?: Record<string, TableFamily>;
   /** XXH64 (seed 0) of the canonical JSON of the rest of the document; a truncated or edited copy is refused. */
   checksum?: string;
 }
@@ -1673,6 +1719,17 @@ export interface Hashing {
   partition_key?: PartitionKey;
   /** What the keys are; default bytes (the text "7" and the integer 7 are different keys). u64: every key is an unsigned 64-bit integer; a text key must be its canonical decimal text (no sign, space or leading zero) and routes as that integer, any other is refused with invalid_key. */
   keys?: 'bytes' | 'u64';
+}
+
+/** Tables routed by one rule over one node group: a strategy (and optionally its own hashing; default the document's) over the group's nodes, or "reference": true (no strategy): every row on every node of the group, read from one, written to all. Without group: every node of the document. */
+export interface TableFamily {
+  tables: string[];
+  /** A name in node_groups. */
+  group?: string;
+  hashing?: Hashing;
+  /** Names only nodes of the family's group. */
+  strategy?: Strategy;
+  reference?: boolean;
 }
 
 /** A global (term-partitioned) secondary index: its strategy (any but the compatibility profiles) and hashing, over the document's nodes. */
@@ -1857,11 +1914,11 @@ export interface MaglevStrategy {
   table_size?: number;
 }
 
-/** Ids that carry their shard: a bit field (shard_high, snowflake) or a ticket server's residue. */
+/** Ids that carry their shard: a bit field (shard_high, snowflake, the top random bits of a ULID) or a ticket server's residue. */
 export interface IdBitsStrategy {
   type: 'id_bits';
-  layout: 'shard_high' | 'snowflake' | 'ticket';
-  /** shard_high (default 8), snowflake (default 10): width of the routing field. */
+  layout: 'shard_high' | 'snowflake' | 'ticket' | 'ulid';
+  /** shard_high (default 8), snowflake (default 10), ulid (default 8): width of the routing field. */
   shard_bits?: number;
   /** shard_high: the routing field's lowest bit; default 64 - shard_bits. */
   shard_shift?: number;
@@ -2008,7 +2065,7 @@ export interface VshardRange {
 export type NodeChoice = NodeId | TopologyNode;
 
 /** A topology operation for apply(topology, operation) (core/src/ops/mod.rs lists what each does and reports). */
-export type Operation = AddNodeOperation | RemoveNodeOperation | DisruptionOperation | PlanRebalanceOperation | CompleteMovesOperation | VbucketDoubleOperation | VbucketHalveOperation | VbucketOverrideOperation | VbucketOverrideRemoveOperation | RangeSplitOperation | RangeSplitMedianOperation | RangeMergeOperation | RangeMoveOperation | RangePresplitOperation | DirectorySetOperation | DirectoryRemoveOperation | HotKeyAddOperation | HotKeyRemoveOperation | SuggestOperation | MultilevelRemapOperation | MultilevelGroupSetOperation | TrieSplitOperation | TrieRemoveOperation | IdBitsComposeOperation | IdBitsTicketsOperation | IdBitsReserveBlockOperation | IdGroupsAddGroupOperation | IdGroupsAddIntervalOperation | IdGroupsSetWritableOperation | RedisMovedOperation | ImportCassandraRingOperation | ImportRedisClusterSlotsOperation | ImportRedisClusterShardsOperation | ImportCouchbaseConfigOperation;
+export type Operation = AddNodeOperation | RemoveNodeOperation | DisruptionOperation | PlanRebalanceOperation | CompleteMovesOperation | VbucketDoubleOperation | VbucketHalveOperation | VbucketOverrideOperation | VbucketOverrideRemoveOperation | RangeSplitOperation | RangeSplitMedianOperation | RangeMergeOperation | RangeMoveOperation | RangePresplitOperation | DirectorySetOperation | DirectoryRemoveOperation | HotKeyAddOperation | HotKeyRemoveOperation | SuggestOperation | MultilevelRemapOperation | MultilevelGroupSetOperation | TrieSplitOperation | TrieRemoveOperation | IdBitsComposeOperation | IdBitsTicketsOperation | IdBitsReserveBlockOperation | IdBitsTicketServerOperation | IdBitsDecodeOperation | IdGroupsAddGroupOperation | IdGroupsAddIntervalOperation | IdGroupsSetWritableOperation | RedisMovedOperation | ImportCassandraRingOperation | ImportRedisClusterSlotsOperation | ImportRedisClusterShardsOperation | ImportCouchbaseConfigOperation;
 
 /** Appends a node (strategies whose placement follows the node list). */
 export interface AddNodeOperation {
@@ -2219,7 +2276,7 @@ export interface TrieRemoveOperation {
   node: string;
 }
 
-/** id_bits generator: the id of `shard` (or `cell`) and the layout's other fields (shard_high: local; snowflake: timestamp_ms, sequence; ticket: sequence). */
+/** id_bits generator: the id of `shard` (or `cell`) and the layout's other fields (shard_high: local; snowflake: timestamp_ms, sequence; ticket: sequence; ulid: timestamp_ms, randomness). */
 export interface IdBitsComposeOperation {
   op: 'id_bits_compose';
   shard?: U64;
@@ -2227,6 +2284,21 @@ export interface IdBitsComposeOperation {
   local?: U64;
   timestamp_ms?: U64;
   sequence?: U64;
+  /** ulid: the 80 - shard_bits random bits the caller drew (a decimal string). */
+  randomness?: string | number;
+}
+
+/** id_bits ticket layout: the ticket server to ask next, by rotation from the caller's counter `turn` and failover past the servers (shards, or cells) listed in `down`. */
+export interface IdBitsTicketServerOperation {
+  op: 'id_bits_ticket_server';
+  turn: U64;
+  down?: number[];
+}
+
+/** id_bits: the shard and fields of `id` (ULID text for the ulid layout, else an integer). */
+export interface IdBitsDecodeOperation {
+  op: 'id_bits_decode';
+  id: U64 | string;
 }
 
 /** id_bits ticket generator: the next `count` ids of server `shard` (or `cell`) from `auto_increment`. */

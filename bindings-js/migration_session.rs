@@ -10,9 +10,9 @@ use sr::session as ss;
 
 use crate::js_session;
 
-/// The field of a plan's fence epoch (a `bigint`), the core's name, as the Python package
-/// and the vectors name it.
-pub const FENCE_EPOCH: &str = "fence_epoch";
+/// The field of a plan's fence epoch (a `bigint`): the core's `fence_epoch` in
+/// `camelCase`, as the packages name a returned record's fields (docs/api.md, "The rule").
+pub const FENCE_EPOCH: &str = "fenceEpoch";
 
 /// The `invalid_argument` error of a `migration` argument that is not a `Migration` of
 /// the package (a live one, for the WASM package).
@@ -38,10 +38,10 @@ pub fn fenced(fenced: ss::Fenced) -> &'static str {
 }
 
 /// A [`ss::WritePlan`] or [`ss::LazySteps`] as the fields of the package's plain object:
-/// its node ids by field name, in the core's order and with its names, then
+/// its node ids by field name, in the core's order, its names in `camelCase`, then
 /// [`FENCE_EPOCH`].
 pub struct FlatPlan<'a> {
-    /// The node ids: `node`, or `read_from`, `write_to` and `retire_from`.
+    /// The node ids: `node`, or `readFrom`, `writeTo` and `retireFrom`.
     pub nodes: Vec<(&'static str, &'a str)>,
     /// The epoch the write runs under.
     pub fence_epoch: u64,
@@ -56,11 +56,7 @@ impl<'a> From<ss::WritePlan<'a>> for FlatPlan<'a> {
 impl<'a> From<ss::LazySteps<'a>> for FlatPlan<'a> {
     fn from(steps: ss::LazySteps<'a>) -> FlatPlan<'a> {
         FlatPlan {
-            nodes: vec![
-                ("read_from", steps.read_from),
-                ("write_to", steps.write_to),
-                ("retire_from", steps.retire_from),
-            ],
+            nodes: vec![("readFrom", steps.read_from), ("writeTo", steps.write_to), ("retireFrom", steps.retire_from)],
             fence_epoch: steps.fence_epoch,
         }
     }

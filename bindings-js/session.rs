@@ -126,3 +126,40 @@ pub fn config(text: Option<&str>) -> sr::Result<ss::ClusterConfig> {
 /// An [`ss::Action`] as the fields of the package's `Action` (`bindings-js/shared.mjs`),
 /// in its constructor's order: core's flat form.
 pub type FlatAction = ss::ActionFields;
+
+/// A record the core writes as JSON with `snake_case` field names (`Diff::to_value`,
+/// `Stats::to_value`) with its fields renamed to `camelCase`, in objects at every depth:
+/// the JavaScript packages return records with `camelCase` fields (docs/api.md, "The
+/// rule"). Only for a record whose every object key is a field name, never one holding a
+/// map keyed by data (a node id, an error code), whose keys it would rename too.
+pub fn camel_fields(value: serde_json::Value) -> serde_json::Value {
+    match value {
+        serde_json::Value::Object(fields) => {
+            // One insert at a time: `collect` sorts the entries first, code the WASM build
+            // would carry for this alone.
+            let mut renamed = serde_json::Map::new();
+            for (name, value) in fields {
+                renamed.insert(camel_case(&name), camel_fields(value));
+            }
+            serde_json::Value::Object(renamed)
+        }
+        serde_json::Value::Array(items) => serde_json::Value::Array(items.into_iter().map(camel_fields).collect()),
+        other => other,
+    }
+}
+
+/// `moved_ppm` as `movedPpm`: each `_` dropped, the letter after it upper-cased (ASCII:
+/// the core's field names are; no Unicode case table in the WASM build for them).
+fn camel_case(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    let mut upper = false;
+    for c in name.chars() {
+        if c == '_' {
+            upper = true;
+        } else {
+            out.push(if upper { c.to_ascii_uppercase() } else { c });
+            upper = false;
+        }
+    }
+    out
+}

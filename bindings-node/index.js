@@ -217,6 +217,8 @@ class Router {
       replace: (router, topology) => new Router(WRAP, router.#inner.replace(documentText(topology, 'topology'))),
       index: (router, name) => new Router(WRAP, router.#inner.index(name)),
       indexNames: (router) => router.#inner.indexNames(),
+      table: (router, name) => new Router(WRAP, router.#inner.table(name)),
+      readNear: (router, key, zone) => router.#inner.readNear(key, zone),
       indexWritePlan: (router, key, terms) => JSON.parse(router.#inner.indexWritePlan(key, terms)),
       readReplica: (router, key, turn) => router.#inner.readReplica(key, turn),
       sameSlot: (router, keys) => router.#inner.sameSlot(keys),

@@ -249,8 +249,8 @@ class NodeQueue {
 /** The session's counters as numbers (ClusterStats in redis.d.ts), read when asked. */
 const STATS = {
   commands: (s) => Number(s.commands), moved: (s) => Number(s.moved), ask: (s) => Number(s.ask),
-  refreshes: (s) => Number(s.refreshes), longestRedirectChain: (s) => s.longest_redirect_chain,
-  stalls: (s) => Number(s.stalls), stallResends: (s) => Number(s.stall_resends),
+  refreshes: (s) => Number(s.refreshes), longestRedirectChain: (s) => s.longestRedirectChain,
+  stalls: (s) => Number(s.stalls), stallResends: (s) => Number(s.stallResends),
   errorKinds: (s) => Object.fromEntries(Object.entries(s.errors).map(([kind, n]) => [kind, Number(n)])),
   errors: (s) => Object.values(s.errors).reduce((sum, n) => sum + Number(n), 0) + Number(s.failed),
 };

@@ -93,10 +93,21 @@ function u64Json(value, name) {
   return String(value);
 }
 
+/**
+ * A record the packages return, its camelCase fields (docs/api.md, "The rule") named as the
+ * vectors write them (the core's snake_case), at every depth: only for records whose
+ * every key is a field name (`diff`, `Router.stats`), never a map keyed by data.
+ */
+function snakeFields(value) {
+  if (Array.isArray(value)) return value.map(snakeFields);
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(Object.entries(value).map(([name, item]) => [name.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`), snakeFields(item)]));
+}
+
 /** A session's stats as the vectors write them (counterJson), the longest chain a number. */
 function statsJson(stats) {
-  const { errors, longest_redirect_chain: longest, ...counters } = stats;
-  return { ...countersJson(counters), longest_redirect_chain: longest, errors: countersJson(errors, 'errors.') };
+  const { errors, longestRedirectChain: longest, ...counters } = stats;
+  return { ...countersJson(snakeFields(counters)), longest_redirect_chain: longest, errors: countersJson(errors, 'errors.') };
 }
 
 /** One step of a session scenario (conformance/README.md, "Session scenarios"). */
@@ -208,7 +219,7 @@ function followerStep(api, file, follower, step) {
       case 'next_deadline':
         return { deadline_ms: u64Json(follower.nextDeadline(), 'nextDeadline') };
       case 'publish': {
-        const { expected_revision: revision, epoch, document: text, ...rest } = follower.publish(document());
+        const { expectedRevision: revision, epoch, document: text, ...rest } = follower.publish(document());
         if (Object.keys(rest).length) throw new Error(`publish returned extra fields ${Object.keys(rest)}`);
         return { expected_revision: u64Json(revision, 'expected_revision'), epoch: u64Json(epoch, 'epoch'), document: text };
       }
@@ -365,14 +376,14 @@ function migrationStep(api, session, step) {
       case 'actions':
         return { actions: session.actions(BigInt(step.now_ms), step.moved) };
       case 'write_plan': {
-        const { node, fence_epoch: epoch, ...rest } = session.writePlan(key());
+        const { node, fenceEpoch: epoch, ...rest } = session.writePlan(key());
         if (Object.keys(rest).length) throw new Error(`writePlan returned extra fields ${Object.keys(rest)}`);
         return { node, fence_epoch: u64Json(epoch, 'fence_epoch') };
       }
       case 'lazy_steps': {
         const steps = session.lazySteps(key());
         if (steps === null) return { steps: null };
-        const { read_from: readFrom, write_to: writeTo, retire_from: retireFrom, fence_epoch: epoch, ...rest } = steps;
+        const { readFrom, writeTo, retireFrom, fenceEpoch: epoch, ...rest } = steps;
         if (Object.keys(rest).length) throw new Error(`lazySteps returned extra fields ${Object.keys(rest)}`);
         return { steps: { read_from: readFrom, write_to: writeTo, retire_from: retireFrom,
           fence_epoch: u64Json(epoch, 'fence_epoch') } };
@@ -421,7 +432,8 @@ function runCase(api, file, routers, kase) {
       if (doc === undefined) throw new Error(`unknown topology id ${id}`);
       routers.set(id, new api.Router(doc));
     }
-    return routers.get(id);
+    // A case that names a table runs on its family's router.
+    return kase.table === undefined ? routers.get(id) : routers.get(id).table(kase.table);
   };
   const migrationFor = () => {
     const sides = ['dictionary', 'before', 'after'].filter((field) => kase[field] !== undefined).join(' ');
@@ -523,6 +535,10 @@ function runCase(api, file, routers, kase) {
         actual = { node: routerFor(kase.topology).routeRead(toKey(kase.key)) };
         break;
       }
+      case 'read_near': {
+        actual = { node: routerFor(kase.topology).readNear(toKey(kase.key), kase.zone) };
+        break;
+      }
       case 'route_write': {
         actual = { nodes: routerFor(kase.topology).routeWrite(toKey(kase.key)) };
         break;
@@ -532,7 +548,7 @@ function runCase(api, file, routers, kase) {
         break;
       }
       case 'stats': {
-        actual = { result: routerFor(kase.topology).stats(kase.keys.map(toKey)) };
+        actual = { result: snakeFields(routerFor(kase.topology).stats(kase.keys.map(toKey))) };
         break;
       }
       case 'same_slot': {
@@ -623,7 +639,7 @@ function runCase(api, file, routers, kase) {
         break;
       }
       case 'diff': {
-        actual = { result: api.diff(routerFor(kase.old), routerFor(kase.new), kase.keys.map(toKey), { perKey: kase.per_key ?? false }) };
+        actual = { result: snakeFields(api.diff(routerFor(kase.old), routerFor(kase.new), kase.keys.map(toKey), { perKey: kase.per_key ?? false })) };
         break;
       }
       case 'encode_dictionary': {

@@ -215,7 +215,7 @@ function hashCircle(change) {
       x2: centre + outer * Math.sin(angle), y2: centre - outer * Math.cos(angle), stroke, 'stroke-width': 1.2,
     });
     svg.append(tick(radius - 7, radius + 7, colour(owners[i])));
-    if (moved?.[i]?.moved) svg.append(tick(radius + 10, radius + 22, colourAfter(moved[i].new_node, change.after)));
+    if (moved?.[i]?.moved) svg.append(tick(radius + 10, radius + 22, colourAfter(moved[i].newNode, change.after)));
   });
   return svg;
 }
@@ -355,7 +355,7 @@ function showChange() {
   const count = $('moved-count');
   count.dataset.moved = String(moved.moved);
   count.dataset.total = String(moved.total);
-  count.textContent = `${moved.moved} of ${moved.total} sample keys move (${(moved.moved_ppm / 10_000).toFixed(2)}%)`;
+  count.textContent = `${moved.moved} of ${moved.total} sample keys move (${(moved.movedPpm / 10_000).toFixed(2)}%)`;
   const disruption = reports.find((report) => report.disruption !== undefined)?.disruption;
   $('disruption').textContent = disruption === undefined ? '' : `The core's estimate over the whole key space: ${JSON.stringify(disruption)}.`;
   $('change-operations').textContent = operations.map((op) => JSON.stringify(op.op === 'disruption' ? { ...op, to: '…' } : op)).join('\n')
@@ -369,7 +369,7 @@ function showChange() {
   const movedKeys = [];
   moved.keys.forEach((move, i) => move.moved && movedKeys.length < 20 && movedKeys.push([state.sample[i], move]));
   $('moved-keys').tBodies[0].replaceChildren(...movedKeys.map(([key, move]) => element('tr', {},
-    element('td', {}, showKey(key)), element('td', {}, swatch(move.old_node, after), move.old_node), element('td', {}, swatch(move.new_node, after), move.new_node))));
+    element('td', {}, showKey(key)), element('td', {}, swatch(move.oldNode, after), move.oldNode), element('td', {}, swatch(move.newNode, after), move.newNode))));
 }
 
 // ---- wiring ----------------------------------------------------------------------------

@@ -10,7 +10,7 @@ import sys
 root = pathlib.Path(__file__).resolve().parent.parent
 workspace = re.search(r'\[workspace\.package\][^\[]*?\nversion = "([^"]+)"', (root / "Cargo.toml").read_text()).group(1)
 problems = []
-for crate in ["core", "conformance", "cli", "bindings-py", "bindings-node", "bindings-wasm"]:
+for crate in ["core", "conformance", "cli", "capi", "bindings-py", "bindings-node", "bindings-wasm"]:
     text = (root / crate / "Cargo.toml").read_text()
     if "version.workspace = true" not in text:
         problems.append(f"{crate}/Cargo.toml does not inherit the workspace version")

@@ -53,6 +53,13 @@ gcc-aarch64-linux-gnu | aarch64-linux-gnu-gcc                                   
 libc6-dev-arm64-cross | -                                                                | glibc 2.36 for arm64, what the aarch64 wheel and addon link against (only recommended by gcc-aarch64-linux-gnu)
 qemu-user-static | qemu-aarch64-static                                                   | runs Debian's arm64 CPython and Node's arm64 build on the aarch64 packages of `make test-dist`, and the aarch64 musl runner of `make test-dist-full` (scripts/test-dist-emulated.py)
 file             | file                                                                  | names each artifact's format and machine for scripts/check-artifacts.py
+cbindgen         | cbindgen                                                              | generates the C ABI's header capi/include/shardroute.h (capi/build.sh; the freshness check of `make test-c`)
+libjansson-dev   | -                                                                     | Jansson, the JSON reader of the C conformance runner (conformance/c/)
+valgrind         | valgrind                                                              | runs the C conformance runner with leak and invalid-access checks (`make test-c`)
+pkg-config       | pkg-config                                                            | finds libshardroute (target/capi/lib/pkgconfig/shardroute.pc) for the C runner, the example of docs/c.md and the C bench
+openjdk-17-jdk-headless | javac,jar                                                        | the JDK that compiles the Java package and its conformance runner (bindings-java/test.sh)
+libjna-java      | /usr/share/java/jna.jar                                               | JNA, through which the Java package (bindings-java/) calls libshardroute
+golang-go        | go                                                                    | Go with cgo (standard library only): the Go package over libshardroute and its conformance runner (bindings-go/test.sh)
 TABLE
 )
 mapfile -t apt_packages < <(cut -d'|' -f1 <<<"$SYSTEM_PACKAGES" | tr -d ' ')

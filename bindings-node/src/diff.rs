@@ -11,7 +11,7 @@ use crate::router;
 
 /// Routes every key of an array under `old` and `new` (native routers; `index.js`
 /// unwraps its public `Router`s) and reports what moves: the JSON text of
-/// [`sr::diff::Diff::to_value`], which `index.js` parses. `options.perKey` asks for each
+/// [`sr::diff::Diff::to_value`] with its fields in `camelCase`, which `index.js` parses. `options.perKey` asks for each
 /// key's entry too (at most `limits::MAX_DIFF_LISTED_KEYS` keys); without it the counts
 /// and flows are tallied key by key with no per-key storage in core.
 ///
@@ -32,7 +32,7 @@ pub fn diff(env: &Env, old: Unknown, new: Unknown, keys: Unknown, options: Optio
     };
     let keys = key::many_from_js(keys)?;
     let diff = sr::diff::diff(&old.inner, &new.inner, keys.iter().map(key::Key::as_core), per_key).or_throw()?;
-    Ok(diff.to_value().to_string())
+    Ok(crate::js_session::camel_fields(diff.to_value()).to_string())
 }
 
 /// `options.perKey`: absent, `undefined` or `null` options are `false`.

@@ -134,7 +134,7 @@ impl TopologyFollower {
     }
 
     /// The compare-and-swap write of `document` (JSON text; `index.js` serializes objects):
-    /// `{ expected_revision, epoch, document }` ([`ss::Follower::publish`]).
+    /// `{ expectedRevision, epoch, document }` ([`ss::Follower::publish`]).
     ///
     /// # Errors
     /// The core's: the document's (`invalid_topology`, `limit_exceeded`, `no_nodes`),
@@ -144,7 +144,7 @@ impl TopologyFollower {
         let document = crate::document_text(document, "document", sr::ErrorKind::InvalidTopology)?;
         let write = self.follower()?.publish(&document).or_throw()?;
         let mut object = Object::new(env).or_throw()?;
-        object.set("expected_revision", write.expected_revision.map(BigInt::from)).or_throw()?;
+        object.set("expectedRevision", write.expected_revision.map(BigInt::from)).or_throw()?;
         object.set("epoch", BigInt::from(write.epoch)).or_throw()?;
         object.set("document", write.document).or_throw()?;
         Ok(object)

@@ -192,7 +192,7 @@ impl MigrationSession {
         plan(env, self.inner.write_plan(key.as_core()).or_throw()?.into())
     }
 
-    /// The lazy move of `key`, `{ read_from, write_to, retire_from, fence_epoch }`, or
+    /// The lazy move of `key`, `{ readFrom, writeTo, retireFrom, fenceEpoch }`, or
     /// `null` when it stays or the mode is not lazy.
     ///
     /// # Errors

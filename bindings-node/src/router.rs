@@ -235,6 +235,25 @@ impl Router {
         self.inner.index_names().map(str::to_owned).collect()
     }
 
+    /// The router of the table family that lists `table` (`invalid_argument` when none does).
+    #[napi(catch_unwind)]
+    pub fn table(&self, table: Unknown) -> Result<Router> {
+        let table = crate::text_argument(table, "table")?;
+        Ok(Router { inner: Arc::new(self.inner.table(&table).or_throw()?.clone()) })
+    }
+
+    /// The node a caller in `zone` (a string, or `undefined`/`null`) reads `key` from: the
+    /// core's `read_near`.
+    #[napi(catch_unwind)]
+    pub fn read_near(&self, key: Unknown, zone: Unknown) -> Result<String> {
+        let key = key::from_js(key)?;
+        let zone = match zone.get_type().or_throw()? {
+            ValueType::Undefined | ValueType::Null => None,
+            _ => Some(crate::text_argument(zone, "zone")?),
+        };
+        Ok(self.inner.read_near(key.as_core(), zone.as_deref()).or_throw()?.to_owned())
+    }
+
     /// What one write touches, as the JSON text of the core's plan (`index.js` parses it):
     /// the document's shard and node, then each index shard its `[name, term]` pairs touch.
     #[napi(catch_unwind)]
@@ -319,7 +338,7 @@ impl Router {
     }
 
     /// How many of `keys` each node owns and how evenly they spread
-    /// ([`sr::Router::stats`]), as JSON text that `index.js` parses.
+    /// ([`sr::Router::stats`]), its fields in `camelCase`, as JSON text that `index.js` parses.
     ///
     /// # Errors
     /// As [`route_many`](Router::route_many).
@@ -327,7 +346,7 @@ impl Router {
     pub fn stats(&self, keys: Unknown) -> Result<String> {
         let keys = key::many_from_js(keys)?;
         let stats = self.inner.stats(keys.iter().map(key::Key::as_core)).or_throw()?;
-        Ok(stats.to_value(&self.inner).to_string())
+        Ok(crate::js_session::camel_fields(stats.to_value(&self.inner)).to_string())
     }
 
     /// The one shard all keys of an array share ([`sr::Router::same_slot`]).

@@ -500,8 +500,8 @@ impl ClusterSession {
             .collect())
     }
 
-    /// The counters, as the core's `SessionStats::to_value` names them: every `u64` a
-    /// `bigint` (`errors` too: outcome name to count), `longest_redirect_chain` a number.
+    /// The counters, the core's `SessionStats::to_value` names in `camelCase`: every `u64` a
+    /// `bigint` (`errors` too: outcome name to count), `longestRedirectChain` a number.
     #[napi(getter, catch_unwind)]
     pub fn stats<'env>(&self, env: &'env Env) -> Result<Object<'env>> {
         let session = self.session()?;
@@ -512,17 +512,17 @@ impl ClusterSession {
             ("moved", stats.moved),
             ("ask", stats.ask),
             ("refreshes", stats.refreshes),
-            ("refresh_failures", stats.refresh_failures),
-            ("refused_replies", stats.refused_replies),
+            ("refreshFailures", stats.refresh_failures),
+            ("refusedReplies", stats.refused_replies),
             ("retries", stats.retries),
             ("failed", stats.failed),
             ("stalls", stats.stalls),
-            ("stall_resends", stats.stall_resends),
+            ("stallResends", stats.stall_resends),
         ];
         for (name, count) in counters {
             object.set(name, BigInt::from(count)).or_throw()?;
         }
-        object.set("longest_redirect_chain", stats.longest_redirect_chain).or_throw()?;
+        object.set("longestRedirectChain", stats.longest_redirect_chain).or_throw()?;
         let mut errors = Object::new(env).or_throw()?;
         for &(name, count) in &stats.errors {
             errors.set(name, BigInt::from(count)).or_throw()?;

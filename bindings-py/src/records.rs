@@ -35,3 +35,7 @@ pub static MOVING_SHARD: Record = Record::new("MovingShard");
 pub static WRITE_PLAN: Record = Record::new("WritePlan");
 /// `shardroute.SourceCall(call, actions)`: `SourceSession.call`.
 pub static SOURCE_CALL: Record = Record::new("SourceCall");
+/// `shardroute.PlanGroup(address, readonly, slots)`: one group of `ClusterSession.plan`.
+pub static PLAN_GROUP: Record = Record::new("PlanGroup");
+/// `shardroute.Endpoint(host, port)`: `parse_address`.
+pub static ENDPOINT: Record = Record::new("Endpoint");

@@ -425,6 +425,31 @@ impl Router {
         self.inner.index_names().collect()
     }
 
+    /// The router of the table family that lists table: its strategy and hashing over
+    /// its node group, at this topology's epoch. For a reference table, node(key) and
+    /// route_read(key) give the read node, read_near(key, zone) the read node for a
+    /// caller's zone, route_write(key) every node of the group. Each call builds a new
+    /// Router: keep it while this topology holds.
+    ///
+    /// Raises InvalidArgumentError when no table family of the topology lists table.
+    fn table(&self, py: Python<'_>, table: &Bound<'_, PyAny>) -> PyResult<Router> {
+        let table = str_from_py(table, "table")?;
+        let family = self.inner.table(&table).map_err(errors::to_py)?;
+        Ok(Router::wrap(py, family.clone()))
+    }
+
+    /// The node a caller in zone reads key from: for a reference table's router, a node
+    /// of its group in that zone (picked by the key's hash) when there is one, else
+    /// node(key); for any other router route_read(key).
+    ///
+    /// Raises InvalidKeyError for a value that is not a key.
+    #[pyo3(signature = (key, zone = None))]
+    fn read_near(&self, key: &Bound<'_, PyAny>, zone: Option<&Bound<'_, PyAny>>) -> PyResult<&str> {
+        let key = Key::from_py(key)?;
+        let zone = zone.map(|zone| str_from_py(zone, "zone")).transpose()?;
+        self.inner.read_near(key.as_core(), zone.as_deref()).map_err(errors::to_py)
+    }
+
     /// What one write touches: a dict {"shard": int, "node": str, "indexes": [{"index":
     /// str, "shard": int, "node": str, "terms": [int]}]}: the document's shard and node,
     /// then one entry per index shard the terms' entries live on, with the positions of

@@ -441,9 +441,10 @@ impl ClusterSession {
         Ok(self.inner.wants_refresh(now(now_ms)?))
     }
 
-    /// Keys grouped for a batch (a pipeline, or one MGET per slot): a list of (address,
-    /// readonly, [(slot, [key indices])]) per target node, in node order, slots
-    /// increasing, indices in input order.
+    /// Keys grouped for a batch (a pipeline, or one MGET per slot): a list of
+    /// PlanGroup(address, readonly, slots=[(slot, [key indices])]) per target node, in
+    /// node order, slots increasing, indices in input order. A PlanGroup is a named
+    /// tuple: it unpacks as the (address, readonly, slots) it replaces.
     ///
     /// Raises InvalidArgumentError before the first table, InvalidKeyError for a value
     /// that is not a key.
@@ -453,11 +454,10 @@ impl ClusterSession {
         let keys = keys_of(keys)?;
         let keys: Vec<sr::Key<'_>> = keys.iter().map(Key::as_core).collect();
         let groups = self.inner.plan(&keys, access).map_err(errors::to_py)?;
+        let class = crate::records::PLAN_GROUP.class(py)?;
         let items = groups
             .iter()
-            .map(|group| {
-                (group.target.endpoint.address(), group.target.readonly, group.slots.clone()).into_pyobject(py)
-            })
+            .map(|group| class.call1((group.target.endpoint.address(), group.target.readonly, group.slots.clone())))
             .collect::<PyResult<Vec<_>>>()?;
         PyList::new(py, items)
     }
@@ -491,13 +491,14 @@ impl ClusterSession {
 
 /// The host and port of a "host:port" address as core reads it: the port after the last
 /// ":", an IPv6 host bracketed ("[::1]:7000") or not ("::1:7000", as Redis writes it),
-/// brackets removed; ("", port) for ":port" (a redirect from a node that does not know
-/// its own address). The one parser every shell uses.
+/// brackets removed; Endpoint("", port) for ":port" (a redirect from a node that does not
+/// know its own address). The one parser every shell uses. An Endpoint is a named tuple:
+/// it unpacks as the (host, port) it replaces.
 ///
 /// Raises InvalidArgumentError for no port, a port outside 1..=65535, or a host with
 /// white space, a control character or unbalanced brackets.
 #[pyfunction]
-pub fn parse_address(address: &Bound<'_, PyAny>) -> PyResult<(String, u16)> {
+pub fn parse_address<'py>(address: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
     let endpoint = ss::Endpoint::parse(&str_from_py(address, "address")?).map_err(errors::to_py)?;
-    Ok((endpoint.host().to_string(), endpoint.port()))
+    crate::records::ENDPOINT.class(address.py())?.call1((endpoint.host(), endpoint.port()))
 }

@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any, NamedTuple
 
 from shardroute import (
-    Migration, MigrationSession, Move, MovingShard, NodeGroup, Router, SourceCall, SourceSession, Topology,
-    TopologyFollower, WritePlan, apply,
+    ClusterSession, Endpoint, Migration, MigrationSession, Move, MovingShard, NodeGroup, PlanGroup, Router, SourceCall,
+    SourceSession, Topology, TopologyFollower, WritePlan, apply, parse_address,
 )
 from shardroute.etcd import EtcdValue, EtcdValues, _op_get, _op_get_many
 
@@ -92,8 +92,28 @@ def test_etcd_reads_are_named_tuples() -> None:
     assert type(values["a"]) is EtcdValue
 
 
+def test_parse_address_is_a_named_tuple() -> None:
+    endpoint = parse_address("[::1]:7000")
+    named(endpoint, Endpoint, ("host", "port"))  # JS: Endpoint { host, port }
+    assert (endpoint.host, endpoint.port) == ("::1", 7000)
+    host, port = parse_address(":7001")  # unpacking keeps working
+    assert (host, port) == ("", 7001) and parse_address(":7001") == ("", 7001)
+
+
+def test_cluster_session_plan_gives_named_groups() -> None:
+    node = {"id": "7000" * 8, "endpoint": "127.0.0.1", "ip": "127.0.0.1", "port": 7000, "role": "master"}
+    session = ClusterSession(["127.0.0.1:7000"])
+    session.refreshed([{"slots": [0, 16383], "nodes": [node]}], 0)
+    (group,) = session.plan(["a", "b", "a"], "write")
+    named(group, PlanGroup, ("address", "readonly", "slots"))  # JS: PlanGroup { address, readonly, slots }
+    assert (group.address, group.readonly) == ("127.0.0.1:7000", False)
+    assert sorted(i for _, indices in group.slots for i in indices) == [0, 1, 2]
+    address, readonly, slots = group  # unpacking keeps working
+    assert (address, readonly, slots) == (group.address, group.readonly, group.slots)
+
+
 def test_every_named_tuple_is_a_named_tuple_class() -> None:
-    for cls in (Move, MovingShard, NodeGroup, SourceCall, WritePlan, EtcdValue, EtcdValues):
+    for cls in (Endpoint, Move, MovingShard, NodeGroup, PlanGroup, SourceCall, WritePlan, EtcdValue, EtcdValues):
         assert issubclass(cls, tuple) and NamedTuple in getattr(cls, "__orig_bases__", ())
 
 

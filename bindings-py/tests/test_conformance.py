@@ -322,6 +322,8 @@ def run_case(file: Dict[str, Any], routers: Dict[str, Any], case: Dict[str, Any]
         if topology_id not in routers:
             routers[topology_id] = shardroute.Router(document(topology_id))
         router: shardroute.Router = routers[topology_id]
+        if "table" in case:  # a case naming a table runs on its family's router
+            return router.table(case["table"])
         return router
 
     def migration_for() -> shardroute.Migration:
@@ -409,6 +411,8 @@ def run_case(file: Dict[str, Any], routers: Dict[str, Any], case: Dict[str, Any]
             return {"result": shardroute.apply(source, case["operation"])}
         if op == "modulo_moves":
             return {"moves": shardroute.modulo_moves(case["old"], case["new"])}
+        if op == "read_near":
+            return {"node": router_for(case["topology"]).read_near(vector_key(case["key"]), case["zone"])}
         if op == "route_read":
             return {"node": router_for(case["topology"]).route_read(vector_key(case["key"]))}
         if op == "route_write":

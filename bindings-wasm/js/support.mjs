@@ -66,6 +66,11 @@ function refusal(message) {
     return `${found[1]}the ${found[2]} session is not in shardroute-wasm/route, which follows only HTTP sources; `
       + "import 'shardroute-wasm' for etcd and ZooKeeper";
   }
+  found = /^(.*)table families are not built in \(the `tables` feature\)$/s.exec(message);
+  if (found !== null) {
+    return `${found[1]}table families are not in shardroute-wasm/route, which routes by the document's one rule; `
+      + "import 'shardroute-wasm' for node_groups and table_families";
+  }
   return message;
 }
 

@@ -9,10 +9,10 @@ use crate::key::{self, Key};
 use crate::router::Router;
 use crate::topology;
 
-/// Routes every key of an array under both routers and returns the core's report:
-/// `{total, moved, moved_ppm, flows: [{from, to, keys}]}` (`flows` for every pair of
-/// nodes that exchange keys, sorted by node ids), and with `options.perKey` also
-/// `keys: [{old_shard, new_shard, old_node, new_node, moved}]` (one entry per key in input
+/// Routes every key of an array under both routers and returns the core's report, its
+/// fields in `camelCase`: `{total, moved, movedPpm, flows: [{from, to, keys}]}` (`flows`
+/// for every pair of nodes that exchange keys, sorted by node ids), and with
+/// `options.perKey` also `keys: [{oldShard, newShard, oldNode, newNode, moved}]` (one entry per key in input
 /// order, at most `limits::MAX_DIFF_LISTED_KEYS`). Neither router is modified.
 ///
 /// Throws `invalid_argument` when a router is not a `Router`, `keys` is not an array or
@@ -30,7 +30,7 @@ pub fn diff(old_router: &JsValue, new_router: &JsValue, keys: &JsValue, options:
     })
     .and_then(|lent| lent)
     .and_then(|diff| diff)?;
-    Ok(topology::value_to_js(&report.to_value(), "the result of diff")?)
+    Ok(topology::value_to_js(&crate::js_session::camel_fields(report.to_value()), "the result of diff")?)
 }
 
 /// `options.perKey`: `undefined` or `null` options are `false`.

@@ -154,7 +154,7 @@ impl TopologyFollower {
 #[wasm_bindgen]
 impl TopologyFollower {
     /// The compare-and-swap write of `document` (JSON text or an object):
-    /// `{expected_revision, epoch, document}`.
+    /// `{expectedRevision, epoch, document}`.
     ///
     /// Throws the document's errors (`invalid_topology`, `limit_exceeded`, `no_nodes`), and
     /// `stale_epoch` unless its epoch is the held one + 1.
@@ -163,7 +163,7 @@ impl TopologyFollower {
         let write = self.with(|follower| follower.publish(&document))??;
         let entry = |name: &str, value: JsValue| Array::of2(&name.into(), &value);
         Ok(record(&Array::of3(
-            &entry("expected_revision", write.expected_revision.map_or(JsValue::NULL, JsValue::from)),
+            &entry("expectedRevision", write.expected_revision.map_or(JsValue::NULL, JsValue::from)),
             &entry("epoch", write.epoch.into()),
             &entry("document", write.document.into()),
         ))?)

@@ -132,7 +132,7 @@ impl MigrationSession {
         Ok(plan(self.inner.write_plan(key.as_key())?.into())?)
     }
 
-    /// The lazy move of the key, `{read_from, write_to, retire_from, fence_epoch}`, or
+    /// The lazy move of the key, `{readFrom, writeTo, retireFrom, fenceEpoch}`, or
     /// `null` when it stays or the mode is not lazy.
     ///
     /// Throws `invalid_key`.

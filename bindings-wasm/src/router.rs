@@ -223,6 +223,19 @@ impl Router {
         self.inner.index_names().map(String::from).collect()
     }
 
+    /// The router of the table family that lists `table` (`invalid_argument` when none does).
+    pub fn table(&self, table: &JsValue) -> Result<Router> {
+        Ok(Router::wrap(self.inner.table(&key::text_argument(table, "table")?)?.clone()))
+    }
+
+    /// The node a caller in `zone` (a string, or `undefined`/`null`) reads a key from: the
+    /// core's `read_near`.
+    #[wasm_bindgen(js_name = readNear)]
+    pub fn read_near(&self, key: &JsValue, zone: &JsValue) -> Result<String> {
+        let zone = if zone.is_null() || zone.is_undefined() { None } else { Some(key::text_argument(zone, "zone")?) };
+        Ok(self.inner.read_near(Key::from_js(key)?.as_key(), zone.as_deref())?.into())
+    }
+
     /// What one write touches: `{shard, node, indexes: [{index, shard, node, terms}]}`,
     /// the document's shard and node, then each index shard its `[name, term]` pairs touch.
     #[wasm_bindgen(js_name = indexWritePlan)]
@@ -281,11 +294,13 @@ impl Router {
     }
 
     /// How many of `keys` each node owns and how evenly they spread: `{total, nodes:
-    /// [{id, weight, load, share, load_per_weight}], mean, max_over_mean, cv}` (the CLI's
-    /// `stats`; `load` a number, a decimal string past 2^53 - 1). Keys as for `routeMany`.
+    /// [{id, weight, load, share, loadPerWeight}], mean, maxOverMean, cv}` (the CLI's
+    /// `stats`, its fields in `camelCase`; `load` a number, a decimal string past 2^53 - 1).
+    /// Keys as for `routeMany`.
     pub fn stats(&self, keys: &JsValue) -> Result<JsValue> {
         let stats = self.inner.stats(Batch::from_js(keys)?.keys())?;
-        Ok(crate::topology::value_to_js(&stats.to_value(&self.inner), "stats")?)
+        let stats = crate::js_session::camel_fields(stats.to_value(&self.inner));
+        Ok(crate::topology::value_to_js(&stats, "stats")?)
     }
 
     /// The keys of an array grouped by the node that owns them: `{node, indices}` for each

@@ -330,8 +330,8 @@ impl ClusterSession {
         Ok(plan)
     }
 
-    /// The counters, as the core names them: every `u64` a bigint (`errors` too: outcome
-    /// name to count), `longest_redirect_chain` a number.
+    /// The counters, the core's names in `camelCase`: every `u64` a bigint (`errors` too:
+    /// outcome name to count), `longestRedirectChain` a number.
     #[wasm_bindgen(getter)]
     pub fn stats(&self) -> Result<Object> {
         let stats = self.with(|session| session.stats().clone())?;
@@ -341,17 +341,17 @@ impl ClusterSession {
             ("moved", stats.moved),
             ("ask", stats.ask),
             ("refreshes", stats.refreshes),
-            ("refresh_failures", stats.refresh_failures),
-            ("refused_replies", stats.refused_replies),
+            ("refreshFailures", stats.refresh_failures),
+            ("refusedReplies", stats.refused_replies),
             ("retries", stats.retries),
             ("failed", stats.failed),
             ("stalls", stats.stalls),
-            ("stall_resends", stats.stall_resends),
+            ("stallResends", stats.stall_resends),
         ]
         .iter()
         .map(|&(name, count)| entry(name, count.into()))
         .collect();
-        entries.push(&entry("longest_redirect_chain", stats.longest_redirect_chain.into()));
+        entries.push(&entry("longestRedirectChain", stats.longest_redirect_chain.into()));
         let errors: Array = stats.errors.iter().map(|&(name, count)| entry(name, count.into())).collect();
         entries.push(&entry("errors", record(&errors)?.into()));
         Ok(record(&entries)?)

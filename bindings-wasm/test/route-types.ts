@@ -86,7 +86,7 @@ export async function tier(wasm: URL, module: WebAssembly.Module, dictionary: Ui
   router.replace({ ...TOPOLOGY, epoch: 3, strategy: { type: 'rendezvous' } });
   // @ts-expect-error and `maglev`, offered to a follower
   follower.offer({ ...TOPOLOGY, strategy: { type: 'maglev' } }, 3, 0);
-  return [String(shard), owner, String(shards.length), String(epoch), plan.node, String(steps?.write_to), routingMode, ...order,
+  return [String(shard), owner, String(shards.length), String(epoch), plan.node, String(steps?.writeTo), routingMode, ...order,
     ...reads, ...saltedReads, String(saltedWrite), offered.kind, String(held?.epoch), String(httpRouter?.epoch),
     String(inputs.length), ...readAt, String(wakeAt)];
 }

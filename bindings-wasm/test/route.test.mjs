@@ -112,6 +112,14 @@ describe('the route build\'s API', () => {
           + "import 'shardroute-wasm' for etcd and ZooKeeper",
       });
     }
+    // Table families (the core's `tables` feature) too; the full package routes them.
+    const families = doc({ type: 'jump' }, { node_groups: { g: ['a'] }, table_families: { f: { tables: ['t'], group: 'g', reference: true } } });
+    assert.throws(() => new api.Router(families), {
+      code: 'invalid_topology',
+      message: "node_groups: table families are not in shardroute-wasm/route, which routes by the document's one rule; "
+        + "import 'shardroute-wasm' for node_groups and table_families",
+    });
+    assert.equal(new full.Router(families).table('t').node('k'), 'a');
     assert.throws(() => new api.Router(doc({ type: 'nope' })), (err) => err instanceof api.ShardrouteError
       && err.code === 'invalid_topology' && /expected one of modulo, jump, vbucket, redis_cluster$/.test(err.message));
     const keys = ['user:1', 42n, 7, new Uint8Array([1, 2, 3]), 'ключ'];

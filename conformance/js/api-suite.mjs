@@ -1076,7 +1076,7 @@ export function apiSuite(api, runtime) {
       // Half the users move: those whose id % 10 is 6..9 or 0 (to shards 6..10).
       assert.deepEqual([moving.length, report.moved], [2500, 2500]);
       assert.deepEqual(moving, where(report.keys, (entry) => entry.moved));
-      for (const [index, { old_node: from, new_node: to, moved }] of report.keys.entries()) {
+      for (const [index, { oldNode: from, newNode: to, moved }] of report.keys.entries()) {
         const user = users[index];
         assert.deepEqual(migration.moves(user), moved ? { from, to } : null);
         assert.equal(migration.writeTarget(user), to);
@@ -1283,21 +1283,30 @@ export function apiSuite(api, runtime) {
     }));
     const [five, ten] = [modulo(5), modulo(10)];
 
+    test('Router.stats: a record with camelCase fields, its nodes too (docs/api.md, "The rule")', () => {
+      const stats = five.stats(Array.from({ length: 10 }, (_, id) => BigInt(id)));
+      assert.deepEqual(Object.keys(stats).sort(), ['cv', 'maxOverMean', 'mean', 'nodes', 'total']);
+      assert.deepEqual(Object.keys(stats.nodes[0]).sort(), ['id', 'load', 'loadPerWeight', 'share', 'weight']);
+      assert.deepEqual(stats.nodes[0], { id: 's0', weight: 1, load: 2, share: 0.2, loadPerWeight: 2 });
+      assert.equal(stats.total, 10);
+      assert.equal(stats.maxOverMean, 1, 'ids 0..9 over 5 shards: 2 each');
+    });
+
     test('reports every key before and after (perKey), the moved count and the flows', () => {
       const users = Array.from({ length: 100 }, (_, id) => BigInt(id));
       const result = diff(five, ten, users, { perKey: true });
-      assert.deepEqual(Object.keys(result).sort(), ['flows', 'keys', 'moved', 'moved_ppm', 'total']);
+      assert.deepEqual(Object.keys(result).sort(), ['flows', 'keys', 'moved', 'movedPpm', 'total']);
       assert.equal(result.total, 100);
       assert.equal(result.moved, 50, 'id % 5 vs id % 10: the ids with id % 10 >= 5 move');
-      assert.equal(result.moved_ppm, 500000);
+      assert.equal(result.movedPpm, 500000);
       assert.deepEqual(result.flows[0], { from: 's0', to: 's5', keys: 10 });
       assert.equal(result.flows.length, 5);
-      assert.deepEqual(result.keys[7], { old_shard: 2, new_shard: 7, old_node: 's2', new_node: 's7', moved: true });
-      assert.deepEqual(result.keys[3], { old_shard: 3, new_shard: 3, old_node: 's3', new_node: 's3', moved: false });
+      assert.deepEqual(result.keys[7], { oldShard: 2, newShard: 7, oldNode: 's2', newNode: 's7', moved: true });
+      assert.deepEqual(result.keys[3], { oldShard: 3, newShard: 3, oldNode: 's3', newNode: 's3', moved: false });
       for (const [index, entry] of result.keys.entries()) {
-        assert.equal(entry.old_node, five.node(users[index]));
-        assert.equal(entry.new_node, ten.node(users[index]));
-        assert.equal(entry.old_shard, five.route(users[index]));
+        assert.equal(entry.oldNode, five.node(users[index]));
+        assert.equal(entry.newNode, ten.node(users[index]));
+        assert.equal(entry.oldShard, five.route(users[index]));
       }
       // Without perKey (absent, false, undefined or null options): the same counts, no list.
       const { keys: _listed, ...counts } = result;
@@ -1322,9 +1331,9 @@ export function apiSuite(api, runtime) {
         ['user:1', Uint8Array.of(1, 2), 7n, 7], { perKey: true });
       assert.equal(mixed.keys.length, 4);
       assert.deepEqual(mixed.keys[2], mixed.keys[3]);
-      assert.equal(mixed.keys[0].old_node, router.node('user:1'));
-      assert.deepEqual(diff(five, ten, [], { perKey: true }), { keys: [], total: 0, moved: 0, moved_ppm: 0, flows: [] });
-      assert.deepEqual(diff(five, ten, []), { total: 0, moved: 0, moved_ppm: 0, flows: [] });
+      assert.equal(mixed.keys[0].oldNode, router.node('user:1'));
+      assert.deepEqual(diff(five, ten, [], { perKey: true }), { keys: [], total: 0, moved: 0, movedPpm: 0, flows: [] });
+      assert.deepEqual(diff(five, ten, []), { total: 0, moved: 0, movedPpm: 0, flows: [] });
     });
 
     test('neither router is modified or taken: both keep working; the same router twice moves nothing', () => {
@@ -1333,9 +1342,9 @@ export function apiSuite(api, runtime) {
       assert.deepEqual([five.toJson(), ten.toJson()], before);
       assert.equal(typeof five.route('a'), 'number');
       assert.deepEqual(diff(five, five, ['a', 'b'], { perKey: true }), {
-        keys: ['a', 'b'].map((key) => ({ old_shard: five.route(key), new_shard: five.route(key),
-          old_node: five.node(key), new_node: five.node(key), moved: false })),
-        total: 2, moved: 0, moved_ppm: 0, flows: [],
+        keys: ['a', 'b'].map((key) => ({ oldShard: five.route(key), newShard: five.route(key),
+          oldNode: five.node(key), newNode: five.node(key), moved: false })),
+        total: 2, moved: 0, movedPpm: 0, flows: [],
       });
     });
 

@@ -252,11 +252,11 @@ export function followerSuite(api, runtime) {
 
     test('publish: the CAS write as the core names it, bigints and the canonical text', () => {
       const follower = new TopologyFollower();
-      assert.deepEqual(follower.publish(doc(1)), { expected_revision: null, epoch: 1n, document: new Router(doc(1)).toJson() });
+      assert.deepEqual(follower.publish(doc(1)), { expectedRevision: null, epoch: 1n, document: new Router(doc(1)).toJson() });
       follower.offer(doc(1), 41, 0);
       const write = follower.publish(JSON.stringify(doc(2)));
-      assert.deepEqual(Object.keys(write), ['expected_revision', 'epoch', 'document']);
-      assert.deepEqual(write, { expected_revision: 41n, epoch: 2n, document: new Router(doc(2)).toJson() });
+      assert.deepEqual(Object.keys(write), ['expectedRevision', 'epoch', 'document']);
+      assert.deepEqual(write, { expectedRevision: 41n, epoch: 2n, document: new Router(doc(2)).toJson() });
       assert.equal(follower.offer(write.document, 42, 1).kind, 'installed', 'what a publisher writes, a follower installs');
     });
 

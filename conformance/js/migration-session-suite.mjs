@@ -311,19 +311,19 @@ export function migrationSessionSuite(api, runtime) {
   });
 
   describe('MigrationSession: what its calls return', () => {
-    test('the seed\'s 5 -> 10 lazily: plans with the core\'s field names, the fence epoch a bigint', () => {
+    test('the seed\'s 5 -> 10 lazily: plans with camelCase fields, the fence epoch a bigint', () => {
       const session = seed();
       assert.equal(session.fenceEpoch, BigInt(FENCE));
       assert.deepEqual(session.readPlan(7), ['shard_2', 'shard_7'], 'old owner first, the core\'s order');
       assert.deepEqual(session.readPlan(7n, true), ['shard_7']);
       assert.deepEqual(session.readPlan(12), ['shard_2'], 'a key that stays has one place');
       const write = session.writePlan(7);
-      assert.deepEqual(Object.keys(write), ['node', 'fence_epoch']);
-      assert.deepEqual(write, { node: 'shard_7', fence_epoch: BigInt(FENCE) });
+      assert.deepEqual(Object.keys(write), ['node', 'fenceEpoch']);
+      assert.deepEqual(write, { node: 'shard_7', fenceEpoch: BigInt(FENCE) });
       assert.notEqual(session.writePlan(7), write, 'a new object each time');
       const steps = session.lazySteps(7);
-      assert.deepEqual(Object.keys(steps), ['read_from', 'write_to', 'retire_from', 'fence_epoch']);
-      assert.deepEqual(steps, { read_from: 'shard_2', write_to: 'shard_7', retire_from: 'shard_2', fence_epoch: BigInt(FENCE) });
+      assert.deepEqual(Object.keys(steps), ['readFrom', 'writeTo', 'retireFrom', 'fenceEpoch']);
+      assert.deepEqual(steps, { readFrom: 'shard_2', writeTo: 'shard_7', retireFrom: 'shard_2', fenceEpoch: BigInt(FENCE) });
       assert.equal(session.lazySteps(12), null);
       assert.equal(session.fenced(FENCE + 1), 'refresh');
       assert.equal(session.fenced(BigInt(FENCE + 1)), 'refresh');
@@ -362,7 +362,7 @@ export function migrationSessionSuite(api, runtime) {
       const ten = new Router(shards(10, FENCE));
       const plain = MigrationSession.ofTopology(five);
       assert.deepEqual([plain.mode, plain.readPlan(7), plain.lazySteps(7)], ['plain', ['shard_2'], null]);
-      assert.deepEqual(plain.writePlan(7), { node: 'shard_2', fence_epoch: BigInt(FENCE - 1) });
+      assert.deepEqual(plain.writePlan(7), { node: 'shard_2', fenceEpoch: BigInt(FENCE - 1) });
       const lazy = MigrationSession.ofTopology(ten, five);
       assert.deepEqual([lazy.mode, lazy.readPlan(7)], ['lazy', ['shard_2', 'shard_7']]);
       assert.deepEqual(lazy.scanNodes(), Array.from({ length: 10 }, (_, i) => `shard_${i + 1}`), '5 -> 10: each node once');
@@ -375,7 +375,7 @@ export function migrationSessionSuite(api, runtime) {
       const shrink = new Migration(new Router(shards(10, 1)), new Router(shards(5, 2)));
       const session = new MigrationSession(shrink, 'expiration', DEADLINE);
       assert.deepEqual([session.mode, session.untilMs], ['expiration', BigInt(DEADLINE)]);
-      assert.deepEqual(session.writePlan(7), { node: 'shard_2', fence_epoch: 2n });
+      assert.deepEqual(session.writePlan(7), { node: 'shard_2', fenceEpoch: 2n });
       assert.deepEqual(session.readPlanAt(7, DEADLINE - 1), ['shard_7', 'shard_2'], 'old owner first, the new one\'s copy newer');
       assert.deepEqual(session.readPlanAt(7n, BigInt(DEADLINE)), ['shard_2']);
       assert.equal(session.nextDeadline(0), BigInt(DEADLINE), 'a bigint');

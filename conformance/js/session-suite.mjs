@@ -432,12 +432,12 @@ export function sessionSuite(api, runtime) {
       session.failed(command, 'MOVED 10778 127.0.0.1:7002', ['ReplyError'], 1);
       session.failed(command, 'connect ECONNREFUSED 127.0.0.1:7002', ['ECONNREFUSED', 'Error'], 2);
       const stats = session.stats;
-      assert.deepEqual(stats, { commands: 1n, moved: 1n, ask: 0n, refreshes: 1n, refresh_failures: 0n, refused_replies: 0n,
-        retries: 1n, failed: 0n, stalls: 0n, stall_resends: 0n, longest_redirect_chain: 1, errors: { refused: 1n } });
+      assert.deepEqual(stats, { commands: 1n, moved: 1n, ask: 0n, refreshes: 1n, refreshFailures: 0n, refusedReplies: 0n,
+        retries: 1n, failed: 0n, stalls: 0n, stallResends: 0n, longestRedirectChain: 1, errors: { refused: 1n } });
       assert.notEqual(session.stats, stats, 'a new object each time');
       session.resetStats();
-      assert.deepEqual(session.stats, { commands: 0n, moved: 0n, ask: 0n, refreshes: 0n, refresh_failures: 0n,
-        refused_replies: 0n, retries: 0n, failed: 0n, stalls: 0n, stall_resends: 0n, longest_redirect_chain: 0, errors: {} });
+      assert.deepEqual(session.stats, { commands: 0n, moved: 0n, ask: 0n, refreshes: 0n, refreshFailures: 0n,
+        refusedReplies: 0n, retries: 0n, failed: 0n, stalls: 0n, stallResends: 0n, longestRedirectChain: 0, errors: {} });
     });
 
     test('sessionDefaults is the core\'s; config is it with the fields given, and makes the same session again', () => {

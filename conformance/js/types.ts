@@ -65,11 +65,11 @@ const movedFrozen: Diff = diff(router, replaced, frozen);
 const counted: Diff = diff(router, replaced, keys, null);
 const firstMove: KeyMove | undefined = moved.keys?.[0];
 const moveParts: [number, number, string, string, boolean] | undefined =
-  firstMove && [firstMove.old_shard, firstMove.new_shard, firstMove.old_node, firstMove.new_node, firstMove.moved];
+  firstMove && [firstMove.oldShard, firstMove.newShard, firstMove.oldNode, firstMove.newNode, firstMove.moved];
 const flow: Flow | undefined = moved.flows[0];
 const flowParts: [string, string, number] | undefined = flow && [flow.from, flow.to, flow.keys];
 const inlineFlow: { from: string; to: string; keys: number } | undefined = moved.flows[0];
-const totals: [number, number, number] = [moved.total, moved.moved, moved.moved_ppm];
+const totals: [number, number, number] = [moved.total, moved.moved, moved.movedPpm];
 const encoded: Uint8Array = encodeDictionary('{"format": "shardroute/1"}');
 const encodedObject: Uint8Array = encodeDictionary({ format: 'shardroute/1', epoch: 1, nodes: [{ id: 'a' }], strategy: { type: 'vbucket' } });
 const decodedDictionary: string = decodeDictionary(encoded);
@@ -147,7 +147,7 @@ const plan: PlanGroup[] = session.plan(keys, 'write');
 const planned: { address: string; readonly: boolean; slots: Array<[number, number[]]> } | undefined = plan[0];
 const stats: SessionStats = session.stats;
 const counters: [bigint, bigint, number, bigint | undefined] =
-  [stats.commands, stats.moved, stats.longest_redirect_chain, stats.errors['try_again']];
+  [stats.commands, stats.moved, stats.longestRedirectChain, stats.errors['try_again']];
 session.resetStats();
 const sessionRouter: Router | null = session.router;
 const seed: Endpoint = parseAddress('[::1]:7000');
@@ -168,8 +168,8 @@ const offeredAgain: Offered[] = [follower.offer(router.toJson(), revision, now),
 const reconnectAt: bigint = follower.disconnected(2) + defaultFollower.disconnected(3n);
 follower.connected();
 const write: Publish = follower.publish(router.toJson());
-const writeParts: [bigint | null, bigint, string] = [write.expected_revision, write.epoch, write.document];
-const inlineWrite: { expected_revision: bigint | null; epoch: bigint; document: string } = copiedFollower.publish(fromObject.toJson());
+const writeParts: [bigint | null, bigint, string] = [write.expectedRevision, write.epoch, write.document];
+const inlineWrite: { expectedRevision: bigint | null; epoch: bigint; document: string } = copiedFollower.publish(fromObject.toJson());
 const followed: [Router | null, bigint | null] = [follower.router, follower.revision];
 const followerStats: FollowerStats = follower.stats;
 const followerCounters: [bigint, bigint, bigint, bigint, bigint, bigint | undefined] = [followerStats.offered,
@@ -197,11 +197,11 @@ const backgroundSession: MigrationSession = new MigrationSession(fromDictionary,
 const fenceEpoch: bigint = migrationSession.fenceEpoch;
 const readPlan: string[] = migrationSession.readPlan('user:1').concat(migrationSession.readPlan(7n, true));
 const writePlan: WritePlan = migrationSession.writePlan(7);
-const writePlanParts: [string, bigint] = [writePlan.node, writePlan.fence_epoch];
+const writePlanParts: [string, bigint] = [writePlan.node, writePlan.fenceEpoch];
 const lazySteps: LazySteps | null = migrationSession.lazySteps(new Uint8Array([7]));
 const lazyParts: [string, string, string, bigint] | null = lazySteps === null ? null
-  : [lazySteps.read_from, lazySteps.write_to, lazySteps.retire_from, lazySteps.fence_epoch];
-const inlineSteps: { read_from: string; write_to: string; retire_from: string; fence_epoch: bigint } | null =
+  : [lazySteps.readFrom, lazySteps.writeTo, lazySteps.retireFrom, lazySteps.fenceEpoch];
+const inlineSteps: { readFrom: string; writeTo: string; retireFrom: string; fenceEpoch: bigint } | null =
   migrationSession.lazySteps(7);
 const batch: CopyBatch = backgroundSession.copyBatch(0, 16);
 const batchUnit: [number, string, string] | undefined = batch.units[0];
@@ -230,8 +230,8 @@ new MigrationSession(migration, 'eager');
 new MigrationSession(router, 'lazy');
 // @ts-expect-error: the fence epoch is a bigint (a u64), never a number
 const fenceNumber: number = migrationSession.fenceEpoch;
-// @ts-expect-error: a plan's fields are the core's names
-const camelEpoch: bigint = writePlan.fenceEpoch;
+// @ts-expect-error: a plan's fields are camelCase, never the core's snake_case names
+const snakeEpoch: bigint = writePlan.fence_epoch;
 // @ts-expect-error: a cursor is a number (a u32), not a bigint
 backgroundSession.copyBatch(0n, 16);
 // @ts-expect-error: a fence's epoch is a number or a bigint, not text
@@ -328,5 +328,5 @@ export const used = [shard, node, replicas, preference, shards, moreShards, epoc
   commandSlot, kind, target, until, delay, failure, afterFailure, candidates, due, planned, counters, sessionRouter,
   untilNumber, commandsNumber, seedParts, firstWait, offeredKind, offeredParts, offeredAgain, reconnectAt, writeParts,
   inlineWrite, followed, followerCounters, reconnectNumber, offeredNumber, offeredCount, fenceEpoch, readPlan,
-  writePlanParts, lazyParts, inlineSteps, batchUnit, resumeAt, refreshed, fenceNumber, camelEpoch, routedMode, routedScan,
+  writePlanParts, lazyParts, inlineSteps, batchUnit, resumeAt, refreshed, fenceNumber, snakeEpoch, routedMode, routedScan,
   expiringUntil, readAt, wakeAt, retireParts, foundParts];

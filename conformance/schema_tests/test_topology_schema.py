@@ -70,6 +70,9 @@ CANNOT_EXPRESS = {
         "trie/load/reject-missing-node",
         "vitess/load/reject-unknown-node",
         "vshard/load/ranges-unknown-node",
+        "tables/shop/load/reject-group-unknown-node",
+        "tables/shop/load/reject-family-unknown-group",
+        "tables/shop/load/reject-strategy-outside-group",
     ],
     # Lengths, counts and bounds that depend on another field (a table's length on a count,
     # a count on the node list, a bit position on a width).
@@ -88,6 +91,7 @@ CANNOT_EXPRESS = {
         "ids/load/default-table-too-long",
         "ids/load/shard-shift-past-63",
         "ids/load/shards-past-capacity",
+        "ids/load/ulid-shards-past-capacity",
         "kafka/reject/leaders-too-few",
         "key_range/load/ranges-short",
         "maglev/load/reject-smaller-than-node-count",
@@ -131,6 +135,7 @@ CANNOT_EXPRESS = {
         "vitess/load/reject-overlap",
         "vitess/load/reject-reversed-range",
         "vshard/load/ranges-overlap",
+        "tables/shop/load/reject-table-in-two-families",
     ],
     # Tables that must cover the whole space, or every node, or have exactly one of a kind.
     "coverage": [

@@ -85,6 +85,15 @@ fn evaluate(file: &Value, routers: &mut HashMap<String, Router>, case: &Value) -
         }
         Ok(built)
     };
+    // A case that names a `table` runs on that table family's router.
+    let mut router_for = |id: &str| -> Result<Result<Router, shardroute::Error>, String> {
+        let built = router_for(id)?;
+        Ok(match case.get("table") {
+            None => built,
+            Some(Value::String(table)) => built.and_then(|router| router.table(table).cloned()),
+            Some(_) => return Err("table is not a string".into()),
+        })
+    };
     let error = |err: shardroute::Error| json!({"error": err.code()});
     let op = text(case, "op")?;
     Ok(match op {
@@ -404,6 +413,19 @@ fn evaluate(file: &Value, routers: &mut HashMap<String, Router>, case: &Value) -
                         Err(err) => error(err),
                     }
                 }
+            }
+        }
+        "read_near" => {
+            let router = core_or_case!(router_for(text(case, "topology")?)?);
+            let key = core_or_case!(to_key(field(case, "key")?)?);
+            let zone = match field(case, "zone")? {
+                Value::Null => None,
+                Value::String(zone) => Some(zone.as_str()),
+                _ => return Err("zone is neither a string nor null".into()),
+            };
+            match router.read_near(key.as_key(), zone) {
+                Ok(node) => json!({ "node": node }),
+                Err(err) => error(err),
             }
         }
         "index_route" => {

@@ -25,92 +25,25 @@
 //!
 //! Without `--bench` (as `cargo test --benches` runs it) every row runs one short pass.
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Instant;
 
-use serde_json::{json, Value};
 use shardroute::session::redis::PipelineQueued;
 use shardroute::session::{Access, ClusterConfig, ClusterSession};
 use shardroute::Key;
 
-struct Counting;
+mod session_support;
+use session_support::{env_count, time};
 
-static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
+fn print(name: &str, row: &session_support::Row) {
+    session_support::print(name, row, 2);
 }
 
-#[global_allocator]
-static ALLOCATOR: Counting = Counting;
+fn shards() -> serde_json::Value {
+    session_support::shards(MASTERS)
+}
 
 const MASTERS: u32 = 6;
 const IN_FLIGHT: usize = 50;
-
-fn env_count(name: &str, default: usize) -> usize {
-    std::env::var(name).ok().and_then(|value| value.parse().ok()).unwrap_or(default)
-}
-
-/// A `CLUSTER SHARDS` reply: `MASTERS` masters on ports 7000.., redis-cli's split.
-fn shards() -> Value {
-    let per = 16384 / MASTERS;
-    Value::Array(
-        (0..MASTERS)
-            .map(|i| {
-                let end = if i == MASTERS - 1 { 16383 } else { (i + 1) * per - 1 };
-                json!({"slots": [i * per, end],
-                       "nodes": [{"id": format!("{:040}", 7000 + i), "endpoint": "127.0.0.1", "ip": "127.0.0.1",
-                                  "port": 7000 + i, "role": "master", "health": "online",
-                                  "replication-offset": 0}]})
-            })
-            .collect(),
-    )
-}
-
-struct Row {
-    median: f64,
-    min: f64,
-    max: f64,
-    allocations: f64,
-}
-
-/// Runs `pass` (which handles `commands` commands) `passes` times after one warm-up.
-fn time(passes: usize, commands: usize, mut pass: impl FnMut()) -> Row {
-    pass();
-    let mut samples = Vec::with_capacity(passes);
-    let mut allocations = Vec::with_capacity(passes);
-    for _ in 0..passes {
-        let before = ALLOCATIONS.load(Ordering::Relaxed);
-        let start = Instant::now();
-        pass();
-        samples.push(start.elapsed().as_nanos() as f64 / commands as f64);
-        allocations.push((ALLOCATIONS.load(Ordering::Relaxed) - before) as f64 / commands as f64);
-    }
-    samples.sort_by(f64::total_cmp);
-    allocations.sort_by(f64::total_cmp);
-    Row {
-        median: samples[samples.len() / 2],
-        min: samples[0],
-        max: samples[samples.len() - 1],
-        allocations: allocations[allocations.len() / 2],
-    }
-}
-
-fn print(name: &str, row: &Row) {
-    println!("| {name} | {:.0} ns ({:.0}-{:.0}) | {:.2} |", row.median, row.min, row.max, row.allocations);
-}
 
 fn main() {
     let bench = std::env::args().any(|arg| arg == "--bench");

@@ -49,8 +49,8 @@ const ABSENT: u16 = 0xFFFF;
 ///
 /// # Errors
 /// `invalid_argument` for a topology whose strategy is not `vbucket`, that has a
-/// `partition_key` rule, a declared key type (`hashing.keys`) or `indexes` (version 1 has
-/// no field for them), or whose node ids, addresses or zones exceed 65,534 bytes.
+/// `partition_key` rule, a declared key type (`hashing.keys`), `indexes` or table families
+/// (`node_groups`, `table_families`; version 1 has no field for them), or whose node ids, addresses or zones exceed 65,534 bytes.
 pub fn encode(topology: &Topology) -> Result<Vec<u8>> {
     let spec = vbucket_spec(topology)?;
     if topology.hashing.partition_key != PartitionKey::Whole {
@@ -69,6 +69,12 @@ pub fn encode(topology: &Topology) -> Result<Vec<u8>> {
     if !topology.indexes.is_empty() {
         return Err(Error::argument(
             "encode: the binary dictionary (version 1) cannot hold indexes; keep this topology as JSON",
+        ));
+    }
+    if topology.tables.is_some() {
+        // A reader would route every table by the document's rule: refused, as indexes are.
+        return Err(Error::argument(
+            "encode: the binary dictionary (version 1) cannot hold node_groups or table_families; keep this topology as JSON",
         ));
     }
     let wide = topology.nodes.len() > 256;

@@ -55,6 +55,9 @@ pub const MAX_ID_SHARDS: u32 = 1 << 20;
 pub const MAX_ID_CELLS: u32 = 1 << 20;
 /// Most ids one `ticket_ids` call returns (larger blocks: `reserve_block`).
 pub const MAX_TICKET_BATCH: u32 = 1 << 16;
+/// Most entries of the `down` list of a ticket-server pick (`id_bits_ticket_server`):
+/// one per ticket server at most, repeats included.
+pub const MAX_TICKET_DOWN: u32 = 65_535;
 /// Most groups of an `id_groups` strategy.
 pub const MAX_ID_GROUPS: u32 = 1 << 16;
 /// Most id intervals of an `id_groups` strategy, all groups together.
@@ -99,3 +102,11 @@ pub const MAX_SERVICE_BODY_BYTES: u64 = 1 << 20;
 /// Most keys in one routing service batch (`POST /route`): more are refused whole
 /// (`413`, `limit_exceeded`) before any is routed.
 pub const MAX_SERVICE_KEYS: u32 = 10_000;
+/// Most node groups one document names (`node_groups`, [`crate::topology::tables`]).
+pub const MAX_NODE_GROUPS: u32 = 1024;
+/// Most table families one document names (`table_families`): each compiles to a
+/// router of its own when the document loads, within its strategy's own limits, so the
+/// bound is the same as [`MAX_INDEXES`](crate::indexes::MAX_INDEXES)'.
+pub const MAX_TABLE_FAMILIES: u32 = 64;
+/// Most tables all of a document's table families list together.
+pub const MAX_TABLES: u32 = 1 << 16;

@@ -18,6 +18,9 @@ use crate::strategy::compat::redis_cluster::RedisClusterSpec;
 use crate::strategy::{Placement, Strategy, Variant};
 use crate::topology::Topology;
 
+/// Each table with the position of its family's router, sorted by table.
+type TableIndex = Vec<(String, usize)>;
+
 /// A router: a validated topology compiled for lookups.
 ///
 /// Built once from a topology document, then shared: lookups take `&self`, allocate
@@ -46,6 +49,14 @@ pub struct Router {
     max_replicas: u32,
     /// The router of each global index, by name ([`crate::indexes`]).
     indexes: Vec<(String, Router)>,
+    /// Each table, sorted, with the position of its family's router in `families`
+    /// ([`crate::topology::tables`]).
+    tables: TableIndex,
+    /// The router of each table family, in family-name order.
+    families: Vec<Router>,
+    /// Whether this is the router of a reference family: every node of its group holds
+    /// every row.
+    reference: bool,
 }
 
 impl Router {
@@ -88,6 +99,7 @@ impl Router {
                     placement: None,
                     hot_keys: None,
                     indexes: Vec::new(),
+                    tables: None,
                     checksummed: false,
                 };
                 let router = Router::new(alone)
@@ -95,7 +107,114 @@ impl Router {
                 Ok((index.name.clone(), router))
             })
             .collect::<Result<Vec<_>>>()?;
-        Ok(Router { topology, placement, max_replicas, indexes })
+        let (tables, families) = match &topology.tables {
+            #[cfg(feature = "tables")]
+            Some(tables) => Router::families(&topology, tables)?,
+            // Without the feature no document has tables (the reader refuses them).
+            _ => (Vec::new(), Vec::new()),
+        };
+        Ok(Router { topology, placement, max_replicas, indexes, tables, families, reference: false })
+    }
+
+    /// The router of each table family (its strategy over its group, or for a reference
+    /// family jump over its group), and the sorted table → family list.
+    #[cfg(feature = "tables")]
+    fn families(topology: &Topology, tables: &crate::topology::tables::Tables) -> Result<(TableIndex, Vec<Router>)> {
+        let mut names = Vec::new();
+        let mut routers = Vec::with_capacity(tables.families.len());
+        let index = &crate::topology::tables::NodeIndex::new(&topology.nodes);
+        for family in &tables.families {
+            let at = format!("table_families.{}", family.name);
+            let nodes = tables.group_nodes(&format!("{at}.group"), family.group.as_deref(), index)?;
+            let strategy = match &family.strategy {
+                Some(strategy) => strategy.clone(),
+                None => Strategy::from_value(&format!("{at}.reference"), &serde_json::json!({"type": "jump"}), &nodes)?,
+            };
+            let alone = Topology {
+                epoch: topology.epoch,
+                hashing: family.hashing.unwrap_or(topology.hashing),
+                nodes,
+                strategy,
+                placement: None,
+                hot_keys: None,
+                indexes: Vec::new(),
+                tables: None,
+                checksummed: false,
+            };
+            let mut router =
+                Router::new(alone).map_err(|err| Error::new(err.kind(), format!("{at}: {}", err.message())))?;
+            router.reference = family.is_reference();
+            names.extend(family.tables.iter().map(|table| (table.clone(), routers.len())));
+            routers.push(router);
+        }
+        names.sort_unstable();
+        Ok((names, routers))
+    }
+
+    /// The router of the table family that lists `table` ([`crate::topology::tables`]):
+    /// its strategy and hashing over its node group, at this document's epoch. Every call
+    /// of a router works on it; for a reference table, [`node`](Router::node) and
+    /// [`route_read`](Router::route_read) give the read node,
+    /// [`read_near`](Router::read_near) the read node for a caller's zone, and
+    /// [`route_write`](Router::route_write) every node of the group.
+    ///
+    /// # Errors
+    /// `invalid_argument` when no table family of this topology lists `table` (tables
+    /// outside every family route by this router itself).
+    ///
+    /// # Example
+    /// ```
+    /// use shardroute::Router;
+    /// let router = Router::from_json(r#"{"format": "shardroute/1", "epoch": 1,
+    ///     "nodes": [{"id": "a", "zone": "eu"}, {"id": "b", "zone": "us"}, {"id": "c", "zone": "us"}],
+    ///     "strategy": {"type": "jump"},
+    ///     "node_groups": {"us": ["b", "c"]},
+    ///     "table_families": {
+    ///         "orders": {"tables": ["orders"], "group": "us", "strategy": {"type": "modulo"}},
+    ///         "catalog": {"tables": ["countries"], "reference": true}}}"#)?;
+    /// assert!(["b", "c"].contains(&router.table("orders")?.node("order:1")?));
+    /// let countries = router.table("countries")?;
+    /// assert_eq!(countries.route_write("FR")?.len(), 3);
+    /// assert_eq!(countries.read_near("FR", Some("eu"))?, "a");
+    /// assert_eq!(router.table("users").unwrap_err().code(), "invalid_argument");
+    /// # Ok::<(), shardroute::Error>(())
+    /// ```
+    pub fn table(&self, table: &str) -> Result<&Router> {
+        crate::topology::tables::find(&self.tables, &self.families, table)
+    }
+
+    /// The tables the table families list, sorted.
+    pub fn table_names(&self) -> impl Iterator<Item = &str> {
+        self.tables.iter().map(|(name, _)| name.as_str())
+    }
+
+    /// Whether this is the router of a reference family ([`table`](Router::table)):
+    /// every node holds every row; reads go to one, writes to all.
+    pub fn is_reference(&self) -> bool {
+        self.reference
+    }
+
+    /// The node a caller in `zone` reads a key from. For a reference family's router:
+    /// jump consistent hash of the key's hash over the nodes in `zone` (in node order)
+    /// when any node is there, else [`node`](Router::node) (jump over every node), so
+    /// callers of one zone spread their reads over its nodes and the pick is the same in
+    /// every language. For every other router: [`route_read`](Router::route_read), the
+    /// zone ignored (one node holds the key). `None` is `route_read`.
+    ///
+    /// # Errors
+    /// As [`route`](Router::route).
+    pub fn read_near<'k>(&self, key: impl Into<Key<'k>>, zone: Option<&str>) -> Result<&str> {
+        let key = key.into();
+        let (true, Some(zone)) = (self.reference, zone) else { return self.route_read(key) };
+        let hashing = &self.topology.hashing;
+        let typed = hashing.typed(key)?;
+        let near = self.topology.nodes.iter().filter(|node| node.zone.as_deref() == Some(zone)).count() as u32;
+        if near == 0 {
+            return self.route_read(typed);
+        }
+        let pick = crate::strategy::hashed::jump::jump_unchecked(hashing.hash(typed), near) as usize;
+        let node = self.topology.nodes.iter().filter(|node| node.zone.as_deref() == Some(zone)).nth(pick);
+        Ok(node.map_or("", |node| node.id.as_str()))
     }
 
     /// The router of the global index `name` ([`crate::indexes`]): it routes terms over
@@ -419,7 +538,9 @@ impl Router {
     }
 
     /// The nodes a write of a key goes to, the deciding one first: `[node(key)]`, or
-    /// for a migrating vbucket `[new owner, old owner]`.
+    /// for a migrating vbucket `[new owner, old owner]`, or for a reference family's
+    /// router ([`table`](Router::table)) every node of its group: `node(key)` first, then
+    /// the others in the group's order.
     ///
     /// # Errors
     /// `read_only` for a read-only vbucket; otherwise as [`route`](Router::route).
@@ -427,6 +548,11 @@ impl Router {
         let mut indices = Vec::with_capacity(2);
         let hashing = &self.topology.hashing;
         self.placement.write_nodes(hashing, hashing.typed(key.into())?, &mut indices)?;
+        if self.reference {
+            // A reference table: every node of the group, the read node first.
+            let first = indices.first().copied();
+            indices.extend((0..self.topology.nodes.len() as u32).filter(|&node| Some(node) != first));
+        }
         Ok(indices.iter().map(|&index| self.topology.nodes[index as usize].id.as_str()).collect())
     }
 

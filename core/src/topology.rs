@@ -28,6 +28,8 @@
 //! | `placement` | object: name → template | absent | names rendered per shard by `locate` (see [`crate::placement_names`]) |
 //! | `hot_keys` | object | absent | keys salted over several shards (see [`crate::salting`]) |
 //! | `indexes` | object: name → `{strategy, hashing}` | absent | global secondary indexes, routed by term over the same nodes (see [`crate::indexes`]) |
+//! | `node_groups` | object: name → array of node ids | absent | named subsets of the nodes, in their own order (see [`tables`]) |
+//! | `table_families` | object: name → `{tables, group, strategy, hashing}` or `{tables, group, reference: true}` | absent | which tables route by which rule over which group; reference tables live on every node of their group (see [`tables`]) |
 //! | `checksum` | `"xxh64:<16 hex digits>"` | absent | XXH64 (seed 0) of the canonical JSON of the rest of the document; verified on load, so a truncated or edited copy is refused |
 //! | `$schema` | string | absent | where editors find the JSON Schema (`docs/topology.schema.json` in the repository); ignored, and left out of the canonical form (and so of the checksum) |
 //!
@@ -57,6 +59,8 @@ use crate::placement_names::PlacementNames;
 use crate::salting::HotKeys;
 use crate::strategy::Strategy;
 
+pub mod tables;
+
 /// The one document format this version reads and writes.
 pub const FORMAT: &str = "shardroute/1";
 
@@ -77,6 +81,9 @@ pub struct Topology {
     pub hot_keys: Option<HotKeys>,
     /// Global secondary indexes, sorted by name (empty when absent).
     pub indexes: Vec<crate::indexes::Index>,
+    /// Node groups and table families (`None` when the document names neither; see
+    /// [`tables`]).
+    pub tables: Option<tables::Tables>,
     /// Whether the canonical form carries a `checksum` (set when the loaded document had
     /// one; operations keep it).
     pub checksummed: bool,
@@ -117,6 +124,8 @@ impl Topology {
                 "placement",
                 "hot_keys",
                 "indexes",
+                "node_groups",
+                "table_families",
                 "checksum",
             ],
         )?;
@@ -151,12 +160,25 @@ impl Topology {
             Some(value) => crate::indexes::parse("indexes", value, &nodes)?,
             None => Vec::new(),
         };
+        #[cfg(feature = "tables")]
+        let tables = tables::Tables::parse(object.optional("node_groups"), object.optional("table_families"), &nodes)?;
+        #[cfg(not(feature = "tables"))]
+        let tables = tables::not_built_in(object.optional("node_groups"), object.optional("table_families"))?;
         let checksum = match object.optional("checksum") {
             Some(value) => Some(json::str("checksum", value)?),
             None => None,
         };
-        let topology =
-            Topology { epoch, hashing, nodes, strategy, placement, hot_keys, indexes, checksummed: checksum.is_some() };
+        let topology = Topology {
+            epoch,
+            hashing,
+            nodes,
+            strategy,
+            placement,
+            hot_keys,
+            indexes,
+            tables,
+            checksummed: checksum.is_some(),
+        };
         topology.check_hot_keys()?;
         if let Some(given) = checksum {
             let expected = topology.checksum();
@@ -184,6 +206,10 @@ impl Topology {
         self.strategy.check(&self.nodes)?;
         for index in &self.indexes {
             index.strategy.check(&self.nodes)?;
+        }
+        #[cfg(feature = "tables")]
+        if let Some(tables) = &self.tables {
+            tables.check(&self.nodes)?;
         }
         self.check_hot_keys()
     }
@@ -241,6 +267,12 @@ impl Topology {
         map.put("strategy", self.strategy.to_value(&self.nodes));
         if !self.indexes.is_empty() {
             map.put("indexes", crate::indexes::to_value(&self.indexes, &self.nodes));
+        }
+        #[cfg(feature = "tables")]
+        if let Some(tables) = &self.tables {
+            let (groups, families) = tables.to_values(&self.nodes);
+            map.put("node_groups", groups);
+            map.put("table_families", families);
         }
         if let Some(placement) = &self.placement {
             map.put("placement", placement.to_value());

@@ -136,11 +136,11 @@ async function fenced(attempt) {
 
 /** The lazy move of docs/rebalancing.md, run B, step by step as the session gives it. */
 async function moveUser(user, steps) {
-  const epoch = steps.fence_epoch;
-  await call(steps.retire_from, 'POST', `/fence?user=${user}`, epoch);
-  const { messages } = await call(steps.read_from, 'GET', `/users/${user}/messages?full=1`, epoch);
-  const { inserted } = await call(steps.write_to, 'POST', `/users/${user}/import`, epoch, { rows: messages });
-  await call(steps.retire_from, 'DELETE', `/users/${user}/messages`, epoch);
+  const epoch = steps.fenceEpoch;
+  await call(steps.retireFrom, 'POST', `/fence?user=${user}`, epoch);
+  const { messages } = await call(steps.readFrom, 'GET', `/users/${user}/messages?full=1`, epoch);
+  const { inserted } = await call(steps.writeTo, 'POST', `/users/${user}/import`, epoch, { rows: messages });
+  await call(steps.retireFrom, 'DELETE', `/users/${user}/messages`, epoch);
   stats.lazy_moves += 1;
   stats.moved_rows += inserted;
 }
@@ -150,7 +150,7 @@ async function timeline(user) {
     let moved = false;
     const steps = r.session.lazySteps(user); // null unless this read moves the user
     if (steps) {
-      const flag = await call(steps.write_to, 'GET', `/users/${user}/moved`, steps.fence_epoch);
+      const flag = await call(steps.writeTo, 'GET', `/users/${user}/moved`, steps.fenceEpoch);
       if (!flag.moved) await moveUser(user, steps);
       moved = true;
     }
@@ -168,7 +168,7 @@ async function timeline(user) {
 
 async function write(user, message) {
   return fenced(async (r) => {
-    const { node, fence_epoch: epoch } = r.session.writePlan(user);
+    const { node, fenceEpoch: epoch } = r.session.writePlan(user);
     const vbucket = r.vbuckets ? r.vbuckets.route(user) : 0;
     await call(node, 'POST', `/users/${user}/messages`, epoch, { id: message.id, body: message.body, vbucket, sender: config.runtime });
     return { plan: [node], epoch, body: { id: message.id, user, vbucket } };

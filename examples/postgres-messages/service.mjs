@@ -183,13 +183,13 @@ class Shards {
   /**
    * The lazy move of docs/rebalancing.md, run B, as the core's migration session gives it
    * (`MigrationSession.lazySteps`): raise the old owner's fence, copy the user's rows from
-   * `read_from` to `write_to` with the moved flag, delete them from `retire_from`, all
-   * under `fence_epoch`. Every step is idempotent, so two movers of one user (two
+   * `readFrom` to `writeTo` with the moved flag, delete them from `retireFrom`, all
+   * under `fenceEpoch`. Every step is idempotent, so two movers of one user (two
    * services, or a service and the sweep) neither lose nor duplicate a row. Returns the
    * rows this call inserted.
    */
   async moveUser(user, steps) {
-    const { read_from: from, write_to: to, retire_from: retire, fence_epoch: epoch } = steps;
+    const { readFrom: from, writeTo: to, retireFrom: retire, fenceEpoch: epoch } = steps;
     await this.raiseFence(retire, epoch);
     const rows = await this.read(from, epoch, `SELECT ${COLUMNS} FROM messages WHERE user_id = $1`, [user]);
     const inserted = await this.insertRows(to, epoch, rows, user);
@@ -327,7 +327,7 @@ class Service {
     let row;
     for (;;) {
       const { routing } = this;
-      const { node, fence_epoch: epoch } = routing.session.writePlan(user);
+      const { node, fenceEpoch: epoch } = routing.session.writePlan(user);
       const vbucket = routing.vbuckets ? routing.vbuckets.route(user) : 0;
       row = [String(id), user, vbucket, new Date().toISOString(), body, this.name, sender];
       try {
@@ -368,7 +368,7 @@ class Service {
         let moved = false;
         const steps = routing.session.lazySteps(user); // null unless this read moves the user
         if (steps !== null) {
-          if (!(await this.shards.isMoved(steps.write_to, steps.fence_epoch, user))) {
+          if (!(await this.shards.isMoved(steps.writeTo, steps.fenceEpoch, user))) {
             this.count('moved_rows', await this.shards.moveUser(user, steps));
             this.count('moved_users');
           }

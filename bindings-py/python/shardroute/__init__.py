@@ -142,6 +142,26 @@ class SourceCall(_typing.NamedTuple):
     actions: _typing.List[_typing.Dict[str, _typing.Any]]
 
 
+class PlanGroup(_typing.NamedTuple):
+    """One node's share of ClusterSession.plan: the node's "host:port", whether it is
+    read over a connection that sent READONLY (a replica read), and (slot, key indices)
+    pairs, slots increasing, each slot's indices (into the keys given) in input order
+    (JS: PlanGroup { address, readonly, slots })."""
+
+    address: str
+    readonly: bool
+    slots: _typing.List[_typing.Tuple[int, _typing.List[int]]]
+
+
+class Endpoint(_typing.NamedTuple):
+    """What parse_address returns: the host (without the brackets of an IPv6 host; ""
+    for ":7000", a node that does not know its own address) and the port, in 1..=65535
+    (JS: Endpoint { host, port })."""
+
+    host: str
+    port: int
+
+
 class SessionStats(_typing.TypedDict):
     """What ClusterSession.stats returns: commands begun, MOVED and ASK followed,
     tables installed by refreshes, refreshes that found no usable reply, replies
@@ -228,6 +248,6 @@ class CopyBatch(_typing.TypedDict):
 
 __all__ = sorted([
     *_native.__all__, "CopyBatch", "DecodedId", "FollowerConfig", "IndexVisit", "IndexWritePlan", "LazySteps", "FollowerStats", "Key",
-    "Location", "Move", "MovingShard", "NodeGroup", "NodeStats", "Operation", "Publish",
+    "Endpoint", "Location", "Move", "MovingShard", "NodeGroup", "NodeStats", "Operation", "PlanGroup", "Publish",
     "Redirect", "ScatterPlan", "SourceCall", "WritePlan", "SessionConfig", "SessionStats", "Stats", "Topology", "documents",
 ])

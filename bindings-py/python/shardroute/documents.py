@@ -43,6 +43,13 @@ class Topology(_TopologyRequired, _TopologyKeys, total=False):
     # Global secondary indexes by name: each routes terms by its own strategy and hashing over
     # these nodes, at this epoch (core/src/indexes.rs).
     indexes: dict[str, Index]
+    # Named node groups: each a non-empty list of node ids of this document, each once, in the
+    # group's order (the order of a table family's nodes). core/src/topology/tables.rs.
+    node_groups: dict[str, list[str]]
+    # Table families by name: which tables route by which strategy over which node group, or live
+    # on every node of it (reference tables). A table belongs to one family; at most 65,536 tables
+    # in all. core/src/topology/tables.rs.
+    table_families: dict[str, TableFamily]
     # XXH64 (seed 0) of the canonical JSON of the rest of the document; a truncated or edited copy
     # is refused.
     checksum: str
@@ -83,6 +90,23 @@ class Hashing(TypedDict, total=False):
     # sign, space or leading zero) and routes as that integer, any other is refused with
     # invalid_key.
     keys: Literal["bytes", "u64"]
+
+
+class _TableFamilyRequired(TypedDict):
+    tables: list[str]
+
+
+class TableFamily(_TableFamilyRequired, total=False):
+    """Tables routed by one rule over one node group: a strategy (and optionally its own
+    hashing; default the document's) over the group's nodes, or "reference": true (no
+    strategy): every row on every node of the group, read from one, written to all. Without
+    group: every node of the document."""
+    # A name in node_groups.
+    group: str
+    hashing: Hashing
+    # Names only nodes of the family's group.
+    strategy: Strategy
+    reference: bool
 
 
 class _IndexRequired(TypedDict):
@@ -327,13 +351,14 @@ class MaglevStrategy(_MaglevStrategyRequired, total=False):
 
 class _IdBitsStrategyRequired(TypedDict):
     type: Literal["id_bits"]
-    layout: Literal["shard_high", "snowflake", "ticket"]
+    layout: Literal["shard_high", "snowflake", "ticket", "ulid"]
 
 
 class IdBitsStrategy(_IdBitsStrategyRequired, total=False):
-    """Ids that carry their shard: a bit field (shard_high, snowflake) or a ticket server's
-    residue."""
-    # shard_high (default 8), snowflake (default 10): width of the routing field.
+    """Ids that carry their shard: a bit field (shard_high, snowflake, the top random bits of a
+    ULID) or a ticket server's residue."""
+    # shard_high (default 8), snowflake (default 10), ulid (default 8): width of the routing
+    # field.
     shard_bits: int
     # shard_high: the routing field's lowest bit; default 64 - shard_bits.
     shard_shift: int
@@ -824,12 +849,35 @@ class _IdBitsComposeOperationRequired(TypedDict):
 
 class IdBitsComposeOperation(_IdBitsComposeOperationRequired, total=False):
     """id_bits generator: the id of `shard` (or `cell`) and the layout's other fields
-    (shard_high: local; snowflake: timestamp_ms, sequence; ticket: sequence)."""
+    (shard_high: local; snowflake: timestamp_ms, sequence; ticket: sequence; ulid:
+    timestamp_ms, randomness)."""
     shard: U64
     cell: U64
     local: U64
     timestamp_ms: U64
     sequence: U64
+    # ulid: the 80 - shard_bits random bits the caller drew (a decimal string).
+    randomness: str | int
+
+
+class _IdBitsTicketServerOperationRequired(TypedDict):
+    op: Literal["id_bits_ticket_server"]
+    turn: U64
+
+
+class IdBitsTicketServerOperation(_IdBitsTicketServerOperationRequired, total=False):
+    """id_bits ticket layout: the ticket server to ask next, by rotation from the caller's
+    counter `turn` and failover past the servers (shards, or cells) listed in `down`."""
+    down: list[int]
+
+
+class _IdBitsDecodeOperationRequired(TypedDict):
+    op: Literal["id_bits_decode"]
+    id: U64 | str
+
+
+class IdBitsDecodeOperation(_IdBitsDecodeOperationRequired, total=False):
+    """id_bits: the shard and fields of `id` (ULID text for the ulid layout, else an integer)."""
 
 
 class _IdBitsTicketsOperationRequired(TypedDict):
@@ -1013,6 +1061,8 @@ Operation = (
     | IdBitsComposeOperation
     | IdBitsTicketsOperation
     | IdBitsReserveBlockOperation
+    | IdBitsTicketServerOperation
+    | IdBitsDecodeOperation
     | IdGroupsAddGroupOperation
     | IdGroupsAddIntervalOperation
     | IdGroupsSetWritableOperation
@@ -1065,8 +1115,10 @@ __all__ = [
     "HotKeyRemoveOperation",
     "HotKeys",
     "IdBitsComposeOperation",
+    "IdBitsDecodeOperation",
     "IdBitsReserveBlockOperation",
     "IdBitsStrategy",
+    "IdBitsTicketServerOperation",
     "IdBitsTicketsOperation",
     "IdGroup",
     "IdGroupShard",
@@ -1116,6 +1168,7 @@ __all__ = [
     "SlotRange",
     "Strategy",
     "SuggestOperation",
+    "TableFamily",
     "Token",
     "TokenRingStrategy",
     "Tokens",

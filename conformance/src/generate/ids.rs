@@ -3,7 +3,10 @@
 //! their fields name; ids read off the bit layouts by hand; rejected keys (byte keys,
 //! reserved bits, shards and cells the topology lacks, ticket id 0) and rejected
 //! documents; and `decode_id`, `shards_for_range` and the
-//! generator operations through `apply`.
+//! generator operations through `apply`. The ticket-server pick (rotation and failover,
+//! `reference/ticket-servers.txt`) and the `ulid` layout: the ULID spec's published
+//! ULIDs (`reference/ulid-spec.txt`) routed and decoded, ULIDs built from their fields,
+//! and rejected text.
 
 use serde_json::{json, Value};
 use shardroute::Router;
@@ -82,8 +85,8 @@ fn cycling(names: &[&str], count: usize) -> Vec<String> {
 pub(crate) fn file() -> VectorFile {
     let mut file = VectorFile::new(
         "ids",
-        "The id_bits strategy: ids that carry their shard in a bit field (shard_high, Snowflake) or as a ticket server's residue, with shard tables and cell directories; published ids, rejected keys and documents; decode_id, shards_for_range and the generator operations.",
-        "published ids (reference/snowflake-ids.txt: Wikipedia's Twitter example, Discord's docs and the discord-snowflake npm package, Pinterest's engineering blog) and MySQL manual series (reference/mysql-auto-increment.txt), copied unchanged; `stated` routes read off the bit layout by hand; everything else: generator",
+        "The id_bits strategy: ids that carry their shard in a bit field (shard_high, Snowflake, the top random bits of a ULID) or as a ticket server's residue, with shard tables and cell directories; published ids, rejected keys and documents; decode_id, shards_for_range and the generator operations, the ticket-server pick (rotation and failover) among them.",
+        "published ids (reference/snowflake-ids.txt: Wikipedia's Twitter example, Discord's docs and the discord-snowflake npm package, Pinterest's engineering blog; reference/ulid-spec.txt: the ULID spec's README), MySQL manual series (reference/mysql-auto-increment.txt) and the ticket-server rows (reference/ticket-servers.txt: Flickr's ticket-server post and the MySQL manual, read off the rule by hand), copied unchanged; `stated` routes read off the bit layout by hand; everything else: generator",
     );
 
     // The layout: an 8-bit shard in the top byte, identity shard table.
@@ -219,7 +222,442 @@ pub(crate) fn file() -> VectorFile {
 
     document_errors(&mut file);
     call_cases(&mut file);
+    ticket_server_cases(&mut file);
+    ulid_cases(&mut file);
     file
+}
+
+/// One row of `reference/ticket-servers.txt`: `(label, servers, turn, down, answer)`, the
+/// answer `Some((server, next_turn))` or `None` for unavailable.
+type TicketRow = (String, u32, u64, Vec<u32>, Option<(u32, u64)>);
+
+/// The rows of `reference/ticket-servers.txt`.
+fn ticket_server_rows() -> Vec<TicketRow> {
+    reference_lines("ticket-servers.txt")
+        .iter()
+        .map(|line| {
+            let columns: Vec<&str> = line.split_whitespace().collect();
+            assert_eq!(columns.len(), 6, "ticket-servers.txt: {line}");
+            let down = if columns[3] == "-" {
+                Vec::new()
+            } else {
+                columns[3].split(',').map(|s| s.parse().expect("down")).collect()
+            };
+            let answer = (columns[4] != "unavailable")
+                .then(|| (columns[4].parse().expect("server"), columns[5].parse().expect("next turn")));
+            (
+                columns[0].to_string(),
+                columns[1].parse().expect("servers"),
+                columns[2].parse().expect("turn"),
+                down,
+                answer,
+            )
+        })
+        .collect()
+}
+
+/// `id_bits_ticket_server`: the reference rows on the two-server and ten-server
+/// topologies, a directory of cells, and refused operations.
+fn ticket_server_cases(file: &mut VectorFile) {
+    for (label, servers, turn, down, answer) in ticket_server_rows() {
+        let topology = if servers == 2 { "flickr-tickets" } else { "mysql-tickets-10" };
+        let operation = json!({"op": "id_bits_ticket_server", "turn": turn, "down": down});
+        let name = format!("{topology}/apply/ticket-server-{label}");
+        match answer {
+            Some((server, next_turn)) => {
+                let result = applied(file, &name, On::Topology(topology), operation);
+                // Servers `0..n` passed over from `turn % n` up to the answer are the down ones.
+                let n = u64::from(servers);
+                let skipped: Vec<u32> =
+                    (0..n).map(|step| ((turn + step) % n) as u32).take_while(|&s| s != server).collect();
+                assert!(skipped.iter().all(|s| down.contains(s)), "{label}: a live server was skipped");
+                let expected = json!({"shard": server, "next_turn": next_turn, "skipped": skipped,
+                    "topology": file.parsed(topology).to_value()});
+                assert_eq!(result, expected, "{label}: core disagrees");
+            }
+            None => apply_refused(file, &name, On::Topology(topology), operation, "unavailable"),
+        }
+    }
+    // Rotation over the ten servers: the turn each call returns, passed to the next.
+    let mut turn = 8u64;
+    for call in 0..3 {
+        let operation = json!({"op": "id_bits_ticket_server", "turn": turn});
+        let result = applied(
+            file,
+            &format!("mysql-tickets-10/apply/ticket-server-rotation-{call}"),
+            On::Topology("mysql-tickets-10"),
+            operation,
+        );
+        assert_eq!(result["shard"], json!((8 + call) % 10));
+        turn = result["next_turn"].as_u64().expect("next turn");
+    }
+    // A directory of cells: the servers ids route to are the cells 0, 1 and 3 (server 2's
+    // ids would route nowhere, so it is never picked).
+    let router = file.topology(
+        "ticket-cells",
+        doc(&["t0", "t1"], json!({"type": "id_bits", "layout": "ticket", "servers": 4, "shards": ["t0", "t1"], "cells": {"0": 0, "1": 1, "3": 0}}))
+            .epoch(7),
+    );
+    load_case(file, "ticket-cells", &router);
+    for (what, turn, down, cell, next_turn, skipped) in [
+        ("turn-2", 2u64, json!([]), 3u32, 0u64, json!([])),
+        ("cell-3-down", 2, json!([3]), 0, 1, json!([3])),
+        ("cells-0-3-down", 2, json!([0, 3]), 1, 2, json!([3, 0])),
+    ] {
+        let operation = json!({"op": "id_bits_ticket_server", "turn": turn, "down": down});
+        let result =
+            applied(file, &format!("ticket-cells/apply/ticket-server-{what}"), On::Topology("ticket-cells"), operation);
+        let expected = json!({"cell": cell, "next_turn": next_turn, "skipped": skipped, "topology": file.parsed("ticket-cells").to_value()});
+        assert_eq!(result, expected, "ticket-cells/{what}: core disagrees");
+    }
+    let refused: Vec<(&str, &str, Value, &str)> = vec![
+        (
+            "ticket-cells",
+            "all-down",
+            json!({"op": "id_bits_ticket_server", "turn": 0, "down": [0, 1, 3]}),
+            "unavailable",
+        ),
+        (
+            "ticket-cells",
+            "down-not-a-cell",
+            json!({"op": "id_bits_ticket_server", "turn": 0, "down": [2]}),
+            "invalid_argument",
+        ),
+        (
+            "flickr-tickets",
+            "down-server-2",
+            json!({"op": "id_bits_ticket_server", "turn": 0, "down": [2]}),
+            "invalid_argument",
+        ),
+        (
+            "flickr-tickets",
+            "down-not-a-list",
+            json!({"op": "id_bits_ticket_server", "turn": 0, "down": 1}),
+            "invalid_argument",
+        ),
+        ("flickr-tickets", "turn-missing", json!({"op": "id_bits_ticket_server"}), "invalid_argument"),
+        ("flickr-tickets", "turn-negative", json!({"op": "id_bits_ticket_server", "turn": -1}), "invalid_argument"),
+        (
+            "twitter-snowflake",
+            "needs-ticket-layout",
+            json!({"op": "id_bits_ticket_server", "turn": 0}),
+            "invalid_argument",
+        ),
+    ];
+    for (topology, what, operation, code) in refused {
+        apply_refused(
+            file,
+            &format!("{topology}/apply/refused-ticket-server-{what}"),
+            On::Topology(topology),
+            operation,
+            code,
+        );
+    }
+    // A `down` list past limits::MAX_TICKET_DOWN (65,535 entries) is `limit_exceeded`:
+    // covered by the core's unit tests, not here (the case would weigh 200 KB).
+}
+
+/// The ULID alphabet, for decoding by hand below (index = value).
+const CROCKFORD: &str = "0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+
+/// A ULID's 128 bits read plainly: each character's index in the alphabet, 5 bits each.
+fn ulid_value(text: &str) -> u128 {
+    text.chars()
+        .fold(0u128, |value, c| value * 32 + CROCKFORD.find(c.to_ascii_uppercase()).expect("ULID character") as u128)
+}
+
+/// `(label, text)` of `reference/ulid-spec.txt`.
+fn published_ulids() -> Vec<(String, String)> {
+    reference_lines("ulid-spec.txt")
+        .iter()
+        .map(|line| {
+            let columns: Vec<&str> = line.split_whitespace().collect();
+            assert_eq!(columns.len(), 2, "ulid-spec.txt: {line}");
+            (columns[0].to_string(), columns[1].to_string())
+        })
+        .collect()
+}
+
+/// The `ulid` layout: published ULIDs routed, decoded and rebuilt; a directory of cells
+/// and a partition key; rejected keys, documents and operations.
+fn ulid_cases(file: &mut VectorFile) {
+    // 8 shard bits: 256 shards, cycling over four nodes.
+    let nodes = ["u0", "u1", "u2", "u3"];
+    let router = file.topology(
+        "ulid-256",
+        doc(&nodes, json!({"type": "id_bits", "layout": "ulid", "shard_bits": 8, "shards": cycling(&nodes, 256)}))
+            .epoch(8),
+    );
+    load_case(file, "ulid-256", &router);
+    let published = published_ulids();
+    let text_of =
+        |label: &str| published.iter().find(|(l, _)| l == label).map(|(_, t)| t.clone()).expect("published ULID");
+    // What the spec states: the monotonic ULIDs share a millisecond and count up by one;
+    // the largest has timestamp 2^48 - 1.
+    for run in [
+        ["monotonic-a", "monotonic-b", "monotonic-c", "monotonic-d"],
+        ["monotonic-x", "monotonic-y", "monotonic-z", "monotonic-z"],
+    ] {
+        for pair in run.windows(2).filter(|pair| pair[0] != pair[1]) {
+            let (before, after) = (ulid_value(&text_of(pair[0])), ulid_value(&text_of(pair[1])));
+            assert_eq!(before >> 80, after >> 80, "{pair:?}: one millisecond");
+            assert_eq!(before + 1, after, "{pair:?}: randomness + 1");
+        }
+    }
+    assert_eq!(ulid_value(&text_of("largest")) >> 80, 281_474_976_710_655);
+    assert_eq!(&text_of("spec-layout")[..10], "01AN4Z07BY");
+    let mut keys = Vec::new();
+    let mut shards = Vec::new();
+    for (label, text) in &published {
+        // Read by hand: the shard is the top 8 of the 80 random bits.
+        let value = ulid_value(text);
+        let shard = (value >> 72 & 0xff) as u32;
+        let node = nodes[shard as usize % 4];
+        stated_route(file, "ulid-256", &router, &format!("published/{label}"), utf8(text), (shard, node));
+        keys.push(utf8(text));
+        shards.push(shard);
+        let fields =
+            json!([["timestamp_ms", (value >> 80).to_string()], ["randomness", (value & ((1 << 72) - 1)).to_string()]]);
+        let result = applied(
+            file,
+            &format!("ulid-256/apply/decode-{label}"),
+            On::Topology("ulid-256"),
+            json!({"op": "id_bits_decode", "id": text}),
+        );
+        assert_eq!(result["shard"], json!(shard), "{label}: core disagrees with the shard");
+        assert_eq!(result["fields"], fields, "{label}: core disagrees with the fields");
+        // Built back from its fields.
+        let operation = json!({"op": "id_bits_compose", "timestamp_ms": (value >> 80).to_string(), "shard": shard,
+            "randomness": (value & ((1 << 72) - 1)).to_string()});
+        let result = applied(file, &format!("ulid-256/apply/compose-{label}"), On::Topology("ulid-256"), operation);
+        assert_eq!(result["id"], json!(text), "{label}: core disagrees with the text");
+    }
+    file.case(
+        "ulid-256/route_many/published",
+        json!({"op": "route_many", "topology": "ulid-256", "keys": keys, "expect": {"shards": shards}}),
+    );
+    // Case-insensitive: the lower-case text routes and decodes alike.
+    let intro = text_of("spec-intro");
+    let value = ulid_value(&intro);
+    let shard = (value >> 72 & 0xff) as u32;
+    stated_route(
+        file,
+        "ulid-256",
+        &router,
+        "lower-case/spec-intro",
+        utf8(&intro.to_ascii_lowercase()),
+        (shard, nodes[shard as usize % 4]),
+    );
+    let mixed: String =
+        intro.chars().enumerate().map(|(i, c)| if i % 2 == 0 { c.to_ascii_lowercase() } else { c }).collect();
+    stated_route(file, "ulid-256", &router, "mixed-case/spec-intro", utf8(&mixed), (shard, nodes[shard as usize % 4]));
+    // Replicas: the next nodes in list order after the owner.
+    let owner = shard as usize % 4;
+    let expected: Vec<&str> = (0..3).map(|step| nodes[(owner + step) % 4]).collect();
+    stated_replicas(file, "ulid-256", &router, "stated/replicas-3-spec-intro", utf8(&intro), &expected);
+
+    // Rejected keys.
+    let fine = utf8(&intro);
+    let refusals: Vec<(&str, Value)> = vec![
+        ("integer", u64_key(42)),
+        ("empty", utf8("")),
+        ("25-characters", utf8(&intro[..25])),
+        ("27-characters", utf8(&format!("{intro}0"))),
+        ("overflow-8", utf8("80000000000000000000000000")),
+        ("overflow-z", utf8("ZZZZZZZZZZZZZZZZZZZZZZZZZZ")),
+        ("letter-i", utf8("01ARZ3NDEKTSV4RRFFQ69G5FAI")),
+        ("letter-l", utf8("01ARZ3NDEKTSV4RRFFQ69G5FAL")),
+        ("letter-o", utf8("01ARZ3NDEKTSV4RRFFQ69G5FAO")),
+        ("letter-u", utf8("01ARZ3NDEKTSV4RRFFQ69G5FAU")),
+        ("lower-u", utf8("01arz3ndektsv4rrffq69g5fau")),
+        ("hyphen", utf8("01ARZ3NDEK-TSV4RRFFQ69G5FA")),
+        (
+            "uuid-bytes",
+            hex(&[0x01, 0x56, 0x3d, 0xf3, 0x6a, 0x4d, 0x7d, 0x44, 0xe1, 0xe7, 0x3c, 0xd4, 0x50, 0x2b, 0x71, 0x5b]),
+        ),
+        ("non-ascii", hex(&[0xc3; 26])),
+    ];
+    for (what, key) in refusals {
+        let outcome = router.route(owned_key(&key).as_key()).map(drop);
+        refused_key(file, "ulid-256", &key, Some(fine.clone()), outcome, |op| format!("ulid-256/rejected/{op}-{what}"));
+    }
+    let outcome = router.decode_id(42).map(drop);
+    expect_error(
+        file,
+        "ulid-256/decode_id/rejected-integer",
+        json!({"op": "decode_id", "topology": "ulid-256", "id": "42"}),
+        "invalid_key",
+        outcome,
+    );
+
+    // Ranges of ULIDs sort by time first: every shard.
+    let (start, end) = (text_of("monotonic-a"), text_of("monotonic-z"));
+    let got = router.shards_for_range(start.as_str(), Some(end.as_str().into())).expect("range");
+    assert_eq!(got, (0..256).collect::<Vec<u32>>());
+    file.case(
+        "ulid-256/shards_for_range/every-shard",
+        json!({"op": "shards_for_range", "topology": "ulid-256", "start": utf8(&start), "end": utf8(&end), "expect": {"shards": got}}),
+    );
+    for (what, start, end, code) in [
+        ("reversed", utf8(&end), utf8(&start), "invalid_argument"),
+        ("not-a-ulid", utf8("user:1"), Value::Null, "invalid_key"),
+        ("integer-end", utf8(&start), u64_key(7), "invalid_key"),
+    ] {
+        let owned_start = owned_key(&start);
+        let owned_end = (!end.is_null()).then(|| owned_key(&end));
+        let outcome = router
+            .shards_for_range(owned_start.as_key(), owned_end.as_ref().map(shardroute::OwnedKey::as_key))
+            .map(drop);
+        expect_error(
+            file,
+            &format!("ulid-256/shards_for_range/{what}"),
+            json!({"op": "shards_for_range", "topology": "ulid-256", "start": start, "end": end}),
+            code,
+            outcome,
+        );
+    }
+
+    // 16 shard bits with a directory of cells, and a partition key: keys are
+    // `<ULID>/<rest>`, routed by the ULID before the first `/`.
+    let router = file.topology(
+        "ulid-cells",
+        doc(&["c0", "c1"], json!({"type": "id_bits", "layout": "ulid", "shard_bits": 16, "shards": ["c0", "c1"], "cells": {"7": 0, "4242": 1}}))
+            .hashing(json!({"partition_key": {"rule": "prefix", "separator": "/"}}))
+            .epoch(9),
+    );
+    load_case(file, "ulid-cells", &router);
+    let timestamp_ms = 1_700_000_000_000u64;
+    let randomness = 0x00ab_cdef_0123_4567u128;
+    let built: u128 = u128::from(timestamp_ms) << 80 | 4242u128 << 64 | randomness;
+    let operation = json!({"op": "id_bits_compose", "timestamp_ms": timestamp_ms, "cell": 4242, "randomness": randomness.to_string()});
+    let result = applied(file, "ulid-cells/apply/compose-cell-4242", On::Topology("ulid-cells"), operation);
+    let text = result["id"].as_str().expect("id").to_string();
+    assert_eq!(ulid_value(&text), built, "compose: core disagrees with the bits");
+    stated_route(file, "ulid-cells", &router, "stated/cell-4242", utf8(&text), (1, "c1"));
+    stated_route(
+        file,
+        "ulid-cells",
+        &router,
+        "stated/cell-4242-partition-key",
+        utf8(&format!("{text}/comments/7")),
+        (1, "c1"),
+    );
+    let result = applied(
+        file,
+        "ulid-cells/apply/decode-cell-4242",
+        On::Topology("ulid-cells"),
+        json!({"op": "id_bits_decode", "id": text}),
+    );
+    let expected = json!({"shard": 1, "fields": [["timestamp_ms", timestamp_ms.to_string()], ["cell", "4242"], ["randomness", randomness.to_string()]]});
+    assert_eq!(result["shard"], expected["shard"]);
+    assert_eq!(result["fields"], expected["fields"]);
+    let unknown = ulid_to_text_plain(u128::from(timestamp_ms) << 80 | 4243u128 << 64);
+    let outcome = router.route(unknown.as_str()).map(drop);
+    refused_key(file, "ulid-cells", &utf8(&unknown), None, outcome, |op| {
+        format!("ulid-cells/rejected/{op}-unknown-cell")
+    });
+
+    // Refused operations.
+    let refused: Vec<(&str, &str, Value, &str)> = vec![
+        (
+            "ulid-256",
+            "randomness-too-wide",
+            json!({"op": "id_bits_compose", "timestamp_ms": 0, "shard": 0, "randomness": (1u128 << 72).to_string()}),
+            "invalid_argument",
+        ),
+        (
+            "ulid-256",
+            "randomness-hex",
+            json!({"op": "id_bits_compose", "timestamp_ms": 0, "shard": 0, "randomness": "ff"}),
+            "invalid_argument",
+        ),
+        (
+            "ulid-256",
+            "randomness-missing",
+            json!({"op": "id_bits_compose", "timestamp_ms": 0, "shard": 0}),
+            "invalid_argument",
+        ),
+        (
+            "ulid-256",
+            "timestamp-past-48-bits",
+            json!({"op": "id_bits_compose", "timestamp_ms": 1u64 << 48, "shard": 0, "randomness": 0}),
+            "invalid_argument",
+        ),
+        (
+            "ulid-256",
+            "sequence-is-not-ulid",
+            json!({"op": "id_bits_compose", "timestamp_ms": 0, "shard": 0, "sequence": 0}),
+            "invalid_argument",
+        ),
+        ("ulid-256", "decode-integer", json!({"op": "id_bits_decode", "id": 42}), "invalid_argument"),
+        (
+            "ulid-cells",
+            "unknown-cell",
+            json!({"op": "id_bits_compose", "timestamp_ms": 0, "cell": 8, "randomness": 0}),
+            "invalid_argument",
+        ),
+        (
+            "ulid-256",
+            "tickets-need-ticket-layout",
+            json!({"op": "id_bits_tickets", "shard": 0, "auto_increment": 1, "count": 1}),
+            "invalid_argument",
+        ),
+    ];
+    for (topology, what, operation, code) in refused {
+        apply_refused(file, &format!("{topology}/apply/refused-{what}"), On::Topology(topology), operation, code);
+    }
+    for (what, id) in [
+        ("overflow", "8ZZZZZZZZZZZZZZZZZZZZZZZZZ"),
+        ("letter-o", "01ARZ3NDEKTSV4RRFFQ69G5FAO"),
+        ("short", "01ARZ3NDEK"),
+    ] {
+        let operation = json!({"op": "id_bits_decode", "id": id});
+        apply_refused(
+            file,
+            &format!("ulid-256/apply/refused-decode-{what}"),
+            On::Topology("ulid-256"),
+            operation,
+            "invalid_key",
+        );
+    }
+    // decode of an integer layout through the operation agrees with decode_id.
+    let result = applied(
+        file,
+        "flickr-tickets/apply/decode-id-8",
+        On::Topology("flickr-tickets"),
+        json!({"op": "id_bits_decode", "id": "8"}),
+    );
+    assert_eq!(result["fields"], json!([["sequence", "3"]]));
+
+    // Refused documents.
+    let mut bad = Refusals::of(doc(&["a", "b"], json!({"type": "id_bits", "layout": "ulid"})));
+    bad.strategy(
+        "ulid-shard-bits-zero",
+        "invalid_topology",
+        json!({"type": "id_bits", "layout": "ulid", "shard_bits": 0}),
+    );
+    bad.strategy(
+        "ulid-shard-bits-33",
+        "invalid_topology",
+        json!({"type": "id_bits", "layout": "ulid", "shard_bits": 33}),
+    );
+    bad.strategy(
+        "ulid-foreign-field",
+        "invalid_topology",
+        json!({"type": "id_bits", "layout": "ulid", "timestamp_bits": 48}),
+    );
+    bad.strategy(
+        "ulid-shards-past-capacity",
+        "invalid_topology",
+        json!({"type": "id_bits", "layout": "ulid", "shard_bits": 1, "shards": ["a", "b", "a"]}),
+    );
+    bad.edit("ulid-u64-keys", "invalid_topology", |d| d["hashing"] = json!({"keys": "u64"}));
+    bad.write(file, "load/");
+}
+
+/// 128 bits as ULID text, written plainly.
+fn ulid_to_text_plain(value: u128) -> String {
+    (0..26).rev().map(|i| CROCKFORD.as_bytes()[(value >> (5 * i) & 31) as usize] as char).collect()
 }
 
 fn document_errors(file: &mut VectorFile) {

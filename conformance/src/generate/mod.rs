@@ -26,6 +26,7 @@ mod hot_keys;
 mod id_groups;
 mod ids;
 mod indexes;
+mod tables;
 mod jump;
 mod kafka;
 mod ketama;
@@ -92,6 +93,7 @@ pub fn all() -> Vec<(String, String)> {
         key_type::file(),
         hot_keys::file(),
         indexes::file(),
+        tables::file(),
         suggest::file(),
         stats::file(),
         scatter::file(),

@@ -1,10 +1,11 @@
 //! Operations of the id strategies: the `id_bits` generators (`id_bits_compose`,
-//! `id_bits_tickets`, `id_bits_reserve_block`: the topology comes back unchanged, the ids
-//! are the report) and the `id_groups` edits (`id_groups_add_group`,
+//! `id_bits_tickets`, `id_bits_reserve_block`, `id_bits_ticket_server`, `id_bits_decode`:
+//! the topology comes back unchanged, the ids are the report) and the `id_groups` edits (`id_groups_add_group`,
 //! `id_groups_add_interval`, `id_groups_set_writable`: no id ever moves).
 
 use alloc::format;
 use alloc::string::{String, ToString};
+use alloc::vec::Vec;
 
 use serde_json::Value;
 
@@ -12,9 +13,11 @@ use super::args::{argument, Args};
 use super::{args, Applied, Edit, Op, Report};
 use crate::error::{Error, Result};
 use crate::json::{self, Put as _};
-use crate::strategy::ids::id_bits::{IdBitsSpec, IdLayout};
+use crate::limits;
+use crate::strategy::ids::id_bits::{ulid_to_text, IdBitsSpec, IdLayout};
 use crate::strategy::ids::id_groups::{parse_group, parse_interval, IdGroupsSpec};
-use crate::strategy::ids::tickets::{reserve_block, ticket_ids};
+use crate::strategy::ids::tickets::{next_ticket_server, reserve_block, ticket_ids};
+use crate::strategy::spec::{Place as _, Spec as _};
 use crate::strategy::Variant;
 use crate::topology::Topology;
 
@@ -46,6 +49,26 @@ pub enum IdFields {
         /// The server's sequence number.
         sequence: u64,
     },
+    /// `ulid`: time, shard and the caller's randomness.
+    Ulid {
+        /// Unix milliseconds (48 bits).
+        timestamp_ms: u64,
+        /// The shard (or cell): the top `shard_bits` of the random bits.
+        routing: u32,
+        /// The remaining `80 - shard_bits` random bits, drawn by the caller.
+        randomness: u128,
+    },
+}
+
+/// The id an `id_bits_decode` operation reads: a ULID's text for the `ulid` layout, an
+/// integer for the others.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum IdInput {
+    /// An integer id.
+    Integer(u64),
+    /// A ULID's text.
+    Text(String),
 }
 
 /// A ticket server and its counter: the shard (or cell) it serves and the table's
@@ -91,12 +114,67 @@ fn parse_id_bits(name: &str, operation: &Value, spec: &IdBitsSpec) -> Result<Op>
                 let args = args(operation, fields(&["op", "shard", "sequence"], &["op", "cell", "sequence"]))?;
                 IdFields::Ticket { routing: routing(spec, &args)?, sequence: args.u64("sequence")? }
             }
+            IdLayout::Ulid(_) => {
+                let args = args(
+                    operation,
+                    fields(
+                        &["op", "timestamp_ms", "shard", "randomness"],
+                        &["op", "timestamp_ms", "cell", "randomness"],
+                    ),
+                )?;
+                let timestamp_ms = args.u64("timestamp_ms")?;
+                IdFields::Ulid {
+                    timestamp_ms,
+                    routing: routing(spec, &args)?,
+                    randomness: u128_arg(&args, "randomness")?,
+                }
+            }
         };
         return Ok(Op::IdBitsCompose(fields));
+    }
+    if name == "id_bits_decode" {
+        let args = args(operation, &["op", "id"])?;
+        let id = match spec.layout {
+            IdLayout::Ulid(_) => IdInput::Text(args.str("id")?.to_string()),
+            _ => IdInput::Integer(args.u64("id")?),
+        };
+        return Ok(Op::IdBitsDecode(id));
     }
     let IdLayout::Ticket(_) = spec.layout else {
         return Err(Error::argument(format!("{name}: needs the ticket layout, not {}", spec.layout.name())));
     };
+    if name == "id_bits_ticket_server" {
+        let args = args(operation, &["op", "turn", "down"])?;
+        let turn = args.u64("turn")?;
+        let down = match args.optional("down") {
+            None => Vec::new(),
+            Some(value) => {
+                let path = args.path("down");
+                let entries = value.as_array().ok_or_else(|| {
+                    Error::argument(format!(
+                        "{path}: expected an array of {}s, found {}",
+                        spec.routing_name(),
+                        json::type_name(value)
+                    ))
+                })?;
+                if entries.len() > limits::MAX_TICKET_DOWN as usize {
+                    return Err(Error::limit(format!(
+                        "{path}: {} entries; the limit is {}",
+                        entries.len(),
+                        limits::MAX_TICKET_DOWN
+                    )));
+                }
+                entries
+                    .iter()
+                    .enumerate()
+                    .map(|(index, entry)| {
+                        json::u32_in(&format!("{path}[{index}]"), entry, 0, u32::MAX).map_err(super::args::argument)
+                    })
+                    .collect::<Result<Vec<u32>>>()?
+            }
+        };
+        return Ok(Op::IdBitsTicketServer { turn, down });
+    }
     let (count_field, allowed): (&str, &'static [&'static str]) = match (cells, name) {
         (false, "id_bits_tickets") => ("count", &["op", "shard", "auto_increment", "count"]),
         (true, "id_bits_tickets") => ("count", &["op", "cell", "auto_increment", "count"]),
@@ -110,6 +188,25 @@ fn parse_id_bits(name: &str, operation: &Value, spec: &IdBitsSpec) -> Result<Op>
         Op::IdBitsTickets { server, count }
     } else {
         Op::IdBitsReserveBlock { server, block_size: count }
+    })
+}
+
+/// A `u128` field: a decimal string of up to 39 digits, or a JSON integer.
+fn u128_arg(args: &Args<'_>, name: &str) -> Result<u128> {
+    let value = args.required(name)?;
+    let parsed = match value {
+        Value::Number(number) => number.as_u64().map(u128::from),
+        Value::String(text) if !text.is_empty() && text.len() <= 39 && text.bytes().all(|b| b.is_ascii_digit()) => {
+            text.bytes().try_fold(0u128, |acc, digit| acc.checked_mul(10)?.checked_add(u128::from(digit - b'0')))
+        }
+        _ => None,
+    };
+    parsed.ok_or_else(|| {
+        Error::argument(format!(
+            "{}: expected an unsigned integer below 2^128 (a decimal string, or a number), found {}",
+            args.path(name),
+            json::type_name(value)
+        ))
     })
 }
 
@@ -152,6 +249,11 @@ impl Edit for IdBitsSpec {
                     (IdFields::Ticket { routing, sequence }, IdLayout::Ticket(layout)) => {
                         layout.compose(*routing, *sequence)?
                     }
+                    (IdFields::Ulid { timestamp_ms, routing, randomness }, IdLayout::Ulid(layout)) => {
+                        let ulid = layout.compose(*timestamp_ms, *routing, *randomness)?;
+                        report.put("id", Value::String(ulid_to_text(ulid)));
+                        return Ok(Applied { topology: topology.clone(), report });
+                    }
                     _ => {
                         return Err(Error::argument(format!(
                             "id_bits_compose: the fields do not fit the {} layout",
@@ -175,6 +277,54 @@ impl Edit for IdBitsSpec {
                 report.put("step", block.step.into());
                 report.put("count", block.count.into());
                 report.put("auto_increment", Value::String(block.auto_increment.to_string()));
+            }
+            Op::IdBitsTicketServer { turn, down } => {
+                if !matches!(self.layout, IdLayout::Ticket(_)) {
+                    return Err(Error::argument(format!(
+                        "{}: needs the ticket layout, not {}",
+                        op.name(),
+                        self.layout.name()
+                    )));
+                }
+                // The servers ids route to, in order: the cells of the directory, or
+                // the shards of the table.
+                let servers: Vec<u32> = match &self.cells {
+                    Some(cells) => cells.iter().map(|&(cell, _)| cell).collect(),
+                    None => (0..self.shards.len() as u32).collect(),
+                };
+                let down = down
+                    .iter()
+                    .map(|value| {
+                        servers.binary_search(value).map(|index| index as u32).map_err(|_| {
+                            Error::argument(format!(
+                                "operation.down: {} {value} is not one of the ticket servers ids route to",
+                                self.routing_name()
+                            ))
+                        })
+                    })
+                    .collect::<Result<Vec<u32>>>()?;
+                let pick = next_ticket_server(servers.len() as u32, *turn, &down)?;
+                report.put(self.routing_name(), servers[pick.server as usize].into());
+                report.put("next_turn", json::u64_value(pick.next_turn));
+                report.put("skipped", pick.skipped.iter().map(|&index| Value::from(servers[index as usize])).collect());
+            }
+            Op::IdBitsDecode(id) => {
+                let (shard, fields): (u32, Vec<(&'static str, u128)>) = match id {
+                    IdInput::Text(text) => {
+                        self.compile(&topology.hashing, &topology.nodes)?.decode_ulid(text.as_bytes())?
+                    }
+                    IdInput::Integer(id) => {
+                        let decoded = self.compile(&topology.hashing, &topology.nodes)?.decode_id(*id)?;
+                        let fields = decoded.fields.iter().map(|&(name, value)| (name, u128::from(value))).collect();
+                        (decoded.shard, fields)
+                    }
+                };
+                report.put("shard", shard.into());
+                let fields = fields
+                    .iter()
+                    .map(|(name, value)| Value::Array(alloc::vec![(*name).into(), Value::String(value.to_string())]))
+                    .collect();
+                report.put("fields", Value::Array(fields));
             }
             _ => return Err(super::refused(op, topology)),
         }
@@ -271,5 +421,99 @@ impl Edit for IdGroupsSpec {
             _ => return Err(super::refused(op, topology)),
         }
         Ok(Applied { topology: Topology { strategy: next.into_strategy()?, ..topology.clone() }, report })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use alloc::string::ToString;
+
+    use serde_json::json;
+
+    use crate::ops::apply;
+    use crate::topology::Topology;
+
+    fn topology(strategy: serde_json::Value) -> Topology {
+        let document = json!({"format": "shardroute/1", "epoch": 3,
+            "nodes": [{"id": "a"}, {"id": "b"}, {"id": "c"}], "strategy": strategy});
+        Topology::from_json(&document.to_string()).unwrap()
+    }
+
+    fn report(topology: &Topology, operation: serde_json::Value) -> serde_json::Value {
+        let mut result = apply(topology, &operation).unwrap();
+        assert_eq!(result["topology"], topology.to_value(), "generators leave the topology unchanged");
+        result.as_object_mut().unwrap().remove("topology");
+        result
+    }
+
+    fn code(topology: &Topology, operation: serde_json::Value) -> &'static str {
+        apply(topology, &operation).unwrap_err().code()
+    }
+
+    #[test]
+    fn ticket_server_rotates_and_fails_over() {
+        let flickr = topology(json!({"type": "id_bits", "layout": "ticket", "servers": 2, "shards": ["a", "b"]}));
+        let op =
+            |turn: u64, down: serde_json::Value| json!({"op": "id_bits_ticket_server", "turn": turn, "down": down});
+        assert_eq!(report(&flickr, op(0, json!([]))), json!({"shard": 0, "next_turn": 1, "skipped": []}));
+        assert_eq!(report(&flickr, op(1, json!([]))), json!({"shard": 1, "next_turn": 0, "skipped": []}));
+        assert_eq!(report(&flickr, op(1, json!([1]))), json!({"shard": 0, "next_turn": 1, "skipped": [1]}));
+        let no_down = json!({"op": "id_bits_ticket_server", "turn": "18446744073709551615"});
+        assert_eq!(report(&flickr, no_down), json!({"shard": 1, "next_turn": 0, "skipped": []}));
+        assert_eq!(code(&flickr, op(0, json!([0, 1]))), "unavailable");
+        assert_eq!(code(&flickr, op(0, json!([2]))), "invalid_argument");
+        assert_eq!(code(&flickr, op(0, json!(["0"]))), "invalid_argument");
+        assert_eq!(code(&flickr, op(0, json!(0))), "invalid_argument");
+        let long = serde_json::Value::Array(alloc::vec![json!(0); crate::limits::MAX_TICKET_DOWN as usize + 1]);
+        assert_eq!(code(&flickr, op(0, long)), "limit_exceeded");
+        let snowflake = topology(json!({"type": "id_bits", "layout": "snowflake"}));
+        assert_eq!(code(&snowflake, op(0, json!([]))), "invalid_argument");
+    }
+
+    #[test]
+    fn ticket_server_names_cells_under_a_directory() {
+        let cells = topology(json!({"type": "id_bits", "layout": "ticket", "servers": 8,
+            "shards": ["a", "b"], "cells": {"2": 0, "5": 1, "7": 0}}));
+        let op =
+            |turn: u64, down: serde_json::Value| json!({"op": "id_bits_ticket_server", "turn": turn, "down": down});
+        assert_eq!(report(&cells, op(1, json!([]))), json!({"cell": 5, "next_turn": 2, "skipped": []}));
+        assert_eq!(report(&cells, op(1, json!([5, 7]))), json!({"cell": 2, "next_turn": 1, "skipped": [5, 7]}));
+        assert_eq!(code(&cells, op(0, json!([3]))), "invalid_argument");
+    }
+
+    #[test]
+    fn ulid_compose_and_decode_round_trip() {
+        let ulid = topology(json!({"type": "id_bits", "layout": "ulid", "shard_bits": 4}));
+        let composed = report(
+            &ulid,
+            json!({"op": "id_bits_compose", "timestamp_ms": 1_469_918_176_385u64, "shard": 2, "randomness": "12345678901234567890"}),
+        );
+        let id = composed["id"].as_str().unwrap().to_string();
+        assert_eq!(id.len(), 26);
+        let decoded = report(&ulid, json!({"op": "id_bits_decode", "id": id.to_ascii_lowercase()}));
+        assert_eq!(
+            decoded,
+            json!({"shard": 2, "fields": [["timestamp_ms", "1469918176385"], ["randomness", "12345678901234567890"]]})
+        );
+        let too_wide =
+            json!({"op": "id_bits_compose", "timestamp_ms": 0, "shard": 0, "randomness": (1u128 << 76).to_string()});
+        assert_eq!(code(&ulid, too_wide), "invalid_argument");
+        let not_digits = json!({"op": "id_bits_compose", "timestamp_ms": 0, "shard": 0, "randomness": "0x10"});
+        assert_eq!(code(&ulid, not_digits), "invalid_argument");
+        let shard_9 = json!({"op": "id_bits_compose", "timestamp_ms": 0, "shard": 9, "randomness": 0});
+        assert_eq!(code(&ulid, shard_9), "invalid_argument");
+        assert_eq!(code(&ulid, json!({"op": "id_bits_decode", "id": "8ZZZZZZZZZZZZZZZZZZZZZZZZZ"})), "invalid_key");
+        assert_eq!(code(&ulid, json!({"op": "id_bits_decode", "id": 7})), "invalid_argument");
+        // The integer layouts decode as decode_id does.
+        let high = topology(json!({"type": "id_bits", "layout": "shard_high"}));
+        let id = (2u64 << 56 | 42).to_string();
+        assert_eq!(
+            report(&high, json!({"op": "id_bits_decode", "id": id})),
+            json!({"shard": 2, "fields": [["local", "42"]]})
+        );
+        assert_eq!(
+            code(&high, json!({"op": "id_bits_decode", "id": "01AN4Z07BY79KA1307SR9X4MV3"})),
+            "invalid_argument"
+        );
     }
 }

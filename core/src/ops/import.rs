@@ -90,6 +90,13 @@ pub(super) fn apply(op: &Op, topology: &Topology) -> Result<Applied> {
             op.name()
         )));
     }
+    if topology.tables.is_some() {
+        // Node groups name the nodes an import replaces: refused as indexes are.
+        return Err(Error::argument(format!(
+            "{}: this topology has node_groups and table_families over the node list an import replaces; import into a topology without them",
+            op.name()
+        )));
+    }
     match op {
         Op::ImportCassandraRing { tokens } => cassandra(tokens, topology),
         Op::ImportRedisClusterSlots(import) | Op::ImportRedisClusterShards(import) => redis_cluster(import, topology),
@@ -201,6 +208,7 @@ fn couchbase(config: &CouchbaseConfig, topology: &Topology) -> Result<Applied> {
         placement: None,
         hot_keys: None,
         indexes: Vec::new(),
+        tables: None,
         checksummed: false,
     };
     next.check().map_err(|err| match err.kind() {

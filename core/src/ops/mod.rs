@@ -54,6 +54,8 @@
 //! | `id_bits_compose` | `id_bits` | generator: the id of `shard` (or `cell`) and the layout's other fields (`local`; `timestamp_ms`, `sequence`; ticket: `sequence`); reports `id` (decimal string); the topology comes back unchanged, same epoch |
 //! | `id_bits_tickets` | `id_bits`, `ticket` layout | generator: the next `count` ids of server `shard` (or `cell`) from counter `auto_increment` (MySQL's rule); reports `ids`, `auto_increment` (decimal strings); topology unchanged |
 //! | `id_bits_reserve_block` | same | generator: reserves `block_size` ids of server `shard` in one step; reports `first`, `last`, `auto_increment` (decimal strings), `step`, `count`; topology unchanged |
+//! | `id_bits_ticket_server` | `id_bits`, `ticket` layout | generator: the ticket server to ask next, by rotation from the caller's counter `turn` and failover past the servers listed in `down` (shards, or cells); reports `shard` (or `cell`), `next_turn`, `skipped`; every server down is `unavailable` (see [`crate::strategy::ids::tickets::next_ticket_server`]); topology unchanged |
+//! | `id_bits_decode` | `id_bits` | generator: decodes `id` (ULID text for the `ulid` layout, else an integer); reports `shard` and `fields` (`[name, decimal string]` pairs, most significant first, as `decode_id`); topology unchanged |
 //! | `id_groups_add_group` | `id_groups` | appends `group` (as in `groups`, without `writable`), its shards numbered after all others; it becomes the writable group unless `writable` is false; no id moves; reports `added`, `shards`, `writable` |
 //! | `id_groups_add_interval` | `id_groups` | gives group `group` the interval `interval` (`[start, end]`), reusing freed ids; no id moves; reports `group`, `interval` |
 //! | `id_groups_set_writable` | `id_groups` | makes group `group` the writable one; reports `writable`, `previous` |
@@ -89,7 +91,7 @@ use crate::strategy::Strategy;
 use crate::topology::Topology;
 
 pub use self::dictionary::Rebalance;
-pub use self::ids::{IdFields, TicketServer};
+pub use self::ids::{IdFields, IdInput, TicketServer};
 pub use self::import::{CouchbaseImport, RedisClusterImport};
 pub use self::ranges::{NodeChoice, RangePoint};
 pub use self::suggest::{
@@ -261,6 +263,15 @@ pub enum Op {
         /// How many ids.
         block_size: u32,
     },
+    /// `id_bits_ticket_server` (generator): the ticket server to ask next.
+    IdBitsTicketServer {
+        /// The caller's rotation counter.
+        turn: u64,
+        /// The servers (shards, or cells) the caller reports down.
+        down: Vec<u32>,
+    },
+    /// `id_bits_decode` (generator): the shard and fields of an id.
+    IdBitsDecode(IdInput),
     /// `id_groups_add_group`: appends a group.
     IdGroupsAddGroup {
         /// The group (shards numbered after all existing ones).
@@ -333,6 +344,8 @@ impl Op {
             "id_bits_compose"
             | "id_bits_tickets"
             | "id_bits_reserve_block"
+            | "id_bits_ticket_server"
+            | "id_bits_decode"
             | "id_groups_add_group"
             | "id_groups_add_interval"
             | "id_groups_set_writable" => ids::parse(name, operation, topology),
@@ -373,6 +386,8 @@ impl Op {
             Op::IdBitsCompose(_) => "id_bits_compose",
             Op::IdBitsTickets { .. } => "id_bits_tickets",
             Op::IdBitsReserveBlock { .. } => "id_bits_reserve_block",
+            Op::IdBitsTicketServer { .. } => "id_bits_ticket_server",
+            Op::IdBitsDecode(_) => "id_bits_decode",
             Op::IdGroupsAddGroup { .. } => "id_groups_add_group",
             Op::IdGroupsAddInterval { .. } => "id_groups_add_interval",
             Op::IdGroupsSetWritable { .. } => "id_groups_set_writable",
@@ -428,7 +443,15 @@ impl Op {
 
     /// Whether the operation only computes (ids) and changes nothing.
     fn is_generator(&self) -> bool {
-        matches!(self, Op::IdBitsCompose(_) | Op::IdBitsTickets { .. } | Op::IdBitsReserveBlock { .. } | Op::Suggest(_))
+        matches!(
+            self,
+            Op::IdBitsCompose(_)
+                | Op::IdBitsTickets { .. }
+                | Op::IdBitsReserveBlock { .. }
+                | Op::IdBitsTicketServer { .. }
+                | Op::IdBitsDecode(_)
+                | Op::Suggest(_)
+        )
     }
 }
 
@@ -513,7 +536,11 @@ pub(crate) fn refused(op: &Op, topology: &Topology) -> Error {
         Op::MultilevelRemap { .. } | Op::MultilevelGroupSet { .. } => "multilevel topologies",
         Op::TrieSplit { .. } | Op::TrieRemove { .. } => "trie topologies",
         Op::RedisMoved { .. } => "redis_cluster topologies",
-        Op::IdBitsCompose(_) | Op::IdBitsTickets { .. } | Op::IdBitsReserveBlock { .. } => "id_bits topologies",
+        Op::IdBitsCompose(_)
+        | Op::IdBitsTickets { .. }
+        | Op::IdBitsReserveBlock { .. }
+        | Op::IdBitsTicketServer { .. }
+        | Op::IdBitsDecode(_) => "id_bits topologies",
         Op::IdGroupsAddGroup { .. } | Op::IdGroupsAddInterval { .. } | Op::IdGroupsSetWritable { .. } => {
             "id_groups topologies"
         }

@@ -1655,7 +1655,7 @@ fn unserved_dropped(router: Router, candidates: &[u32]) -> Result<Router> {
         return Ok(router);
     };
     let topology = router.topology();
-    if topology.placement.is_some() || topology.hot_keys.is_some() || !topology.indexes.is_empty() {
+    if topology.placement.is_some() || topology.hot_keys.is_some() || !topology.indexes.is_empty() || topology.tables.is_some() {
         return Ok(router);
     }
     let count = topology.nodes.len();
@@ -1709,6 +1709,7 @@ fn empty_topology() -> Topology {
         placement: None,
         hot_keys: None,
         indexes: alloc::vec::Vec::new(),
+        tables: None,
         checksummed: false,
     }
 }

@@ -11,6 +11,7 @@
 //! | `shard_high` | `shard << shard_shift \| local` | `(id >> shard_shift) & (2^shard_bits - 1)` | `local` (the bits below) |
 //! | `snowflake` | `(t - epoch_ms) << (shard_bits + sequence_bits) \| shard << sequence_bits \| sequence` | the middle field | `timestamp_ms` (Unix ms, epoch added), `sequence` |
 //! | `ticket` | `offset + sequence * servers`, `offset = shard + 1` | `(id - 1) % servers` | `sequence` (the server's n-th id) |
+//! | `ulid` | 128 bits: `timestamp_ms << 80 \| shard << (80 - shard_bits) \| randomness`, written as 26 characters of Crockford base32 | the top `shard_bits` of the ULID's 80 random bits | `timestamp_ms` (Unix ms), `randomness` (the remaining `80 - shard_bits` bits) |
 //!
 //! The routing field is the shard, or, when the strategy has a `cells` directory, a
 //! *cell* number that the directory maps to a shard. The shard lives on the node its
@@ -25,13 +26,14 @@
 //! {"type": "id_bits", "layout": "snowflake", "timestamp_bits": 41, "shard_bits": 10,
 //!  "sequence_bits": 12, "epoch_ms": 1288834974657, "shards": ["db-a", "db-b", "db-a"]}
 //! {"type": "id_bits", "layout": "ticket", "servers": 2}
+//! {"type": "id_bits", "layout": "ulid", "shard_bits": 8}
 //! {"type": "id_bits", "layout": "shard_high", "shard_bits": 12, "cells": {"0": 0, "1": 0, "7": 1}}
 //! ```
 //!
 //! | field | layouts | default | meaning |
 //! |---|---|---|---|
-//! | `layout` | all | required | `shard_high`, `snowflake` or `ticket`: the contract with every id ever minted, so never implied |
-//! | `shard_bits` | `shard_high`, `snowflake` | 8; 10 | width of the routing field, `1..=32` |
+//! | `layout` | all | required | `shard_high`, `snowflake`, `ticket` or `ulid`: the contract with every id ever minted, so never implied |
+//! | `shard_bits` | `shard_high`, `snowflake`, `ulid` | 8; 10; 8 | width of the routing field, `1..=32` |
 //! | `shard_shift` | `shard_high` | `64 - shard_bits` | bit position of the routing field's lowest bit |
 //! | `timestamp_bits` | `snowflake` | 41 | width of the timestamp, `1..=64` |
 //! | `sequence_bits` | `snowflake` | 12 | width of the per-millisecond sequence, `0..=63` |
@@ -48,7 +50,25 @@
 //! widths must fit 64 bits (`timestamp_bits + shard_bits + sequence_bits <= 64`,
 //! `shard_shift + shard_bits <= 64`).
 //!
-//! **Which ids route.** Only integer keys are ids: a byte key is `invalid_key` (pass
+//! **ULIDs** ([the ULID spec](https://github.com/ulid/spec)): 48 bits of Unix
+//! milliseconds, then 80 bits of randomness whose top `shard_bits` carry the shard, so
+//! the id stays a valid ULID that sorts by time, and ids of one shard within one
+//! millisecond stay monotonic when the caller increments `randomness`. The key is the
+//! ULID's text: exactly 26 characters of Crockford's base32 alphabet
+//! (`0123456789ABCDEFGHJKMNPQRSTVWXYZ`), upper or lower case (the spec: "case
+//! insensitive"). The spec's alphabet excludes `I`, `L`, `O` and `U`, so they are
+//! refused, not read as Crockford's aliases `1`, `1`, `0` (one text per id: an alias
+//! would route while naming a different stored key), as the Go reference package's
+//! strict parser refuses them. A first character above `7` overflows 128 bits and is
+//! refused, as the spec requires ("the largest valid ULID ... is
+//! `7ZZZZZZZZZZZZZZZZZZZZZZZZZ`"). Every such refusal is `invalid_key`. The ULID is read
+//! from the key's partition key when the `hashing` section has a `partition_key` rule
+//! or a hash tag (so `01ARZ3NDEKTSV4RRFFQ69G5FAV/comments/7` routes by its ULID under
+//! `{"rule": "prefix", "separator": "/"}`); integer keys are refused, and a document that
+//! declares `"keys": "u64"` is refused at load (`invalid_topology`). `decode_id` takes a
+//! 64-bit integer, so a ULID is decoded with the `id_bits_decode` operation.
+//!
+//! **Which ids route.** For the integer layouts, only integer keys are ids: a byte key is `invalid_key` (pass
 //! the id as an unsigned 64-bit integer; a decimal string is a different key). An id
 //! is also `invalid_key` when bits above its layout's fields are set (such an id was
 //! not made by this layout), when it carries a shard with no entry in `shards`, a cell
@@ -90,7 +110,7 @@ use serde_json::{Map, Value};
 
 use crate::error::{Error, Result};
 use crate::explain::{Hashed, Hit};
-use crate::hashing::KeyHashing;
+use crate::hashing::{KeyHashing, KeyType};
 use crate::json::{self, Object, Put as _};
 use crate::key::Key;
 use crate::limits;
@@ -423,6 +443,165 @@ impl Tickets {
     }
 }
 
+/// The ULID alphabet: Crockford's base32 without `I`, `L`, `O`, `U`.
+const ULID_ALPHABET: &[u8; 32] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+
+/// The length of a ULID's text.
+pub const ULID_TEXT_LEN: usize = 26;
+
+/// The value of one ULID character (either case), or `None` outside the alphabet.
+fn ulid_digit(byte: u8) -> Option<u8> {
+    let upper = byte.to_ascii_uppercase();
+    match upper {
+        b'0'..=b'9' => Some(upper - b'0'),
+        b'I' | b'L' | b'O' | b'U' => None,
+        b'A'..=b'Z' => {
+            // Letters after each excluded one shift down by one.
+            let skipped = [b'I', b'L', b'O', b'U'].iter().filter(|&&gap| upper > gap).count() as u8;
+            Some(upper - b'A' + 10 - skipped)
+        }
+        _ => None,
+    }
+}
+
+/// Reads a ULID's text (26 characters of Crockford base32, either case) as its 128 bits.
+///
+/// # Errors
+/// `invalid_key` for a text of another length, a character outside the ULID alphabet
+/// (`I`, `L`, `O`, `U` included), or a first character above `7` (past 128 bits).
+///
+/// # Example
+/// ```
+/// use shardroute::strategy::ids::id_bits::{ulid_from_text, ulid_to_text};
+/// let ulid = ulid_from_text(b"01an4z07by79ka1307sr9x4mv3").unwrap();
+/// assert_eq!(ulid >> 80, 1465824320894);
+/// assert_eq!(ulid_to_text(ulid), "01AN4Z07BY79KA1307SR9X4MV3");
+/// assert_eq!(ulid_from_text(b"8ZZZZZZZZZZZZZZZZZZZZZZZZZ").unwrap_err().code(), "invalid_key");
+/// ```
+pub fn ulid_from_text(text: &[u8]) -> Result<u128> {
+    if text.len() != ULID_TEXT_LEN {
+        return Err(Error::key(format!(
+            "a ULID is {ULID_TEXT_LEN} characters of Crockford base32; got a key of {} bytes",
+            text.len()
+        )));
+    }
+    let mut value: u128 = 0;
+    for (position, &byte) in text.iter().enumerate() {
+        let Some(digit) = ulid_digit(byte) else {
+            let shown =
+                if byte.is_ascii_graphic() { format!("{:?}", byte as char) } else { format!("byte 0x{byte:02x}") };
+            return Err(Error::key(format!(
+                "not a ULID: {shown} at position {position} is not in the ULID alphabet 0123456789ABCDEFGHJKMNPQRSTVWXYZ (either case; I, L, O and U are excluded)"
+            )));
+        };
+        if position == 0 && digit > 7 {
+            return Err(Error::key(format!(
+                "not a ULID: the first character {:?} overflows 128 bits; the largest ULID is 7ZZZZZZZZZZZZZZZZZZZZZZZZZ",
+                byte as char
+            )));
+        }
+        value = value << 5 | u128::from(digit);
+    }
+    Ok(value)
+}
+
+/// Writes 128 bits as a ULID's canonical text: 26 upper-case characters.
+pub fn ulid_to_text(value: u128) -> String {
+    (0..ULID_TEXT_LEN)
+        .map(|position| ULID_ALPHABET[(value >> (5 * (ULID_TEXT_LEN - 1 - position)) & 31) as usize] as char)
+        .collect()
+}
+
+/// The fields of a ULID of the `ulid` layout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UlidParts {
+    /// Unix milliseconds (48 bits).
+    pub timestamp_ms: u64,
+    /// The routing field: the top `shard_bits` of the randomness.
+    pub shard: u32,
+    /// The remaining `80 - shard_bits` bits of randomness.
+    pub randomness: u128,
+}
+
+/// The `ulid` layout: a 128-bit ULID whose top `shard_bits` random bits are the shard.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ulid {
+    shard_bits: u32,
+}
+
+impl Ulid {
+    /// The largest timestamp a ULID holds: `2^48 - 1` milliseconds.
+    pub const MAX_TIMESTAMP_MS: u64 = (1 << 48) - 1;
+
+    /// A layout whose routing field is the top `shard_bits` of the 80 random bits.
+    ///
+    /// # Errors
+    /// `invalid_argument` unless `1 <= shard_bits <= 32`.
+    pub fn new(shard_bits: u32) -> Result<Ulid> {
+        if !(1..=32).contains(&shard_bits) {
+            return Err(Error::argument(format!("shard_bits: {shard_bits} is outside 1..=32")));
+        }
+        Ok(Ulid { shard_bits })
+    }
+
+    /// Width of the routing field.
+    pub fn shard_bits(&self) -> u32 {
+        self.shard_bits
+    }
+
+    /// Width of the randomness the caller supplies: `80 - shard_bits`.
+    pub fn randomness_bits(&self) -> u32 {
+        80 - self.shard_bits
+    }
+
+    /// Builds the ULID of `(timestamp_ms, shard, randomness)` as its 128 bits. Core keeps
+    /// no clock and draws no randomness: the caller passes the time and its random bits
+    /// (for monotonic ids within a millisecond, the previous randomness plus one).
+    ///
+    /// # Errors
+    /// `invalid_argument` when `timestamp_ms` passes 48 bits, `shard` does not fit
+    /// `shard_bits` or `randomness` does not fit `80 - shard_bits` bits.
+    ///
+    /// # Example
+    /// ```
+    /// use shardroute::strategy::ids::id_bits::{ulid_to_text, Ulid};
+    /// let layout = Ulid::new(8).unwrap();
+    /// let ulid = layout.compose(1469918176385, 3, 42).unwrap();
+    /// assert_eq!(layout.decode(ulid).shard, 3);
+    /// assert_eq!(ulid_to_text(ulid).len(), 26);
+    /// assert_eq!(layout.compose(1469918176385, 256, 0).unwrap_err().code(), "invalid_argument");
+    /// ```
+    pub fn compose(&self, timestamp_ms: u64, shard: u32, randomness: u128) -> Result<u128> {
+        if timestamp_ms > Self::MAX_TIMESTAMP_MS {
+            return Err(Error::argument(format!(
+                "timestamp_ms {timestamp_ms} does not fit a ULID's 48 bits (at most {})",
+                Self::MAX_TIMESTAMP_MS
+            )));
+        }
+        if u64::from(shard) > mask(self.shard_bits) {
+            return Err(Error::argument(format!("shard {shard} does not fit {} bits", self.shard_bits)));
+        }
+        let low = self.randomness_bits();
+        if randomness >> low != 0 {
+            return Err(Error::argument(format!(
+                "randomness {randomness} does not fit {low} bits (80 random bits less {} shard bits)",
+                self.shard_bits
+            )));
+        }
+        Ok(u128::from(timestamp_ms) << 80 | u128::from(shard) << low | randomness)
+    }
+
+    /// Splits a ULID's 128 bits into its fields: the inverse of [`compose`](Ulid::compose).
+    pub fn decode(&self, ulid: u128) -> UlidParts {
+        let low = self.randomness_bits();
+        UlidParts {
+            timestamp_ms: (ulid >> 80) as u64,
+            shard: ((ulid >> low) as u64 & mask(self.shard_bits)) as u32,
+            randomness: ulid & ((1u128 << low) - 1),
+        }
+    }
+}
+
 /// How an id's bits are laid out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -433,6 +612,8 @@ pub enum IdLayout {
     Snowflake(Snowflake),
     /// Interleaved ticket servers.
     Ticket(Tickets),
+    /// A ULID (128 bits, text keys) with the shard in its top random bits.
+    Ulid(Ulid),
 }
 
 impl IdLayout {
@@ -442,6 +623,7 @@ impl IdLayout {
             IdLayout::ShardHigh(_) => "shard_high",
             IdLayout::Snowflake(_) => "snowflake",
             IdLayout::Ticket(_) => "ticket",
+            IdLayout::Ulid(_) => "ulid",
         }
     }
 
@@ -451,6 +633,7 @@ impl IdLayout {
             IdLayout::ShardHigh(layout) => 1 << layout.shard_bits,
             IdLayout::Snowflake(layout) => 1 << layout.shard_bits,
             IdLayout::Ticket(layout) => u64::from(layout.servers),
+            IdLayout::Ulid(layout) => 1 << layout.shard_bits,
         }
     }
 
@@ -464,6 +647,7 @@ impl IdLayout {
             IdLayout::ShardHigh(layout) => layout.decode(id).map(|(field, _)| field),
             IdLayout::Snowflake(layout) => layout.decode(id).map(|parts| parts.shard),
             IdLayout::Ticket(layout) => layout.decode(id).map(|(field, _)| field),
+            IdLayout::Ulid(_) => Err(integer_ulid(id)),
         }
     }
 
@@ -490,8 +674,16 @@ impl IdLayout {
                 let (field, sequence) = layout.decode(id)?;
                 (field, alloc::vec![("sequence", sequence), (routing_name, u64::from(field))])
             }
+            IdLayout::Ulid(_) => return Err(integer_ulid(id)),
         })
     }
+}
+
+/// `invalid_key` for an integer given to the `ulid` layout.
+fn integer_ulid(id: u64) -> Error {
+    Error::key(format!(
+        "the ulid layout's ids are ULID text (26 characters of Crockford base32), not integers; got {id} (decode a ULID with the id_bits_decode operation)"
+    ))
 }
 
 /// `{"type": "id_bits", "layout": ..., widths, "shards": [...], "cells": {...}}`.
@@ -535,6 +727,7 @@ const LAYOUT_FIELDS: &[(&str, &[&str])] = &[
     ("shard_high", &["shard_bits", "shard_shift"]),
     ("snowflake", &["timestamp_bits", "shard_bits", "sequence_bits", "epoch_ms"]),
     ("ticket", &["servers"]),
+    ("ulid", &["shard_bits"]),
 ];
 
 fn bits_param(object: &Object<'_>, name: &str, default: u32, min: u32, max: u32) -> Result<u32> {
@@ -550,7 +743,7 @@ fn parse_layout(object: &Object<'_>) -> Result<IdLayout> {
     let Some((_, own)) = LAYOUT_FIELDS.iter().find(|(layout, _)| *layout == name) else {
         return Err(json::at(
             &layout_path,
-            format_args!("unknown layout {name:?}; expected shard_high, snowflake or ticket"),
+            format_args!("unknown layout {name:?}; expected shard_high, snowflake, ticket or ulid"),
         ));
     };
     for (other, fields) in LAYOUT_FIELDS {
@@ -590,6 +783,7 @@ fn parse_layout(object: &Object<'_>) -> Result<IdLayout> {
                 .map_err(|err| json::at(&object.path_of("epoch_ms"), err.message()))?;
             IdLayout::Snowflake(layout)
         }
+        "ulid" => IdLayout::Ulid(Ulid { shard_bits: bits_param(object, "shard_bits", 8, 1, 32)? }),
         _ => {
             let servers = json::u32_in(&object.path_of("servers"), object.required("servers")?, 1, MAX_TICKET_SERVERS)?;
             IdLayout::Ticket(Tickets { servers })
@@ -715,6 +909,9 @@ impl Spec for IdBitsSpec {
             IdLayout::Ticket(layout) => {
                 object.put("servers", layout.servers.into());
             }
+            IdLayout::Ulid(layout) => {
+                object.put("shard_bits", layout.shard_bits.into());
+            }
         }
         let shards = self.shards.iter().map(|&index| node_id(nodes, index)).collect();
         object.put("shards", Value::Array(shards));
@@ -724,7 +921,13 @@ impl Spec for IdBitsSpec {
         }
     }
 
-    fn compile(&self, _hashing: &KeyHashing, nodes: &[Node]) -> Result<IdBits> {
+    fn compile(&self, hashing: &KeyHashing, nodes: &[Node]) -> Result<IdBits> {
+        if matches!(self.layout, IdLayout::Ulid(_)) && hashing.keys == KeyType::U64 {
+            return Err(json::at(
+                "hashing.keys",
+                "the ulid layout routes ULID text keys; \"u64\" declares every key an integer (use \"bytes\", the default)",
+            ));
+        }
         if let Some(shard) = self.shards.iter().position(|&index| index as usize >= nodes.len()) {
             return Err(json::at(&format!("strategy.shards[{shard}]"), "names a node index beyond the node list"));
         }
@@ -746,6 +949,15 @@ fn node_id(nodes: &[Node], index: u32) -> Value {
     Value::String(nodes.get(index as usize).map(|node| node.id.clone()).unwrap_or_default())
 }
 
+/// A ULID's canonical text, written only when an error message needs it.
+struct UlidText(u128);
+
+impl core::fmt::Display for UlidText {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(&ulid_to_text(self.0))
+    }
+}
+
 /// A compiled `id_bits` strategy.
 #[derive(Clone, Debug)]
 pub struct IdBits {
@@ -758,7 +970,7 @@ pub struct IdBits {
 impl IdBits {
     /// The shard of a routing field value.
     #[inline]
-    fn resolve(&self, id: u64, field: u32) -> Result<u32> {
+    fn resolve(&self, id: impl core::fmt::Display, field: u32) -> Result<u32> {
         match &self.cells {
             Some(cells) => match cells.binary_search_by_key(&field, |&(cell, _)| cell) {
                 Ok(index) => Ok(cells[index].1),
@@ -781,12 +993,52 @@ impl IdBits {
         let field = self.layout.field_of(id)?;
         self.resolve(id, field)
     }
+
+    /// The ULID of a key of the `ulid` layout (its partition key, when the hashing
+    /// section picks one).
+    fn ulid_of(hashing: &KeyHashing, key: Key<'_>) -> Result<u128> {
+        match key {
+            Key::Bytes(bytes) => ulid_from_text(hashing.routed_bytes(bytes)),
+            Key::U64(id) => Err(integer_ulid(id)),
+        }
+    }
+
+    /// Decodes a ULID's text (`ulid` layout): the shard and the fields, most significant
+    /// first (`timestamp_ms`, the `cell` under a directory, `randomness`), the randomness
+    /// as a `u128`.
+    ///
+    /// # Errors
+    /// `invalid_key` for text that is not a ULID, or one whose shard (cell) the topology
+    /// lacks; `invalid_argument` for another layout.
+    pub fn decode_ulid(&self, text: &[u8]) -> Result<(u32, Vec<(&'static str, u128)>)> {
+        let IdLayout::Ulid(layout) = self.layout else {
+            return Err(Error::argument(format!(
+                "ULID text needs the ulid layout, not {}; decode its ids with decode_id",
+                self.layout.name()
+            )));
+        };
+        let ulid = ulid_from_text(text)?;
+        let parts = layout.decode(ulid);
+        let shard = self.resolve(UlidText(ulid), parts.shard)?;
+        let mut fields = alloc::vec![("timestamp_ms", u128::from(parts.timestamp_ms))];
+        if self.cells.is_some() {
+            fields.push(("cell", u128::from(parts.shard)));
+        }
+        fields.push(("randomness", parts.randomness));
+        Ok((shard, fields))
+    }
 }
 
 impl Place for IdBits {
     #[inline]
-    fn shard(&self, _hashing: &KeyHashing, key: Key<'_>) -> Result<u32> {
-        self.shard_of(id_of(key)?)
+    fn shard(&self, hashing: &KeyHashing, key: Key<'_>) -> Result<u32> {
+        match self.layout {
+            IdLayout::Ulid(layout) => {
+                let ulid = Self::ulid_of(hashing, key)?;
+                self.resolve(UlidText(ulid), layout.decode(ulid).shard)
+            }
+            _ => self.shard_of(id_of(key)?),
+        }
     }
 
     fn explain(&self, hashing: &KeyHashing, key: Key<'_>) -> Result<(Option<Hashed>, Hit, u32)> {
@@ -806,7 +1058,17 @@ impl Place for IdBits {
         0..self.shards.len() as u32
     }
 
-    fn shards_for_range(&self, _hashing: &KeyHashing, start: Key<'_>, end: Option<Key<'_>>) -> Result<Vec<u32>> {
+    fn shards_for_range(&self, hashing: &KeyHashing, start: Key<'_>, end: Option<Key<'_>>) -> Result<Vec<u32>> {
+        if let IdLayout::Ulid(_) = self.layout {
+            // ULIDs sort by time first: a range of them spans every shard.
+            let first = Self::ulid_of(hashing, start)?;
+            if let Some(end) = end {
+                if Self::ulid_of(hashing, end)? <= first {
+                    return Err(Error::argument("shards_for_range: end must be after start"));
+                }
+            }
+            return Ok(self.shard_range().collect());
+        }
         let (start, last) = id_span(start, end)?;
         let IdLayout::ShardHigh(layout) = self.layout else { return Ok(self.shard_range().collect()) };
         let top = layout.shard_shift + layout.shard_bits;
@@ -847,5 +1109,144 @@ impl Place for IdBits {
             fields.retain(|(name, _)| *name != "cell");
         }
         Ok(DecodedId { shard, fields })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Router;
+
+    /// Base32 written plainly: each character's index in the alphabet, 5 bits each.
+    fn naive_text(value: u128) -> String {
+        let mut digits = Vec::new();
+        let mut rest = value;
+        for _ in 0..ULID_TEXT_LEN {
+            digits.push(ULID_ALPHABET[(rest % 32) as usize] as char);
+            rest /= 32;
+        }
+        digits.iter().rev().collect()
+    }
+
+    fn ulid_router(strategy: &str, hashing: &str) -> crate::Result<Router> {
+        Router::from_json(&format!(
+            r#"{{"format": "shardroute/1", "epoch": 1, "nodes": [{{"id": "a"}}, {{"id": "b"}}, {{"id": "c"}}, {{"id": "d"}}],
+                "hashing": {hashing}, "strategy": {strategy}}}"#
+        ))
+    }
+
+    #[test]
+    fn ulid_text_round_trips_and_matches_the_naive_codec() {
+        // The spec's example: timestamp 01AN4Z07BY.
+        let spec = ulid_from_text(b"01AN4Z07BY79KA1307SR9X4MV3").unwrap();
+        assert_eq!(spec >> 80, 1_465_824_320_894);
+        for value in [0u128, 1, spec, u128::MAX, u128::MAX / 3, 1 << 127, 0x0123_4567_89ab_cdef_fedc_ba98_7654_3210] {
+            let text = ulid_to_text(value);
+            assert_eq!(text, naive_text(value));
+            assert_eq!(ulid_from_text(text.as_bytes()).unwrap(), value);
+            assert_eq!(ulid_from_text(text.to_ascii_lowercase().as_bytes()).unwrap(), value);
+        }
+        assert_eq!(ulid_to_text(u128::MAX), "7ZZZZZZZZZZZZZZZZZZZZZZZZZ");
+    }
+
+    #[test]
+    fn every_character_outside_the_alphabet_is_refused() {
+        for byte in 0..=255u8 {
+            let mut text = *b"01AN4Z07BY79KA1307SR9X4MV3";
+            text[12] = byte;
+            let expected = ULID_ALPHABET.contains(&byte.to_ascii_uppercase());
+            assert_eq!(ulid_from_text(&text).is_ok(), expected, "byte {byte:#04x}");
+            if !expected {
+                let err = ulid_from_text(&text).unwrap_err();
+                assert_eq!(err.code(), "invalid_key");
+                assert!(err.message().contains("position 12"), "{}", err.message());
+            }
+        }
+        for excluded in [b'I', b'L', b'O', b'U', b'i', b'l', b'o', b'u'] {
+            let mut text = *b"01AN4Z07BY79KA1307SR9X4MV3";
+            text[20] = excluded;
+            assert_eq!(ulid_from_text(&text).unwrap_err().code(), "invalid_key");
+        }
+    }
+
+    #[test]
+    fn overflow_and_length_are_refused() {
+        let err = ulid_from_text(b"8ZZZZZZZZZZZZZZZZZZZZZZZZZ").unwrap_err();
+        assert_eq!(err.code(), "invalid_key");
+        assert!(err.message().contains("overflows 128 bits"), "{}", err.message());
+        assert!(ulid_from_text(b"7ZZZZZZZZZZZZZZZZZZZZZZZZZ").is_ok());
+        for text in [&b""[..], b"01AN4Z07BY79KA1307SR9X4MV", b"01AN4Z07BY79KA1307SR9X4MV30"] {
+            assert_eq!(ulid_from_text(text).unwrap_err().code(), "invalid_key");
+        }
+    }
+
+    #[test]
+    fn compose_and_decode_are_inverse_and_check_widths() {
+        for shard_bits in [1u32, 8, 16, 32] {
+            let layout = Ulid::new(shard_bits).unwrap();
+            let shard = (1u32 << (shard_bits - 1)) | 1;
+            let randomness = (1u128 << layout.randomness_bits()) - 1;
+            let ulid = layout.compose(Ulid::MAX_TIMESTAMP_MS, shard, randomness).unwrap();
+            assert_eq!(ulid, u128::MAX ^ (u128::from(mask(shard_bits) ^ u64::from(shard)) << layout.randomness_bits()));
+            assert_eq!(layout.decode(ulid), UlidParts { timestamp_ms: Ulid::MAX_TIMESTAMP_MS, shard, randomness });
+            assert_eq!(layout.compose(0, 0, randomness + 1).unwrap_err().code(), "invalid_argument");
+        }
+        let layout = Ulid::new(8).unwrap();
+        assert_eq!(layout.compose(1 << 48, 0, 0).unwrap_err().code(), "invalid_argument");
+        assert_eq!(layout.compose(0, 256, 0).unwrap_err().code(), "invalid_argument");
+        assert_eq!(Ulid::new(0).unwrap_err().code(), "invalid_argument");
+        assert_eq!(Ulid::new(33).unwrap_err().code(), "invalid_argument");
+    }
+
+    #[test]
+    fn a_ulid_routes_by_its_top_random_bits() {
+        let router = ulid_router(r#"{"type": "id_bits", "layout": "ulid", "shard_bits": 8}"#, "{}").unwrap();
+        let layout = Ulid::new(8).unwrap();
+        for shard in 0..4u32 {
+            let text = ulid_to_text(layout.compose(1_469_918_176_385, shard, 12345).unwrap());
+            assert_eq!(router.route(text.as_str()).unwrap(), shard);
+            assert_eq!(router.route(text.to_ascii_lowercase().as_str()).unwrap(), shard);
+        }
+        let text = ulid_to_text(layout.compose(0, 4, 0).unwrap());
+        let err = router.route(text.as_str()).unwrap_err();
+        assert_eq!(err.code(), "invalid_key");
+        assert!(err.message().contains(&text), "{}", err.message());
+        assert_eq!(router.route(7u64).unwrap_err().code(), "invalid_key");
+        assert_eq!(router.decode_id(7).unwrap_err().code(), "invalid_key");
+        assert_eq!(router.route("01AN4Z07BY79KA1307SR9X4MVI").unwrap_err().code(), "invalid_key");
+    }
+
+    #[test]
+    fn a_partition_key_rule_picks_the_ulid() {
+        let router = ulid_router(
+            r#"{"type": "id_bits", "layout": "ulid", "shard_bits": 2}"#,
+            r#"{"partition_key": {"rule": "prefix", "separator": "/"}}"#,
+        )
+        .unwrap();
+        let text = ulid_to_text(Ulid::new(2).unwrap().compose(5, 3, 9).unwrap());
+        assert_eq!(router.route(format!("{text}/comments/7").as_str()).unwrap(), 3);
+    }
+
+    #[test]
+    fn u64_keys_are_refused_at_load() {
+        let err = ulid_router(r#"{"type": "id_bits", "layout": "ulid"}"#, r#"{"keys": "u64"}"#).unwrap_err();
+        assert_eq!(err.code(), "invalid_topology");
+        assert!(err.message().starts_with("hashing.keys"), "{}", err.message());
+        // The other layouts keep taking declared integer keys.
+        assert!(ulid_router(r#"{"type": "id_bits", "layout": "shard_high"}"#, r#"{"keys": "u64"}"#).is_ok());
+        // Another layout's field.
+        let err = ulid_router(r#"{"type": "id_bits", "layout": "ulid", "servers": 2}"#, "{}").unwrap_err();
+        assert_eq!(err.code(), "invalid_topology");
+    }
+
+    #[test]
+    fn ranges_of_ulids_span_every_shard_and_are_checked() {
+        let router = ulid_router(r#"{"type": "id_bits", "layout": "ulid"}"#, "{}").unwrap();
+        let low = "01AN4Z07BY79KA1307SR9X4MV3";
+        let high = "01AN4Z07BZ79KA1307SR9X4MV3";
+        assert_eq!(router.shards_for_range(low, Some(high.into())).unwrap(), [0, 1, 2, 3]);
+        assert_eq!(router.shards_for_range(low, None).unwrap(), [0, 1, 2, 3]);
+        assert_eq!(router.shards_for_range(high, Some(low.into())).unwrap_err().code(), "invalid_argument");
+        assert_eq!(router.shards_for_range("x", None).unwrap_err().code(), "invalid_key");
     }
 }

@@ -1,0 +1,3 @@
+module github.com/shardroute/shardroute/bindings-go
+
+go 1.19

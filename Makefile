@@ -170,6 +170,7 @@ bench: setup build ## Run every benchmark side by side with its peers and write 
 	@[ ! -f bench/node/bench.mjs ] || node bench/node/bench.mjs
 	@[ ! -f bench/browser/bench.mjs ] || node bench/browser/bench.mjs
 	node bench/edge/bench.mjs
+	bench/ffi/bench.sh
 	$(PY) examples/redis-cluster/bench.py
 	$(PY) bench/python/redis_async.py
 	$(PY) bench/node/redis_cluster.py

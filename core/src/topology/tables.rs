@@ -392,7 +392,27 @@ pub(crate) fn find<'r, T>(tables: &'r [(String, usize)], families: &'r [T], name
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(feature = "tables")))]
+mod without_the_feature {
+    #[test]
+    fn a_document_with_either_section_is_refused_as_not_built_in() {
+        let base = r#"{"format": "shardroute/1", "epoch": 1, "nodes": [{"id": "a"}], "strategy": {"type": "modulo"}"#;
+        for (extra, field) in [
+            (r#", "node_groups": {"g": ["a"]}}"#, "node_groups"),
+            (r#", "table_families": {"f": {"tables": ["t"], "reference": true}}}"#, "table_families"),
+        ] {
+            let err = crate::Router::from_json(&alloc::format!("{base}{extra}")).unwrap_err();
+            assert_eq!(err.code(), "invalid_topology");
+            assert_eq!(
+                err.message(),
+                alloc::format!("{field}: table families are not built in (the `tables` feature)")
+            );
+        }
+        assert!(crate::Router::from_json(&alloc::format!("{base}}}")).is_ok());
+    }
+}
+
+#[cfg(all(test, feature = "tables"))]
 mod tests {
     use alloc::string::{String, ToString};
 

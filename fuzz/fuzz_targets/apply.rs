@@ -22,7 +22,8 @@ use shardroute::migration::Migration;
 use shardroute::ops::{self, Op};
 use shardroute::{diff, disruption, OwnedKey, Router, Topology};
 
-const GENERATORS: &[&str] = &["id_bits_compose", "id_bits_tickets", "id_bits_reserve_block"];
+const GENERATORS: &[&str] =
+    &["id_bits_compose", "id_bits_tickets", "id_bits_reserve_block", "id_bits_ticket_server", "id_bits_decode"];
 
 fn run(u: &mut Unstructured) -> Result<()> {
     let seeds = shardroute_fuzz::seeds();

@@ -45,7 +45,7 @@ echo "== tsc --noEmit (index.d.ts, http.d.ts, conformance/js/types.ts, http-type
 # slim package and the tests against a live etcd are `make test`'s.
 if [ "${SHARDROUTE_TIER:-}" = check ]; then
   echo "== node --test (check tier: no edge runtimes, browser or slim package)"
-  node --test $(ls test/*.test.mjs | grep -Ev '^test/(edge(-http)?|route-edge|etcd|etcd-secure)\.test\.mjs$')
+  node --test $(ls test/*.test.mjs | grep -Ev '^test/(edge(-http|-service)?|route-edge|etcd|etcd-secure)\.test\.mjs$')
   exit 0
 fi
 echo "== node --test"

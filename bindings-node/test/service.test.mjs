@@ -7,6 +7,7 @@ import http from 'node:http';
 import net from 'node:net';
 import { after, before, test } from 'node:test';
 
+import { hostileServiceRequests } from '../../conformance/js/service-cases.mjs';
 import { Router } from '../index.js';
 import { BODY_TIMEOUT_MS, MAX_SERVICE_BODY_BYTES, MAX_SERVICE_KEYS, RouteService, handler } from '../service.js';
 
@@ -92,20 +93,7 @@ test('the ETag and 304; the same bytes as the service called directly', async ()
 });
 
 test('hostile requests get the core\'s JSON refusal', async () => {
-  const cases = [
-    ['GET', '/route?key=%FF', null, 400, 'invalid_key'],
-    ['GET', '/route?key=abc&form=hex', null, 400, 'invalid_key'],
-    ['GET', '/route?key=-1&form=u64', null, 400, 'invalid_key'],
-    ['GET', '/route?key=a&key=b', null, 400, 'invalid_argument'],
-    ['GET', '/elsewhere', null, 404, 'invalid_argument'],
-    ['PUT', '/route', '{}', 405, 'invalid_argument'],
-    ['POST', '/route', '{"keys": ["\\ud800"]}', 400, 'invalid_key'],
-    ['POST', '/route', Buffer.from('{"keys": ["\xc3\x28"]}', 'latin1'), 400, 'invalid_key'],
-    ['POST', '/route', '{"keys": [1.5]}', 400, 'invalid_key'],
-    ['POST', '/route', '{"keys": [', 400, 'invalid_argument'],
-    ['POST', '/route', JSON.stringify({ keys: Array(MAX_SERVICE_KEYS + 1).fill('k') }), 413, 'limit_exceeded'],
-    ['POST', '/route', `{"keys": ${'['.repeat(100)}${']'.repeat(100)}}`, 413, 'limit_exceeded'],
-  ];
+  const cases = hostileServiceRequests(MAX_SERVICE_KEYS);
   for (const [method, target, body, status, code] of cases) {
     const answer = await ask(port, method, target, body);
     assert.equal(answer.status, status, `${method} ${target}: ${answer.body}`);

@@ -6,7 +6,7 @@ import glueInit, { initSync as glueInitSync } from '../pkg/web/shardroute_wasm.j
 import { instantiate } from './load.mjs';
 
 export {
-  MAX_DOCUMENT_BYTES, MAX_JSON_NESTING, Action, ClusterSession, Command, Migration, MigrationSession, Offered, Router,
+  MAX_DOCUMENT_BYTES, MAX_JSON_NESTING, Action, ClusterSession, Command, Migration, MigrationSession, Offered, Router, RoutingService,
   ShardrouteError, SourceSession, TopologyFollower, apply, decodeDictionary, diff, encodeDictionary, followerDefaults, hashKey, jump,
   moduloMoves, parseAddress, parseRedirect, sessionDefaults,
 } from '../pkg/web/shardroute_wasm.js';

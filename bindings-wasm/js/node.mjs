@@ -2,7 +2,7 @@
 // `shardroute-wasm` gives) with the web entry's `init` and `initSync` as no-ops, so code
 // written for the web entry runs unchanged in Node.
 export {
-  MAX_DOCUMENT_BYTES, MAX_JSON_NESTING, Action, ClusterSession, Command, Migration, MigrationSession, Offered, Router,
+  MAX_DOCUMENT_BYTES, MAX_JSON_NESTING, Action, ClusterSession, Command, Migration, MigrationSession, Offered, Router, RoutingService,
   ShardrouteError, SourceSession, TopologyFollower, apply, decodeDictionary, diff, encodeDictionary, followerDefaults, hashKey, jump,
   moduloMoves, parseAddress, parseRedirect, sessionDefaults,
 } from '../pkg/node/shardroute_wasm.js';

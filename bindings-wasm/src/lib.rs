@@ -11,14 +11,15 @@
 //! `encodeDictionary`, `decodeDictionary`, `parseRedirect`, `parseAddress`,
 //! `ClusterSession`, `Command`, `Action`, `sessionDefaults`, `TopologyFollower`,
 //! `Offered`, `followerDefaults`, `MigrationSession`, `SourceSession`, `ShardrouteError`
-//! (see `index.d.ts`).
+//! (see `index.d.ts`), and `RoutingService`, the routing service's core that
+//! `shardroute-wasm/service` mounts as a `fetch` handler (typed in `service.d.ts`).
 //!
 //! # Crate features
 //!
 //! * `full-api` (default): every call beyond what an edge routing tier makes: `apply`,
 //!   `diff`, `encodeDictionary`, `hashKey`, `jump`, `moduloMoves`, `parseRedirect`,
-//!   `parseAddress`, `ClusterSession` and `sessionDefaults`, and the methods of the
-//!   classes that plan, move or explain (see the `impl` blocks under this feature). Without
+//!   `parseAddress`, `ClusterSession`, `sessionDefaults` and `RoutingService`, and the
+//!   methods of the classes that plan, move or explain (see the `impl` blocks under this feature). Without
 //!   it, the *route build* (`shardroute-wasm/route`, `route.d.ts`; build.sh's route
 //!   variant): routers (a document or a dictionary in, routes, nodes, replicas, read and
 //!   write targets, `replace`), the topology follower without `publish`, the source
@@ -47,6 +48,8 @@ mod operations;
 #[cfg(feature = "full-api")]
 mod redirect;
 mod router;
+#[cfg(feature = "full-api")]
+mod service;
 #[cfg(feature = "full-api")]
 mod session;
 mod source;
@@ -94,6 +97,8 @@ pub use crate::operations::apply;
 #[cfg(feature = "full-api")]
 pub use crate::redirect::parse_redirect;
 pub use crate::router::Router;
+#[cfg(feature = "full-api")]
+pub use crate::service::RoutingService;
 #[cfg(feature = "full-api")]
 pub use crate::session::{parse_address, session_defaults, ClusterSession, Command};
 pub use crate::source::SourceSession;

@@ -285,6 +285,23 @@ pub fn unavailable() -> Response {
     response
 }
 
+/// The `408` answer of a `POST` whose body did not arrive within [`BODY_TIMEOUT_MS`] of
+/// its head, with `connection: close`: what a shell answers when it cannot close the
+/// connection itself (a `fetch` handler in a worker or Deno, which must return a
+/// response). Shells that own their socket (`shardroute serve`, the Node and Python
+/// handlers) close it unanswered instead.
+pub fn body_timed_out() -> Response {
+    let error = Error::new(
+        ErrorKind::Unavailable,
+        format!(
+            "request body: did not arrive within {BODY_TIMEOUT_MS} ms of the request's head (service::BODY_TIMEOUT_MS)"
+        ),
+    );
+    let mut response = refusal(408, &error, None);
+    response.headers.push(("connection", "close".to_string()));
+    response
+}
+
 /// The status of a refusal by its kind: `413` for a limit, `503` for a shard with no
 /// active node, else `400`.
 fn status_of(error: &Error) -> u16 {

@@ -263,3 +263,11 @@ fn unavailable_and_helpers() {
     let answer = service_of(DOCUMENT).answer(&Request::get("/route?key=a"));
     assert_eq!(answer.code(), None);
 }
+
+#[test]
+fn a_body_past_its_deadline_is_408_and_closes() {
+    let response = body_timed_out();
+    assert_eq!((response.status, response.code()), (408, Some("unavailable")));
+    assert_eq!(response.header("connection"), Some("close"));
+    assert_eq!(response.header("cache-control"), Some("no-store"));
+}

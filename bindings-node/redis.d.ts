@@ -94,7 +94,12 @@ export declare class ClusterClient {
   connection(address: string, options?: { readonly?: boolean }): Promise<NodeConnection>;
   /** The `host:port` of a node id of the current router. */
   addressOf(node: string): string;
-  /** Reads the table from the first candidate that answers `CLUSTER SHARDS` with a whole table: false when none did. */
+  /**
+   * Reads the table from the first candidate that answers `CLUSTER SHARDS` with a whole table: false when none did.
+   * One runs at a time (a call while one runs joins it). The refresh a MOVED asks for runs in the background:
+   * commands whose slot the table knows are sent meanwhile; only those without a table, or after a lost
+   * connection or a demoted master, wait for it.
+   */
   refresh(): Promise<boolean>;
   /**
    * Runs `command` (`[name, ...arguments]`) for `key` on the node that owns its slot,
@@ -120,6 +125,6 @@ export declare class ClusterClient {
   pipelineGet(keys: Iterable<Key>): Promise<Array<string | null>>;
   /** `SET` of every `[key, value]` pair, one pipeline per node: the replies in order. */
   pipelineSet(pairs: Iterable<readonly [Key, Argument]>): Promise<Array<string | null>>;
-  /** Closes every connection. */
+  /** Closes every connection, after the replies of the commands already sent and the refresh that runs, if one does. */
   close(): Promise<void>;
 }

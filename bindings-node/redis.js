@@ -586,7 +586,18 @@ class ClusterClient {
           sent.promise.catch(() => {}); // read by `within`; unread while a refresh runs, or once abandoned
         }
         if (action.kind === 'refresh') {
-          await this.refresh(); // the attempt in flight (a stall's) runs on meanwhile
+          const refreshing = this.refresh();
+          if (sent === null) {
+            // Once a refresh runs, the session holds only what must wait for it (no table,
+            // a refresh asked for at once): a MOVED's refresh runs on in the background.
+            const next = session.poll(command, now());
+            if (next.kind !== 'refresh') {
+              refreshing.catch(noop); // awaited by whoever needs it (close, a stall)
+              action = next;
+              continue;
+            }
+          }
+          await refreshing; // the attempt in flight (a stall's) runs on meanwhile
         } else if (sent !== null) {
           const reply = await within(sent.promise, session.deadline(command));
           if (reply !== STALLED) {
@@ -703,11 +714,14 @@ class ClusterClient {
     }
   }
 
-  /** Closes every connection (waiting for the replies of commands already sent). */
+  /** Closes every connection (waiting for the replies of commands already sent, and for a refresh that runs). */
   async close() {
     // Commands issued before: those queued are written at the end of this turn; each
     // queue's writes, until its last, are answered first.
     await new Promise((resolve) => process.nextTick(resolve));
+    // A refresh that runs in the background (a MOVED's) ends first: it opens no
+    // connection once they are closed.
+    if (this.#refreshing !== null) await this.#refreshing;
     for (const queue of this.#queues?.values() ?? []) {
       for (let last = queue.last; last !== null; last = queue.last === last ? null : queue.last) await last.then(noop, noop);
     }

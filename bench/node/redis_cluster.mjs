@@ -7,9 +7,10 @@
 //       prints {"rows": {row: {client: median seconds per op}}, "session": {call: median
 //       seconds per command}, "versions", "failures": {client: text}}
 //   node redis_cluster.mjs --seeds host:port --keys N --mode loop --client NAME --inflight K
-//       reads every key once, prints {"event": "ready"}, runs GET/SET with K commands in
-//       flight until a line arrives on stdin, then prints {"ops", "seconds", "moved",
-//       "ask", "refreshes", "errors"} (null: not reported)
+//       reads every key once, prints {"event": "ready"}; then for each line `run MS` on
+//       stdin runs GET/SET with K commands in flight for MS ms (a slice) and prints {"ops",
+//       "seconds"}; any other line ends it: it prints {"moved", "ask", "refreshes",
+//       "errors"} (null: not reported)
 //
 // The clients come from examples/redis-cluster (its package.json pins ioredis and GLIDE;
 // shardroute is linked there as a user installs it). GLIDE is optional: when it cannot be
@@ -200,39 +201,49 @@ async function loop() {
     return;
   }
   const { client } = made;
-  // Every key once: what earlier reshards moved is known before this one starts.
+  // Every key once: what earlier migrations moved is known before this one starts.
   await work(client, INFLIGHT)();
   const isOurs = values.client === 'on' || values.client === 'off';
   if (isOurs) client.stats.reset();
   seen.moved = 0;
   seen.ask = 0;
-  let stop = false;
-  createInterface({ input: process.stdin }).once('line', () => {
-    stop = true;
-  });
   console.log(JSON.stringify({ event: 'ready' }));
   const errors = {};
-  let ops = 0;
-  const start = process.hrtime.bigint();
-  await Promise.all(Array.from({ length: inflight }, async (_, t) => {
-    for (let i = t; !stop; i += inflight) {
-      const key = keys[i % keys.length];
-      try {
-        if (i % 2) await client.set(key, key);
-        else await client.get(key);
-        ops += 1;
-      } catch (err) {
-        // The kind: its class and text, without the slots and addresses a redirect names.
-        const kind = `${err?.name ?? 'Error'} (${String(err?.message ?? err).replace(/\s[\d.:]+/g, '').slice(0, 60)})`;
-        errors[kind] = (errors[kind] ?? 0) + 1;
+  // Each of the `inflight` loops goes on from its own next key, slice after slice.
+  const next = Array.from({ length: inflight }, (_, t) => t);
+  /** GET/SET with `inflight` commands in flight for `ms` (the last ones' replies awaited): how many ops, how long. */
+  async function slice(ms) {
+    let ops = 0;
+    const start = performance.now();
+    const end = start + ms;
+    await Promise.all(next.map(async (_, t) => {
+      while (performance.now() < end) {
+        const i = next[t];
+        next[t] += inflight;
+        const key = keys[i % keys.length];
+        try {
+          if (i % 2) await client.set(key, key);
+          else await client.get(key);
+          ops += 1;
+        } catch (err) {
+          // The kind: its class and text, without the slots and addresses a redirect names.
+          const kind = `${err?.name ?? 'Error'} (${String(err?.message ?? err).replace(/\s[\d.:]+/g, '').slice(0, 60)})`;
+          errors[kind] = (errors[kind] ?? 0) + 1;
+        }
       }
-    }
-  }));
-  const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+    }));
+    return { ops, seconds: (performance.now() - start) / 1000 };
+  }
+  // `run MS` runs a slice and answers {"ops", "seconds"}; any other line ends the loop.
+  for await (const line of createInterface({ input: process.stdin })) {
+    const [verb, ms] = line.trim().split(' ');
+    if (verb !== 'run') break;
+    console.log(JSON.stringify(await slice(Number(ms))));
+  }
   let counts = { moved: null, ask: null, refreshes: null };
   if (isOurs) counts = { moved: client.stats.moved, ask: client.stats.ask, refreshes: client.stats.refreshes };
   else if (values.client !== 'glide') counts = { moved: seen.moved, ask: seen.ask, refreshes: null };
-  console.log(JSON.stringify({ ops, seconds, ...counts, errors }));
+  console.log(JSON.stringify({ ...counts, errors }));
   await made.close();
 }
 

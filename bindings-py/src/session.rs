@@ -40,6 +40,9 @@ pub struct ClusterSession {
     /// The `Router` the `router` property gave last, by epoch: a router of one epoch is
     /// one document (epochs only grow), so it is wrapped once, not once per read.
     router: Option<(u64, Py<Router>)>,
+    /// The endpoints' addresses as Python strings, by the core's `endpoints_version`: the
+    /// steady path (`_send_now`) hands one out per command without making it again.
+    addresses: Option<(u64, Vec<Py<PyString>>)>,
 }
 
 /// One command's progress (its slot, its redirects, its retries), made by
@@ -207,7 +210,7 @@ impl ClusterSession {
         };
         let seeds: Vec<&str> = seeds.iter().map(String::as_str).collect();
         let inner = ss::ClusterSession::new(&seeds, config).map_err(errors::to_py)?;
-        Ok(ClusterSession { inner, router: None })
+        Ok(ClusterSession { inner, router: None, addresses: None })
     }
 
     /// Begins a command on keys (a list: one key, or the keys of a multi-key command)
@@ -227,6 +230,58 @@ impl ClusterSession {
         let keys = keys_of(keys)?;
         let keys: Vec<sr::Key<'_>> = keys.iter().map(Key::as_core).collect();
         let inner = self.inner.command(&keys, access, now).map_err(errors::to_py)?;
+        Ok(Command { inner })
+    }
+
+    /// The steady path of shardroute.redis, not public API: command() + poll() in one
+    /// call (the core's `send_now_timed`). `(address, readonly, deadline, reply_deadline)`
+    /// of a command sent at once, or None (take command() and poll()): `deadline` is the
+    /// attempt's stall check (what deadline(command) gives after poll), `reply_deadline`
+    /// its command timeout (`sent_reply_deadline`). A reply by then ends the command, with
+    /// no call after it; anything else goes on with `_command_sent`.
+    #[pyo3(signature = (keys, access, now_ms))]
+    fn _send_now(
+        &mut self,
+        py: Python<'_>,
+        keys: &Bound<'_, PyAny>,
+        access: &Bound<'_, PyAny>,
+        now_ms: &Bound<'_, PyAny>,
+    ) -> PyResult<Option<(Py<PyString>, bool, Option<u64>, Option<u64>)>> {
+        let access = self::access(access)?;
+        let now = now(now_ms)?;
+        let keys = keys_of(keys)?;
+        let keys: Vec<sr::Key<'_>> = keys.iter().map(Key::as_core).collect();
+        let Some((node, readonly, deadline)) = self.inner.send_now_timed(&keys, access, now).map_err(errors::to_py)?
+        else {
+            return Ok(None);
+        };
+        let version = self.inner.endpoints_version();
+        if self.addresses.as_ref().is_none_or(|(held, _)| *held != version) {
+            let addresses =
+                self.inner.endpoints().iter().map(|endpoint| PyString::new(py, &endpoint.address()).unbind());
+            self.addresses = Some((version, addresses.collect()));
+        }
+        let address = self.addresses.as_ref().and_then(|(_, addresses)| addresses.get(node as usize));
+        let address = address.ok_or_else(|| errors::new(sr::ErrorKind::Unavailable, "send_now: no such endpoint"))?;
+        Ok(Some((address.clone_ref(py), readonly, deadline, self.inner.sent_reply_deadline(now))))
+    }
+
+    /// The Command of an attempt `_send_now` sent to `address` at `sent_ms`, as poll()
+    /// at `sent_ms` would have left it: for failed(), unreachable() or on_deadline().
+    #[pyo3(signature = (keys, access, address, sent_ms))]
+    fn _command_sent(
+        &mut self,
+        keys: &Bound<'_, PyAny>,
+        access: &Bound<'_, PyAny>,
+        address: &Bound<'_, PyAny>,
+        sent_ms: &Bound<'_, PyAny>,
+    ) -> PyResult<Command> {
+        let access = self::access(access)?;
+        let sent = now(sent_ms)?;
+        let address = str_from_py(address, "address")?;
+        let keys = keys_of(keys)?;
+        let keys: Vec<sr::Key<'_>> = keys.iter().map(Key::as_core).collect();
+        let inner = self.inner.command_sent_at(&keys, access, &address, sent).map_err(errors::to_py)?;
         Ok(Command { inner })
     }
 

@@ -123,6 +123,8 @@ proptest! {
             }
         }
         prop_assert_eq!(fast.stats(), general.stats());
+        // The attempt's reply is read until the polled command's reply deadline.
+        prop_assert_eq!(fast.sent_reply_deadline(now), general.reply_deadline(&command));
 
         // Whatever the attempt gets next, the rebuilt command goes on as the polled one.
         let Action::Send(target) = expected else { unreachable!() };

@@ -319,9 +319,29 @@ class _Client:
         then the session says: keep waiting, refresh, send elsewhere (a stall), or give it
         up (its timeout)."""
         session = self._session
-        command = session.command(keys, access, _now_ms())
-        action = self._failed(command, error) if error is not None else session.poll(command, _now_ms())
         attempt: Any = None
+        sent = session._send_now(keys, access, sent_ms := _now_ms()) if error is None and commands else None
+        if sent is not None:
+            # The steady path: one call into the core (the target and the attempt's
+            # deadlines) and none after the reply. The Command is made only for what else
+            # comes (an error, the deadline), as poll at sent_ms would have left it.
+            address, readonly, deadline, reply_deadline = sent
+            try:
+                attempt = yield ("queue", address, readonly, False, commands, deadline)
+                replies = yield ("read", attempt, deadline, reply_deadline)
+                if replies is not PENDING:
+                    attempt = None
+                    for reply in replies:
+                        if isinstance(reply, redis.ResponseError):
+                            raise reply
+                    return replies[-1]
+            except FAILED as err:
+                attempt, error = None, err
+            command = session._command_sent(keys, access, address, sent_ms)
+            action = self._failed(command, error) if error is not None else session.on_deadline(command, _now_ms())
+        else:
+            command = session.command(keys, access, _now_ms())
+            action = self._failed(command, error) if error is not None else session.poll(command, _now_ms())
         while True:
             if attempt is not None and (action.kind == "send" or not command.in_flight):
                 yield ("abandon", attempt)

@@ -17,8 +17,15 @@
 //!   gives; a slot moving to a node the table has is one entry written in place),
 //!   resends there, and asks for a full refresh at most once per
 //!   [`ClusterConfig::refresh_interval_ms`] (a reshard's burst of MOVEDs costs one
-//!   refresh). The refresh runs before the next command, never between a MOVED and its
-//!   resend. A MOVED to an address the table lacks adds that node; a node a MOVED leaves
+//!   refresh). The refresh is handed to the next command ([`Action::Refresh`]), never
+//!   between a MOVED and its resend; once it runs
+//!   ([`refresh_sent`](ClusterSession::refresh_sent), until
+//!   [`refreshed`](ClusterSession::refreshed) or
+//!   [`refresh_failed`](ClusterSession::refresh_failed)) it holds no command whose slot
+//!   the table knows, that one included if the shell polls it again (ioredis refreshes
+//!   in the background after a MOVED): only a missing table or a refresh asked for at
+//!   once (a lost connection, a demoted master) holds commands. A MOVED to an address
+//!   the table lacks adds that node; a node a MOVED leaves
 //!   with no slot (master or replica of no range) leaves the table, so a stream of MOVEDs
 //!   to ever new addresses keeps it at most the last refresh's nodes plus one per slot.
 //! * **ASK** resends this command once to the migration's target after `ASKING`, and
@@ -614,6 +621,10 @@ pub struct ClusterSession {
     refresh_soon: bool,
     /// A refresh was asked for that does not wait for the interval.
     refresh_now: bool,
+    /// A refresh is running: [`ClusterSession::refresh_sent`] was called and neither
+    /// [`ClusterSession::refreshed`] (installed) nor [`ClusterSession::refresh_failed`]
+    /// has ended it. A throttled refresh then holds no command whose slot is known.
+    refresh_running: bool,
     /// Endpoints that failed, stalled or timed out and have not answered since: asked
     /// last. Kept across refreshes (a paused node stays silent through many), dropped
     /// when the node answers (a command's reply, a refresh's) or leaves the table, and
@@ -664,6 +675,7 @@ impl ClusterSession {
             last_refresh_ms: None,
             refresh_soon: false,
             refresh_now: false,
+            refresh_running: false,
             suspects: BTreeSet::new(),
             refresh_turn: 0,
             refreshing: None,
@@ -810,6 +822,22 @@ impl ClusterSession {
         let mut command = self.command_sent(keys, access, sent_to)?;
         self.attempt_started(&mut command, sent_ms);
         Ok(command)
+    }
+
+    /// The command timeout of an attempt [`send_now_timed`](ClusterSession::send_now_timed)
+    /// sent at `sent_ms` (`None` when `command_timeout_ms` is 0): a reply already arriving
+    /// is read until then, as [`reply_deadline`](ClusterSession::reply_deadline) gives for
+    /// a command `poll` sent at `sent_ms`. For a shell that reads a reply begun by the stall
+    /// check on to its end (the Python shells), without making the [`Command`].
+    ///
+    /// ```
+    /// use shardroute::session::{ClusterConfig, ClusterSession};
+    /// let session = ClusterSession::new(&["127.0.0.1:7000"], ClusterConfig::default())?;
+    /// assert_eq!(session.sent_reply_deadline(10), Some(10 + ClusterConfig::default().command_timeout_ms));
+    /// # Ok::<(), shardroute::Error>(())
+    /// ```
+    pub fn sent_reply_deadline(&self, sent_ms: u64) -> Option<u64> {
+        self.attempt_times(sent_ms).0
     }
 
     /// A command on `slot` with no attempt yet, or the one `send_now` made to `sent_to`.
@@ -1127,6 +1155,12 @@ impl ClusterSession {
     /// [`refresh_failed`](ClusterSession::refresh_failed), the next `refresh_sent`, or
     /// [`timeout`](ClusterSession::timeout).
     ///
+    /// From the first `refresh_sent` until the refresh ends (a table installed by
+    /// `refreshed`, or `refresh_failed`: a shell ends every refresh it begins), the refresh
+    /// runs: a throttled refresh (after MOVED) holds no command whose slot is known, so
+    /// [`poll`](ClusterSession::poll) sends it, also the command that was handed the
+    /// [`Action::Refresh`] and polls again instead of waiting.
+    ///
     /// # Errors
     /// `invalid_argument` when `address` is not `host:port`.
     pub fn refresh_sent(&mut self, address: &str, now_ms: u64) -> Result<Option<u64>> {
@@ -1138,6 +1172,7 @@ impl ClusterSession {
         };
         let whole = after(self.config.command_timeout_ms);
         self.refreshing = deadline.map(|deadline| (endpoint, deadline, whole));
+        self.refresh_running = true;
         Ok(deadline)
     }
 
@@ -1324,6 +1359,12 @@ impl ClusterSession {
         }
     }
 
+    /// Whether a command must wait for a refresh before it is sent: no table, a refresh
+    /// asked for at once (the table may be wrong), or a throttled one (after MOVED, a busy
+    /// reply) whose interval has passed and that no one runs yet. A throttled refresh that
+    /// runs ([`refresh_sent`](ClusterSession::refresh_sent) until it ends) holds no
+    /// command whose slot the table knows: the table in use, with the slots MOVED already
+    /// wrote, serves it meanwhile (ioredis' way: a MOVED's refresh runs in the background).
     fn refresh_due(&self, now_ms: u64) -> bool {
         if self.table.is_none() {
             return true;
@@ -1332,6 +1373,7 @@ impl ClusterSession {
             return true;
         }
         self.refresh_soon
+            && !self.refresh_running
             && self.last_refresh_ms.is_none_or(|last| now_ms.saturating_sub(last) >= self.config.refresh_interval_ms)
     }
 
@@ -1448,6 +1490,7 @@ impl ClusterSession {
     }
 
     fn refresh_ended(&mut self, now_ms: u64) {
+        self.refresh_running = false;
         self.last_refresh_ms = Some(now_ms);
         self.refresh_soon = false;
         self.refresh_now = false;
@@ -1655,7 +1698,11 @@ fn unserved_dropped(router: Router, candidates: &[u32]) -> Result<Router> {
         return Ok(router);
     };
     let topology = router.topology();
-    if topology.placement.is_some() || topology.hot_keys.is_some() || !topology.indexes.is_empty() || topology.tables.is_some() {
+    if topology.placement.is_some()
+        || topology.hot_keys.is_some()
+        || !topology.indexes.is_empty()
+        || topology.tables.is_some()
+    {
         return Ok(router);
     }
     let count = topology.nodes.len();
@@ -1849,6 +1896,55 @@ mod tests {
             let slots = SlotTable::new(router.strategy().spec::<RedisClusterSpec>().unwrap().ranges(router.nodes().len() as u32));
             same_tables(&router, &slots, &expected);
         }
+    }
+
+    /// A MOVED's refresh is handed to the next command; once it runs it holds no command
+    /// whose slot is known (that one, polled again, included), until it ends; a refresh
+    /// asked for at once (a lost connection) still holds commands while it runs.
+    #[test]
+    fn a_running_refresh_after_moved_holds_no_command() {
+        let mut session = session(0);
+        let keys: [Key<'_>; 1] = ["user:1".into()];
+        let mut first = session.command(&keys, Access::Write, 0).unwrap();
+        assert!(matches!(session.poll(&mut first, 0), Action::Send(_)));
+        let Action::Send(target) = session.failed(&mut first, "MOVED 10778 127.0.0.1:7001", &["ReplyError"], 300)
+        else {
+            panic!("a MOVED is resent at once")
+        };
+        assert_eq!(target.endpoint.port(), 7001);
+        // The next command is handed the refresh (the interval has passed) ...
+        let mut next = session.command(&keys, Access::Write, 300).unwrap();
+        assert_eq!(session.poll(&mut next, 300), Action::Refresh);
+        assert_eq!(session.send_now_timed(&keys, Access::Write, 300).unwrap(), None);
+        // ... and once it runs, it is sent by the table in use, as is every other command.
+        session.refresh_sent("127.0.0.1:7002", 300).unwrap();
+        assert!(matches!(session.poll(&mut next, 300), Action::Send(_)));
+        assert!(session.send_now_timed(&keys, Access::Read, 301).unwrap().is_some());
+        assert!(!session.wants_refresh(301));
+        // Refused replies do not end it; a table does.
+        assert!(session.refreshed(&json!([]), 302).is_err());
+        assert!(session.send_now_timed(&keys, Access::Read, 302).unwrap().is_some());
+        session.refreshed(&shards(0), 303).unwrap();
+        assert_eq!(session.stats().refreshes, 2);
+        // A refresh that failed is wanted again at the throttled pace, and held by none once it runs.
+        let mut moved = session.command(&keys, Access::Write, 600).unwrap();
+        assert!(matches!(session.poll(&mut moved, 600), Action::Send(_)));
+        let _ = session.failed(&mut moved, "MOVED 10778 127.0.0.1:7001", &["ReplyError"], 600);
+        session.refresh_sent("127.0.0.1:7000", 600).unwrap();
+        session.refresh_failed(601);
+        assert!(session.send_now_timed(&keys, Access::Write, 700).unwrap().is_some(), "within the interval");
+        assert_eq!(session.send_now_timed(&keys, Access::Write, 801).unwrap(), None, "due again");
+        // A lost connection asks for a refresh at once: it holds commands while it runs.
+        let mut lost = session.command(&keys, Access::Write, 900).unwrap();
+        assert!(matches!(session.poll(&mut lost, 900), Action::Refresh));
+        session.refresh_sent("127.0.0.1:7000", 900).unwrap();
+        session.refreshed(&shards(0), 901).unwrap();
+        assert!(matches!(session.poll(&mut lost, 901), Action::Send(_)));
+        let _ = session.unreachable(&mut lost, Transport::Reset, 902);
+        session.refresh_sent("127.0.0.1:7000", 903).unwrap();
+        assert_eq!(session.send_now_timed(&keys, Access::Write, 903).unwrap(), None);
+        let mut held = session.command(&keys, Access::Write, 903).unwrap();
+        assert_eq!(session.poll(&mut held, 903), Action::Refresh);
     }
 
     /// A MOVED to a node of the table writes the slot's entry: the router's nodes, the

@@ -10,10 +10,12 @@ import asyncio
 import os
 import sys
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
 import shardroute
+import shardroute.redis
 from shardroute.redis import ClusterClient
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "examples", "redis-cluster"))
@@ -183,5 +185,30 @@ def test_the_asyncio_client(cluster: Cluster) -> None:
             assert await client.get(key) == b"one"
             assert (client.stats.moved, client.stats.errors) == (1, 0), client._session.stats
             assert client.address_of((await client.router()).node(key)) == target.address
+            # The refresh the MOVED asked for is handed to the next command, which does not
+            # wait for it (ioredis' way): no CLUSTER SHARDS is answered before that command's
+            # reply (or before a second one is asked, which waiting for the first comes to).
+            asked, refreshes = 0, client.stats.refreshes
+            gate = asyncio.Event()
+            sent = shardroute.redis._sent
+
+            async def held(connection: Any, asking: bool, commands: Any) -> list[Any]:
+                nonlocal asked
+                if commands[0][0] == "CLUSTER":
+                    asked += 1
+                    if asked >= 2:
+                        gate.set()
+                    await gate.wait()
+                return await sent(connection, asking, commands)
+
+            shardroute.redis._sent = held  # type: ignore[assignment]
+            try:
+                assert await client.get(key) == b"one"
+                gate.set()
+                assert await client.refresh() is True, "the running refresh, joined"
+            finally:
+                shardroute.redis._sent = sent  # type: ignore[assignment]
+            assert asked == 1, "one CLUSTER SHARDS, answered after the command"
+            assert (client.stats.moved, client.stats.refreshes) == (1, refreshes + 1)
 
     asyncio.run(main())

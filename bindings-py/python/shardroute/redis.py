@@ -58,7 +58,8 @@ Key = str | bytes | int
 #: refresh's); ("queue", ...the same) -> the attempt of one session command, which the
 #: asyncio client may auto-pipeline with the other tasks' (the sync client sends it); ("read",
 #: attempt, deadline, reply_deadline) -> its replies (errors as values), or ``PENDING``;
-#: ("abandon", attempt); ("sleep", deadline); ("refresh",); ("all", generators).
+#: ("abandon", attempt); ("sleep", deadline); ("refresh",); ("refresh_begun",) -> whether a
+#: refresh now runs in the background (started if none did); ("all", generators).
 Steps = Generator[tuple[Any, ...], Any, Any]
 FAILED = (redis.RedisError, OSError)
 PENDING = object()  # no reply begun by the session's deadline
@@ -358,6 +359,13 @@ class _Client:
                     request = ("queue", action.address, action.readonly, action.asking, commands, session.deadline(command))
                     attempt = yield request
                 if action.kind == "refresh":  # the attempt in flight (a stall's) waits meanwhile
+                    if attempt is None and (yield ("refresh_begun",)):
+                        # Once a refresh runs, the session holds only what must wait for
+                        # it (no table, a refresh asked for at once): a MOVED's runs on in
+                        # the background (asyncio; the sync client refreshes in line).
+                        action = session.poll(command, _now_ms())
+                        if action.kind != "refresh":
+                            continue
                     yield ("refresh",)
                 elif attempt is not None:
                     replies = yield ("read", attempt, session.deadline(command), session.reply_deadline(command))
@@ -564,6 +572,8 @@ class ClusterClient(_Client):
             return time.sleep(_left(args[0]) or 0)
         if kind == "refresh":
             return self.refresh()
+        if kind == "refresh_begun":
+            return False  # a refresh runs in line, when the command asks for it
         return [self._run(steps) for steps in args[0]]
 
     def close(self) -> None:
@@ -887,8 +897,10 @@ class _Pipe:
 
 class AsyncClusterClient(_Client):
     """``ClusterClient`` on ``redis.asyncio``: the same session and the same commands,
-    each a coroutine. One refresh runs at a time (the others wait for it), and ``mget``
-    and the pipelines send to every node at once.
+    each a coroutine. One refresh runs at a time; a command waits for it only when the
+    session says it must (no table yet, a table that may be wrong): a MOVED's refresh runs
+    in the background, as ioredis' does. ``mget`` and the pipelines send to every node at
+    once.
 
     With the session's ``auto_pipeline`` (``shardroute.session_defaults()``), the commands
     of every task share one connection per node: those issued while it is busy, or in
@@ -930,7 +942,8 @@ class AsyncClusterClient(_Client):
         return self._session.router  # type: ignore[return-value]
 
     async def refresh(self) -> bool:
-        """Reads the slot table (as ``ClusterClient.refresh``); one at a time."""
+        """Reads the slot table (as ``ClusterClient.refresh``); one at a time: a call while
+        one runs (one a MOVED started in the background too) joins it."""
         if self._refreshing is None or self._refreshing.done():
             self._refreshing = asyncio.ensure_future(self._run(self._refresh()))
         return bool(await asyncio.shield(self._refreshing))
@@ -985,6 +998,12 @@ class AsyncClusterClient(_Client):
             return await asyncio.sleep(_left(args[0]) or 0)
         if kind == "refresh":
             return await self.refresh()
+        if kind == "refresh_begun":
+            if self._refreshing is None or self._refreshing.done():
+                self._refreshing = asyncio.ensure_future(self._run(self._refresh()))
+                self._refreshing.add_done_callback(_retrieved)
+                await asyncio.sleep(0)  # it runs to its first request: the session knows it runs
+            return True
         return await asyncio.gather(*(self._run(steps) for steps in args[0]))
 
     async def _abandon(self, attempt: Any) -> None:
@@ -994,6 +1013,10 @@ class AsyncClusterClient(_Client):
             attempt.cancel()
 
     async def close(self) -> None:
+        # A refresh that runs in the background (a MOVED's) ends first: it opens no
+        # connection once they are closed.
+        if self._refreshing is not None and not self._refreshing.done():
+            await asyncio.wait({self._refreshing})
         pipes = list(self._pipes.values())
         self._pipes.clear()
         await asyncio.gather(*(pipe.close() for pipe in pipes), return_exceptions=True)

@@ -207,7 +207,7 @@ def test_the_asyncio_client(cluster: Cluster) -> None:
                 gate.set()
                 assert await client.refresh() is True, "the running refresh, joined"
             finally:
-                shardroute.redis._sent = sent  # type: ignore[assignment]
+                shardroute.redis._sent = sent
             assert asked == 1, "one CLUSTER SHARDS, answered after the command"
             assert (client.stats.moved, client.stats.refreshes) == (1, refreshes + 1)
 

@@ -373,21 +373,20 @@ func (r *Router) Moved(slot uint32, address string) (*Router, error) {
 	return r.routerOut(C.sr_router_moved(r.handle(), C.uint32_t(slot), p, n, &out), out)
 }
 
-// Ask checks a Redis Cluster ASK slot address: the address to ask.
+// Ask checks a Redis Cluster ASK slot address: the address to ask. The ABI answers
+// with an offset and a length into the argument; the text is read from address itself.
 func (r *Router) Ask(slot uint32, address string) (string, error) {
-	b := []byte(address)
-	p, n := textArg(b)
-	var a *C.char
-	var an C.size_t
-	err := check(C.sr_router_ask(r.handle(), C.uint32_t(slot), p, n, &a, &an))
+	p, n := strArg(address)
+	var offset, length C.size_t
+	err := check(C.sr_router_ask(r.handle(), C.uint32_t(slot), p, n, &offset, &length))
+	runtime.KeepAlive(r)
 	if err != nil {
-		runtime.KeepAlive(r)
 		return "", err
 	}
-	s := borrowed(a, an)
-	runtime.KeepAlive(b)
-	runtime.KeepAlive(r)
-	return s, nil
+	if uint64(offset) > uint64(len(address)) || uint64(length) > uint64(len(address))-uint64(offset) {
+		return "", &Error{Code: CodeInternal, Message: "ask answered a span outside its argument (a bug)"}
+	}
+	return address[offset : offset+length], nil
 }
 
 // Replace is the router to use when next replaces r (stale_epoch unless newer).

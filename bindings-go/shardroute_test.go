@@ -3,6 +3,7 @@ package shardroute_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -235,5 +236,28 @@ func TestReadmeExample(t *testing.T) {
 	}
 	if want := block("text"); string(out) != want {
 		t.Fatalf("README example printed\n%s\nREADME says\n%s", out, want)
+	}
+}
+
+// Ask answers with an offset and a length into its argument (never a pointer into it):
+// the address comes back whole for many lengths, from a fresh buffer each call.
+func TestAskAnswersFromItsArgument(t *testing.T) {
+	cluster := `{"format": "shardroute/1", "epoch": 5, "nodes": [{"id": "m1", "address": "127.0.0.1:7001"},
+		{"id": "m2", "address": "127.0.0.1:7002"}], "strategy": {"type": "redis_cluster", "slots": [
+		{"nodes": ["m1"], "start": 0, "end": 8191}, {"nodes": ["m2"], "start": 8192, "end": 16383}]}}`
+	router, err := sr.NewRouter([]byte(cluster))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer router.Close()
+	for i := 0; i < 200; i++ {
+		address := fmt.Sprintf("%s:%d", strings.Repeat("h", i), 7000+i)
+		got, err := router.Ask(7, address)
+		if err != nil || got != address {
+			t.Fatalf("Ask(7, %q) = %q, %v", address, got, err)
+		}
+	}
+	if _, err := router.Ask(7, "no-port"); code(t, err) != sr.CodeInvalidArgument {
+		t.Fatalf("Ask without a port: %v", err)
 	}
 }

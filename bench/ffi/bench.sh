@@ -10,11 +10,15 @@
 #   bench/ffi/bench.sh                       # PASSES=5 ROUNDS=1000
 #   PASSES=1 ROUNDS=50 bench/ffi/bench.sh    # a quick look while editing
 #   REPORT_ONLY=1 bench/ffi/bench.sh         # the fragment again from the last run (target/ffi/raw.txt)
+#   LANGS="rust java" bench/ffi/bench.sh     # only these languages (default: rust c go java); the
+#                                            # others' rows then read "not measured"
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=$PWD
 passes=${PASSES:-5}
 rounds=${ROUNDS:-1000}
+langs=" ${LANGS:-rust c go java} "
+want() { [[ "$langs" == *" $1 "* ]]; }
 out=target/ffi
 mkdir -p "$out" target/bench target/java
 raw="$out/raw.txt"
@@ -27,23 +31,25 @@ else
   # downloads, cache under target/go), Java (the package's sources and the bench, javac).
   flock /tmp/shardroute-build.lock sh -c 'capi/build.sh >/dev/null && cargo build -q --release -p shardroute-c --bin bench-route'
   export PKG_CONFIG_PATH="$root/target/capi/lib/pkgconfig"
-  cc -std=c11 -D_DEFAULT_SOURCE -O2 bench/ffi/bench.c -o "$out/cbench" \
-    $(pkg-config --cflags --libs shardroute) -Wl,-rpath,"$root/target/capi/lib"
-  (
+  if want c; then cc -std=c11 -D_DEFAULT_SOURCE -O2 bench/ffi/bench.c -o "$out/cbench" \
+    $(pkg-config --cflags --libs shardroute) -Wl,-rpath,"$root/target/capi/lib"; fi
+  if want go; then (
     export GOTOOLCHAIN=local GOPROXY=off GOFLAGS=-mod=readonly CGO_ENABLED=1
     export GOCACHE="$root/target/go/cache" GOPATH="$root/target/go/path" GOMODCACHE="$root/target/go/path/pkg/mod"
     mkdir -p "$GOCACHE" "$GOPATH"
     cd bench/ffi/go && go build -o "$root/$out/gobench" .
-  )
+  ); fi
   JNA=/usr/share/java/jna.jar
-  rm -rf target/java/bench-classes && mkdir -p target/java/bench-classes
-  javac --release 17 -d target/java/bench-classes -cp "$JNA" \
-    bindings-java/src/dev/shardroute/*.java bindings-java/bench/dev/shardroute/bench/*.java
+  if want java; then
+    rm -rf target/java/bench-classes && mkdir -p target/java/bench-classes
+    javac --release 17 -d target/java/bench-classes -cp "$JNA" \
+      bindings-java/src/dev/shardroute/*.java bindings-java/bench/dev/shardroute/bench/*.java
+  fi
 
   echo "passes $passes rounds $rounds" > "$raw"
   for pass in $(seq "$passes"); do
     echo "pass $pass of $passes" >&2
-    target/release/bench-route | sed -n 's/^rust  \(.*[^ ]\)  *\([0-9.]*\) ns\/key.*/\1|\2/p' | while IFS='|' read -r name ns; do
+    if want rust; then target/release/bench-route | sed -n 's/^rust  \(.*[^ ]\)  *\([0-9.]*\) ns\/key.*/\1|\2/p' | while IFS='|' read -r name ns; do
       case "$name" in
         "core route(bytes)") echo "row rust.route $ns" ;;
         "core route(u64)") echo "row rust.route_u64 $ns" ;;
@@ -51,10 +57,13 @@ else
         "core route_packed_into (1024 keys)") echo "row rust.packed $ns" ;;
         "abi sr_router_route_packed (1024)") echo "row rust.abi_packed $ns" ;;
       esac
-    done >> "$raw"
-    "$out/cbench" "$rounds" >> "$raw"
-    "$out/gobench" "$rounds" >> "$raw"
-    java -Djna.library.path="$root/target/capi/lib" -cp "target/java/bench-classes:$JNA" dev.shardroute.bench.Bench "$rounds" >> "$raw"
+    done >> "$raw"; fi
+    if want c; then "$out/cbench" "$rounds" >> "$raw"; fi
+    if want go; then "$out/gobench" "$rounds" >> "$raw"; fi
+    if want java; then
+      java -Djna.library.path="$root/target/capi/lib" -cp "target/java/bench-classes:$JNA" dev.shardroute.bench.Bench \
+        "$rounds" >> "$raw"
+    fi
   done
 fi
 
@@ -95,7 +104,9 @@ rows = [
     ("Go", "`Router.RoutePackedInto`, 1024 keys, per key", "go.packed"),
     ("Go", "**floor**: an empty C function through cgo", "go.floor"),
     ("Go", "cgo call of `sr_version()` (libshardroute.a, linked as the package links it)", "go.floor_version"),
-    ("Java", "`Router.route(byte[])`", "java.route"),
+    ("Java", "`Router.route(byte[])` (the key copied into a per-thread native buffer)", "java.route"),
+    ("Java", "`Router.node(byte[])`", "java.node"),
+    ("Java", "`sr_router_route` with the key as a `byte[]` and an `int[]` out (the array path `route` took before)", "java.route_arrays"),
     ("Java", "`Router.routeU64(long)`", "java.route_u64"),
     ("Java", "`Router.routePacked(byte[], int[])`, 1024 keys, per key", "java.packed"),
     ("Java", "**floor**: `sr_version()` through JNA direct mapping (no argument)", "java.floor"),
@@ -144,13 +155,15 @@ for lang, name in [("Rust (ABI in-process)", "rust.abi_packed"), ("C", "c.packed
 print()
 notes = []
 if {"java.route", "java.floor", "java.floor_arrays"} <= m.keys() and ref is not None:
+    arrays = (f" The array path itself, `sr_router_route` with those arguments, costs {m['java.route_arrays']:.1f} ns."
+              if "java.route_arrays" in m else "")
     notes.append(
         f"Java: the JNA floor is the bare call ({m['java.floor']:.1f} ns). A direct-mapped call that does nothing "
-        f"but takes route's argument kinds (a `byte[]` in, an `int[]` out-parameter, which JNA hands over through JNI array access) costs "
-        f"{m['java.floor_arrays']:.1f} ns: that is JNA's price for arrays, not the library's, and `route(byte[])` "
-        f"pays it. Against (Rust route + that floor), `route(byte[])` is "
-        f"{m['java.route'] / (ref + m['java.floor_arrays']):.2f}x; the target above uses the bare floor, as item 5 "
-        "states it, and JNA's array access is what keeps it unmet.")
+        f"but takes a `byte[]` in and an `int[]` out-parameter (which JNA hands over through JNI array access) costs "
+        f"{m['java.floor_arrays']:.1f} ns: JNA's price for arrays, not the library's.{arrays} So `route(byte[])` "
+        "passes no array: it copies the key into a per-thread direct buffer (reused, grown on demand up to 64 KiB; a "
+        "longer key takes the array path) that also receives the shard, and passes only addresses, "
+        f"{m['java.route']:.1f} ns, {m['java.route'] / (ref + m['java.floor']):.2f}x (Rust route + the bare floor).")
 if {"java.packed"} <= m.keys() and batch is not None:
     notes.append(
         f"Java's batch: `routePacked` is {cell('java.packed')} ns per key, {m['java.packed'] / batch:.2f}x the "

@@ -628,14 +628,19 @@ sr_error *sr_router_moved(const sr_router *router,
                           sr_router **out_router);
 
 /**
- * A Redis Cluster `ASK slot address` checked: `*out`/`*out_len` receive the address to
- * ask, text *borrowed from the `address` argument* (valid as long as it is).
+ * A Redis Cluster `ASK slot address` checked: the address to ask is part of the
+ * `address` argument (borrowed for the call), and comes back as where it lies there:
+ * `*out_offset` and `*out_len` (bytes), so the caller reads
+ * `address[*out_offset .. *out_offset + *out_len]` from its own buffer. Never a pointer
+ * into the argument: a binding may pass a temporary copy of its buffer (JNA does), gone
+ * at return. `invalid_argument` for a router that is not `redis_cluster`, a slot past
+ * 16383 or an address without a port.
  */
 sr_error *sr_router_ask(const sr_router *router,
                         uint32_t slot,
                         const char *address,
                         size_t address_len,
-                        const char **out_address,
+                        size_t *out_offset,
                         size_t *out_len);
 
 /**

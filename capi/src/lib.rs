@@ -16,8 +16,11 @@
 //!   out-parameter is `invalid_argument`. Each handle has one `_free` function.
 //! - Returned JSON text is NUL-terminated UTF-8 owned by the caller: free it with
 //!   `sr_string_free`. Returned bytes: `sr_bytes_free(ptr, len)`. Returned `(ptr, len)`
-//!   text marked *borrowed* lives as long as the handle it came from (or, for
-//!   `sr_router_ask`, the argument it came from) and is never freed.
+//!   text marked *borrowed* lives as long as the handle (or static data) it came from
+//!   and is never freed. No call answers with a pointer into the caller's own arguments:
+//!   a binding may pass a temporary copy of its buffer (JNA does, cgo may), and such a
+//!   pointer would dangle at return. A result that is part of an argument comes back as
+//!   an offset and a length into that argument (`sr_router_ask`).
 //! - No panic crosses: one would come back as an error with code `internal` (a bug).
 #![allow(non_camel_case_types)]
 // Every function is `unsafe extern "C"`: the C caller vouches for its pointers, and the
@@ -109,9 +112,7 @@ pub unsafe extern "C" fn sr_error_message(error: *const sr_error) -> *const c_ch
 /// Frees an error returned by any call. `NULL` is a no-op. Use it once per error.
 #[no_mangle]
 pub unsafe extern "C" fn sr_error_free(error: *mut sr_error) {
-    if !error.is_null() {
-        drop(Box::from_raw(error));
-    }
+    free_box(error)
 }
 
 /// Frees a string (JSON text) returned by any call. `NULL` is a no-op.
@@ -242,33 +243,112 @@ pub(crate) unsafe fn texts<'a>(items: *const sr_str, count: usize, what: &str) -
     array(items, count, what)?.iter().map(|t| arg_text(t.ptr, t.len, what)).collect()
 }
 
-/// Writes JSON text for the caller to free with `sr_string_free`.
-pub(crate) fn put_json(out: &mut *mut c_char, value: &Value) -> Res<()> {
-    put_string(out, value.to_string())
+/// NUL-terminated text for the caller to free with `sr_string_free`.
+fn c_string(text: String) -> Res<*mut c_char> {
+    Ok(CString::new(text).map_err(|_| argument("a returned text holds a NUL byte"))?.into_raw())
 }
 
-pub(crate) fn put_string(out: &mut *mut c_char, text: String) -> Res<()> {
-    *out = CString::new(text).map_err(|_| argument("a returned text holds a NUL byte"))?.into_raw();
+/// Writes JSON text for the caller to free with `sr_string_free` (an entry point with
+/// more than one out-parameter; else `json_out`).
+pub(crate) fn put_json(out: &mut *mut c_char, value: &Value) -> Res<()> {
+    *out = c_string(value.to_string())?;
     Ok(())
 }
 
-/// Writes bytes for the caller to free with `sr_bytes_free`.
-pub(crate) fn put_bytes(out: &mut *mut u8, out_len: &mut usize, bytes: Vec<u8>) {
-    let boxed = bytes.into_boxed_slice();
-    *out_len = boxed.len();
-    *out = Box::into_raw(boxed).cast();
+// The shape of every entry point: `guard` around a body that checks the out-parameters
+// first, then calls the core, then writes them (only on success). The `*_out` helpers
+// below are that shape, one per kind of result, so an entry point is its core call.
+
+/// An entry point writing `body`'s value to `*target` (`what`: its name when `NULL`).
+pub(crate) unsafe fn value_out<T>(target: *mut T, what: &str, body: impl FnOnce() -> Res<T>) -> *mut sr_error {
+    guard(|| {
+        let slot = out(target, what)?;
+        *slot = body()?;
+        Ok(())
+    })
 }
 
-/// Writes borrowed text as a pointer and a length.
-pub(crate) fn put_borrowed(out: &mut *const c_char, out_len: &mut usize, text: &str) {
-    *out = text.as_ptr().cast();
-    *out_len = text.len();
+/// An entry point writing a new handle to `*out_handle` (the caller frees it with its
+/// `_free` function).
+pub(crate) unsafe fn handle_out<T>(out_handle: *mut *mut T, body: impl FnOnce() -> Res<T>) -> *mut sr_error {
+    value_out(out_handle, "out", || Ok(Box::into_raw(Box::new(body()?))))
 }
 
-/// Writes an optional u64 as a flag and a value.
-pub(crate) fn put_optional(present: &mut bool, value: &mut u64, optional: Option<u64>) {
-    *present = optional.is_some();
-    *value = optional.unwrap_or(0);
+/// An entry point writing text to `*out_text` (free with `sr_string_free`).
+pub(crate) unsafe fn string_out(out_text: *mut *mut c_char, body: impl FnOnce() -> Res<String>) -> *mut sr_error {
+    value_out(out_text, "out", || c_string(body()?))
+}
+
+/// An entry point writing JSON text to `*out_json` (free with `sr_string_free`).
+pub(crate) unsafe fn json_out(out_json: *mut *mut c_char, body: impl FnOnce() -> Res<Value>) -> *mut sr_error {
+    string_out(out_json, || Ok(body()?.to_string()))
+}
+
+/// An entry point writing bytes to `*out_bytes`/`*out_len` (free with `sr_bytes_free`).
+pub(crate) unsafe fn bytes_out(
+    out_bytes: *mut *mut u8,
+    out_len: *mut usize,
+    body: impl FnOnce() -> Res<Vec<u8>>,
+) -> *mut sr_error {
+    guard(|| {
+        let (target, target_len) = (out(out_bytes, "out")?, out(out_len, "out_len")?);
+        let boxed = body()?.into_boxed_slice();
+        *target_len = boxed.len();
+        *target = Box::into_raw(boxed).cast();
+        Ok(())
+    })
+}
+
+/// An entry point writing text borrowed from a handle or static data as a pointer and a
+/// length (`names`: the two out-parameters' names). Never for text borrowed from an
+/// argument: that is `put_span`.
+pub(crate) unsafe fn borrowed_out<'a>(
+    text: *mut *const c_char,
+    text_len: *mut usize,
+    names: (&str, &str),
+    body: impl FnOnce() -> Res<&'a str>,
+) -> *mut sr_error {
+    guard(|| {
+        let (text, text_len) = (out(text, names.0)?, out(text_len, names.1)?);
+        let borrowed = body()?;
+        *text = borrowed.as_ptr().cast();
+        *text_len = borrowed.len();
+        Ok(())
+    })
+}
+
+/// An entry point writing an optional u64 as a flag (`*present`) and a value (`*value`,
+/// named `what`; 0 when absent).
+pub(crate) unsafe fn optional_out(
+    present: *mut bool,
+    value: *mut u64,
+    what: &str,
+    body: impl FnOnce() -> Res<Option<u64>>,
+) -> *mut sr_error {
+    guard(|| {
+        let (present, value) = (out(present, "present")?, out(value, what)?);
+        let optional = body()?;
+        *present = optional.is_some();
+        *value = optional.unwrap_or(0);
+        Ok(())
+    })
+}
+
+/// Writes where `part` lies in the argument `whole` as an offset and a length, so that
+/// the caller reads it from its own buffer (the copy a binding passed may be gone). A
+/// `part` outside `whole` is a bug: it panics, which `guard` answers as `internal`.
+pub(crate) fn put_span(out_offset: &mut usize, out_len: &mut usize, whole: &str, part: &str) {
+    let offset = (part.as_ptr() as usize).wrapping_sub(whole.as_ptr() as usize);
+    assert!(offset <= whole.len() && part.len() <= whole.len() - offset, "a result is not inside its argument");
+    *out_offset = offset;
+    *out_len = part.len();
+}
+
+/// A handle's `_free`: drops the box; `NULL` is a no-op.
+pub(crate) unsafe fn free_box<T>(pointer: *mut T) {
+    if !pointer.is_null() {
+        drop(Box::from_raw(pointer));
+    }
 }
 
 /// A key as the vectors and the other bindings' JSON write it: `{"u64": "42"}` or
@@ -292,11 +372,7 @@ thread_local! {
 /// `invalid_key` for a sign, a fraction or a value past 2^64 - 1).
 #[no_mangle]
 pub unsafe extern "C" fn sr_parse_u64(text_ptr: *const c_char, text_len: usize, value: *mut u64) -> *mut sr_error {
-    guard(|| {
-        let value = out(value, "value")?;
-        *value = sr::key::parse_u64(text(text_ptr, text_len, "the integer", ErrorKind::InvalidKey)?)?;
-        Ok(())
-    })
+    value_out(value, "value", || sr::key::parse_u64(text(text_ptr, text_len, "the integer", ErrorKind::InvalidKey)?))
 }
 
 /// Converts UTF-16 code units to UTF-8 bytes (`key::utf8_from_utf16`): a lone surrogate
@@ -309,12 +385,7 @@ pub unsafe extern "C" fn sr_utf8_from_utf16(
     out_bytes: *mut *mut u8,
     out_len: *mut usize,
 ) -> *mut sr_error {
-    guard(|| {
-        let (out_bytes, out_len) = (out(out_bytes, "out")?, out(out_len, "out_len")?);
-        let text = sr::key::utf8_from_utf16(array(units, count, "units")?)?;
-        put_bytes(out_bytes, out_len, text.into_bytes());
-        Ok(())
-    })
+    bytes_out(out_bytes, out_len, || Ok(sr::key::utf8_from_utf16(array(units, count, "units")?)?.into_bytes()))
 }
 
 #[cfg(test)]
@@ -402,6 +473,45 @@ mod tests {
             assert_eq!(ALLOCATIONS.with(|count| count.get()) - before, 0, "the hot path allocated");
             sr_router_free(router);
         }
+    }
+
+    /// `sr_router_ask` answers where the address lies in its argument, not a pointer into
+    /// it: the argument here is a copy dropped right after the call (as JNA's is).
+    #[test]
+    fn ask_answers_an_offset_into_its_argument() {
+        let document = br#"{"format": "shardroute/1", "epoch": 5, "nodes": [{"id": "m1", "address": "127.0.0.1:7001"}],
+            "strategy": {"type": "redis_cluster", "slots": [{"start": 0, "end": 16383, "nodes": ["m1"]}]}}"#;
+        let address = "127.0.0.1:7003";
+        let mut router = ptr::null_mut();
+        let (mut offset, mut len) = (usize::MAX, usize::MAX);
+        // SAFETY: valid buffers and out-parameters; the router freed once.
+        unsafe {
+            assert!(sr_router_new(document.as_ptr().cast(), document.len(), &mut router).is_null());
+            let copy = address.as_bytes().to_vec();
+            assert!(sr_router_ask(router, 1, copy.as_ptr().cast(), copy.len(), &mut offset, &mut len).is_null());
+            drop(copy);
+            assert_eq!(
+                code(sr_router_ask(router, 1, address.as_ptr().cast(), address.len(), ptr::null_mut(), &mut len)),
+                "invalid_argument"
+            );
+            sr_router_free(router);
+        }
+        assert_eq!((offset, len), (0, address.len()), "an offset and a length into the argument");
+        assert_eq!(&address[offset..offset + len], "127.0.0.1:7003");
+    }
+
+    #[test]
+    fn put_span_refuses_a_part_outside_its_argument() {
+        let whole = String::from("127.0.0.1:7003");
+        let elsewhere = String::from("127.0.0.1:7003");
+        let error = guard(|| {
+            put_span(&mut 0, &mut 0, &whole, &elsewhere);
+            Ok(())
+        });
+        assert_eq!(code(error), "internal");
+        let (mut offset, mut len) = (0, 0);
+        put_span(&mut offset, &mut len, &whole, &whole[10..]);
+        assert_eq!((offset, len), (10, 4));
     }
 
     #[test]

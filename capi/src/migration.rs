@@ -9,8 +9,8 @@ use sr::session::{Fenced, MigrationAction, MigrationSession, Mode};
 
 use crate::router::router;
 use crate::{
-    arg_text, guard, handle, key, key_value, keys, out, put_borrowed, put_json, put_optional, sr_error, sr_key,
-    sr_router, Res,
+    arg_text, borrowed_out, free_box, handle, handle_out, json_out, key, key_value, keys, optional_out, sr_error,
+    sr_key, sr_router, value_out, Res,
 };
 
 /// A migration from one router to the next. Immutable; free with `sr_migration_free`.
@@ -35,12 +35,7 @@ pub unsafe extern "C" fn sr_migration_new(
     after: *const sr_router,
     out_migration: *mut *mut sr_migration,
 ) -> *mut sr_error {
-    guard(|| {
-        let slot = out(out_migration, "out")?;
-        let built = Migration::new(router(before)?.clone(), router(after)?.clone())?;
-        *slot = Box::into_raw(Box::new(sr_migration(built)));
-        Ok(())
-    })
+    handle_out(out_migration, || Ok(sr_migration(Migration::new(router(before)?.clone(), router(after)?.clone())?)))
 }
 
 /// The migration a dictionary topology describes (its moving entries): `*out` is freed
@@ -50,19 +45,13 @@ pub unsafe extern "C" fn sr_migration_of_dictionary(
     dictionary: *const sr_router,
     out_migration: *mut *mut sr_migration,
 ) -> *mut sr_error {
-    guard(|| {
-        let slot = out(out_migration, "out")?;
-        *slot = Box::into_raw(Box::new(sr_migration(Migration::of_dictionary(router(dictionary)?)?)));
-        Ok(())
-    })
+    handle_out(out_migration, || Ok(sr_migration(Migration::of_dictionary(router(dictionary)?)?)))
 }
 
 /// Frees a migration. `NULL` is a no-op. Text borrowed from it is invalid afterwards.
 #[no_mangle]
 pub unsafe extern "C" fn sr_migration_free(migration: *mut sr_migration) {
-    if !migration.is_null() {
-        drop(Box::from_raw(migration));
-    }
+    free_box(migration)
 }
 
 /// A migration call with one key that writes JSON text.
@@ -72,11 +61,7 @@ unsafe fn key_json<'m>(
     out_json: *mut *mut c_char,
     body: impl FnOnce(&'m Migration, sr::Key<'m>) -> Res<Value>,
 ) -> *mut sr_error {
-    guard(|| {
-        let slot = out(out_json, "out")?;
-        let value = body(self::migration(migration)?, self::key(key)?)?;
-        put_json(slot, &value)
-    })
+    json_out(out_json, || body(self::migration(migration)?, self::key(key)?))
 }
 
 /// Whether `key` (borrowed) moves: `*out` is `null` or `[old node, new node]` (free
@@ -131,11 +116,7 @@ pub unsafe extern "C" fn sr_migration_write_target(
     node: *mut *const c_char,
     node_len: *mut usize,
 ) -> *mut sr_error {
-    guard(|| {
-        let (node, node_len) = (out(node, "node")?, out(node_len, "node_len")?);
-        put_borrowed(node, node_len, self::migration(migration)?.write_target(self::key(key)?)?);
-        Ok(())
-    })
+    borrowed_out(node, node_len, ("node", "node_len"), || self::migration(migration)?.write_target(self::key(key)?))
 }
 
 /// The shards that change owner: `*out` is a JSON array of `[shard, old node, new node]`
@@ -145,10 +126,9 @@ pub unsafe extern "C" fn sr_migration_moving_shards(
     migration: *const sr_migration,
     out_json: *mut *mut c_char,
 ) -> *mut sr_error {
-    guard(|| {
-        let slot = out(out_json, "out")?;
+    json_out(out_json, || {
         let shards = self::migration(migration)?.moving_shards()?;
-        put_json(slot, &json!(shards.iter().map(|s| json!([s.shard, s.from, s.to])).collect::<Vec<_>>()))
+        Ok(json!(shards.iter().map(|s| json!([s.shard, s.from, s.to])).collect::<Vec<_>>()))
     })
 }
 
@@ -159,10 +139,7 @@ pub unsafe extern "C" fn sr_migration_scan_nodes(
     migration: *const sr_migration,
     out_json: *mut *mut c_char,
 ) -> *mut sr_error {
-    guard(|| {
-        let slot = out(out_json, "out")?;
-        put_json(slot, &json!(self::migration(migration)?.scan_nodes()))
-    })
+    json_out(out_json, || Ok(json!(self::migration(migration)?.scan_nodes())))
 }
 
 /// The indices of the `count` keys (borrowed) that change node: a JSON array of
@@ -174,10 +151,7 @@ pub unsafe extern "C" fn sr_migration_moving_keys(
     count: usize,
     out_json: *mut *mut c_char,
 ) -> *mut sr_error {
-    guard(|| {
-        let slot = out(out_json, "out")?;
-        put_json(slot, &json!(self::migration(migration)?.moving_keys(self::keys(keys, count)?)?))
-    })
+    json_out(out_json, || Ok(json!(self::migration(migration)?.moving_keys(self::keys(keys, count)?)?)))
 }
 
 /// Which of `count` keys (borrowed) held by node `node` (`node_len` bytes, borrowed) or,
@@ -193,13 +167,12 @@ pub unsafe extern "C" fn sr_misplaced(
     count: usize,
     out_json: *mut *mut c_char,
 ) -> *mut sr_error {
-    guard(|| {
-        let slot = out(out_json, "out")?;
+    json_out(out_json, || {
         let router = self::router(router)?;
         let holder =
             if node.is_null() { Holder::Shard(shard) } else { Holder::Node(arg_text(node, node_len, "the node")?) };
         let found = sr::migration::misplaced(router, holder, self::keys(keys, count)?)?;
-        put_json(slot, &json!({"misplaced": found.indices, "count": found.count(), "checked": found.checked}))
+        Ok(json!({"misplaced": found.indices, "count": found.count(), "checked": found.checked}))
     })
 }
 
@@ -215,13 +188,10 @@ pub unsafe extern "C" fn sr_migration_session_new(
     until_ms: u64,
     out_session: *mut *mut sr_migration_session,
 ) -> *mut sr_error {
-    guard(|| {
-        let slot = out(out_session, "out")?;
+    handle_out(out_session, || {
         let mode = Mode::from_name(arg_text(mode, mode_len, "the mode")?)?;
-        let built =
-            MigrationSession::of_mode(self::migration(migration)?.clone(), mode, has_until.then_some(until_ms))?;
-        *slot = Box::into_raw(Box::new(sr_migration_session(built)));
-        Ok(())
+        let migration = self::migration(migration)?.clone();
+        Ok(sr_migration_session(MigrationSession::of_mode(migration, mode, has_until.then_some(until_ms))?))
     })
 }
 
@@ -235,8 +205,7 @@ pub unsafe extern "C" fn sr_migration_session_of_topology(
     held: *const sr_router,
     out_session: *mut *mut sr_migration_session,
 ) -> *mut sr_error {
-    guard(|| {
-        let slot = out(out_session, "out")?;
+    handle_out(out_session, || {
         let optional = |pointer: *const sr_router| -> Res<Option<sr::Router>> {
             if pointer.is_null() {
                 Ok(None)
@@ -245,17 +214,14 @@ pub unsafe extern "C" fn sr_migration_session_of_topology(
             }
         };
         let built = MigrationSession::of_topology(router(topology)?.clone(), optional(previous)?, optional(held)?)?;
-        *slot = Box::into_raw(Box::new(sr_migration_session(built)));
-        Ok(())
+        Ok(sr_migration_session(built))
     })
 }
 
 /// Frees a migration session. `NULL` is a no-op.
 #[no_mangle]
 pub unsafe extern "C" fn sr_migration_session_free(session: *mut sr_migration_session) {
-    if !session.is_null() {
-        drop(Box::from_raw(session));
-    }
+    free_box(session)
 }
 
 /// The session's mode name (`"plain"`, `"background"`, `"lazy"`, `"catch-up"`):
@@ -266,11 +232,7 @@ pub unsafe extern "C" fn sr_migration_session_mode(
     mode: *mut *const c_char,
     mode_len: *mut usize,
 ) -> *mut sr_error {
-    guard(|| {
-        let (mode, mode_len) = (out(mode, "mode")?, out(mode_len, "mode_len")?);
-        put_borrowed(mode, mode_len, self::session(session)?.mode().name());
-        Ok(())
-    })
+    borrowed_out(mode, mode_len, ("mode", "mode_len"), || Ok(self::session(session)?.mode().name()))
 }
 
 /// The epoch writes are fenced with, into `*epoch`.
@@ -279,11 +241,7 @@ pub unsafe extern "C" fn sr_migration_session_fence_epoch(
     session: *const sr_migration_session,
     epoch: *mut u64,
 ) -> *mut sr_error {
-    guard(|| {
-        let epoch = out(epoch, "epoch")?;
-        *epoch = self::session(session)?.fence_epoch();
-        Ok(())
-    })
+    value_out(epoch, "epoch", || Ok(self::session(session)?.fence_epoch()))
 }
 
 /// A migration session call that writes JSON text.
@@ -292,11 +250,7 @@ unsafe fn session_json<'s>(
     out_json: *mut *mut c_char,
     body: impl FnOnce(&'s MigrationSession) -> Res<Value>,
 ) -> *mut sr_error {
-    guard(|| {
-        let slot = out(out_json, "out")?;
-        let value = body(self::session(session)?)?;
-        put_json(slot, &value)
-    })
+    json_out(out_json, || body(self::session(session)?))
 }
 
 /// The nodes a query over every key reads: a JSON array (free with `sr_string_free`).
@@ -421,9 +375,5 @@ pub unsafe extern "C" fn sr_migration_session_next_deadline(
     present: *mut bool,
     deadline_ms: *mut u64,
 ) -> *mut sr_error {
-    guard(|| {
-        let (present, deadline_ms) = (out(present, "present")?, out(deadline_ms, "deadline_ms")?);
-        put_optional(present, deadline_ms, self::session(session)?.next_deadline(now_ms));
-        Ok(())
-    })
+    optional_out(present, deadline_ms, "deadline_ms", || Ok(self::session(session)?.next_deadline(now_ms)))
 }

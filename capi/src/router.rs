@@ -9,8 +9,8 @@ use sr::strategy::compat::redis_cluster::redirect::Redirect;
 use sr::{ErrorKind, Key, Router};
 
 use crate::{
-    arg_text, argument, array, bytes, guard, handle, key, key_of, key_value, keys, optional_key, out, put_borrowed,
-    put_bytes, put_json, put_string, sr_error, sr_key, text, Res, SCRATCH,
+    arg_text, argument, array, borrowed_out, bytes, bytes_out, free_box, guard, handle, handle_out, json_out, key,
+    key_of, key_value, keys, optional_key, out, put_span, sr_error, sr_key, string_out, text, value_out, Res, SCRATCH,
 };
 
 /// A router: immutable once built, safe to share between threads (every call on it
@@ -45,6 +45,40 @@ pub(crate) unsafe fn router<'a>(pointer: *const sr_router) -> Res<&'a Router> {
     Ok(&handle(pointer, "the router")?.0)
 }
 
+/// An entry point writing a new router to `*out_router` (free with `sr_router_free`).
+pub(crate) unsafe fn router_out(out_router: *mut *mut sr_router, body: impl FnOnce() -> Res<Router>) -> *mut sr_error {
+    handle_out(out_router, || Ok(sr_router(body()?)))
+}
+
+/// A call on a router that writes a node id borrowed from it.
+unsafe fn node_text<'r>(
+    router: *const sr_router,
+    node: *mut *const c_char,
+    node_len: *mut usize,
+    body: impl FnOnce(&'r Router) -> Res<&'r str>,
+) -> *mut sr_error {
+    borrowed_out(node, node_len, ("node", "node_len"), || body(self::router(router)?))
+}
+
+/// A topology document argument (`invalid_topology` when it is not UTF-8 or refused).
+unsafe fn topology_arg(topology: *const c_char, topology_len: usize) -> Res<sr::Topology> {
+    sr::Topology::from_json(text(topology, topology_len, "the topology", ErrorKind::InvalidTopology)?)
+}
+
+/// An optional text argument: `NULL` is `None`.
+pub(crate) unsafe fn optional_text<'a>(data: *const c_char, len: usize, what: &str) -> Res<Option<&'a str>> {
+    if data.is_null() {
+        Ok(None)
+    } else {
+        arg_text(data, len, what).map(Some)
+    }
+}
+
+/// The hot calls' key of bytes (`NULL` only with length 0).
+unsafe fn key_bytes<'a>(key: *const u8, key_len: usize) -> Res<Key<'a>> {
+    Ok(Key::Bytes(bytes(key, key_len, "the key", ErrorKind::InvalidKey)?))
+}
+
 /// Builds a router from a topology document (JSON text, `json_len` bytes, borrowed for
 /// the call). On success `*out` receives a router the caller frees with
 /// `sr_router_free`. Errors: `invalid_topology` (not UTF-8, not JSON, not a valid
@@ -55,11 +89,8 @@ pub unsafe extern "C" fn sr_router_new(
     json_len: usize,
     out_router: *mut *mut sr_router,
 ) -> *mut sr_error {
-    guard(|| {
-        let slot = out(out_router, "out")?;
-        let document = text(json, json_len, "the topology document", ErrorKind::InvalidTopology)?;
-        *slot = new_router(Router::from_json(document)?);
-        Ok(())
+    router_out(out_router, || {
+        Router::from_json(text(json, json_len, "the topology document", ErrorKind::InvalidTopology)?)
     })
 }
 
@@ -68,40 +99,27 @@ pub unsafe extern "C" fn sr_router_new(
 /// and migrations over it stay valid (they hold their own reference).
 #[no_mangle]
 pub unsafe extern "C" fn sr_router_free(router: *mut sr_router) {
-    if !router.is_null() {
-        drop(Box::from_raw(router));
-    }
+    free_box(router)
 }
 
 /// A second handle on the same router (cheap: the topology is shared). `*out` is freed
 /// with `sr_router_free`, independently of `router`.
 #[no_mangle]
 pub unsafe extern "C" fn sr_router_clone(router: *const sr_router, out_router: *mut *mut sr_router) -> *mut sr_error {
-    guard(|| {
-        let slot = out(out_router, "out")?;
-        *slot = new_router(self::router(router)?.clone());
-        Ok(())
-    })
+    router_out(out_router, || Ok(self::router(router)?.clone()))
 }
 
 /// The router's epoch into `*epoch`.
 #[no_mangle]
 pub unsafe extern "C" fn sr_router_epoch(router: *const sr_router, epoch: *mut u64) -> *mut sr_error {
-    guard(|| {
-        let epoch = out(epoch, "epoch")?;
-        *epoch = self::router(router)?.epoch();
-        Ok(())
-    })
+    value_out(epoch, "epoch", || Ok(self::router(router)?.epoch()))
 }
 
 /// The canonical JSON text of the router's document into `*out` (free with
 /// `sr_string_free`).
 #[no_mangle]
 pub unsafe extern "C" fn sr_router_to_json(router: *const sr_router, out_json: *mut *mut c_char) -> *mut sr_error {
-    guard(|| {
-        let slot = out(out_json, "out")?;
-        put_string(slot, self::router(router)?.to_json())
-    })
+    string_out(out_json, || Ok(self::router(router)?.to_json()))
 }
 
 /// The shard of a key of bytes (text: its UTF-8 bytes; `key` borrowed for the call) into
@@ -114,21 +132,13 @@ pub unsafe extern "C" fn sr_router_route(
     key_len: usize,
     shard: *mut u32,
 ) -> *mut sr_error {
-    guard(|| {
-        let shard = out(shard, "shard")?;
-        *shard = self::router(router)?.route(Key::Bytes(bytes(key, key_len, "the key", ErrorKind::InvalidKey)?))?;
-        Ok(())
-    })
+    value_out(shard, "shard", || self::router(router)?.route(key_bytes(key, key_len)?))
 }
 
 /// The shard of an integer key into `*shard`. Allocates nothing.
 #[no_mangle]
 pub unsafe extern "C" fn sr_router_route_u64(router: *const sr_router, key: u64, shard: *mut u32) -> *mut sr_error {
-    guard(|| {
-        let shard = out(shard, "shard")?;
-        *shard = self::router(router)?.route(Key::U64(key))?;
-        Ok(())
-    })
+    value_out(shard, "shard", || self::router(router)?.route(Key::U64(key)))
 }
 
 /// The node id that owns a key of bytes: `*node`/`*node_len` receive text *borrowed*
@@ -142,12 +152,7 @@ pub unsafe extern "C" fn sr_router_node(
     node: *mut *const c_char,
     node_len: *mut usize,
 ) -> *mut sr_error {
-    guard(|| {
-        let (node, node_len) = (out(node, "node")?, out(node_len, "node_len")?);
-        let router = self::router(router)?;
-        put_borrowed(node, node_len, router.node(Key::Bytes(bytes(key, key_len, "the key", ErrorKind::InvalidKey)?))?);
-        Ok(())
-    })
+    node_text(router, node, node_len, |router| router.node(key_bytes(key, key_len)?))
 }
 
 /// `sr_router_node` for an integer key.
@@ -158,11 +163,7 @@ pub unsafe extern "C" fn sr_router_node_u64(
     node: *mut *const c_char,
     node_len: *mut usize,
 ) -> *mut sr_error {
-    guard(|| {
-        let (node, node_len) = (out(node, "node")?, out(node_len, "node_len")?);
-        put_borrowed(node, node_len, self::router(router)?.node(Key::U64(key))?);
-        Ok(())
-    })
+    node_text(router, node, node_len, |router| router.node(Key::U64(key)))
 }
 
 /// Copies the scratch shards into the caller's array of `capacity` entries.
@@ -261,25 +262,7 @@ unsafe fn key_json<'r>(
     out_json: *mut *mut c_char,
     body: impl FnOnce(&'r Router, Key<'r>) -> Res<Value>,
 ) -> *mut sr_error {
-    guard(|| {
-        let slot = out(out_json, "out")?;
-        let value = body(self::router(router)?, self::key(key)?)?;
-        put_json(slot, &value)
-    })
-}
-
-/// A call on a router that writes a node id borrowed from it.
-unsafe fn node_text<'r>(
-    router: *const sr_router,
-    node: *mut *const c_char,
-    node_len: *mut usize,
-    body: impl FnOnce(&'r Router) -> Res<&'r str>,
-) -> *mut sr_error {
-    guard(|| {
-        let (node, node_len) = (out(node, "node")?, out(node_len, "node_len")?);
-        put_borrowed(node, node_len, body(self::router(router)?)?);
-        Ok(())
-    })
+    json_out(out_json, || body(self::router(router)?, self::key(key)?))
 }
 
 /// The owner and up to `count - 1` replicas of `key` (borrowed for the call): `*out`
@@ -388,12 +371,7 @@ pub unsafe extern "C" fn sr_router_shards_for_range(
     end: *const sr_key,
     out_json: *mut *mut c_char,
 ) -> *mut sr_error {
-    guard(|| {
-        let slot = out(out_json, "out")?;
-        let router = self::router(router)?;
-        let (start, end) = (key(start)?, optional_key(end)?);
-        put_json(slot, &json!(router.shards_for_range(start, end)?))
-    })
+    json_out(out_json, || Ok(json!(self::router(router)?.shards_for_range(key(start)?, optional_key(end)?)?)))
 }
 
 /// The fields of an id under an id strategy: `*out` is `{"shard", "fields": [[name,
@@ -404,11 +382,10 @@ pub unsafe extern "C" fn sr_router_decode_id(
     id: u64,
     out_json: *mut *mut c_char,
 ) -> *mut sr_error {
-    guard(|| {
-        let slot = out(out_json, "out")?;
+    json_out(out_json, || {
         let decoded = self::router(router)?.decode_id(id)?;
         let fields: Vec<Value> = decoded.fields.iter().map(|(name, value)| json!([name, value.to_string()])).collect();
-        put_json(slot, &json!({"shard": decoded.shard, "fields": fields}))
+        Ok(json!({"shard": decoded.shard, "fields": fields}))
     })
 }
 
@@ -421,12 +398,7 @@ pub unsafe extern "C" fn sr_router_same_slot(
     count: usize,
     shard: *mut u32,
 ) -> *mut sr_error {
-    guard(|| {
-        let shard = out(shard, "shard")?;
-        let router = self::router(router)?;
-        *shard = router.same_slot(self::keys(keys, count)?)?;
-        Ok(())
-    })
+    value_out(shard, "shard", || self::router(router)?.same_slot(self::keys(keys, count)?))
 }
 
 /// The keys grouped by owner: `*out` is a JSON array of `[node id, [key indices]]` in
@@ -438,12 +410,11 @@ pub unsafe extern "C" fn sr_router_group_by_node(
     count: usize,
     out_json: *mut *mut c_char,
 ) -> *mut sr_error {
-    guard(|| {
-        let slot = out(out_json, "out")?;
+    json_out(out_json, || {
         let router = self::router(router)?;
         let groups = router.group_by_node(self::keys(keys, count)?)?;
         let node = |index: u32| router.nodes()[index as usize].id.as_str();
-        put_json(slot, &json!(groups.iter().map(|(n, indices)| json!([node(*n), indices])).collect::<Vec<_>>()))
+        Ok(json!(groups.iter().map(|(n, indices)| json!([node(*n), indices])).collect::<Vec<_>>()))
     })
 }
 
@@ -457,10 +428,9 @@ pub unsafe extern "C" fn sr_router_stats(
     count: usize,
     out_json: *mut *mut c_char,
 ) -> *mut sr_error {
-    guard(|| {
-        let slot = out(out_json, "out")?;
+    json_out(out_json, || {
         let router = self::router(router)?;
-        put_json(slot, &router.stats(self::keys(keys, count)?)?.to_value(router))
+        Ok(router.stats(self::keys(keys, count)?)?.to_value(router))
     })
 }
 
@@ -474,29 +444,29 @@ pub unsafe extern "C" fn sr_router_moved(
     address_len: usize,
     out_router: *mut *mut sr_router,
 ) -> *mut sr_error {
-    guard(|| {
-        let target = out(out_router, "out")?;
-        let moved = self::router(router)?.moved(slot, arg_text(address, address_len, "the address")?)?;
-        *target = new_router(moved);
-        Ok(())
-    })
+    router_out(out_router, || self::router(router)?.moved(slot, arg_text(address, address_len, "the address")?))
 }
 
-/// A Redis Cluster `ASK slot address` checked: `*out`/`*out_len` receive the address to
-/// ask, text *borrowed from the `address` argument* (valid as long as it is).
+/// A Redis Cluster `ASK slot address` checked: the address to ask is part of the
+/// `address` argument (borrowed for the call), and comes back as where it lies there:
+/// `*out_offset` and `*out_len` (bytes), so the caller reads
+/// `address[*out_offset .. *out_offset + *out_len]` from its own buffer. Never a pointer
+/// into the argument: a binding may pass a temporary copy of its buffer (JNA does), gone
+/// at return. `invalid_argument` for a router that is not `redis_cluster`, a slot past
+/// 16383 or an address without a port.
 #[no_mangle]
 pub unsafe extern "C" fn sr_router_ask(
     router: *const sr_router,
     slot: u32,
     address: *const c_char,
     address_len: usize,
-    out_address: *mut *const c_char,
+    out_offset: *mut usize,
     out_len: *mut usize,
 ) -> *mut sr_error {
     guard(|| {
-        let (target, target_len) = (out(out_address, "out")?, out(out_len, "out_len")?);
-        let asked = self::router(router)?.ask(slot, arg_text(address, address_len, "the address")?)?;
-        put_borrowed(target, target_len, asked);
+        let (target, target_len) = (out(out_offset, "out_offset")?, out(out_len, "out_len")?);
+        let address = arg_text(address, address_len, "the address")?;
+        put_span(target, target_len, address, self::router(router)?.ask(slot, address)?);
         Ok(())
     })
 }
@@ -509,12 +479,7 @@ pub unsafe extern "C" fn sr_router_replace(
     next: *const sr_router,
     out_router: *mut *mut sr_router,
 ) -> *mut sr_error {
-    guard(|| {
-        let target = out(out_router, "out")?;
-        let replaced = self::router(router)?.replace(self::router(next)?.clone())?;
-        *target = new_router(replaced);
-        Ok(())
-    })
+    router_out(out_router, || self::router(router)?.replace(self::router(next)?.clone()))
 }
 
 /// A scatter-gather plan. `scope`: `SR_SCOPE_EVERY`, `SR_SCOPE_RANGE` (`start`, and
@@ -537,10 +502,9 @@ pub unsafe extern "C" fn sr_router_scatter(
     zone_len: usize,
     out_json: *mut *mut c_char,
 ) -> *mut sr_error {
-    guard(|| {
-        let slot = out(out_json, "out")?;
+    json_out(out_json, || {
         let router = self::router(router)?;
-        let zone = if zone.is_null() { None } else { Some(arg_text(zone, zone_len, "the zone")?) };
+        let zone = optional_text(zone, zone_len, "the zone")?;
         let read_from = ReadFrom::from_name(arg_text(read_from, read_from_len, "read_from")?, turn, zone)?;
         let keys = match scope {
             crate::router::SR_SCOPE_KEYS => self::keys(keys, count)?,
@@ -552,7 +516,7 @@ pub unsafe extern "C" fn sr_router_scatter(
             SR_SCOPE_KEYS => Scope::Keys(&keys),
             other => return Err(argument(format!("scope {other} is not SR_SCOPE_EVERY, _RANGE or _KEYS"))),
         };
-        put_json(slot, &router.scatter(scope, read_from)?.to_value(router))
+        Ok(router.scatter(scope, read_from)?.to_value(router))
     })
 }
 
@@ -565,12 +529,7 @@ pub unsafe extern "C" fn sr_router_index(
     name_len: usize,
     out_router: *mut *mut sr_router,
 ) -> *mut sr_error {
-    guard(|| {
-        let target = out(out_router, "out")?;
-        let index = self::router(router)?.index(arg_text(name, name_len, "the index name")?)?;
-        *target = new_router(index.clone());
-        Ok(())
-    })
+    router_out(out_router, || Ok(self::router(router)?.index(arg_text(name, name_len, "the index name")?)?.clone()))
 }
 
 /// The router of the table family that holds table `name` (borrowed for the call):
@@ -583,31 +542,20 @@ pub unsafe extern "C" fn sr_router_table(
     name_len: usize,
     out_router: *mut *mut sr_router,
 ) -> *mut sr_error {
-    guard(|| {
-        let target = out(out_router, "out")?;
-        let table = self::router(router)?.table(arg_text(name, name_len, "the table name")?)?;
-        *target = new_router(table.clone());
-        Ok(())
-    })
+    router_out(out_router, || Ok(self::router(router)?.table(arg_text(name, name_len, "the table name")?)?.clone()))
 }
 
 /// The tables the table families list, sorted: `*out` is a JSON array of names (free
 /// with `sr_string_free`).
 #[no_mangle]
 pub unsafe extern "C" fn sr_router_table_names(router: *const sr_router, out_json: *mut *mut c_char) -> *mut sr_error {
-    guard(|| {
-        let slot = out(out_json, "out")?;
-        put_json(slot, &json!(self::router(router)?.table_names().collect::<Vec<_>>()))
-    })
+    json_out(out_json, || Ok(json!(self::router(router)?.table_names().collect::<Vec<_>>())))
 }
 
 /// The secondary indexes' names: `*out` is a JSON array (free with `sr_string_free`).
 #[no_mangle]
 pub unsafe extern "C" fn sr_router_index_names(router: *const sr_router, out_json: *mut *mut c_char) -> *mut sr_error {
-    guard(|| {
-        let slot = out(out_json, "out")?;
-        put_json(slot, &json!(self::router(router)?.index_names().collect::<Vec<_>>()))
-    })
+    json_out(out_json, || Ok(json!(self::router(router)?.index_names().collect::<Vec<_>>())))
 }
 
 /// The node a caller in `zone` (borrowed; `NULL`: none) reads `key` (borrowed) from:
@@ -622,8 +570,7 @@ pub unsafe extern "C" fn sr_router_read_near(
     node_len: *mut usize,
 ) -> *mut sr_error {
     node_text(router, node, node_len, |router| {
-        let zone = if zone.is_null() { None } else { Some(arg_text(zone, zone_len, "the zone")?) };
-        router.read_near(self::key(key)?, zone)
+        router.read_near(self::key(key)?, optional_text(zone, zone_len, "the zone")?)
     })
 }
 
@@ -638,15 +585,14 @@ pub unsafe extern "C" fn sr_router_index_write_plan(
     count: usize,
     out_json: *mut *mut c_char,
 ) -> *mut sr_error {
-    guard(|| {
-        let slot = out(out_json, "out")?;
+    json_out(out_json, || {
         let router = self::router(router)?;
         let key = self::key(key)?;
         let pairs: Vec<(&str, Key<'_>)> = array(terms, count, "terms")?
             .iter()
             .map(|t| Ok((arg_text(t.name, t.name_len, "an index name")?, key_of(&t.term)?)))
             .collect::<Res<_>>()?;
-        put_json(slot, &router.index_write_plan(key, &pairs)?.to_value(router))
+        Ok(router.index_write_plan(key, &pairs)?.to_value(router))
     })
 }
 
@@ -659,15 +605,13 @@ pub unsafe extern "C" fn sr_hash_key(
     spec_len: usize,
     hash: *mut u64,
 ) -> *mut sr_error {
-    guard(|| {
-        let hash = out(hash, "hash")?;
+    value_out(hash, "hash", || {
         let spec = if spec.is_null() {
             sr::KeyHashing::default()
         } else {
             sr::KeyHashing::from_json(text(spec, spec_len, "the hashing spec", ErrorKind::InvalidTopology)?)?
         };
-        *hash = sr::hash_key(self::key(key)?, &spec);
-        Ok(())
+        Ok(sr::hash_key(self::key(key)?, &spec))
     })
 }
 
@@ -675,21 +619,14 @@ pub unsafe extern "C" fn sr_hash_key(
 /// (`no_nodes` for 0 buckets).
 #[no_mangle]
 pub unsafe extern "C" fn sr_jump(hash: u64, buckets: u32, shard: *mut u32) -> *mut sr_error {
-    guard(|| {
-        let shard = out(shard, "shard")?;
-        *shard = sr::jump(hash, buckets)?;
-        Ok(())
-    })
+    value_out(shard, "shard", || sr::jump(hash, buckets))
 }
 
 /// Which shards' keys move when `hash % old` becomes `hash % new`: `*out` is a JSON array
 /// of arrays of integers (free with `sr_string_free`).
 #[no_mangle]
 pub unsafe extern "C" fn sr_modulo_moves(old: u32, new: u32, out_json: *mut *mut c_char) -> *mut sr_error {
-    guard(|| {
-        let slot = out(out_json, "out")?;
-        put_json(slot, &json!(sr::strategy::hashed::modulo::moves(old, new)?))
-    })
+    json_out(out_json, || Ok(json!(sr::strategy::hashed::modulo::moves(old, new)?)))
 }
 
 /// A Redis `MOVED`/`ASK` error line (borrowed): `*out` is `{"kind": "MOVED" | "ASK",
@@ -700,10 +637,9 @@ pub unsafe extern "C" fn sr_parse_redirect(
     line_len: usize,
     out_json: *mut *mut c_char,
 ) -> *mut sr_error {
-    guard(|| {
-        let slot = out(out_json, "out")?;
+    json_out(out_json, || {
         let redirect = Redirect::parse(arg_text(line, line_len, "the redirect line")?)?;
-        put_json(slot, &json!({"kind": redirect.kind.as_str(), "slot": redirect.slot, "address": redirect.address}))
+        Ok(json!({"kind": redirect.kind.as_str(), "slot": redirect.slot, "address": redirect.address}))
     })
 }
 
@@ -715,10 +651,9 @@ pub unsafe extern "C" fn sr_parse_address(
     address_len: usize,
     out_json: *mut *mut c_char,
 ) -> *mut sr_error {
-    guard(|| {
-        let slot = out(out_json, "out")?;
+    json_out(out_json, || {
         let endpoint = sr::session::Endpoint::parse(arg_text(address, address_len, "the address")?)?;
-        put_json(slot, &json!({"host": endpoint.host(), "port": endpoint.port()}))
+        Ok(json!({"host": endpoint.host(), "port": endpoint.port()}))
     })
 }
 
@@ -733,12 +668,10 @@ pub unsafe extern "C" fn sr_apply(
     operation_len: usize,
     out_json: *mut *mut c_char,
 ) -> *mut sr_error {
-    guard(|| {
-        let slot = out(out_json, "out")?;
-        let topology =
-            sr::Topology::from_json(text(topology, topology_len, "the topology", ErrorKind::InvalidTopology)?)?;
+    json_out(out_json, || {
+        let topology = topology_arg(topology, topology_len)?;
         let operation = sr::ops::operation_from_json(arg_text(operation, operation_len, "the operation")?)?;
-        put_json(slot, &sr::ops::apply(&topology, &operation)?)
+        sr::ops::apply(&topology, &operation)
     })
 }
 
@@ -753,11 +686,7 @@ pub unsafe extern "C" fn sr_diff(
     per_key: bool,
     out_json: *mut *mut c_char,
 ) -> *mut sr_error {
-    guard(|| {
-        let slot = out(out_json, "out")?;
-        let (old, new) = (router(old)?, router(new)?);
-        put_json(slot, &sr::diff::diff(old, new, self::keys(keys, count)?, per_key)?.to_value())
-    })
+    json_out(out_json, || Ok(sr::diff::diff(router(old)?, router(new)?, self::keys(keys, count)?, per_key)?.to_value()))
 }
 
 /// The binary dictionary of a topology document (JSON text, borrowed): `*out`/`*out_len`
@@ -769,13 +698,7 @@ pub unsafe extern "C" fn sr_encode_dictionary(
     out_bytes: *mut *mut u8,
     out_len: *mut usize,
 ) -> *mut sr_error {
-    guard(|| {
-        let (target, target_len) = (out(out_bytes, "out")?, out(out_len, "out_len")?);
-        let topology =
-            sr::Topology::from_json(text(topology, topology_len, "the topology", ErrorKind::InvalidTopology)?)?;
-        put_bytes(target, target_len, sr::dictionary::encode(&topology)?);
-        Ok(())
-    })
+    bytes_out(out_bytes, out_len, || sr::dictionary::encode(&topology_arg(topology, topology_len)?))
 }
 
 /// A binary dictionary (borrowed bytes) read back: `*out` is the topology's canonical
@@ -786,9 +709,7 @@ pub unsafe extern "C" fn sr_decode_dictionary(
     data_len: usize,
     out_json: *mut *mut c_char,
 ) -> *mut sr_error {
-    guard(|| {
-        let slot = out(out_json, "out")?;
-        let topology = sr::dictionary::decode(bytes(data, data_len, "the dictionary", ErrorKind::InvalidArgument)?)?;
-        put_string(slot, topology.to_json())
+    string_out(out_json, || {
+        Ok(sr::dictionary::decode(bytes(data, data_len, "the dictionary", ErrorKind::InvalidArgument)?)?.to_json())
     })
 }

@@ -5,12 +5,14 @@
 use std::ffi::c_char;
 
 use serde_json::{json, Value};
-use sr::session::{Access, Action, ClusterConfig, ClusterSession, Command, Follower, FollowerConfig, Transport};
+use sr::session::{
+    Access, Action, ClusterConfig, ClusterSession, Command, Follower, FollowerConfig, Offered, Transport,
+};
 
 use crate::router::new_router;
 use crate::{
-    arg_text, bytes, guard, handle_mut, json_arg, keys, out, put_json, put_optional, sr_error, sr_key, sr_router,
-    sr_str, text, texts, Res,
+    arg_text, bytes, free_box, guard, handle_mut, handle_out, json_arg, json_out, keys, optional_out, out, sr_error,
+    sr_key, sr_router, sr_str, text, texts, value_out, Res,
 };
 use sr::ErrorKind;
 
@@ -36,11 +38,24 @@ unsafe fn access(name: *const c_char, name_len: usize) -> Res<Access> {
     Access::from_name(arg_text(name, name_len, "access")?)
 }
 
+/// A config argument (JSON text), or the defaults for `NULL`.
+unsafe fn config_or_default<C: Default>(
+    config: *const c_char,
+    config_len: usize,
+    parse: impl FnOnce(&Value) -> Res<C>,
+) -> Res<C> {
+    if config.is_null() {
+        Ok(C::default())
+    } else {
+        parse(&json_arg(config, config_len, "config")?)
+    }
+}
+
 /// The session's defaults as JSON (`{"max_redirects", ...}`; free with `sr_string_free`):
 /// the config a `NULL` config means.
 #[no_mangle]
 pub unsafe extern "C" fn sr_cluster_config_defaults(out_json: *mut *mut c_char) -> *mut sr_error {
-    guard(|| put_json(out(out_json, "out")?, &ClusterConfig::default().to_value()))
+    json_out(out_json, || Ok(ClusterConfig::default().to_value()))
 }
 
 /// A session with no table yet over `seed_count` seeds (`host:port`, borrowed) and a
@@ -54,33 +69,23 @@ pub unsafe extern "C" fn sr_cluster_session_new(
     config_len: usize,
     out_session: *mut *mut sr_cluster_session,
 ) -> *mut sr_error {
-    guard(|| {
-        let slot = out(out_session, "out")?;
+    handle_out(out_session, || {
         let seeds = texts(seeds, seed_count, "a seed")?;
-        let config = if config.is_null() {
-            ClusterConfig::default()
-        } else {
-            ClusterConfig::from_value(&json_arg(config, config_len, "config")?)?
-        };
-        *slot = Box::into_raw(Box::new(sr_cluster_session(ClusterSession::new(&seeds, config)?)));
-        Ok(())
+        let config = config_or_default(config, config_len, ClusterConfig::from_value)?;
+        Ok(sr_cluster_session(ClusterSession::new(&seeds, config)?))
     })
 }
 
 /// Frees a session. `NULL` is a no-op. Its commands are freed apart (`sr_command_free`).
 #[no_mangle]
 pub unsafe extern "C" fn sr_cluster_session_free(session: *mut sr_cluster_session) {
-    if !session.is_null() {
-        drop(Box::from_raw(session));
-    }
+    free_box(session)
 }
 
 /// Frees a command. `NULL` is a no-op.
 #[no_mangle]
 pub unsafe extern "C" fn sr_command_free(command: *mut sr_command) {
-    if !command.is_null() {
-        drop(Box::from_raw(command));
-    }
+    free_box(command)
 }
 
 /// Begins a command on `count` keys (borrowed) with `access` (`"read"` or `"write"`,
@@ -115,11 +120,7 @@ unsafe fn action_call(
     out_action: *mut *mut c_char,
     body: impl FnOnce(&mut ClusterSession, &mut Command) -> Res<Action>,
 ) -> *mut sr_error {
-    guard(|| {
-        let slot = out(out_action, "out")?;
-        let action = body(self::session(session)?, self::command(command)?)?;
-        put_json(slot, &action.to_value())
-    })
+    json_out(out_action, || Ok(body(self::session(session)?, self::command(command)?)?.to_value()))
 }
 
 /// A pipeline call on one connection.
@@ -130,6 +131,21 @@ unsafe fn pipeline_call(
     body: impl FnOnce(&mut ClusterSession, &str) -> Res<()>,
 ) -> *mut sr_error {
     guard(|| body(self::session(session)?, arg_text(address, address_len, "the address")?))
+}
+
+/// A pipeline call on one connection that writes one value to `*target` (`what`).
+unsafe fn pipeline_value<T>(
+    session: *mut sr_cluster_session,
+    address: *const c_char,
+    address_len: usize,
+    target: *mut T,
+    what: &str,
+    body: impl FnOnce(&mut ClusterSession, &str) -> T,
+) -> *mut sr_error {
+    pipeline_call(session, address, address_len, |s, address| {
+        *out(target, what)? = body(s, address);
+        Ok(())
+    })
 }
 
 /// What to do next for `command` at `now_ms`: `*out` is an action as JSON, one of
@@ -225,12 +241,7 @@ pub unsafe extern "C" fn sr_cluster_session_deadline(
     present: *mut bool,
     deadline_ms: *mut u64,
 ) -> *mut sr_error {
-    guard(|| {
-        let (present, deadline_ms) = (out(present, "present")?, out(deadline_ms, "deadline_ms")?);
-        let deadline = self::session(session)?.deadline(self::command(command)?);
-        put_optional(present, deadline_ms, deadline);
-        Ok(())
-    })
+    optional_out(present, deadline_ms, "deadline_ms", || Ok(self::session(session)?.deadline(self::command(command)?)))
 }
 
 /// A refresh request was sent to `address` (borrowed) at `now_ms`: its deadline
@@ -244,11 +255,8 @@ pub unsafe extern "C" fn sr_cluster_session_refresh_sent(
     present: *mut bool,
     deadline_ms: *mut u64,
 ) -> *mut sr_error {
-    guard(|| {
-        let (present, deadline_ms) = (out(present, "present")?, out(deadline_ms, "deadline_ms")?);
-        let deadline = self::session(session)?.refresh_sent(arg_text(address, address_len, "the address")?, now_ms)?;
-        put_optional(present, deadline_ms, deadline);
-        Ok(())
+    optional_out(present, deadline_ms, "deadline_ms", || {
+        self::session(session)?.refresh_sent(arg_text(address, address_len, "the address")?, now_ms)
     })
 }
 
@@ -259,11 +267,7 @@ pub unsafe extern "C" fn sr_cluster_session_next_deadline(
     present: *mut bool,
     deadline_ms: *mut u64,
 ) -> *mut sr_error {
-    guard(|| {
-        let (present, deadline_ms) = (out(present, "present")?, out(deadline_ms, "deadline_ms")?);
-        put_optional(present, deadline_ms, self::session(session)?.next_deadline());
-        Ok(())
-    })
+    optional_out(present, deadline_ms, "deadline_ms", || Ok(self::session(session)?.next_deadline()))
 }
 
 /// The deadline of one node's pipeline of a batch sent at `now_ms`.
@@ -274,11 +278,7 @@ pub unsafe extern "C" fn sr_cluster_session_batch_deadline(
     present: *mut bool,
     deadline_ms: *mut u64,
 ) -> *mut sr_error {
-    guard(|| {
-        let (present, deadline_ms) = (out(present, "present")?, out(deadline_ms, "deadline_ms")?);
-        put_optional(present, deadline_ms, self::session(session)?.batch_deadline(now_ms));
-        Ok(())
-    })
+    optional_out(present, deadline_ms, "deadline_ms", || Ok(self::session(session)?.batch_deadline(now_ms)))
 }
 
 /// Whether the session's request in flight was given up at `now_ms`, into `*timed_out`.
@@ -288,11 +288,7 @@ pub unsafe extern "C" fn sr_cluster_session_timeout(
     now_ms: u64,
     timed_out: *mut bool,
 ) -> *mut sr_error {
-    guard(|| {
-        let timed_out = out(timed_out, "timed_out")?;
-        *timed_out = self::session(session)?.timeout(now_ms);
-        Ok(())
-    })
+    value_out(timed_out, "timed_out", || Ok(self::session(session)?.timeout(now_ms)))
 }
 
 /// A `CLUSTER SHARDS` reply (JSON text, borrowed) installs its table at `now_ms`;
@@ -304,10 +300,7 @@ pub unsafe extern "C" fn sr_cluster_session_refreshed(
     reply_len: usize,
     now_ms: u64,
 ) -> *mut sr_error {
-    guard(|| {
-        let session = self::session(session)?;
-        session.refreshed(&json_arg(reply, reply_len, "reply")?, now_ms)
-    })
+    guard(|| self::session(session)?.refreshed(&json_arg(reply, reply_len, "reply")?, now_ms))
 }
 
 /// No refresh candidate gave a usable reply at `now_ms`.
@@ -329,10 +322,9 @@ pub unsafe extern "C" fn sr_cluster_session_candidates(
     session: *mut sr_cluster_session,
     out_json: *mut *mut c_char,
 ) -> *mut sr_error {
-    guard(|| {
-        let slot = out(out_json, "out")?;
+    json_out(out_json, || {
         let addresses: Vec<String> = self::session(session)?.refresh_candidates().iter().map(|e| e.address()).collect();
-        put_json(slot, &json!(addresses))
+        Ok(json!(addresses))
     })
 }
 
@@ -343,10 +335,7 @@ pub unsafe extern "C" fn sr_cluster_session_stats(
     session: *mut sr_cluster_session,
     out_json: *mut *mut c_char,
 ) -> *mut sr_error {
-    guard(|| {
-        let slot = out(out_json, "out")?;
-        put_json(slot, &self::session(session)?.stats().to_value())
-    })
+    json_out(out_json, || Ok(self::session(session)?.stats().to_value()))
 }
 
 /// A batch of `count` keys (borrowed) grouped by connection: `*out` is `{"groups":
@@ -361,8 +350,7 @@ pub unsafe extern "C" fn sr_cluster_session_plan(
     access_len: usize,
     out_json: *mut *mut c_char,
 ) -> *mut sr_error {
-    guard(|| {
-        let slot = out(out_json, "out")?;
+    json_out(out_json, || {
         let session = self::session(session)?;
         let keys = self::keys(keys, count)?;
         let groups = session.plan(&keys, self::access(access, access_len)?)?;
@@ -370,7 +358,7 @@ pub unsafe extern "C" fn sr_cluster_session_plan(
             .iter()
             .map(|g| json!({"address": g.target.endpoint.address(), "readonly": g.target.readonly, "slots": g.slots}))
             .collect();
-        put_json(slot, &json!({ "groups": groups }))
+        Ok(json!({ "groups": groups }))
     })
 }
 
@@ -384,10 +372,8 @@ pub unsafe extern "C" fn sr_cluster_session_pipeline_queued(
     readonly: bool,
     queued: *mut u32,
 ) -> *mut sr_error {
-    pipeline_call(session, address, address_len, |s, address| {
-        let queued = out(queued, "queued")?;
-        *queued = s.pipeline_queued(address, readonly) as u32;
-        Ok(())
+    pipeline_value(session, address, address_len, queued, "queued", |s, address| {
+        s.pipeline_queued(address, readonly) as u32
     })
 }
 /// How many queued commands go in the next write, into `*write` (0: none now).
@@ -399,11 +385,7 @@ pub unsafe extern "C" fn sr_cluster_session_pipeline_take(
     readonly: bool,
     write: *mut u32,
 ) -> *mut sr_error {
-    pipeline_call(session, address, address_len, |s, address| {
-        let write = out(write, "write")?;
-        *write = s.pipeline_take(address, readonly);
-        Ok(())
-    })
+    pipeline_value(session, address, address_len, write, "write", |s, address| s.pipeline_take(address, readonly))
 }
 /// One write ended: how many queued commands to write now, into `*write`.
 #[no_mangle]
@@ -414,11 +396,7 @@ pub unsafe extern "C" fn sr_cluster_session_pipeline_done(
     readonly: bool,
     write: *mut u32,
 ) -> *mut sr_error {
-    pipeline_call(session, address, address_len, |s, address| {
-        let write = out(write, "write")?;
-        *write = s.pipeline_done(address, readonly);
-        Ok(())
-    })
+    pipeline_value(session, address, address_len, write, "write", |s, address| s.pipeline_done(address, readonly))
 }
 /// `count` queued, unwritten commands left the queue.
 #[no_mangle]
@@ -460,7 +438,7 @@ unsafe fn follower<'a>(pointer: *mut sr_follower) -> Res<&'a mut Follower> {
 /// The follower's defaults as JSON (free with `sr_string_free`).
 #[no_mangle]
 pub unsafe extern "C" fn sr_follower_config_defaults(out_json: *mut *mut c_char) -> *mut sr_error {
-    guard(|| put_json(out(out_json, "out")?, &FollowerConfig::default().to_value()))
+    json_out(out_json, || Ok(FollowerConfig::default().to_value()))
 }
 
 /// A follower with a config (JSON text, borrowed; `NULL` for the defaults). `*out` is
@@ -471,24 +449,24 @@ pub unsafe extern "C" fn sr_follower_new(
     config_len: usize,
     out_follower: *mut *mut sr_follower,
 ) -> *mut sr_error {
-    guard(|| {
-        let slot = out(out_follower, "out")?;
-        let config = if config.is_null() {
-            FollowerConfig::default()
-        } else {
-            FollowerConfig::from_value(&json_arg(config, config_len, "config")?)?
-        };
-        *slot = Box::into_raw(Box::new(sr_follower(Follower::new(config))));
-        Ok(())
+    handle_out(out_follower, || {
+        Ok(sr_follower(Follower::new(config_or_default(config, config_len, FollowerConfig::from_value)?)))
     })
 }
 
 /// Frees a follower. `NULL` is a no-op.
 #[no_mangle]
 pub unsafe extern "C" fn sr_follower_free(follower: *mut sr_follower) {
-    if !follower.is_null() {
-        drop(Box::from_raw(follower));
-    }
+    free_box(follower)
+}
+
+/// A follower call that offers a document and writes the outcome as JSON.
+unsafe fn offer_call(
+    follower: *mut sr_follower,
+    out_json: *mut *mut c_char,
+    body: impl FnOnce(&mut Follower) -> Res<Offered>,
+) -> *mut sr_error {
+    json_out(out_json, || Ok(body(self::follower(follower)?)?.to_value()))
 }
 
 /// A document (JSON text, borrowed) seen at `revision`, `now_ms`: `*out` is
@@ -503,11 +481,8 @@ pub unsafe extern "C" fn sr_follower_offer(
     now_ms: u64,
     out_json: *mut *mut c_char,
 ) -> *mut sr_error {
-    guard(|| {
-        let slot = out(out_json, "out")?;
-        let follower = self::follower(follower)?;
-        let document = text(document, document_len, "the document", ErrorKind::InvalidTopology)?;
-        put_json(slot, &follower.offer(document, revision, now_ms).to_value())
+    offer_call(follower, out_json, |f| {
+        Ok(f.offer(text(document, document_len, "the document", ErrorKind::InvalidTopology)?, revision, now_ms))
     })
 }
 
@@ -521,11 +496,8 @@ pub unsafe extern "C" fn sr_follower_offer_dictionary(
     now_ms: u64,
     out_json: *mut *mut c_char,
 ) -> *mut sr_error {
-    guard(|| {
-        let slot = out(out_json, "out")?;
-        let follower = self::follower(follower)?;
-        let data = bytes(data, data_len, "the dictionary", ErrorKind::InvalidArgument)?;
-        put_json(slot, &follower.offer_dictionary(data, revision, now_ms).to_value())
+    offer_call(follower, out_json, |f| {
+        Ok(f.offer_dictionary(bytes(data, data_len, "the dictionary", ErrorKind::InvalidArgument)?, revision, now_ms))
     })
 }
 
@@ -540,11 +512,8 @@ pub unsafe extern "C" fn sr_follower_offer_bytes(
     now_ms: u64,
     out_json: *mut *mut c_char,
 ) -> *mut sr_error {
-    guard(|| {
-        let slot = out(out_json, "out")?;
-        let follower = self::follower(follower)?;
-        let data = bytes(data, data_len, "the value", ErrorKind::InvalidArgument)?;
-        put_json(slot, &follower.offer_bytes(data, revision, now_ms).to_value())
+    offer_call(follower, out_json, |f| {
+        Ok(f.offer_bytes(bytes(data, data_len, "the value", ErrorKind::InvalidArgument)?, revision, now_ms))
     })
 }
 
@@ -555,11 +524,7 @@ pub unsafe extern "C" fn sr_follower_disconnected(
     now_ms: u64,
     reconnect_at_ms: *mut u64,
 ) -> *mut sr_error {
-    guard(|| {
-        let reconnect_at_ms = out(reconnect_at_ms, "reconnect_at_ms")?;
-        *reconnect_at_ms = self::follower(follower)?.disconnected(now_ms);
-        Ok(())
-    })
+    value_out(reconnect_at_ms, "reconnect_at_ms", || Ok(self::follower(follower)?.disconnected(now_ms)))
 }
 
 /// The watch is back.
@@ -578,11 +543,7 @@ pub unsafe extern "C" fn sr_follower_next_deadline(
     present: *mut bool,
     deadline_ms: *mut u64,
 ) -> *mut sr_error {
-    guard(|| {
-        let (present, deadline_ms) = (out(present, "present")?, out(deadline_ms, "deadline_ms")?);
-        put_optional(present, deadline_ms, self::follower(follower)?.next_deadline());
-        Ok(())
-    })
+    optional_out(present, deadline_ms, "deadline_ms", || Ok(self::follower(follower)?.next_deadline()))
 }
 
 /// The write that publishes `document` (JSON text, borrowed) after the one held: `*out`
@@ -595,18 +556,14 @@ pub unsafe extern "C" fn sr_follower_publish(
     document_len: usize,
     out_json: *mut *mut c_char,
 ) -> *mut sr_error {
-    guard(|| {
-        let slot = out(out_json, "out")?;
+    json_out(out_json, || {
         let follower = self::follower(follower)?;
         let write = follower.publish(text(document, document_len, "the document", ErrorKind::InvalidTopology)?)?;
-        put_json(
-            slot,
-            &json!({
-                "expected_revision": write.expected_revision.map(|r| r.to_string()),
-                "epoch": write.epoch.to_string(),
-                "document": write.document,
-            }),
-        )
+        Ok(json!({
+            "expected_revision": write.expected_revision.map(|r| r.to_string()),
+            "epoch": write.epoch.to_string(),
+            "document": write.document,
+        }))
     })
 }
 
@@ -617,10 +574,8 @@ pub unsafe extern "C" fn sr_follower_router(
     follower: *mut sr_follower,
     out_router: *mut *mut sr_router,
 ) -> *mut sr_error {
-    guard(|| {
-        let slot = out(out_router, "out")?;
-        *slot = self::follower(follower)?.router().map_or(std::ptr::null_mut(), |r| new_router(r.clone()));
-        Ok(())
+    value_out(out_router, "out", || {
+        Ok(self::follower(follower)?.router().map_or(std::ptr::null_mut(), |r| new_router(r.clone())))
     })
 }
 
@@ -631,19 +586,12 @@ pub unsafe extern "C" fn sr_follower_revision(
     present: *mut bool,
     revision: *mut u64,
 ) -> *mut sr_error {
-    guard(|| {
-        let (present, revision) = (out(present, "present")?, out(revision, "revision")?);
-        put_optional(present, revision, self::follower(follower)?.revision());
-        Ok(())
-    })
+    optional_out(present, revision, "revision", || Ok(self::follower(follower)?.revision()))
 }
 
 /// The follower's counters: `*out` is `{"offered", "installed", "unchanged",
 /// "disconnects", "refused": {code: count}}` (free with `sr_string_free`).
 #[no_mangle]
 pub unsafe extern "C" fn sr_follower_stats(follower: *mut sr_follower, out_json: *mut *mut c_char) -> *mut sr_error {
-    guard(|| {
-        let slot = out(out_json, "out")?;
-        put_json(slot, &self::follower(follower)?.stats().to_value())
-    })
+    json_out(out_json, || Ok(self::follower(follower)?.stats().to_value()))
 }

@@ -8,7 +8,10 @@ use serde_json::{json, Value};
 use sr::session::{SourceAction, SourceSession};
 use sr::ErrorKind;
 
-use crate::{arg_text, bytes, guard, handle, handle_mut, json_arg, out, put_json, put_optional, sr_error, Res};
+use crate::{
+    arg_text, bytes, free_box, guard, handle, handle_mut, handle_out, json_arg, json_out, optional_out, out, put_json,
+    sr_error, Res,
+};
 
 /// A source session. Free with `sr_source_session_free`.
 pub struct sr_source_session(SourceSession);
@@ -30,20 +33,15 @@ pub unsafe extern "C" fn sr_source_session_new(
     config_len: usize,
     out_session: *mut *mut sr_source_session,
 ) -> *mut sr_error {
-    guard(|| {
-        let slot = out(out_session, "out")?;
-        let config = json_arg(config, config_len, "config")?;
-        *slot = Box::into_raw(Box::new(sr_source_session(SourceSession::from_config(&config)?)));
-        Ok(())
+    handle_out(out_session, || {
+        Ok(sr_source_session(SourceSession::from_config(&json_arg(config, config_len, "config")?)?))
     })
 }
 
 /// Frees a source session. `NULL` is a no-op.
 #[no_mangle]
 pub unsafe extern "C" fn sr_source_session_free(session: *mut sr_source_session) {
-    if !session.is_null() {
-        drop(Box::from_raw(session));
-    }
+    free_box(session)
 }
 
 /// A source session call that returns its actions as a JSON array (each an object with
@@ -53,11 +51,7 @@ unsafe fn source_call(
     out_actions: *mut *mut c_char,
     body: impl FnOnce(&mut SourceSession) -> Res<Vec<SourceAction>>,
 ) -> *mut sr_error {
-    guard(|| {
-        let slot = out(out_actions, "out")?;
-        let done = body(self::session(session)?)?;
-        put_json(slot, &actions(&done))
-    })
+    json_out(out_actions, || Ok(actions(&body(self::session(session)?)?)))
 }
 
 /// Starts the session at `now_ms`: `*out` is a JSON array of actions (free with
@@ -181,11 +175,7 @@ pub unsafe extern "C" fn sr_source_session_deadline(
     present: *mut bool,
     deadline_ms: *mut u64,
 ) -> *mut sr_error {
-    guard(|| {
-        let (present, deadline_ms) = (out(present, "present")?, out(deadline_ms, "deadline_ms")?);
-        put_optional(present, deadline_ms, handle(session, "the source session")?.0.deadline());
-        Ok(())
-    })
+    optional_out(present, deadline_ms, "deadline_ms", || Ok(handle(session, "the source session")?.0.deadline()))
 }
 
 /// The session's state as JSON (free with `sr_string_free`).
@@ -194,8 +184,5 @@ pub unsafe extern "C" fn sr_source_session_state(
     session: *const sr_source_session,
     out_json: *mut *mut c_char,
 ) -> *mut sr_error {
-    guard(|| {
-        let slot = out(out_json, "out")?;
-        put_json(slot, &handle(session, "the source session")?.0.state())
-    })
+    json_out(out_json, || Ok(handle(session, "the source session")?.0.state()))
 }

@@ -131,7 +131,28 @@ int main(void) {
   sr_string_free(json);
   expect(sr_parse_address(S("no-port"), &json), "invalid_argument", "parse_address(no port)");
   expect(sr_router_moved(cluster, 1, S(NOT_UTF8), &out_router), "invalid_argument", "moved to a non-UTF-8 address");
-  expect(sr_router_ask(cluster, 1, S(""), &text, &len), "invalid_argument", "ask an empty address");
+  size_t offset = 0;
+  expect(sr_router_ask(cluster, 1, S(""), &offset, &len), "invalid_argument", "ask an empty address");
+  expect(sr_router_ask(cluster, 1, S("127.0.0.1:7003"), NULL, &len), "invalid_argument", "ask, out_offset NULL");
+  expect(sr_router_ask(cluster, 1, S("127.0.0.1:7003"), &offset, NULL), "invalid_argument", "ask, out_len NULL");
+  /* ask answers an offset and a length into its argument, never a pointer: here the argument
+   * is a copy (as JNA passes one) wiped right after the call, and the answer, read from the
+   * caller's own buffer, is the address. */
+  {
+    const char *address = "127.0.0.1:7003";
+    char *copy = malloc(strlen(address));
+    memcpy(copy, address, strlen(address));
+    offset = len = (size_t)-1;
+    expect(sr_router_ask(cluster, 1, copy, strlen(address), &offset, &len), NULL, "ask 127.0.0.1:7003");
+    memset(copy, 'x', strlen(address));
+    free(copy);
+    checks++;
+    if (offset > strlen(address) || len > strlen(address) - offset ||
+        memcmp(address + offset, "127.0.0.1:7003", len) || len != strlen(address)) {
+      failures++;
+      fprintf(stderr, "FAILED ask: offset %zu, length %zu is not the address within its argument\n", offset, len);
+    }
+  }
   expect(sr_router_moved(cluster, 16384, S("127.0.0.1:7003"), &out_router), "invalid_argument", "moved slot 16384");
   expect(sr_router_index(ring, S(NOT_UTF8), &out_router), "invalid_argument", "index(not UTF-8)");
   expect(sr_router_table(ring, S("users"), &out_router), "invalid_argument", "table(an unknown table)");

@@ -647,10 +647,10 @@ static json_t *evaluate(json_t *c) {
       sr_string_free(out);
       return json_pack("{s:o}", "to_json", canonical);
     }
-    const char *address;
-    size_t address_len;
-    TRY(sr_router_ask(router, number, text, len, &address, &address_len));
-    return json_pack("{s:s%}", "address", address, address_len);
+    size_t offset, address_len;
+    TRY(sr_router_ask(router, number, text, len, &offset, &address_len));
+    if (offset > len || address_len > len - offset) FAIL("ask answered a span outside its argument");
+    return json_pack("{s:s%}", "address", text + offset, address_len);
   }
   if (!strcmp(op, "parse_redirect")) {
     text = text_of(json_object_get(c, "line"), &len);

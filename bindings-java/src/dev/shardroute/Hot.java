@@ -8,7 +8,9 @@ import com.sun.jna.Pointer;
  * The hot calls of the ABI through JNA's direct mapping (no proxy, no by-reference objects):
  * handles and the returned {@code sr_error *} are raw addresses ({@code 0} is NULL),
  * out-parameters one-element primitive arrays. Same library and same functions as
- * {@link Lib}; only the binding differs.
+ * {@link Lib}; only the binding differs. The single-key calls take {@link Scratch}'s native
+ * buffer instead of arrays; the ones here are the batches and the single-key path for keys
+ * longer than that buffer holds.
  */
 final class Hot {
   private Hot() {}
@@ -19,11 +21,7 @@ final class Hot {
 
   static native long sr_router_route(long router, byte[] key, long keyLen, int[] shard);
 
-  static native long sr_router_route_u64(long router, long key, int[] shard);
-
   static native long sr_router_node(long router, byte[] key, long keyLen, long[] node, long[] nodeLen);
-
-  static native long sr_router_node_u64(long router, long key, long[] node, long[] nodeLen);
 
   static native long sr_router_route_packed(long router, byte[] data, long dataLen, int[] offsets, long offsetsCount,
       int[] outShards, long capacity);

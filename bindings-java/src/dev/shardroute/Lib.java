@@ -76,7 +76,7 @@ interface Lib extends Library {
   Pointer sr_router_group_by_node(Pointer router, SrKey[] keys, long count, PointerByReference out_json);
   Pointer sr_router_stats(Pointer router, SrKey[] keys, long count, PointerByReference out_json);
   Pointer sr_router_moved(Pointer router, int slot, byte[] address, long address_len, PointerByReference out_router);
-  Pointer sr_router_ask(Pointer router, int slot, Pointer address, long address_len, PointerByReference out_address, LongByReference out_len);
+  Pointer sr_router_ask(Pointer router, int slot, byte[] address, long address_len, LongByReference out_offset, LongByReference out_len);
   Pointer sr_router_replace(Pointer router, Pointer next, PointerByReference out_router);
   Pointer sr_router_scatter(Pointer router, int scope, SrKey start, SrKey end, SrKey[] keys, long count, byte[] read_from, long read_from_len, int turn, byte[] zone, long zone_len, PointerByReference out_json);
   Pointer sr_router_index(Pointer router, byte[] name, long name_len, PointerByReference out_router);

@@ -45,15 +45,28 @@ public final class Router extends Handle {
     return Ffi.json(out -> Ffi.LIB.sr_router_to_json(ptr(), out));
   }
 
-  /** The shard of a key of bytes. */
+  /**
+   * The shard of a key of bytes. A key up to {@link Scratch#MAX_KEY_BYTES} is copied into this
+   * thread's reused native buffer (no array crosses JNA); a longer one is passed as an array.
+   */
   public int route(byte[] key) {
-    int[] shard = new int[1];
+    long router = Hot.address(ptr());
     try {
-      Hot.check(Hot.sr_router_route(Hot.address(ptr()), key.length == 0 ? null : key, key.length, shard));
+      if (!Scratch.fits(key)) {
+        int[] shard = new int[1];
+        Hot.check(Hot.sr_router_route(router, key, key.length, shard));
+        return shard[0];
+      }
+      Scratch scratch = Scratch.get(key.length);
+      try {
+        Hot.check(Scratch.sr_router_route(router, scratch.key(key), key.length, scratch.address));
+        return scratch.shard();
+      } finally {
+        scratch.fence();
+      }
     } finally {
       Ffi.fence(this);
     }
-    return shard[0];
   }
 
   /** The shard of a text key (its UTF-8). */
@@ -66,21 +79,32 @@ public final class Router extends Handle {
    * above {@link Long#MAX_VALUE} with {@link Long#parseUnsignedLong(String)}).
    */
   public int routeU64(long key) {
-    int[] shard = new int[1];
+    Scratch scratch = Scratch.get(0);
     try {
-      Hot.check(Hot.sr_router_route_u64(Hot.address(ptr()), key, shard));
+      Hot.check(Scratch.sr_router_route_u64(Hot.address(ptr()), key, scratch.address));
+      return scratch.shard();
     } finally {
+      scratch.fence();
       Ffi.fence(this);
     }
-    return shard[0];
   }
 
-  /** The node id that owns a key of bytes. */
+  /** The node id that owns a key of bytes (through this thread's native buffer, as {@link #route(byte[])}). */
   public String node(byte[] key) {
-    long[] node = new long[1], len = new long[1];
+    long router = Hot.address(ptr());
     try {
-      Hot.check(Hot.sr_router_node(Hot.address(ptr()), key.length == 0 ? null : key, key.length, node, len));
-      return Hot.text(node, len);
+      if (!Scratch.fits(key)) {
+        long[] node = new long[1], len = new long[1];
+        Hot.check(Hot.sr_router_node(router, key, key.length, node, len));
+        return Hot.text(node, len);
+      }
+      Scratch scratch = Scratch.get(key.length);
+      try {
+        Hot.check(Scratch.sr_router_node(router, scratch.key(key), key.length, scratch.address, scratch.address + 8));
+        return scratch.node();
+      } finally {
+        scratch.fence();
+      }
     } finally {
       Ffi.fence(this);
     }
@@ -93,11 +117,12 @@ public final class Router extends Handle {
 
   /** The node id that owns an integer key (unsigned). */
   public String nodeU64(long key) {
-    long[] node = new long[1], len = new long[1];
+    Scratch scratch = Scratch.get(0);
     try {
-      Hot.check(Hot.sr_router_node_u64(Hot.address(ptr()), key, node, len));
-      return Hot.text(node, len);
+      Hot.check(Scratch.sr_router_node_u64(Hot.address(ptr()), key, scratch.address, scratch.address + 8));
+      return scratch.node();
     } finally {
+      scratch.fence();
       Ffi.fence(this);
     }
   }
@@ -236,13 +261,22 @@ public final class Router extends Handle {
 
   /**
    * The address to ask after a Redis {@code ASK slot address} (checked by the core). The ABI
-   * answers with text borrowed from its argument, so the argument is native memory that
-   * outlives the read.
+   * answers with an offset and a length into its argument, read here from the caller's own
+   * array (JNA passes the call a temporary copy of it).
    */
   public String ask(int slot, String address) {
     byte[] text = Ffi.utf8(address);
-    Pointer memory = new Ffi.Args().memory(text);
-    return Ffi.text((p, n) -> Ffi.LIB.sr_router_ask(ptr(), slot, memory, text.length, p, n));
+    LongByReference offset = new LongByReference(), len = new LongByReference();
+    try {
+      Ffi.check(Ffi.LIB.sr_router_ask(ptr(), slot, text.length == 0 ? null : text, text.length, offset, len));
+    } finally {
+      Ffi.fence(this);
+    }
+    long start = offset.getValue(), n = len.getValue();
+    if (start < 0 || n < 0 || start > text.length || n > text.length - start) {
+      throw new ShardrouteException("internal", "ask answered a span outside its argument (a bug)");
+    }
+    return new String(text, (int) start, (int) n, StandardCharsets.UTF_8);
   }
 
   /** {@code next} if it may replace this router ({@code stale_epoch} if not), as a new handle. */

@@ -13,11 +13,13 @@ Rows: routing (key → node, no I/O) and what the session adds per command (no I
 steady GET/SET (ops/s); multi-key reads of 1,000 keys across slots, as MGET (ours
 ``mget``, redis-py ``mget_nonatomic``, GLIDE ``mget``) and as pipelined GETs (ours
 ``pipeline_get``, redis-py's cluster pipeline, GLIDE's non-atomic ``ClusterBatch``)
-(keys/s); GET/SET while ``redis-cli --cluster reshard`` moves 1,000 slots (each client
-alone during its own reshards, after reading every key once), with the error replies
-the servers sent it (``INFO errorstats``), the redirects it reports itself and the errors
-it raised; and refresh (``CLUSTER SHARDS``) and ``Router.moved``. Then the issue's
-targets, each marked met or not met.
+(keys/s); GET/SET while slots move, with the error replies the servers sent it (``INFO
+errorstats``), the redirects it reports itself and the errors it raised: in Python each
+client alone during its own ``redis-cli --cluster reshard`` of 1,000 slots, after reading
+every key once; in Node every client in 100 ms slices in turn during the same scripted
+migrations (migration.py and bench_clients.mjs, shared with bench/node/redis_cluster.py);
+and refresh (``CLUSTER SHARDS``) and ``Router.moved``. Then the issue's targets, each
+marked met or not met.
 
 GLIDE comes from its registry packages (pinned in bench/python/requirements.txt and the
 example's package.json). When it cannot be imported or connected, its column says so and
@@ -58,6 +60,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 from cluster import REDIS_SERVER, Cluster  # noqa: E402
+from migration import WHILE_MOVING, Migration, sliced_windows  # noqa: E402
 
 KEYS = int(os.environ.get("SHARDROUTE_BENCH_REDIS_KEYS", "5000"))
 PASSES = int(os.environ.get("SHARDROUTE_BENCH_PASSES", "5"))
@@ -649,17 +652,6 @@ async def python_async(cluster: Cluster, keys: list[str], targets: Targets) -> l
 # -- Node --------------------------------------------------------------------------------
 
 
-def json_line(process: subprocess.Popen[str]) -> dict[str, Any]:
-    """The next JSON line of a bench.mjs child; other lines (a library's log) go to stderr."""
-    assert process.stdout is not None
-    for line in process.stdout:
-        if line.startswith("{"):
-            message: dict[str, Any] = json.loads(line)
-            return message
-        print(f"[bench.mjs] {line.rstrip()}", file=sys.stderr)
-    raise RuntimeError(f"bench.mjs exited ({process.wait()}) without a JSON line")
-
-
 def node_bench(cluster: Cluster, keys: list[str], targets: Targets) -> tuple[list[str], dict[str, str]]:
     """The same in Node (bench.mjs): shardroute/redis, ioredis' Cluster, GLIDE."""
     seeds = cluster.seed().address
@@ -682,38 +674,17 @@ def node_bench(cluster: Cluster, keys: list[str], targets: Targets) -> tuple[lis
               "`ClusterBatch`)", rows["pipeline"], "keys", target="Node, 1,000 pipelined GETs")
     targets.mget("Node", rows["mget"], rows["pipeline"])
 
-    reshards = Reshards(cluster)
+    moves = Migration(cluster)
     names = [OURS, IOREDIS, *([] if GLIDE in failures else [GLIDE])]
     for inflight in (1, TASKS):
-        windows = Windows()
-        for name in reshards.order(names):
-            process = subprocess.Popen([*command, "--mode", "loop", "--client", name, "--inflight", str(inflight)],
-                                       stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-            assert process.stdin is not None
-            ready = json_line(process)
-            if ready["event"] == "failed":
-                failures[name] = ready["error"]
-                process.wait(timeout=60)
-                continue
-            before = error_replies(cluster)
-            reshards.next()
-            process.stdin.write("stop\n")
-            process.stdin.close()
-            loop = json_line(process)
-            process.wait(timeout=60)
-            redirects = None if loop["moved"] is None else {"MOVED": loop["moved"], "ASK": loop["ask"]}
-            if redirects is not None and loop["refreshes"] is not None:
-                redirects["refreshes"] = loop["refreshes"]
-            windows.add(name, loop["ops"], loop["seconds"], error_replies(cluster) - before, redirects,
-                        Counter(loop["errors"]))
+        windows = sliced_windows(cluster, moves, [*command, "--inflight", str(inflight)], names, failures, Windows())
         what = "one at a time" if inflight == 1 else f"{TASKS} in flight"
-        table.row(f"GET/SET {what} while {SLOTS:,} slots move (median of {ROUNDS} reshards each)", windows.medians(),
-                  "ops", target=f"Node, GET/SET during reshards, {what}")
-        table.text(f"redirects and errors during those reshards ({what}, summed)", {
+        table.row(f"GET/SET {what} {WHILE_MOVING}", windows.medians(), "ops", target=f"Node, GET/SET during reshards, {what}")
+        table.text(f"redirects and errors during those slices ({what}, summed)", {
             name: windows.describe(name, " (at its error handler)" if name == IOREDIS else "") for name in windows.rates
         })
     calls = ", ".join(f"`{name}` {seconds * 1e9:,.0f} ns" for name, seconds in result["calls"].items())
-    return [*table.render(), "", f"Session calls alone: {calls}."], result["versions"]
+    return [*table.render(), "", f"Session calls alone: {calls}.", "", moves.described()], result["versions"]
 
 
 # -- the report --------------------------------------------------------------------------

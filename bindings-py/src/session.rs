@@ -139,7 +139,15 @@ impl Command {
     }
 }
 
+/// What `_send_now` answers for a command sent at once: `(address, readonly, deadline,
+/// reply_deadline)`.
+type SentNow = (Py<PyString>, bool, Option<u64>, Option<u64>);
+
 fn access(value: &Bound<'_, PyAny>) -> PyResult<ss::Access> {
+    // Borrowed when it is text (every command passes one); else the argument's error.
+    if let Some(name) = value.cast::<PyString>().ok().and_then(|text| text.to_str().ok()) {
+        return ss::Access::from_name(name).map_err(errors::to_py);
+    }
     ss::Access::from_name(&str_from_py(value, "access")?).map_err(errors::to_py)
 }
 
@@ -246,7 +254,7 @@ impl ClusterSession {
         keys: &Bound<'_, PyAny>,
         access: &Bound<'_, PyAny>,
         now_ms: &Bound<'_, PyAny>,
-    ) -> PyResult<Option<(Py<PyString>, bool, Option<u64>, Option<u64>)>> {
+    ) -> PyResult<Option<SentNow>> {
         let access = self::access(access)?;
         let now = now(now_ms)?;
         let keys = keys_of(keys)?;

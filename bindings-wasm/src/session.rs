@@ -260,7 +260,7 @@ impl ClusterSession {
     #[wasm_bindgen(js_name = addressOf)]
     pub fn address_of(&self, node: &JsValue) -> Result<JsValue> {
         let node = key::text_argument(node, "node")?;
-        Ok(self.with(|session| session.address_of(&node))?.map_or(JsValue::NULL, |address| JsValue::from(address)))
+        Ok(self.with(|session| session.address_of(&node))?.map_or(JsValue::NULL, JsValue::from))
     }
 
     /// The attempt could not reach its node: `why` is `"refused"`, `"reset"` or `"timeout"`.

@@ -175,4 +175,5 @@ bench: setup build ## Run every benchmark side by side with its peers and write 
 	$(PY) bench/python/redis_async.py
 	$(PY) bench/node/redis_cluster.py
 	$(PY) examples/topology-distribution/bench.py
+	$(PY) bench/postgres/bench.py
 	python3 scripts/assemble-benchmarks.py

@@ -2,7 +2,7 @@
 """Writes the two benchmark pages from the fragments the benchmark scripts of `make bench`
 write to target/bench/*.md (rust, python, scatter plans, node, browser, the WASM package at
 the edge, C, Go and Java through the C ABI, the Redis Cluster clients, topology
-distribution, strategies, dictionary, the worst allowed documents and the planner per
+distribution, the PostgreSQL example's rebalance, strategies, dictionary, the worst allowed documents and the planner per
 size, hash flooding), in that order:
 
 - docs/benchmarks-detail.md: every fragment as it is, every figure of the run;
@@ -28,7 +28,7 @@ root = pathlib.Path(__file__).resolve().parent.parent
 fragments = root / "target" / "bench"
 detail_page = root / "docs" / "benchmarks-detail.md"
 summary_page = root / "docs" / "benchmarks.md"
-order = ["rust", "python", "scatter", "node", "browser", "wasm-edge", "ffi", "redis-python", "redis-python-pipeline", "redis-node", "redis-node-pipeline", "distribution", "strategies", "dictionary", "limits", "flooding"]
+order = ["rust", "python", "scatter", "node", "browser", "wasm-edge", "ffi", "redis-python", "redis-python-pipeline", "redis-node", "redis-node-pipeline", "distribution", "postgres", "strategies", "dictionary", "limits", "flooding"]
 
 # The command of an area whose fragment names none (by the start of its heading).
 COMMANDS = {

@@ -35,7 +35,7 @@ from typing import Any
 
 import shardroute
 from shardroute.etcd import Etcd, same_revision
-from shards import PREVIOUS, SHARD_NAMES, TOPOLOGY, Shards, modulo, nodes
+from shards import COPY_DUTY, PREVIOUS, SHARD_NAMES, SWEEP_GROUP, TOPOLOGY, Pace, Shards, modulo, nodes
 
 EXIT_STALE_PLAN = 3
 
@@ -51,7 +51,7 @@ def expect(document: Any, epoch: int | None) -> None:
 
 
 def emit(event: str, **fields: Any) -> None:
-    print(json.dumps({"event": event, **fields}), flush=True)
+    print(json.dumps({"event": event, **fields, "at": round(time.time(), 3)}), flush=True)
 
 
 def log(message: str) -> None:
@@ -124,7 +124,7 @@ class Coordinator:
             )
         return deleted
 
-    def background(self, batch_size: int, throttle: float, expect_epoch: int | None) -> None:
+    def background(self, batch_size: int, pace: Pace, expect_epoch: int | None) -> None:
         started = time.monotonic()
         document, revision = self.read()
         expect(document, expect_epoch)
@@ -161,28 +161,33 @@ class Coordinator:
             if not batch:
                 break
             for vbucket, old, new in batch:
+                began = time.monotonic()
                 read, inserted = self.shards.copy_vbucket(vbucket, old, new, session.fence_epoch)
                 copied += inserted
                 already += read - inserted
-                emit("copy", batch=number, vbucket=vbucket, rows=read, inserted=inserted)
-                time.sleep(throttle)
+                emit("copy", batch=number, vbucket=vbucket, rows=read, inserted=inserted,
+                     ms=round((time.monotonic() - began) * 1000, 2))
+                pace.rest(began)
             source = document
             document = shardroute.apply(source, {"op": "complete_moves", "vbuckets": [v for v, _, _ in batch]})["topology"]
             revision = self.commit(source, revision, document)
             deleted = 0
             for vbucket, old, _ in batch:
+                began = time.monotonic()
                 deleted += self.shards.write(old, document["epoch"], "DELETE FROM messages WHERE vbucket = %s", (vbucket,))
+                pace.rest(began)
             emit("batch", batch=number, epoch=document["epoch"], vbuckets=len(batch), deleted=deleted)
             number += 1
         leftover = self.sweep_unowned(document)
         emit(
             "done", mode="background", epoch=document["epoch"], resumed=resumed, rows_copied=copied,
             rows_already_there=already, rows_deleted_by_sweep=leftover, seconds=round(time.monotonic() - started, 3),
+            worked_s=round(pace.worked_s, 3), rested_s=round(pace.rested_s, 3),
         )
 
     # -- run B ----------------------------------------------------------------------------
 
-    def lazy(self, wait: float, expect_epoch: int | None) -> None:
+    def lazy(self, wait: float, pace: Pace, expect_epoch: int | None) -> None:
         started = time.monotonic()
         found, _ = self.etcd.get_many([TOPOLOGY, PREVIOUS])
         (text, revision), (previous_text, _) = found[TOPOLOGY], found[PREVIOUS]
@@ -209,18 +214,33 @@ class Coordinator:
         session = shardroute.MigrationSession(migration, "lazy")
         users_moved = rows_moved = 0
         for shard in SHARD_NAMES:
+            began = time.monotonic()
             users = [row[0] for row in self.shards.read(shard, document["epoch"], "SELECT DISTINCT user_id FROM messages")]
+            # The same moves a service makes on a first read (the session's lazy steps),
+            # made for a group of users with the same steps at once.
+            groups: dict[tuple[str, str, str, int], list[int]] = {}
             for index in migration.moving_keys(users):
                 user = users[index]
-                steps = session.lazy_steps(user)  # the same move a service makes on a first read
+                steps = session.lazy_steps(user)
                 if steps is None or steps["read_from"] != shard:
                     continue
-                rows_moved += self.shards.move_user(user, steps)
-                users_moved += 1
+                key = (steps["read_from"], steps["write_to"], steps["retire_from"], steps["fence_epoch"])
+                groups.setdefault(key, []).append(user)
+            pace.rest(began)
+            for (read_from, write_to, retire_from, fence_epoch), group in groups.items():
+                steps_of_group: shardroute.LazySteps = {
+                    "read_from": read_from, "write_to": write_to, "retire_from": retire_from, "fence_epoch": fence_epoch,
+                }
+                for at in range(0, len(group), SWEEP_GROUP):
+                    began = time.monotonic()
+                    rows_moved += self.shards.move_users(group[at:at + SWEEP_GROUP], steps_of_group)
+                    users_moved += len(group[at:at + SWEEP_GROUP])
+                    pace.rest(began)
         source, document = document, modulo(10, document["epoch"] + 1)
         self.commit(source, revision, document, drop_previous=True)
         emit("done", mode="lazy", epoch=document["epoch"], resumed=resumed, users_moved=users_moved,
-             rows_moved=rows_moved, seconds=round(time.monotonic() - started, 3))
+             rows_moved=rows_moved, seconds=round(time.monotonic() - started, 3),
+             worked_s=round(pace.worked_s, 3), rested_s=round(pace.rested_s, 3))
 
 
 def main() -> int:
@@ -228,17 +248,19 @@ def main() -> int:
     parser.add_argument("--etcd", required=True)
     parser.add_argument("--postgres", required=True)
     parser.add_argument("--batch", type=int, default=16, help="vbuckets per complete_moves (run A)")
-    parser.add_argument("--throttle-ms", type=float, default=20, help="pause after each vbucket's copy (run A)")
+    parser.add_argument("--throttle-ms", type=float, default=20, help="shortest pause between two steps of the copy or the sweep")
+    parser.add_argument("--duty", type=float, default=COPY_DUTY, help="largest share of the wall time the copy or the sweep works")
     parser.add_argument("--wait", type=float, default=6, help="seconds of lazy moves before the sweep (run B)")
     parser.add_argument("--expect-epoch", type=int, help="refuse unless etcd holds this epoch when the plan starts")
     parser.add_argument("mode", choices=["background", "lazy"])
     args = parser.parse_args()
     coordinator = Coordinator(Etcd(args.etcd), args.postgres)
+    pace = Pace(args.duty, args.throttle_ms / 1000)
     try:
         if args.mode == "background":
-            coordinator.background(args.batch, args.throttle_ms / 1000, args.expect_epoch)
+            coordinator.background(args.batch, pace, args.expect_epoch)
         else:
-            coordinator.lazy(args.wait, args.expect_epoch)
+            coordinator.lazy(args.wait, pace, args.expect_epoch)
     except StalePlan as err:
         log(str(err))
         emit("refused", reason=str(err))

@@ -44,6 +44,19 @@ const TOPOLOGY = `${PREFIX}topology`;
 const PREVIOUS = `${PREFIX}previous`;
 const SHARD_NAMES = Array.from({ length: 10 }, (_, i) => `shard_${i + 1}`);
 const COLUMNS = 'id, user_id, vbucket, time, body, sender, sender_id';
+const LAZY_MOVE_BATCH = 8; // shards.py's LAZY_MOVE_BATCH: pending lazy moves made at once
+// shards.py's FENCED_READ: the fence row joined to the read's rows, one statement.
+const FENCED_READ_HEAD = 'SELECT f.min_epoch, q.* FROM fence f LEFT JOIN (SELECT 1 AS present, row_number() OVER () AS n, s.* FROM (';
+const FENCED_READ_TAIL = ') s) q ON true ORDER BY q.n';
+// shards.py's INSERT_ROWS and INSERT_MOVED ($8: the moved unit, as an array).
+const INSERT_ROWS = `INSERT INTO messages (${COLUMNS}) SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::integer[], `
+  + '$4::timestamptz[], $5::text[], $6::text[], $7::bigint[]) ON CONFLICT (id) DO NOTHING';
+const INSERT_MOVED = `WITH copied AS (${INSERT_ROWS} RETURNING 1), `
+  + 'flagged AS (INSERT INTO moved (unit) SELECT unnest($8::bigint[]) ON CONFLICT DO NOTHING), '
+  + 'logged AS (INSERT INTO moves (unit) SELECT unnest($8::bigint[])) SELECT count(*) FROM copied';
+// shards.py's READ_MOVED: a moving user's rows on its new owner and its moved flag (one row at least).
+const READ_MOVED = 'SELECT m.id, m.time, m.body, f.moved FROM (SELECT EXISTS (SELECT 1 FROM moved WHERE unit = $1) AS moved) f '
+  + 'LEFT JOIN messages m ON m.user_id = $1';
 const INDEX = 'by_sender';
 const ORACLE = 'oracle'; // the database with every message, unsharded: what queries are checked against
 
@@ -140,8 +153,12 @@ class Shards {
     }
   }
 
+  /** `sql`'s rows, read in one statement with the fence (shards.py's FENCED_READ): one round trip. */
   async read(shard, epoch, sql, params = []) {
-    return (await this.transaction(shard, epoch, false, (client) => client.query(sql, params))).rows;
+    const { rows } = await this.connections.get(shard).query(FENCED_READ_HEAD + sql + FENCED_READ_TAIL, params);
+    const minEpoch = BigInt(rows[0].min_epoch);
+    if (minEpoch > epoch) throw new Fenced(shard, epoch, minEpoch);
+    return rows.filter((row) => row.present !== null).map(({ min_epoch: _fence, present: _present, n: _n, ...row }) => row);
   }
 
   /** One fenced write; its row count. */
@@ -150,25 +167,20 @@ class Shards {
   }
 
   /**
-   * Copies rows in (`ON CONFLICT DO NOTHING`: a row already there is skipped), and with
-   * `movedUnit` marks that unit moved in the same transaction, so the flag never exists
-   * without the rows. Returns the rows actually inserted.
+   * Copies rows in (`ON CONFLICT DO NOTHING`: a row already there is skipped), and marks
+   * `movedUnits` moved in the same transaction, so a flag never exists without its
+   * rows. Returns the rows actually inserted.
    */
-  async insertRows(shard, epoch, rows, movedUnit = null) {
+  async insertRows(shard, epoch, rows, movedUnits = []) {
     return this.transaction(shard, epoch, true, async (client) => {
-      let inserted = 0;
-      for (const row of rows) {
-        const result = await client.query(
-          `INSERT INTO messages (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (id) DO NOTHING`,
-          [row.id, row.user_id, row.vbucket, row.time, row.body, row.sender, row.sender_id],
-        );
-        inserted += result.rowCount;
+      // One statement for the rows (an array per column), the flag and the log of the
+      // move, as shards.py's INSERT_MOVED.
+      const columns = ['id', 'user_id', 'vbucket', 'time', 'body', 'sender', 'sender_id'].map((name) => rows.map((row) => row[name]));
+      if (movedUnits.length > 0) {
+        const result = await client.query(INSERT_MOVED, [...columns, movedUnits]);
+        return Number(result.rows[0].count);
       }
-      if (movedUnit !== null) {
-        await client.query('INSERT INTO moved (unit) VALUES ($1) ON CONFLICT DO NOTHING', [movedUnit]);
-        await client.query('INSERT INTO moves (unit) VALUES ($1)', [movedUnit]); // every move, kept
-      }
-      return inserted;
+      return rows.length ? (await client.query(INSERT_ROWS, columns)).rowCount : 0;
     });
   }
 
@@ -177,28 +189,32 @@ class Shards {
    * in flight (which hold the fence row `FOR SHARE`) have committed.
    */
   async raiseFence(shard, epoch) {
-    await this.connections.get(shard).query('UPDATE fence SET min_epoch = greatest(min_epoch, $1)', [String(epoch)]);
+    // Only a fence below `epoch` is updated (shards.py's RAISE_FENCE says why).
+    await this.connections.get(shard).query('UPDATE fence SET min_epoch = $1 WHERE min_epoch < $1', [String(epoch)]);
   }
 
   /**
    * The lazy move of docs/rebalancing.md, run B, as the core's migration session gives it
-   * (`MigrationSession.lazySteps`): raise the old owner's fence, copy the user's rows from
-   * `readFrom` to `writeTo` with the moved flag, delete them from `retireFrom`, all
-   * under `fenceEpoch`. Every step is idempotent, so two movers of one user (two
-   * services, or a service and the sweep) neither lose nor duplicate a row. Returns the
-   * rows this call inserted.
+   * (`MigrationSession.lazySteps`), for users whose steps are the same: raise the old
+   * owner's fence, copy the users' rows from `readFrom` to `writeTo` with their moved
+   * flags, delete them from `retireFrom`, all under `fenceEpoch`, each step one statement
+   * for them all. Every step is idempotent, so two movers of one user (two services, or a
+   * service and the sweep) neither lose nor duplicate a row. Returns the rows this call
+   * inserted.
    */
-  async moveUser(user, steps) {
+  async moveUsers(users, steps) {
     const { readFrom: from, writeTo: to, retireFrom: retire, fenceEpoch: epoch } = steps;
     await this.raiseFence(retire, epoch);
-    const rows = await this.read(from, epoch, `SELECT ${COLUMNS} FROM messages WHERE user_id = $1`, [user]);
-    const inserted = await this.insertRows(to, epoch, rows, user);
-    await this.write(retire, epoch, 'DELETE FROM messages WHERE user_id = $1', [user]);
+    const rows = await this.read(from, epoch, `SELECT ${COLUMNS} FROM messages WHERE user_id = ANY($1)`, [users]);
+    const inserted = await this.insertRows(to, epoch, rows, users);
+    await this.write(retire, epoch, 'DELETE FROM messages WHERE user_id = ANY($1)', [users]);
     return inserted;
   }
 
-  async isMoved(shard, epoch, user) {
-    return (await this.read(shard, epoch, 'SELECT 1 FROM moved WHERE unit = $1', [user])).length > 0;
+  /** The user's rows on `shard` and its moved flag there, in one statement (shards.py's `read_moved`). */
+  async readMoved(shard, epoch, user) {
+    const rows = await this.read(shard, epoch, READ_MOVED, [user]);
+    return { rows: rows.filter((row) => row.id !== null), flagged: rows[0].moved };
   }
 }
 
@@ -242,6 +258,8 @@ class Service {
     this.ids = new Ids(etcd, name);
     this.acknowledged = openSync(logPath, 'a');
     this.mine = new Map(); // user -> ids this process saw acknowledged
+    this.pendingMoves = new Map(); // lazy steps -> { steps, users read unmoved }
+    this.moved = { epoch: null, users: new Set() }; // a fence epoch, the users seen moved under it
     this.routing = null;
     this.epochs = []; // bigints, ascending
     this.follower = null;
@@ -359,26 +377,73 @@ class Service {
     this.count('writes');
   }
 
+  /**
+   * The lazy moves of the users this process read unmoved since the last call, a group
+   * (same steps) at a time (service.py's `move_pending`).
+   */
+  /** Whether this process saw `user` moved under `fenceEpoch` (service.py's `known_moved`). */
+  knownMoved(fenceEpoch, user) {
+    if (this.moved.epoch !== String(fenceEpoch)) this.moved = { epoch: String(fenceEpoch), users: new Set() };
+    return user === null || this.moved.users.has(user);
+  }
+
+  async movePending() {
+    const began = performance.now();
+    try {
+      await this.movePendingNow();
+    } finally {
+      this.count('move_us', Math.round((performance.now() - began) * 1000));
+    }
+  }
+
+  async movePendingNow() {
+    const pending = this.pendingMoves;
+    this.pendingMoves = new Map();
+    const { routing } = this;
+    for (const { steps, users } of pending.values()) {
+      const same = (other) => other !== null && other.readFrom === steps.readFrom && other.writeTo === steps.writeTo
+        && other.retireFrom === steps.retireFrom && String(other.fenceEpoch) === String(steps.fenceEpoch);
+      const still = [...users].filter((user) => same(routing.session.lazySteps(user))).sort((a, b) => a - b);
+      if (still.length === 0) continue;
+      try {
+        this.count('moved_rows', await this.shards.moveUsers(still, steps));
+        this.count('moved_users', still.length);
+      } catch (err) {
+        if (!(err instanceof Fenced)) throw err;
+        await this.fenced(routing, err);
+        continue;
+      }
+      if (this.knownMoved(steps.fenceEpoch, null)) for (const user of still) this.moved.users.add(user);
+    }
+  }
+
   /** The user's messages, newest first (union by id of the read plan). */
   async timeline(user) {
     for (;;) {
       const { routing } = this;
       const found = new Map();
       try {
-        let moved = false;
         const steps = routing.session.lazySteps(user); // null unless this read moves the user
-        if (steps !== null) {
-          if (!(await this.shards.isMoved(steps.writeTo, steps.fenceEpoch, user))) {
-            this.count('moved_rows', await this.shards.moveUser(user, steps));
-            this.count('moved_users');
-          }
-          moved = true;
-        }
+        const known = steps !== null && this.knownMoved(steps.fenceEpoch, user);
+        let flagged = true;
         // In the plan's order (the core's: old owner first, see docs/rebalancing.md).
-        for (const shard of routing.session.readPlan(user, moved)) {
-          for (const row of await this.shards.read(shard, routing.session.fenceEpoch, 'SELECT id, time, body FROM messages WHERE user_id = $1', [user])) {
-            found.set(row.id, row);
+        for (const shard of routing.session.readPlan(user, known)) {
+          let rows;
+          if (steps !== null && !known && shard === steps.writeTo) {
+            // The new owner's rows and its moved flag, in one statement.
+            ({ rows, flagged } = await this.shards.readMoved(shard, steps.fenceEpoch, user));
+          } else {
+            rows = await this.shards.read(shard, routing.session.fenceEpoch, 'SELECT id, time, body FROM messages WHERE user_id = $1', [user]);
           }
+          for (const row of rows) found.set(row.id, row);
+        }
+        if (steps !== null && !known && flagged) this.moved.users.add(user);
+        if (steps !== null && !known && !flagged) {
+          // Read from both owners, old first: complete. The move goes with the next few
+          // this process meets (movePending; service.py's LAZY_MOVE_BATCH says why).
+          const key = JSON.stringify([steps.readFrom, steps.writeTo, steps.retireFrom, String(steps.fenceEpoch)]);
+          if (!this.pendingMoves.has(key)) this.pendingMoves.set(key, { steps, users: new Set() });
+          this.pendingMoves.get(key).users.add(user);
         }
       } catch (err) {
         if (!(err instanceof Fenced)) throw err;
@@ -387,6 +452,9 @@ class Service {
       }
       if (![...(this.mine.get(user) ?? [])].every((id) => found.has(id))) this.count('stale_reads');
       this.count('reads');
+      let pending = 0;
+      for (const { users } of this.pendingMoves.values()) pending += users.size;
+      if (pending >= LAZY_MOVE_BATCH) await this.movePending();
       return [...found.values()].sort((a, b) => (a.time < b.time ? 1 : a.time > b.time ? -1 : 0)).map((row) => [row.id, row.body]);
     }
   }
@@ -539,10 +607,11 @@ class Service {
 
   reset() {
     this.counters = {
-      writes: 0, reads: 0, refused_by_fence: 0, moved_rows: 0, moved_users: 0, stale_reads: 0, query_restarts: 0,
+      writes: 0, reads: 0, insert_us: 0, read_us: 0, move_us: 0, refused_by_fence: 0, moved_rows: 0, moved_users: 0, stale_reads: 0, query_restarts: 0,
     };
     this.readsBefore = this.follower ? this.follower.stats.reads : 0n;
     this.latencies = [];
+    this.writeLatencies = [];
   }
 
   async timed(call, ...args) {
@@ -559,34 +628,53 @@ class Service {
     const end = performance.now() + seconds * 1000;
     let lastAck = performance.now();
     let longest = 0;
+    let parts = []; // the longest gap: the read before the write, the write
+    let at = 0;
+    let readMs = 0;
     let ops = 0;
     while (performance.now() < end) {
       await this.timed(this.insert, this.randomUser());
+      const insertMs = this.latencies[this.latencies.length - 1];
+      this.writeLatencies.push(insertMs);
+      this.count('insert_us', Math.round(insertMs * 1000));
       const now = performance.now();
-      longest = Math.max(longest, now - lastAck);
+      if (now - lastAck > longest) {
+        longest = now - lastAck;
+        parts = [readMs, insertMs];
+        at = Date.now() / 1000;
+      }
       lastAck = now;
       await this.timed(this.timeline, this.randomUser());
+      readMs = this.latencies[this.latencies.length - 1];
+      this.count('read_us', Math.round(readMs * 1000));
       ops += 2;
     }
-    return { ops, longest_stall_ms: Math.round(longest * 10) / 10 };
+    await this.movePending();
+    return {
+      ops, longest_stall_ms: Math.round(longest * 10) / 10,
+      longest_stall_parts_ms: parts.map((part) => Math.round(part * 10) / 10), longest_stall_at: Math.round(at * 1000) / 1000,
+    };
   }
 
   async readAll() {
     for (let user = 1; user <= this.users; user += 1) await this.timed(this.timeline, user);
+    await this.movePending();
     return { ops: this.users, longest_stall_ms: 0 };
   }
 
   answer(command, result) {
-    const samples = Float64Array.from(this.latencies).sort();
-    const percentile = (p) => (samples.length
-      ? Math.round(samples[Math.min(samples.length - 1, Math.floor(p * samples.length))] * 10000) / 10 : 0);
+    const percentile = (p, latencies = this.latencies) => {
+      const samples = Float64Array.from(latencies).sort();
+      return samples.length
+        ? Math.round(samples[Math.min(samples.length - 1, Math.floor(p * samples.length))] * 10000) / 10 : 0;
+    };
     const { reads, refused } = this.follower.stats;
     emit({
       event: 'done', command, ...result, ...this.counters,
       refreshes: reads - this.readsBefore,
       refused_documents: Object.values(refused).reduce((sum, n) => sum + n, 0n),
       epochs_seen: [...this.epochs], epoch: this.epoch(),
-      p50_us: percentile(0.5), p99_us: percentile(0.99),
+      p50_us: percentile(0.5), p99_us: percentile(0.99), write_p99_us: percentile(0.99, this.writeLatencies),
     });
     this.reset();
   }

@@ -50,7 +50,7 @@ import shardroute
 from shardroute.etcd import Etcd, EtcdError, EtcdFollower
 from datetime import datetime, timedelta, timezone
 
-from shards import INDEX, PREVIOUS, SHARD_NAMES, TICKET_SERVER, TICKETS, TOPOLOGY, Fenced, Oracle, Shards, body_digest, ids_key
+from shards import INDEX, LAZY_MOVE_BATCH, PREVIOUS, SHARD_NAMES, TICKET_SERVER, TICKETS, TOPOLOGY, Fenced, Oracle, Shards, body_digest, ids_key
 
 ID_BLOCK = 1000
 
@@ -105,6 +105,8 @@ class Service:
         self.ids = Ids(self.etcd, name)
         self.acknowledged = open(log_path, "a")
         self.mine: dict[int, set[int]] = {}  # user -> ids this process saw acknowledged
+        self.pending_moves: dict[tuple[str, str, str, int], set[int]] = {}  # lazy steps -> users read unmoved
+        self.moved: tuple[int, set[int]] = (0, set())  # a fence epoch, the users seen moved under it
         self.rng = random.Random(f"{name}-{os.getpid()}")
         self.counting = threading.Lock()
         self.counters: dict[str, int] = {}
@@ -200,27 +202,78 @@ class Service:
             routing = self.routing
             assert routing is not None
             try:
-                moved = False
-                steps = routing.session.lazy_steps(user)  # None unless this read moves the user
-                if steps is not None:
-                    if not self.shards.is_moved(steps["write_to"], steps["fence_epoch"], user):
-                        self.counters_add("moved_rows", self.shards.move_user(user, steps))
-                        self.counters_add("moved_users")
-                    moved = True
                 found: dict[int, tuple[Any, str]] = {}
+                steps = routing.session.lazy_steps(user)  # None unless this read moves the user
+                known = steps is not None and self.known_moved(steps["fence_epoch"], user)
+                flagged = True
                 # In the plan's order (the core's: old owner first, see docs/rebalancing.md).
-                for shard in routing.session.read_plan(user, moved):
-                    for message_id, at, body in self.shards.read(
-                        shard, routing.session.fence_epoch, "SELECT id, time, body FROM messages WHERE user_id = %s", (user,)
-                    ):
+                for shard in routing.session.read_plan(user, known):
+                    if steps is not None and not known and shard == steps["write_to"]:
+                        # The new owner's rows and its moved flag, in one statement.
+                        rows, flagged = self.shards.read_moved(shard, steps["fence_epoch"], user)
+                    else:
+                        rows = self.shards.read(
+                            shard, routing.session.fence_epoch, "SELECT id, time, body FROM messages WHERE user_id = %s", (user,)
+                        )
+                    for message_id, at, body in rows:
                         found[message_id] = (at, body)
+                if steps is not None and not known:
+                    if flagged:
+                        self.moved[1].add(user)
+                    else:
+                        # Read from both owners, old first: complete. The move itself goes
+                        # with the next few this process meets (`move_pending`).
+                        key = (steps["read_from"], steps["write_to"], steps["retire_from"], steps["fence_epoch"])
+                        self.pending_moves.setdefault(key, set()).add(user)
             except Fenced as err:
                 self.fenced(routing, err)
                 continue
             if not self.mine.get(user, set()) <= found.keys():
                 self.counters_add("stale_reads")
             self.counters_add("reads")
+            if sum(len(users) for users in self.pending_moves.values()) >= LAZY_MOVE_BATCH:
+                self.move_pending()
             return [(message_id, body) for message_id, (at, body) in sorted(found.items(), key=lambda item: item[1][0], reverse=True)]
+
+    def known_moved(self, fence_epoch: int, user: int | None) -> bool:
+        """Whether this process saw `user` moved (its flag set) under `fence_epoch`: a
+        flag is never taken back within a migration, so its reads go to the read plan of
+        a moved user (the new owner) without asking again. Forgets every user when the
+        fence epoch changes; with `user` None, whether the set is `fence_epoch`'s."""
+        if self.moved[0] != fence_epoch:
+            self.moved = (fence_epoch, set())
+        return user is None or user in self.moved[1]
+
+    def move_pending(self) -> None:
+        """The lazy moves of the users this process read unmoved since the last call, a
+        group (same steps) at a time (`Shards.move_users`: per user, the steps of a single
+        move). A user whose steps changed since (a newer epoch) is left to whoever holds
+        the migration now: the coordinator's sweep moves every user it finds."""
+        began = time.perf_counter()
+        try:
+            self._move_pending()
+        finally:
+            self.counters_add("move_us", int((time.perf_counter() - began) * 1e6))
+
+    def _move_pending(self) -> None:
+        pending, self.pending_moves = self.pending_moves, {}
+        routing = self.routing
+        assert routing is not None
+        for (read_from, write_to, retire_from, fence_epoch), users in pending.items():
+            steps: shardroute.LazySteps = {
+                "read_from": read_from, "write_to": write_to, "retire_from": retire_from, "fence_epoch": fence_epoch,
+            }
+            still = sorted(user for user in users if routing.session.lazy_steps(user) == steps)
+            if not still:
+                continue
+            try:
+                self.counters_add("moved_rows", self.shards.move_users(still, steps))
+                self.counters_add("moved_users", len(still))
+            except Fenced as err:
+                self.fenced(routing, err)
+                continue
+            if self.known_moved(fence_epoch, None):
+                self.moved[1].update(still)
 
     # -- commands ----------------------------------------------------------------------
 
@@ -231,11 +284,12 @@ class Service:
     def reset(self) -> None:
         with self.counting:
             self.counters = {
-                "writes": 0, "reads": 0, "refused_by_fence": 0, "moved_rows": 0, "moved_users": 0, "stale_reads": 0,
+                "writes": 0, "reads": 0, "insert_us": 0, "read_us": 0, "move_us": 0, "refused_by_fence": 0, "moved_rows": 0, "moved_users": 0, "stale_reads": 0,
                 "query_restarts": 0,
             }
         self.reads_before = self.follower.stats["reads"]
         self.latencies = []
+        self.write_latencies: list[float] = []
 
     def timed(self, call: Any, *args: Any) -> None:
         start = time.perf_counter()
@@ -246,15 +300,27 @@ class Service:
         end = time.monotonic() + seconds
         last_ack = time.monotonic()
         longest = 0.0
+        parts: list[float] = []  # the longest gap: the read before the write, the write
+        at = 0.0
         ops = 0
+        read_s = 0.0
         while time.monotonic() < end:
             self.timed(self.insert, self.rng.randrange(1, self.users + 1))
+            self.write_latencies.append(self.latencies[-1])
+            self.counters_add("insert_us", int(self.latencies[-1] * 1e6))
             now = time.monotonic()
-            longest = max(longest, now - last_ack)
+            if now - last_ack > longest:
+                longest, parts, at = now - last_ack, [read_s, self.latencies[-1]], time.time()
             last_ack = now
             self.timed(self.timeline, self.rng.randrange(1, self.users + 1))
+            read_s = self.latencies[-1]
+            self.counters_add("read_us", int(read_s * 1e6))
             ops += 2
-        return {"ops": ops, "longest_stall_ms": round(longest * 1000, 1)}
+        self.move_pending()
+        return {
+            "ops": ops, "longest_stall_ms": round(longest * 1000, 1),
+            "longest_stall_parts_ms": [round(part * 1000, 1) for part in parts], "longest_stall_at": round(at, 3),
+        }
 
     # -- queries -------------------------------------------------------------------------
 
@@ -370,12 +436,12 @@ class Service:
     def read_all(self) -> dict[str, Any]:
         for user in range(1, self.users + 1):
             self.timed(self.timeline, user)
+        self.move_pending()
         return {"ops": self.users, "longest_stall_ms": 0.0}
 
     def answer(self, command: str, result: dict[str, Any]) -> None:
-        samples = sorted(self.latencies)
-
-        def percentile(p: float) -> float:
+        def percentile(p: float, latencies: list[float] | None = None) -> float:
+            samples = sorted(self.latencies if latencies is None else latencies)
             return round(samples[min(len(samples) - 1, int(p * len(samples)))] * 1e6, 1) if samples else 0.0
 
         line = {
@@ -383,7 +449,7 @@ class Service:
             "refreshes": self.follower.stats["reads"] - self.reads_before,
             "refused_documents": sum(self.follower.stats["refused"].values()),
             "epochs_seen": list(self.epochs), "epoch": self.epoch(),
-            "p50_us": percentile(0.50), "p99_us": percentile(0.99),
+            "p50_us": percentile(0.50), "p99_us": percentile(0.99), "write_p99_us": percentile(0.99, self.write_latencies),
         }
         print(json.dumps(line), flush=True)
         self.reset()

@@ -11,6 +11,7 @@ after it. A statement whose epoch is below the fence raises `Fenced`.
 from __future__ import annotations
 
 import hashlib
+import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -77,6 +78,81 @@ def body_digest(body: str) -> str:
     return hashlib.sha256(body.encode()).hexdigest()
 
 
+# Raising a fence: the row is updated (and its lock taken, which waits for every write in
+# flight on the shard and holds every new one behind it) only when the fence is below the
+# epoch. `greatest(min_epoch, epoch)` updated it on every call: each lazy move raised its
+# old owner's fence again, thousands of times at one epoch, and each such UPDATE stalled
+# the shard's writers behind it. An UPDATE that finds the row locked by a raise in
+# progress waits for it and then re-checks the WHERE on the new row, so a second raiser
+# still returns only once the first raise (and the writes it waited for) committed.
+RAISE_FENCE = "UPDATE fence SET min_epoch = %s WHERE min_epoch < %s"
+
+# A fenced read in one statement: the fence row joined to the read's rows, so the check
+# and the rows come from one snapshot in one round trip; `present` is NULL on the one row
+# a read with no rows gives, and the read's own order is kept (`n`). Rows: (min_epoch,
+# present, n, the read's columns...).
+FENCED_READ_HEAD = "SELECT f.min_epoch, q.* FROM fence f LEFT JOIN (SELECT 1 AS present, row_number() OVER () AS n, s.* FROM ("
+FENCED_READ_TAIL = ") s) q ON true ORDER BY q.n"
+
+# A moving user's rows on its new owner and its moved flag: one row at least (id NULL
+# when the new owner has none of its rows yet).
+READ_MOVED = (
+    "SELECT m.id, m.time, m.body, f.moved FROM (SELECT EXISTS (SELECT 1 FROM moved WHERE unit = %s) AS moved) f "
+    "LEFT JOIN messages m ON m.user_id = %s"
+)
+
+# A move's rows in one statement: one array per column (COLUMNS' order).
+INSERT_ROWS = (
+    f"INSERT INTO messages ({COLUMNS}) SELECT * FROM unnest("
+    "%s::bigint[], %s::bigint[], %s::integer[], %s::timestamptz[], %s::text[], %s::text[], %s::bigint[]"
+    ") ON CONFLICT (id) DO NOTHING"
+)
+# The same with the units' moved flags and their `moves` log, one statement (every part
+# of a WITH runs, read or not); answers the rows inserted.
+INSERT_MOVED = (
+    f"WITH copied AS ({INSERT_ROWS} RETURNING 1), "
+    "flagged AS (INSERT INTO moved (unit) SELECT unnest(%s::bigint[]) ON CONFLICT DO NOTHING), "
+    "logged AS (INSERT INTO moves (unit) SELECT unnest(%s::bigint[])) "
+    "SELECT count(*) FROM copied"
+)
+
+
+# The coordinator's pace (issue 38: writes during the rebalance at 85% of the rate before
+# it or better). The copy competes with the services for the same CPUs and the same
+# server; after each step of work (a vbucket's copy, a vbucket's delete, a group of swept
+# users) it rests so that it works at most COPY_DUTY of the wall time, and at least the
+# throttle between two steps. The core has no time pace yet (the planner's throttle is
+# max_moves_per_node, the session's a batch size): this is where it would come from.
+COPY_DUTY = 0.05
+SWEEP_GROUP = 64  # users per step of run B's sweep (one statement each for them all)
+# A service's lazy moves (run B) go in groups: a read of a user not yet moved reads the old
+# owner, then the new one (the read plan of an unmoved user), and the user joins the
+# process's pending moves, made once LAZY_MOVE_BATCH are pending (and at the end of each
+# command). One move per read cost as much as the iteration it was in (three
+# transactions on two shards), at a quarter of the reads while users move.
+LAZY_MOVE_BATCH = 8
+
+
+class Pace:
+    """Rests after each step of work: `max(throttle_s, took * (1 - duty) / duty)`."""
+
+    def __init__(self, duty: float = COPY_DUTY, throttle_s: float = 0.0) -> None:
+        if not 0 < duty <= 1:
+            raise ValueError(f"duty {duty}: must be in (0, 1]")
+        self.duty = duty
+        self.throttle_s = throttle_s
+        self.worked_s = 0.0
+        self.rested_s = 0.0
+
+    def rest(self, began: float) -> None:
+        """After a step that began at `began` (time.monotonic())."""
+        took = time.monotonic() - began
+        pause = max(self.throttle_s, took * (1 - self.duty) / self.duty)
+        self.worked_s += took
+        self.rested_s += pause
+        time.sleep(pause)
+
+
 class Fenced(Exception):
     """The shard's fence is above the statement's epoch: re-read etcd and retry."""
 
@@ -108,10 +184,12 @@ class Shards:
             raise Fenced(shard, epoch, row[0])
 
     def read(self, shard: str, epoch: int, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
-        connection = self.connections[shard]
-        with connection.transaction():
-            self._check(connection, shard, epoch, lock=False)
-            return connection.execute(sql, params).fetchall()
+        """`sql`'s rows, read in one statement with the fence (FENCED_READ): one round
+        trip, not four (BEGIN, the fence, the read, COMMIT)."""
+        rows = self.connections[shard].execute(FENCED_READ_HEAD + sql + FENCED_READ_TAIL, params).fetchall()
+        if rows[0][0] > epoch:
+            raise Fenced(shard, epoch, rows[0][0])
+        return [row[3:] for row in rows if row[1] is not None]
 
     def write(self, shard: str, epoch: int, sql: str, params: Sequence[Any] = ()) -> int:
         """One fenced write; its row count."""
@@ -120,25 +198,26 @@ class Shards:
             self._check(connection, shard, epoch, lock=True)
             return connection.execute(sql, params).rowcount
 
-    def insert_rows(self, shard: str, epoch: int, rows: Sequence[tuple[Any, ...]], moved_unit: int | None = None) -> int:
+    def insert_rows(
+        self, shard: str, epoch: int, rows: Sequence[tuple[Any, ...]], moved_unit: int | None = None,
+        moved_units: Sequence[int] = (),
+    ) -> int:
         """Copies rows in (`ON CONFLICT DO NOTHING`: a row already there is skipped), and
-        with `moved_unit` marks that unit moved in the same transaction, so the flag
-        never exists without the rows. Returns the rows actually inserted."""
+        marks `moved_unit` and `moved_units` moved in the same transaction, so a flag never
+        exists without its rows. Returns the rows actually inserted."""
+        moved_units = [*moved_units, *([] if moved_unit is None else [moved_unit])]
         connection = self.connections[shard]
-        inserted = 0
+        # One statement for the lot (arrays, one per column), not one per row: a statement
+        # per row made the copy cost ~0.3 ms of both processes' CPU a row.
+        columns = [list(column) for column in zip(*rows)] if rows else [[] for _ in range(7)]
         with connection.transaction():
             self._check(connection, shard, epoch, lock=True)
-            with connection.cursor() as cursor:
-                for row in rows:
-                    cursor.execute(
-                        f"INSERT INTO messages ({COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (id) DO NOTHING",
-                        row,
-                    )
-                    inserted += cursor.rowcount
-            if moved_unit is not None:
-                connection.execute("INSERT INTO moved (unit) VALUES (%s) ON CONFLICT DO NOTHING", (moved_unit,))
-                connection.execute("INSERT INTO moves (unit) VALUES (%s)", (moved_unit,))  # every move, kept
-        return inserted
+            if moved_units:
+                # The rows, the flags and the log of every move (a user twice: a race) at once.
+                row = connection.execute(INSERT_MOVED, [*columns, list(moved_units), list(moved_units)]).fetchone()
+                assert row is not None
+                return int(row[0])
+            return connection.execute(INSERT_ROWS, columns).rowcount if rows else 0
 
     def insert_index(self, shard: str, epoch: int, sender: int, message_id: int, user: int) -> None:
         """A `by_sender` entry (idempotent), fenced as every write is."""
@@ -149,8 +228,12 @@ class Shards:
 
     def raise_fence(self, shard: str, epoch: int) -> None:
         """The shard refuses every statement below `epoch` from now on; returns once the
-        writes in flight (which hold the fence row `FOR SHARE`) have committed."""
-        self.connections[shard].execute("UPDATE fence SET min_epoch = greatest(min_epoch, %s)", (epoch,))
+        writes in flight (which hold the fence row `FOR SHARE`) have committed.
+
+        A fence already at `epoch` or above is not touched (see RAISE_FENCE): once a raise
+        has committed, no write under an older epoch is in flight, and one still in
+        progress is waited for all the same."""
+        self.connections[shard].execute(RAISE_FENCE, (epoch, epoch))
 
     def fence(self, shard: str) -> int:
         row = self.connections[shard].execute("SELECT min_epoch FROM fence").fetchone()
@@ -166,15 +249,31 @@ class Shards:
         `retire_from`, all under `fence_epoch`. Every step is idempotent, so two movers of
         one user (two services, or a service and the sweep) neither lose nor duplicate a
         row. Returns the rows this call inserted."""
+        return self.move_users([user], steps)
+
+    def move_users(self, users: Sequence[int], steps: shardroute.LazySteps) -> int:
+        """`move_user` for users whose lazy steps are the same (`read_from`, `write_to`,
+        `retire_from`, `fence_epoch`): the same four steps, each one statement for them all
+        (the coordinator's sweep). Per user the order and the transactions' contents are
+        those of `move_user`, so a service moving one of them at the same time races as
+        two single moves do. Returns the rows this call inserted."""
         epoch = steps["fence_epoch"]
+        units = list(users)
         self.raise_fence(steps["retire_from"], epoch)
-        rows = self.read(steps["read_from"], epoch, f"SELECT {COLUMNS} FROM messages WHERE user_id = %s", (user,))
-        inserted = self.insert_rows(steps["write_to"], epoch, rows, moved_unit=user)
-        self.write(steps["retire_from"], epoch, "DELETE FROM messages WHERE user_id = %s", (user,))
+        rows = self.read(steps["read_from"], epoch, f"SELECT {COLUMNS} FROM messages WHERE user_id = ANY(%s)", (units,))
+        inserted = self.insert_rows(steps["write_to"], epoch, rows, moved_units=units)
+        self.write(steps["retire_from"], epoch, "DELETE FROM messages WHERE user_id = ANY(%s)", (units,))
         return inserted
 
     def is_moved(self, shard: str, epoch: int, user: int) -> bool:
         return bool(self.read(shard, epoch, "SELECT 1 FROM moved WHERE unit = %s", (user,)))
+
+    def read_moved(self, shard: str, epoch: int, user: int) -> tuple[list[tuple[Any, ...]], bool]:
+        """The user's rows on `shard` (id, time, body) and whether its moved flag is set
+        there, in one statement (one snapshot): a read of a moving user costs one
+        transaction, not two (the flag, then the rows)."""
+        rows = self.read(shard, epoch, READ_MOVED, (user, user))
+        return [row[:3] for row in rows if row[0] is not None], bool(rows[0][3])
 
     def copy_vbucket(self, vbucket: int, old: str, new: str, epoch: int) -> tuple[int, int]:
         """Run A's copy of one vbucket: every row old has, into new (`ON CONFLICT DO

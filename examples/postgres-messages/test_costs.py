@@ -1,0 +1,202 @@
+"""What a rebalance costs the shards, counted (never timed), on real servers (issue 38,
+item 7: writes during the rebalance at full speed; the rates themselves are measured by
+bench/postgres/bench.py in `make bench`):
+
+* raising a fence that is already at the epoch leaves its row alone (no new row version,
+  so no row lock that the shard's writers queue behind);
+* a vbucket's copy and a lazy move are a fixed number of statements, whatever the rows
+  (one statement for the rows, not one per row);
+* a fenced read is one statement, refused below the fence, empty when nothing matches;
+* the coordinator's pace rests `took * (1 - duty) / duty`, at least the throttle.
+
+Run: .venv/bin/python -m pytest examples/postgres-messages/test_costs.py
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Iterator
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+import psycopg
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+from servers import Servers  # noqa: E402
+from shards import COLUMNS, Fenced, Pace, Shards  # noqa: E402
+
+USER_ROWS = 10
+
+
+class CountingCursor:
+    def __init__(self, cursor: psycopg.Cursor[Any], owner: Counting) -> None:
+        self.cursor = cursor
+        self.owner = owner
+
+    def __enter__(self) -> CountingCursor:
+        self.cursor.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.cursor.__exit__(*exc)
+
+    def execute(self, *args: Any, **kwargs: Any) -> psycopg.Cursor[Any]:
+        self.owner.statements += 1
+        return self.cursor.execute(*args, **kwargs)
+
+    @property
+    def rowcount(self) -> int:
+        return self.cursor.rowcount
+
+
+class Counting:
+    """A shard connection that counts the statements sent through it (on the connection
+    or on its cursors)."""
+
+    def __init__(self, connection: psycopg.Connection[Any]) -> None:
+        self.connection = connection
+        self.statements = 0
+
+    def execute(self, *args: Any, **kwargs: Any) -> psycopg.Cursor[Any]:
+        self.statements += 1
+        return self.connection.execute(*args, **kwargs)
+
+    def cursor(self) -> CountingCursor:
+        return CountingCursor(self.connection.cursor(), self)
+
+    def transaction(self) -> Any:
+        return self.connection.transaction()
+
+    def close(self) -> None:
+        self.connection.close()
+
+
+def counted(shards: Shards) -> dict[str, Counting]:
+    wrapped = {name: Counting(connection) for name, connection in shards.connections.items()}
+    shards.connections = wrapped  # type: ignore[assignment]
+    return wrapped
+
+
+@pytest.fixture(scope="module")
+def servers() -> Iterator[Servers]:
+    with Servers() as running:
+        yield running
+
+
+@pytest.fixture()
+def postgres(servers: Servers) -> str:
+    servers.reset()
+    assert servers.postgres is not None
+    return servers.postgres.address
+
+
+def rows_of(users: list[int], vbucket: int = 0) -> list[tuple[Any, ...]]:
+    at = datetime.now(timezone.utc) - timedelta(hours=1)
+    return [
+        (user * 1000 + n, user, vbucket, at + timedelta(seconds=n), f"message {n} of {user}", "seed", user)
+        for user in users for n in range(USER_ROWS)
+    ]
+
+
+def fence_row(postgres: str, shard: str) -> tuple[str, int]:
+    host, _, port = postgres.rpartition(":")
+    with psycopg.connect(host=host, port=int(port), user="postgres", dbname=shard, autocommit=True) as connection:
+        row = connection.execute("SELECT ctid::text, min_epoch FROM fence").fetchone()
+    assert row is not None
+    return row[0], row[1]
+
+
+def test_raising_a_fence_already_there_leaves_its_row_alone(postgres: str) -> None:
+    first, again = Shards(postgres, ["shard_1"]), Shards(postgres, ["shard_1"])  # two processes
+    try:
+        first.raise_fence("shard_1", 2)
+        raised = fence_row(postgres, "shard_1")
+        assert raised[1] == 2
+        again.raise_fence("shard_1", 2)  # another mover of the same epoch
+        again.raise_fence("shard_1", 1)  # an older one
+        assert fence_row(postgres, "shard_1") == raised  # the same row version: not updated
+        again.raise_fence("shard_1", 3)
+        assert fence_row(postgres, "shard_1")[1] == 3
+    finally:
+        first.close()
+        again.close()
+
+
+def test_a_vbucket_copy_is_two_statements_whatever_its_rows(postgres: str) -> None:
+    shards = Shards(postgres, ["shard_1", "shard_6"])
+    try:
+        rows = rows_of(list(range(1, 31)), vbucket=7)  # 300 rows
+        shards.insert_rows("shard_1", 2, rows)
+        connections = counted(shards)
+        read, inserted = shards.copy_vbucket(7, "shard_1", "shard_6", 2)
+        assert (read, inserted) == (len(rows), len(rows))
+        assert connections["shard_1"].statements == 1  # the read, with its fence
+        assert connections["shard_6"].statements == 2  # the fence, then every row at once
+        assert shards.copy_vbucket(7, "shard_1", "shard_6", 2) == (len(rows), 0)  # again: nothing new
+    finally:
+        shards.close()
+
+
+def test_a_lazy_move_is_a_fixed_number_of_statements(postgres: str) -> None:
+    shards = Shards(postgres, ["shard_1", "shard_6"])
+    try:
+        shards.insert_rows("shard_1", 1, rows_of([6, 11, 16]))
+        steps: Any = {"read_from": "shard_1", "write_to": "shard_6", "retire_from": "shard_1", "fence_epoch": 2}
+        connections = counted(shards)
+        assert shards.move_user(6, steps) == USER_ROWS
+        # The fence raised, the rows read, the fence and the rows with the flag, the fence
+        # and the delete: 1 + 1 + 2 + 2, whatever the user's rows.
+        assert connections["shard_1"].statements + connections["shard_6"].statements == 6
+        before = connections["shard_1"].statements + connections["shard_6"].statements
+        assert shards.move_users([11, 16], steps) == 2 * USER_ROWS  # a group: the same statements
+        assert connections["shard_1"].statements + connections["shard_6"].statements - before == 6
+        moved, flagged = shards.read_moved("shard_6", 2, 11)
+        assert flagged and len(moved) == USER_ROWS
+        assert shards.read("shard_1", 2, f"SELECT {COLUMNS} FROM messages") == []
+        host, _, port = postgres.rpartition(":")
+        with psycopg.connect(host=host, port=int(port), user="postgres", dbname="shard_6", autocommit=True) as check:
+            assert check.execute("SELECT count(*) FROM moves").fetchone() == (3,)
+    finally:
+        shards.close()
+
+
+def test_a_fenced_read_is_one_statement_refused_below_the_fence(postgres: str) -> None:
+    shards = Shards(postgres, ["shard_2"])
+    try:
+        shards.insert_rows("shard_2", 1, rows_of([2]))
+        shards.raise_fence("shard_2", 3)
+        connections = counted(shards)
+        assert len(shards.read("shard_2", 3, "SELECT id FROM messages WHERE user_id = %s", (2,))) == USER_ROWS
+        assert shards.read("shard_2", 3, "SELECT id FROM messages WHERE user_id = %s", (999,)) == []
+        assert connections["shard_2"].statements == 2
+        with pytest.raises(Fenced) as refused:
+            shards.read("shard_2", 2, "SELECT id FROM messages WHERE user_id = %s", (2,))
+        assert refused.value.min_epoch == 3
+        moved, flagged = shards.read_moved("shard_2", 3, 999)  # no rows, no flag
+        assert (moved, flagged) == ([], False)
+    finally:
+        shards.close()
+
+
+def test_the_pace_rests_so_that_the_copy_works_at_most_its_duty(monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = [100.0]
+    slept: list[float] = []
+    # shards.py's Pace reads time.monotonic and calls time.sleep (for this test only).
+    monkeypatch.setattr(time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(time, "sleep", slept.append)
+    pace = Pace(duty=0.1, throttle_s=0.02)
+    began = clock[0]
+    clock[0] += 0.010  # a step of 10 ms
+    pace.rest(began)
+    began = clock[0]
+    clock[0] += 0.001  # a step of 1 ms: the throttle
+    pace.rest(began)
+    assert slept == [pytest.approx(0.090), pytest.approx(0.020)]
+    assert pace.worked_s == pytest.approx(0.011) and pace.rested_s == pytest.approx(0.110)
+    with pytest.raises(ValueError):
+        Pace(duty=0)

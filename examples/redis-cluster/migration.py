@@ -62,7 +62,7 @@ class Migration:
         primaries = self.cluster.primaries()
         source, target = primaries[self.done % len(primaries)], primaries[(self.done + 1) % len(primaries)]
         self.done += 1
-        connect = {node.id: redis.Redis(host="127.0.0.1", port=node.port) for node in primaries}
+        connect: dict[str, Any] = {node.id: redis.Redis(host="127.0.0.1", port=node.port) for node in primaries}
         try:
             mine = [int(slot) for slot in self.owned(connect[source.id], source.id)][:WINDOW_SLOTS]
             others = [node.id for node in primaries if node.id not in (source.id, target.id)]

@@ -451,6 +451,38 @@ export declare class Router {
   toJson(): string;
 }
 
+/** One answer of the routing service: the status, the headers (lower-case names) and the body's bytes. */
+export interface ServiceAnswer {
+  status: number;
+  headers: Array<[string, string]>;
+  body: Uint8Array;
+}
+
+/**
+ * The routing service of one router (`GET /route?key=...`, `POST /route`): the answers
+ * `shardroute serve` gives, each decided by the core (`shardroute::service`,
+ * docs/routing-service.md). It holds a copy of the router. `shardroute/service` mounts it
+ * in a node:http server, `shardroute-wasm/service` as a `fetch` handler.
+ */
+export declare class RoutingService {
+  /** @throws {ShardrouteError} `invalid_argument` when `router` is not a `Router`. */
+  constructor(router: Router);
+  /** The strong ETag of every answer of this document, quoted. */
+  get etag(): string;
+  /** The answer to one request; `body` is what was read of it (at most `MAX_SERVICE_BODY_BYTES`, 1 MiB). */
+  answer(method: string, target: string, ifNoneMatch?: string | null, body?: Uint8Array | null): ServiceAnswer;
+  /** Whether the path of `target` (path and query) is the service's (`/route`). */
+  static handles(target: string): boolean;
+  /** The `413` answer of a body of `length` bytes. */
+  static bodyTooLarge(length: number): ServiceAnswer;
+  /** The `408` answer (with `connection: close`) of a body that did not arrive within `BODY_TIMEOUT_MS` (10 s). */
+  static bodyTimedOut(): ServiceAnswer;
+  /** The `503` answer before there is a router. */
+  static unavailable(): ServiceAnswer;
+  /** `[MAX_SERVICE_BODY_BYTES, MAX_SERVICE_KEYS, BODY_TIMEOUT_MS]`: the core's limits. */
+  static limits(): number[];
+}
+
 /**
  * A move of data from one topology to the next while the application runs (any two
  * topologies: `modulo` 5 to 10, a ring that gained a node, a vbucket dictionary and its
@@ -1672,6 +1704,8 @@ export interface Topology {
   node_groups?: Record<string, string[]>;
   /** Table families by name: which tables route by which strategy over which node group, or live on every node of it (reference tables). A table belongs to one family; at most 65,536 tables in all. core/src/topology/tables.rs. */
   table_families?: Record<string, TableFamily>;
+  /** Tenants placed on a node group or zone, or spread over several shards, while the rest route as without the section (core/src/topology/tenants.rs). */
+  tenants?: Tenants;
   /** XXH64 (seed 0) of the canonical JSON of the rest of the document; a truncated or edited copy is refused. */
   checksum?: string;
 }
@@ -1719,6 +1753,24 @@ export interface Hashing {
   partition_key?: PartitionKey;
   /** What the keys are; default bytes (the text "7" and the integer 7 are different keys). u64: every key is an unsigned 64-bit integer; a text key must be its canonical decimal text (no sign, space or leading zero) and routes as that integer, any other is refused with invalid_key. */
   keys?: 'bytes' | 'u64';
+}
+
+/** How a key's tenant is found (partition_key, default the document's hashing.partition_key, which must then not be the whole key) and the tenants with an entry. A key of a spread tenant routes as `tenant#bucket` (bucket = hash of the whole key % shards); a placed key goes to jump(hash, len(place)) over its place's nodes (the group's, in its order, or every node; those in zone when named). */
+export interface Tenants {
+  /** The rule a key's tenant is found by; the document's hashing.partition_key when absent. */
+  partition_key?: PartitionKey;
+  /** Each tenant (at most 256 bytes of UTF-8) to its entry; a tenant with no entry routes as without the section. */
+  entries: Record<string, Tenant>;
+}
+
+/** Where a tenant's keys live: on a node group and/or in a zone (placed), over how many shards (spread); at least one of the three. */
+export interface Tenant {
+  /** A name in node_groups. */
+  group?: string;
+  /** A zone some node of the place is in. */
+  zone?: string;
+  /** The buckets the tenant's keys are spread over. */
+  shards?: number;
 }
 
 /** Tables routed by one rule over one node group: a strategy (and optionally its own hashing; default the document's) over the group's nodes, or "reference": true (no strategy): every row on every node of the group, read from one, written to all. Without group: every node of the document. */

@@ -740,6 +740,66 @@ const decodeDictionary = exported('decodeDictionary', (_, bytes) => addon.decode
 const parseRedirect = exported('parseRedirect', (_, line) => addon.parseRedirect(line));
 const parseAddress = exported('parseAddress', (_, address) => addon.parseAddress(address));
 
+/** A core service answer (`{status, headers, body}`) as the package returns it. */
+function serviceAnswer(native) {
+  return { status: native.status, headers: native.headers.map(([name, value]) => [name, value]), body: native.body };
+}
+
+/**
+ * The routing service of one router (`GET /route?key=...`, `POST /route`), the core's
+ * `shardroute::service` (index.d.ts). `shardroute/service` mounts it in node:http; the
+ * WASM package's `shardroute-wasm/service` as a `fetch` handler.
+ */
+class RoutingService {
+  #inner;
+
+  constructor(router) {
+    this.#inner = guarded(() => new addon.RoutingService(nativeOf(router)));
+  }
+
+  get etag() {
+    return guarded(() => this.#inner.etag);
+  }
+
+  answer(method, target, ifNoneMatch = null, body = null) {
+    text(method, 'method');
+    text(target, 'target');
+    if (ifNoneMatch !== null && ifNoneMatch !== undefined) text(ifNoneMatch, 'ifNoneMatch');
+    if (body !== null && body !== undefined && !(body instanceof Uint8Array)) {
+      throw new ShardrouteError('invalid_argument', `body must be a Uint8Array, not ${typeof body}`);
+    }
+    return serviceAnswer(guarded(() => this.#inner.answer(method, target, ifNoneMatch ?? null, body ?? null)));
+  }
+
+  static handles(target) {
+    return guarded(() => addon.serviceHandles(text(target, 'target')));
+  }
+
+  static bodyTooLarge(length) {
+    if (typeof length !== 'number') throw new ShardrouteError('invalid_argument', 'length must be a number of bytes');
+    return serviceAnswer(guarded(() => addon.serviceBodyTooLarge(length)));
+  }
+
+  static bodyTimedOut() {
+    return serviceAnswer(guarded(() => addon.serviceBodyTimedOut()));
+  }
+
+  static unavailable() {
+    return serviceAnswer(guarded(() => addon.serviceUnavailable()));
+  }
+
+  static limits() {
+    return guarded(() => addon.serviceLimits());
+  }
+}
+
+/** `value` when it is a string of valid Unicode (a lone surrogate is refused, never replaced), else `invalid_argument` naming `what`. */
+function text(value, what) {
+  if (typeof value !== 'string') throw new ShardrouteError('invalid_argument', `${what} must be a string, not ${value === null ? 'null' : typeof value}`);
+  if (!value.isWellFormed()) throw new ShardrouteError('invalid_argument', `${what} is not valid Unicode (a lone surrogate)`);
+  return value;
+}
+
 // Shorthand properties only: Node's ES module loader finds the names of a CommonJS
 // module's exports by reading this statement (cjs-module-lexer), for `import { Router }`.
 module.exports = {
@@ -754,6 +814,7 @@ module.exports = {
   followerDefaults,
   MigrationSession,
   SourceSession,
+  RoutingService,
   hashKey,
   jump,
   apply,

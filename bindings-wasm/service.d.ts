@@ -3,40 +3,10 @@
 // (`shardroute::service`) deciding every answer. The Node addon's twin is
 // `shardroute/service` (a node:http handler); the Python one `shardroute.service`.
 
-import type { Router } from './index.js';
+import type { Router, ServiceAnswer } from './index.js';
 
-/** One answer of the core: the status, the headers (lower-case names) and the body's bytes. */
-export interface ServiceAnswer {
-  status: number;
-  headers: Array<[string, string]>;
-  body: Uint8Array;
-}
-
-/**
- * The core's routing service of one router (`shardroute::service::Service`), which
- * `RouteService` wraps: it holds a copy of the router. (The main entry exports it too, for
- * this module; it is typed here.)
- */
-export declare class RoutingService {
-  /** @throws {ShardrouteError} `invalid_argument` when `router` is not a live `Router`. */
-  constructor(router: Router);
-  /** The strong ETag of every answer of this document, quoted. */
-  readonly etag: string;
-  /** The answer to one request; `body` is what was read of it (at most `maxBodyBytes`). */
-  answer(method: string, target: string, ifNoneMatch?: string | null, body?: Uint8Array | null): ServiceAnswer;
-  /** Whether the path of `target` (path and query) is the service's (`/route`). */
-  static handles(target: string): boolean;
-  /** The `413` answer of a body of `length` bytes. */
-  static bodyTooLarge(length: number): ServiceAnswer;
-  /** The `408` answer (with `connection: close`) of a body that did not arrive within `bodyTimeoutMs`. */
-  static bodyTimedOut(): ServiceAnswer;
-  /** The `503` answer before there is a router. */
-  static unavailable(): ServiceAnswer;
-  /** `[maxBodyBytes, maxKeys, bodyTimeoutMs]`: see `serviceLimits`. */
-  static limits(): number[];
-  /** Frees the native service now (otherwise when it is collected). */
-  free(): void;
-}
+export type { ServiceAnswer } from './index.js';
+export { RoutingService } from './index.js';
 
 /**
  * What the handler uses of a `fetch` `Request` (and builds of `Response`), typed loosely so

@@ -85,6 +85,13 @@ pub fn service_body_too_large(length: f64) -> ServiceAnswer {
     sr::service::body_too_large(if length.is_finite() && length > 0.0 { length as u64 } else { 0 }).into()
 }
 
+/// The `408` answer of a body that did not arrive within `BODY_TIMEOUT_MS` of the head.
+#[napi(catch_unwind)]
+#[cfg_attr(test, allow(dead_code))]
+pub fn service_body_timed_out() -> ServiceAnswer {
+    sr::service::body_timed_out().into()
+}
+
 /// The `503` answer before there is a router.
 #[napi(catch_unwind)]
 #[cfg_attr(test, allow(dead_code))]

@@ -69,7 +69,7 @@ function refusal(message) {
   found = /^(.*)table families are not built in \(the `tables` feature\)$/s.exec(message);
   if (found !== null) {
     return `${found[1]}table families are not in shardroute-wasm/route, which routes by the document's one rule; `
-      + "import 'shardroute-wasm' for node_groups and table_families";
+      + "import 'shardroute-wasm' for node_groups, table_families and tenants";
   }
   return message;
 }

@@ -12,6 +12,7 @@ use shardroute as sr;
 use wasm_bindgen::prelude::*;
 
 use crate::errors::Result;
+use crate::key;
 use crate::router::Router;
 use crate::topology::record;
 
@@ -42,27 +43,50 @@ impl RoutingService {
     /// The answer to one request, `{status, headers: [[name, value], ...], body}` (`body` a
     /// `Uint8Array`); `body` is what was read of the request's body, at most
     /// `MAX_SERVICE_BODY_BYTES` (the shell bounds it before it buffers).
+    ///
+    /// Throws `invalid_argument` when `method`, `target` or `ifNoneMatch` (optional) is not
+    /// a string of valid Unicode, or `body` (optional) not a `Uint8Array`.
     pub fn answer(
         &self,
-        method: String,
-        target: String,
-        if_none_match: Option<String>,
-        body: Option<Vec<u8>>,
+        method: &JsValue,
+        target: &JsValue,
+        if_none_match: &JsValue,
+        body: &JsValue,
     ) -> Result<Object> {
-        let body = body.as_deref().unwrap_or(&[]);
-        let request =
-            sr::service::Request { method: &method, target: &target, if_none_match: if_none_match.as_deref(), body };
+        let method = key::text_argument(method, "method")?;
+        let target = key::text_argument(target, "target")?;
+        let if_none_match = match if_none_match.is_null() || if_none_match.is_undefined() {
+            true => None,
+            false => Some(key::text_argument(if_none_match, "ifNoneMatch")?),
+        };
+        let body = match body.is_null() || body.is_undefined() {
+            true => Vec::new(),
+            false => key::bytes_from_js(body, "body")?,
+        };
+        let request = sr::service::Request {
+            method: &method,
+            target: &target,
+            if_none_match: if_none_match.as_deref(),
+            body: &body,
+        };
         answer_of(self.inner.answer(&request))
     }
 
     /// Whether the path of `target` (path and query) is the service's (`/route`).
-    pub fn handles(target: String) -> bool {
-        sr::service::handles(&target)
+    ///
+    /// Throws `invalid_argument` when `target` is not a string of valid Unicode.
+    pub fn handles(target: &JsValue) -> Result<bool> {
+        Ok(sr::service::handles(&key::text_argument(target, "target")?))
     }
 
     /// The `413` answer of a body of `length` bytes, past `MAX_SERVICE_BODY_BYTES`.
+    ///
+    /// Throws `invalid_argument` when `length` is not a number.
     #[wasm_bindgen(js_name = bodyTooLarge)]
-    pub fn body_too_large(length: f64) -> Result<Object> {
+    pub fn body_too_large(length: &JsValue) -> Result<Object> {
+        let length = length
+            .as_f64()
+            .ok_or_else(|| sr::Error::new(sr::ErrorKind::InvalidArgument, "length must be a number of bytes"))?;
         // A JavaScript length: a non-negative integer, exact below 2^53.
         answer_of(sr::service::body_too_large(if length.is_finite() && length > 0.0 { length as u64 } else { 0 }))
     }

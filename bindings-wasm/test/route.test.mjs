@@ -117,7 +117,7 @@ describe('the route build\'s API', () => {
     assert.throws(() => new api.Router(families), {
       code: 'invalid_topology',
       message: "node_groups: table families are not in shardroute-wasm/route, which routes by the document's one rule; "
-        + "import 'shardroute-wasm' for node_groups and table_families",
+        + "import 'shardroute-wasm' for node_groups, table_families and tenants",
     });
     assert.equal(new full.Router(families).table('t').node('k'), 'a');
     assert.throws(() => new api.Router(doc({ type: 'nope' })), (err) => err instanceof api.ShardrouteError

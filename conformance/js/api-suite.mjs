@@ -135,6 +135,39 @@ export function apiSuite(api, runtime) {
 
   hostileSuite(api, runtime, declarations);
 
+  describe('RoutingService', () => {
+    test('the core\'s answers, and bad arguments refused with invalid_argument, never coerced or replaced', () => {
+      const { RoutingService } = api;
+      const router = new Router({ format: 'shardroute/1', epoch: 4, nodes: [{ id: 'a' }, { id: 'b' }], strategy: { type: 'jump' } });
+      const service = new RoutingService(router);
+      const ok = service.answer('GET', '/route?key=user%3A1');
+      assert.equal(ok.status, 200);
+      assert.ok(ok.body instanceof Uint8Array);
+      assert.deepEqual(JSON.parse(new TextDecoder().decode(ok.body)), { epoch: 4, node: router.node('user:1'), shard: router.route('user:1') });
+      assert.equal(ok.headers.find(([name]) => name === 'etag')[1], service.etag);
+      assert.equal(service.answer('GET', '/route?key=user%3A1', service.etag).status, 304);
+      const batch = service.answer('POST', '/route', null, new TextEncoder().encode('{"keys": ["a", 7]}'));
+      assert.deepEqual(JSON.parse(new TextDecoder().decode(batch.body)).answers.map(({ shard }) => shard), [router.route('a'), router.route(7)]);
+      for (const bad of [
+        () => new RoutingService({}),
+        () => service.answer(1, '/route'),
+        () => service.answer('GET', undefined),
+        () => service.answer('GET', '/route', 5),
+        () => service.answer('POST', '/route', null, 'text'),
+        () => service.answer('GET', '/route?key=\ud800'),
+        () => RoutingService.handles(7),
+        () => RoutingService.bodyTooLarge('x'),
+      ]) {
+        throwsCode(bad, 'invalid_argument');
+      }
+      assert.equal(RoutingService.bodyTooLarge(2 ** 21).status, 413);
+      assert.equal(RoutingService.bodyTimedOut().status, 408);
+      assert.equal(RoutingService.unavailable().status, 503);
+      assert.deepEqual(Array.from(RoutingService.limits()), [1024 * 1024, 10_000, 10_000]);
+      assert.ok(RoutingService.handles('/route?key=1') && !RoutingService.handles('/'));
+    });
+  });
+
   describe('package', () => {
     test('require resolves the package by name, and require and import share one module', () => {
       const require = createRequire(join(packageDir, 'package.json'));
@@ -142,7 +175,7 @@ export function apiSuite(api, runtime) {
       const cjs = require(packageName);
       assert.deepEqual(Object.keys(cjs).sort(), [
         'Action', 'ClusterSession', 'Command', 'MAX_DOCUMENT_BYTES', 'MAX_JSON_NESTING', 'Migration', 'MigrationSession',
-        'Offered', 'Router', 'ShardrouteError', 'SourceSession',
+        'Offered', 'Router', 'RoutingService', 'ShardrouteError', 'SourceSession',
         'TopologyFollower', 'apply', 'decodeDictionary', 'diff', 'encodeDictionary', 'followerDefaults', 'hashKey', 'jump',
         'moduloMoves', 'parseAddress', 'parseRedirect', 'sessionDefaults',
       ]);

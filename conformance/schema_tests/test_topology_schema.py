@@ -73,6 +73,9 @@ CANNOT_EXPRESS = {
         "tables/shop/load/reject-group-unknown-node",
         "tables/shop/load/reject-family-unknown-group",
         "tables/shop/load/reject-strategy-outside-group",
+        "tenants/saas/load/reject-unknown-group",
+        "tenants/saas/load/reject-zone-without-nodes",
+        "tenants/saas/load/reject-zone-outside-the-group",
     ],
     # Lengths, counts and bounds that depend on another field (a table's length on a count,
     # a count on the node list, a bit position on a width).
@@ -173,6 +176,8 @@ CANNOT_EXPRESS = {
     "partition keys": [
         "partition_key/pk-refused/directory-entry-never-matches",
         "partition_key/pk-refused/hot-key-salt-cut-off",
+        "tenants/saas/load/reject-whole-key-tenants",
+        "tenants/saas/load/reject-hot-key-of-a-tenant",
     ],
     # An index's strategy refuses node weights the document's strategy accepts.
     "weights by index": ["indexes/load/reject-weighted-node-for-jump"],

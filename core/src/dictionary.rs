@@ -71,6 +71,12 @@ pub fn encode(topology: &Topology) -> Result<Vec<u8>> {
             "encode: the binary dictionary (version 1) cannot hold indexes; keep this topology as JSON",
         ));
     }
+    if topology.tenants().is_some() {
+        // A reader would route every tenant by the document's rule: refused, as tables are.
+        return Err(Error::argument(
+            "encode: the binary dictionary (version 1) cannot hold tenants; keep this topology as JSON",
+        ));
+    }
     if topology.tables.is_some() {
         // A reader would route every table by the document's rule: refused, as indexes are.
         return Err(Error::argument(

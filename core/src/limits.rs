@@ -110,3 +110,11 @@ pub const MAX_NODE_GROUPS: u32 = 1024;
 pub const MAX_TABLE_FAMILIES: u32 = 64;
 /// Most tables all of a document's table families list together.
 pub const MAX_TABLES: u32 = 1 << 16;
+/// Most tenant entries one document names (`tenants.entries`, [`crate::topology::tenants`]).
+pub const MAX_TENANTS: u32 = 1 << 16;
+/// Most shards (buckets) one tenant is spread over (`tenants.entries.<tenant>.shards`),
+/// the same bound as a hot key's fanout.
+pub const MAX_TENANT_SHARDS: u32 = 1024;
+/// Longest tenant name of an entry, in UTF-8 bytes: a spread key (`tenant#bucket`) is
+/// built inline, with no allocation per lookup.
+pub const MAX_TENANT_NAME_BYTES: u32 = 256;

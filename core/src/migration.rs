@@ -358,6 +358,11 @@ impl Migration {
         if self.before.hashing() != self.after.hashing() {
             return None;
         }
+        // A placed tenant's keys route over its group, not by the shard patterns below
+        // (and a spread tenant's by a salted key): no shortcut then.
+        if self.before.topology().tenants().is_some() || self.after.topology().tenants().is_some() {
+            return None;
+        }
         if let Ok(moving) = self.moving_shards() {
             let mut moves: Vec<(&str, &str)> = moving.iter().map(|shard| (shard.from, shard.to)).collect();
             // A key a vbucket override sends to another vbucket moves too, whatever its

@@ -16,6 +16,7 @@ use crate::strategy::compat::redis_cluster::redirect::node_index;
 use crate::strategy::compat::redis_cluster::redirect::{check_address, check_moved_address_length, check_slot};
 use crate::strategy::compat::redis_cluster::RedisClusterSpec;
 use crate::strategy::{Placement, Strategy, Variant};
+use crate::topology::tenants::{Compiled as Tenants, Route as TenantRoute};
 use crate::topology::Topology;
 
 /// Each table with the position of its family's router, sorted by table.
@@ -57,6 +58,8 @@ pub struct Router {
     /// Whether this is the router of a reference family: every node of its group holds
     /// every row.
     reference: bool,
+    /// The `tenants` section compiled ([`crate::topology::tenants`]); `None` without one.
+    tenants: Option<alloc::boxed::Box<Tenants>>,
 }
 
 impl Router {
@@ -113,7 +116,16 @@ impl Router {
             // Without the feature no document has tables (the reader refuses them).
             _ => (Vec::new(), Vec::new()),
         };
-        Ok(Router { topology, placement, max_replicas, indexes, tables, families, reference: false })
+        let tenants = match topology.tenants() {
+            #[cfg(feature = "tables")]
+            Some(tenants) => {
+                Some(alloc::boxed::Box::new(Tenants::new(&topology, tenants, placement.shard_range(), |shard| {
+                    placement.owner(shard)
+                })?))
+            }
+            _ => None,
+        };
+        Ok(Router { topology, placement, max_replicas, indexes, tables, families, reference: false, tenants })
     }
 
     /// The router of each table family (its strategy over its group, or for a reference
@@ -310,7 +322,10 @@ impl Router {
     }
 
     /// The shard of a key: a node index for `modulo`, `jump`, `ring` and `rendezvous`
-    /// (`1..=n` for 1-based modulo), the vbucket number for `vbucket`.
+    /// (`1..=n` for 1-based modulo), the vbucket number for `vbucket`. A key whose tenant
+    /// has an entry in the topology's `tenants` section routes by it (placed on its group
+    /// or zone, or spread over its shards: [`crate::topology::tenants`]), here and in
+    /// every other call of a router.
     ///
     /// # Errors
     /// `invalid_key` for a key the strategy cannot place (an id outside its groups, a
@@ -320,7 +335,31 @@ impl Router {
     #[inline]
     pub fn route<'k>(&self, key: impl Into<Key<'k>>) -> Result<u32> {
         let hashing = &self.topology.hashing;
-        self.placement.shard(hashing, hashing.typed(key.into())?)
+        let key = hashing.typed(key.into())?;
+        if let Some((tenants, route)) = self.tenant(key) {
+            return self.tenant_shard(tenants, &route);
+        }
+        self.placement.shard(hashing, key)
+    }
+
+    /// Where a (typed) key goes when the topology's `tenants` section has an entry for its
+    /// tenant ([`crate::topology::tenants`]); `None` for every other key.
+    #[inline]
+    fn tenant(&self, key: Key<'_>) -> Option<(&Tenants, TenantRoute)> {
+        #[cfg(feature = "tables")]
+        if let Some(tenants) = &self.tenants {
+            return tenants.resolve(&self.topology.hashing, key).map(|route| (&**tenants, route));
+        }
+        let _ = key;
+        None
+    }
+
+    /// The shard of a tenant's key: its spread key's, or its node's.
+    fn tenant_shard(&self, tenants: &Tenants, route: &TenantRoute) -> Result<u32> {
+        match route {
+            TenantRoute::Spread(bucket) => self.placement.shard(&tenants.whole, Key::Bytes(bucket.as_bytes())),
+            TenantRoute::Placed { node, .. } => Ok(tenants.first_shard + node),
+        }
     }
 
     /// The index in [`nodes`](Router::nodes) of the node that owns a key.
@@ -370,7 +409,28 @@ impl Router {
         // Tables may give a key fewer nodes than the list holds (a vbucket chain, a
         // group): the placement checks the key's own and names it in the error.
         let hashing = &self.topology.hashing;
-        self.placement.replicas(hashing, hashing.typed(key.into())?, count, out)
+        let key = hashing.typed(key.into())?;
+        match self.tenant(key) {
+            Some((tenants, TenantRoute::Spread(bucket))) => {
+                self.placement.replicas(&tenants.whole, Key::Bytes(bucket.as_bytes()), count, out)
+            }
+            // A placed tenant: the chosen node, then the rest of its place in order.
+            Some((tenants, TenantRoute::Placed { node, place })) => {
+                let members = tenants.place(place);
+                if count as usize > members.len() {
+                    return Err(Error::argument(format!(
+                        "replica count must be in 1..={} for this key: its tenant is placed on {} nodes (tenants), got {count}",
+                        members.len(),
+                        members.len()
+                    )));
+                }
+                out.clear();
+                out.push(node);
+                out.extend(members.iter().copied().filter(|&other| other != node).take(count as usize - 1));
+                Ok(())
+            }
+            None => self.placement.replicas(hashing, key, count, out),
+        }
     }
 
     /// The shard numbers this router can return, in order (`0..n` for most strategies).
@@ -413,13 +473,21 @@ impl Router {
     /// ranges that overlap.
     ///
     /// # Errors
-    /// `invalid_argument` when `end` is not after `start` for a range strategy.
+    /// `invalid_argument` when `end` is not after `start` for a range strategy, and for a
+    /// range strategy whose topology has tenants (a tenant's keys leave key order).
     pub fn shards_for_range<'a, 'b>(&self, start: impl Into<Key<'a>>, end: Option<Key<'b>>) -> Result<Vec<u32>> {
         let hashing = &self.topology.hashing;
         let end = match end {
             Some(end) => Some(hashing.typed(end)?),
             None => None,
         };
+        if self.tenants.is_some() && self.placement.range_is_contiguous() {
+            // A tenant entry routes its keys by tenant and bucket, not by where the key
+            // falls in key order: the ranges alone do not say which shards hold them.
+            return Err(Error::argument(
+                "shards_for_range: this topology's tenants route their keys by tenant, not in key order, so a range of keys may be on any shard; visit every shard (shard_range)",
+            ));
+        }
         self.placement.shards_for_range(hashing, hashing.typed(start.into())?, end)
     }
 
@@ -452,7 +520,19 @@ impl Router {
     /// ```
     pub fn explain<'k>(&self, key: impl Into<Key<'k>>) -> Result<crate::explain::Explanation> {
         let hashing = &self.topology.hashing;
-        let (hashed, hit, shard) = self.placement.explain(hashing, hashing.typed(key.into())?)?;
+        let key = hashing.typed(key.into())?;
+        let (hashed, hit, shard) = match self.tenant(key) {
+            None => self.placement.explain(hashing, key)?,
+            Some((tenants, TenantRoute::Spread(bucket))) => {
+                self.placement.explain(&tenants.whole, Key::Bytes(bucket.as_bytes()))?
+            }
+            // A placed tenant: jump over its place's nodes (the hash is the entry's, see
+            // `topology::tenants`).
+            Some((tenants, ref route @ TenantRoute::Placed { place, .. })) => {
+                let buckets = tenants.place(place).len() as u32;
+                (None, crate::explain::Hit::Jump { buckets }, self.tenant_shard(tenants, route)?)
+            }
+        };
         let node_index = self.placement.owner(shard);
         let node = self.topology.nodes[node_index as usize].id.clone();
         Ok(crate::explain::Explanation {
@@ -533,7 +613,14 @@ impl Router {
     /// As [`route`](Router::route).
     pub fn route_read<'k>(&self, key: impl Into<Key<'k>>) -> Result<&str> {
         let hashing = &self.topology.hashing;
-        let index = self.placement.read_node(hashing, hashing.typed(key.into())?)?;
+        let key = hashing.typed(key.into())?;
+        let index = match self.tenant(key) {
+            None => self.placement.read_node(hashing, key)?,
+            Some((tenants, TenantRoute::Spread(bucket))) => {
+                self.placement.read_node(&tenants.whole, Key::Bytes(bucket.as_bytes()))?
+            }
+            Some((_, TenantRoute::Placed { node, .. })) => node,
+        };
         Ok(&self.topology.nodes[index as usize].id)
     }
 
@@ -547,7 +634,14 @@ impl Router {
     pub fn route_write<'k>(&self, key: impl Into<Key<'k>>) -> Result<Vec<&str>> {
         let mut indices = Vec::with_capacity(2);
         let hashing = &self.topology.hashing;
-        self.placement.write_nodes(hashing, hashing.typed(key.into())?, &mut indices)?;
+        let key = hashing.typed(key.into())?;
+        match self.tenant(key) {
+            None => self.placement.write_nodes(hashing, key, &mut indices)?,
+            Some((tenants, TenantRoute::Spread(bucket))) => {
+                self.placement.write_nodes(&tenants.whole, Key::Bytes(bucket.as_bytes()), &mut indices)?
+            }
+            Some((_, TenantRoute::Placed { node, .. })) => indices.push(node),
+        }
         if self.reference {
             // A reference table: every node of the group, the read node first.
             let first = indices.first().copied();
@@ -579,7 +673,14 @@ impl Router {
     /// ```
     pub fn read_replica<'k>(&self, key: impl Into<Key<'k>>, turn: u32) -> Result<&str> {
         let hashing = &self.topology.hashing;
-        let index = self.placement.read_replica(hashing, hashing.typed(key.into())?, turn)?;
+        let key = hashing.typed(key.into())?;
+        let index = match self.tenant(key) {
+            None => self.placement.read_replica(hashing, key, turn)?,
+            Some((tenants, TenantRoute::Spread(bucket))) => {
+                self.placement.read_replica(&tenants.whole, Key::Bytes(bucket.as_bytes()), turn)?
+            }
+            Some((_, TenantRoute::Placed { node, .. })) => node,
+        };
         Ok(&self.topology.nodes[index as usize].id)
     }
 
@@ -839,7 +940,8 @@ impl Router {
     {
         // Under `"keys": "u64"` every key goes through `route`, which reads text as an
         // integer or refuses it.
-        if self.placement.batches_hashes() && self.topology.hashing.keys == KeyType::Bytes {
+        // With tenants every key goes through `route`, which finds its tenant's entry.
+        if self.placement.batches_hashes() && self.topology.hashing.keys == KeyType::Bytes && self.tenants.is_none() {
             let hashing = &self.topology.hashing;
             if hashing.routes_whole_keys() {
                 // Decided once for the batch, not per key.
@@ -902,7 +1004,7 @@ impl Router {
         if offsets.is_empty() {
             return Err(Error::argument("offsets must hold one more entry than there are keys (at least [0])"));
         }
-        if self.placement.batches_hashes() && self.topology.hashing.keys == KeyType::Bytes {
+        if self.placement.batches_hashes() && self.topology.hashing.keys == KeyType::Bytes && self.tenants.is_none() {
             // Route the keys before the first bad pair of offsets, if any, then let the
             // loop below report it, so `out` ends as it would without the fast path.
             let bad = offsets.windows(2).position(|pair| pair[0] > pair[1] || pair[1] as usize > data.len());

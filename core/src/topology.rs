@@ -30,6 +30,9 @@
 //! | `indexes` | object: name → `{strategy, hashing}` | absent | global secondary indexes, routed by term over the same nodes (see [`crate::indexes`]) |
 //! | `node_groups` | object: name → array of node ids | absent | named subsets of the nodes, in their own order (see [`tables`]) |
 //! | `table_families` | object: name → `{tables, group, strategy, hashing}` or `{tables, group, reference: true}` | absent | which tables route by which rule over which group; reference tables live on every node of their group (see [`tables`]) |
+//! | `tenants` | object: `{partition_key, entries}` | absent | per-tenant placement on a node group or zone and spreading over shards (see [`tenants`]) |
+//! | `tenants.partition_key` | a `partition_key` rule | the document's `hashing.partition_key` | how a key's tenant is found |
+//! | `tenants.entries` | object: tenant → `{group, zone, shards}` | required | `group`: a `node_groups` name; `zone`: a node zone; `shards`: 1 to 1,024 buckets; at least one of them |
 //! | `checksum` | `"xxh64:<16 hex digits>"` | absent | XXH64 (seed 0) of the canonical JSON of the rest of the document; verified on load, so a truncated or edited copy is refused |
 //! | `$schema` | string | absent | where editors find the JSON Schema (`docs/topology.schema.json` in the repository); ignored, and left out of the canonical form (and so of the checksum) |
 //!
@@ -60,6 +63,7 @@ use crate::salting::HotKeys;
 use crate::strategy::Strategy;
 
 pub mod tables;
+pub mod tenants;
 
 /// The one document format this version reads and writes.
 pub const FORMAT: &str = "shardroute/1";
@@ -81,8 +85,8 @@ pub struct Topology {
     pub hot_keys: Option<HotKeys>,
     /// Global secondary indexes, sorted by name (empty when absent).
     pub indexes: Vec<crate::indexes::Index>,
-    /// Node groups and table families (`None` when the document names neither; see
-    /// [`tables`]).
+    /// Node groups, table families and tenants (`None` when the document names none of
+    /// them; see [`tables`] and [`tenants`]; [`Topology::tenants`] reads the last).
     pub tables: Option<tables::Tables>,
     /// Whether the canonical form carries a `checksum` (set when the loaded document had
     /// one; operations keep it).
@@ -126,6 +130,7 @@ impl Topology {
                 "indexes",
                 "node_groups",
                 "table_families",
+                "tenants",
                 "checksum",
             ],
         )?;
@@ -164,6 +169,19 @@ impl Topology {
         let tables = tables::Tables::parse(object.optional("node_groups"), object.optional("table_families"), &nodes)?;
         #[cfg(not(feature = "tables"))]
         let tables = tables::not_built_in(object.optional("node_groups"), object.optional("table_families"))?;
+        #[cfg(feature = "tables")]
+        let tenants = match object.optional("tenants") {
+            Some(value) => Some(tenants::Tenants::parse(value)?),
+            None => None,
+        };
+        #[cfg(not(feature = "tables"))]
+        let tenants = tenants::not_built_in(object.optional("tenants"))?;
+        // Tenants ride with the node groups they are placed on.
+        let tables = match (tables, tenants) {
+            (tables, None) => tables,
+            (Some(tables), tenants) => Some(tables::Tables { tenants, ..tables }),
+            (None, tenants) => Some(tables::Tables { tenants, ..tables::Tables::default() }),
+        };
         let checksum = match object.optional("checksum") {
             Some(value) => Some(json::str("checksum", value)?),
             None => None,
@@ -179,6 +197,7 @@ impl Topology {
             tables,
             checksummed: checksum.is_some(),
         };
+        topology.check_tenants()?;
         topology.check_hot_keys()?;
         if let Some(given) = checksum {
             let expected = topology.checksum();
@@ -207,11 +226,29 @@ impl Topology {
         for index in &self.indexes {
             index.strategy.check(&self.nodes)?;
         }
+        // The tenants first: an operation that would break a placement is refused naming
+        // the tenant, before the groups' own rule names the group.
+        self.check_tenants()?;
         #[cfg(feature = "tables")]
         if let Some(tables) = &self.tables {
             tables.check(&self.nodes)?;
         }
         self.check_hot_keys()
+    }
+
+    /// The `tenants` section's rules against the rest of the document ([`tenants`]).
+    fn check_tenants(&self) -> Result<()> {
+        // Without the `tables` feature no document has tenants (the reader refuses them).
+        #[cfg(feature = "tables")]
+        if let Some(tenants) = self.tenants() {
+            return tenants.check(self);
+        }
+        Ok(())
+    }
+
+    /// The `tenants` section, when the document has one ([`tenants`]).
+    pub fn tenants(&self) -> Option<&tenants::Tenants> {
+        self.tables.as_ref().and_then(|tables| tables.tenants.as_ref())
     }
 
     /// Refuses hot keys whose salt the `partition_key` rule cuts off: their salted keys
@@ -270,9 +307,15 @@ impl Topology {
         }
         #[cfg(feature = "tables")]
         if let Some(tables) = &self.tables {
-            let (groups, families) = tables.to_values(&self.nodes);
-            map.put("node_groups", groups);
-            map.put("table_families", families);
+            // A document with tenants and neither of the other sections keeps them out.
+            if tables.tenants.is_none() || !tables.groups.is_empty() || !tables.families.is_empty() {
+                let (groups, families) = tables.to_values(&self.nodes);
+                map.put("node_groups", groups);
+                map.put("table_families", families);
+            }
+            if let Some(tenants) = &tables.tenants {
+                map.put("tenants", tenants.to_value());
+            }
         }
         if let Some(placement) = &self.placement {
             map.put("placement", placement.to_value());

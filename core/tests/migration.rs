@@ -76,3 +76,26 @@ fn a_dictionary_in_motion_lists_its_moving_vbuckets() {
     assert_eq!(migration.read_targets(key.as_str(), false).unwrap(), [from, to]);
     assert_eq!(Migration::of_dictionary(migration.after()).unwrap_err().code(), "invalid_argument");
 }
+
+/// A placed tenant's keys move when its group changes, though the strategy's own moves
+/// (jump over the same three nodes) say nothing does: `scan_nodes` must then read a node
+/// a key leaves before the node it goes to.
+#[cfg(feature = "tables")]
+#[test]
+fn scan_nodes_reads_a_placed_tenants_move_in_order() {
+    let doc = |epoch: u64, group: &str| {
+        json!({"format": "shardroute/1", "epoch": epoch, "strategy": {"type": "jump"},
+            "hashing": {"partition_key": {"rule": "prefix", "separator": ":"}},
+            "nodes": [{"id": "a"}, {"id": "b"}, {"id": "c"}],
+            "node_groups": {"eu": [group]},
+            "tenants": {"entries": {"acme": {"group": "eu"}}}})
+        .to_string()
+    };
+    let migration = Migration::new(Router::from_json(&doc(1, "c")).unwrap(), Router::from_json(&doc(2, "a")).unwrap())
+        .unwrap();
+    let key = "acme:order:1";
+    assert_eq!(migration.moves(Key::from(key)).unwrap(), Some(("c", "a")));
+    let order = migration.scan_nodes();
+    let c = order.iter().position(|&node| node == "c").expect("c is read");
+    assert!(order[c + 1..].contains(&"a"), "a read after c: {order:?}");
+}

@@ -50,6 +50,9 @@ class Topology(_TopologyRequired, _TopologyKeys, total=False):
     # on every node of it (reference tables). A table belongs to one family; at most 65,536 tables
     # in all. core/src/topology/tables.rs.
     table_families: dict[str, TableFamily]
+    # Tenants placed on a node group or zone, or spread over several shards, while the rest route
+    # as without the section (core/src/topology/tenants.rs).
+    tenants: Tenants
     # XXH64 (seed 0) of the canonical JSON of the rest of the document; a truncated or edited copy
     # is refused.
     checksum: str
@@ -90,6 +93,33 @@ class Hashing(TypedDict, total=False):
     # sign, space or leading zero) and routes as that integer, any other is refused with
     # invalid_key.
     keys: Literal["bytes", "u64"]
+
+
+class _TenantsRequired(TypedDict):
+    # Each tenant (at most 256 bytes of UTF-8) to its entry; a tenant with no entry routes as
+    # without the section.
+    entries: dict[str, Tenant]
+
+
+class Tenants(_TenantsRequired, total=False):
+    """How a key's tenant is found (partition_key, default the document's
+    hashing.partition_key, which must then not be the whole key) and the tenants with an
+    entry. A key of a spread tenant routes as `tenant#bucket` (bucket = hash of the whole
+    key % shards); a placed key goes to jump(hash, len(place)) over its place's nodes (the
+    group's, in its order, or every node; those in zone when named)."""
+    # The rule a key's tenant is found by; the document's hashing.partition_key when absent.
+    partition_key: PartitionKey
+
+
+class Tenant(TypedDict, total=False):
+    """Where a tenant's keys live: on a node group and/or in a zone (placed), over how many
+    shards (spread); at least one of the three."""
+    # A name in node_groups.
+    group: str
+    # A zone some node of the place is in.
+    zone: str
+    # The buckets the tenant's keys are spread over.
+    shards: int
 
 
 class _TableFamilyRequired(TypedDict):
@@ -1169,6 +1199,8 @@ __all__ = [
     "Strategy",
     "SuggestOperation",
     "TableFamily",
+    "Tenant",
+    "Tenants",
     "Token",
     "TokenRingStrategy",
     "Tokens",

@@ -35,6 +35,7 @@ import heapq
 import itertools
 import socket
 import time
+import types
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from typing import Any, Literal
 
@@ -588,6 +589,13 @@ class ClusterClient(_Client):
         self.close()
 
 
+@types.coroutine
+def _one_turn() -> Generator[None, None, None]:
+    """Gives the event loop one turn (tasks ready to run do, up to their next wait), as
+    asyncio's own zero-length sleep does: no timer."""
+    yield
+
+
 def _retrieved(task: asyncio.Future[Any]) -> None:
     if not task.cancelled():
         task.exception()  # an abandoned attempt's error is not the command's
@@ -1002,7 +1010,7 @@ class AsyncClusterClient(_Client):
             if self._refreshing is None or self._refreshing.done():
                 self._refreshing = asyncio.ensure_future(self._run(self._refresh()))
                 self._refreshing.add_done_callback(_retrieved)
-                await asyncio.sleep(0)  # it runs to its first request: the session knows it runs
+                await _one_turn()  # it runs to its first request: the session knows it runs
             return True
         return await asyncio.gather(*(self._run(steps) for steps in args[0]))
 

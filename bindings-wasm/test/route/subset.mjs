@@ -49,7 +49,7 @@ export function routeStrategies() {
   return readFileSync(join(packageDir, 'pkg-route', '.strategies'), 'utf8').trim().split(',');
 }
 
-/** The pseudo-type of a document with table families (`typeOf`). */
+/** The pseudo-type of a document with table families or tenants (`typeOf`). */
 const TABLES = '(table families)';
 
 /** The strategy `type`s of a document (an object, or JSON text): its strategy's and its
@@ -66,9 +66,11 @@ function typeOf(document) {
   const specs = [value?.strategy, ...Object.values(value?.indexes ?? {}).map((index) => index?.strategy),
     ...Object.values(value?.table_families ?? {}).map((family) => family?.strategy)];
   const types = specs.map((spec) => spec?.type).filter((type) => typeof type === 'string');
-  // Table families are the core's `tables` feature, which the route build leaves out: a
-  // document with either section is refused there as not built in.
-  if (value?.node_groups !== undefined || value?.table_families !== undefined) types.push(TABLES);
+  // Table families and tenants are the core's `tables` feature, which the route build
+  // leaves out: a document with any of these sections is refused there as not built in.
+  if (value?.node_groups !== undefined || value?.table_families !== undefined || value?.tenants !== undefined) {
+    types.push(TABLES);
+  }
   return types;
 }
 
@@ -111,7 +113,7 @@ function skipReason(file, kase, built, known) {
   const allowed = kase.op === 'topology_follower' ? FOLLOWER_CALLS : kase.op === 'migration_session' ? MIGRATION_CALLS : null;
   const missing = allowed ? [...calls].filter((call) => !allowed.has(call)) : [];
   if (missing.length) return `${kase.op} step ${missing.join(', ')}: a call the route build leaves out`;
-  if (typesOf(file, kase).includes(TABLES)) return 'table families: not built into the route build';
+  if (typesOf(file, kase).includes(TABLES)) return 'table families and tenants: not built into the route build';
   // A type the core has but the route build does not: refused as not built in. An unknown
   // or malformed one is refused the same way by both builds, so it runs.
   const absent = typesOf(file, kase).filter((type) => known.has(type) && !built.has(type));

@@ -27,6 +27,7 @@ mod id_groups;
 mod ids;
 mod indexes;
 mod tables;
+mod tenants;
 mod jump;
 mod kafka;
 mod ketama;
@@ -94,6 +95,7 @@ pub fn all() -> Vec<(String, String)> {
         hot_keys::file(),
         indexes::file(),
         tables::file(),
+        tenants::file(),
         suggest::file(),
         stats::file(),
         scatter::file(),

@@ -90,6 +90,14 @@ pub(super) fn apply(op: &Op, topology: &Topology) -> Result<Applied> {
             op.name()
         )));
     }
+    if topology.tenants().is_some() {
+        // Tenants are placed on the nodes an import replaces, and spread by the rule it
+        // resets: refused as indexes are.
+        return Err(Error::argument(format!(
+            "{}: this topology has tenants, placed over the node list and the hashing an import replaces; import into a topology without them",
+            op.name()
+        )));
+    }
     if topology.tables.is_some() {
         // Node groups name the nodes an import replaces: refused as indexes are.
         return Err(Error::argument(format!(

@@ -446,12 +446,25 @@ pub(super) fn apply(measurements: &Measurements, topology: &Topology) -> Result<
                 OwnedKey::Bytes(bytes) => core::str::from_utf8(bytes).ok(),
                 OwnedKey::U64(_) => None,
             };
+            // A key of a tenant with an entry routes by the entry, and a hot key there is
+            // refused (`topology::tenants`): the repair is said, not proposed.
+            let tenant = match (key, topology.tenants()) {
+                (OwnedKey::Bytes(bytes), Some(tenants)) => tenants.entry(tenants.rule(&topology.hashing).select(bytes)),
+                _ => None,
+            };
             match text {
                 None => suggestions.push((
                     None,
                     format!("key {shown}: {requests} requests/s over {max}, but only text keys can be salted"),
                 )),
                 Some(_) if now >= fanout => {}
+                Some(_) if tenant.is_some() => {
+                    let tenant = tenant.map(|entry| entry.name.as_str()).unwrap_or_default();
+                    suggestions.push((
+                        None,
+                        format!("key {shown}: {requests} requests/s over {max}, but its tenant {tenant:?} has an entry in tenants, whose keys are not salted: spread the tenant over more shards (tenants.entries.{tenant}.shards)"),
+                    ))
+                }
                 Some(_) => suggestions.push((
                     Some(serde_json::json!({"op": "hot_key_add", "key": shown.clone(), "fanout": fanout})),
                     format!("key {shown}: {requests} requests/s over {max}: salted over {fanout} keys, each gets at most {max}"),

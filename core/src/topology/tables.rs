@@ -67,6 +67,8 @@ pub struct Tables {
     pub groups: Vec<(String, Vec<String>)>,
     /// The table families, sorted by name.
     pub families: Vec<Family>,
+    /// The `tenants` section, which places tenants on these groups ([`super::tenants`]).
+    pub tenants: Option<super::tenants::Tenants>,
 }
 
 /// One table family: its tables, where they live and how their keys route.

@@ -239,6 +239,33 @@ fn scenarios() -> Vec<Scenario> {
 
     // MOVED: the slot is updated at once and resent there before any refresh; the
     // throttled refresh comes before a later command, once the interval has passed.
+    // The refresh a MOVED asked for runs in the background: once it is sent, it holds no
+    // command whose slot the table knows (the command it was handed polls again and is
+    // sent where the MOVED said), until the refreshed table replaces the slot.
+    all.push(scenario(
+        "a-running-refresh-after-moved-holds-no-command",
+        chain(
+            started(USER1, B),
+            &[
+                (failed(&format!("MOVED 10778 {C}"), &[], 2), &format!("send {C}")),
+                (ok(3), "done"),
+                (begin(USER1, "write", 201), "slot"),
+                (poll(201), "refresh"),
+                (candidates(), &format!("candidates {A2},{B},{B2},{C},{C2},{A}")),
+                (refresh_sent(A2, 201), "deadline 701"),
+                (poll(201), &format!("send {C}")),
+                (ok(202), "done"),
+                (begin(SOMEKEY, "read", 202), "slot"),
+                (poll(202), &format!("send {C}")),
+                (ok(203), "done"),
+                (refreshed(three(), 204), "ok"),
+                (begin(USER1, "write", 205), "slot"),
+                (poll(205), &format!("send {B}")),
+                (stats(), "stats moved=1 refreshes=2"),
+            ],
+        ),
+    ));
+
     all.push(scenario(
         "moved-updates-the-slot-then-refreshes-once",
         chain(

@@ -7,25 +7,12 @@ import http from 'node:http';
 import net from 'node:net';
 import { after, before, test } from 'node:test';
 
-import { hostileServiceRequests } from '../../conformance/js/service-cases.mjs';
+import { SERVICE_DOCUMENT, expectedAnswer, hostileServiceRequests } from '../../conformance/js/service-cases.mjs';
 import { Router } from '../index.js';
 import { BODY_TIMEOUT_MS, MAX_SERVICE_BODY_BYTES, MAX_SERVICE_KEYS, RouteService, handler } from '../service.js';
 
-const DOCUMENT = {
-  format: 'shardroute/1',
-  epoch: 12,
-  nodes: [{ id: 'a', address: '10.0.0.1:5432' }, { id: 'b' }, { id: 'c', address: '10.0.0.3:5432', weight: 2 }],
-  strategy: { type: 'ring', points_per_node: 64 },
-};
-const router = new Router(DOCUMENT);
-const ADDRESSES = { a: '10.0.0.1:5432', c: '10.0.0.3:5432' };
-
-function expected(key) {
-  const node = router.node(key);
-  const answer = { address: ADDRESSES[node], node, shard: router.route(key) };
-  if (answer.address === undefined) delete answer.address;
-  return answer;
-}
+const router = new Router(SERVICE_DOCUMENT);
+const expected = (key) => expectedAnswer(router, key);
 
 function listen(listener) {
   return new Promise((resolve) => {
@@ -159,7 +146,7 @@ test('a server of one\'s own keeps its paths and follows the router', async () =
     current = router;
     assert.deepEqual(JSON.parse((await ask(ownPort, 'GET', '/route?key=a')).body), { ...expected('a'), epoch: 12 });
     assert.equal((await ask(ownPort, 'GET', '/other')).body.toString(), 'mine');
-    current = new Router({ ...DOCUMENT, epoch: 13 });
+    current = new Router({ ...SERVICE_DOCUMENT, epoch: 13 });
     assert.equal(JSON.parse((await ask(ownPort, 'GET', '/route?key=a')).body).epoch, 13);
   } finally {
     own.close();

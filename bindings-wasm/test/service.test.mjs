@@ -9,26 +9,13 @@ import assert from 'node:assert/strict';
 import { mock, test } from 'node:test';
 
 import { Router } from 'shardroute-wasm';
-import { hostileServiceRequests } from '../../conformance/js/service-cases.mjs';
+import { SERVICE_DOCUMENT, expectedAnswer, hostileServiceRequests } from '../../conformance/js/service-cases.mjs';
 import { RouteService, RoutingService, handler, serviceLimits } from 'shardroute-wasm/service';
 
-const DOCUMENT = {
-  format: 'shardroute/1',
-  epoch: 12,
-  nodes: [{ id: 'a', address: '10.0.0.1:5432' }, { id: 'b' }, { id: 'c', address: '10.0.0.3:5432', weight: 2 }],
-  strategy: { type: 'ring', points_per_node: 64 },
-};
-const router = new Router(DOCUMENT);
-const ADDRESSES = { a: '10.0.0.1:5432', c: '10.0.0.3:5432' };
+const router = new Router(SERVICE_DOCUMENT);
+const expected = (key) => expectedAnswer(router, key);
 const { maxBodyBytes, maxKeys, bodyTimeoutMs } = serviceLimits();
 const serve = handler(router);
-
-function expected(key) {
-  const node = router.node(key);
-  const answer = { address: ADDRESSES[node], node, shard: router.route(key) };
-  if (answer.address === undefined) delete answer.address;
-  return answer;
-}
 
 const get = (target, headers = {}) => serve(new Request(`http://routing.test${target}`, { headers }));
 const post = (body, init = {}) => serve(new Request('http://routing.test/route', { method: 'POST', body, duplex: 'half', ...init }));
@@ -146,7 +133,7 @@ test('the handler follows a function\'s router; other paths are the core\'s 404'
   assert.equal(before.headers.get('retry-after'), '1');
   current = router;
   assert.equal((await (await follow(new Request('http://routing.test/route?key=a'))).json()).epoch, 12);
-  current = new Router({ ...DOCUMENT, epoch: 13 });
+  current = new Router({ ...SERVICE_DOCUMENT, epoch: 13 });
   assert.equal((await (await follow(new Request('http://routing.test/route?key=a'))).json()).epoch, 13);
   const service = new RouteService(router);
   assert.equal(await service.handle(new Request('http://routing.test/health')), null);

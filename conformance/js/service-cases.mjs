@@ -4,6 +4,21 @@
 // [method, target, body (null: none), status, code], for a service whose batch limit is
 // `maxKeys` (the core's MAX_SERVICE_KEYS).
 
+/** The document both packages' service tests serve: addresses on two of three nodes, a weight. */
+export const SERVICE_DOCUMENT = {
+  format: 'shardroute/1',
+  epoch: 12,
+  nodes: [{ id: 'a', address: '10.0.0.1:5432' }, { id: 'b' }, { id: 'c', address: '10.0.0.3:5432', weight: 2 }],
+  strategy: { type: 'ring', points_per_node: 64 },
+};
+
+/** What the service answers for `key` over `router` (of SERVICE_DOCUMENT), its epoch aside. */
+export function expectedAnswer(router, key) {
+  const node = router.node(key);
+  const address = SERVICE_DOCUMENT.nodes.find(({ id }) => id === node).address;
+  return { ...(address === undefined ? {} : { address }), node, shard: router.route(key) };
+}
+
 /** The cases, for a service refusing batches of more than `maxKeys` keys. */
 export function hostileServiceRequests(maxKeys) {
   return [

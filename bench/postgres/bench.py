@@ -58,10 +58,9 @@ sys.path.insert(0, os.path.join(ROOT, "examples"))
 import psycopg  # noqa: E402
 
 import shardroute  # noqa: E402
-from shardroute.etcd import Etcd  # noqa: E402
-from run import PYTHON, CoordinatorRun, Process, check, seed, service_command  # noqa: E402
+from run import PYTHON, CoordinatorRun, Process, check, prepare, service_command  # noqa: E402
 from servers import Servers  # noqa: E402
-from shards import TOPOLOGY, modulo, vbucket_start  # noqa: E402
+from shards import TOPOLOGY  # noqa: E402
 
 COMMAND = ".venv/bin/python bench/postgres/bench.py"
 SERVICES = ["python", "node"]
@@ -166,15 +165,7 @@ def pair(servers: Servers, mode: str, before_s: float, during_s: float, work: st
     `during_s` seconds of writes), then with it (`before_s`, then rounds while the
     coordinator runs). Returns the two samples; the shards are checked at the end."""
     assert servers.postgres is not None and servers.etcd is not None
-    postgres, etcd_url = servers.postgres.address, servers.etcd.url
-    etcd = Etcd(etcd_url)
-    servers.reset()
-    start = vbucket_start() if mode == "background" else modulo(5, 1)
-    etcd.put(TOPOLOGY, json.dumps(start))
-    logs = {name: os.path.join(work, f"{mode}-{name}.log") for name in ["seed", *SERVICES]}
-    for path in logs.values():
-        open(path, "w").close()
-    seed(etcd, postgres, start, USERS, PER_USER, logs["seed"])
+    postgres, etcd_url, etcd, _, logs, _ = prepare(mode, servers, list(SERVICES), USERS, PER_USER, work)
     processes = {name: Process(name, service_command(name, postgres, etcd_url, USERS, logs[name])) for name in SERVICES}
     coordinator: CoordinatorRun | None = None
     samples = []

@@ -160,7 +160,11 @@ class CoordinatorRun:
         raise RuntimeError(f"the coordinator exited with {process.process.wait()} before done")
 
 
-def run_once(kind: str, servers: Servers, wanted: list[str], args: argparse.Namespace, work: str) -> dict[str, Any]:
+def prepare(kind: str, servers: Servers, wanted: list[str], users: int, per_user: int,
+            work: str) -> tuple[str, str, Etcd, Any, dict[str, str], Any]:
+    """A fresh start for a run of `kind`: the servers reset, its first topology in etcd,
+    an empty log per service (and the seed's) in `work`, and the users seeded. Returns
+    (postgres, etcd_url, etcd, the first topology, the logs, what the seed wrote)."""
     assert servers.postgres is not None and servers.etcd is not None
     postgres, etcd_url = servers.postgres.address, servers.etcd.url
     etcd = Etcd(etcd_url)
@@ -170,7 +174,12 @@ def run_once(kind: str, servers: Servers, wanted: list[str], args: argparse.Name
     logs = {name: os.path.join(work, f"{kind}-{name}.log") for name in ["seed", *wanted]}
     for path in logs.values():
         open(path, "w").close()
-    seeded = seed(etcd, postgres, start, args.users, args.per_user, logs["seed"])
+    seeded = seed(etcd, postgres, start, users, per_user, logs["seed"])
+    return postgres, etcd_url, etcd, start, logs, seeded
+
+
+def run_once(kind: str, servers: Servers, wanted: list[str], args: argparse.Namespace, work: str) -> dict[str, Any]:
+    postgres, etcd_url, etcd, start, logs, seeded = prepare(kind, servers, wanted, args.users, args.per_user, work)
 
     processes: dict[str, Process] = {}
     answers: list[dict[str, Any]] = []

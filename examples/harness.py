@@ -936,7 +936,11 @@ class TopologyHttpServer:
             def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
                 with owner.changed:
                     owner.requests += 1
-                    serving = owner.server
+                    # The server this handler belongs to, not the one running now: a
+                    # request accepted just before stop() is read by a handler that may
+                    # run after it, and must then close unanswered, not answer for the
+                    # next server (a follower would see no disconnect across the stop).
+                    serving = self.server
                     held = self.headers.get("If-None-Match")
                     wait = self.headers.get("Prefer", "").partition("wait=")[2]
                     if held == owner.etag() and owner.long_poll and wait.isdigit():

@@ -149,10 +149,10 @@ def test_a_damaged_binary_dictionary_is_refused_or_still_a_dictionary(flips: lis
 OPS = """add_node complete_moves directory_remove directory_set disruption id_groups_add_group
 id_groups_add_interval id_groups_set_writable import_cassandra_ring import_couchbase_config
 import_redis_cluster_shards import_redis_cluster_slots multilevel_group_set multilevel_remap
-plan_rebalance range_merge range_move range_presplit range_split range_split_median redis_moved
-remove_node trie_remove trie_split vbucket_double vbucket_halve vbucket_override
+node_group_set plan_rebalance range_merge range_move range_presplit range_split range_split_median redis_moved
+remove_node table_family_remove table_family_set tenant_remove tenant_set trie_remove trie_split vbucket_double vbucket_halve vbucket_override
 vbucket_override_remove""".split()
-FIELDS = "node id weight remove fail add slot address shard start end at to from key count".split()
+FIELDS = "node id weight remove fail add slot address shard start end at to from key count group nodes family tenant entry".split()
 OPERATIONS = ANYTHING | st.fixed_dictionaries(
     {"op": st.sampled_from(OPS)}, optional={field: ANYTHING for field in FIELDS}
 )

@@ -854,6 +854,57 @@ class MultilevelGroupSetOperation(_MultilevelGroupSetOperationRequired, total=Fa
     """multilevel: sets group `group`'s nodes (creates it; [] removes an empty one)."""
 
 
+class _NodeGroupSetOperationRequired(TypedDict):
+    op: Literal["node_group_set"]
+    group: str
+    nodes: list[str]
+
+
+class NodeGroupSetOperation(_NodeGroupSetOperationRequired, total=False):
+    """any: sets node group `group`'s nodes, in the group's order (creates it; [] removes it,
+    refused while a table family or tenant names it)."""
+
+
+class _TableFamilySetOperationRequired(TypedDict):
+    op: Literal["table_family_set"]
+    family: str
+    entry: TableFamily
+
+
+class TableFamilySetOperation(_TableFamilySetOperationRequired, total=False):
+    """any: sets table family `family` to `entry`, as table_families writes it (creates or
+    replaces it)."""
+
+
+class _TableFamilyRemoveOperationRequired(TypedDict):
+    op: Literal["table_family_remove"]
+    family: str
+
+
+class TableFamilyRemoveOperation(_TableFamilyRemoveOperationRequired, total=False):
+    """any: removes table family `family`; its tables route by the document's own strategy."""
+
+
+class _TenantSetOperationRequired(TypedDict):
+    op: Literal["tenant_set"]
+    tenant: str
+    entry: Tenant
+
+
+class TenantSetOperation(_TenantSetOperationRequired, total=False):
+    """any: sets tenant `tenant`'s entry, as tenants.entries writes it (creates or replaces
+    it); a placed entry needs a strategy whose shards are its nodes."""
+
+
+class _TenantRemoveOperationRequired(TypedDict):
+    op: Literal["tenant_remove"]
+    tenant: str
+
+
+class TenantRemoveOperation(_TenantRemoveOperationRequired, total=False):
+    """any: removes tenant `tenant`'s entry; its keys route as without one."""
+
+
 class _TrieSplitOperationRequired(TypedDict):
     op: Literal["trie_split"]
     leaf: str
@@ -1086,6 +1137,11 @@ Operation = (
     | SuggestOperation
     | MultilevelRemapOperation
     | MultilevelGroupSetOperation
+    | NodeGroupSetOperation
+    | TableFamilySetOperation
+    | TableFamilyRemoveOperation
+    | TenantSetOperation
+    | TenantRemoveOperation
     | TrieSplitOperation
     | TrieRemoveOperation
     | IdBitsComposeOperation
@@ -1178,6 +1234,7 @@ __all__ = [
     "MultilevelStrategy",
     "NodeCapacity",
     "NodeChoice",
+    "NodeGroupSetOperation",
     "NodeId",
     "Operation",
     "PartitionKey",
@@ -1199,7 +1256,11 @@ __all__ = [
     "Strategy",
     "SuggestOperation",
     "TableFamily",
+    "TableFamilyRemoveOperation",
+    "TableFamilySetOperation",
     "Tenant",
+    "TenantRemoveOperation",
+    "TenantSetOperation",
     "Tenants",
     "Token",
     "TokenRingStrategy",

@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 
 use shardroute::{jump, Router};
 
-use super::cases::{applied, apply_refused, expect_error, load_case, result_or_error, On, Refusals};
+use super::cases::{applied, apply_refused, edited, expect_error, load_case, result_or_error, On, Refusals};
 use super::keys::{owned_key, standard_keys, utf8};
 use super::vector_file::VectorFile;
 use crate::documents::{doc, Document};
@@ -227,6 +227,102 @@ pub(crate) fn file() -> VectorFile {
         json!({"op": "remove_node", "id": "db-4"}),
         "invalid_topology",
     );
+
+    // The sections' own operations: each next document is the input edited by hand.
+    let edit = |change: &dyn Fn(&mut Value)| {
+        let mut document = shop();
+        change(&mut document);
+        document
+    };
+    edited(
+        &mut file,
+        &format!("{SHOP}/apply/node-group-set/reorder-and-shrink"),
+        SHOP,
+        json!({"op": "node_group_set", "group": "eu", "nodes": ["db-3", "db-1"]}),
+        edit(&|d| d["node_groups"]["eu"] = json!(["db-3", "db-1"])),
+        json!({"group": "eu", "created": false, "removed": false,
+               "from": ["db-1", "db-2", "db-3"], "to": ["db-3", "db-1"]}),
+    );
+    edited(
+        &mut file,
+        &format!("{SHOP}/apply/node-group-set/create"),
+        SHOP,
+        json!({"op": "node_group_set", "group": "apac", "nodes": ["db-2"]}),
+        edit(&|d| d["node_groups"]["apac"] = json!(["db-2"])),
+        json!({"group": "apac", "created": true, "removed": false, "from": null, "to": ["db-2"]}),
+    );
+    for (label, operation, code) in [
+        ("remove-a-group-a-family-names", json!({"op": "node_group_set", "group": "us", "nodes": []}), "invalid_topology"),
+        ("remove-an-unknown-group", json!({"op": "node_group_set", "group": "apac", "nodes": []}), "invalid_argument"),
+        ("unknown-node", json!({"op": "node_group_set", "group": "eu", "nodes": ["db-9"]}), "invalid_topology"),
+        ("nodes-not-an-array", json!({"op": "node_group_set", "group": "eu", "nodes": "db-1"}), "invalid_argument"),
+        ("node-twice", json!({"op": "node_group_set", "group": "eu", "nodes": ["db-1", "db-1"]}), "invalid_topology"),
+    ] {
+        apply_refused(&mut file, &format!("{SHOP}/apply/node-group-set/{label}"), On::Topology(SHOP), operation, code);
+    }
+    let moved_orders = json!({"tables": ["orders", "order_items", "refunds"], "group": "us", "strategy": {"type": "jump"}});
+    edited(
+        &mut file,
+        &format!("{SHOP}/apply/table-family-set/replace"),
+        SHOP,
+        json!({"op": "table_family_set", "family": "orders", "entry": moved_orders}),
+        edit(&|d| d["table_families"]["orders"] = moved_orders.clone()),
+        json!({"family": "orders", "created": false, "tables_added": ["refunds"], "tables_removed": []}),
+    );
+    let rates = json!({"tables": ["fx_rates"], "group": "eu", "reference": true});
+    edited(
+        &mut file,
+        &format!("{SHOP}/apply/table-family-set/create"),
+        SHOP,
+        json!({"op": "table_family_set", "family": "fx", "entry": rates}),
+        edit(&|d| d["table_families"]["fx"] = rates.clone()),
+        json!({"family": "fx", "created": true, "tables_added": ["fx_rates"], "tables_removed": []}),
+    );
+    edited(
+        &mut file,
+        &format!("{SHOP}/apply/table-family-remove"),
+        SHOP,
+        json!({"op": "table_family_remove", "family": "tax"}),
+        edit(&|d| {
+            d["table_families"].as_object_mut().expect("families").remove("tax");
+        }),
+        json!({"family": "tax", "tables": ["tax_rates"]}),
+    );
+    for (label, operation, code) in [
+        (
+            "table-in-two-families",
+            json!({"op": "table_family_set", "family": "archive", "entry": {"tables": ["orders"], "reference": true}}),
+            "invalid_topology",
+        ),
+        (
+            "unknown-group",
+            json!({"op": "table_family_set", "family": "fx", "entry": {"tables": ["fx"], "group": "asia", "reference": true}}),
+            "invalid_topology",
+        ),
+        ("entry-not-an-object", json!({"op": "table_family_set", "family": "fx", "entry": ["fx"]}), "invalid_argument"),
+        ("remove-unknown", json!({"op": "table_family_remove", "family": "fx"}), "invalid_argument"),
+        ("unknown-field", json!({"op": "table_family_remove", "family": "tax", "tables": []}), "invalid_argument"),
+    ] {
+        apply_refused(&mut file, &format!("{SHOP}/apply/table-family/{label}"), On::Topology(SHOP), operation, code);
+    }
+    // Emptied sections leave the document: the last group goes, and with it both.
+    let mut lone = doc(&["x"], json!({"type": "jump"})).with("node_groups", json!({"eu": ["db-1"]}));
+    lone["nodes"] = nodes();
+    let without = {
+        let mut document = lone.clone();
+        document.as_object_mut().expect("a document").remove("node_groups");
+        document
+    };
+    file.topology("one-group", lone);
+    let result = edited(
+        &mut file,
+        "one-group/apply/node-group-set/remove-the-last",
+        "one-group",
+        json!({"op": "node_group_set", "group": "eu", "nodes": []}),
+        without,
+        json!({"group": "eu", "created": false, "removed": true, "from": ["db-1"], "to": null}),
+    );
+    assert!(result["topology"].get("node_groups").is_none() && result["topology"].get("table_families").is_none());
 
     let mut bad = Refusals::of(shop());
     bad.edit("table-in-two-families", "invalid_topology", |d| {

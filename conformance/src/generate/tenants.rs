@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 
 use shardroute::{jump, Router};
 
-use super::cases::{applied, apply_refused, expect_error, load_case, result_or_error, On, Refusals};
+use super::cases::{applied, apply_refused, edited, expect_error, load_case, result_or_error, On, Refusals};
 use super::keys::{owned_key, utf8};
 use super::vector_file::VectorFile;
 use crate::documents::{doc, Document};
@@ -288,6 +288,74 @@ pub(crate) fn file() -> VectorFile {
     let said: Vec<&Value> = suggestion["suggestions"].as_array().expect("suggestions").iter().collect();
     assert!(said.iter().any(|s| s["operation"]["op"] == "hot_key_add" && s["operation"]["key"] == utf8("wayne:1")));
     assert!(!said.iter().any(|s| s["operation"]["key"] == utf8("globex:1")));
+
+    // The tenants' own operations: each next document is the input edited by hand.
+    let edit = |change: &dyn Fn(&mut Value)| {
+        let mut document = saas();
+        change(&mut document);
+        document
+    };
+    edited(
+        &mut file,
+        &format!("{SAAS}/apply/tenant-set/create"),
+        SAAS,
+        json!({"op": "tenant_set", "tenant": "wayne", "entry": {"group": "us"}}),
+        edit(&|d| d["tenants"]["entries"]["wayne"] = json!({"group": "us"})),
+        json!({"tenant": "wayne", "created": true, "from": null, "to": {"group": "us"}}),
+    );
+    edited(
+        &mut file,
+        &format!("{SAAS}/apply/tenant-set/replace"),
+        SAAS,
+        json!({"op": "tenant_set", "tenant": "acme", "entry": {"shards": 2, "group": "us"}}),
+        edit(&|d| d["tenants"]["entries"]["acme"] = json!({"group": "us", "shards": 2})),
+        json!({"tenant": "acme", "created": false, "from": {"group": "eu"}, "to": {"group": "us", "shards": 2}}),
+    );
+    edited(
+        &mut file,
+        &format!("{SAAS}/apply/tenant-remove"),
+        SAAS,
+        json!({"op": "tenant_remove", "tenant": "globex"}),
+        edit(&|d| {
+            d["tenants"]["entries"].as_object_mut().expect("entries").remove("globex");
+        }),
+        json!({"tenant": "globex", "from": {"shards": 8}}),
+    );
+    for (on, label, operation, code) in [
+        (SAAS, "unknown-group", json!({"op": "tenant_set", "tenant": "acme", "entry": {"group": "asia"}}), "invalid_topology"),
+        (SAAS, "empty-entry", json!({"op": "tenant_set", "tenant": "acme", "entry": {}}), "invalid_topology"),
+        (SAAS, "empty-name", json!({"op": "tenant_set", "tenant": "", "entry": {"shards": 2}}), "invalid_argument"),
+        (SAAS, "name-not-a-string", json!({"op": "tenant_set", "tenant": 7, "entry": {"shards": 2}}), "invalid_argument"),
+        (
+            SAAS,
+            "name-over-the-limit",
+            json!({"op": "tenant_set", "tenant": "t".repeat(257), "entry": {"shards": 2}}),
+            "limit_exceeded",
+        ),
+        (SAAS, "remove-unknown", json!({"op": "tenant_remove", "tenant": "nobody"}), "invalid_argument"),
+        (SAAS, "remove-the-group-of-a-tenant", json!({"op": "node_group_set", "group": "eu", "nodes": []}), "invalid_topology"),
+        (
+            SPREAD_RANGES,
+            "place-under-key-ranges",
+            json!({"op": "tenant_set", "tenant": "acme", "entry": {"zone": "eu-1"}}),
+            "invalid_topology",
+        ),
+    ] {
+        apply_refused(&mut file, &format!("{on}/apply/tenant/{label}"), On::Topology(on), operation, code);
+    }
+    // The last entry goes, and with it the section.
+    let mut lone = plain(json!({"type": "jump"}));
+    lone["tenants"] = json!({"entries": {"globex": {"shards": 4}}});
+    file.topology("one-tenant", lone);
+    let result = edited(
+        &mut file,
+        "one-tenant/apply/tenant-remove/the-last",
+        "one-tenant",
+        json!({"op": "tenant_remove", "tenant": "globex"}),
+        plain(json!({"type": "jump"})),
+        json!({"tenant": "globex", "from": {"shards": 4}}),
+    );
+    assert!(result["topology"].get("tenants").is_none());
 
     let mut bad = Refusals::of(saas());
     bad.edit("unknown-group", "invalid_topology", |d| d["tenants"]["entries"]["acme"]["group"] = json!("asia"));

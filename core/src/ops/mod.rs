@@ -48,6 +48,11 @@
 //! | `import_couchbase_config` | any | replaces the topology with a `couchbase` one built from `config` (a bucket config as Couchbase Server serves it, object or JSON text): nodes = `serverList`, epoch = `revEpoch << 32 \| rev`; reports `bucket`, `rev`, `rev_epoch`, `vbuckets`, `replicas`, `newer` |
 //! | `multilevel_remap` | `multilevel` | maps partition `partition` to group `group`; reports `partition`, `from_group`, `to_group`, `from`, `to` |
 //! | `multilevel_group_set` | `multilevel` | sets group `group`'s `nodes` (creates it; `[]` removes an empty one); reports `group`, `created`, `removed`, `moves` (`[partition, from, to]` triples) |
+//! | `node_group_set` | any | sets group `group`'s `nodes` (node ids, in the group's order), creating it; `[]` removes it, refused while a family or tenant names it; reports `group`, `created`, `removed`, `from`, `to` (the node lists, null when absent) (see `ops/sections.rs`) |
+//! | `table_family_set` | any | sets family `family` to `entry` (as in `table_families`), creating or replacing it; reports `family`, `created`, `tables_added`, `tables_removed` |
+//! | `table_family_remove` | any | removes family `family`: its tables route by the document's own strategy; reports `family`, `tables` |
+//! | `tenant_set` | any | sets tenant `tenant`'s `entry` (as in `tenants.entries`), creating or replacing it; a placed entry needs a strategy whose shards are its nodes; reports `tenant`, `created`, `from` (the entry before, or null), `to` |
+//! | `tenant_remove` | any | removes tenant `tenant`'s entry: its keys route as without one; reports `tenant`, `from` |
 //! | `trie_split` | `trie` | leaf `leaf` (a prefix) becomes `leaf+"0"` (same node) and `leaf+"1"` for `node` (appended); reports `added`, `split`, `moves` |
 //! | `redis_moved` | `redis_cluster` | slot `slot` is served by the node at `address` (`host:port`, appended when unknown): a `MOVED` reply; reports `slot`, `from`, `to`, `added` (see `ops/redis.rs`) |
 //! | `trie_remove` | `trie` | removes node `node`: its leaf merges with a sibling leaf, or the parent subtree collapses; reports `removed_nodes`, `leaf`, `moves` |
@@ -71,6 +76,7 @@ mod import;
 mod nodes;
 mod ranges;
 mod redis;
+mod sections;
 mod suggest;
 mod tables;
 mod trie;
@@ -235,6 +241,38 @@ pub enum Op {
         /// Its node ids; empty removes the group.
         nodes: Vec<String>,
     },
+    /// `node_group_set`: sets group `group`'s nodes (creates it; `[]` removes it).
+    NodeGroupSet {
+        /// The group's name.
+        group: String,
+        /// Its node ids, in the group's order; empty removes the group.
+        nodes: Vec<String>,
+    },
+    /// `table_family_set`: sets family `family` to `entry` (creates or replaces it).
+    TableFamilySet {
+        /// The family's name.
+        family: String,
+        /// The entry, as the document writes it (`tables`, `group`, `strategy`,
+        /// `hashing`, or `reference`).
+        entry: Value,
+    },
+    /// `table_family_remove`: removes family `family`.
+    TableFamilyRemove {
+        /// The family's name.
+        family: String,
+    },
+    /// `tenant_set`: sets tenant `tenant`'s entry (creates or replaces it).
+    TenantSet {
+        /// The tenant, as the partition key's tenant part reads it.
+        tenant: String,
+        /// The entry, as the document writes it (`group`, `zone`, `shards`).
+        entry: Value,
+    },
+    /// `tenant_remove`: removes tenant `tenant`'s entry.
+    TenantRemove {
+        /// The tenant.
+        tenant: String,
+    },
     /// `trie_split`: leaf `leaf` splits; the new half goes to `node`, appended.
     TrieSplit {
         /// The leaf's prefix.
@@ -337,6 +375,9 @@ impl Op {
             "directory_set" | "directory_remove" | "multilevel_remap" | "multilevel_group_set" => {
                 tables::parse(name, operation)
             }
+            "node_group_set" | "table_family_set" | "table_family_remove" | "tenant_set" | "tenant_remove" => {
+                sections::parse(name, operation)
+            }
             "trie_split" | "trie_remove" => trie::parse(name, operation),
             "hot_key_add" | "hot_key_remove" => hot_keys::parse(name, operation),
             "suggest" => suggest::parse(operation),
@@ -381,6 +422,11 @@ impl Op {
             Op::DirectoryRemove { .. } => "directory_remove",
             Op::MultilevelRemap { .. } => "multilevel_remap",
             Op::MultilevelGroupSet { .. } => "multilevel_group_set",
+            Op::NodeGroupSet { .. } => "node_group_set",
+            Op::TableFamilySet { .. } => "table_family_set",
+            Op::TableFamilyRemove { .. } => "table_family_remove",
+            Op::TenantSet { .. } => "tenant_set",
+            Op::TenantRemove { .. } => "tenant_remove",
             Op::TrieSplit { .. } => "trie_split",
             Op::TrieRemove { .. } => "trie_remove",
             Op::IdBitsCompose(_) => "id_bits_compose",
@@ -425,6 +471,11 @@ impl Op {
             Op::AddNode { .. } | Op::RemoveNode { .. } | Op::Disruption { .. } => nodes::apply(self, topology)?,
             Op::HotKeyAdd { .. } | Op::HotKeyRemove { .. } => hot_keys::apply(self, topology)?,
             Op::Suggest(measurements) => suggest::apply(measurements, topology)?,
+            Op::NodeGroupSet { .. }
+            | Op::TableFamilySet { .. }
+            | Op::TableFamilyRemove { .. }
+            | Op::TenantSet { .. }
+            | Op::TenantRemove { .. } => sections::apply(self, topology)?,
             Op::ImportCassandraRing { .. }
             | Op::ImportRedisClusterSlots(_)
             | Op::ImportRedisClusterShards(_)

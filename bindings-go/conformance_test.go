@@ -804,6 +804,21 @@ func (r *runner) migrationSession(c object) interface{} {
 				return result{"actions": must(session.Actions(now, step.boolean("moved")))}
 			case "fenced":
 				return must(session.Fenced(step.decimal("min_epoch")))
+			case "lazy_groups":
+				return result{"groups": must(session.LazyGroups(keysOf(step["keys"])))}
+			case "resume_at":
+				// The duty and the pause absent (nil): the core's defaults.
+				var duty *uint32
+				var pause *uint64
+				if step.has("duty_per_mille") {
+					d := step.u32("duty_per_mille")
+					duty = &d
+				}
+				if step.has("min_pause_ms") {
+					p := step.decimal("min_pause_ms")
+					pause = &p
+				}
+				return result{"resume_ms": decimal(must(session.ResumeAt(step.decimal("started_ms"), step.decimal("finished_ms"), duty, pause)))}
 			}
 			bad("unknown migration session call %s", call)
 			return nil

@@ -282,6 +282,37 @@ func (s *MigrationSession) LazySteps(key Key) (json.RawMessage, error) {
 	return s.jsonOut(C.sr_migration_session_lazy_steps(s.handle(), k, &out), out)
 }
 
+// LazyGroups is the lazy moves of keys grouped by their steps: [{"steps":
+// {"read_from", "write_to", "retire_from", "fence_epoch"}, "indices": [...]}], one per
+// distinct steps in the order of its first key; keys that stay are left out; [] unless
+// the session is lazy.
+func (s *MigrationSession) LazyGroups(keys []Key) (json.RawMessage, error) {
+	k, n := cKeys(keys)
+	defer free(k)
+	var out *C.char
+	return s.jsonOut(C.sr_migration_session_lazy_groups(s.handle(), k, n, &out), out)
+}
+
+// ResumeAt is when a copy job starts its next step, once the last one ran from
+// startedMs to finishedMs: the core's pace of dutyPerMille (thousandths of the wall
+// time the job works, 1 to 1000) and minPauseMs (the shortest rest), each nil for the
+// core's default.
+func (s *MigrationSession) ResumeAt(startedMs, finishedMs uint64, dutyPerMille *uint32, minPauseMs *uint64) (uint64, error) {
+	var duty C.uint32_t
+	var pause C.uint64_t
+	if dutyPerMille != nil {
+		duty = C.uint32_t(*dutyPerMille)
+	}
+	if minPauseMs != nil {
+		pause = C.uint64_t(*minPauseMs)
+	}
+	var v C.uint64_t
+	err := check(C.sr_migration_session_resume_at(s.handle(), C.uint64_t(startedMs), C.uint64_t(finishedMs),
+		C.bool(dutyPerMille != nil), duty, C.bool(minPauseMs != nil), pause, &v))
+	runtime.KeepAlive(s)
+	return uint64(v), err
+}
+
 // CopyBatch is a background copy's next batch from cursor, at most max units.
 func (s *MigrationSession) CopyBatch(cursor, max uint32) (json.RawMessage, error) {
 	var out *C.char

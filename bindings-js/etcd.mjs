@@ -74,8 +74,23 @@ export function sameValue(key, value) {
   return { key: text(key), target: 'value', value: text(value) };
 }
 
-/** The session's op field of an `EtcdCompare`: its `modRevision` is the core's `mod_revision`. */
-const compareOp = ({ modRevision, ...rest }) => (modRevision === undefined ? rest : { ...rest, mod_revision: modRevision });
+/**
+ * The session's op field of an `EtcdCompare`: its `modRevision` is the core's
+ * `mod_revision`. Only an EtcdCompare's own fields pass: anything else (the core's own
+ * spelling `mod_revision` included) is refused here, not handed to the session as if the
+ * caller had used a builder.
+ */
+function compareOp({ key, target, value, modRevision, ...rest }) {
+  const unknown = Object.keys(rest);
+  if (unknown.length > 0) {
+    throw new ShardrouteError('invalid_argument',
+      `etcd: a compare has key, target, value and modRevision, not ${unknown.join(', ')}; build it with sameRevision or sameValue`);
+  }
+  const op = { key, target };
+  if (value !== undefined) op.value = value;
+  if (modRevision !== undefined) op.mod_revision = modRevision;
+  return op;
+}
 
 /** The package's Offered of the session's result. */
 const offeredOf = (result) => sourceOffered((...fields) => new Offered(...fields), result);

@@ -1537,6 +1537,17 @@ export interface LazySteps {
   fenceEpoch: bigint;
 }
 
+/**
+ * The lazy moves of several keys with the same steps (`MigrationSession.lazyGroups`): move
+ * them together, one statement per step.
+ */
+export interface LazyGroup {
+  /** The steps every key of the group takes. */
+  steps: LazySteps;
+  /** The keys' indices in the array given, increasing. */
+  indices: number[];
+}
+
 /** One batch of a background copy (`MigrationSession.copyBatch`). */
 export interface CopyBatch {
   /** The units to copy now, in shard order: `[shard, from node, to node]`. */
@@ -1648,6 +1659,33 @@ export declare class MigrationSession {
    * @throws {ShardrouteError} `invalid_key`.
    */
   lazySteps(key: Key): LazySteps | null;
+  /**
+   * The lazy moves of `keys` grouped by their steps: one entry per distinct steps (as
+   * `lazySteps` gives them, key by key), in the order of its first key, with the keys'
+   * indices; keys that stay are left out; empty unless the mode is `'lazy'`. A sweep or a
+   * service's pending moves move a group in one statement per step.
+   *
+   * @throws {ShardrouteError} `invalid_argument` when `keys` is not an array; `invalid_key`.
+   */
+  lazyGroups(keys: Key[]): LazyGroup[];
+  /**
+   * When a copy job starts its next step, once the last one ran from `startedMs` to
+   * `finishedMs` (its monotonic clock, ms): `finishedMs + max(minPauseMs, ceil(took * (1000
+   * - dutyPerMille) / dutyPerMille))`, so that the job works at most `dutyPerMille`
+   * thousandths of the wall time (omitted or `null`: the core's default, 50, 5%) and rests
+   * at least `minPauseMs` between two steps (omitted or `null`: the core's default, 0);
+   * saturating at `2n ** 64n - 1n`. The same in every mode: sleep until then.
+   *
+   * @throws {ShardrouteError} `invalid_argument` when `finishedMs` is before `startedMs`,
+   *   for a duty outside `1..=1000`, or a time that is not a safe non-negative integer or
+   *   a `bigint` in `0n..2n ** 64n`.
+   */
+  resumeAt(
+    startedMs: number | bigint,
+    finishedMs: number | bigint,
+    dutyPerMille?: number | null,
+    minPauseMs?: number | bigint | null,
+  ): bigint;
   /**
    * The next `max` units a background copy moves, from the stored `cursor` (0 to start):
    * store the batch's `next` once its units are copied and marked.
@@ -2117,7 +2155,7 @@ export interface VshardRange {
 export type NodeChoice = NodeId | TopologyNode;
 
 /** A topology operation for apply(topology, operation) (core/src/ops/mod.rs lists what each does and reports). */
-export type Operation = AddNodeOperation | RemoveNodeOperation | DisruptionOperation | PlanRebalanceOperation | CompleteMovesOperation | VbucketDoubleOperation | VbucketHalveOperation | VbucketOverrideOperation | VbucketOverrideRemoveOperation | RangeSplitOperation | RangeSplitMedianOperation | RangeMergeOperation | RangeMoveOperation | RangePresplitOperation | DirectorySetOperation | DirectoryRemoveOperation | HotKeyAddOperation | HotKeyRemoveOperation | SuggestOperation | MultilevelRemapOperation | MultilevelGroupSetOperation | TrieSplitOperation | TrieRemoveOperation | IdBitsComposeOperation | IdBitsTicketsOperation | IdBitsReserveBlockOperation | IdBitsTicketServerOperation | IdBitsDecodeOperation | IdGroupsAddGroupOperation | IdGroupsAddIntervalOperation | IdGroupsSetWritableOperation | RedisMovedOperation | ImportCassandraRingOperation | ImportRedisClusterSlotsOperation | ImportRedisClusterShardsOperation | ImportCouchbaseConfigOperation;
+export type Operation = AddNodeOperation | RemoveNodeOperation | DisruptionOperation | PlanRebalanceOperation | CompleteMovesOperation | VbucketDoubleOperation | VbucketHalveOperation | VbucketOverrideOperation | VbucketOverrideRemoveOperation | RangeSplitOperation | RangeSplitMedianOperation | RangeMergeOperation | RangeMoveOperation | RangePresplitOperation | DirectorySetOperation | DirectoryRemoveOperation | HotKeyAddOperation | HotKeyRemoveOperation | SuggestOperation | MultilevelRemapOperation | MultilevelGroupSetOperation | NodeGroupSetOperation | TableFamilySetOperation | TableFamilyRemoveOperation | TenantSetOperation | TenantRemoveOperation | TrieSplitOperation | TrieRemoveOperation | IdBitsComposeOperation | IdBitsTicketsOperation | IdBitsReserveBlockOperation | IdBitsTicketServerOperation | IdBitsDecodeOperation | IdGroupsAddGroupOperation | IdGroupsAddIntervalOperation | IdGroupsSetWritableOperation | RedisMovedOperation | ImportCassandraRingOperation | ImportRedisClusterSlotsOperation | ImportRedisClusterShardsOperation | ImportCouchbaseConfigOperation;
 
 /** Appends a node (strategies whose placement follows the node list). */
 export interface AddNodeOperation {
@@ -2313,6 +2351,39 @@ export interface MultilevelGroupSetOperation {
   op: 'multilevel_group_set';
   group: string;
   nodes: string[];
+}
+
+/** any: sets node group `group`'s nodes, in the group's order (creates it; [] removes it, refused while a table family or tenant names it). */
+export interface NodeGroupSetOperation {
+  op: 'node_group_set';
+  group: string;
+  nodes: string[];
+}
+
+/** any: sets table family `family` to `entry`, as table_families writes it (creates or replaces it). */
+export interface TableFamilySetOperation {
+  op: 'table_family_set';
+  family: string;
+  entry: TableFamily;
+}
+
+/** any: removes table family `family`; its tables route by the document's own strategy. */
+export interface TableFamilyRemoveOperation {
+  op: 'table_family_remove';
+  family: string;
+}
+
+/** any: sets tenant `tenant`'s entry, as tenants.entries writes it (creates or replaces it); a placed entry needs a strategy whose shards are its nodes. */
+export interface TenantSetOperation {
+  op: 'tenant_set';
+  tenant: string;
+  entry: Tenant;
+}
+
+/** any: removes tenant `tenant`'s entry; its keys route as without one. */
+export interface TenantRemoveOperation {
+  op: 'tenant_remove';
+  tenant: string;
 }
 
 /** trie: leaf `leaf` becomes leaf+"0" (same node) and leaf+"1" for `node` (appended). */

@@ -75,6 +75,38 @@ pub fn until_ms(value: JsType<'_>, bigint: impl FnOnce() -> Result<u64, bool>) -
     }
 }
 
+/// A `startedMs` or `finishedMs` argument of `resumeAt` (a step's start or end on the
+/// caller's clock), read as a time is ([`js_session::milliseconds`]). (Unused by the WASM
+/// route build, which leaves `resumeAt` out.)
+///
+/// # Errors
+/// `invalid_argument`: `"startedMs must be milliseconds, a safe non-negative integer or a
+/// bigint in 0n..=18446744073709551615n, got the number -1"`.
+#[allow(dead_code)]
+pub fn step_time(what: &str, value: JsType<'_>, bigint: impl FnOnce() -> Result<u64, bool>) -> sr::Result<u64> {
+    js_session::milliseconds(what, value, bigint)
+}
+
+/// `resumeAt`'s pace ([`ss::Pace::of`]) from its optional `dutyPerMille` (a number, read
+/// as a `u32`) and `minPauseMs` (a time): `undefined` or `null` for the core's default of
+/// each. (Unused by the WASM route build.)
+///
+/// # Errors
+/// `invalid_argument` for a `dutyPerMille` that is not an integer in `0..=2^32-1` or a
+/// bad `minPauseMs`, and the core's (a duty outside `1..=1000`).
+#[allow(dead_code)]
+pub fn pace(
+    duty_per_mille: JsType<'_>,
+    min_pause_ms: JsType<'_>,
+    bigint: impl FnOnce() -> Result<u64, bool>,
+) -> sr::Result<ss::Pace> {
+    let absent = |value: JsType<'_>| matches!(value, JsType::Undefined | JsType::Null);
+    let duty = if absent(duty_per_mille) { None } else { Some(sr::argument::count("dutyPerMille", duty_per_mille)?) };
+    let min_pause =
+        if absent(min_pause_ms) { None } else { Some(js_session::milliseconds("minPauseMs", min_pause_ms, bigint)?) };
+    ss::Pace::of(duty, min_pause)
+}
+
 /// The form of `MigrationSession.misplaced`'s `holder`: a node id (a string) or a shard
 /// number (a number). (Unused by the WASM route build, which leaves `misplaced` out.)
 #[allow(dead_code)]

@@ -80,6 +80,7 @@ function loadAddon() {
 }
 
 const addon = loadAddon();
+const { isUint8Array } = require('node:util').types;
 const { Action, Offered, ShardrouteError, documentToJson, groupsOf, nodesOf, packStrings, planOf } = load('./shared.js');
 
 /** The core's limits on JSON text (`limits::MAX_DOCUMENT_BYTES`, `limits::MAX_JSON_NESTING`), as the addon exports them. */
@@ -607,6 +608,9 @@ class MigrationSession {
       actions: (session, nowMs, moved) => session.#inner.actions(nowMs, moved),
       writePlan: (session, key) => session.#inner.writePlan(key),
       lazySteps: (session, key) => session.#inner.lazySteps(key),
+      lazyGroups: (session, keys) => session.#inner.lazyGroups(keys),
+      resumeAt: (session, startedMs, finishedMs, dutyPerMille, minPauseMs) =>
+        session.#inner.resumeAt(startedMs, finishedMs, dutyPerMille, minPauseMs),
       copyBatch: (session, cursor, max) => session.#inner.copyBatch(cursor, max),
       fenced: (session, minEpoch) => session.#inner.fenced(minEpoch),
       scanNodes: (session) => session.#inner.scanNodes(),
@@ -765,7 +769,9 @@ class RoutingService {
     text(method, 'method');
     text(target, 'target');
     if (ifNoneMatch !== null && ifNoneMatch !== undefined) text(ifNoneMatch, 'ifNoneMatch');
-    if (body !== null && body !== undefined && !(body instanceof Uint8Array)) {
+    // isUint8Array, not instanceof: a body made in another realm (a vm context, a worker's
+    // transfer) is a Uint8Array all the same, as the WASM package takes it.
+    if (body !== null && body !== undefined && !isUint8Array(body)) {
       throw new ShardrouteError('invalid_argument', `body must be a Uint8Array, not ${typeof body}`);
     }
     return serviceAnswer(guarded(() => this.#inner.answer(method, target, ifNoneMatch ?? null, body ?? null)));
@@ -829,8 +835,3 @@ module.exports = {
   MAX_JSON_NESTING,
 };
 
-// For shardroute/service (service.js) only, outside the public exports (a symbol key, so
-// neither `Object.keys`, `import *` nor the CommonJS export lexer sees it): the addon's
-// routing service, how a public Router is unwrapped, and how an addon error becomes a
-// ShardrouteError.
-Object.defineProperty(module.exports, Symbol.for('shardroute.service'), { value: Object.freeze({ addon, nativeOf, rethrow }) });

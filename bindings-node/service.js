@@ -16,20 +16,12 @@
 // BODY_TIMEOUT_MS of the head (one deadline for the whole body: a client dripping it is
 // closed, unanswered).
 
-const index = require('./index.js');
-
-// The native half and the unwrapping of a public Router, which index.js hands to this
-// module only (a property outside its public exports).
-const internals = index[Symbol.for('shardroute.service')];
-const { addon, nativeOf } = internals;
+// The public RoutingService, as the WASM package's handler uses its own: its arguments
+// are checked there (a method or target that is not a string is invalid_argument).
+const { RoutingService } = require('./index.js');
 
 /** The core's limits (`limits::MAX_SERVICE_BODY_BYTES`, `limits::MAX_SERVICE_KEYS`) and the body deadline (`service::BODY_TIMEOUT_MS`). */
-const [MAX_SERVICE_BODY_BYTES, MAX_SERVICE_KEYS, BODY_TIMEOUT_MS] = addon.serviceLimits();
-
-/** The answer of one request: `{ status, headers: [[name, value], ...], body }`. */
-function answerOf(native) {
-  return { status: native.status, headers: native.headers.map(([name, value]) => [name, value]), body: native.body };
-}
+const [MAX_SERVICE_BODY_BYTES, MAX_SERVICE_KEYS, BODY_TIMEOUT_MS] = RoutingService.limits();
 
 function write(res, answer, close = false) {
   const headers = Object.fromEntries(answer.headers);
@@ -57,11 +49,7 @@ class RouteService {
     const router = typeof this.#router === 'function' ? this.#router() : this.#router;
     if (router === null || router === undefined) return null;
     if (router !== this.#held) {
-      try {
-        this.#native = new addon.RoutingService(nativeOf(router));
-      } catch (err) {
-        internals.rethrow(err);
-      }
+      this.#native = new RoutingService(router);
       this.#held = router;
     }
     return this.#native;
@@ -69,14 +57,14 @@ class RouteService {
 
   /** Whether the path of `target` (path and query) is the service's. */
   static handles(target) {
-    return addon.serviceHandles(String(target));
+    return RoutingService.handles(String(target));
   }
 
   /** The answer to one request whose body (at most MAX_SERVICE_BODY_BYTES) is read. */
   answer(method, target, ifNoneMatch = null, body = null) {
     const service = this.#service();
-    if (service === null) return answerOf(addon.serviceUnavailable());
-    return answerOf(service.answer(String(method), String(target), ifNoneMatch ?? null, body ?? null));
+    if (service === null) return RoutingService.unavailable();
+    return service.answer(method, target, ifNoneMatch, body);
   }
 
   /**
@@ -96,7 +84,7 @@ class RouteService {
       // Nothing more is read: the answer, then the connection closed.
       req.pause();
       res.once('finish', () => req.socket?.destroy());
-      write(res, answerOf(addon.serviceBodyTooLarge(length)), true);
+      write(res, RoutingService.bodyTooLarge(length), true);
     };
     const declared = req.headers['content-length'];
     if (declared !== undefined && Number(declared) > MAX_SERVICE_BODY_BYTES) {

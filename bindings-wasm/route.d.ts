@@ -19,8 +19,8 @@
 //     `scatterEvery`, `scatterRange`, `scatterKeys`, `index`, `indexNames`, `indexWritePlan`
 //     (documents with `indexes` are read and route as usual);
 //   - `Migration`: `movingShards`, `scanNodes`, `movingKeys`; `MigrationSession`: `copyBatch`,
-//     `scanNodes`, `actions` (the retire step) and the static `misplaced` (the consistency
-//     check);
+//     `scanNodes`, `actions` (the retire step), `lazyGroups` and `resumeAt` (a mover's
+//     groups and a copy job's pace) and the static `misplaced` (the consistency check);
 //   - `TopologyFollower`: `publish`.
 // The full package (`shardroute-wasm`) has them all. Objects of the two builds do not mix:
 // each has its own module, so pass a route `Router` only to route calls.

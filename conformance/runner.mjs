@@ -396,6 +396,23 @@ function migrationStep(api, session, step) {
       case 'fenced':
         // The decimal text as a bigint, as a user holds a u64 epoch.
         return { [session.fenced(BigInt(step.min_epoch))]: {} };
+      case 'lazy_groups':
+        return {
+          groups: session.lazyGroups(step.keys.map(toKey)).map((group) => {
+            const { steps, indices, ...rest } = group;
+            if (Object.keys(rest).length) throw new Error(`lazyGroups returned extra fields ${Object.keys(rest)}`);
+            const { readFrom, writeTo, retireFrom, fenceEpoch: epoch, ...more } = steps;
+            if (Object.keys(more).length) throw new Error(`lazyGroups' steps have extra fields ${Object.keys(more)}`);
+            return { steps: { read_from: readFrom, write_to: writeTo, retire_from: retireFrom,
+              fence_epoch: u64Json(epoch, 'fence_epoch') }, indices };
+          }),
+        };
+      case 'resume_at': {
+        // Times as bigints; the duty and the pause absent (undefined) for the core's defaults.
+        const minPause = step.min_pause_ms === undefined ? undefined : BigInt(step.min_pause_ms);
+        const resume = session.resumeAt(BigInt(step.started_ms), BigInt(step.finished_ms), step.duty_per_mille, minPause);
+        return { resume_ms: u64Json(resume, 'resumeAt') };
+      }
       default:
         throw new Error(`unknown migration session call ${step.call}`);
     }

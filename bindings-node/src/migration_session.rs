@@ -73,7 +73,8 @@ impl MigrationSession {
             shared::HolderForm::Shard => sr::migration::Holder::Shard(crate::u32_argument(holder, "holder")?),
         };
         let keys = key::many_from_js(keys)?;
-        let found = sr::migration::misplaced(router.inner.as_ref(), holder, keys.iter().map(key::Key::as_core)).or_throw()?;
+        let found =
+            sr::migration::misplaced(router.inner.as_ref(), holder, keys.iter().map(key::Key::as_core)).or_throw()?;
         let mut object = Object::new(env).or_throw()?;
         let (count, checked) = (found.count(), found.checked);
         object.set("misplaced", found.indices).or_throw()?;
@@ -202,6 +203,56 @@ impl MigrationSession {
         let key = key::from_js(key)?;
         let steps = self.inner.lazy_steps(key.as_core()).or_throw()?;
         steps.map(|steps| plan(env, steps.into())).transpose()
+    }
+
+    /// The lazy moves of `keys` (an array) grouped by their steps: `[{ steps, indices }]`,
+    /// `steps` as `lazySteps` gives them, `indices` the keys' (increasing), one entry per
+    /// distinct steps in the order of its first key; keys that stay are left out; empty
+    /// unless the mode is lazy.
+    ///
+    /// # Errors
+    /// `invalid_key`, and `invalid_argument` when `keys` is not an array.
+    #[napi(catch_unwind)]
+    pub fn lazy_groups<'env>(&self, env: &'env Env, keys: Unknown) -> Result<Vec<Object<'env>>> {
+        let keys = key::many_from_js(keys)?;
+        let groups = self.inner.lazy_groups(keys.iter().map(key::Key::as_core)).or_throw()?;
+        groups
+            .into_iter()
+            .map(|group| {
+                let mut object = Object::new(env).or_throw()?;
+                object.set("steps", plan(env, group.steps.into())?).or_throw()?;
+                object.set("indices", group.indices).or_throw()?;
+                Ok(object)
+            })
+            .collect()
+    }
+
+    /// When a copy job starts its next step (a `bigint`, the caller's clock), once the
+    /// last one ran from `startedMs` to `finishedMs`: the core's pace
+    /// ([`ss::Pace::next_start`]) of `dutyPerMille` (thousandths of the wall time the job
+    /// works, 1 to 1000) and `minPauseMs` (the shortest rest), each `undefined` or `null`
+    /// for the core's default.
+    ///
+    /// # Errors
+    /// `invalid_argument` for a bad time or duty ([`shared::pace`]), a duty outside
+    /// `1..=1000`, or `finishedMs` before `startedMs` (the core's).
+    #[napi(catch_unwind)]
+    pub fn resume_at(
+        &self,
+        started_ms: Unknown,
+        finished_ms: Unknown,
+        duty_per_mille: Unknown,
+        min_pause_ms: Unknown,
+    ) -> Result<BigInt> {
+        let started_ms = unsigned(started_ms, |got, bigint| shared::step_time("startedMs", got, || bigint))?;
+        let finished_ms = unsigned(finished_ms, |got, bigint| shared::step_time("finishedMs", got, || bigint))?;
+        let (duty, min_pause) = (key::js_type(duty_per_mille)?, key::js_type(min_pause_ms)?);
+        let bigint = match min_pause {
+            JsType::BigInt => key::bigint_u64(min_pause_ms)?,
+            _ => Err(false),
+        };
+        let pace = shared::pace(duty, min_pause, || bigint).or_throw()?;
+        Ok(BigInt::from(self.inner.resume_at(started_ms, finished_ms, pace).or_throw()?))
     }
 
     /// The next `max` units of a background copy from the stored `cursor`: `{ units, next }`,

@@ -49,3 +49,19 @@ test('txn sends a modRevision compare to the gateway as etcd names it', async ()
   assert.equal(first.find((compare) => compare.key === b64('/v')).target, 'VALUE');
   assert.equal(String(second[0].mod_revision ?? '0'), '0');
 });
+
+test('a compare with a field of its own making is refused before anything is sent', async () => {
+  const { url, bodies } = await member();
+  const etcd = new Etcd(url);
+  for (const compare of [
+    { key: '/k', target: 'mod', mod_revision: '7' }, // the session's spelling, not the record's
+    { ...sameRevision('/k', 7n), result: 'greater' },
+  ]) {
+    await assert.rejects(etcd.txn([compare], { '/k': 'v' }), (err) => {
+      assert.equal(err.code, 'invalid_argument');
+      assert.match(err.message, /sameRevision or sameValue/);
+      return true;
+    });
+  }
+  assert.equal(bodies.length, 0);
+});

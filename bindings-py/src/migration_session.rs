@@ -9,7 +9,7 @@ use sr::session as ss;
 use crate::errors;
 use crate::key::{str_from_py, type_name, u32_from_py, u64_from_py, Key};
 use crate::migration::Migration;
-use crate::router::{for_each_batch_key, router_arg};
+use crate::router::{for_each_batch_key, router_arg, with_all_keys};
 
 /// The routing in force while data moves, or while nothing does: its mode ("plain",
 /// "background", "lazy", "expiration" or "catch-up"), the read plan (old owner first,
@@ -17,7 +17,9 @@ use crate::router::{for_each_batch_key, router_arg};
 /// write plan under the fence epoch, a key's lazy move (None unless "lazy"), the
 /// background copy's batches from a stored cursor, the nodes a query over every key
 /// reads (scan_nodes), what a fence refusal means, the next deadline and the nodes to
-/// retire once the move has emptied them (actions).
+/// retire once the move has emptied them (actions); for a copy job, the lazy moves of
+/// many keys grouped by their steps (lazy_groups) and when to start its next step
+/// (resume_at: its pace).
 ///
 /// MigrationSession(migration, mode, until_ms=None): migration a Migration, mode
 /// "background", "lazy" or "expiration" (nothing copied; until_ms, the keys' TTL
@@ -243,6 +245,74 @@ impl MigrationSession {
         dict.set_item("retire_from", steps.retire_from)?;
         dict.set_item("fence_epoch", steps.fence_epoch)?;
         Ok(Some(dict))
+    }
+
+    /// The lazy moves of keys grouped by their steps: a list of dicts with steps (as
+    /// lazy_steps gives them: read_from, write_to, retire_from, fence_epoch) and indices
+    /// (the keys' indices in keys, increasing), one per distinct steps in the order of its
+    /// first key; keys that stay are left out; empty unless the mode is "lazy". Move a
+    /// group in one statement per step. keys: any iterable of keys, as Router.route_many.
+    ///
+    /// Raises as Router.route_many for a key.
+    fn lazy_groups<'py>(&self, keys: &Bound<'py, PyAny>) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        let py = keys.py();
+        type Group = (String, String, String, u64, Vec<u32>);
+        let groups: Vec<Group> = with_all_keys(keys, |keys| {
+            Ok(self
+                .inner
+                .lazy_groups(keys)?
+                .into_iter()
+                .map(|g| {
+                    let s = g.steps;
+                    (s.read_from.to_owned(), s.write_to.to_owned(), s.retire_from.to_owned(), s.fence_epoch, g.indices)
+                })
+                .collect())
+        })?;
+        groups
+            .into_iter()
+            .map(|(read_from, write_to, retire_from, fence_epoch, indices)| {
+                let steps = PyDict::new(py);
+                steps.set_item("read_from", read_from)?;
+                steps.set_item("write_to", write_to)?;
+                steps.set_item("retire_from", retire_from)?;
+                steps.set_item("fence_epoch", fence_epoch)?;
+                let group = PyDict::new(py);
+                group.set_item("steps", steps)?;
+                group.set_item("indices", indices)?;
+                Ok(group)
+            })
+            .collect()
+    }
+
+    /// When a copy job starts its next step, once the last one ran from started_ms to
+    /// finished_ms (its monotonic clock, in ms): finished_ms + max(min_pause_ms,
+    /// ceil(took * (1000 - duty_per_mille) / duty_per_mille)), so that the job works at
+    /// most duty_per_mille thousandths of the wall time (None: the core's default, 50, 5%)
+    /// and rests at least min_pause_ms between two steps (None: the core's default, 0);
+    /// saturating at 2**64 - 1. The same in every mode. Sleep until then.
+    ///
+    /// Raises InvalidArgumentError when finished_ms is before started_ms, for a
+    /// duty_per_mille outside 1..=1000, or a time that is not an int in 0..2**64.
+    #[pyo3(signature = (started_ms, finished_ms, duty_per_mille = None, min_pause_ms = None))]
+    fn resume_at(
+        &self,
+        started_ms: &Bound<'_, PyAny>,
+        finished_ms: &Bound<'_, PyAny>,
+        duty_per_mille: Option<&Bound<'_, PyAny>>,
+        min_pause_ms: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<u64> {
+        let started_ms = u64_argument(started_ms, "started_ms")?;
+        let finished_ms = u64_argument(finished_ms, "finished_ms")?;
+        let duty = match duty_per_mille {
+            Some(value) if !value.is_none() => Some(u32_from_py(value, "duty_per_mille")?),
+            _ => None,
+        };
+        let min_pause = match min_pause_ms {
+            Some(value) if !value.is_none() => Some(u64_argument(value, "min_pause_ms")?),
+            _ => None,
+        };
+        let pace = ss::Pace::of(duty, min_pause).map_err(errors::to_py)?;
+        self.inner.resume_at(started_ms, finished_ms, pace).map_err(errors::to_py)
     }
 
     /// The next max units of a background copy from the stored cursor (0 to start): a

@@ -216,6 +216,18 @@ def migration_step(session: shardroute.MigrationSession, step: Dict[str, Any]) -
             return {"units": [list(unit) for unit in batch["units"]], "next": batch["next"]}
         if call == "fenced":
             return {session.fenced(int(step["min_epoch"])): {}}
+        if call == "lazy_groups":
+            groups = session.lazy_groups([vector_key(key) for key in step["keys"]])
+            return {"groups": [
+                {"steps": {**group["steps"], "fence_epoch": str(group["steps"]["fence_epoch"])}, "indices": group["indices"]}
+                for group in groups
+            ]}
+        if call == "resume_at":
+            min_pause = int(step["min_pause_ms"]) if "min_pause_ms" in step else None
+            resume = session.resume_at(
+                int(step["started_ms"]), int(step["finished_ms"]), step.get("duty_per_mille"), min_pause
+            )
+            return {"resume_ms": str(resume)}
     except shardroute.ShardrouteError as err:
         return {"error": err.code}
     raise MalformedVector(f"unknown migration session call {call!r}")

@@ -135,7 +135,9 @@ export class RouteService {
   answer(method, target, ifNoneMatch = null, body = null) {
     const service = this.#service();
     if (service === null) return RoutingService.unavailable();
-    return service.answer(String(method), String(target), ifNoneMatch ?? undefined, body ?? undefined);
+    // Not coerced: a method or target that is not a string is invalid_argument, as for
+    // RoutingService itself.
+    return service.answer(method, target, ifNoneMatch ?? undefined, body ?? undefined);
   }
 
   /**

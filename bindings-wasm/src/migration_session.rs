@@ -229,6 +229,56 @@ impl MigrationSession {
         ))?)
     }
 
+    /// The lazy moves of `keys` (an array, as for `Router.routeMany`) grouped by their
+    /// steps: `[{steps, indices}]`, `steps` as `lazySteps` gives them, `indices` the keys'
+    /// (increasing), one entry per distinct steps in the order of its first key; keys that
+    /// stay are left out; empty unless the mode is lazy. Left out of the route build: a
+    /// mover's call, not routing.
+    ///
+    /// Throws `invalid_argument` when `keys` is not an array; `invalid_key`.
+    #[wasm_bindgen(js_name = lazyGroups)]
+    pub fn lazy_groups(&self, keys: &JsValue) -> Result<Array> {
+        let batch = crate::router::Batch::from_js(keys)?;
+        self.inner
+            .lazy_groups(batch.keys())?
+            .into_iter()
+            .map(|group| {
+                let indices: Array = group.indices.iter().map(|&index| JsValue::from(index)).collect();
+                let steps = plan(group.steps.into())?;
+                let entries =
+                    Array::of2(&Array::of2(&"steps".into(), &steps), &Array::of2(&"indices".into(), &indices));
+                Ok(JsValue::from(record(&entries)?))
+            })
+            .collect::<sr::Result<Array>>()
+            .map_err(Into::into)
+    }
+
+    /// When a copy job starts its next step (a bigint, the caller's clock), once the last
+    /// one ran from `startedMs` to `finishedMs`: the core's pace of `dutyPerMille`
+    /// (thousandths of the wall time the job works, 1 to 1000) and `minPauseMs` (the
+    /// shortest rest), each `undefined` or `null` for the core's default. Left out of the
+    /// route build: a copy job's call.
+    ///
+    /// Throws `invalid_argument` for a bad time or duty, a duty outside `1..=1000`, or
+    /// `finishedMs` before `startedMs`.
+    #[wasm_bindgen(js_name = resumeAt)]
+    pub fn resume_at(
+        &self,
+        started_ms: &JsValue,
+        finished_ms: &JsValue,
+        duty_per_mille: &JsValue,
+        min_pause_ms: &JsValue,
+    ) -> Result<u64> {
+        let time = |value: &JsValue, what: &str| {
+            key::with_type(value, |got| shared::step_time(what, got, || key::bigint_u64(value)))
+        };
+        let (started_ms, finished_ms) = (time(started_ms, "startedMs")?, time(finished_ms, "finishedMs")?);
+        let pace = key::with_type(duty_per_mille, |duty| {
+            key::with_type(min_pause_ms, |pause| shared::pace(duty, pause, || key::bigint_u64(min_pause_ms)))
+        })?;
+        Ok(self.inner.resume_at(started_ms, finished_ms, pace)?)
+    }
+
     /// The nodes a query over every key reads, in order (each once when that is safe),
     /// left out of the route build as `Migration.scanNodes` is.
     #[wasm_bindgen(js_name = scanNodes)]

@@ -34,7 +34,7 @@ const LEFT_OUT = {
     'saltedKey', 'saltedKeys', 'moved', 'ask', 'scatterEvery', 'scatterRange', 'scatterKeys', 'index', 'indexNames',
     'indexWritePlan'],
   Migration: ['movingShards', 'scanNodes', 'movingKeys'],
-  MigrationSession: ['copyBatch', 'scanNodes', 'actions'],
+  MigrationSession: ['copyBatch', 'scanNodes', 'actions', 'lazyGroups', 'resumeAt'],
   TopologyFollower: ['publish'],
 };
 

@@ -139,4 +139,9 @@ test('the handler follows a function\'s router; other paths are the core\'s 404'
   assert.equal(await service.handle(new Request('http://routing.test/health')), null);
   assert.ok(RouteService.handles('http://x/route?key=1') && !RouteService.handles('/routes'));
   assert.throws(() => new RoutingService({}), { code: 'invalid_argument' });
+  // RouteService.answer passes its arguments on uncoerced: a method or target that is not
+  // a string is refused, as RoutingService refuses it, never turned into text.
+  assert.throws(() => service.answer(7, '/route?key=a'), { code: 'invalid_argument' });
+  assert.throws(() => service.answer('GET', { toString: () => '/route?key=a' }), { code: 'invalid_argument' });
+  assert.equal(service.answer('GET', '/route?key=a').status, 200);
 });

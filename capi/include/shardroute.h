@@ -372,6 +372,34 @@ sr_error *sr_migration_session_lazy_steps(const sr_migration_session *session,
                                           char **out_json);
 
 /**
+ * The lazy moves of the `count` keys (borrowed) grouped by their steps: a JSON array of
+ * `{"steps": {"read_from", "write_to", "retire_from", "fence_epoch"}, "indices": [...]}`,
+ * one per distinct steps in the order of its first key, indices increasing, keys that
+ * stay left out; `[]` unless the session is lazy (free with `sr_string_free`).
+ */
+sr_error *sr_migration_session_lazy_groups(const sr_migration_session *session,
+                                           const sr_key *keys,
+                                           size_t count,
+                                           char **out_json);
+
+/**
+ * When a copy job starts its next step, once the last one ran from `started_ms` to
+ * `finished_ms` (its monotonic clock, ms), into `*resume_ms`: the finish plus the larger
+ * of the shortest pause and the rest that keeps the job at its duty (thousandths of the
+ * wall time, 1 to 1000), saturating. `duty_per_mille` is read when `has_duty` and
+ * `min_pause_ms` when `has_min_pause`; otherwise the core's defaults (50, 0).
+ * `invalid_argument` for a duty outside 1..=1000 or `finished_ms` before `started_ms`.
+ */
+sr_error *sr_migration_session_resume_at(const sr_migration_session *session,
+                                         uint64_t started_ms,
+                                         uint64_t finished_ms,
+                                         bool has_duty,
+                                         uint32_t duty_per_mille,
+                                         bool has_min_pause,
+                                         uint64_t min_pause_ms,
+                                         uint64_t *resume_ms);
+
+/**
  * A background copy's next batch from `cursor`, at most `max` units: `{"units":
  * [[shard, from, to]], "next": cursor | null}` (free with `sr_string_free`).
  */

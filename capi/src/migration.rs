@@ -5,7 +5,7 @@ use std::ffi::c_char;
 
 use serde_json::{json, Value};
 use sr::migration::{Holder, Migration};
-use sr::session::{Fenced, MigrationAction, MigrationSession, Mode};
+use sr::session::{Fenced, MigrationAction, MigrationSession, Mode, Pace};
 
 use crate::router::router;
 use crate::{
@@ -312,6 +312,50 @@ pub unsafe extern "C" fn sr_migration_session_lazy_steps(
             json!(s.lazy_steps(self::key(key)?)?.map(|s| json!({"read_from": s.read_from, "write_to": s.write_to,
             "retire_from": s.retire_from, "fence_epoch": s.fence_epoch.to_string()})))
         })
+    })
+}
+/// The lazy moves of the `count` keys (borrowed) grouped by their steps: a JSON array of
+/// `{"steps": {"read_from", "write_to", "retire_from", "fence_epoch"}, "indices": [...]}`,
+/// one per distinct steps in the order of its first key, indices increasing, keys that
+/// stay left out; `[]` unless the session is lazy (free with `sr_string_free`).
+#[no_mangle]
+pub unsafe extern "C" fn sr_migration_session_lazy_groups(
+    session: *const sr_migration_session,
+    keys: *const sr_key,
+    count: usize,
+    out_json: *mut *mut c_char,
+) -> *mut sr_error {
+    session_json(session, out_json, |s| {
+        let groups = s.lazy_groups(self::keys(keys, count)?)?;
+        Ok(json!(groups
+            .iter()
+            .map(|g| json!({"steps": {"read_from": g.steps.read_from, "write_to": g.steps.write_to,
+                "retire_from": g.steps.retire_from, "fence_epoch": g.steps.fence_epoch.to_string()},
+                "indices": g.indices}))
+            .collect::<Vec<_>>()))
+    })
+}
+/// When a copy job starts its next step, once the last one ran from `started_ms` to
+/// `finished_ms` (its monotonic clock, ms), into `*resume_ms`: the finish plus the larger
+/// of the shortest pause and the rest that keeps the job at its duty (thousandths of the
+/// wall time, 1 to 1000), saturating. `duty_per_mille` is read when `has_duty` and
+/// `min_pause_ms` when `has_min_pause`; otherwise the core's defaults (50, 0).
+/// `invalid_argument` for a duty outside 1..=1000 or `finished_ms` before `started_ms`.
+#[no_mangle]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn sr_migration_session_resume_at(
+    session: *const sr_migration_session,
+    started_ms: u64,
+    finished_ms: u64,
+    has_duty: bool,
+    duty_per_mille: u32,
+    has_min_pause: bool,
+    min_pause_ms: u64,
+    resume_ms: *mut u64,
+) -> *mut sr_error {
+    value_out(resume_ms, "resume_ms", || {
+        let pace = Pace::of(has_duty.then_some(duty_per_mille), has_min_pause.then_some(min_pause_ms))?;
+        self::session(session)?.resume_at(started_ms, finished_ms, pace)
     })
 }
 /// A background copy's next batch from `cursor`, at most `max` units: `{"units":

@@ -424,6 +424,23 @@ json_t *migration_session(json_t *c) {
       if (decimal_field(step, "min_epoch", &value)) goto malformed;
       STEP(sr_migration_session_fenced(session, value, &out));
       result = parsed(out);
+    } else if (!strcmp(call, "lazy_groups")) {
+      sr_key *keys;
+      size_t count;
+      STEP_KEYS(json_object_get(step, "keys"), &keys, &count);
+      STEP(sr_migration_session_lazy_groups(session, keys, count, &out));
+      result = json_pack("{s:o}", "groups", parsed(out));
+    } else if (!strcmp(call, "resume_at")) {
+      /* The duty and the pause absent: the core's defaults. */
+      uint64_t started, finished, min_pause = 0;
+      uint32_t duty = 0;
+      bool has_duty = json_object_get(step, "duty_per_mille") != NULL;
+      bool has_min_pause = json_object_get(step, "min_pause_ms") != NULL;
+      if (decimal_field(step, "started_ms", &started) || decimal_field(step, "finished_ms", &finished)) goto malformed;
+      if (has_duty && u32_field(step, "duty_per_mille", &duty)) goto malformed;
+      if (has_min_pause && decimal_field(step, "min_pause_ms", &min_pause)) goto malformed;
+      STEP(sr_migration_session_resume_at(session, started, finished, has_duty, duty, has_min_pause, min_pause, &value));
+      result = json_pack("{s:o}", "resume_ms", decimal(value));
     } else
       MALFORMED("unknown migration session call %s", call);
   append:

@@ -9,6 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { runInNewContext } from 'node:vm';
 import { describe, test } from 'node:test';
 
 import { doc } from './documents.mjs';
@@ -148,7 +149,13 @@ export function apiSuite(api, runtime) {
       assert.equal(service.answer('GET', '/route?key=user%3A1', service.etag).status, 304);
       const batch = service.answer('POST', '/route', null, new TextEncoder().encode('{"keys": ["a", 7]}'));
       assert.deepEqual(JSON.parse(new TextDecoder().decode(batch.body)).answers.map(({ shard }) => shard), [router.route('a'), router.route(7)]);
+      // A body made in another realm is a Uint8Array all the same; a view of another
+      // element type is not.
+      const foreign = runInNewContext('Uint8Array.from(bytes)', { bytes: [...new TextEncoder().encode('{"keys": ["a"]}')] });
+      assert.ok(!(foreign instanceof Uint8Array));
+      assert.equal(service.answer('POST', '/route', null, foreign).status, 200);
       for (const bad of [
+        () => service.answer('POST', '/route', null, new Uint16Array(4)),
         () => new RoutingService({}),
         () => service.answer(1, '/route'),
         () => service.answer('GET', undefined),

@@ -179,6 +179,31 @@ function cases() {
       ['a key that moves', (api, made) => made.lazy.lazySteps(7), null],
       ['a key that stays', (api, made) => made.lazy.lazySteps(12n), null],
     ],
+    lazyGroups: [
+      ['keys not an array', (api, made) => made.lazy.lazyGroups(7), 'invalid_argument'],
+      ['keys undefined', (api, made) => made.lazy.lazyGroups(), 'invalid_argument'],
+      ...NOT_KEYS.filter(([label]) => label !== 'an array').map(([label, key]) => [`key ${label}`,
+        (api, made) => made.lazy.lazyGroups([7, key]), 'invalid_key']),
+      ['keys of every form', (api, made) => made.lazy.lazyGroups([7, 12n, '17', 10, 20n]), null],
+      ['no keys', (api, made) => made.lazy.lazyGroups([]), null],
+      ['in background', (api, made) => made.background.lazyGroups([1, 3]), null],
+    ],
+    resumeAt: [
+      ...NOT_TIMES.map(([label, time]) => [`startedMs ${label}`, (api, made) => made.lazy.resumeAt(time, 10), 'invalid_argument']),
+      ...NOT_TIMES.map(([label, time]) => [`finishedMs ${label}`, (api, made) => made.lazy.resumeAt(0, time), 'invalid_argument']),
+      ...NOT_COUNTS.filter(([label]) => !['null', 'undefined'].includes(label)).map(([label, duty]) => [`dutyPerMille ${label}`,
+        (api, made) => made.lazy.resumeAt(0, 10, duty), 'invalid_argument']),
+      ...NOT_TIMES.filter(([label]) => !['null', 'undefined'].includes(label)).map(([label, pause]) => [`minPauseMs ${label}`,
+        (api, made) => made.lazy.resumeAt(0, 10, 50, pause), 'invalid_argument']),
+      ['a duty of 0', (api, made) => made.lazy.resumeAt(0, 10, 0), 'invalid_argument'],
+      ['a duty over 1000', (api, made) => made.lazy.resumeAt(0, 10, 1001), 'invalid_argument'],
+      ['finished before started', (api, made) => made.lazy.resumeAt(10, 0), 'invalid_argument'],
+      ['both bad: startedMs first', (api, made) => made.lazy.resumeAt(-1, 10, 0), 'invalid_argument'],
+      ['the defaults', (api, made) => made.lazy.resumeAt(1000, 1010), null],
+      ['the defaults, null', (api, made) => made.lazy.resumeAt(1000n, 1001n, null, null), null],
+      ['a duty and a pause', (api, made) => made.background.resumeAt(0, 1, 250, 20n), null],
+      ['saturating', (api, made) => made.lazy.resumeAt(0n, 2n ** 64n - 1n, 1), null],
+    ],
     copyBatch: [
       ...counts((made, cursor) => made.background.copyBatch(cursor, 1)).map(([label, ...rest]) => [`cursor ${label}`, ...rest]),
       ...counts((made, max) => made.background.copyBatch(0, max)).map(([label, ...rest]) => [`max ${label}`, ...rest]),
@@ -286,6 +311,13 @@ export function migrationSessionSuite(api, runtime) {
         'minEpoch must be a u64, a safe non-negative integer or a bigint in 0n..=18446744073709551615n, got the number 1.5');
       assert.equal(message(() => session.fenced(-1n)),
         'minEpoch must be a u64, a safe non-negative integer or a bigint in 0n..=18446744073709551615n, got a negative bigint');
+      assert.equal(message(() => session.resumeAt(10, 0)),
+        'finished_ms 0 is before started_ms 10: a step ends after it starts (one monotonic clock for both)');
+      assert.equal(message(() => session.resumeAt(0, 10, 0)),
+        'duty_per_mille: the share of the wall time the job works, in thousandths, must be in 1..=1000, got 0');
+      assert.equal(message(() => session.resumeAt(0, 10, 50, -1)),
+        'minPauseMs must be milliseconds, a safe non-negative integer or a bigint in 0n..=18446744073709551615n, got the number -1');
+      assert.equal(message(() => session.lazyGroups(7)), 'keys must be an array, got the number 7');
       assert.equal(message(() => session.fenced(FENCE)),
         `fenced: a fence at epoch ${FENCE} admits writes under epoch ${FENCE}; the refusal is not the fence's`);
     });

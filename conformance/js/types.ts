@@ -236,6 +236,13 @@ const snakeEpoch: bigint = writePlan.fence_epoch;
 backgroundSession.copyBatch(0n, 16);
 // @ts-expect-error: a fence's epoch is a number or a bigint, not text
 migrationSession.fenced('3');
+const lazyGroups: { steps: LazySteps; indices: number[] }[] = migrationSession.lazyGroups([7, 'user:1', 7n]);
+const nextStart: bigint = migrationSession.resumeAt(1_000, 1_010n) + backgroundSession.resumeAt(0n, 1, 250, null)
+  + migrationSession.resumeAt(0, 1, null, 20n);
+// @ts-expect-error: the next start is a bigint (a u64), never a number
+const nextStartNumber: number = migrationSession.resumeAt(0, 1);
+// @ts-expect-error: a duty is a number (thousandths), not a bigint
+migrationSession.resumeAt(0, 1, 50n);
 
 function describeError(err: unknown): string {
   if (err instanceof ShardrouteError) {
@@ -328,5 +335,5 @@ export const used = [shard, node, replicas, preference, shards, moreShards, epoc
   commandSlot, kind, target, until, delay, failure, afterFailure, candidates, due, planned, counters, sessionRouter,
   untilNumber, commandsNumber, seedParts, firstWait, offeredKind, offeredParts, offeredAgain, reconnectAt, writeParts,
   inlineWrite, followed, followerCounters, reconnectNumber, offeredNumber, offeredCount, fenceEpoch, readPlan,
-  writePlanParts, lazyParts, inlineSteps, batchUnit, resumeAt, refreshed, fenceNumber, snakeEpoch, routedMode, routedScan,
+  writePlanParts, lazyParts, inlineSteps, lazyGroups, nextStart, nextStartNumber, batchUnit, resumeAt, refreshed, fenceNumber, snakeEpoch, routedMode, routedScan,
   expiringUntil, readAt, wakeAt, retireParts, foundParts];

@@ -8,7 +8,7 @@ use shardroute::migration::{Holder, Migration};
 use shardroute::session::migration::MigrationAction;
 use shardroute::session::source::actions_value;
 use shardroute::session::{
-    Access, ClusterConfig, ClusterSession, Command, Fenced, Follower, FollowerConfig, MigrationSession, Mode,
+    Access, ClusterConfig, ClusterSession, Command, Fenced, Follower, FollowerConfig, MigrationSession, Mode, Pace,
     SourceSession, Transport,
 };
 use shardroute::Router;
@@ -370,6 +370,43 @@ pub fn migration_session(file: &Value, case: &Value) -> Result<Value, String> {
                     })
                     .collect();
                 json!({ "actions": actions })
+            }
+            "lazy_groups" => {
+                let mut keys = Vec::new();
+                let mut refused = None;
+                for key in step["keys"].as_array().ok_or("keys is not an array")? {
+                    match to_key(key)? {
+                        Ok(key) => keys.push(key),
+                        Err(err) => {
+                            refused = Some(err);
+                            break;
+                        }
+                    }
+                }
+                match refused.map_or_else(|| session.lazy_groups(keys.iter().map(OwnedKey::as_key)), Err) {
+                    Ok(groups) => json!({"groups": groups.iter().map(|g| json!({
+                        "steps": {"read_from": g.steps.read_from, "write_to": g.steps.write_to,
+                            "retire_from": g.steps.retire_from, "fence_epoch": g.steps.fence_epoch.to_string()},
+                        "indices": g.indices,
+                    })).collect::<Vec<_>>()}),
+                    Err(err) => json!({"error": err.code()}),
+                }
+            }
+            "resume_at" => {
+                let started = decimal_u64(&step["started_ms"], "started_ms")?;
+                let finished = decimal_u64(&step["finished_ms"], "finished_ms")?;
+                let duty = match step.get("duty_per_mille") {
+                    Some(n) => Some(n.as_u64().and_then(|n| u32::try_from(n).ok()).ok_or("bad duty_per_mille")?),
+                    None => None,
+                };
+                let min_pause = match step.get("min_pause_ms") {
+                    Some(text) => Some(decimal_u64(text, "min_pause_ms")?),
+                    None => None,
+                };
+                match Pace::of(duty, min_pause).and_then(|pace| session.resume_at(started, finished, pace)) {
+                    Ok(ms) => json!({"resume_ms": ms.to_string()}),
+                    Err(err) => json!({"error": err.code()}),
+                }
             }
             "fenced" => {
                 let epoch =

@@ -221,6 +221,26 @@ impl Migration {
         self.after.salted_key(key, salt)
     }
 
+    /// Why a copy of whole units (vbuckets, slots) would miss keys: the reason some keys
+    /// change unit between the two sides, or `None` when every key keeps its unit and only
+    /// units change owner. A key changes unit when the key hashing differs (every key), the
+    /// tenant entries differ (a spread tenant's keys) or the vbucket overrides differ (the
+    /// listed keys); [`moving_shards`](Migration::moving_shards) sees none of these, since
+    /// it compares the units' owners.
+    pub fn units_differ(&self) -> Option<&'static str> {
+        if self.before.hashing() != self.after.hashing() {
+            return Some("the key hashing differs, so every key may change unit");
+        }
+        if self.before.topology().tenants() != self.after.topology().tenants() {
+            return Some("the tenant entries differ, so a spread tenant's keys change unit");
+        }
+        let overrides = |router: &Router| router.strategy().spec::<VbucketSpec>().map(|spec| spec.overrides.clone());
+        if overrides(&self.before) != overrides(&self.after) {
+            return Some("the vbucket overrides differ, so the keys they list change unit");
+        }
+        None
+    }
+
     /// The shards whose owner changes, in shard order, for topologies whose shards are
     /// the same fixed partitions on both sides (vbuckets, slots, partitions, buckets of
     /// the same strategy and count): the units a background copy job moves.

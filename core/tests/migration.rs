@@ -99,3 +99,43 @@ fn scan_nodes_reads_a_placed_tenants_move_in_order() {
     let c = order.iter().position(|&node| node == "c").expect("c is read");
     assert!(order[c + 1..].contains(&"a"), "a read after c: {order:?}");
 }
+
+/// A background copy moves whole vbuckets whose owner changes. When keys change vbucket
+/// between the two documents (another hashing, other tenant entries, other overrides), no
+/// vbucket changes owner, the copy would move nothing and mark everything moved, and
+/// reads would then miss every key left on its old node: such a session is refused, and
+/// the lazy one (which moves key by key) is not.
+#[test]
+fn a_background_copy_is_refused_when_keys_change_vbucket() {
+    use shardroute::session::migration::{MigrationSession, Mode};
+    let owners = ["a", "b", "c"];
+    let map: Vec<serde_json::Value> = (0..16).map(|v| json!([owners[v % 3]])).collect();
+    let doc = |epoch: u64, edit: &dyn Fn(&mut serde_json::Value)| {
+        let mut document = json!({"format": "shardroute/1", "epoch": epoch,
+            "nodes": [{"id": "a"}, {"id": "b"}, {"id": "c"}],
+            "hashing": {"partition_key": {"rule": "prefix", "separator": ":"}},
+            "strategy": {"type": "vbucket", "vbuckets": 16, "map": map}});
+        edit(&mut document);
+        Router::from_value(&document).unwrap()
+    };
+    type Change = fn(&mut serde_json::Value);
+    let mut changes: Vec<(&str, Change)> = vec![
+        ("hashing", |d| d["hashing"]["seed"] = json!("0f0e0d0c0b0a09080706050403020100")),
+        ("overrides", |d| d["strategy"]["overrides"] = json!([{"key": {"utf8": "t1"}, "vbucket": 5}])),
+    ];
+    if cfg!(feature = "tables") {
+        changes.push(("tenant", |d| d["tenants"] = json!({"entries": {"t1": {"shards": 4}}})));
+    }
+    for (what, change) in &changes {
+        let migration = Migration::new(doc(1, &|_| {}), doc(2, change)).unwrap();
+        assert_eq!(migration.moving_shards().unwrap(), vec![], "{what}: no vbucket changes owner");
+        assert!(migration.units_differ().is_some(), "{what}");
+        let err = MigrationSession::new(migration.clone(), Mode::Background).unwrap_err();
+        assert_eq!(err.code(), "invalid_argument", "{what}");
+        assert!(err.message().contains("lazy"), "{what}: {}", err.message());
+        MigrationSession::new(migration, Mode::Lazy).unwrap();
+    }
+    let same = Migration::new(doc(1, &|_| {}), doc(2, &|d| d["strategy"]["map"][0] = json!(["b"]))).unwrap();
+    assert_eq!(same.units_differ(), None);
+    assert_eq!(MigrationSession::new(same, Mode::Background).unwrap().mode(), Mode::Background);
+}

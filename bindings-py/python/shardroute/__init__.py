@@ -238,6 +238,14 @@ class LazySteps(_typing.TypedDict):
     fence_epoch: int
 
 
+class LazyGroup(_typing.TypedDict):
+    """One entry of MigrationSession.lazy_groups: the lazy steps several keys share, and
+    the keys' indices in the list given (increasing): move them in one statement per step."""
+
+    steps: LazySteps
+    indices: _typing.List[int]
+
+
 class CopyBatch(_typing.TypedDict):
     """What MigrationSession.copy_batch returns: the units (shard, from, to) to copy now,
     and the cursor to store once they are copied (None: the copy is complete)."""
@@ -247,7 +255,7 @@ class CopyBatch(_typing.TypedDict):
 
 
 __all__ = sorted([
-    *_native.__all__, "CopyBatch", "DecodedId", "FollowerConfig", "IndexVisit", "IndexWritePlan", "LazySteps", "FollowerStats", "Key",
+    *_native.__all__, "CopyBatch", "DecodedId", "FollowerConfig", "IndexVisit", "IndexWritePlan", "LazyGroup", "LazySteps", "FollowerStats", "Key",
     "Endpoint", "Location", "Move", "MovingShard", "NodeGroup", "NodeStats", "Operation", "PlanGroup", "Publish",
     "Redirect", "ScatterPlan", "SourceCall", "WritePlan", "SessionConfig", "SessionStats", "Stats", "Topology", "documents",
 ])

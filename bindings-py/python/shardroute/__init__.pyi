@@ -276,6 +276,10 @@ class LazySteps(TypedDict):
     retire_from: str
     fence_epoch: int
 
+class LazyGroup(TypedDict):
+    steps: LazySteps
+    indices: list[int]
+
 class CopyBatch(TypedDict):
     units: list[tuple[int, str, str]]
     next: int | None
@@ -328,6 +332,10 @@ class MigrationSession:
     def read_plan(self, key: Key, moved: bool = False) -> list[str]: ...
     def write_plan(self, key: Key) -> WritePlan: ...
     def lazy_steps(self, key: Key) -> LazySteps | None: ...
+    def lazy_groups(self, keys: Iterable[Key]) -> list[LazyGroup]: ...
+    def resume_at(
+        self, started_ms: int, finished_ms: int, duty_per_mille: int | None = None, min_pause_ms: int | None = None
+    ) -> int: ...
     def copy_batch(self, cursor: int, max: int) -> CopyBatch: ...
     def fenced(self, min_epoch: int) -> Literal["refresh"]: ...
     def read_plan_at(self, key: Key, now_ms: int, moved: bool = False) -> list[str]: ...
@@ -473,6 +481,7 @@ __all__ = [
     "LimitExceededError",
     "Location",
     "CopyBatch",
+    "LazyGroup",
     "LazySteps",
     "MAX_DOCUMENT_BYTES",
     "MAX_JSON_NESTING",

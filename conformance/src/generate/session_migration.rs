@@ -2,7 +2,8 @@
 //! from 5 to 10 shards (`id % n ?: n`) moved lazily, a vbucket dictionary in motion
 //! copied in the background from a stored cursor, the same table shrunk from 10 to 5
 //! under a TTL (expiration: nothing copied, reads of the old owner until a deadline) and
-//! the retirement of the shards a move empties; and the consistency check (`misplaced`:
+//! the retirement of the shards a move empties, the copy job's pace (`resume_at`) and the
+//! lazy moves of many keys grouped by their steps (`lazy_groups`); and the consistency check (`misplaced`:
 //! the keys found on a node or shard that it does not own). Each answer is the core's;
 //! the generator refuses to write the file unless every answer is also what the scenario
 //! states by hand below.
@@ -30,7 +31,7 @@ type Scenario<'a> = (&'a str, Value, Vec<(Value, Value)>);
 pub(crate) fn file() -> VectorFile {
     let mut file = VectorFile::new(
         "session_migration",
-        "Scenarios of the migration session: the mode a service's routing takes from the topology, the previous one and the one it routed under (plain, background, lazy, catch-up), the read plan (old owner, then new, until moved; in expiration mode until a deadline, time an input), the next deadline, the nodes a query over every key reads (each once when safe), the write plan under the fence epoch, the lazy move of a key, the background copy's resumable cursor over moving units, what a fence refusal means, and the retire actions for the nodes a move empties; for a messages table's 5 -> 10 shards (lazy), its 10 -> 5 shrink under a TTL (expiration, lazy) and vbucket dictionaries in motion (background). Also the consistency check (op misplaced): which keys found on a node or shard it does not own under an epoch.",
+        "Scenarios of the migration session: the mode a service's routing takes from the topology, the previous one and the one it routed under (plain, background, lazy, catch-up), the read plan (old owner, then new, until moved; in expiration mode until a deadline, time an input), the next deadline, the nodes a query over every key reads (each once when safe), the write plan under the fence epoch, the lazy move of a key, the background copy's resumable cursor over moving units, what a fence refusal means, the retire actions for the nodes a move empties, the copy job's next start after a step (resume_at: the duty in thousandths of the wall time, the shortest pause) and the lazy moves of many keys grouped by their steps (lazy_groups); for a messages table's 5 -> 10 shards (lazy), its 10 -> 5 shrink under a TTL (expiration, lazy) and vbucket dictionaries in motion (background). Also the consistency check (op misplaced): which keys found on a node or shard it does not own under an epoch.",
         "generator; the answers are also written by hand in conformance/src/generate/session_migration.rs and checked before writing; the 5 -> 10 layout is the messages table's `id % n ?: n`",
     );
     let shards = |n: u32, epoch: u64| {
@@ -63,8 +64,28 @@ pub(crate) fn file() -> VectorFile {
     )
     .epoch(11);
     file.topology("emptying", emptying);
+    // One settled dictionary, then the same map with keys in other vbuckets: another hash
+    // seed (every key), or an override (one key). No vbucket changes owner, so a copy job
+    // of whole vbuckets would move nothing while keys change node.
+    let settled = |epoch: u64, edit: &dyn Fn(&mut Value)| {
+        let nodes: Vec<Value> = ["a", "b", "c"].iter().map(|id| json!({"id": id})).collect();
+        let mut document = doc(
+            Value::Array(nodes),
+            json!({"type": "vbucket", "vbuckets": 4, "map": [["a"], ["b"], ["c"], ["a"]]}),
+        )
+        .epoch(epoch);
+        edit(&mut document);
+        document
+    };
+    file.topology("settled", settled(12, &|_| {}));
+    file.topology("settled-reseeded", settled(13, &|d| d["hashing"] = json!({"seed": "0f0e0d0c0b0a09080706050403020100"})));
+    file.topology(
+        "settled-overridden",
+        settled(13, &|d| d["strategy"]["overrides"] = json!([{"key": {"utf8": "user:1"}, "vbucket": 1}])),
+    );
 
     let user = |id: u64| u64_key(id);
+    let users = |ids: &[u64]| Value::Array(ids.iter().map(|&id| user(id)).collect());
     let scenarios: Vec<Scenario<'_>> = vec![
         (
             "lazy-5-to-10",
@@ -316,6 +337,107 @@ pub(crate) fn file() -> VectorFile {
                 ),
             ],
         ),
+        (
+            // A sweep (or a service's pending moves) moves users with the same lazy steps
+            // in one statement per step. 5 -> 10: user k from shard k % 5 ?: 5 to k % 10 ?: 10.
+            "lazy-groups-5-to-10",
+            json!({"before": "five", "after": "ten", "mode": "lazy"}),
+            vec![
+                // 7 and 17: 2 -> 7; 10 and 20: 5 -> 10; 8: 3 -> 8; 12, 2, 5 and 15 stay.
+                // Groups in the order of their first user, not by node.
+                (
+                    step("lazy_groups", json!({"keys": users(&[7, 12, 10, 2, 17, 8, 5, 20, 15])})),
+                    json!({"groups": [
+                        {"steps": {"read_from": "shard_2", "write_to": "shard_7", "retire_from": "shard_2", "fence_epoch": "5"},
+                         "indices": [0, 4]},
+                        {"steps": {"read_from": "shard_5", "write_to": "shard_10", "retire_from": "shard_5", "fence_epoch": "5"},
+                         "indices": [2, 7]},
+                        {"steps": {"read_from": "shard_3", "write_to": "shard_8", "retire_from": "shard_3", "fence_epoch": "5"},
+                         "indices": [5]},
+                    ]}),
+                ),
+                (step("lazy_groups", json!({"keys": users(&[12, 2, 5])})), json!({"groups": []})),
+                (step("lazy_groups", json!({"keys": []})), json!({"groups": []})),
+                (step("lazy_groups", json!({"keys": [user(7), {"u64": "-1"}]})), json!({"error": "invalid_key"})),
+                // The sweep's pace is the copy job's: 10 ms of work at 5%, 190 ms of rest.
+                (step("resume_at", json!({"started_ms": "1000", "finished_ms": "1010"})), json!({"resume_ms": "1200"})),
+            ],
+        ),
+        (
+            "background-copy-job-paces-itself",
+            json!({"dictionary": "moving", "mode": "background"}),
+            vec![
+                // No read moves a key in a background copy: no lazy groups either.
+                (step("lazy_groups", json!({"keys": users(&[1, 3, 5])})), json!({"groups": []})),
+                // The next start: finished + max(min_pause, ceil(took * (1000 - duty) / duty)).
+                // The defaults: duty 50 per mille (5%), no shortest pause: 10 ms, then 190 ms.
+                (step("resume_at", json!({"started_ms": "1000", "finished_ms": "1010"})), json!({"resume_ms": "1200"})),
+                (
+                    step(
+                        "resume_at",
+                        json!({"started_ms": "1000", "finished_ms": "1010", "duty_per_mille": 50, "min_pause_ms": "20"}),
+                    ),
+                    json!({"resume_ms": "1200"}),
+                ),
+                // 1 ms at the default 5% rests 19 ms: the shortest pause, 20 ms, wins.
+                (
+                    step("resume_at", json!({"started_ms": "1000", "finished_ms": "1001", "min_pause_ms": "20"})),
+                    json!({"resume_ms": "1021"}),
+                ),
+                // 25%: 10 ms, then 30 ms.
+                (
+                    step("resume_at", json!({"started_ms": "0", "finished_ms": "10", "duty_per_mille": 250})),
+                    json!({"resume_ms": "40"}),
+                ),
+                // Duty 1000 rests only the shortest pause.
+                (
+                    step("resume_at", json!({"started_ms": "1000", "finished_ms": "1500", "duty_per_mille": 1000})),
+                    json!({"resume_ms": "1500"}),
+                ),
+                (
+                    step(
+                        "resume_at",
+                        json!({"started_ms": "1000", "finished_ms": "1500", "duty_per_mille": 1000, "min_pause_ms": "20"}),
+                    ),
+                    json!({"resume_ms": "1520"}),
+                ),
+                // Rounded up, never over the duty: 1 ms at 3 per mille, 997 / 3 = 332.3 -> 333 ms.
+                (
+                    step("resume_at", json!({"started_ms": "0", "finished_ms": "1", "duty_per_mille": 3})),
+                    json!({"resume_ms": "334"}),
+                ),
+                // An empty step: no rest.
+                (step("resume_at", json!({"started_ms": "5000", "finished_ms": "5000"})), json!({"resume_ms": "5000"})),
+                // Saturating at 2^64 - 1: a rest past it, a pause past it.
+                (
+                    step(
+                        "resume_at",
+                        json!({"started_ms": "0", "finished_ms": "18446744073709551615", "duty_per_mille": 1}),
+                    ),
+                    json!({"resume_ms": "18446744073709551615"}),
+                ),
+                (
+                    step(
+                        "resume_at",
+                        json!({"started_ms": "1", "finished_ms": "1", "min_pause_ms": "18446744073709551615"}),
+                    ),
+                    json!({"resume_ms": "18446744073709551615"}),
+                ),
+                // A step that ends before it starts; a duty of 0 (never works) or over 1000.
+                (
+                    step("resume_at", json!({"started_ms": "1010", "finished_ms": "1000"})),
+                    json!({"error": "invalid_argument"}),
+                ),
+                (
+                    step("resume_at", json!({"started_ms": "1000", "finished_ms": "1010", "duty_per_mille": 0})),
+                    json!({"error": "invalid_argument"}),
+                ),
+                (
+                    step("resume_at", json!({"started_ms": "1000", "finished_ms": "1010", "duty_per_mille": 1001})),
+                    json!({"error": "invalid_argument"}),
+                ),
+            ],
+        ),
         ("expiration-needs-its-deadline", json!({"before": "ten", "after": "five-next", "mode": "expiration"}), vec![]),
         (
             "only-expiration-has-a-deadline",
@@ -326,12 +448,32 @@ pub(crate) fn file() -> VectorFile {
         ("a-migration-goes-forward", json!({"before": "ten", "after": "five", "mode": "lazy"}), vec![]),
         ("an-unknown-mode", json!({"before": "five", "after": "ten", "mode": "eager"}), vec![]),
         ("a-settled-dictionary-has-nothing-to-move", json!({"dictionary": "ten", "mode": "background"}), vec![]),
+        (
+            "background-is-refused-when-the-hash-moves-keys-between-vbuckets",
+            json!({"before": "settled", "after": "settled-reseeded", "mode": "background"}),
+            vec![],
+        ),
+        (
+            "background-is-refused-when-an-override-moves-a-key-between-vbuckets",
+            json!({"before": "settled", "after": "settled-overridden", "mode": "background"}),
+            vec![],
+        ),
+        (
+            "lazy-moves-keys-between-vbuckets",
+            json!({"before": "settled", "after": "settled-overridden", "mode": "lazy"}),
+            vec![(
+                json!({"call": "lazy_steps", "key": {"utf8": "user:1"}}),
+                json!({"steps": {"fence_epoch": "13", "read_from": "a", "write_to": "b", "retire_from": "a"}}),
+            )],
+        ),
     ];
     let refused = [
         ("background-on-modulo-is-refused", "invalid_argument"),
         ("a-migration-goes-forward", "stale_epoch"),
         ("an-unknown-mode", "invalid_argument"),
         ("a-settled-dictionary-has-nothing-to-move", "invalid_argument"),
+        ("background-is-refused-when-the-hash-moves-keys-between-vbuckets", "invalid_argument"),
+        ("background-is-refused-when-an-override-moves-a-key-between-vbuckets", "invalid_argument"),
         ("expiration-needs-its-deadline", "invalid_argument"),
         ("only-expiration-has-a-deadline", "invalid_argument"),
     ];
@@ -355,7 +497,6 @@ pub(crate) fn file() -> VectorFile {
     }
 
     // The consistency check: keys found on a node (or shard), which it does not own.
-    let users = |ids: &[u64]| Value::Array(ids.iter().map(|&id| user(id)).collect());
     let checks: Vec<(&str, Value, Value)> = vec![
         (
             // After 5 -> 10, shard_2 still holding users 7 and 17 (copies left behind).

@@ -49,6 +49,17 @@
 //! [`MigrationSession::fenced`] says what such a refusal means (follow the topology,
 //! re-plan, retry). The session keeps no state: the `moved` marks and the cursor live
 //! where the data lives.
+//!
+//! **The copy job's pace.** A copy job (the background copy, a lazy move's sweep)
+//! competes with the services for the same servers, so after each step of work it rests:
+//! [`MigrationSession::resume_at`] takes the step's start and end on the caller's clock
+//! (ms) and a [`Pace`] (the largest share of the wall time the job works, in thousandths,
+//! 50 by default: 5%; and the shortest pause, 0 by default) and gives the time to start
+//! the next step: `finished + max(min_pause, ceil(took * (1000 - duty) / duty))`, so the
+//! job works at most its duty, in integers, saturating at `u64::MAX`. Time is an input and
+//! the next start an output, as for [`MigrationSession::next_deadline`]. A job that moves
+//! many keys lazily asks [`MigrationSession::lazy_groups`] for them grouped by their
+//! [`LazySteps`], to move each group in one statement per step.
 
 use alloc::format;
 use alloc::vec::Vec;
@@ -127,6 +138,116 @@ pub struct LazySteps<'a> {
     pub retire_from: &'a str,
     /// The epoch the write runs under.
     pub fence_epoch: u64,
+}
+
+/// The lazy moves of several keys with the same [`LazySteps`]
+/// ([`MigrationSession::lazy_groups`]): move them together, one statement per step.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LazyGroup<'a> {
+    /// The steps every key of the group takes.
+    pub steps: LazySteps<'a>,
+    /// The keys' indices in the list given, in increasing order.
+    pub indices: Vec<u32>,
+}
+
+/// How a copy job paces itself ([`MigrationSession::resume_at`]): the largest share of
+/// the wall time it works, in thousandths (`duty_per_mille`, 1 to 1000), and the shortest
+/// pause between two steps (`min_pause_ms`).
+///
+/// # Example
+/// ```
+/// use shardroute::session::Pace;
+/// let pace = Pace::default();
+/// assert_eq!((pace.duty_per_mille(), pace.min_pause_ms()), (50, 0));
+/// // A step of 10 ms at 5% rests 190 ms: 10 of every 200 ms.
+/// assert_eq!(pace.next_start(1_000, 1_010)?, 1_200);
+/// assert_eq!(Pace::new(0, 0).unwrap_err().code(), "invalid_argument");
+/// # Ok::<(), shardroute::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pace {
+    duty_per_mille: u32,
+    min_pause_ms: u64,
+}
+
+impl Pace {
+    /// The default duty: 50 thousandths (the job works at most 5% of the wall time).
+    pub const DEFAULT_DUTY_PER_MILLE: u32 = 50;
+    /// The default shortest pause: none (the duty alone decides).
+    pub const DEFAULT_MIN_PAUSE_MS: u64 = 0;
+
+    /// A pace of `duty_per_mille` thousandths of the wall time (1 to 1000: 1000 never
+    /// rests but for `min_pause_ms`) and at least `min_pause_ms` between two steps.
+    ///
+    /// # Errors
+    /// `invalid_argument` for a duty of 0 (a job that never works) or above 1000.
+    pub fn new(duty_per_mille: u32, min_pause_ms: u64) -> Result<Pace> {
+        if !(1..=1000).contains(&duty_per_mille) {
+            return Err(Error::argument(format!(
+                "duty_per_mille: the share of the wall time the job works, in thousandths, must be in 1..=1000, \
+                 got {duty_per_mille}"
+            )));
+        }
+        Ok(Pace { duty_per_mille, min_pause_ms })
+    }
+
+    /// [`new`](Pace::new) with the core's default for what is `None`
+    /// ([`DEFAULT_DUTY_PER_MILLE`](Pace::DEFAULT_DUTY_PER_MILLE),
+    /// [`DEFAULT_MIN_PAUSE_MS`](Pace::DEFAULT_MIN_PAUSE_MS)): the pace a binding makes of
+    /// its optional arguments.
+    ///
+    /// # Errors
+    /// As [`new`](Pace::new).
+    pub fn of(duty_per_mille: Option<u32>, min_pause_ms: Option<u64>) -> Result<Pace> {
+        Pace::new(
+            duty_per_mille.unwrap_or(Pace::DEFAULT_DUTY_PER_MILLE),
+            min_pause_ms.unwrap_or(Pace::DEFAULT_MIN_PAUSE_MS),
+        )
+    }
+
+    /// The duty, in thousandths of the wall time (1 to 1000).
+    pub fn duty_per_mille(self) -> u32 {
+        self.duty_per_mille
+    }
+
+    /// The shortest pause between two steps, in ms.
+    pub fn min_pause_ms(self) -> u64 {
+        self.min_pause_ms
+    }
+
+    /// The rest after a step of `took_ms`: `max(min_pause_ms, ceil(took_ms * (1000 -
+    /// duty) / duty))`, so that `took / (took + rest)` is at most the duty (rounded up:
+    /// never over it), saturating at `u64::MAX`. Never panics.
+    pub fn pause_ms(self, took_ms: u64) -> u64 {
+        let duty = u128::from(self.duty_per_mille);
+        let rest = (u128::from(took_ms) * (1000 - duty)).div_ceil(duty);
+        u64::try_from(rest).unwrap_or(u64::MAX).max(self.min_pause_ms)
+    }
+
+    /// When to start the next step of a job whose last step ran from `started_ms` to
+    /// `finished_ms` (the caller's clock, ms): `finished_ms` plus
+    /// [`pause_ms`](Pace::pause_ms), saturating at `u64::MAX`.
+    ///
+    /// # Errors
+    /// `invalid_argument` when `finished_ms` is before `started_ms` (two clocks, or one
+    /// that is not monotonic: the step's length is unknown).
+    pub fn next_start(self, started_ms: u64, finished_ms: u64) -> Result<u64> {
+        let Some(took_ms) = finished_ms.checked_sub(started_ms) else {
+            return Err(Error::argument(format!(
+                "finished_ms {finished_ms} is before started_ms {started_ms}: a step ends after it starts \
+                 (one monotonic clock for both)"
+            )));
+        };
+        Ok(finished_ms.saturating_add(self.pause_ms(took_ms)))
+    }
+}
+
+impl Default for Pace {
+    /// [`DEFAULT_DUTY_PER_MILLE`](Pace::DEFAULT_DUTY_PER_MILLE) and
+    /// [`DEFAULT_MIN_PAUSE_MS`](Pace::DEFAULT_MIN_PAUSE_MS).
+    fn default() -> Pace {
+        Pace { duty_per_mille: Pace::DEFAULT_DUTY_PER_MILLE, min_pause_ms: Pace::DEFAULT_MIN_PAUSE_MS }
+    }
 }
 
 /// One batch of a background copy: the units to copy now, and the cursor to store once
@@ -222,6 +343,14 @@ impl MigrationSession {
     pub fn new(migration: Migration, mode: Mode) -> Result<MigrationSession> {
         match mode {
             Mode::Background => {
+                // The copy moves whole units whose owner changes; keys that change unit
+                // would be left behind on their old node, and then missed by every read.
+                if let Some(reason) = migration.units_differ() {
+                    return Err(Error::argument(format!(
+                        "background: a copy job moves whole units whose owner changes, and here keys change \
+                         unit between the two topologies ({reason}): move the data lazily (mode \"lazy\")"
+                    )));
+                }
                 if migration.moving_shards().is_err() {
                     let (from, to) = (migration.before().strategy(), migration.after().strategy());
                     return Err(Error::argument(format!(
@@ -500,6 +629,86 @@ impl MigrationSession {
         }))
     }
 
+    /// The lazy moves of `keys` grouped by their [`LazySteps`]: one [`LazyGroup`] per
+    /// distinct steps, in the order of each group's first key, with the indices of its
+    /// keys in increasing order; keys that stay are left out. The same steps as
+    /// [`lazy_steps`](MigrationSession::lazy_steps) gives key by key, so a job (a sweep, a
+    /// service's pending moves) moves a group in one statement per step. Empty in every
+    /// mode but lazy (where no read moves a key), as `lazy_steps` is `None` there.
+    ///
+    /// # Errors
+    /// As [`lazy_steps`](MigrationSession::lazy_steps); `limit_exceeded` past `u32::MAX`
+    /// keys (an index is a `u32`).
+    ///
+    /// # Example
+    /// ```
+    /// use shardroute::{migration::Migration, session::{MigrationSession, Mode}, Router};
+    /// let doc = |n: u32, epoch: u64| {
+    ///     let nodes: Vec<String> = (1..=n).map(|i| format!(r#"{{"id": "shard_{i}"}}"#)).collect();
+    ///     Router::from_json(&format!(r#"{{"format": "shardroute/1", "epoch": {epoch}, "hashing": {{"integers": "identity"}},
+    ///         "nodes": [{}], "strategy": {{"type": "modulo", "one_based": true}}}}"#, nodes.join(",")))
+    /// };
+    /// let session = MigrationSession::new(Migration::new(doc(5, 1)?, doc(10, 2)?)?, Mode::Lazy)?;
+    /// // Users 7 and 17 go from shard 2 to shard 7, user 10 from shard 5 to shard 10; 12 stays.
+    /// let groups = session.lazy_groups([7u64, 12, 10, 17])?;
+    /// assert_eq!(groups.len(), 2);
+    /// assert_eq!((groups[0].steps.read_from, groups[0].steps.write_to), ("shard_2", "shard_7"));
+    /// assert_eq!(groups[0].indices, [0, 3]);
+    /// assert_eq!((groups[1].steps.write_to, groups[1].indices.as_slice()), ("shard_10", &[2][..]));
+    /// # Ok::<(), shardroute::Error>(())
+    /// ```
+    pub fn lazy_groups<'k, I>(&self, keys: I) -> Result<Vec<LazyGroup<'_>>>
+    where
+        I: IntoIterator,
+        I::Item: Into<Key<'k>>,
+    {
+        let (Mode::Lazy, Some(migration)) = (self.mode, &self.migration) else {
+            return Ok(Vec::new());
+        };
+        let fence_epoch = self.fence_epoch();
+        let mut groups: Vec<LazyGroup<'_>> = Vec::new();
+        // (old owner, new owner) -> the group's place in `groups`.
+        let mut by_move: alloc::collections::BTreeMap<(&str, &str), usize> = alloc::collections::BTreeMap::new();
+        for (index, key) in keys.into_iter().enumerate() {
+            let Some((from, to)) = migration.moves(key)? else { continue };
+            let index = u32::try_from(index).map_err(|_| {
+                Error::limit("lazy_groups: more than 4294967295 keys (an index is a u32); group in batches")
+            })?;
+            let at = *by_move.entry((from, to)).or_insert_with(|| {
+                let steps = LazySteps { read_from: from, write_to: to, retire_from: from, fence_epoch };
+                groups.push(LazyGroup { steps, indices: Vec::new() });
+                groups.len() - 1
+            });
+            groups[at].indices.push(index);
+        }
+        Ok(groups)
+    }
+
+    /// When a copy job starts its next step, once the last one ran from `started_ms` to
+    /// `finished_ms` (the caller's monotonic clock, ms): [`Pace::next_start`], the same in
+    /// every mode (a background copy's batches, a lazy move's sweep). The job sleeps until
+    /// then; the session keeps no state, so the job's own clock is the only timer.
+    ///
+    /// # Errors
+    /// `invalid_argument` when `finished_ms` is before `started_ms`.
+    ///
+    /// # Example
+    /// ```
+    /// use shardroute::{session::{MigrationSession, Pace}, Router};
+    /// let topology = Router::from_json(r#"{"format": "shardroute/1", "epoch": 1, "nodes": [{"id": "a"}],
+    ///     "strategy": {"type": "modulo"}}"#)?;
+    /// let session = MigrationSession::of_topology(topology, None, None)?;
+    /// // 5%: a step of 10 ms rests 190 ms. 25% with a pause of at least 20 ms: a step of
+    /// // 1 ms rests 20 ms (not 3).
+    /// assert_eq!(session.resume_at(1_000, 1_010, Pace::default())?, 1_200);
+    /// assert_eq!(session.resume_at(1_000, 1_001, Pace::new(250, 20)?)?, 1_021);
+    /// assert_eq!(session.resume_at(1_010, 1_000, Pace::default()).unwrap_err().code(), "invalid_argument");
+    /// # Ok::<(), shardroute::Error>(())
+    /// ```
+    pub fn resume_at(&self, started_ms: u64, finished_ms: u64, pace: Pace) -> Result<u64> {
+        pace.next_start(started_ms, finished_ms)
+    }
+
     /// The nodes a query over every key reads, in order, each once when that is safe
     /// ([`Migration::scan_nodes`]); plain: every node that owns a shard, once, in node
     /// order.
@@ -563,6 +772,7 @@ impl MigrationSession {
 mod tests {
     use super::*;
     use alloc::string::String;
+    use alloc::vec;
 
     fn modulo(n: u32, epoch: u64) -> Router {
         let nodes: Vec<String> = (1..=n).map(|i| format!(r#"{{"id": "s{i}"}}"#)).collect();
@@ -619,6 +829,74 @@ mod tests {
         assert_eq!(lazy.next_deadline(0), None);
         let grow = MigrationSession::expiration(migration(), 0).unwrap();
         assert_eq!(grow.actions(0, true), []);
+    }
+
+    /// The pace's arithmetic at its edges, each expected value worked from the rule
+    /// `finished + max(min_pause, ceil(took * (1000 - duty) / duty))`.
+    #[test]
+    fn the_pace_rests_so_that_the_job_works_at_most_its_duty() {
+        let pace = |duty: u32, min_pause: u64| Pace::new(duty, min_pause).unwrap();
+        // 5%: 10 ms of work, 190 ms of rest (10 / 200 = 5%).
+        assert_eq!(Pace::default().next_start(1_000, 1_010).unwrap(), 1_200);
+        assert_eq!(Pace::default(), pace(50, 0));
+        // 25%: 10 ms, then 30 ms.
+        assert_eq!(pace(250, 0).next_start(0, 10).unwrap(), 40);
+        // Duty 1000 never rests but for the shortest pause.
+        assert_eq!(pace(1_000, 0).next_start(1_000, 1_500).unwrap(), 1_500);
+        assert_eq!(pace(1_000, 20).next_start(1_000, 1_500).unwrap(), 1_520);
+        // The shortest pause wins over a shorter rest: 1 ms at 5% is 19 ms, less than 20.
+        assert_eq!(pace(50, 20).next_start(1_000, 1_001).unwrap(), 1_021);
+        assert_eq!(pace(50, 20).next_start(1_000, 1_002).unwrap(), 1_040);
+        // Rounded up, never over the duty: 1 ms at 3 per mille is 997 / 3 = 332.3 -> 333.
+        assert_eq!(pace(3, 0).pause_ms(1), 333);
+        // An empty step rests only the shortest pause.
+        assert_eq!(pace(50, 0).next_start(5_000, 5_000).unwrap(), 5_000);
+        // Saturation: the product past u64, the rest past u64, the sum past u64.
+        assert_eq!(pace(1, 0).pause_ms(u64::MAX), u64::MAX);
+        assert_eq!(pace(1, 0).next_start(0, u64::MAX).unwrap(), u64::MAX);
+        assert_eq!(pace(2, 0).pause_ms(u64::MAX / 100), u64::MAX); // 499 x (2^64 / 100) > 2^64
+        assert_eq!(pace(1_000, u64::MAX).next_start(1, 1).unwrap(), u64::MAX);
+        assert_eq!(pace(50, 0).next_start(u64::MAX - 10, u64::MAX - 5).unwrap(), u64::MAX);
+        // Refusals: a duty of 0 or over 1000; a step that ends before it starts.
+        for duty in [0, 1_001, u32::MAX] {
+            let err = Pace::new(duty, 0).unwrap_err();
+            assert_eq!(err.code(), "invalid_argument");
+            assert!(err.message().contains("1..=1000"), "{}", err.message());
+        }
+        assert_eq!(Pace::of(None, Some(7)).unwrap(), pace(50, 7));
+        assert_eq!(Pace::of(Some(0), None).unwrap_err().code(), "invalid_argument");
+        let err = Pace::default().next_start(1_010, 1_000).unwrap_err();
+        assert_eq!(err.code(), "invalid_argument");
+        assert!(err.message().contains("before started_ms"), "{}", err.message());
+        // The session's call is the pace's, in every mode.
+        let plain = MigrationSession::of_topology(modulo(5, 1), None, None).unwrap();
+        assert_eq!(plain.resume_at(1_000, 1_010, pace(50, 0)).unwrap(), 1_200);
+    }
+
+    /// Lazy groups: by steps, in first-seen order, indices increasing, staying keys out;
+    /// empty in every mode but lazy.
+    #[test]
+    fn lazy_groups_group_keys_by_their_steps() {
+        // Zero-based modulo 5 -> 10: key k from s(k % 5 + 1) to s(k % 10 + 1).
+        let lazy = MigrationSession::new(Migration::new(modulo(5, 1), modulo(10, 2)).unwrap(), Mode::Lazy).unwrap();
+        // 7: s3 -> s8; 12: stays on s3; 5: s1 -> s6; 17: s3 -> s8; 8: s4 -> s9; 0: stays on s1.
+        let groups = lazy.lazy_groups([7u64, 12, 5, 17, 8, 0]).unwrap();
+        let flat: Vec<(&str, &str, &str, u64, Vec<u32>)> = groups
+            .into_iter()
+            .map(|g| (g.steps.read_from, g.steps.write_to, g.steps.retire_from, g.steps.fence_epoch, g.indices))
+            .collect();
+        assert_eq!(
+            flat,
+            [("s3", "s8", "s3", 2, vec![0, 3]), ("s1", "s6", "s1", 2, vec![2]), ("s4", "s9", "s4", 2, vec![4])]
+        );
+        // Each group's steps are lazy_steps' for each of its keys.
+        assert_eq!(lazy.lazy_groups([17u64]).unwrap()[0].steps, lazy.lazy_steps(17u64).unwrap().unwrap());
+        assert_eq!(lazy.lazy_groups([12u64, 0]).unwrap(), []);
+        assert_eq!(lazy.lazy_groups(core::iter::empty::<u64>()).unwrap(), []);
+        let plain = MigrationSession::of_topology(modulo(5, 1), None, None).unwrap();
+        assert_eq!(plain.lazy_groups([7u64]).unwrap(), []);
+        let expiration = MigrationSession::expiration(Migration::new(modulo(5, 1), modulo(10, 2)).unwrap(), 9).unwrap();
+        assert_eq!(expiration.lazy_groups([7u64]).unwrap(), []);
     }
 
     /// Every mode answers every question; the no-migration case needs no caller branch.

@@ -55,7 +55,7 @@ pub fn json_data(text: &str) -> core::result::Result<serde_json::Value, serde_js
 
 pub use endpoint::Endpoint;
 pub use follower::{Follower, FollowerConfig, FollowerStats, Offered, Publish};
-pub use migration::{CopyBatch, Fenced, LazySteps, MigrationAction, MigrationSession, Mode, WritePlan};
+pub use migration::{CopyBatch, Fenced, LazyGroup, LazySteps, MigrationAction, MigrationSession, Mode, Pace, WritePlan};
 #[cfg(feature = "redis_cluster")]
 pub use redis::{
     defaults, Access, Action, ActionFields, ClusterConfig, ClusterSession, Command, Group, PipelineQueued, SessionStats,

@@ -46,6 +46,8 @@ interface Lib extends Library {
   Pointer sr_migration_session_read_plan_at(Pointer session, SrKey key, byte moved, long now_ms, PointerByReference out_json);
   Pointer sr_migration_session_write_plan(Pointer session, SrKey key, PointerByReference out_json);
   Pointer sr_migration_session_lazy_steps(Pointer session, SrKey key, PointerByReference out_json);
+  Pointer sr_migration_session_lazy_groups(Pointer session, SrKey[] keys, long count, PointerByReference out_json);
+  Pointer sr_migration_session_resume_at(Pointer session, long started_ms, long finished_ms, byte has_duty, int duty_per_mille, byte has_min_pause, long min_pause_ms, LongByReference resume_ms);
   Pointer sr_migration_session_copy_batch(Pointer session, int cursor, int max, PointerByReference out_json);
   Pointer sr_migration_session_actions(Pointer session, long now_ms, byte moved, PointerByReference out_json);
   Pointer sr_migration_session_fenced(Pointer session, long min_epoch, PointerByReference out_json);

@@ -2,6 +2,7 @@ package dev.shardroute;
 
 import com.sun.jna.Pointer;
 import com.sun.jna.ptr.LongByReference;
+import java.util.OptionalInt;
 import java.util.OptionalLong;
 
 /**
@@ -71,6 +72,35 @@ public final class MigrationSession extends Handle {
   public String lazySteps(Key key) {
     SrKey k = new Ffi.Args().key(key);
     return Ffi.json(out -> Ffi.LIB.sr_migration_session_lazy_steps(ptr(), k, out));
+  }
+
+  /**
+   * The lazy moves of the keys grouped by their steps, as a JSON array of {@code {"steps",
+   * "indices"}}: one per distinct steps in the order of its first key; keys that stay left
+   * out; empty unless the session is lazy.
+   */
+  public String lazyGroups(Key[] keys) {
+    SrKey[] native_ = new Ffi.Args().keys(keys);
+    return Ffi.json(out -> Ffi.LIB.sr_migration_session_lazy_groups(ptr(), native_, keys.length, out));
+  }
+
+  /**
+   * When a copy job starts its next step (unsigned ms), once the last one ran from
+   * {@code startedMs} to {@code finishedMs}: the core's pace of {@code dutyPerMille}
+   * (thousandths of the wall time the job works, 1 to 1000) and {@code minPauseMs} (the
+   * shortest rest, unsigned), each empty for the core's default.
+   */
+  public long resumeAt(long startedMs, long finishedMs, OptionalInt dutyPerMille, OptionalLong minPauseMs) {
+    LongByReference resume = new LongByReference();
+    byte hasDuty = (byte) (dutyPerMille.isPresent() ? 1 : 0);
+    byte hasPause = (byte) (minPauseMs.isPresent() ? 1 : 0);
+    try {
+      Ffi.check(Ffi.LIB.sr_migration_session_resume_at(ptr(), startedMs, finishedMs, hasDuty, dutyPerMille.orElse(0),
+          hasPause, minPauseMs.orElse(0), resume));
+    } finally {
+      Ffi.fence(this);
+    }
+    return resume.getValue();
   }
 
   /** The next copy batch from {@code cursor}, at most {@code max}, as JSON. */

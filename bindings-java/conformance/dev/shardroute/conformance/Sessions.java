@@ -30,6 +30,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalInt;
 import java.util.OptionalLong;
 
 /**
@@ -327,6 +328,16 @@ final class Sessions {
             return object("actions", parsed(session.actions(now, m)));
           }
           case "fenced": return parsed(session.fenced(decimalField(step, "min_epoch")));
+          case "lazy_groups": return object("groups", parsed(session.lazyGroups(keysOf(step.get("keys")))));
+          case "resume_at": {
+            // The duty and the pause absent (empty): the core's defaults.
+            OptionalInt duty = step.containsKey("duty_per_mille") ? OptionalInt.of(u32Field(step, "duty_per_mille"))
+                : OptionalInt.empty();
+            OptionalLong pause = step.containsKey("min_pause_ms") ? OptionalLong.of(decimalField(step, "min_pause_ms"))
+                : OptionalLong.empty();
+            long started = decimalField(step, "started_ms"), finished = decimalField(step, "finished_ms");
+            return object("resume_ms", decimal(session.resumeAt(started, finished, duty, pause)));
+          }
           default: throw new Malformed("unknown migration session call " + call);
         }
       }));

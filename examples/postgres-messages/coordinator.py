@@ -35,7 +35,7 @@ from typing import Any
 
 import shardroute
 from shardroute.etcd import Etcd, same_revision
-from shards import COPY_DUTY, PREVIOUS, SHARD_NAMES, SWEEP_GROUP, TOPOLOGY, Pace, Shards, modulo, nodes
+from shards import PREVIOUS, SHARD_NAMES, SWEEP_GROUP, TENANT_TABLE, TOPOLOGY, Pace, Shards, modulo, nodes, now_ms
 
 EXIT_STALE_PLAN = 3
 
@@ -118,10 +118,12 @@ class Coordinator:
         """Deletes from every shard the rows of vbuckets it does not own under
         `document` (what a copy killed between its switch and its delete left)."""
         deleted = 0
+        tables = ["messages", TENANT_TABLE] if "tenants" in document else ["messages"]
         for shard, vbuckets in self.owned(document).items():
-            deleted += self.shards.write(
-                shard, document["epoch"], "DELETE FROM messages WHERE NOT (vbucket = ANY(%s))", (vbuckets,)
-            )
+            for table in tables:
+                deleted += self.shards.write(
+                    shard, document["epoch"], f"DELETE FROM {table} WHERE NOT (vbucket = ANY(%s))", (vbuckets,)
+                )
         return deleted
 
     def background(self, batch_size: int, pace: Pace, expect_epoch: int | None) -> None:
@@ -143,13 +145,21 @@ class Coordinator:
                                  ([v for v, o, _ in moving if o == old],))[0][0]
                 for old in {old for _, old, _ in moving}
             )
-            emit("switched", epoch=document["epoch"], moving_vbuckets=len(moving), rows_to_move=to_move)
+            # The tenants' channels (a document with `tenants`) live in vbuckets too: the
+            # same copy and delete move them, in their own table.
+            tenant_to_move = sum(
+                self.shards.read(old, document["epoch"], f"SELECT count(*) FROM {TENANT_TABLE} WHERE vbucket = ANY(%s)",
+                                 ([v for v, o, _ in moving if o == old],))[0][0]
+                for old in {old for _, old, _ in moving}
+            ) if "tenants" in document else 0
+            emit("switched", epoch=document["epoch"], moving_vbuckets=len(moving), rows_to_move=to_move,
+                 tenant_rows_to_move=tenant_to_move)
         else:
             # A restart: the fence of the current epoch may never have been raised.
             self.raise_fences(document["epoch"])
             cleaned = self.sweep_unowned(document)
             emit("resumed", epoch=document["epoch"], migrating=len(strategy.get("states", {})), rows_deleted=cleaned)
-        copied = already = 0
+        copied = already = tenant_copied = 0
         number = 0
         while "forward_map" in document["strategy"]:
             # The core's background session names the next batch. Its cursor is the
@@ -161,28 +171,34 @@ class Coordinator:
             if not batch:
                 break
             for vbucket, old, new in batch:
-                began = time.monotonic()
+                began = now_ms()
                 read, inserted = self.shards.copy_vbucket(vbucket, old, new, session.fence_epoch)
                 copied += inserted
                 already += read - inserted
-                emit("copy", batch=number, vbucket=vbucket, rows=read, inserted=inserted,
-                     ms=round((time.monotonic() - began) * 1000, 2))
-                pace.rest(began)
+                tenant_read = tenant_inserted = 0
+                if "tenants" in document:
+                    tenant_read, tenant_inserted = self.shards.copy_tenant_vbucket(vbucket, old, new, session.fence_epoch)
+                    tenant_copied += tenant_inserted
+                emit("copy", batch=number, vbucket=vbucket, rows=read, inserted=inserted, tenant_rows=tenant_read,
+                     ms=now_ms() - began)
+                pace.rest(session, began)
             source = document
             document = shardroute.apply(source, {"op": "complete_moves", "vbuckets": [v for v, _, _ in batch]})["topology"]
             revision = self.commit(source, revision, document)
             deleted = 0
             for vbucket, old, _ in batch:
-                began = time.monotonic()
+                began = now_ms()
                 deleted += self.shards.write(old, document["epoch"], "DELETE FROM messages WHERE vbucket = %s", (vbucket,))
-                pace.rest(began)
+                if "tenants" in document:
+                    deleted += self.shards.write(old, document["epoch"], f"DELETE FROM {TENANT_TABLE} WHERE vbucket = %s", (vbucket,))
+                pace.rest(session, began)
             emit("batch", batch=number, epoch=document["epoch"], vbuckets=len(batch), deleted=deleted)
             number += 1
         leftover = self.sweep_unowned(document)
         emit(
-            "done", mode="background", epoch=document["epoch"], resumed=resumed, rows_copied=copied,
+            "done", mode="background", epoch=document["epoch"], resumed=resumed, rows_copied=copied, tenant_rows_copied=tenant_copied,
             rows_already_there=already, rows_deleted_by_sweep=leftover, seconds=round(time.monotonic() - started, 3),
-            worked_s=round(pace.worked_s, 3), rested_s=round(pace.rested_s, 3),
+            worked_ms=pace.worked_ms, rested_ms=pace.rested_ms,
         )
 
     # -- run B ----------------------------------------------------------------------------
@@ -201,7 +217,7 @@ class Coordinator:
                  seconds=round(time.monotonic() - started, 3))
             return
         if previous_text is None:
-            source, document = document, modulo(10, document["epoch"] + 1)
+            source, document = document, modulo(10, document["epoch"] + 1, tenants="tenants" in document)
             previous_text = json.dumps(source)
             revision = self.commit(source, revision, document, previous=previous_text)
             self.raise_fences(document["epoch"])
@@ -212,35 +228,39 @@ class Coordinator:
             emit("resumed", epoch=document["epoch"])
         migration = shardroute.Migration(shardroute.Router(previous_text), shardroute.Router(document))
         session = shardroute.MigrationSession(migration, "lazy")
-        users_moved = rows_moved = 0
+        users_moved = rows_moved = keys_moved = tenant_rows_moved = 0
         for shard in SHARD_NAMES:
-            began = time.monotonic()
+            began = now_ms()
             users = [row[0] for row in self.shards.read(shard, document["epoch"], "SELECT DISTINCT user_id FROM messages")]
             # The same moves a service makes on a first read (the session's lazy steps),
-            # made for a group of users with the same steps at once.
-            groups: dict[tuple[str, str, str, int], list[int]] = {}
-            for index in migration.moving_keys(users):
-                user = users[index]
-                steps = session.lazy_steps(user)
-                if steps is None or steps["read_from"] != shard:
-                    continue
-                key = (steps["read_from"], steps["write_to"], steps["retire_from"], steps["fence_epoch"])
-                groups.setdefault(key, []).append(user)
-            pace.rest(began)
-            for (read_from, write_to, retire_from, fence_epoch), group in groups.items():
-                steps_of_group: shardroute.LazySteps = {
-                    "read_from": read_from, "write_to": write_to, "retire_from": retire_from, "fence_epoch": fence_epoch,
-                }
-                for at in range(0, len(group), SWEEP_GROUP):
-                    began = time.monotonic()
-                    rows_moved += self.shards.move_users(group[at:at + SWEEP_GROUP], steps_of_group)
-                    users_moved += len(group[at:at + SWEEP_GROUP])
-                    pace.rest(began)
-        source, document = document, modulo(10, document["epoch"] + 1)
+            # grouped by the core (`lazy_groups`: the keys that move, by their steps) and
+            # made for a group of users at once.
+            groups = [group for group in session.lazy_groups(users) if group["steps"]["read_from"] == shard]
+            pace.rest(session, began)
+            for group in groups:
+                members = [users[index] for index in group["indices"]]
+                for at in range(0, len(members), SWEEP_GROUP):
+                    began = now_ms()
+                    rows_moved += self.shards.move_users(members[at:at + SWEEP_GROUP], group["steps"])
+                    users_moved += len(members[at:at + SWEEP_GROUP])
+                    pace.rest(session, began)
+            if "tenants" in document:
+                # The tenants' channels: the keys the migration moves (the core's tenant
+                # rule decides which: a placed tenant's stay in its group), the same steps.
+                keys = [row[0] for row in self.shards.read(shard, document["epoch"], f"SELECT DISTINCT key FROM {TENANT_TABLE}")]
+                for group in session.lazy_groups(keys):
+                    if group["steps"]["read_from"] != shard:
+                        continue
+                    group_keys = [keys[index] for index in group["indices"]]
+                    began = now_ms()
+                    tenant_rows_moved += self.shards.move_tenant_keys(group_keys, group["steps"])
+                    keys_moved += len(group_keys)
+                    pace.rest(session, began)
+        source, document = document, modulo(10, document["epoch"] + 1, tenants="tenants" in document)
         self.commit(source, revision, document, drop_previous=True)
         emit("done", mode="lazy", epoch=document["epoch"], resumed=resumed, users_moved=users_moved,
-             rows_moved=rows_moved, seconds=round(time.monotonic() - started, 3),
-             worked_s=round(pace.worked_s, 3), rested_s=round(pace.rested_s, 3))
+             rows_moved=rows_moved, tenant_keys_moved=keys_moved, tenant_rows_moved=tenant_rows_moved, seconds=round(time.monotonic() - started, 3),
+             worked_ms=pace.worked_ms, rested_ms=pace.rested_ms)
 
 
 def main() -> int:
@@ -249,13 +269,13 @@ def main() -> int:
     parser.add_argument("--postgres", required=True)
     parser.add_argument("--batch", type=int, default=16, help="vbuckets per complete_moves (run A)")
     parser.add_argument("--throttle-ms", type=float, default=20, help="shortest pause between two steps of the copy or the sweep")
-    parser.add_argument("--duty", type=float, default=COPY_DUTY, help="largest share of the wall time the copy or the sweep works")
+    parser.add_argument("--duty", type=float, help="largest share of the wall time the copy or the sweep works (default: the core's, 5%%)")
     parser.add_argument("--wait", type=float, default=6, help="seconds of lazy moves before the sweep (run B)")
     parser.add_argument("--expect-epoch", type=int, help="refuse unless etcd holds this epoch when the plan starts")
     parser.add_argument("mode", choices=["background", "lazy"])
     args = parser.parse_args()
     coordinator = Coordinator(Etcd(args.etcd), args.postgres)
-    pace = Pace(args.duty, args.throttle_ms / 1000)
+    pace = Pace(None if args.duty is None else round(args.duty * 1000), round(args.throttle_ms))
     try:
         if args.mode == "background":
             coordinator.background(args.batch, pace, args.expect_epoch)

@@ -16,7 +16,9 @@ For each run, on the same servers with fresh data (`servers.py`):
    coordinator's sweep) before writing on;
 4. both services write again (*after*), then read every user's timeline at once;
 5. the shards are checked against the acknowledgement logs: lost, duplicates, rows
-   off their owner under the final epoch, per-user id sets and body checksums.
+   off their owner under the final epoch, per-user id sets and body checksums; the same
+   for the tenants' channels, with the placed tenant's rows on its group, the spread
+   tenant's on several shards, and the reference table alike on every node of its group.
 
 Prints the report, writes it as JSON (`--json`), exits 1 when a figure is off.
 """
@@ -44,7 +46,10 @@ import shardroute  # noqa: E402
 from harness import JsonLinesChild  # noqa: E402
 from shardroute.etcd import Etcd  # noqa: E402
 from servers import Servers  # noqa: E402
-from shards import COLUMNS, INDEX, SHARD_NAMES, TICKET_SERVER, TOPOLOGY, Oracle, Shards, body_digest, modulo, vbucket_start  # noqa: E402
+from shards import (  # noqa: E402
+    CHANNELS, COLUMNS, INDEX, PLAN_ROWS, PLANS, SHARD_NAMES, TENANT_COLUMNS, TENANT_TABLE, TICKET_SERVER, TOPOLOGY, Oracle,
+    Shards, body_digest, modulo, tenant_key, vbucket_start,
+)
 from service import Ids  # noqa: E402
 
 PYTHON = os.environ.get("SHARDROUTE_PYTHON", os.path.join(ROOT, ".venv", "bin", "python"))
@@ -100,6 +105,38 @@ def seed(etcd: Etcd, postgres: str, start: shardroute.Topology, users: int, per_
     finally:
         shards.close()
         oracle.close()
+    return len(ids)
+
+
+def seed_tenants(etcd: Etcd, postgres: str, start: shardroute.Topology, per_channel: int, log_path: str) -> int:
+    """The tenants' first messages (`per_channel` on each channel of each tenant the
+    document names), where the start router sends each key, and the reference table's
+    rows (PLAN_ROWS) through its write plan, on every node of its group. Returns the
+    tenant rows written."""
+    router = shardroute.Router(start)
+    vbuckets = start["strategy"]["type"] == "vbucket"
+    tenants = sorted(start.get("tenants", {}).get("entries", {}))
+    epoch = int(start["epoch"])
+    ids = Ids(etcd, "python").reserve(len(tenants) * CHANNELS * per_channel)
+    by_shard: dict[str, list[tuple[Any, ...]]] = {}
+    at = datetime.now(timezone.utc) - timedelta(hours=12)
+    with open(log_path + ".tenants", "w") as log:
+        for number, message_id in enumerate(ids):
+            tenant = tenants[number % len(tenants)]
+            key = tenant_key(tenant, number // len(tenants) % CHANNELS + 1)
+            body = f"seed message {number} on {key}"
+            row = (message_id, key, tenant, router.route(key) if vbuckets else 0, at + timedelta(seconds=number), body, "seed")
+            by_shard.setdefault(router.node(key), []).append(row)
+            log.write(f"{message_id} {key} {body_digest(body)}\n")
+    shards = Shards(postgres)
+    try:
+        for shard, rows in by_shard.items():
+            shards.insert_tenant_rows(shard, epoch, rows)
+        plans = router.table(PLANS)
+        for plan, max_messages in sorted(PLAN_ROWS.items()):
+            shards.write_reference(plans.route_write(plan), epoch, plan, max_messages, "seed")
+    finally:
+        shards.close()
     return len(ids)
 
 
@@ -161,25 +198,29 @@ class CoordinatorRun:
 
 
 def prepare(kind: str, servers: Servers, wanted: list[str], users: int, per_user: int,
-            work: str) -> tuple[str, str, Etcd, Any, dict[str, str], Any]:
+            work: str, tenants: bool = False) -> tuple[str, str, Etcd, Any, dict[str, str], Any]:
     """A fresh start for a run of `kind`: the servers reset, its first topology in etcd,
-    an empty log per service (and the seed's) in `work`, and the users seeded. Returns
+    an empty log per service (and the seed's) in `work`, and the users seeded; with
+    `tenants`, a document with the tenants and the reference table, both seeded. Returns
     (postgres, etcd_url, etcd, the first topology, the logs, what the seed wrote)."""
     assert servers.postgres is not None and servers.etcd is not None
     postgres, etcd_url = servers.postgres.address, servers.etcd.url
     etcd = Etcd(etcd_url)
     servers.reset()
-    start = vbucket_start() if kind == "background" else modulo(5, 1)
+    start = vbucket_start(tenants) if kind == "background" else modulo(5, 1, tenants)
     etcd.put(TOPOLOGY, json.dumps(start))
     logs = {name: os.path.join(work, f"{kind}-{name}.log") for name in ["seed", *wanted]}
     for path in logs.values():
         open(path, "w").close()
+        open(path + ".tenants", "w").close()
     seeded = seed(etcd, postgres, start, users, per_user, logs["seed"])
+    if tenants:
+        seed_tenants(etcd, postgres, start, 2, logs["seed"])
     return postgres, etcd_url, etcd, start, logs, seeded
 
 
 def run_once(kind: str, servers: Servers, wanted: list[str], args: argparse.Namespace, work: str) -> dict[str, Any]:
-    postgres, etcd_url, etcd, start, logs, seeded = prepare(kind, servers, wanted, args.users, args.per_user, work)
+    postgres, etcd_url, etcd, start, logs, seeded = prepare(kind, servers, wanted, args.users, args.per_user, work, tenants=True)
 
     processes: dict[str, Process] = {}
     answers: list[dict[str, Any]] = []
@@ -262,6 +303,7 @@ def run_once(kind: str, servers: Servers, wanted: list[str], args: argparse.Name
         "faults": faults, "answers": answers,
     }
     result.update(check(postgres, shardroute.Router(final_text), logs, wanted, kind))
+    result.update(check_tenants(postgres, shardroute.Router(final_text), logs, kind))
     result.update(figures(result, wanted))
     return result
 
@@ -362,6 +404,90 @@ def check(postgres: str, final: shardroute.Router, logs: dict[str, str], wanted:
     }
 
 
+def check_tenants(postgres: str, final: shardroute.Router, logs: dict[str, str], kind: str) -> dict[str, Any]:
+    """The tenants' channels against their acknowledgement logs, and the reference table
+    on every node, counted on the shards themselves: lost, duplicates, misplaced (a row
+    on a shard other than the final router's `node(key)`, the core's `misplaced`), every
+    row of a placed tenant on a node of its group, the spread tenant's rows on more than
+    one shard, and the reference table the same on every node of its group (and nowhere
+    else). The groups and the tenants' entries are read from the final document."""
+    document = json.loads(final.to_json())
+    entries: dict[str, Any] = document.get("tenants", {}).get("entries", {})
+    groups: dict[str, list[str]] = document.get("node_groups", {})
+    acknowledged: dict[int, tuple[str, str]] = {}
+    acknowledged_twice = 0
+    logged = {name: 0 for name in logs}
+    for name, path in logs.items():
+        with open(path + ".tenants") as log:
+            for line in log:
+                logged[name] += 1
+                logged_id, key, digest = line.split()
+                acknowledged_twice += int(logged_id) in acknowledged
+                acknowledged[int(logged_id)] = (key, digest)
+    where: dict[int, list[str]] = {}
+    stored: dict[int, tuple[str, str]] = {}
+    tenant_shards: dict[str, dict[str, int]] = {}  # tenant -> shard -> rows
+    misplaced = wrong_vbucket = 0
+    reference: dict[str, list[tuple[Any, ...]]] = {}  # shard -> its `plans` rows
+    shards = Shards(postgres)
+    try:
+        for shard in SHARD_NAMES:
+            rows = shards.connections[shard].execute(f"SELECT id, key, tenant, vbucket, body FROM {TENANT_TABLE}").fetchall()
+            for message_id, key, tenant, vbucket, body in rows:
+                where.setdefault(message_id, []).append(shard)
+                stored[message_id] = (key, body_digest(body))
+                counts = tenant_shards.setdefault(tenant, {})
+                counts[shard] = counts.get(shard, 0) + 1
+                wrong_vbucket += vbucket != (final.route(key) if kind == "background" else 0)
+            misplaced += shardroute.MigrationSession.misplaced(final, shard, [key for _, key, *_ in rows])["count"]
+            plans = shards.connections[shard].execute(f"SELECT plan, max_messages, written_by FROM {PLANS} ORDER BY plan").fetchall()
+            if plans:
+                reference[shard] = plans
+    finally:
+        shards.close()
+    minted_by = {number: name for name, number in TICKET_SERVER.items()}
+    unacknowledged_by: dict[str, int] = {}
+    for message_id in stored.keys() - acknowledged.keys():
+        minter = minted_by[(message_id - 1) % len(TICKET_SERVER)]
+        unacknowledged_by[minter] = unacknowledged_by.get(minter, 0) + 1
+    placed = {
+        tenant: {
+            "group": entry["group"], "nodes": groups[entry["group"]],
+            "rows": sum(tenant_shards.get(tenant, {}).values()),
+            "shards": sorted(tenant_shards.get(tenant, {})),
+            # Rows of the tenant on a shard its group does not name: must be 0.
+            "outside_group": sum(rows for shard, rows in tenant_shards.get(tenant, {}).items() if shard not in groups[entry["group"]]),
+        }
+        for tenant, entry in sorted(entries.items()) if "group" in entry
+    }
+    spread = {
+        tenant: {"buckets": entry["shards"], "rows": sum(tenant_shards.get(tenant, {}).values()), "shards": sorted(tenant_shards.get(tenant, {}))}
+        for tenant, entry in sorted(entries.items()) if "shards" in entry and "group" not in entry
+    }
+    family = next(family for family in document["table_families"].values() if PLANS in family["tables"])
+    group = groups[family["group"]] if "group" in family else [node["id"] for node in document["nodes"]]
+    first = reference.get(group[0], [])
+    seeded = {plan: max_messages for plan, max_messages, written_by in first if written_by == "seed"}
+    return {
+        "tenant_acknowledged": len(acknowledged), "tenant_acknowledged_by": logged, "tenant_acknowledged_twice": acknowledged_twice, "tenant_stored": len(stored),
+        "tenant_lost": sum(1 for message_id in acknowledged if message_id not in stored),
+        "tenant_duplicates": sum(1 for places in where.values() if len(places) > 1),
+        "tenant_misplaced": misplaced, "tenant_wrong_vbucket": wrong_vbucket,
+        "tenant_body_mismatch": sum(1 for message_id, kept in stored.items() if message_id in acknowledged and acknowledged[message_id] != kept),
+        "tenant_unacknowledged_kept": unacknowledged_by,
+        "placed_tenants": placed, "spread_tenants": spread,
+        "reference": {
+            "table": PLANS, "group": group, "rows_per_node": [len(reference.get(shard, [])) for shard in group],
+            # Nodes of the group whose table differs from the group's first node's.
+            "differing": sum(1 for shard in group if reference.get(shard, []) != first),
+            "outside_group": sorted(shard for shard in reference if shard not in group),
+            # The seeded rows, against the values stated in shards.py.
+            "seed_wrong": int(seeded != PLAN_ROWS),
+            "written_by": sorted({written_by for _, _, written_by in first}),
+        },
+    }
+
+
 def figures(result: dict[str, Any], wanted: list[str]) -> dict[str, Any]:
     """Throughput per phase, the longest stall, the epochs each service saw, rows moved."""
     answers = result["answers"]
@@ -405,7 +531,19 @@ def figures(result: dict[str, Any], wanted: list[str]) -> dict[str, Any]:
                 values = sorted(answer[field] for answer in mine if answer.get(field))
                 totals[field] = values[len(values) // 2] if values else 0.0
             queries[f"{phase}/{name}"] = totals
+    tenants = {
+        name: {
+            field: sum(answer.get(field, 0) for answer in answers if answer["service"] == name)
+            for field in ("tenant_writes", "tenant_reads", "tenant_stale_reads", "plan_reads", "plan_wrong", "plan_writes")
+        } | {"plan_read_nodes": sorted({node for answer in answers if answer["service"] == name for node in answer.get("plan_read_nodes", [])})}
+        for name in wanted
+    }
+    if result["kind"] == "background":
+        tenant_rows_moved = switched[0].get("tenant_rows_to_move", 0) if switched else 0
+    else:
+        tenant_rows_moved = done[-1].get("tenant_rows_moved", 0) if done else 0
     return {
+        "tenants_by_service": tenants, "tenant_rows_moved": tenant_rows_moved,
         "queries": queries,
         "raced_moves": raced,
         "throughput_writes_per_s": throughput, "longest_stall_ms": stall, "epochs_seen": epochs, "rows_moved": rows_moved,
@@ -435,6 +573,27 @@ def table(results: list[dict[str, Any]]) -> str:
         )
     lines += [
         "",
+        "| run | tenant rows acknowledged | stored | moved | lost | duplicates | misplaced | placed tenant: group, shards holding it, rows outside the group "
+        "| spread tenant: buckets, shards holding it | reference table on its group: rows per node, nodes differing, rows elsewhere "
+        "| reads (python; node): rows read, wrong, nodes read from |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in results:
+        placed = "; ".join(
+            f"{tenant}: {p['group']} {p['nodes']}, {p['shards']} ({p['rows']:,} rows), {p['outside_group']}" for tenant, p in r["placed_tenants"].items()
+        ) or "none (the vbucket dictionary cannot place)"
+        spread = "; ".join(f"{tenant}: {p['buckets']}, {len(p['shards'])} {p['shards']} ({p['rows']:,} rows)" for tenant, p in r["spread_tenants"].items())
+        ref = r["reference"]
+        reads = "; ".join(
+            f"{name} {t['plan_reads']}, {t['plan_wrong']}, {t['plan_read_nodes']}" for name, t in r["tenants_by_service"].items()
+        )
+        lines.append(
+            f"| {r['run']} | {r['tenant_acknowledged']:,} | {r['tenant_stored']:,} | {r['tenant_rows_moved']:,} | {r['tenant_lost']} | "
+            f"{r['tenant_duplicates']} | {r['tenant_misplaced']} | {placed} | {spread} | "
+            f"{ref['table']} on {ref['group']}: {ref['rows_per_node']}, {ref['differing']}, {ref['outside_group'] or 0} | {reads} |"
+        )
+    lines += [
+        "",
         "| run | queries (service, phase) | by sender | by time | while data moved | rows | missing | extra | wrong | "
         "merged | restarts | by sender p50 us (oracle) | by time p50 us (oracle) |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
@@ -459,6 +618,31 @@ def problems(results: list[dict[str, Any]], wanted: list[str]) -> list[str]:
                     "stale_reads", "index_missing", "index_wrong", "index_orphans"):
             if r[key]:
                 found.append(f"{where}: {key} = {r[key]}")
+        for key in ("tenant_lost", "tenant_duplicates", "tenant_misplaced", "tenant_wrong_vbucket", "tenant_body_mismatch",
+                    "tenant_acknowledged_twice"):
+            if r[key]:
+                found.append(f"{where}: {key} = {r[key]}")
+        for tenant, placed in r["placed_tenants"].items():
+            if placed["outside_group"] or not placed["rows"]:
+                found.append(f"{where}: placed tenant {tenant}: {placed['outside_group']} of {placed['rows']} rows outside group {placed['group']}")
+        if r["kind"] == "lazy" and not r["placed_tenants"]:
+            found.append(f"{where}: no placed tenant (modulo can place one)")
+        for tenant, spread in r["spread_tenants"].items():
+            if len(spread["shards"]) < 2:
+                found.append(f"{where}: spread tenant {tenant} on {spread['shards']}, not on more than one shard")
+        if not r["spread_tenants"]:
+            found.append(f"{where}: no spread tenant")
+        ref = r["reference"]
+        if ref["differing"] or ref["outside_group"] or ref["seed_wrong"] or 0 in ref["rows_per_node"]:
+            found.append(f"{where}: reference table {ref}")
+        for name, t in r["tenants_by_service"].items():
+            if not t["tenant_writes"] or not t["tenant_reads"] or not t["plan_reads"] or t["plan_wrong"] or t["tenant_stale_reads"]:
+                found.append(f"{where}: {name}'s tenant and reference figures: {t}")
+            if name not in ref["written_by"]:
+                found.append(f"{where}: {name}'s reference row is not on the group's nodes")
+        unacknowledged_node = r["unacknowledged_kept"].get("node", 0) + r["tenant_unacknowledged_kept"].get("node", 0)
+        if r["tenant_unacknowledged_kept"].get("python", 0) or unacknowledged_node > 1:
+            found.append(f"{where}: unacknowledged tenant rows kept: {r['tenant_unacknowledged_kept']}")
         unacknowledged = set(r["unacknowledged_ids"])
         for phase, q in r["queries"].items():
             for key in ("query_missing", "query_wrong", "index_dangling"):

@@ -65,6 +65,22 @@ CREATE TABLE fence (min_epoch bigint NOT NULL);
 INSERT INTO fence VALUES (0);
 CREATE TABLE moved (unit bigint PRIMARY KEY);
 CREATE TABLE moves (unit bigint NOT NULL);
+CREATE TABLE tenant_messages (             -- tenants' channels, keyed "<tenant>:<channel>"
+    id      bigint PRIMARY KEY,
+    key     text NOT NULL,
+    tenant  text NOT NULL,
+    vbucket integer NOT NULL,              -- the key's vbucket (run A), 0 in run B
+    time    timestamptz NOT NULL,
+    body    text NOT NULL,
+    sender  text NOT NULL
+);
+CREATE INDEX ON tenant_messages (key);
+CREATE INDEX ON tenant_messages (vbucket);
+CREATE TABLE plans (                       -- a reference table: whole on every node of its group
+    plan         text PRIMARY KEY,
+    max_messages bigint NOT NULL,
+    written_by   text NOT NULL
+);
 """
 
 
@@ -147,7 +163,7 @@ class Postgres(ServerProcess):
         """Every shard empty, its fence at 0."""
         for name in DATABASES:
             with psycopg.connect(self.dsn(name), autocommit=True) as shard:
-                shard.execute("TRUNCATE messages, by_sender, moved, moves")
+                shard.execute("TRUNCATE messages, by_sender, moved, moves, tenant_messages, plans")
                 shard.execute("UPDATE fence SET min_epoch = 0")
 
 

@@ -58,6 +58,15 @@ const INSERT_MOVED = `WITH copied AS (${INSERT_ROWS} RETURNING 1), `
 const READ_MOVED = 'SELECT m.id, m.time, m.body, f.moved FROM (SELECT EXISTS (SELECT 1 FROM moved WHERE unit = $1) AS moved) f '
   + 'LEFT JOIN messages m ON m.user_id = $1';
 const INDEX = 'by_sender';
+// Tenants' channels and the reference table (shards.py's TENANT_TABLE, CHANNELS, PLANS,
+// PLAN_ROWS; README.md, "Tenants and the reference table").
+const TENANT_TABLE = 'tenant_messages';
+const TENANT_COLUMNS = 'id, key, tenant, vbucket, time, body, sender';
+const CHANNELS = 500; // keys per tenant: "acme:1" .. "acme:500"
+const PLANS = 'plans';
+const PLAN_ROWS = { free: 100n, startup: 1000n, team: 10000n, nonprofit: 50000n, enterprise: 1000000n }; // plan -> max_messages, seeded by run.py
+const UPSERT_PLAN = `INSERT INTO ${PLANS} (plan, max_messages, written_by) VALUES ($1, $2, $3) `
+  + 'ON CONFLICT (plan) DO UPDATE SET max_messages = EXCLUDED.max_messages, written_by = EXCLUDED.written_by';
 const ORACLE = 'oracle'; // the database with every message, unsharded: what queries are checked against
 
 // Message ids: the ticket layout, one ticket server per service; blocks are reserved by
@@ -257,6 +266,10 @@ class Service {
     this.shards = shards;
     this.ids = new Ids(etcd, name);
     this.acknowledged = openSync(logPath, 'a');
+    // Tenant messages are acknowledged in a log of their own: `id key sha256(body)`.
+    this.acknowledgedTenants = openSync(`${logPath}.tenants`, 'a');
+    this.mineTenant = new Map(); // tenant key -> ids this process saw acknowledged
+    this.planNodes = new Set(); // the nodes the reference reads went to (the core's picks)
     this.mine = new Map(); // user -> ids this process saw acknowledged
     this.pendingMoves = new Map(); // lazy steps -> { steps, users read unmoved }
     this.moved = { epoch: null, users: new Set() }; // a fence epoch, the users seen moved under it
@@ -305,8 +318,14 @@ class Service {
     }
     // Swapped whole: the core's session (every routing decision), the global index's
     // router, and the router of the `vbucket` column (run A's dictionary; 0 in run B).
-    const vbuckets = JSON.parse(router.toJson()).strategy.type === 'vbucket' ? router : null;
-    this.routing = { session, index: router.index(INDEX), vbuckets };
+    // The reference table's router (`table("plans")`) when the document has it, and the
+    // tenants the document names (its `tenants` entries).
+    const document = JSON.parse(router.toJson());
+    const vbuckets = document.strategy.type === 'vbucket' ? router : null;
+    const families = Object.values(document.table_families ?? {});
+    const plans = families.some((family) => family.tables.includes(PLANS)) ? router.table(PLANS) : null;
+    const tenants = Object.keys(document.tenants?.entries ?? {}).sort();
+    this.routing = { session, index: router.index(INDEX), vbuckets, plans, tenants };
     if (this.epochs.at(-1) !== session.fenceEpoch) this.epochs.push(session.fenceEpoch);
     log(`epoch ${session.fenceEpoch} (${session.mode})`);
   }
@@ -414,6 +433,109 @@ class Service {
         continue;
       }
       if (this.knownMoved(steps.fenceEpoch, null)) for (const user of still) this.moved.users.add(user);
+    }
+  }
+
+  /**
+   * A message on a tenant's channel: where the session's write plan says (the core
+   * applies the document's tenant rule to the key), then acknowledged (service.py's `insert_tenant`).
+   */
+  async insertTenant(key, tenant) {
+    const id = await this.ids.next();
+    const body = `${this.name} says ${randomBytes(8).toString('hex')} on ${key}`;
+    for (;;) {
+      const { routing } = this;
+      const { node, fenceEpoch: epoch } = routing.session.writePlan(key);
+      const vbucket = routing.vbuckets ? routing.vbuckets.route(key) : 0;
+      const row = [String(id), key, tenant, vbucket, new Date().toISOString(), body, this.name];
+      try {
+        await this.shards.write(node, epoch, `INSERT INTO ${TENANT_TABLE} (${TENANT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7)`, row);
+      } catch (err) {
+        if (!(err instanceof Fenced)) throw err;
+        await this.fenced(routing, err);
+        continue;
+      }
+      break;
+    }
+    writeSync(this.acknowledgedTenants, `${id} ${key} ${bodyDigest(body)}\n`);
+    if (!this.mineTenant.has(key)) this.mineTenant.set(key, new Set());
+    this.mineTenant.get(key).add(String(id));
+    this.count('tenant_writes');
+  }
+
+  /**
+   * A tenant channel's message ids: the union of the session's read plan, in its order
+   * (old owner first); no moved flags for tenant keys (service.py's `tenant_channel`).
+   */
+  async tenantChannel(key) {
+    for (;;) {
+      const { routing } = this;
+      const found = new Set();
+      try {
+        for (const shard of routing.session.readPlan(key, false)) {
+          const rows = await this.shards.read(shard, routing.session.fenceEpoch, `SELECT id FROM ${TENANT_TABLE} WHERE key = $1`, [key]);
+          for (const row of rows) found.add(row.id);
+        }
+      } catch (err) {
+        if (!(err instanceof Fenced)) throw err;
+        await this.fenced(routing, err);
+        continue;
+      }
+      if (![...(this.mineTenant.get(key) ?? [])].every((id) => found.has(id))) this.count('tenant_stale_reads');
+      this.count('tenant_reads');
+      return found;
+    }
+  }
+
+  /** A reference row read from the one node the core picks (`node`), checked against the seed (PLAN_ROWS). */
+  async readPlanRow(plan) {
+    for (;;) {
+      const { routing } = this;
+      const node = routing.plans.node(plan);
+      let rows;
+      try {
+        rows = await this.shards.read(node, routing.session.fenceEpoch, `SELECT max_messages FROM ${PLANS} WHERE plan = $1`, [plan]);
+      } catch (err) {
+        if (!(err instanceof Fenced)) throw err;
+        await this.fenced(routing, err);
+        continue;
+      }
+      this.planNodes.add(node);
+      this.count('plan_reads');
+      if (rows.length !== 1 || BigInt(rows[0].max_messages) !== PLAN_ROWS[plan]) this.count('plan_wrong');
+      return;
+    }
+  }
+
+  /** A reference row written to every node `routeWrite` names; a refusal part way writes it again on all. */
+  async writePlanRow(plan, maxMessages) {
+    for (;;) {
+      const { routing } = this;
+      try {
+        for (const node of routing.plans.routeWrite(plan)) {
+          await this.shards.write(node, routing.session.fenceEpoch, UPSERT_PLAN, [plan, String(maxMessages), this.name]);
+        }
+      } catch (err) {
+        if (!(err instanceof Fenced)) throw err;
+        await this.fenced(routing, err);
+        continue;
+      }
+      this.count('plan_writes');
+      return;
+    }
+  }
+
+  /** Every fourth turn of `write`: a tenant message and a channel read; every eighth, a reference read. */
+  async tenantTurn(turn) {
+    const { routing } = this;
+    if (routing.tenants.length > 0) {
+      const tenant = routing.tenants[Math.floor(turn / 4) % routing.tenants.length];
+      await this.insertTenant(`${tenant}:${1 + Math.floor(Math.random() * CHANNELS)}`, tenant);
+      await this.tenantChannel(`${tenant}:${1 + Math.floor(Math.random() * CHANNELS)}`);
+    }
+    if (routing.plans !== null && turn % 8 === 0) {
+      const names = Object.keys(PLAN_ROWS).sort();
+      await this.readPlanRow(names[Math.floor(turn / 8) % names.length]);
     }
   }
 
@@ -608,7 +730,9 @@ class Service {
   reset() {
     this.counters = {
       writes: 0, reads: 0, insert_us: 0, read_us: 0, move_us: 0, refused_by_fence: 0, moved_rows: 0, moved_users: 0, stale_reads: 0, query_restarts: 0,
+      tenant_writes: 0, tenant_reads: 0, tenant_stale_reads: 0, plan_reads: 0, plan_wrong: 0, plan_writes: 0,
     };
+    this.planNodes = new Set();
     this.readsBefore = this.follower ? this.follower.stats.reads : 0n;
     this.latencies = [];
     this.writeLatencies = [];
@@ -647,9 +771,12 @@ class Service {
       await this.timed(this.timeline, this.randomUser());
       readMs = this.latencies[this.latencies.length - 1];
       this.count('read_us', Math.round(readMs * 1000));
+      if (ops % 8 === 0) await this.tenantTurn(ops / 2);
       ops += 2;
     }
     await this.movePending();
+    // The service's own reference row: its writes in this command, on every node of the group.
+    if (this.routing.plans !== null) await this.writePlanRow(`${this.name}-quota`, this.counters.writes);
     return {
       ops, longest_stall_ms: Math.round(longest * 10) / 10,
       longest_stall_parts_ms: parts.map((part) => Math.round(part * 10) / 10), longest_stall_at: Math.round(at * 1000) / 1000,
@@ -675,6 +802,7 @@ class Service {
       refused_documents: Object.values(refused).reduce((sum, n) => sum + n, 0n),
       epochs_seen: [...this.epochs], epoch: this.epoch(),
       p50_us: percentile(0.5), p99_us: percentile(0.99), write_p99_us: percentile(0.99, this.writeLatencies),
+      plan_read_nodes: [...this.planNodes].sort(),
     });
     this.reset();
   }
@@ -682,6 +810,7 @@ class Service {
   async close() {
     this.follower.close();
     closeSync(this.acknowledged);
+    closeSync(this.acknowledgedTenants);
     await this.shards.close();
     await this.oracle.end().catch(() => {});
   }

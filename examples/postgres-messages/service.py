@@ -32,6 +32,11 @@ example's query side and checks each answer against the oracle:
   its entries name (each user's read plan), visited in the migration's scan order;
 * messages in a time range: scatter/gather over every node, in the session's scan order
   (`scan_nodes`: old owners before new ones while data moves, each node once), merged by id.
+
+When the document names tenants and the reference table `plans`, `write` also writes and
+reads tenants' channels (keys `<tenant>:<channel>`, routed by the same session: the core
+applies the tenant rule) and reads `plans` from the node the core picks
+(README.md, "Tenants and the reference table").
 """
 
 from __future__ import annotations
@@ -50,7 +55,10 @@ import shardroute
 from shardroute.etcd import Etcd, EtcdError, EtcdFollower
 from datetime import datetime, timedelta, timezone
 
-from shards import INDEX, LAZY_MOVE_BATCH, PREVIOUS, SHARD_NAMES, TICKET_SERVER, TICKETS, TOPOLOGY, Fenced, Oracle, Shards, body_digest, ids_key
+from shards import (
+    CHANNELS, INDEX, LAZY_MOVE_BATCH, PLAN_ROWS, PLANS, PREVIOUS, SHARD_NAMES, TENANT_COLUMNS, TENANT_TABLE, TICKET_SERVER,
+    TICKETS, TOPOLOGY, Fenced, Oracle, Shards, body_digest, ids_key, tenant_key,
+)
 
 ID_BLOCK = 1000
 
@@ -68,6 +76,8 @@ class InForce:
     session: shardroute.MigrationSession
     index: shardroute.Router
     vbuckets: shardroute.Router | None
+    plans: shardroute.Router | None  # the reference table's router (`table("plans")`), if the document has it
+    tenants: tuple[str, ...]  # the tenants the document names (its `tenants` entries)
 
 
 class Ids:
@@ -104,6 +114,10 @@ class Service:
         self.oracle = Oracle(postgres)
         self.ids = Ids(self.etcd, name)
         self.acknowledged = open(log_path, "a")
+        # Tenant messages are acknowledged in a log of their own: `id key sha256(body)`.
+        self.acknowledged_tenants = open(log_path + ".tenants", "a")
+        self.mine_tenant: dict[str, set[int]] = {}  # tenant key -> ids this process saw acknowledged
+        self.plan_nodes: set[str] = set()  # the nodes the reference reads went to (the core's picks)
         self.mine: dict[int, set[int]] = {}  # user -> ids this process saw acknowledged
         self.pending_moves: dict[tuple[str, str, str, int], set[int]] = {}  # lazy steps -> users read unmoved
         self.moved: tuple[int, set[int]] = (0, set())  # a fence epoch, the users seen moved under it
@@ -139,8 +153,12 @@ class Service:
         except shardroute.ShardrouteError as err:
             log(self.name, f"refused epoch {router.epoch}: previous: {err.code}: {err}; keeping epoch {self.epoch()}")
             return
-        vbuckets = router if json.loads(router.to_json())["strategy"]["type"] == "vbucket" else None
-        self.routing = InForce(session, router.index(INDEX), vbuckets)
+        document = json.loads(router.to_json())
+        vbuckets = router if document["strategy"]["type"] == "vbucket" else None
+        families = document.get("table_families", {}).values()
+        plans = router.table(PLANS) if any(PLANS in family["tables"] for family in families) else None
+        tenants = tuple(sorted(document.get("tenants", {}).get("entries", {})))
+        self.routing = InForce(session, router.index(INDEX), vbuckets, plans, tenants)
         if not self.epochs or self.epochs[-1] != session.fence_epoch:
             self.epochs.append(session.fence_epoch)
         log(self.name, f"epoch {session.fence_epoch} ({session.mode})")
@@ -195,6 +213,93 @@ class Service:
         self.acknowledged.flush()
         self.mine.setdefault(user, set()).add(message_id)
         self.counters_add("writes")
+
+    def insert_tenant(self, key: str, tenant: str) -> None:
+        """A message on a tenant's channel: where the session's write plan says (the core
+        applies the document's tenant rule to the key), then acknowledged."""
+        message_id = self.ids.next()
+        body = f"{self.name} says {self.rng.getrandbits(64):016x} on {key}"
+        while True:
+            routing = self.routing
+            assert routing is not None
+            target, epoch = routing.session.write_plan(key)
+            vbucket = routing.vbuckets.route(key) if routing.vbuckets else 0
+            row = (message_id, key, tenant, vbucket, datetime.now(timezone.utc), body, self.name)
+            try:
+                self.shards.write(target, epoch, f"INSERT INTO {TENANT_TABLE} ({TENANT_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s)", row)
+            except Fenced as err:
+                self.fenced(routing, err)
+                continue
+            break
+        self.acknowledged_tenants.write(f"{message_id} {key} {body_digest(body)}\n")
+        self.acknowledged_tenants.flush()
+        self.mine_tenant.setdefault(key, set()).add(message_id)
+        self.counters_add("tenant_writes")
+
+    def tenant_channel(self, key: str) -> set[int]:
+        """A tenant channel's message ids: the union of the session's read plan, in its
+        order (old owner first). No moved flags for tenant keys: while one moves, both
+        owners are read; the coordinator's sweep moves them (run B)."""
+        while True:
+            routing = self.routing
+            assert routing is not None
+            found: set[int] = set()
+            try:
+                for shard in routing.session.read_plan(key, False):
+                    rows = self.shards.read(shard, routing.session.fence_epoch, f"SELECT id FROM {TENANT_TABLE} WHERE key = %s", (key,))
+                    found.update(row[0] for row in rows)
+            except Fenced as err:
+                self.fenced(routing, err)
+                continue
+            if not self.mine_tenant.get(key, set()) <= found:
+                self.counters_add("tenant_stale_reads")
+            self.counters_add("tenant_reads")
+            return found
+
+    def read_plan_row(self, plan: str) -> None:
+        """A reference row read from the one node the core picks for it (`node`), checked
+        against the value run.py seeded (PLAN_ROWS)."""
+        while True:
+            routing = self.routing
+            assert routing is not None and routing.plans is not None
+            node = routing.plans.node(plan)
+            try:
+                rows = self.shards.read(node, routing.session.fence_epoch, f"SELECT max_messages FROM {PLANS} WHERE plan = %s", (plan,))
+            except Fenced as err:
+                self.fenced(routing, err)
+                continue
+            self.plan_nodes.add(node)
+            self.counters_add("plan_reads")
+            if [row[0] for row in rows] != [PLAN_ROWS[plan]]:
+                self.counters_add("plan_wrong")
+            return
+
+    def write_plan_row(self, plan: str, max_messages: int) -> None:
+        """A reference row written to every node `route_write` names; a refusal part way
+        plans the whole write again (the upsert is idempotent)."""
+        while True:
+            routing = self.routing
+            assert routing is not None and routing.plans is not None
+            try:
+                self.shards.write_reference(routing.plans.route_write(plan), routing.session.fence_epoch, plan, max_messages, self.name)
+            except Fenced as err:
+                self.fenced(routing, err)
+                continue
+            self.counters_add("plan_writes")
+            return
+
+    def tenant_turn(self, turn: int) -> None:
+        """Every fourth turn of `write`: a message on a random channel of one of the
+        document's tenants (in turn), then a read of another of its channels; every eighth,
+        a read of a reference row."""
+        routing = self.routing
+        assert routing is not None
+        if routing.tenants:
+            tenant = routing.tenants[(turn // 4) % len(routing.tenants)]
+            self.insert_tenant(tenant_key(tenant, self.rng.randrange(1, CHANNELS + 1)), tenant)
+            self.tenant_channel(tenant_key(tenant, self.rng.randrange(1, CHANNELS + 1)))
+        if routing.plans is not None and turn % 8 == 0:
+            self.read_plan_row(sorted(PLAN_ROWS)[(turn // 8) % len(PLAN_ROWS)])
 
     def timeline(self, user: int) -> list[tuple[int, str]]:
         """The user's messages, newest first (union by id of the read targets)."""
@@ -285,8 +390,10 @@ class Service:
         with self.counting:
             self.counters = {
                 "writes": 0, "reads": 0, "insert_us": 0, "read_us": 0, "move_us": 0, "refused_by_fence": 0, "moved_rows": 0, "moved_users": 0, "stale_reads": 0,
-                "query_restarts": 0,
+                "query_restarts": 0, "tenant_writes": 0, "tenant_reads": 0, "tenant_stale_reads": 0, "plan_reads": 0,
+                "plan_wrong": 0, "plan_writes": 0,
             }
+            self.plan_nodes = set()
         self.reads_before = self.follower.stats["reads"]
         self.latencies = []
         self.write_latencies: list[float] = []
@@ -315,8 +422,13 @@ class Service:
             self.timed(self.timeline, self.rng.randrange(1, self.users + 1))
             read_s = self.latencies[-1]
             self.counters_add("read_us", int(read_s * 1e6))
+            if ops % 8 == 0:
+                self.tenant_turn(ops // 2)
             ops += 2
         self.move_pending()
+        if self.routing is not None and self.routing.plans is not None:
+            # The service's own reference row: its writes in this command, on every node of the group.
+            self.write_plan_row(f"{self.name}-quota", self.counters["writes"])
         return {
             "ops": ops, "longest_stall_ms": round(longest * 1000, 1),
             "longest_stall_parts_ms": [round(part * 1000, 1) for part in parts], "longest_stall_at": round(at, 3),
@@ -450,6 +562,7 @@ class Service:
             "refused_documents": sum(self.follower.stats["refused"].values()),
             "epochs_seen": list(self.epochs), "epoch": self.epoch(),
             "p50_us": percentile(0.50), "p99_us": percentile(0.99), "write_p99_us": percentile(0.99, self.write_latencies),
+            "plan_read_nodes": sorted(self.plan_nodes),
         }
         print(json.dumps(line), flush=True)
         self.reset()
@@ -457,6 +570,7 @@ class Service:
     def close(self) -> None:
         self.follower.close()
         self.acknowledged.close()
+        self.acknowledged_tenants.close()
         self.shards.close()
         self.oracle.close()
 

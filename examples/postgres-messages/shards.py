@@ -58,20 +58,72 @@ def nodes(count: int) -> list[TopologyNode]:
     return [{"id": name} for name in SHARD_NAMES[:count]]
 
 
-def vbucket_start() -> shardroute.Topology:
-    """Run A's start: 256 vbuckets over shard_1..shard_5, round-robin."""
+# Tenants and a reference table (README.md, "Tenants and the reference table"). Besides
+# the users' messages (integer keys, which have no tenant), `tenant_messages` holds the
+# messages of tenants' channels, keyed `<tenant>:<channel>`: the document's partition_key
+# rule (prefix up to ":") takes the tenant part, and its `tenants` section says what a
+# tenant with an entry gets. PLACED is kept on the node group `eu` (run B only: placing
+# needs a strategy whose shards are its nodes, which modulo is and the vbucket dictionary
+# of run A is not); SPREAD is spread over SPREAD_SHARDS buckets (any strategy: both runs).
+# `plans` is a reference table of the family `catalog`: every row on every node of the
+# group `catalog`; a write goes to all of them (`route_write`), a read to the one the core
+# picks (`node`). The groups name nodes of the start topology, which the growth to 10
+# leaves in place (no core operation edits a group; README.md says what widening one takes).
+TENANT_TABLE = "tenant_messages"
+TENANT_COLUMNS = "id, key, tenant, vbucket, time, body, sender"
+PLACED = "acme"
+SPREAD = "globex"
+SPREAD_SHARDS = 8
+CHANNELS = 500  # keys per tenant: "acme:1" .. "acme:500" (service.mjs: CHANNELS)
+PLANS = "plans"
+CATALOG = "catalog"
+PLAN_ROWS = {"free": 100, "startup": 1_000, "team": 10_000, "nonprofit": 50_000, "enterprise": 1_000_000}  # plan -> max_messages, seeded by run.py
+GROUPS = {"eu": SHARD_NAMES[:2], CATALOG: SHARD_NAMES[:5]}
+
+
+def tenant_key(tenant: str, channel: int) -> str:
+    return f"{tenant}:{channel}"
+
+
+def tenant_sections(placing: bool) -> dict[str, Any]:
+    """The document's tenant and table sections; `placing`: the strategy can place a
+    tenant (run B), so PLACED gets its group."""
+    entries: dict[str, Any] = {SPREAD: {"shards": SPREAD_SHARDS}}
+    groups = {CATALOG: GROUPS[CATALOG]}
+    if placing:
+        entries[PLACED] = {"group": "eu"}
+        groups["eu"] = GROUPS["eu"]
     return {
+        "node_groups": groups,
+        "table_families": {CATALOG: {"tables": [PLANS], "group": CATALOG, "reference": True}},
+        "tenants": {"entries": entries},
+    }
+
+
+def vbucket_start(tenants: bool = False) -> shardroute.Topology:
+    """Run A's start: 256 vbuckets over shard_1..shard_5, round-robin; with `tenants`,
+    the spread tenant and the reference family too."""
+    document: Any = {
         "format": "shardroute/1", "epoch": 1, "nodes": nodes(5),
         "strategy": {"type": "vbucket", "vbuckets": VBUCKETS}, "indexes": INDEXES,
     }
+    if tenants:
+        document["hashing"] = {"partition_key": {"rule": "prefix", "separator": ":"}}
+        document.update(tenant_sections(placing=False))
+    return document  # type: ignore[no-any-return]
 
 
-def modulo(count: int, epoch: int) -> shardroute.Topology:
-    """Run B's topologies: the classic 1-based `user_id % n ?: n` (0 becomes n)."""
-    return {
+def modulo(count: int, epoch: int, tenants: bool = False) -> shardroute.Topology:
+    """Run B's topologies: the classic 1-based `user_id % n ?: n` (0 becomes n); with
+    `tenants`, the placed and the spread tenant and the reference family too."""
+    document: Any = {
         "format": "shardroute/1", "epoch": epoch, "hashing": {"integers": "identity"},
         "nodes": nodes(count), "strategy": {"type": "modulo", "one_based": True}, "indexes": INDEXES,
     }
+    if tenants:
+        document["hashing"]["partition_key"] = {"rule": "prefix", "separator": ":"}
+        document.update(tenant_sections(placing=True))
+    return document  # type: ignore[no-any-return]
 
 
 def body_digest(body: str) -> str:
@@ -120,10 +172,9 @@ INSERT_MOVED = (
 # The coordinator's pace (issue 38: writes during the rebalance at 85% of the rate before
 # it or better). The copy competes with the services for the same CPUs and the same
 # server; after each step of work (a vbucket's copy, a vbucket's delete, a group of swept
-# users) it rests so that it works at most COPY_DUTY of the wall time, and at least the
-# throttle between two steps. The core has no time pace yet (the planner's throttle is
-# max_moves_per_node, the session's a batch size): this is where it would come from.
-COPY_DUTY = 0.05
+# users) it rests until the migration session's `resume_at`: the core decides the pause
+# so that the job works at most its duty of the wall time (default 5%), and rests at least
+# the shortest pause between two steps.
 SWEEP_GROUP = 64  # users per step of run B's sweep (one statement each for them all)
 # A service's lazy moves (run B) go in groups: a read of a user not yet moved reads the old
 # owner, then the new one (the read plan of an unmoved user), and the user joins the
@@ -133,24 +184,42 @@ SWEEP_GROUP = 64  # users per step of run B's sweep (one statement each for them
 LAZY_MOVE_BATCH = 8
 
 
+def now_ms() -> int:
+    """The pace's clock: monotonic, in whole milliseconds (the core's unit of time)."""
+    return time.monotonic_ns() // 1_000_000
+
+
 class Pace:
-    """Rests after each step of work: `max(throttle_s, took * (1 - duty) / duty)`."""
+    """Rests after each step of work until the time the migration session gives
+    (`MigrationSession.resume_at`); `None` takes the core's default duty or pause."""
 
-    def __init__(self, duty: float = COPY_DUTY, throttle_s: float = 0.0) -> None:
-        if not 0 < duty <= 1:
-            raise ValueError(f"duty {duty}: must be in (0, 1]")
-        self.duty = duty
-        self.throttle_s = throttle_s
-        self.worked_s = 0.0
-        self.rested_s = 0.0
+    def __init__(self, duty_per_mille: int | None = None, min_pause_ms: int | None = None) -> None:
+        self.duty_per_mille = duty_per_mille
+        self.min_pause_ms = min_pause_ms
+        self.worked_ms = 0
+        self.rested_ms = 0
 
-    def rest(self, began: float) -> None:
-        """After a step that began at `began` (time.monotonic())."""
-        took = time.monotonic() - began
-        pause = max(self.throttle_s, took * (1 - self.duty) / self.duty)
-        self.worked_s += took
-        self.rested_s += pause
-        time.sleep(pause)
+    def rest(self, session: shardroute.MigrationSession, began_ms: int) -> None:
+        """After a step that began at `began_ms` (`now_ms()`)."""
+        finished = now_ms()
+        resume = session.resume_at(began_ms, finished, self.duty_per_mille, self.min_pause_ms)
+        self.worked_ms += finished - began_ms
+        self.rested_ms += resume - finished
+        time.sleep((resume - finished) / 1000)
+
+
+# A tenant move's rows in one statement (TENANT_COLUMNS' order).
+INSERT_TENANT_ROWS = (
+    f"INSERT INTO {TENANT_TABLE} ({TENANT_COLUMNS}) SELECT * FROM unnest("
+    "%s::bigint[], %s::text[], %s::text[], %s::integer[], %s::timestamptz[], %s::text[], %s::text[]"
+    ") ON CONFLICT (id) DO NOTHING"
+)
+# A reference row, the same statement on every node of its group (idempotent: a write
+# refused part way is made again on all of them).
+UPSERT_PLAN = (
+    f"INSERT INTO {PLANS} (plan, max_messages, written_by) VALUES (%s, %s, %s) "
+    "ON CONFLICT (plan) DO UPDATE SET max_messages = EXCLUDED.max_messages, written_by = EXCLUDED.written_by"
+)
 
 
 class Fenced(Exception):
@@ -281,6 +350,37 @@ class Shards:
         earlier, interrupted copy had already brought."""
         rows = self.read(old, epoch, f"SELECT {COLUMNS} FROM messages WHERE vbucket = %s", (vbucket,))
         return len(rows), self.insert_rows(new, epoch, rows)
+
+
+    # -- tenants' channels and the reference table ---------------------------------------
+
+    def insert_tenant_rows(self, shard: str, epoch: int, rows: Sequence[tuple[Any, ...]]) -> int:
+        """Tenant rows copied in (`ON CONFLICT DO NOTHING`), fenced; the rows inserted."""
+        if not rows:
+            return 0
+        return self.write(shard, epoch, INSERT_TENANT_ROWS, [list(column) for column in zip(*rows)])
+
+    def copy_tenant_vbucket(self, vbucket: int, old: str, new: str, epoch: int) -> tuple[int, int]:
+        """`copy_vbucket` for `tenant_messages`: (rows read, rows inserted)."""
+        rows = self.read(old, epoch, f"SELECT {TENANT_COLUMNS} FROM {TENANT_TABLE} WHERE vbucket = %s", (vbucket,))
+        return len(rows), self.insert_tenant_rows(new, epoch, rows)
+
+    def move_tenant_keys(self, keys: Sequence[str], steps: shardroute.LazySteps) -> int:
+        """`move_users` for tenant keys (run B's sweep): the old owner's fence raised, the
+        keys' rows copied to the new owner, deleted from the old one, under the steps'
+        fence epoch. No moved flag: the services read a moving tenant key from both
+        owners, old first, until the final epoch. Returns the rows inserted."""
+        epoch = steps["fence_epoch"]
+        self.raise_fence(steps["retire_from"], epoch)
+        rows = self.read(steps["read_from"], epoch, f"SELECT {TENANT_COLUMNS} FROM {TENANT_TABLE} WHERE key = ANY(%s)", (list(keys),))
+        inserted = self.insert_tenant_rows(steps["write_to"], epoch, rows)
+        self.write(steps["retire_from"], epoch, f"DELETE FROM {TENANT_TABLE} WHERE key = ANY(%s)", (list(keys),))
+        return inserted
+
+    def write_reference(self, nodes: Sequence[str], epoch: int, plan: str, max_messages: int, written_by: str) -> None:
+        """A `plans` row on every node `route_write` named, each write fenced."""
+        for node in nodes:
+            self.write(node, epoch, UPSERT_PLAN, (plan, max_messages, written_by))
 
 
 class Oracle:

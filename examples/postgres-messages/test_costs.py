@@ -7,7 +7,8 @@ bench/postgres/bench.py in `make bench`):
 * a vbucket's copy and a lazy move are a fixed number of statements, whatever the rows
   (one statement for the rows, not one per row);
 * a fenced read is one statement, refused below the fence, empty when nothing matches;
-* the coordinator's pace rests `took * (1 - duty) / duty`, at least the throttle.
+* the coordinator's pace rests until the session's `resume_at`: `took * (1 - duty) / duty`,
+  at least the shortest pause.
 
 Run: .venv/bin/python -m pytest examples/postgres-messages/test_costs.py
 """
@@ -28,7 +29,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 from servers import Servers  # noqa: E402
-from shards import COLUMNS, Fenced, Pace, Shards  # noqa: E402
+import shardroute  # noqa: E402
+from shards import COLUMNS, Fenced, Pace, Shards, modulo  # noqa: E402
 
 USER_ROWS = 10
 
@@ -183,20 +185,27 @@ def test_a_fenced_read_is_one_statement_refused_below_the_fence(postgres: str) -
         shards.close()
 
 
-def test_the_pace_rests_so_that_the_copy_works_at_most_its_duty(monkeypatch: pytest.MonkeyPatch) -> None:
-    clock = [100.0]
+def test_the_pace_rests_until_the_session_says(monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = [100_000]
     slept: list[float] = []
-    # shards.py's Pace reads time.monotonic and calls time.sleep (for this test only).
-    monkeypatch.setattr(time, "monotonic", lambda: clock[0])
+    # shards.py's Pace reads time.monotonic_ns and calls time.sleep (for this test only).
+    monkeypatch.setattr(time, "monotonic_ns", lambda: clock[0] * 1_000_000)
     monkeypatch.setattr(time, "sleep", slept.append)
-    pace = Pace(duty=0.1, throttle_s=0.02)
+    session = shardroute.MigrationSession(shardroute.Migration(shardroute.Router(modulo(5, 1)), shardroute.Router(modulo(10, 2))), "lazy")
+    pace = Pace(duty_per_mille=100, min_pause_ms=20)
     began = clock[0]
-    clock[0] += 0.010  # a step of 10 ms
-    pace.rest(began)
+    clock[0] += 10  # a step of 10 ms: 90 ms of rest works it 10% of the time
+    pace.rest(session, began)
     began = clock[0]
-    clock[0] += 0.001  # a step of 1 ms: the throttle
-    pace.rest(began)
-    assert slept == [pytest.approx(0.090), pytest.approx(0.020)]
-    assert pace.worked_s == pytest.approx(0.011) and pace.rested_s == pytest.approx(0.110)
-    with pytest.raises(ValueError):
-        Pace(duty=0)
+    clock[0] += 1  # a step of 1 ms: the shortest pause
+    pace.rest(session, began)
+    assert slept == [0.090, 0.020]
+    assert (pace.worked_ms, pace.rested_ms) == (11, 110)
+    default = Pace()  # the core's defaults: 5%, no shortest pause
+    began = clock[0]
+    clock[0] += 10
+    default.rest(session, began)
+    assert slept[-1] == 0.190
+    with pytest.raises(shardroute.ShardrouteError) as refused:
+        Pace(duty_per_mille=0).rest(session, clock[0])
+    assert refused.value.code == "invalid_argument"

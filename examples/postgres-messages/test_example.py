@@ -206,3 +206,75 @@ def test_the_global_index_has_one_entry_per_message_where_it_routes(results: dic
     assert result["index_wrong"] == 0
     assert result["index_orphans"] == 0
     assert result["acknowledged"] <= result["index_entries"] <= result["stored"]
+
+
+# -- tenants and the reference table (README.md, "Tenants and the reference table") -----
+
+SHARDS_OF_THE_START = [f"shard_{i}" for i in range(1, 6)]
+
+
+@pytest.mark.parametrize("run", RUNS)
+def test_tenant_messages_lost_none_duplicated_none_misplaced_none(results: dict[str, dict[str, Any]], run: str) -> None:
+    result = results[run]
+    # Seeded: 2 messages on each of the 500 channels of each tenant the document names:
+    # run A the spread tenant alone (a vbucket dictionary cannot place one), run B both.
+    assert result["tenant_acknowledged_by"]["seed"] == (1000 if run == "A" else 2000)
+    assert result["tenant_acknowledged"] == sum(result["tenant_acknowledged_by"].values())
+    assert result["tenant_lost"] == 0
+    assert result["tenant_duplicates"] == 0
+    assert result["tenant_acknowledged_twice"] == 0
+    assert result["tenant_misplaced"] == 0
+    assert result["tenant_wrong_vbucket"] == 0
+    assert result["tenant_body_mismatch"] == 0
+    # The one insert the killed Node service had in flight is in one table or the other.
+    assert result["tenant_unacknowledged_kept"].get("python", 0) == 0
+    assert result["tenant_unacknowledged_kept"].get("node", 0) + result["unacknowledged_kept"].get("node", 0) <= 1
+    for service in SERVICES:
+        figures = result["tenants_by_service"][service]
+        assert figures["tenant_writes"] > 0 and figures["tenant_reads"] > 0, figures
+        assert figures["tenant_stale_reads"] == 0, figures
+        during = answers(result, service, "during")
+        assert sum(a.get("tenant_writes", 0) for a in during) > 0
+    # Tenant channels moved with the rebalance too (the spread tenant's buckets).
+    assert result["tenant_rows_moved"] > 0
+
+
+@pytest.mark.parametrize("run", RUNS)
+def test_a_placed_tenant_stays_in_its_group_and_a_spread_one_takes_several_shards(
+    results: dict[str, dict[str, Any]], run: str
+) -> None:
+    result = results[run]
+    if run == "A":
+        assert result["placed_tenants"] == {}  # vbucket: no placing strategy
+    else:
+        placed = result["placed_tenants"]["acme"]
+        assert placed["group"] == "eu" and placed["nodes"] == ["shard_1", "shard_2"]
+        assert placed["rows"] > 1000  # its 1,000 seeded rows and the services' writes
+        assert placed["outside_group"] == 0, placed
+        # A placed tenant without `shards` keeps every key on one node of its group.
+        assert len(placed["shards"]) == 1 and placed["shards"][0] in placed["nodes"], placed
+    spread = result["spread_tenants"]["globex"]
+    assert spread["buckets"] == 8
+    assert spread["rows"] > 1000
+    assert 2 <= len(spread["shards"]) <= 8, spread
+
+
+@pytest.mark.parametrize("run", RUNS)
+def test_the_reference_table_is_the_same_on_every_node_of_its_group(results: dict[str, dict[str, Any]], run: str) -> None:
+    reference = results[run]["reference"]
+    assert reference["table"] == "plans" and reference["group"] == SHARDS_OF_THE_START
+    # 5 seeded plans and one row per service (its quota), on each of the five nodes.
+    assert reference["rows_per_node"] == [5 + len(SERVICES)] * 5
+    assert reference["differing"] == 0
+    assert reference["outside_group"] == []
+    assert reference["seed_wrong"] == 0
+    assert reference["written_by"] == sorted(["seed", *SERVICES])
+    picked = {}
+    for service in SERVICES:
+        figures = results[run]["tenants_by_service"][service]
+        assert figures["plan_reads"] > 0 and figures["plan_wrong"] == 0, figures
+        assert figures["plan_writes"] > 0, figures
+        assert figures["plan_read_nodes"] and set(figures["plan_read_nodes"]) <= set(SHARDS_OF_THE_START), figures
+        picked[service] = figures["plan_read_nodes"]
+    # The read node is the core's pick: both languages read each plan from the same node.
+    assert len({tuple(nodes) for nodes in picked.values()}) == 1, picked

@@ -139,3 +139,40 @@ fn a_background_copy_is_refused_when_keys_change_vbucket() {
     assert_eq!(same.units_differ(), None);
     assert_eq!(MigrationSession::new(same, Mode::Background).unwrap().mode(), Mode::Background);
 }
+
+/// A family's rows move by a migration of its two routers (`table(name)` of each
+/// document): widening its group with `node_group_set` moves keys only onto the new
+/// node, under the next epoch, and the lazy steps say so.
+#[cfg(feature = "tables")]
+#[test]
+fn a_widened_familys_rows_move_by_a_migration_of_its_routers() {
+    use shardroute::session::migration::{MigrationSession, Mode};
+    let document = json!({"format": "shardroute/1", "epoch": 1, "strategy": {"type": "jump"},
+        "nodes": [{"id": "a"}, {"id": "b"}, {"id": "c"}, {"id": "d"}],
+        "node_groups": {"eu": ["a", "b"]},
+        "table_families": {"orders": {"tables": ["orders"], "group": "eu", "strategy": {"type": "jump"}}}});
+    let next = ops::apply(
+        &Topology::from_value(&document).unwrap(),
+        &json!({"op": "node_group_set", "group": "eu", "nodes": ["a", "b", "c"]}),
+    )
+    .unwrap();
+    let before = Router::from_value(&document).unwrap().table("orders").unwrap().clone();
+    let after = Router::from_value(&next["topology"]).unwrap().table("orders").unwrap().clone();
+    let session = MigrationSession::new(Migration::new(before.clone(), after.clone()).unwrap(), Mode::Lazy).unwrap();
+    let mut moved = 0;
+    for i in 0..3000 {
+        let key = format!("customer:{i}");
+        match session.lazy_steps(key.as_str()).unwrap() {
+            Some(steps) => {
+                // Jump over 2 -> 3 buckets moves keys only into the new one.
+                assert_eq!(steps.write_to, "c");
+                assert_eq!(steps.read_from, before.node(key.as_str()).unwrap());
+                assert_eq!(steps.fence_epoch, 2);
+                moved += 1;
+            }
+            None => assert_eq!(before.node(key.as_str()).unwrap(), after.node(key.as_str()).unwrap()),
+        }
+    }
+    // About a third (jump's 1/3), well inside 25%..42% for 3,000 keys.
+    assert!((750..1260).contains(&moved), "{moved} of 3000 moved");
+}

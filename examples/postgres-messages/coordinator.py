@@ -15,13 +15,19 @@ modulo 10 and `previous` = modulo 5; the fences rise; the services move users on
 first reads; after `--wait` seconds a sweep moves the users nobody read; then the final
 epoch, without `previous`.
 
+Both then widen the reference table's group (`catalog`, the nodes that keep `plans`
+whole) from the start's five nodes to all ten, with the core's `node_group_set`: the
+fences of the group's nodes raised to the next epoch, `plans` copied to the joining
+nodes from each row's read node, then the next document published (README.md,
+"Widening the reference table").
+
 Both keep no state of their own: started again after a kill, they read etcd and the
 shards and go on (the vbuckets still `migrating` are copied again, already completed
 ones are not; rows of vbuckets a shard does not own under the current epoch are
 deleted). A plan whose source document is no longer the one in etcd is refused (the
 CAS fails, exit status 3).
 
-stdout: one JSON line per event (`switched`, `resumed`, `copy`, `batch`, `done`);
+stdout: one JSON line per event (`switched`, `resumed`, `copy`, `batch`, `widened`, `done`);
 stderr: log lines.
 """
 
@@ -35,7 +41,9 @@ from typing import Any
 
 import shardroute
 from shardroute.etcd import Etcd, same_revision
-from shards import PREVIOUS, SHARD_NAMES, SWEEP_GROUP, TENANT_TABLE, TOPOLOGY, Pace, Shards, modulo, nodes, now_ms
+from shards import (
+    CATALOG, PLANS, PREVIOUS, SHARD_NAMES, SWEEP_GROUP, TENANT_TABLE, TOPOLOGY, Pace, Shards, modulo, nodes, now_ms,
+)
 
 EXIT_STALE_PLAN = 3
 
@@ -98,6 +106,48 @@ class Coordinator:
     def raise_fences(self, epoch: int) -> None:
         for shard in SHARD_NAMES:
             self.shards.raise_fence(shard, epoch)
+
+    def widen_reference(self, document: Any, revision: int) -> tuple[Any, int]:
+        """After the growth: the reference group `catalog` widened to every node of
+        `document` (read at `revision`), one more epoch; returns the document in etcd
+        and its revision. A document without the group, or with it already wide (a
+        restart after the publish), is left as it is.
+
+        The order (README.md, "Widening the reference table"): (1) the fences of the
+        group's nodes raised to the next epoch, so no write under the current epoch
+        (whose `route_write` names those nodes only) commits on them from then on: every
+        acknowledged `plans` write is now on every node of the group; (2) `plans` copied
+        to the joining nodes, each row from the node the current router reads it from;
+        (3) the next document published (CAS). Until (3), statements under the current
+        epoch on the group's nodes are refused and retried (the services re-read etcd);
+        after it, every write goes to all the nodes of the wider group, and every read,
+        of a joining node too, finds every acknowledged write."""
+        every = [node["id"] for node in document["nodes"]]
+        if CATALOG not in document.get("node_groups", {}) or document["node_groups"][CATALOG] == every:
+            return document, revision
+        began = time.monotonic()
+        edit = shardroute.apply(document, {"op": "node_group_set", "group": CATALOG, "nodes": every})
+        following = edit["topology"]
+        joining = [node for node in edit["to"] if node not in edit["from"]]
+        epoch = following["epoch"]
+        for node in edit["from"]:
+            self.shards.raise_fence(node, epoch)
+        fenced_ms = round((time.monotonic() - began) * 1000, 1)
+        # Each row from the node the current router reads it from (its pick); a row missing
+        # there (a first write refused part way, never acknowledged) is left to its writer,
+        # who writes it again to the whole wider group.
+        reads = shardroute.Router(document).table(PLANS)
+        rows = [
+            row for node in edit["from"]
+            for row in self.shards.read(node, epoch, f"SELECT plan, max_messages, written_by FROM {PLANS} ORDER BY plan")
+            if reads.node(row[0]) == node
+        ]
+        copied = sum(self.shards.copy_reference(node, epoch, rows) for node in joining)
+        revision = self.commit(document, revision, following)
+        self.raise_fences(epoch)
+        emit("widened", group=CATALOG, epoch=epoch, nodes_before=len(edit["from"]), joined=joining, rows=len(rows),
+             rows_copied=copied, fenced_ms=fenced_ms, ms=round((time.monotonic() - began) * 1000, 1))
+        return following, revision
 
     # -- run A ----------------------------------------------------------------------------
 
@@ -195,6 +245,7 @@ class Coordinator:
             emit("batch", batch=number, epoch=document["epoch"], vbuckets=len(batch), deleted=deleted)
             number += 1
         leftover = self.sweep_unowned(document)
+        document, revision = self.widen_reference(document, revision)
         emit(
             "done", mode="background", epoch=document["epoch"], resumed=resumed, rows_copied=copied, tenant_rows_copied=tenant_copied,
             rows_already_there=already, rows_deleted_by_sweep=leftover, seconds=round(time.monotonic() - started, 3),
@@ -213,6 +264,7 @@ class Coordinator:
         expect(document, expect_epoch)
         resumed = previous_text is not None or len(document["nodes"]) == len(SHARD_NAMES)
         if previous_text is None and len(document["nodes"]) == len(SHARD_NAMES):
+            document, _ = self.widen_reference(document, revision)
             emit("done", mode="lazy", epoch=document["epoch"], resumed=True, users_moved=0, rows_moved=0,
                  seconds=round(time.monotonic() - started, 3))
             return
@@ -257,7 +309,8 @@ class Coordinator:
                     keys_moved += len(group_keys)
                     pace.rest(session, began)
         source, document = document, modulo(10, document["epoch"] + 1, tenants="tenants" in document)
-        self.commit(source, revision, document, drop_previous=True)
+        revision = self.commit(source, revision, document, drop_previous=True)
+        document, revision = self.widen_reference(document, revision)
         emit("done", mode="lazy", epoch=document["epoch"], resumed=resumed, users_moved=users_moved,
              rows_moved=rows_moved, tenant_keys_moved=keys_moved, tenant_rows_moved=tenant_rows_moved, seconds=round(time.monotonic() - started, 3),
              worked_ms=pace.worked_ms, rested_ms=pace.rested_ms)

@@ -18,7 +18,8 @@ For each run, on the same servers with fresh data (`servers.py`):
 5. the shards are checked against the acknowledgement logs: lost, duplicates, rows
    off their owner under the final epoch, per-user id sets and body checksums; the same
    for the tenants' channels, with the placed tenant's rows on its group, the spread
-   tenant's on several shards, and the reference table alike on every node of its group.
+   tenant's on several shards, and the reference table alike on every node of its group,
+   which the coordinator widened to all ten shards after the growth.
 
 Prints the report, writes it as JSON (`--json`), exits 1 when a figure is off.
 """
@@ -410,7 +411,8 @@ def check_tenants(postgres: str, final: shardroute.Router, logs: dict[str, str],
     on a shard other than the final router's `node(key)`, the core's `misplaced`), every
     row of a placed tenant on a node of its group, the spread tenant's rows on more than
     one shard, and the reference table the same on every node of its group (and nowhere
-    else). The groups and the tenants' entries are read from the final document."""
+    else), the group widened to every shard after the growth. The groups and the
+    tenants' entries are read from the final document."""
     document = json.loads(final.to_json())
     entries: dict[str, Any] = document.get("tenants", {}).get("entries", {})
     groups: dict[str, list[str]] = document.get("node_groups", {})
@@ -478,6 +480,8 @@ def check_tenants(postgres: str, final: shardroute.Router, logs: dict[str, str],
         "placed_tenants": placed, "spread_tenants": spread,
         "reference": {
             "table": PLANS, "group": group, "rows_per_node": [len(reference.get(shard, [])) for shard in group],
+            # The coordinator widened the group after the growth: every shard keeps the table.
+            "group_is_every_shard": group == SHARD_NAMES,
             # Nodes of the group whose table differs from the group's first node's.
             "differing": sum(1 for shard in group if reference.get(shard, []) != first),
             "outside_group": sorted(shard for shard in reference if shard not in group),
@@ -535,7 +539,14 @@ def figures(result: dict[str, Any], wanted: list[str]) -> dict[str, Any]:
         name: {
             field: sum(answer.get(field, 0) for answer in answers if answer["service"] == name)
             for field in ("tenant_writes", "tenant_reads", "tenant_stale_reads", "plan_reads", "plan_wrong", "plan_writes")
-        } | {"plan_read_nodes": sorted({node for answer in answers if answer["service"] == name for node in answer.get("plan_read_nodes", [])})}
+        } | {
+            "plan_read_nodes": sorted({node for answer in answers if answer["service"] == name for node in answer.get("plan_read_nodes", [])}),
+            # After the growth and the widening of the reference group: the core's picks over all ten.
+            "plan_read_nodes_after": sorted({
+                node for answer in answers if answer["service"] == name and answer["phase"] == "after"
+                for node in answer.get("plan_read_nodes", [])
+            }),
+        }
         for name in wanted
     }
     if result["kind"] == "background":
@@ -571,11 +582,19 @@ def table(results: list[dict[str, Any]]) -> str:
             f"{'users moved by more than one mover at once: ' + str(r['raced_moves']) + '; ' if r['kind'] == 'lazy' else ''}"
             f"faults: {json.dumps(r['faults'])}"
         )
+        for event in r["coordinator_events"]:
+            if event["event"] == "widened":
+                lines.append(
+                    f"run {r['run']}: reference group {event['group']} widened from {event['nodes_before']} to "
+                    f"{event['nodes_before'] + len(event['joined'])} nodes at epoch {event['epoch']}: {event['rows']} rows copied "
+                    f"to each of {event['joined']} ({event['rows_copied']} written), the group's fences raised in "
+                    f"{event['fenced_ms']} ms, {event['ms']} ms in all"
+                )
     lines += [
         "",
         "| run | tenant rows acknowledged | stored | moved | lost | duplicates | misplaced | placed tenant: group, shards holding it, rows outside the group "
         "| spread tenant: buckets, shards holding it | reference table on its group: rows per node, nodes differing, rows elsewhere "
-        "| reads (python; node): rows read, wrong, nodes read from |",
+        "| reads (python; node): rows read, wrong, nodes read from (after the widening) |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
@@ -585,12 +604,13 @@ def table(results: list[dict[str, Any]]) -> str:
         spread = "; ".join(f"{tenant}: {p['buckets']}, {len(p['shards'])} {p['shards']} ({p['rows']:,} rows)" for tenant, p in r["spread_tenants"].items())
         ref = r["reference"]
         reads = "; ".join(
-            f"{name} {t['plan_reads']}, {t['plan_wrong']}, {t['plan_read_nodes']}" for name, t in r["tenants_by_service"].items()
+            f"{name} {t['plan_reads']}, {t['plan_wrong']}, {t['plan_read_nodes']} ({t['plan_read_nodes_after']})"
+            for name, t in r["tenants_by_service"].items()
         )
         lines.append(
             f"| {r['run']} | {r['tenant_acknowledged']:,} | {r['tenant_stored']:,} | {r['tenant_rows_moved']:,} | {r['tenant_lost']} | "
             f"{r['tenant_duplicates']} | {r['tenant_misplaced']} | {placed} | {spread} | "
-            f"{ref['table']} on {ref['group']}: {ref['rows_per_node']}, {ref['differing']}, {ref['outside_group'] or 0} | {reads} |"
+            f"{ref['table']} on {len(ref['group'])} nodes: {ref['rows_per_node']}, {ref['differing']}, {ref['outside_group'] or 0} | {reads} |"
         )
     lines += [
         "",
@@ -635,6 +655,11 @@ def problems(results: list[dict[str, Any]], wanted: list[str]) -> list[str]:
         ref = r["reference"]
         if ref["differing"] or ref["outside_group"] or ref["seed_wrong"] or 0 in ref["rows_per_node"]:
             found.append(f"{where}: reference table {ref}")
+        if not ref["group_is_every_shard"]:
+            found.append(f"{where}: the reference group {ref['group']} was not widened to every shard")
+        widened = [event for event in r["coordinator_events"] if event["event"] == "widened"]
+        if len(widened) != 1:
+            found.append(f"{where}: the coordinator widened the reference group {len(widened)} times, not once")
         for name, t in r["tenants_by_service"].items():
             if not t["tenant_writes"] or not t["tenant_reads"] or not t["plan_reads"] or t["plan_wrong"] or t["tenant_stale_reads"]:
                 found.append(f"{where}: {name}'s tenant and reference figures: {t}")

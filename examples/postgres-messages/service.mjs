@@ -270,6 +270,7 @@ class Service {
     this.acknowledgedTenants = openSync(`${logPath}.tenants`, 'a');
     this.mineTenant = new Map(); // tenant key -> ids this process saw acknowledged
     this.planNodes = new Set(); // the nodes the reference reads went to (the core's picks)
+    this.quota = null; // the value this process last wrote to its own `plans` row (a bigint)
     this.mine = new Map(); // user -> ids this process saw acknowledged
     this.pendingMoves = new Map(); // lazy steps -> { steps, users read unmoved }
     this.moved = { epoch: null, users: new Set() }; // a fence epoch, the users seen moved under it
@@ -336,8 +337,9 @@ class Service {
 
   /**
    * A shard refused a statement planned under `routing`: etcd has a newer epoch (the fence
-   * is raised only after the document is written), which the watch may not have brought
-   * yet. What a refusal of a write under the fence epoch means is the session's; either
+   * is raised after the document is written), which the watch may not have brought yet,
+   * or is about to (the widening of the reference group fences first: README.md); with
+   * nothing newer in etcd, wait a little. What a refusal of a write under the fence epoch means is the session's; either
    * way the follower reads etcd again and the statement is planned again.
    */
   async fenced(routing, err) {
@@ -487,8 +489,11 @@ class Service {
     }
   }
 
-  /** A reference row read from the one node the core picks (`node`), checked against the seed (PLAN_ROWS). */
-  async readPlanRow(plan) {
+  /**
+   * A reference row read from the one node the core picks (`node`), checked against the
+   * seed (PLAN_ROWS), or `expected` (a bigint): the value this process last wrote to it.
+   */
+  async readPlanRow(plan, expected = null) {
     for (;;) {
       const { routing } = this;
       const node = routing.plans.node(plan);
@@ -500,9 +505,9 @@ class Service {
         await this.fenced(routing, err);
         continue;
       }
-      this.planNodes.add(node);
+      if (expected === null) this.planNodes.add(node); // the seeded plans' picks (both languages read the same ones)
       this.count('plan_reads');
-      if (rows.length !== 1 || BigInt(rows[0].max_messages) !== PLAN_ROWS[plan]) this.count('plan_wrong');
+      if (rows.length !== 1 || BigInt(rows[0].max_messages) !== (expected ?? PLAN_ROWS[plan])) this.count('plan_wrong');
       return;
     }
   }
@@ -520,6 +525,7 @@ class Service {
         await this.fenced(routing, err);
         continue;
       }
+      this.quota = BigInt(maxMessages);
       this.count('plan_writes');
       return;
     }
@@ -749,6 +755,12 @@ class Service {
   }
 
   async write(seconds) {
+    if (this.quota !== null && this.routing.plans !== null) {
+      // Read your own write: the row this process wrote at the end of its last `write`,
+      // perhaps under an older epoch, from the node the core picks now (after the
+      // widening of the group, perhaps a node that joined it).
+      await this.readPlanRow(`${this.name}-quota`, this.quota);
+    }
     const end = performance.now() + seconds * 1000;
     let lastAck = performance.now();
     let longest = 0;

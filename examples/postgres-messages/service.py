@@ -35,7 +35,8 @@ example's query side and checks each answer against the oracle:
 
 When the document names tenants and the reference table `plans`, `write` also writes and
 reads tenants' channels (keys `<tenant>:<channel>`, routed by the same session: the core
-applies the tenant rule) and reads `plans` from the node the core picks
+applies the tenant rule) and reads `plans` from the node the core picks, its own row
+(`<service>-quota`, written at the end of each `write`) too at the start of the next
 (README.md, "Tenants and the reference table").
 """
 
@@ -118,6 +119,7 @@ class Service:
         self.acknowledged_tenants = open(log_path + ".tenants", "a")
         self.mine_tenant: dict[str, set[int]] = {}  # tenant key -> ids this process saw acknowledged
         self.plan_nodes: set[str] = set()  # the nodes the reference reads went to (the core's picks)
+        self.quota: int | None = None  # the value this process last wrote to its own `plans` row
         self.mine: dict[int, set[int]] = {}  # user -> ids this process saw acknowledged
         self.pending_moves: dict[tuple[str, str, str, int], set[int]] = {}  # lazy steps -> users read unmoved
         self.moved: tuple[int, set[int]] = (0, set())  # a fence epoch, the users seen moved under it
@@ -168,7 +170,9 @@ class Service:
 
     def fenced(self, routing: InForce, err: Fenced) -> None:
         """A shard refused the statement's epoch: etcd has a newer one (the fence is raised
-        only after the document is written), which the watch may not have brought yet."""
+        after the document is written), which the watch may not have brought yet, or is
+        about to (the widening of the reference group fences first: README.md); read
+        etcd again and, if it has nothing newer, wait a little."""
         self.counters_add("refused_by_fence")
         assert routing.session.fenced(err.min_epoch) == "refresh"  # the core's reading of a refusal
         try:
@@ -256,9 +260,10 @@ class Service:
             self.counters_add("tenant_reads")
             return found
 
-    def read_plan_row(self, plan: str) -> None:
+    def read_plan_row(self, plan: str, expected: int | None = None) -> None:
         """A reference row read from the one node the core picks for it (`node`), checked
-        against the value run.py seeded (PLAN_ROWS)."""
+        against the value run.py seeded (PLAN_ROWS), or `expected`: the value this process
+        last wrote to it."""
         while True:
             routing = self.routing
             assert routing is not None and routing.plans is not None
@@ -268,9 +273,10 @@ class Service:
             except Fenced as err:
                 self.fenced(routing, err)
                 continue
-            self.plan_nodes.add(node)
+            if expected is None:  # the seeded plans' picks (both languages read the same ones)
+                self.plan_nodes.add(node)
             self.counters_add("plan_reads")
-            if [row[0] for row in rows] != [PLAN_ROWS[plan]]:
+            if [row[0] for row in rows] != [PLAN_ROWS[plan] if expected is None else expected]:
                 self.counters_add("plan_wrong")
             return
 
@@ -285,6 +291,7 @@ class Service:
             except Fenced as err:
                 self.fenced(routing, err)
                 continue
+            self.quota = max_messages
             self.counters_add("plan_writes")
             return
 
@@ -404,6 +411,11 @@ class Service:
         self.latencies.append(time.perf_counter() - start)
 
     def write(self, seconds: float) -> dict[str, Any]:
+        if self.quota is not None and self.routing is not None and self.routing.plans is not None:
+            # Read your own write: the row this process wrote at the end of its last
+            # `write`, perhaps under an older epoch, from the node the core picks now
+            # (after the widening of the group, perhaps a node that joined it).
+            self.read_plan_row(f"{self.name}-quota", self.quota)
         end = time.monotonic() + seconds
         last_ack = time.monotonic()
         longest = 0.0

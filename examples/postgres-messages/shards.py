@@ -68,7 +68,8 @@ def nodes(count: int) -> list[TopologyNode]:
 # `plans` is a reference table of the family `catalog`: every row on every node of the
 # group `catalog`; a write goes to all of them (`route_write`), a read to the one the core
 # picks (`node`). The groups name nodes of the start topology, which the growth to 10
-# leaves in place (no core operation edits a group; README.md says what widening one takes).
+# leaves in place; after it, the coordinator widens `catalog` to all ten with the core's
+# `node_group_set` (README.md, "Widening the reference table").
 TENANT_TABLE = "tenant_messages"
 TENANT_COLUMNS = "id, key, tenant, vbucket, time, body, sender"
 PLACED = "acme"
@@ -218,6 +219,14 @@ INSERT_TENANT_ROWS = (
 # refused part way is made again on all of them).
 UPSERT_PLAN = (
     f"INSERT INTO {PLANS} (plan, max_messages, written_by) VALUES (%s, %s, %s) "
+    "ON CONFLICT (plan) DO UPDATE SET max_messages = EXCLUDED.max_messages, written_by = EXCLUDED.written_by"
+)
+
+
+# Reference rows copied in, one statement for them all (plan, max_messages, written_by
+# arrays): an upsert, so a copy made again after a restart brings the source's values.
+COPY_PLANS = (
+    f"INSERT INTO {PLANS} (plan, max_messages, written_by) SELECT * FROM unnest(%s::text[], %s::bigint[], %s::text[]) "
     "ON CONFLICT (plan) DO UPDATE SET max_messages = EXCLUDED.max_messages, written_by = EXCLUDED.written_by"
 )
 
@@ -381,6 +390,13 @@ class Shards:
         """A `plans` row on every node `route_write` named, each write fenced."""
         for node in nodes:
             self.write(node, epoch, UPSERT_PLAN, (plan, max_messages, written_by))
+
+    def copy_reference(self, shard: str, epoch: int, rows: Sequence[tuple[Any, ...]]) -> int:
+        """`plans` rows (plan, max_messages, written_by) upserted on `shard`, fenced; the
+        rows written."""
+        if not rows:
+            return 0
+        return self.write(shard, epoch, COPY_PLANS, [list(column) for column in zip(*rows)])
 
 
 class Oracle:

@@ -95,11 +95,12 @@ def test_reads_saw_every_acknowledged_write(results: dict[str, dict[str, Any]], 
 def test_epochs_seen_grow_to_the_final_one(results: dict[str, dict[str, Any]], run: str) -> None:
     result = results[run]
     # Run A: the plan, one epoch per batch of 16 of the ~126 moving vbuckets; run B:
-    # the switch with `previous`, then the final epoch.
+    # the switch with `previous`, then the epoch without it; both: one more, the
+    # reference group widened to the ten shards.
     if run == "A":
-        assert result["final_epoch"] >= 8
+        assert result["final_epoch"] >= 9
     else:
-        assert result["final_epoch"] == 3
+        assert result["final_epoch"] == 4
     for service in SERVICES:
         seen = result["epochs_seen"][service]
         assert seen[0] == 1 and seen[-1] == result["final_epoch"], seen
@@ -211,6 +212,7 @@ def test_the_global_index_has_one_entry_per_message_where_it_routes(results: dic
 # -- tenants and the reference table (README.md, "Tenants and the reference table") -----
 
 SHARDS_OF_THE_START = [f"shard_{i}" for i in range(1, 6)]
+EVERY_SHARD = [f"shard_{i}" for i in range(1, 11)]
 
 
 @pytest.mark.parametrize("run", RUNS)
@@ -262,9 +264,12 @@ def test_a_placed_tenant_stays_in_its_group_and_a_spread_one_takes_several_shard
 @pytest.mark.parametrize("run", RUNS)
 def test_the_reference_table_is_the_same_on_every_node_of_its_group(results: dict[str, dict[str, Any]], run: str) -> None:
     reference = results[run]["reference"]
-    assert reference["table"] == "plans" and reference["group"] == SHARDS_OF_THE_START
-    # 5 seeded plans and one row per service (its quota), on each of the five nodes.
-    assert reference["rows_per_node"] == [5 + len(SERVICES)] * 5
+    # After the growth, the coordinator widened the group from the start's five shards
+    # to all ten (node_group_set): the final document's group lists them in order.
+    assert reference["table"] == "plans" and reference["group"] == EVERY_SHARD
+    assert reference["group_is_every_shard"]
+    # 5 seeded plans and one row per service (its quota), on each of the ten shards.
+    assert reference["rows_per_node"] == [5 + len(SERVICES)] * 10
     assert reference["differing"] == 0
     assert reference["outside_group"] == []
     assert reference["seed_wrong"] == 0
@@ -274,7 +279,26 @@ def test_the_reference_table_is_the_same_on_every_node_of_its_group(results: dic
         figures = results[run]["tenants_by_service"][service]
         assert figures["plan_reads"] > 0 and figures["plan_wrong"] == 0, figures
         assert figures["plan_writes"] > 0, figures
-        assert figures["plan_read_nodes"] and set(figures["plan_read_nodes"]) <= set(SHARDS_OF_THE_START), figures
+        assert figures["plan_read_nodes"] and set(figures["plan_read_nodes"]) <= set(EVERY_SHARD), figures
         picked[service] = figures["plan_read_nodes"]
-    # The read node is the core's pick: both languages read each plan from the same node.
+        # After the widening, the picks over the wider group reach shards that joined it.
+        assert set(figures["plan_read_nodes_after"]) - set(SHARDS_OF_THE_START), figures
+    # The read node is the core's pick: both languages read each seeded plan from the same node.
     assert len({tuple(nodes) for nodes in picked.values()}) == 1, picked
+
+
+@pytest.mark.parametrize("run", RUNS)
+def test_the_reference_group_was_widened_after_the_growth(results: dict[str, dict[str, Any]], run: str) -> None:
+    """One `widened` event: the five shards that joined the group each got a copy of
+    every `plans` row (the 5 seeded plans and each service's quota row, all written
+    before the rebalance started), then the next epoch was published."""
+    events = results[run]["coordinator_events"]
+    widened = [e for e in events if e["event"] == "widened"]
+    assert len(widened) == 1, events
+    assert widened[0]["group"] == "catalog" and widened[0]["nodes_before"] == 5
+    assert widened[0]["joined"] == EVERY_SHARD[5:]
+    assert widened[0]["rows"] == 5 + len(SERVICES)
+    assert widened[0]["rows_copied"] == 5 * (5 + len(SERVICES))
+    assert widened[0]["epoch"] == results[run]["final_epoch"]
+    # It came after the growth: the last event before `done`.
+    assert [e["event"] for e in events][-2:] == ["widened", "done"], events

@@ -135,13 +135,33 @@ pub(super) fn apply(op: &Op, topology: &Topology) -> Result<Applied> {
         _ => return Err(super::refused(op, topology)),
     }
     drop_empty(&mut document);
-    let mut next = Topology::from_value(&Value::Object(document))?;
+    // What the operation wrote, as the document reader names it: its errors there are
+    // about the operation's own field, so they name that field (`operation.entry...`).
+    let written = match op {
+        Op::NodeGroupSet { group, .. } => (json::join("node_groups", group), "operation.nodes"),
+        Op::TableFamilySet { family, .. } => (json::join("table_families", family), "operation.entry"),
+        Op::TenantSet { tenant, .. } => (json::join("tenants.entries", tenant), "operation.entry"),
+        _ => (String::new(), ""),
+    };
+    let mut next = Topology::from_value(&Value::Object(document)).map_err(|err| of_operation(err, &written))?;
     next.checksummed = topology.checksummed;
     if let Op::TenantSet { tenant, .. } = op {
         // The entry as the document now writes it (canonical field order).
         report.put("to", next.to_value()["tenants"]["entries"][tenant.as_str()].clone());
     }
     Ok(Applied { topology: next, report })
+}
+
+/// An error of the document reader at `written.0` (what the operation wrote), or inside
+/// it, named at the operation's field `written.1` instead, with its code and the rest of
+/// its message; any other error as it is.
+fn of_operation(err: Error, written: &(String, &str)) -> Error {
+    let (section, field) = written;
+    let rest = match err.message().strip_prefix(section.as_str()) {
+        Some(rest) if !section.is_empty() && rest.starts_with(['.', ':', '[']) => rest,
+        _ => return err,
+    };
+    Error::new(err.kind(), format!("{field}{rest}"))
 }
 
 /// The object of a top-level section, made empty when the document has none.
@@ -231,7 +251,27 @@ mod tests {
         assert!(err.message().contains("\"eu\""), "{}", err.message());
         let err = apply(&shop(false), &json!({"op": "tenant_set", "tenant": "acme", "entry": {"group": "us"}}))
             .unwrap_err();
-        assert!(err.message().starts_with("tenants.entries.acme"), "{}", err.message());
+        assert!(err.message().starts_with("operation.entry.group"), "{}", err.message());
+    }
+
+    #[test]
+    fn an_entrys_own_errors_name_the_operations_field() {
+        let topology = shop(false);
+        for (operation, path) in [
+            (json!({"op": "tenant_set", "tenant": "acme", "entry": {"group": "eu", "rack": 1}}), "operation.entry.rack"),
+            (
+                json!({"op": "table_family_set", "family": "catalog", "entry": {"tables": ["c"], "strategy": {"type": "jump", "x": 1}}}),
+                "operation.entry.strategy",
+            ),
+            (json!({"op": "node_group_set", "group": "eu", "nodes": ["a", "z"]}), "operation.nodes[1]"),
+        ] {
+            let err = apply(&topology, &operation).unwrap_err();
+            assert!(err.message().starts_with(path), "{path}: {}", err.message());
+        }
+        // An error elsewhere in the document keeps its own path: removing the group the
+        // tenant and the family name is about them, not about the operation's field.
+        let err = apply(&topology, &json!({"op": "node_group_set", "group": "eu", "nodes": []})).unwrap_err();
+        assert!(!err.message().starts_with("operation"), "{}", err.message());
     }
 
     #[test]

@@ -234,7 +234,9 @@ impl Migration {
         if self.before.topology().tenants() != self.after.topology().tenants() {
             return Some("the tenant entries differ, so a spread tenant's keys change unit");
         }
-        let overrides = |router: &Router| router.strategy().spec::<VbucketSpec>().map(|spec| spec.overrides.clone());
+        fn overrides(router: &Router) -> Option<&[(crate::key::OwnedKey, u32)]> {
+            router.strategy().spec::<VbucketSpec>().map(|spec| spec.overrides.as_slice())
+        }
         if overrides(&self.before) != overrides(&self.after) {
             return Some("the vbucket overrides differ, so the keys they list change unit");
         }
@@ -244,6 +246,11 @@ impl Migration {
     /// The shards whose owner changes, in shard order, for topologies whose shards are
     /// the same fixed partitions on both sides (vbuckets, slots, partitions, buckets of
     /// the same strategy and count): the units a background copy job moves.
+    ///
+    /// It compares the units' owners only: keys that change unit between the two (another
+    /// hashing, other tenant entries, other vbucket overrides) move too, unlisted here;
+    /// [`units_differ`](Migration::units_differ) says whether any do (a background copy
+    /// session refuses such a pair).
     ///
     /// # Errors
     /// `invalid_argument` when the shards are not stable units between the two (node

@@ -91,8 +91,8 @@ fn scan_nodes_reads_a_placed_tenants_move_in_order() {
             "tenants": {"entries": {"acme": {"group": "eu"}}}})
         .to_string()
     };
-    let migration = Migration::new(Router::from_json(&doc(1, "c")).unwrap(), Router::from_json(&doc(2, "a")).unwrap())
-        .unwrap();
+    let migration =
+        Migration::new(Router::from_json(&doc(1, "c")).unwrap(), Router::from_json(&doc(2, "a")).unwrap()).unwrap();
     let key = "acme:order:1";
     assert_eq!(migration.moves(Key::from(key)).unwrap(), Some(("c", "a")));
     let order = migration.scan_nodes();

@@ -174,11 +174,19 @@ pub(crate) fn applied(file: &mut VectorFile, name: &str, on: On, operation: Valu
 /// An `apply` case whose result is stated by hand: the next document is `expected` (the
 /// input document edited by hand, its epoch one more; compared in canonical form, as the
 /// core writes every document) and the report holds `report`'s fields. Returns the result.
-pub(crate) fn edited(file: &mut VectorFile, name: &str, id: &str, operation: Value, expected: Value, report: Value) -> Value {
+pub(crate) fn edited(
+    file: &mut VectorFile,
+    name: &str,
+    id: &str,
+    operation: Value,
+    expected: Value,
+    report: Value,
+) -> Value {
     let result = applied(file, name, On::Topology(id), operation);
     let mut expected = expected;
     expected["epoch"] = json!(file.parsed(id).epoch + 1);
-    let canonical = Topology::from_value(&expected).unwrap_or_else(|err| panic!("{name}: the expected document: {err}"));
+    let canonical =
+        Topology::from_value(&expected).unwrap_or_else(|err| panic!("{name}: the expected document: {err}"));
     assert_eq!(result["topology"], canonical.to_value(), "{name}: the next document");
     for (field, value) in report.as_object().expect("a report object") {
         assert_eq!(&result[field], value, "{name}: report field {field}");

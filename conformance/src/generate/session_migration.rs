@@ -69,16 +69,17 @@ pub(crate) fn file() -> VectorFile {
     // of whole vbuckets would move nothing while keys change node.
     let settled = |epoch: u64, edit: &dyn Fn(&mut Value)| {
         let nodes: Vec<Value> = ["a", "b", "c"].iter().map(|id| json!({"id": id})).collect();
-        let mut document = doc(
-            Value::Array(nodes),
-            json!({"type": "vbucket", "vbuckets": 4, "map": [["a"], ["b"], ["c"], ["a"]]}),
-        )
-        .epoch(epoch);
+        let mut document =
+            doc(Value::Array(nodes), json!({"type": "vbucket", "vbuckets": 4, "map": [["a"], ["b"], ["c"], ["a"]]}))
+                .epoch(epoch);
         edit(&mut document);
         document
     };
     file.topology("settled", settled(12, &|_| {}));
-    file.topology("settled-reseeded", settled(13, &|d| d["hashing"] = json!({"seed": "0f0e0d0c0b0a09080706050403020100"})));
+    file.topology(
+        "settled-reseeded",
+        settled(13, &|d| d["hashing"] = json!({"seed": "0f0e0d0c0b0a09080706050403020100"})),
+    );
     file.topology(
         "settled-overridden",
         settled(13, &|d| d["strategy"]["overrides"] = json!([{"key": {"utf8": "user:1"}, "vbucket": 1}])),

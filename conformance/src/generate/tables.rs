@@ -252,7 +252,11 @@ pub(crate) fn file() -> VectorFile {
         json!({"group": "apac", "created": true, "removed": false, "from": null, "to": ["db-2"]}),
     );
     for (label, operation, code) in [
-        ("remove-a-group-a-family-names", json!({"op": "node_group_set", "group": "us", "nodes": []}), "invalid_topology"),
+        (
+            "remove-a-group-a-family-names",
+            json!({"op": "node_group_set", "group": "us", "nodes": []}),
+            "invalid_topology",
+        ),
         ("remove-an-unknown-group", json!({"op": "node_group_set", "group": "apac", "nodes": []}), "invalid_argument"),
         ("unknown-node", json!({"op": "node_group_set", "group": "eu", "nodes": ["db-9"]}), "invalid_topology"),
         ("nodes-not-an-array", json!({"op": "node_group_set", "group": "eu", "nodes": "db-1"}), "invalid_argument"),
@@ -260,7 +264,8 @@ pub(crate) fn file() -> VectorFile {
     ] {
         apply_refused(&mut file, &format!("{SHOP}/apply/node-group-set/{label}"), On::Topology(SHOP), operation, code);
     }
-    let moved_orders = json!({"tables": ["orders", "order_items", "refunds"], "group": "us", "strategy": {"type": "jump"}});
+    let moved_orders =
+        json!({"tables": ["orders", "order_items", "refunds"], "group": "us", "strategy": {"type": "jump"}});
     edited(
         &mut file,
         &format!("{SHOP}/apply/table-family-set/replace"),

@@ -322,10 +322,20 @@ pub(crate) fn file() -> VectorFile {
         json!({"tenant": "globex", "from": {"shards": 8}}),
     );
     for (on, label, operation, code) in [
-        (SAAS, "unknown-group", json!({"op": "tenant_set", "tenant": "acme", "entry": {"group": "asia"}}), "invalid_topology"),
+        (
+            SAAS,
+            "unknown-group",
+            json!({"op": "tenant_set", "tenant": "acme", "entry": {"group": "asia"}}),
+            "invalid_topology",
+        ),
         (SAAS, "empty-entry", json!({"op": "tenant_set", "tenant": "acme", "entry": {}}), "invalid_topology"),
         (SAAS, "empty-name", json!({"op": "tenant_set", "tenant": "", "entry": {"shards": 2}}), "invalid_argument"),
-        (SAAS, "name-not-a-string", json!({"op": "tenant_set", "tenant": 7, "entry": {"shards": 2}}), "invalid_argument"),
+        (
+            SAAS,
+            "name-not-a-string",
+            json!({"op": "tenant_set", "tenant": 7, "entry": {"shards": 2}}),
+            "invalid_argument",
+        ),
         (
             SAAS,
             "name-over-the-limit",
@@ -333,7 +343,12 @@ pub(crate) fn file() -> VectorFile {
             "limit_exceeded",
         ),
         (SAAS, "remove-unknown", json!({"op": "tenant_remove", "tenant": "nobody"}), "invalid_argument"),
-        (SAAS, "remove-the-group-of-a-tenant", json!({"op": "node_group_set", "group": "eu", "nodes": []}), "invalid_topology"),
+        (
+            SAAS,
+            "remove-the-group-of-a-tenant",
+            json!({"op": "node_group_set", "group": "eu", "nodes": []}),
+            "invalid_topology",
+        ),
         (
             SPREAD_RANGES,
             "place-under-key-ranges",

@@ -38,7 +38,9 @@ pub(super) fn parse(name: &str, operation: &Value) -> Result<Op> {
             let args = args(operation, &["op", "family", "entry"])?;
             Op::TableFamilySet { family: name_of(&args, "family")?, entry: entry_of(&args)? }
         }
-        "table_family_remove" => Op::TableFamilyRemove { family: name_of(&args(operation, &["op", "family"])?, "family")? },
+        "table_family_remove" => {
+            Op::TableFamilyRemove { family: name_of(&args(operation, &["op", "family"])?, "family")? }
+        }
         "tenant_set" => {
             let args = args(operation, &["op", "tenant", "entry"])?;
             Op::TenantSet { tenant: tenant_of(&args)?, entry: entry_of(&args)? }
@@ -127,8 +129,9 @@ pub(super) fn apply(op: &Op, topology: &Topology) -> Result<Applied> {
         }
         Op::TenantRemove { tenant } => {
             let entries = tenant_entries(&mut document);
-            let from =
-                entries.remove(tenant).ok_or_else(|| Error::argument(format!("tenant_remove: no tenant {tenant:?}")))?;
+            let from = entries
+                .remove(tenant)
+                .ok_or_else(|| Error::argument(format!("tenant_remove: no tenant {tenant:?}")))?;
             report.put("tenant", Value::String(tenant.clone()));
             report.put("from", from);
         }
@@ -249,8 +252,8 @@ mod tests {
         let err = apply(&shop(false), &json!({"op": "node_group_set", "group": "eu", "nodes": []})).unwrap_err();
         assert_eq!(err.code(), "invalid_topology");
         assert!(err.message().contains("\"eu\""), "{}", err.message());
-        let err = apply(&shop(false), &json!({"op": "tenant_set", "tenant": "acme", "entry": {"group": "us"}}))
-            .unwrap_err();
+        let err =
+            apply(&shop(false), &json!({"op": "tenant_set", "tenant": "acme", "entry": {"group": "us"}})).unwrap_err();
         assert!(err.message().starts_with("operation.entry.group"), "{}", err.message());
     }
 
@@ -258,7 +261,10 @@ mod tests {
     fn an_entrys_own_errors_name_the_operations_field() {
         let topology = shop(false);
         for (operation, path) in [
-            (json!({"op": "tenant_set", "tenant": "acme", "entry": {"group": "eu", "rack": 1}}), "operation.entry.rack"),
+            (
+                json!({"op": "tenant_set", "tenant": "acme", "entry": {"group": "eu", "rack": 1}}),
+                "operation.entry.rack",
+            ),
             (
                 json!({"op": "table_family_set", "family": "catalog", "entry": {"tables": ["c"], "strategy": {"type": "jump", "x": 1}}}),
                 "operation.entry.strategy",

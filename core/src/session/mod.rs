@@ -55,11 +55,13 @@ pub fn json_data(text: &str) -> core::result::Result<serde_json::Value, serde_js
 
 pub use endpoint::Endpoint;
 pub use follower::{Follower, FollowerConfig, FollowerStats, Offered, Publish};
-pub use migration::{CopyBatch, Fenced, LazyGroup, LazySteps, MigrationAction, MigrationSession, Mode, Pace, WritePlan};
+pub use migration::{
+    CopyBatch, Fenced, LazyGroup, LazySteps, MigrationAction, MigrationSession, Mode, Pace, WritePlan,
+};
 #[cfg(feature = "redis_cluster")]
 pub use redis::{
-    defaults, Access, Action, ActionFields, ClusterConfig, ClusterSession, Command, Group, PipelineQueued, SessionStats,
-    Target,
+    defaults, Access, Action, ActionFields, ClusterConfig, ClusterSession, Command, Group, PipelineQueued,
+    SessionStats, Target,
 };
 #[cfg(feature = "redis_cluster")]
 pub use reply::{classify, Busy, Demoted, Outcome, Rule, Transport};

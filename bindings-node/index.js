@@ -447,7 +447,8 @@ class ClusterSession {
       refreshReplyDeadline: (session) => session.#inner.refreshReplyDeadline(),
       nextDeadline: (session) => session.#inner.nextDeadline(),
       batchDeadline: (session, nowMs) => session.#inner.batchDeadline(nowMs),
-      // Called about twice a command by shardroute/redis: the hot functions (hotPipeline), made once.
+      // Called by shardroute/redis off its steady path (whose `send` asks pipelineQueued and
+      // pipelineDone in its own native call): the hot functions (hotPipeline), made once.
       pipelineQueued: (session, address, readonly) => (session.#pipeline ??= session.#inner.hotPipeline())[0](address, readonly),
       pipelineTake: (session, address, readonly) => (session.#pipeline ??= session.#inner.hotPipeline())[1](address, readonly),
       pipelineDone: (session, address, readonly) => (session.#pipeline ??= session.#inner.hotPipeline())[2](address, readonly),
@@ -483,29 +484,40 @@ class ClusterSession {
 
   /**
    * The steady path of shardroute/redis, not public API (index.d.ts leaves it out), under
-   * a registered symbol: `send(keys, access, nowMs)` is `command` + `poll` in one native
-   * call (the core's `ClusterSession::send_now_timed`): the `{ address, readonly }` of a
-   * command sent at once, or null (take `command` and `poll`). After a send, `deadline`
-   * is that attempt's deadline (a number on the `nowMs` clock, or null): the one
-   * `deadline(command)` gives after `command` + `poll`, computed by the core. A reply
+   * a registered symbol: `send(keys, access, nowMs, queued)` is `command` + `poll` in one
+   * native call (the core's `ClusterSession::send_now_timed`): the `{ address, readonly }`
+   * of a command sent at once, or null (take `command` and `poll`). After a send,
+   * `deadline` is that attempt's deadline (a number on the `nowMs` clock, or null): the
+   * one `deadline(command)` gives after `command` + `poll`, computed by the core. With
+   * `queued` true (auto-pipelining), a command sent also joined its connection's queue in
+   * the same native call: `queued` is then what `pipelineQueued(address, readonly)`
+   * answered (-1: not asked). With `doneAddress` (not null), a write on the connection
+   * `doneAddress`, `doneReadonly` ended before: `pipelineDone` of it goes first in the same
+   * native call, and `done` is its answer (-1: not asked), even when `send` throws. A reply
    * before it ends such a command; anything else (an error, the deadline) goes on with
    * `command(keys, access, address, sentMs)`, its Command as `poll` at `sentMs` would
    * have left it (the core's `command_sent_at`).
    */
   get [FAST_PATH]() {
     const session = this;
-    const out = [-1];
+    const out = [-1, -1, -1];
     return {
       deadline: null,
-      send(keys, access, nowMs) {
+      queued: -1,
+      done: -1,
+      send(keys, access, nowMs, queued = false, doneAddress = null, doneReadonly = false) {
         let sent;
+        out[2] = -1;
         try {
-          sent = session.#sendNow(keys, access, nowMs, out);
+          sent = session.#sendNow(keys, access, nowMs, out, queued, doneAddress, doneReadonly);
         } catch (err) {
+          this.done = out[2];
           rethrow(err);
         }
+        this.done = out[2];
         if (sent < 0) return null;
         this.deadline = out[0] < 0 ? null : out[0];
+        this.queued = queued ? out[1] : -1;
         if (session.#recheck) {
           session.#recheck = false;
           if (session.#targets !== null && guarded(() => session.#inner.endpointsVersion()) !== session.#targetsVersion) {

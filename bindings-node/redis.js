@@ -151,6 +151,17 @@ class Entry {
   abandoned = false;
   /** The connection record (`#connect`) it was written on. */
   connection = null;
+  /** The wait of `steady` on the client's Deadlines while it runs, and those Deadlines. */
+  wait = null;
+  deadlines = null;
+  /**
+   * On the client's steady path (`steady`): the client's `{ failed, stalled }`, which take
+   * what is not a reply on to the session; the command's keys, access and time sent.
+   */
+  otherwise = null;
+  keys = null;
+  access = null;
+  sentMs = 0;
 
   constructor(queue, asking, commands) {
     this.address = queue.address;
@@ -164,19 +175,48 @@ class Entry {
   }
 
   /**
+   * The steady path: `promise`, which its caller gets, is the reply; what is not (an
+   * error, or no reply by `at`, a number on `now()`'s clock, on the client's one timer
+   * `deadlines`; null: no deadline) goes to `otherwise.failed(entry, err)` or
+   * `otherwise.stalled(entry)` in a microtask of its own, whose outcome `promise` takes.
+   * After the deadline, a new `promise` awaits the reply (the one `stalled` follows).
+   */
+  steady(otherwise, deadlines, at) {
+    this.otherwise = otherwise;
+    if (at === null) return;
+    this.deadlines = deadlines;
+    this.wait = deadlines.add(at, () => {
+      this.wait = null;
+      const outcome = this.resolve;
+      this.otherwise = null;
+      this.promise = new Promise((resolve, reject) => {
+        this.resolve = resolve;
+        this.reject = reject;
+      });
+      queueMicrotask(() => outcome(otherwise.stalled(this)));
+    });
+  }
+
+  /**
    * Writes its commands on `connection` (a plain ioredis connection: each command written
    * at once, its reply matched in order): settled by its own replies as they come, whatever
-   * follows it in the same write; counted unanswered on `connection` until then. The
-   * promise of its last command's reply.
+   * follows it in the same write; counted unanswered on `connection` until then; `over`
+   * (when given) called once it is settled. The promise of its last command's reply.
    */
-  write(connection) {
+  write(connection, over = null) {
     const { redis } = connection;
     this.connection = connection;
     connection.unanswered += 1;
     const { commands } = this;
     if (!this.asking && commands.length === 1) {
       const reply = redis.call(...commands[0]);
-      reply.then((value) => this.settle(null, value), (err) => this.settle(err));
+      reply.then((value) => {
+        this.settle(null, value);
+        if (over !== null) over();
+      }, (err) => {
+        this.settle(err);
+        if (over !== null) over();
+      });
       return reply;
     }
     const replies = this.asking ? [redis.call('ASKING')] : [];
@@ -184,17 +224,35 @@ class Entry {
     Promise.allSettled(replies).then((outcomes) => {
       const failed = outcomes.find(({ status }) => status === 'rejected');
       this.settle(failed ? failed.reason : null, outcomes.at(-1).value);
+      if (over !== null) over();
     });
     return replies.at(-1);
   }
 
   /** Its replies are read (or its connection lost): `err`, else `value`. */
   settle(err, value) {
-    this.state = ANSWERED;
     this.connection.unanswered -= 1;
     if (this.abandoned) this.connection.abandoned -= 1;
-    if (err) this.reject(err);
-    else this.resolve(value);
+    this.answer(err, value);
+  }
+
+  /** Answered: `err`, else `value` (the wait of `steady` ends; on the steady path, an error goes on to the session). */
+  answer(err, value) {
+    this.state = ANSWERED;
+    if (this.wait !== null) {
+      this.deadlines.end(this.wait);
+      this.wait = null;
+    }
+    if (!err) this.resolve(value);
+    else if (this.otherwise === null) this.reject(err);
+    else {
+      // After the write's end (`over`, called after this in the same reaction), as when the
+      // caller's await resumed.
+      const outcome = this.resolve;
+      const { otherwise } = this;
+      this.otherwise = null;
+      queueMicrotask(() => outcome(otherwise.failed(this, err)));
+    }
   }
 }
 
@@ -265,22 +323,87 @@ class ClusterStats {
   }
 }
 
-/** What `within` gives when the session's deadline came first. */
-const STALLED = Symbol('stalled');
-
 /** How long until `deadline` (a bigint or number on `now()`'s clock, from the session), never negative. */
 const left = (deadline) => Math.max(0, Number(deadline) - now());
 
-/** `promise`'s value, or STALLED at the session's `deadline` (null: none); one timer, cleared when it settles. */
-function within(promise, deadline) {
+/**
+ * The one timer of a client for every wait on a session deadline (`within`, `Entry.steady`),
+ * in place of a timer per command: the waits in the order of their deadlines, the timer
+ * set for the first. A wait that ends first leaves the list (at once when it is at the
+ * front, else when the timer passes it); the timer, when it fires, calls the waits that
+ * are due and is set for the next. It is unreferenced: every wait is for a connection (its
+ * socket, referenced, keeps the process alive), and a client with none waiting holds
+ * nothing open.
+ */
+class Deadlines {
+  #waits = [];
+  #head = 0;
+  #timer = null;
+  /** When #timer fires (Infinity: not set). */
+  #at = Infinity;
+  #fire = () => {
+    const due = Math.max(this.#at, now());
+    this.#timer = null;
+    this.#at = Infinity;
+    const waits = this.#waits;
+    while (this.#head < waits.length) {
+      const wait = waits[this.#head];
+      if (wait.call !== null && wait.at > due) break;
+      waits[this.#head++] = undefined;
+      const { call } = wait;
+      wait.call = null;
+      if (call !== null) call();
+    }
+    // Those that ended behind the front go too; the next due sets the timer.
+    this.#waits = waits.slice(this.#head).filter((wait) => wait.call !== null);
+    this.#head = 0;
+    if (this.#waits.length > 0) this.#arm(this.#waits[0].at);
+  };
+
+  /** `call()` at `at` (a number on `now()`'s clock) unless `end(wait)` comes first: the wait. */
+  add(at, call) {
+    const wait = { at, call };
+    const waits = this.#waits;
+    let i = waits.length;
+    while (i > this.#head && waits[i - 1].at > at) i -= 1;
+    if (i === waits.length) waits.push(wait);
+    else waits.splice(i, 0, wait);
+    if (at < this.#at) this.#arm(at);
+    return wait;
+  }
+
+  /** `wait` ended before its deadline: it will not be called. */
+  end(wait) {
+    wait.call = null;
+    const waits = this.#waits;
+    while (this.#head < waits.length && waits[this.#head].call === null) waits[this.#head++] = undefined;
+    if (this.#head === waits.length) {
+      waits.length = 0;
+      this.#head = 0;
+    }
+  }
+
+  #arm(at) {
+    if (this.#timer !== null) clearTimeout(this.#timer);
+    this.#at = at;
+    this.#timer = setTimeout(this.#fire, left(at));
+    this.#timer.unref();
+  }
+}
+
+/** What `within` gives when the session's deadline came first. */
+const STALLED = Symbol('stalled');
+
+/** `promise`'s value, or STALLED at the session's `deadline` (null: none), by the client's one timer (`deadlines`). */
+function within(deadlines, promise, deadline) {
   if (deadline === null) return promise;
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(resolve, left(deadline), STALLED);
+    const wait = deadlines.add(Number(deadline), () => resolve(STALLED));
     promise.then((value) => {
-      clearTimeout(timer);
+      deadlines.end(wait);
       resolve(value);
     }, (err) => {
-      clearTimeout(timer);
+      deadlines.end(wait);
       reject(err);
     });
   });
@@ -297,8 +420,11 @@ class ClusterClient {
   /** `address` or `address readonly` -> its NodeQueue; null when the session's `auto_pipeline` is off. */
   #queues;
   #refreshing = null;
+  /** The one timer of every wait on a session deadline. */
+  #deadlines = new Deadlines();
   /** The flush the session asked for (`pipelineQueued` 1): the writes it says (none once the queue is empty), each of the queue's first entries. */
   #flush = (queue) => {
+    this.#tellEnded();
     let n;
     do {
       n = this.#session.pipelineTake(queue.address, queue.readonly);
@@ -306,7 +432,34 @@ class ClusterClient {
     } while (n > 0 && queue.waiting);
   };
   /** One write of a queue is over (replied, failed or abandoned): the next, when the session says. */
-  #written = (queue) => this.#write(queue, this.#session.pipelineDone(queue.address, queue.readonly));
+  #written = (queue) => {
+    this.#tellEnded();
+    if (queue.waiting) this.#write(queue, this.#session.pipelineDone(queue.address, queue.readonly));
+    else this.#ended = queue;
+  };
+  /**
+   * A queue whose write ended with no entry left in it, its `pipelineDone` not called yet
+   * (null: none): the steady path's next send calls it first, in the same native call
+   * (`#run`); any other call about the queues calls it before (`#tellEnded`). The session
+   * gets the same calls in the same order, one native call fewer per command.
+   */
+  #ended = null;
+
+  /** `pipelineDone` of the write that ended (`#ended`), and the write it says. */
+  #tellEnded() {
+    const queue = this.#ended;
+    if (queue === null) return;
+    this.#ended = null;
+    this.#write(queue, this.#session.pipelineDone(queue.address, queue.readonly));
+  }
+
+  /** The steady path's send told the session of `queue`'s ended write: the write it says (`answer` -1: it was not told). */
+  #toldEnded(queue, answer) {
+    if (answer < 0) {
+      this.#ended = queue;
+      this.#tellEnded();
+    } else this.#write(queue, answer);
+  }
 
   constructor(startupNodes, options = {}) {
     const { readFromReplicas = false, config = {}, ...redisOptions } = options;
@@ -404,9 +557,10 @@ class ClusterClient {
   /**
    * One attempt of `commands` (after `ASKING` when `asking`) on the node at `address`: what
    * `#follow` awaits and abandons. With auto-pipelining, an Entry in the node's queue,
-   * written when the session says; without, the commands written at once.
+   * written when the session says (`queued`: what `pipelineQueued` answered for it, when
+   * the steady path's send already asked); without, the commands written at once.
    */
-  #send(address, readonly, asking, commands) {
+  #send(address, readonly, asking, commands, queued = -1) {
     if (this.#queues === null || commands === null) {
       const promise = this.connection(address, { readonly }).then((c) => (commands === null ? null : once(c, asking, commands)));
       return { state: WRITTEN, promise, address, readonly };
@@ -421,7 +575,10 @@ class ClusterClient {
     queue.entries.push(entry);
     // 2: an idle connection, this entry written now, alone (one write, no flush); 1: a
     // flush at the end of the turn; 0: it waits (a flush or a write's end will take it).
-    const queued = this.#session.pipelineQueued(address, readonly);
+    if (queued < 0) {
+      this.#tellEnded();
+      queued = this.#session.pipelineQueued(address, readonly);
+    }
     if (queued === 2) this.#write(queue, 1);
     else if (queued === 1) process.nextTick(this.#flush, queue);
     return entry;
@@ -436,6 +593,7 @@ class ClusterClient {
   #abandon(sent) {
     if (sent.state === QUEUED) {
       sent.state = WITHDRAWN;
+      this.#tellEnded();
       this.#session.pipelineWithdrawn(sent.address, sent.readonly, 1);
     } else if (!(sent instanceof Entry)) {
       this.#drop(sent.address, sent.readonly);
@@ -462,10 +620,7 @@ class ClusterClient {
     if (connection.live !== null) this.#exec(queue, batch, connection);
     else {
       queue.last = connection.ready.then(() => this.#exec(queue, batch, connection), (err) => {
-        for (const entry of batch) {
-          entry.state = ANSWERED;
-          entry.reject(err);
-        }
+        for (const entry of batch) entry.answer(err);
         queue.over();
       });
     }
@@ -477,6 +632,20 @@ class ClusterClient {
    * write is over at its last reply.
    */
   #exec(queue, batch, connection) {
+    if (batch.length === 1) {
+      // One entry (the steady path's): the write is over when it is settled, in the same reaction.
+      const [entry] = batch;
+      if (!entry.abandoned) {
+        try {
+          queue.last = entry.write(connection, queue.over);
+          return;
+        } catch (err) {
+          entry.settle(err); // refused before it was written (ioredis' own argument checks)
+        }
+      }
+      queue.over();
+      return;
+    }
     const { stream } = connection.redis;
     const many = batch.length > 1;
     if (many) stream.cork();
@@ -515,8 +684,8 @@ class ClusterClient {
     for (const address of session.refreshCandidates()) {
       try {
         const deadline = session.refreshSent(address, now());
-        const connection = await within(this.connection(address), deadline);
-        const reply = connection === STALLED ? STALLED : await within(connection.callBuffer('CLUSTER', 'SHARDS'), deadline);
+        const connection = await within(this.#deadlines, this.connection(address), deadline);
+        const reply = connection === STALLED ? STALLED : await within(this.#deadlines, connection.callBuffer('CLUSTER', 'SHARDS'), deadline);
         if (reply !== STALLED) {
           session.refreshed(text(reply), now());
           return true;
@@ -538,33 +707,86 @@ class ClusterClient {
    * deadline, then the session says: keep waiting, refresh, send elsewhere (a stall), or
    * give it up (its timeout).
    */
-  async #run(keys, access, commands, error = null) {
-    const session = this.#session;
+  #run(keys, access, commands, error = null) {
     if (error === null) {
-      // The steady path: one call into the core (the target and the attempt's deadline),
-      // one timer, and no call after the reply. Its Command is made only for what else
-      // comes (an error, the deadline), as `poll` at `sentMs` would have left it.
-      const sentMs = now();
-      const target = this.#fast.send(keys, access, sentMs);
-      if (target !== null) {
-        const { address, readonly } = target;
-        const deadline = this.#fast.deadline;
-        let sent;
-        let reply;
-        try {
-          sent = this.#send(address, readonly, false, commands);
-          reply = await within(sent.promise, deadline);
-        } catch (err) {
-          if (!(err instanceof Error) || err instanceof shardroute.ShardrouteError) throw err;
-          const command = this.#fast.command(keys, access, address, sentMs);
-          return this.#follow(command, session.failed(command, err.message, names(err), now()), commands, err, null);
-        }
-        if (reply !== STALLED) return reply;
-        sent.promise.catch(() => {}); // unread while a refresh runs, or once abandoned
-        const command = this.#fast.command(keys, access, address, sentMs);
-        return this.#follow(command, session.onDeadline(command, now()), commands, null, sent);
+      // The steady path: one call into the core (the target and the attempt's deadline;
+      // with auto-pipelining, the command joins its node's queue in the same call, after
+      // the `pipelineDone` of a write that ended, `#ended`), no
+      // timer of its own (the client's one, `#deadlines`), and no call after the reply.
+      // With auto-pipelining the caller gets the Entry's own promise (`Entry.steady`). Its
+      // Command is made only for what else comes (an error, the deadline), as `poll` at
+      // `sentMs` would have left it.
+      let target;
+      let sentMs;
+      let queued;
+      const fast = this.#fast;
+      const ended = this.#ended;
+      this.#ended = null;
+      try {
+        sentMs = now();
+        queued = this.#queues !== null && commands !== null;
+        target = ended === null ? fast.send(keys, access, sentMs, queued) : fast.send(keys, access, sentMs, queued, ended.address, ended.readonly);
+      } catch (err) {
+        if (ended !== null) this.#toldEnded(ended, fast.done);
+        return Promise.reject(err);
       }
+      if (ended !== null) this.#toldEnded(ended, fast.done);
+      if (target !== null) return this.#steady(keys, access, commands, target, fast.deadline, queued ? fast.queued : -1, sentMs);
     }
+    return this.#general(keys, access, commands, error);
+  }
+
+  /** The steady path's attempt (`#run`), sent to `target` at `sentMs`: its reply, or what the session makes of the rest. */
+  #steady(keys, access, commands, { address, readonly }, deadline, queued, sentMs) {
+    let sent;
+    try {
+      sent = this.#send(address, readonly, false, commands, queued);
+    } catch (err) {
+      return this.#steadyFailed(keys, access, address, sentMs, commands, err);
+    }
+    if (!(sent instanceof Entry) || sent.state === ANSWERED) return this.#steadyWait(keys, access, address, sentMs, commands, sent, deadline);
+    sent.keys = keys;
+    sent.access = access;
+    sent.sentMs = sentMs;
+    sent.steady(this.#otherwise, this.#deadlines, deadline);
+    return sent.promise;
+  }
+
+  /** The steady path's attempt `sent` awaited until `deadline` (without auto-pipelining, or an entry refused at once). */
+  async #steadyWait(keys, access, address, sentMs, commands, sent, deadline) {
+    let reply;
+    try {
+      reply = await within(this.#deadlines, sent.promise, deadline);
+    } catch (err) {
+      return this.#steadyFailed(keys, access, address, sentMs, commands, err);
+    }
+    if (reply !== STALLED) return reply;
+    return this.#steadyStalled(keys, access, address, sentMs, commands, sent);
+  }
+
+  /** The steady path's attempt to `address` failed with `err`: the session's path from there. */
+  async #steadyFailed(keys, access, address, sentMs, commands, err) {
+    if (!(err instanceof Error) || err instanceof shardroute.ShardrouteError) throw err;
+    const command = this.#fast.command(keys, access, address, sentMs);
+    return this.#follow(command, this.#session.failed(command, err.message, names(err), now()), commands, err, null);
+  }
+
+  /** The steady path's attempt `sent` had no reply by its deadline: the session's path from there. */
+  async #steadyStalled(keys, access, address, sentMs, commands, sent) {
+    sent.promise.catch(noop); // unread while a refresh runs, or once abandoned
+    const command = this.#fast.command(keys, access, address, sentMs);
+    return this.#follow(command, this.#session.onDeadline(command, now()), commands, null, sent);
+  }
+
+  /** What the steady path's Entry hands on (`Entry.steady`): an error, the deadline. */
+  #otherwise = {
+    failed: (entry, err) => this.#steadyFailed(entry.keys, entry.access, entry.address, entry.sentMs, entry.commands, err),
+    stalled: (entry) => this.#steadyStalled(entry.keys, entry.access, entry.address, entry.sentMs, entry.commands, entry),
+  };
+
+  /** `#run` off the steady path: `command` + `poll` (or `failed`, from `error`), then `#follow`. */
+  async #general(keys, access, commands, error) {
+    const session = this.#session;
     const command = session.command(keys, access, now());
     const action = error === null ? session.poll(command, now()) : session.failed(command, error.message, names(error), now());
     return this.#follow(command, action, commands, error, null);
@@ -599,7 +821,7 @@ class ClusterClient {
           }
           await refreshing; // the attempt in flight (a stall's) runs on meanwhile
         } else if (sent !== null) {
-          const reply = await within(sent.promise, session.deadline(command));
+          const reply = await within(this.#deadlines, sent.promise, session.deadline(command));
           if (reply !== STALLED) {
             session.succeeded(command, now());
             return reply;
@@ -623,16 +845,17 @@ class ClusterClient {
     return this.#run([key], read ? 'read' : 'write', [command]);
   }
 
+  // `execute` without its options object.
   get(key) {
-    return this.execute(['GET', key], { key, read: true });
+    return this.#run([key], 'read', [['GET', key]]);
   }
 
   set(key, value) {
-    return this.execute(['SET', key, value], { key });
+    return this.#run([key], 'write', [['SET', key, value]]);
   }
 
   del(key) {
-    return this.execute(['DEL', key], { key });
+    return this.#run([key], 'write', [['DEL', key]]);
   }
 
   /** `SET` then `WAIT replicas timeoutMs` (the session's `wait_timeout_ms` when omitted) on one connection: how many replicas acknowledged the write. */
@@ -650,16 +873,30 @@ class ClusterClient {
   async mget(keys) {
     keys = [...keys];
     const values = new Array(keys.length).fill(null);
+    const place = (indices, got) => {
+      for (let k = 0; k < indices.length; k += 1) values[indices[k]] = got[k];
+    };
     await Promise.all((await this.#plan(keys, 'read')).map(async ({ address, readonly, slots }) => {
-      const batches = slots.map(([, indices]) => indices.map((i) => keys[i]));
-      const replies = await this.#pipeline(address, readonly, batches.map((batch) => ['MGET', ...batch]));
-      await Promise.all(slots.map(async ([, indices], j) => {
-        let [err, got] = replies[j];
-        if (err) got = await this.#run(batches[j], 'read', [['MGET', ...batches[j]]], err);
-        indices.forEach((index, k) => {
-          values[index] = got[k];
-        });
-      }));
+      const commands = new Array(slots.length);
+      for (let j = 0; j < slots.length; j += 1) {
+        const indices = slots[j][1];
+        const command = new Array(indices.length + 1);
+        command[0] = 'MGET';
+        for (let k = 0; k < indices.length; k += 1) command[k + 1] = keys[indices[k]];
+        commands[j] = command;
+      }
+      const replies = await this.#pipeline(address, readonly, commands);
+      // The replies placed at once; only an MGET that got an error is awaited (the session's path).
+      const retried = [];
+      for (let j = 0; j < slots.length; j += 1) {
+        const [err, got] = replies[j];
+        const indices = slots[j][1];
+        if (!err) place(indices, got);
+        else {
+          retried.push(this.#run(commands[j].slice(1), 'read', [commands[j]], err).then((value) => place(indices, value)));
+        }
+      }
+      if (retried.length > 0) await Promise.all(retried);
     }));
     return values;
   }
@@ -686,11 +923,19 @@ class ClusterClient {
     await Promise.all((await this.#plan(keys, access)).map(async ({ address, readonly, slots }) => {
       const indices = slots.flatMap(([, members]) => members);
       const replies = await this.#pipeline(address, readonly, indices.map((i) => commands[i]));
-      await Promise.all(indices.map(async (index, j) => {
+      // The replies placed at once; that command alone takes the session's path, from the error it got.
+      const retried = [];
+      for (let j = 0; j < indices.length; j += 1) {
         const [err, value] = replies[j];
-        // That command alone takes the session's path, from the error it got.
-        results[index] = err ? await this.#run([keys[index]], access, [commands[index]], err) : value;
-      }));
+        const index = indices[j];
+        if (!err) results[index] = value;
+        else {
+          retried.push(this.#run([keys[index]], access, [commands[index]], err).then((got) => {
+            results[index] = got;
+          }));
+        }
+      }
+      if (retried.length > 0) await Promise.all(retried);
     }));
     return results;
   }
@@ -699,7 +944,7 @@ class ClusterClient {
   async #pipeline(address, readonly, commands) {
     const deadline = this.#session.batchDeadline(now());
     try {
-      const replies = await within((async () => {
+      const replies = await within(this.#deadlines, (async () => {
         const pipeline = (await this.connection(address, { readonly })).pipeline();
         for (const command of commands) pipeline.call(...command);
         return pipeline.exec();

@@ -182,7 +182,14 @@ impl ClusterSession {
     /// cost), for the shell's steady path. It returns `-1` when the command takes the
     /// general path, else `2 * node + readonly`, `node` an index in
     /// [`endpoints`](ClusterSession::endpoints), and sets `out[0]` (an array `index.js`
-    /// made once) to the attempt's deadline, a `number`, or `-1` for none.
+    /// made once) to the attempt's deadline, a `number`, or `-1` for none. With a fifth
+    /// argument `true` (the shell's auto-pipelining), a command sent also joins its
+    /// connection's queue in the same call ([`ss::ClusterSession::pipeline_queued`] on the
+    /// endpoint's address, as `pipelineQueued` would be called next): `out[1]` is set to
+    /// its answer. With a sixth and seventh argument `address`, `readonly` (not `undefined`
+    /// or `null`), a write on that connection ended first: before anything else,
+    /// [`ss::ClusterSession::pipeline_done`] as `pipelineDone(address, readonly)` would
+    /// be called, its answer in `out[2]` (set even when the send then fails).
     /// `index.js` makes it once per session.
     #[napi(catch_unwind)]
     pub fn hot_send_now<'env>(&self, env: &'env Env) -> Result<Unknown<'env>> {
@@ -578,21 +585,48 @@ unsafe extern "C" fn send_now_callback(
     // SAFETY: N-API calls this with the env and callback info of a call of a function made
     // by `hot_send_now`, whose data is the session.
     unsafe {
-        crate::hot::call_with::<Rc<RefCell<ss::ClusterSession>>, 4>(
+        crate::hot::call_with::<Rc<RefCell<ss::ClusterSession>>, 7>(
             env,
             info,
-            |session, [keys, access, now_ms, out]| {
+            |session, [keys, access, now_ms, out, queued, done_address, done_readonly]| {
+                if !matches!(key::js_type(done_address)?, JsType::Undefined | JsType::Null) {
+                    // A write that ended first (`pipelineDone`), told before anything else is read.
+                    let (address, readonly) = connection(done_address, done_readonly)?;
+                    let answer = session
+                        .try_borrow_mut()
+                        .map_err(|_| errors::from_core(shared::busy()))?
+                        .pipeline_done(&address, readonly);
+                    let mut value = std::ptr::null_mut();
+                    // SAFETY: the env of the running call; `out` is a live value of it.
+                    napi::check_status!(napi::sys::napi_create_uint32(env, answer, &mut value)).or_throw()?;
+                    napi::check_status!(napi::sys::napi_set_element(env, napi::JsValue::raw(&out), 2, value))
+                        .or_throw()?;
+                }
                 let keys = key::many_from_js(keys)?;
                 let access = access_argument(access)?;
                 let now = milliseconds(now_ms)?;
+                let queued = matches!(key::js_type(queued)?, JsType::Boolean(true));
                 let keys: Vec<sr::Key<'_>> = keys.iter().map(key::Key::as_core).collect();
-                let sent = session
-                    .try_borrow_mut()
-                    .map_err(|_| errors::from_core(shared::busy()))?
-                    .send_now_timed(&keys, access, now);
+                let mut session = session.try_borrow_mut().map_err(|_| errors::from_core(shared::busy()))?;
+                let sent = session.send_now_timed(&keys, access, now);
                 let code = match sent.or_throw()? {
                     None => -1.0,
                     Some((node, readonly, deadline)) => {
+                        if queued {
+                            // The endpoint `node` is what the shell's target address is made of
+                            // (`endpoints`, in node order); -1 if it were not there (the shell
+                            // then asks `pipelineQueued` itself).
+                            let address = session.endpoints().get(node as usize).map(ss::Endpoint::address);
+                            let answer = match address {
+                                Some(address) => f64::from(session.pipeline_queued(&address, readonly) as u32),
+                                None => -1.0,
+                            };
+                            let mut value = std::ptr::null_mut();
+                            // SAFETY: the env of the running call; `out` is a live value of it.
+                            napi::check_status!(napi::sys::napi_create_double(env, answer, &mut value)).or_throw()?;
+                            napi::check_status!(napi::sys::napi_set_element(env, napi::JsValue::raw(&out), 1, value))
+                                .or_throw()?;
+                        }
                         // A deadline is a time on the shell's clock, a JS number (exact to 2^53 ms).
                         #[allow(clippy::cast_precision_loss)]
                         let deadline = deadline.map_or(-1.0, |ms| ms as f64);

@@ -47,6 +47,36 @@ test('the fast path: no table, then the send poll gives, then the targets after 
   assert.throws(() => fast.command(['a'], 'write', 'no port'), { code: 'invalid_argument' });
 });
 
+test('the fast path with auto-pipelining: pipelineQueued, and the pipelineDone of a write that ended, in the same call', () => {
+  const declined = new api.ClusterSession(['127.0.0.1:7000'])[FAST_PATH];
+  assert.equal(declined.send(['a'], 'write', 0, true, '127.0.0.1:7000', false), null, 'no table: the general path');
+  assert.equal(declined.done, 0, 'the write that ended is told even so (no write in flight: none to start)');
+  assert.equal(declined.queued, -1, 'not sent: not queued');
+
+  const session = new api.ClusterSession(['127.0.0.1:7000']);
+  session.refreshed(twoMasters, 0);
+  const fast = session[FAST_PATH];
+  // "b" is slot 3300 (7000), "a" slot 15495 (7001).
+  assert.deepEqual(fast.send(['b'], 'read', 1, true), { address: '127.0.0.1:7000', readonly: false });
+  assert.equal(fast.queued, 2, 'an idle connection: written now, alone');
+  assert.equal(fast.done, -1, 'no write that ended was given');
+  assert.deepEqual(session.pipelinePending('127.0.0.1:7000', false), [0, 1], 'one write in flight, none queued');
+  // That write ended; the next send (to the other node) tells it first.
+  assert.deepEqual(fast.send(['a'], 'write', 2, true, '127.0.0.1:7000', false), { address: '127.0.0.1:7001', readonly: false });
+  assert.equal(fast.done, 0, 'nothing queued behind it: no write');
+  assert.deepEqual(session.pipelinePending('127.0.0.1:7000', false), [0, 0]);
+  assert.equal(fast.queued, 2);
+  assert.deepEqual(session.pipelinePending('127.0.0.1:7001', false), [0, 1]);
+  // Without `queued`, the send joins no queue.
+  assert.deepEqual(fast.send(['a'], 'write', 3), { address: '127.0.0.1:7001', readonly: false });
+  assert.equal(fast.queued, -1);
+  assert.deepEqual(session.pipelinePending('127.0.0.1:7001', false), [0, 1]);
+  // A send refused (keys in two slots) after the ended write was told: `done` says so.
+  assert.throws(() => fast.send(['a', 'b'], 'read', 4, true, '127.0.0.1:7001', false), { code: 'cross_slot' });
+  assert.equal(fast.done, 0);
+  assert.deepEqual(session.pipelinePending('127.0.0.1:7001', false), [0, 0]);
+});
+
 test('the fast path with replica reads: the replicas in turn, over READONLY connections', () => {
   const session = new api.ClusterSession(['127.0.0.1:7000'], { read_from_replicas: true });
   session.refreshed(twoMasters, 0);

@@ -15,10 +15,11 @@
 //! own [`Command`](super::redis::Command) of the session (its reply, its redirect, its
 //! deadline): this module only counts.
 //!
-//! Cost: one lookup in a map of the nodes that have commands queued or in flight (`log n`
-//! string comparisons), and one small allocation when a node's first command of a burst
-//! joins; the map holds no node without work, so it is bounded by the shell's own
-//! connections.
+//! Cost: one lookup in a map of the connections (`log n` string comparisons). A connection
+//! that goes idle keeps its entry while the map holds at most [`KEEP_IDLE`] connections per
+//! kind, so one command at a time (a join, then the write's end, on the same connection)
+//! allocates and frees nothing; past that, an idle connection's entry goes at once. The
+//! map is bounded by the shell's connections with work plus [`KEEP_IDLE`].
 
 use alloc::collections::BTreeMap;
 use alloc::string::String;
@@ -68,7 +69,13 @@ pub(crate) struct Limits {
     pub(crate) writes: u32,
 }
 
-/// The queues of the connections that have work: plain ones and `READONLY` ones apart.
+/// How many connections of each kind (plain, `READONLY`) the map keeps while idle: about a
+/// cluster's primaries and replicas, so a steady client never allocates per command; a
+/// shell naming more addresses than this pays one allocation per burst on the rest.
+pub(crate) const KEEP_IDLE: usize = 64;
+
+/// The queues of the connections that have work (and up to [`KEEP_IDLE`] idle ones of
+/// each kind): plain ones and `READONLY` ones apart.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Pipelines {
     nodes: [BTreeMap<String, Queue>; 2],
@@ -79,10 +86,11 @@ impl Pipelines {
         self.nodes[usize::from(readonly)].get_mut(address)
     }
 
-    /// Drops the queue of `address` when nothing is queued, in flight or scheduled.
+    /// Drops the queue of `address` when nothing is queued, in flight or scheduled and the
+    /// map holds more than [`KEEP_IDLE`] connections of its kind.
     fn settle(&mut self, address: &str, readonly: bool) {
         let nodes = &mut self.nodes[usize::from(readonly)];
-        if nodes.get(address).is_some_and(Queue::idle) {
+        if nodes.len() > KEEP_IDLE && nodes.get(address).is_some_and(Queue::idle) {
             nodes.remove(address);
         }
     }
@@ -194,13 +202,13 @@ mod tests {
         assert_eq!(pipelines.done("a:1", false, ON2), 0);
         assert_eq!(pipelines.done("a:1", false, ON2), 0);
         assert_eq!(pipelines.pending("a:1", false), (0, 0));
-        assert_eq!(pipelines.len(), 1, "an idle connection is forgotten");
         assert_eq!(pipelines.done("a:1", true, ON), 0);
-        assert_eq!(pipelines.len(), 0);
-        // Calls about a connection with nothing: nothing, and nothing kept.
+        assert_eq!(pipelines.pending("a:1", true), (0, 0));
+        assert_eq!(pipelines.len(), 2, "idle connections are kept (KEEP_IDLE)");
+        // Calls about a connection never queued on: nothing, and nothing kept.
         assert_eq!((pipelines.take("b:1", false, ON), pipelines.done("b:1", false, ON)), (0, 0));
         pipelines.withdrawn("b:1", false, 1);
-        assert_eq!(pipelines.len(), 0);
+        assert_eq!(pipelines.len(), 2);
     }
 
     #[test]
@@ -213,7 +221,7 @@ mod tests {
         assert_eq!(pipelines.take("a:1", false, ON2), 2, "the burst does not wait for the first reply");
         assert_eq!(pipelines.done("a:1", false, ON2), 0);
         assert_eq!(pipelines.done("a:1", false, ON2), 0);
-        assert_eq!(pipelines.len(), 0);
+        assert_eq!(pipelines.pending("a:1", false), (0, 0));
         assert_eq!(pipelines.queued("a:1", false, ON2), Write, "idle again: the next one goes at once");
         assert_eq!(pipelines.done("a:1", false, ON2), 0);
         // A flush scheduled but not run yet: not idle, the command waits for it.
@@ -223,7 +231,30 @@ mod tests {
         assert_eq!(pipelines.queued("b:1", false, ON2), Wait, "queued 1, flush scheduled: not idle");
         assert_eq!(pipelines.take("b:1", false, ON2), 2);
         assert_eq!(pipelines.done("b:1", false, ON2), 0);
-        assert_eq!(pipelines.len(), 0);
+        assert_eq!(pipelines.pending("b:1", false), (0, 0));
+    }
+
+    #[test]
+    fn idle_connections_past_the_bound_are_forgotten_and_busy_ones_are_not() {
+        let mut pipelines = Pipelines::default();
+        let address = |i: usize| alloc::format!("h:{i}");
+        // 100 connections each with one write in flight; then every write ends.
+        for i in 0..100 {
+            assert_eq!(pipelines.queued(&address(i), false, ON), Write);
+        }
+        assert_eq!(pipelines.len(), 100, "busy connections are all kept");
+        for i in 0..100 {
+            assert_eq!(pipelines.done(&address(i), false, ON), 0);
+        }
+        // Each end past the bound drops its connection: 64 idle ones stay (the last 64).
+        assert_eq!(pipelines.len(), 64);
+        assert_eq!(pipelines.pending(&address(0), false), (0, 0));
+        // A forgotten connection and a kept one answer alike.
+        assert_eq!(pipelines.queued(&address(0), false, ON), Write);
+        assert_eq!(pipelines.queued(&address(99), false, ON), Write);
+        assert_eq!(pipelines.len(), 65);
+        assert_eq!(pipelines.done(&address(0), false, ON), 0);
+        assert_eq!(pipelines.len(), 64, "past the bound again: the idle one goes");
     }
 
     #[test]
@@ -237,6 +268,6 @@ mod tests {
         assert_eq!(pipelines.take("a:1", false, off), 0);
         assert_eq!(pipelines.done("a:1", false, off), 0);
         assert_eq!(pipelines.done("a:1", false, off), 0);
-        assert_eq!(pipelines.len(), 0);
+        assert_eq!(pipelines.pending("a:1", false), (0, 0));
     }
 }

@@ -1648,7 +1648,7 @@ impl ClusterSession {
 
     /// Auto-pipelining's counts for the connection to `address` (`readonly`): the
     /// commands queued and not yet written, and the writes in flight; `(0, 0)` for a
-    /// connection with no work (the session keeps nothing for it).
+    /// connection with no work.
     pub fn pipeline_pending(&self, address: &str, readonly: bool) -> (u32, u32) {
         self.pipelines.pending(address, readonly)
     }

@@ -3,7 +3,12 @@ workload and no rebalance, in one run (issue 38, item 7).
 
 The workload is examples/postgres-messages' (run.py's seed, its two services, Python and
 Node, each writing a message and reading a timeline in turn, its coordinator), without the
-faults (no process is killed: a kill is a stall by design). A pass of a mode (background
+faults (no process is killed: a kill is a stall by design). A timeline read is a page, the
+user's newest 50 messages (shards.py's TIMELINE_PAGE), as a messaging service reads one:
+read whole, every write made the reads after it dearer, so CPU per write grew over a
+window with no rebalance at all and the rebalance's seconds were compared with cheaper
+ones before them. With 10 seeded messages a user, a page is full once the user has had 40
+more; until then a read still grows by the messages written. A pass of a mode (background
 copy of a vbucket dictionary; lazy moves of `user_id % n ?: n`) is: fresh data, both
 services started, three seconds of warm-up writes; then, on the same processes and data,
 the workload without the rebalance (`--before` seconds of writes, the rate before, then
@@ -33,7 +38,12 @@ Writes target/bench/postgres.md (a fragment of docs/benchmarks.md) and prints it
     .venv/bin/python bench/postgres/bench.py [--passes 2] [--diagnose]
 
 `--diagnose` also samples pg_stat_activity every 5 ms during each phase (the services'
-backends: what they wait on) and prints the counts, with the coordinator's copy timings.
+backends: what they wait on) and prints the counts, with the coordinator's copy timings;
+and per acknowledged write, before and during: the CPU of each part (each service, its
+PostgreSQL backends by application_name, the coordinator's, the oracle's, etcd, the
+rest of PostgreSQL), the services' statements to the shards (reads of two shards, lazy
+moves' statements), and the shards' table statistics (pg_stat_user_tables: sequential
+scans and the rows they read, index scans, rows inserted and deleted).
 """
 
 from __future__ import annotations
@@ -60,7 +70,7 @@ import psycopg  # noqa: E402
 import shardroute  # noqa: E402
 from run import PYTHON, CoordinatorRun, Process, check, prepare, service_command  # noqa: E402
 from servers import Servers  # noqa: E402
-from shards import TOPOLOGY  # noqa: E402
+from shards import TIMELINE_PAGE, TOPOLOGY  # noqa: E402
 
 COMMAND = ".venv/bin/python bench/postgres/bench.py"
 SERVICES = ["python", "node"]
@@ -106,6 +116,29 @@ class Waits:
         return {"samples": self.samples, "top": top}
 
 
+STAT_COLUMNS = ["seq_scan", "seq_tup_read", "idx_scan", "idx_tup_fetch", "n_tup_ins", "n_tup_del", "n_dead_tup",
+                "autovacuum_count", "autoanalyze_count"]
+
+
+def table_stats(postgres: str) -> dict[str, int]:
+    """The shards' table statistics (pg_stat_user_tables), summed over the shards, by
+    `<table> <column>` and `<old|new> <column>` (shard_1..5, shard_6..10)."""
+    host, _, port = postgres.rpartition(":")
+    found: dict[str, int] = {}
+    for number in range(1, 11):
+        with psycopg.connect(host=host, port=int(port), user="postgres", dbname=f"shard_{number}", autocommit=True) as connection:
+            for row in connection.execute(f"SELECT relname, {', '.join(STAT_COLUMNS)} FROM pg_stat_user_tables").fetchall():
+                for column, value in zip(STAT_COLUMNS, row[1:]):
+                    for key in (f"{row[0]} {column}", f"{'old' if number <= 5 else 'new'} {row[0]} {column}"):
+                        found[key] = found.get(key, 0) + int(value or 0)
+    return found
+
+
+def stats_per_write(start: dict[str, int], end: dict[str, int], writes: int) -> dict[str, float]:
+    return {key: round((end[key] - start.get(key, 0)) / max(1, writes), 3) for key in sorted(end)
+            if end[key] != start.get(key, 0) and not key.startswith(("old", "new"))}
+
+
 TICK = os.sysconf("SC_CLK_TCK")
 
 
@@ -126,13 +159,45 @@ class Cpu:
     between two samples loses at most a round's worth. Other engineers' load on the
     machine does not count here, which is what makes CPU per write steadier than writes/s."""
 
-    def __init__(self, roots: list[int], postmaster: int) -> None:
+    def __init__(self, roots: list[int], postmaster: int, names: dict[int, str] | None = None,
+                 postgres: str | None = None) -> None:
         self.roots = roots
+        self.postgres = postgres  # to ask pg_stat_activity whose a backend is (its application_name)
         self.postmaster = postmaster
         self.seen: dict[int, float] = {}
+        self.names = dict(names or {})  # pid -> its part in `parts` (the roots'); PostgreSQL's by title
 
-    def add(self, pid: int) -> None:
+    def add(self, pid: int, name: str = "coordinator") -> None:
         self.roots.append(pid)
+        self.names[pid] = name
+
+    def name(self, pid: int) -> str:
+        if pid not in self.names:
+            try:
+                with open(f"/proc/{pid}/cmdline", "rb") as file:
+                    title = file.read().replace(b"\0", b" ").decode(errors="replace")
+            except OSError:
+                title = ""
+            # A backend's title: "postgres: <user> <database> <client> <state>".
+            words = title.split()
+            self.names[pid] = f"pg {words[2]}" if len(words) > 3 and words[0] == "postgres:" and words[1] == "postgres" else "pg other"
+            if self.names[pid].startswith("pg shard_"):
+                self.names[pid] = "pg shards"
+                if self.postgres is not None:
+                    host, _, port = self.postgres.rpartition(":")
+                    with psycopg.connect(host=host, port=int(port), user="postgres", dbname="postgres", autocommit=True) as connection:
+                        row = connection.execute("SELECT application_name FROM pg_stat_activity WHERE pid = %s", (pid,)).fetchone()
+                    if row is not None and row[0]:
+                        self.names[pid] = f"pg shards: {row[0]}"
+        return self.names[pid]
+
+    def parts(self) -> dict[str, float]:
+        """The CPU seconds seen so far, by part (a service, the coordinator, etcd, the
+        shards' backends, the oracle's, PostgreSQL's other processes); after `total`."""
+        found: dict[str, float] = {}
+        for pid, seconds in self.seen.items():
+            found[self.name(pid)] = found.get(self.name(pid), 0.0) + seconds
+        return found
 
     def total(self) -> float:
         pids = set(self.roots) | {self.postmaster}
@@ -144,6 +209,8 @@ class Cpu:
         for pid in pids:
             found = stat(pid)
             if found is not None:
+                if pid not in self.seen:
+                    self.name(pid)  # while it is there to ask
                 self.seen[pid] = max(self.seen.get(pid, 0.0), found[1])
         return sum(self.seen.values())
 
@@ -186,14 +253,20 @@ def pair(servers: Servers, mode: str, before_s: float, during_s: float, work: st
             return answers
 
         assert servers.postgres.process is not None and servers.etcd.process is not None
-        cpu = Cpu([process.process.pid for process in processes.values()] + [servers.etcd.process.pid], servers.postgres.process.pid)
+        cpu = Cpu([process.process.pid for process in processes.values()] + [servers.etcd.process.pid], servers.postgres.process.pid,
+                  {**{process.process.pid: name for name, process in processes.items()}, servers.etcd.process.pid: "etcd"},
+                  postgres if diagnose else None)
         round_of(WARM_UP_S)
         for rebalance in (False, True):
             diagnosis: dict[str, Any] = {}
             waits = Waits(postgres) if diagnose else None
+            stats_start = table_stats(postgres) if diagnose else {}
             cpu_start = cpu.total()
+            parts_start = cpu.parts()
             before = round_of(before_s)
             cpu_before = cpu.total() - cpu_start
+            parts_before = cpu.parts()
+            stats_before = table_stats(postgres) if diagnose else {}
             cpu_start = cpu.total()
             if waits:
                 diagnosis["before"] = waits.stop()
@@ -222,8 +295,26 @@ def pair(servers: Servers, mode: str, before_s: float, during_s: float, work: st
                     cpu.total()
                 seconds = time.monotonic() - began
             cpu_during = cpu.total() - cpu_start
+            parts_during = cpu.parts()
+            stats_during = table_stats(postgres) if diagnose else {}
             writes_before = sum(a["writes"] for a in before)
             writes_during = sum(a["writes"] for a in during)
+            # CPU per acknowledged write by part, µs: before, during.
+            diagnosis["cpu_parts_us"] = {
+                part: [round((parts_before.get(part, 0.0) - parts_start.get(part, 0.0)) / max(1, writes_before) * 1e6),
+                       round((parts_during.get(part, 0.0) - parts_before.get(part, 0.0)) / max(1, writes_during) * 1e6)]
+                for part in sorted(parts_during)
+            }
+            if diagnose:
+                diagnosis["table_stats_per_write"] = {
+                    "before": stats_per_write(stats_start, stats_before, sum(a["writes"] for a in before)),
+                    "during": stats_per_write(stats_before, stats_during, sum(a["writes"] for a in during)),
+                }
+            # What the services did per acknowledged write, before and during.
+            diagnosis["per_write"] = {
+                key: [round(sum(a.get(key, 0) for a in answers) / max(1, sum(a["writes"] for a in answers)), 3) for answers in (before, during)]
+                for key in ("reads", "statements", "two_shard_reads", "moved_users", "move_statements", "refused_by_fence")
+            }
             if waits:
                 diagnosis["during"] = waits.stop()
             # The longest stalls and when they were (seconds since the phase began): the
@@ -280,7 +371,8 @@ def fragment(samples: list[dict[str, Any]], passes: int) -> str:
         "",
         f"Date: {datetime.date.today().isoformat()}. Command: `{COMMAND}` (part of `make bench`). "
         "examples/postgres-messages' workload (both services, Python and Node, each writing a message and "
-        "reading a timeline in turn, 5,000 users, 50,000 seeded rows), with and without its 5 -> 10 rebalance, "
+        f"reading a timeline page, the newest {TIMELINE_PAGE} messages, in turn, 5,000 users, 50,000 seeded rows), "
+        "with and without its 5 -> 10 rebalance, "
         f"{passes} interleaved passes, medians; no fault injected. Writes/s are both services together; "
         "CPU is every process of the workload (services, coordinator, etcd, PostgreSQL) per acknowledged write, "
         "and its before / during is the rate ratio the workload would have on a machine of its own; "
@@ -335,6 +427,8 @@ def main() -> int:
     parser.add_argument("--coordinator", default="", help="more arguments for coordinator.py (e.g. \"--duty 0.3\")")
     parser.add_argument("--out", default=os.path.join(ROOT, "target", "bench", "postgres.md"))
     parser.add_argument("--json", help="write every sample here")
+    parser.add_argument("--without-max", type=float, default=WITHOUT_MAX_S,
+                        help="the longest run without a rebalance, s (as long as the last rebalance, up to this)")
     args = parser.parse_args()
     modes = args.modes.split(",")
     samples: list[dict[str, Any]] = []
@@ -348,7 +442,7 @@ def main() -> int:
                         samples.append(one)
                         if one["rebalance"]:
                             # The next run without: as long, up to WITHOUT_MAX_S (a rate needs no more).
-                            last_seconds[mode] = min(one["seconds"], WITHOUT_MAX_S)
+                            last_seconds[mode] = min(one["seconds"], args.without_max)
                         print(f"pass {number + 1} {mode} rebalance={one['rebalance']}: {one['seconds']:.1f} s, "
                               f"{one['before']:.0f} -> {one['during']:.0f} writes/s ({one['during'] / one['before']:.0%}), "
                               f"CPU us/write {one['cpu_before_us']:.0f} -> {one['cpu_during_us']:.0f} "

@@ -42,7 +42,7 @@ from typing import Any
 import shardroute
 from shardroute.etcd import Etcd, same_revision
 from shards import (
-    CATALOG, PLANS, PREVIOUS, SHARD_NAMES, SWEEP_GROUP, TENANT_TABLE, TOPOLOGY, Pace, Shards, modulo, nodes, now_ms,
+    CATALOG, FENCE_OK, PLANS, PREVIOUS, SHARD_NAMES, SWEEP_GROUP, TENANT_TABLE, TOPOLOGY, Pace, Shards, modulo, nodes, now_ms,
 )
 
 EXIT_STALE_PLAN = 3
@@ -69,7 +69,7 @@ def log(message: str) -> None:
 class Coordinator:
     def __init__(self, etcd: Etcd, postgres: str) -> None:
         self.etcd = etcd
-        self.shards = Shards(postgres, SHARD_NAMES)
+        self.shards = Shards(postgres, SHARD_NAMES, "coordinator")
 
     def read(self) -> tuple[Any, int]:
         """The document in etcd (JSON, as json.loads gives it: the core checks it) and its revision."""
@@ -172,7 +172,7 @@ class Coordinator:
         for shard, vbuckets in self.owned(document).items():
             for table in tables:
                 deleted += self.shards.write(
-                    shard, document["epoch"], f"DELETE FROM {table} WHERE NOT (vbucket = ANY(%s))", (vbuckets,)
+                    shard, document["epoch"], f"DELETE FROM {table} WHERE NOT (vbucket = ANY(%s)) AND {FENCE_OK}", (vbuckets,)
                 )
         return deleted
 
@@ -211,6 +211,10 @@ class Coordinator:
             emit("resumed", epoch=document["epoch"], migrating=len(strategy.get("states", {})), rows_deleted=cleaned)
         copied = already = tenant_copied = 0
         number = 0
+        # Rows this run copied into each new owner, and how many there were when it last
+        # refreshed the owner's statistics (Shards.analyze): refreshed each time they double.
+        loaded: dict[str, int] = {}
+        analyzed_at: dict[str, int] = {}
         while "forward_map" in document["strategy"]:
             # The core's background session names the next batch. Its cursor is the
             # document itself: complete_moves drops a batch's vbuckets from the moving
@@ -225,6 +229,10 @@ class Coordinator:
                 read, inserted = self.shards.copy_vbucket(vbucket, old, new, session.fence_epoch)
                 copied += inserted
                 already += read - inserted
+                loaded[new] = loaded.get(new, 0) + inserted
+                if loaded[new] >= 2 * analyzed_at.get(new, 0) and loaded[new] > 0:
+                    self.shards.analyze(new)
+                    analyzed_at[new] = loaded[new]
                 tenant_read = tenant_inserted = 0
                 if "tenants" in document:
                     tenant_read, tenant_inserted = self.shards.copy_tenant_vbucket(vbucket, old, new, session.fence_epoch)
@@ -238,9 +246,9 @@ class Coordinator:
             deleted = 0
             for vbucket, old, _ in batch:
                 began = now_ms()
-                deleted += self.shards.write(old, document["epoch"], "DELETE FROM messages WHERE vbucket = %s", (vbucket,))
+                deleted += self.shards.write(old, document["epoch"], f"DELETE FROM messages WHERE vbucket = %s AND {FENCE_OK}", (vbucket,))
                 if "tenants" in document:
-                    deleted += self.shards.write(old, document["epoch"], f"DELETE FROM {TENANT_TABLE} WHERE vbucket = %s", (vbucket,))
+                    deleted += self.shards.write(old, document["epoch"], f"DELETE FROM {TENANT_TABLE} WHERE vbucket = %s AND {FENCE_OK}", (vbucket,))
                 pace.rest(session, began)
             emit("batch", batch=number, epoch=document["epoch"], vbuckets=len(batch), deleted=deleted)
             number += 1
@@ -274,7 +282,18 @@ class Coordinator:
             revision = self.commit(source, revision, document, previous=previous_text)
             self.raise_fences(document["epoch"])
             emit("switched", epoch=document["epoch"])
-            time.sleep(wait)
+            # The services move users into the new owners from now on: their statistics
+            # refreshed as the rows arrive (Shards.analyze), at 1/8, 1/4, 1/2 of the wait
+            # and at its end (about each time the rows moved have doubled).
+            previous_nodes = {node["id"] for node in json.loads(previous_text)["nodes"]}
+            new_owners = [node["id"] for node in document["nodes"] if node["id"] not in previous_nodes]
+            waited = 0.0
+            for share in (0.125, 0.25, 0.5, 1.0):
+                time.sleep(max(0.0, wait * share - waited))
+                began = now_ms()
+                for new in new_owners:
+                    self.shards.analyze(new)
+                waited = wait * share + (now_ms() - began) / 1000
         else:
             self.raise_fences(document["epoch"])
             emit("resumed", epoch=document["epoch"])

@@ -48,7 +48,7 @@ from harness import JsonLinesChild  # noqa: E402
 from shardroute.etcd import Etcd  # noqa: E402
 from servers import Servers  # noqa: E402
 from shards import (  # noqa: E402
-    CHANNELS, COLUMNS, INDEX, PLAN_ROWS, PLANS, SHARD_NAMES, TENANT_COLUMNS, TENANT_TABLE, TICKET_SERVER, TOPOLOGY, Oracle,
+    CHANNELS, COLUMNS, INDEX, PLAN_ROWS, PLANS, SHARD_NAMES, TENANT_COLUMNS, TENANT_TABLE, TICKET_SERVER, TIMELINE_PAGE, TOPOLOGY, Oracle,
     Shards, body_digest, modulo, tenant_key, vbucket_start,
 )
 from service import Ids  # noqa: E402
@@ -64,7 +64,8 @@ class Process(JsonLinesChild):
 
 
 def service_command(name: str, postgres: str, etcd: str, users: int, log: str) -> list[str]:
-    arguments = ["--postgres", postgres, "--etcd", etcd, "--service", name, "--users", str(users), "--log", log]
+    arguments = ["--postgres", postgres, "--etcd", etcd, "--service", name, "--users", str(users), "--log", log,
+                 "--page", str(TIMELINE_PAGE)]  # both services read the same page
     if name == "python":
         return [PYTHON, os.path.join(HERE, "service.py"), *arguments]
     return [shutil.which("node") or "node", os.path.join(HERE, "service.mjs"), *arguments]

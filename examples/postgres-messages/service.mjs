@@ -44,29 +44,52 @@ const TOPOLOGY = `${PREFIX}topology`;
 const PREVIOUS = `${PREFIX}previous`;
 const SHARD_NAMES = Array.from({ length: 10 }, (_, i) => `shard_${i + 1}`);
 const COLUMNS = 'id, user_id, vbucket, time, body, sender, sender_id';
-const LAZY_MOVE_BATCH = 8; // shards.py's LAZY_MOVE_BATCH: pending lazy moves made at once
+const LAZY_MOVE_BATCH = 16; // shards.py's LAZY_MOVE_BATCH: a group of pending lazy moves is made once this full
 // shards.py's FENCED_READ: the fence row joined to the read's rows, one statement.
 const FENCED_READ_HEAD = 'SELECT f.min_epoch, q.* FROM fence f LEFT JOIN (SELECT 1 AS present, row_number() OVER () AS n, s.* FROM (';
 const FENCED_READ_TAIL = ') s) q ON true ORDER BY q.n';
-// shards.py's INSERT_ROWS and INSERT_MOVED ($8: the moved unit, as an array).
+// shards.py's fenced(): a fenced write in one statement, the fence row taken FOR SHARE
+// (held until the statement's implicit transaction commits, so raising the fence still
+// waits for it) and the write `w` made only when the fence is at or below the epoch,
+// here the statement's LAST parameter (`epochParam`, e.g. '$8'). The write names FENCE_OK
+// where it must hold. Rows: { min_epoch, written }.
+const FENCE_OK = '(SELECT ok FROM f)';
+const fenced = (parts, epochParam) => `WITH f AS MATERIALIZED (SELECT min_epoch, min_epoch <= ${epochParam}::bigint AS ok FROM fence FOR SHARE), `
+  + `${parts} SELECT (SELECT min_epoch FROM f) AS min_epoch, (SELECT count(*) FROM w) AS written`;
+// shards.py's INSERT_MESSAGE and INSERT_INDEX: the services' two writes per message.
+const INSERT_MESSAGE = `INSERT INTO messages (${COLUMNS}) SELECT $1::bigint, $2::bigint, $3::integer, $4::timestamptz, `
+  + `$5::text, $6::text, $7::bigint WHERE ${FENCE_OK}`;
+const INSERT_INDEX = `INSERT INTO by_sender (sender_id, message_id, user_id) SELECT $1::bigint, $2::bigint, $3::bigint WHERE ${FENCE_OK} `
+  + 'ON CONFLICT DO NOTHING';
+// shards.py's INSERT_ROWS and INSERT_MOVED ($8: the moved units, as an array; $9: the epoch).
 const INSERT_ROWS = `INSERT INTO messages (${COLUMNS}) SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::integer[], `
-  + '$4::timestamptz[], $5::text[], $6::text[], $7::bigint[]) ON CONFLICT (id) DO NOTHING';
-const INSERT_MOVED = `WITH copied AS (${INSERT_ROWS} RETURNING 1), `
-  + 'flagged AS (INSERT INTO moved (unit) SELECT unnest($8::bigint[]) ON CONFLICT DO NOTHING), '
-  + 'logged AS (INSERT INTO moves (unit) SELECT unnest($8::bigint[])) SELECT count(*) FROM copied';
-// shards.py's READ_MOVED: a moving user's rows on its new owner and its moved flag (one row at least).
+  + `$4::timestamptz[], $5::text[], $6::text[], $7::bigint[]) WHERE ${FENCE_OK} ON CONFLICT (id) DO NOTHING`;
+const INSERT_MOVED = fenced(`w AS (${INSERT_ROWS} RETURNING 1), `
+  + `flagged AS (INSERT INTO moved (unit) SELECT u FROM unnest($8::bigint[]) u WHERE ${FENCE_OK} ON CONFLICT DO NOTHING), `
+  + `logged AS (INSERT INTO moves (unit) SELECT u FROM unnest($8::bigint[]) u WHERE ${FENCE_OK})`, '$9');
+// shards.py's TIMELINE_PAGE (the messages a timeline read returns, newest first: its
+// comment says why a page), which run.py passes to both services as `--page`; and its
+// READ_PAGE ($2: the page, null for every row: `LIMIT NULL` is no limit).
+const TIMELINE_PAGE = 50;
+const READ_PAGE = 'SELECT id, time, body FROM messages WHERE user_id = $1 ORDER BY time DESC, id DESC LIMIT $2';
+// shards.py's READ_MOVED: a moving user's rows on its new owner (a page of them, $2) and
+// its moved flag (one row at least).
 const READ_MOVED = 'SELECT m.id, m.time, m.body, f.moved FROM (SELECT EXISTS (SELECT 1 FROM moved WHERE unit = $1) AS moved) f '
-  + 'LEFT JOIN messages m ON m.user_id = $1';
+  + 'LEFT JOIN LATERAL (SELECT id, time, body FROM messages WHERE user_id = $1 ORDER BY time DESC, id DESC LIMIT $2) m ON true';
 const INDEX = 'by_sender';
 // Tenants' channels and the reference table (shards.py's TENANT_TABLE, CHANNELS, PLANS,
 // PLAN_ROWS; README.md, "Tenants and the reference table").
 const TENANT_TABLE = 'tenant_messages';
 const TENANT_COLUMNS = 'id, key, tenant, vbucket, time, body, sender';
+// shards.py's INSERT_TENANT_MESSAGE.
+const INSERT_TENANT_MESSAGE = `INSERT INTO ${TENANT_TABLE} (${TENANT_COLUMNS}) SELECT $1::bigint, $2::text, $3::text, $4::integer, `
+  + `$5::timestamptz, $6::text, $7::text WHERE ${FENCE_OK}`;
 const CHANNELS = 500; // keys per tenant: "acme:1" .. "acme:500"
 const PLANS = 'plans';
 const PLAN_ROWS = { free: 100n, startup: 1000n, team: 10000n, nonprofit: 50000n, enterprise: 1000000n }; // plan -> max_messages, seeded by run.py
-const UPSERT_PLAN = `INSERT INTO ${PLANS} (plan, max_messages, written_by) VALUES ($1, $2, $3) `
+const UPSERT_PLAN = `INSERT INTO ${PLANS} (plan, max_messages, written_by) SELECT $1::text, $2::bigint, $3::text WHERE ${FENCE_OK} `
   + 'ON CONFLICT (plan) DO UPDATE SET max_messages = EXCLUDED.max_messages, written_by = EXCLUDED.written_by';
+const PREPARED = new Map(); // statement text -> the name it is prepared under (Shards.query)
 const ORACLE = 'oracle'; // the database with every message, unsharded: what queries are checked against
 
 // Message ids: the ticket layout, one ticket server per service; blocks are reserved by
@@ -87,6 +110,53 @@ function log(message) {
 }
 
 const sleep = (ms) => new Promise((resolve) => { setTimeout(resolve, ms); });
+
+/**
+ * A timestamp as microseconds since 1970 (a bigint), from PostgreSQL's text of a
+ * timestamptz ('2026-12-07 23:01:02.123456+00', the fraction and the offset's minutes
+ * optional: how the shards' rows come, see TYPES) or from an ISO string of a JS Date (how
+ * this service writes them): times compared exactly, as the shards order them.
+ */
+function micros(text) {
+  const pg = /^(\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d)(?:\.(\d{1,6}))?([+-]\d\d)(?::(\d\d))?$/.exec(text);
+  if (pg === null) {
+    const ms = Date.parse(text);
+    if (Number.isNaN(ms)) throw new Error(`not a timestamp: ${text}`);
+    return BigInt(ms) * 1000n;
+  }
+  const [, day, clock, fraction = '', hours, minutes = '00'] = pg;
+  const seconds = Date.parse(`${day}T${clock}${hours}:${minutes}`);
+  if (Number.isNaN(seconds)) throw new Error(`not a timestamp: ${text}`);
+  return BigInt(seconds) * 1000n + BigInt(fraction.padEnd(6, '0'));
+}
+
+/**
+ * The page of a timeline from its rows merged by id (Map id -> row with `at`: micros):
+ * newest first in the shards' order (time, then id, both descending), the first `page` of
+ * them (all with null); service.py's `take_page`.
+ */
+function takePage(found, page) {
+  const ordered = [...found.values()].sort((a, b) => {
+    if (a.at !== b.at) return a.at < b.at ? 1 : -1;
+    const [x, y] = [BigInt(a.id), BigInt(b.id)];
+    return x === y ? 0 : x < y ? 1 : -1;
+  });
+  return page === null ? ordered : ordered.slice(0, page);
+}
+
+/**
+ * The page rule (service.py's `missed_in_page` is the same): a message this process
+ * acknowledged for the user (`mine`: Map id -> the time it was written with, micros) is
+ * expected in the page when the page is not full (fewer than `page` rows, or no limit: the
+ * whole timeline), or when it is newer than the page's oldest row in the page's order
+ * (time, then id); an older one is rightly left off. Whether an expected message is missing.
+ */
+function missedInPage(shown, page, mine) {
+  const ids = new Set(shown.map((row) => row.id));
+  const oldest = page !== null && shown.length >= page ? shown[shown.length - 1] : null;
+  const newer = (id, at) => oldest === null || at > oldest.at || (at === oldest.at && BigInt(id) > BigInt(oldest.id));
+  return [...mine].some(([id, at]) => newer(id, at) && !ids.has(id));
+}
 const bodyDigest = (body) => createHash('sha256').update(body).digest('hex');
 
 /** One JSON line on stdout; bigints (epochs) are written as JSON numbers, exactly. */
@@ -114,10 +184,10 @@ const TYPES = {
 };
 
 /**
- * One connection per shard database. Every statement runs in a transaction that first
- * reads the shard's fence; a write takes the fence row `FOR SHARE`, so raising the fence
- * (an `UPDATE`, which needs the row lock) waits for every write in flight and no write
- * chosen under an older epoch commits after it.
+ * One connection per shard database. Every statement reads the shard's fence in the same
+ * statement (one round trip); a write takes the fence row `FOR SHARE`, held until its
+ * statement commits, so raising the fence (an `UPDATE`, which needs the row lock) waits
+ * for every write in flight and no write chosen under an older epoch commits after it.
  */
 class Shards {
   static async connect(postgres, names) {
@@ -125,8 +195,10 @@ class Shards {
     const [host, port] = [postgres.slice(0, at), Number(postgres.slice(at + 1))];
     const shards = new Shards();
     shards.connections = new Map();
+    shards.statements = 0; // statements sent (each one round trip), for the counters
+    shards.raised = new Map(); // shard -> the highest epoch this object saw its fence raised to (a bigint)
     await Promise.all(names.map(async (name) => {
-      const client = new pg.Client({ host, port, user: 'postgres', database: name, types: TYPES });
+      const client = new pg.Client({ host, port, user: 'postgres', database: name, types: TYPES, application_name: serviceName });
       // A connection that dies fails the statement in flight; the error event must not crash us.
       client.on('error', (err) => log(`${name}: ${err.message}`));
       await client.connect();
@@ -141,56 +213,60 @@ class Shards {
 
   /** A `by_sender` entry (idempotent), fenced as every write is. */
   async insertIndex(shard, epoch, sender, id, user) {
-    await this.write(shard, epoch, 'INSERT INTO by_sender (sender_id, message_id, user_id) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING',
-      [sender, id, user]);
+    await this.write(shard, epoch, INSERT_INDEX, [sender, id, user]);
   }
 
-  /** `body(client)` in one transaction on `shard`, after the fence check. */
-  async transaction(shard, epoch, lock, body) {
-    const client = this.connections.get(shard);
-    await client.query('BEGIN');
-    try {
-      const { rows } = await client.query(`SELECT min_epoch FROM fence${lock ? ' FOR SHARE' : ''}`);
-      const minEpoch = BigInt(rows[0].min_epoch);
-      if (minEpoch > epoch) throw new Fenced(shard, epoch, minEpoch);
-      const result = await body(client);
-      await client.query('COMMIT');
-      return result;
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw err;
+  /**
+   * A statement through a named prepared statement (one per text, made on first use on
+   * each connection): parsed and planned once per connection, as psycopg's automatic
+   * preparation does for the Python service.
+   */
+  async query(shard, text, values) {
+    let name = PREPARED.get(text);
+    if (name === undefined) {
+      name = `s${PREPARED.size}`;
+      PREPARED.set(text, name);
     }
+    this.statements += 1;
+    return this.connections.get(shard).query({ name, text, values });
   }
 
   /** `sql`'s rows, read in one statement with the fence (shards.py's FENCED_READ): one round trip. */
   async read(shard, epoch, sql, params = []) {
-    const { rows } = await this.connections.get(shard).query(FENCED_READ_HEAD + sql + FENCED_READ_TAIL, params);
+    const { rows } = await this.query(shard, FENCED_READ_HEAD + sql + FENCED_READ_TAIL, params);
     const minEpoch = BigInt(rows[0].min_epoch);
     if (minEpoch > epoch) throw new Fenced(shard, epoch, minEpoch);
     return rows.filter((row) => row.present !== null).map(({ min_epoch: _fence, present: _present, n: _n, ...row }) => row);
   }
 
-  /** One fenced write; its row count. */
+  /**
+   * One fenced write, one statement (shards.py's `write`): `sql` names FENCE_OK where it
+   * must hold, without RETURNING. Its row count.
+   */
   async write(shard, epoch, sql, params = []) {
-    return (await this.transaction(shard, epoch, true, (client) => client.query(sql, params))).rowCount;
+    if (!sql.includes(FENCE_OK)) throw new Error(`a fenced write names FENCE_OK: ${sql}`);
+    return this.fencedWrite(shard, epoch, fenced(`w AS (${sql} RETURNING 1)`, `$${params.length + 1}`), params);
+  }
+
+  /** Runs a `fenced(...)` statement whose last parameter is the epoch; its rows written. */
+  async fencedWrite(shard, epoch, statement, params) {
+    const { rows } = await this.query(shard, statement, [...params, String(epoch)]);
+    const minEpoch = BigInt(rows[0].min_epoch);
+    if (minEpoch > epoch) throw new Fenced(shard, epoch, minEpoch);
+    return Number(rows[0].written);
   }
 
   /**
    * Copies rows in (`ON CONFLICT DO NOTHING`: a row already there is skipped), and marks
-   * `movedUnits` moved in the same transaction, so a flag never exists without its
-   * rows. Returns the rows actually inserted.
+   * `movedUnits` moved in the same statement, so a flag never exists without its rows.
+   * Returns the rows actually inserted.
    */
   async insertRows(shard, epoch, rows, movedUnits = []) {
-    return this.transaction(shard, epoch, true, async (client) => {
-      // One statement for the rows (an array per column), the flag and the log of the
-      // move, as shards.py's INSERT_MOVED.
-      const columns = ['id', 'user_id', 'vbucket', 'time', 'body', 'sender', 'sender_id'].map((name) => rows.map((row) => row[name]));
-      if (movedUnits.length > 0) {
-        const result = await client.query(INSERT_MOVED, [...columns, movedUnits]);
-        return Number(result.rows[0].count);
-      }
-      return rows.length ? (await client.query(INSERT_ROWS, columns)).rowCount : 0;
-    });
+    // One statement for the rows (an array per column), the flag and the log of the move,
+    // as shards.py's INSERT_MOVED.
+    const columns = ['id', 'user_id', 'vbucket', 'time', 'body', 'sender', 'sender_id'].map((name) => rows.map((row) => row[name]));
+    if (movedUnits.length > 0) return this.fencedWrite(shard, epoch, INSERT_MOVED, [...columns, movedUnits]);
+    return rows.length ? this.write(shard, epoch, INSERT_ROWS, columns) : 0;
   }
 
   /**
@@ -198,8 +274,12 @@ class Shards {
    * in flight (which hold the fence row `FOR SHARE`) have committed.
    */
   async raiseFence(shard, epoch) {
+    // A fence only rises: once raised through this object, not sent again (shards.py's raise_fence).
+    if (this.raised.has(shard) && this.raised.get(shard) >= BigInt(epoch)) return;
     // Only a fence below `epoch` is updated (shards.py's RAISE_FENCE says why).
+    this.statements += 1;
     await this.connections.get(shard).query('UPDATE fence SET min_epoch = $1 WHERE min_epoch < $1', [String(epoch)]);
+    this.raised.set(shard, BigInt(epoch));
   }
 
   /**
@@ -216,13 +296,16 @@ class Shards {
     await this.raiseFence(retire, epoch);
     const rows = await this.read(from, epoch, `SELECT ${COLUMNS} FROM messages WHERE user_id = ANY($1)`, [users]);
     const inserted = await this.insertRows(to, epoch, rows, users);
-    await this.write(retire, epoch, 'DELETE FROM messages WHERE user_id = ANY($1)', [users]);
+    await this.write(retire, epoch, `DELETE FROM messages WHERE user_id = ANY($1) AND ${FENCE_OK}`, [users]);
     return inserted;
   }
 
-  /** The user's rows on `shard` and its moved flag there, in one statement (shards.py's `read_moved`). */
-  async readMoved(shard, epoch, user) {
-    const rows = await this.read(shard, epoch, READ_MOVED, [user]);
+  /**
+   * The user's rows on `shard` (the newest `limit`, newest first, or all with null) and its
+   * moved flag there, in one statement (shards.py's `read_moved`).
+   */
+  async readMoved(shard, epoch, user, limit = null) {
+    const rows = await this.read(shard, epoch, READ_MOVED, [user, limit]);
     return { rows: rows.filter((row) => row.id !== null), flagged: rows[0].moved };
   }
 }
@@ -259,9 +342,10 @@ class Ids {
 }
 
 class Service {
-  constructor(etcd, shards, name, users, logPath) {
+  constructor(etcd, shards, name, users, logPath, page = TIMELINE_PAGE) {
     this.name = name;
     this.users = users;
+    this.page = page; // a timeline read's newest messages (shards.py's TIMELINE_PAGE)
     this.etcd = etcd;
     this.shards = shards;
     this.ids = new Ids(etcd, name);
@@ -271,7 +355,7 @@ class Service {
     this.mineTenant = new Map(); // tenant key -> ids this process saw acknowledged
     this.planNodes = new Set(); // the nodes the reference reads went to (the core's picks)
     this.quota = null; // the value this process last wrote to its own `plans` row (a bigint)
-    this.mine = new Map(); // user -> ids this process saw acknowledged
+    this.mine = new Map(); // user -> Map: ids this process saw acknowledged -> their time (micros)
     this.pendingMoves = new Map(); // lazy steps -> { steps, users read unmoved }
     this.moved = { epoch: null, users: new Set() }; // a fence epoch, the users seen moved under it
     this.routing = null;
@@ -283,9 +367,9 @@ class Service {
   }
 
   /** The service routing under the topology in etcd, following it. */
-  static async start(postgres, etcdUrl, name, users, logPath) {
+  static async start(postgres, etcdUrl, name, users, logPath, page = TIMELINE_PAGE) {
     const etcd = new Etcd(etcdUrl);
-    const service = new Service(etcd, await Shards.connect(postgres, SHARD_NAMES), name, users, logPath);
+    const service = new Service(etcd, await Shards.connect(postgres, SHARD_NAMES), name, users, logPath, page);
     // The unsharded copy, one connection as a shard's.
     service.oracle = (await Shards.connect(postgres, [ORACLE])).connections.get(ORACLE);
     service.follower = await EtcdFollower.start(etcd, TOPOLOGY, {
@@ -370,7 +454,7 @@ class Service {
       const vbucket = routing.vbuckets ? routing.vbuckets.route(user) : 0;
       row = [String(id), user, vbucket, new Date().toISOString(), body, this.name, sender];
       try {
-        await this.shards.write(node, epoch, `INSERT INTO messages (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7)`, row);
+        await this.shards.write(node, epoch, INSERT_MESSAGE, row);
       } catch (err) {
         if (!(err instanceof Fenced)) throw err;
         await this.fenced(routing, err);
@@ -393,8 +477,8 @@ class Service {
     // Logged (and written through) before it counts: an insert this process never logged
     // is not acknowledged, whatever the shard holds.
     writeSync(this.acknowledged, `${id} ${user} ${bodyDigest(body)}\n`);
-    if (!this.mine.has(user)) this.mine.set(user, new Set());
-    this.mine.get(user).add(String(id));
+    if (!this.mine.has(user)) this.mine.set(user, new Map());
+    this.mine.get(user).set(String(id), micros(row[3]));
     this.count('writes');
   }
 
@@ -408,18 +492,25 @@ class Service {
     return user === null || this.moved.users.has(user);
   }
 
-  async movePending() {
+  async movePending(only = null) {
     const began = performance.now();
+    const { statements } = this.shards;
     try {
-      await this.movePendingNow();
+      await this.movePendingNow(only);
     } finally {
       this.count('move_us', Math.round((performance.now() - began) * 1000));
+      this.count('move_statements', this.shards.statements - statements);
     }
   }
 
-  async movePendingNow() {
-    const pending = this.pendingMoves;
-    this.pendingMoves = new Map();
+  async movePendingNow(only) {
+    let pending = this.pendingMoves;
+    if (only === null) {
+      this.pendingMoves = new Map();
+    } else {
+      pending = new Map([[only, pending.get(only)]]);
+      this.pendingMoves.delete(only);
+    }
     const { routing } = this;
     for (const { steps, users } of pending.values()) {
       const same = (other) => other !== null && other.readFrom === steps.readFrom && other.writeTo === steps.writeTo
@@ -451,7 +542,7 @@ class Service {
       const vbucket = routing.vbuckets ? routing.vbuckets.route(key) : 0;
       const row = [String(id), key, tenant, vbucket, new Date().toISOString(), body, this.name];
       try {
-        await this.shards.write(node, epoch, `INSERT INTO ${TENANT_TABLE} (${TENANT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7)`, row);
+        await this.shards.write(node, epoch, INSERT_TENANT_MESSAGE, row);
       } catch (err) {
         if (!(err instanceof Fenced)) throw err;
         await this.fenced(routing, err);
@@ -545,25 +636,32 @@ class Service {
     }
   }
 
-  /** The user's messages, newest first (union by id of the read plan). */
-  async timeline(user) {
+  /**
+   * The user's newest `page` messages (all of them with null), newest first: the union by
+   * id of the read plan, each shard read a page (READ_PAGE), then the newest `page` of the
+   * union (service.py's `timeline`).
+   */
+  async timeline(user, page = null) {
     for (;;) {
       const { routing } = this;
       const found = new Map();
+      let full = null; // a group of pending moves to make now
       try {
         const steps = routing.session.lazySteps(user); // null unless this read moves the user
         const known = steps !== null && this.knownMoved(steps.fenceEpoch, user);
         let flagged = true;
         // In the plan's order (the core's: old owner first, see docs/rebalancing.md).
-        for (const shard of routing.session.readPlan(user, known)) {
+        const plan = routing.session.readPlan(user, known);
+        if (plan.length > 1) this.count('two_shard_reads');
+        for (const shard of plan) {
           let rows;
           if (steps !== null && !known && shard === steps.writeTo) {
             // The new owner's rows and its moved flag, in one statement.
-            ({ rows, flagged } = await this.shards.readMoved(shard, steps.fenceEpoch, user));
+            ({ rows, flagged } = await this.shards.readMoved(shard, steps.fenceEpoch, user, page));
           } else {
-            rows = await this.shards.read(shard, routing.session.fenceEpoch, 'SELECT id, time, body FROM messages WHERE user_id = $1', [user]);
+            rows = await this.shards.read(shard, routing.session.fenceEpoch, READ_PAGE, [user, page]);
           }
-          for (const row of rows) found.set(row.id, row);
+          for (const row of rows) found.set(row.id, { ...row, at: micros(row.time) });
         }
         if (steps !== null && !known && flagged) this.moved.users.add(user);
         if (steps !== null && !known && !flagged) {
@@ -572,18 +670,18 @@ class Service {
           const key = JSON.stringify([steps.readFrom, steps.writeTo, steps.retireFrom, String(steps.fenceEpoch)]);
           if (!this.pendingMoves.has(key)) this.pendingMoves.set(key, { steps, users: new Set() });
           this.pendingMoves.get(key).users.add(user);
+          if (this.pendingMoves.get(key).users.size >= LAZY_MOVE_BATCH) full = key;
         }
       } catch (err) {
         if (!(err instanceof Fenced)) throw err;
         await this.fenced(routing, err);
         continue;
       }
-      if (![...(this.mine.get(user) ?? [])].every((id) => found.has(id))) this.count('stale_reads');
+      const shown = takePage(found, page); // merged first, then the page taken
+      if (missedInPage(shown, page, this.mine.get(user) ?? new Map())) this.count('stale_reads');
       this.count('reads');
-      let pending = 0;
-      for (const { users } of this.pendingMoves.values()) pending += users.size;
-      if (pending >= LAZY_MOVE_BATCH) await this.movePending();
-      return [...found.values()].sort((a, b) => (a.time < b.time ? 1 : a.time > b.time ? -1 : 0)).map((row) => [row.id, row.body]);
+      if (full !== null) await this.movePending(full);
+      return shown.map((row) => [row.id, row.body]);
     }
   }
 
@@ -735,11 +833,12 @@ class Service {
 
   reset() {
     this.counters = {
-      writes: 0, reads: 0, insert_us: 0, read_us: 0, move_us: 0, refused_by_fence: 0, moved_rows: 0, moved_users: 0, stale_reads: 0, query_restarts: 0,
+      writes: 0, reads: 0, insert_us: 0, read_us: 0, move_us: 0, refused_by_fence: 0, moved_rows: 0, moved_users: 0, stale_reads: 0, query_restarts: 0, two_shard_reads: 0, move_statements: 0,
       tenant_writes: 0, tenant_reads: 0, tenant_stale_reads: 0, plan_reads: 0, plan_wrong: 0, plan_writes: 0,
     };
     this.planNodes = new Set();
     this.readsBefore = this.follower ? this.follower.stats.reads : 0n;
+    this.statementsBefore = this.shards.statements;
     this.latencies = [];
     this.writeLatencies = [];
   }
@@ -780,7 +879,7 @@ class Service {
         at = Date.now() / 1000;
       }
       lastAck = now;
-      await this.timed(this.timeline, this.randomUser());
+      await this.timed(this.timeline, this.randomUser(), this.page);
       readMs = this.latencies[this.latencies.length - 1];
       this.count('read_us', Math.round(readMs * 1000));
       if (ops % 8 === 0) await this.tenantTurn(ops / 2);
@@ -796,7 +895,7 @@ class Service {
   }
 
   async readAll() {
-    for (let user = 1; user <= this.users; user += 1) await this.timed(this.timeline, user);
+    for (let user = 1; user <= this.users; user += 1) await this.timed(this.timeline, user, null); // every row: no page
     await this.movePending();
     return { ops: this.users, longest_stall_ms: 0 };
   }
@@ -811,6 +910,7 @@ class Service {
     emit({
       event: 'done', command, ...result, ...this.counters,
       refreshes: reads - this.readsBefore,
+      statements: this.shards.statements - this.statementsBefore, // to the shards
       refused_documents: Object.values(refused).reduce((sum, n) => sum + n, 0n),
       epochs_seen: [...this.epochs], epoch: this.epoch(),
       p50_us: percentile(0.5), p99_us: percentile(0.99), write_p99_us: percentile(0.99, this.writeLatencies),
@@ -836,6 +936,7 @@ async function main() {
       service: { type: 'string', default: 'node' },
       users: { type: 'string', default: '5000' },
       log: { type: 'string' },
+      page: { type: 'string', default: String(TIMELINE_PAGE) }, // messages a timeline read returns, newest first
     },
   });
   for (const required of ['postgres', 'etcd', 'log']) {
@@ -843,7 +944,9 @@ async function main() {
   }
   if (!(args.service in TICKET_SERVER)) throw new Error(`--service must be one of ${Object.keys(TICKET_SERVER).join(', ')}`);
   serviceName = args.service;
-  const service = await Service.start(args.postgres, args.etcd, args.service, Number(args.users), args.log);
+  const page = Number(args.page);
+  if (!Number.isInteger(page) || page < 1) throw new Error(`--page must be a positive integer: ${JSON.stringify(args.page)}`);
+  const service = await Service.start(args.postgres, args.etcd, args.service, Number(args.users), args.log, page);
   emit({ event: 'ready', epoch: service.epoch() });
   for await (const line of createInterface({ input: process.stdin, crlfDelay: Infinity })) {
     const trimmed = line.trim();

@@ -57,11 +57,30 @@ from shardroute.etcd import Etcd, EtcdError, EtcdFollower
 from datetime import datetime, timedelta, timezone
 
 from shards import (
-    CHANNELS, INDEX, LAZY_MOVE_BATCH, PLAN_ROWS, PLANS, PREVIOUS, SHARD_NAMES, TENANT_COLUMNS, TENANT_TABLE, TICKET_SERVER,
-    TICKETS, TOPOLOGY, Fenced, Oracle, Shards, body_digest, ids_key, tenant_key,
+    CHANNELS, INDEX, INSERT_TENANT_MESSAGE, LAZY_MOVE_BATCH, PLAN_ROWS, PLANS, PREVIOUS, READ_PAGE, SHARD_NAMES, TENANT_TABLE,
+    TICKET_SERVER, TICKETS, TIMELINE_PAGE, TOPOLOGY, Fenced, Oracle, Shards, body_digest, ids_key, tenant_key,
 )
 
 ID_BLOCK = 1000
+
+
+def take_page(found: dict[int, tuple[Any, str]], page: int | None) -> list[tuple[int, Any, str]]:
+    """The page of a timeline from its rows merged by id (id -> (time, body)): newest
+    first in the shards' order (time, then id, both descending), the first `page` of them
+    (all with None)."""
+    ordered = sorted(((message_id, at, body) for message_id, (at, body) in found.items()), key=lambda row: (row[1], row[0]), reverse=True)
+    return ordered if page is None else ordered[:page]
+
+
+def missed_in_page(shown: list[tuple[int, Any, str]], page: int | None, mine: dict[int, Any]) -> bool:
+    """The page rule (service.mjs's `missedInPage` is the same): a message this process
+    acknowledged for the user (`mine`: id -> the time it was written with) is expected in
+    the page when the page is not full (fewer than `page` rows, or no limit: the whole
+    timeline), or when it is newer than the page's oldest row in the page's order (time,
+    then id); an older one is rightly left off. Whether an expected message is missing."""
+    ids = {row[0] for row in shown}
+    oldest = (shown[-1][1], shown[-1][0]) if page is not None and len(shown) >= page else None
+    return any(message_id not in ids for message_id, at in mine.items() if oldest is None or (at, message_id) > oldest)
 
 
 def log(service: str, message: str) -> None:
@@ -107,11 +126,12 @@ class Ids:
 
 
 class Service:
-    def __init__(self, postgres: str, etcd_url: str, name: str, users: int, log_path: str) -> None:
+    def __init__(self, postgres: str, etcd_url: str, name: str, users: int, log_path: str, page: int = TIMELINE_PAGE) -> None:
         self.name = name
         self.users = users
+        self.page = page  # a timeline read's newest messages (shards.py's TIMELINE_PAGE)
         self.etcd = Etcd(etcd_url)
-        self.shards = Shards(postgres, SHARD_NAMES)
+        self.shards = Shards(postgres, SHARD_NAMES, name)
         self.oracle = Oracle(postgres)
         self.ids = Ids(self.etcd, name)
         self.acknowledged = open(log_path, "a")
@@ -120,7 +140,7 @@ class Service:
         self.mine_tenant: dict[str, set[int]] = {}  # tenant key -> ids this process saw acknowledged
         self.plan_nodes: set[str] = set()  # the nodes the reference reads went to (the core's picks)
         self.quota: int | None = None  # the value this process last wrote to its own `plans` row
-        self.mine: dict[int, set[int]] = {}  # user -> ids this process saw acknowledged
+        self.mine: dict[int, dict[int, datetime]] = {}  # user -> ids this process saw acknowledged -> their time
         self.pending_moves: dict[tuple[str, str, str, int], set[int]] = {}  # lazy steps -> users read unmoved
         self.moved: tuple[int, set[int]] = (0, set())  # a fence epoch, the users seen moved under it
         self.rng = random.Random(f"{name}-{os.getpid()}")
@@ -195,8 +215,7 @@ class Service:
             vbucket = routing.vbuckets.route(user) if routing.vbuckets else 0
             row = (message_id, user, vbucket, datetime.now(timezone.utc), body, self.name, sender)
             try:
-                self.shards.write(target, epoch, "INSERT INTO messages (id, user_id, vbucket, time, body, sender, sender_id) "
-                                  "VALUES (%s, %s, %s, %s, %s, %s, %s)", row)
+                self.shards.insert_message(target, epoch, row)
             except Fenced as err:
                 self.fenced(routing, err)
                 continue
@@ -215,7 +234,7 @@ class Service:
         # is not acknowledged, whatever the shard holds.
         self.acknowledged.write(f"{message_id} {user} {body_digest(body)}\n")
         self.acknowledged.flush()
-        self.mine.setdefault(user, set()).add(message_id)
+        self.mine.setdefault(user, {})[message_id] = row[3]
         self.counters_add("writes")
 
     def insert_tenant(self, key: str, tenant: str) -> None:
@@ -230,7 +249,7 @@ class Service:
             vbucket = routing.vbuckets.route(key) if routing.vbuckets else 0
             row = (message_id, key, tenant, vbucket, datetime.now(timezone.utc), body, self.name)
             try:
-                self.shards.write(target, epoch, f"INSERT INTO {TENANT_TABLE} ({TENANT_COLUMNS}) VALUES (%s, %s, %s, %s, %s, %s, %s)", row)
+                self.shards.write(target, epoch, INSERT_TENANT_MESSAGE, row)
             except Fenced as err:
                 self.fenced(routing, err)
                 continue
@@ -308,25 +327,29 @@ class Service:
         if routing.plans is not None and turn % 8 == 0:
             self.read_plan_row(sorted(PLAN_ROWS)[(turn // 8) % len(PLAN_ROWS)])
 
-    def timeline(self, user: int) -> list[tuple[int, str]]:
-        """The user's messages, newest first (union by id of the read targets)."""
+    def timeline(self, user: int, page: int | None = None) -> list[tuple[int, str]]:
+        """The user's newest `page` messages (all of them with None), newest first: the
+        union by id of the read targets, each read a page (READ_PAGE), then the newest
+        `page` of the union (shards.py's TIMELINE_PAGE says why that is the user's page)."""
         while True:
             routing = self.routing
             assert routing is not None
             try:
                 found: dict[int, tuple[Any, str]] = {}
+                full: tuple[str, str, str, int] | None = None  # a group of pending moves to make now
                 steps = routing.session.lazy_steps(user)  # None unless this read moves the user
                 known = steps is not None and self.known_moved(steps["fence_epoch"], user)
                 flagged = True
                 # In the plan's order (the core's: old owner first, see docs/rebalancing.md).
-                for shard in routing.session.read_plan(user, known):
+                plan = routing.session.read_plan(user, known)
+                if len(plan) > 1:
+                    self.counters_add("two_shard_reads")
+                for shard in plan:
                     if steps is not None and not known and shard == steps["write_to"]:
                         # The new owner's rows and its moved flag, in one statement.
-                        rows, flagged = self.shards.read_moved(shard, steps["fence_epoch"], user)
+                        rows, flagged = self.shards.read_moved(shard, steps["fence_epoch"], user, page)
                     else:
-                        rows = self.shards.read(
-                            shard, routing.session.fence_epoch, "SELECT id, time, body FROM messages WHERE user_id = %s", (user,)
-                        )
+                        rows = self.shards.read(shard, routing.session.fence_epoch, READ_PAGE, (user, page))
                     for message_id, at, body in rows:
                         found[message_id] = (at, body)
                 if steps is not None and not known:
@@ -337,15 +360,18 @@ class Service:
                         # with the next few this process meets (`move_pending`).
                         key = (steps["read_from"], steps["write_to"], steps["retire_from"], steps["fence_epoch"])
                         self.pending_moves.setdefault(key, set()).add(user)
+                        if len(self.pending_moves[key]) >= LAZY_MOVE_BATCH:
+                            full = key
             except Fenced as err:
                 self.fenced(routing, err)
                 continue
-            if not self.mine.get(user, set()) <= found.keys():
+            shown = take_page(found, page)  # merged first, then the page taken
+            if missed_in_page(shown, page, self.mine.get(user, {})):
                 self.counters_add("stale_reads")
             self.counters_add("reads")
-            if sum(len(users) for users in self.pending_moves.values()) >= LAZY_MOVE_BATCH:
-                self.move_pending()
-            return [(message_id, body) for message_id, (at, body) in sorted(found.items(), key=lambda item: item[1][0], reverse=True)]
+            if full is not None:
+                self.move_pending(full)
+            return [(message_id, body) for message_id, _, body in shown]
 
     def known_moved(self, fence_epoch: int, user: int | None) -> bool:
         """Whether this process saw `user` moved (its flag set) under `fence_epoch`: a
@@ -356,19 +382,25 @@ class Service:
             self.moved = (fence_epoch, set())
         return user is None or user in self.moved[1]
 
-    def move_pending(self) -> None:
-        """The lazy moves of the users this process read unmoved since the last call, a
+    def move_pending(self, only: tuple[str, str, str, int] | None = None) -> None:
+        """The lazy moves of the users this process read unmoved and has not moved yet, a
         group (same steps) at a time (`Shards.move_users`: per user, the steps of a single
-        move). A user whose steps changed since (a newer epoch) is left to whoever holds
-        the migration now: the coordinator's sweep moves every user it finds."""
+        move): the group `only`, or every group. A user whose steps changed since (a newer
+        epoch) is left to whoever holds the migration now: the coordinator's sweep moves
+        every user it finds."""
         began = time.perf_counter()
+        statements = self.shards.statements
         try:
-            self._move_pending()
+            self._move_pending(only)
         finally:
             self.counters_add("move_us", int((time.perf_counter() - began) * 1e6))
+            self.counters_add("move_statements", self.shards.statements - statements)
 
-    def _move_pending(self) -> None:
-        pending, self.pending_moves = self.pending_moves, {}
+    def _move_pending(self, only: tuple[str, str, str, int] | None) -> None:
+        if only is None:
+            pending, self.pending_moves = self.pending_moves, {}
+        else:
+            pending = {only: self.pending_moves.pop(only)}
         routing = self.routing
         assert routing is not None
         for (read_from, write_to, retire_from, fence_epoch), users in pending.items():
@@ -397,11 +429,12 @@ class Service:
         with self.counting:
             self.counters = {
                 "writes": 0, "reads": 0, "insert_us": 0, "read_us": 0, "move_us": 0, "refused_by_fence": 0, "moved_rows": 0, "moved_users": 0, "stale_reads": 0,
-                "query_restarts": 0, "tenant_writes": 0, "tenant_reads": 0, "tenant_stale_reads": 0, "plan_reads": 0,
+                "query_restarts": 0, "two_shard_reads": 0, "move_statements": 0, "tenant_writes": 0, "tenant_reads": 0, "tenant_stale_reads": 0, "plan_reads": 0,
                 "plan_wrong": 0, "plan_writes": 0,
             }
             self.plan_nodes = set()
         self.reads_before = self.follower.stats["reads"]
+        self.statements_before = self.shards.statements
         self.latencies = []
         self.write_latencies: list[float] = []
 
@@ -431,7 +464,7 @@ class Service:
             if now - last_ack > longest:
                 longest, parts, at = now - last_ack, [read_s, self.latencies[-1]], time.time()
             last_ack = now
-            self.timed(self.timeline, self.rng.randrange(1, self.users + 1))
+            self.timed(self.timeline, self.rng.randrange(1, self.users + 1), self.page)
             read_s = self.latencies[-1]
             self.counters_add("read_us", int(read_s * 1e6))
             if ops % 8 == 0:
@@ -559,7 +592,7 @@ class Service:
 
     def read_all(self) -> dict[str, Any]:
         for user in range(1, self.users + 1):
-            self.timed(self.timeline, user)
+            self.timed(self.timeline, user, None)  # every row: no page
         self.move_pending()
         return {"ops": self.users, "longest_stall_ms": 0.0}
 
@@ -571,6 +604,7 @@ class Service:
         line = {
             "event": "done", "command": command, **result, **self.counters,
             "refreshes": self.follower.stats["reads"] - self.reads_before,
+            "statements": self.shards.statements - self.statements_before,  # to the shards
             "refused_documents": sum(self.follower.stats["refused"].values()),
             "epochs_seen": list(self.epochs), "epoch": self.epoch(),
             "p50_us": percentile(0.50), "p99_us": percentile(0.99), "write_p99_us": percentile(0.99, self.write_latencies),
@@ -594,8 +628,11 @@ def main() -> None:
     parser.add_argument("--service", default="python", choices=sorted(TICKET_SERVER))
     parser.add_argument("--users", type=int, default=5000)
     parser.add_argument("--log", required=True, help="the acknowledgement log (appended to)")
+    parser.add_argument("--page", type=int, default=TIMELINE_PAGE, help="messages a timeline read returns, newest first")
     args = parser.parse_args()
-    service = Service(args.postgres, args.etcd, args.service, args.users, args.log)
+    if args.page < 1:
+        parser.error("--page must be a positive integer")
+    service = Service(args.postgres, args.etcd, args.service, args.users, args.log, args.page)
     print(json.dumps({"event": "ready", "epoch": service.epoch()}), flush=True)
     for line in sys.stdin:
         command, _, argument = line.strip().partition(" ")

@@ -2,10 +2,11 @@
 topologies, fenced statements on the shard databases, and the two moves (a user's rows,
 lazily; a vbucket's rows, in the background).
 
-Every statement runs in a transaction that first reads the shard's fence; a write takes
-the fence row with `FOR SHARE`, so raising the fence (`UPDATE`, which needs the row
-lock) waits for every write in flight and no write chosen under an older epoch commits
-after it. A statement whose epoch is below the fence raises `Fenced`.
+Every statement reads the shard's fence in the same statement (one round trip); a write
+takes the fence row with `FOR SHARE`, held until its statement commits, so raising the
+fence (`UPDATE`, which needs the row lock) waits for every write in flight and no write
+chosen under an older epoch commits after it. A statement whose epoch is below the fence
+raises `Fenced`.
 """
 
 from __future__ import annotations
@@ -147,28 +148,68 @@ RAISE_FENCE = "UPDATE fence SET min_epoch = %s WHERE min_epoch < %s"
 FENCED_READ_HEAD = "SELECT f.min_epoch, q.* FROM fence f LEFT JOIN (SELECT 1 AS present, row_number() OVER () AS n, s.* FROM ("
 FENCED_READ_TAIL = ") s) q ON true ORDER BY q.n"
 
-# A moving user's rows on its new owner and its moved flag: one row at least (id NULL
-# when the new owner has none of its rows yet).
+# A timeline is read a page at a time, as a messaging service reads one: the user's newest
+# TIMELINE_PAGE messages, `ORDER BY time DESC, id DESC LIMIT TIMELINE_PAGE` (the same
+# order on the shards and in the services' merge). Reading all of a user's messages made
+# every read dearer as the run wrote more (the rows a read fetched grew with the run, the
+# writes' cost with them); a page costs the same however long the user's history is. A
+# user in motion (two shards) is read a page from each, merged by id, and the merge's
+# newest TIMELINE_PAGE taken: the newest N of a union are within the union of each part's
+# newest N. run.py gives both services this value (`--page`); `read-all` and every check
+# read all rows (a limit of None: `LIMIT NULL` is no limit).
+TIMELINE_PAGE = 50
+READ_PAGE = "SELECT id, time, body FROM messages WHERE user_id = %s ORDER BY time DESC, id DESC LIMIT %s"
+
+# A moving user's rows on its new owner (a page of them: READ_PAGE's order and limit) and
+# its moved flag: one row at least (id NULL when the new owner has none of its rows yet).
 READ_MOVED = (
     "SELECT m.id, m.time, m.body, f.moved FROM (SELECT EXISTS (SELECT 1 FROM moved WHERE unit = %s) AS moved) f "
-    "LEFT JOIN messages m ON m.user_id = %s"
+    "LEFT JOIN LATERAL (SELECT id, time, body FROM messages WHERE user_id = %s ORDER BY time DESC, id DESC LIMIT %s) m ON true"
+)
+
+# A fenced write in one statement: the fence row taken `FOR SHARE` (`f`, held until the
+# statement's implicit transaction commits, as in BEGIN; SELECT ... FOR SHARE; write;
+# COMMIT, so `raise_fence` still waits for it), the write `w` made only when the fence
+# is at or below the statement's epoch (its first parameter), and the fence and the rows
+# written answered: one round trip, not four. The write names FENCE_OK where it must hold
+# (a one-time condition: evaluated, and the lock taken, before any row is written) and
+# ends with `RETURNING 1`; a statement with more parts (INSERT_MOVED) names its main one
+# `w`. Rows: (min_epoch, rows written).
+FENCE_OK = "(SELECT ok FROM f)"
+
+
+def fenced(parts: str) -> str:
+    """The statement for a fenced write whose WITH parts (after `f`) are `parts`."""
+    return (
+        "WITH f AS MATERIALIZED (SELECT min_epoch, min_epoch <= %s::bigint AS ok FROM fence FOR SHARE), "
+        f"{parts} SELECT (SELECT min_epoch FROM f), (SELECT count(*) FROM w)"
+    )
+
+
+# A user's message and its by_sender entry (the services' two writes per message); the
+# parameters' types are given, as INSERT ... SELECT needs them.
+INSERT_MESSAGE = (
+    f"INSERT INTO messages ({COLUMNS}) SELECT "
+    f"%s::bigint, %s::bigint, %s::integer, %s::timestamptz, %s::text, %s::text, %s::bigint WHERE {FENCE_OK}"
+)
+INSERT_INDEX = (
+    f"INSERT INTO by_sender (sender_id, message_id, user_id) SELECT %s::bigint, %s::bigint, %s::bigint WHERE {FENCE_OK} "
+    "ON CONFLICT DO NOTHING"
 )
 
 # A move's rows in one statement: one array per column (COLUMNS' order).
 INSERT_ROWS = (
     f"INSERT INTO messages ({COLUMNS}) SELECT * FROM unnest("
     "%s::bigint[], %s::bigint[], %s::integer[], %s::timestamptz[], %s::text[], %s::text[], %s::bigint[]"
-    ") ON CONFLICT (id) DO NOTHING"
+    f") WHERE {FENCE_OK} ON CONFLICT (id) DO NOTHING"
 )
-# The same with the units' moved flags and their `moves` log, one statement (every part
-# of a WITH runs, read or not); answers the rows inserted.
-INSERT_MOVED = (
-    f"WITH copied AS ({INSERT_ROWS} RETURNING 1), "
-    "flagged AS (INSERT INTO moved (unit) SELECT unnest(%s::bigint[]) ON CONFLICT DO NOTHING), "
-    "logged AS (INSERT INTO moves (unit) SELECT unnest(%s::bigint[])) "
-    "SELECT count(*) FROM copied"
+# The same with the units' moved flags and their `moves` log, one fenced statement (every
+# part of a WITH runs, read or not); answers the rows inserted.
+INSERT_MOVED = fenced(
+    f"w AS ({INSERT_ROWS} RETURNING 1), "
+    f"flagged AS (INSERT INTO moved (unit) SELECT u FROM unnest(%s::bigint[]) u WHERE {FENCE_OK} ON CONFLICT DO NOTHING), "
+    f"logged AS (INSERT INTO moves (unit) SELECT u FROM unnest(%s::bigint[]) u WHERE {FENCE_OK})"
 )
-
 
 # The coordinator's pace (issue 38: writes during the rebalance at 85% of the rate before
 # it or better). The copy competes with the services for the same CPUs and the same
@@ -179,10 +220,14 @@ INSERT_MOVED = (
 SWEEP_GROUP = 64  # users per step of run B's sweep (one statement each for them all)
 # A service's lazy moves (run B) go in groups: a read of a user not yet moved reads the old
 # owner, then the new one (the read plan of an unmoved user), and the user joins the
-# process's pending moves, made once LAZY_MOVE_BATCH are pending (and at the end of each
+# process's pending moves, grouped by their steps (5 -> 10: one group per old shard); a
+# group is moved once LAZY_MOVE_BATCH users are in it (and every group at the end of each
 # command). One move per read cost as much as the iteration it was in (three
-# transactions on two shards), at a quarter of the reads while users move.
-LAZY_MOVE_BATCH = 8
+# transactions on two shards), at a quarter of the reads while users move; a move of 8
+# pending users, whatever their groups, was ~1.6 users a group, about 2 statements a user;
+# 16 in one group is 3 statements for them all (the fence, once raised, is not raised
+# again: `Shards.raise_fence`).
+LAZY_MOVE_BATCH = 16
 
 
 def now_ms() -> int:
@@ -213,12 +258,17 @@ class Pace:
 INSERT_TENANT_ROWS = (
     f"INSERT INTO {TENANT_TABLE} ({TENANT_COLUMNS}) SELECT * FROM unnest("
     "%s::bigint[], %s::text[], %s::text[], %s::integer[], %s::timestamptz[], %s::text[], %s::text[]"
-    ") ON CONFLICT (id) DO NOTHING"
+    f") WHERE {FENCE_OK} ON CONFLICT (id) DO NOTHING"
+)
+# A message on a tenant's channel (TENANT_COLUMNS' order).
+INSERT_TENANT_MESSAGE = (
+    f"INSERT INTO {TENANT_TABLE} ({TENANT_COLUMNS}) SELECT "
+    f"%s::bigint, %s::text, %s::text, %s::integer, %s::timestamptz, %s::text, %s::text WHERE {FENCE_OK}"
 )
 # A reference row, the same statement on every node of its group (idempotent: a write
 # refused part way is made again on all of them).
 UPSERT_PLAN = (
-    f"INSERT INTO {PLANS} (plan, max_messages, written_by) VALUES (%s, %s, %s) "
+    f"INSERT INTO {PLANS} (plan, max_messages, written_by) SELECT %s::text, %s::bigint, %s::text WHERE {FENCE_OK} "
     "ON CONFLICT (plan) DO UPDATE SET max_messages = EXCLUDED.max_messages, written_by = EXCLUDED.written_by"
 )
 
@@ -226,7 +276,7 @@ UPSERT_PLAN = (
 # Reference rows copied in, one statement for them all (plan, max_messages, written_by
 # arrays): an upsert, so a copy made again after a restart brings the source's values.
 COPY_PLANS = (
-    f"INSERT INTO {PLANS} (plan, max_messages, written_by) SELECT * FROM unnest(%s::text[], %s::bigint[], %s::text[]) "
+    f"INSERT INTO {PLANS} (plan, max_messages, written_by) SELECT * FROM unnest(%s::text[], %s::bigint[], %s::text[]) WHERE {FENCE_OK} "
     "ON CONFLICT (plan) DO UPDATE SET max_messages = EXCLUDED.max_messages, written_by = EXCLUDED.written_by"
 )
 
@@ -244,65 +294,69 @@ class Fenced(Exception):
 class Shards:
     """One autocommit connection per shard database (not thread-safe: one per thread)."""
 
-    def __init__(self, postgres: str, names: Iterable[str] = SHARD_NAMES) -> None:
+    def __init__(self, postgres: str, names: Iterable[str] = SHARD_NAMES, application: str = "") -> None:
+        """`application`: the connections' application_name (who they are, in pg_stat_activity)."""
         host, _, port = postgres.rpartition(":")
         self.connections = {
-            name: psycopg.connect(host=host, port=int(port), user="postgres", dbname=name, autocommit=True)
+            name: psycopg.connect(host=host, port=int(port), user="postgres", dbname=name, autocommit=True,
+                                  application_name=application)
             for name in names
         }
+        self.statements = 0  # statements sent (each one round trip), for the services' counters
+        self.raised: dict[str, int] = {}  # shard -> the highest epoch this object saw its fence raised to
 
     def close(self) -> None:
         for connection in self.connections.values():
             connection.close()
 
-    def _check(self, connection: psycopg.Connection[Any], shard: str, epoch: int, lock: bool) -> None:
-        row = connection.execute("SELECT min_epoch FROM fence" + (" FOR SHARE" if lock else "")).fetchone()
-        assert row is not None
-        if row[0] > epoch:
-            raise Fenced(shard, epoch, row[0])
-
     def read(self, shard: str, epoch: int, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         """`sql`'s rows, read in one statement with the fence (FENCED_READ): one round
         trip, not four (BEGIN, the fence, the read, COMMIT)."""
+        self.statements += 1
         rows = self.connections[shard].execute(FENCED_READ_HEAD + sql + FENCED_READ_TAIL, params).fetchall()
         if rows[0][0] > epoch:
             raise Fenced(shard, epoch, rows[0][0])
         return [row[3:] for row in rows if row[1] is not None]
 
     def write(self, shard: str, epoch: int, sql: str, params: Sequence[Any] = ()) -> int:
-        """One fenced write; its row count."""
-        connection = self.connections[shard]
-        with connection.transaction():
-            self._check(connection, shard, epoch, lock=True)
-            return connection.execute(sql, params).rowcount
+        """One fenced write, one statement (`fenced`): `sql` is an INSERT, UPDATE or DELETE
+        that names FENCE_OK where it must hold, without RETURNING. Its row count."""
+        if FENCE_OK not in sql:
+            raise ValueError(f"a fenced write names FENCE_OK: {sql}")
+        return self._fenced(shard, epoch, fenced(f"w AS ({sql} RETURNING 1)"), params)
+
+    def _fenced(self, shard: str, epoch: int, statement: str, params: Sequence[Any]) -> int:
+        """Runs a `fenced(...)` statement (its first parameter the epoch); its rows written."""
+        self.statements += 1
+        row = self.connections[shard].execute(statement, [epoch, *params]).fetchone()
+        assert row is not None
+        if row[0] > epoch:
+            raise Fenced(shard, epoch, row[0])
+        return int(row[1])
 
     def insert_rows(
         self, shard: str, epoch: int, rows: Sequence[tuple[Any, ...]], moved_unit: int | None = None,
         moved_units: Sequence[int] = (),
     ) -> int:
         """Copies rows in (`ON CONFLICT DO NOTHING`: a row already there is skipped), and
-        marks `moved_unit` and `moved_units` moved in the same transaction, so a flag never
+        marks `moved_unit` and `moved_units` moved in the same statement, so a flag never
         exists without its rows. Returns the rows actually inserted."""
         moved_units = [*moved_units, *([] if moved_unit is None else [moved_unit])]
-        connection = self.connections[shard]
         # One statement for the lot (arrays, one per column), not one per row: a statement
         # per row made the copy cost ~0.3 ms of both processes' CPU a row.
         columns = [list(column) for column in zip(*rows)] if rows else [[] for _ in range(7)]
-        with connection.transaction():
-            self._check(connection, shard, epoch, lock=True)
-            if moved_units:
-                # The rows, the flags and the log of every move (a user twice: a race) at once.
-                row = connection.execute(INSERT_MOVED, [*columns, list(moved_units), list(moved_units)]).fetchone()
-                assert row is not None
-                return int(row[0])
-            return connection.execute(INSERT_ROWS, columns).rowcount if rows else 0
+        if moved_units:
+            # The rows, the flags and the log of every move (a user twice: a race) at once.
+            return self._fenced(shard, epoch, INSERT_MOVED, [*columns, list(moved_units), list(moved_units)])
+        return self.write(shard, epoch, INSERT_ROWS, columns) if rows else 0
+
+    def insert_message(self, shard: str, epoch: int, row: Sequence[Any]) -> None:
+        """A user's message (COLUMNS' order), fenced: one statement."""
+        self.write(shard, epoch, INSERT_MESSAGE, row)
 
     def insert_index(self, shard: str, epoch: int, sender: int, message_id: int, user: int) -> None:
         """A `by_sender` entry (idempotent), fenced as every write is."""
-        self.write(
-            shard, epoch, "INSERT INTO by_sender (sender_id, message_id, user_id) VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
-            (sender, message_id, user),
-        )
+        self.write(shard, epoch, INSERT_INDEX, (sender, message_id, user))
 
     def raise_fence(self, shard: str, epoch: int) -> None:
         """The shard refuses every statement below `epoch` from now on; returns once the
@@ -310,8 +364,26 @@ class Shards:
 
         A fence already at `epoch` or above is not touched (see RAISE_FENCE): once a raise
         has committed, no write under an older epoch is in flight, and one still in
-        progress is waited for all the same."""
+        progress is waited for all the same. A fence only rises, so once a raise through
+        this object has returned, raising it to that epoch or a lower one again sends
+        nothing (a lazy mover raises the same fence for every group it moves)."""
+        if self.raised.get(shard, -1) >= epoch:
+            return
+        self.statements += 1
         self.connections[shard].execute(RAISE_FENCE, (epoch, epoch))
+        self.raised[shard] = epoch
+
+    def analyze(self, shard: str) -> None:
+        """Fresh planner statistics for the tables a move fills on `shard` (`ANALYZE
+        messages, moved, tenant_messages`: 1-4 ms; `ANALYZE` of the whole database, the
+        system catalogs too, took 25 ms whatever the rows). A new shard's
+        tables are empty when the services first read them, and a plan the server caches
+        then (psycopg prepares a statement it runs often; the Node service names its
+        statements) scans the whole table: it stays cached, however many rows arrive,
+        until the table's statistics change. Whoever loads rows into a new shard (the
+        coordinator) refreshes them; the cached plans are made again (by index)."""
+        self.statements += 1
+        self.connections[shard].execute(f"ANALYZE messages, moved, {TENANT_TABLE}")
 
     def fence(self, shard: str) -> int:
         row = self.connections[shard].execute("SELECT min_epoch FROM fence").fetchone()
@@ -340,17 +412,18 @@ class Shards:
         self.raise_fence(steps["retire_from"], epoch)
         rows = self.read(steps["read_from"], epoch, f"SELECT {COLUMNS} FROM messages WHERE user_id = ANY(%s)", (units,))
         inserted = self.insert_rows(steps["write_to"], epoch, rows, moved_units=units)
-        self.write(steps["retire_from"], epoch, "DELETE FROM messages WHERE user_id = ANY(%s)", (units,))
+        self.write(steps["retire_from"], epoch, f"DELETE FROM messages WHERE user_id = ANY(%s) AND {FENCE_OK}", (units,))
         return inserted
 
     def is_moved(self, shard: str, epoch: int, user: int) -> bool:
         return bool(self.read(shard, epoch, "SELECT 1 FROM moved WHERE unit = %s", (user,)))
 
-    def read_moved(self, shard: str, epoch: int, user: int) -> tuple[list[tuple[Any, ...]], bool]:
-        """The user's rows on `shard` (id, time, body) and whether its moved flag is set
-        there, in one statement (one snapshot): a read of a moving user costs one
-        transaction, not two (the flag, then the rows)."""
-        rows = self.read(shard, epoch, READ_MOVED, (user, user))
+    def read_moved(self, shard: str, epoch: int, user: int, limit: int | None = None) -> tuple[list[tuple[Any, ...]], bool]:
+        """The user's rows on `shard` (id, time, body; the newest `limit`, newest first,
+        or all of them) and whether its moved flag is set there, in one statement (one
+        snapshot): a read of a moving user costs one transaction, not two (the flag, then
+        the rows)."""
+        rows = self.read(shard, epoch, READ_MOVED, (user, user, limit))
         return [row[:3] for row in rows if row[0] is not None], bool(rows[0][3])
 
     def copy_vbucket(self, vbucket: int, old: str, new: str, epoch: int) -> tuple[int, int]:
@@ -383,7 +456,7 @@ class Shards:
         self.raise_fence(steps["retire_from"], epoch)
         rows = self.read(steps["read_from"], epoch, f"SELECT {TENANT_COLUMNS} FROM {TENANT_TABLE} WHERE key = ANY(%s)", (list(keys),))
         inserted = self.insert_tenant_rows(steps["write_to"], epoch, rows)
-        self.write(steps["retire_from"], epoch, f"DELETE FROM {TENANT_TABLE} WHERE key = ANY(%s)", (list(keys),))
+        self.write(steps["retire_from"], epoch, f"DELETE FROM {TENANT_TABLE} WHERE key = ANY(%s) AND {FENCE_OK}", (list(keys),))
         return inserted
 
     def write_reference(self, nodes: Sequence[str], epoch: int, plan: str, max_messages: int, written_by: str) -> None:

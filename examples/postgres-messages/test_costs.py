@@ -6,7 +6,11 @@ bench/postgres/bench.py in `make bench`):
   so no row lock that the shard's writers queue behind);
 * a vbucket's copy and a lazy move are a fixed number of statements, whatever the rows
   (one statement for the rows, not one per row);
-* a fenced read is one statement, refused below the fence, empty when nothing matches;
+* a fenced read is one statement, refused below the fence, empty when nothing matches; a
+  timeline's page is the user's newest rows, newest first;
+* a fenced write is one statement (the fence taken FOR SHARE and the write), refused
+  below the fence with nothing written; a write in flight holds the fence row, so a raise
+  waits for it, and a write that waited for a raise sees the raised fence;
 * the coordinator's pace rests until the session's `resume_at`: `took * (1 - duty) / duty`,
   at least the shortest pause.
 
@@ -17,6 +21,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
@@ -30,7 +35,7 @@ sys.path.insert(0, HERE)
 
 from servers import Servers  # noqa: E402
 import shardroute  # noqa: E402
-from shards import COLUMNS, Fenced, Pace, Shards, modulo  # noqa: E402
+from shards import COLUMNS, READ_PAGE, Fenced, Pace, Shards, modulo, now_ms  # noqa: E402
 
 USER_ROWS = 10
 
@@ -70,9 +75,6 @@ class Counting:
 
     def cursor(self) -> CountingCursor:
         return CountingCursor(self.connection.cursor(), self)
-
-    def transaction(self) -> Any:
-        return self.connection.transaction()
 
     def close(self) -> None:
         self.connection.close()
@@ -138,7 +140,7 @@ def test_a_vbucket_copy_is_two_statements_whatever_its_rows(postgres: str) -> No
         read, inserted = shards.copy_vbucket(7, "shard_1", "shard_6", 2)
         assert (read, inserted) == (len(rows), len(rows))
         assert connections["shard_1"].statements == 1  # the read, with its fence
-        assert connections["shard_6"].statements == 2  # the fence, then every row at once
+        assert connections["shard_6"].statements == 1  # the fence and every row at once
         assert shards.copy_vbucket(7, "shard_1", "shard_6", 2) == (len(rows), 0)  # again: nothing new
     finally:
         shards.close()
@@ -151,14 +153,18 @@ def test_a_lazy_move_is_a_fixed_number_of_statements(postgres: str) -> None:
         steps: Any = {"read_from": "shard_1", "write_to": "shard_6", "retire_from": "shard_1", "fence_epoch": 2}
         connections = counted(shards)
         assert shards.move_user(6, steps) == USER_ROWS
-        # The fence raised, the rows read, the fence and the rows with the flag, the fence
-        # and the delete: 1 + 1 + 2 + 2, whatever the user's rows.
-        assert connections["shard_1"].statements + connections["shard_6"].statements == 6
+        # The fence raised, the rows read, the rows with the flag, the delete (each of the
+        # last three with its fence): 1 + 1 + 1 + 1, whatever the user's rows.
+        assert connections["shard_1"].statements + connections["shard_6"].statements == 4
         before = connections["shard_1"].statements + connections["shard_6"].statements
-        assert shards.move_users([11, 16], steps) == 2 * USER_ROWS  # a group: the same statements
-        assert connections["shard_1"].statements + connections["shard_6"].statements - before == 6
+        assert shards.move_users([11, 16], steps) == 2 * USER_ROWS  # a group: the same statements,
+        # but the fence this object raised already: 1 + 1 + 1.
+        assert connections["shard_1"].statements + connections["shard_6"].statements - before == 3
+        assert fence_row(postgres, "shard_1")[1] == 2
         moved, flagged = shards.read_moved("shard_6", 2, 11)
         assert flagged and len(moved) == USER_ROWS
+        page, flagged = shards.read_moved("shard_6", 2, 11, 3)  # a timeline's page: the newest 3, newest first
+        assert flagged and [row[0] for row in page] == [11009, 11008, 11007]
         assert shards.read("shard_1", 2, f"SELECT {COLUMNS} FROM messages") == []
         host, _, port = postgres.rpartition(":")
         with psycopg.connect(host=host, port=int(port), user="postgres", dbname="shard_6", autocommit=True) as check:
@@ -179,6 +185,10 @@ def test_a_fenced_read_is_one_statement_refused_below_the_fence(postgres: str) -
         with pytest.raises(Fenced) as refused:
             shards.read("shard_2", 2, "SELECT id FROM messages WHERE user_id = %s", (2,))
         assert refused.value.min_epoch == 3
+        # A timeline's page: the user's newest 4 (rows_of: message n at n seconds), newest
+        # first; no limit (None: `LIMIT NULL`) reads them all.
+        assert [row[0] for row in shards.read("shard_2", 3, READ_PAGE, (2, 4))] == [2009, 2008, 2007, 2006]
+        assert len(shards.read("shard_2", 3, READ_PAGE, (2, None))) == USER_ROWS
         moved, flagged = shards.read_moved("shard_2", 3, 999)  # no rows, no flag
         assert (moved, flagged) == ([], False)
     finally:
@@ -209,3 +219,93 @@ def test_the_pace_rests_until_the_session_says(monkeypatch: pytest.MonkeyPatch) 
     with pytest.raises(shardroute.ShardrouteError) as refused:
         Pace(duty_per_mille=0).rest(session, clock[0])
     assert refused.value.code == "invalid_argument"
+
+
+def connect(postgres: str, shard: str, autocommit: bool) -> psycopg.Connection[Any]:
+    host, _, port = postgres.rpartition(":")
+    return psycopg.connect(host=host, port=int(port), user="postgres", dbname=shard, autocommit=autocommit)
+
+
+def test_a_fenced_write_is_one_statement_refused_below_the_fence(postgres: str) -> None:
+    shards = Shards(postgres, ["shard_3", "shard_4"])
+    try:
+        shards.raise_fence("shard_3", 3)
+        connections = counted(shards)
+        at = datetime.now(timezone.utc)
+        # A service's message: its row, then its by_sender entry; one statement each.
+        shards.insert_message("shard_3", 3, (501, 3, 0, at, "hello", "test", 8))
+        shards.insert_index("shard_4", 3, 8, 501, 3)
+        assert (connections["shard_3"].statements, connections["shard_4"].statements) == (1, 1)
+        shards.insert_index("shard_4", 3, 8, 501, 3)  # again: ON CONFLICT DO NOTHING
+        with pytest.raises(Fenced) as refused:
+            shards.insert_message("shard_3", 2, (502, 3, 0, at, "late", "test", 8))
+        assert (refused.value.min_epoch, refused.value.epoch) == (3, 2)
+        with pytest.raises(Fenced):
+            shards.write("shard_3", 2, "DELETE FROM messages WHERE user_id = %s AND (SELECT ok FROM f)", (3,))
+        assert shards.read("shard_3", 3, "SELECT id, body FROM messages") == [(501, "hello")]  # 502 not written, 501 kept
+        assert shards.read("shard_4", 3, "SELECT sender_id, message_id, user_id FROM by_sender") == [(8, 501, 3)]
+        assert shards.write("shard_3", 3, "DELETE FROM messages WHERE user_id = %s AND (SELECT ok FROM f)", (3,)) == 1
+        with pytest.raises(ValueError):  # a write without the fence's condition is not sent
+            shards.write("shard_3", 3, "DELETE FROM messages", ())
+        assert connections["shard_3"].statements == 5  # the two messages, the two deletes, the read
+    finally:
+        shards.close()
+
+
+def test_a_raise_waits_for_a_fenced_write_in_flight(postgres: str) -> None:
+    """The write's statement takes the fence row FOR SHARE and keeps it to its commit: a
+    write left uncommitted (its connection in a transaction) holds back the raise."""
+    shards = Shards(postgres, [])
+    writer = connect(postgres, "shard_2", autocommit=False)
+    raiser = connect(postgres, "shard_2", autocommit=True)
+    try:
+        shards.connections["shard_2"] = writer
+        shards.insert_index("shard_2", 1, 5, 900, 5)  # in flight: not committed
+        raiser.execute("SET lock_timeout = '200ms'")  # how long the raise waits here before giving up
+        with pytest.raises(psycopg.errors.LockNotAvailable):
+            raiser.execute("UPDATE fence SET min_epoch = %s WHERE min_epoch < %s", (2, 2))
+        writer.commit()
+        raiser.execute("UPDATE fence SET min_epoch = %s WHERE min_epoch < %s", (2, 2))
+        assert fence_row(postgres, "shard_2")[1] == 2
+    finally:
+        writer.close()
+        raiser.close()
+
+
+def test_a_fenced_write_behind_a_raise_sees_the_raised_fence(postgres: str) -> None:
+    """A write that waits for a raise in progress (its statement began before the raise
+    committed) reads the raised fence once the raise commits, and writes nothing."""
+    shards = Shards(postgres, ["shard_2"])
+    raiser = connect(postgres, "shard_2", autocommit=False)
+    watcher = connect(postgres, "shard_2", autocommit=True)
+    outcome: list[BaseException | int] = []
+    try:
+        raiser.execute("UPDATE fence SET min_epoch = 2 WHERE min_epoch < 2")  # the raise, not committed
+        writer_pid = shards.connections["shard_2"].info.backend_pid
+
+        def write() -> None:
+            try:
+                outcome.append(shards.write(
+                    "shard_2", 1, "INSERT INTO by_sender (sender_id, message_id, user_id) SELECT 5, 901, 5 WHERE (SELECT ok FROM f)"
+                ))
+            except BaseException as err:  # noqa: BLE001 - looked at below
+                outcome.append(err)
+
+        thread = threading.Thread(target=write)
+        thread.start()
+        deadline = now_ms() + 10_000
+        while now_ms() < deadline:  # until the writer waits on the fence row's lock
+            row = watcher.execute("SELECT wait_event_type FROM pg_stat_activity WHERE pid = %s", (writer_pid,)).fetchone()
+            if row is not None and row[0] == "Lock":
+                break
+            time.sleep(0.01)
+        else:
+            raise AssertionError("the write never waited for the raise")
+        raiser.commit()
+        thread.join(10)
+        assert len(outcome) == 1 and isinstance(outcome[0], Fenced) and outcome[0].min_epoch == 2
+        assert watcher.execute("SELECT count(*) FROM by_sender").fetchone() == (0,)
+    finally:
+        raiser.close()
+        watcher.close()
+        shards.close()

@@ -4,11 +4,10 @@ workload and no rebalance, in one run (issue 38, item 7).
 The workload is examples/postgres-messages' (run.py's seed, its two services, Python and
 Node, each writing a message and reading a timeline in turn, its coordinator), without the
 faults (no process is killed: a kill is a stall by design). A timeline read is a page, the
-user's newest 50 messages (shards.py's TIMELINE_PAGE), as a messaging service reads one:
+user's newest 10 messages (shards.py's TIMELINE_PAGE), as a messaging service reads one:
 read whole, every write made the reads after it dearer, so CPU per write grew over a
 window with no rebalance at all and the rebalance's seconds were compared with cheaper
-ones before them. With 10 seeded messages a user, a page is full once the user has had 40
-more; until then a read still grows by the messages written. A pass of a mode (background
+ones before them. With 10 seeded messages a user, a page is full from the first read. A pass of a mode (background
 copy of a vbucket dictionary; lazy moves of `user_id % n ?: n`) is: fresh data, both
 services started, three seconds of warm-up writes; then, on the same processes and data,
 the workload without the rebalance (`--before` seconds of writes, the rate before, then

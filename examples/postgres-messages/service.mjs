@@ -70,7 +70,7 @@ const INSERT_MOVED = fenced(`w AS (${INSERT_ROWS} RETURNING 1), `
 // shards.py's TIMELINE_PAGE (the messages a timeline read returns, newest first: its
 // comment says why a page), which run.py passes to both services as `--page`; and its
 // READ_PAGE ($2: the page, null for every row: `LIMIT NULL` is no limit).
-const TIMELINE_PAGE = 50;
+const TIMELINE_PAGE = 10;
 const READ_PAGE = 'SELECT id, time, body FROM messages WHERE user_id = $1 ORDER BY time DESC, id DESC LIMIT $2';
 // shards.py's READ_MOVED: a moving user's rows on its new owner (a page of them, $2) and
 // its moved flag (one row at least).

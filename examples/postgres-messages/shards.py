@@ -156,8 +156,11 @@ FENCED_READ_TAIL = ") s) q ON true ORDER BY q.n"
 # user in motion (two shards) is read a page from each, merged by id, and the merge's
 # newest TIMELINE_PAGE taken: the newest N of a union are within the union of each part's
 # newest N. run.py gives both services this value (`--page`); `read-all` and every check
-# read all rows (a limit of None: `LIMIT NULL` is no limit).
-TIMELINE_PAGE = 50
+# read all rows (a limit of None: `LIMIT NULL` is no limit). Ten, the messages run.py
+# seeds a user with (`--per-user`): a page is full from the first read, so a read costs the
+# same from the start of a run to its end (a page of 50 left reads growing for the first
+# minute, and the rebalance's window was compared with cheaper seconds before it).
+TIMELINE_PAGE = 10
 READ_PAGE = "SELECT id, time, body FROM messages WHERE user_id = %s ORDER BY time DESC, id DESC LIMIT %s"
 
 # A moving user's rows on its new owner (a page of them: READ_PAGE's order and limit) and

@@ -45,7 +45,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import psycopg
 
-from shards import COLUMNS, Fenced, Shards
+from shards import COLUMNS, FENCE_OK, Fenced, Shards
 
 TIME_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"  # fixed width: times sort as text
 USER_PATH = re.compile(r"^/users/(\d{1,15})/(messages|moved|import)$")
@@ -133,6 +133,9 @@ class ShardService:
         if url.path == "/fence" and method == "POST":
             user = int(query.get("user", "0"))
             with self.pool.lend() as shards:
+                # Sent every time: this process outlives the runs, whose databases are made
+                # anew (a fence at 1 again), so what a pooled Shards saw raised is stale.
+                shards.raised.pop(self.shard, None)
                 shards.raise_fence(self.shard, epoch)
             self.served("fence", user, epoch, via)
             return 200, {"shard": self.shard, "min_epoch": epoch}
@@ -159,13 +162,14 @@ class ShardService:
                     raise BadRequest('a message is {"id": int, "body": str, "vbucket": int, "sender": str}')
                 inserted = shards.write(
                     self.shard, epoch,
-                    "INSERT INTO messages (id, user_id, vbucket, time, body, sender) VALUES (%s, %s, %s, now(), %s, %s) "
+                    "INSERT INTO messages (id, user_id, vbucket, time, body, sender) "
+                    f"SELECT %s::bigint, %s::bigint, %s::integer, now(), %s::text, %s::text WHERE {FENCE_OK} "
                     "ON CONFLICT (id) DO NOTHING",
                     (body["id"], user, int(body.get("vbucket", 0)), body["body"], str(body.get("sender", "?"))),
                 )
                 kind, result = "write", {"inserted": inserted}
             elif what == "messages" and method == "DELETE":
-                kind, result = "move-delete", {"deleted": shards.write(self.shard, epoch, "DELETE FROM messages WHERE user_id = %s", (user,))}
+                kind, result = "move-delete", {"deleted": shards.write(self.shard, epoch, f"DELETE FROM messages WHERE user_id = %s AND {FENCE_OK}", (user,))}
             elif what == "moved" and method == "GET":
                 kind, result = "moved", {"moved": shards.is_moved(self.shard, epoch, user)}
             elif what == "import" and method == "POST":

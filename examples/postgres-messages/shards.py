@@ -369,7 +369,9 @@ class Shards:
         has committed, no write under an older epoch is in flight, and one still in
         progress is waited for all the same. A fence only rises, so once a raise through
         this object has returned, raising it to that epoch or a lower one again sends
-        nothing (a lazy mover raises the same fence for every group it moves)."""
+        nothing (a lazy mover raises the same fence for every group it moves). A process
+        that outlives its databases (made anew, the fence back at 1) must clear `raised`
+        first (examples/edge-routing-tier/shard_service.py does)."""
         if self.raised.get(shard, -1) >= epoch:
             return
         self.statements += 1

@@ -309,3 +309,24 @@ def test_a_fenced_write_behind_a_raise_sees_the_raised_fence(postgres: str) -> N
         raiser.close()
         watcher.close()
         shards.close()
+
+
+def test_the_page_rule_expects_what_a_page_must_show() -> None:
+    """`missed_in_page` (service.mjs's `missedInPage` is the same rule): a message of this
+    process is expected in a full page only when newer than its oldest row (time, then
+    id); in a page that is not full, always. Stated by hand, including a miss it must see."""
+    from service import missed_in_page, take_page
+
+    t = [datetime(2026, 1, 1, tzinfo=timezone.utc) + timedelta(seconds=s) for s in range(6)]
+    found = {1: (t[1], "a"), 2: (t[2], "b"), 3: (t[2], "c"), 4: (t[4], "d")}
+    page = take_page(found, 3)
+    assert [row[0] for row in page] == [4, 3, 2]  # newest first; a tie in time by id, descending
+    assert [row[0] for row in take_page(found, None)] == [4, 3, 2, 1]
+    assert not missed_in_page(page, 3, {1: t[1]})  # older than the full page's oldest: rightly left off
+    assert not missed_in_page(page, 3, {2: t[2], 4: t[4]})  # shown
+    assert missed_in_page(page, 3, {5: t[5]})  # newer than the oldest row, not shown: a stale read
+    assert missed_in_page(page, 3, {9: t[2]})  # the oldest row's time, a larger id: it belongs in the page
+    assert not missed_in_page(page, 3, {0: t[2]})  # the same time, a smaller id: after the page
+    short = take_page({1: (t[1], "a")}, 3)
+    assert missed_in_page(short, 3, {0: t[0]})  # a page not full is the whole timeline: every one expected
+    assert missed_in_page(take_page(found, None), None, {7: t[0]})  # no limit: every one expected

@@ -19,7 +19,8 @@
 //! that goes idle keeps its entry while the map holds at most [`KEEP_IDLE`] connections per
 //! kind, so one command at a time (a join, then the write's end, on the same connection)
 //! allocates and frees nothing; past that, an idle connection's entry goes at once. The
-//! map is bounded by the shell's connections with work plus [`KEEP_IDLE`].
+//! map is bounded by the shell's connections with work plus [`KEEP_IDLE`] idle ones of each
+//! kind.
 
 use alloc::collections::BTreeMap;
 use alloc::string::String;

@@ -42,7 +42,9 @@ and per acknowledged write, before and during: the CPU of each part (each servic
 PostgreSQL backends by application_name, the coordinator's, the oracle's, etcd, the
 rest of PostgreSQL), the services' statements to the shards (reads of two shards, lazy
 moves' statements), and the shards' table statistics (pg_stat_user_tables: sequential
-scans and the rows they read, index scans, rows inserted and deleted).
+scans and the rows they read, index scans, rows inserted and deleted). `--statements`
+starts the server with pg_stat_statements and prints each phase's dearest statements
+(calls and the backends' time per acknowledged write: where PostgreSQL's share goes).
 """
 
 from __future__ import annotations
@@ -51,6 +53,7 @@ import argparse
 import datetime
 import json
 import os
+import re
 import statistics
 import sys
 import tempfile
@@ -131,6 +134,32 @@ def table_stats(postgres: str) -> dict[str, int]:
                     for key in (f"{row[0]} {column}", f"{'old' if number <= 5 else 'new'} {row[0]} {column}"):
                         found[key] = found.get(key, 0) + int(value or 0)
     return found
+
+
+class Statements:
+    """pg_stat_statements (the server started with it: `--statements`): each phase's
+    statements by text, across the shards, as calls and time (execution and planning, the
+    backends' wall time) per acknowledged write."""
+
+    def __init__(self, postgres: str) -> None:
+        host, _, port = postgres.rpartition(":")
+        self.connection = psycopg.connect(host=host, port=int(port), user="postgres", dbname="postgres", autocommit=True)
+        self.connection.execute("CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+
+    def reset(self) -> None:
+        self.connection.execute("SELECT pg_stat_statements_reset()")
+
+    def per_write(self, writes: int, top: int = 18) -> list[list[Any]]:
+        """[text, calls, µs] per write, the dearest first; a text is the statement without
+        the fence's part (shards.py's FENCED_READ_HEAD, `fenced`), its first 110 characters."""
+        rows = self.connection.execute(
+            "SELECT regexp_replace(query, '\\s+', ' ', 'g'), sum(calls), sum(total_exec_time + total_plan_time) "
+            "FROM pg_stat_statements GROUP BY 1 ORDER BY 3 DESC LIMIT %s", (top,)
+        ).fetchall()
+        fence = re.compile(r"^(SELECT f\.min_epoch, q\.\* FROM fence f LEFT JOIN \(SELECT \S+ AS present, row_number\(\) OVER \(\) AS n, s\.\* FROM \("
+                           r"|WITH f AS MATERIALIZED \(SELECT min_epoch, min_epoch <= \$\d+::bigint AS ok FROM fence FOR SHARE\), )")
+        return [[fence.sub("", text)[:110], round(int(calls) / max(1, writes), 3), round(float(ms) * 1000 / max(1, writes), 1)]
+                for text, calls, ms in rows]
 
 
 def stats_per_write(start: dict[str, int], end: dict[str, int], writes: int) -> dict[str, float]:
@@ -225,7 +254,7 @@ def rate(answers: list[dict[str, Any]]) -> float:
 
 
 def pair(servers: Servers, mode: str, before_s: float, during_s: float, work: str, diagnose: bool,
-         coordinator_args: list[str]) -> list[dict[str, Any]]:
+         coordinator_args: list[str], statements: Statements | None = None) -> list[dict[str, Any]]:
     """One pass of a mode: fresh data, both services, a warm-up; then the same workload
     twice in a row on the same processes and data: without a rebalance (`before_s`, then
     `during_s` seconds of writes), then with it (`before_s`, then rounds while the
@@ -260,12 +289,17 @@ def pair(servers: Servers, mode: str, before_s: float, during_s: float, work: st
             diagnosis: dict[str, Any] = {}
             waits = Waits(postgres) if diagnose else None
             stats_start = table_stats(postgres) if diagnose else {}
+            if statements:
+                statements.reset()
             cpu_start = cpu.total()
             parts_start = cpu.parts()
             before = round_of(before_s)
             cpu_before = cpu.total() - cpu_start
             parts_before = cpu.parts()
             stats_before = table_stats(postgres) if diagnose else {}
+            if statements:
+                diagnosis["statements_before"] = statements.per_write(sum(a["writes"] for a in before))
+                statements.reset()
             cpu_start = cpu.total()
             if waits:
                 diagnosis["before"] = waits.stop()
@@ -296,6 +330,8 @@ def pair(servers: Servers, mode: str, before_s: float, during_s: float, work: st
             cpu_during = cpu.total() - cpu_start
             parts_during = cpu.parts()
             stats_during = table_stats(postgres) if diagnose else {}
+            if statements:
+                diagnosis["statements_during"] = statements.per_write(sum(a["writes"] for a in during))
             writes_before = sum(a["writes"] for a in before)
             writes_during = sum(a["writes"] for a in during)
             # CPU per acknowledged write by part, µs: before, during.
@@ -423,6 +459,8 @@ def main() -> int:
     parser.add_argument("--before", type=float, default=3.0, help="seconds of writes before (the rate before)")
     parser.add_argument("--modes", default=",".join(MODES))
     parser.add_argument("--diagnose", action="store_true", help="sample pg_stat_activity; print the coordinator's timings")
+    parser.add_argument("--statements", action="store_true",
+                        help="load pg_stat_statements in the server and print each phase's dearest statements per write")
     parser.add_argument("--coordinator", default="", help="more arguments for coordinator.py (e.g. \"--duty 0.3\")")
     parser.add_argument("--out", default=os.path.join(ROOT, "target", "bench", "postgres.md"))
     parser.add_argument("--json", help="write every sample here")
@@ -434,10 +472,13 @@ def main() -> int:
     last_seconds = {mode: 12.0 for mode in modes}
     work = tempfile.mkdtemp(prefix="shardroute-bench-postgres-")
     try:
-        with Servers() as servers:
+        options = ["shared_preload_libraries=pg_stat_statements", "pg_stat_statements.track=all"] if args.statements else []
+        with Servers(options) as servers:
+            assert servers.postgres is not None
+            statements = Statements(servers.postgres.address) if args.statements else None
             for number in range(args.passes):
                 for mode in modes[number % len(modes):] + modes[:number % len(modes)]:
-                    for one in pair(servers, mode, args.before, last_seconds[mode], work, args.diagnose, args.coordinator.split()):
+                    for one in pair(servers, mode, args.before, last_seconds[mode], work, args.diagnose, args.coordinator.split(), statements):
                         samples.append(one)
                         if one["rebalance"]:
                             # The next run without: as long, up to WITHOUT_MAX_S (a rate needs no more).

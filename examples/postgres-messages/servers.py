@@ -28,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 
 import psycopg
 
@@ -90,8 +91,11 @@ class Postgres(ServerProcess):
     # PostgreSQL's fast shutdown: open sessions are ended, not waited for.
     stop_signal = signal.SIGINT
 
-    def __init__(self, root: str) -> None:
+    def __init__(self, root: str, options: Sequence[str] = ()) -> None:
+        """`options`: more `-c name=value` settings of the server (bench/postgres's
+        `--statements` loads pg_stat_statements)."""
         assert os.path.exists(f"{PG_BIN}/postgres"), "needs PostgreSQL 15 (apt-get install -y postgresql)"
+        self.options = [part for option in options for part in ("-c", option)]
         self.port = 0
         self.data = os.path.join(root, "postgres")
         self.log_path = os.path.join(root, "postgres.log")
@@ -139,6 +143,7 @@ class Postgres(ServerProcess):
                     "-c", "max_connections=300", "-c", "shared_buffers=128MB",
                     # A test server: durability across a crash of the machine is not the point.
                     "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
+                    *self.options,
                 ],
                 stdout=log, stderr=subprocess.STDOUT, env=env, start_new_session=True,
                 user=user, group=group, extra_groups=groups,
@@ -171,14 +176,15 @@ class Postgres(ServerProcess):
 class Servers(StoppedOnExit):
     """PostgreSQL and etcd, stopped by PID on exit, failure or SIGTERM/SIGINT."""
 
-    def __init__(self) -> None:
+    def __init__(self, postgres_options: Sequence[str] = ()) -> None:
         self.root = tempfile.mkdtemp(prefix="shardroute-postgres-messages-")
+        self.postgres_options = postgres_options
         self.postgres: Postgres | None = None
         self.etcd: EtcdServer | None = None
         self._stopped = False
 
     def start(self) -> None:
-        self.postgres = Postgres(self.root)
+        self.postgres = Postgres(self.root, self.postgres_options)
         self.etcd = EtcdServer(self.root)
 
     def __enter__(self) -> Servers:

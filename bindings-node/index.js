@@ -496,7 +496,8 @@ class ClusterSession {
    * native call, and `done` is its answer (-1: not asked), even when `send` throws. A reply
    * before it ends such a command; anything else (an error, the deadline) goes on with
    * `command(keys, access, address, sentMs)`, its Command as `poll` at `sentMs` would
-   * have left it (the core's `command_sent_at`).
+   * have left it (the core's `command_sent_at`). `plan` is `plan` for the client's batches,
+   * flat (the core's `plan_flat`).
    */
   get [FAST_PATH]() {
     const session = this;
@@ -533,6 +534,12 @@ class ClusterSession {
       },
       command: (keys, access, address, sentMs) =>
         new Command(WRAP, guarded(() => session.#inner.commandSent(keys, access, address, sentMs))),
+      /**
+       * `plan(keys, access)`'s groups flat: `{ address, readonly, indices, starts }`, slot
+       * `i`'s key indices `indices[starts[i]..starts[i + 1]]` (two Uint32Arrays a node in
+       * place of two arrays a slot).
+       */
+      plan: (keys, access) => guarded(() => session.#inner.planFlat(keys, access)),
     };
   }
 

@@ -873,28 +873,25 @@ class ClusterClient {
   async mget(keys) {
     keys = [...keys];
     const values = new Array(keys.length).fill(null);
-    const place = (indices, got) => {
-      for (let k = 0; k < indices.length; k += 1) values[indices[k]] = got[k];
-    };
-    await Promise.all((await this.#plan(keys, 'read')).map(async ({ address, readonly, slots }) => {
-      const commands = new Array(slots.length);
-      for (let j = 0; j < slots.length; j += 1) {
-        const indices = slots[j][1];
-        const command = new Array(indices.length + 1);
+    await Promise.all((await this.#plan(keys, 'read')).map(async ({ address, readonly, indices, starts }) => {
+      const commands = new Array(starts.length - 1);
+      for (let j = 0; j < commands.length; j += 1) {
+        const start = starts[j];
+        const command = new Array(starts[j + 1] - start + 1);
         command[0] = 'MGET';
-        for (let k = 0; k < indices.length; k += 1) command[k + 1] = keys[indices[k]];
+        for (let k = 1; k < command.length; k += 1) command[k] = keys[indices[start + k - 1]];
         commands[j] = command;
       }
       const replies = await this.#pipeline(address, readonly, commands);
       // The replies placed at once; only an MGET that got an error is awaited (the session's path).
+      const place = (j, got) => {
+        for (let k = starts[j]; k < starts[j + 1]; k += 1) values[indices[k]] = got[k - starts[j]];
+      };
       const retried = [];
-      for (let j = 0; j < slots.length; j += 1) {
+      for (let j = 0; j < commands.length; j += 1) {
         const [err, got] = replies[j];
-        const indices = slots[j][1];
-        if (!err) place(indices, got);
-        else {
-          retried.push(this.#run(commands[j].slice(1), 'read', [commands[j]], err).then((value) => place(indices, value)));
-        }
+        if (!err) place(j, got);
+        else retried.push(this.#run(commands[j].slice(1), 'read', [commands[j]], err).then((value) => place(j, value)));
       }
       if (retried.length > 0) await Promise.all(retried);
     }));
@@ -913,16 +910,18 @@ class ClusterClient {
     return this.#pipelined(pairs.map(([key, value]) => ['SET', key, value]), pairs.map(([key]) => key), 'write');
   }
 
+  /** The batch's groups, flat (the session's fast path: `{ address, readonly, indices, starts }`). */
   async #plan(keys, access) {
     await this.ready();
-    return this.#session.plan(keys, access);
+    return this.#fast.plan(keys, access);
   }
 
   async #pipelined(commands, keys, access) {
     const results = new Array(commands.length).fill(null);
-    await Promise.all((await this.#plan(keys, access)).map(async ({ address, readonly, slots }) => {
-      const indices = slots.flatMap(([, members]) => members);
-      const replies = await this.#pipeline(address, readonly, indices.map((i) => commands[i]));
+    await Promise.all((await this.#plan(keys, access)).map(async ({ address, readonly, indices }) => {
+      const batch = new Array(indices.length);
+      for (let j = 0; j < indices.length; j += 1) batch[j] = commands[indices[j]];
+      const replies = await this.#pipeline(address, readonly, batch);
       // The replies placed at once; that command alone takes the session's path, from the error it got.
       const retried = [];
       for (let j = 0; j < indices.length; j += 1) {

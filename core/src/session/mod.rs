@@ -60,7 +60,7 @@ pub use migration::{
 };
 #[cfg(feature = "redis_cluster")]
 pub use redis::{
-    defaults, Access, Action, ActionFields, ClusterConfig, ClusterSession, Command, Group, PipelineQueued,
+    defaults, Access, Action, ActionFields, ClusterConfig, ClusterSession, Command, FlatGroup, Group, PipelineQueued,
     SessionStats, Target,
 };
 #[cfg(feature = "redis_cluster")]

@@ -1503,6 +1503,29 @@ impl ClusterSession {
     /// # Errors
     /// `invalid_argument` before the first table; `limit_exceeded` for 2^32 keys or more.
     pub fn plan(&mut self, keys: &[Key<'_>], access: Access) -> Result<Vec<Group>> {
+        let groups = self.plan_flat(keys, access)?;
+        Ok(groups
+            .into_iter()
+            .map(|group| Group {
+                target: group.target,
+                slots: group
+                    .slots
+                    .iter()
+                    .zip(group.starts.windows(2))
+                    .map(|(&slot, run)| (slot, group.indices[run[0] as usize..run[1] as usize].to_vec()))
+                    .collect(),
+            })
+            .collect())
+    }
+
+    /// [`plan`](ClusterSession::plan)'s groups, each flat ([`FlatGroup`]): the same
+    /// targets, slots and indices in the same order, in three vectors a group in place of
+    /// one per slot, for a shell that builds a batch's commands from them (a
+    /// thousand keys over a thousand slots are three allocations a node, not a thousand).
+    ///
+    /// # Errors
+    /// As [`plan`](ClusterSession::plan).
+    pub fn plan_flat(&mut self, keys: &[Key<'_>], access: Access) -> Result<Vec<FlatGroup>> {
         let Some(table) = &self.table else {
             return Err(Error::argument("no table yet: poll a command first"));
         };
@@ -1519,21 +1542,28 @@ impl ClusterSession {
             })
             .collect();
         keyed.sort_unstable();
-        let mut groups: Vec<Group> = Vec::new();
+        let mut groups: Vec<FlatGroup> = Vec::new();
         let mut start = 0;
         while start < keyed.len() {
             let node = keyed[start].0;
             let end = start + keyed[start..].iter().take_while(|entry| entry.0 == node).count();
-            let slot = keyed[start].1;
-            let target = self.target(slot, access).ok_or_else(|| Error::argument("no table yet"))?;
-            let mut slots: Vec<(u32, Vec<u32>)> = Vec::new();
-            for &(_, slot, index) in &keyed[start..end] {
-                match slots.last_mut() {
-                    Some((last, indices)) if *last == slot => indices.push(index),
-                    _ => slots.push((slot, alloc::vec![index])),
+            let target = self.target(keyed[start].1, access).ok_or_else(|| Error::argument("no table yet"))?;
+            let run = &keyed[start..end];
+            let mut group = FlatGroup {
+                target,
+                indices: run.iter().map(|&(_, _, index)| index).collect(),
+                slots: Vec::new(),
+                starts: Vec::new(),
+            };
+            for (&(_, slot, _), at) in run.iter().zip(0u32..) {
+                if group.slots.last() != Some(&slot) {
+                    group.slots.push(slot);
+                    group.starts.push(at);
                 }
             }
-            groups.push(Group { target, slots });
+            // At most 2^32 - 1 keys (checked above): the run's length is a u32.
+            group.starts.push(u32::try_from(run.len()).unwrap_or(u32::MAX));
+            groups.push(group);
             start = end;
         }
         Ok(groups)
@@ -1661,6 +1691,21 @@ pub struct Group {
     pub target: Target,
     /// `(slot, key indices)`, slots increasing, indices in input order.
     pub slots: Vec<(u32, Vec<u32>)>,
+}
+
+/// One node's share of a batch, flat ([`ClusterSession::plan_flat`]): slot `slots[i]`
+/// has the key indices `indices[starts[i]..starts[i + 1]]`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FlatGroup {
+    /// Where the group goes.
+    pub target: Target,
+    /// The key indices, slot after slot (slots increasing), each slot's in input order.
+    pub indices: Vec<u32>,
+    /// The group's slots, increasing.
+    pub slots: Vec<u32>,
+    /// Where each slot's indices start in `indices`, and last `indices.len()`: one more
+    /// than `slots`.
+    pub starts: Vec<u32>,
 }
 
 fn delay(until_ms: u64, now_ms: u64) -> u32 {

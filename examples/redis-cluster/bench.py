@@ -14,10 +14,10 @@ steady GET/SET (ops/s); multi-key reads of 1,000 keys across slots, as MGET (our
 ``mget``, redis-py ``mget_nonatomic``, GLIDE ``mget``) and as pipelined GETs (ours
 ``pipeline_get``, redis-py's cluster pipeline, GLIDE's non-atomic ``ClusterBatch``)
 (keys/s); GET/SET while slots move, with the error replies the servers sent it (``INFO
-errorstats``), the redirects it reports itself and the errors it raised: in Python each
-client alone during its own ``redis-cli --cluster reshard`` of 1,000 slots, after reading
-every key once; in Node every client in 100 ms slices in turn during the same scripted
-migrations (migration.py and bench_clients.mjs, shared with bench/node/redis_cluster.py);
+errorstats``), the redirects it reports itself and the errors it raised: every client of a
+language in 100 ms slices in turn during the same scripted migrations (migration.py;
+Node's through bench_clients.mjs, shared with bench/node/redis_cluster.py; Python's in
+this process, `sliced`), after reading every key once;
 and refresh (``CLUSTER SHARDS``) and ``Router.moved``. Then the issue's targets, each
 marked met or not met.
 
@@ -60,7 +60,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 from cluster import REDIS_SERVER, Cluster  # noqa: E402
-from migration import WHILE_MOVING, Migration, sliced_windows  # noqa: E402
+from migration import SLICE_MS, WHILE_MOVING, WINDOW_ROUNDS, Migration, sliced_windows  # noqa: E402
+from migration import error_replies as node_error_replies  # noqa: E402
 
 KEYS = int(os.environ.get("SHARDROUTE_BENCH_REDIS_KEYS", "5000"))
 PASSES = int(os.environ.get("SHARDROUTE_BENCH_PASSES", "5"))
@@ -68,8 +69,6 @@ PASSES = int(os.environ.get("SHARDROUTE_BENCH_PASSES", "5"))
 COMMAND_TIMEOUT_MS = int(shardroute.session_defaults()["command_timeout_ms"])
 TASKS = 50  # asyncio tasks, and Node commands in flight
 BATCH = 1000  # keys of one multi-key read
-SLOTS = 1000  # slots one reshard moves
-ROUNDS = min(PASSES, 3)  # reshards per client (and mode)
 OURS, REDIS_PY, IOREDIS, GLIDE = "ours", "redis-py", "ioredis", "glide"
 COMMAND = ".venv/bin/python examples/redis-cluster/bench.py"
 
@@ -205,43 +204,68 @@ class Targets:
         return ["| target (issue 22) | measured | |", "|---|---|---|", *self.rows, "", f"{met} of {len(self.rows)} met."]
 
 
-# -- reshards -----------------------------------------------------------------------
+# -- while slots move ----------------------------------------------------------------
 
 
-class Reshards:
-    """Moves SLOTS slots per call, round the primaries (0 → 1, 1 → 2, 2 → 0, ...), so that
-    none runs out however many reshards there are."""
-
-    def __init__(self, cluster: Cluster) -> None:
-        self.cluster = cluster
-        self.done = 0
-
-    def next(self) -> None:
-        primaries = self.cluster.primaries()
-        source, target = primaries[self.done % len(primaries)], primaries[(self.done + 1) % len(primaries)]
-        self.cluster.reshard(source, target, SLOTS)
-        self.done += 1
-
-    def order(self, names: list[str]) -> list[str]:
-        """ROUNDS rounds of every client, the first rotating each round."""
-        return [names[(r + i) % len(names)] for r in range(ROUNDS) for i in range(len(names))]
+#: One slice of a client: (ops, seconds, errors raised by kind).
+Slice = Callable[[str, float], Awaitable[tuple[int, float, Counter[str]]]]
 
 
-def error_replies(cluster: Cluster) -> Counter[str]:
-    """The error replies the live nodes have sent, by kind (`INFO errorstats`: MOVED,
-    ASK, TRYAGAIN, ...): the same count for every client, whatever it reports itself."""
-    total: Counter[str] = Counter()
-    for node in cluster.live():
-        for name, value in node.info("errorstats").items():
-            if name.startswith("errorstat_"):
-                total[name.removeprefix("errorstat_")] += int(value.split("count=", 1)[1].split(",", 1)[0])
-    return total
+async def sliced(cluster: Cluster, migration: Migration, names: list[str], run_slice: Slice,
+                 redirects: Callable[[str], dict[str, int] | None]) -> Windows:
+    """The Python clients as migration.py's `sliced_windows` runs Node's: every client
+    (`names`, in this process) runs GET/SET in slices of SLICE_MS, one at a time, in turn,
+    while a scripted migration (`migration`, in a thread) runs; WINDOW_ROUNDS migrations,
+    the first client rotating each, so every client samples the same load at the same
+    moments. `run_slice(name, seconds)` runs one slice. Each client's rate in a migration is
+    its ops over its slices' time; the servers' error replies are read around each slice;
+    `redirects(name)` (what the client says it followed, or None), read after the last
+    migration, and the errors it raised go with its last migration. redis-py's redirects
+    are the MovedError and AskError its parser made during its own slices (REPLIES). The
+    migration's thread shares the process (and its GIL) with whichever client runs: each
+    client's slices pay for it alike, and the migration falls behind its pace meanwhile
+    (the page's setup says by how much)."""
+    nodes = [redis.Redis(host="127.0.0.1", port=node.port) for node in cluster.live()]
+    rounds: list[dict[str, tuple[int, float, Counter[str]]]] = []
+    errors: dict[str, Counter[str]] = {name: Counter() for name in names}
+    parsed: Counter[str] = Counter()
+    try:
+        for round_ in range(WINDOW_ROUNDS):
+            order = names[round_ % len(names):] + names[: round_ % len(names)]
+            got: dict[str, tuple[int, float, Counter[str]]] = {}
+            moving = threading.Thread(target=migration.next)
+            moving.start()
+            while moving.is_alive():
+                for name in order:
+                    if not moving.is_alive():
+                        break
+                    before, replies = node_error_replies(nodes), dict(REPLIES)
+                    ops, seconds, raised_ = await run_slice(name, SLICE_MS / 1000)
+                    if name == REDIS_PY:
+                        parsed.update({kind: REPLIES[kind] - replies[kind] for kind in replies})
+                    errors[name].update(raised_)
+                    so_far, spent, server = got.get(name, (0, 0.0, Counter()))
+                    got[name] = (so_far + ops, spent + seconds, server + (node_error_replies(nodes) - before))
+            await asyncio.to_thread(moving.join)
+            rounds.append(got)
+    finally:
+        for connection in nodes:
+            connection.close()
+    windows = Windows()
+    for name in names:
+        said = dict(parsed) if name == REDIS_PY else redirects(name)
+        taken = [got[name] for got in rounds if name in got]
+        for i, (ops, seconds, server) in enumerate(taken):
+            last = i == len(taken) - 1
+            windows.add(name, ops, seconds, server, (said if last else {}) if said is not None else None,
+                        errors[name] if last else Counter())
+    return windows
 
 
 @dataclass
 class Windows:
-    """What each client did while slots moved, summed over its reshards: ops/s per
-    reshard, the error replies the servers sent it (`error_replies`), the redirects it
+    """What each client did while slots moved, summed over the migrations: ops/s per
+    migration, the error replies the servers sent it (`INFO errorstats`), the redirects it
     reports itself (None: it reports none), the errors it raised to the loop by class."""
 
     rates: dict[str, list[float]] = field(default_factory=dict)
@@ -370,7 +394,7 @@ def session_calls(session: shardroute.ClusterSession, keys: list[str]) -> str:
 # -- Python, sync ----------------------------------------------------------------------
 
 
-def python_sync(cluster: Cluster, keys: list[str], targets: Targets) -> list[str]:
+def python_sync(cluster: Cluster, migration: Migration, keys: list[str], targets: Targets) -> list[str]:
     seed = cluster.seed()
     failures: dict[str, str] = {}
     ours = ClusterClient([seed.address])
@@ -466,41 +490,33 @@ def python_sync(cluster: Cluster, keys: list[str], targets: Targets) -> list[str
               "`ClusterBatch`)", pipelined, "keys", target="Python sync, 1,000 pipelined GETs")
     targets.mget("Python sync", mget, pipelined)
 
-    reshards = Reshards(cluster)
-    windows = Windows()
-    for name in reshards.order(list(clients)):
-        client = clients[name]
-        reads[name](keys)  # every key once: what earlier reshards moved is known
-        ours.stats.reset()
-        REPLIES.update(MOVED=0, ASK=0)
-        done = threading.Event()
-        counts = {"ops": 0}
-        errors: Counter[str] = Counter()
+    for name in clients:
+        reads[name](keys)  # every key once: each client starts from the table as it is
+    ours.stats.reset()
 
-        def loop(client: Any = client) -> None:
-            i = 0
-            while not done.is_set():
-                key = keys[i % len(keys)]
-                try:
-                    client.set(key, key) if i % 2 else client.get(key)
-                    counts["ops"] += 1
-                except Exception as err:  # noqa: BLE001 - counted: what the application would see
-                    errors[raised(err)] += 1
-                i += 1
-
-        worker = threading.Thread(target=loop)
-        before = error_replies(cluster)
+    async def run_slice(name: str, seconds: float) -> tuple[int, float, Counter[str]]:
+        """One client's slice: GET/SET in turn over the keys until `seconds` have passed
+        (blocking the event loop, in which nothing else runs meanwhile)."""
+        client, ops, errors = clients[name], 0, Counter[str]()
         start = time.perf_counter()
-        worker.start()
-        reshards.next()
-        done.set()
-        worker.join()
-        seconds = time.perf_counter() - start
-        redirects = ours_redirects(ours) if name == OURS else dict(REPLIES) if name == REDIS_PY else None
-        windows.add(name, counts["ops"], seconds, error_replies(cluster) - before, redirects, errors)
-    table.row(f"GET/SET while {SLOTS:,} slots move (median of {ROUNDS} reshards each)", windows.medians(), "ops",
-              target="Python sync, GET/SET during reshards")
-    table.text("redirects and errors during those reshards (summed)", {
+        end = start + seconds
+        i = offsets.get(name, 0)
+        while time.perf_counter() < end:
+            key = keys[i % len(keys)]
+            try:
+                client.set(key, key) if i % 2 else client.get(key)
+                ops += 1
+            except Exception as err:  # noqa: BLE001 - counted: what the application would see
+                errors[raised(err)] += 1
+            i += 1
+        offsets[name] = i
+        return ops, time.perf_counter() - start, errors
+
+    offsets: dict[str, int] = {}
+    windows = asyncio.run(sliced(cluster, migration, list(clients), run_slice,
+                                 lambda name: ours_redirects(ours) if name == OURS else None))
+    table.row(f"GET/SET {WHILE_MOVING}", windows.medians(), "ops", target="Python sync, GET/SET during reshards")
+    table.text("redirects and errors during those migrations (summed)", {
         name: windows.describe(name, " (replies parsed)" if name == REDIS_PY else "") for name in windows.rates
     })
 
@@ -535,7 +551,7 @@ def python_sync(cluster: Cluster, keys: list[str], targets: Targets) -> list[str
 # -- Python, asyncio -------------------------------------------------------------------
 
 
-async def python_async(cluster: Cluster, keys: list[str], targets: Targets) -> list[str]:
+async def python_async(cluster: Cluster, migration: Migration, keys: list[str], targets: Targets) -> list[str]:
     seed = cluster.seed()
     failures: dict[str, str] = {}
     ours = AsyncClusterClient([seed.address])
@@ -599,19 +615,18 @@ async def python_async(cluster: Cluster, keys: list[str], targets: Targets) -> l
               target="Python asyncio, 1,000 pipelined GETs")
     targets.mget("Python asyncio", mget, pipelined)
 
-    reshards = Reshards(cluster)
-    windows = Windows()
-    for name in reshards.order(list(clients)):
-        client = clients[name]
-        await reads[name](keys)  # every key once: what earlier reshards moved is known
-        ours.stats.reset()
-        REPLIES.update(MOVED=0, ASK=0)
-        stop = False
-        counts = {"ops": 0}
-        errors: Counter[str] = Counter()
+    for name in clients:
+        await reads[name](keys)  # every key once: each client starts from the table as it is
+    ours.stats.reset()
 
-        async def loop(t: int, client: Any = client) -> None:
-            i = t
+    async def run_slice(name: str, seconds: float) -> tuple[int, float, Counter[str]]:
+        """One client's slice: TASKS tasks doing GET/SET in turn until `seconds` have
+        passed, each finishing the command it is in."""
+        client, counts, errors = clients[name], {"ops": 0}, Counter[str]()
+        stop = False
+
+        async def loop(t: int) -> None:
+            i = offsets.get(name, 0) + t
             while not stop:
                 key = keys[i % len(keys)]
                 try:
@@ -621,18 +636,20 @@ async def python_async(cluster: Cluster, keys: list[str], targets: Targets) -> l
                     errors[raised(err)] += 1
                 i += TASKS
 
-        before = error_replies(cluster)
         start = time.perf_counter()
         tasks = [asyncio.ensure_future(loop(t)) for t in range(TASKS)]
-        await asyncio.to_thread(reshards.next)
+        await asyncio.sleep(seconds)
         stop = True
         await asyncio.gather(*tasks)
-        seconds = time.perf_counter() - start
-        redirects = ours_redirects(ours) if name == OURS else dict(REPLIES) if name == REDIS_PY else None
-        windows.add(name, counts["ops"], seconds, error_replies(cluster) - before, redirects, errors)
-    table.row(f"GET/SET, {TASKS} tasks, while {SLOTS:,} slots move (median of {ROUNDS} reshards each)",
-              windows.medians(), "ops", target="Python asyncio, GET/SET during reshards")
-    table.text("redirects and errors during those reshards (summed)", {
+        offsets[name] = offsets.get(name, 0) + counts["ops"] + sum(errors.values())
+        return counts["ops"], time.perf_counter() - start, errors
+
+    offsets: dict[str, int] = {}
+    windows = await sliced(cluster, migration, list(clients), run_slice,
+                           lambda name: ours_redirects(ours) if name == OURS else None)
+    table.row(f"GET/SET, {TASKS} tasks, {WHILE_MOVING}", windows.medians(), "ops",
+              target="Python asyncio, GET/SET during reshards")
+    table.text("redirects and errors during those migrations (summed)", {
         name: windows.describe(name, " (replies parsed)" if name == REDIS_PY else "") for name in windows.rates
     })
     await theirs.aclose()
@@ -702,8 +719,9 @@ def main() -> None:
     python_targets, node_targets = Targets(), Targets()
     started = time.monotonic()
     with Cluster() as cluster:
-        sync_lines = python_sync(cluster, keys, python_targets)
-        async_lines = asyncio.run(python_async(cluster, keys, python_targets))
+        moves = Migration(cluster)
+        sync_lines = python_sync(cluster, moves, keys, python_targets)
+        async_lines = asyncio.run(python_async(cluster, moves, keys, python_targets))
         node_lines, node_versions = node_bench(cluster, keys, node_targets)
     minutes = (time.monotonic() - started) / 60
     setup = (
@@ -711,10 +729,9 @@ def main() -> None:
         f"SHARDROUTE_BENCH_REDIS_KEYS={KEYS}, SHARDROUTE_BENCH_PASSES={PASSES}; the whole Redis part took {minutes:.1f} min). "
         f"{KEYS:,} keys, {PASSES} interleaved passes (the order rotates each pass), medians; multi-key rows read the keys "
         f"{BATCH:,} at a time; a 3 + 3 node redis-server {server_version()} cluster on loopback, sharing the machine's "
-        "cores with the clients. Each client runs alone during its own reshards (`redis-cli --cluster reshard`, "
-        f"{SLOTS:,} slots each, round the primaries), after reading every key once; \"servers sent\" is the change in the "
-        "nodes' `INFO errorstats` over its "
-        "windows (the same count for every client), whose `ERR` are the handshake of a new redis-py or ioredis connection "
+        "cores with the clients. " + moves.described() + " Every key is read once by each client before; "
+        "\"servers sent\" is the change in the nodes' `INFO errorstats` over its "
+        "slices (the same count for every client), whose `ERR` are the handshake of a new redis-py or ioredis connection "
         "(`CLIENT SETINFO`, redis-py's `CLIENT MAINT_NOTIFICATIONS`), which redis-server 7.0 refuses: they count "
         "reconnections, not failures; \"errors raised\" are what the loop caught. "
         "The last column is ours' speed over the best peer's in that row (above 1.00x: ours is faster)."

@@ -16,7 +16,7 @@ order rotating, and medians). Prints a Markdown table.
     .venv/bin/python bench/python/redis_async.py [--reshards]
 
 ``--reshards`` then runs examples/redis-cluster/bench.py's asyncio part on the same
-cluster (its table as `make bench` writes it: steady, MGET, pipelines, reshards).
+cluster (its table as `make bench` writes it: steady, MGET, pipelines, while slots move).
 
 SHARDROUTE_BENCH_REDIS_KEYS (default 5,000) and SHARDROUTE_BENCH_PASSES (default 5) size
 it, as for the Redis bench.
@@ -178,7 +178,9 @@ def main() -> None:
         lines = asyncio.run(python_async(cluster, keys))
         if "--reshards" in sys.argv:  # the Redis bench's own asyncio table too, reshards included
             targets = common.Targets()
-            lines += ["", *asyncio.run(common.python_async(cluster, keys, targets)), *targets.render()]
+            moves = common.Migration(cluster)
+            lines += ["", *asyncio.run(common.python_async(cluster, moves, keys, targets)), *targets.render(), "",
+                      moves.described()]
     hiredis = "with hiredis" if redis.utils.HIREDIS_AVAILABLE else "without hiredis"
     defaults = shardroute.session_defaults()
     text = "\n".join([

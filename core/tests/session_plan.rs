@@ -1,8 +1,9 @@
-//! `ClusterSession::plan_flat` is `plan` without a vector per slot: for any keys and
-//! table the same groups, targets, slots and indices, in the same order; and both are what
-//! their definition says (one group per node in node order, each key in the group of its
-//! slot's node, slots increasing, a slot's keys in input order), checked against each
-//! key's slot computed here.
+//! `ClusterSession::plan_flat` is `plan` without a vector per slot. `plan` is built on it,
+//! so the two agreeing checks only the expansion and the flat form's own shape (`starts`
+//! one longer than `slots`, from 0 to the last index, no empty slot); what pins both is the
+//! definition, checked on random keys and tables against each key's slot computed here:
+//! one group per node in node order, each key once, in the group of its slot's node, slots
+//! increasing, a slot's keys in input order.
 
 use proptest::prelude::*;
 use serde_json::{json, Value};

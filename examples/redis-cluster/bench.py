@@ -42,7 +42,6 @@ import platform
 import statistics
 import subprocess
 import sys
-import threading
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
@@ -60,8 +59,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 from cluster import REDIS_SERVER, Cluster  # noqa: E402
-from migration import SLICE_MS, WHILE_MOVING, WINDOW_ROUNDS, Migration, sliced_windows  # noqa: E402
-from migration import error_replies as node_error_replies  # noqa: E402
+from migration import WHILE_MOVING, Migration, add_rounds, slice_rounds, sliced_windows  # noqa: E402
 
 KEYS = int(os.environ.get("SHARDROUTE_BENCH_REDIS_KEYS", "5000"))
 PASSES = int(os.environ.get("SHARDROUTE_BENCH_PASSES", "5"))
@@ -213,52 +211,28 @@ Slice = Callable[[str, float], Awaitable[tuple[int, float, Counter[str]]]]
 
 async def sliced(cluster: Cluster, migration: Migration, names: list[str], run_slice: Slice,
                  redirects: Callable[[str], dict[str, int] | None]) -> Windows:
-    """The Python clients as migration.py's `sliced_windows` runs Node's: every client
-    (`names`, in this process) runs GET/SET in slices of SLICE_MS, one at a time, in turn,
-    while a scripted migration (`migration`, in a thread) runs; WINDOW_ROUNDS migrations,
-    the first client rotating each, so every client samples the same load at the same
-    moments. `run_slice(name, seconds)` runs one slice. Each client's rate in a migration is
-    its ops over its slices' time; the servers' error replies are read around each slice;
-    `redirects(name)` (what the client says it followed, or None), read after the last
-    migration, and the errors it raised go with its last migration. redis-py's redirects
-    are the MovedError and AskError its parser made during its own slices (REPLIES). The
-    migration's thread shares the process (and its GIL) with whichever client runs: each
-    client's slices pay for it alike, and the migration falls behind its pace meanwhile
-    (the page's setup says by how much)."""
-    nodes = [redis.Redis(host="127.0.0.1", port=node.port) for node in cluster.live()]
-    rounds: list[dict[str, tuple[int, float, Counter[str]]]] = []
+    """The Python clients (`names`, in this process) in migration.py's slices, as
+    `sliced_windows` runs Node's processes: `run_slice(name, seconds)` runs one slice;
+    `redirects(name)` is what the client says it followed (None: it says nothing), read
+    after the last migration. redis-py's are the MovedError and AskError its parser made
+    during its own slices (REPLIES). The migration's thread shares the process (and its
+    GIL) with whichever client runs: each client's slices pay for it alike, and the
+    migration falls behind its pace meanwhile (the page's setup says by how much)."""
     errors: dict[str, Counter[str]] = {name: Counter() for name in names}
     parsed: Counter[str] = Counter()
-    try:
-        for round_ in range(WINDOW_ROUNDS):
-            order = names[round_ % len(names):] + names[: round_ % len(names)]
-            got: dict[str, tuple[int, float, Counter[str]]] = {}
-            moving = threading.Thread(target=migration.next)
-            moving.start()
-            while moving.is_alive():
-                for name in order:
-                    if not moving.is_alive():
-                        break
-                    before, replies = node_error_replies(nodes), dict(REPLIES)
-                    ops, seconds, raised_ = await run_slice(name, SLICE_MS / 1000)
-                    if name == REDIS_PY:
-                        parsed.update({kind: REPLIES[kind] - replies[kind] for kind in replies})
-                    errors[name].update(raised_)
-                    so_far, spent, server = got.get(name, (0, 0.0, Counter()))
-                    got[name] = (so_far + ops, spent + seconds, server + (node_error_replies(nodes) - before))
-            await asyncio.to_thread(moving.join)
-            rounds.append(got)
-    finally:
-        for connection in nodes:
-            connection.close()
+
+    async def counted(name: str, seconds: float) -> tuple[int, float]:
+        replies = dict(REPLIES)
+        ops, spent, raised_ = await run_slice(name, seconds)
+        if name == REDIS_PY:
+            parsed.update({kind: REPLIES[kind] - replies[kind] for kind in replies})
+        errors[name].update(raised_)
+        return ops, spent
+
+    rounds = await slice_rounds(cluster, migration, names, counted)
     windows = Windows()
     for name in names:
-        said = dict(parsed) if name == REDIS_PY else redirects(name)
-        taken = [got[name] for got in rounds if name in got]
-        for i, (ops, seconds, server) in enumerate(taken):
-            last = i == len(taken) - 1
-            windows.add(name, ops, seconds, server, (said if last else {}) if said is not None else None,
-                        errors[name] if last else Counter())
+        add_rounds(windows, rounds, name, dict(parsed) if name == REDIS_PY else redirects(name), errors[name])
     return windows
 
 

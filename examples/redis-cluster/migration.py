@@ -16,12 +16,14 @@ windows, let a window's length and load decide most of a median (one client meas
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
 import threading
 import time
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import redis
@@ -129,6 +131,52 @@ def error_replies(connections: list[Any]) -> Counter[str]:
     return total
 
 
+#: Each migration's (ops, seconds, error replies the servers sent) by client.
+Rounds = list[dict[str, tuple[int, float, Counter[str]]]]
+
+
+async def slice_rounds(cluster: Any, migration: Migration, names: list[str],
+                       run_slice: Callable[[str, float], Awaitable[tuple[int, float]]]) -> Rounds:
+    """The slices, whatever runs the clients: while each of WINDOW_ROUNDS migrations runs (in
+    a thread), every client of `names` in turn runs one slice of SLICE_MS (`run_slice(name,
+    seconds)`: its ops and the seconds it took), the first client rotating each migration;
+    the servers' error replies are read around each slice. Each migration's sums by client."""
+    if not names:
+        return []
+    nodes = [redis.Redis(host="127.0.0.1", port=node.port) for node in cluster.live()]
+    rounds: Rounds = []
+    try:
+        for round_ in range(WINDOW_ROUNDS):
+            order = names[round_ % len(names):] + names[: round_ % len(names)]
+            got: dict[str, tuple[int, float, Counter[str]]] = {}
+            moving = threading.Thread(target=migration.next)
+            moving.start()
+            while moving.is_alive():
+                for name in order:
+                    if not moving.is_alive():
+                        break
+                    before = error_replies(nodes)
+                    ops, seconds = await run_slice(name, SLICE_MS / 1000)
+                    so_far, spent, server = got.get(name, (0, 0.0, Counter()))
+                    got[name] = (so_far + ops, spent + seconds, server + (error_replies(nodes) - before))
+            await asyncio.to_thread(moving.join)
+            rounds.append(got)
+    finally:
+        for connection in nodes:
+            connection.close()
+    return rounds
+
+
+def add_rounds(windows: Any, rounds: Rounds, name: str, redirects: dict[str, int] | None, errors: Counter[str]) -> None:
+    """`name`'s migrations into `windows` (bench.py's `Windows`): its `redirects` (what it
+    says it followed, None: it says nothing) and the `errors` it raised go with the last."""
+    taken = [got[name] for got in rounds if name in got]
+    for i, (ops, seconds, server) in enumerate(taken):
+        last = i == len(taken) - 1
+        windows.add(name, ops, seconds, server, (redirects if last else {}) if redirects is not None else None,
+                    errors if last else Counter())
+
+
 def sliced_windows(cluster: Any, migration: Migration, command: list[str], names: list[str], failures: dict[str, str],
                    windows: Any) -> Any:
     """Every client (`names`, one process each, every key read once) runs GET/SET in slices
@@ -149,30 +197,18 @@ def sliced_windows(cluster: Any, migration: Migration, command: list[str], names
             process.wait(timeout=60)
         else:
             processes[name] = process
-    nodes = [redis.Redis(host="127.0.0.1", port=node.port) for node in cluster.live()]
-    rounds: list[dict[str, tuple[int, float, Counter[str]]]] = []
+
+    async def run_slice(name: str, seconds: float) -> tuple[int, float]:
+        process = processes[name]
+        assert process.stdin is not None
+        process.stdin.write(f"run {round(seconds * 1000)}\n")
+        process.stdin.flush()
+        done = json_line(process)
+        return done["ops"], done["seconds"]
+
     try:
-        for round_ in range(WINDOW_ROUNDS):
-            order = [name for name in names if name in processes]
-            order = order[round_ % len(order):] + order[: round_ % len(order)]
-            got: dict[str, tuple[int, float, Counter[str]]] = {}
-            moving = threading.Thread(target=migration.next)
-            moving.start()
-            while moving.is_alive():
-                for name in order:
-                    if not moving.is_alive():
-                        break
-                    process = processes[name]
-                    assert process.stdin is not None
-                    before = error_replies(nodes)
-                    process.stdin.write(f"run {SLICE_MS}\n")
-                    process.stdin.flush()
-                    done = json_line(process)
-                    ops, seconds, server = got.get(name, (0, 0.0, Counter()))
-                    got[name] = (ops + done["ops"], seconds + done["seconds"], server + (error_replies(nodes) - before))
-            moving.join()
-            rounds.append(got)
-        ends = {}
+        rounds = asyncio.run(slice_rounds(cluster, migration, [name for name in names if name in processes], run_slice))
+        ends: dict[str, dict[str, Any]] = {}
         for name, process in processes.items():
             assert process.stdin is not None
             process.stdin.write("stop\n")
@@ -180,8 +216,6 @@ def sliced_windows(cluster: Any, migration: Migration, command: list[str], names
             ends[name] = json_line(process)
             process.wait(timeout=60)
     finally:
-        for connection in nodes:
-            connection.close()
         for process in processes.values():
             if process.poll() is None:
                 process.kill()
@@ -189,9 +223,5 @@ def sliced_windows(cluster: Any, migration: Migration, command: list[str], names
         redirects = None if end["moved"] is None else {"MOVED": end["moved"], "ASK": end["ask"]}
         if redirects is not None and end["refreshes"] is not None:
             redirects["refreshes"] = end["refreshes"]
-        taken = [got[name] for got in rounds if name in got]
-        for i, (ops, seconds, server) in enumerate(taken):
-            last = i == len(taken) - 1
-            windows.add(name, ops, seconds, server, (redirects if last else {}) if redirects is not None else None,
-                        Counter(end["errors"]) if last else Counter())
+        add_rounds(windows, rounds, name, redirects, Counter(end["errors"]))
     return windows
